@@ -1,0 +1,262 @@
+//! One definition as universal-ctags reports it, parsed from a line of its JSON output.
+
+use serde::Deserialize;
+
+/// The kind of a definition, as ctags's C parser names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Kind {
+    /// `#define NAME`.
+    Macro = 0,
+    /// An enumeration constant.
+    Enumerator = 1,
+    /// A function with a body.
+    Function = 2,
+    /// `enum name { … }`.
+    Enum = 3,
+    /// A struct or union member.
+    Member = 4,
+    /// A function declaration without a body.
+    Prototype = 5,
+    /// `struct name { … }`.
+    Struct = 6,
+    /// `typedef … name;`.
+    Typedef = 7,
+    /// `union name { … }`.
+    Union = 8,
+    /// A variable definition.
+    Variable = 9,
+    /// An `extern` variable declaration.
+    Externvar = 10,
+    /// A goto label.
+    Label = 11,
+    /// Anything else ctags reports.
+    Other = 12,
+}
+
+impl Kind {
+    /// All kinds, indexed by their `u8` value.
+    pub const ALL: [Kind; 13] = [
+        Kind::Macro,
+        Kind::Enumerator,
+        Kind::Function,
+        Kind::Enum,
+        Kind::Member,
+        Kind::Prototype,
+        Kind::Struct,
+        Kind::Typedef,
+        Kind::Union,
+        Kind::Variable,
+        Kind::Externvar,
+        Kind::Label,
+        Kind::Other,
+    ];
+
+    /// Parses ctags's long kind name.
+    pub fn from_name(name: &str) -> Kind {
+        match name {
+            "macro" => Kind::Macro,
+            "enumerator" => Kind::Enumerator,
+            "function" => Kind::Function,
+            "enum" => Kind::Enum,
+            "member" => Kind::Member,
+            "prototype" => Kind::Prototype,
+            "struct" => Kind::Struct,
+            "typedef" => Kind::Typedef,
+            "union" => Kind::Union,
+            "variable" => Kind::Variable,
+            "externvar" => Kind::Externvar,
+            "label" => Kind::Label,
+            _ => Kind::Other,
+        }
+    }
+
+    /// The kind's long name, as shown to users.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Macro => "macro",
+            Kind::Enumerator => "enumerator",
+            Kind::Function => "function",
+            Kind::Enum => "enum",
+            Kind::Member => "member",
+            Kind::Prototype => "prototype",
+            Kind::Struct => "struct",
+            Kind::Typedef => "typedef",
+            Kind::Union => "union",
+            Kind::Variable => "variable",
+            Kind::Externvar => "externvar",
+            Kind::Label => "label",
+            Kind::Other => "other",
+        }
+    }
+
+    /// The kind from its stored `u8` value.
+    pub fn from_u8(v: u8) -> Kind {
+        Kind::ALL.get(v as usize).copied().unwrap_or(Kind::Other)
+    }
+
+    /// True for declarations that are not the definition itself (prototypes, `extern`).
+    pub fn is_declaration(self) -> bool {
+        matches!(self, Kind::Prototype | Kind::Externvar)
+    }
+}
+
+/// One definition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tag {
+    /// The defined name.
+    pub name: String,
+    /// 1-based line of the definition.
+    pub line: u32,
+    /// 1-based last line, when ctags knows it (functions, structs, multi-line macros).
+    pub end: Option<u32>,
+    /// What kind of thing is defined.
+    pub kind: Kind,
+    /// The type, as ctags writes it without its `typename:` prefix (`ssize_t`, `struct:foo`).
+    pub typeref: Option<String>,
+    /// The enclosing struct, union or enum of a member or enumerator.
+    pub scope: Option<String>,
+    /// The parameter list of a function, prototype or function-like macro.
+    pub signature: Option<String>,
+    /// True when the definition is file-local (`static`, or anything in a `.c` file ctags marks so).
+    pub file_local: bool,
+}
+
+#[derive(Deserialize)]
+struct RawTag<'a> {
+    #[serde(rename = "_type", borrow)]
+    ty: &'a str,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    line: Option<u32>,
+    #[serde(default)]
+    end: Option<u32>,
+    #[serde(default, borrow)]
+    kind: Option<&'a str>,
+    #[serde(default)]
+    typeref: Option<String>,
+    #[serde(default)]
+    scope: Option<String>,
+    #[serde(default)]
+    signature: Option<String>,
+    #[serde(default)]
+    file: Option<bool>,
+}
+
+/// What one line of ctags's interactive JSON output says.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Line {
+    /// A definition.
+    Tag(Tag),
+    /// The end of one request.
+    Completed,
+    /// ctags could not read or parse the file; the message says why.
+    Error(String),
+    /// A line to ignore (the program banner, pseudo tags, unknown types).
+    Other,
+}
+
+impl Line {
+    /// Parses one output line; a line that is not JSON is an error line.
+    pub(crate) fn parse(line: &[u8]) -> Line {
+        let raw: RawTag = match serde_json::from_slice(line) {
+            Ok(raw) => raw,
+            Err(e) => return Line::Error(format!("unreadable ctags output: {e}")),
+        };
+        match raw.ty {
+            "tag" => {
+                let (Some(name), Some(line)) = (raw.name, raw.line) else {
+                    return Line::Other;
+                };
+                let typeref = raw.typeref.map(|t| match t.strip_prefix("typename:") {
+                    Some(rest) => rest.to_string(),
+                    None => t,
+                });
+                Line::Tag(Tag {
+                    name,
+                    line,
+                    end: raw.end,
+                    kind: Kind::from_name(raw.kind.unwrap_or("")),
+                    typeref,
+                    scope: raw.scope,
+                    signature: raw.signature,
+                    file_local: raw.file.unwrap_or(false),
+                })
+            }
+            "completed" => Line::Completed,
+            "error" => {
+                let v: serde_json::Value = serde_json::from_slice(line).unwrap_or_default();
+                let msg = v
+                    .get("message")
+                    .and_then(|m| m.as_str())
+                    .unwrap_or("ctags reported an error")
+                    .to_string();
+                Line::Error(msg)
+            }
+            _ => Line::Other,
+        }
+    }
+}
+
+impl Tag {
+    /// True for what ctags reports when it mistakes a macro invocation for a declaration:
+    /// `SYSCALL_DEFINE3(read, …) { … }` becomes a "function" `SYSCALL_DEFINE3` without a return
+    /// type, and `EXPORT_SYMBOL(vfs_read);` a "prototype" whose parameters are bare names.
+    pub fn is_macro_pseudo_definition(&self) -> bool {
+        // Real C functions and prototypes always have a return type; macro invocations never.
+        matches!(self.kind, Kind::Function | Kind::Prototype) && self.typeref.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_function_tag() {
+        let line = br#"{"_type": "tag", "name": "vfs_read", "path": "a.c", "line": 9, "typeref": "typename:ssize_t", "kind": "function", "signature": "(struct file * file)", "end": 12}"#;
+        let Line::Tag(tag) = Line::parse(line) else {
+            panic!("not a tag")
+        };
+        assert_eq!(tag.name, "vfs_read");
+        assert_eq!(tag.line, 9);
+        assert_eq!(tag.end, Some(12));
+        assert_eq!(tag.kind, Kind::Function);
+        assert_eq!(tag.typeref.as_deref(), Some("ssize_t"));
+        assert_eq!(tag.signature.as_deref(), Some("(struct file * file)"));
+        assert!(!tag.file_local);
+        assert!(!tag.is_macro_pseudo_definition());
+    }
+
+    #[test]
+    fn macro_invocations_are_pseudo_definitions() {
+        let sys = br#"{"_type": "tag", "name": "SYSCALL_DEFINE3", "path": "a.c", "line": 14, "kind": "function", "signature": "(read,unsigned int,fd)", "end": 17}"#;
+        let export = br#"{"_type": "tag", "name": "EXPORT_SYMBOL", "path": "a.c", "file": true, "line": 13, "kind": "prototype", "signature": "(vfs_read)", "end": 13}"#;
+        let proto = br#"{"_type": "tag", "name": "proto", "path": "a.c", "line": 18, "typeref": "typename:int", "kind": "prototype", "signature": "(int)", "end": 18}"#;
+        let void = br#"{"_type": "tag", "name": "f", "path": "a.c", "line": 18, "typeref": "typename:int", "kind": "prototype", "signature": "(void)"}"#;
+        for (line, pseudo) in [(&sys[..], true), (export, true), (proto, false), (void, false)] {
+            let Line::Tag(tag) = Line::parse(line) else {
+                panic!("not a tag")
+            };
+            assert_eq!(tag.is_macro_pseudo_definition(), pseudo, "{}", tag.name);
+        }
+    }
+
+    #[test]
+    fn completed_and_errors() {
+        assert_eq!(
+            Line::parse(br#"{"_type": "completed", "command": "generate-tags"}"#),
+            Line::Completed
+        );
+        assert_eq!(
+            Line::parse(br#"{"_type": "error", "message": "cannot open input file"}"#),
+            Line::Error("cannot open input file".into())
+        );
+        assert!(matches!(Line::parse(b"garbage"), Line::Error(_)));
+        assert_eq!(
+            Line::parse(br#"{"_type": "program", "name": "Universal Ctags"}"#),
+            Line::Other
+        );
+    }
+}

@@ -1,0 +1,247 @@
+//! One long-lived `ctags --_interactive` process, asked for one file at a time with a timeout.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use crate::tag::Line;
+use crate::{Ctags, Tag};
+
+/// The definitions ctags found in one file.
+#[derive(Debug, Default)]
+pub struct FileTags {
+    /// Every definition, in the order ctags reported them (pseudo-definitions included).
+    pub tags: Vec<Tag>,
+    /// What ctags said went wrong with the file (unreadable, unparsable output).
+    pub errors: Vec<String>,
+}
+
+/// Why a worker could not produce tags for a file.
+#[derive(Debug)]
+pub enum WorkerError {
+    /// ctags took longer than the timeout on this file; the process was killed.
+    Timeout(Duration),
+    /// ctags could not be started.
+    Spawn(std::io::Error),
+    /// ctags exited or closed its output while working on the file.
+    Died(String),
+    /// The path cannot be sent to ctags (it is not valid UTF-8).
+    BadPath(PathBuf),
+}
+
+impl fmt::Display for WorkerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorkerError::Timeout(t) => write!(f, "ctags timed out after {} s", t.as_secs()),
+            WorkerError::Spawn(e) => write!(f, "cannot start ctags: {e}"),
+            WorkerError::Died(why) => write!(f, "ctags died: {why}"),
+            WorkerError::BadPath(p) => write!(f, "path is not UTF-8: {}", p.display()),
+        }
+    }
+}
+
+impl std::error::Error for WorkerError {}
+
+enum Msg {
+    File(FileTags),
+    Eof(String),
+}
+
+struct Process {
+    child: Child,
+    stdin: ChildStdin,
+    results: Receiver<Msg>,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A ctags process that answers one file at a time; restarted after a timeout or a crash.
+pub struct Worker {
+    program: PathBuf,
+    args: Vec<OsString>,
+    root: PathBuf,
+    timeout: Duration,
+    process: Option<Process>,
+}
+
+impl Worker {
+    /// A worker running `ctags` in `root` with knav's fixed options plus `extra_args`
+    /// (for example the kernel option set); paths given to [`Worker::tags`] are relative to `root`.
+    pub fn new(ctags: &Ctags, root: &Path, extra_args: &[String], timeout: Duration) -> Worker {
+        let mut args: Vec<OsString> = [
+            "--_interactive",
+            "--output-format=json",
+            "--sort=no",
+            "--language-force=C",
+            "--kinds-C=+px",
+            "--fields=+neKStZ",
+            "--fields=-P",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        args.extend(extra_args.iter().map(OsString::from));
+        Worker {
+            program: ctags.program.clone(),
+            args,
+            root: root.to_path_buf(),
+            timeout,
+            process: None,
+        }
+    }
+
+    fn spawn(&self) -> Result<Process, WorkerError> {
+        let mut child = Command::new(&self.program)
+            .args(&self.args)
+            .current_dir(&self.root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(WorkerError::Spawn)?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(WorkerError::Died("no pipes to ctags".into()));
+        };
+        let (tx, results) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::with_capacity(1 << 16, stdout);
+            let mut buf = Vec::with_capacity(512);
+            let mut file = FileTags::default();
+            loop {
+                buf.clear();
+                match reader.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => {
+                        let _ = tx.send(Msg::Eof("ctags closed its output".into()));
+                        return;
+                    }
+                    Ok(_) => {}
+                }
+                match Line::parse(&buf) {
+                    Line::Tag(tag) => file.tags.push(tag),
+                    Line::Error(e) => file.errors.push(e),
+                    Line::Completed => {
+                        if tx.send(Msg::File(std::mem::take(&mut file))).is_err() {
+                            return;
+                        }
+                    }
+                    Line::Other => {}
+                }
+            }
+        });
+        Ok(Process {
+            child,
+            stdin,
+            results,
+        })
+    }
+
+    /// The definitions in `path` (relative to the worker's root).
+    pub fn tags(&mut self, path: &Path) -> Result<FileTags, WorkerError> {
+        let Some(name) = path.to_str() else {
+            return Err(WorkerError::BadPath(path.to_path_buf()));
+        };
+        let request = serde_json::json!({"command": "generate-tags", "filename": name});
+        let mut process = match self.process.take() {
+            Some(p) => p,
+            None => self.spawn()?,
+        };
+        let sent = writeln!(process.stdin, "{request}").and_then(|_| process.stdin.flush());
+        if let Err(e) = sent {
+            return Err(WorkerError::Died(format!("cannot write to ctags: {e}")));
+        }
+        let deadline = Instant::now() + self.timeout;
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match process.results.recv_timeout(wait) {
+            Ok(Msg::File(tags)) => {
+                self.process = Some(process);
+                Ok(tags)
+            }
+            Ok(Msg::Eof(why)) => Err(WorkerError::Died(why)),
+            Err(RecvTimeoutError::Timeout) => Err(WorkerError::Timeout(self.timeout)),
+            Err(RecvTimeoutError::Disconnected) => {
+                Err(WorkerError::Died("ctags output reader stopped".into()))
+            }
+        }
+        // On every error path `process` is dropped here, which kills ctags; the next call
+        // starts a fresh one.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Kind;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("knav-ctags-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn tags_of_two_files_from_one_process() {
+        let Ok(ctags) = Ctags::probe() else {
+            eprintln!("skipped: no usable ctags");
+            return;
+        };
+        let dir = temp_dir("two");
+        std::fs::write(dir.join("a.c"), "static int helper(int x)\n{\n\treturn x;\n}\n").unwrap();
+        std::fs::write(dir.join("b.h"), "struct s {\n\tint m;\n};\n#define TWO 2\n").unwrap();
+        let mut w = Worker::new(&ctags, &dir, &[], Duration::from_secs(30));
+        let a = w.tags(Path::new("a.c")).unwrap();
+        assert_eq!(a.tags.len(), 1);
+        assert_eq!(a.tags[0].name, "helper");
+        assert_eq!((a.tags[0].line, a.tags[0].end), (1, Some(4)));
+        assert_eq!(a.tags[0].kind, Kind::Function);
+        let b = w.tags(Path::new("b.h")).unwrap();
+        let names: Vec<_> = b.tags.iter().map(|t| (t.name.as_str(), t.kind)).collect();
+        assert_eq!(
+            names,
+            [("s", Kind::Struct), ("m", Kind::Member), ("TWO", Kind::Macro)]
+        );
+        assert_eq!(b.tags[1].scope.as_deref(), Some("s"));
+        let missing = w.tags(Path::new("missing.c")).unwrap();
+        assert!(missing.tags.is_empty());
+        assert_eq!(missing.errors.len(), 1, "{:?}", missing.errors);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_hanging_ctags_times_out_and_the_next_file_still_works() {
+        let dir = temp_dir("hang");
+        // A stand-in for ctags that hangs on one file, as ctags can on a pathological input.
+        let script = dir.join("fake-ctags");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\nwhile read line; do\n  case \"$line\" in *hang*) exec sleep 100;; esac\n  \
+             echo '{\"_type\": \"tag\", \"name\": \"x\", \"line\": 1, \"kind\": \"variable\"}'\n  \
+             echo '{\"_type\": \"completed\"}'\ndone\n",
+        )
+        .unwrap();
+        let made = Command::new("chmod").arg("+x").arg(&script).status();
+        assert!(matches!(made, Ok(s) if s.success()));
+        let ctags = Ctags {
+            program: script,
+            version: "test".into(),
+        };
+        let mut w = Worker::new(&ctags, &dir, &[], Duration::from_millis(300));
+        let started = Instant::now();
+        let err = w.tags(Path::new("hang.c")).unwrap_err();
+        assert!(matches!(err, WorkerError::Timeout(_)), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let a = w.tags(Path::new("a.c")).unwrap();
+        assert_eq!(a.tags.len(), 1);
+        assert_eq!(a.tags[0].name, "x");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

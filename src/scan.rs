@@ -1,0 +1,823 @@
+//! knav's own C scanner: identifier occurrences, `#define`s and the guard stack of one file.
+//!
+//! The scanner reads raw bytes (a memory-mapped file) once, front to back. It skips comments,
+//! string and character literals, numbers and C keywords, and reports every other identifier
+//! with its line, column and a role it can see locally: a call (the name is followed by `(`),
+//! an export (the argument of `EXPORT_SYMBOL*(…)`), a macro definition (`#define NAME`), or a
+//! plain reference. Whether an occurrence is *the* definition or a declaration is decided later
+//! against ctags's definitions. Preprocessor conditionals feed a [`GuardStack`]; unbalanced
+//! directives are reported, never fatal. Bad UTF-8 is irrelevant: identifiers are ASCII.
+
+use crate::guard::{Directive, GuardStack, Guards};
+
+/// What an occurrence does, as far as the scanner can tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Role {
+    /// Any other mention.
+    Ref = 0,
+    /// The name is followed by `(`.
+    Call = 1,
+    /// The argument of an `EXPORT_SYMBOL*(…)` line.
+    Export = 2,
+    /// The name of a `#define`.
+    MacroDef = 3,
+}
+
+impl Role {
+    /// The role from its stored 2-bit value.
+    pub fn from_bits(v: u8) -> Role {
+        match v & 3 {
+            1 => Role::Call,
+            2 => Role::Export,
+            3 => Role::MacroDef,
+            _ => Role::Ref,
+        }
+    }
+}
+
+/// One identifier occurrence. The name is `src[start..start + len]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Occurrence {
+    /// Byte offset of the name in the file.
+    pub start: u32,
+    /// Length of the name in bytes.
+    pub len: u16,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based byte column.
+    pub col: u32,
+    /// What the occurrence does.
+    pub role: Role,
+}
+
+/// One `#define`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MacroDef {
+    /// Byte offset of the name.
+    pub start: u32,
+    /// Length of the name.
+    pub len: u16,
+    /// Line of the `#define`.
+    pub line: u32,
+    /// Last line (after `\` continuations).
+    pub end_line: u32,
+    /// The parameter list of a function-like macro, e.g. `(a,b)`.
+    pub signature: Option<String>,
+}
+
+/// Everything the scanner learned about one file.
+#[derive(Debug, Default)]
+pub struct FileScan {
+    /// Identifier occurrences in file order.
+    pub occurrences: Vec<Occurrence>,
+    /// `#define`s in file order.
+    pub macros: Vec<MacroDef>,
+    /// The guard of every line.
+    pub guards: Guards,
+    /// True when the file has anything outside preprocessor lines and comments. A file
+    /// without (a register header of `#define`s) needs no ctags run.
+    pub has_code: bool,
+    /// Number of lines.
+    pub lines: u32,
+}
+
+/// Scans one file.
+pub fn scan(src: &[u8]) -> FileScan {
+    let mut s = Scanner {
+        src,
+        i: 0,
+        line: 1,
+        line_start: 0,
+        out: FileScan::default(),
+        guards: GuardStack::default(),
+        pending_export: false,
+        directives_seen: 0,
+        guard_candidate: None,
+        guard_closed_at: None,
+        after_guard: false,
+    };
+    s.run();
+    let closed_at_end = s.guard_closed_at.is_some() && !s.after_guard;
+    s.out.guards = s.guards.finish(closed_at_end);
+    s.out.lines = if src.last() == Some(&b'\n') || src.is_empty() {
+        s.line - 1
+    } else {
+        s.line
+    };
+    s.out
+}
+
+struct Scanner<'a> {
+    src: &'a [u8],
+    i: usize,
+    line: u32,
+    line_start: usize,
+    out: FileScan,
+    guards: GuardStack,
+    pending_export: bool,
+    directives_seen: u32,
+    /// The name of a leading `#ifndef X` that may be the include guard.
+    guard_candidate: Option<(usize, usize)>,
+    /// Set when the include guard's `#endif` was seen.
+    guard_closed_at: Option<u32>,
+    /// Anything but comments after the include guard's `#endif`.
+    after_guard: bool,
+}
+
+#[inline]
+fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+#[inline]
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// C keywords and compiler extensions: never worth indexing.
+pub fn is_keyword(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"auto"
+            | b"break"
+            | b"case"
+            | b"char"
+            | b"const"
+            | b"continue"
+            | b"default"
+            | b"do"
+            | b"double"
+            | b"else"
+            | b"enum"
+            | b"extern"
+            | b"float"
+            | b"for"
+            | b"goto"
+            | b"if"
+            | b"inline"
+            | b"int"
+            | b"long"
+            | b"register"
+            | b"restrict"
+            | b"return"
+            | b"short"
+            | b"signed"
+            | b"sizeof"
+            | b"static"
+            | b"struct"
+            | b"switch"
+            | b"typedef"
+            | b"union"
+            | b"unsigned"
+            | b"void"
+            | b"volatile"
+            | b"while"
+            | b"_Bool"
+            | b"_Complex"
+            | b"_Alignas"
+            | b"_Alignof"
+            | b"_Atomic"
+            | b"_Generic"
+            | b"_Noreturn"
+            | b"_Static_assert"
+            | b"_Thread_local"
+            | b"asm"
+            | b"__asm"
+            | b"__asm__"
+            | b"typeof"
+            | b"__typeof"
+            | b"__typeof__"
+            | b"__attribute__"
+            | b"__inline"
+            | b"__inline__"
+            | b"__volatile__"
+            | b"__restrict"
+            | b"__restrict__"
+            | b"__signed__"
+            | b"__extension__"
+            | b"__alignof__"
+    )
+}
+
+/// Names whose parenthesised argument is an exported symbol.
+fn is_export_macro(name: &[u8]) -> bool {
+    name.starts_with(b"EXPORT_SYMBOL")
+        || name.starts_with(b"EXPORT_TRACEPOINT_SYMBOL")
+        || name.starts_with(b"EXPORT_PER_CPU_SYMBOL")
+        || name.starts_with(b"EXPORT_STATIC_CALL")
+        || name == b"ACPI_EXPORT_SYMBOL"
+}
+
+/// What a directive body's identifiers are.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BodyMode {
+    /// `#if`/`#elif`: references, `defined` skipped, condition text kept.
+    Condition,
+    /// `#define` body: references and calls.
+    Define,
+    /// `#undef`, `#ifdef`: references, text kept.
+    Names,
+}
+
+impl<'a> Scanner<'a> {
+    fn peek(&self, k: usize) -> u8 {
+        *self.src.get(self.i + k).unwrap_or(&0)
+    }
+
+    fn newline_at(&mut self, pos: usize) {
+        self.line += 1;
+        self.line_start = pos + 1;
+    }
+
+    fn run(&mut self) {
+        let src = self.src;
+        let n = src.len();
+        let mut at_line_start = true;
+        while self.i < n {
+            let b = src[self.i];
+            match b {
+                b'\n' => {
+                    self.newline_at(self.i);
+                    self.i += 1;
+                    at_line_start = true;
+                }
+                b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => self.i += 1,
+                b'\\' if self.peek(1) == b'\n' => {
+                    self.newline_at(self.i + 1);
+                    self.i += 2;
+                }
+                b'\\' if self.peek(1) == b'\r' && self.peek(2) == b'\n' => {
+                    self.newline_at(self.i + 2);
+                    self.i += 3;
+                }
+                b'/' if self.peek(1) == b'*' => self.block_comment(),
+                b'/' if self.peek(1) == b'/' => self.line_comment(),
+                b'#' if at_line_start => {
+                    self.directive();
+                    at_line_start = true;
+                }
+                _ => {
+                    at_line_start = false;
+                    self.code_token();
+                }
+            }
+        }
+    }
+
+    fn saw_code(&mut self) {
+        self.out.has_code = true;
+        if self.guard_closed_at.is_some() {
+            self.after_guard = true;
+        }
+        self.guard_candidate = None;
+    }
+
+    /// One token outside directives.
+    fn code_token(&mut self) {
+        self.saw_code();
+        let b = self.src[self.i];
+        match b {
+            b'"' | b'\'' => self.literal(b),
+            b'0'..=b'9' => self.number(),
+            b'.' if self.peek(1).is_ascii_digit() => self.number(),
+            _ if is_ident_start(b) => self.identifier(BodyMode::Define, false),
+            b';' => {
+                self.pending_export = false;
+                self.i += 1;
+            }
+            _ => self.i += 1,
+        }
+    }
+
+    fn block_comment(&mut self) {
+        let start = self.i + 2;
+        let end = match memchr::memmem::find(&self.src[start..], b"*/") {
+            Some(k) => start + k + 2,
+            None => self.src.len(),
+        };
+        for nl in memchr::memchr_iter(b'\n', &self.src[start..end]) {
+            self.newline_at(start + nl);
+        }
+        self.i = end;
+    }
+
+    fn line_comment(&mut self) {
+        // A `//` comment runs to the end of the line, continued by a trailing backslash.
+        loop {
+            match memchr::memchr(b'\n', &self.src[self.i..]) {
+                Some(k) => {
+                    let nl = self.i + k;
+                    let continued = nl > 0 && self.src[nl - 1] == b'\\'
+                        || nl > 1 && self.src[nl - 1] == b'\r' && self.src[nl - 2] == b'\\';
+                    if continued {
+                        self.newline_at(nl);
+                        self.i = nl + 1;
+                    } else {
+                        self.i = nl;
+                        return;
+                    }
+                }
+                None => {
+                    self.i = self.src.len();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A string or character literal; ends at its closing quote or, unterminated, at the line end.
+    fn literal(&mut self, quote: u8) {
+        self.i += 1;
+        let n = self.src.len();
+        while self.i < n {
+            match self.src[self.i] {
+                b'\\' => {
+                    if self.peek(1) == b'\n' {
+                        self.newline_at(self.i + 1);
+                    }
+                    self.i += 2;
+                }
+                b'\n' => return,
+                c if c == quote => {
+                    self.i += 1;
+                    return;
+                }
+                _ => self.i += 1,
+            }
+        }
+        self.i = self.i.min(n);
+    }
+
+    fn number(&mut self) {
+        let n = self.src.len();
+        self.i += 1;
+        while self.i < n {
+            let c = self.src[self.i];
+            if is_ident(c) || c == b'.' {
+                self.i += 1;
+            } else if (c == b'+' || c == b'-')
+                && matches!(self.src[self.i - 1], b'e' | b'E' | b'p' | b'P')
+            {
+                self.i += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn read_ident(&mut self) -> (usize, usize) {
+        let start = self.i;
+        let n = self.src.len();
+        self.i += 1;
+        while self.i < n && is_ident(self.src[self.i]) {
+            self.i += 1;
+        }
+        (start, self.i)
+    }
+
+    /// True when the next non-blank byte on this line is `(`.
+    fn followed_by_paren(&self) -> bool {
+        let mut j = self.i;
+        while j < self.src.len() && matches!(self.src[j], b' ' | b'\t') {
+            j += 1;
+        }
+        self.src.get(j) == Some(&b'(')
+    }
+
+    fn push(&mut self, start: usize, end: usize, role: Role) {
+        let len = end - start;
+        if len > u16::MAX as usize || start > u32::MAX as usize {
+            return;
+        }
+        self.out.occurrences.push(Occurrence {
+            start: start as u32,
+            len: len as u16,
+            line: self.line,
+            col: (start - self.line_start + 1) as u32,
+            role,
+        });
+    }
+
+    /// An identifier at `self.i`; `in_directive` disables export tracking.
+    fn identifier(&mut self, mode: BodyMode, in_directive: bool) {
+        let (start, end) = self.read_ident();
+        let name = &self.src[start..end];
+        // String prefixes: L"…", u8"…", u'…'.
+        if matches!(name, b"L" | b"u" | b"U" | b"u8") && matches!(self.peek(0), b'"' | b'\'') {
+            let q = self.src[self.i];
+            self.literal(q);
+            return;
+        }
+        if is_keyword(name) || (mode == BodyMode::Condition && name == b"defined") {
+            return;
+        }
+        let call = self.followed_by_paren();
+        let role = if self.pending_export && !in_directive {
+            self.pending_export = false;
+            Role::Export
+        } else if call {
+            Role::Call
+        } else {
+            Role::Ref
+        };
+        if call && !in_directive && is_export_macro(name) {
+            self.pending_export = true;
+        }
+        self.push(start, end, role);
+    }
+
+    fn skip_blanks(&mut self) {
+        while self.i < self.src.len() {
+            match self.src[self.i] {
+                b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => self.i += 1,
+                b'\\' if self.peek(1) == b'\n' => {
+                    self.newline_at(self.i + 1);
+                    self.i += 2;
+                }
+                b'/' if self.peek(1) == b'*' => self.block_comment(),
+                _ => return,
+            }
+        }
+    }
+
+    /// Skips to the end of a logical line (not consuming the newline).
+    fn skip_logical_line(&mut self) {
+        loop {
+            match memchr::memchr(b'\n', &self.src[self.i..]) {
+                Some(k) => {
+                    let nl = self.i + k;
+                    let continued = nl > 0 && self.src[nl - 1] == b'\\'
+                        || nl > 1 && self.src[nl - 1] == b'\r' && self.src[nl - 2] == b'\\';
+                    if continued {
+                        self.newline_at(nl);
+                        self.i = nl + 1;
+                    } else {
+                        self.i = nl;
+                        return;
+                    }
+                }
+                None => {
+                    self.i = self.src.len();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Lexes a directive body up to the end of its logical line, reporting identifiers, and
+    /// returns its text with comments removed and blanks collapsed.
+    fn directive_body(&mut self, mode: BodyMode) -> String {
+        let mut text = String::new();
+        let n = self.src.len();
+        let mut blank = false;
+        while self.i < n {
+            let b = self.src[self.i];
+            match b {
+                b'\n' => break,
+                b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => {
+                    blank = true;
+                    self.i += 1;
+                    continue;
+                }
+                b'\\' if self.peek(1) == b'\n' => {
+                    self.newline_at(self.i + 1);
+                    self.i += 2;
+                    blank = true;
+                    continue;
+                }
+                b'\\' if self.peek(1) == b'\r' && self.peek(2) == b'\n' => {
+                    self.newline_at(self.i + 2);
+                    self.i += 3;
+                    blank = true;
+                    continue;
+                }
+                b'/' if self.peek(1) == b'*' => {
+                    self.block_comment();
+                    blank = true;
+                    continue;
+                }
+                b'/' if self.peek(1) == b'/' => {
+                    self.line_comment();
+                    break;
+                }
+                _ => {}
+            }
+            if blank && !text.is_empty() {
+                text.push(' ');
+            }
+            blank = false;
+            let start = self.i;
+            match b {
+                b'"' | b'\'' => self.literal(b),
+                b'0'..=b'9' => self.number(),
+                b'.' if self.peek(1).is_ascii_digit() => self.number(),
+                _ if is_ident_start(b) => self.identifier(mode, true),
+                _ => self.i += 1,
+            }
+            if mode != BodyMode::Define {
+                text.push_str(&String::from_utf8_lossy(&self.src[start..self.i]));
+            }
+        }
+        text
+    }
+
+    fn directive(&mut self) {
+        let line = self.line;
+        self.i += 1;
+        self.skip_blanks();
+        let word_start = self.i;
+        while self.i < self.src.len() && self.src[self.i].is_ascii_alphabetic() {
+            self.i += 1;
+        }
+        let word = &self.src[word_start..self.i];
+        self.directives_seen += 1;
+        if self.guard_closed_at.is_some() && !word.is_empty() {
+            self.after_guard = true;
+        }
+        let candidate = self.guard_candidate.take();
+        match word {
+            b"ifdef" | b"ifndef" => {
+                self.skip_blanks();
+                let name_start = self.i;
+                let cond = self.directive_body(BodyMode::Names);
+                let directive = if word == b"ifdef" {
+                    Directive::Ifdef
+                } else {
+                    Directive::Ifndef
+                };
+                self.guards.open(directive, &cond, line, self.line + 1);
+                if word == b"ifndef"
+                    && self.directives_seen == 1
+                    && !self.out.has_code
+                    && !cond.contains(' ')
+                {
+                    self.guard_candidate = Some((name_start, name_start + cond.len()));
+                }
+            }
+            b"if" => {
+                let cond = self.directive_body(BodyMode::Condition);
+                self.guards.open(Directive::If, &cond, line, self.line + 1);
+            }
+            b"elif" => {
+                let cond = self.directive_body(BodyMode::Condition);
+                self.guards.elif(Directive::If, &cond, line, self.line + 1);
+            }
+            b"elifdef" | b"elifndef" => {
+                let cond = self.directive_body(BodyMode::Names);
+                let d = if word == b"elifdef" {
+                    Directive::Ifdef
+                } else {
+                    Directive::Ifndef
+                };
+                self.guards.elif(d, &cond, line, self.line + 1);
+            }
+            b"else" => {
+                self.directive_body(BodyMode::Names);
+                self.guards.else_(line, self.line + 1);
+            }
+            b"endif" => {
+                let depth = self.guards.depth();
+                self.directive_body(BodyMode::Names);
+                self.guards.endif(line, self.line + 1);
+                if depth == 1 && self.guard_closed_at.is_none() && self.directives_seen > 2 {
+                    self.guard_closed_at = Some(line);
+                    self.after_guard = false;
+                }
+            }
+            b"define" => self.define(line, candidate),
+            b"undef" => {
+                self.directive_body(BodyMode::Names);
+            }
+            // #include <a/b.h>, #error text, #pragma: nothing there to index.
+            _ => self.skip_logical_line(),
+        }
+    }
+
+    fn define(&mut self, line: u32, guard_candidate: Option<(usize, usize)>) {
+        self.skip_blanks();
+        if self.i >= self.src.len() || !is_ident_start(self.src[self.i]) {
+            self.skip_logical_line();
+            return;
+        }
+        let (start, end) = self.read_ident();
+        if let Some((gs, ge)) = guard_candidate {
+            if self.src[gs..ge] == self.src[start..end] && self.peek(0) != b'(' {
+                self.guards.mark_include_guard();
+            }
+        }
+        self.push(start, end, Role::MacroDef);
+        let mut signature = None;
+        if self.peek(0) == b'(' {
+            let sig_start = self.i;
+            let close = memchr::memchr2(b')', b'\n', &self.src[self.i..]).map(|k| self.i + k);
+            if let Some(close) = close.filter(|c| self.src[*c] == b')') {
+                let sig: String = String::from_utf8_lossy(&self.src[sig_start..=close])
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join("");
+                signature = Some(sig);
+            }
+        }
+        self.directive_body(BodyMode::Define);
+        let def = MacroDef {
+            start: start as u32,
+            len: (end - start).min(u16::MAX as usize) as u16,
+            line,
+            end_line: self.line,
+            signature,
+        };
+        self.out.macros.push(def);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(src: &str) -> Vec<(String, u32, u32, Role)> {
+        let s = scan(src.as_bytes());
+        s.occurrences
+            .iter()
+            .map(|o| {
+                let name = &src[o.start as usize..o.start as usize + o.len as usize];
+                (name.to_string(), o.line, o.col, o.role)
+            })
+            .collect()
+    }
+
+    fn just_names(src: &str) -> Vec<String> {
+        names(src).into_iter().map(|n| n.0).collect()
+    }
+
+    #[test]
+    fn comments_strings_and_chars_are_skipped() {
+        let src = "int a; /* b c\n d */ e(\"f g\", 'h', '\\'', i); // j k\nl;";
+        assert_eq!(just_names(src), ["a", "e", "i", "l"]);
+        let found = names(src);
+        assert_eq!(found[1], ("e".into(), 2, 7, Role::Call));
+        assert_eq!(found[3], ("l".into(), 3, 1, Role::Ref));
+    }
+
+    #[test]
+    fn string_with_escaped_quote_and_prefixes() {
+        let src = "x = \"a \\\" vfs_read\" y; z = L\"w\"; u8'q';";
+        assert_eq!(just_names(src), ["x", "y", "z"]);
+    }
+
+    #[test]
+    fn numbers_and_keywords_are_skipped() {
+        let src = "static unsigned long x = 0x1fULL + 1e+5 + .5f; return sizeof(y);";
+        assert_eq!(just_names(src), ["x", "y"]);
+    }
+
+    #[test]
+    fn line_continuations_keep_line_numbers() {
+        let src = "#define M(a) \\\n\tfoo(a) \\\n\t+ bar\nbaz;\n";
+        let found = names(src);
+        assert_eq!(
+            found,
+            [
+                ("M".into(), 1, 9, Role::MacroDef),
+                ("a".into(), 1, 11, Role::Ref),
+                ("foo".into(), 2, 2, Role::Call),
+                ("a".into(), 2, 6, Role::Ref),
+                ("bar".into(), 3, 4, Role::Ref),
+                ("baz".into(), 4, 1, Role::Ref),
+            ]
+        );
+        let s = scan(src.as_bytes());
+        assert_eq!(s.macros.len(), 1);
+        assert_eq!((s.macros[0].line, s.macros[0].end_line), (1, 3));
+        assert_eq!(s.macros[0].signature.as_deref(), Some("(a)"));
+        assert!(s.has_code, "baz is code");
+    }
+
+    #[test]
+    fn a_comment_continued_by_backslash_swallows_the_next_line() {
+        assert_eq!(just_names("// a \\\nb\nc"), ["c"]);
+    }
+
+    #[test]
+    fn export_role_and_includes() {
+        let src = "#include <linux/fs.h>\nEXPORT_SYMBOL_GPL(vfs_read);\nEXPORT_SYMBOL(x);";
+        let found = names(src);
+        assert_eq!(
+            found,
+            [
+                ("EXPORT_SYMBOL_GPL".into(), 2, 1, Role::Call),
+                ("vfs_read".into(), 2, 19, Role::Export),
+                ("EXPORT_SYMBOL".into(), 3, 1, Role::Call),
+                ("x".into(), 3, 15, Role::Export),
+            ]
+        );
+    }
+
+    #[test]
+    fn macro_only_header_has_no_code() {
+        let src = "/* regs */\n#ifndef H\n#define H\n#define A 1\n#define B(x) ((x) << 2)\n#endif\n";
+        let s = scan(src.as_bytes());
+        assert!(!s.has_code);
+        assert_eq!(s.macros.len(), 3);
+        assert!(s.guards.transitions.is_empty(), "include guard is hidden");
+        assert_eq!(s.lines, 6);
+    }
+
+    #[test]
+    fn guards_nesting_elif_else() {
+        let src = "\
+#ifdef CONFIG_A
+a1;
+#if X > 1
+a2;
+#elif defined(Y)
+a3;
+#elif Z
+a4;
+#else
+a5;
+#endif
+#else
+a6;
+#endif
+a7;
+#ifndef CONFIG_B
+b1;
+#else
+b2;
+#endif
+";
+        let s = scan(src.as_bytes());
+        let g = &s.guards;
+        assert!(g.warnings.is_empty(), "{:?}", g.warnings);
+        let at = |l| g.at(l).to_vec();
+        assert_eq!(at(2), ["CONFIG_A"]);
+        assert_eq!(at(4), ["CONFIG_A", "X > 1"]);
+        assert_eq!(at(6), ["CONFIG_A", "!(X > 1) && (defined(Y))"]);
+        assert_eq!(at(8), ["CONFIG_A", "!(X > 1) && !(defined(Y)) && (Z)"]);
+        assert_eq!(at(10), ["CONFIG_A", "!(X > 1) && !(defined(Y)) && !(Z)"]);
+        assert_eq!(at(13), ["!CONFIG_A"]);
+        assert!(at(15).is_empty());
+        assert_eq!(at(17), ["!CONFIG_B"]);
+        assert_eq!(at(19), ["CONFIG_B"]);
+        // Identifiers inside conditions are references; `defined` is not.
+        let n = just_names(src);
+        assert!(n.contains(&"Y".to_string()) && !n.contains(&"defined".to_string()));
+    }
+
+    #[test]
+    fn unbalanced_directives_are_reported_not_fatal() {
+        let src = "#endif\na;\n#if A\nb;\n#else\n#else\nc;\n";
+        let s = scan(src.as_bytes());
+        let w = &s.guards.warnings;
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].starts_with("1: #endif without #if"));
+        assert!(w[1].starts_with("6: second #else"));
+        assert!(w[2].starts_with("3: #if without #endif"));
+        assert_eq!(s.guards.at(4), ["A"]);
+        assert_eq!(s.guards.at(7), ["!(A)"]);
+    }
+
+    #[test]
+    fn if_zero_is_a_guard_and_its_body_still_scanned() {
+        let src = "#if 0\ndead();\n#endif\nlive();\n";
+        let s = scan(src.as_bytes());
+        assert_eq!(s.guards.at(2), ["0"]);
+        assert!(s.guards.at(4).is_empty());
+        assert_eq!(just_names(src), ["dead", "live"]);
+    }
+
+    #[test]
+    fn a_leading_ifndef_that_is_not_an_include_guard_stays() {
+        // `#ifndef pr_fmt` / `#define pr_fmt` followed by code: a real condition.
+        let src = "#ifndef pr_fmt\n#define pr_fmt(fmt) fmt\n#endif\nint x;\n";
+        let s = scan(src.as_bytes());
+        assert_eq!(s.guards.at(2), ["!pr_fmt"]);
+        let src = "#ifndef H\n#define H\nint y;\n#endif\nint x;\n";
+        let s = scan(src.as_bytes());
+        assert_eq!(s.guards.at(3), ["!H"], "code after the #endif: not an include guard");
+    }
+
+    #[test]
+    fn include_guard_with_code_inside_is_hidden() {
+        let src = "/* c */\n#ifndef _H\n#define _H\n#ifdef CONFIG_X\nint a;\n#endif\nint b;\n#endif /* _H */\n";
+        let s = scan(src.as_bytes());
+        assert_eq!(s.guards.at(5), ["CONFIG_X"]);
+        assert!(s.guards.at(7).is_empty());
+    }
+
+    #[test]
+    fn continued_condition_is_joined() {
+        let src = "#if defined(A) && \\\n    defined(B) /* c */\nx;\n#endif\n";
+        let s = scan(src.as_bytes());
+        assert_eq!(s.guards.at(3), ["defined(A) && defined(B)"]);
+    }
+
+    #[test]
+    fn crlf_and_binary_garbage_do_not_panic() {
+        let src = b"int a;\r\n#if X\r\nb;\r\n#endif\r\n\xff\xfe\x00 c \"unterminated\n'x";
+        let s = scan(src);
+        assert_eq!(s.guards.at(3), ["X"]);
+        assert!(s.occurrences.iter().any(|o| o.line == 5));
+    }
+}
