@@ -8,3 +8,7 @@
 
 pub mod guard;
 pub mod scan;
+pub mod index;
+pub mod progress;
+pub mod walk;
+pub mod cli;

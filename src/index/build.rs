@@ -1,0 +1,397 @@
+//! Building one segment: scan and ctags in parallel workers, postings accumulated in file order.
+//!
+//! Each worker takes the next file id from a shared counter (so the work splits by bytes: a big
+//! file keeps one worker busy while the others move on), reads the file, scans it, and, when it
+//! has code beyond `#define`s, asks its own ctags process for definitions. Results are handed to
+//! the writer (the calling thread) which takes them in file-id order, writes definition and file
+//! records, and feeds the postings accumulator. Nothing waits for the whole tree.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use knav_ctags::{Ctags, Kind, Worker};
+
+use super::accum::Accumulator;
+use super::codec::{hash64, put_varint};
+use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
+use super::segment::{SegmentMeta, SEGMENT_FILES};
+use crate::progress::Progress;
+use crate::scan::{scan, FileScan};
+use crate::walk::SourceFile;
+
+/// Settings of a build.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// Worker threads (each with a ctags process).
+    pub workers: usize,
+    /// Per-file ctags timeout.
+    pub ctags_timeout: Duration,
+    /// Extra ctags options (the kernel set, `.knav.toml` additions).
+    pub ctags_args: Vec<String>,
+    /// Bytes of postings kept in memory before a run is spilled.
+    pub mem_budget: usize,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let mem_mb = std::env::var("KNAV_MEM_BUDGET_MB")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(160);
+        BuildOptions {
+            // One more worker than cores: a worker waiting on its ctags process leaves its core
+            // to the others.
+            workers: cores + 1,
+            ctags_timeout: Duration::from_secs(60),
+            ctags_args: knav_ctags::kernel::options(),
+            mem_budget: mem_mb << 20,
+        }
+    }
+}
+
+/// A file to put in a segment.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// Path and stat.
+    pub file: SourceFile,
+    /// Over the size cap: recorded, not read.
+    pub too_big: bool,
+}
+
+/// What a worker made of one file.
+struct FileResult {
+    record: FileRecord,
+    defs: Vec<DefRecord>,
+    /// Names, back to back.
+    names: Vec<u8>,
+    /// Per name: (name offset, name length, occurrences, block offset, block length).
+    groups: Vec<(u32, u32, u32, u32, u32)>,
+    blocks: Vec<u8>,
+}
+
+/// The bytes of a file, read or memory-mapped.
+enum Source {
+    Read(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for Source {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Source::Read(v) => v,
+            Source::Mapped(m) => m,
+        }
+    }
+}
+
+/// Reads a source file; large ones are memory-mapped.
+pub fn read_source(path: &Path) -> std::io::Result<impl std::ops::Deref<Target = [u8]>> {
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    if len >= 256 << 10 {
+        // SAFETY: a source file truncated while we read it can raise SIGBUS; knav accepts that
+        // risk for speed, as ripgrep does, and only maps files above 256 KiB.
+        let m = unsafe { memmap2::Mmap::map(&file) }?;
+        Ok(Source::Mapped(m))
+    } else {
+        let mut v = Vec::with_capacity(len as usize);
+        std::io::Read::read_to_end(&mut { file }, &mut v)?;
+        Ok(Source::Read(v))
+    }
+}
+
+fn process(root: &Path, input: &Input, ctags: Option<&mut Worker>) -> FileResult {
+    let f = &input.file;
+    let mut record = FileRecord {
+        path: f.path.clone(),
+        size: f.size,
+        mtime_ns: f.mtime_ns,
+        ..Default::default()
+    };
+    let empty = |record: FileRecord| FileResult {
+        record,
+        defs: Vec::new(),
+        names: Vec::new(),
+        groups: Vec::new(),
+        blocks: Vec::new(),
+    };
+    if input.too_big {
+        record.status = FileStatus::TooBig as u8;
+        record.note = Some(format!("{} bytes: over the size cap", f.size));
+        return empty(record);
+    }
+    let src = match read_source(&root.join(&f.path)) {
+        Ok(s) => s,
+        Err(e) => {
+            record.status = FileStatus::Unreadable as u8;
+            record.note = Some(e.to_string());
+            return empty(record);
+        }
+    };
+    record.size = src.len() as u64;
+    record.hash = hash64(&src);
+    if memchr::memchr(0, &src[..src.len().min(8192)]).is_some() {
+        record.status = FileStatus::Binary as u8;
+        record.note = Some("binary file (contains NUL bytes)".into());
+        return empty(record);
+    }
+    let scanned = scan(&src);
+    let mut defs: Vec<DefRecord> = Vec::new();
+    let file_local = f.path.ends_with(".c");
+    for m in &scanned.macros {
+        let name = &src[m.start as usize..m.start as usize + m.len as usize];
+        defs.push(DefRecord {
+            file: 0,
+            name: String::from_utf8_lossy(name).into_owned(),
+            line: m.line,
+            end_line: (m.end_line > m.line).then_some(m.end_line),
+            kind: Kind::Macro,
+            file_local,
+            typeref: None,
+            scope: None,
+            signature: m.signature.clone(),
+        });
+    }
+    if scanned.has_code {
+        match ctags {
+            Some(worker) => match worker.tags(Path::new(&f.path)) {
+                Ok(tags) => {
+                    for t in tags.tags {
+                        if t.kind == Kind::Macro || t.is_macro_pseudo_definition() {
+                            continue;
+                        }
+                        defs.push(DefRecord {
+                            file: 0,
+                            name: t.name,
+                            line: t.line,
+                            end_line: t.end.filter(|e| *e > t.line),
+                            kind: t.kind,
+                            file_local: t.file_local,
+                            typeref: t.typeref,
+                            scope: t.scope,
+                            signature: t.signature,
+                        });
+                    }
+                    if let Some(e) = tags.errors.first() {
+                        record.status = FileStatus::NoDefinitions as u8;
+                        record.note = Some(format!("ctags: {e}"));
+                    }
+                }
+                Err(e) => {
+                    record.status = FileStatus::NoDefinitions as u8;
+                    record.note = Some(e.to_string());
+                }
+            },
+            None => {
+                record.status = FileStatus::NoDefinitions as u8;
+                record.note = Some("ctags not available".into());
+            }
+        }
+    }
+    defs.sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
+    record.lines = scanned.lines;
+    let FileScan {
+        occurrences,
+        guards,
+        ..
+    } = scanned;
+    record.guards = guards.transitions;
+    record.warnings = guards.warnings;
+
+    // Group occurrences by name; a stable sort keeps each name's occurrences in line order.
+    let name_of = |o: &crate::scan::Occurrence| &src[o.start as usize..o.start as usize + o.len as usize];
+    let mut order: Vec<u32> = (0..occurrences.len() as u32).collect();
+    order.sort_by(|a, b| name_of(&occurrences[*a as usize]).cmp(name_of(&occurrences[*b as usize])));
+    let mut names = Vec::new();
+    let mut groups = Vec::new();
+    let mut blocks = Vec::with_capacity(occurrences.len() * 3);
+    let mut i = 0;
+    while i < order.len() {
+        let first = &occurrences[order[i] as usize];
+        let name = name_of(first);
+        let name_off = names.len() as u32;
+        names.extend_from_slice(name);
+        let block_off = blocks.len() as u32;
+        let mut prev_line = 0u32;
+        let mut count = 0u32;
+        while i < order.len() && name_of(&occurrences[order[i] as usize]) == name {
+            let o = &occurrences[order[i] as usize];
+            put_varint(&mut blocks, (o.line - prev_line) as u64);
+            put_varint(&mut blocks, ((o.col as u64) << 2) | o.role as u64);
+            prev_line = o.line;
+            count += 1;
+            i += 1;
+        }
+        groups.push((
+            name_off,
+            name.len() as u32,
+            count,
+            block_off,
+            blocks.len() as u32 - block_off,
+        ));
+    }
+    FileResult {
+        record,
+        defs,
+        names,
+        groups,
+        blocks,
+    }
+}
+
+/// Writes a whole file and returns its length.
+fn write_file(path: &Path, kind: &[u8; 4], body: &[u8]) -> std::io::Result<u64> {
+    let mut w = BufWriter::new(File::create(path)?);
+    w.write_all(&header(kind))?;
+    w.write_all(body)?;
+    w.flush()?;
+    Ok((HEADER_LEN + body.len()) as u64)
+}
+
+/// Builds a segment of `inputs` (sorted by path) in `out_dir`, which must be empty.
+pub fn build_segment(
+    root: &Path,
+    inputs: &[Input],
+    out_dir: &Path,
+    ctags: Option<&Ctags>,
+    opts: &BuildOptions,
+    progress: &mut Progress,
+) -> Result<SegmentMeta, String> {
+    let ctx = |what: &str, e: std::io::Error| format!("{what} in {}: {e}", out_dir.display());
+    std::fs::create_dir_all(out_dir).map_err(|e| ctx("cannot create segment", e))?;
+    let total_bytes: u64 = inputs
+        .iter()
+        .filter(|i| !i.too_big)
+        .map(|i| i.file.size)
+        .sum();
+    let next = AtomicUsize::new(0);
+    let workers = opts.workers.max(1).min(inputs.len().max(1));
+    let (tx, rx) = mpsc::sync_channel::<(usize, FileResult)>(workers * 8);
+
+    let mut acc = Accumulator::new(out_dir, opts.mem_budget);
+    let mut defs_out = BufWriter::with_capacity(
+        1 << 20,
+        File::create(out_dir.join("defs.dat")).map_err(|e| ctx("cannot create defs.dat", e))?,
+    );
+    let mut files_out = BufWriter::with_capacity(
+        1 << 20,
+        File::create(out_dir.join("files.dat")).map_err(|e| ctx("cannot create files.dat", e))?,
+    );
+    let io = |e: std::io::Error| format!("cannot write index in {}: {e}", out_dir.display());
+    defs_out.write_all(&header(b"DEFS")).map_err(io)?;
+    files_out.write_all(&header(b"FILE")).map_err(io)?;
+    let mut defs_len = HEADER_LEN as u64;
+    let mut files_len = HEADER_LEN as u64;
+    let mut files_idx: Vec<u8> = Vec::with_capacity(inputs.len() * 8);
+    let mut meta = SegmentMeta {
+        version: VERSION,
+        files: inputs.len() as u32,
+        ..Default::default()
+    };
+
+    let result: Result<(), String> = std::thread::scope(|s| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let next = &next;
+            s.spawn(move || {
+                let mut worker =
+                    ctags.map(|c| Worker::new(c, root, &opts.ctags_args, opts.ctags_timeout));
+                loop {
+                    let id = next.fetch_add(1, Ordering::Relaxed);
+                    if id >= inputs.len() {
+                        return;
+                    }
+                    let r = process(root, &inputs[id], worker.as_mut());
+                    if tx.send((id, r)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut pending: BTreeMap<usize, FileResult> = BTreeMap::new();
+        let mut want = 0usize;
+        let mut bytes_done = 0u64;
+        let mut buf = Vec::new();
+        for (id, r) in rx {
+            pending.insert(id, r);
+            while let Some(mut r) = pending.remove(&want) {
+                let file_id = want as u32;
+                r.record.defs_start = defs_len;
+                r.record.defs_count = r.defs.len() as u32;
+                for d in &mut r.defs {
+                    d.file = file_id;
+                    buf.clear();
+                    d.encode(&mut buf);
+                    acc.add_def(d.name.as_bytes(), defs_len);
+                    defs_out.write_all(&buf).map_err(io)?;
+                    defs_len += buf.len() as u64;
+                }
+                meta.defs += r.defs.len() as u64;
+                for &(no, nl, count, bo, bl) in &r.groups {
+                    let name = &r.names[no as usize..(no + nl) as usize];
+                    let block = &r.blocks[bo as usize..(bo + bl) as usize];
+                    acc.add_block(name, file_id, count, block);
+                }
+                if r.record.status == FileStatus::Indexed as u8 && r.defs.iter().all(|d| d.kind == Kind::Macro) {
+                    meta.macro_only_files += 1;
+                }
+                buf.clear();
+                r.record.encode(&mut buf);
+                files_idx.extend_from_slice(&files_len.to_le_bytes());
+                files_out.write_all(&buf).map_err(io)?;
+                files_len += buf.len() as u64;
+                if !inputs[want].too_big {
+                    bytes_done += inputs[want].file.size;
+                }
+                acc.maybe_spill().map_err(io)?;
+                want += 1;
+                progress.update("index", want as u64, inputs.len() as u64, bytes_done, total_bytes);
+            }
+        }
+        if want != inputs.len() {
+            return Err(format!(
+                "indexing stopped after {want} of {} files (a worker failed)",
+                inputs.len()
+            ));
+        }
+        meta.source_bytes = bytes_done;
+        Ok(())
+    });
+    result?;
+    defs_out.flush().map_err(io)?;
+    files_out.flush().map_err(io)?;
+    drop(defs_out);
+    drop(files_out);
+    write_file(&out_dir.join("files.idx"), b"FIDX", &files_idx).map_err(io)?;
+    progress.phase("merge names");
+    let summary = acc
+        .finish(&out_dir.join("names.fst"), &out_dir.join("names.dat"))
+        .map_err(io)?;
+    meta.names = summary.names;
+    meta.occurrences = summary.occurrences;
+    meta.runs = summary.runs;
+    for name in SEGMENT_FILES {
+        let bytes = std::fs::read(out_dir.join(name)).map_err(io)?;
+        meta.lengths.push((name.to_string(), bytes.len() as u64));
+        meta.checksums.push((name.to_string(), hash64(&bytes)));
+    }
+    let json = serde_json::to_vec_pretty(&meta).map_err(|e| e.to_string())?;
+    std::fs::write(out_dir.join("meta.json"), json).map_err(io)?;
+    Ok(meta)
+}
+
+/// A fresh, unique directory name inside `dir` with `prefix`.
+pub fn unique_dir(dir: &Path, prefix: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    dir.join(format!("{prefix}-{nanos:x}-{}", std::process::id()))
+}

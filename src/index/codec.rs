@@ -1,0 +1,179 @@
+//! Byte-level encoding shared by every index file: LEB128 varints, length-prefixed strings and
+//! the 64-bit hash used for content change detection and file checksums.
+
+/// Appends `v` as an unsigned LEB128 varint.
+#[inline]
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends an optional string: `0` for none, else `len + 1` and the bytes.
+pub fn put_opt_str(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        None => put_varint(out, 0),
+        Some(s) => {
+            put_varint(out, s.len() as u64 + 1);
+            out.extend_from_slice(s.as_bytes());
+        }
+    }
+}
+
+/// Appends a string: its length and the bytes.
+pub fn put_str(out: &mut Vec<u8>, s: &[u8]) {
+    put_varint(out, s.len() as u64);
+    out.extend_from_slice(s);
+}
+
+/// A cursor over encoded bytes. Reading past the end yields zeros and sets `overrun`, so a
+/// corrupt index gives wrong answers that the checks catch, never a panic.
+#[derive(Clone, Debug)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    /// Set when a read went past the end of the buffer.
+    pub overrun: bool,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `buf`.
+    pub fn new(buf: &'a [u8]) -> Reader<'a> {
+        Reader {
+            buf,
+            pos: 0,
+            overrun: false,
+        }
+    }
+
+    /// Current position.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// True when everything was read.
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// The next varint.
+    #[inline]
+    pub fn varint(&mut self) -> u64 {
+        let mut v = 0u64;
+        let mut shift = 0;
+        while let Some(&b) = self.buf.get(self.pos) {
+            self.pos += 1;
+            if shift < 64 {
+                v |= ((b & 0x7f) as u64) << shift;
+            }
+            if b < 0x80 {
+                return v;
+            }
+            shift += 7;
+        }
+        self.overrun = true;
+        v
+    }
+
+    /// The next `n` bytes.
+    pub fn bytes(&mut self, n: usize) -> &'a [u8] {
+        let end = self.pos.saturating_add(n);
+        if end > self.buf.len() {
+            self.overrun = true;
+            self.pos = self.buf.len();
+            return &[];
+        }
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
+        s
+    }
+
+    /// The next byte.
+    pub fn u8(&mut self) -> u8 {
+        self.bytes(1).first().copied().unwrap_or(0)
+    }
+
+    /// A string written by [`put_str`].
+    pub fn str(&mut self) -> &'a [u8] {
+        let n = self.varint() as usize;
+        self.bytes(n)
+    }
+
+    /// A string written by [`put_opt_str`].
+    pub fn opt_str(&mut self) -> Option<&'a str> {
+        let n = self.varint() as usize;
+        if n == 0 {
+            return None;
+        }
+        std::str::from_utf8(self.bytes(n - 1)).ok()
+    }
+}
+
+/// A fast 64-bit hash (word-at-a-time multiply-mix), for change detection and checksums. Not
+/// cryptographic; stable across platforms and releases because the index stores it.
+pub fn hash64(data: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h: u64 = 0x243F_6A88_85A3_08D3 ^ (data.len() as u64).wrapping_mul(K);
+    let mut chunks = data.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let v = u64::from_le_bytes(w);
+        h = (h ^ v).wrapping_mul(K).rotate_left(29);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip() {
+        let mut out = Vec::new();
+        let vals = [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX];
+        for v in vals {
+            put_varint(&mut out, v);
+        }
+        put_opt_str(&mut out, None);
+        put_opt_str(&mut out, Some(""));
+        put_opt_str(&mut out, Some("ssize_t"));
+        let mut r = Reader::new(&out);
+        for v in vals {
+            assert_eq!(r.varint(), v);
+        }
+        assert_eq!(r.opt_str(), None);
+        assert_eq!(r.opt_str(), Some(""));
+        assert_eq!(r.opt_str(), Some("ssize_t"));
+        assert!(r.at_end() && !r.overrun);
+    }
+
+    #[test]
+    fn truncated_input_sets_overrun_instead_of_panicking() {
+        let mut r = Reader::new(&[0x80, 0x80]);
+        r.varint();
+        assert!(r.overrun);
+        let mut r = Reader::new(&[5, b'a']);
+        assert_eq!(r.str(), b"");
+        assert!(r.overrun);
+    }
+
+    #[test]
+    fn hash_differs_on_one_byte() {
+        assert_ne!(hash64(b"int a;"), hash64(b"int b;"));
+        assert_ne!(hash64(b""), hash64(b"\0"));
+        assert_eq!(hash64(b"same"), hash64(b"same"));
+    }
+}

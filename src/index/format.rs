@@ -1,0 +1,343 @@
+//! The records of a segment's files and the header every binary index file starts with.
+//!
+//! A segment is a directory holding:
+//! * `names.fst`: every identifier → offset of its entry in `names.dat`;
+//! * `names.dat`: per name, the offsets of its definitions in `defs.dat` and its postings;
+//! * `defs.dat`: definition records, grouped by file;
+//! * `files.dat` + `files.idx`: per file, its path, stat, content hash, status, definitions
+//!   range and guard transitions; `files.idx` holds one fixed-width offset per file id;
+//! * `meta.json`: counts, lengths and checksums of the other files.
+//!
+//! Postings of a name are file blocks in file-id order: `file delta, count`, then per occurrence
+//! `line delta, col << 2 | role`.
+
+use knav_ctags::Kind;
+
+use super::codec::{put_opt_str, put_str, put_varint, Reader};
+
+/// Format version; an index of another version is rebuilt, never misread.
+pub const VERSION: u32 = 1;
+/// Bytes before the body of every binary index file.
+pub const HEADER_LEN: usize = 16;
+
+/// The header of a binary index file: magic, version, file kind.
+pub fn header(kind: &[u8; 4]) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[..4].copy_from_slice(b"KNAV");
+    h[4..8].copy_from_slice(&VERSION.to_le_bytes());
+    h[8..12].copy_from_slice(kind);
+    h
+}
+
+/// Checks a header; the error says what is wrong.
+pub fn check_header(bytes: &[u8], kind: &[u8; 4]) -> Result<(), String> {
+    if bytes.len() < HEADER_LEN || &bytes[..4] != b"KNAV" {
+        return Err("not a knav index file".into());
+    }
+    let mut v = [0u8; 4];
+    v.copy_from_slice(&bytes[4..8]);
+    let version = u32::from_le_bytes(v);
+    if version != VERSION {
+        return Err(format!(
+            "index format version {version}, this knav reads {VERSION}"
+        ));
+    }
+    if &bytes[8..12] != kind {
+        return Err(format!(
+            "expected a {} file, found {}",
+            String::from_utf8_lossy(kind),
+            String::from_utf8_lossy(&bytes[8..12])
+        ));
+    }
+    Ok(())
+}
+
+/// A definition to store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DefRecord {
+    /// File id within the segment.
+    pub file: u32,
+    /// Defined name.
+    pub name: String,
+    /// 1-based line.
+    pub line: u32,
+    /// Last line, when known.
+    pub end_line: Option<u32>,
+    /// ctags kind.
+    pub kind: Kind,
+    /// `static` / file-local.
+    pub file_local: bool,
+    /// Type (`ssize_t`, `struct:foo`).
+    pub typeref: Option<String>,
+    /// Enclosing struct/union/enum.
+    pub scope: Option<String>,
+    /// Parameter list.
+    pub signature: Option<String>,
+}
+
+/// A definition read back, borrowing from the index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Def<'a> {
+    /// File id within the segment.
+    pub file: u32,
+    /// Defined name.
+    pub name: &'a str,
+    /// 1-based line.
+    pub line: u32,
+    /// Last line, when known.
+    pub end_line: Option<u32>,
+    /// ctags kind.
+    pub kind: Kind,
+    /// `static` / file-local.
+    pub file_local: bool,
+    /// Type.
+    pub typeref: Option<&'a str>,
+    /// Enclosing struct/union/enum.
+    pub scope: Option<&'a str>,
+    /// Parameter list.
+    pub signature: Option<&'a str>,
+}
+
+impl DefRecord {
+    /// Appends the encoded record.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.file as u64);
+        put_str(out, self.name.as_bytes());
+        put_varint(out, self.line as u64);
+        put_varint(out, self.end_line.map_or(0, |e| e as u64 + 1));
+        out.push(self.kind as u8);
+        out.push(self.file_local as u8);
+        put_opt_str(out, self.typeref.as_deref());
+        put_opt_str(out, self.scope.as_deref());
+        put_opt_str(out, self.signature.as_deref());
+    }
+}
+
+impl<'a> Def<'a> {
+    /// Decodes one record.
+    pub fn decode(r: &mut Reader<'a>) -> Def<'a> {
+        let file = r.varint() as u32;
+        let name = std::str::from_utf8(r.str()).unwrap_or("");
+        let line = r.varint() as u32;
+        let end = r.varint();
+        let kind = Kind::from_u8(r.u8());
+        let file_local = r.u8() != 0;
+        Def {
+            file,
+            name,
+            line,
+            end_line: if end == 0 { None } else { Some(end as u32 - 1) },
+            kind,
+            file_local,
+            typeref: r.opt_str(),
+            scope: r.opt_str(),
+            signature: r.opt_str(),
+        }
+    }
+}
+
+/// Whether and how a file was indexed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FileStatus {
+    /// Scanned and given to ctags (or needing no ctags: only `#define`s).
+    Indexed = 0,
+    /// Scanned, but ctags failed or timed out on it: references only. Counted unindexed.
+    NoDefinitions = 1,
+    /// Contains NUL bytes.
+    Binary = 2,
+    /// Larger than the size cap.
+    TooBig = 3,
+    /// Could not be read.
+    Unreadable = 4,
+}
+
+impl FileStatus {
+    /// From the stored byte.
+    pub fn from_u8(v: u8) -> FileStatus {
+        match v {
+            0 => FileStatus::Indexed,
+            1 => FileStatus::NoDefinitions,
+            2 => FileStatus::Binary,
+            3 => FileStatus::TooBig,
+            _ => FileStatus::Unreadable,
+        }
+    }
+
+    /// True when the file's definitions are in the index.
+    pub fn is_indexed(self) -> bool {
+        self == FileStatus::Indexed
+    }
+}
+
+/// A file record to store.
+#[derive(Clone, Debug, Default)]
+pub struct FileRecord {
+    /// Root-relative path.
+    pub path: String,
+    /// Size in bytes when indexed.
+    pub size: u64,
+    /// Modification time (ns) when indexed.
+    pub mtime_ns: i64,
+    /// Content hash.
+    pub hash: u64,
+    /// Line count.
+    pub lines: u32,
+    /// Status byte ([`FileStatus`]).
+    pub status: u8,
+    /// Why the file is not (fully) indexed.
+    pub note: Option<String>,
+    /// Offset of the file's first definition in `defs.dat`.
+    pub defs_start: u64,
+    /// Number of definitions.
+    pub defs_count: u32,
+    /// Guard transitions: `(first line, conditions)`.
+    pub guards: Vec<(u32, Vec<String>)>,
+    /// Unbalanced-directive warnings.
+    pub warnings: Vec<String>,
+}
+
+impl FileRecord {
+    /// Appends the encoded record.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        put_str(out, self.path.as_bytes());
+        put_varint(out, self.size);
+        put_varint(out, ((self.mtime_ns << 1) ^ (self.mtime_ns >> 63)) as u64);
+        out.extend_from_slice(&self.hash.to_le_bytes());
+        put_varint(out, self.lines as u64);
+        out.push(self.status);
+        put_opt_str(out, self.note.as_deref());
+        put_varint(out, self.defs_start);
+        put_varint(out, self.defs_count as u64);
+        put_varint(out, self.guards.len() as u64);
+        for (line, conds) in &self.guards {
+            put_varint(out, *line as u64);
+            put_varint(out, conds.len() as u64);
+            for c in conds {
+                put_str(out, c.as_bytes());
+            }
+        }
+        put_varint(out, self.warnings.len() as u64);
+        for w in &self.warnings {
+            put_str(out, w.as_bytes());
+        }
+    }
+
+    /// Decodes one record.
+    pub fn decode(r: &mut Reader<'_>) -> FileRecord {
+        let path = String::from_utf8_lossy(r.str()).into_owned();
+        let size = r.varint();
+        let z = r.varint();
+        let mtime_ns = ((z >> 1) as i64) ^ -((z & 1) as i64);
+        let mut h = [0u8; 8];
+        h.copy_from_slice(r.bytes(8).get(..8).unwrap_or(&[0; 8]));
+        let lines = r.varint() as u32;
+        let status = r.u8();
+        let note = r.opt_str().map(str::to_string);
+        let defs_start = r.varint();
+        let defs_count = r.varint() as u32;
+        let n = r.varint() as usize;
+        let mut guards = Vec::with_capacity(n.min(1 << 16));
+        for _ in 0..n {
+            let line = r.varint() as u32;
+            let k = r.varint() as usize;
+            let conds = (0..k.min(1 << 10))
+                .map(|_| String::from_utf8_lossy(r.str()).into_owned())
+                .collect();
+            guards.push((line, conds));
+            if r.overrun {
+                break;
+            }
+        }
+        let n = r.varint() as usize;
+        let warnings = (0..n.min(1 << 16))
+            .map(|_| String::from_utf8_lossy(r.str()).into_owned())
+            .collect();
+        FileRecord {
+            path,
+            size,
+            mtime_ns,
+            hash: u64::from_le_bytes(h),
+            lines,
+            status,
+            note,
+            defs_start,
+            defs_count,
+            guards,
+            warnings,
+        }
+    }
+
+    /// The conditions that enclose `line`.
+    pub fn guard_at(&self, line: u32) -> &[String] {
+        let i = self.guards.partition_point(|(l, _)| *l <= line);
+        if i == 0 {
+            &[]
+        } else {
+            &self.guards[i - 1].1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        let d = DefRecord {
+            file: 7,
+            name: "kmap".into(),
+            line: 40,
+            end_line: Some(46),
+            kind: Kind::Function,
+            file_local: true,
+            typeref: Some("void *".into()),
+            scope: None,
+            signature: Some("(struct page * page)".into()),
+        };
+        let mut out = Vec::new();
+        d.encode(&mut out);
+        let got = Def::decode(&mut Reader::new(&out));
+        assert_eq!((got.file, got.name), (7, "kmap"));
+        assert_eq!((got.line, got.end_line), (40, Some(46)));
+        assert_eq!(got.kind, Kind::Function);
+        assert!(got.file_local);
+        assert_eq!(got.typeref, Some("void *"));
+        assert_eq!(got.scope, None);
+
+        let f = FileRecord {
+            path: "include/linux/highmem-internal.h".into(),
+            size: 9,
+            mtime_ns: -5,
+            hash: 77,
+            lines: 300,
+            status: 0,
+            note: None,
+            defs_start: 1234,
+            defs_count: 3,
+            guards: vec![(39, vec!["CONFIG_HIGHMEM".into()]), (160, vec![])],
+            warnings: vec!["3: #endif without #if".into()],
+        };
+        let mut out = Vec::new();
+        f.encode(&mut out);
+        let g = FileRecord::decode(&mut Reader::new(&out));
+        assert_eq!(g.path, f.path);
+        assert_eq!((g.size, g.mtime_ns, g.hash, g.lines), (9, -5, 77, 300));
+        assert_eq!(g.guards, f.guards);
+        assert_eq!(g.guard_at(40), ["CONFIG_HIGHMEM"]);
+        assert!(g.guard_at(161).is_empty());
+        assert_eq!(g.warnings, f.warnings);
+    }
+
+    #[test]
+    fn headers_are_checked() {
+        let h = header(b"DEFS");
+        assert!(check_header(&h, b"DEFS").is_ok());
+        assert!(check_header(&h, b"FILE").is_err());
+        assert!(check_header(b"KNA", b"DEFS").is_err());
+        let mut old = h;
+        old[4] = 0;
+        assert!(check_header(&old, b"DEFS").unwrap_err().contains("version"));
+    }
+}

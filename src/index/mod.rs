@@ -1,0 +1,291 @@
+//! The index: building it, refreshing it, publishing it and opening it.
+//!
+//! `update` is the one entry point that writes. On a tree without an index, or with `full`, it
+//! builds a base segment of every file. Otherwise it stats every file against the index, re-hashes
+//! those whose size or mtime changed, and re-indexes only those whose content changed, into a
+//! delta segment that shadows their old versions (and deleted files) in the base. When the delta
+//! grows past a fraction of the tree, the next update rebuilds the base instead.
+
+pub mod accum;
+pub mod build;
+pub mod codec;
+pub mod format;
+pub mod segment;
+pub mod store;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use self::build::{build_segment, unique_dir, BuildOptions, Input};
+use self::format::FileStatus;
+use self::store::{Manifest, SegmentRef, Snapshot};
+use crate::progress::Progress;
+use crate::walk::{walk, SourceFile, DEFAULT_MAX_FILE_BYTES};
+
+/// What an update did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct UpdateReport {
+    /// `full`, `incremental` or `unchanged`.
+    pub mode: String,
+    /// Files re-indexed because their content changed.
+    pub changed: u64,
+    /// Files new since the last update.
+    pub added: u64,
+    /// Files deleted since the last update.
+    pub deleted: u64,
+    /// `.c`/`.h` files scanned in the index now.
+    pub files_scanned: u64,
+    /// Files not indexed.
+    pub files_unindexed: u64,
+    /// Distinct names in the segment built (0 when unchanged).
+    pub names: u64,
+    /// Definitions in the segment built.
+    pub definitions: u64,
+    /// Identifier occurrences in the segment built.
+    pub occurrences: u64,
+    /// Bytes of the index on disk.
+    pub index_bytes: u64,
+    /// Wall time in milliseconds.
+    pub elapsed_ms: u64,
+    /// The index directory.
+    pub index_dir: String,
+}
+
+/// The delta is folded into a new base when it holds more files than this share of the tree.
+const DELTA_MAX_SHARE: f64 = 0.05;
+/// …but a delta of this many files is always fine.
+const DELTA_MIN_FILES: usize = 500;
+
+fn options_hash(opts: &BuildOptions, max_file_bytes: u64) -> u64 {
+    let mut s = opts.ctags_args.join("\u{1}");
+    s.push_str(&max_file_bytes.to_string());
+    codec::hash64(s.as_bytes())
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// Brings the index of `root` in `index_dir` up to date.
+pub fn update(
+    root: &Path,
+    index_dir: &Path,
+    full: bool,
+    opts: &BuildOptions,
+    progress: &mut Progress,
+) -> Result<UpdateReport, String> {
+    let started = Instant::now();
+    let _lock = store::lock(index_dir)?;
+    let max_file_bytes = DEFAULT_MAX_FILE_BYTES;
+    progress.phase("walk");
+    let walked = walk(root, max_file_bytes);
+    let old = if full {
+        None
+    } else {
+        match Snapshot::open(root, index_dir) {
+            Ok(s) => s,
+            Err(_) => None, // unreadable or old-format index: rebuild
+        }
+    };
+    let hash = options_hash(opts, max_file_bytes);
+    let old = old.filter(|s| s.manifest.options_hash == hash);
+
+    let mut inputs: Vec<Input> = walked
+        .sources
+        .iter()
+        .map(|f| Input {
+            file: f.clone(),
+            too_big: false,
+        })
+        .chain(walked.too_big.iter().map(|f| Input {
+            file: f.clone(),
+            too_big: true,
+        }))
+        .collect();
+    inputs.sort_by(|a, b| a.file.path.cmp(&b.file.path));
+
+    let mut report = UpdateReport {
+        index_dir: index_dir.display().to_string(),
+        ..Default::default()
+    };
+    let (segments, retired, base_files) = match &old {
+        None => {
+            report.mode = "full".into();
+            report.added = inputs.len() as u64;
+            (Vec::new(), Vec::new(), 0)
+        }
+        Some(snap) => {
+            let diff = diff(root, snap, &inputs);
+            if diff.changed.is_empty() && diff.deleted.is_empty() {
+                report.mode = "unchanged".into();
+                report.files_scanned = snap.manifest.files_scanned;
+                report.files_unindexed = snap.manifest.files_unindexed;
+                report.elapsed_ms = started.elapsed().as_millis() as u64;
+                return Ok(report);
+            }
+            report.changed = diff.modified;
+            report.added = diff.changed.len() as u64 - diff.modified;
+            report.deleted = diff.deleted.len() as u64;
+            let base_files = snap.segments[0].file_count() as usize;
+            // The new delta: everything the old delta held that still exists, plus what changed.
+            let mut delta: HashSet<String> = HashSet::new();
+            let mut shadow: HashSet<String> = HashSet::new();
+            for sref in snap.manifest.segments.iter().skip(1) {
+                shadow.extend(sref.shadow_paths.iter().cloned());
+            }
+            for (s, seg) in snap.segments.iter().enumerate().skip(1) {
+                for f in 0..seg.file_count() {
+                    if snap.is_live(s, f) {
+                        delta.insert(seg.file_path(f).to_string());
+                    }
+                }
+            }
+            delta.extend(diff.changed.iter().cloned());
+            for d in &diff.deleted {
+                delta.remove(d);
+            }
+            shadow.extend(delta.iter().cloned());
+            shadow.extend(diff.deleted.iter().cloned());
+            let limit = ((base_files as f64 * DELTA_MAX_SHARE) as usize).max(DELTA_MIN_FILES);
+            if delta.len() > limit {
+                report.mode = "full".into();
+                (Vec::new(), Vec::new(), 0)
+            } else {
+                report.mode = "incremental".into();
+                inputs.retain(|i| delta.contains(&i.file.path));
+                let mut shadow: Vec<String> = shadow.into_iter().collect();
+                shadow.sort();
+                let base = snap.manifest.segments[0].clone();
+                let retired = snap.manifest.segments.iter().map(|s| s.dir.clone()).collect();
+                (vec![base, SegmentRef { dir: String::new(), shadow_paths: shadow }], retired, base_files)
+            }
+        }
+    };
+    let _ = base_files;
+    let ctags = knav_ctags::Ctags::probe().map_err(|e| e.to_string())?;
+    let seg_dir = unique_dir(index_dir, "seg");
+    let meta = match build_segment(root, &inputs, &seg_dir, Some(&ctags), opts, progress) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&seg_dir);
+            return Err(e);
+        }
+    };
+    let seg_name = seg_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut segments = segments;
+    let retired = if segments.is_empty() {
+        segments.push(SegmentRef {
+            dir: seg_name,
+            shadow_paths: Vec::new(),
+        });
+        old.as_ref()
+            .map(|s| s.manifest.segments.iter().map(|r| r.dir.clone()).collect())
+            .unwrap_or_default()
+    } else {
+        if let Some(last) = segments.last_mut() {
+            last.dir = seg_name;
+        }
+        retired
+    };
+    let mut manifest = Manifest {
+        version: format::VERSION,
+        root: root.display().to_string(),
+        generation: old.as_ref().map_or(1, |s| s.manifest.generation + 1),
+        published_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        segments,
+        retired,
+        ctags_version: Some(ctags.version.clone()),
+        options_hash: hash,
+        other_files: walked.other_files,
+        symlinks: walked.symlinks,
+        ..Default::default()
+    };
+    drop(old);
+    // Count from the segments as they will be published.
+    let fresh = Snapshot::open_unpublished(root, index_dir, &manifest)?;
+    let (scanned, unindexed) = fresh.count_files();
+    drop(fresh);
+    manifest.files_scanned = scanned;
+    manifest.files_unindexed = unindexed + walked.other_files;
+    progress.phase("publish");
+    store::publish(index_dir, &manifest)?;
+    progress.finish();
+    report.files_scanned = manifest.files_scanned;
+    report.files_unindexed = manifest.files_unindexed;
+    report.names = meta.names;
+    report.definitions = meta.defs;
+    report.occurrences = meta.occurrences;
+    report.index_bytes = manifest
+        .segments
+        .iter()
+        .map(|s| dir_size(&index_dir.join(&s.dir)))
+        .sum();
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+struct Diff {
+    /// Paths to (re-)index: content changed or new.
+    changed: Vec<String>,
+    /// Of `changed`, how many existed before.
+    modified: u64,
+    /// Paths gone from the tree.
+    deleted: Vec<String>,
+}
+
+fn diff(root: &Path, snap: &Snapshot, inputs: &[Input]) -> Diff {
+    let mut known: HashMap<String, (u64, i64, u64, u8)> = HashMap::new();
+    for (s, f) in snap.live_files() {
+        let rec = snap.segments[s].file(f);
+        known.insert(rec.path.clone(), (rec.size, rec.mtime_ns, rec.hash, rec.status));
+    }
+    let mut changed = Vec::new();
+    let mut modified = 0;
+    let mut seen: HashSet<&str> = HashSet::with_capacity(inputs.len());
+    for i in inputs {
+        let f: &SourceFile = &i.file;
+        seen.insert(&f.path);
+        match known.get(&f.path) {
+            None => changed.push(f.path.clone()),
+            Some(&(size, mtime, hash, status)) => {
+                if size == f.size && mtime == f.mtime_ns {
+                    continue;
+                }
+                // Same size, new mtime: compare contents before re-indexing.
+                let same = size == f.size
+                    && status != FileStatus::TooBig as u8
+                    && build::read_source(&root.join(&f.path))
+                        .map(|b| codec::hash64(&b) == hash)
+                        .unwrap_or(false);
+                if !same {
+                    changed.push(f.path.clone());
+                    modified += 1;
+                }
+            }
+        }
+    }
+    let deleted = known
+        .keys()
+        .filter(|p| !seen.contains(p.as_str()))
+        .cloned()
+        .collect();
+    Diff {
+        changed,
+        modified,
+        deleted,
+    }
+}

@@ -1,0 +1,318 @@
+//! Reading one segment: memory-mapped names, postings, definitions and files.
+//!
+//! # Safety
+//!
+//! Index files are memory-mapped. A segment is never written after it is published (a refresh
+//! writes a new one beside it), so the maps only break if something outside knav truncates an
+//! index file while a query runs; that ends the query with SIGBUS, it cannot corrupt anything.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use serde::{Deserialize, Serialize};
+
+use super::codec::Reader;
+use super::format::{check_header, Def, FileRecord, HEADER_LEN};
+use crate::scan::Role;
+
+/// What `meta.json` says about a segment.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SegmentMeta {
+    /// Index format version.
+    pub version: u32,
+    /// Files in the segment (indexed or not).
+    pub files: u32,
+    /// Distinct names.
+    pub names: u64,
+    /// Identifier occurrences.
+    pub occurrences: u64,
+    /// Definitions.
+    pub defs: u64,
+    /// Bytes of source read.
+    pub source_bytes: u64,
+    /// Files that needed no ctags run (only preprocessor lines).
+    pub macro_only_files: u64,
+    /// Spilled runs merged while building.
+    pub runs: usize,
+    /// Length of each index file, checked when the segment is opened.
+    pub lengths: Vec<(String, u64)>,
+    /// Checksum of each index file, checked by [`Segment::verify`].
+    pub checksums: Vec<(String, u64)>,
+}
+
+/// A byte range of a memory map, for the `fst` crate.
+pub struct MapBytes(Mmap);
+
+impl AsRef<[u8]> for MapBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// One open segment.
+pub struct Segment {
+    /// The segment directory.
+    pub dir: PathBuf,
+    /// Its metadata.
+    pub meta: SegmentMeta,
+    fst: fst::Map<MapBytes>,
+    names: Mmap,
+    defs: Mmap,
+    files: Mmap,
+    files_idx: Mmap,
+}
+
+/// A name's entry: where its definitions are and its postings.
+#[derive(Clone, Debug)]
+pub struct NameEntry<'a> {
+    /// Offsets of its definitions in `defs.dat`.
+    pub defs: Vec<u64>,
+    /// Occurrences in the segment.
+    pub occurrences: u64,
+    /// Files it occurs in.
+    pub files: u64,
+    /// Encoded postings.
+    pub postings: &'a [u8],
+}
+
+/// One occurrence read from postings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Posting {
+    /// File id.
+    pub file: u32,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based byte column.
+    pub col: u32,
+    /// What the scanner saw.
+    pub role: Role,
+}
+
+/// Iterates postings in (file, line, col) order.
+pub struct Postings<'a> {
+    r: Reader<'a>,
+    file: u32,
+    left_in_block: u64,
+    line: u32,
+    started: bool,
+}
+
+impl<'a> Postings<'a> {
+    /// Postings decoded from `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Postings<'a> {
+        Postings {
+            r: Reader::new(bytes),
+            file: 0,
+            left_in_block: 0,
+            line: 0,
+            started: false,
+        }
+    }
+}
+
+impl Iterator for Postings<'_> {
+    type Item = Posting;
+
+    fn next(&mut self) -> Option<Posting> {
+        while self.left_in_block == 0 {
+            if self.r.at_end() || self.r.overrun {
+                return None;
+            }
+            let delta = self.r.varint() as u32;
+            self.file = if self.started {
+                self.file.wrapping_add(delta)
+            } else {
+                delta
+            };
+            self.started = true;
+            self.left_in_block = self.r.varint();
+            self.line = 0;
+        }
+        self.left_in_block -= 1;
+        self.line = self.line.wrapping_add(self.r.varint() as u32);
+        let c = self.r.varint();
+        if self.r.overrun {
+            return None;
+        }
+        Some(Posting {
+            file: self.file,
+            line: self.line,
+            col: (c >> 2) as u32,
+            role: Role::from_bits(c as u8),
+        })
+    }
+}
+
+fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, String> {
+    let path = dir.join(name);
+    let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: see the module documentation; published segments are immutable.
+    let m = unsafe { Mmap::map(&file) }.map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(len) = expected {
+        if m.len() as u64 != len {
+            return Err(format!(
+                "{} is {} bytes, the index says {len}: truncated or replaced",
+                path.display(),
+                m.len()
+            ));
+        }
+    }
+    Ok(m)
+}
+
+/// The index files of a segment.
+pub const SEGMENT_FILES: [&str; 5] = ["names.fst", "names.dat", "defs.dat", "files.dat", "files.idx"];
+
+impl Segment {
+    /// Opens the segment in `dir`, checking headers and lengths.
+    pub fn open(dir: &Path) -> Result<Segment, String> {
+        let meta_path = dir.join("meta.json");
+        let text = std::fs::read(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?;
+        let meta: SegmentMeta = serde_json::from_slice(&text)
+            .map_err(|e| format!("{}: {e}", meta_path.display()))?;
+        if meta.version != super::format::VERSION {
+            return Err(format!(
+                "{}: index format version {}, this knav reads {}",
+                dir.display(),
+                meta.version,
+                super::format::VERSION
+            ));
+        }
+        let len = |name: &str| meta.lengths.iter().find(|(n, _)| n == name).map(|x| x.1);
+        let fst_map = map(dir, "names.fst", len("names.fst"))?;
+        let fst = fst::Map::new(MapBytes(fst_map))
+            .map_err(|e| format!("{}/names.fst: {e}", dir.display()))?;
+        let names = map(dir, "names.dat", len("names.dat"))?;
+        let defs = map(dir, "defs.dat", len("defs.dat"))?;
+        let files = map(dir, "files.dat", len("files.dat"))?;
+        let files_idx = map(dir, "files.idx", len("files.idx"))?;
+        for (m, kind, file) in [
+            (&names, b"NAME", "names.dat"),
+            (&defs, b"DEFS", "defs.dat"),
+            (&files, b"FILE", "files.dat"),
+            (&files_idx, b"FIDX", "files.idx"),
+        ] {
+            check_header(m, kind).map_err(|e| format!("{}/{file}: {e}", dir.display()))?;
+        }
+        if (files_idx.len() - HEADER_LEN) / 8 != meta.files as usize {
+            return Err(format!("{}/files.idx: wrong file count", dir.display()));
+        }
+        Ok(Segment {
+            dir: dir.to_path_buf(),
+            meta,
+            fst,
+            names,
+            defs,
+            files,
+            files_idx,
+        })
+    }
+
+    /// Re-reads every index file and compares its checksum with the one recorded at build time.
+    pub fn verify(&self) -> Result<(), String> {
+        for (name, sum) in &self.meta.checksums {
+            let bytes = std::fs::read(self.dir.join(name))
+                .map_err(|e| format!("{}/{name}: {e}", self.dir.display()))?;
+            if super::codec::hash64(&bytes) != *sum {
+                return Err(format!("{}/{name}: checksum mismatch", self.dir.display()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The FST of names.
+    pub fn names(&self) -> &fst::Map<MapBytes> {
+        &self.fst
+    }
+
+    /// The entry of `name`, if it occurs or is defined in this segment.
+    pub fn lookup(&self, name: &[u8]) -> Option<NameEntry<'_>> {
+        let off = self.fst.get(name)?;
+        Some(self.entry_at(off))
+    }
+
+    /// The entry at a `names.dat` offset (an FST value).
+    pub fn entry_at(&self, off: u64) -> NameEntry<'_> {
+        let body = self.names.get(off as usize..).unwrap_or(&[]);
+        let mut r = Reader::new(body);
+        let n = r.varint().min(1 << 24);
+        let mut defs = Vec::with_capacity(n as usize);
+        let mut prev = 0u64;
+        for _ in 0..n {
+            prev += r.varint();
+            defs.push(prev);
+        }
+        let occurrences = r.varint();
+        let files = r.varint();
+        let plen = r.varint() as usize;
+        let postings = r.bytes(plen);
+        NameEntry {
+            defs,
+            occurrences,
+            files,
+            postings,
+        }
+    }
+
+    /// The definition at a `defs.dat` offset.
+    pub fn def_at(&self, off: u64) -> Def<'_> {
+        let body = self.defs.get(off as usize..).unwrap_or(&[]);
+        Def::decode(&mut Reader::new(body))
+    }
+
+    /// Number of files.
+    pub fn file_count(&self) -> u32 {
+        self.meta.files
+    }
+
+    fn file_offset(&self, id: u32) -> usize {
+        let at = HEADER_LEN + id as usize * 8;
+        let mut b = [0u8; 8];
+        if let Some(s) = self.files_idx.get(at..at + 8) {
+            b.copy_from_slice(s);
+        }
+        u64::from_le_bytes(b) as usize
+    }
+
+    /// The record of file `id`.
+    pub fn file(&self, id: u32) -> FileRecord {
+        let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
+        FileRecord::decode(&mut Reader::new(body))
+    }
+
+    /// The path of file `id`, without decoding the rest of its record.
+    pub fn file_path(&self, id: u32) -> &str {
+        let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
+        std::str::from_utf8(Reader::new(body).str()).unwrap_or("")
+    }
+
+    /// The id of the file at `path` (files are sorted by path).
+    pub fn find_file(&self, path: &str) -> Option<u32> {
+        let (mut lo, mut hi) = (0u32, self.file_count());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.file_path(mid).cmp(path) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    /// The definitions of file `id`, in line order.
+    pub fn file_defs(&self, id: u32) -> Vec<Def<'_>> {
+        let rec = self.file(id);
+        let body = self.defs.get(rec.defs_start as usize..).unwrap_or(&[]);
+        let mut r = Reader::new(body);
+        let mut out = Vec::with_capacity(rec.defs_count as usize);
+        for _ in 0..rec.defs_count {
+            out.push(Def::decode(&mut r));
+            if r.overrun {
+                break;
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,281 @@
+//! Where an index lives, how a new one is published, and how a reader opens a consistent one.
+//!
+//! An index directory holds segment directories (`seg-…`) and one small file, `CURRENT`, the
+//! manifest: which segments make up the index (a base and at most one delta that shadows the
+//! base's changed and deleted files). Builders write new segments beside the old ones, then
+//! replace `CURRENT` with one rename, so a reader sees the old index or the new one, never half
+//! of one. Segments of the previous generation are kept for readers that opened it; older ones
+//! are deleted. One builder at a time holds `lock`.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::format::{FileStatus, VERSION};
+use super::segment::Segment;
+
+/// The manifest stored in `CURRENT`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Index format version.
+    pub version: u32,
+    /// The indexed root.
+    pub root: String,
+    /// Incremented at every publish.
+    pub generation: u64,
+    /// Seconds since the epoch when published.
+    pub published_unix: u64,
+    /// Segments, base first.
+    pub segments: Vec<SegmentRef>,
+    /// Segments of the previous generation, kept while readers may use them.
+    pub retired: Vec<String>,
+    /// ctags version used.
+    pub ctags_version: Option<String>,
+    /// Hash of the build options that change results (ctags options, size cap).
+    pub options_hash: u64,
+    /// `.c`/`.h` files scanned.
+    pub files_scanned: u64,
+    /// Files not indexed: other kinds, binary, too big, unreadable, ctags failures.
+    pub files_unindexed: u64,
+    /// Of those, files that are not C sources.
+    pub other_files: u64,
+    /// Symbolic links skipped.
+    pub symlinks: u64,
+}
+
+/// One segment of the index.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SegmentRef {
+    /// Directory name inside the index directory.
+    pub dir: String,
+    /// Paths whose versions in earlier segments are dead (changed or deleted).
+    pub shadow_paths: Vec<String>,
+}
+
+/// An open, consistent index.
+pub struct Snapshot {
+    /// The indexed root.
+    pub root: PathBuf,
+    /// The index directory.
+    pub index_dir: PathBuf,
+    /// The manifest it was opened from.
+    pub manifest: Manifest,
+    /// Segments, base first.
+    pub segments: Vec<Segment>,
+    dead: Vec<HashSet<u32>>,
+}
+
+/// The file name of the manifest.
+pub const CURRENT: &str = "CURRENT";
+
+/// The index directory for `root`: `explicit`, else `$KNAV_INDEX_DIR`, else `ROOT/.knav` when
+/// it exists or can be created, else a directory under the user's cache directory.
+pub fn index_dir(root: &Path, explicit: Option<&Path>) -> PathBuf {
+    if let Some(dir) = explicit {
+        return dir.to_path_buf();
+    }
+    if let Some(dir) = std::env::var_os("KNAV_INDEX_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let local = root.join(".knav");
+    if local.join(CURRENT).is_file() {
+        return local;
+    }
+    let cache = cache_dir(root);
+    if cache.as_ref().is_some_and(|c| c.join(CURRENT).is_file()) {
+        return cache.unwrap_or(local);
+    }
+    if local.is_dir() || std::fs::create_dir(&local).is_ok() {
+        return local;
+    }
+    cache.unwrap_or(local)
+}
+
+fn cache_dir(root: &Path) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into());
+    let h = super::codec::hash64(root.as_os_str().as_encoded_bytes());
+    Some(base.join("knav").join(format!("{name}-{h:016x}")))
+}
+
+/// Reads the manifest, or `None` when there is no index.
+pub fn read_manifest(index_dir: &Path) -> Result<Option<Manifest>, String> {
+    let path = index_dir.join(CURRENT);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let m: Manifest = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{}: {e}; run `knav index --full` to rebuild", path.display()))?;
+    Ok(Some(m))
+}
+
+/// Publishes `manifest` with one rename, then deletes segments no reader can still need.
+pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), String> {
+    let io = |e: std::io::Error| format!("cannot publish index in {}: {e}", index_dir.display());
+    let tmp = index_dir.join(format!("{CURRENT}.tmp-{}", std::process::id()));
+    {
+        let mut f = File::create(&tmp).map_err(io)?;
+        f.write_all(&serde_json::to_vec_pretty(manifest).map_err(|e| e.to_string())?)
+            .map_err(io)?;
+        f.sync_all().map_err(io)?;
+    }
+    std::fs::rename(&tmp, index_dir.join(CURRENT)).map_err(io)?;
+    if let Ok(d) = File::open(index_dir) {
+        let _ = d.sync_all();
+    }
+    let keep: HashSet<&str> = manifest
+        .segments
+        .iter()
+        .map(|s| s.dir.as_str())
+        .chain(manifest.retired.iter().map(String::as_str))
+        .collect();
+    if let Ok(entries) = std::fs::read_dir(index_dir) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("seg-") && !keep.contains(name.as_ref()) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Holds the index directory's build lock until dropped.
+pub struct BuildLock {
+    _file: File,
+}
+
+/// Takes the build lock, waiting for another builder to finish.
+pub fn lock(index_dir: &Path) -> Result<BuildLock, String> {
+    std::fs::create_dir_all(index_dir).map_err(|e| {
+        format!(
+            "cannot create index directory {}: {e}; pass --index-dir or set KNAV_INDEX_DIR",
+            index_dir.display()
+        )
+    })?;
+    let path = index_dir.join("lock");
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    file.lock().map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(BuildLock { _file: file })
+}
+
+impl Snapshot {
+    /// Opens the current index in `index_dir`; `Ok(None)` when there is none.
+    pub fn open(root: &Path, index_dir: &Path) -> Result<Option<Snapshot>, String> {
+        // A builder may delete a retired segment between our reading CURRENT and opening it;
+        // reading CURRENT again then finds the newer generation.
+        let mut last_err = String::new();
+        for _ in 0..3 {
+            let Some(manifest) = read_manifest(index_dir)? else {
+                return Ok(None);
+            };
+            if manifest.version != VERSION {
+                return Err(format!(
+                    "the index in {} has format version {}, this knav reads {}; \
+                     run `knav index --full` to rebuild it",
+                    index_dir.display(),
+                    manifest.version,
+                    VERSION
+                ));
+            }
+            match Self::open_segments(root, index_dir, manifest) {
+                Ok(s) => return Ok(Some(s)),
+                Err(e) => last_err = e,
+            }
+        }
+        Err(format!("{last_err}; run `knav index --full` to rebuild"))
+    }
+
+    /// Opens the segments `manifest` names, before it is published.
+    pub fn open_unpublished(
+        root: &Path,
+        index_dir: &Path,
+        manifest: &Manifest,
+    ) -> Result<Snapshot, String> {
+        Self::open_segments(root, index_dir, manifest.clone())
+    }
+
+    fn open_segments(root: &Path, index_dir: &Path, manifest: Manifest) -> Result<Snapshot, String> {
+        let mut segments = Vec::with_capacity(manifest.segments.len());
+        for s in &manifest.segments {
+            segments.push(Segment::open(&index_dir.join(&s.dir))?);
+        }
+        let mut dead: Vec<HashSet<u32>> = vec![HashSet::new(); segments.len()];
+        for (later, sref) in manifest.segments.iter().enumerate().skip(1) {
+            for path in &sref.shadow_paths {
+                for (earlier, seg) in segments[..later].iter().enumerate() {
+                    if let Some(id) = seg.find_file(path) {
+                        dead[earlier].insert(id);
+                    }
+                }
+            }
+        }
+        Ok(Snapshot {
+            root: root.to_path_buf(),
+            index_dir: index_dir.to_path_buf(),
+            manifest,
+            segments,
+            dead,
+        })
+    }
+
+    /// True when file `file` of segment `seg` is the current version of its path.
+    pub fn is_live(&self, seg: usize, file: u32) -> bool {
+        !self.dead[seg].contains(&file)
+    }
+
+    /// Every live file as `(segment, file id)`, in path order per segment.
+    pub fn live_files(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        self.segments.iter().enumerate().flat_map(move |(s, seg)| {
+            (0..seg.file_count())
+                .filter(move |f| self.is_live(s, *f))
+                .map(move |f| (s, f))
+        })
+    }
+
+    /// The live file at `path`.
+    pub fn find_file(&self, path: &str) -> Option<(usize, u32)> {
+        for (s, seg) in self.segments.iter().enumerate().rev() {
+            if let Some(f) = seg.find_file(path) {
+                if self.is_live(s, f) {
+                    return Some((s, f));
+                }
+            }
+        }
+        None
+    }
+
+    /// Counts files by status, for a manifest.
+    pub fn count_files(&self) -> (u64, u64) {
+        let (mut scanned, mut unindexed) = (0, 0);
+        for (s, f) in self.live_files() {
+            let st = FileStatus::from_u8(self.segments[s].file(f).status);
+            match st {
+                FileStatus::Indexed => scanned += 1,
+                FileStatus::NoDefinitions => {
+                    scanned += 1;
+                    unindexed += 1
+                }
+                _ => unindexed += 1,
+            }
+        }
+        (scanned, unindexed)
+    }
+}
