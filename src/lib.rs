@@ -6,9 +6,12 @@
 //! envelope into compact text or JSON. The CLI ([`cli`]) only wires these together.
 #![deny(missing_docs)]
 
+pub mod cli;
+pub mod envelope;
 pub mod guard;
-pub mod scan;
 pub mod index;
 pub mod progress;
+pub mod query;
+pub mod render;
+pub mod scan;
 pub mod walk;
-pub mod cli;

@@ -29,18 +29,32 @@ impl Progress {
     }
 
     /// Shows `files` of `total_files` and `bytes` of `total_bytes` done in `phase`.
-    pub fn update(&mut self, phase: &str, files: u64, total_files: u64, bytes: u64, total_bytes: u64) {
+    pub fn update(
+        &mut self,
+        phase: &str,
+        files: u64,
+        total_files: u64,
+        bytes: u64,
+        total_bytes: u64,
+    ) {
         if !self.enabled {
             return;
         }
         let now = Instant::now();
-        if self.last.is_some_and(|l| now - l < Duration::from_millis(200)) && files < total_files {
+        if self
+            .last
+            .is_some_and(|l| now - l < Duration::from_millis(200))
+            && files < total_files
+        {
             return;
         }
         self.last = Some(now);
         let elapsed = self.started.elapsed().as_secs_f64();
         let eta = if bytes > 0 && total_bytes > bytes {
-            format!(", ETA {:.0} s", elapsed * (total_bytes - bytes) as f64 / bytes as f64)
+            format!(
+                ", ETA {:.0} s",
+                elapsed * (total_bytes - bytes) as f64 / bytes as f64
+            )
         } else {
             String::new()
         };
@@ -62,7 +76,11 @@ impl Progress {
             return;
         }
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[Kknav {phase} ({:.0} s)", self.started.elapsed().as_secs_f64());
+        let _ = write!(
+            err,
+            "\r\x1b[Kknav {phase} ({:.0} s)",
+            self.started.elapsed().as_secs_f64()
+        );
         let _ = err.flush();
         self.drawn = true;
     }

@@ -354,11 +354,9 @@ impl<'a> Scanner<'a> {
         self.i += 1;
         while self.i < n {
             let c = self.src[self.i];
-            if is_ident(c) || c == b'.' {
-                self.i += 1;
-            } else if (c == b'+' || c == b'-')
-                && matches!(self.src[self.i - 1], b'e' | b'E' | b'p' | b'P')
-            {
+            let exponent_sign = (c == b'+' || c == b'-')
+                && matches!(self.src[self.i - 1], b'e' | b'E' | b'p' | b'P');
+            if is_ident(c) || c == b'.' || exponent_sign {
                 self.i += 1;
             } else {
                 break;
@@ -715,7 +713,8 @@ mod tests {
 
     #[test]
     fn macro_only_header_has_no_code() {
-        let src = "/* regs */\n#ifndef H\n#define H\n#define A 1\n#define B(x) ((x) << 2)\n#endif\n";
+        let src =
+            "/* regs */\n#ifndef H\n#define H\n#define A 1\n#define B(x) ((x) << 2)\n#endif\n";
         let s = scan(src.as_bytes());
         assert!(!s.has_code);
         assert_eq!(s.macros.len(), 3);
@@ -795,7 +794,11 @@ b2;
         assert_eq!(s.guards.at(2), ["!pr_fmt"]);
         let src = "#ifndef H\n#define H\nint y;\n#endif\nint x;\n";
         let s = scan(src.as_bytes());
-        assert_eq!(s.guards.at(3), ["!H"], "code after the #endif: not an include guard");
+        assert_eq!(
+            s.guards.at(3),
+            ["!H"],
+            "code after the #endif: not an include guard"
+        );
     }
 
     #[test]

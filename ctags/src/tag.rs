@@ -235,7 +235,12 @@ mod tests {
         let export = br#"{"_type": "tag", "name": "EXPORT_SYMBOL", "path": "a.c", "file": true, "line": 13, "kind": "prototype", "signature": "(vfs_read)", "end": 13}"#;
         let proto = br#"{"_type": "tag", "name": "proto", "path": "a.c", "line": 18, "typeref": "typename:int", "kind": "prototype", "signature": "(int)", "end": 18}"#;
         let void = br#"{"_type": "tag", "name": "f", "path": "a.c", "line": 18, "typeref": "typename:int", "kind": "prototype", "signature": "(void)"}"#;
-        for (line, pseudo) in [(&sys[..], true), (export, true), (proto, false), (void, false)] {
+        for (line, pseudo) in [
+            (&sys[..], true),
+            (export, true),
+            (proto, false),
+            (void, false),
+        ] {
             let Line::Tag(tag) = Line::parse(line) else {
                 panic!("not a tag")
             };

@@ -195,7 +195,11 @@ mod tests {
             return;
         };
         let dir = temp_dir("two");
-        std::fs::write(dir.join("a.c"), "static int helper(int x)\n{\n\treturn x;\n}\n").unwrap();
+        std::fs::write(
+            dir.join("a.c"),
+            "static int helper(int x)\n{\n\treturn x;\n}\n",
+        )
+        .unwrap();
         std::fs::write(dir.join("b.h"), "struct s {\n\tint m;\n};\n#define TWO 2\n").unwrap();
         let mut w = Worker::new(&ctags, &dir, &[], Duration::from_secs(30));
         let a = w.tags(Path::new("a.c")).unwrap();
@@ -207,7 +211,11 @@ mod tests {
         let names: Vec<_> = b.tags.iter().map(|t| (t.name.as_str(), t.kind)).collect();
         assert_eq!(
             names,
-            [("s", Kind::Struct), ("m", Kind::Member), ("TWO", Kind::Macro)]
+            [
+                ("s", Kind::Struct),
+                ("m", Kind::Member),
+                ("TWO", Kind::Macro)
+            ]
         );
         assert_eq!(b.tags[1].scope.as_deref(), Some("s"));
         let missing = w.tags(Path::new("missing.c")).unwrap();

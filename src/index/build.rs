@@ -206,9 +206,11 @@ fn process(root: &Path, input: &Input, ctags: Option<&mut Worker>) -> FileResult
     record.warnings = guards.warnings;
 
     // Group occurrences by name; a stable sort keeps each name's occurrences in line order.
-    let name_of = |o: &crate::scan::Occurrence| &src[o.start as usize..o.start as usize + o.len as usize];
+    let name_of =
+        |o: &crate::scan::Occurrence| &src[o.start as usize..o.start as usize + o.len as usize];
     let mut order: Vec<u32> = (0..occurrences.len() as u32).collect();
-    order.sort_by(|a, b| name_of(&occurrences[*a as usize]).cmp(name_of(&occurrences[*b as usize])));
+    order
+        .sort_by(|a, b| name_of(&occurrences[*a as usize]).cmp(name_of(&occurrences[*b as usize])));
     let mut names = Vec::new();
     let mut groups = Vec::new();
     let mut blocks = Vec::with_capacity(occurrences.len() * 3);
@@ -340,7 +342,9 @@ pub fn build_segment(
                     let block = &r.blocks[bo as usize..(bo + bl) as usize];
                     acc.add_block(name, file_id, count, block);
                 }
-                if r.record.status == FileStatus::Indexed as u8 && r.defs.iter().all(|d| d.kind == Kind::Macro) {
+                if r.record.status == FileStatus::Indexed as u8
+                    && r.defs.iter().all(|d| d.kind == Kind::Macro)
+                {
                     meta.macro_only_files += 1;
                 }
                 buf.clear();
@@ -353,7 +357,13 @@ pub fn build_segment(
                 }
                 acc.maybe_spill().map_err(io)?;
                 want += 1;
-                progress.update("index", want as u64, inputs.len() as u64, bytes_done, total_bytes);
+                progress.update(
+                    "index",
+                    want as u64,
+                    inputs.len() as u64,
+                    bytes_done,
+                    total_bytes,
+                );
             }
         }
         if want != inputs.len() {

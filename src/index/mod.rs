@@ -91,10 +91,8 @@ pub fn update(
     let old = if full {
         None
     } else {
-        match Snapshot::open(root, index_dir) {
-            Ok(s) => s,
-            Err(_) => None, // unreadable or old-format index: rebuild
-        }
+        // An unreadable or old-format index is rebuilt.
+        Snapshot::open(root, index_dir).unwrap_or_default()
     };
     let hash = options_hash(opts, max_file_bytes);
     let old = old.filter(|s| s.manifest.options_hash == hash);
@@ -165,8 +163,23 @@ pub fn update(
                 let mut shadow: Vec<String> = shadow.into_iter().collect();
                 shadow.sort();
                 let base = snap.manifest.segments[0].clone();
-                let retired = snap.manifest.segments.iter().map(|s| s.dir.clone()).collect();
-                (vec![base, SegmentRef { dir: String::new(), shadow_paths: shadow }], retired, base_files)
+                let retired = snap
+                    .manifest
+                    .segments
+                    .iter()
+                    .map(|s| s.dir.clone())
+                    .collect();
+                (
+                    vec![
+                        base,
+                        SegmentRef {
+                            dir: String::new(),
+                            shadow_paths: shadow,
+                        },
+                    ],
+                    retired,
+                    base_files,
+                )
             }
         }
     };
@@ -251,7 +264,10 @@ fn diff(root: &Path, snap: &Snapshot, inputs: &[Input]) -> Diff {
     let mut known: HashMap<String, (u64, i64, u64, u8)> = HashMap::new();
     for (s, f) in snap.live_files() {
         let rec = snap.segments[s].file(f);
-        known.insert(rec.path.clone(), (rec.size, rec.mtime_ns, rec.hash, rec.status));
+        known.insert(
+            rec.path.clone(),
+            (rec.size, rec.mtime_ns, rec.hash, rec.status),
+        );
     }
     let mut changed = Vec::new();
     let mut modified = 0;

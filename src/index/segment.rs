@@ -162,15 +162,22 @@ fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, String> {
 }
 
 /// The index files of a segment.
-pub const SEGMENT_FILES: [&str; 5] = ["names.fst", "names.dat", "defs.dat", "files.dat", "files.idx"];
+pub const SEGMENT_FILES: [&str; 5] = [
+    "names.fst",
+    "names.dat",
+    "defs.dat",
+    "files.dat",
+    "files.idx",
+];
 
 impl Segment {
     /// Opens the segment in `dir`, checking headers and lengths.
     pub fn open(dir: &Path) -> Result<Segment, String> {
         let meta_path = dir.join("meta.json");
-        let text = std::fs::read(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?;
-        let meta: SegmentMeta = serde_json::from_slice(&text)
-            .map_err(|e| format!("{}: {e}", meta_path.display()))?;
+        let text =
+            std::fs::read(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?;
+        let meta: SegmentMeta =
+            serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", meta_path.display()))?;
         if meta.version != super::format::VERSION {
             return Err(format!(
                 "{}: index format version {}, this knav reads {}",

@@ -115,8 +115,12 @@ pub fn read_manifest(index_dir: &Path) -> Result<Option<Manifest>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let m: Manifest = serde_json::from_slice(&bytes)
-        .map_err(|e| format!("{}: {e}; run `knav index --full` to rebuild", path.display()))?;
+    let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "{}: {e}; run `knav index --full` to rebuild",
+            path.display()
+        )
+    })?;
     Ok(Some(m))
 }
 
@@ -172,7 +176,8 @@ pub fn lock(index_dir: &Path) -> Result<BuildLock, String> {
         .write(true)
         .open(&path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    file.lock().map_err(|e| format!("{}: {e}", path.display()))?;
+    file.lock()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(BuildLock { _file: file })
 }
 
@@ -212,7 +217,11 @@ impl Snapshot {
         Self::open_segments(root, index_dir, manifest.clone())
     }
 
-    fn open_segments(root: &Path, index_dir: &Path, manifest: Manifest) -> Result<Snapshot, String> {
+    fn open_segments(
+        root: &Path,
+        index_dir: &Path,
+        manifest: Manifest,
+    ) -> Result<Snapshot, String> {
         let mut segments = Vec::with_capacity(manifest.segments.len());
         for s in &manifest.segments {
             segments.push(Segment::open(&index_dir.join(&s.dir))?);

@@ -1,0 +1,267 @@
+//! The envelope: the one answer shape every tool returns, rendered as text or JSON.
+//!
+//! Keys are only ever added, never renamed. `results` is a list of records or, for
+//! find_callees, reachability and update_index, an object; `error` replaces it on failure.
+
+use serde::Serialize;
+
+/// A symbol location: definitions, references (with `role`), bodies (with `end_line`, `body`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Record {
+    /// The name.
+    pub symbol: String,
+    /// Root-relative path.
+    pub path: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based byte column.
+    pub col: u32,
+    /// ctags kind.
+    pub kind: Option<String>,
+    /// Type.
+    pub typeref: Option<String>,
+    /// Enclosing struct/union/enum.
+    pub scope: Option<String>,
+    /// Parameter list.
+    pub signature: Option<String>,
+    /// Enclosing `#if` conditions, outermost first; `null` when the file was not scanned.
+    pub guard: Option<Vec<String>>,
+    /// The source line, cut at 200 characters.
+    pub snippet: String,
+    /// How the name was resolved, when not a literal match.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_via: Option<String>,
+    /// References: def, decl, call, ref or export.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// References: the enclosing function, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
+    /// Bodies: the last line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    /// Bodies: the source text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// Bodies: true when the body was cut at the line cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_truncated: Option<bool>,
+}
+
+/// References of one file, when references are grouped by file.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct FileGroup {
+    /// Root-relative path.
+    pub path: String,
+    /// References in the file.
+    pub count: u64,
+    /// Their lines.
+    pub lines: Vec<u32>,
+}
+
+/// One call site.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CallSite {
+    /// The enclosing function; `null` at file scope.
+    pub caller: Option<String>,
+    /// Root-relative path.
+    pub path: String,
+    /// 1-based line.
+    pub line: u32,
+    /// The call's source line.
+    pub snippet: String,
+    /// Enclosing `#if` conditions.
+    pub guard: Option<Vec<String>>,
+}
+
+/// One function called from a body.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Callee {
+    /// The called name.
+    pub symbol: String,
+    /// Line of the first call.
+    pub line: u32,
+    /// `path:line` of its best definition, if known.
+    pub defined_at: Option<String>,
+}
+
+/// find_callees' answer.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Callees {
+    /// The function.
+    pub symbol: String,
+    /// Its definition's path.
+    pub path: String,
+    /// Its definition's line.
+    pub line: u32,
+    /// What it calls, in order of first call.
+    pub callees: Vec<Callee>,
+}
+
+/// reachability's answer.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Reach {
+    /// Start.
+    pub from: String,
+    /// Goal.
+    pub to: String,
+    /// True when a call chain was found.
+    pub reachable: bool,
+    /// The shortest chain found, `from` first.
+    pub chain: Vec<String>,
+    /// Functions whose bodies were searched.
+    pub explored: u64,
+}
+
+/// The results of a tool.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum Results {
+    /// Symbol, reference or body records.
+    Records(Vec<Record>),
+    /// References grouped by file.
+    Groups(Vec<FileGroup>),
+    /// Call sites.
+    Calls(Vec<CallSite>),
+    /// find_callees.
+    Callees(Callees),
+    /// reachability.
+    Reach(Reach),
+    /// update_index.
+    Index(crate::index::UpdateReport),
+}
+
+/// Where an `EXPORT_SYMBOL*` line names the symbol.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Export {
+    /// The macro, e.g. `EXPORT_SYMBOL_GPL`.
+    #[serde(rename = "macro")]
+    pub macro_name: String,
+    /// Root-relative path.
+    pub path: String,
+    /// 1-based line.
+    pub line: u32,
+}
+
+/// `{path, count}` of the files with the most references.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct TopFile {
+    /// Root-relative path.
+    pub path: String,
+    /// References in it.
+    pub count: u64,
+}
+
+/// The summary of a definition-shaped envelope.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DefSummary {
+    /// The symbol asked for.
+    pub symbol: String,
+    /// Definitions found.
+    pub definition_count: u64,
+    /// Distinct guard stacks among them.
+    pub guard_variants: u64,
+    /// References (occurrences that are not definitions or declarations).
+    pub reference_count: u64,
+    /// Files with references.
+    pub file_count: u64,
+    /// The files with the most references.
+    pub top_files: Vec<TopFile>,
+    /// Export status.
+    pub exported: Option<Export>,
+}
+
+/// Index coverage, so every answer can say what was searched.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Coverage {
+    /// `.c`/`.h` files scanned.
+    pub files_scanned: u64,
+    /// Files not indexed.
+    pub files_unindexed: u64,
+}
+
+/// One answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct Envelope {
+    /// Which tool answered.
+    pub tool: &'static str,
+    /// The resolved root.
+    pub root: String,
+    /// The results, absent on error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results: Option<Results>,
+    /// Results in all pages.
+    pub total: u64,
+    /// Offset of this page.
+    pub offset: u64,
+    /// True when more results exist beyond this page.
+    pub truncated: bool,
+    /// The page size used.
+    pub limit: u64,
+    /// Definition summary, on definition-shaped envelopes.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<DefSummary>,
+    /// Suggested follow-up tools.
+    pub next_tools: Vec<&'static str>,
+    /// Out-of-band notice (clamped limit, unbalanced directives…).
+    pub warning: Option<String>,
+    /// Why the results are empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Why the call failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Near-misses for a name that was not found (`~name`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub near_misses: Vec<String>,
+    /// What the index covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<Coverage>,
+}
+
+impl Envelope {
+    /// An empty envelope for `tool`.
+    pub fn new(tool: &'static str, root: &str) -> Envelope {
+        Envelope {
+            tool,
+            root: root.to_string(),
+            results: None,
+            total: 0,
+            offset: 0,
+            truncated: false,
+            limit: 0,
+            summary: None,
+            next_tools: Vec::new(),
+            warning: None,
+            message: None,
+            error: None,
+            near_misses: Vec::new(),
+            index: None,
+        }
+    }
+
+    /// An error envelope.
+    pub fn error(tool: &'static str, root: &str, error: impl Into<String>) -> Envelope {
+        let mut e = Envelope::new(tool, root);
+        e.error = Some(error.into());
+        e
+    }
+
+    /// Adds a warning, keeping earlier ones.
+    pub fn warn(&mut self, w: impl Into<String>) {
+        let w = w.into();
+        self.warning = Some(match self.warning.take() {
+            Some(old) => format!("{old}; {w}"),
+            None => w,
+        });
+    }
+
+    /// The process exit code for this envelope: 1 when it carries an error.
+    pub fn exit_code(&self) -> i32 {
+        if self.error.is_some() {
+            1
+        } else {
+            0
+        }
+    }
+}

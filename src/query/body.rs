@@ -1,0 +1,56 @@
+//! get_symbol_body: the source text of a definition.
+
+use super::{not_found, valid_name, Query, MAX_BODY_LINES};
+use crate::envelope::{Envelope, Results};
+
+/// Answers get_symbol_body for `symbol`, with at most `max_definitions` bodies (0: 3).
+pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Envelope {
+    const TOOL: &str = "get_symbol_body";
+    if !valid_name(symbol) {
+        return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
+    }
+    let max = if max_definitions == 0 {
+        3
+    } else {
+        max_definitions.min(50)
+    };
+    // Bodies first: a prototype's "body" is one line nobody asked for.
+    let mut defs: Vec<_> = q
+        .definitions(symbol)
+        .into_iter()
+        .filter(|f| q.wanted(q.path(f.seg, f.def.file)))
+        .collect();
+    if defs.is_empty() {
+        return not_found(q, TOOL, symbol);
+    }
+    defs.sort_by_key(|f| f.def.end_line.is_none());
+    let mut env = q.envelope(TOOL);
+    env.total = defs.len() as u64;
+    env.truncated = defs.len() as u64 > max;
+    let records = defs
+        .iter()
+        .take(max as usize)
+        .map(|f| {
+            let mut r = q.def_record(f);
+            let end = f.def.end_line.unwrap_or(f.def.line);
+            let cut = end.saturating_sub(f.def.line) + 1 > MAX_BODY_LINES;
+            let last = if cut {
+                f.def.line + MAX_BODY_LINES - 1
+            } else {
+                end
+            };
+            r.end_line = Some(end);
+            r.body = Some(
+                q.source(&r.path)
+                    .map(|s| s.lines(f.def.line, last))
+                    .unwrap_or_default(),
+            );
+            r.body_truncated = cut.then_some(true);
+            r
+        })
+        .collect();
+    env.limit = max;
+    env.results = Some(Results::Records(records));
+    env.next_tools = vec!["find_callees", "find_callers"];
+    env
+}

@@ -1,0 +1,102 @@
+//! find_callees: what a function calls, read from its body.
+
+use super::{not_found, valid_name, Found, Query};
+use crate::envelope::{Callee, Callees, Envelope, Results};
+use knav_ctags::Kind;
+
+/// At most this many distinct callees are listed.
+pub const MAX_CALLEES: usize = 40;
+
+/// The distinct names called in the body of `f`, with the line of their first call.
+pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<(String, u32)> {
+    let path = q.path(f.seg, f.def.file);
+    let Some(src) = q.source(path) else {
+        return Vec::new();
+    };
+    let end = f.def.end_line.unwrap_or(f.def.line);
+    let body = src.lines(f.def.line, end);
+    let scanned = crate::scan::scan(body.as_bytes());
+    let mut out: Vec<(String, u32)> = Vec::new();
+    for o in scanned
+        .occurrences
+        .iter()
+        .filter(|o| o.role == crate::scan::Role::Call)
+    {
+        let name = &body[o.start as usize..o.start as usize + o.len as usize];
+        let line = f.def.line + o.line - 1;
+        if (name == f.def.name && line == f.def.line) || out.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        out.push((name.to_string(), line));
+    }
+    out
+}
+
+/// The function definitions of `symbol`, best first.
+pub fn function_defs<'s>(q: &Query<'s>, symbol: &str) -> Vec<Found<'s>> {
+    q.definitions(symbol)
+        .into_iter()
+        .filter(|f| {
+            f.def.kind == Kind::Function || f.def.end_line.is_some() && f.def.kind == Kind::Macro
+        })
+        .collect()
+}
+
+/// Answers find_callees for `symbol`.
+pub fn find_callees(q: &Query<'_>, symbol: &str) -> Envelope {
+    const TOOL: &str = "find_callees";
+    if !valid_name(symbol) {
+        return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
+    }
+    let defs = function_defs(q, symbol);
+    let Some(f) = defs.first() else {
+        if q.definitions(symbol).is_empty() {
+            return not_found(q, TOOL, symbol);
+        }
+        let mut env = q.envelope(TOOL);
+        env.error = Some(format!("'{symbol}' is not a function with a body"));
+        env.next_tools = vec!["find_definition"];
+        return env;
+    };
+    let mut env = q.envelope(TOOL);
+    if defs.len() > 1 {
+        env.warn(format!(
+            "{} function definitions; showing {}:{}",
+            defs.len(),
+            q.path(f.seg, f.def.file),
+            f.def.line
+        ));
+    }
+    let mut calls = calls_in_body(q, f);
+    env.total = calls.len() as u64;
+    if calls.len() > MAX_CALLEES {
+        calls.truncate(MAX_CALLEES);
+        env.truncated = true;
+        env.warn(format!(
+            "{} callees; the first {MAX_CALLEES} are listed",
+            env.total
+        ));
+    }
+    let callees = calls
+        .into_iter()
+        .map(|(name, line)| {
+            let defined_at = q
+                .definitions(&name)
+                .first()
+                .map(|d| format!("{}:{}", q.path(d.seg, d.def.file), d.def.line));
+            Callee {
+                symbol: name,
+                line,
+                defined_at,
+            }
+        })
+        .collect();
+    env.results = Some(Results::Callees(Callees {
+        symbol: symbol.to_string(),
+        path: q.path(f.seg, f.def.file).to_string(),
+        line: f.def.line,
+        callees,
+    }));
+    env.next_tools = vec!["get_symbol_body", "reachability"];
+    env
+}

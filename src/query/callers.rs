@@ -1,0 +1,75 @@
+//! find_callers: the call sites of a function, each with its enclosing function and source line.
+
+use std::collections::HashSet;
+
+use super::{def_lines, not_found, role_of, valid_name, Query};
+use crate::envelope::{CallSite, Envelope, Results};
+
+/// find_callers refuses names referenced in more files than this.
+pub const MAX_CALLER_FILES: usize = 500;
+
+/// Answers find_callers for `symbol`.
+pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
+    const TOOL: &str = "find_callers";
+    if !valid_name(symbol) {
+        return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
+    }
+    let defs = q.definitions(symbol);
+    let lines = def_lines(&defs);
+    let all = q.postings(symbol);
+    if all.is_empty() && defs.is_empty() {
+        return not_found(q, TOOL, symbol);
+    }
+    let postings: Vec<_> = all
+        .into_iter()
+        .filter(|(s, p)| q.wanted(q.path(*s, p.file)))
+        .collect();
+    let files: HashSet<(usize, u32)> = postings.iter().map(|(s, p)| (*s, p.file)).collect();
+    if files.len() > MAX_CALLER_FILES {
+        let mut env = q.envelope(TOOL);
+        env.error = Some(format!(
+            "'{symbol}' is referenced in {} files (more than {MAX_CALLER_FILES}); \
+             use find_references with path_prefix to narrow it to a subsystem",
+            files.len()
+        ));
+        env.next_tools = vec!["find_references"];
+        return env;
+    }
+    let mut calls: Vec<_> = postings
+        .into_iter()
+        .filter(|(s, p)| role_of(p, &lines, *s) == "call")
+        .collect();
+    calls.sort_by(|a, b| {
+        q.path(a.0, a.1.file)
+            .cmp(q.path(b.0, b.1.file))
+            .then(a.1.line.cmp(&b.1.line))
+    });
+    calls.dedup_by(|a, b| a.0 == b.0 && a.1.file == b.1.file && a.1.line == b.1.line);
+    let mut env = q.envelope(TOOL);
+    env.next_tools = vec!["get_symbol_body", "find_callees", "find_references"];
+    if calls.is_empty() {
+        env.message = Some(format!(
+            "no calls to '{symbol}' found (it may be used through a function pointer; \
+             find_references lists every mention)"
+        ));
+        env.results = Some(Results::Calls(Vec::new()));
+        env.next_tools = vec!["find_references"];
+        return env;
+    }
+    let page = q.paginate(&mut env, calls);
+    let sites = page
+        .iter()
+        .map(|(s, p)| {
+            let path = q.path(*s, p.file);
+            CallSite {
+                caller: q.enclosing_function(*s, p.file, p.line),
+                path: path.to_string(),
+                line: p.line,
+                snippet: q.snippet(path, p.line),
+                guard: q.guard(*s, p.file, p.line),
+            }
+        })
+        .collect();
+    env.results = Some(Results::Calls(sites));
+    env
+}

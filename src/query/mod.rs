@@ -1,0 +1,304 @@
+//! Answering questions from an open index: each tool builds an [`Envelope`].
+//!
+//! The tools share [`Query`] (the snapshot, paging and a cache of source files read for
+//! snippets) and the definition lookup with its ranking: bodies before prototypes and `extern`
+//! declarations, the kernel proper before `tools/`, `samples/` and selftests, then path order.
+
+mod body;
+mod callees;
+mod callers;
+mod def;
+mod nearmiss;
+mod reach;
+mod refs;
+mod source;
+mod symbols;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use knav_ctags::Kind;
+
+use crate::envelope::{Coverage, Envelope, Record};
+use crate::index::format::{Def, FileStatus};
+use crate::index::segment::{Posting, Postings};
+use crate::index::store::Snapshot;
+use crate::scan::Role;
+
+pub use body::get_symbol_body;
+pub use callees::find_callees;
+pub use callers::find_callers;
+pub use def::find_definition;
+pub use reach::reachability;
+pub use refs::{find_references, GroupBy};
+pub use symbols::list_file_symbols;
+
+/// Default page size.
+pub const DEFAULT_LIMIT: u64 = 100;
+/// Largest page size; larger requests are clamped.
+pub const MAX_LIMIT: u64 = 1000;
+/// Source lines are cut at this many characters.
+pub const MAX_LINE_CHARS: usize = 200;
+/// Bodies are cut at this many lines.
+pub const MAX_BODY_LINES: u32 = 300;
+
+/// Paging and filtering shared by every tool.
+#[derive(Clone, Debug, Default)]
+pub struct Page {
+    /// Page size; 0 means the default.
+    pub limit: u64,
+    /// Results to skip.
+    pub offset: u64,
+    /// Only results whose path starts with this.
+    pub path_prefix: Option<String>,
+}
+
+/// A query against one snapshot.
+pub struct Query<'s> {
+    /// The index.
+    pub snap: &'s Snapshot,
+    /// Paging.
+    pub page: Page,
+    limit: u64,
+    clamped: Option<u64>,
+    sources: RefCell<HashMap<String, Option<std::rc::Rc<source::SourceText>>>>,
+}
+
+/// One definition found, with where it lives.
+#[derive(Clone, Copy, Debug)]
+pub struct Found<'s> {
+    /// Segment index.
+    pub seg: usize,
+    /// The record.
+    pub def: Def<'s>,
+}
+
+impl<'s> Query<'s> {
+    /// A query with `page`; an absurd limit is clamped (and reported by [`Query::envelope`]).
+    pub fn new(snap: &'s Snapshot, page: Page) -> Query<'s> {
+        let (limit, clamped) = match page.limit {
+            0 => (DEFAULT_LIMIT, None),
+            l if l > MAX_LIMIT => (MAX_LIMIT, Some(l)),
+            l => (l, None),
+        };
+        Query {
+            snap,
+            page,
+            limit,
+            clamped,
+            sources: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The page size in effect.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// A fresh envelope for `tool` carrying paging state and coverage.
+    pub fn envelope(&self, tool: &'static str) -> Envelope {
+        let mut e = Envelope::new(tool, &self.snap.root.display().to_string());
+        e.offset = self.page.offset;
+        e.limit = self.limit;
+        e.index = Some(Coverage {
+            files_scanned: self.snap.manifest.files_scanned,
+            files_unindexed: self.snap.manifest.files_unindexed,
+        });
+        if let Some(asked) = self.clamped {
+            e.warn(format!("limit {asked} clamped to the maximum {MAX_LIMIT}"));
+        }
+        e
+    }
+
+    /// Cuts `items` to this page, setting `total` and `truncated`.
+    pub fn paginate<T>(&self, env: &mut Envelope, items: Vec<T>) -> Vec<T> {
+        env.total = items.len() as u64;
+        let start = (self.page.offset as usize).min(items.len());
+        let end = start.saturating_add(self.limit as usize).min(items.len());
+        env.truncated = end < items.len();
+        items.into_iter().skip(start).take(end - start).collect()
+    }
+
+    /// True when `path` passes the path prefix filter.
+    pub fn wanted(&self, path: &str) -> bool {
+        match &self.page.path_prefix {
+            Some(p) => path.starts_with(p.trim_start_matches("./")),
+            None => true,
+        }
+    }
+
+    /// The definitions of `name` in live files, ranked.
+    pub fn definitions(&self, name: &str) -> Vec<Found<'s>> {
+        let mut out = Vec::new();
+        for (s, seg) in self.snap.segments.iter().enumerate() {
+            if let Some(entry) = seg.lookup(name.as_bytes()) {
+                for off in entry.defs {
+                    let def = seg.def_at(off);
+                    if self.snap.is_live(s, def.file) {
+                        out.push(Found { seg: s, def });
+                    }
+                }
+            }
+        }
+        out.sort_by_cached_key(|f| {
+            let path = self.snap.segments[f.seg].file_path(f.def.file);
+            (rank(f.def.kind, path), path.to_string(), f.def.line)
+        });
+        out
+    }
+
+    /// Every live posting of `name`, as `(segment, posting)`, in segment then file order.
+    pub fn postings(&self, name: &str) -> Vec<(usize, Posting)> {
+        let mut out = Vec::new();
+        for (s, seg) in self.snap.segments.iter().enumerate() {
+            if let Some(entry) = seg.lookup(name.as_bytes()) {
+                out.extend(
+                    Postings::new(entry.postings)
+                        .filter(|p| self.snap.is_live(s, p.file))
+                        .map(|p| (s, p)),
+                );
+            }
+        }
+        out
+    }
+
+    /// The path of a file.
+    pub fn path(&self, seg: usize, file: u32) -> &'s str {
+        self.snap.segments[seg].file_path(file)
+    }
+
+    /// The text of a live file, read once per query.
+    pub fn source(&self, path: &str) -> Option<std::rc::Rc<source::SourceText>> {
+        if let Some(s) = self.sources.borrow().get(path) {
+            return s.clone();
+        }
+        let text = source::SourceText::read(&self.snap.root.join(path)).map(std::rc::Rc::new);
+        self.sources
+            .borrow_mut()
+            .insert(path.to_string(), text.clone());
+        text
+    }
+
+    /// The source line `line` of `path`, cut for display; empty when unreadable.
+    pub fn snippet(&self, path: &str, line: u32) -> String {
+        self.source(path)
+            .and_then(|s| s.line(line).map(source::cut))
+            .unwrap_or_default()
+    }
+
+    /// The guard of `line` in a file; `None` when the file was not scanned.
+    pub fn guard(&self, seg: usize, file: u32, line: u32) -> Option<Vec<String>> {
+        let rec = self.snap.segments[seg].file(file);
+        match FileStatus::from_u8(rec.status) {
+            FileStatus::Indexed | FileStatus::NoDefinitions => Some(rec.guard_at(line).to_vec()),
+            _ => None,
+        }
+    }
+
+    /// A record for a definition.
+    pub fn def_record(&self, f: &Found<'s>) -> Record {
+        let path = self.path(f.seg, f.def.file);
+        let snippet = self.snippet(path, f.def.line);
+        let col = self
+            .source(path)
+            .and_then(|s| {
+                s.line(f.def.line)
+                    .and_then(|l| source::find_word(l, f.def.name))
+            })
+            .map_or(1, |c| c as u32 + 1);
+        Record {
+            symbol: f.def.name.to_string(),
+            path: path.to_string(),
+            line: f.def.line,
+            col,
+            kind: Some(f.def.kind.name().to_string()),
+            typeref: f.def.typeref.map(str::to_string),
+            scope: f.def.scope.map(str::to_string),
+            signature: f.def.signature.map(str::to_string),
+            guard: self.guard(f.seg, f.def.file, f.def.line),
+            snippet,
+            ..Default::default()
+        }
+    }
+
+    /// The function enclosing `line` of a file, from ctags's line ranges.
+    pub fn enclosing_function(&self, seg: usize, file: u32, line: u32) -> Option<String> {
+        self.snap.segments[seg]
+            .file_defs(file)
+            .iter()
+            .filter(|d| d.kind == Kind::Function)
+            .filter(|d| d.line <= line && d.end_line.is_some_and(|e| line <= e))
+            .min_by_key(|d| line - d.line)
+            .map(|d| d.name.to_string())
+    }
+}
+
+/// Ranking key of a definition: smaller first.
+pub fn rank(kind: Kind, path: &str) -> (u8, u8) {
+    let side = if path.starts_with("tools/")
+        || path.starts_with("samples/")
+        || path.contains("/selftests/")
+        || path.starts_with("Documentation/")
+    {
+        1
+    } else {
+        0
+    };
+    let decl = match kind {
+        Kind::Prototype | Kind::Externvar => 2,
+        Kind::Member | Kind::Label => 1,
+        _ => 0,
+    };
+    (decl, side)
+}
+
+/// The role of an occurrence: def and decl come from definitions on the same line.
+pub fn role_of(p: &Posting, def_lines: &[(usize, u32, u32, Kind)], seg: usize) -> &'static str {
+    if let Some(&(_, _, _, kind)) = def_lines
+        .iter()
+        .find(|(s, f, l, _)| *s == seg && *f == p.file && *l == p.line)
+    {
+        return if kind.is_declaration() { "decl" } else { "def" };
+    }
+    match p.role {
+        Role::MacroDef => "def",
+        Role::Call => "call",
+        Role::Export => "export",
+        Role::Ref => "ref",
+    }
+}
+
+/// `(segment, file, line, kind)` of every definition of `name`, for [`role_of`].
+pub fn def_lines(defs: &[Found<'_>]) -> Vec<(usize, u32, u32, Kind)> {
+    defs.iter()
+        .map(|f| (f.seg, f.def.file, f.def.line, f.def.kind))
+        .collect()
+}
+
+/// The standard "not found" error, with near-misses.
+pub fn not_found(q: &Query<'_>, tool: &'static str, name: &str) -> Envelope {
+    let mut env = q.envelope(tool);
+    env.near_misses = nearmiss::near_misses(q, name, 10);
+    env.error = Some(format!(
+        "no symbol named '{name}' in the index ({} files scanned, {} unindexed)",
+        q.snap.manifest.files_scanned, q.snap.manifest.files_unindexed
+    ));
+    env.next_tools = vec!["find_references"];
+    env
+}
+
+/// True when `name` is a plausible C identifier (anything else cannot be in the index).
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 512
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+impl Query<'_> {
+    /// An error envelope for `tool` with paging state.
+    pub fn envelope_error(&self, tool: &'static str, error: String) -> Envelope {
+        let mut e = self.envelope(tool);
+        e.error = Some(error);
+        e
+    }
+}

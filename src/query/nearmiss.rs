@@ -1,0 +1,93 @@
+//! Near-misses for a name that is not in the index: names sharing a prefix or a `_`-separated
+//! part, or within two edits, that have a definition. Found with automata over the FST.
+
+use fst::automaton::{Levenshtein, Str};
+use fst::{Automaton, IntoStreamer, Streamer};
+
+use super::Query;
+
+fn edit_distance(a: &[u8], b: &[u8]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + (ca != cb) as usize)
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+fn collect<A: Automaton>(q: &Query<'_>, aut: A, cap: usize, out: &mut Vec<String>) {
+    for seg in &q.snap.segments {
+        let mut stream = seg.names().search(&aut).into_stream();
+        let mut n = 0;
+        while let Some((k, off)) = stream.next() {
+            if seg.entry_at(off).defs.is_empty() {
+                continue;
+            }
+            if let Ok(s) = std::str::from_utf8(k) {
+                out.push(s.to_string());
+            }
+            n += 1;
+            if n >= cap {
+                break;
+            }
+        }
+    }
+}
+
+/// Up to `max` near-misses of `name`, each marked `~`, closest first.
+pub fn near_misses(q: &Query<'_>, name: &str, max: usize) -> Vec<String> {
+    let mut cands = Vec::new();
+    if name.len() <= 48 {
+        if let Ok(lev) = Levenshtein::new(name, if name.len() > 4 { 2 } else { 1 }) {
+            collect(q, lev, 50, &mut cands);
+        }
+    }
+    // The longest prefix ending before a `_`, then each `_`-separated part as a prefix.
+    if let Some(cut) = name.rfind('_').filter(|c| *c > 0) {
+        collect(q, Str::new(&name[..=cut]).starts_with(), 50, &mut cands);
+    }
+    for part in name.split('_').filter(|p| p.len() >= 3) {
+        collect(
+            q,
+            Str::new(&format!("{part}_")).starts_with(),
+            20,
+            &mut cands,
+        );
+    }
+    if name.len() >= 4 {
+        collect(q, Str::new(name).starts_with(), 20, &mut cands);
+    }
+    cands.sort();
+    cands.dedup();
+    cands.retain(|c| c != name);
+    let common = |c: &str| {
+        c.bytes()
+            .zip(name.bytes())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    cands.sort_by_key(|c| {
+        (
+            edit_distance(c.as_bytes(), name.as_bytes()),
+            usize::MAX - common(c),
+            c.clone(),
+        )
+    });
+    cands.truncate(max);
+    cands.into_iter().map(|c| format!("~{c}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn edit_distance_counts_edits() {
+        assert_eq!(super::edit_distance(b"vfs_raed", b"vfs_read"), 2);
+        assert_eq!(super::edit_distance(b"kmap", b"kmap"), 0);
+        assert_eq!(super::edit_distance(b"kmap", b"kunmap"), 2);
+    }
+}

@@ -1,0 +1,94 @@
+//! reachability: is there a call chain from one function to another (breadth-first).
+
+use std::collections::{HashMap, VecDeque};
+
+use super::callees::{calls_in_body, function_defs};
+use super::{not_found, valid_name, Query};
+use crate::envelope::{Envelope, Reach, Results};
+
+/// Default and largest search depths.
+#[allow(dead_code)]
+pub const DEFAULT_DEPTH: u32 = 8;
+/// Largest depth accepted.
+pub const MAX_DEPTH: u32 = 12;
+/// Function bodies searched at most, so a hub like `printk` cannot stall the answer.
+pub const MAX_EXPLORED: usize = 20_000;
+
+/// Answers reachability from `from` to `to` within `max_depth` calls.
+pub fn reachability(q: &Query<'_>, from: &str, to: &str, max_depth: u32) -> Envelope {
+    const TOOL: &str = "reachability";
+    for name in [from, to] {
+        if !valid_name(name) {
+            return q.envelope_error(TOOL, format!("'{name}' is not a C identifier"));
+        }
+    }
+    if !(1..=MAX_DEPTH).contains(&max_depth) {
+        return q.envelope_error(
+            TOOL,
+            format!("max_depth must be 1..{MAX_DEPTH}, not {max_depth}"),
+        );
+    }
+    if function_defs(q, from).is_empty() {
+        return not_found(q, TOOL, from);
+    }
+    if q.definitions(to).is_empty() && q.postings(to).is_empty() {
+        return not_found(q, TOOL, to);
+    }
+    let mut parent: HashMap<String, Option<String>> = HashMap::new();
+    parent.insert(from.to_string(), None);
+    let mut queue = VecDeque::from([(from.to_string(), 0u32)]);
+    let mut explored = 0usize;
+    let mut found = from == to;
+    let mut capped = false;
+    'bfs: while let Some((name, depth)) = queue.pop_front() {
+        if found || depth >= max_depth {
+            continue;
+        }
+        if explored >= MAX_EXPLORED {
+            capped = true;
+            break;
+        }
+        let defs = function_defs(q, &name);
+        let Some(f) = defs.first() else { continue };
+        explored += 1;
+        for (callee, _) in calls_in_body(q, f) {
+            if parent.contains_key(&callee) {
+                continue;
+            }
+            parent.insert(callee.clone(), Some(name.clone()));
+            if callee == to {
+                found = true;
+                break 'bfs;
+            }
+            queue.push_back((callee, depth + 1));
+        }
+    }
+    let mut chain = Vec::new();
+    if found {
+        let mut at = Some(to.to_string());
+        while let Some(n) = at {
+            at = parent.get(&n).cloned().flatten();
+            chain.push(n);
+        }
+        chain.reverse();
+    }
+    let mut env = q.envelope(TOOL);
+    if capped {
+        env.warn(format!("search stopped after {MAX_EXPLORED} functions"));
+    }
+    if !found {
+        env.message = Some(format!(
+            "no call chain from {from} to {to} within {max_depth} calls ({explored} functions searched)"
+        ));
+    }
+    env.total = found as u64;
+    env.results = Some(Results::Reach(Reach {
+        from: from.to_string(),
+        to: to.to_string(),
+        reachable: found,
+        chain,
+        explored: explored as u64,
+    }));
+    env.next_tools = vec!["find_callees", "find_callers"];
+    env
+}

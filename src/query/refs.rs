@@ -1,0 +1,129 @@
+//! find_references: every occurrence of a name, with its role, guard and enclosing function.
+
+use std::collections::BTreeMap;
+
+use super::{def_lines, not_found, role_of, valid_name, Query};
+use crate::envelope::{Envelope, FileGroup, Record, Results};
+
+/// References are grouped by file above this many rows when grouping is automatic.
+pub const AUTO_GROUP_ABOVE: usize = 200;
+
+/// How references are listed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GroupBy {
+    /// One row per reference up to 200, else one row per file.
+    #[default]
+    Auto,
+    /// One row per reference.
+    Line,
+    /// One row per file.
+    File,
+}
+
+impl std::str::FromStr for GroupBy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<GroupBy, String> {
+        match s {
+            "auto" => Ok(GroupBy::Auto),
+            "line" => Ok(GroupBy::Line),
+            "file" => Ok(GroupBy::File),
+            _ => Err(format!("group_by must be auto, line or file, not '{s}'")),
+        }
+    }
+}
+
+/// Answers find_references for `symbol`.
+pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelope {
+    const TOOL: &str = "find_references";
+    if !valid_name(symbol) {
+        return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
+    }
+    let defs = q.definitions(symbol);
+    let lines = def_lines(&defs);
+    let postings: Vec<_> = q
+        .postings(symbol)
+        .into_iter()
+        .filter(|(s, p)| q.wanted(q.path(*s, p.file)))
+        .collect();
+    if postings.is_empty() {
+        if q.page.path_prefix.is_some() && !q.postings(symbol).is_empty() {
+            let mut env = q.envelope(TOOL);
+            env.results = Some(Results::Records(Vec::new()));
+            env.message = Some(format!("no references to '{symbol}' under the path prefix"));
+            return env;
+        }
+        return not_found(q, TOOL, symbol);
+    }
+    let mut env = q.envelope(TOOL);
+    env.next_tools = vec!["find_callers", "find_definition"];
+    let grouped = match group_by {
+        GroupBy::File => true,
+        GroupBy::Line => false,
+        GroupBy::Auto => postings.len() > AUTO_GROUP_ABOVE,
+    };
+    if grouped {
+        let mut files: BTreeMap<(usize, u32), Vec<u32>> = BTreeMap::new();
+        for (s, p) in &postings {
+            files.entry((*s, p.file)).or_default().push(p.line);
+        }
+        let mut groups: Vec<FileGroup> = files
+            .into_iter()
+            .map(|((s, f), mut lines)| {
+                lines.dedup();
+                FileGroup {
+                    path: q.path(s, f).to_string(),
+                    count: 0,
+                    lines,
+                }
+            })
+            .collect();
+        for g in &mut groups {
+            g.count = g.lines.len() as u64;
+        }
+        groups.sort_by(|a, b| a.path.cmp(&b.path));
+        if group_by == GroupBy::Auto {
+            env.warn(format!(
+                "{} references: grouped by file; pass path_prefix to narrow, or group_by=line",
+                postings.len()
+            ));
+        }
+        let page = q.paginate(&mut env, groups);
+        env.results = Some(Results::Groups(page));
+        return env;
+    }
+    let mut rows = postings;
+    rows.sort_by(|a, b| {
+        q.path(a.0, a.1.file)
+            .cmp(q.path(b.0, b.1.file))
+            .then(a.1.line.cmp(&b.1.line))
+            .then(a.1.col.cmp(&b.1.col))
+    });
+    let page = q.paginate(&mut env, rows);
+    let records = page
+        .iter()
+        .map(|(s, p)| {
+            let path = q.path(*s, p.file);
+            let role = role_of(p, &lines, *s);
+            let def = defs
+                .iter()
+                .find(|f| f.seg == *s && f.def.file == p.file && f.def.line == p.line);
+            Record {
+                symbol: symbol.to_string(),
+                path: path.to_string(),
+                line: p.line,
+                col: p.col,
+                kind: def.map(|f| f.def.kind.name().to_string()),
+                typeref: def.and_then(|f| f.def.typeref.map(str::to_string)),
+                scope: def.and_then(|f| f.def.scope.map(str::to_string)),
+                signature: def.and_then(|f| f.def.signature.map(str::to_string)),
+                guard: q.guard(*s, p.file, p.line),
+                snippet: q.snippet(path, p.line),
+                role: Some(role.to_string()),
+                caller: q.enclosing_function(*s, p.file, p.line),
+                ..Default::default()
+            }
+        })
+        .collect();
+    env.results = Some(Results::Records(records));
+    env
+}

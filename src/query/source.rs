@@ -1,0 +1,115 @@
+//! Source text for snippets and bodies: a file read once, lines found with memchr.
+
+use std::path::Path;
+
+use super::MAX_LINE_CHARS;
+
+/// A source file and the offsets of its lines.
+pub struct SourceText {
+    bytes: Vec<u8>,
+    starts: Vec<usize>,
+}
+
+impl SourceText {
+    /// Reads `path`; `None` when it cannot be read.
+    pub fn read(path: &Path) -> Option<SourceText> {
+        let bytes = std::fs::read(path).ok()?;
+        let mut starts = Vec::with_capacity(bytes.len() / 30 + 1);
+        starts.push(0);
+        starts.extend(memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1));
+        Some(SourceText { bytes, starts })
+    }
+
+    /// Line `n` (1-based) without its line ending.
+    pub fn line(&self, n: u32) -> Option<&[u8]> {
+        let i = (n as usize).checked_sub(1)?;
+        let start = *self.starts.get(i)?;
+        if start >= self.bytes.len() && i > 0 {
+            return None;
+        }
+        let end = self.starts.get(i + 1).map_or(self.bytes.len(), |e| e - 1);
+        let mut l = &self.bytes[start..end.max(start)];
+        if l.last() == Some(&b'\r') {
+            l = &l[..l.len() - 1];
+        }
+        Some(l)
+    }
+
+    /// Lines `from..=to`, joined with newlines.
+    pub fn lines(&self, from: u32, to: u32) -> String {
+        let mut out = String::new();
+        for n in from..=to {
+            match self.line(n) {
+                Some(l) => {
+                    if n > from {
+                        out.push('\n');
+                    }
+                    out.push_str(&String::from_utf8_lossy(l));
+                }
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// Number of lines.
+    pub fn line_count(&self) -> u32 {
+        let n = self.starts.len();
+        if self.bytes.last() == Some(&b'\n') {
+            (n - 1) as u32
+        } else {
+            n as u32
+        }
+    }
+}
+
+/// A line for display: trimmed, tabs kept, cut at [`MAX_LINE_CHARS`] characters.
+pub fn cut(line: &[u8]) -> String {
+    let s = String::from_utf8_lossy(line);
+    let s = s.trim();
+    if s.chars().count() <= MAX_LINE_CHARS {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(MAX_LINE_CHARS).collect();
+    out.push('…');
+    out
+}
+
+/// The byte offset of `word` as a whole identifier in `line`.
+pub fn find_word(line: &[u8], word: &str) -> Option<usize> {
+    let w = word.as_bytes();
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut from = 0;
+    while let Some(k) = memchr::memmem::find(&line[from..], w) {
+        let at = from + k;
+        let before = at == 0 || !is_ident(line[at - 1]);
+        let after = line.get(at + w.len()).is_none_or(|b| !is_ident(*b));
+        if before && after {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_and_words() {
+        let dir = std::env::temp_dir().join(format!("knav-src-{}", std::process::id()));
+        std::fs::write(&dir, "a\r\nint vfs_read_x, vfs_read;\n\nlast").unwrap();
+        let s = SourceText::read(&dir).unwrap();
+        assert_eq!(s.line(1), Some(&b"a"[..]));
+        assert_eq!(s.line(4), Some(&b"last"[..]));
+        assert_eq!(s.line(5), None);
+        assert_eq!(s.line(0), None);
+        assert_eq!(s.line_count(), 4);
+        assert_eq!(find_word(s.line(2).unwrap(), "vfs_read"), Some(16));
+        assert_eq!(s.lines(1, 2), "a\nint vfs_read_x, vfs_read;");
+        let long = "x".repeat(300);
+        assert_eq!(cut(long.as_bytes()).chars().count(), MAX_LINE_CHARS + 1);
+        let _ = std::fs::remove_file(&dir);
+    }
+}

@@ -1,0 +1,220 @@
+//! The compact text form: an optional summary line, `path:line: source  [tags]` rows, a
+//! pagination footer and `next:` hints.
+
+use std::fmt::Write;
+
+use crate::envelope::{Envelope, Record, Results};
+
+fn tags(kind: Option<&str>, guard: &Option<Vec<String>>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(k) = kind {
+        parts.push(k.to_string());
+    }
+    if let Some(g) = guard.as_ref().filter(|g| !g.is_empty()) {
+        parts.push(format!("#if {}", g.join(" && ")));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("  [{}]", parts.join("; "))
+    }
+}
+
+fn summary(env: &Envelope, out: &mut String) {
+    let Some(s) = &env.summary else { return };
+    let defs = match s.definition_count {
+        1 => "1 definition".to_string(),
+        n => format!("{n} definitions"),
+    };
+    let variants = if s.guard_variants > 1 {
+        format!(" under {} #if variants", s.guard_variants)
+    } else {
+        String::new()
+    };
+    let mut line = format!(
+        "{}: {defs}{variants} · {} refs in {} files",
+        s.symbol, s.reference_count, s.file_count
+    );
+    if s.file_count > 1 {
+        if let Some(t) = s.top_files.first() {
+            let _ = write!(line, " (top: {} {}, …)", t.path, t.count);
+        }
+    }
+    if let Some(e) = &s.exported {
+        let _ = write!(
+            line,
+            " · exported: {} ({}:{})",
+            e.macro_name, e.path, e.line
+        );
+    }
+    let _ = writeln!(out, "{line}");
+}
+
+fn record_row(r: &Record, out: &mut String) {
+    let kind = r.role.as_deref().or(r.kind.as_deref());
+    let via = r
+        .resolved_via
+        .as_ref()
+        .map(|v| format!("  (resolved via {v})"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{}:{}: {}{}{via}",
+        r.path,
+        r.line,
+        r.snippet,
+        tags(kind, &r.guard)
+    );
+}
+
+/// Renders `env` as compact text.
+pub fn text(env: &Envelope) -> String {
+    let mut out = String::new();
+    if let Some(e) = &env.error {
+        let _ = writeln!(out, "Error: {e}");
+        if !env.near_misses.is_empty() {
+            let _ = writeln!(out, "did you mean: {}", env.near_misses.join(", "));
+        }
+        if !env.next_tools.is_empty() {
+            let _ = writeln!(out, "next: {}", env.next_tools.join(", "));
+        }
+        return out;
+    }
+    summary(env, &mut out);
+    let shown = match &env.results {
+        Some(Results::Records(rs)) => {
+            for r in rs {
+                if let Some(body) = &r.body {
+                    let _ = writeln!(
+                        out,
+                        "{}:{}-{}:{}",
+                        r.path,
+                        r.line,
+                        r.end_line.unwrap_or(r.line),
+                        tags(r.kind.as_deref(), &r.guard)
+                    );
+                    let _ = writeln!(out, "{body}");
+                    if r.body_truncated == Some(true) {
+                        let _ = writeln!(
+                            out,
+                            "… (body cut at {} lines)",
+                            crate::query::MAX_BODY_LINES
+                        );
+                    }
+                } else {
+                    record_row(r, &mut out);
+                }
+            }
+            rs.len()
+        }
+        Some(Results::Groups(gs)) => {
+            for g in gs {
+                let mut lines: Vec<String> = g.lines.iter().take(12).map(u32::to_string).collect();
+                if g.lines.len() > 12 {
+                    lines.push("…".into());
+                }
+                let _ = writeln!(
+                    out,
+                    "{}: {} refs (lines {})",
+                    g.path,
+                    g.count,
+                    lines.join(", ")
+                );
+            }
+            gs.len()
+        }
+        Some(Results::Calls(cs)) => {
+            // One row per caller and file: the first call's line, then the other lines.
+            let mut i = 0;
+            while i < cs.len() {
+                let c = &cs[i];
+                let mut j = i + 1;
+                while j < cs.len() && cs[j].caller == c.caller && cs[j].path == c.path {
+                    j += 1;
+                }
+                let caller = c.caller.as_deref().unwrap_or("(file scope)");
+                let more = if j - i > 1 {
+                    let rest: Vec<String> = cs[i + 1..j]
+                        .iter()
+                        .take(5)
+                        .map(|c| c.line.to_string())
+                        .collect();
+                    let ell = if j - i - 1 > 5 { ", …" } else { "" };
+                    format!("  (+{} more: {}{ell})", j - i - 1, rest.join(", "))
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    out,
+                    "{caller}  {}:{}: {}{}{more}",
+                    c.path,
+                    c.line,
+                    c.snippet,
+                    tags(None, &c.guard)
+                );
+                i = j;
+            }
+            cs.len()
+        }
+        Some(Results::Callees(c)) => {
+            let _ = writeln!(
+                out,
+                "{} ({}:{}) calls {}:",
+                c.symbol,
+                c.path,
+                c.line,
+                c.callees.len()
+            );
+            for e in &c.callees {
+                let at = e.defined_at.as_deref().unwrap_or("(no definition indexed)");
+                let _ = writeln!(out, "  {}  line {} → {at}", e.symbol, e.line);
+            }
+            c.callees.len()
+        }
+        Some(Results::Reach(r)) => {
+            if r.reachable {
+                let _ = writeln!(
+                    out,
+                    "{} reaches {} in {} calls: {}",
+                    r.from,
+                    r.to,
+                    r.chain.len().saturating_sub(1),
+                    r.chain.join(" → ")
+                );
+            }
+            usize::from(r.reachable)
+        }
+        Some(Results::Index(r)) => {
+            let _ = writeln!(
+                out,
+                "index {}: {} files scanned, {} unindexed; {} changed, {} added, {} deleted in {} ms",
+                r.mode, r.files_scanned, r.files_unindexed, r.changed, r.added, r.deleted, r.elapsed_ms
+            );
+            1
+        }
+        None => 0,
+    };
+    if let Some(m) = &env.message {
+        let _ = writeln!(out, "{m}");
+    }
+    if env.truncated || env.offset > 0 {
+        let first = env.offset + 1;
+        let last = env.offset + shown as u64;
+        if env.truncated {
+            let _ = writeln!(
+                out,
+                "[{first}-{last} of {} · offset={last} for more]",
+                env.total
+            );
+        } else {
+            let _ = writeln!(out, "[{first}-{last} of {}]", env.total);
+        }
+    }
+    if let Some(w) = &env.warning {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    if !env.next_tools.is_empty() {
+        let _ = writeln!(out, "next: {}", env.next_tools.join(", "));
+    }
+    out
+}
