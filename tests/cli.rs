@@ -1,0 +1,585 @@
+//! End-to-end tests of the `knav` binary on the committed fixture tree `tests/fixtures/minikernel`.
+//! Each test indexes its own copy of the fixture in a temporary directory.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+struct Tree {
+    root: PathBuf,
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let ft = e.file_type().unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_name() == ".knav" {
+            continue;
+        }
+        if ft.is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else if ft.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(e.path()).unwrap(), &dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+fn fixture(name: &str) -> Tree {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/minikernel");
+    let root = std::env::temp_dir().join(format!("knav-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    copy_dir(&src, &root);
+    Tree { root }
+}
+
+fn knav(tree: &Tree, args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(args)
+        .arg("--root")
+        .arg(&tree.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("panicked"),
+        "knav panicked on {args:?}: {stderr}"
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn json(tree: &Tree, args: &[&str]) -> (i32, Value) {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let (code, out) = knav(tree, &a);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    (code, v)
+}
+
+fn locs(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{}:{}", r["path"].as_str().unwrap(), r["line"]))
+        .collect()
+}
+
+#[test]
+fn def_kmap_has_two_guard_variants() {
+    let t = fixture("def-kmap");
+    let (code, v) = json(&t, &["def", "kmap"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["tool"], "find_definition");
+    assert_eq!(
+        locs(&v),
+        ["include/linux/highmem.h:20", "include/linux/highmem.h:25"]
+    );
+    let r = &v["results"];
+    assert_eq!(r[0]["guard"], serde_json::json!(["CONFIG_HIGHMEM"]));
+    assert_eq!(r[1]["guard"], serde_json::json!(["!CONFIG_HIGHMEM"]));
+    assert_eq!(r[0]["kind"], "function");
+    assert_eq!(r[0]["col"], 21);
+    assert_eq!(r[0]["typeref"], "void *");
+    assert_eq!(r[0]["signature"], "(struct page * page)");
+    assert_eq!(
+        r[0]["snippet"],
+        "static inline void *kmap(struct page *page)"
+    );
+    assert_eq!(v["definition_count"], 2);
+    assert_eq!(v["guard_variants"], 2);
+    assert_eq!(v["reference_count"], 2);
+    assert_eq!(v["file_count"], 1);
+    assert_eq!(
+        v["top_files"],
+        serde_json::json!([{"path": "mm/highmem.c", "count": 2}])
+    );
+    assert_eq!(v["exported"], Value::Null);
+    assert_eq!(v["truncated"], false);
+    for key in ["total", "offset", "next_tools", "warning", "root"] {
+        assert!(v.get(key).is_some(), "envelope lacks {key}");
+    }
+    assert_eq!(v["index"]["files_scanned"], 6);
+}
+
+#[test]
+fn def_text_format_matches_the_contract() {
+    let t = fixture("def-text");
+    let (code, out) = knav(&t, &["def", "kmap"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "kmap: 2 definitions under 2 #if variants · 2 refs in 1 files\n\
+         include/linux/highmem.h:20: static inline void *kmap(struct page *page)  [function; #if CONFIG_HIGHMEM]\n\
+         include/linux/highmem.h:25: static inline void *kmap(struct page *page)  [function; #if !CONFIG_HIGHMEM]\n\
+         next: get_symbol_body, find_callers, find_references\n"
+    );
+}
+
+#[test]
+fn def_ranks_bodies_before_prototypes_and_reports_exports() {
+    let t = fixture("def-export");
+    let (_, v) = json(&t, &["def", "kernel_read"]);
+    assert_eq!(locs(&v), ["fs/read_write.c:29", "include/linux/fs.h:20"]);
+    assert_eq!(v["results"][1]["kind"], "prototype");
+    assert_eq!(
+        v["exported"],
+        serde_json::json!({"macro": "EXPORT_SYMBOL", "path": "fs/read_write.c", "line": 33})
+    );
+    let (_, v) = json(&t, &["def", "compat_read"]);
+    assert_eq!(v["exported"]["macro"], "EXPORT_SYMBOL_GPL");
+    assert_eq!(
+        v["results"][0]["guard"],
+        serde_json::json!(["CONFIG_COMPAT"])
+    );
+    let (_, v) = json(&t, &["def", "vfs_read"]);
+    assert_eq!(v["exported"], Value::Null);
+}
+
+#[test]
+fn elif_chains_and_nested_guards_render_as_the_contract_says() {
+    let t = fixture("elif");
+    let (_, v) = json(&t, &["def", "ARCH_KMAP_SLOTS"]);
+    assert_eq!(
+        locs(&v),
+        [
+            "include/linux/highmem.h:32",
+            "include/linux/highmem.h:35",
+            "include/linux/highmem.h:37",
+            "include/linux/highmem.h:40"
+        ]
+    );
+    let g: Vec<Value> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["guard"].clone())
+        .collect();
+    assert_eq!(g[0], serde_json::json!(["defined(CONFIG_X86)"]));
+    assert_eq!(
+        g[1],
+        serde_json::json!([
+            "!(defined(CONFIG_X86)) && (defined(CONFIG_ARM64))",
+            "CONFIG_ARM64_64K_PAGES"
+        ])
+    );
+    assert_eq!(
+        g[2],
+        serde_json::json!([
+            "!(defined(CONFIG_X86)) && (defined(CONFIG_ARM64))",
+            "!CONFIG_ARM64_64K_PAGES"
+        ])
+    );
+    assert_eq!(
+        g[3],
+        serde_json::json!(["!(defined(CONFIG_X86)) && !(defined(CONFIG_ARM64))"])
+    );
+    assert_eq!(v["guard_variants"], 4);
+    assert_eq!(v["results"][0]["kind"], "macro");
+}
+
+#[test]
+fn refs_have_roles_and_skip_strings_and_comments() {
+    let t = fixture("refs");
+    let (code, v) = json(&t, &["refs", "vfs_read"]);
+    assert_eq!(code, 0);
+    let rows: Vec<(String, String, Option<String>)> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                format!("{}:{}:{}", r["path"].as_str().unwrap(), r["line"], r["col"]),
+                r["role"].as_str().unwrap().to_string(),
+                r["caller"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    let expect = [
+        ("fs/ext2/file.c:6:9", "call", Some("ext2_file_read")),
+        ("fs/read_write.c:20:9", "def", Some("vfs_read")),
+        ("fs/read_write.c:31:9", "call", Some("kernel_read")),
+        ("fs/read_write.c:39:9", "call", Some("ksys_read")),
+        ("include/linux/fs.h:19:16", "decl", None),
+    ];
+    let expect: Vec<_> = expect
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.map(str::to_string)))
+        .collect();
+    assert_eq!(
+        rows, expect,
+        "the comment (line 3) and the string (line 25) are not references"
+    );
+    assert_eq!(v["total"], 5);
+    let (_, v) = json(&t, &["refs", "kernel_read"]);
+    let roles: Vec<_> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["role"].clone())
+        .collect();
+    assert_eq!(roles, ["def", "export", "decl"]);
+}
+
+#[test]
+fn refs_group_by_file_and_path_prefix() {
+    let t = fixture("group");
+    let (_, v) = json(&t, &["refs", "vfs_read", "--group-by", "file"]);
+    assert_eq!(
+        v["results"],
+        serde_json::json!([
+            {"path": "fs/ext2/file.c", "count": 1, "lines": [6]},
+            {"path": "fs/read_write.c", "count": 3, "lines": [20, 31, 39]},
+            {"path": "include/linux/fs.h", "count": 1, "lines": [19]}
+        ])
+    );
+    let (_, v) = json(&t, &["refs", "vfs_read", "--path-prefix", "fs/ext2"]);
+    assert_eq!(locs(&v), ["fs/ext2/file.c:6"]);
+}
+
+#[test]
+fn pagination_footer_and_limits() {
+    let t = fixture("page");
+    let (_, out) = knav(&t, &["refs", "vfs_read", "--limit", "2"]);
+    assert!(out.contains("[1-2 of 5 · offset=2 for more]"), "{out}");
+    let (_, v) = json(&t, &["refs", "vfs_read", "--limit", "2", "--offset", "4"]);
+    assert_eq!(locs(&v), ["include/linux/fs.h:19"]);
+    assert_eq!(
+        (v["total"].as_u64(), v["truncated"].as_bool()),
+        (Some(5), Some(false))
+    );
+    let (_, v) = json(&t, &["refs", "vfs_read", "--limit", "0"]);
+    assert_eq!(v["limit"], 100);
+    let (code, v) = json(&t, &["refs", "vfs_read", "--limit", "99999999"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["limit"], 1000);
+    assert!(v["warning"].as_str().unwrap().contains("clamped"), "{v}");
+    let (code, _) = knav(&t, &["refs", "vfs_read", "--limit", "-3"]);
+    assert_eq!(code, 2, "a negative limit is a usage error");
+}
+
+#[test]
+fn callers_list_enclosing_functions_and_lines() {
+    let t = fixture("callers");
+    let (code, v) = json(&t, &["callers", "vfs_read"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        v["results"],
+        serde_json::json!([
+            {"caller": "ext2_file_read", "path": "fs/ext2/file.c", "line": 6,
+             "snippet": "return vfs_read(file, buf, count, pos);", "guard": []},
+            {"caller": "kernel_read", "path": "fs/read_write.c", "line": 31,
+             "snippet": "return vfs_read(file, buf, count, pos);", "guard": []},
+            {"caller": "ksys_read", "path": "fs/read_write.c", "line": 39,
+             "snippet": "return vfs_read(f, buf, count, &f->f_pos);", "guard": []}
+        ])
+    );
+    let (_, out) = knav(&t, &["callers", "ksys_read"]);
+    assert!(
+        out.contains("compat_read  fs/read_write.c:50: return ksys_read(fd, buf, count);  [#if CONFIG_COMPAT]"),
+        "{out}"
+    );
+    assert!(out.contains("(file scope)  fs/read_write.c:44:"), "{out}");
+}
+
+#[test]
+fn callees_and_reachability_follow_the_call_chain() {
+    let t = fixture("callees");
+    let (_, v) = json(&t, &["callees", "vfs_read"]);
+    assert_eq!(
+        v["results"],
+        serde_json::json!({"symbol": "vfs_read", "path": "fs/read_write.c", "line": 20, "callees": [
+            {"symbol": "rw_verify_area", "line": 22, "defined_at": "fs/read_write.c:13"},
+            {"symbol": "pr_warn", "line": 25, "defined_at": null}
+        ]})
+    );
+    let (code, v) = json(&t, &["reach", "ksys_read", "check_count"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        v["results"]["chain"],
+        serde_json::json!(["ksys_read", "vfs_read", "rw_verify_area", "check_count"])
+    );
+    assert_eq!(v["results"]["reachable"], true);
+    let (_, v) = json(&t, &["reach", "check_count", "ksys_read"]);
+    assert_eq!(v["results"]["reachable"], false);
+    assert!(v["message"].as_str().unwrap().contains("no call chain"));
+    let (code, v) = json(
+        &t,
+        &["reach", "ksys_read", "check_count", "--max-depth", "2"],
+    );
+    assert_eq!(
+        (code, v["results"]["reachable"].as_bool()),
+        (0, Some(false))
+    );
+    let (code, _) = json(
+        &t,
+        &["reach", "ksys_read", "check_count", "--max-depth", "13"],
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn body_returns_source_text() {
+    let t = fixture("body");
+    let (_, v) = json(&t, &["body", "rw_verify_area"]);
+    let r = &v["results"][0];
+    assert_eq!(
+        (r["line"].as_u64(), r["end_line"].as_u64()),
+        (Some(13), Some(18))
+    );
+    assert_eq!(
+        r["body"],
+        "static int rw_verify_area(struct file *file, loff_t *pos, size_t count)\n{\n\tif (!file)\n\t\treturn -9;\n\treturn check_count(count);\n}"
+    );
+    let (_, v) = json(&t, &["body", "kmap", "--max-definitions", "1"]);
+    assert_eq!(v["results"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        (v["total"].as_u64(), v["truncated"].as_bool()),
+        (Some(2), Some(true))
+    );
+}
+
+#[test]
+fn symbols_of_a_file_and_struct_members() {
+    let t = fixture("symbols");
+    let (_, v) = json(&t, &["symbols", "include/linux/fs.h"]);
+    let names: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{}:{}:{}",
+                r["symbol"].as_str().unwrap(),
+                r["line"],
+                r["kind"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "_LINUX_FS_H:3:macro",
+            "ssize_t:5:typedef",
+            "size_t:6:typedef",
+            "loff_t:7:typedef",
+            "file:9:struct",
+            "f_pos:10:member",
+            "f_flags:11:member",
+            "file_operations:14:struct",
+            "read:15:member",
+            "write:16:member",
+            "vfs_read:19:prototype",
+            "kernel_read:20:prototype",
+            "ksys_read:21:prototype",
+            "MAX_RW_COUNT:23:macro",
+        ]
+    );
+    assert_eq!(v["results"][5]["scope"], "file");
+    let (code, v) = json(&t, &["symbols", "no/such.c"]);
+    assert_eq!(code, 1);
+    assert!(v["error"].as_str().unwrap().contains("no file no/such.c"));
+}
+
+#[test]
+fn missing_symbol_is_an_error_with_near_misses() {
+    let t = fixture("missing");
+    let (code, v) = json(&t, &["def", "vfs_raed"]);
+    assert_eq!(code, 1);
+    assert!(v.get("results").is_none());
+    assert!(v["error"].as_str().unwrap().contains("vfs_raed"));
+    assert_eq!(v["near_misses"][0], "~vfs_read");
+    let (code, out) = knav(&t, &["def", "vfs_raed"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("Error: no symbol named 'vfs_raed'"),
+        "{out}"
+    );
+    assert!(out.contains("did you mean: ~vfs_read"), "{out}");
+    let (code, _) = knav(&t, &["def", "not an identifier"]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn ops_initializer_and_macro_pseudo_definitions() {
+    let t = fixture("ops");
+    let (_, v) = json(&t, &["refs", "ext2_file_read", "--group-by", "line"]);
+    let roles: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{}:{}", r["line"], r["role"].as_str().unwrap()))
+        .collect();
+    assert_eq!(roles, ["4:def", "10:ref"]);
+    // ctags's pseudo-definition `SYSCALL_DEFINE3` is dropped.
+    let (code, v) = json(&t, &["def", "SYSCALL_DEFINE3"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["definition_count"], 0);
+    assert!(v["message"].as_str().unwrap().contains("no definition"));
+}
+
+#[test]
+fn walk_counts_unindexed_and_skips_symlinks_and_binaries() {
+    let t = fixture("walk");
+    let (code, v) = json(&t, &["index"]);
+    assert_eq!(code, 0);
+    let r = &v["results"];
+    assert_eq!(r["mode"], "full");
+    assert_eq!(r["files_scanned"], 6);
+    // 7 non-C files (Makefiles, Kconfig, .config) and the binary blob.h.
+    assert_eq!(r["files_unindexed"], 8);
+    // The symlink include/linux/highmem-alias.h is not indexed twice.
+    let (_, v) = json(&t, &["def", "kmap"]);
+    assert_eq!(v["definition_count"], 2);
+    let (code, v) = json(&t, &["symbols", "drivers/misc/blob.h"]);
+    assert_eq!(code, 0);
+    assert!(v["warning"].as_str().unwrap().contains("binary"), "{v}");
+}
+
+#[test]
+fn incremental_refresh_redoes_changed_files_and_drops_deleted_ones() {
+    let t = fixture("refresh");
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "full");
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "unchanged");
+    // Append a function, delete a file, add one.
+    let rw = t.root.join("fs/read_write.c");
+    let mut text = std::fs::read_to_string(&rw).unwrap();
+    text.push_str("\nint added_fn(void)\n{\n\treturn check_count(1);\n}\n");
+    std::fs::write(&rw, text).unwrap();
+    std::fs::remove_file(t.root.join("fs/ext2/file.c")).unwrap();
+    std::fs::write(
+        t.root.join("mm/new.c"),
+        "int new_fn(void)\n{\n\treturn kmap(0) != 0;\n}\n",
+    )
+    .unwrap();
+    let (_, v) = json(&t, &["index"]);
+    let r = &v["results"];
+    assert_eq!(r["mode"], "incremental");
+    assert_eq!(
+        (
+            r["changed"].as_u64(),
+            r["added"].as_u64(),
+            r["deleted"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1))
+    );
+    assert_eq!(r["files_scanned"], 6);
+    let (_, v) = json(&t, &["def", "added_fn"]);
+    assert_eq!(locs(&v), ["fs/read_write.c:55"]);
+    let (_, v) = json(&t, &["callers", "vfs_read"]);
+    let callers: Vec<_> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["caller"].clone())
+        .collect();
+    assert_eq!(
+        callers,
+        ["kernel_read", "ksys_read"],
+        "the deleted ext2 caller is gone"
+    );
+    let (_, v) = json(&t, &["callers", "kmap"]);
+    let callers: Vec<_> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["caller"].clone())
+        .collect();
+    assert_eq!(callers, ["copy_page_data", "copy_page_data", "new_fn"]);
+    // Touching a file without changing it re-indexes nothing.
+    let f = std::fs::File::options().append(true).open(&rw).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    drop(f);
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "unchanged");
+    // A full rebuild agrees with the incremental result.
+    let (_, v) = json(&t, &["index", "--full"]);
+    assert_eq!(v["results"]["mode"], "full");
+    let (_, v) = json(&t, &["def", "added_fn"]);
+    assert_eq!(locs(&v), ["fs/read_write.c:55"]);
+}
+
+#[test]
+fn unbalanced_directives_are_reported_not_fatal() {
+    let t = fixture("unbalanced");
+    let (code, v) = json(&t, &["symbols", "kernel/config.c"]);
+    assert_eq!(code, 0);
+    assert!(
+        v["warning"]
+            .as_str()
+            .unwrap()
+            .contains("7: #endif without #if"),
+        "{v}"
+    );
+    assert_eq!(
+        v["results"][0]["guard"],
+        serde_json::json!(["ARCH_KMAP_SLOTS > 8"])
+    );
+    assert_eq!(v["results"][1]["guard"], serde_json::json!([]));
+}
+
+#[test]
+fn bad_roots_are_clear_errors() {
+    let t = fixture("badroot");
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["def", "kmap", "--root", "/nonexistent/knav-root"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("Error: root /nonexistent/knav-root cannot be read"),
+        "{s}"
+    );
+    let file_root = t.root.join("Makefile");
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["def", "kmap", "--root"])
+        .arg(&file_root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("is not a directory"));
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["nonsense"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn index_dir_override_and_small_memory_budget_give_the_same_answers() {
+    let t = fixture("spill");
+    let dir = t.root.join("elsewhere-index");
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["refs", "vfs_read", "--format", "json", "--root"])
+        .arg(&t.root)
+        .arg("--index-dir")
+        .arg(&dir)
+        // A zero budget spills a run after every file: the merge path on a small tree.
+        .env("KNAV_MEM_BUDGET_MB", "0")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["total"], 5);
+    assert!(dir.join("CURRENT").is_file());
+    assert!(!t.root.join(".knav").exists());
+    let (_, v2) = json(&t, &["refs", "vfs_read"]);
+    assert_eq!(locs(&v), locs(&v2));
+}
