@@ -583,3 +583,22 @@ fn index_dir_override_and_small_memory_budget_give_the_same_answers() {
     let (_, v2) = json(&t, &["refs", "vfs_read"]);
     assert_eq!(locs(&v), locs(&v2));
 }
+
+#[test]
+fn a_missing_ctags_is_a_clear_error_naming_the_install_command() {
+    let t = fixture("noctags");
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--root"])
+        .arg(&t.root)
+        .env("KNAV_CTAGS", "/nonexistent/ctags")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("cannot run ctags (/nonexistent/ctags)"), "{s}");
+    assert!(s.contains("apt-get install universal-ctags"), "{s}");
+    assert!(
+        !t.root.join(".knav/CURRENT").exists(),
+        "no index is published"
+    );
+}

@@ -389,9 +389,13 @@ pub fn build_segment(
     meta.occurrences = summary.occurrences;
     meta.runs = summary.runs;
     for name in SEGMENT_FILES {
-        let bytes = std::fs::read(out_dir.join(name)).map_err(io)?;
-        meta.lengths.push((name.to_string(), bytes.len() as u64));
-        meta.checksums.push((name.to_string(), hash64(&bytes)));
+        let path = out_dir.join(name);
+        let len = std::fs::metadata(&path).map_err(io)?.len();
+        meta.lengths.push((name.to_string(), len));
+        meta.checksums.push((
+            name.to_string(),
+            super::codec::checksum_file(&path).map_err(io)?,
+        ));
     }
     let json = serde_json::to_vec_pretty(&meta).map_err(|e| e.to_string())?;
     std::fs::write(out_dir.join("meta.json"), json).map_err(io)?;

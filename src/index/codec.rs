@@ -136,6 +136,31 @@ pub fn hash64(data: &[u8]) -> u64 {
     h ^ (h >> 33)
 }
 
+/// The checksum of a file, read in 1 MiB chunks so a large index file is never held in memory.
+pub fn checksum_file(path: &std::path::Path) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut h = 0u64;
+    loop {
+        let mut filled = 0;
+        while filled < buf.len() {
+            let n = f.read(&mut buf[filled..])?;
+            if n == 0 {
+                break;
+            }
+            filled += n;
+        }
+        if filled == 0 {
+            return Ok(h);
+        }
+        h = h.rotate_left(17) ^ hash64(&buf[..filled]);
+        if filled < buf.len() {
+            return Ok(h);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -261,13 +261,10 @@ struct Diff {
 }
 
 fn diff(root: &Path, snap: &Snapshot, inputs: &[Input]) -> Diff {
-    let mut known: HashMap<String, (u64, i64, u64, u8)> = HashMap::new();
+    let mut known: HashMap<&str, (u64, i64, u64, u8)> = HashMap::new();
     for (s, f) in snap.live_files() {
-        let rec = snap.segments[s].file(f);
-        known.insert(
-            rec.path.clone(),
-            (rec.size, rec.mtime_ns, rec.hash, rec.status),
-        );
+        let (path, size, mtime, hash, status) = snap.segments[s].file_stat(f);
+        known.insert(path, (size, mtime, hash, status));
     }
     let mut changed = Vec::new();
     let mut modified = 0;
@@ -275,7 +272,7 @@ fn diff(root: &Path, snap: &Snapshot, inputs: &[Input]) -> Diff {
     for i in inputs {
         let f: &SourceFile = &i.file;
         seen.insert(&f.path);
-        match known.get(&f.path) {
+        match known.get(f.path.as_str()) {
             None => changed.push(f.path.clone()),
             Some(&(size, mtime, hash, status)) => {
                 if size == f.size && mtime == f.mtime_ns {
@@ -296,8 +293,8 @@ fn diff(root: &Path, snap: &Snapshot, inputs: &[Input]) -> Diff {
     }
     let deleted = known
         .keys()
-        .filter(|p| !seen.contains(p.as_str()))
-        .cloned()
+        .filter(|p| !seen.contains(*p))
+        .map(|p| p.to_string())
         .collect();
     Diff {
         changed,

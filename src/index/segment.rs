@@ -219,9 +219,9 @@ impl Segment {
     /// Re-reads every index file and compares its checksum with the one recorded at build time.
     pub fn verify(&self) -> Result<(), String> {
         for (name, sum) in &self.meta.checksums {
-            let bytes = std::fs::read(self.dir.join(name))
+            let got = super::codec::checksum_file(&self.dir.join(name))
                 .map_err(|e| format!("{}/{name}: {e}", self.dir.display()))?;
-            if super::codec::hash64(&bytes) != *sum {
+            if got != *sum {
                 return Err(format!("{}/{name}: checksum mismatch", self.dir.display()));
             }
         }
@@ -286,6 +286,22 @@ impl Segment {
     pub fn file(&self, id: u32) -> FileRecord {
         let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
         FileRecord::decode(&mut Reader::new(body))
+    }
+
+    /// `(path, size, mtime_ns, hash, status)` of file `id`, without decoding guards and notes:
+    /// what a refresh compares against the tree.
+    pub fn file_stat(&self, id: u32) -> (&str, u64, i64, u64, u8) {
+        let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
+        let mut r = Reader::new(body);
+        let path = std::str::from_utf8(r.str()).unwrap_or("");
+        let size = r.varint();
+        let z = r.varint();
+        let mtime = ((z >> 1) as i64) ^ -((z & 1) as i64);
+        let mut h = [0u8; 8];
+        h.copy_from_slice(r.bytes(8).get(..8).unwrap_or(&[0; 8]));
+        let _lines = r.varint();
+        let status = r.u8();
+        (path, size, mtime, u64::from_le_bytes(h), status)
     }
 
     /// The path of file `id`, without decoding the rest of its record.

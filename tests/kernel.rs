@@ -1,0 +1,58 @@
+//! Checks on the real Linux 6.12 tree. They run when `KNAV_KERNEL_TREE` names a kernel source
+//! tree (indexed already, or indexed on first use, which takes a few minutes), and are skipped
+//! otherwise. See the README for how to get the tree.
+
+use std::process::Command;
+
+fn kernel() -> Option<String> {
+    let tree = std::env::var("KNAV_KERNEL_TREE")
+        .ok()
+        .filter(|t| !t.is_empty());
+    if tree.is_none() {
+        eprintln!("skipped: set KNAV_KERNEL_TREE to a Linux 6.12 source tree");
+    }
+    tree
+}
+
+fn knav(tree: &str, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(args)
+        .args(["--root", tree])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn vfs_read_is_defined_in_read_write_c() {
+    let Some(tree) = kernel() else { return };
+    let out = knav(&tree, &["def", "vfs_read"]);
+    assert!(
+        out.contains("fs/read_write.c:549: ssize_t vfs_read("),
+        "{out}"
+    );
+}
+
+#[test]
+fn kmap_has_highmem_and_no_highmem_variants() {
+    let Some(tree) = kernel() else { return };
+    let out = knav(&tree, &["def", "kmap"]);
+    assert!(
+        out.contains("include/linux/highmem-internal.h:40: static inline void *kmap(struct page *page)  [function; #if CONFIG_HIGHMEM]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("include/linux/highmem-internal.h:162: static inline void *kmap(struct page *page)  [function; #if !CONFIG_HIGHMEM]"),
+        "{out}"
+    );
+}
+
+#[test]
+fn callers_of_vfs_read_skip_the_string_in_localio() {
+    let Some(tree) = kernel() else { return };
+    let out = knav(&tree, &["callers", "vfs_read"]);
+    assert!(out.contains("read_code  fs/exec.c:"), "{out}");
+    assert!(out.contains("ksys_read  fs/read_write.c:"), "{out}");
+    assert!(out.contains("ksys_pread64  fs/read_write.c:"), "{out}");
+    assert!(!out.contains("fs/nfs/localio.c"), "{out}");
+}
