@@ -252,7 +252,7 @@ impl<'a> Scanner<'a> {
                     self.i += 3;
                 }
                 b'/' if self.peek(1) == b'*' => self.block_comment(),
-                b'/' if self.peek(1) == b'/' => self.line_comment(),
+                b'/' if self.peek(1) == b'/' => self.skip_logical_line(),
                 b'#' if at_line_start => {
                     self.directive();
                     at_line_start = true;
@@ -300,30 +300,6 @@ impl<'a> Scanner<'a> {
             self.newline_at(start + nl);
         }
         self.i = end;
-    }
-
-    fn line_comment(&mut self) {
-        // A `//` comment runs to the end of the line, continued by a trailing backslash.
-        loop {
-            match memchr::memchr(b'\n', &self.src[self.i..]) {
-                Some(k) => {
-                    let nl = self.i + k;
-                    let continued = nl > 0 && self.src[nl - 1] == b'\\'
-                        || nl > 1 && self.src[nl - 1] == b'\r' && self.src[nl - 2] == b'\\';
-                    if continued {
-                        self.newline_at(nl);
-                        self.i = nl + 1;
-                    } else {
-                        self.i = nl;
-                        return;
-                    }
-                }
-                None => {
-                    self.i = self.src.len();
-                    return;
-                }
-            }
-        }
     }
 
     /// A string or character literal; ends at its closing quote or, unterminated, at the line end.
@@ -439,7 +415,8 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Skips to the end of a logical line (not consuming the newline).
+    /// Skips to the end of a logical line (not consuming the newline): the rest of a directive,
+    /// or a `//` comment, both continued by a trailing backslash.
     fn skip_logical_line(&mut self) {
         loop {
             match memchr::memchr(b'\n', &self.src[self.i..]) {
@@ -496,7 +473,7 @@ impl<'a> Scanner<'a> {
                     continue;
                 }
                 b'/' if self.peek(1) == b'/' => {
-                    self.line_comment();
+                    self.skip_logical_line();
                     break;
                 }
                 _ => {}
