@@ -2,6 +2,7 @@
 //! render its envelope. Exit 0 with results, 1 when the envelope carries an error, 2 for a
 //! usage error.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
@@ -186,9 +187,9 @@ pub fn main() -> i32 {
     let env = run(&cli.common, &cli.command);
     let format: Format = cli.common.format.parse().unwrap_or_default();
     let out = render(&env, format);
-    print!("{out}");
-    if format == Format::Json {
-        println!();
-    }
+    // A closed pipe (`knav refs x | head`) is not an error worth a panic.
+    let mut stdout = std::io::stdout().lock();
+    let newline = if format == Format::Json { "\n" } else { "" };
+    let _ = write!(stdout, "{out}{newline}").and_then(|_| stdout.flush());
     env.exit_code()
 }

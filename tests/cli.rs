@@ -602,3 +602,21 @@ fn a_missing_ctags_is_a_clear_error_naming_the_install_command() {
         "no index is published"
     );
 }
+
+#[test]
+fn a_closed_stdout_pipe_does_not_panic() {
+    use std::process::Stdio;
+    let t = fixture("pipe");
+    let _ = json(&t, &["index"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["refs", "vfs_read", "--format", "json", "--root"])
+        .arg(&t.root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
