@@ -67,6 +67,8 @@ pub struct Input {
 /// What a worker made of one file.
 struct FileResult {
     record: FileRecord,
+    /// Only preprocessor lines: no ctags run was needed.
+    macro_only: bool,
     defs: Vec<DefRecord>,
     /// Names, back to back.
     names: Vec<u8>,
@@ -117,6 +119,7 @@ fn process(root: &Path, input: &Input, ctags: Option<&mut Worker>) -> FileResult
     };
     let empty = |record: FileRecord| FileResult {
         record,
+        macro_only: false,
         defs: Vec::new(),
         names: Vec::new(),
         groups: Vec::new(),
@@ -143,22 +146,10 @@ fn process(root: &Path, input: &Input, ctags: Option<&mut Worker>) -> FileResult
         return empty(record);
     }
     let scanned = scan(&src);
+    // `#define`s are not stored as definition records: their `MacroDef` postings are the
+    // definitions (a register header has hundreds of thousands of them).
     let mut defs: Vec<DefRecord> = Vec::new();
-    let file_local = f.path.ends_with(".c");
-    for m in &scanned.macros {
-        let name = &src[m.start as usize..m.start as usize + m.len as usize];
-        defs.push(DefRecord {
-            file: 0,
-            name: String::from_utf8_lossy(name).into_owned(),
-            line: m.line,
-            end_line: (m.end_line > m.line).then_some(m.end_line),
-            kind: Kind::Macro,
-            file_local,
-            typeref: None,
-            scope: None,
-            signature: m.signature.clone(),
-        });
-    }
+    let macro_only = !scanned.has_code;
     if scanned.has_code {
         match ctags {
             Some(worker) => match worker.tags(Path::new(&f.path)) {
@@ -225,8 +216,11 @@ fn process(root: &Path, input: &Input, ctags: Option<&mut Worker>) -> FileResult
         let mut count = 0u32;
         while i < order.len() && name_of(&occurrences[order[i] as usize]) == name {
             let o = &occurrences[order[i] as usize];
-            put_varint(&mut blocks, (o.line - prev_line) as u64);
-            put_varint(&mut blocks, ((o.col as u64) << 2) | o.role as u64);
+            // The column is not stored: queries find it on the line of the rows they show.
+            put_varint(
+                &mut blocks,
+                (((o.line - prev_line) as u64) << 2) | o.role as u64,
+            );
             prev_line = o.line;
             count += 1;
             i += 1;
@@ -241,6 +235,7 @@ fn process(root: &Path, input: &Input, ctags: Option<&mut Worker>) -> FileResult
     }
     FileResult {
         record,
+        macro_only,
         defs,
         names,
         groups,
@@ -342,9 +337,7 @@ pub fn build_segment(
                     let block = &r.blocks[bo as usize..(bo + bl) as usize];
                     acc.add_block(name, file_id, count, block);
                 }
-                if r.record.status == FileStatus::Indexed as u8
-                    && r.defs.iter().all(|d| d.kind == Kind::Macro)
-                {
+                if r.macro_only {
                     meta.macro_only_files += 1;
                 }
                 buf.clear();

@@ -83,13 +83,11 @@ pub struct Posting {
     pub file: u32,
     /// 1-based line.
     pub line: u32,
-    /// 1-based byte column.
-    pub col: u32,
     /// What the scanner saw.
     pub role: Role,
 }
 
-/// Iterates postings in (file, line, col) order.
+/// Iterates postings in (file, line) order; occurrences on one line come in column order.
 pub struct Postings<'a> {
     r: Reader<'a>,
     file: u32,
@@ -130,16 +128,15 @@ impl Iterator for Postings<'_> {
             self.line = 0;
         }
         self.left_in_block -= 1;
-        self.line = self.line.wrapping_add(self.r.varint() as u32);
-        let c = self.r.varint();
+        let v = self.r.varint();
         if self.r.overrun {
             return None;
         }
+        self.line = self.line.wrapping_add((v >> 2) as u32);
         Some(Posting {
             file: self.file,
             line: self.line,
-            col: (c >> 2) as u32,
-            role: Role::from_bits(c as u8),
+            role: Role::from_bits(v as u8),
         })
     }
 }

@@ -23,6 +23,11 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
     if defs.is_empty() {
         return not_found(q, TOOL, symbol);
     }
+    for f in &mut defs {
+        if f.def.kind == knav_ctags::Kind::Macro {
+            f.def.end_line = q.macro_shape(f).0;
+        }
+    }
     defs.sort_by_key(|f| f.def.end_line.is_none());
     let mut env = q.envelope(TOOL);
     env.total = defs.len() as u64;

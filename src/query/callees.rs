@@ -33,11 +33,17 @@ pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<(String, u32)> {
 }
 
 /// The function definitions of `symbol`, best first.
-pub fn function_defs<'s>(q: &Query<'s>, symbol: &str) -> Vec<Found<'s>> {
+pub fn function_defs<'s: 'a, 'a>(q: &Query<'s>, symbol: &'a str) -> Vec<Found<'a>> {
     q.definitions(symbol)
         .into_iter()
-        .filter(|f| {
-            f.def.kind == Kind::Function || f.def.end_line.is_some() && f.def.kind == Kind::Macro
+        .filter_map(|mut f| match f.def.kind {
+            Kind::Function => Some(f),
+            // A multi-line macro has a body worth following.
+            Kind::Macro => {
+                f.def.end_line = q.macro_shape(&f).0;
+                f.def.end_line.map(|_| f)
+            }
+            _ => None,
         })
         .collect()
 }

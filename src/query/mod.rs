@@ -69,7 +69,8 @@ pub struct Query<'s> {
 pub struct Found<'s> {
     /// Segment index.
     pub seg: usize,
-    /// The record.
+    /// The record. A `#define` (kind macro) comes from a posting: its end line and signature
+    /// are read from the source on demand ([`Query::macro_shape`]).
     pub def: Def<'s>,
 }
 
@@ -127,14 +128,33 @@ impl<'s> Query<'s> {
         }
     }
 
-    /// The definitions of `name` in live files, ranked.
-    pub fn definitions(&self, name: &str) -> Vec<Found<'s>> {
+    /// The definitions of `name` in live files, ranked: ctags's records and `#define`s.
+    pub fn definitions<'a>(&self, name: &'a str) -> Vec<Found<'a>>
+    where
+        's: 'a,
+    {
         let mut out = Vec::new();
         for (s, seg) in self.snap.segments.iter().enumerate() {
             if let Some(entry) = seg.lookup(name.as_bytes()) {
                 for off in entry.defs {
                     let def = seg.def_at(off);
                     if self.snap.is_live(s, def.file) {
+                        out.push(Found { seg: s, def });
+                    }
+                }
+                for p in Postings::new(entry.postings) {
+                    if p.role == Role::MacroDef && self.snap.is_live(s, p.file) {
+                        let def = Def {
+                            file: p.file,
+                            name,
+                            line: p.line,
+                            end_line: None,
+                            kind: Kind::Macro,
+                            file_local: seg.file_path(p.file).ends_with(".c"),
+                            typeref: None,
+                            scope: None,
+                            signature: None,
+                        };
                         out.push(Found { seg: s, def });
                     }
                 }
@@ -195,17 +215,32 @@ impl<'s> Query<'s> {
         }
     }
 
+    /// The last line and parameter list of a `#define`, read from the source.
+    pub fn macro_shape(&self, f: &Found<'_>) -> (Option<u32>, Option<String>) {
+        if f.def.kind != Kind::Macro || f.def.signature.is_some() || f.def.end_line.is_some() {
+            return (f.def.end_line, f.def.signature.map(str::to_string));
+        }
+        let path = self.path(f.seg, f.def.file);
+        match self.source(path) {
+            Some(src) => src.macro_shape(f.def.line, f.def.name),
+            None => (None, None),
+        }
+    }
+
+    /// The 1-based column of the `nth` (0-based) occurrence of `name` on a line.
+    pub fn column(&self, path: &str, line: u32, name: &str, nth: usize) -> u32 {
+        self.source(path)
+            .and_then(|s| s.line(line).map(|l| source::nth_identifier(l, name, nth)))
+            .flatten()
+            .map_or(1, |c| c as u32 + 1)
+    }
+
     /// A record for a definition.
-    pub fn def_record(&self, f: &Found<'s>) -> Record {
+    pub fn def_record(&self, f: &Found<'_>) -> Record {
         let path = self.path(f.seg, f.def.file);
         let snippet = self.snippet(path, f.def.line);
-        let col = self
-            .source(path)
-            .and_then(|s| {
-                s.line(f.def.line)
-                    .and_then(|l| source::find_word(l, f.def.name))
-            })
-            .map_or(1, |c| c as u32 + 1);
+        let col = self.column(path, f.def.line, f.def.name, 0);
+        let (_, macro_signature) = self.macro_shape(f);
         Record {
             symbol: f.def.name.to_string(),
             path: path.to_string(),
@@ -214,7 +249,7 @@ impl<'s> Query<'s> {
             kind: Some(f.def.kind.name().to_string()),
             typeref: f.def.typeref.map(str::to_string),
             scope: f.def.scope.map(str::to_string),
-            signature: f.def.signature.map(str::to_string),
+            signature: macro_signature,
             guard: self.guard(f.seg, f.def.file, f.def.line),
             snippet,
             ..Default::default()

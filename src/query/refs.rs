@@ -96,12 +96,20 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
         q.path(a.0, a.1.file)
             .cmp(q.path(b.0, b.1.file))
             .then(a.1.line.cmp(&b.1.line))
-            .then(a.1.col.cmp(&b.1.col))
     });
+    // The n-th posting on a line is the n-th occurrence on it: that gives the column.
+    let mut nth = vec![0usize; rows.len()];
+    for i in 1..rows.len() {
+        let (a, b) = (&rows[i - 1], &rows[i]);
+        if a.0 == b.0 && a.1.file == b.1.file && a.1.line == b.1.line {
+            nth[i] = nth[i - 1] + 1;
+        }
+    }
+    let rows: Vec<_> = rows.into_iter().zip(nth).collect();
     let page = q.paginate(&mut env, rows);
     let records = page
         .iter()
-        .map(|(s, p)| {
+        .map(|((s, p), nth)| {
             let path = q.path(*s, p.file);
             let role = role_of(p, &lines, *s);
             let def = defs
@@ -111,11 +119,11 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
                 symbol: symbol.to_string(),
                 path: path.to_string(),
                 line: p.line,
-                col: p.col,
+                col: q.column(path, p.line, symbol, *nth),
                 kind: def.map(|f| f.def.kind.name().to_string()),
                 typeref: def.and_then(|f| f.def.typeref.map(str::to_string)),
                 scope: def.and_then(|f| f.def.scope.map(str::to_string)),
-                signature: def.and_then(|f| f.def.signature.map(str::to_string)),
+                signature: def.and_then(|f| q.macro_shape(f).1),
                 guard: q.guard(*s, p.file, p.line),
                 snippet: q.snippet(path, p.line),
                 role: Some(role.to_string()),

@@ -52,6 +52,11 @@ impl SourceText {
         out
     }
 
+    /// The whole text.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// Number of lines.
     pub fn line_count(&self) -> u32 {
         let n = self.starts.len();
@@ -61,6 +66,50 @@ impl SourceText {
             n as u32
         }
     }
+}
+
+impl SourceText {
+    /// The last line and the parameter list of the `#define NAME` on `line`.
+    pub fn macro_shape(&self, line: u32, name: &str) -> (Option<u32>, Option<String>) {
+        let Some(text) = self.line(line) else {
+            return (None, None);
+        };
+        let mut end = line;
+        let mut cur = text;
+        while cur.ends_with(b"\\") {
+            match self.line(end + 1) {
+                Some(next) => {
+                    end += 1;
+                    cur = next;
+                }
+                None => break,
+            }
+        }
+        let signature = find_word(text, name).and_then(|at| {
+            let rest = &text[at + name.len()..];
+            if rest.first() != Some(&b'(') {
+                return None;
+            }
+            let close = memchr::memchr(b')', rest)?;
+            let sig: String = String::from_utf8_lossy(&rest[..=close])
+                .split_whitespace()
+                .collect();
+            Some(sig)
+        });
+        ((end > line).then_some(end), signature)
+    }
+}
+
+/// The byte offset of the `nth` (0-based) occurrence of identifier `name` in `line`, outside
+/// comments and strings, as the scanner sees it.
+pub fn nth_identifier(line: &[u8], name: &str, nth: usize) -> Option<usize> {
+    crate::scan::scan(line)
+        .occurrences
+        .iter()
+        .filter(|o| &line[o.start as usize..o.start as usize + o.len as usize] == name.as_bytes())
+        .nth(nth)
+        .map(|o| o.start as usize)
+        .or_else(|| find_word(line, name))
 }
 
 /// A line for display: trimmed, tabs kept, cut at [`MAX_LINE_CHARS`] characters.

@@ -1,7 +1,10 @@
 //! list_file_symbols: the definitions of one file, in line order.
 
+use knav_ctags::Kind;
+
 use super::{Found, Query};
 use crate::envelope::{Envelope, Results};
+use crate::index::format::Def;
 
 /// Answers list_file_symbols for `file` (root-relative, or absolute inside the root).
 pub fn list_file_symbols(q: &Query<'_>, file: &str) -> Envelope {
@@ -22,7 +25,31 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str) -> Envelope {
         return env;
     };
     let mut env = q.envelope(TOOL);
-    let defs = q.snap.segments[seg].file_defs(id);
+    let mut defs: Vec<Def<'_>> = q.snap.segments[seg].file_defs(id);
+    // `#define`s are not stored per file; the scanner finds them again.
+    let text = q.source(rel);
+    let scanned = text.as_ref().map(|t| crate::scan::scan(t.bytes()));
+    let mut macro_names: Vec<(String, u32)> = Vec::new();
+    if let (Some(t), Some(s)) = (&text, &scanned) {
+        for m in &s.macros {
+            let name = &t.bytes()[m.start as usize..m.start as usize + m.len as usize];
+            macro_names.push((String::from_utf8_lossy(name).into_owned(), m.line));
+        }
+    }
+    for (name, line) in &macro_names {
+        defs.push(Def {
+            file: id,
+            name,
+            line: *line,
+            end_line: None,
+            kind: Kind::Macro,
+            file_local: rel.ends_with(".c"),
+            typeref: None,
+            scope: None,
+            signature: None,
+        });
+    }
+    defs.sort_by(|a, b| (a.line, a.name).cmp(&(b.line, b.name)));
     let rec = q.snap.segments[seg].file(id);
     if let Some(note) = &rec.note {
         env.warn(format!("{rel}: {note}"));
