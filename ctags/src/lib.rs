@@ -19,11 +19,13 @@
 //! the names such macros create are resolved elsewhere.
 #![deny(missing_docs)]
 
+mod batch;
 pub mod kernel;
 mod probe;
 mod tag;
 mod worker;
 
+pub use batch::tags_of_chunk;
 pub use probe::{Ctags, ProbeError};
 pub use tag::{Kind, Tag};
 pub use worker::{FileTags, Worker, WorkerError};

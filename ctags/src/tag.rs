@@ -129,6 +129,8 @@ struct RawTag<'a> {
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
     line: Option<u32>,
     #[serde(default)]
     end: Option<u32>,
@@ -147,8 +149,8 @@ struct RawTag<'a> {
 /// What one line of ctags's interactive JSON output says.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Line {
-    /// A definition.
-    Tag(Tag),
+    /// A definition, and the path ctags gives for its file.
+    Tag(Tag, Option<String>),
     /// The end of one request.
     Completed,
     /// ctags could not read or parse the file; the message says why.
@@ -173,16 +175,19 @@ impl Line {
                     Some(rest) => rest.to_string(),
                     None => t,
                 });
-                Line::Tag(Tag {
-                    name,
-                    line,
-                    end: raw.end,
-                    kind: Kind::from_name(raw.kind.unwrap_or("")),
-                    typeref,
-                    scope: raw.scope,
-                    signature: raw.signature,
-                    file_local: raw.file.unwrap_or(false),
-                })
+                Line::Tag(
+                    Tag {
+                        name,
+                        line,
+                        end: raw.end,
+                        kind: Kind::from_name(raw.kind.unwrap_or("")),
+                        typeref,
+                        scope: raw.scope,
+                        signature: raw.signature,
+                        file_local: raw.file.unwrap_or(false),
+                    },
+                    raw.path,
+                )
             }
             "completed" => Line::Completed,
             "error" => {
@@ -216,9 +221,10 @@ mod tests {
     #[test]
     fn parses_a_function_tag() {
         let line = br#"{"_type": "tag", "name": "vfs_read", "path": "a.c", "line": 9, "typeref": "typename:ssize_t", "kind": "function", "signature": "(struct file * file)", "end": 12}"#;
-        let Line::Tag(tag) = Line::parse(line) else {
+        let Line::Tag(tag, path) = Line::parse(line) else {
             panic!("not a tag")
         };
+        assert_eq!(path.as_deref(), Some("a.c"));
         assert_eq!(tag.name, "vfs_read");
         assert_eq!(tag.line, 9);
         assert_eq!(tag.end, Some(12));
@@ -241,7 +247,7 @@ mod tests {
             (proto, false),
             (void, false),
         ] {
-            let Line::Tag(tag) = Line::parse(line) else {
+            let Line::Tag(tag, _) = Line::parse(line) else {
                 panic!("not a tag")
             };
             assert_eq!(tag.is_macro_pseudo_definition(), pseudo, "{}", tag.name);

@@ -1,10 +1,11 @@
 //! Building one segment: scan and ctags in parallel workers, postings accumulated in file order.
 //!
-//! Each worker takes the next file id from a shared counter (so the work splits by bytes: a big
-//! file keeps one worker busy while the others move on), reads the file, scans it, and, when it
-//! has code beyond `#define`s, asks its own ctags process for definitions. Results are handed to
-//! the writer (the calling thread) which takes them in file-id order, writes definition and file
-//! records, and feeds the postings accumulator. Nothing waits for the whole tree.
+//! The files are cut into chunks of consecutive files by bytes (about 8 MiB each). Each worker
+//! takes the next chunk, reads and scans its files, and gives those with code beyond `#define`s
+//! to one `ctags -L -` run (a chunk that times out is retried file by file with an interactive
+//! ctags, each file with its own timeout). Results go to the writer (the calling thread), which
+//! takes them in file-id order, writes definition and file records, and feeds the postings
+//! accumulator. Nothing waits for the whole tree.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -14,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use knav_ctags::{Ctags, Kind, Worker};
+use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
 use super::accum::Accumulator;
 use super::codec::{hash64, put_varint};
@@ -109,7 +110,8 @@ pub fn read_source(path: &Path) -> std::io::Result<impl std::ops::Deref<Target =
     }
 }
 
-fn process(root: &Path, input: &Input, ctags: Option<&mut Worker>) -> FileResult {
+/// Reads and scans one file; definitions are attached later by [`attach_tags`].
+fn scan_file(root: &Path, input: &Input) -> FileResult {
     let f = &input.file;
     let mut record = FileRecord {
         path: f.path.clone(),
@@ -148,45 +150,8 @@ fn process(root: &Path, input: &Input, ctags: Option<&mut Worker>) -> FileResult
     let scanned = scan(&src);
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them).
-    let mut defs: Vec<DefRecord> = Vec::new();
+    let defs: Vec<DefRecord> = Vec::new();
     let macro_only = !scanned.has_code;
-    if scanned.has_code {
-        match ctags {
-            Some(worker) => match worker.tags(Path::new(&f.path)) {
-                Ok(tags) => {
-                    for t in tags.tags {
-                        if t.kind == Kind::Macro || t.is_macro_pseudo_definition() {
-                            continue;
-                        }
-                        defs.push(DefRecord {
-                            file: 0,
-                            name: t.name,
-                            line: t.line,
-                            end_line: t.end.filter(|e| *e > t.line),
-                            kind: t.kind,
-                            file_local: t.file_local,
-                            typeref: t.typeref,
-                            scope: t.scope,
-                            signature: t.signature,
-                        });
-                    }
-                    if let Some(e) = tags.errors.first() {
-                        record.status = FileStatus::NoDefinitions as u8;
-                        record.note = Some(format!("ctags: {e}"));
-                    }
-                }
-                Err(e) => {
-                    record.status = FileStatus::NoDefinitions as u8;
-                    record.note = Some(e.to_string());
-                }
-            },
-            None => {
-                record.status = FileStatus::NoDefinitions as u8;
-                record.note = Some("ctags not available".into());
-            }
-        }
-    }
-    defs.sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
     record.lines = scanned.lines;
     let FileScan {
         occurrences,
@@ -243,6 +208,120 @@ fn process(root: &Path, input: &Input, ctags: Option<&mut Worker>) -> FileResult
     }
 }
 
+/// True when the file needs ctags: it was read and has code beyond preprocessor lines.
+fn needs_ctags(r: &FileResult) -> bool {
+    r.record.status == FileStatus::Indexed as u8 && !r.macro_only
+}
+
+/// Adds ctags's definitions (or why there are none) to a scanned file.
+fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
+    match tags {
+        Ok(tags) => {
+            for t in tags.tags {
+                if t.kind == Kind::Macro || t.is_macro_pseudo_definition() {
+                    continue;
+                }
+                r.defs.push(DefRecord {
+                    file: 0,
+                    name: t.name,
+                    line: t.line,
+                    end_line: t.end.filter(|e| *e > t.line),
+                    kind: t.kind,
+                    file_local: t.file_local,
+                    typeref: t.typeref,
+                    scope: t.scope,
+                    signature: t.signature,
+                });
+            }
+            if let Some(e) = tags.errors.first() {
+                r.record.status = FileStatus::NoDefinitions as u8;
+                r.record.note = Some(format!("ctags: {e}"));
+            }
+        }
+        Err(e) => {
+            r.record.status = FileStatus::NoDefinitions as u8;
+            r.record.note = Some(e);
+        }
+    }
+    r.defs
+        .sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
+}
+
+/// Source bytes per ctags run: big enough that process start-up is noise, small enough that
+/// the workers stay balanced and the results waiting to be written stay small.
+const CHUNK_BYTES: u64 = 8 << 20;
+/// Files per ctags run at most.
+const CHUNK_FILES: usize = 2000;
+
+/// Splits `inputs` into runs of consecutive files by bytes.
+fn chunks(inputs: &[Input]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (i, input) in inputs.iter().enumerate() {
+        if !input.too_big {
+            bytes += input.file.size;
+        }
+        if bytes >= CHUNK_BYTES || i + 1 - start >= CHUNK_FILES {
+            out.push(start..i + 1);
+            start = i + 1;
+            bytes = 0;
+        }
+    }
+    if start < inputs.len() {
+        out.push(start..inputs.len());
+    }
+    out
+}
+
+/// Scans a chunk of files and gives those with code to one ctags run; a chunk that times out
+/// is retried file by file, each with its own timeout.
+fn process_chunk(
+    root: &Path,
+    inputs: &[Input],
+    ctags: Option<&Ctags>,
+    opts: &BuildOptions,
+    fallback: &mut Option<Worker>,
+) -> Vec<FileResult> {
+    let mut results: Vec<FileResult> = inputs.iter().map(|i| scan_file(root, i)).collect();
+    let wanted: Vec<usize> = (0..results.len())
+        .filter(|i| needs_ctags(&results[*i]))
+        .collect();
+    if wanted.is_empty() {
+        return results;
+    }
+    let Some(ctags) = ctags else {
+        for i in wanted {
+            attach_tags(&mut results[i], Err("ctags not available".into()));
+        }
+        return results;
+    };
+    let paths: Vec<&str> = wanted
+        .iter()
+        .map(|i| inputs[*i].file.path.as_str())
+        .collect();
+    let bytes: u64 = wanted.iter().map(|i| inputs[*i].file.size).sum();
+    let timeout = opts.ctags_timeout + Duration::from_secs(bytes >> 20);
+    match knav_ctags::tags_of_chunk(ctags, root, &opts.ctags_args, &paths, timeout) {
+        Ok(tags) => {
+            for (i, t) in wanted.into_iter().zip(tags) {
+                attach_tags(&mut results[i], Ok(t));
+            }
+        }
+        Err(_) => {
+            let worker = fallback.get_or_insert_with(|| {
+                Worker::new(ctags, root, &opts.ctags_args, opts.ctags_timeout)
+            });
+            for i in wanted {
+                let t = worker
+                    .tags(Path::new(&inputs[i].file.path))
+                    .map_err(|e| e.to_string());
+                attach_tags(&mut results[i], t);
+            }
+        }
+    }
+    results
+}
+
 /// Writes a whole file and returns its length.
 fn write_file(path: &Path, kind: &[u8; 4], body: &[u8]) -> std::io::Result<u64> {
     let mut w = BufWriter::new(File::create(path)?);
@@ -269,7 +348,8 @@ pub fn build_segment(
         .map(|i| i.file.size)
         .sum();
     let next = AtomicUsize::new(0);
-    let workers = opts.workers.max(1).min(inputs.len().max(1));
+    let chunks = chunks(inputs);
+    let workers = opts.workers.max(1).min(chunks.len().max(1));
     let (tx, rx) = mpsc::sync_channel::<(usize, FileResult)>(workers * 8);
 
     let mut acc = Accumulator::new(out_dir, opts.mem_budget);
@@ -297,17 +377,20 @@ pub fn build_segment(
         for _ in 0..workers {
             let tx = tx.clone();
             let next = &next;
+            let chunks = &chunks;
             s.spawn(move || {
-                let mut worker =
-                    ctags.map(|c| Worker::new(c, root, &opts.ctags_args, opts.ctags_timeout));
+                let mut fallback = None;
                 loop {
-                    let id = next.fetch_add(1, Ordering::Relaxed);
-                    if id >= inputs.len() {
+                    let c = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(range) = chunks.get(c) else {
                         return;
-                    }
-                    let r = process(root, &inputs[id], worker.as_mut());
-                    if tx.send((id, r)).is_err() {
-                        return;
+                    };
+                    let results =
+                        process_chunk(root, &inputs[range.clone()], ctags, opts, &mut fallback);
+                    for (id, r) in range.clone().zip(results) {
+                        if tx.send((id, r)).is_err() {
+                            return;
+                        }
                     }
                 }
             });
