@@ -43,7 +43,8 @@ impl Hasher for NameHasher {
     }
 }
 
-type NameMap<V> = HashMap<Box<[u8]>, V, BuildHasherDefault<NameHasher>>;
+/// A hash map keyed by names, with [`NameHasher`].
+pub type NameMap<K, V> = HashMap<K, V, BuildHasherDefault<NameHasher>>;
 
 #[derive(Default)]
 struct NameAcc {
@@ -57,7 +58,7 @@ struct NameAcc {
 
 /// Accumulates postings and definition pointers per name.
 pub struct Accumulator {
-    map: NameMap<NameAcc>,
+    map: NameMap<Box<[u8]>, NameAcc>,
     mem: usize,
     budget: usize,
     runs: Vec<PathBuf>,
@@ -89,18 +90,33 @@ impl Accumulator {
         }
     }
 
-    fn entry(&mut self, name: &[u8]) -> &mut NameAcc {
-        if !self.map.contains_key(name) {
-            self.mem += name.len() + ENTRY_OVERHEAD;
-            self.map.insert(name.into(), NameAcc::default());
+    /// Runs `f` on the entry of `name`, creating it first: one lookup when it exists.
+    fn with_entry(&mut self, name: &[u8], f: impl FnOnce(&mut NameAcc) -> usize) {
+        if let Some(acc) = self.map.get_mut(name) {
+            self.mem += f(acc);
+            return;
         }
-        self.map.get_mut(name).expect("inserted above")
+        let mut acc = NameAcc::default();
+        self.mem += f(&mut acc) + name.len() + ENTRY_OVERHEAD;
+        self.map.insert(name.into(), acc);
     }
 
     /// Adds the occurrences of `name` in `file`: `block` holds `count` encoded occurrences.
     /// Files must come in increasing id order.
     pub fn add_block(&mut self, name: &[u8], file: u32, count: u32, block: &[u8]) {
-        let acc = self.entry(name);
+        self.with_entry(name, |acc| Self::add_block_to(acc, file, count, block));
+    }
+
+    /// Adds a definition of `name` stored at `offset` in `defs.dat`.
+    pub fn add_def(&mut self, name: &[u8], offset: u64) {
+        self.with_entry(name, |acc| {
+            acc.defs.push(offset);
+            8
+        });
+    }
+
+    /// Appends a file block to a name's postings; returns the bytes allocated.
+    fn add_block_to(acc: &mut NameAcc, file: u32, count: u32, block: &[u8]) -> usize {
         let before = acc.postings.capacity();
         let delta = if acc.n_files == 0 {
             acc.first_file = file;
@@ -114,14 +130,7 @@ impl Accumulator {
         acc.last_file = file;
         acc.n_files += 1;
         acc.n_occ += count;
-        let grown = acc.postings.capacity() - before;
-        self.mem += grown;
-    }
-
-    /// Adds a definition of `name` stored at `offset` in `defs.dat`.
-    pub fn add_def(&mut self, name: &[u8], offset: u64) {
-        self.entry(name).defs.push(offset);
-        self.mem += 8;
+        acc.postings.capacity() - before
     }
 
     /// Spills the map to a run when it is over budget. Call between files.

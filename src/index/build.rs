@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
-use super::accum::Accumulator;
+use super::accum::{Accumulator, NameMap};
 use super::codec::{hash64, put_varint};
 use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
 use super::segment::{SegmentMeta, SEGMENT_FILES};
@@ -44,7 +44,7 @@ impl Default for BuildOptions {
         let mem_mb = std::env::var("KNAV_MEM_BUDGET_MB")
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(160);
+            .unwrap_or(128);
         BuildOptions {
             // One more worker than cores: a worker waiting on its ctags process leaves its core
             // to the others.
@@ -161,12 +161,34 @@ fn scan_file(root: &Path, input: &Input) -> FileResult {
     record.guards = guards.transitions;
     record.warnings = guards.warnings;
 
-    // Group occurrences by name; a stable sort keeps each name's occurrences in line order.
+    // Group occurrences by name without sorting: number each distinct name, count, then place
+    // (a counting sort, stable, so each name's occurrences stay in line order).
     let name_of =
         |o: &crate::scan::Occurrence| &src[o.start as usize..o.start as usize + o.len as usize];
-    let mut order: Vec<u32> = (0..occurrences.len() as u32).collect();
-    order
-        .sort_by(|a, b| name_of(&occurrences[*a as usize]).cmp(name_of(&occurrences[*b as usize])));
+    let mut ids: NameMap<&[u8], u32> = NameMap::default();
+    let mut group_of: Vec<u32> = Vec::with_capacity(occurrences.len());
+    let mut counts: Vec<u32> = Vec::new();
+    for o in &occurrences {
+        let next = ids.len() as u32;
+        let g = *ids.entry(name_of(o)).or_insert(next);
+        if g == next {
+            counts.push(0);
+        }
+        counts[g as usize] += 1;
+        group_of.push(g);
+    }
+    let mut starts: Vec<u32> = Vec::with_capacity(counts.len());
+    let mut total = 0u32;
+    for c in &counts {
+        starts.push(total);
+        total += c;
+    }
+    let mut order = vec![0u32; occurrences.len()];
+    let mut fill = starts.clone();
+    for (i, g) in group_of.iter().enumerate() {
+        order[fill[*g as usize] as usize] = i as u32;
+        fill[*g as usize] += 1;
+    }
     let mut names = Vec::new();
     let mut groups = Vec::new();
     let mut blocks = Vec::with_capacity(occurrences.len() * 3);
