@@ -40,6 +40,8 @@ pub struct UpdateReport {
     pub files_scanned: u64,
     /// Files not indexed.
     pub files_unindexed: u64,
+    /// The `.c`/`.h` files among them (or indexed without definitions), as `path: why`.
+    pub unindexed_sources: Vec<String>,
     /// Distinct names in the segment built (0 when unchanged).
     pub names: u64,
     /// Definitions in the segment built.
@@ -230,7 +232,7 @@ pub fn update(
     drop(old);
     // Count from the segments as they will be published.
     let fresh = Snapshot::open_unpublished(root, index_dir, &manifest)?;
-    let (scanned, unindexed) = fresh.count_files();
+    let (scanned, unindexed, why) = fresh.count_files();
     drop(fresh);
     manifest.files_scanned = scanned;
     manifest.files_unindexed = unindexed + walked.other_files;
@@ -239,6 +241,7 @@ pub fn update(
     progress.finish();
     report.files_scanned = manifest.files_scanned;
     report.files_unindexed = manifest.files_unindexed;
+    report.unindexed_sources = why;
     report.names = meta.names;
     report.definitions = meta.defs;
     report.occurrences = meta.occurrences;

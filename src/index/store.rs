@@ -271,20 +271,26 @@ impl Snapshot {
         None
     }
 
-    /// Counts files by status, for a manifest.
-    pub fn count_files(&self) -> (u64, u64) {
+    /// Counts files by status, for a manifest, and lists the C sources not (fully) indexed as
+    /// `path: why`.
+    pub fn count_files(&self) -> (u64, u64, Vec<String>) {
         let (mut scanned, mut unindexed) = (0, 0);
+        let mut why = Vec::new();
         for (s, f) in self.live_files() {
-            let st = FileStatus::from_u8(self.segments[s].file(f).status);
+            let (_, _, _, _, status) = self.segments[s].file_stat(f);
+            let st = FileStatus::from_u8(status);
             match st {
-                FileStatus::Indexed => scanned += 1,
-                FileStatus::NoDefinitions => {
+                FileStatus::Indexed => {
                     scanned += 1;
-                    unindexed += 1
+                    continue;
                 }
-                _ => unindexed += 1,
+                FileStatus::NoDefinitions => scanned += 1,
+                _ => {}
             }
+            unindexed += 1;
+            let rec = self.segments[s].file(f);
+            why.push(format!("{}: {}", rec.path, rec.note.unwrap_or_default()));
         }
-        (scanned, unindexed)
+        (scanned, unindexed, why)
     }
 }

@@ -190,6 +190,12 @@ pub fn text(env: &Envelope) -> String {
                 "index {}: {} files scanned, {} unindexed; {} changed, {} added, {} deleted in {} ms",
                 r.mode, r.files_scanned, r.files_unindexed, r.changed, r.added, r.deleted, r.elapsed_ms
             );
+            for why in r.unindexed_sources.iter().take(20) {
+                let _ = writeln!(out, "  not indexed: {why}");
+            }
+            if r.unindexed_sources.len() > 20 {
+                let _ = writeln!(out, "  … and {} more", r.unindexed_sources.len() - 20);
+            }
             1
         }
         None => 0,
