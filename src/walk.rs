@@ -3,7 +3,8 @@
 //! `.c` and `.h` files are candidates; every other file is counted as unindexed. Symbolic links
 //! are never followed (the kernel's `scripts/dtc/include-prefixes` would otherwise index 1,029
 //! files twice, and a link loop would never end). Version-control directories and knav's own
-//! index directory are skipped. The result is sorted by path, so file ids are stable.
+//! index directory are skipped. Directories are read in parallel and files are stat'ed relative
+//! to their open directory. The index sorts the files by path, so file ids are stable.
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -26,7 +27,7 @@ pub struct SourceFile {
 /// What a walk found.
 #[derive(Debug, Default)]
 pub struct Walk {
-    /// Candidate `.c`/`.h` files at or under the size cap, sorted by path.
+    /// Candidate `.c`/`.h` files at or under the size cap.
     pub sources: Vec<SourceFile>,
     /// `.c`/`.h` files over the size cap.
     pub too_big: Vec<SourceFile>,
@@ -59,65 +60,90 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     }
 }
 
-/// Walks `root`.
+/// Walks `root`, reading directories in parallel. The files come in no particular order.
 pub fn walk(root: &Path, max_file_bytes: u64) -> Walk {
+    walk_dir(root, "", max_file_bytes)
+}
+
+/// One directory (`rel` under `root`, `""` for the root) and everything below it.
+fn walk_dir(root: &Path, rel: &str, max_file_bytes: u64) -> Walk {
     let mut out = Walk::default();
-    let it = walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            !(e.file_type().is_dir()
-                && e.depth() > 0
-                && skipped_dir(e.file_name().as_encoded_bytes()))
-        });
-    for entry in it {
+    let dir = if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    };
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) => {
+            out.errors.push(format!("{}: {e}", dir.display()));
+            return out;
+        }
+    };
+    let mut subdirs: Vec<String> = Vec::new();
+    for entry in entries {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                out.errors.push(e.to_string());
+                out.errors.push(format!("{}: {e}", dir.display()));
                 continue;
             }
         };
-        let ft = entry.file_type();
+        // The type comes from the directory entry itself: no stat, and links are not followed.
+        let Ok(ft) = entry.file_type() else { continue };
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            out.errors.push(format!(
+                "{}: path is not UTF-8",
+                dir.join(entry.file_name()).display()
+            ));
+            continue;
+        };
+        let path = if rel.is_empty() {
+            name.to_string()
+        } else {
+            format!("{rel}/{name}")
+        };
         if ft.is_symlink() {
             out.symlinks += 1;
-            continue;
-        }
-        if !ft.is_file() {
-            continue;
-        }
-        let name = entry.file_name().to_str().unwrap_or("");
-        if !is_source_name(name) {
-            out.other_files += 1;
-            continue;
-        }
-        let Some(path) = relative(root, entry.path()) else {
-            out.errors
-                .push(format!("{}: path is not UTF-8", entry.path().display()));
-            continue;
-        };
-        let meta = match entry.metadata() {
-            Ok(m) => m,
-            Err(e) => {
-                out.errors.push(format!("{path}: {e}"));
-                continue;
+        } else if ft.is_dir() {
+            if !skipped_dir(name.as_bytes()) {
+                subdirs.push(path);
             }
-        };
-        let file = SourceFile {
-            path,
-            size: meta.len(),
-            mtime_ns: mtime_ns(&meta),
-        };
-        if file.size > max_file_bytes {
-            out.too_big.push(file);
+        } else if !ft.is_file() {
+        } else if !is_source_name(name) {
+            out.other_files += 1;
         } else {
-            out.sources.push(file);
+            // `DirEntry::metadata` stats relative to the open directory: no path walk.
+            match entry.metadata() {
+                Ok(meta) => {
+                    let file = SourceFile {
+                        path,
+                        size: meta.len(),
+                        mtime_ns: mtime_ns(&meta),
+                    };
+                    if file.size > max_file_bytes {
+                        out.too_big.push(file);
+                    } else {
+                        out.sources.push(file);
+                    }
+                }
+                Err(e) => out.errors.push(format!("{path}: {e}")),
+            }
         }
     }
-    // walkdir sorts each directory by name; a full path sort makes `a/b.c` vs `a.c/…` agree.
-    out.sources.sort_by(|a, b| a.path.cmp(&b.path));
-    out.too_big.sort_by(|a, b| a.path.cmp(&b.path));
+    use rayon::prelude::*;
+    let below: Vec<Walk> = subdirs
+        .par_iter()
+        .map(|d| walk_dir(root, d, max_file_bytes))
+        .collect();
+    for w in below {
+        out.sources.extend(w.sources);
+        out.too_big.extend(w.too_big);
+        out.other_files += w.other_files;
+        out.symlinks += w.symlinks;
+        out.errors.extend(w.errors);
+    }
     out
 }
 

@@ -13,7 +13,7 @@ pub mod format;
 pub mod segment;
 pub mod store;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
@@ -99,6 +99,24 @@ pub fn update(
     let hash = options_hash(opts, max_file_bytes);
     let old = old.filter(|s| s.manifest.options_hash == hash);
 
+    // Compare with the index first: the common "nothing changed" answer needs nothing else.
+    let changes = old
+        .as_ref()
+        .map(|snap| diff(root, snap, walked.sources.iter().chain(&walked.too_big)));
+    if let (Some(snap), Some(d)) = (&old, &changes) {
+        if d.changed.is_empty() && d.deleted.is_empty() {
+            progress.finish();
+            return Ok(UpdateReport {
+                mode: "unchanged".into(),
+                files_scanned: snap.manifest.files_scanned,
+                files_unindexed: snap.manifest.files_unindexed,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+                index_dir: index_dir.display().to_string(),
+                ..Default::default()
+            });
+        }
+    }
+
     let mut inputs: Vec<Input> = walked
         .sources
         .iter()
@@ -124,14 +142,9 @@ pub fn update(
             (Vec::new(), Vec::new(), 0)
         }
         Some(snap) => {
-            let diff = diff(root, snap, &inputs);
-            if diff.changed.is_empty() && diff.deleted.is_empty() {
-                report.mode = "unchanged".into();
-                report.files_scanned = snap.manifest.files_scanned;
-                report.files_unindexed = snap.manifest.files_unindexed;
-                report.elapsed_ms = started.elapsed().as_millis() as u64;
-                return Ok(report);
-            }
+            let Some(diff) = &changes else {
+                return Err("internal: no diff for an existing index".into());
+            };
             report.changed = diff.modified;
             report.added = diff.changed.len() as u64 - diff.modified;
             report.deleted = diff.deleted.len() as u64;
@@ -263,21 +276,20 @@ struct Diff {
     deleted: Vec<String>,
 }
 
-fn diff(root: &Path, snap: &Snapshot, inputs: &[Input]) -> Diff {
-    let mut known: HashMap<&str, (u64, i64, u64, u8)> = HashMap::new();
+fn diff<'a>(root: &Path, snap: &Snapshot, files: impl Iterator<Item = &'a SourceFile>) -> Diff {
+    let mut known: accum::NameMap<&str, (u64, i64, u64, u8)> = accum::NameMap::default();
+    known.reserve(snap.manifest.files_scanned as usize + 1024);
     for (s, f) in snap.live_files() {
         let (path, size, mtime, hash, status) = snap.segments[s].file_stat(f);
         known.insert(path, (size, mtime, hash, status));
     }
     let mut changed = Vec::new();
     let mut modified = 0;
-    let mut seen: HashSet<&str> = HashSet::with_capacity(inputs.len());
-    for i in inputs {
-        let f: &SourceFile = &i.file;
-        seen.insert(&f.path);
-        match known.get(f.path.as_str()) {
+    for f in files {
+        // What is left in `known` at the end was deleted.
+        match known.remove(f.path.as_str()) {
             None => changed.push(f.path.clone()),
-            Some(&(size, mtime, hash, status)) => {
+            Some((size, mtime, hash, status)) => {
                 if size == f.size && mtime == f.mtime_ns {
                     continue;
                 }
@@ -294,11 +306,7 @@ fn diff(root: &Path, snap: &Snapshot, inputs: &[Input]) -> Diff {
             }
         }
     }
-    let deleted = known
-        .keys()
-        .filter(|p| !seen.contains(*p))
-        .map(|p| p.to_string())
-        .collect();
+    let deleted = known.keys().map(|p| p.to_string()).collect();
     Diff {
         changed,
         modified,
