@@ -1,5 +1,6 @@
 //! One `ctags -L -` process over a chunk of files: the fast path. ctags's interactive mode
-//! costs about a quarter more per byte, so it is kept for retrying a chunk file by file.
+//! costs about a quarter more per byte, so it is kept for retrying a chunk file by file, and the
+//! tag-file output format costs ctags a fifth less than JSON, so the batch run uses it.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -8,7 +9,6 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::tag::Line;
 use crate::worker::{base_args, FileTags, WorkerError};
 use crate::Ctags;
 
@@ -27,7 +27,14 @@ pub fn tags_of_chunk(
         return Ok(out);
     }
     let mut child = Command::new(&ctags.program)
-        .args(base_args().iter().filter(|a| **a != "--_interactive"))
+        .args(base_args().iter().filter(|a| {
+            // The tag-file format costs ctags a fifth less than JSON; no pattern with numbers.
+            !matches!(
+                **a,
+                "--_interactive" | "--output-format=json" | "--fields=-P"
+            )
+        }))
+        .args(["--output-format=u-ctags", "--excmd=number"])
         .args(extra_args)
         .args(["-L", "-", "-o", "-"])
         .current_dir(root)
@@ -62,7 +69,12 @@ pub fn tags_of_chunk(
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
-            if let Line::Tag(tag, Some(path)) = Line::parse(&buf) {
+            // Source bytes that are not UTF-8 (a Latin-1 comment in a signature) are kept lossily.
+            let text = String::from_utf8_lossy(&buf);
+            if text.starts_with("!_") {
+                continue; // pseudo tags
+            }
+            if let Some((tag, path)) = crate::Tag::parse_tag_line(&text) {
                 if let Some(&i) = index.get(&path) {
                     got.push((i, tag));
                 }

@@ -204,7 +204,77 @@ impl Line {
     }
 }
 
+/// Undoes the escapes of ctags's tag-file format (`\\`, `\t`, `\n`, `\r`, `\xHH`).
+fn unescape(s: &str) -> String {
+    if !s.contains('\\') {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('x') => {
+                let hex: String = chars.by_ref().take(2).collect();
+                match u8::from_str_radix(&hex, 16) {
+                    Ok(b) => out.push(b as char),
+                    Err(_) => out.push_str(&hex),
+                }
+            }
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
 impl Tag {
+    /// Parses one line of ctags's tag-file output (`--output-format=u-ctags --excmd=number`
+    /// with the fields knav asks for) into the tag and its file's path.
+    pub fn parse_tag_line(line: &str) -> Option<(Tag, String)> {
+        let line = line.trim_end_matches(['\n', '\r']);
+        let mut fields = line.split('\t');
+        let name = unescape(fields.next()?);
+        let path = unescape(fields.next()?);
+        let address = fields.next()?;
+        let mut tag = Tag {
+            name,
+            line: address.trim_end_matches(";\"").parse().ok()?,
+            end: None,
+            kind: Kind::Other,
+            typeref: None,
+            scope: None,
+            signature: None,
+            file_local: false,
+        };
+        for field in fields {
+            match field.split_once(':') {
+                None => tag.kind = Kind::from_name(field),
+                Some(("line", v)) => tag.line = v.parse().unwrap_or(tag.line),
+                Some(("end", v)) => tag.end = v.parse().ok(),
+                Some(("file", _)) => tag.file_local = true,
+                Some(("typeref", v)) => {
+                    let v = v.strip_prefix("typename:").unwrap_or(v);
+                    tag.typeref = Some(unescape(v));
+                }
+                Some(("scope", v)) => {
+                    let name = v.split_once(':').map_or(v, |(_, n)| n);
+                    tag.scope = Some(unescape(name));
+                }
+                Some(("signature", v)) => tag.signature = Some(unescape(v)),
+                Some(("kind", v)) => tag.kind = Kind::from_name(v),
+                Some(_) => {}
+            }
+        }
+        Some((tag, path))
+    }
+
     /// True for what ctags reports when it mistakes a macro invocation for a declaration:
     /// `SYSCALL_DEFINE3(read, …) { … }` becomes a "function" `SYSCALL_DEFINE3` without a return
     /// type, and `EXPORT_SYMBOL(vfs_read);` a "prototype" whose parameters are bare names.
@@ -252,6 +322,29 @@ mod tests {
             };
             assert_eq!(tag.is_macro_pseudo_definition(), pseudo, "{}", tag.name);
         }
+    }
+
+    #[test]
+    fn parses_tag_file_lines() {
+        let line =
+            "b\ta.c\t2;\"\tmember\tline:2\tscope:struct:foo\ttyperef:typename:char *\tfile:\tend:2";
+        let (tag, path) = Tag::parse_tag_line(line).unwrap();
+        assert_eq!(path, "a.c");
+        assert_eq!(tag.name, "b");
+        assert_eq!((tag.line, tag.end), (2, Some(2)));
+        assert_eq!(tag.kind, Kind::Member);
+        assert_eq!(tag.scope.as_deref(), Some("foo"));
+        assert_eq!(tag.typeref.as_deref(), Some("char *"));
+        assert!(tag.file_local);
+        let line = "vfs_read\tfs/a b.c\t9;\"\tfunction\tline:9\ttyperef:typename:ssize_t\tsignature:(struct file * file,char \\\\x)\tend:12\n";
+        let (tag, path) = Tag::parse_tag_line(line).unwrap();
+        assert_eq!(path, "fs/a b.c");
+        assert_eq!(
+            tag.signature.as_deref(),
+            Some("(struct file * file,char \\x)")
+        );
+        assert!(!tag.file_local);
+        assert!(Tag::parse_tag_line("garbage").is_none());
     }
 
     #[test]

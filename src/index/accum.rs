@@ -149,9 +149,13 @@ impl Accumulator {
         let mut entries: Vec<(Box<[u8]>, NameAcc)> = self.map.drain().collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut buf = Vec::new();
+        let mut len = Vec::new();
         for (name, acc) in entries {
             buf.clear();
+            len.clear();
             encode_run_entry(&mut buf, &name, &acc);
+            put_varint(&mut len, buf.len() as u64);
+            w.write_all(&len)?;
             w.write_all(&buf)?;
         }
         w.flush()?;
@@ -160,77 +164,206 @@ impl Accumulator {
         Ok(())
     }
 
-    /// Merges everything into `fst_path` and `dat_path`.
+    /// Merges everything into `fst_path` and `dat_path`. The FST is built on its own thread
+    /// while this one merges runs and writes `names.dat`.
     pub fn finish(mut self, fst_path: &Path, dat_path: &Path) -> io::Result<NamesSummary> {
-        let mut sources: Vec<Source> = Vec::new();
         let spilled = self.runs.len();
+        if !self.map.is_empty() || self.runs.is_empty() {
+            self.spill()?;
+        }
+        let mut heads: Vec<RunReader> = Vec::with_capacity(self.runs.len());
         for run in &self.runs {
             let f = File::open(run)?;
-            sources.push(Source::Disk(BufReader::with_capacity(1 << 20, f)));
+            let mut r = RunReader {
+                file: BufReader::with_capacity(1 << 20, f),
+                buf: Vec::new(),
+                entry: None,
+            };
+            r.advance()?;
+            heads.push(r);
         }
-        let mut mem: Vec<(Box<[u8]>, NameAcc)> = self.map.drain().collect();
-        mem.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        sources.push(Source::Mem(mem.into_iter()));
 
         let fst_file = BufWriter::with_capacity(1 << 20, File::create(fst_path)?);
-        let mut fst = fst::MapBuilder::new(fst_file).map_err(io::Error::other)?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<FstBatch>(4);
+        let fst_thread = std::thread::spawn(move || -> io::Result<()> {
+            let mut fst = fst::MapBuilder::new(fst_file).map_err(io::Error::other)?;
+            for batch in rx {
+                let mut at = 0usize;
+                for &(len, value) in &batch.keys {
+                    let key = &batch.bytes[at..at + len as usize];
+                    fst.insert(key, value).map_err(io::Error::other)?;
+                    at += len as usize;
+                }
+            }
+            fst.finish().map_err(io::Error::other)
+        });
+
         let mut dat = BufWriter::with_capacity(1 << 20, File::create(dat_path)?);
         dat.write_all(&header(b"NAME"))?;
         let mut offset = super::format::HEADER_LEN as u64;
-
-        let mut heads: Vec<Option<RunEntry>> = Vec::with_capacity(sources.len());
-        for s in &mut sources {
-            heads.push(s.next_entry()?);
-        }
         let mut summary = NamesSummary {
             runs: spilled,
             ..Default::default()
         };
+        let mut batch = FstBatch::default();
         let mut out = Vec::new();
-        let mut merged = RunEntry::default();
+        let mut defs: Vec<u64> = Vec::new();
+        let mut postings: Vec<u8> = Vec::new();
+        let mut same: Vec<usize> = Vec::with_capacity(heads.len());
         loop {
-            // The smallest name among the heads; few runs, so a linear scan beats a heap.
+            // The heads holding the smallest name; few runs, so a linear scan beats a heap.
+            same.clear();
             let mut min: Option<&[u8]> = None;
-            for e in heads.iter().flatten() {
-                if min.is_none_or(|m| e.name.as_slice() < m) {
-                    min = Some(&e.name);
+            for (i, h) in heads.iter().enumerate() {
+                let Some(e) = &h.entry else { continue };
+                let name = &h.buf[e.name.clone()];
+                match min.map(|m| name.cmp(m)) {
+                    None | Some(std::cmp::Ordering::Less) => {
+                        min = Some(name);
+                        same.clear();
+                        same.push(i);
+                    }
+                    Some(std::cmp::Ordering::Equal) => same.push(i),
+                    Some(std::cmp::Ordering::Greater) => {}
                 }
             }
-            let Some(min) = min.map(|m| m.to_vec()) else {
-                break;
-            };
-            merged.clear();
-            for (i, head) in heads.iter_mut().enumerate() {
-                if head.as_ref().is_some_and(|e| e.name == min) {
-                    if let Some(e) = head.take() {
-                        merged.append(e);
+            let Some(&first) = same.first() else { break };
+            let name_range = heads[first].entry.as_ref().map_or(0..0, |e| e.name.clone());
+            batch.push(&heads[first].buf[name_range], offset);
+            defs.clear();
+            postings.clear();
+            let (mut n_occ, mut n_files, mut last_file) = (0u64, 0u64, 0u32);
+            for &i in &same {
+                let h = &heads[i];
+                let Some(e) = &h.entry else { continue };
+                let mut r = Reader::new(&h.buf[e.defs.clone()]);
+                for _ in 0..e.n_defs {
+                    defs.push(r.varint());
+                }
+                let block = &h.buf[e.postings.clone()];
+                if e.n_files > 0 {
+                    if n_files == 0 {
+                        postings.extend_from_slice(block);
+                    } else {
+                        // The run's first block holds an absolute file id; make it a delta.
+                        let mut r = Reader::new(block);
+                        let first = r.varint();
+                        put_varint(&mut postings, first - last_file as u64);
+                        postings.extend_from_slice(&block[r.pos()..]);
                     }
-                    *head = sources[i].next_entry()?;
+                    last_file = e.last_file;
+                    n_files += e.n_files;
+                    n_occ += e.n_occ;
                 }
             }
             out.clear();
-            put_varint(&mut out, merged.defs.len() as u64);
+            put_varint(&mut out, defs.len() as u64);
             let mut prev = 0u64;
-            for d in &merged.defs {
+            for d in &defs {
                 put_varint(&mut out, d - prev);
                 prev = *d;
             }
-            put_varint(&mut out, merged.n_occ as u64);
-            put_varint(&mut out, merged.n_files as u64);
-            put_varint(&mut out, merged.postings.len() as u64);
-            out.extend_from_slice(&merged.postings);
-            fst.insert(&min, offset).map_err(io::Error::other)?;
+            put_varint(&mut out, n_occ);
+            put_varint(&mut out, n_files);
+            put_varint(&mut out, postings.len() as u64);
+            out.extend_from_slice(&postings);
             dat.write_all(&out)?;
             offset += out.len() as u64;
             summary.names += 1;
-            summary.occurrences += merged.n_occ as u64;
+            summary.occurrences += n_occ;
+            for &i in &same {
+                heads[i].advance()?;
+            }
+            if batch.keys.len() >= 4096 && tx.send(std::mem::take(&mut batch)).is_err() {
+                break;
+            }
         }
-        fst.finish().map_err(io::Error::other)?;
+        let _ = tx.send(batch);
+        drop(tx);
         dat.flush()?;
+        fst_thread
+            .join()
+            .map_err(|_| io::Error::other("the FST builder panicked"))??;
         for run in &self.runs {
             let _ = std::fs::remove_file(run);
         }
         Ok(summary)
+    }
+}
+
+/// Names and FST values on their way to the FST builder thread.
+#[derive(Default)]
+struct FstBatch {
+    bytes: Vec<u8>,
+    keys: Vec<(u32, u64)>,
+}
+
+impl FstBatch {
+    fn push(&mut self, key: &[u8], value: u64) {
+        self.bytes.extend_from_slice(key);
+        self.keys.push((key.len() as u32, value));
+    }
+}
+
+/// Where the parts of the current run entry are in [`RunReader::buf`].
+struct RunEntry {
+    name: std::ops::Range<usize>,
+    n_defs: u64,
+    defs: std::ops::Range<usize>,
+    n_occ: u64,
+    n_files: u64,
+    last_file: u32,
+    postings: std::ops::Range<usize>,
+}
+
+/// Reads a run one entry at a time into a reused buffer.
+struct RunReader {
+    file: BufReader<File>,
+    buf: Vec<u8>,
+    entry: Option<RunEntry>,
+}
+
+impl RunReader {
+    fn advance(&mut self) -> io::Result<()> {
+        let Some(len) = read_varint(&mut self.file)? else {
+            self.entry = None;
+            return Ok(());
+        };
+        self.buf.resize(len as usize, 0);
+        self.file.read_exact(&mut self.buf)?;
+        let mut r = Reader::new(&self.buf);
+        let name_len = r.varint() as usize;
+        let name = r.pos()..r.pos() + name_len;
+        r.bytes(name_len);
+        let n_defs = r.varint();
+        let defs_start = r.pos();
+        for _ in 0..n_defs {
+            r.varint();
+        }
+        let defs = defs_start..r.pos();
+        let n_occ = r.varint();
+        let n_files = r.varint();
+        let _first_file = r.varint();
+        let last_file = r.varint() as u32;
+        let plen = r.varint() as usize;
+        let postings = r.pos()..r.pos() + plen;
+        r.bytes(plen);
+        if r.overrun {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "corrupt run entry",
+            ));
+        }
+        self.entry = Some(RunEntry {
+            name,
+            n_defs,
+            defs,
+            n_occ,
+            n_files,
+            last_file,
+            postings,
+        });
+        Ok(())
     }
 }
 
@@ -246,51 +379,6 @@ fn encode_run_entry(buf: &mut Vec<u8>, name: &[u8], acc: &NameAcc) {
     put_varint(buf, acc.last_file as u64);
     put_varint(buf, acc.postings.len() as u64);
     buf.extend_from_slice(&acc.postings);
-}
-
-#[derive(Default)]
-struct RunEntry {
-    name: Vec<u8>,
-    defs: Vec<u64>,
-    postings: Vec<u8>,
-    first_file: u32,
-    last_file: u32,
-    n_occ: u32,
-    n_files: u32,
-}
-
-impl RunEntry {
-    fn clear(&mut self) {
-        self.defs.clear();
-        self.postings.clear();
-        self.n_occ = 0;
-        self.n_files = 0;
-    }
-
-    /// Appends a later run's entry for the same name.
-    fn append(&mut self, e: RunEntry) {
-        self.defs.extend_from_slice(&e.defs);
-        if e.n_files > 0 {
-            if self.n_files == 0 {
-                self.postings.extend_from_slice(&e.postings);
-                self.first_file = e.first_file;
-            } else {
-                // The run's first block holds an absolute file id; make it a delta.
-                let mut r = Reader::new(&e.postings);
-                let first = r.varint();
-                put_varint(&mut self.postings, first - self.last_file as u64);
-                self.postings.extend_from_slice(&e.postings[r.pos()..]);
-            }
-            self.last_file = e.last_file;
-            self.n_files += e.n_files;
-            self.n_occ += e.n_occ;
-        }
-    }
-}
-
-enum Source {
-    Disk(BufReader<File>),
-    Mem(std::vec::IntoIter<(Box<[u8]>, NameAcc)>),
 }
 
 fn read_varint(r: &mut impl Read) -> io::Result<Option<u64>> {
@@ -313,50 +401,5 @@ fn read_varint(r: &mut impl Read) -> io::Result<Option<u64>> {
             return Ok(Some(v));
         }
         shift += 7;
-    }
-}
-
-fn need(r: &mut impl Read) -> io::Result<u64> {
-    read_varint(r)?.ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "truncated run"))
-}
-
-impl Source {
-    fn next_entry(&mut self) -> io::Result<Option<RunEntry>> {
-        match self {
-            Source::Mem(it) => Ok(it.next().map(|(name, acc)| RunEntry {
-                name: name.into_vec(),
-                defs: acc.defs,
-                postings: acc.postings,
-                first_file: acc.first_file,
-                last_file: acc.last_file,
-                n_occ: acc.n_occ,
-                n_files: acc.n_files,
-            })),
-            Source::Disk(r) => {
-                let Some(len) = read_varint(r)? else {
-                    return Ok(None);
-                };
-                let mut name = vec![0u8; len as usize];
-                r.read_exact(&mut name)?;
-                let n_defs = need(r)?;
-                let defs = (0..n_defs).map(|_| need(r)).collect::<io::Result<_>>()?;
-                let n_occ = need(r)? as u32;
-                let n_files = need(r)? as u32;
-                let first_file = need(r)? as u32;
-                let last_file = need(r)? as u32;
-                let plen = need(r)? as usize;
-                let mut postings = vec![0u8; plen];
-                r.read_exact(&mut postings)?;
-                Ok(Some(RunEntry {
-                    name,
-                    defs,
-                    postings,
-                    first_file,
-                    last_file,
-                    n_occ,
-                    n_files,
-                }))
-            }
-        }
     }
 }

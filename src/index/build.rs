@@ -369,6 +369,7 @@ pub fn build_segment(
         .filter(|i| !i.too_big)
         .map(|i| i.file.size)
         .sum();
+    let started = std::time::Instant::now();
     let next = AtomicUsize::new(0);
     let chunks = chunks(inputs);
     let workers = opts.workers.max(1).min(chunks.len().max(1));
@@ -479,6 +480,7 @@ pub fn build_segment(
     drop(defs_out);
     drop(files_out);
     write_file(&out_dir.join("files.idx"), b"FIDX", &files_idx).map_err(io)?;
+    let scanned_at = started.elapsed();
     progress.phase("merge names");
     let summary = acc
         .finish(&out_dir.join("names.fst"), &out_dir.join("names.dat"))
@@ -486,6 +488,7 @@ pub fn build_segment(
     meta.names = summary.names;
     meta.occurrences = summary.occurrences;
     meta.runs = summary.runs;
+    let merged_at = started.elapsed();
     for name in SEGMENT_FILES {
         let path = out_dir.join(name);
         let len = std::fs::metadata(&path).map_err(io)?.len();
@@ -495,6 +498,14 @@ pub fn build_segment(
             super::codec::checksum_file(&path).map_err(io)?,
         ));
     }
+    meta.phase_ms = vec![
+        ("scan+ctags".into(), scanned_at.as_millis() as u64),
+        ("merge".into(), (merged_at - scanned_at).as_millis() as u64),
+        (
+            "checksum".into(),
+            (started.elapsed() - merged_at).as_millis() as u64,
+        ),
+    ];
     let json = serde_json::to_vec_pretty(&meta).map_err(|e| e.to_string())?;
     std::fs::write(out_dir.join("meta.json"), json).map_err(io)?;
     Ok(meta)

@@ -35,6 +35,9 @@ pub struct SegmentMeta {
     pub macro_only_files: u64,
     /// Spilled runs merged while building.
     pub runs: usize,
+    /// Milliseconds spent scanning and running ctags, merging names, and checksumming.
+    #[serde(default)]
+    pub phase_ms: Vec<(String, u64)>,
     /// Length of each index file, checked when the segment is opened.
     pub lengths: Vec<(String, u64)>,
     /// Checksum of each index file, checked by [`Segment::verify`].
