@@ -99,21 +99,24 @@ fn walk_dir(root: &Path, rel: &str, max_file_bytes: u64) -> Walk {
             ));
             continue;
         };
-        let path = if rel.is_empty() {
-            name.to_string()
-        } else {
-            format!("{rel}/{name}")
+        let path = || {
+            if rel.is_empty() {
+                name.to_string()
+            } else {
+                format!("{rel}/{name}")
+            }
         };
         if ft.is_symlink() {
             out.symlinks += 1;
         } else if ft.is_dir() {
             if !skipped_dir(name.as_bytes()) {
-                subdirs.push(path);
+                subdirs.push(path());
             }
         } else if !ft.is_file() {
         } else if !is_source_name(name) {
             out.other_files += 1;
         } else {
+            let path = path();
             // `DirEntry::metadata` stats relative to the open directory: no path walk.
             match entry.metadata() {
                 Ok(meta) => {
