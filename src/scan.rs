@@ -136,68 +136,108 @@ fn is_ident(b: u8) -> bool {
 }
 
 /// C keywords and compiler extensions: never worth indexing.
+const KEYWORDS: &[&[u8]] = &[
+    b"auto",
+    b"break",
+    b"case",
+    b"char",
+    b"const",
+    b"continue",
+    b"default",
+    b"do",
+    b"double",
+    b"else",
+    b"enum",
+    b"extern",
+    b"float",
+    b"for",
+    b"goto",
+    b"if",
+    b"inline",
+    b"int",
+    b"long",
+    b"register",
+    b"restrict",
+    b"return",
+    b"short",
+    b"signed",
+    b"sizeof",
+    b"static",
+    b"struct",
+    b"switch",
+    b"typedef",
+    b"union",
+    b"unsigned",
+    b"void",
+    b"volatile",
+    b"while",
+    b"_Bool",
+    b"_Complex",
+    b"_Alignas",
+    b"_Alignof",
+    b"_Atomic",
+    b"_Generic",
+    b"_Noreturn",
+    b"_Static_assert",
+    b"_Thread_local",
+    b"asm",
+    b"__asm",
+    b"__asm__",
+    b"typeof",
+    b"__typeof",
+    b"__typeof__",
+    b"__attribute__",
+    b"__inline",
+    b"__inline__",
+    b"__volatile__",
+    b"__restrict",
+    b"__restrict__",
+    b"__signed__",
+    b"__extension__",
+    b"__alignof__",
+];
+
+const KEYWORD_SLOTS: usize = 256;
+
+fn keyword_hash(name: &[u8]) -> usize {
+    let mut h: u32 = name.len() as u32;
+    for &b in name {
+        h = h.wrapping_mul(31).wrapping_add(b as u32);
+    }
+    (h.wrapping_mul(0x9E37_79B1) >> 24) as usize
+}
+
+/// An open-addressing table of [`KEYWORDS`]: slot → index + 1, 0 for empty.
+fn keyword_table() -> &'static [u8; KEYWORD_SLOTS] {
+    static TABLE: std::sync::OnceLock<[u8; KEYWORD_SLOTS]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = [0u8; KEYWORD_SLOTS];
+        for (i, k) in KEYWORDS.iter().enumerate() {
+            let mut slot = keyword_hash(k);
+            while t[slot] != 0 {
+                slot = (slot + 1) % KEYWORD_SLOTS;
+            }
+            t[slot] = i as u8 + 1;
+        }
+        t
+    })
+}
+
+/// True for a C keyword or compiler extension keyword. One hash and at most a few compares:
+/// it runs on every identifier of the tree.
 pub fn is_keyword(name: &[u8]) -> bool {
-    matches!(
-        name,
-        b"auto"
-            | b"break"
-            | b"case"
-            | b"char"
-            | b"const"
-            | b"continue"
-            | b"default"
-            | b"do"
-            | b"double"
-            | b"else"
-            | b"enum"
-            | b"extern"
-            | b"float"
-            | b"for"
-            | b"goto"
-            | b"if"
-            | b"inline"
-            | b"int"
-            | b"long"
-            | b"register"
-            | b"restrict"
-            | b"return"
-            | b"short"
-            | b"signed"
-            | b"sizeof"
-            | b"static"
-            | b"struct"
-            | b"switch"
-            | b"typedef"
-            | b"union"
-            | b"unsigned"
-            | b"void"
-            | b"volatile"
-            | b"while"
-            | b"_Bool"
-            | b"_Complex"
-            | b"_Alignas"
-            | b"_Alignof"
-            | b"_Atomic"
-            | b"_Generic"
-            | b"_Noreturn"
-            | b"_Static_assert"
-            | b"_Thread_local"
-            | b"asm"
-            | b"__asm"
-            | b"__asm__"
-            | b"typeof"
-            | b"__typeof"
-            | b"__typeof__"
-            | b"__attribute__"
-            | b"__inline"
-            | b"__inline__"
-            | b"__volatile__"
-            | b"__restrict"
-            | b"__restrict__"
-            | b"__signed__"
-            | b"__extension__"
-            | b"__alignof__"
-    )
+    if name.len() < 2 || name.len() > 14 {
+        return false;
+    }
+    let t = keyword_table();
+    let mut slot = keyword_hash(name);
+    loop {
+        match t[slot] {
+            0 => return false,
+            i if KEYWORDS[i as usize - 1] == name => return true,
+            _ => slot = (slot + 1) % KEYWORD_SLOTS,
+        }
+    }
 }
 
 /// Names whose parenthesised argument is an exported symbol.
@@ -638,6 +678,24 @@ mod tests {
     fn string_with_escaped_quote_and_prefixes() {
         let src = "x = \"a \\\" vfs_read\" y; z = L\"w\"; u8'q';";
         assert_eq!(just_names(src), ["x", "y", "z"]);
+    }
+
+    #[test]
+    fn every_keyword_is_found_and_near_misses_are_not() {
+        for k in KEYWORDS {
+            assert!(is_keyword(k), "{}", String::from_utf8_lossy(k));
+        }
+        for w in [
+            &b"int_"[..],
+            b"in",
+            b"structs",
+            b"_",
+            b"x",
+            b"vfs_read",
+            b"__attribute",
+        ] {
+            assert!(!is_keyword(w), "{}", String::from_utf8_lossy(w));
+        }
     }
 
     #[test]
