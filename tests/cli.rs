@@ -113,7 +113,7 @@ fn def_kmap_has_two_guard_variants() {
     for key in ["total", "offset", "next_tools", "warning", "root"] {
         assert!(v.get(key).is_some(), "envelope lacks {key}");
     }
-    assert_eq!(v["index"]["files_scanned"], 6);
+    assert_eq!(v["index"]["files_scanned"], 7);
 }
 
 #[test]
@@ -439,7 +439,7 @@ fn walk_counts_unindexed_and_skips_symlinks_and_binaries() {
     assert_eq!(code, 0);
     let r = &v["results"];
     assert_eq!(r["mode"], "full");
-    assert_eq!(r["files_scanned"], 6);
+    assert_eq!(r["files_scanned"], 7);
     // 7 non-C files (Makefiles, Kconfig, .config) and the binary blob.h.
     assert_eq!(r["files_unindexed"], 8);
     // The symlink include/linux/highmem-alias.h is not indexed twice.
@@ -479,7 +479,7 @@ fn incremental_refresh_redoes_changed_files_and_drops_deleted_ones() {
         ),
         (Some(1), Some(1), Some(1))
     );
-    assert_eq!(r["files_scanned"], 6);
+    assert_eq!(r["files_scanned"], 7);
     let (_, v) = json(&t, &["def", "added_fn"]);
     assert_eq!(locs(&v), ["fs/read_write.c:55"]);
     let (_, v) = json(&t, &["callers", "vfs_read"]);
@@ -619,4 +619,86 @@ fn a_closed_stdout_pipe_does_not_panic() {
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_latin1_file_is_indexed_and_shown_lossily() {
+    let t = fixture("latin1");
+    let (code, v) = json(&t, &["def", "latin1_probe"]);
+    assert_eq!(code, 0);
+    assert_eq!(locs(&v), ["drivers/misc/latin1.c:5"]);
+    assert_eq!(v["results"][0]["signature"], "(int x)");
+    let (_, v) = json(&t, &["refs", "who"]);
+    assert_eq!(
+        v["results"][0]["snippet"],
+        "static const char *who = \"Ren\u{fffd}\";"
+    );
+}
+
+#[test]
+fn a_path_that_escapes_the_root_is_refused() {
+    let t = fixture("escape");
+    let (code, v) = json(&t, &["symbols", "../../etc/passwd"]);
+    assert_eq!(code, 1);
+    assert!(
+        v["error"].as_str().unwrap().contains("outside the root"),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_truncated_index_is_a_clear_error_and_the_next_index_rebuilds_it() {
+    let t = fixture("truncated");
+    let _ = json(&t, &["index"]);
+    let seg = std::fs::read_dir(t.root.join(".knav"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("seg-"))
+        .unwrap()
+        .path();
+    let names = seg.join("names.dat");
+    let len = std::fs::metadata(&names).unwrap().len();
+    std::fs::File::options()
+        .write(true)
+        .open(&names)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let (code, v) = json(&t, &["def", "kmap"]);
+    assert_eq!(code, 1);
+    let err = v["error"].as_str().unwrap();
+    assert!(
+        err.contains("truncated") && err.contains("knav index --full"),
+        "{err}"
+    );
+    let (code, v) = json(&t, &["index"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["results"]["mode"], "full");
+    let (code, v) = json(&t, &["def", "kmap"]);
+    assert_eq!((code, v["definition_count"].as_u64()), (0, Some(2)));
+}
+
+#[test]
+fn concurrent_index_runs_serialize_and_leave_one_good_index() {
+    let t = fixture("concurrent");
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_knav"))
+            .args(["index", "--full", "--root"])
+            .arg(&t.root)
+            .output()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(spawn);
+        let b = s.spawn(spawn);
+        (a.join().unwrap().unwrap(), b.join().unwrap().unwrap())
+    });
+    assert_eq!((a.status.code(), b.status.code()), (Some(0), Some(0)));
+    let segs = std::fs::read_dir(t.root.join(".knav"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("seg-"))
+        .count();
+    assert!(segs <= 2, "old segments are collected: {segs}");
+    let (code, v) = json(&t, &["callers", "vfs_read"]);
+    assert_eq!((code, v["total"].as_u64()), (0, Some(3)));
 }

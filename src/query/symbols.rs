@@ -15,6 +15,16 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str) -> Envelope {
         .map(|r| r.trim_start_matches('/'))
         .unwrap_or(file)
         .trim_start_matches("./");
+    if std::path::Path::new(rel)
+        .components()
+        .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        let mut env = q.envelope(TOOL);
+        env.error = Some(format!(
+            "{file} is outside the root {root}; give a path relative to the root"
+        ));
+        return env;
+    }
     let Some((seg, id)) = q.snap.find_file(rel) else {
         let mut env = q.envelope(TOOL);
         env.error = Some(if q.snap.root.join(rel).is_file() {
