@@ -43,6 +43,9 @@ enum Command {
         /// Rebuild everything instead of only what changed.
         #[arg(long)]
         full: bool,
+        /// Check the index against its checksums instead of refreshing it.
+        #[arg(long, conflicts_with = "full")]
+        verify: bool,
     },
     /// Where SYMBOL is defined (find_definition).
     Def { symbol: String },
@@ -122,16 +125,15 @@ fn run(common: &Common, command: &Command) -> Envelope {
         Err(e) => return Envelope::error(tool, &root_arg.display().to_string(), e),
     };
     let root_s = root.display().to_string();
-    if let Command::Index { full } = command {
+    if let Command::Index { full, verify } = command {
         let dir = index_dir(&root, common.index_dir.as_deref());
         let mut progress = Progress::stderr();
-        return match crate::index::update(
-            &root,
-            &dir,
-            *full,
-            &BuildOptions::default(),
-            &mut progress,
-        ) {
+        let done = if *verify {
+            crate::index::verify(&root, &dir)
+        } else {
+            crate::index::update(&root, &dir, *full, &BuildOptions::default(), &mut progress)
+        };
+        return match done {
             Ok(report) => {
                 let mut env = Envelope::new(tool, &root_s);
                 env.total = 1;

@@ -702,3 +702,31 @@ fn concurrent_index_runs_serialize_and_leave_one_good_index() {
     let (code, v) = json(&t, &["callers", "vfs_read"]);
     assert_eq!((code, v["total"].as_u64()), (0, Some(3)));
 }
+
+#[test]
+fn verify_catches_a_flipped_byte_that_keeps_the_length() {
+    let t = fixture("verify");
+    let _ = json(&t, &["index"]);
+    let (code, v) = json(&t, &["index", "--verify"]);
+    assert_eq!((code, v["results"]["mode"].as_str()), (0, Some("verified")));
+    let seg = std::fs::read_dir(t.root.join(".knav"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("seg-"))
+        .unwrap()
+        .path();
+    let defs = seg.join("defs.dat");
+    let mut bytes = std::fs::read(&defs).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    std::fs::write(&defs, bytes).unwrap();
+    let (code, v) = json(&t, &["index", "--verify"]);
+    assert_eq!(code, 1);
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("defs.dat: checksum mismatch"),
+        "{v}"
+    );
+}

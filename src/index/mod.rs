@@ -135,11 +135,11 @@ pub fn update(
         index_dir: index_dir.display().to_string(),
         ..Default::default()
     };
-    let (segments, retired, base_files) = match &old {
+    let (segments, retired) = match &old {
         None => {
             report.mode = "full".into();
             report.added = inputs.len() as u64;
-            (Vec::new(), Vec::new(), 0)
+            (Vec::new(), Vec::new())
         }
         Some(snap) => {
             let Some(diff) = &changes else {
@@ -171,7 +171,7 @@ pub fn update(
             let limit = ((base_files as f64 * DELTA_MAX_SHARE) as usize).max(DELTA_MIN_FILES);
             if delta.len() > limit {
                 report.mode = "full".into();
-                (Vec::new(), Vec::new(), 0)
+                (Vec::new(), Vec::new())
             } else {
                 report.mode = "incremental".into();
                 inputs.retain(|i| delta.contains(&i.file.path));
@@ -193,12 +193,10 @@ pub fn update(
                         },
                     ],
                     retired,
-                    base_files,
                 )
             }
         }
     };
-    let _ = base_files;
     let ctags = knav_ctags::Ctags::probe().map_err(|e| e.to_string())?;
     let seg_dir = unique_dir(index_dir, "seg");
     let meta = match build_segment(root, &inputs, &seg_dir, Some(&ctags), opts, progress) {
@@ -265,6 +263,32 @@ pub fn update(
         .sum();
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// Re-reads every file of the current index and checks it against the checksums recorded when
+/// it was built.
+pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, String> {
+    let started = Instant::now();
+    let snap = Snapshot::open(root, index_dir)?
+        .ok_or_else(|| format!("no index in {}; run `knav index`", index_dir.display()))?;
+    for seg in &snap.segments {
+        seg.verify()
+            .map_err(|e| format!("{e}; run `knav index --full` to rebuild"))?;
+    }
+    Ok(UpdateReport {
+        mode: "verified".into(),
+        files_scanned: snap.manifest.files_scanned,
+        files_unindexed: snap.manifest.files_unindexed,
+        index_bytes: snap
+            .manifest
+            .segments
+            .iter()
+            .map(|s| dir_size(&index_dir.join(&s.dir)))
+            .sum(),
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        index_dir: index_dir.display().to_string(),
+        ..Default::default()
+    })
 }
 
 struct Diff {
