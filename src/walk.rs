@@ -24,6 +24,38 @@ pub struct SourceFile {
     pub mtime_ns: i64,
 }
 
+/// What one directory held when it was read: enough to skip reading it again while its
+/// modification time stays the same (adding, removing or renaming an entry changes it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DirListing {
+    /// Root-relative path, `""` for the root.
+    pub path: String,
+    /// The directory's modification time when it was read, or 0 when unknown.
+    pub mtime_ns: i64,
+    /// Files that are not C sources.
+    pub other_files: u32,
+    /// Symbolic links.
+    pub symlinks: u32,
+    /// Names of subdirectories entered.
+    pub subdirs: Vec<String>,
+    /// Names of `.c`/`.h` files.
+    pub sources: Vec<String>,
+}
+
+/// The listings of a previous walk, and when it was taken.
+#[derive(Clone, Debug, Default)]
+pub struct WalkCache {
+    /// When the walk started, in nanoseconds since the epoch. Listings whose directory changed
+    /// less than [`CACHE_SLACK_NS`] before it are not trusted: a change in the same clock tick
+    /// would not move the mtime.
+    pub taken_ns: i64,
+    /// Every directory walked.
+    pub dirs: Vec<DirListing>,
+}
+
+/// See [`WalkCache::taken_ns`].
+pub const CACHE_SLACK_NS: i64 = 2_000_000_000;
+
 /// What a walk found.
 #[derive(Debug, Default)]
 pub struct Walk {
@@ -37,6 +69,55 @@ pub struct Walk {
     pub symlinks: u64,
     /// Entries that could not be read, with the reason.
     pub errors: Vec<String>,
+    /// The listings of directories read, for the next walk.
+    pub dirs: Vec<DirListing>,
+    /// Indices of the cache's listings that were still valid.
+    pub cached_dirs: Vec<usize>,
+    /// Directories read (rather than taken from the cache).
+    pub dirs_read: u64,
+}
+
+impl Walk {
+    fn absorb(&mut self, w: Walk) {
+        self.sources.extend(w.sources);
+        self.too_big.extend(w.too_big);
+        self.other_files += w.other_files;
+        self.symlinks += w.symlinks;
+        self.errors.extend(w.errors);
+        self.dirs.extend(w.dirs);
+        self.cached_dirs.extend(w.cached_dirs);
+        self.dirs_read += w.dirs_read;
+    }
+
+    fn add_source(&mut self, file: SourceFile, max_file_bytes: u64) {
+        if file.size > max_file_bytes {
+            self.too_big.push(file);
+        } else {
+            self.sources.push(file);
+        }
+    }
+
+    /// The listings as a cache for the next walk, taken at `taken_ns`; `previous` is the cache
+    /// this walk used, if any.
+    pub fn cache(&self, previous: Option<&WalkCache>, taken_ns: i64) -> WalkCache {
+        let mut dirs = self.dirs.clone();
+        if let Some(p) = previous {
+            dirs.extend(
+                self.cached_dirs
+                    .iter()
+                    .filter_map(|i| p.dirs.get(*i).cloned()),
+            );
+        }
+        dirs.sort_by(|a, b| a.path.cmp(&b.path));
+        WalkCache { taken_ns, dirs }
+    }
+}
+
+/// Now, in nanoseconds since the epoch.
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
 }
 
 /// Directory names never entered.
@@ -60,24 +141,173 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     }
 }
 
-/// Walks `root`, reading directories in parallel. The files come in no particular order.
-pub fn walk(root: &Path, max_file_bytes: u64) -> Walk {
-    walk_dir(root, "", max_file_bytes)
+fn join(rel: &str, name: &str) -> String {
+    if rel.is_empty() {
+        name.to_string()
+    } else {
+        format!("{rel}/{name}")
+    }
+}
+
+/// Walks `root`, reading directories in parallel. With a `cache`, a directory whose mtime is
+/// unchanged is not read again: only its C sources are stat'ed. The files come in no particular
+/// order.
+pub fn walk(root: &Path, max_file_bytes: u64, cache: Option<&WalkCache>) -> Walk {
+    use rayon::prelude::*;
+    let Some(cache) = cache.filter(|c| !c.dirs.is_empty()) else {
+        return walk_dir(root, "", max_file_bytes);
+    };
+    let known: std::collections::HashSet<&str> =
+        cache.dirs.iter().map(|d| d.path.as_str()).collect();
+    let parts: Vec<Walk> = cache
+        .dirs
+        .par_iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let dir = root.join(&d.path);
+            let Some((mtime, stats)) = stat_dir(&dir, &d.sources) else {
+                return Walk::default(); // gone; its parent was read again and says so
+            };
+            if mtime == d.mtime_ns && d.mtime_ns < cache.taken_ns - CACHE_SLACK_NS {
+                let mut out = Walk {
+                    other_files: d.other_files as u64,
+                    symlinks: d.symlinks as u64,
+                    cached_dirs: vec![i],
+                    ..Default::default()
+                };
+                for (name, stat) in d.sources.iter().zip(stats) {
+                    if let Some((size, mtime_ns)) = stat {
+                        let path = join(&d.path, name);
+                        out.add_source(
+                            SourceFile {
+                                path,
+                                size,
+                                mtime_ns,
+                            },
+                            max_file_bytes,
+                        );
+                    }
+                }
+                return out;
+            }
+            // Changed: read it again; subdirectories the cache does not know are walked whole.
+            let (mut out, subdirs) = list_dir(root, &d.path, max_file_bytes, mtime);
+            let new: Vec<Walk> = subdirs
+                .par_iter()
+                .filter(|s| !known.contains(s.as_str()))
+                .map(|s| walk_dir(root, s, max_file_bytes))
+                .collect();
+            for w in new {
+                out.absorb(w);
+            }
+            out
+        })
+        .collect();
+    let mut out = Walk::default();
+    for w in parts {
+        out.absorb(w);
+    }
+    out
+}
+
+/// The mtime of directory `dir` (not followed if a link: then `None`, as when it is gone) and
+/// `(size, mtime_ns)` of each regular file of `names` in it (`None` for one that is gone or not
+/// a regular file). On Linux the directory is opened once and stat'ed through its descriptor,
+/// and each name relative to it (`fstatat`): a fraction of the cost of stats by full path.
+#[cfg(target_os = "linux")]
+#[allow(clippy::type_complexity)]
+fn stat_dir(dir: &Path, names: &[String]) -> Option<(i64, Vec<Option<(u64, i64)>>)> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let cdir = CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `cdir` is a valid NUL-terminated path; the descriptor is closed below.
+    let fd = unsafe {
+        libc::open(
+            cdir.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `st` is plain data that fstat fills; `fd` is open.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        // SAFETY: `fd` is open and not used after this.
+        unsafe { libc::close(fd) };
+        return None;
+    }
+    let mtime = st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64;
+    let out = names
+        .iter()
+        .map(|name| {
+            let cname = CString::new(name.as_bytes()).ok()?;
+            // SAFETY: `st` is plain data that fstatat fills; `fd` is open; `cname` is valid.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            let rc =
+                unsafe { libc::fstatat(fd, cname.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+            if rc != 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+                return None;
+            }
+            Some((
+                st.st_size as u64,
+                st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64,
+            ))
+        })
+        .collect();
+    // SAFETY: `fd` was opened above and is not used after this.
+    unsafe { libc::close(fd) };
+    Some((mtime, out))
+}
+
+#[cfg(not(target_os = "linux"))]
+#[allow(clippy::type_complexity)]
+fn stat_dir(dir: &Path, names: &[String]) -> Option<(i64, Vec<Option<(u64, i64)>>)> {
+    let meta = std::fs::symlink_metadata(dir).ok().filter(|m| m.is_dir())?;
+    let stats = names
+        .iter()
+        .map(|name| match std::fs::symlink_metadata(dir.join(name)) {
+            Ok(m) if m.is_file() => Some((m.len(), mtime_ns(&m))),
+            _ => None,
+        })
+        .collect();
+    Some((mtime_ns(&meta), stats))
 }
 
 /// One directory (`rel` under `root`, `""` for the root) and everything below it.
 fn walk_dir(root: &Path, rel: &str, max_file_bytes: u64) -> Walk {
-    let mut out = Walk::default();
-    let dir = if rel.is_empty() {
-        root.to_path_buf()
-    } else {
-        root.join(rel)
+    use rayon::prelude::*;
+    let dir = root.join(rel);
+    // The mtime is taken before reading, so a change during the read shows up next time.
+    let mtime = std::fs::symlink_metadata(&dir).map_or(0, |m| mtime_ns(&m));
+    let (mut out, subdirs) = list_dir(root, rel, max_file_bytes, mtime);
+    let below: Vec<Walk> = subdirs
+        .par_iter()
+        .map(|d| walk_dir(root, d, max_file_bytes))
+        .collect();
+    for w in below {
+        out.absorb(w);
+    }
+    out
+}
+
+/// Reads one directory: its sources (stat'ed), counts, and the paths of its subdirectories.
+fn list_dir(root: &Path, rel: &str, max_file_bytes: u64, mtime: i64) -> (Walk, Vec<String>) {
+    let mut out = Walk {
+        dirs_read: 1,
+        ..Default::default()
     };
+    let mut listing = DirListing {
+        path: rel.to_string(),
+        mtime_ns: mtime,
+        ..Default::default()
+    };
+    let dir = root.join(rel);
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
         Err(e) => {
             out.errors.push(format!("{}: {e}", dir.display()));
-            return out;
+            return (out, Vec::new());
         }
     };
     let mut subdirs: Vec<String> = Vec::new();
@@ -99,55 +329,37 @@ fn walk_dir(root: &Path, rel: &str, max_file_bytes: u64) -> Walk {
             ));
             continue;
         };
-        let path = || {
-            if rel.is_empty() {
-                name.to_string()
-            } else {
-                format!("{rel}/{name}")
-            }
-        };
         if ft.is_symlink() {
-            out.symlinks += 1;
+            listing.symlinks += 1;
         } else if ft.is_dir() {
             if !skipped_dir(name.as_bytes()) {
-                subdirs.push(path());
+                subdirs.push(join(rel, name));
+                listing.subdirs.push(name.to_string());
             }
         } else if !ft.is_file() {
         } else if !is_source_name(name) {
-            out.other_files += 1;
+            listing.other_files += 1;
         } else {
-            let path = path();
+            let path = join(rel, name);
+            listing.sources.push(name.to_string());
             // `DirEntry::metadata` stats relative to the open directory: no path walk.
             match entry.metadata() {
-                Ok(meta) => {
-                    let file = SourceFile {
+                Ok(meta) => out.add_source(
+                    SourceFile {
                         path,
                         size: meta.len(),
                         mtime_ns: mtime_ns(&meta),
-                    };
-                    if file.size > max_file_bytes {
-                        out.too_big.push(file);
-                    } else {
-                        out.sources.push(file);
-                    }
-                }
+                    },
+                    max_file_bytes,
+                ),
                 Err(e) => out.errors.push(format!("{path}: {e}")),
             }
         }
     }
-    use rayon::prelude::*;
-    let below: Vec<Walk> = subdirs
-        .par_iter()
-        .map(|d| walk_dir(root, d, max_file_bytes))
-        .collect();
-    for w in below {
-        out.sources.extend(w.sources);
-        out.too_big.extend(w.too_big);
-        out.other_files += w.other_files;
-        out.symlinks += w.symlinks;
-        out.errors.extend(w.errors);
-    }
-    out
+    out.other_files = listing.other_files as u64;
+    out.symlinks = listing.symlinks as u64;
+    out.dirs.push(listing);
+    (out, subdirs)
 }
 
 /// `path` relative to `root`, with `/` separators; `None` when it is not UTF-8.

@@ -730,3 +730,81 @@ fn verify_catches_a_flipped_byte_that_keeps_the_length() {
         "{v}"
     );
 }
+
+/// Sets the mtime of every file and directory under `dir` to an hour ago.
+fn age(dir: &Path) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let ft = e.file_type().unwrap();
+        if ft.is_symlink() || e.file_name() == ".knav" {
+            continue;
+        }
+        if ft.is_dir() {
+            age(&e.path());
+        }
+        std::fs::File::open(e.path())
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+    std::fs::File::open(dir).unwrap().set_modified(old).unwrap();
+}
+
+#[test]
+fn the_walk_cache_skips_unchanged_directories_and_still_sees_every_change() {
+    let t = fixture("walkcache");
+    age(&t.root);
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "full");
+    age(&t.root);
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "unchanged");
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(
+        (
+            v["results"]["mode"].as_str(),
+            v["results"]["dirs_read"].as_u64()
+        ),
+        (Some("unchanged"), Some(0)),
+        "every directory came from the cache"
+    );
+    // A content edit in a cached directory (its mtime does not move).
+    let rw = t.root.join("fs/read_write.c");
+    let mut text = std::fs::read_to_string(&rw).unwrap();
+    text.push_str("int cached_dir_edit;\n");
+    std::fs::write(&rw, text).unwrap();
+    // A new file, a new subdirectory with a file, and a deleted file.
+    std::fs::write(
+        t.root.join("mm/fresh.c"),
+        "int fresh_fn(void)\n{\n\treturn 0;\n}\n",
+    )
+    .unwrap();
+    std::fs::create_dir(t.root.join("mm/sub")).unwrap();
+    std::fs::write(
+        t.root.join("mm/sub/deep.c"),
+        "int deep_fn(void)\n{\n\treturn 1;\n}\n",
+    )
+    .unwrap();
+    std::fs::remove_file(t.root.join("fs/ext2/file.c")).unwrap();
+    let (_, v) = json(&t, &["index"]);
+    let r = &v["results"];
+    assert_eq!(r["mode"], "incremental");
+    assert_eq!(
+        (
+            r["changed"].as_u64(),
+            r["added"].as_u64(),
+            r["deleted"].as_u64()
+        ),
+        (Some(1), Some(2), Some(1))
+    );
+    for (sym, at) in [
+        ("cached_dir_edit", "fs/read_write.c:54"),
+        ("fresh_fn", "mm/fresh.c:1"),
+        ("deep_fn", "mm/sub/deep.c:1"),
+    ] {
+        let (_, v) = json(&t, &["def", sym]);
+        assert_eq!(locs(&v), [at], "{sym}");
+    }
+    let (code, _) = json(&t, &["def", "ext2_file_read"]);
+    assert_eq!(code, 1, "the deleted file's function is gone");
+}

@@ -50,6 +50,8 @@ pub struct UpdateReport {
     pub occurrences: u64,
     /// Bytes of the index on disk.
     pub index_bytes: u64,
+    /// Directories read during the walk (the others were unchanged since the last walk).
+    pub dirs_read: u64,
     /// Wall time in milliseconds.
     pub elapsed_ms: u64,
     /// The index directory.
@@ -89,7 +91,13 @@ pub fn update(
     let _lock = store::lock(index_dir)?;
     let max_file_bytes = DEFAULT_MAX_FILE_BYTES;
     progress.phase("walk");
-    let walked = walk(root, max_file_bytes);
+    let cache = if full {
+        None
+    } else {
+        store::read_walk_cache(index_dir)
+    };
+    let walk_started = crate::walk::now_ns();
+    let walked = walk(root, max_file_bytes, cache.as_ref());
     let old = if full {
         None
     } else {
@@ -105,9 +113,13 @@ pub fn update(
         .map(|snap| diff(root, snap, walked.sources.iter().chain(&walked.too_big)));
     if let (Some(snap), Some(d)) = (&old, &changes) {
         if d.changed.is_empty() && d.deleted.is_empty() {
+            if walked.dirs_read > 0 {
+                store::write_walk_cache(index_dir, &walked.cache(cache.as_ref(), walk_started))?;
+            }
             progress.finish();
             return Ok(UpdateReport {
                 mode: "unchanged".into(),
+                dirs_read: walked.dirs_read,
                 files_scanned: snap.manifest.files_scanned,
                 files_unindexed: snap.manifest.files_unindexed,
                 elapsed_ms: started.elapsed().as_millis() as u64,
@@ -133,6 +145,7 @@ pub fn update(
 
     let mut report = UpdateReport {
         index_dir: index_dir.display().to_string(),
+        dirs_read: walked.dirs_read,
         ..Default::default()
     };
     let (segments, retired) = match &old {
@@ -249,6 +262,7 @@ pub fn update(
     manifest.files_unindexed = unindexed + walked.other_files;
     progress.phase("publish");
     store::publish(index_dir, &manifest)?;
+    store::write_walk_cache(index_dir, &walked.cache(cache.as_ref(), walk_started))?;
     progress.finish();
     report.files_scanned = manifest.files_scanned;
     report.files_unindexed = manifest.files_unindexed;

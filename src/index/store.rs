@@ -14,8 +14,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::format::{FileStatus, VERSION};
+use super::codec::{hash64, put_str, put_varint, Reader};
+use super::format::{check_header, header, FileStatus, HEADER_LEN, VERSION};
 use super::segment::Segment;
+use crate::walk::{DirListing, WalkCache};
 
 /// The manifest stored in `CURRENT`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -154,6 +156,76 @@ pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The file holding the last walk's directory listings.
+const WALK_CACHE: &str = "walk.cache";
+
+/// Reads the walk cache; `None` when it is missing or unreadable (the walk then reads every
+/// directory).
+pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
+    let bytes = std::fs::read(index_dir.join(WALK_CACHE)).ok()?;
+    check_header(&bytes, b"WALK").ok()?;
+    let body = &bytes[HEADER_LEN..];
+    let (sum, body) = body.split_at_checked(8)?;
+    if u64::from_le_bytes(sum.try_into().ok()?) != hash64(body) {
+        return None;
+    }
+    let mut r = Reader::new(body);
+    let taken_ns = r.varint() as i64;
+    let n = r.varint() as usize;
+    let mut dirs = Vec::with_capacity(n.min(1 << 20));
+    let text = |r: &mut Reader<'_>| String::from_utf8_lossy(r.str()).into_owned();
+    for _ in 0..n {
+        let path = text(&mut r);
+        let mtime_ns = r.varint() as i64;
+        let other_files = r.varint() as u32;
+        let symlinks = r.varint() as u32;
+        let k = r.varint() as usize;
+        let subdirs = (0..k.min(1 << 20)).map(|_| text(&mut r)).collect();
+        let k = r.varint() as usize;
+        let sources = (0..k.min(1 << 20)).map(|_| text(&mut r)).collect();
+        if r.overrun {
+            return None;
+        }
+        dirs.push(DirListing {
+            path,
+            mtime_ns,
+            other_files,
+            symlinks,
+            subdirs,
+            sources,
+        });
+    }
+    Some(WalkCache { taken_ns, dirs })
+}
+
+/// Replaces the walk cache (write beside, then rename).
+pub fn write_walk_cache(index_dir: &Path, cache: &WalkCache) -> Result<(), String> {
+    let mut body = Vec::new();
+    put_varint(&mut body, cache.taken_ns.max(0) as u64);
+    put_varint(&mut body, cache.dirs.len() as u64);
+    for d in &cache.dirs {
+        put_str(&mut body, d.path.as_bytes());
+        put_varint(&mut body, d.mtime_ns.max(0) as u64);
+        put_varint(&mut body, d.other_files as u64);
+        put_varint(&mut body, d.symlinks as u64);
+        put_varint(&mut body, d.subdirs.len() as u64);
+        for s in &d.subdirs {
+            put_str(&mut body, s.as_bytes());
+        }
+        put_varint(&mut body, d.sources.len() as u64);
+        for s in &d.sources {
+            put_str(&mut body, s.as_bytes());
+        }
+    }
+    let mut out = header(b"WALK").to_vec();
+    out.extend_from_slice(&hash64(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    let tmp = index_dir.join(format!("{WALK_CACHE}.tmp-{}", std::process::id()));
+    let io = |e: std::io::Error| format!("cannot write {}: {e}", tmp.display());
+    std::fs::write(&tmp, &out).map_err(io)?;
+    std::fs::rename(&tmp, index_dir.join(WALK_CACHE)).map_err(io)
 }
 
 /// Holds the index directory's build lock until dropped.
