@@ -656,7 +656,7 @@ fn a_truncated_index_is_a_clear_error_and_the_next_index_rebuilds_it() {
         .find(|e| e.file_name().to_string_lossy().starts_with("seg-"))
         .unwrap()
         .path();
-    let names = seg.join("names.dat");
+    let names = seg.join("names-0.dat");
     let len = std::fs::metadata(&names).unwrap().len();
     std::fs::File::options()
         .write(true)

@@ -63,6 +63,7 @@ pub struct Accumulator {
     budget: usize,
     runs: Vec<PathBuf>,
     tmp_dir: PathBuf,
+    prefix: String,
 }
 
 /// Totals of a finished names file.
@@ -76,12 +77,15 @@ pub struct NamesSummary {
     pub runs: usize,
 }
 
-const ENTRY_OVERHEAD: usize = 128;
+/// Bytes a new name costs beyond its postings: the boxed name, the table slot and the
+/// first allocations of its vectors, as measured with glibc malloc.
+const ENTRY_OVERHEAD: usize = 224;
 
 impl Accumulator {
-    /// An accumulator that spills runs into `tmp_dir` beyond `budget` bytes.
-    pub fn new(tmp_dir: &Path, budget: usize) -> Accumulator {
+    /// An accumulator that spills runs named `prefix-N` into `tmp_dir` beyond `budget` bytes.
+    pub fn new(tmp_dir: &Path, prefix: &str, budget: usize) -> Accumulator {
         Accumulator {
+            prefix: prefix.to_string(),
             map: NameMap::default(),
             mem: 0,
             budget,
@@ -144,7 +148,9 @@ impl Accumulator {
     /// Writes the map as a run and clears it. (A background writer would overlap this with
     /// accumulating, but hold two budgets of postings at once: over the memory target.)
     fn spill(&mut self) -> io::Result<()> {
-        let path = self.tmp_dir.join(format!("run-{}", self.runs.len()));
+        let path = self
+            .tmp_dir
+            .join(format!("{}-{}", self.prefix, self.runs.len()));
         let entries: Vec<(Box<[u8]>, NameAcc)> = self.map.drain().collect();
         write_run(&path, entries)?;
         self.runs.push(path);

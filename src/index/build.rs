@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
@@ -20,7 +20,8 @@ use knav_ctags::{Ctags, FileTags, Kind, Worker};
 use super::accum::{Accumulator, NameMap};
 use super::codec::{hash64, put_varint};
 use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
-use super::segment::{SegmentMeta, SEGMENT_FILES};
+use super::format::{shard_of, NAME_SHARDS};
+use super::segment::{segment_files, SegmentMeta};
 use crate::progress::Progress;
 use crate::scan::{scan, FileScan};
 use crate::walk::SourceFile;
@@ -44,7 +45,7 @@ impl Default for BuildOptions {
         let mem_mb = std::env::var("KNAV_MEM_BUDGET_MB")
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(128);
+            .unwrap_or(96);
         BuildOptions {
             // One more worker than cores: a worker waiting on its ctags process leaves its core
             // to the others.
@@ -73,8 +74,19 @@ struct FileResult {
     defs: Vec<DefRecord>,
     /// Names, back to back.
     names: Vec<u8>,
-    /// Per name: (name offset, name length, occurrences, block offset, block length).
-    groups: Vec<(u32, u32, u32, u32, u32)>,
+    /// Per name: (name offset, name length, occurrences, block offset, block length, shard).
+    groups: Vec<(u32, u32, u32, u32, u32, u8)>,
+    blocks: Vec<u8>,
+}
+
+/// One file's names and definitions on their way to the shard accumulators.
+struct Batch {
+    file_id: u32,
+    defs: Vec<DefRecord>,
+    /// Where each of `defs` was written in `defs.dat`.
+    def_offsets: Vec<u64>,
+    names: Vec<u8>,
+    groups: Vec<(u32, u32, u32, u32, u32, u8)>,
     blocks: Vec<u8>,
 }
 
@@ -218,6 +230,7 @@ fn scan_file(root: &Path, input: &Input) -> FileResult {
             count,
             block_off,
             blocks.len() as u32 - block_off,
+            shard_of(name) as u8,
         ));
     }
     FileResult {
@@ -344,6 +357,17 @@ fn process_chunk(
     results
 }
 
+/// Caps glibc's malloc arenas. Buffers made on worker threads are freed on accumulator
+/// threads; with an arena per thread, freed memory piles up where no one allocates again,
+/// and the peak RSS of a kernel build grows by about a tenth.
+fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator tuning; it is safe to call at any time.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+}
+
 /// Writes a whole file and returns its length.
 fn write_file(path: &Path, kind: &[u8; 4], body: &[u8]) -> std::io::Result<u64> {
     let mut w = BufWriter::new(File::create(path)?);
@@ -370,12 +394,12 @@ pub fn build_segment(
         .map(|i| i.file.size)
         .sum();
     let started = std::time::Instant::now();
+    limit_malloc_arenas();
     let next = AtomicUsize::new(0);
     let chunks = chunks(inputs);
     let workers = opts.workers.max(1).min(chunks.len().max(1));
     let (tx, rx) = mpsc::sync_channel::<(usize, FileResult)>(workers * 8);
 
-    let mut acc = Accumulator::new(out_dir, opts.mem_budget);
     let mut defs_out = BufWriter::with_capacity(
         1 << 20,
         File::create(out_dir.join("defs.dat")).map_err(|e| ctx("cannot create defs.dat", e))?,
@@ -396,7 +420,34 @@ pub fn build_segment(
         ..Default::default()
     };
 
-    let result: Result<(), String> = std::thread::scope(|s| {
+    let result: Result<Vec<Accumulator>, String> = std::thread::scope(|s| {
+        // One accumulator thread per name shard; each takes the names that hash to it.
+        let mut shard_tx = Vec::with_capacity(NAME_SHARDS);
+        let mut shard_threads = Vec::with_capacity(NAME_SHARDS);
+        for k in 0..NAME_SHARDS {
+            let (tx, rx) = mpsc::sync_channel::<Arc<Batch>>(16);
+            shard_tx.push(tx);
+            let mut acc =
+                Accumulator::new(out_dir, &format!("run-{k}"), opts.mem_budget / NAME_SHARDS);
+            shard_threads.push(s.spawn(move || -> std::io::Result<Accumulator> {
+                for b in rx {
+                    for (d, off) in b.defs.iter().zip(&b.def_offsets) {
+                        if shard_of(d.name.as_bytes()) == k {
+                            acc.add_def(d.name.as_bytes(), *off);
+                        }
+                    }
+                    for &(no, nl, count, bo, bl, shard) in &b.groups {
+                        if shard as usize == k {
+                            let name = &b.names[no as usize..(no + nl) as usize];
+                            let block = &b.blocks[bo as usize..(bo + bl) as usize];
+                            acc.add_block(name, b.file_id, count, block);
+                        }
+                    }
+                    acc.maybe_spill()?;
+                }
+                Ok(acc)
+            }));
+        }
         for _ in 0..workers {
             let tx = tx.clone();
             let next = &next;
@@ -429,20 +480,16 @@ pub fn build_segment(
                 let file_id = want as u32;
                 r.record.defs_start = defs_len;
                 r.record.defs_count = r.defs.len() as u32;
+                let mut def_offsets = Vec::with_capacity(r.defs.len());
                 for d in &mut r.defs {
                     d.file = file_id;
                     buf.clear();
                     d.encode(&mut buf);
-                    acc.add_def(d.name.as_bytes(), defs_len);
+                    def_offsets.push(defs_len);
                     defs_out.write_all(&buf).map_err(io)?;
                     defs_len += buf.len() as u64;
                 }
                 meta.defs += r.defs.len() as u64;
-                for &(no, nl, count, bo, bl) in &r.groups {
-                    let name = &r.names[no as usize..(no + nl) as usize];
-                    let block = &r.blocks[bo as usize..(bo + bl) as usize];
-                    acc.add_block(name, file_id, count, block);
-                }
                 if r.macro_only {
                     meta.macro_only_files += 1;
                 }
@@ -454,7 +501,18 @@ pub fn build_segment(
                 if !inputs[want].too_big {
                     bytes_done += inputs[want].file.size;
                 }
-                acc.maybe_spill().map_err(io)?;
+                let batch = Arc::new(Batch {
+                    file_id,
+                    defs: std::mem::take(&mut r.defs),
+                    def_offsets,
+                    names: std::mem::take(&mut r.names),
+                    groups: std::mem::take(&mut r.groups),
+                    blocks: std::mem::take(&mut r.blocks),
+                });
+                for tx in &shard_tx {
+                    // A closed channel means the shard thread failed; its join says why.
+                    let _ = tx.send(Arc::clone(&batch));
+                }
                 want += 1;
                 progress.update(
                     "index",
@@ -472,9 +530,16 @@ pub fn build_segment(
             ));
         }
         meta.source_bytes = bytes_done;
-        Ok(())
+        drop(shard_tx);
+        shard_threads
+            .into_iter()
+            .map(|h| match h.join() {
+                Ok(r) => r.map_err(io),
+                Err(_) => Err("a name accumulator thread panicked".to_string()),
+            })
+            .collect()
     });
-    result?;
+    let accumulators = result?;
     defs_out.flush().map_err(io)?;
     files_out.flush().map_err(io)?;
     drop(defs_out);
@@ -482,15 +547,37 @@ pub fn build_segment(
     write_file(&out_dir.join("files.idx"), b"FIDX", &files_idx).map_err(io)?;
     let scanned_at = started.elapsed();
     progress.phase("merge names");
-    let summary = acc
-        .finish(&out_dir.join("names.fst"), &out_dir.join("names.dat"))
-        .map_err(io)?;
-    meta.names = summary.names;
-    meta.occurrences = summary.occurrences;
-    meta.runs = summary.runs;
+    // Each shard merges its runs and builds its FST at the same time as the others.
+    let summaries: Vec<Result<_, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = accumulators
+            .into_iter()
+            .enumerate()
+            .map(|(k, acc)| {
+                s.spawn(move || {
+                    acc.finish(
+                        &out_dir.join(format!("names-{k}.fst")),
+                        &out_dir.join(format!("names-{k}.dat")),
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h.join() {
+                Ok(r) => r.map_err(io),
+                Err(_) => Err("a name merge thread panicked".to_string()),
+            })
+            .collect()
+    });
+    for summary in summaries {
+        let summary = summary?;
+        meta.names += summary.names;
+        meta.occurrences += summary.occurrences;
+        meta.runs += summary.runs;
+    }
     let merged_at = started.elapsed();
-    for name in SEGMENT_FILES {
-        let path = out_dir.join(name);
+    for name in segment_files() {
+        let path = out_dir.join(&name);
         let len = std::fs::metadata(&path).map_err(io)?.len();
         meta.lengths.push((name.to_string(), len));
         meta.checksums.push((

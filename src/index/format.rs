@@ -1,22 +1,32 @@
 //! The records of a segment's files and the header every binary index file starts with.
 //!
 //! A segment is a directory holding:
-//! * `names.fst`: every identifier → offset of its entry in `names.dat`;
-//! * `names.dat`: per name, the offsets of its definitions in `defs.dat` and its postings;
+//! * `names-K.fst`: every identifier of shard K ([`shard_of`]) → offset of its entry in
+//!   `names-K.dat`;
+//! * `names-K.dat`: per name, the offsets of its definitions in `defs.dat` and its postings;
 //! * `defs.dat`: definition records, grouped by file;
 //! * `files.dat` + `files.idx`: per file, its path, stat, content hash, status, definitions
 //!   range and guard transitions; `files.idx` holds one fixed-width offset per file id;
 //! * `meta.json`: counts, lengths and checksums of the other files.
 //!
 //! Postings of a name are file blocks in file-id order: `file delta, count`, then per occurrence
-//! `line delta, col << 2 | role`.
+//! `line delta << 2 | role`. A `#define` is a posting with role `MacroDef`, not a record.
 
 use knav_ctags::Kind;
 
 use super::codec::{put_opt_str, put_str, put_varint, Reader};
 
 /// Format version; an index of another version is rebuilt, never misread.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 3;
+/// Names are split by hash into this many shards, each with its own FST and entries file,
+/// so that building them (accumulating, sorting, merging, FST) runs on several cores.
+pub const NAME_SHARDS: usize = 2;
+
+/// The shard of `name`.
+pub fn shard_of(name: &[u8]) -> usize {
+    (super::codec::hash64(name) % NAME_SHARDS as u64) as usize
+}
+
 /// Bytes before the body of every binary index file.
 pub const HEADER_LEN: usize = 16;
 

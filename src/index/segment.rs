@@ -13,7 +13,7 @@ use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
 use super::codec::Reader;
-use super::format::{check_header, Def, FileRecord, HEADER_LEN};
+use super::format::{check_header, shard_of, Def, FileRecord, HEADER_LEN, NAME_SHARDS};
 use crate::scan::Role;
 
 /// What `meta.json` says about a segment.
@@ -59,8 +59,8 @@ pub struct Segment {
     pub dir: PathBuf,
     /// Its metadata.
     pub meta: SegmentMeta,
-    fst: fst::Map<MapBytes>,
-    names: Mmap,
+    fsts: Vec<fst::Map<MapBytes>>,
+    names: Vec<Mmap>,
     defs: Mmap,
     files: Mmap,
     files_idx: Mmap,
@@ -162,13 +162,13 @@ fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, String> {
 }
 
 /// The index files of a segment.
-pub const SEGMENT_FILES: [&str; 5] = [
-    "names.fst",
-    "names.dat",
-    "defs.dat",
-    "files.dat",
-    "files.idx",
-];
+pub fn segment_files() -> Vec<String> {
+    let mut files: Vec<String> = (0..NAME_SHARDS)
+        .flat_map(|k| [format!("names-{k}.fst"), format!("names-{k}.dat")])
+        .collect();
+    files.extend(["defs.dat", "files.dat", "files.idx"].map(String::from));
+    files
+}
 
 impl Segment {
     /// Opens the segment in `dir`, checking headers and lengths.
@@ -187,15 +187,23 @@ impl Segment {
             ));
         }
         let len = |name: &str| meta.lengths.iter().find(|(n, _)| n == name).map(|x| x.1);
-        let fst_map = map(dir, "names.fst", len("names.fst"))?;
-        let fst = fst::Map::new(MapBytes(fst_map))
-            .map_err(|e| format!("{}/names.fst: {e}", dir.display()))?;
-        let names = map(dir, "names.dat", len("names.dat"))?;
+        let mut fsts = Vec::with_capacity(NAME_SHARDS);
+        let mut names = Vec::with_capacity(NAME_SHARDS);
+        for k in 0..NAME_SHARDS {
+            let (f, d) = (format!("names-{k}.fst"), format!("names-{k}.dat"));
+            let fst_map = map(dir, &f, len(&f))?;
+            fsts.push(
+                fst::Map::new(MapBytes(fst_map))
+                    .map_err(|e| format!("{}/{f}: {e}", dir.display()))?,
+            );
+            let m = map(dir, &d, len(&d))?;
+            check_header(&m, b"NAME").map_err(|e| format!("{}/{d}: {e}", dir.display()))?;
+            names.push(m);
+        }
         let defs = map(dir, "defs.dat", len("defs.dat"))?;
         let files = map(dir, "files.dat", len("files.dat"))?;
         let files_idx = map(dir, "files.idx", len("files.idx"))?;
         for (m, kind, file) in [
-            (&names, b"NAME", "names.dat"),
             (&defs, b"DEFS", "defs.dat"),
             (&files, b"FILE", "files.dat"),
             (&files_idx, b"FIDX", "files.idx"),
@@ -208,7 +216,7 @@ impl Segment {
         Ok(Segment {
             dir: dir.to_path_buf(),
             meta,
-            fst,
+            fsts,
             names,
             defs,
             files,
@@ -228,20 +236,22 @@ impl Segment {
         Ok(())
     }
 
-    /// The FST of names.
-    pub fn names(&self) -> &fst::Map<MapBytes> {
-        &self.fst
+    /// The FSTs of names, one per shard.
+    pub fn names(&self) -> &[fst::Map<MapBytes>] {
+        &self.fsts
     }
 
     /// The entry of `name`, if it occurs or is defined in this segment.
     pub fn lookup(&self, name: &[u8]) -> Option<NameEntry<'_>> {
-        let off = self.fst.get(name)?;
-        Some(self.entry_at(off))
+        let shard = shard_of(name);
+        let off = self.fsts.get(shard)?.get(name)?;
+        Some(self.entry_at(shard, off))
     }
 
-    /// The entry at a `names.dat` offset (an FST value).
-    pub fn entry_at(&self, off: u64) -> NameEntry<'_> {
-        let body = self.names.get(off as usize..).unwrap_or(&[]);
+    /// The entry at an offset (an FST value) of shard `shard`'s entries file.
+    pub fn entry_at(&self, shard: usize, off: u64) -> NameEntry<'_> {
+        let names = self.names.get(shard).map_or(&[][..], |m| &m[..]);
+        let body = names.get(off as usize..).unwrap_or(&[]);
         let mut r = Reader::new(body);
         let n = r.varint().min(1 << 24);
         let mut defs = Vec::with_capacity(n as usize);

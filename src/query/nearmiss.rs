@@ -22,18 +22,20 @@ fn edit_distance(a: &[u8], b: &[u8]) -> usize {
 
 fn collect<A: Automaton>(q: &Query<'_>, aut: A, cap: usize, out: &mut Vec<String>) {
     for seg in &q.snap.segments {
-        let mut stream = seg.names().search(&aut).into_stream();
-        let mut n = 0;
-        while let Some((k, off)) = stream.next() {
-            if seg.entry_at(off).defs.is_empty() {
-                continue;
-            }
-            if let Ok(s) = std::str::from_utf8(k) {
-                out.push(s.to_string());
-            }
-            n += 1;
-            if n >= cap {
-                break;
+        for (shard, fst) in seg.names().iter().enumerate() {
+            let mut stream = fst.search(&aut).into_stream();
+            let mut n = 0;
+            while let Some((k, off)) = stream.next() {
+                if seg.entry_at(shard, off).defs.is_empty() {
+                    continue;
+                }
+                if let Ok(s) = std::str::from_utf8(k) {
+                    out.push(s.to_string());
+                }
+                n += 1;
+                if n >= cap {
+                    break;
+                }
             }
         }
     }
