@@ -70,6 +70,28 @@ fn json(tree: &Tree, args: &[&str]) -> (i32, Value) {
     (code, v)
 }
 
+/// `(mode, changed, added, deleted)` of an update_index answer.
+fn update_counts(v: &Value) -> (String, u64, u64, u64) {
+    let r = &v["results"];
+    let n = |k: &str| r[k].as_u64().unwrap_or(u64::MAX);
+    (
+        r["mode"].as_str().unwrap_or("").to_string(),
+        n("changed"),
+        n("added"),
+        n("deleted"),
+    )
+}
+
+/// The (only) segment directory of a tree's index.
+fn segment_dir(t: &Tree) -> PathBuf {
+    std::fs::read_dir(t.root.join(".knav"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("seg-"))
+        .unwrap()
+        .path()
+}
+
 fn locs(v: &Value) -> Vec<String> {
     v["results"]
         .as_array()
@@ -470,15 +492,7 @@ fn incremental_refresh_redoes_changed_files_and_drops_deleted_ones() {
     .unwrap();
     let (_, v) = json(&t, &["index"]);
     let r = &v["results"];
-    assert_eq!(r["mode"], "incremental");
-    assert_eq!(
-        (
-            r["changed"].as_u64(),
-            r["added"].as_u64(),
-            r["deleted"].as_u64()
-        ),
-        (Some(1), Some(1), Some(1))
-    );
+    assert_eq!(update_counts(&v), ("incremental".into(), 1, 1, 1));
     assert_eq!(r["files_scanned"], 7);
     let (_, v) = json(&t, &["def", "added_fn"]);
     assert_eq!(locs(&v), ["fs/read_write.c:55"]);
@@ -650,12 +664,7 @@ fn a_path_that_escapes_the_root_is_refused() {
 fn a_truncated_index_is_a_clear_error_and_the_next_index_rebuilds_it() {
     let t = fixture("truncated");
     let _ = json(&t, &["index"]);
-    let seg = std::fs::read_dir(t.root.join(".knav"))
-        .unwrap()
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().starts_with("seg-"))
-        .unwrap()
-        .path();
+    let seg = segment_dir(&t);
     let names = seg.join("names-0.dat");
     let len = std::fs::metadata(&names).unwrap().len();
     std::fs::File::options()
@@ -709,12 +718,7 @@ fn verify_catches_a_flipped_byte_that_keeps_the_length() {
     let _ = json(&t, &["index"]);
     let (code, v) = json(&t, &["index", "--verify"]);
     assert_eq!((code, v["results"]["mode"].as_str()), (0, Some("verified")));
-    let seg = std::fs::read_dir(t.root.join(".knav"))
-        .unwrap()
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().starts_with("seg-"))
-        .unwrap()
-        .path();
+    let seg = segment_dir(&t);
     let defs = seg.join("defs.dat");
     let mut bytes = std::fs::read(&defs).unwrap();
     let last = bytes.len() - 1;
@@ -787,16 +791,7 @@ fn the_walk_cache_skips_unchanged_directories_and_still_sees_every_change() {
     .unwrap();
     std::fs::remove_file(t.root.join("fs/ext2/file.c")).unwrap();
     let (_, v) = json(&t, &["index"]);
-    let r = &v["results"];
-    assert_eq!(r["mode"], "incremental");
-    assert_eq!(
-        (
-            r["changed"].as_u64(),
-            r["added"].as_u64(),
-            r["deleted"].as_u64()
-        ),
-        (Some(1), Some(2), Some(1))
-    );
+    assert_eq!(update_counts(&v), ("incremental".into(), 1, 2, 1));
     for (sym, at) in [
         ("cached_dir_edit", "fs/read_write.c:54"),
         ("fresh_fn", "mm/fresh.c:1"),
