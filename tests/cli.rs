@@ -803,3 +803,68 @@ fn the_walk_cache_skips_unchanged_directories_and_still_sees_every_change() {
     let (code, _) = json(&t, &["def", "ext2_file_read"]);
     assert_eq!(code, 1, "the deleted file's function is gone");
 }
+
+#[test]
+fn a_file_that_hangs_ctags_times_out_and_is_reported_unindexed() {
+    let t = fixture("hang");
+    std::fs::write(t.root.join("fs/hang.c"), "int hang_here;\n").unwrap();
+    // A stand-in for ctags that hangs on one file, in batch and in interactive mode.
+    let fake = t.root.join("fake-ctags");
+    std::fs::write(
+        &fake,
+        r#"#!/bin/sh
+case "$*" in
+  *--version*) echo "Universal Ctags 6.0.0, Copyright (C) 2015 Universal Ctags Team"; exit 0;;
+  *--list-features*) printf 'json\ninteractive\n'; exit 0;;
+  *--_interactive*)
+    while read line; do
+      case "$line" in *hang*) exec sleep 100;; esac
+      f=$(echo "$line" | sed 's/.*"filename": *"\([^"]*\)".*/\1/')
+      echo "{\"_type\": \"tag\", \"name\": \"fake_def\", \"path\": \"$f\", \"line\": 1, \"kind\": \"variable\", \"typeref\": \"typename:int\"}"
+      echo '{"_type": "completed", "command": "generate-tags"}'
+    done;;
+  *)
+    while read f; do
+      case "$f" in *hang*) exec sleep 100;; esac
+      printf 'fake_def\t%s\t1;"\tvariable\tline:1\ttyperef:typename:int\n' "$f"
+    done;;
+esac
+"#,
+    )
+    .unwrap();
+    let made = Command::new("chmod").arg("+x").arg(&fake).status().unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--format", "json", "--root"])
+        .arg(&t.root)
+        .env("KNAV_CTAGS", &fake)
+        .env("KNAV_CTAGS_TIMEOUT", "1")
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "the build did not hang"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let why: Vec<&str> = v["results"]["unindexed_sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .filter(|w| !w.starts_with("drivers/misc/blob.h"))
+        .collect();
+    assert_eq!(why, ["fs/hang.c: ctags timed out after 1 s"]);
+    // The other files of the timed-out chunk were retried one by one and have definitions.
+    let (_, v) = json(&t, &["def", "fake_def"]);
+    assert!(v["definition_count"].as_u64().unwrap() >= 6, "{v}");
+    // The hung file's references are still indexed.
+    let (_, v) = json(&t, &["refs", "hang_here"]);
+    assert_eq!(locs(&v), ["fs/hang.c:1"]);
+}

@@ -50,7 +50,13 @@ impl Default for BuildOptions {
             // One more worker than cores: a worker waiting on its ctags process leaves its core
             // to the others.
             workers: cores + 1,
-            ctags_timeout: Duration::from_secs(60),
+            ctags_timeout: Duration::from_secs(
+                std::env::var("KNAV_CTAGS_TIMEOUT")
+                    .ok()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .filter(|t| *t > 0)
+                    .unwrap_or(60),
+            ),
             ctags_args: knav_ctags::kernel::options(),
             mem_budget: mem_mb << 20,
         }
