@@ -423,6 +423,14 @@ impl<'a> Scanner<'a> {
             self.literal(q);
             return;
         }
+        if matches!(name, b"__attribute__" | b"__attribute") {
+            // `__attribute__((aligned(8)))`: attribute names are not references.
+            self.skip_blanks();
+            if self.peek(0) == b'(' {
+                self.skip_parens();
+            }
+            return;
+        }
         if is_keyword(name) || (mode == BodyMode::Condition && name == b"defined") {
             return;
         }
@@ -439,6 +447,37 @@ impl<'a> Scanner<'a> {
             self.pending_export = true;
         }
         self.push(start, end, role);
+    }
+
+    /// Skips a balanced parenthesised group starting at `(`, across lines, comments and
+    /// literals; an unbalanced one ends at the end of the file.
+    fn skip_parens(&mut self) {
+        let mut depth = 0usize;
+        while self.i < self.src.len() {
+            match self.src[self.i] {
+                b'(' => {
+                    depth += 1;
+                    self.i += 1;
+                }
+                b')' => {
+                    self.i += 1;
+                    depth -= 1;
+                    if depth == 0 {
+                        return;
+                    }
+                }
+                b'\n' => {
+                    self.newline_at(self.i);
+                    self.i += 1;
+                }
+                b'"' | b'\'' => {
+                    let q = self.src[self.i];
+                    self.literal(q);
+                }
+                b'/' if self.peek(1) == b'*' => self.block_comment(),
+                _ => self.i += 1,
+            }
+        }
     }
 
     fn skip_blanks(&mut self) {
@@ -696,6 +735,19 @@ mod tests {
         ] {
             assert!(!is_keyword(w), "{}", String::from_utf8_lossy(w));
         }
+    }
+
+    #[test]
+    fn attribute_arguments_are_not_references() {
+        let src = "int x __attribute__((aligned(8),\n section(\".data\"))) = y;\nz();";
+        assert_eq!(
+            names(src),
+            [
+                ("x".into(), 1, 5, Role::Ref),
+                ("y".into(), 2, 23, Role::Ref),
+                ("z".into(), 3, 1, Role::Call),
+            ]
+        );
     }
 
     #[test]

@@ -268,23 +268,21 @@ impl<'s> Query<'s> {
     }
 }
 
-/// Ranking key of a definition: smaller first.
-pub fn rank(kind: Kind, path: &str) -> (u8, u8) {
-    let side = if path.starts_with("tools/")
+/// Ranking key of a definition, smaller first: the kernel proper before `tools/`, `samples/`,
+/// selftests and documentation (which carry their own copies of kernel names); then bodies
+/// before members, and both before prototypes and `extern` declarations; then generic code
+/// before one architecture's.
+pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
+    let copies = path.starts_with("tools/")
         || path.starts_with("samples/")
         || path.contains("/selftests/")
-        || path.starts_with("Documentation/")
-    {
-        1
-    } else {
-        0
-    };
+        || path.starts_with("Documentation/");
     let decl = match kind {
         Kind::Prototype | Kind::Externvar => 2,
         Kind::Member | Kind::Label => 1,
         _ => 0,
     };
-    (decl, side)
+    (copies as u8, decl, path.starts_with("arch/") as u8)
 }
 
 /// The role of an occurrence: def and decl come from definitions on the same line.
