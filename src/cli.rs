@@ -48,20 +48,31 @@ enum Command {
         verify: bool,
     },
     /// Where SYMBOL is defined (find_definition).
-    Def { symbol: String },
+    Def {
+        /// The identifier to look up.
+        symbol: String,
+    },
     /// Every reference to SYMBOL (find_references).
     Refs {
+        /// The identifier to look up.
         symbol: String,
         /// One row per reference (line), per file (file), or per file above 200 (auto).
         #[arg(long, default_value = "auto", value_parser = ["auto", "line", "file"])]
         group_by: String,
     },
     /// The call sites of SYMBOL (find_callers).
-    Callers { symbol: String },
+    Callers {
+        /// The function whose call sites to list.
+        symbol: String,
+    },
     /// What SYMBOL calls (find_callees).
-    Callees { symbol: String },
+    Callees {
+        /// The function whose body to read.
+        symbol: String,
+    },
     /// The source of SYMBOL's definitions (get_symbol_body).
     Body {
+        /// The identifier whose definitions to show.
         symbol: String,
         /// Bodies to show at most.
         #[arg(long, default_value_t = 3)]
@@ -69,14 +80,19 @@ enum Command {
     },
     /// Whether FROM can reach TO through calls (reachability).
     Reach {
+        /// The function to start from.
         from: String,
+        /// The function to reach.
         to: String,
         /// Calls to follow at most (1..12).
         #[arg(long, default_value_t = 8)]
         max_depth: u32,
     },
     /// The definitions in FILE (list_file_symbols).
-    Symbols { file: String },
+    Symbols {
+        /// A path relative to the root.
+        file: String,
+    },
 }
 
 #[derive(Parser)]
