@@ -868,3 +868,50 @@ esac
     let (_, v) = json(&t, &["refs", "hang_here"]);
     assert_eq!(locs(&v), ["fs/hang.c:1"]);
 }
+
+/// Makes a directory immutable (even for root) until dropped.
+struct Immutable(PathBuf);
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_root_that_cannot_be_written_indexes_into_the_cache_directory() {
+    let t = fixture("readonly");
+    let cache = t.root.with_extension("cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let locked = Command::new("chattr").arg("+i").arg(&t.root).status();
+    if !matches!(locked, Ok(s) if s.success()) {
+        eprintln!("skipped: chattr +i is not available here");
+        return;
+    }
+    let _guard = Immutable(t.root.clone());
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["def", "kmap", "--format", "json", "--root"])
+        .arg(&t.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .env("XDG_CACHE_HOME", &cache)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["definition_count"], 2);
+    assert!(!t.root.join(".knav").exists());
+    let dirs: Vec<_> = std::fs::read_dir(cache.join("knav"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(dirs.len(), 1);
+    let name = dirs[0].file_name().to_string_lossy().into_owned();
+    assert!(name.starts_with("knav-test-readonly-"), "{name}");
+    assert!(dirs[0].path().join("CURRENT").is_file());
+    let _ = std::fs::remove_dir_all(&cache);
+}
