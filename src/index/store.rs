@@ -70,6 +70,9 @@ pub struct Snapshot {
     dead: Vec<HashSet<u32>>,
 }
 
+/// C sources not indexed that an index report lists by name at most.
+pub const MAX_UNINDEXED_LISTED: usize = 200;
+
 /// The file name of the manifest.
 pub const CURRENT: &str = "CURRENT";
 
@@ -360,8 +363,11 @@ impl Snapshot {
                 _ => {}
             }
             unindexed += 1;
-            let rec = self.segments[s].file(f);
-            why.push(format!("{}: {}", rec.path, rec.note.unwrap_or_default()));
+            // A bounded sample: the count says how many there are.
+            if why.len() < MAX_UNINDEXED_LISTED {
+                let rec = self.segments[s].file(f);
+                why.push(format!("{}: {}", rec.path, rec.note.unwrap_or_default()));
+            }
         }
         (scanned, unindexed, why)
     }
