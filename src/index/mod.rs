@@ -40,7 +40,8 @@ pub struct UpdateReport {
     pub files_scanned: u64,
     /// Files not indexed.
     pub files_unindexed: u64,
-    /// The `.c`/`.h` files among them (or indexed without definitions), as `path: why`.
+    /// The `.c`/`.h` files among them (or indexed without definitions), as `path: why`; at
+    /// most [`store::MAX_UNINDEXED_LISTED`].
     pub unindexed_sources: Vec<String>,
     /// Distinct names in the segment built (0 when unchanged).
     pub names: u64,
