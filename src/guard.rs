@@ -151,7 +151,7 @@ impl GuardStack {
         self.record(next_line);
     }
 
-    /// Ends the file. `trailing_code` says whether anything but comments followed the last
+    /// Ends the file. `include_guard_closed_at_end` says whether nothing but comments followed
     /// `#endif` of the include guard, in which case it was not one.
     pub fn finish(mut self, include_guard_closed_at_end: bool) -> Guards {
         for frame in &self.frames {
@@ -197,11 +197,16 @@ pub struct Guards {
 impl Guards {
     /// The conditions that enclose `line`.
     pub fn at(&self, line: u32) -> &[String] {
-        let i = self.transitions.partition_point(|(l, _)| *l <= line);
-        if i == 0 {
-            &[]
-        } else {
-            &self.transitions[i - 1].1
-        }
+        at(&self.transitions, line)
+    }
+}
+
+/// The conditions that enclose `line`, given a file's guard transitions.
+pub fn at(transitions: &[(u32, Vec<String>)], line: u32) -> &[String] {
+    let i = transitions.partition_point(|(l, _)| *l <= line);
+    if i == 0 {
+        &[]
+    } else {
+        &transitions[i - 1].1
     }
 }

@@ -362,13 +362,6 @@ fn list_dir(root: &Path, rel: &str, max_file_bytes: u64, mtime: i64) -> (Walk, V
     (out, subdirs)
 }
 
-/// `path` relative to `root`, with `/` separators; `None` when it is not UTF-8.
-pub fn relative(root: &Path, path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    let s = rel.to_str()?;
-    Some(s.replace(std::path::MAIN_SEPARATOR, "/"))
-}
-
 /// `root` made absolute and canonical, or an error that says what is wrong with it.
 pub fn resolve_root(root: &Path) -> Result<PathBuf, String> {
     let meta = std::fs::metadata(root).map_err(|e| {

@@ -92,6 +92,16 @@ fn segment_dir(t: &Tree) -> PathBuf {
         .path()
 }
 
+/// One field of every result record.
+fn field(v: &Value, key: &str) -> Vec<Value> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[key].clone())
+        .collect()
+}
+
 fn locs(v: &Value) -> Vec<String> {
     v["results"]
         .as_array()
@@ -185,12 +195,7 @@ fn elif_chains_and_nested_guards_render_as_the_contract_says() {
             "include/linux/highmem.h:40"
         ]
     );
-    let g: Vec<Value> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["guard"].clone())
-        .collect();
+    let g = field(&v, "guard");
     assert_eq!(g[0], serde_json::json!(["defined(CONFIG_X86)"]));
     assert_eq!(
         g[1],
@@ -248,12 +253,7 @@ fn refs_have_roles_and_skip_strings_and_comments() {
     );
     assert_eq!(v["total"], 5);
     let (_, v) = json(&t, &["refs", "kernel_read"]);
-    let roles: Vec<_> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["role"].clone())
-        .collect();
+    let roles = field(&v, "role");
     assert_eq!(roles, ["def", "export", "decl"]);
 }
 
@@ -497,24 +497,14 @@ fn incremental_refresh_redoes_changed_files_and_drops_deleted_ones() {
     let (_, v) = json(&t, &["def", "added_fn"]);
     assert_eq!(locs(&v), ["fs/read_write.c:55"]);
     let (_, v) = json(&t, &["callers", "vfs_read"]);
-    let callers: Vec<_> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["caller"].clone())
-        .collect();
+    let callers = field(&v, "caller");
     assert_eq!(
         callers,
         ["kernel_read", "ksys_read"],
         "the deleted ext2 caller is gone"
     );
     let (_, v) = json(&t, &["callers", "kmap"]);
-    let callers: Vec<_> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["caller"].clone())
-        .collect();
+    let callers = field(&v, "caller");
     assert_eq!(callers, ["copy_page_data", "copy_page_data", "new_fn"]);
     // Touching a file without changing it re-indexes nothing.
     let f = std::fs::File::options().append(true).open(&rw).unwrap();

@@ -173,11 +173,6 @@ impl FileStatus {
             _ => FileStatus::Unreadable,
         }
     }
-
-    /// True when the file's definitions are in the index.
-    pub fn is_indexed(self) -> bool {
-        self == FileStatus::Indexed
-    }
 }
 
 /// A file record to store.
@@ -277,16 +272,6 @@ impl FileRecord {
             warnings,
         }
     }
-
-    /// The conditions that enclose `line`.
-    pub fn guard_at(&self, line: u32) -> &[String] {
-        let i = self.guards.partition_point(|(l, _)| *l <= line);
-        if i == 0 {
-            &[]
-        } else {
-            &self.guards[i - 1].1
-        }
-    }
 }
 
 #[cfg(test)]
@@ -335,8 +320,8 @@ mod tests {
         assert_eq!(g.path, f.path);
         assert_eq!((g.size, g.mtime_ns, g.hash, g.lines), (9, -5, 77, 300));
         assert_eq!(g.guards, f.guards);
-        assert_eq!(g.guard_at(40), ["CONFIG_HIGHMEM"]);
-        assert!(g.guard_at(161).is_empty());
+        assert_eq!(crate::guard::at(&g.guards, 40), ["CONFIG_HIGHMEM"]);
+        assert!(crate::guard::at(&g.guards, 161).is_empty());
         assert_eq!(g.warnings, f.warnings);
     }
 

@@ -62,6 +62,14 @@ pub struct Query<'s> {
     limit: u64,
     clamped: Option<u64>,
     sources: RefCell<HashMap<String, Option<std::rc::Rc<source::SourceText>>>>,
+    /// Per file, decoded once per query: its guards (`None`: not scanned) and function ranges.
+    files: RefCell<HashMap<(usize, u32), std::rc::Rc<FileFacts>>>,
+}
+
+/// What rows of one file need: its guard transitions and its functions' line ranges.
+struct FileFacts {
+    guards: Option<Vec<(u32, Vec<String>)>>,
+    functions: Vec<(u32, u32, String)>,
 }
 
 /// One definition found, with where it lives.
@@ -88,6 +96,7 @@ impl<'s> Query<'s> {
             limit,
             clamped,
             sources: RefCell::new(HashMap::new()),
+            files: RefCell::new(HashMap::new()),
         }
     }
 
@@ -108,6 +117,13 @@ impl<'s> Query<'s> {
         if let Some(asked) = self.clamped {
             e.warn(format!("limit {asked} clamped to the maximum {MAX_LIMIT}"));
         }
+        e
+    }
+
+    /// An error envelope for `tool` with paging state.
+    pub fn envelope_error(&self, tool: &'static str, error: String) -> Envelope {
+        let mut e = self.envelope(tool);
+        e.error = Some(error);
         e
     }
 
@@ -208,11 +224,30 @@ impl<'s> Query<'s> {
 
     /// The guard of `line` in a file; `None` when the file was not scanned.
     pub fn guard(&self, seg: usize, file: u32, line: u32) -> Option<Vec<String>> {
-        let rec = self.snap.segments[seg].file(file);
-        match FileStatus::from_u8(rec.status) {
-            FileStatus::Indexed | FileStatus::NoDefinitions => Some(rec.guard_at(line).to_vec()),
-            _ => None,
+        let facts = self.file_facts(seg, file);
+        let guards = facts.guards.as_ref()?;
+        Some(crate::guard::at(guards, line).to_vec())
+    }
+
+    fn file_facts(&self, seg: usize, file: u32) -> std::rc::Rc<FileFacts> {
+        if let Some(f) = self.files.borrow().get(&(seg, file)) {
+            return f.clone();
         }
+        let segment = &self.snap.segments[seg];
+        let rec = segment.file(file);
+        let guards = match FileStatus::from_u8(rec.status) {
+            FileStatus::Indexed | FileStatus::NoDefinitions => Some(rec.guards),
+            _ => None,
+        };
+        let functions = segment
+            .file_defs(file)
+            .iter()
+            .filter(|d| d.kind == Kind::Function)
+            .filter_map(|d| Some((d.line, d.end_line?, d.name.to_string())))
+            .collect();
+        let facts = std::rc::Rc::new(FileFacts { guards, functions });
+        self.files.borrow_mut().insert((seg, file), facts.clone());
+        facts
     }
 
     /// The last line and parameter list of a `#define`, read from the source.
@@ -258,13 +293,12 @@ impl<'s> Query<'s> {
 
     /// The function enclosing `line` of a file, from ctags's line ranges.
     pub fn enclosing_function(&self, seg: usize, file: u32, line: u32) -> Option<String> {
-        self.snap.segments[seg]
-            .file_defs(file)
+        self.file_facts(seg, file)
+            .functions
             .iter()
-            .filter(|d| d.kind == Kind::Function)
-            .filter(|d| d.line <= line && d.end_line.is_some_and(|e| line <= e))
-            .min_by_key(|d| line - d.line)
-            .map(|d| d.name.to_string())
+            .filter(|(start, end, _)| *start <= line && line <= *end)
+            .min_by_key(|(start, _, _)| line - start)
+            .map(|(_, _, name)| name.clone())
     }
 }
 
@@ -325,13 +359,4 @@ pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 512
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-}
-
-impl Query<'_> {
-    /// An error envelope for `tool` with paging state.
-    pub fn envelope_error(&self, tool: &'static str, error: String) -> Envelope {
-        let mut e = self.envelope(tool);
-        e.error = Some(error);
-        e
-    }
 }

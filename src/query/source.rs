@@ -56,16 +56,6 @@ impl SourceText {
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
-
-    /// Number of lines.
-    pub fn line_count(&self) -> u32 {
-        let n = self.starts.len();
-        if self.bytes.last() == Some(&b'\n') {
-            (n - 1) as u32
-        } else {
-            n as u32
-        }
-    }
 }
 
 impl SourceText {
@@ -154,7 +144,6 @@ mod tests {
         assert_eq!(s.line(4), Some(&b"last"[..]));
         assert_eq!(s.line(5), None);
         assert_eq!(s.line(0), None);
-        assert_eq!(s.line_count(), 4);
         assert_eq!(find_word(s.line(2).unwrap(), "vfs_read"), Some(16));
         assert_eq!(s.lines(1, 2), "a\nint vfs_read_x, vfs_read;");
         let long = "x".repeat(300);
