@@ -51,6 +51,9 @@ pub struct UpdateReport {
     pub occurrences: u64,
     /// Bytes of the index on disk.
     pub index_bytes: u64,
+    /// Entries the walk could not read (unreadable directories, paths that are not UTF-8),
+    /// at most [`store::MAX_UNINDEXED_LISTED`].
+    pub walk_errors: Vec<String>,
     /// Directories read during the walk (the others were unchanged since the last walk).
     pub dirs_read: u64,
     /// Wall time in milliseconds.
@@ -121,6 +124,7 @@ pub fn update(
             return Ok(UpdateReport {
                 mode: "unchanged".into(),
                 dirs_read: walked.dirs_read,
+                walk_errors: walk_errors(&walked),
                 files_scanned: snap.manifest.files_scanned,
                 files_unindexed: snap.manifest.files_unindexed,
                 elapsed_ms: started.elapsed().as_millis() as u64,
@@ -147,6 +151,7 @@ pub fn update(
     let mut report = UpdateReport {
         index_dir: index_dir.display().to_string(),
         dirs_read: walked.dirs_read,
+        walk_errors: walk_errors(&walked),
         ..Default::default()
     };
     let (segments, retired) = match &old {
@@ -304,6 +309,15 @@ pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, String> {
         index_dir: index_dir.display().to_string(),
         ..Default::default()
     })
+}
+
+fn walk_errors(walked: &crate::walk::Walk) -> Vec<String> {
+    walked
+        .errors
+        .iter()
+        .take(store::MAX_UNINDEXED_LISTED)
+        .cloned()
+        .collect()
 }
 
 struct Diff {
