@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::envelope::{Envelope, Results};
+use crate::envelope::Envelope;
 use crate::index::build::BuildOptions;
 use crate::index::store::{index_dir, Snapshot};
 use crate::progress::Progress;
-use crate::query::{self, GroupBy, Page, Query};
+use crate::query::{GroupBy, Page};
 use crate::render::{render, Format};
+use crate::request::{answer, Ask};
 
 #[derive(Args, Clone)]
 struct Common {
@@ -108,16 +109,42 @@ struct Cli {
     command: Command,
 }
 
-fn tool_name(c: &Command) -> &'static str {
-    match c {
-        Command::Index { .. } => "update_index",
-        Command::Def { .. } => "find_definition",
-        Command::Refs { .. } => "find_references",
-        Command::Callers { .. } => "find_callers",
-        Command::Callees { .. } => "find_callees",
-        Command::Body { .. } => "get_symbol_body",
-        Command::Reach { .. } => "reachability",
-        Command::Symbols { .. } => "list_file_symbols",
+impl Command {
+    /// The question a query subcommand asks; `None` for `index`.
+    fn ask(&self) -> Option<Ask> {
+        Some(match self {
+            Command::Index { .. } => return None,
+            Command::Def { symbol } => Ask::Def {
+                symbol: symbol.clone(),
+            },
+            Command::Refs { symbol, group_by } => Ask::Refs {
+                symbol: symbol.clone(),
+                group_by: group_by.parse::<GroupBy>().unwrap_or_default(),
+            },
+            Command::Callers { symbol } => Ask::Callers {
+                symbol: symbol.clone(),
+            },
+            Command::Callees { symbol } => Ask::Callees {
+                symbol: symbol.clone(),
+            },
+            Command::Body {
+                symbol,
+                max_definitions,
+            } => Ask::Body {
+                symbol: symbol.clone(),
+                max_definitions: *max_definitions,
+            },
+            Command::Reach {
+                from,
+                to,
+                max_depth,
+            } => Ask::Reach {
+                from: from.clone(),
+                to: to.clone(),
+                max_depth: *max_depth,
+            },
+            Command::Symbols { file } => Ask::Symbols { file: file.clone() },
+        })
     }
 }
 
@@ -127,70 +154,50 @@ pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapsho
     if let Some(s) = Snapshot::open(root, &dir)? {
         return Ok(s);
     }
-    let mut progress = Progress::stderr();
-    crate::index::update(root, &dir, false, &BuildOptions::default(), &mut progress)?;
+    let opts = BuildOptions::for_root(root)?;
+    crate::index::update(root, &dir, false, &opts, &mut Progress::stderr())?;
     Snapshot::open(root, &dir)?
         .ok_or_else(|| format!("no index in {} after building it", dir.display()))
 }
 
 fn run(common: &Common, command: &Command) -> Envelope {
-    let tool = tool_name(command);
+    let ask = command.ask();
+    let tool = ask.as_ref().map_or("update_index", Ask::tool);
     let root_arg = common.root.clone().unwrap_or_else(|| PathBuf::from("."));
     let root = match crate::walk::resolve_root(&root_arg) {
         Ok(r) => r,
         Err(e) => return Envelope::error(tool, &root_arg.display().to_string(), e),
     };
     let root_s = root.display().to_string();
-    if let Command::Index { full, verify } = command {
+    let Some(ask) = ask else {
+        let Command::Index { full, verify } = command else {
+            unreachable!("only `index` asks nothing")
+        };
         let dir = index_dir(&root, common.index_dir.as_deref());
-        let mut progress = Progress::stderr();
         let done = if *verify {
             crate::index::verify(&root, &dir)
         } else {
-            crate::index::update(&root, &dir, *full, &BuildOptions::default(), &mut progress)
+            let opts = match BuildOptions::for_root(&root) {
+                Ok(o) => o,
+                Err(e) => return Envelope::error(tool, &root_s, e),
+            };
+            crate::index::update(&root, &dir, *full, &opts, &mut Progress::stderr())
         };
         return match done {
-            Ok(report) => {
-                let mut env = Envelope::new(tool, &root_s);
-                env.total = 1;
-                env.results = Some(Results::Index(report));
-                env
-            }
+            Ok(report) => Envelope::index_report(&root_s, report),
             Err(e) => Envelope::error(tool, &root_s, e),
         };
-    }
+    };
     let snap = match open_or_build(&root, common.index_dir.as_deref()) {
         Ok(s) => s,
         Err(e) => return Envelope::error(tool, &root_s, e),
     };
-    let q = Query::new(
-        &snap,
-        Page {
-            limit: common.limit,
-            offset: common.offset,
-            path_prefix: common.path_prefix.clone(),
-        },
-    );
-    match command {
-        Command::Index { .. } => unreachable!("handled above"),
-        Command::Def { symbol } => query::find_definition(&q, symbol),
-        Command::Refs { symbol, group_by } => {
-            let g = group_by.parse::<GroupBy>().unwrap_or_default();
-            query::find_references(&q, symbol, g)
-        }
-        Command::Callers { symbol } => query::find_callers(&q, symbol),
-        Command::Callees { symbol } => query::find_callees(&q, symbol),
-        Command::Body {
-            symbol,
-            max_definitions,
-        } => query::get_symbol_body(&q, symbol, *max_definitions),
-        Command::Reach {
-            from,
-            to,
-            max_depth,
-        } => query::reachability(&q, from, to, *max_depth),
-        Command::Symbols { file } => query::list_file_symbols(&q, file),
-    }
+    let page = Page {
+        limit: common.limit,
+        offset: common.offset,
+        path_prefix: common.path_prefix.clone(),
+    };
+    answer(&snap, page, &ask)
 }
 
 /// Runs the CLI; returns the exit code.

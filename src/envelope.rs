@@ -247,6 +247,14 @@ impl Envelope {
         e
     }
 
+    /// The answer of update_index: the report of one build or refresh.
+    pub fn index_report(root: &str, report: crate::index::UpdateReport) -> Envelope {
+        let mut env = Envelope::new("update_index", root);
+        env.total = 1;
+        env.results = Some(Results::Index(report));
+        env
+    }
+
     /// Adds a warning, keeping earlier ones.
     pub fn warn(&mut self, w: impl Into<String>) {
         let w = w.into();

@@ -13,5 +13,7 @@ pub mod index;
 pub mod progress;
 pub mod query;
 pub mod render;
+pub mod request;
 pub mod scan;
+pub mod settings;
 pub mod walk;

@@ -3,11 +3,13 @@
 //! `.c` and `.h` files are candidates; every other file is counted as unindexed. Symbolic links
 //! are never followed (the kernel's `scripts/dtc/include-prefixes` would otherwise index 1,029
 //! files twice, and a link loop would never end). Version-control directories and knav's own
-//! index directory are skipped. Directories are read in parallel and files are stat'ed relative
+//! index directory are skipped, and so is what `.knav.toml`'s `index.ignore` names. Directories are read in parallel and files are stat'ed relative
 //! to their open directory. The index sorts the files by path, so file ids are stable.
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
+
+use crate::settings::Ignore;
 
 /// Files larger than this are not indexed by default (the kernel's largest generated register
 /// header is 24 MB; anything above 64 MB is not source a person reads).
@@ -152,10 +154,10 @@ fn join(rel: &str, name: &str) -> String {
 /// Walks `root`, reading directories in parallel. With a `cache`, a directory whose mtime is
 /// unchanged is not read again: only its C sources are stat'ed. The files come in no particular
 /// order.
-pub fn walk(root: &Path, max_file_bytes: u64, cache: Option<&WalkCache>) -> Walk {
+pub fn walk(root: &Path, max_file_bytes: u64, ignore: &Ignore, cache: Option<&WalkCache>) -> Walk {
     use rayon::prelude::*;
     let Some(cache) = cache.filter(|c| !c.dirs.is_empty()) else {
-        return walk_dir(root, "", max_file_bytes);
+        return walk_dir(root, "", max_file_bytes, ignore);
     };
     let known: std::collections::HashSet<&str> =
         cache.dirs.iter().map(|d| d.path.as_str()).collect();
@@ -191,11 +193,11 @@ pub fn walk(root: &Path, max_file_bytes: u64, cache: Option<&WalkCache>) -> Walk
                 return out;
             }
             // Changed: read it again; subdirectories the cache does not know are walked whole.
-            let (mut out, subdirs) = list_dir(root, &d.path, max_file_bytes, mtime);
+            let (mut out, subdirs) = list_dir(root, &d.path, max_file_bytes, ignore, mtime);
             let new: Vec<Walk> = subdirs
                 .par_iter()
                 .filter(|s| !known.contains(s.as_str()))
-                .map(|s| walk_dir(root, s, max_file_bytes))
+                .map(|s| walk_dir(root, s, max_file_bytes, ignore))
                 .collect();
             for w in new {
                 out.absorb(w);
@@ -275,15 +277,15 @@ fn stat_dir(dir: &Path, names: &[String]) -> Option<(i64, Vec<Option<(u64, i64)>
 }
 
 /// One directory (`rel` under `root`, `""` for the root) and everything below it.
-fn walk_dir(root: &Path, rel: &str, max_file_bytes: u64) -> Walk {
+fn walk_dir(root: &Path, rel: &str, max_file_bytes: u64, ignore: &Ignore) -> Walk {
     use rayon::prelude::*;
     let dir = root.join(rel);
     // The mtime is taken before reading, so a change during the read shows up next time.
     let mtime = std::fs::symlink_metadata(&dir).map_or(0, |m| mtime_ns(&m));
-    let (mut out, subdirs) = list_dir(root, rel, max_file_bytes, mtime);
+    let (mut out, subdirs) = list_dir(root, rel, max_file_bytes, ignore, mtime);
     let below: Vec<Walk> = subdirs
         .par_iter()
-        .map(|d| walk_dir(root, d, max_file_bytes))
+        .map(|d| walk_dir(root, d, max_file_bytes, ignore))
         .collect();
     for w in below {
         out.absorb(w);
@@ -292,7 +294,13 @@ fn walk_dir(root: &Path, rel: &str, max_file_bytes: u64) -> Walk {
 }
 
 /// Reads one directory: its sources (stat'ed), counts, and the paths of its subdirectories.
-fn list_dir(root: &Path, rel: &str, max_file_bytes: u64, mtime: i64) -> (Walk, Vec<String>) {
+fn list_dir(
+    root: &Path,
+    rel: &str,
+    max_file_bytes: u64,
+    ignore: &Ignore,
+    mtime: i64,
+) -> (Walk, Vec<String>) {
     let mut out = Walk {
         dirs_read: 1,
         ..Default::default()
@@ -329,6 +337,9 @@ fn list_dir(root: &Path, rel: &str, max_file_bytes: u64, mtime: i64) -> (Walk, V
             ));
             continue;
         };
+        if !ignore.is_empty() && ignore.is_ignored(&join(rel, name), ft.is_dir()) {
+            continue;
+        }
         if ft.is_symlink() {
             listing.symlinks += 1;
         } else if ft.is_dir() {

@@ -905,3 +905,37 @@ fn a_root_that_cannot_be_written_indexes_into_the_cache_directory() {
     assert!(dirs[0].path().join("CURRENT").is_file());
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+#[test]
+fn knav_toml_ignore_patterns_leave_paths_out_and_a_change_rebuilds() {
+    let t = fixture("ignore");
+    let (code, _) = json(&t, &["def", "ext2_file_read"]);
+    assert_eq!(code, 0);
+    std::fs::write(
+        t.root.join(".knav.toml"),
+        "[index]\nignore = [\"fs/ext2/\", \"latin1.c\"]\n",
+    )
+    .unwrap();
+    // New patterns mean other options: the refresh is a full rebuild, not a delta.
+    let (code, v) = json(&t, &["index"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["results"]["mode"], "full");
+    let (code, v) = json(&t, &["def", "ext2_file_read"]);
+    assert_eq!(code, 1, "{v}");
+    let (code, _) = json(&t, &["def", "latin1_probe"]);
+    assert_eq!(code, 1);
+    // A bad settings file is an error naming the file and line, and nothing is rebuilt.
+    std::fs::write(t.root.join(".knav.toml"), "[index]\nignored = []\n").unwrap();
+    let (code, out) = knav(&t, &["index"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(".knav.toml: line 2:") && out.contains("ignored"),
+        "{out}"
+    );
+    std::fs::remove_file(t.root.join(".knav.toml")).unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "full");
+    let (code, v) = json(&t, &["def", "ext2_file_read"]);
+    assert_eq!(code, 0);
+    assert_eq!(locs(&v), ["fs/ext2/file.c:4"]);
+}

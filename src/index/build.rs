@@ -24,6 +24,7 @@ use super::format::{shard_of, NAME_SHARDS};
 use super::segment::{segment_files, SegmentMeta};
 use crate::progress::Progress;
 use crate::scan::{scan, FileScan};
+use crate::settings::{Ignore, Settings};
 use crate::walk::SourceFile;
 
 /// Settings of a build.
@@ -37,6 +38,24 @@ pub struct BuildOptions {
     pub ctags_args: Vec<String>,
     /// Bytes of postings kept in memory before a run is spilled.
     pub mem_budget: usize,
+    /// Paths the walk leaves out (`.knav.toml`'s `index.ignore`).
+    pub ignore: Ignore,
+}
+
+impl BuildOptions {
+    /// The defaults with the tree's `.knav.toml` applied.
+    pub fn for_root(root: &Path) -> Result<BuildOptions, String> {
+        Ok(BuildOptions::with_settings(&Settings::load(root)?))
+    }
+
+    /// The defaults with `settings` applied.
+    pub fn with_settings(settings: &Settings) -> BuildOptions {
+        let mut opts = BuildOptions::default();
+        opts.ctags_args
+            .extend(settings.ctags_options.iter().cloned());
+        opts.ignore = settings.ignore.clone();
+        opts
+    }
 }
 
 impl Default for BuildOptions {
@@ -59,6 +78,7 @@ impl Default for BuildOptions {
             ),
             ctags_args: knav_ctags::kernel::options(),
             mem_budget: mem_mb << 20,
+            ignore: Ignore::default(),
         }
     }
 }

@@ -70,6 +70,10 @@ const DELTA_MIN_FILES: usize = 500;
 fn options_hash(opts: &BuildOptions, max_file_bytes: u64) -> u64 {
     let mut s = opts.ctags_args.join("\u{1}");
     s.push_str(&max_file_bytes.to_string());
+    for p in opts.ignore.sources() {
+        s.push('\u{2}');
+        s.push_str(p);
+    }
     codec::hash64(s.as_bytes())
 }
 
@@ -95,21 +99,18 @@ pub fn update(
     let _lock = store::lock(index_dir)?;
     let max_file_bytes = DEFAULT_MAX_FILE_BYTES;
     progress.phase("walk");
-    let cache = if full {
-        None
-    } else {
-        store::read_walk_cache(index_dir)
-    };
-    let walk_started = crate::walk::now_ns();
-    let walked = walk(root, max_file_bytes, cache.as_ref());
+    let hash = options_hash(opts, max_file_bytes);
+    // An unreadable or old-format index, or one built with other options (ctags options,
+    // ignore patterns), is rebuilt, and then its walk cache is not trusted either.
     let old = if full {
         None
     } else {
-        // An unreadable or old-format index is rebuilt.
         Snapshot::open(root, index_dir).unwrap_or_default()
     };
-    let hash = options_hash(opts, max_file_bytes);
     let old = old.filter(|s| s.manifest.options_hash == hash);
+    let cache = old.as_ref().and_then(|_| store::read_walk_cache(index_dir));
+    let walk_started = crate::walk::now_ns();
+    let walked = walk(root, max_file_bytes, &opts.ignore, cache.as_ref());
 
     // Compare with the index first: the common "nothing changed" answer needs nothing else.
     let changes = old

@@ -1,0 +1,91 @@
+//! One question, whoever asks it: the CLI and the MCP server both turn their arguments into an
+//! [`Ask`] and a [`Page`], and [`answer`] turns those into an envelope against one snapshot, so
+//! the two front ends cannot disagree.
+
+use crate::envelope::Envelope;
+use crate::index::store::Snapshot;
+use crate::query::{self, GroupBy, Page, Query};
+
+/// A question for the index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ask {
+    /// find_definition.
+    Def {
+        /// The identifier.
+        symbol: String,
+    },
+    /// find_references.
+    Refs {
+        /// The identifier.
+        symbol: String,
+        /// Rows per reference or per file.
+        group_by: GroupBy,
+    },
+    /// find_callers.
+    Callers {
+        /// The function.
+        symbol: String,
+    },
+    /// find_callees.
+    Callees {
+        /// The function.
+        symbol: String,
+    },
+    /// get_symbol_body.
+    Body {
+        /// The identifier.
+        symbol: String,
+        /// Bodies to show at most.
+        max_definitions: u64,
+    },
+    /// reachability.
+    Reach {
+        /// Where to start.
+        from: String,
+        /// What to reach.
+        to: String,
+        /// Calls to follow at most.
+        max_depth: u32,
+    },
+    /// list_file_symbols.
+    Symbols {
+        /// Root-relative path.
+        file: String,
+    },
+}
+
+impl Ask {
+    /// The tool name this question is asked as.
+    pub fn tool(&self) -> &'static str {
+        match self {
+            Ask::Def { .. } => "find_definition",
+            Ask::Refs { .. } => "find_references",
+            Ask::Callers { .. } => "find_callers",
+            Ask::Callees { .. } => "find_callees",
+            Ask::Body { .. } => "get_symbol_body",
+            Ask::Reach { .. } => "reachability",
+            Ask::Symbols { .. } => "list_file_symbols",
+        }
+    }
+}
+
+/// Answers `ask` from `snap`, one page at a time.
+pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
+    let q = Query::new(snap, page);
+    match ask {
+        Ask::Def { symbol } => query::find_definition(&q, symbol),
+        Ask::Refs { symbol, group_by } => query::find_references(&q, symbol, *group_by),
+        Ask::Callers { symbol } => query::find_callers(&q, symbol),
+        Ask::Callees { symbol } => query::find_callees(&q, symbol),
+        Ask::Body {
+            symbol,
+            max_definitions,
+        } => query::get_symbol_body(&q, symbol, *max_definitions),
+        Ask::Reach {
+            from,
+            to,
+            max_depth,
+        } => query::reachability(&q, from, to, *max_depth),
+        Ask::Symbols { file } => query::list_file_symbols(&q, file),
+    }
+}
