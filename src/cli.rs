@@ -48,6 +48,9 @@ enum Command {
         #[arg(long, conflicts_with = "full")]
         verify: bool,
     },
+    /// Serve the tools over MCP on stdio. With --root, indexes are built and kept fresh;
+    /// without it, the server answers from existing indexes only.
+    Serve,
     /// Where SYMBOL is defined (find_definition).
     Def {
         /// The identifier to look up.
@@ -113,7 +116,7 @@ impl Command {
     /// The question a query subcommand asks; `None` for `index`.
     fn ask(&self) -> Option<Ask> {
         Some(match self {
-            Command::Index { .. } => return None,
+            Command::Index { .. } | Command::Serve => return None,
             Command::Def { symbol } => Ask::Def {
                 symbol: symbol.clone(),
             },
@@ -209,6 +212,12 @@ pub fn main() -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    if let Command::Serve = cli.command {
+        return crate::serve::run(&crate::serve::ServeOptions {
+            root: cli.common.root.clone(),
+            index_dir: cli.common.index_dir.clone(),
+        });
+    }
     let env = run(&cli.common, &cli.command);
     let format: Format = cli.common.format.parse().unwrap_or_default();
     let out = render(&env, format);

@@ -15,5 +15,6 @@ pub mod query;
 pub mod render;
 pub mod request;
 pub mod scan;
+pub mod serve;
 pub mod settings;
 pub mod walk;

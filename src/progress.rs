@@ -2,6 +2,7 @@
 //! stderr. Silent when stderr is not a terminal (piped, in tests, under an MCP client).
 
 use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A progress line.
@@ -10,6 +11,23 @@ pub struct Progress {
     started: Instant,
     last: Option<Instant>,
     drawn: bool,
+    shared: Option<Arc<Mutex<Status>>>,
+}
+
+/// The last progress reported, for a build that runs in the background (the MCP server's first
+/// build reads it to say how far along it is).
+#[derive(Clone, Debug, Default)]
+pub struct Status {
+    /// The phase.
+    pub phase: String,
+    /// Files done.
+    pub files: u64,
+    /// Files in all.
+    pub total_files: u64,
+    /// Bytes done.
+    pub bytes: u64,
+    /// Bytes in all.
+    pub total_bytes: u64,
 }
 
 impl Progress {
@@ -25,6 +43,26 @@ impl Progress {
             started: Instant::now(),
             last: None,
             drawn: false,
+            shared: None,
+        }
+    }
+
+    /// Progress that prints nothing and keeps the last report in `status`.
+    pub fn shared(status: Arc<Mutex<Status>>) -> Progress {
+        let mut p = Progress::new(false);
+        p.shared = Some(status);
+        p
+    }
+
+    fn record(&self, phase: &str, counts: Option<(u64, u64, u64, u64)>) {
+        if let Some(s) = &self.shared {
+            if let Ok(mut s) = s.lock() {
+                s.phase = phase.to_string();
+                if let Some((files, total_files, bytes, total_bytes)) = counts {
+                    (s.files, s.total_files, s.bytes, s.total_bytes) =
+                        (files, total_files, bytes, total_bytes);
+                }
+            }
         }
     }
 
@@ -37,6 +75,7 @@ impl Progress {
         bytes: u64,
         total_bytes: u64,
     ) {
+        self.record(phase, Some((files, total_files, bytes, total_bytes)));
         if !self.enabled {
             return;
         }
@@ -72,6 +111,7 @@ impl Progress {
 
     /// Shows a phase without counts.
     pub fn phase(&mut self, phase: &str) {
+        self.record(phase, None);
         if !self.enabled {
             return;
         }

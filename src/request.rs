@@ -72,7 +72,7 @@ impl Ask {
 /// Answers `ask` from `snap`, one page at a time.
 pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
     let q = Query::new(snap, page);
-    match ask {
+    let mut env = match ask {
         Ask::Def { symbol } => query::find_definition(&q, symbol),
         Ask::Refs { symbol, group_by } => query::find_references(&q, symbol, *group_by),
         Ask::Callers { symbol } => query::find_callers(&q, symbol),
@@ -87,5 +87,14 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
             max_depth,
         } => query::reachability(&q, from, to, *max_depth),
         Ask::Symbols { file } => query::list_file_symbols(&q, file),
+    };
+    // Every error says what to do next: by default, the same call with its arguments fixed;
+    // for a file that is not there, finding where the symbol lives instead.
+    if env.error.is_some() && env.next_tools.is_empty() {
+        env.next_tools = vec![match ask {
+            Ask::Symbols { .. } => "find_definition",
+            other => other.tool(),
+        }];
     }
+    env
 }

@@ -6,42 +6,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-struct Tree {
-    root: PathBuf,
-}
-
-impl Drop for Tree {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let ft = e.file_type().unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_name() == ".knav" {
-            continue;
-        }
-        if ft.is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else if ft.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(e.path()).unwrap(), &dest).unwrap();
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
-}
-
-fn fixture(name: &str) -> Tree {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/minikernel");
-    let root = std::env::temp_dir().join(format!("knav-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    copy_dir(&src, &root);
-    Tree { root }
-}
+mod common;
+use common::{fixture, Tree};
 
 fn knav(tree: &Tree, args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_knav"))

@@ -43,7 +43,7 @@ pub const MAX_LINE_CHARS: usize = 200;
 pub const MAX_BODY_LINES: u32 = 300;
 
 /// Paging and filtering shared by every tool.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Page {
     /// Page size; 0 means the default.
     pub limit: u64,

@@ -1,0 +1,207 @@
+//! `knav serve`: the MCP server for coding agents, on stdio, built on rmcp.
+//!
+//! It serves the same envelopes as the CLI, rendered by the same code: a tool call is checked
+//! into a [`tools::Call`], answered by [`crate::request::answer`] against a snapshot that
+//! [`state::Server`] keeps fresh, and rendered as text or JSON. A failed call is the envelope
+//! with `error` and `isError: true`; the server keeps serving.
+
+pub mod state;
+pub mod tools;
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+
+use crate::envelope::Envelope;
+use crate::render::{render, Format};
+use crate::request::answer;
+pub use state::ServeOptions;
+use state::{NotReady, Server};
+use tools::Call;
+
+const INSTRUCTIONS: &str = "knav navigates large C trees such as the Linux kernel from a \
+    prebuilt index: definitions with their #if guards, references, callers, callees, bodies, \
+    call reachability and file symbols. Prefer it to grep for C symbols: answers are exact, \
+    paged and small.";
+
+/// The MCP handler: the tool catalog and the server state.
+#[derive(Clone)]
+struct Handler {
+    server: Arc<Server>,
+}
+
+impl Handler {
+    /// Answers one call; `(text, is_error)`.
+    fn call(&self, call: Call) -> (String, bool) {
+        let server = &self.server;
+        let format = call.format;
+        let fallback_root = call
+            .root
+            .clone()
+            .unwrap_or_else(|| server.default_root.display().to_string());
+        let tree = match server.tree(call.root.as_deref()) {
+            Ok(t) => t,
+            Err(e) => {
+                let mut env = Envelope::error(call.tool, &fallback_root, e);
+                env.next_tools = vec![call.tool];
+                return finish(env, format);
+            }
+        };
+        let root_s = tree.root().display().to_string();
+        let not_ready = |n: NotReady| {
+            let mut env = match n {
+                // Retrying the same call is the next step.
+                NotReady::Building(m) => Envelope::error(call.tool, &root_s, m),
+                NotReady::Failed(m) => {
+                    let mut env = Envelope::error(call.tool, &root_s, m);
+                    if server.writable {
+                        env.next_tools = vec!["update_index"];
+                    }
+                    env
+                }
+            };
+            if env.next_tools.is_empty() {
+                env.next_tools = vec![call.tool];
+            }
+            finish(env, format)
+        };
+        let Some(ask) = call.ask else {
+            return match server.update(&tree, call.full) {
+                Ok(env) => finish(env, format),
+                Err(n) => not_ready(n),
+            };
+        };
+        let (snap, warning) = match server.snapshot(&tree) {
+            Ok(s) => s,
+            Err(n) => return not_ready(n),
+        };
+        let mut env = answer(&snap, call.page, &ask);
+        if let Some(w) = warning {
+            env.warn(w);
+        }
+        if call.active_config.is_some() {
+            env.warn("active_config is accepted but not applied yet: results are not filtered");
+        }
+        finish(env, format)
+    }
+}
+
+fn finish(env: Envelope, format: Format) -> (String, bool) {
+    (render(&env, format), env.error.is_some())
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("knav", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::catalog()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // A call whose arguments are wrong still gets its error in the format it asked for.
+        let format = match request.arguments.as_ref().and_then(|a| a.get("format")) {
+            Some(v) if v.as_str() == Some("json") => Format::Json,
+            _ => Format::Text,
+        };
+        let (text, is_error) = match tools::parse_call(&request.name, request.arguments) {
+            Ok(call) => {
+                let me = self.clone();
+                // Queries and refreshes are blocking work; the protocol loop stays responsive.
+                match tokio::task::spawn_blocking(move || me.call(call)).await {
+                    Ok(r) => r,
+                    Err(e) => (
+                        format!("Error: knav failed answering this call: {e}\n"),
+                        true,
+                    ),
+                }
+            }
+            Err(e) => {
+                let root = self.server.default_root.display().to_string();
+                let tool = tools_name(&request.name);
+                let mut env = Envelope::error(tool, &root, e);
+                // A call to fix and repeat, or the tool most calls start with.
+                env.next_tools = vec![if tool == "unknown" {
+                    "find_definition"
+                } else {
+                    tool
+                }];
+                finish(env, format)
+            }
+        };
+        let content = vec![ContentBlock::text(text)];
+        Ok(if is_error {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        }
+        .into())
+    }
+}
+
+/// The envelope's tool name for a call that could not be parsed.
+fn tools_name(name: &str) -> &'static str {
+    tools::catalog_names()
+        .iter()
+        .copied()
+        .find(|n| *n == name)
+        .unwrap_or("unknown")
+}
+
+/// Runs the server on stdio until the client closes it; returns the exit code.
+pub fn run(opts: &ServeOptions) -> i32 {
+    let server = match Server::new(opts) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            eprintln!("knav serve: {e}");
+            return 1;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("knav serve: cannot start the async runtime: {e}");
+            return 1;
+        }
+    };
+    let handler = Handler { server };
+    let code = runtime.block_on(async move {
+        let service = match handler.serve(rmcp::transport::stdio()).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("knav serve: the MCP session did not start: {e}");
+                return 1;
+            }
+        };
+        match service.waiting().await {
+            Ok(_) => 0,
+            Err(e) => {
+                eprintln!("knav serve: {e}");
+                1
+            }
+        }
+    });
+    // A background first build may still run: it finishes on its own or dies with us; the
+    // index it writes is published atomically either way.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    code
+}

@@ -1,0 +1,313 @@
+//! What the server knows about each tree it answers for: whether its first build is running,
+//! when the index was last checked for changes, and the lock that makes refreshes one at a time.
+//!
+//! A call on a tree without an index starts one build in the background and answers at once
+//! with a transient error; concurrent calls find the build running and say so. With `--root`,
+//! a call whose tree was last checked longer than `serve.debounce_s` ago first runs the
+//! incremental refresh (stat, then re-scan only what changed); inside the window it answers from
+//! the current index. Every call answers from the snapshot it opened, even when a refresh
+//! publishes a newer one meanwhile.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::envelope::Envelope;
+use crate::index::build::BuildOptions;
+use crate::index::store::{index_dir, Snapshot};
+use crate::progress::{Progress, Status};
+use crate::settings::Settings;
+
+/// How the server was started.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// The served root (`--root`); `None` serves the current directory read-only.
+    pub root: Option<PathBuf>,
+    /// Where indexes live (`--index-dir`), when not the default.
+    pub index_dir: Option<PathBuf>,
+}
+
+/// Why a call cannot be answered from an index right now.
+pub enum NotReady {
+    /// The first build is running (or was just started): retry shortly.
+    Building(String),
+    /// A lasting error.
+    Failed(String),
+}
+
+/// All trees the server has answered for.
+pub struct Server {
+    /// The root served when a call names none.
+    pub default_root: PathBuf,
+    /// True when started with `--root`: the server may build and refresh indexes.
+    pub writable: bool,
+    explicit_index_dir: Option<PathBuf>,
+    trees: Mutex<HashMap<PathBuf, Arc<Tree>>>,
+}
+
+/// One tree.
+pub struct Tree {
+    root: PathBuf,
+    dir: PathBuf,
+    /// The first (background) build, while it runs or after it failed.
+    first: Mutex<First>,
+    /// When the index was last brought up to date; held while a refresh runs.
+    checked: Mutex<Option<Instant>>,
+}
+
+#[derive(Default)]
+enum First {
+    #[default]
+    None,
+    Running {
+        started: Instant,
+        status: Arc<Mutex<Status>>,
+    },
+    Failed(String),
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding one of these leaves plain data behind: keep serving.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Server {
+    /// A server for `opts`, its default root resolved.
+    pub fn new(opts: &ServeOptions) -> Result<Server, String> {
+        let (root, writable) = match &opts.root {
+            Some(r) => (crate::walk::resolve_root(r)?, true),
+            None => (crate::walk::resolve_root(Path::new("."))?, false),
+        };
+        if writable {
+            // A bad settings file is better reported at start than on the first call.
+            Settings::load(&root)?;
+        }
+        Ok(Server {
+            default_root: root,
+            writable,
+            explicit_index_dir: opts.index_dir.clone(),
+            trees: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The tree a call names (or the default one), resolved.
+    pub fn tree(&self, root: Option<&str>) -> Result<Arc<Tree>, String> {
+        let root = match root {
+            None => self.default_root.clone(),
+            Some(r) => crate::walk::resolve_root(Path::new(r))?,
+        };
+        let mut trees = lock(&self.trees);
+        let explicit = self.explicit_index_dir.as_deref();
+        Ok(trees
+            .entry(root.clone())
+            .or_insert_with(|| {
+                let dir = if root == self.default_root {
+                    index_dir(&root, explicit)
+                } else {
+                    index_dir(&root, None)
+                };
+                Arc::new(Tree {
+                    root,
+                    dir,
+                    first: Mutex::new(First::None),
+                    checked: Mutex::new(None),
+                })
+            })
+            .clone())
+    }
+
+    /// A snapshot of `tree` fit to answer from: refreshed first when the server may write and
+    /// the last check is older than the tree's debounce.
+    pub fn snapshot(&self, tree: &Arc<Tree>) -> Result<(Snapshot, Option<String>), NotReady> {
+        if let Some(busy) = tree.first_build_state() {
+            return Err(busy);
+        }
+        let snap = match Snapshot::open(&tree.root, &tree.dir) {
+            Ok(Some(s)) => s,
+            Ok(None) if self.writable => return Err(tree.start_first_build("for the first time")),
+            Ok(None) => {
+                return Err(NotReady::Failed(format!(
+                    "{} has no index (in {}); run `knav index --root {}`, or start the server \
+                     with `knav serve --root {}` so it builds and refreshes indexes itself",
+                    tree.root.display(),
+                    tree.dir.display(),
+                    tree.root.display(),
+                    tree.root.display()
+                )))
+            }
+            Err(e) if self.writable => {
+                return Err(tree.start_first_build(&format!("again ({e})")));
+            }
+            Err(e) => return Err(NotReady::Failed(e)),
+        };
+        if !self.writable {
+            return Ok((snap, None));
+        }
+        let settings = match Settings::load(&tree.root) {
+            Ok(s) => s,
+            Err(e) => return Ok((snap, Some(format!("index not refreshed: {e}")))),
+        };
+        let mut checked = match tree.checked.try_lock() {
+            Ok(c) => c,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            // A refresh or rebuild is running: answer now from the index as it was.
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Ok((
+                    snap,
+                    Some("an index refresh is running; answered from the index before it".into()),
+                ))
+            }
+        };
+        if checked.is_some_and(|at| at.elapsed() < settings.debounce) {
+            return Ok((snap, None));
+        }
+        let opts = BuildOptions::with_settings(&settings);
+        let refreshed = crate::index::update(
+            &tree.root,
+            &tree.dir,
+            false,
+            &opts,
+            &mut Progress::new(false),
+        );
+        match refreshed {
+            Ok(report) => {
+                *checked = Some(Instant::now());
+                drop(checked);
+                if report.mode == "unchanged" {
+                    return Ok((snap, None));
+                }
+                match Snapshot::open(&tree.root, &tree.dir) {
+                    Ok(Some(s)) => Ok((s, None)),
+                    _ => Ok((snap, None)),
+                }
+            }
+            Err(e) => Ok((snap, Some(format!("index not refreshed: {e}")))),
+        }
+    }
+
+    /// Runs update_index on `tree` now.
+    pub fn update(&self, tree: &Arc<Tree>, full: bool) -> Result<Envelope, NotReady> {
+        let root_s = tree.root.display().to_string();
+        if !self.writable {
+            return Err(NotReady::Failed(
+                "this server is read-only (started without --root); run `knav index` or \
+                 restart it with `knav serve --root DIR`"
+                    .into(),
+            ));
+        }
+        if let Some(busy) = tree.first_build_state() {
+            return Err(busy);
+        }
+        let opts = BuildOptions::for_root(&tree.root).map_err(NotReady::Failed)?;
+        let mut checked = lock(&tree.checked);
+        let report = crate::index::update(
+            &tree.root,
+            &tree.dir,
+            full,
+            &opts,
+            &mut Progress::new(false),
+        )
+        .map_err(NotReady::Failed)?;
+        *checked = Some(Instant::now());
+        Ok(Envelope::index_report(&root_s, report))
+    }
+}
+
+impl Tree {
+    /// The resolved root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `Some` while the first build runs (the transient message) or after it failed (the error,
+    /// reported once; the next call starts over).
+    fn first_build_state(&self) -> Option<NotReady> {
+        let mut first = lock(&self.first);
+        match &*first {
+            First::None => None,
+            First::Running { started, status } => {
+                let status = lock(status).clone();
+                Some(NotReady::Building(self.building_message(
+                    "for the first time",
+                    started.elapsed(),
+                    &status,
+                )))
+            }
+            First::Failed(e) => {
+                let e = format!("building the index of {} failed: {e}", self.root.display());
+                *first = First::None;
+                Some(NotReady::Failed(e))
+            }
+        }
+    }
+
+    /// Starts the background build unless one runs; returns the transient message.
+    fn start_first_build(self: &Arc<Self>, why: &str) -> NotReady {
+        let mut first = lock(&self.first);
+        if let First::Running { started, status } = &*first {
+            let status = lock(status).clone();
+            return NotReady::Building(self.building_message(why, started.elapsed(), &status));
+        }
+        let status = Arc::new(Mutex::new(Status::default()));
+        *first = First::Running {
+            started: Instant::now(),
+            status: status.clone(),
+        };
+        drop(first);
+        let tree = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("knav-first-build".into())
+            .spawn(move || {
+                let done = BuildOptions::for_root(&tree.root).and_then(|opts| {
+                    crate::index::update(
+                        &tree.root,
+                        &tree.dir,
+                        false,
+                        &opts,
+                        &mut Progress::shared(status),
+                    )
+                });
+                let mut first = lock(&tree.first);
+                *first = match done {
+                    Ok(_) => {
+                        *lock(&tree.checked) = Some(Instant::now());
+                        First::None
+                    }
+                    Err(e) => First::Failed(e),
+                };
+            });
+        if let Err(e) = spawned {
+            *lock(&self.first) = First::None;
+            return NotReady::Failed(format!("cannot start the index build: {e}"));
+        }
+        NotReady::Building(self.building_message(why, Duration::ZERO, &Status::default()))
+    }
+
+    fn building_message(&self, why: &str, elapsed: Duration, s: &Status) -> String {
+        let secs = elapsed.as_secs();
+        let how_far = if s.total_bytes > 0 && s.bytes > 0 {
+            let left = elapsed.as_secs_f64() * (s.total_bytes - s.bytes.min(s.total_bytes)) as f64
+                / s.bytes as f64;
+            format!(
+                "{} of {} files, {:.0}% of {:.0} MB, about {:.0} s left",
+                s.files,
+                s.total_files,
+                100.0 * s.bytes as f64 / s.total_bytes as f64,
+                s.total_bytes as f64 / (1 << 20) as f64,
+                left
+            )
+        } else if !s.phase.is_empty() {
+            format!(
+                "{}; a Linux-kernel-sized tree takes about a minute",
+                s.phase
+            )
+        } else {
+            "a Linux-kernel-sized tree takes about a minute".to_string()
+        };
+        format!(
+            "Indexing {} {why} ({secs} s elapsed; {how_far}). Retry this call shortly.",
+            self.root.display()
+        )
+    }
+}

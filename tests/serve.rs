@@ -1,0 +1,582 @@
+//! End-to-end tests of `knav serve`: the real binary driven as an MCP client over stdio
+//! (JSON-RPC, one message per line), on private copies of the fixture tree.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+mod common;
+use common::{fixture, Tree};
+
+/// An MCP client session with one `knav serve` process.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    next_id: u64,
+    early: HashMap<u64, Value>,
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Client {
+    /// Starts `knav serve ARGS` and initializes the session.
+    fn start(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Client {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_knav"));
+        cmd.arg("serve")
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("KNAV_INDEX_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("knav serve starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut c = Client {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+            early: HashMap::new(),
+        };
+        let init = c.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "knav-test", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "knav", "{init}");
+        assert!(
+            init["result"]["capabilities"]["tools"].is_object(),
+            "{init}"
+        );
+        c.write(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        c
+    }
+
+    fn write(&mut self, msg: &Value) {
+        writeln!(self.stdin, "{msg}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request without waiting; returns its id.
+    fn send(&mut self, method: &str, params: Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// The response to request `id`.
+    fn response(&mut self, id: u64) -> Value {
+        if let Some(v) = self.early.remove(&id) {
+            return v;
+        }
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no response to request {id}"));
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            match v["id"].as_u64() {
+                Some(got) if got == id => return v,
+                Some(got) => {
+                    self.early.insert(got, v);
+                }
+                None => {} // a notification
+            }
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params);
+        self.response(id)
+    }
+
+    /// Calls a tool; returns `(text, isError)`.
+    fn call(&mut self, tool: &str, args: Value) -> (String, bool) {
+        let v = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        result_of(&v)
+    }
+
+    /// Calls a tool until it is not answered with the transient first-build message.
+    fn call_when_built(&mut self, tool: &str, args: Value) -> (String, bool) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let (text, err) = self.call(tool, args.clone());
+            if !(err && text.contains("Retry this call shortly")) {
+                return (text, err);
+            }
+            assert!(Instant::now() < deadline, "the first build never finished");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+fn result_of(v: &Value) -> (String, bool) {
+    let r = &v["result"];
+    assert!(r.is_object(), "not a tool result: {v}");
+    assert!(
+        r.get("structuredContent").is_none(),
+        "the answer is carried once: {v}"
+    );
+    let content = r["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1, "{v}");
+    (
+        content[0]["text"].as_str().unwrap().to_string(),
+        r["isError"].as_bool().unwrap_or(false),
+    )
+}
+
+fn root_arg(t: &Tree) -> String {
+    t.root.display().to_string()
+}
+
+/// A served fixture with its index built.
+fn served(name: &str, extra: &[(&str, &str)]) -> (Tree, Client) {
+    let t = fixture(name);
+    let root = root_arg(&t);
+    let mut c = Client::start(&["--root", &root], &t.root, extra);
+    let (text, err) = c.call_when_built("find_definition", json!({"symbol": "kmap"}));
+    assert!(!err, "{text}");
+    (t, c)
+}
+
+#[test]
+fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
+    let t = fixture("serve-list");
+    let mut c = Client::start(&["--root", &root_arg(&t)], &t.root, &[]);
+    let v = c.request("tools/list", json!({}));
+    let tools = v["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "find_definition",
+            "find_references",
+            "find_callers",
+            "find_callees",
+            "get_symbol_body",
+            "reachability",
+            "list_file_symbols",
+            "update_index"
+        ]
+    );
+    let mut catalog = 0;
+    for t in tools {
+        let name = t["name"].as_str().unwrap();
+        let a = &t["annotations"];
+        if name == "update_index" {
+            assert_eq!(a["readOnlyHint"], false);
+            assert_eq!(a["destructiveHint"], false);
+            assert_eq!(a["idempotentHint"], true);
+        } else {
+            assert_eq!(a["readOnlyHint"], true, "{name}");
+            assert_eq!(a["openWorldHint"], false, "{name}");
+            let props = t["inputSchema"]["properties"].as_object().unwrap();
+            for common in [
+                "root",
+                "format",
+                "limit",
+                "offset",
+                "path_prefix",
+                "active_config",
+            ] {
+                assert!(props.contains_key(common), "{name} lacks {common}");
+            }
+        }
+        let always = ["find_definition", "find_callers", "get_symbol_body"].contains(&name);
+        assert_eq!(
+            t["_meta"]["anthropic/alwaysLoad"].as_bool(),
+            always.then_some(true),
+            "{name}"
+        );
+        assert!(
+            t["description"].as_str().unwrap().contains("instead of") || name == "update_index",
+            "{name} says what it replaces"
+        );
+        catalog += t["description"].as_str().unwrap().len() + t["inputSchema"].to_string().len();
+    }
+    assert!(
+        catalog < 8000,
+        "descriptions and schemas take {catalog} characters"
+    );
+    assert!(
+        names.len() == 8 && catalog > 2000,
+        "the catalog was measured"
+    );
+}
+
+#[test]
+fn every_tool_answers_on_the_fixture_as_the_cli_does() {
+    let (t, mut c) = served("serve-tools", &[]);
+    let (text, err) = c.call("find_definition", json!({"symbol": "kmap"}));
+    assert!(!err);
+    assert_eq!(
+        text,
+        "kmap: 2 definitions under 2 #if variants · 2 refs in 1 files\n\
+         include/linux/highmem.h:20: static inline void *kmap(struct page *page)  [function; #if CONFIG_HIGHMEM]\n\
+         include/linux/highmem.h:25: static inline void *kmap(struct page *page)  [function; #if !CONFIG_HIGHMEM]\n\
+         next: get_symbol_body, find_callers, find_references\n"
+    );
+    // JSON is the CLI's envelope, byte for byte.
+    let (text, _) = c.call(
+        "find_definition",
+        json!({"symbol": "kmap", "format": "json"}),
+    );
+    let cli = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["def", "kmap", "--format", "json", "--root"])
+        .arg(&t.root)
+        .output()
+        .unwrap();
+    assert_eq!(
+        text.trim_end(),
+        String::from_utf8_lossy(&cli.stdout).trim_end()
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["guard_variants"], 2);
+
+    let (text, _) = c.call(
+        "find_references",
+        json!({"symbol": "kmap", "path_prefix": "mm/"}),
+    );
+    assert_eq!(
+        text,
+        "mm/highmem.c:14: void *from = kmap(src);  [call]\n\
+         mm/highmem.c:15: void *to = kmap(dst);  [call]\n\
+         next: find_callers, find_definition\n"
+    );
+    let (text, _) = c.call(
+        "find_references",
+        json!({"symbol": "kmap", "group_by": "file", "format": "json"}),
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["results"][0]["path"], "include/linux/highmem.h");
+    assert_eq!(v["results"][1]["path"], "mm/highmem.c");
+    assert_eq!(v["results"][1]["lines"], json!([14, 15]));
+
+    let (text, _) = c.call("find_callers", json!({"symbol": "vfs_read"}));
+    assert_eq!(
+        text,
+        "ext2_file_read  fs/ext2/file.c:6: return vfs_read(file, buf, count, pos);\n\
+         kernel_read  fs/read_write.c:31: return vfs_read(file, buf, count, pos);\n\
+         ksys_read  fs/read_write.c:39: return vfs_read(f, buf, count, &f->f_pos);\n\
+         next: get_symbol_body, find_callees, find_references\n"
+    );
+    let (text, _) = c.call("find_callees", json!({"symbol": "ksys_read"}));
+    assert!(
+        text.starts_with("ksys_read (fs/read_write.c:35) calls 2:\n")
+            && text.contains("  vfs_read  line 39 → fs/read_write.c:20\n"),
+        "{text}"
+    );
+    let (text, _) = c.call(
+        "get_symbol_body",
+        json!({"symbol": "vfs_read", "max_definitions": 1, "format": "json"}),
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["results"][0]["line"], 20);
+    assert_eq!(v["results"][0]["end_line"], 27);
+    assert!(v["results"][0]["body"]
+        .as_str()
+        .unwrap()
+        .contains("int ret = rw_verify_area(file, pos, count);"));
+    let (text, _) = c.call(
+        "reachability",
+        json!({"from_symbol": "ksys_read", "to_symbol": "check_count", "format": "json"}),
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["results"]["reachable"], true);
+    assert_eq!(
+        v["results"]["chain"],
+        json!(["ksys_read", "vfs_read", "rw_verify_area", "check_count"])
+    );
+    let (text, _) = c.call(
+        "list_file_symbols",
+        json!({"file_path": "fs/read_write.c", "limit": 2}),
+    );
+    assert_eq!(
+        text,
+        "fs/read_write.c:8: static int check_count(size_t count)  [function]\n\
+         fs/read_write.c:13: static int rw_verify_area(struct file *file, loff_t *pos, size_t count)  [function]\n\
+         [1-2 of 6 · offset=2 for more]\n\
+         next: get_symbol_body, find_references\n"
+    );
+    let (text, err) = c.call("update_index", json!({}));
+    assert!(!err, "{text}");
+    let (text, err) = c.call("update_index", json!({"full": true}));
+    assert!(!err && text.contains("full"), "{text}");
+    // active_config is accepted (and says it is not applied yet).
+    let (text, err) = c.call(
+        "find_definition",
+        json!({"symbol": "kmap", "active_config": "CONFIG_HIGHMEM=y", "format": "json"}),
+    );
+    assert!(!err);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert!(v["warning"].as_str().unwrap().contains("active_config"));
+}
+
+#[test]
+fn bad_calls_are_errors_and_the_server_keeps_serving() {
+    let (t, mut c) = served("serve-errors", &[]);
+    let file = t.root.join("Makefile").display().to_string();
+    let cases = [
+        (
+            "find_definition",
+            json!({"symbol": 42}),
+            "'symbol' must be a string",
+        ),
+        ("find_definition", json!({}), "'symbol' is required"),
+        (
+            "find_definition",
+            json!({"symbol": "kmap", "offset": -3}),
+            "'offset' must be zero or more",
+        ),
+        (
+            "find_definition",
+            json!({"symbol": "kmap", "limit": 1e18}),
+            "absurd",
+        ),
+        (
+            "find_definition",
+            json!({"symbol": "kmap", "limit": "ten"}),
+            "'limit' must be an integer",
+        ),
+        (
+            "find_definition",
+            json!({"symbol": "kmap", "colour": 1}),
+            "unknown argument 'colour'",
+        ),
+        (
+            "find_references",
+            json!({"symbol": "kmap", "group_by": "dir"}),
+            "group_by must be",
+        ),
+        (
+            "find_definition",
+            json!({"symbol": "kmap", "root": "/no/such/dir"}),
+            "cannot be read",
+        ),
+        (
+            "find_definition",
+            json!({"symbol": "kmap", "root": file}),
+            "is not a directory",
+        ),
+        ("frobnicate", json!({}), "unknown tool 'frobnicate'"),
+        (
+            "find_definition",
+            json!({"symbol": "no_such_symbol_anywhere"}),
+            "no symbol named",
+        ),
+        (
+            "list_file_symbols",
+            json!({"file_path": "../etc/passwd"}),
+            "",
+        ),
+    ];
+    for (tool, args, want) in cases {
+        let (text, err) = c.call(tool, args.clone());
+        assert!(err, "{tool} {args} should fail: {text}");
+        assert!(
+            text.starts_with("Error: ") && text.contains(want),
+            "{tool} {args}: {text}"
+        );
+        assert!(text.contains("\nnext: "), "{tool} {args}: {text}");
+    }
+    // Limits above the maximum are clamped, with a warning.
+    let (text, err) = c.call(
+        "find_definition",
+        json!({"symbol": "kmap", "limit": 5000, "format": "json"}),
+    );
+    assert!(!err);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["limit"], 1000);
+    assert!(v["warning"].as_str().unwrap().contains("1000"));
+    // A protocol-level mistake (a call without a name) does not end the session either.
+    let v = c.request("tools/call", json!({"arguments": {}}));
+    assert!(v["error"].is_object(), "{v}");
+    let (_, err) = c.call("find_definition", json!({"symbol": "kmap"}));
+    assert!(!err, "still serving");
+}
+
+/// A ctags stand-in that logs each build's start (its version probe) and is slow to answer it,
+/// so concurrent first calls overlap the build.
+fn counting_ctags(t: &Tree) -> (String, std::path::PathBuf) {
+    let log = t.root.join("probes.log");
+    let fake = t.root.join("counting-ctags");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in *--version*) echo probe >> '{}'; sleep 1;; esac\nexec ctags \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    assert!(Command::new("chmod")
+        .arg("+x")
+        .arg(&fake)
+        .status()
+        .unwrap()
+        .success());
+    (fake.display().to_string(), log)
+}
+
+#[test]
+fn concurrent_first_calls_start_one_build_and_get_the_transient_message() {
+    let t = fixture("serve-first");
+    let (fake, log) = counting_ctags(&t);
+    let mut c = Client::start(
+        &["--root", &root_arg(&t)],
+        &t.root,
+        &[("KNAV_CTAGS", &fake)],
+    );
+    let ids: Vec<u64> = (0..6)
+        .map(|_| {
+            c.send(
+                "tools/call",
+                json!({"name": "find_definition", "arguments": {"symbol": "kmap"}}),
+            )
+        })
+        .collect();
+    for id in ids {
+        let (text, err) = result_of(&c.response(id));
+        assert!(err, "{text}");
+        assert!(
+            text.starts_with(&format!(
+                "Error: Indexing {} for the first time (",
+                t.root.display()
+            )) && text.contains(" s elapsed; ")
+                && text.contains("Retry this call shortly."),
+            "{text}"
+        );
+    }
+    let (text, err) = c.call_when_built("find_definition", json!({"symbol": "kmap"}));
+    assert!(!err, "{text}");
+    assert!(text.contains("include/linux/highmem.h:20:"), "{text}");
+    let probes = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(probes.lines().count(), 1, "one build for six calls");
+    assert_eq!(
+        std::fs::read_dir(t.root.join(".knav"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("seg-"))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn an_edit_is_seen_once_the_debounce_window_has_passed() {
+    let t = fixture("serve-fresh");
+    std::fs::write(t.root.join(".knav.toml"), "[serve]\ndebounce_s = 2\n").unwrap();
+    let root = root_arg(&t);
+    let mut c = Client::start(&["--root", &root], &t.root, &[]);
+    let (_, err) = c.call_when_built("find_definition", json!({"symbol": "kmap"}));
+    assert!(!err);
+    let checked = Instant::now();
+    let file = t.root.join("fs/read_write.c");
+    let mut src = std::fs::read_to_string(&file).unwrap();
+    src.push_str("\nint vfs_fresh_edit(void)\n{\n\treturn 0;\n}\n");
+    std::fs::write(&file, &src).unwrap();
+    // Inside the window the server answers from the index it has.
+    let (text, err) = c.call("find_definition", json!({"symbol": "vfs_fresh_edit"}));
+    if checked.elapsed() < Duration::from_millis(1500) {
+        assert!(err, "answered inside the window from the old index: {text}");
+    }
+    std::thread::sleep(Duration::from_millis(2100).saturating_sub(checked.elapsed()));
+    let (text, err) = c.call("find_definition", json!({"symbol": "vfs_fresh_edit"}));
+    assert!(!err, "{text}");
+    assert!(
+        text.contains("\nfs/read_write.c:55: int vfs_fresh_edit(void)  [function]\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_call_during_a_full_rebuild_answers_from_the_snapshot_it_has() {
+    let (t, c) = served("serve-during", &[]);
+    // debounce 0 would refresh before every call; the default window makes calls use the index.
+    let (fake, log) = counting_ctags(&t);
+    drop(c);
+    let mut c = Client::start(
+        &["--root", &root_arg(&t)],
+        &t.root,
+        &[("KNAV_CTAGS", &fake)],
+    );
+    let rebuild = c.send(
+        "tools/call",
+        json!({"name": "update_index", "arguments": {"full": true}}),
+    );
+    // Wait until the rebuild is under way (its ctags probe ran), then ask.
+    let started = Instant::now();
+    while std::fs::read_to_string(&log).map_or(0, |s| s.lines().count()) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the rebuild never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (text, err) = c.call(
+        "find_callers",
+        json!({"symbol": "vfs_read", "root": root_arg(&t)}),
+    );
+    assert!(!err, "{text}");
+    assert!(text.contains("ksys_read  fs/read_write.c:39:"), "{text}");
+    let (text, err) = result_of(&c.response(rebuild));
+    assert!(!err && text.contains("full"), "{text}");
+    let (text, err) = c.call("find_callers", json!({"symbol": "vfs_read"}));
+    assert!(
+        !err && text.contains("kernel_read  fs/read_write.c:31:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_root_the_server_is_read_only() {
+    let t = fixture("serve-ro");
+    let mut c = Client::start(&[], &t.root, &[]);
+    let (text, err) = c.call("find_definition", json!({"symbol": "kmap"}));
+    assert!(err);
+    assert!(
+        text.contains("has no index") && text.contains("knav index --root"),
+        "{text}"
+    );
+    let (text, err) = c.call("update_index", json!({}));
+    assert!(err && text.contains("read-only"), "{text}");
+    assert!(!t.root.join(".knav/CURRENT").exists(), "nothing was built");
+    // With an index built by the CLI, it answers.
+    let built = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--root"])
+        .arg(&t.root)
+        .output()
+        .unwrap();
+    assert!(built.status.success());
+    let (text, err) = c.call("find_definition", json!({"symbol": "kmap"}));
+    assert!(
+        !err && text.contains("include/linux/highmem.h:25:"),
+        "{text}"
+    );
+}
