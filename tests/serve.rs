@@ -513,6 +513,25 @@ fn an_edit_is_seen_once_the_debounce_window_has_passed() {
         text.contains("\nfs/read_write.c:55: int vfs_fresh_edit(void)  [function]\n"),
         "{text}"
     );
+    // Now the tree is watched: a new directory with a file, then its removal, are seen too.
+    std::fs::create_dir(t.root.join("fs/fresh")).unwrap();
+    std::fs::write(
+        t.root.join("fs/fresh/new.c"),
+        "int fresh_new(void) { return 1; }\n",
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(2100));
+    let (text, err) = c.call("find_definition", json!({"symbol": "fresh_new"}));
+    assert!(!err && text.contains("fs/fresh/new.c:1:"), "{text}");
+    std::fs::remove_dir_all(t.root.join("fs/fresh")).unwrap();
+    std::thread::sleep(Duration::from_millis(2100));
+    let (text, err) = c.call("find_definition", json!({"symbol": "fresh_new"}));
+    assert!(err, "{text}");
+    // And an in-place edit of a file the watcher saw before.
+    std::fs::write(&file, src.replace("vfs_fresh_edit", "vfs_fresh_again")).unwrap();
+    std::thread::sleep(Duration::from_millis(2100));
+    let (text, err) = c.call("find_definition", json!({"symbol": "vfs_fresh_again"}));
+    assert!(!err && text.contains("fs/read_write.c:55:"), "{text}");
 }
 
 #[test]

@@ -80,17 +80,25 @@ impl Ctags {
 
     /// Checks one given program.
     pub fn probe_program(program: PathBuf) -> Result<Ctags, ProbeError> {
-        let output = |arg: &str| {
+        // Both questions at once: each is a process start, and a refresh waits for them.
+        let spawn = |arg: &str| {
             Command::new(&program)
                 .arg(arg)
                 .stdin(Stdio::null())
+                .stdout(Stdio::piped())
                 .stderr(Stdio::null())
-                .output()
+                .spawn()
         };
-        let version = output("--version").map_err(|reason| ProbeError::NotFound {
+        let not_found = |reason| ProbeError::NotFound {
             program: program.clone(),
             reason,
-        })?;
+        };
+        let version = spawn("--version").map_err(not_found)?;
+        let features = spawn("--list-features");
+        let version = version.wait_with_output().map_err(not_found)?;
+        let features = features
+            .and_then(|f| f.wait_with_output())
+            .map_err(not_found)?;
         let text = String::from_utf8_lossy(&version.stdout);
         let banner = text.lines().next().unwrap_or("").trim().to_string();
         if !banner.starts_with("Universal Ctags") {
@@ -103,10 +111,6 @@ impl Ctags {
             .next()
             .unwrap_or("")
             .to_string();
-        let features = output("--list-features").map_err(|reason| ProbeError::NotFound {
-            program: program.clone(),
-            reason,
-        })?;
         let features = String::from_utf8_lossy(&features.stdout);
         for feature in ["json", "interactive"] {
             let has = features

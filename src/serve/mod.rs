@@ -7,6 +7,7 @@
 
 pub mod state;
 pub mod tools;
+pub mod watch;
 
 use std::sync::Arc;
 

@@ -5,7 +5,8 @@
 //! with a transient error; concurrent calls find the build running and say so. With `--root`,
 //! a call whose tree was last checked longer than `serve.debounce_s` ago first runs the
 //! incremental refresh (stat, then re-scan only what changed); inside the window it answers from
-//! the current index. Every call answers from the snapshot it opened, even when a refresh
+//! the current index. Where the tree's directories are watched ([`super::watch`]) and nothing
+//! relevant happened since the last refresh, the stat walk is skipped. Every call answers from the snapshot it opened, even when a refresh
 //! publishes a newer one meanwhile.
 
 use std::collections::HashMap;
@@ -18,6 +19,8 @@ use crate::index::build::BuildOptions;
 use crate::index::store::{index_dir, Snapshot};
 use crate::progress::{Progress, Status};
 use crate::settings::Settings;
+
+use super::watch::Watcher;
 
 /// How the server was started.
 #[derive(Clone, Debug)]
@@ -54,6 +57,8 @@ pub struct Tree {
     first: Mutex<First>,
     /// When the index was last brought up to date; held while a refresh runs.
     checked: Mutex<Option<Instant>>,
+    /// Change notification, once the tree has been refreshed with it in place.
+    watcher: Mutex<Option<Watcher>>,
 }
 
 #[derive(Default)]
@@ -112,6 +117,7 @@ impl Server {
                     dir,
                     first: Mutex::new(First::None),
                     checked: Mutex::new(None),
+                    watcher: Mutex::new(None),
                 })
             })
             .clone())
@@ -162,6 +168,20 @@ impl Server {
         if checked.is_some_and(|at| at.elapsed() < settings.debounce) {
             return Ok((snap, None));
         }
+        let mut watcher = lock(&tree.watcher);
+        if watcher.as_mut().is_some_and(Watcher::is_clean) {
+            *checked = Some(Instant::now());
+            return Ok((snap, None));
+        }
+        if watcher.is_none() {
+            *watcher = Watcher::new();
+        }
+        if let Some(w) = watcher.as_mut() {
+            if w.is_new() {
+                w.watch(&tree.root, tree.known_dirs());
+            }
+            w.begin_refresh();
+        }
         let opts = BuildOptions::with_settings(&settings);
         let refreshed = crate::index::update(
             &tree.root,
@@ -170,6 +190,14 @@ impl Server {
             &opts,
             &mut Progress::new(false),
         );
+        if let (Some(w), Ok(report)) = (watcher.as_mut(), &refreshed) {
+            // Directories the refresh read may be new: watched from now on, and one more
+            // refresh to be sure nothing happened in them before the watch.
+            if report.dirs_read > 0 {
+                w.watch(&tree.root, tree.known_dirs());
+            }
+        }
+        drop(watcher);
         match refreshed {
             Ok(report) => {
                 *checked = Some(Instant::now());
@@ -215,6 +243,15 @@ impl Server {
 }
 
 impl Tree {
+    /// Every directory the last walk saw, root-relative.
+    fn known_dirs(&self) -> impl Iterator<Item = String> {
+        crate::index::store::read_walk_cache(&self.dir)
+            .map(|c| c.dirs)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|d| d.path)
+    }
+
     /// The resolved root.
     pub fn root(&self) -> &Path {
         &self.root
