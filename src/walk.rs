@@ -6,6 +6,7 @@
 //! index directory are skipped, and so is what `.knav.toml`'s `index.ignore` names. Directories are read in parallel and files are stat'ed relative
 //! to their open directory. The index sorts the files by path, so file ids are stable.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -151,21 +152,55 @@ fn join(rel: &str, name: &str) -> String {
     }
 }
 
+/// What changed since the last walk, as a file watcher saw it: the only entries a walk needs
+/// to look at again. Everything else is taken as it was.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hint {
+    /// Root-relative files written, created, deleted or moved.
+    pub files: HashSet<String>,
+    /// Root-relative directories whose entries changed (a subdirectory came or went).
+    pub dirs: HashSet<String>,
+}
+
+impl Hint {
+    /// True when nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.dirs.is_empty()
+    }
+}
+
+/// A hint and where to find the size and mtime of every file it does not name (the index).
+pub struct Trust<'a> {
+    /// What changed.
+    pub hint: &'a Hint,
+    /// `(size, mtime_ns)` of a file as last indexed; `None` makes the walk stat it.
+    pub known: &'a (dyn Fn(&str) -> Option<(u64, i64)> + Sync),
+}
+
 /// Walks `root`, reading directories in parallel. With a `cache`, a directory whose mtime is
-/// unchanged is not read again: only its C sources are stat'ed. The files come in no particular
-/// order.
-pub fn walk(root: &Path, max_file_bytes: u64, ignore: &Ignore, cache: Option<&WalkCache>) -> Walk {
+/// unchanged is not read again: only its C sources are stat'ed. With `trust` as well, a
+/// directory the hint does not name is not even stat'ed, and neither are its files the hint
+/// does not name. The files come in no particular order.
+pub fn walk(
+    root: &Path,
+    max_file_bytes: u64,
+    ignore: &Ignore,
+    cache: Option<&WalkCache>,
+    trust: Option<&Trust<'_>>,
+) -> Walk {
     use rayon::prelude::*;
     let Some(cache) = cache.filter(|c| !c.dirs.is_empty()) else {
         return walk_dir(root, "", max_file_bytes, ignore);
     };
-    let known: std::collections::HashSet<&str> =
-        cache.dirs.iter().map(|d| d.path.as_str()).collect();
+    let known: HashSet<&str> = cache.dirs.iter().map(|d| d.path.as_str()).collect();
     let parts: Vec<Walk> = cache
         .dirs
         .par_iter()
         .enumerate()
         .map(|(i, d)| {
+            if let Some(t) = trust.filter(|t| !t.hint.dirs.contains(&d.path)) {
+                return trusted_dir(root, i, d, t, max_file_bytes);
+            }
             let dir = root.join(&d.path);
             let Some((mtime, stats)) = stat_dir(&dir, &d.sources) else {
                 return Walk::default(); // gone; its parent was read again and says so
@@ -208,6 +243,48 @@ pub fn walk(root: &Path, max_file_bytes: u64, ignore: &Ignore, cache: Option<&Wa
     let mut out = Walk::default();
     for w in parts {
         out.absorb(w);
+    }
+    out
+}
+
+/// A cached directory whose entries did not change: sources the hint does not name keep their
+/// indexed size and mtime; the others are stat'ed.
+fn trusted_dir(root: &Path, i: usize, d: &DirListing, t: &Trust<'_>, max_file_bytes: u64) -> Walk {
+    let mut out = Walk {
+        other_files: d.other_files as u64,
+        symlinks: d.symlinks as u64,
+        cached_dirs: vec![i],
+        ..Default::default()
+    };
+    let mut to_stat = Vec::new();
+    for name in &d.sources {
+        let path = join(&d.path, name);
+        match (t.hint.files.contains(&path), (t.known)(&path)) {
+            (false, Some((size, mtime_ns))) => out.add_source(
+                SourceFile {
+                    path,
+                    size,
+                    mtime_ns,
+                },
+                max_file_bytes,
+            ),
+            _ => to_stat.push(name.clone()),
+        }
+    }
+    if !to_stat.is_empty() {
+        let stats = stat_dir(&root.join(&d.path), &to_stat).map_or_else(Vec::new, |s| s.1);
+        for (name, stat) in to_stat.iter().zip(stats) {
+            if let Some((size, mtime_ns)) = stat {
+                out.add_source(
+                    SourceFile {
+                        path: join(&d.path, name),
+                        size,
+                        mtime_ns,
+                    },
+                    max_file_bytes,
+                );
+            }
+        }
     }
     out
 }

@@ -532,6 +532,17 @@ fn an_edit_is_seen_once_the_debounce_window_has_passed() {
     std::thread::sleep(Duration::from_millis(2100));
     let (text, err) = c.call("find_definition", json!({"symbol": "vfs_fresh_again"}));
     assert!(!err && text.contains("fs/read_write.c:55:"), "{text}");
+    // A deleted file and a file renamed into another name.
+    std::fs::remove_file(t.root.join("fs/ext2/file.c")).unwrap();
+    std::fs::rename(t.root.join("mm/highmem.c"), t.root.join("mm/highmem2.c")).unwrap();
+    std::thread::sleep(Duration::from_millis(2100));
+    let (text, err) = c.call("find_definition", json!({"symbol": "ext2_file_read"}));
+    assert!(err, "{text}");
+    let (text, _) = c.call(
+        "find_references",
+        json!({"symbol": "kmap", "path_prefix": "mm/"}),
+    );
+    assert!(text.starts_with("mm/highmem2.c:14: "), "{text}");
 }
 
 #[test]

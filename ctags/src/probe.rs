@@ -3,11 +3,16 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// How to install Universal Ctags, named in every error about a missing or unfit `ctags`.
 pub const INSTALL_HINT: &str = "install Universal Ctags: `apt-get install universal-ctags` \
 (Debian/Ubuntu), `dnf install ctags` (Fedora), `brew install universal-ctags` (macOS), \
 or point KNAV_CTAGS at its binary";
+
+/// How long a successful probe is trusted within one process.
+pub const PROBE_TTL: Duration = Duration::from_secs(60);
 
 /// A checked Universal Ctags binary.
 #[derive(Clone, Debug)]
@@ -70,12 +75,23 @@ impl fmt::Display for ProbeError {
 impl std::error::Error for ProbeError {}
 
 impl Ctags {
-    /// Finds ctags (`KNAV_CTAGS`, else `ctags` on `PATH`) and checks it.
+    /// Finds ctags (`KNAV_CTAGS`, else `ctags` on `PATH`) and checks it. A program that passed
+    /// is trusted for [`PROBE_TTL`] in this process (a server refreshing after every edit would
+    /// otherwise start two processes each time); a failure is never remembered.
     pub fn probe() -> Result<Ctags, ProbeError> {
+        static LAST: Mutex<Option<(Instant, Ctags)>> = Mutex::new(None);
         let program = std::env::var_os("KNAV_CTAGS")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("ctags"));
-        Ctags::probe_program(program)
+        let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, ctags)) = &*last {
+            if ctags.program == program && at.elapsed() < PROBE_TTL {
+                return Ok(ctags.clone());
+            }
+        }
+        let ctags = Ctags::probe_program(program)?;
+        *last = Some((Instant::now(), ctags.clone()));
+        Ok(ctags)
     }
 
     /// Checks one given program.

@@ -95,7 +95,21 @@ pub fn update(
     opts: &BuildOptions,
     progress: &mut Progress,
 ) -> Result<UpdateReport, String> {
+    update_hinted(root, index_dir, full, opts, progress, None)
+}
+
+/// [`update`], looking only at what `hint` names when there is one (a file watcher saw every
+/// change since the last update); the rest of the tree is taken as the index has it.
+pub fn update_hinted(
+    root: &Path,
+    index_dir: &Path,
+    full: bool,
+    opts: &BuildOptions,
+    progress: &mut Progress,
+    hint: Option<&crate::walk::Hint>,
+) -> Result<UpdateReport, String> {
     let started = Instant::now();
+    let mut trace = Trace::new();
     let _lock = store::lock(index_dir)?;
     let max_file_bytes = DEFAULT_MAX_FILE_BYTES;
     progress.phase("walk");
@@ -110,12 +124,31 @@ pub fn update(
     let old = old.filter(|s| s.manifest.options_hash == hash);
     let cache = old.as_ref().and_then(|_| store::read_walk_cache(index_dir));
     let walk_started = crate::walk::now_ns();
-    let walked = walk(root, max_file_bytes, &opts.ignore, cache.as_ref());
+    // What the index holds of each file: the walk trusts it for files a hint does not name,
+    // and the diff compares against it.
+    let indexed = old.as_ref().map(indexed_files).unwrap_or_default();
+    let known = |path: &str| indexed.get(path).map(|&(size, mtime, _, _)| (size, mtime));
+    let trust = hint
+        .filter(|_| old.is_some())
+        .map(|hint| crate::walk::Trust {
+            hint,
+            known: &known,
+        });
+    trace.mark("walk start");
+    let walked = walk(
+        root,
+        max_file_bytes,
+        &opts.ignore,
+        cache.as_ref(),
+        trust.as_ref(),
+    );
 
+    trace.mark("walk");
     // Compare with the index first: the common "nothing changed" answer needs nothing else.
     let changes = old
         .as_ref()
-        .map(|snap| diff(root, snap, walked.sources.iter().chain(&walked.too_big)));
+        .map(|_| diff(root, indexed, walked.sources.iter().chain(&walked.too_big)));
+    trace.mark("diff");
     if let (Some(snap), Some(d)) = (&old, &changes) {
         if d.changed.is_empty() && d.deleted.is_empty() {
             if walked.dirs_read > 0 {
@@ -135,31 +168,36 @@ pub fn update(
         }
     }
 
-    let mut inputs: Vec<Input> = walked
-        .sources
-        .iter()
-        .map(|f| Input {
-            file: f.clone(),
-            too_big: false,
-        })
-        .chain(walked.too_big.iter().map(|f| Input {
-            file: f.clone(),
-            too_big: true,
-        }))
-        .collect();
-    inputs.sort_by(|a, b| a.file.path.cmp(&b.file.path));
+    // The files to index, in path order: all of them, or those `keep` names.
+    let inputs_where = |keep: &dyn Fn(&str) -> bool| -> Vec<Input> {
+        let mut inputs: Vec<Input> = walked
+            .sources
+            .iter()
+            .map(|f| (f, false))
+            .chain(walked.too_big.iter().map(|f| (f, true)))
+            .filter(|(f, _)| keep(&f.path))
+            .map(|(f, too_big)| Input {
+                file: f.clone(),
+                too_big,
+            })
+            .collect();
+        inputs.sort_by(|a, b| a.file.path.cmp(&b.file.path));
+        inputs
+    };
 
+    trace.mark("inputs");
     let mut report = UpdateReport {
         index_dir: index_dir.display().to_string(),
         dirs_read: walked.dirs_read,
         walk_errors: walk_errors(&walked),
         ..Default::default()
     };
-    let (segments, retired) = match &old {
+    let (inputs, segments, retired) = match &old {
         None => {
             report.mode = "full".into();
+            let inputs = inputs_where(&|_| true);
             report.added = inputs.len() as u64;
-            (Vec::new(), Vec::new())
+            (inputs, Vec::new(), Vec::new())
         }
         Some(snap) => {
             let Some(diff) = &changes else {
@@ -191,10 +229,10 @@ pub fn update(
             let limit = ((base_files as f64 * DELTA_MAX_SHARE) as usize).max(DELTA_MIN_FILES);
             if delta.len() > limit {
                 report.mode = "full".into();
-                (Vec::new(), Vec::new())
+                (inputs_where(&|_| true), Vec::new(), Vec::new())
             } else {
                 report.mode = "incremental".into();
-                inputs.retain(|i| delta.contains(&i.file.path));
+                let inputs = inputs_where(&|p| delta.contains(p));
                 let mut shadow: Vec<String> = shadow.into_iter().collect();
                 shadow.sort();
                 let base = snap.manifest.segments[0].clone();
@@ -205,6 +243,7 @@ pub fn update(
                     .map(|s| s.dir.clone())
                     .collect();
                 (
+                    inputs,
                     vec![
                         base,
                         SegmentRef {
@@ -217,7 +256,9 @@ pub fn update(
             }
         }
     };
+    trace.mark("delta plan");
     let ctags = knav_ctags::Ctags::probe().map_err(|e| e.to_string())?;
+    trace.mark("probe");
     let seg_dir = unique_dir(index_dir, "seg");
     let meta = match build_segment(root, &inputs, &seg_dir, Some(&ctags), opts, progress) {
         Ok(m) => m,
@@ -226,6 +267,7 @@ pub fn update(
             return Err(e);
         }
     };
+    trace.mark("build segment");
     let seg_name = seg_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -261,15 +303,21 @@ pub fn update(
         ..Default::default()
     };
     drop(old);
+    trace.mark("manifest");
     // Count from the segments as they will be published.
     let fresh = Snapshot::open_unpublished(root, index_dir, &manifest)?;
     let (scanned, unindexed, why) = fresh.count_files();
     drop(fresh);
+    trace.mark("count files");
     manifest.files_scanned = scanned;
     manifest.files_unindexed = unindexed + walked.other_files;
     progress.phase("publish");
     store::publish(index_dir, &manifest)?;
-    store::write_walk_cache(index_dir, &walked.cache(cache.as_ref(), walk_started))?;
+    trace.mark("publish");
+    // Listings the walk did not read are in the cache already.
+    if walked.dirs_read > 0 || cache.is_none() {
+        store::write_walk_cache(index_dir, &walked.cache(cache.as_ref(), walk_started))?;
+    }
     progress.finish();
     report.files_scanned = manifest.files_scanned;
     report.files_unindexed = manifest.files_unindexed;
@@ -282,6 +330,7 @@ pub fn update(
         .iter()
         .map(|s| dir_size(&index_dir.join(&s.dir)))
         .sum();
+    trace.mark("walk cache + size");
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }
@@ -330,13 +379,24 @@ struct Diff {
     deleted: Vec<String>,
 }
 
-fn diff<'a>(root: &Path, snap: &Snapshot, files: impl Iterator<Item = &'a SourceFile>) -> Diff {
-    let mut known: accum::NameMap<&str, (u64, i64, u64, u8)> = accum::NameMap::default();
+/// Each live file of `snap`: `(size, mtime_ns, content hash, status)` by path.
+type Indexed<'s> = accum::NameMap<&'s str, (u64, i64, u64, u8)>;
+
+fn indexed_files(snap: &Snapshot) -> Indexed<'_> {
+    let mut known = Indexed::default();
     known.reserve(snap.manifest.files_scanned as usize + 1024);
     for (s, f) in snap.live_files() {
         let (path, size, mtime, hash, status) = snap.segments[s].file_stat(f);
         known.insert(path, (size, mtime, hash, status));
     }
+    known
+}
+
+fn diff<'a>(
+    root: &Path,
+    mut known: Indexed<'_>,
+    files: impl Iterator<Item = &'a SourceFile>,
+) -> Diff {
     let mut changed = Vec::new();
     let mut modified = 0;
     for f in files {
@@ -365,5 +425,30 @@ fn diff<'a>(root: &Path, snap: &Snapshot, files: impl Iterator<Item = &'a Source
         changed,
         modified,
         deleted,
+    }
+}
+
+/// Phase timings on stderr when `KNAV_TRACE` is set: where an update spends its time.
+struct Trace {
+    on: bool,
+    last: Instant,
+}
+
+impl Trace {
+    fn new() -> Trace {
+        Trace {
+            on: std::env::var_os("KNAV_TRACE").is_some(),
+            last: Instant::now(),
+        }
+    }
+
+    fn mark(&mut self, phase: &str) {
+        if self.on {
+            eprintln!(
+                "knav trace: {phase}: {:.1} ms",
+                self.last.elapsed().as_secs_f64() * 1e3
+            );
+            self.last = Instant::now();
+        }
     }
 }

@@ -176,19 +176,20 @@ impl Server {
         if watcher.is_none() {
             *watcher = Watcher::new();
         }
-        if let Some(w) = watcher.as_mut() {
+        let hint = watcher.as_mut().and_then(|w| {
             if w.is_new() {
                 w.watch(&tree.root, tree.known_dirs());
             }
-            w.begin_refresh();
-        }
+            w.begin_refresh()
+        });
         let opts = BuildOptions::with_settings(&settings);
-        let refreshed = crate::index::update(
+        let refreshed = crate::index::update_hinted(
             &tree.root,
             &tree.dir,
             false,
             &opts,
             &mut Progress::new(false),
+            hint.as_ref(),
         );
         if let (Some(w), Ok(report)) = (watcher.as_mut(), &refreshed) {
             // Directories the refresh read may be new: watched from now on, and one more

@@ -10,9 +10,11 @@
 //! is not missed. A stat walk still runs at least every [`STAT_AT_LEAST_EVERY`]. Where inotify is missing or its watch limit is reached, the watcher reports
 //! "maybe changed" every time and the server refreshes by stat walk as before.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+use crate::walk::Hint;
 
 /// Even a clean tree is stat-walked this often: inotify does not see changes made on another
 /// machine to a network filesystem.
@@ -22,14 +24,18 @@ pub const STAT_AT_LEAST_EVERY: Duration = Duration::from_secs(60);
 pub struct Watcher {
     #[cfg(target_os = "linux")]
     fd: std::os::fd::OwnedFd,
-    /// Root-relative directories watched.
+    /// Root-relative directories watched, and by which watch descriptor.
     watched: HashSet<String>,
-    /// True until a refresh has run with every known directory watched.
-    dirty: bool,
+    by_wd: HashMap<i32, String>,
+    /// What changed since the last refresh began.
+    hint: Hint,
+    /// False when something may have changed that `hint` does not name (a queue overflow, a
+    /// directory watched only now): the next refresh then stats everything.
+    exact: bool,
     /// False once a watch could not be added: every check then says "maybe changed".
     usable: bool,
-    /// When the last refresh began.
-    refreshed_at: Instant,
+    /// When the last refresh that stat'ed everything began.
+    full_stat_at: Instant,
 }
 
 #[cfg(target_os = "linux")]
@@ -60,9 +66,11 @@ impl Watcher {
                 // SAFETY: `fd` is a fresh descriptor nobody else owns.
                 fd: unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) },
                 watched: HashSet::new(),
-                dirty: true,
+                by_wd: HashMap::new(),
+                hint: Hint::default(),
+                exact: false,
                 usable: true,
-                refreshed_at: Instant::now(),
+                full_stat_at: Instant::now(),
             })
         }
         #[cfg(not(target_os = "linux"))]
@@ -80,31 +88,37 @@ impl Watcher {
             if self.watched.contains(&dir) {
                 continue;
             }
-            if !self.add(&root.join(&dir)) {
-                self.usable = false;
-                return;
+            match self.add(&root.join(&dir)) {
+                Some(wd) => {
+                    self.by_wd.insert(wd, dir.clone());
+                }
+                None => {
+                    self.usable = false;
+                    return;
+                }
             }
             self.watched.insert(dir);
-            self.dirty = true;
+            self.exact = false;
         }
     }
 
+    /// Watches `dir`: `Some(watch descriptor)` (-1 for a directory that vanished meanwhile), or
+    /// `None` when no more watches can be added.
     #[cfg(target_os = "linux")]
-    fn add(&self, dir: &Path) -> bool {
+    fn add(&self, dir: &Path) -> Option<i32> {
         use std::os::fd::AsRawFd;
         use std::os::unix::ffi::OsStrExt;
-        let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-            return false;
-        };
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
         // SAFETY: the descriptor is open and `c` is a valid NUL-terminated path.
         let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), c.as_ptr(), MASK) };
         // A directory that vanished meanwhile is not a reason to give up; a full watch table is.
-        wd >= 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT)
+        let vanished = || std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT);
+        (wd >= 0 || vanished()).then_some(wd)
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn add(&self, _dir: &Path) -> bool {
-        false
+    fn add(&self, _dir: &Path) -> Option<i32> {
+        None
     }
 
     /// True while nothing is watched yet.
@@ -115,19 +129,27 @@ impl Watcher {
     /// Reads the events queued so far; true when nothing relevant changed since the last
     /// [`Watcher::begin_refresh`].
     pub fn is_clean(&mut self) -> bool {
-        if !self.usable || self.refreshed_at.elapsed() > STAT_AT_LEAST_EVERY {
+        if !self.usable || self.full_stat_at.elapsed() > STAT_AT_LEAST_EVERY {
             return false;
         }
         self.drain();
-        !self.dirty
+        self.exact && self.hint.is_empty()
     }
 
-    /// Call just before a refresh (with the known directories watched): what is queued now is
-    /// covered by it; what comes after it is not.
-    pub fn begin_refresh(&mut self) {
+    /// Call just before a refresh, with the known directories watched: returns what changed
+    /// since the last one, or `None` when the refresh must stat everything. What happens from
+    /// now on counts for the next refresh.
+    pub fn begin_refresh(&mut self) -> Option<Hint> {
         self.drain();
-        self.dirty = false;
-        self.refreshed_at = Instant::now();
+        let exact = self.usable && self.exact && self.full_stat_at.elapsed() <= STAT_AT_LEAST_EVERY;
+        let hint = std::mem::take(&mut self.hint);
+        self.exact = true;
+        if exact {
+            Some(hint)
+        } else {
+            self.full_stat_at = Instant::now();
+            None
+        }
     }
 
     /// Reads every queued event; marks the tree dirty on a relevant one.
@@ -157,9 +179,7 @@ impl Watcher {
                 let name_end = (at + header + ev.len as usize).min(n as usize);
                 let raw = &buf[at + header..name_end];
                 let name = &raw[..memchr::memchr(0, raw).unwrap_or(raw.len())];
-                if relevant(ev.mask, name) {
-                    self.dirty = true;
-                }
+                self.note(ev.wd, ev.mask, name);
                 at = name_end;
             }
         }
@@ -169,60 +189,116 @@ impl Watcher {
     pub fn drain(&mut self) {}
 }
 
-/// True for an event that can change what the index holds.
-#[cfg(target_os = "linux")]
-fn relevant(mask: u32, name: &[u8]) -> bool {
-    if mask & libc::IN_Q_OVERFLOW != 0 {
-        return true;
+impl Watcher {
+    /// Records one event into the hint.
+    #[cfg(target_os = "linux")]
+    fn note(&mut self, wd: i32, mask: u32, name: &[u8]) {
+        if mask & libc::IN_Q_OVERFLOW != 0 {
+            self.exact = false;
+            return;
+        }
+        if mask & libc::IN_IGNORED != 0 {
+            // A watch went away with its directory; the parent's event says so.
+            if let Some(dir) = self.by_wd.remove(&wd) {
+                self.watched.remove(&dir);
+            }
+            return;
+        }
+        let Some(dir) = self.by_wd.get(&wd) else {
+            return;
+        };
+        if mask & (libc::IN_DELETE_SELF | libc::IN_MOVE_SELF) != 0 {
+            // The directory itself went: its parent's entries changed.
+            let parent = dir.rsplit_once('/').map_or("", |(p, _)| p).to_string();
+            if dir.is_empty() {
+                self.exact = false; // the root itself
+            } else {
+                self.hint.dirs.insert(parent);
+            }
+            return;
+        }
+        let Ok(name) = std::str::from_utf8(name) else {
+            self.hint.dirs.insert(dir.clone());
+            return;
+        };
+        if mask & libc::IN_ISDIR != 0 {
+            // Entering or leaving directories changes the tree; a directory's attributes do not.
+            if mask & (libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO)
+                != 0
+            {
+                self.hint.dirs.insert(dir.clone());
+            }
+            return;
+        }
+        if crate::walk::is_source_name(name) {
+            let path = if dir.is_empty() {
+                name.to_string()
+            } else {
+                format!("{dir}/{name}")
+            };
+            // A source that came or went changes its directory's listing too.
+            if mask & (libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO)
+                != 0
+            {
+                self.hint.dirs.insert(dir.clone());
+            }
+            self.hint.files.insert(path);
+        }
     }
-    if mask & (libc::IN_DELETE_SELF | libc::IN_MOVE_SELF) != 0 {
-        return true;
-    }
-    if mask & libc::IN_IGNORED != 0 {
-        return false; // a watch went away: its parent's event says why
-    }
-    if mask & libc::IN_ISDIR != 0 {
-        // Entering or leaving directories changes the tree; a directory's attributes do not.
-        return mask
-            & (libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO)
-            != 0;
-    }
-    std::str::from_utf8(name).is_ok_and(crate::walk::is_source_name)
-        || std::str::from_utf8(name).is_err()
 }
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
+    fn set(items: &[&str]) -> HashSet<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
     #[test]
-    fn sources_and_directories_dirty_the_tree_and_other_files_do_not() {
+    fn the_hint_names_changed_sources_and_directories_and_ignores_other_files() {
         let root = std::env::temp_dir().join(format!("knav-watch-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/old.c"), "int a;\n").unwrap();
         let mut w = Watcher::new().unwrap();
         w.watch(&root, ["".to_string(), "sub".to_string()].into_iter());
         assert!(
             !w.is_clean(),
             "dirty until a refresh has run with the watches in place"
         );
-        w.begin_refresh();
+        assert_eq!(
+            w.begin_refresh(),
+            None,
+            "the first refresh stats everything"
+        );
         assert!(w.is_clean());
         std::fs::write(root.join("sub/a.o"), "x").unwrap();
         std::fs::write(root.join("notes.txt"), "x").unwrap();
         assert!(w.is_clean(), "object files and notes do not matter");
-        std::fs::write(root.join("sub/a.c"), "int a;\n").unwrap();
+        std::fs::write(root.join("sub/old.c"), "int b;\n").unwrap();
         assert!(!w.is_clean());
-        w.begin_refresh();
+        let h = w.begin_refresh().unwrap();
+        assert_eq!((h.files, h.dirs), (set(&["sub/old.c"]), set(&[])));
+        std::fs::write(root.join("top.h"), "int t;\n").unwrap();
         std::fs::create_dir(root.join("new")).unwrap();
-        assert!(!w.is_clean(), "a new directory");
-        w.begin_refresh();
-        // Watching a directory for the first time keeps the tree dirty for one refresh.
+        assert!(!w.is_clean());
+        let h = w.begin_refresh().unwrap();
+        assert_eq!((h.files, h.dirs), (set(&["top.h"]), set(&[""])));
+        // Watching a directory for the first time makes the next refresh stat everything.
         w.watch(&root, ["new".to_string()].into_iter());
         assert!(!w.is_clean());
-        w.begin_refresh();
+        assert_eq!(w.begin_refresh(), None);
         std::fs::write(root.join("new/b.h"), "int b;\n").unwrap();
-        assert!(!w.is_clean(), "a header in the new directory");
+        std::fs::remove_file(root.join("sub/old.c")).unwrap();
+        let h = w.begin_refresh().unwrap();
+        assert_eq!(
+            (h.files, h.dirs),
+            (set(&["new/b.h", "sub/old.c"]), set(&["new", "sub"]))
+        );
+        std::fs::remove_dir_all(root.join("new")).unwrap();
+        let h = w.begin_refresh().unwrap();
+        assert!(h.dirs.contains(""), "{h:?}");
         let _ = std::fs::remove_dir_all(&root);
     }
 }
