@@ -324,7 +324,12 @@ impl Tree {
 
     fn building_message(&self, why: &str, elapsed: Duration, s: &Status) -> String {
         let secs = elapsed.as_secs();
-        let how_far = if s.total_bytes > 0 && s.bytes > 0 {
+        let how_far = if s.total_bytes > 0 && s.bytes >= s.total_bytes {
+            format!(
+                "all {} files read, now: {}; a few seconds left",
+                s.total_files, s.phase
+            )
+        } else if s.total_bytes > 0 && s.bytes > 0 {
             let left = elapsed.as_secs_f64() * (s.total_bytes - s.bytes.min(s.total_bytes)) as f64
                 / s.bytes as f64;
             format!(
