@@ -50,7 +50,12 @@ enum Command {
     },
     /// Serve the tools over MCP on stdio. With --root, indexes are built and kept fresh;
     /// without it, the server answers from existing indexes only.
-    Serve,
+    Serve {
+        /// Seconds an index stays fresh before a call refreshes it (overrides .knav.toml's
+        /// serve.debounce_s; default 5).
+        #[arg(long, value_name = "SECONDS", value_parser = parse_debounce)]
+        debounce: Option<f64>,
+    },
     /// Where SYMBOL is defined (find_definition).
     Def {
         /// The identifier to look up.
@@ -116,7 +121,7 @@ impl Command {
     /// The question a query subcommand asks; `None` for `index`.
     fn ask(&self) -> Option<Ask> {
         Some(match self {
-            Command::Index { .. } | Command::Serve => return None,
+            Command::Index { .. } | Command::Serve { .. } => return None,
             Command::Def { symbol } => Ask::Def {
                 symbol: symbol.clone(),
             },
@@ -203,6 +208,17 @@ fn run(common: &Common, command: &Command) -> Envelope {
     answer(&snap, page, &ask)
 }
 
+fn parse_debounce(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if (0.0..=3600.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is out of range; use 0 to 3600 seconds"))
+    }
+}
+
 /// Runs the CLI; returns the exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -212,10 +228,11 @@ pub fn main() -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    if let Command::Serve = cli.command {
+    if let Command::Serve { debounce } = cli.command {
         return crate::serve::run(&crate::serve::ServeOptions {
             root: cli.common.root.clone(),
             index_dir: cli.common.index_dir.clone(),
+            debounce: debounce.map(std::time::Duration::from_secs_f64),
         });
     }
     let env = run(&cli.common, &cli.command);

@@ -905,3 +905,17 @@ fn knav_toml_ignore_patterns_leave_paths_out_and_a_change_rebuilds() {
     assert_eq!(code, 0);
     assert_eq!(locs(&v), ["fs/ext2/file.c:4"]);
 }
+
+#[test]
+fn near_misses_include_macros_and_long_names_one_edit_away() {
+    let t = fixture("missing-macro");
+    // A `#define` is a definition too: it was left out of near-misses.
+    let (code, v) = json(&t, &["def", "MAX_RW_COUN"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["near_misses"][0], "~MAX_RW_COUNT", "{v}");
+    let (_, v) = json(&t, &["def", "page_addres"]);
+    assert_eq!(v["near_misses"][0], "~page_address", "{v}");
+    // A long name one edit away (long names get a one-edit automaton).
+    let (_, v) = json(&t, &["def", "rw_verify_areaa"]);
+    assert_eq!(v["near_misses"][0], "~rw_verify_area", "{v}");
+}

@@ -1,10 +1,12 @@
 //! Near-misses for a name that is not in the index: names sharing a prefix or a `_`-separated
-//! part, or within two edits, that have a definition. Found with automata over the FST.
+//! part, or within one or two edits, that have a definition (from ctags or a `#define`). Found with automata over the FST.
 
 use fst::automaton::{Levenshtein, Str};
 use fst::{Automaton, IntoStreamer, Streamer};
 
 use super::Query;
+use crate::index::segment::Postings;
+use crate::scan::Role;
 
 fn edit_distance(a: &[u8], b: &[u8]) -> usize {
     let mut prev: Vec<usize> = (0..=b.len()).collect();
@@ -26,7 +28,11 @@ fn collect<A: Automaton>(q: &Query<'_>, aut: A, cap: usize, out: &mut Vec<String
             let mut stream = fst.search(&aut).into_stream();
             let mut n = 0;
             while let Some((k, off)) = stream.next() {
-                if seg.entry_at(shard, off).defs.is_empty() {
+                // A definition from ctags, or a `#define` (a macro-definition posting).
+                let entry = seg.entry_at(shard, off);
+                let defined = !entry.defs.is_empty()
+                    || Postings::new(entry.postings).any(|p| p.role == Role::MacroDef);
+                if !defined {
                     continue;
                 }
                 if let Ok(s) = std::str::from_utf8(k) {
@@ -45,7 +51,10 @@ fn collect<A: Automaton>(q: &Query<'_>, aut: A, cap: usize, out: &mut Vec<String
 pub fn near_misses(q: &Query<'_>, name: &str, max: usize) -> Vec<String> {
     let mut cands = Vec::new();
     if name.len() <= 48 {
-        if let Ok(lev) = Levenshtein::new(name, if name.len() > 4 { 2 } else { 1 }) {
+        // Two edits on a long name make a huge automaton (0.3 s for 20 characters); the
+        // prefix and part searches below cover long names.
+        let edits = if (5..=10).contains(&name.len()) { 2 } else { 1 };
+        if let Ok(lev) = Levenshtein::new(name, edits) {
             collect(q, lev, 50, &mut cands);
         }
     }

@@ -29,6 +29,8 @@ pub struct ServeOptions {
     pub root: Option<PathBuf>,
     /// Where indexes live (`--index-dir`), when not the default.
     pub index_dir: Option<PathBuf>,
+    /// `--debounce`: overrides every tree's `serve.debounce_s`.
+    pub debounce: Option<Duration>,
 }
 
 /// Why a call cannot be answered from an index right now.
@@ -46,6 +48,7 @@ pub struct Server {
     /// True when started with `--root`: the server may build and refresh indexes.
     pub writable: bool,
     explicit_index_dir: Option<PathBuf>,
+    debounce: Option<Duration>,
     trees: Mutex<HashMap<PathBuf, Arc<Tree>>>,
 }
 
@@ -92,6 +95,7 @@ impl Server {
             default_root: root,
             writable,
             explicit_index_dir: opts.index_dir.clone(),
+            debounce: opts.debounce,
             trees: Mutex::new(HashMap::new()),
         })
     }
@@ -165,7 +169,8 @@ impl Server {
                 ))
             }
         };
-        if checked.is_some_and(|at| at.elapsed() < settings.debounce) {
+        let debounce = self.debounce.unwrap_or(settings.debounce);
+        if checked.is_some_and(|at| at.elapsed() < debounce) {
             return Ok((snap, None));
         }
         let mut watcher = lock(&tree.watcher);

@@ -1,0 +1,217 @@
+//! kernel-bench: knav against gtags, ctags, cscope and ripgrep on a real kernel tree, side by
+//! side in one run, so that the machine's noise cancels out in the ratios. Writes `report.md`
+//! and `chart.svg` to the output directory.
+
+mod peers;
+mod proc;
+mod report;
+mod suite;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use clap::Parser;
+
+/// Where `--prepare` puts Linux 6.12 (Debian's linux-source-6.12).
+const PREPARED_TREE: &str = "/var/tmp/k/linux-source-6.12";
+
+#[derive(Parser)]
+#[command(
+    name = "kernel-bench",
+    about = "Measure knav against gtags, ctags, cscope and ripgrep on a kernel tree"
+)]
+struct Args {
+    /// The kernel tree (or any C tree) to measure.
+    #[arg(long, value_name = "DIR", required_unless_present = "prepare")]
+    tree: Option<PathBuf>,
+    /// Install Debian's linux-source-6.12 and unpack it to /var/tmp/k when it is not there.
+    #[arg(long)]
+    prepare: bool,
+    /// Measure only the tree's fs/ subtree (the whole tree when it has none), one run per query.
+    #[arg(long)]
+    quick: bool,
+    /// Where report.md and chart.svg go.
+    #[arg(long, value_name = "DIR", default_value = "kernel-bench-report")]
+    out: PathBuf,
+    /// Scratch space for every tool's index (default: a fresh directory under /var/tmp).
+    #[arg(long, value_name = "DIR")]
+    work: Option<PathBuf>,
+    /// The knav binary (default: the one beside this program, else `knav` on PATH).
+    #[arg(long, value_name = "PATH")]
+    knav: Option<PathBuf>,
+    /// Runs per query (default 5; 1 with --quick).
+    #[arg(long)]
+    runs: Option<usize>,
+    /// Parallel ctags processes (default: the number of cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+fn main() {
+    if let Err(e) = run(Args::parse()) {
+        eprintln!("kernel-bench: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn prepare() -> Result<PathBuf, String> {
+    let tree = PathBuf::from(PREPARED_TREE);
+    if tree.join("Makefile").is_file() {
+        return Ok(tree);
+    }
+    let tarball = Path::new("/usr/src/linux-source-6.12.tar.xz");
+    if !tarball.is_file() {
+        eprintln!("kernel-bench: installing linux-source-6.12");
+        let ok = Command::new("apt-get")
+            .args(["install", "-y", "linux-source-6.12"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok || !tarball.is_file() {
+            return Err(
+                "could not install linux-source-6.12; run `apt-get update && apt-get \
+                        install -y linux-source-6.12` as root, or pass --tree DIR"
+                    .into(),
+            );
+        }
+    }
+    std::fs::create_dir_all("/var/tmp/k").map_err(|e| format!("/var/tmp/k: {e}"))?;
+    let ok = Command::new("tar")
+        .args(["-xJf"])
+        .arg(tarball)
+        .args(["-C", "/var/tmp/k"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok || !tree.join("Makefile").is_file() {
+        return Err(format!("unpacking {} failed", tarball.display()));
+    }
+    Ok(tree)
+}
+
+fn find_knav(explicit: Option<PathBuf>) -> Result<PathBuf, String> {
+    if let Some(k) = explicit {
+        return peers::which(&k.to_string_lossy())
+            .ok_or_else(|| format!("--knav {}: not an executable", k.display()));
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(|d| d.join("knav")))
+        .filter(|p| p.is_file());
+    beside.or_else(|| peers::which("knav")).ok_or_else(|| {
+        "no knav binary beside kernel-bench or on PATH; build it (`cargo build --release`) \
+             or pass --knav PATH"
+            .to_string()
+    })
+}
+
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let mem_gb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0 / 1024.0);
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let kernel = output(Command::new("uname").arg("-sr"));
+    format!("{cores} cores ({cpu}), {mem_gb:.0} GiB RAM, {kernel}")
+}
+
+fn output(cmd: &mut Command) -> String {
+    cmd.output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn run(args: Args) -> Result<(), String> {
+    let tree = match (&args.tree, args.prepare) {
+        (Some(t), _) => t.clone(),
+        (None, _) => prepare()?,
+    };
+    let tree =
+        std::fs::canonicalize(&tree).map_err(|e| format!("--tree {}: {e}", tree.display()))?;
+    if !tree.is_dir() {
+        return Err(format!("--tree {}: not a directory", tree.display()));
+    }
+    let tree = if args.quick && tree.join("fs").is_dir() {
+        tree.join("fs")
+    } else {
+        tree
+    };
+    let knav = find_knav(args.knav.clone())?;
+    let runs = args
+        .runs
+        .unwrap_or(if args.quick { 1 } else { 5 })
+        .clamp(1, 100);
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .clamp(1, 256);
+    let work = match &args.work {
+        Some(w) => w.clone(),
+        None => std::env::temp_dir().join(format!("kernel-bench-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+
+    let files = suite::c_files(&tree);
+    let cx = report::Context {
+        tree: tree.display().to_string(),
+        quick: args.quick,
+        runs,
+        files: (files.len(), files.iter().map(|f| f.1).sum()),
+        knav_version: output(Command::new(&knav).arg("--version")),
+        machine: machine(),
+        date: output(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"])),
+    };
+    let peers = peers::Peers::find();
+    let setup = suite::Setup {
+        tree,
+        work: work.clone(),
+        knav,
+        runs,
+        jobs,
+    };
+    let started = std::time::Instant::now();
+    let mut log = |what: &str| {
+        eprintln!(
+            "kernel-bench [{:>4.0} s] {what}",
+            started.elapsed().as_secs_f64()
+        )
+    };
+    let builds = setup.cold_builds(&peers, &mut log);
+    let refresh = setup.refresh(&mut log);
+    let (latencies, sizes) = setup.queries(&peers, suite::SYMBOLS, &mut log);
+    let results = suite::Results {
+        builds,
+        refresh,
+        latencies,
+        sizes,
+    };
+    let md = report::markdown(&cx, &peers, &results);
+    let svg = report::svg(&results);
+    let md_path = args.out.join("report.md");
+    std::fs::write(&md_path, &md).map_err(|e| format!("{}: {e}", md_path.display()))?;
+    let svg_path = args.out.join("chart.svg");
+    std::fs::write(&svg_path, &svg).map_err(|e| format!("{}: {e}", svg_path.display()))?;
+    if args.work.is_none() {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    log(&format!(
+        "wrote {} and {}",
+        md_path.display(),
+        svg_path.display()
+    ));
+    Ok(())
+}

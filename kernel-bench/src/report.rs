@@ -1,0 +1,483 @@
+//! The report: a Markdown file with every figure and the ratio knav/peer, the machine and the
+//! versions, the targets met or missed, and an SVG chart of the ratios.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use crate::peers::Peers;
+use crate::suite::{Build, Latency, Results};
+
+/// About the run, for the report's head.
+pub struct Context {
+    /// The tree measured.
+    pub tree: String,
+    /// Whether this was a quick run on a subtree.
+    pub quick: bool,
+    /// Runs per query.
+    pub runs: usize,
+    /// `.c`/`.h` files and their bytes.
+    pub files: (usize, u64),
+    /// knav's version line.
+    pub knav_version: String,
+    /// Machine description.
+    pub machine: String,
+    /// When.
+    pub date: String,
+}
+
+/// One knav/peer ratio with its target (`ratio <= goal` is met).
+pub struct Ratio {
+    /// What is compared.
+    pub label: String,
+    /// knav's figure as text.
+    pub knav: String,
+    /// The peer's figure as text (or the absolute goal).
+    pub peer: String,
+    /// knav / peer, or the absolute figure / goal for absolute targets.
+    pub value: Option<f64>,
+    /// The target for `value`.
+    pub goal: f64,
+}
+
+fn ms(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1e3;
+    if ms >= 10_000.0 {
+        format!("{:.1} s", ms / 1e3)
+    } else if ms >= 100.0 {
+        format!("{ms:.0} ms")
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+fn build<'a>(r: &'a Results, tool: &str) -> Option<&'a Build> {
+    r.builds.iter().find(|b| b.tool.starts_with(tool))
+}
+
+fn build_wall(b: Option<&Build>) -> Option<Duration> {
+    match b?.run.as_ref()? {
+        Ok(r) if r.ok => Some(r.wall),
+        _ => None,
+    }
+}
+
+/// Sum of medians of `tool` for `question` over the symbols every listed tool answered.
+fn total(lat: &[Latency], question: &str, tool: &str, symbols: &[&str]) -> Option<Duration> {
+    let mut sum = Duration::ZERO;
+    for s in symbols {
+        let l = lat
+            .iter()
+            .find(|l| l.question == question && l.tool == tool && l.symbol == *s)?;
+        if !l.ok {
+            return None;
+        }
+        sum += l.median;
+    }
+    Some(sum)
+}
+
+fn one(lat: &[Latency], question: &str, tool: &str, symbol: &str) -> Option<Duration> {
+    lat.iter()
+        .find(|l| l.question == question && l.tool == tool && l.symbol == symbol && l.ok)
+        .map(|l| l.median)
+}
+
+/// The targets of the design, from one run.
+pub fn targets(r: &Results) -> Vec<Ratio> {
+    let symbols: Vec<&str> = r.sizes.iter().map(|s| s.symbol).collect();
+    let knav_build = build(r, "knav");
+    let gtags_build = build(r, "gtags");
+    let mut out = Vec::new();
+    let (kw, gw) = (build_wall(knav_build), build_wall(gtags_build));
+    out.push(Ratio {
+        label: "cold index wall, knav / gtags".into(),
+        knav: kw.map_or("failed".into(), ms),
+        peer: gw.map_or("missing".into(), ms),
+        value: kw.zip(gw).map(|(k, g)| k.as_secs_f64() / g.as_secs_f64()),
+        goal: 0.7,
+    });
+    let kb = knav_build.map(|b| b.bytes).filter(|&b| b > 0);
+    let gb = gtags_build.map(|b| b.bytes).filter(|&b| b > 0);
+    out.push(Ratio {
+        label: "index bytes, knav / gtags".into(),
+        knav: kb.map_or("failed".into(), mb),
+        peer: gb.map_or("missing".into(), mb),
+        value: kb.zip(gb).map(|(k, g)| k as f64 / g as f64),
+        goal: 0.25,
+    });
+    let rss = knav_build
+        .and_then(|b| b.run.as_ref())
+        .and_then(|r| r.as_ref().ok())
+        .map(|r| r.max_rss_kb);
+    out.push(Ratio {
+        label: "peak RSS while indexing (knav) / 512 MB".into(),
+        knav: rss.map_or("failed".into(), |k| format!("{:.0} MB", k as f64 / 1024.0)),
+        peer: "512 MB".into(),
+        value: rss.map(|k| k as f64 / 1024.0 / 512.0),
+        goal: 1.0,
+    });
+    for (label, d, goal_ms) in [
+        (
+            "no-change refresh, `knav index` / 150 ms",
+            r.refresh.unchanged,
+            150.0,
+        ),
+        (
+            "no-change freshness check, `knav serve` / 150 ms",
+            r.refresh.serve_unchanged,
+            150.0,
+        ),
+        (
+            "one-file refresh (.c), `knav index` / 300 ms",
+            r.refresh.c_edit,
+            300.0,
+        ),
+        (
+            "one-file edit to answer, `knav serve` / 300 ms",
+            r.refresh.serve_c_edit,
+            300.0,
+        ),
+    ] {
+        out.push(Ratio {
+            label: label.into(),
+            knav: d.map_or("failed".into(), ms),
+            peer: format!("{goal_ms:.0} ms"),
+            value: d.map(|d| d.as_secs_f64() * 1e3 / goal_ms),
+            goal: 1.0,
+        });
+    }
+    let (kd, gd) = (
+        total(&r.latencies, "def", "knav def", &symbols),
+        total(&r.latencies, "def", "global -x", &symbols),
+    );
+    out.push(Ratio {
+        label: format!(
+            "definition lookup, knav def / global -x (sum of {} medians)",
+            symbols.len()
+        ),
+        knav: kd.map_or("failed".into(), ms),
+        peer: gd.map_or("missing".into(), ms),
+        value: kd.zip(gd).map(|(k, g)| k.as_secs_f64() / g.as_secs_f64()),
+        goal: 1.0,
+    });
+    let (kr, cr) = (
+        one(&r.latencies, "refs", "knav refs", "kmalloc"),
+        one(&r.latencies, "refs", "cscope -L0", "kmalloc"),
+    );
+    out.push(Ratio {
+        label: "references of kmalloc, knav refs / cscope -L0".into(),
+        knav: kr.map_or("failed".into(), ms),
+        peer: cr.map_or("missing".into(), ms),
+        value: kr.zip(cr).map(|(k, c)| k.as_secs_f64() / c.as_secs_f64()),
+        goal: 0.5,
+    });
+    let knav_bytes: usize = r.sizes.iter().map(|s| s.def_text + s.refs_text).sum();
+    let rg_bytes: Option<usize> = r.sizes.iter().map(|s| s.rg.map(|b| 2 * b)).sum();
+    out.push(Ratio {
+        label: "answer tokens (def + refs), knav text / rg -w -n".into(),
+        knav: format!("{} tokens", knav_bytes.div_ceil(4)),
+        peer: rg_bytes.map_or("missing".into(), |b| format!("{} tokens", b.div_ceil(4))),
+        value: rg_bytes
+            .filter(|&b| b > 0)
+            .map(|b| knav_bytes as f64 / b as f64),
+        goal: 0.10,
+    });
+    out
+}
+
+/// The Markdown report.
+pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# kernel-bench: knav against its peers\n");
+    let _ = writeln!(
+        o,
+        "Tree `{}`{}: {} `.c`/`.h` files, {}. {} run(s) per query. {}.\n",
+        cx.tree,
+        if cx.quick {
+            " (quick run on a subtree)"
+        } else {
+            ""
+        },
+        cx.files.0,
+        mb(cx.files.1),
+        cx.runs,
+        cx.date
+    );
+    let _ = writeln!(o, "Machine: {}\n", cx.machine);
+    let _ = writeln!(o, "| tool | version |\n|---|---|");
+    let _ = writeln!(o, "| knav | {} |", cx.knav_version);
+    for p in peers.all() {
+        let _ = writeln!(o, "| {} | {} |", p.name, p.version);
+    }
+
+    let _ = writeln!(o, "\n## Targets\n");
+    let _ = writeln!(
+        o,
+        "| target | knav | peer or goal | ratio | goal | met |\n|---|---|---|---|---|---|"
+    );
+    for t in targets(r) {
+        let (ratio, met) = match t.value {
+            Some(v) => (
+                format!("{v:.3}"),
+                if v <= t.goal { "yes" } else { "**no**" }.to_string(),
+            ),
+            None => ("n/a".into(), "not measured".into()),
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | ≤ {} | {} |",
+            t.label, t.knav, t.peer, ratio, t.goal, met
+        );
+    }
+
+    let _ = writeln!(o, "\n## Cold index\n");
+    let _ = writeln!(
+        o,
+        "| tool | wall | peak RSS | index size | wall / knav |\n|---|---|---|---|---|"
+    );
+    let knav_wall = build_wall(build(r, "knav"));
+    for b in &r.builds {
+        match &b.run {
+            None => {
+                let _ = writeln!(o, "| {} | missing | | | |", b.tool);
+            }
+            Some(Err(e)) => {
+                let _ = writeln!(o, "| {} | failed: {} | | | |", b.tool, e.replace('|', "/"));
+            }
+            Some(Ok(run)) => {
+                let status = if run.ok {
+                    String::new()
+                } else {
+                    format!(" (exit != 0: {})", run.stderr_tail.replace('|', "/"))
+                };
+                let _ = writeln!(
+                    o,
+                    "| {} | {}{} | {:.0} MB | {} | {} |",
+                    b.tool,
+                    ms(run.wall),
+                    status,
+                    run.max_rss_kb as f64 / 1024.0,
+                    mb(b.bytes),
+                    knav_wall.map_or("".into(), |k| format!(
+                        "{:.2}",
+                        run.wall.as_secs_f64() / k.as_secs_f64()
+                    ))
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        o,
+        "\nPeak RSS is each process's own (`wait4`); for the parallel ctags row, the largest \
+         process's. Index sizes are the bytes each tool wrote (knav: its index directory)."
+    );
+
+    let _ = writeln!(o, "\n## knav refresh\n");
+    let f = &r.refresh;
+    let row = |o: &mut String, what: &str, d: Option<Duration>| {
+        let _ = writeln!(o, "| {what} | {} |", d.map_or("not measured".into(), ms));
+    };
+    let _ = writeln!(o, "| case | time |\n|---|---|");
+    row(
+        &mut o,
+        "`knav index`, nothing changed (median of 3)",
+        f.unchanged,
+    );
+    row(
+        &mut o,
+        &format!(
+            "`knav index`, {} edited",
+            f.files.first().map_or("a .c file", |s| s)
+        ),
+        f.c_edit,
+    );
+    row(
+        &mut o,
+        &format!(
+            "`knav index`, {} edited",
+            f.files.get(1).map_or("a header", |s| s)
+        ),
+        f.h_edit,
+    );
+    row(
+        &mut o,
+        "`knav serve`, call past the debounce window, nothing changed (median of 5)",
+        f.serve_unchanged,
+    );
+    row(
+        &mut o,
+        "`knav serve`, call past the debounce window after a .c edit (answer sees it)",
+        f.serve_c_edit,
+    );
+    for n in &f.notes {
+        let _ = writeln!(o, "\nNote: {n}");
+    }
+
+    let _ = writeln!(o, "\n## Query latency\n");
+    let _ = writeln!(
+        o,
+        "Whole processes, median / p90 of {} run(s), per symbol; the last column is knav's \
+         median over the tool's.\n",
+        cx.runs
+    );
+    for question in ["def", "refs", "callers"] {
+        let tools: Vec<String> = {
+            let mut t: Vec<String> = r
+                .latencies
+                .iter()
+                .filter(|l| l.question == question)
+                .map(|l| l.tool.clone())
+                .collect();
+            t.dedup();
+            let mut seen = Vec::new();
+            t.retain(|x| {
+                let new = !seen.contains(x);
+                seen.push(x.clone());
+                new
+            });
+            t
+        };
+        let _ = writeln!(o, "### {question}\n");
+        let _ = writeln!(o, "| symbol | {} |", tools.join(" | "));
+        let _ = writeln!(o, "|---|{}", "---|".repeat(tools.len()));
+        for sym in r.sizes.iter().map(|s| s.symbol) {
+            let mut cells = Vec::new();
+            let knav = r
+                .latencies
+                .iter()
+                .find(|l| l.question == question && l.symbol == sym && l.tool.starts_with("knav"));
+            for t in &tools {
+                let cell = match r
+                    .latencies
+                    .iter()
+                    .find(|l| l.question == question && l.symbol == sym && &l.tool == t)
+                {
+                    Some(l) if l.ok => {
+                        let ratio = match knav {
+                            Some(k) if !t.starts_with("knav") && l.median > Duration::ZERO => {
+                                format!(
+                                    " ({:.2}×)",
+                                    k.median.as_secs_f64() / l.median.as_secs_f64()
+                                )
+                            }
+                            _ => String::new(),
+                        };
+                        format!("{} / {}{}", ms(l.median), ms(l.p90), ratio)
+                    }
+                    Some(_) => "failed".into(),
+                    None => "missing".into(),
+                };
+                cells.push(cell);
+            }
+            let _ = writeln!(o, "| {sym} | {} |", cells.join(" | "));
+        }
+        let _ = writeln!(o);
+    }
+
+    let _ = writeln!(o, "## Answer size\n");
+    let _ = writeln!(
+        o,
+        "Bytes and tokens (bytes / 4) of what an agent reads: knav's compact text and JSON \
+         (first page) against `rg -w -n` for the same symbol.\n"
+    );
+    let _ = writeln!(
+        o,
+        "| symbol | knav def text | knav refs text | knav def json | knav refs json | rg -w -n | (def+refs text) / (2 × rg) |\n|---|---|---|---|---|---|---|"
+    );
+    let tok = |b: usize| format!("{} B / {} tok", b, b.div_ceil(4));
+    for z in &r.sizes {
+        let ratio = z.rg.filter(|&g| g > 0).map_or("n/a".into(), |g| {
+            format!("{:.3}", (z.def_text + z.refs_text) as f64 / (2 * g) as f64)
+        });
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {ratio} |",
+            z.symbol,
+            tok(z.def_text),
+            tok(z.refs_text),
+            tok(z.def_json),
+            tok(z.refs_json),
+            z.rg.map_or("missing".into(), tok)
+        );
+    }
+    let _ = writeln!(o, "\n![ratios](chart.svg)");
+    o
+}
+
+/// A horizontal bar chart of the target ratios on a log scale, with each goal marked.
+pub fn svg(r: &Results) -> String {
+    let rows = targets(r);
+    let (left, width, bar_h, gap) = (430.0, 420.0, 18.0, 10.0);
+    let top = 40.0;
+    let height = top + rows.len() as f64 * (bar_h + gap) + 40.0;
+    let (lo, hi) = (-3.0f64, 1.0f64); // 0.001 .. 10
+    let x = |v: f64| left + (v.max(1e-3).log10() - lo) / (hi - lo) * width;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{height}" font-family="sans-serif" font-size="12">"#,
+        left + width + 30.0
+    );
+    let _ = writeln!(
+        o,
+        r#"<text x="10" y="20" font-size="14">knav / peer (log scale; left of the goal mark is met)</text>"#
+    );
+    for p in -3..=1 {
+        let v = 10f64.powi(p);
+        let xv = x(v);
+        let _ = writeln!(
+            o,
+            r##"<line x1="{xv}" y1="{}" x2="{xv}" y2="{}" stroke="#ddd"/><text x="{xv}" y="{}" text-anchor="middle" fill="#555">{v}</text>"##,
+            top - 5.0,
+            height - 30.0,
+            height - 15.0
+        );
+    }
+    for (i, t) in rows.iter().enumerate() {
+        let y = top + i as f64 * (bar_h + gap);
+        let label = t
+            .label
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('`', "");
+        let _ = writeln!(
+            o,
+            r#"<text x="{}" y="{}" text-anchor="end">{label}</text>"#,
+            left - 8.0,
+            y + bar_h - 5.0
+        );
+        match t.value {
+            Some(v) => {
+                let color = if v <= t.goal { "#3a7d44" } else { "#c0392b" };
+                let _ = writeln!(
+                    o,
+                    r#"<rect x="{left}" y="{y}" width="{:.1}" height="{bar_h}" fill="{color}"/><text x="{:.1}" y="{}" fill="{color}">{v:.3}</text>"#,
+                    (x(v) - left).max(1.0),
+                    x(v) + 4.0,
+                    y + bar_h - 5.0
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    o,
+                    r##"<text x="{}" y="{}" fill="#888">not measured</text>"##,
+                    left + 4.0,
+                    y + bar_h - 5.0
+                );
+            }
+        }
+        let gx = x(t.goal);
+        let _ = writeln!(
+            o,
+            r#"<line x1="{gx}" y1="{}" x2="{gx}" y2="{}" stroke="black" stroke-width="2"/>"#,
+            y - 2.0,
+            y + bar_h + 2.0
+        );
+    }
+    let _ = writeln!(o, "</svg>");
+    o
+}

@@ -1,0 +1,645 @@
+//! The measurements: cold index builds of every tool, knav's refreshes (CLI and server), query
+//! latency per symbol and tool, and answer sizes. Every tool writes its index under the work
+//! directory, never into the tree; the files edited for the refresh runs are restored.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::peers::Peers;
+use crate::proc::{median_p90, run, Run};
+
+/// The symbols queried: hot and cold, functions, macros and one that the quick subtree (`fs/`)
+/// and the fixture also hold.
+pub const SYMBOLS: &[&str] = &[
+    "vfs_read",
+    "kmalloc",
+    "kmap",
+    "mutex_lock",
+    "ext4_mark_inode_dirty",
+    "schedule",
+    "copy_from_user",
+    "spin_lock_irqsave",
+    "kfree",
+    "alloc_pages",
+    "wake_up_process",
+    "dput",
+    "iput",
+    "filp_open",
+    "list_add",
+    "rcu_read_lock",
+    "kernel_read",
+    "ksys_read",
+    "generic_file_llseek",
+    "task_struct",
+];
+
+/// What to measure and where.
+pub struct Setup {
+    /// The tree every tool indexes.
+    pub tree: PathBuf,
+    /// Where indexes and scratch files go.
+    pub work: PathBuf,
+    /// The knav binary.
+    pub knav: PathBuf,
+    /// Runs per query.
+    pub runs: usize,
+    /// Parallel ctags processes.
+    pub jobs: usize,
+}
+
+/// One cold build.
+#[derive(Clone, Debug)]
+pub struct Build {
+    /// Tool label.
+    pub tool: String,
+    /// `None` when the tool is missing; else the run (or the error).
+    pub run: Option<Result<Run, String>>,
+    /// Bytes of the index it wrote.
+    pub bytes: u64,
+}
+
+/// Latency of one tool on one symbol.
+#[derive(Clone, Debug)]
+pub struct Latency {
+    /// Question kind: def, refs or callers.
+    pub question: &'static str,
+    /// Tool label.
+    pub tool: String,
+    /// The symbol.
+    pub symbol: &'static str,
+    /// Median and 90th percentile.
+    pub median: Duration,
+    /// 90th percentile.
+    pub p90: Duration,
+    /// Exit status of the first run was 0 (or 1 for "not found").
+    pub ok: bool,
+}
+
+/// knav's refresh times.
+#[derive(Clone, Debug, Default)]
+pub struct Refresh {
+    /// `knav index` with nothing changed (median of 3).
+    pub unchanged: Option<Duration>,
+    /// `knav index` after appending a function to a `.c` file.
+    pub c_edit: Option<Duration>,
+    /// `knav index` after appending a declaration to a header.
+    pub h_edit: Option<Duration>,
+    /// The files edited.
+    pub files: Vec<String>,
+    /// knav serve: a call past the debounce window with nothing changed (median of 5).
+    pub serve_unchanged: Option<Duration>,
+    /// knav serve: a call past the window after a `.c` edit, which sees the edit.
+    pub serve_c_edit: Option<Duration>,
+    /// Why a measurement is missing.
+    pub notes: Vec<String>,
+}
+
+/// Everything measured.
+pub struct Results {
+    /// Cold builds.
+    pub builds: Vec<Build>,
+    /// knav refreshes.
+    pub refresh: Refresh,
+    /// Query latencies.
+    pub latencies: Vec<Latency>,
+    /// Answer sizes per symbol.
+    pub sizes: Vec<Size>,
+}
+
+/// Bytes of each answer to the questions about one symbol.
+#[derive(Clone, Debug)]
+pub struct Size {
+    /// The symbol.
+    pub symbol: &'static str,
+    /// `knav def`, text.
+    pub def_text: usize,
+    /// `knav refs`, text.
+    pub refs_text: usize,
+    /// `knav def --format json`.
+    pub def_json: usize,
+    /// `knav refs --format json`.
+    pub refs_json: usize,
+    /// `rg -w -n`, when ripgrep is installed.
+    pub rg: Option<usize>,
+}
+
+/// Bytes of everything under `p`.
+pub fn dir_bytes(p: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(p) else {
+        return 0;
+    };
+    if meta.is_file() {
+        return meta.len();
+    }
+    if !meta.is_dir() {
+        return 0;
+    }
+    std::fs::read_dir(p)
+        .map(|rd| rd.flatten().map(|e| dir_bytes(&e.path())).sum())
+        .unwrap_or(0)
+}
+
+/// `.c`/`.h` files under `root` with their sizes (no symlinks, no VCS or index directories).
+pub fn c_files(root: &Path) -> Vec<(PathBuf, u64)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if ft.is_dir() {
+                if !matches!(name.as_ref(), ".git" | ".knav" | ".hg" | ".svn" | ".pc") {
+                    stack.push(e.path());
+                }
+            } else if ft.is_file() && (name.ends_with(".c") || name.ends_with(".h")) {
+                out.push((e.path(), e.metadata().map_or(0, |m| m.len())));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn fresh_dir(p: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_dir_all(p);
+    std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+impl Setup {
+    fn knav(&self) -> Command {
+        let mut c = Command::new(&self.knav);
+        c.env_remove("KNAV_INDEX_DIR");
+        c
+    }
+
+    fn knav_index_dir(&self) -> PathBuf {
+        self.work.join("knav")
+    }
+
+    fn gtags_dir(&self) -> PathBuf {
+        self.work.join("gtags")
+    }
+
+    fn tags_file(&self) -> PathBuf {
+        self.work.join("ctags/tags")
+    }
+
+    fn cscope_file(&self) -> PathBuf {
+        self.work.join("cscope/cscope.out")
+    }
+
+    /// Cold builds, each from an empty index.
+    pub fn cold_builds(&self, peers: &Peers, log: &mut dyn FnMut(&str)) -> Vec<Build> {
+        let mut out = Vec::new();
+        let tree = &self.tree;
+
+        log("cold build: knav");
+        let dir = self.knav_index_dir();
+        let _ = std::fs::remove_dir_all(&dir);
+        let r = run(self
+            .knav()
+            .arg("index")
+            .arg("--root")
+            .arg(tree)
+            .arg("--index-dir")
+            .arg(&dir));
+        out.push(Build {
+            tool: "knav index".into(),
+            run: Some(r),
+            bytes: dir_bytes(&dir),
+        });
+
+        log("cold build: gtags");
+        let dir = self.gtags_dir();
+        let r = peers.gtags.cmd().map(|mut c| {
+            fresh_dir(&dir)?;
+            run(c.current_dir(tree).arg(&dir))
+        });
+        out.push(Build {
+            tool: "gtags".into(),
+            run: r,
+            bytes: dir_bytes(&dir),
+        });
+
+        log("cold build: ctags -R");
+        let tags = self.tags_file();
+        let r = peers.ctags.cmd().map(|mut c| {
+            fresh_dir(tags.parent().unwrap_or(&self.work))?;
+            run(c
+                .current_dir(tree)
+                .args(["-R", "--sort=no", "-f"])
+                .arg(&tags)
+                .arg("."))
+        });
+        out.push(Build {
+            tool: "ctags -R (unsorted)".into(),
+            run: r,
+            bytes: dir_bytes(&tags),
+        });
+
+        log("cold build: ctags in parallel");
+        let dir = self.work.join("ctags-par");
+        let r = peers.ctags.path.as_ref().map(|ctags| {
+            fresh_dir(&dir)?;
+            self.parallel_ctags(ctags, &dir)
+        });
+        out.push(Build {
+            tool: format!("ctags, {} processes (C files)", self.jobs),
+            run: r,
+            bytes: dir_bytes(&dir),
+        });
+
+        log("cold build: cscope");
+        let file = self.cscope_file();
+        let r = peers.cscope.cmd().map(|mut c| {
+            fresh_dir(file.parent().unwrap_or(&self.work))?;
+            run(c
+                .current_dir(tree)
+                .args(["-R", "-b", "-q", "-k", "-f"])
+                .arg(&file))
+        });
+        out.push(Build {
+            tool: "cscope -bqk".into(),
+            run: r,
+            bytes: dir_bytes(file.parent().unwrap_or(&self.work)),
+        });
+        out
+    }
+
+    /// ctags over the tree's C files split by bytes into `jobs` lists, all processes at once;
+    /// the wall time is the group's, the peak RSS the largest process's.
+    fn parallel_ctags(&self, ctags: &Path, dir: &Path) -> Result<Run, String> {
+        let mut files = c_files(&self.tree);
+        files.sort_by_key(|f| std::cmp::Reverse(f.1));
+        let jobs = self.jobs.max(1);
+        let mut lists = vec![(0u64, String::new()); jobs];
+        for (path, size) in files {
+            // The lightest list takes the next largest file.
+            let Some(l) = lists.iter_mut().min_by_key(|l| l.0) else {
+                break;
+            };
+            l.0 += size;
+            l.1.push_str(&path.to_string_lossy());
+            l.1.push('\n');
+        }
+        let started = Instant::now();
+        let handles: Vec<_> = lists
+            .into_iter()
+            .enumerate()
+            .map(|(i, (_, list))| {
+                let list_file = dir.join(format!("list-{i}"));
+                let tags = dir.join(format!("tags-{i}"));
+                let ctags = ctags.to_path_buf();
+                std::thread::spawn(move || {
+                    std::fs::write(&list_file, list).map_err(|e| e.to_string())?;
+                    run(Command::new(ctags)
+                        .args(["--sort=no", "--language-force=C", "-L"])
+                        .arg(&list_file)
+                        .arg("-f")
+                        .arg(&tags))
+                })
+            })
+            .collect();
+        let mut runs = Vec::new();
+        for h in handles {
+            runs.push(
+                h.join()
+                    .map_err(|_| "a ctags thread panicked".to_string())??,
+            );
+        }
+        let wall = started.elapsed();
+        for i in 0..jobs {
+            let _ = std::fs::remove_file(dir.join(format!("list-{i}")));
+        }
+        Ok(Run {
+            wall,
+            max_rss_kb: runs.iter().map(|r| r.max_rss_kb).max().unwrap_or(0),
+            ok: runs.iter().all(|r| r.ok),
+            stdout: Vec::new(),
+            stderr_tail: runs
+                .iter()
+                .map(|r| r.stderr_tail.as_str())
+                .find(|s| !s.is_empty())
+                .unwrap_or("")
+                .to_string(),
+        })
+    }
+
+    fn knav_refresh(&self) -> Result<Duration, String> {
+        let r = run(self
+            .knav()
+            .arg("index")
+            .arg("--root")
+            .arg(&self.tree)
+            .arg("--index-dir")
+            .arg(self.knav_index_dir()))?;
+        if !r.ok {
+            return Err(format!("knav index failed: {}", r.stderr_tail));
+        }
+        Ok(r.wall)
+    }
+
+    /// A `.c` and a header to edit: well-known ones when the tree has them, else the first.
+    fn edit_targets(&self) -> (Option<PathBuf>, Option<PathBuf>) {
+        let pick = |candidates: &[&str], ext: &str| {
+            candidates
+                .iter()
+                .map(|c| self.tree.join(c))
+                .find(|p| p.is_file())
+                .or_else(|| {
+                    c_files(&self.tree)
+                        .into_iter()
+                        .map(|f| f.0)
+                        .find(|p| p.to_string_lossy().ends_with(ext))
+                })
+        };
+        (
+            pick(&["fs/read_write.c", "read_write.c"], ".c"),
+            pick(&["include/linux/kref.h", "internal.h"], ".h"),
+        )
+    }
+
+    /// knav's refreshes: unchanged, one `.c` edited, one header edited; then the same questions
+    /// through `knav serve` (debounce 0.2 s).
+    pub fn refresh(&self, log: &mut dyn FnMut(&str)) -> Refresh {
+        let mut out = Refresh::default();
+        log("refresh: nothing changed");
+        let _ = self.knav_refresh();
+        let mut samples = Vec::new();
+        for _ in 0..3 {
+            match self.knav_refresh() {
+                Ok(d) => samples.push(d),
+                Err(e) => out.notes.push(e),
+            }
+        }
+        if !samples.is_empty() {
+            out.unchanged = Some(median_p90(&samples).0);
+        }
+        let (c, h) = self.edit_targets();
+        for (file, decl, is_c) in [
+            (c, "\nint knav_bench_probe_c(void) { return 1; }\n", true),
+            (h, "\nint knav_bench_probe_h(void);\n", false),
+        ] {
+            let Some(file) = file else {
+                out.notes.push(format!(
+                    "no {} file to edit",
+                    if is_c { ".c" } else { ".h" }
+                ));
+                continue;
+            };
+            log(&format!("refresh: {} edited", file.display()));
+            let rel = file
+                .strip_prefix(&self.tree)
+                .unwrap_or(&file)
+                .display()
+                .to_string();
+            out.files.push(rel);
+            let timed = Edited::append(&file, decl).and_then(|_edit| self.knav_refresh());
+            match timed {
+                Ok(d) if is_c => out.c_edit = Some(d),
+                Ok(d) => out.h_edit = Some(d),
+                Err(e) => out.notes.push(e),
+            }
+            let _ = self.knav_refresh(); // back to the original
+        }
+        log("refresh: knav serve");
+        if let Err(e) = self.serve_refresh(&mut out) {
+            out.notes.push(format!("knav serve: {e}"));
+        }
+        out
+    }
+
+    fn serve_refresh(&self, out: &mut Refresh) -> Result<(), String> {
+        let (Some(c), _) = self.edit_targets() else {
+            return Err("no .c file to edit".into());
+        };
+        let debounce = Duration::from_millis(200);
+        let mut child = self
+            .knav()
+            .arg("serve")
+            .arg("--root")
+            .arg(&self.tree)
+            .arg("--index-dir")
+            .arg(self.knav_index_dir())
+            .arg("--debounce")
+            .arg(format!("{}", debounce.as_secs_f64()))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let result = (|| {
+            let mut mcp = Session {
+                stdin: child.stdin.take().ok_or("no stdin")?,
+                lines: BufReader::new(child.stdout.take().ok_or("no stdout")?).lines(),
+                id: 0,
+            };
+            mcp.request(
+                "initialize",
+                r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"kernel-bench","version":"1"}}"#,
+            )?;
+            mcp.notify("notifications/initialized")?;
+            // The first call checks the whole tree and starts watching it.
+            mcp.find_definition("vfs_read")?;
+            let mut samples = Vec::new();
+            for _ in 0..5 {
+                std::thread::sleep(debounce + Duration::from_millis(50));
+                samples.push(mcp.find_definition("vfs_read")?.0);
+            }
+            out.serve_unchanged = Some(median_p90(&samples).0);
+            let edit = Edited::append(&c, "\nint knav_bench_probe_s(void) { return 2; }\n")?;
+            std::thread::sleep(debounce + Duration::from_millis(50));
+            let (d, answer) = mcp.find_definition("knav_bench_probe_s")?;
+            drop(edit);
+            if answer.contains("\"isError\":true") {
+                return Err(format!("the edit was not seen: {answer}"));
+            }
+            out.serve_c_edit = Some(d);
+            Ok(())
+        })();
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = self.knav_refresh();
+        result
+    }
+
+    /// Query latency and answer sizes.
+    pub fn queries(
+        &self,
+        peers: &Peers,
+        symbols: &[&'static str],
+        log: &mut dyn FnMut(&str),
+    ) -> (Vec<Latency>, Vec<Size>) {
+        let mut lat = Vec::new();
+        let mut sizes = Vec::new();
+        let gtags_env = |c: &mut Command| {
+            c.current_dir(&self.tree)
+                .env("GTAGSROOT", &self.tree)
+                .env("GTAGSDBPATH", self.gtags_dir());
+        };
+        let have_gtags = self.gtags_dir().join("GTAGS").is_file();
+        let have_tags = self.tags_file().is_file();
+        let have_cscope = self.cscope_file().is_file();
+        for &sym in symbols {
+            log(&format!("queries: {sym}"));
+            let knav = |args: &[&str]| {
+                let mut c = self.knav();
+                c.args(args)
+                    .arg(sym)
+                    .arg("--root")
+                    .arg(&self.tree)
+                    .arg("--index-dir")
+                    .arg(self.knav_index_dir());
+                c
+            };
+            let mut cases: Vec<(&'static str, String, Command)> = vec![
+                ("def", "knav def".into(), knav(&["def"])),
+                ("refs", "knav refs".into(), knav(&["refs"])),
+                ("callers", "knav callers".into(), knav(&["callers"])),
+            ];
+            if let (Some(mut c), true) = (peers.global.cmd(), have_gtags) {
+                gtags_env(&mut c);
+                c.args(["-x", sym]);
+                cases.push(("def", "global -x".into(), c));
+            }
+            if let (Some(mut c), true) = (peers.global.cmd(), have_gtags) {
+                gtags_env(&mut c);
+                c.args(["-rx", sym]);
+                cases.push(("refs", "global -rx".into(), c));
+            }
+            if let (Some(mut c), true) = (peers.readtags.cmd(), have_tags) {
+                c.arg("-t").arg(self.tags_file()).arg(sym);
+                cases.push(("def", "readtags (unsorted tags)".into(), c));
+            }
+            for (q, flag) in [("refs", "-L0"), ("callers", "-L3")] {
+                if let (Some(mut c), true) = (peers.cscope.cmd(), have_cscope) {
+                    c.current_dir(&self.tree)
+                        .args(["-d", flag, sym, "-f"])
+                        .arg(self.cscope_file());
+                    cases.push((q, format!("cscope {flag}"), c));
+                }
+            }
+            let mut rg_bytes = None;
+            if let Some(mut c) = peers.rg.cmd() {
+                c.current_dir(&self.tree).args(["-w", "-n", sym, "."]);
+                cases.push(("def", "rg -w".into(), c));
+                if let Some(mut c) = peers.rg.cmd() {
+                    c.current_dir(&self.tree).args(["-w", "-n", sym, "."]);
+                    cases.push(("refs", "rg -w".into(), c));
+                }
+            }
+            for (question, tool, mut cmd) in cases {
+                let mut samples = Vec::new();
+                let mut first: Option<Run> = None;
+                for _ in 0..self.runs.max(1) {
+                    match run(&mut cmd) {
+                        Ok(r) => {
+                            samples.push(r.wall);
+                            first.get_or_insert(r);
+                        }
+                        Err(_) => break,
+                    }
+                }
+                let (median, p90) = median_p90(&samples);
+                let bytes = first.as_ref().map_or(0, |r| r.stdout.len());
+                if tool == "rg -w" {
+                    rg_bytes = Some(bytes);
+                }
+                lat.push(Latency {
+                    question,
+                    tool,
+                    symbol: sym,
+                    median,
+                    p90,
+                    ok: first.is_some(),
+                });
+            }
+            let size = |args: &[&str]| run(&mut knav(args)).map_or(0, |r| r.stdout.len());
+            sizes.push(Size {
+                symbol: sym,
+                def_text: size(&["def"]),
+                refs_text: size(&["refs"]),
+                def_json: size(&["def", "--format", "json"]),
+                refs_json: size(&["refs", "--format", "json"]),
+                rg: rg_bytes,
+            });
+        }
+        (lat, sizes)
+    }
+}
+
+/// A minimal MCP client session over a child's stdio (one JSON-RPC message per line).
+struct Session {
+    stdin: std::process::ChildStdin,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    id: u64,
+}
+
+impl Session {
+    fn send(&mut self, msg: &str) -> Result<(), String> {
+        writeln!(self.stdin, "{msg}").map_err(|e| e.to_string())?;
+        self.stdin.flush().map_err(|e| e.to_string())
+    }
+
+    fn request(&mut self, method: &str, params: &str) -> Result<String, String> {
+        self.id += 1;
+        let id = self.id;
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
+        ))?;
+        self.lines
+            .next()
+            .ok_or("the server closed its output")?
+            .map_err(|e| e.to_string())
+    }
+
+    fn notify(&mut self, method: &str) -> Result<(), String> {
+        self.send(&format!(r#"{{"jsonrpc":"2.0","method":"{method}"}}"#))
+    }
+
+    /// Times one find_definition call; returns the time and the raw response.
+    fn find_definition(&mut self, symbol: &str) -> Result<(Duration, String), String> {
+        let t = Instant::now();
+        let r = self.request(
+            "tools/call",
+            &format!(r#"{{"name":"find_definition","arguments":{{"symbol":"{symbol}"}}}}"#),
+        )?;
+        Ok((t.elapsed(), r))
+    }
+}
+
+/// A file with text appended, restored byte for byte when dropped.
+struct Edited {
+    path: PathBuf,
+    original: Vec<u8>,
+}
+
+impl Edited {
+    fn append(path: &Path, text: &str) -> Result<Edited, String> {
+        let original = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut changed = original.clone();
+        changed.extend_from_slice(text.as_bytes());
+        std::fs::write(path, &changed).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Edited {
+            path: path.to_path_buf(),
+            original,
+        })
+    }
+}
+
+impl Drop for Edited {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::write(&self.path, &self.original) {
+            eprintln!(
+                "kernel-bench: could not restore {}: {e}",
+                self.path.display()
+            );
+        }
+    }
+}
