@@ -169,6 +169,9 @@ pub struct DefSummary {
     pub top_files: Vec<TopFile>,
     /// Export status.
     pub exported: Option<Export>,
+    /// Where the function is registered as an entry point (`module_init(fn)`, an initcall).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_point: Option<Export>,
 }
 
 /// Index coverage, so every answer can say what was searched.

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod envelope;
 pub mod guard;
 pub mod index;
+pub mod macrodefs;
 pub mod progress;
 pub mod query;
 pub mod render;

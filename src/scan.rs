@@ -8,6 +8,8 @@
 //! against ctags's definitions. Preprocessor conditionals feed a [`GuardStack`]; unbalanced
 //! directives are reported, never fatal. Bad UTF-8 is irrelevant: identifiers are ASCII.
 
+use knav_ctags::macros::MacroTable;
+
 use crate::guard::{Directive, GuardStack, Guards};
 
 /// What an occurrence does, as far as the scanner can tell.
@@ -80,6 +82,9 @@ pub struct FileScan {
     pub has_code: bool,
     /// Number of lines.
     pub lines: u32,
+    /// Indices into `occurrences` of calls to definition-making kernel macros
+    /// (`SYSCALL_DEFINE3(…)`, `DEFINE_MUTEX(…)`) outside preprocessor lines.
+    pub invocations: Vec<u32>,
 }
 
 /// Scans one file.
@@ -447,6 +452,11 @@ impl<'a> Scanner<'a> {
             self.pending_export = true;
         }
         self.push(start, end, role);
+        if call && !in_directive && MacroTable::kernel().family(name).is_some() {
+            self.out
+                .invocations
+                .push(self.out.occurrences.len() as u32 - 1);
+        }
     }
 
     /// Skips a balanced parenthesised group starting at `(`, across lines, comments and

@@ -1,6 +1,6 @@
 //! Walking a source tree: which files knav indexes and which it only counts.
 //!
-//! `.c` and `.h` files are candidates; every other file is counted as unindexed. Symbolic links
+//! `.c`, `.h` and `.S` files are candidates; every other file is counted as unindexed. Symbolic links
 //! are never followed (the kernel's `scripts/dtc/include-prefixes` would otherwise index 1,029
 //! files twice, and a link loop would never end). Version-control directories and knav's own
 //! index directory are skipped, and so is what `.knav.toml`'s `index.ignore` names. Directories are read in parallel and files are stat'ed relative
@@ -130,7 +130,13 @@ fn skipped_dir(name: &[u8]) -> bool {
 
 /// True for a file name knav indexes.
 pub fn is_source_name(name: &str) -> bool {
-    name.ends_with(".c") || name.ends_with(".h")
+    name.ends_with(".c") || name.ends_with(".h") || is_asm_name(name)
+}
+
+/// True for a preprocessed assembly file (`.S`): scanned for references and for the symbols
+/// its `SYM_FUNC_START(…)`-style macros define, but not given to ctags.
+pub fn is_asm_name(name: &str) -> bool {
+    name.ends_with(".S")
 }
 
 /// The modification time of `meta` in nanoseconds.

@@ -111,7 +111,7 @@ fn def_kmap_has_two_guard_variants() {
     for key in ["total", "offset", "next_tools", "warning", "root"] {
         assert!(v.get(key).is_some(), "envelope lacks {key}");
     }
-    assert_eq!(v["index"]["files_scanned"], 7);
+    assert_eq!(v["index"]["files_scanned"], 10);
 }
 
 #[test]
@@ -281,7 +281,8 @@ fn callers_list_enclosing_functions_and_lines() {
         out.contains("compat_read  fs/read_write.c:50: return ksys_read(fd, buf, count);  [#if CONFIG_COMPAT]"),
         "{out}"
     );
-    assert!(out.contains("(file scope)  fs/read_write.c:44:"), "{out}");
+    // The body of `SYSCALL_DEFINE3(read, …)` belongs to sys_read (it showed "(file scope)").
+    assert!(out.contains("sys_read  fs/read_write.c:44:"), "{out}");
 }
 
 #[test]
@@ -386,15 +387,16 @@ fn symbols_of_a_file_and_struct_members() {
 #[test]
 fn missing_symbol_is_an_error_with_near_misses() {
     let t = fixture("missing");
-    let (code, v) = json(&t, &["def", "vfs_raed"]);
+    // Too far for fuzzy resolution, near enough to suggest.
+    let (code, v) = json(&t, &["def", "vfs_readahead_all"]);
     assert_eq!(code, 1);
     assert!(v.get("results").is_none());
-    assert!(v["error"].as_str().unwrap().contains("vfs_raed"));
+    assert!(v["error"].as_str().unwrap().contains("vfs_readahead_all"));
     assert_eq!(v["near_misses"][0], "~vfs_read");
-    let (code, out) = knav(&t, &["def", "vfs_raed"]);
+    let (code, out) = knav(&t, &["def", "vfs_readahead_all"]);
     assert_eq!(code, 1);
     assert!(
-        out.starts_with("Error: no symbol named 'vfs_raed'"),
+        out.starts_with("Error: no symbol named 'vfs_readahead_all'"),
         "{out}"
     );
     assert!(out.contains("did you mean: ~vfs_read"), "{out}");
@@ -427,7 +429,8 @@ fn walk_counts_unindexed_and_skips_symlinks_and_binaries() {
     assert_eq!(code, 0);
     let r = &v["results"];
     assert_eq!(r["mode"], "full");
-    assert_eq!(r["files_scanned"], 7);
+    // 9 .c/.h files and one .S.
+    assert_eq!(r["files_scanned"], 10);
     // 7 non-C files (Makefiles, Kconfig, .config) and the binary blob.h.
     assert_eq!(r["files_unindexed"], 8);
     // The symlink include/linux/highmem-alias.h is not indexed twice.
@@ -459,7 +462,7 @@ fn incremental_refresh_redoes_changed_files_and_drops_deleted_ones() {
     let (_, v) = json(&t, &["index"]);
     let r = &v["results"];
     assert_eq!(update_counts(&v), ("incremental".into(), 1, 1, 1));
-    assert_eq!(r["files_scanned"], 7);
+    assert_eq!(r["files_scanned"], 10);
     let (_, v) = json(&t, &["def", "added_fn"]);
     assert_eq!(locs(&v), ["fs/read_write.c:55"]);
     let (_, v) = json(&t, &["callers", "vfs_read"]);
@@ -910,12 +913,301 @@ fn knav_toml_ignore_patterns_leave_paths_out_and_a_change_rebuilds() {
 fn near_misses_include_macros_and_long_names_one_edit_away() {
     let t = fixture("missing-macro");
     // A `#define` is a definition too: it was left out of near-misses.
-    let (code, v) = json(&t, &["def", "MAX_RW_COUN"]);
+    let (code, v) = json(&t, &["def", "MAX_RW_COUNTER_LIMIT"]);
     assert_eq!(code, 1);
     assert_eq!(v["near_misses"][0], "~MAX_RW_COUNT", "{v}");
-    let (_, v) = json(&t, &["def", "page_addres"]);
+    let (_, v) = json(&t, &["def", "page_address_of_it"]);
     assert_eq!(v["near_misses"][0], "~page_address", "{v}");
-    // A long name one edit away (long names get a one-edit automaton).
-    let (_, v) = json(&t, &["def", "rw_verify_areaa"]);
-    assert_eq!(v["near_misses"][0], "~rw_verify_area", "{v}");
+}
+
+#[test]
+fn fuzzy_resolution_says_it_was_not_an_exact_match() {
+    let t = fixture("fuzzy");
+    // Two edits (a transposition), a macro one edit away, a long name one edit away, a
+    // case-insensitive match, a syscall wrapper prefix.
+    for (asked, found, line) in [
+        ("vfs_raed", "vfs_read", "fs/read_write.c:20"),
+        ("MAX_RW_COUN", "MAX_RW_COUNT", "include/linux/fs.h:23"),
+        ("rw_verify_areaa", "rw_verify_area", "fs/read_write.c:13"),
+        ("KSYS_READ", "ksys_read", "fs/read_write.c:35"),
+        ("__riscv_sys_read", "sys_read", "fs/read_write.c:42"),
+    ] {
+        let (code, v) = json(&t, &["def", asked]);
+        assert_eq!(code, 0, "{asked}: {v}");
+        assert_eq!(locs(&v)[0], line, "{asked}");
+        assert_eq!(
+            v["results"][0]["resolved_via"],
+            format!("fuzzy:{found}"),
+            "{asked}"
+        );
+        let w = v["warning"].as_str().unwrap();
+        assert!(w.contains("not an exact match") && w.contains(found), "{w}");
+    }
+    // The text form says so too.
+    let (_, out) = knav(&t, &["def", "vfs_raed"]);
+    assert!(out.contains("(resolved via fuzzy:vfs_read)"), "{out}");
+    assert!(out.contains("not an exact match"), "{out}");
+    // Several equally close names are listed, not guessed.
+    let (code, v) = json(&t, &["def", "dev_idx"]);
+    assert_eq!(code, 1, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("equally close"),
+        "{v}"
+    );
+    assert!(v["near_misses"].as_array().unwrap().len() >= 2, "{v}");
+    // A member asked as struct.member.
+    let (code, v) = json(&t, &["def", "file_operations.read"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["results"][0]["kind"], "member");
+    assert_eq!(v["results"][0]["scope"], "file_operations");
+    assert_eq!(locs(&v), ["include/linux/fs.h:15"]);
+    let (code, _) = json(&t, &["def", "file_operations.no_such_member"]);
+    assert_eq!(code, 1);
+    // get_symbol_body resolves the same way.
+    let (code, v) = json(&t, &["body", "vfs_raed", "--max-definitions", "1"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["results"][0]["resolved_via"], "fuzzy:vfs_read");
+}
+
+/// `(path:line, kind, resolved_via)` of the first definition of `name`.
+fn first_def(t: &Tree, name: &str) -> (String, String, String) {
+    let (code, v) = json(t, &["def", name]);
+    assert_eq!(code, 0, "{name}: {v}");
+    let r = &v["results"][0];
+    (
+        format!("{}:{}", r["path"].as_str().unwrap(), r["line"]),
+        r["kind"].as_str().unwrap_or("").to_string(),
+        r["resolved_via"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+#[test]
+fn names_made_by_kernel_macros_are_definitions_with_their_family() {
+    let t = fixture("families");
+    let f = "kernel/families.c";
+    let cases: &[(&str, String, &str, &str)] = &[
+        (
+            "sys_read",
+            "fs/read_write.c:42".into(),
+            "function",
+            "SYSCALL_DEFINE",
+        ),
+        (
+            "__x64_sys_read",
+            "fs/read_write.c:42".into(),
+            "function",
+            "SYSCALL_DEFINE",
+        ),
+        (
+            "__do_sys_read",
+            "fs/read_write.c:42".into(),
+            "function",
+            "SYSCALL_DEFINE",
+        ),
+        (
+            "compat_sys_settimeofday",
+            format!("{f}:20"),
+            "function",
+            "COMPAT_SYSCALL_DEFINE",
+        ),
+        ("bpf_map_lookup", format!("{f}:24"), "function", "BPF_CALL"),
+        ("cgroup_mutex", format!("{f}:5"), "variable", "DEFINE_MUTEX"),
+        (
+            "tasklist_lock",
+            format!("{f}:6"),
+            "variable",
+            "DEFINE_SPINLOCK",
+        ),
+        (
+            "raw_lock",
+            format!("{f}:7"),
+            "variable",
+            "DEFINE_RAW_SPINLOCK",
+        ),
+        ("pool_rwlock", format!("{f}:8"), "variable", "DEFINE_RWLOCK"),
+        (
+            "console_sem",
+            format!("{f}:9"),
+            "variable",
+            "DEFINE_SEMAPHORE",
+        ),
+        (
+            "sched_key",
+            format!("{f}:10"),
+            "variable",
+            "DEFINE_STATIC_KEY",
+        ),
+        ("dev_ida", format!("{f}:11"), "variable", "DEFINE_IDA"),
+        ("dev_idr", format!("{f}:12"), "variable", "DEFINE_IDR"),
+        ("all_devices", format!("{f}:13"), "variable", "LIST_HEAD"),
+        ("cpu_bits", format!("{f}:14"), "variable", "DECLARE_BITMAP"),
+        (
+            "log_wait",
+            format!("{f}:15"),
+            "variable",
+            "DECLARE_WAIT_QUEUE_HEAD",
+        ),
+        (
+            "watchdog_timer",
+            format!("{f}:16"),
+            "variable",
+            "DEFINE_TIMER",
+        ),
+        ("runqueues", format!("{f}:17"), "variable", "DEFINE_PER_CPU"),
+        // The DEFINE ranks before the DECLARE (an extern declaration) of the same name.
+        ("irq_count", format!("{f}:18"), "variable", "DEFINE_PER_CPU"),
+        ("PageDirty", format!("{f}:28"), "function", "PAGEFLAG"),
+        ("SetPageDirty", format!("{f}:28"), "function", "PAGEFLAG"),
+        (
+            "folio_clear_dirty",
+            format!("{f}:28"),
+            "function",
+            "PAGEFLAG",
+        ),
+        (
+            "TestClearPageDirty",
+            format!("{f}:28"),
+            "function",
+            "TESTSCFLAG",
+        ),
+        (
+            "dev_attr_serial",
+            format!("{f}:29"),
+            "variable",
+            "DEVICE_ATTR",
+        ),
+        (
+            "driver_attr_bind_mode",
+            format!("{f}:30"),
+            "variable",
+            "DRIVER_ATTR",
+        ),
+        ("bus_attr_rescan", format!("{f}:31"), "variable", "BUS_ATTR"),
+        (
+            "trace_sched_switch",
+            "include/trace/events/sched.h:5".into(),
+            "function",
+            "TRACE_EVENT",
+        ),
+        (
+            "register_trace_sched_switch",
+            "include/trace/events/sched.h:5".into(),
+            "function",
+            "TRACE_EVENT",
+        ),
+        (
+            "trace_sched_switch_enabled",
+            "include/trace/events/sched.h:5".into(),
+            "function",
+            "TRACE_EVENT",
+        ),
+        (
+            "trace_sched_waking",
+            "include/trace/events/sched.h:30".into(),
+            "function",
+            "DEFINE_EVENT",
+        ),
+        (
+            "unregister_trace_sched_waking",
+            "include/trace/events/sched.h:30".into(),
+            "function",
+            "DEFINE_EVENT",
+        ),
+        (
+            "entry_SYSCALL_64",
+            "arch/x86/entry/entry_64.S:4".into(),
+            "function",
+            "SYM_CODE_START",
+        ),
+        (
+            "__memcpy_knav",
+            "arch/x86/entry/entry_64.S:9".into(),
+            "function",
+            "SYM_FUNC_START",
+        ),
+        (
+            "old_style_entry",
+            "arch/x86/entry/entry_64.S:14".into(),
+            "function",
+            "ENTRY",
+        ),
+    ];
+    for (name, loc, kind, family) in cases {
+        let got = first_def(&t, name);
+        assert_eq!(
+            got,
+            (loc.clone(), kind.to_string(), format!("macro:{family}")),
+            "{name}"
+        );
+    }
+    // DECLARE_PER_CPU is an extern declaration, listed after the definition.
+    let (_, v) = json(&t, &["def", "irq_count"]);
+    assert_eq!(v["results"][1]["kind"], "externvar");
+    assert_eq!(v["results"][1]["line"], 19);
+    // A macro-made variable inside a function is a local of that function.
+    let (_, v) = json(&t, &["def", "wait"]);
+    assert_eq!(v["results"][0]["kind"], "local");
+    assert_eq!(v["results"][0]["scope"], "wait_for_it");
+    assert_eq!(v["results"][0]["line"], 35);
+    // module_init and the initcalls mark entry points; they are not definitions.
+    let (_, v) = json(&t, &["def", "families_init"]);
+    assert_eq!(locs(&v), [format!("{f}:40")]);
+    assert_eq!(
+        v["entry_point"],
+        serde_json::json!({"macro": "module_init", "path": f, "line": 44})
+    );
+    let (_, out) = knav(&t, &["def", "wait_for_it"]);
+    assert!(
+        out.contains(" · entry point: late_initcall (kernel/families.c:45)"),
+        "{out}"
+    );
+    // A directive's body makes nothing: `#define SYSCALL_DEFINE…` lines name no syscall.
+    let (code, _) = json(&t, &["def", "sys_name"]);
+    assert_eq!(code, 1);
+    // The asm file's references are indexed too.
+    let (_, v) = json(&t, &["refs", "do_syscall_64"]);
+    assert_eq!(locs(&v), ["arch/x86/entry/entry_64.S:6"]);
+}
+
+#[test]
+fn every_export_variant_fills_the_exported_field() {
+    let t = fixture("exports");
+    for (name, macro_name, line) in [
+        ("exported_plain", "EXPORT_SYMBOL", 48),
+        ("exported_gpl", "EXPORT_SYMBOL_GPL", 50),
+        ("exported_ns", "EXPORT_SYMBOL_NS", 52),
+        ("exported_ns_gpl", "EXPORT_SYMBOL_NS_GPL", 54),
+        ("kernel_read", "EXPORT_SYMBOL", 33),
+    ] {
+        let (_, v) = json(&t, &["def", name]);
+        assert_eq!(v["exported"]["macro"], macro_name, "{name}");
+        assert_eq!(v["exported"]["line"], line, "{name}");
+        let (_, r) = json(&t, &["refs", name]);
+        let roles = field(&r, "role");
+        assert!(roles.contains(&Value::from("export")), "{name}: {roles:?}");
+    }
+    let (_, v) = json(&t, &["def", "vfs_read"]);
+    assert_eq!(v["exported"], Value::Null);
+    let (_, out) = knav(&t, &["def", "exported_ns_gpl"]);
+    assert!(
+        out.contains(" · exported: EXPORT_SYMBOL_NS_GPL (kernel/families.c:54)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_file_lists_one_row_per_macro_invocation() {
+    let t = fixture("symbols-macros");
+    let (_, v) = json(&t, &["symbols", "fs/read_write.c"]);
+    let at_42: Vec<_> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["line"] == 42)
+        .map(|r| (r["symbol"].clone(), r["resolved_via"].clone()))
+        .collect();
+    assert_eq!(
+        at_42,
+        [(Value::from("sys_read"), Value::from("macro:SYSCALL_DEFINE"))]
+    );
 }

@@ -322,7 +322,7 @@ fn every_tool_answers_on_the_fixture_as_the_cli_does() {
         text,
         "fs/read_write.c:8: static int check_count(size_t count)  [function]\n\
          fs/read_write.c:13: static int rw_verify_area(struct file *file, loff_t *pos, size_t count)  [function]\n\
-         [1-2 of 6 · offset=2 for more]\n\
+         [1-2 of 7 · offset=2 for more]\n\
          next: get_symbol_body, find_references\n"
     );
     let (text, err) = c.call("update_index", json!({}));

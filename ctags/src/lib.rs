@@ -21,6 +21,7 @@
 
 mod batch;
 pub mod kernel;
+pub mod macros;
 mod probe;
 mod tag;
 mod worker;

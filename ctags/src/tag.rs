@@ -32,11 +32,16 @@ pub enum Kind {
     Label = 11,
     /// Anything else ctags reports.
     Other = 12,
+    /// A variable local to a function (made by a macro such as `DEFINE_WAIT`).
+    Local = 13,
+    /// A function marked as an entry point (`module_init(fn)`, the initcalls): not a definition
+    /// of its own, a mark on the function's.
+    Entry = 14,
 }
 
 impl Kind {
     /// All kinds, indexed by their `u8` value.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 15] = [
         Kind::Macro,
         Kind::Enumerator,
         Kind::Function,
@@ -50,6 +55,8 @@ impl Kind {
         Kind::Externvar,
         Kind::Label,
         Kind::Other,
+        Kind::Local,
+        Kind::Entry,
     ];
 
     /// Parses ctags's long kind name.
@@ -66,6 +73,8 @@ impl Kind {
             "union" => Kind::Union,
             "variable" => Kind::Variable,
             "externvar" => Kind::Externvar,
+            "local" => Kind::Local,
+            "entry" => Kind::Entry,
             "label" => Kind::Label,
             _ => Kind::Other,
         }
@@ -87,6 +96,8 @@ impl Kind {
             Kind::Externvar => "externvar",
             Kind::Label => "label",
             Kind::Other => "other",
+            Kind::Local => "local",
+            Kind::Entry => "entry",
         }
     }
 

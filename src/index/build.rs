@@ -187,9 +187,26 @@ fn scan_file(root: &Path, input: &Input) -> FileResult {
     }
     let scanned = scan(&src);
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
-    // definitions (a register header has hundreds of thousands of them).
-    let defs: Vec<DefRecord> = Vec::new();
-    let macro_only = !scanned.has_code;
+    // definitions (a register header has hundreds of thousands of them). Names that kernel
+    // macros make are records, marked with their family.
+    let defs: Vec<DefRecord> =
+        crate::macrodefs::expand(&src, &scanned.occurrences, &scanned.invocations)
+            .into_iter()
+            .map(|m| DefRecord {
+                file: 0,
+                name: m.name,
+                line: m.line,
+                end_line: None,
+                kind: m.kind,
+                file_local: false,
+                typeref: None,
+                scope: None,
+                signature: None,
+                via: Some(m.family),
+            })
+            .collect();
+    // ctags's C parser has nothing to say about assembly; its symbols come from its macros.
+    let macro_only = !scanned.has_code || crate::walk::is_asm_name(&f.path);
     record.lines = scanned.lines;
     let FileScan {
         occurrences,
@@ -280,6 +297,16 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
         Ok(tags) => {
             for t in tags.tags {
                 if t.kind == Kind::Macro || t.is_macro_pseudo_definition() {
+                    // `SYSCALL_DEFINE3(read, …) { … }` looks to ctags like a function named
+                    // SYSCALL_DEFINE3: its body's lines go to the first name the invocation
+                    // made (`sys_read`), so calls in it have a caller.
+                    if let Some(end) = t.end.filter(|e| *e > t.line) {
+                        if let Some(d) = r.defs.iter_mut().find(|d| {
+                            d.line == t.line && d.via.is_some() && d.kind == Kind::Function
+                        }) {
+                            d.end_line.get_or_insert(end);
+                        }
+                    }
                     continue;
                 }
                 r.defs.push(DefRecord {
@@ -292,8 +319,10 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
                     typeref: t.typeref,
                     scope: t.scope,
                     signature: t.signature,
+                    via: None,
                 });
             }
+            mark_locals(&mut r.defs);
             if let Some(e) = tags.errors.first() {
                 r.record.status = FileStatus::NoDefinitions as u8;
                 r.record.note = Some(format!("ctags: {e}"));
@@ -306,6 +335,28 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
     }
     r.defs
         .sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
+}
+
+/// A variable a macro made inside a function's body (`DEFINE_WAIT(wait);`) is a local of that
+/// function, not a global.
+fn mark_locals(defs: &mut [DefRecord]) {
+    let functions: Vec<(u32, u32, String)> = defs
+        .iter()
+        .filter(|d| d.kind == Kind::Function && d.via.is_none())
+        .filter_map(|d| Some((d.line, d.end_line?, d.name.clone())))
+        .collect();
+    for d in defs
+        .iter_mut()
+        .filter(|d| d.via.is_some() && d.kind == Kind::Variable)
+    {
+        if let Some((_, _, f)) = functions
+            .iter()
+            .find(|(start, end, _)| *start < d.line && d.line <= *end)
+        {
+            d.kind = Kind::Local;
+            d.scope = Some(f.clone());
+        }
+    }
 }
 
 /// Source bytes per ctags run: big enough that process start-up is noise, small enough that

@@ -17,7 +17,7 @@ use knav_ctags::Kind;
 use super::codec::{put_opt_str, put_str, put_varint, Reader};
 
 /// Format version; an index of another version is rebuilt, never misread.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 /// Names are split by hash into this many shards, each with its own FST and entries file,
 /// so that building them (accumulating, sorting, merging, FST) runs on several cores.
 pub const NAME_SHARDS: usize = 2;
@@ -83,6 +83,8 @@ pub struct DefRecord {
     pub scope: Option<String>,
     /// Parameter list.
     pub signature: Option<String>,
+    /// The macro family that made the name (`SYSCALL_DEFINE` for `sys_read`).
+    pub via: Option<String>,
 }
 
 /// A definition read back, borrowing from the index.
@@ -106,6 +108,8 @@ pub struct Def<'a> {
     pub scope: Option<&'a str>,
     /// Parameter list.
     pub signature: Option<&'a str>,
+    /// The macro family that made the name.
+    pub via: Option<&'a str>,
 }
 
 impl DefRecord {
@@ -120,6 +124,7 @@ impl DefRecord {
         put_opt_str(out, self.typeref.as_deref());
         put_opt_str(out, self.scope.as_deref());
         put_opt_str(out, self.signature.as_deref());
+        put_opt_str(out, self.via.as_deref());
     }
 }
 
@@ -142,6 +147,7 @@ impl<'a> Def<'a> {
             typeref: r.opt_str(),
             scope: r.opt_str(),
             signature: r.opt_str(),
+            via: r.opt_str(),
         }
     }
 }
@@ -290,6 +296,7 @@ mod tests {
             typeref: Some("void *".into()),
             scope: None,
             signature: Some("(struct page * page)".into()),
+            via: Some("PAGEFLAG".into()),
         };
         let mut out = Vec::new();
         d.encode(&mut out);
@@ -297,6 +304,7 @@ mod tests {
         assert_eq!((got.file, got.name), (7, "kmap"));
         assert_eq!((got.line, got.end_line), (40, Some(46)));
         assert_eq!(got.kind, Kind::Function);
+        assert_eq!(got.via, Some("PAGEFLAG"));
         assert!(got.file_local);
         assert_eq!(got.typeref, Some("void *"));
         assert_eq!(got.scope, None);

@@ -15,10 +15,24 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
         max_definitions.min(50)
     };
     // Bodies first: a prototype's "body" is one line nobody asked for.
-    let mut defs: Vec<_> = q
-        .definitions(symbol)
+    let mut resolved = None;
+    let mut defs = q.definitions(symbol);
+    if defs.is_empty() {
+        match super::fuzzy::resolve(q, symbol) {
+            super::fuzzy::Fuzzy::One(name, how) => resolved = Some((name, how)),
+            super::fuzzy::Fuzzy::Several(names) => {
+                return super::def::several(q, TOOL, symbol, names)
+            }
+            super::fuzzy::Fuzzy::Nothing => return not_found(q, TOOL, symbol),
+        }
+    }
+    if let Some((name, _)) = &resolved {
+        defs = q.definitions(name);
+    }
+    // An entry-point mark (`module_init(fn)`) has no body of its own.
+    let mut defs: Vec<_> = defs
         .into_iter()
-        .filter(|f| q.wanted(q.path(f.seg, f.def.file)))
+        .filter(|f| f.def.kind != knav_ctags::Kind::Entry && q.wanted(q.path(f.seg, f.def.file)))
         .collect();
     if defs.is_empty() {
         return not_found(q, TOOL, symbol);
@@ -56,6 +70,12 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
         .collect();
     env.limit = max;
     env.results = Some(Results::Records(records));
+    if let Some((name, how)) = &resolved {
+        super::def::mark_resolved(&mut env, name);
+        env.warn(format!(
+            "'{symbol}' has no definition; showing '{name}' ({how}), not an exact match"
+        ));
+    }
     env.next_tools = vec!["find_callees", "find_callers"];
     env
 }

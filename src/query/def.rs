@@ -2,17 +2,94 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::{def_lines, not_found, role_of, valid_name, Query};
+use super::fuzzy::{self, Fuzzy};
+use super::{def_lines, not_found, role_of, valid_name, Found, Query};
 use crate::envelope::{DefSummary, Envelope, Export, Results, TopFile};
 use crate::scan::Role;
+use knav_ctags::Kind;
 
-/// Answers find_definition for `symbol`.
+const TOOL: &str = "find_definition";
+
+/// Answers find_definition for `symbol` (or `struct_name.member`).
 pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
-    const TOOL: &str = "find_definition";
+    if let Some((owner, member)) = fuzzy::split_member(symbol) {
+        let defs = fuzzy::member_definitions(q, owner, member);
+        if defs.is_empty() {
+            let mut env = not_found(q, TOOL, member);
+            env.error = Some(format!("no member '{member}' in struct or union '{owner}'"));
+            return env;
+        }
+        let mut env = answer(q, member, defs);
+        mark_resolved(&mut env, member);
+        env.warn(format!("'{symbol}' is member {member} of {owner}"));
+        return env;
+    }
     if !valid_name(symbol) {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
     }
     let defs = q.definitions(symbol);
+    if defs.is_empty() {
+        match fuzzy::resolve(q, symbol) {
+            Fuzzy::One(name, how) => {
+                let defs = q.definitions(&name);
+                let mut env = answer(q, &name, defs);
+                mark_resolved(&mut env, &name);
+                env.warn(format!(
+                    "'{symbol}' has no definition; showing '{name}' ({how}), not an exact match"
+                ));
+                return env;
+            }
+            Fuzzy::Several(names) => return several(q, TOOL, symbol, names),
+            Fuzzy::Nothing => {}
+        }
+    }
+    answer(q, symbol, defs)
+}
+
+/// The error for a name with several equally close defined names: they are listed, not guessed.
+pub fn several(q: &Query<'_>, tool: &'static str, symbol: &str, names: Vec<String>) -> Envelope {
+    let mut env = q.envelope(tool);
+    env.error = Some(format!(
+        "'{symbol}' has no definition, and {} defined names are equally close; ask for one of them",
+        names.len()
+    ));
+    env.near_misses = names.into_iter().map(|n| format!("~{n}")).collect();
+    env.next_tools = vec![tool];
+    env
+}
+
+/// Marks every record as found by fuzzy resolution to `name`.
+pub fn mark_resolved(env: &mut Envelope, name: &str) {
+    if let Some(Results::Records(records)) = &mut env.results {
+        for r in records {
+            r.resolved_via = Some(format!("fuzzy:{name}"));
+        }
+    }
+}
+
+/// The macro a line starts with (`EXPORT_SYMBOL_GPL` of `EXPORT_SYMBOL_GPL(vfs_read);`).
+fn macro_on_line(q: &Query<'_>, path: &str, line: u32) -> Option<String> {
+    let src = q.source(path)?;
+    let l = String::from_utf8_lossy(src.line(line)?).into_owned();
+    let t = l.trim_start();
+    let name = t[..t.find('(').unwrap_or(t.len())].trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// The definition answer for `symbol` with its definitions `defs`.
+fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
+    // `module_init(fn)` marks `fn`; it is not a definition of its own.
+    let (entries, defs): (Vec<_>, Vec<_>) =
+        defs.into_iter().partition(|f| f.def.kind == Kind::Entry);
+    let entry_point = entries.first().map(|f| {
+        let path = q.path(f.seg, f.def.file);
+        Export {
+            macro_name: macro_on_line(q, path, f.def.line)
+                .unwrap_or_else(|| f.def.via.unwrap_or("module_init").to_string()),
+            path: path.to_string(),
+            line: f.def.line,
+        }
+    });
     let postings = q.postings(symbol);
     if defs.is_empty() && postings.is_empty() {
         return not_found(q, TOOL, symbol);
@@ -25,16 +102,8 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
     for (s, p) in &postings {
         if p.role == Role::Export && exported.is_none() {
             let path = q.path(*s, p.file);
-            let macro_name = q
-                .source(path)
-                .and_then(|src| {
-                    src.line(p.line).map(|l| {
-                        let l = String::from_utf8_lossy(l);
-                        let t = l.trim_start();
-                        t[..t.find('(').unwrap_or(t.len())].trim().to_string()
-                    })
-                })
-                .unwrap_or_else(|| "EXPORT_SYMBOL".into());
+            let macro_name =
+                macro_on_line(q, path, p.line).unwrap_or_else(|| "EXPORT_SYMBOL".into());
             exported = Some(Export {
                 macro_name,
                 path: path.to_string(),
@@ -71,6 +140,7 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
         file_count: per_file.len() as u64,
         top_files: top,
         exported,
+        entry_point,
     });
     if records.is_empty() {
         env.message = Some(if defs.is_empty() {

@@ -8,6 +8,7 @@ mod body;
 mod callees;
 mod callers;
 mod def;
+mod fuzzy;
 mod nearmiss;
 mod reach;
 mod refs;
@@ -170,6 +171,7 @@ impl<'s> Query<'s> {
                             typeref: None,
                             scope: None,
                             signature: None,
+                            via: None,
                         };
                         out.push(Found { seg: s, def });
                     }
@@ -287,6 +289,7 @@ impl<'s> Query<'s> {
             signature: macro_signature,
             guard: self.guard(f.seg, f.def.file, f.def.line),
             snippet,
+            resolved_via: f.def.via.map(|v| format!("macro:{v}")),
             ..Default::default()
         }
     }
@@ -312,8 +315,8 @@ pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
         || path.contains("/selftests/")
         || path.starts_with("Documentation/");
     let decl = match kind {
-        Kind::Prototype | Kind::Externvar => 2,
-        Kind::Member | Kind::Label => 1,
+        Kind::Prototype | Kind::Externvar | Kind::Entry => 2,
+        Kind::Member | Kind::Label | Kind::Local => 1,
         _ => 0,
     };
     (copies as u8, decl, path.starts_with("arch/") as u8)

@@ -22,7 +22,13 @@ fn edit_distance(a: &[u8], b: &[u8]) -> usize {
     prev[b.len()]
 }
 
-fn collect<A: Automaton>(q: &Query<'_>, aut: A, cap: usize, out: &mut Vec<String>) {
+/// Names `aut` accepts that have a definition, at most `cap` per shard, appended to `out`.
+pub(super) fn collect_defined<A: Automaton>(
+    q: &Query<'_>,
+    aut: A,
+    cap: usize,
+    out: &mut Vec<String>,
+) {
     for seg in &q.snap.segments {
         for (shard, fst) in seg.names().iter().enumerate() {
             let mut stream = fst.search(&aut).into_stream();
@@ -55,15 +61,15 @@ pub fn near_misses(q: &Query<'_>, name: &str, max: usize) -> Vec<String> {
         // prefix and part searches below cover long names.
         let edits = if (5..=10).contains(&name.len()) { 2 } else { 1 };
         if let Ok(lev) = Levenshtein::new(name, edits) {
-            collect(q, lev, 50, &mut cands);
+            collect_defined(q, lev, 50, &mut cands);
         }
     }
     // The longest prefix ending before a `_`, then each `_`-separated part as a prefix.
     if let Some(cut) = name.rfind('_').filter(|c| *c > 0) {
-        collect(q, Str::new(&name[..=cut]).starts_with(), 50, &mut cands);
+        collect_defined(q, Str::new(&name[..=cut]).starts_with(), 50, &mut cands);
     }
     for part in name.split('_').filter(|p| p.len() >= 3) {
-        collect(
+        collect_defined(
             q,
             Str::new(&format!("{part}_")).starts_with(),
             20,
@@ -71,7 +77,7 @@ pub fn near_misses(q: &Query<'_>, name: &str, max: usize) -> Vec<String> {
         );
     }
     if name.len() >= 4 {
-        collect(q, Str::new(name).starts_with(), 20, &mut cands);
+        collect_defined(q, Str::new(name).starts_with(), 20, &mut cands);
     }
     cands.sort();
     cands.dedup();

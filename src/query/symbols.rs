@@ -28,7 +28,7 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str) -> Envelope {
     let Some((seg, id)) = q.snap.find_file(rel) else {
         let mut env = q.envelope(TOOL);
         env.error = Some(if q.snap.root.join(rel).is_file() {
-            format!("{rel} is not an indexed C source (only .c and .h files are indexed)")
+            format!("{rel} is not an indexed C source (only .c, .h and .S files are indexed)")
         } else {
             format!("no file {rel} under {root}")
         });
@@ -57,8 +57,17 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str) -> Envelope {
             typeref: None,
             scope: None,
             signature: None,
+            via: None,
         });
     }
+    // One row per macro invocation: `SYSCALL_DEFINE3(read, …)` lists sys_read, not each of the
+    // wrapper names it also makes (they are all found by find_definition).
+    defs.sort_by(|a, b| {
+        (a.line, a.via, a.name.len(), a.name).cmp(&(b.line, b.via, b.name.len(), b.name))
+    });
+    defs.dedup_by(|later, first| {
+        later.via.is_some() && later.line == first.line && later.via == first.via
+    });
     defs.sort_by(|a, b| (a.line, a.name).cmp(&(b.line, b.name)));
     let rec = q.snap.segments[seg].file(id);
     if let Some(note) = &rec.note {

@@ -47,6 +47,13 @@ fn summary(env: &Envelope, out: &mut String) {
             e.macro_name, e.path, e.line
         );
     }
+    if let Some(e) = &s.entry_point {
+        let _ = write!(
+            line,
+            " · entry point: {} ({}:{})",
+            e.macro_name, e.path, e.line
+        );
+    }
     let _ = writeln!(out, "{line}");
 }
 

@@ -1,0 +1,161 @@
+//! Fuzzy resolution, for a name that has no definition: syscall wrapper prefixes
+//! (`__x64_sys_read` → `sys_read`), a member asked as `struct_name.member`, a case-insensitive
+//! match, then one and two edits away (fst's Levenshtein automaton). Each step that finds exactly
+//! one defined name resolves to it; one that finds several lists them instead of guessing.
+
+use fst::automaton::Levenshtein;
+use fst::Automaton;
+
+use super::nearmiss::collect_defined;
+use super::{Found, Query};
+use knav_ctags::Kind;
+
+/// What fuzzy resolution found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Fuzzy {
+    /// One name: `(name, how it was found)`.
+    One(String, &'static str),
+    /// Several equally close names.
+    Several(Vec<String>),
+    /// Nothing close.
+    Nothing,
+}
+
+/// Prefixes of the functions a `SYSCALL_DEFINE` expands to, and the name they resolve to.
+const SYSCALL_PREFIXES: &[(&str, &str)] = &[
+    ("__riscv_sys_", "sys_"),
+    ("__s390x_sys_", "sys_"),
+    ("__s390_sys_", "sys_"),
+    ("__powerpc_sys_", "sys_"),
+    ("__x64_sys_", "sys_"),
+    ("__ia32_sys_", "sys_"),
+    ("__arm64_sys_", "sys_"),
+    ("__se_sys_", "sys_"),
+    ("__do_sys_", "sys_"),
+    ("__x64_compat_sys_", "compat_sys_"),
+    ("__ia32_compat_sys_", "compat_sys_"),
+    ("__se_compat_sys_", "compat_sys_"),
+    ("__do_compat_sys_", "compat_sys_"),
+];
+
+/// A case-insensitive exact match over the FST.
+struct NoCase<'a>(&'a [u8]);
+
+impl Automaton for NoCase<'_> {
+    type State = Option<usize>;
+    fn start(&self) -> Option<usize> {
+        Some(0)
+    }
+    fn is_match(&self, s: &Option<usize>) -> bool {
+        *s == Some(self.0.len())
+    }
+    fn can_match(&self, s: &Option<usize>) -> bool {
+        s.is_some()
+    }
+    fn accept(&self, s: &Option<usize>, b: u8) -> Option<usize> {
+        let i = (*s)?;
+        (i < self.0.len() && self.0[i].eq_ignore_ascii_case(&b)).then_some(i + 1)
+    }
+}
+
+fn decide(mut names: Vec<String>, symbol: &str, how: &'static str) -> Option<Fuzzy> {
+    names.sort();
+    names.dedup();
+    names.retain(|n| n != symbol);
+    match names.len() {
+        0 => None,
+        1 => Some(Fuzzy::One(names.remove(0), how)),
+        _ => {
+            names.truncate(10);
+            Some(Fuzzy::Several(names))
+        }
+    }
+}
+
+/// Resolves `symbol`, which has no definition of its own.
+pub fn resolve(q: &Query<'_>, symbol: &str) -> Fuzzy {
+    for (prefix, to) in SYSCALL_PREFIXES {
+        if let Some(rest) = symbol.strip_prefix(prefix) {
+            let name = format!("{to}{rest}");
+            if !q.definitions(&name).is_empty() {
+                return Fuzzy::One(name, "syscall wrapper prefix");
+            }
+        }
+    }
+    let mut names = Vec::new();
+    collect_defined(q, NoCase(symbol.as_bytes()), 20, &mut names);
+    if let Some(f) = decide(names, symbol, "case-insensitive match") {
+        return f;
+    }
+    for (edits, how) in [(1, "one edit away"), (2, "two edits away")] {
+        // Two edits on a long name make a huge automaton; short names get them.
+        if edits == 2 && !(5..=12).contains(&symbol.len()) {
+            break;
+        }
+        let Ok(lev) = Levenshtein::new(symbol, edits) else {
+            break;
+        };
+        let mut names = Vec::new();
+        collect_defined(q, lev, 20, &mut names);
+        if let Some(f) = decide(names, symbol, how) {
+            return f;
+        }
+    }
+    Fuzzy::Nothing
+}
+
+/// `struct_name.member` (also `->` or `::`): the member's definitions in that struct or union.
+pub fn split_member(symbol: &str) -> Option<(&str, &str)> {
+    let (s, m) = symbol
+        .split_once("->")
+        .or_else(|| symbol.split_once("::"))
+        .or_else(|| symbol.split_once('.'))?;
+    let s = s
+        .trim()
+        .trim_start_matches("struct ")
+        .trim_start_matches("union ")
+        .trim();
+    let m = m.trim();
+    let ident =
+        |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    (ident(s) && ident(m)).then_some((s, m))
+}
+
+/// The definitions of member `member` of struct or union `owner`.
+pub fn member_definitions<'s>(q: &Query<'s>, owner: &str, member: &'s str) -> Vec<Found<'s>> {
+    q.definitions(member)
+        .into_iter()
+        .filter(|f| f.def.kind == Kind::Member && f.def.scope == Some(owner))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_syntax_is_split_three_ways() {
+        assert_eq!(
+            split_member("file_operations.read_iter"),
+            Some(("file_operations", "read_iter"))
+        );
+        assert_eq!(split_member("struct file->f_pos"), Some(("file", "f_pos")));
+        assert_eq!(split_member("page::flags"), Some(("page", "flags")));
+        assert_eq!(split_member("a.b.c"), None);
+        assert_eq!(split_member("kmap"), None);
+    }
+
+    #[test]
+    fn the_case_insensitive_automaton_matches_whole_names_only() {
+        let a = NoCase(b"PageDirty");
+        let run = |s: &[u8]| {
+            let mut st = a.start();
+            for &b in s {
+                st = a.accept(&st, b);
+            }
+            a.is_match(&st)
+        };
+        assert!(run(b"pagedirty") && run(b"PAGEDIRTY") && run(b"PageDirty"));
+        assert!(!run(b"pagedirt") && !run(b"pagedirtyx"));
+    }
+}
