@@ -431,6 +431,14 @@ fn walk_counts_unindexed_and_skips_symlinks_and_binaries() {
     assert_eq!(r["mode"], "full");
     // 9 .c/.h files and one .S.
     assert_eq!(r["files_scanned"], 10);
+    // A full build counts the definitions each macro family made.
+    let m = &r["macro_definitions"];
+    assert_eq!(m["SYSCALL_DEFINE"], 6, "{m}");
+    assert_eq!(m["PAGEFLAG"], 6, "{m}");
+    assert_eq!(m["TESTSCFLAG"], 4, "{m}");
+    assert_eq!(m["DEFINE_MUTEX"], 1, "{m}");
+    assert_eq!(m["module_init"], 1, "{m}");
+    assert_eq!(m["SYM_CODE_START"], 1, "{m}");
     // 7 non-C files (Makefiles, Kconfig, .config) and the binary blob.h.
     assert_eq!(r["files_unindexed"], 8);
     // The symlink include/linux/highmem-alias.h is not indexed twice.

@@ -56,3 +56,33 @@ fn callers_of_vfs_read_skip_the_string_in_localio() {
     assert!(out.contains("ksys_pread64  fs/read_write.c:"), "{out}");
     assert!(!out.contains("fs/nfs/localio.c"), "{out}");
 }
+
+#[test]
+fn names_made_by_macros_resolve_to_their_invocations() {
+    let Some(tree) = kernel() else { return };
+    for (name, want) in [
+        ("sys_read", "fs/read_write.c:720: SYSCALL_DEFINE3(read, unsigned int, fd, char __user *, buf, size_t, count)  [function]  (resolved via macro:SYSCALL_DEFINE)"),
+        ("trace_sched_switch", "include/trace/events/sched.h:222: TRACE_EVENT(sched_switch,"),
+        ("runqueues", "kernel/sched/core.c:120: DEFINE_PER_CPU_SHARED_ALIGNED(struct rq, runqueues);  [variable]  (resolved via macro:DEFINE_PER_CPU)"),
+        ("cgroup_mutex", "kernel/cgroup/cgroup.c:90: DEFINE_MUTEX(cgroup_mutex);  [variable]  (resolved via macro:DEFINE_MUTEX)"),
+    ] {
+        let out = knav(&tree, &["def", name]);
+        let first = out.lines().nth(1).unwrap_or("");
+        assert!(first.starts_with(want), "{name}: {out}");
+    }
+}
+
+#[test]
+fn export_status_of_kernel_read_and_vfs_read() {
+    let Some(tree) = kernel() else { return };
+    let out = knav(&tree, &["def", "kernel_read"]);
+    assert!(
+        out.lines()
+            .next()
+            .unwrap_or("")
+            .ends_with(" · exported: EXPORT_SYMBOL (fs/read_write.c:547)"),
+        "{out}"
+    );
+    let out = knav(&tree, &["def", "vfs_read"]);
+    assert!(!out.contains("exported"), "{out}");
+}

@@ -60,6 +60,9 @@ pub struct UpdateReport {
     pub elapsed_ms: u64,
     /// The index directory.
     pub index_dir: String,
+    /// Full builds: definitions each kernel macro family made (`SYSCALL_DEFINE`: 1,900…).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub macro_definitions: std::collections::BTreeMap<String, u64>,
 }
 
 /// The delta is folded into a new base when it holds more files than this share of the tree.
@@ -307,6 +310,9 @@ pub fn update_hinted(
     // Count from the segments as they will be published.
     let fresh = Snapshot::open_unpublished(root, index_dir, &manifest)?;
     let (scanned, unindexed, why) = fresh.count_files();
+    if report.mode == "full" {
+        report.macro_definitions = macro_definitions(&fresh);
+    }
     drop(fresh);
     trace.mark("count files");
     manifest.files_scanned = scanned;
@@ -426,6 +432,19 @@ fn diff<'a>(
         modified,
         deleted,
     }
+}
+
+/// Definitions per macro family in `snap`.
+fn macro_definitions(snap: &Snapshot) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for (s, f) in snap.live_files() {
+        for d in snap.segments[s].file_defs(f) {
+            if let Some(v) = d.via {
+                *out.entry(v.to_string()).or_default() += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Phase timings on stderr when `KNAV_TRACE` is set: where an update spends its time.

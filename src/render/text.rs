@@ -206,6 +206,17 @@ pub fn text(env: &Envelope) -> String {
             if r.unindexed_sources.len() > 20 {
                 let _ = writeln!(out, "  … and {} more", r.unindexed_sources.len() - 20);
             }
+            if !r.macro_definitions.is_empty() {
+                let total: u64 = r.macro_definitions.values().sum();
+                let mut by_count: Vec<_> = r.macro_definitions.iter().collect();
+                by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+                let list: Vec<String> = by_count.iter().map(|(f, n)| format!("{f} {n}")).collect();
+                let _ = writeln!(
+                    out,
+                    "  {total} definitions made by kernel macros: {}",
+                    list.join(", ")
+                );
+            }
             1
         }
         None => 0,
