@@ -1219,3 +1219,15 @@ fn a_file_lists_one_row_per_macro_invocation() {
         [(Value::from("sys_read"), Value::from("macro:SYSCALL_DEFINE"))]
     );
 }
+
+#[test]
+fn a_function_ranks_before_a_macro_override_and_a_real_export_before_a_tracepoint() {
+    let t = fixture("rank-macro");
+    // fs/ext2/file.c sorts before kernel/families.c, but its `#define` is only an override.
+    let (_, v) = json(&t, &["def", "wait_for_it"]);
+    assert_eq!(locs(&v), ["kernel/families.c:33", "fs/ext2/file.c:15"]);
+    // EXPORT_TRACEPOINT_SYMBOL exports the tracepoint; the function's export comes after it.
+    let (_, v) = json(&t, &["def", "exported_traced"]);
+    assert_eq!(v["exported"]["macro"], "EXPORT_SYMBOL_GPL");
+    assert_eq!(v["exported"]["line"], 57);
+}

@@ -67,7 +67,9 @@ pub struct Snapshot {
     pub manifest: Manifest,
     /// Segments, base first.
     pub segments: Vec<Segment>,
-    dead: Vec<HashSet<u32>>,
+    /// Per segment, one bit per file id: set when a later segment shadows it. Asked for every
+    /// posting a query reads, so a bit test rather than a hash lookup.
+    dead: Vec<Vec<u64>>,
 }
 
 /// C sources not indexed that an index report lists by name at most.
@@ -301,12 +303,17 @@ impl Snapshot {
         for s in &manifest.segments {
             segments.push(Segment::open(&index_dir.join(&s.dir))?);
         }
-        let mut dead: Vec<HashSet<u32>> = vec![HashSet::new(); segments.len()];
+        let mut dead: Vec<Vec<u64>> = segments
+            .iter()
+            .map(|s| vec![0u64; (s.file_count() as usize).div_ceil(64)])
+            .collect();
         for (later, sref) in manifest.segments.iter().enumerate().skip(1) {
             for path in &sref.shadow_paths {
                 for (earlier, seg) in segments[..later].iter().enumerate() {
                     if let Some(id) = seg.find_file(path) {
-                        dead[earlier].insert(id);
+                        if let Some(w) = dead[earlier].get_mut(id as usize / 64) {
+                            *w |= 1 << (id % 64);
+                        }
                     }
                 }
             }
@@ -322,7 +329,9 @@ impl Snapshot {
 
     /// True when file `file` of segment `seg` is the current version of its path.
     pub fn is_live(&self, seg: usize, file: u32) -> bool {
-        !self.dead[seg].contains(&file)
+        self.dead[seg]
+            .get(file as usize / 64)
+            .is_none_or(|w| w & (1 << (file % 64)) == 0)
     }
 
     /// Every live file as `(segment, file id)`, in path order per segment.

@@ -1,6 +1,6 @@
 //! find_definition: where a name is defined, under which guards, how hot and whether exported.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use super::fuzzy::{self, Fuzzy};
 use super::{def_lines, not_found, role_of, valid_name, Found, Query};
@@ -90,34 +90,63 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
             line: f.def.line,
         }
     });
-    let postings = q.postings(symbol);
-    if defs.is_empty() && postings.is_empty() {
+    if defs.is_empty() && q.postings_iter(symbol).next().is_none() {
         return not_found(q, TOOL, symbol);
     }
+    let mut occurrences = 0u64;
     let mut env = q.envelope(TOOL);
     let lines = def_lines(&defs);
-    let mut per_file: HashMap<(usize, u32), u64> = HashMap::new();
+    // Postings come in file order per segment: count runs, no map. Only the files that hold a
+    // definition need the def/decl check.
+    let mut def_files: Vec<(usize, u32)> = lines.iter().map(|&(s, f, _, _)| (s, f)).collect();
+    def_files.sort_unstable();
+    let mut per_file: Vec<((usize, u32), u64)> = Vec::new();
     let mut refs = 0u64;
     let mut exported = None;
-    for (s, p) in &postings {
-        if p.role == Role::Export && exported.is_none() {
-            let path = q.path(*s, p.file);
+    for (s, p) in q.postings_iter(symbol) {
+        occurrences += 1;
+        // `EXPORT_TRACEPOINT_SYMBOL(kfree)` exports the tracepoint, not the function: it is
+        // reported only when nothing else exports the name.
+        let settled = exported
+            .as_ref()
+            .is_some_and(|e: &Export| !e.macro_name.starts_with("EXPORT_TRACEPOINT"));
+        if p.role == Role::Export && !settled {
+            let path = q.path(s, p.file);
             let macro_name =
                 macro_on_line(q, path, p.line).unwrap_or_else(|| "EXPORT_SYMBOL".into());
-            exported = Some(Export {
-                macro_name,
-                path: path.to_string(),
-                line: p.line,
-            });
+            if exported.is_none() || !macro_name.starts_with("EXPORT_TRACEPOINT") {
+                exported = Some(Export {
+                    macro_name,
+                    path: path.to_string(),
+                    line: p.line,
+                });
+            }
         }
-        if matches!(role_of(p, &lines, *s), "def" | "decl") {
+        if def_files.binary_search(&(s, p.file)).is_ok()
+            && matches!(role_of(&p, &lines, s), "def" | "decl")
+        {
             continue;
         }
         refs += 1;
-        *per_file.entry((*s, p.file)).or_default() += 1;
+        match per_file.last_mut() {
+            Some((key, n)) if *key == (s, p.file) => *n += 1,
+            _ => per_file.push(((s, p.file), 1)),
+        }
     }
+    // A file can appear twice only across segments (shadowed copies are not live).
+    let file_count = per_file.len() as u64;
+    // Only the top few are shown: select them, do not sort them all.
+    let by_count = |a: &((usize, u32), u64), b: &((usize, u32), u64)| {
+        b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
+    };
+    if per_file.len() > 64 {
+        per_file.select_nth_unstable_by(63, by_count);
+        per_file.truncate(64);
+    }
+    per_file.sort_unstable_by(by_count);
     let mut top: Vec<TopFile> = per_file
         .iter()
+        .take(64)
         .map(|((s, f), c)| TopFile {
             path: q.path(*s, *f).to_string(),
             count: *c,
@@ -130,24 +159,28 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
         .iter()
         .filter(|f| q.wanted(q.path(f.seg, f.def.file)))
         .collect();
-    let records: Vec<_> = wanted.iter().map(|f| q.def_record(f)).collect();
-    let variants: BTreeSet<_> = records.iter().map(|r| r.guard.clone()).collect();
+    // Guards for the variant count; full records (snippets read from the sources) only for
+    // the page shown.
+    let variants: BTreeSet<_> = wanted
+        .iter()
+        .map(|f| q.guard(f.seg, f.def.file, f.def.line))
+        .collect();
+    let definition_count = wanted.len() as u64;
     env.summary = Some(DefSummary {
         symbol: symbol.to_string(),
-        definition_count: records.len() as u64,
+        definition_count,
         guard_variants: variants.len() as u64,
         reference_count: refs,
-        file_count: per_file.len() as u64,
+        file_count,
         top_files: top,
         exported,
         entry_point,
     });
-    if records.is_empty() {
+    if wanted.is_empty() {
         env.message = Some(if defs.is_empty() {
             format!(
                 "no definition of '{symbol}' in the index; it occurs {} times in {} files",
-                postings.len(),
-                per_file.len()
+                occurrences, file_count
             )
         } else {
             "no definition under the path prefix".to_string()
@@ -156,8 +189,10 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
         env.results = Some(Results::Records(Vec::new()));
         return env;
     }
-    let page = q.paginate(&mut env, records);
-    env.results = Some(Results::Records(page));
+    let page = q.paginate(&mut env, wanted);
+    env.results = Some(Results::Records(
+        page.into_iter().map(|f| q.def_record(f)).collect(),
+    ));
     env.next_tools = vec!["get_symbol_body", "find_callers", "find_references"];
     env
 }

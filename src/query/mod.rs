@@ -187,17 +187,24 @@ impl<'s> Query<'s> {
 
     /// Every live posting of `name`, as `(segment, posting)`, in segment then file order.
     pub fn postings(&self, name: &str) -> Vec<(usize, Posting)> {
-        let mut out = Vec::new();
-        for (s, seg) in self.snap.segments.iter().enumerate() {
-            if let Some(entry) = seg.lookup(name.as_bytes()) {
-                out.extend(
-                    Postings::new(entry.postings)
-                        .filter(|p| self.snap.is_live(s, p.file))
-                        .map(|p| (s, p)),
-                );
-            }
-        }
-        out
+        self.postings_iter(name).collect()
+    }
+
+    /// [`Query::postings`] without collecting them: a hot name has hundreds of thousands.
+    pub fn postings_iter<'n>(
+        &'n self,
+        name: &'n str,
+    ) -> impl Iterator<Item = (usize, Posting)> + 'n {
+        self.snap
+            .segments
+            .iter()
+            .enumerate()
+            .filter_map(move |(s, seg)| seg.lookup(name.as_bytes()).map(|e| (s, e)))
+            .flat_map(move |(s, entry)| {
+                Postings::new(entry.postings)
+                    .filter(move |p| self.snap.is_live(s, p.file))
+                    .map(move |p| (s, p))
+            })
     }
 
     /// The path of a file.
@@ -314,9 +321,13 @@ pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
         || path.starts_with("samples/")
         || path.contains("/selftests/")
         || path.starts_with("Documentation/");
+    // Bodies (functions, variables, types), then `#define`s (a local override such as
+    // lib/decompress_unxz.c's `#define kfree(ptr) free(ptr)` must not come before mm/slub.c's
+    // kfree), then members and locals, then declarations.
     let decl = match kind {
-        Kind::Prototype | Kind::Externvar | Kind::Entry => 2,
-        Kind::Member | Kind::Label | Kind::Local => 1,
+        Kind::Prototype | Kind::Externvar | Kind::Entry => 3,
+        Kind::Member | Kind::Label | Kind::Local => 2,
+        Kind::Macro => 1,
         _ => 0,
     };
     (copies as u8, decl, path.starts_with("arch/") as u8)
