@@ -45,6 +45,13 @@ struct Args {
     /// Parallel ctags processes (default: the number of cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Keep the indexes already in --work instead of building them (cold builds and refreshes
+    /// are then not measured): for re-measuring queries after a change to knav's query code.
+    #[arg(long, requires = "work")]
+    reuse: bool,
+    /// Measure only these questions (comma-separated: def, refs, callers).
+    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers"])]
+    only: Vec<String>,
 }
 
 fn main() {
@@ -190,9 +197,20 @@ fn run(args: Args) -> Result<(), String> {
             started.elapsed().as_secs_f64()
         )
     };
-    let builds = setup.cold_builds(&peers, &mut log);
-    let refresh = setup.refresh(&mut log);
-    let (latencies, sizes) = setup.queries(&peers, suite::SYMBOLS, &mut log);
+    let (builds, refresh) = if args.reuse {
+        if !setup.work.join("knav/CURRENT").is_file() {
+            return Err(format!(
+                "--reuse: no knav index in {}; run once without --reuse",
+                setup.work.display()
+            ));
+        }
+        log("reusing the indexes in --work: cold builds and refreshes not measured");
+        (Vec::new(), suite::Refresh::default())
+    } else {
+        (setup.cold_builds(&peers, &mut log), setup.refresh(&mut log))
+    };
+    let (mut latencies, sizes) = setup.queries(&peers, suite::SYMBOLS, &args.only, &mut log);
+    latencies.retain(|l| args.only.is_empty() || args.only.iter().any(|q| q == l.question));
     let results = suite::Results {
         builds,
         refresh,

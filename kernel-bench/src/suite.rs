@@ -474,8 +474,10 @@ impl Setup {
         &self,
         peers: &Peers,
         symbols: &[&'static str],
+        only: &[String],
         log: &mut dyn FnMut(&str),
     ) -> (Vec<Latency>, Vec<Size>) {
+        let asked = |q: &str| only.is_empty() || only.iter().any(|o| o == q);
         let mut lat = Vec::new();
         let mut sizes = Vec::new();
         let gtags_env = |c: &mut Command| {
@@ -535,6 +537,11 @@ impl Setup {
                 }
             }
             for (question, tool, mut cmd) in cases {
+                // rg answers both def and refs; its size is wanted either way.
+                let size_still_needed = tool == "rg -w" && rg_bytes.is_none();
+                if !(asked(question) || size_still_needed) {
+                    continue;
+                }
                 let mut samples = Vec::new();
                 let mut first: Option<Run> = None;
                 for _ in 0..self.runs.max(1) {

@@ -70,7 +70,8 @@ pub struct Query<'s> {
 /// What rows of one file need: its guard transitions and its functions' line ranges.
 struct FileFacts {
     guards: Option<Vec<(u32, Vec<String>)>>,
-    functions: Vec<(u32, u32, String)>,
+    /// Decoded on first use: a file's definitions are many, and a guard needs none of them.
+    functions: std::cell::OnceCell<Vec<(u32, u32, String)>>,
 }
 
 /// One definition found, with where it lives.
@@ -248,13 +249,10 @@ impl<'s> Query<'s> {
             FileStatus::Indexed | FileStatus::NoDefinitions => Some(rec.guards),
             _ => None,
         };
-        let functions = segment
-            .file_defs(file)
-            .iter()
-            .filter(|d| d.kind == Kind::Function)
-            .filter_map(|d| Some((d.line, d.end_line?, d.name.to_string())))
-            .collect();
-        let facts = std::rc::Rc::new(FileFacts { guards, functions });
+        let facts = std::rc::Rc::new(FileFacts {
+            guards,
+            functions: std::cell::OnceCell::new(),
+        });
         self.files.borrow_mut().insert((seg, file), facts.clone());
         facts
     }
@@ -303,8 +301,17 @@ impl<'s> Query<'s> {
 
     /// The function enclosing `line` of a file, from ctags's line ranges.
     pub fn enclosing_function(&self, seg: usize, file: u32, line: u32) -> Option<String> {
-        self.file_facts(seg, file)
+        let facts = self.file_facts(seg, file);
+        facts
             .functions
+            .get_or_init(|| {
+                self.snap.segments[seg]
+                    .file_defs(file)
+                    .iter()
+                    .filter(|d| d.kind == Kind::Function)
+                    .filter_map(|d| Some((d.line, d.end_line?, d.name.to_string())))
+                    .collect()
+            })
             .iter()
             .filter(|(start, end, _)| *start <= line && line <= *end)
             .min_by_key(|(start, _, _)| line - start)

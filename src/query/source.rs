@@ -6,14 +6,41 @@ use super::MAX_LINE_CHARS;
 
 /// A source file and the offsets of its lines.
 pub struct SourceText {
-    bytes: Vec<u8>,
+    bytes: Bytes,
     starts: Vec<usize>,
+}
+
+/// A file's bytes: read when small, memory-mapped when large (a snippet of a 300 KB file
+/// should not copy 300 KB).
+enum Bytes {
+    Read(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Read(v) => v,
+            Bytes::Mapped(m) => m,
+        }
+    }
 }
 
 impl SourceText {
     /// Reads `path`; `None` when it cannot be read.
     pub fn read(path: &Path) -> Option<SourceText> {
-        let bytes = std::fs::read(path).ok()?;
+        let mut file = std::fs::File::open(path).ok()?;
+        let len = file.metadata().ok()?.len();
+        let bytes = if len >= 64 << 10 {
+            // SAFETY: a file truncated while mapped can raise SIGBUS; the index reads sources
+            // the same way (see index::build::read_source).
+            Bytes::Mapped(unsafe { memmap2::Mmap::map(&file) }.ok()?)
+        } else {
+            let mut v = Vec::with_capacity(len as usize);
+            std::io::Read::read_to_end(&mut file, &mut v).ok()?;
+            Bytes::Read(v)
+        };
         let mut starts = Vec::with_capacity(bytes.len() / 30 + 1);
         starts.push(0);
         starts.extend(memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1));
