@@ -35,6 +35,9 @@ struct Common {
     /// Only results under this path.
     #[arg(long, global = true, value_name = "P")]
     path_prefix: Option<String>,
+    /// Leave out what this .config (or CONFIG_A=y,CONFIG_B=m list) does not build.
+    #[arg(long, global = true, value_name = "FILE_OR_MACROS")]
+    active_config: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -200,10 +203,22 @@ fn run(common: &Common, command: &Command) -> Envelope {
         Ok(s) => s,
         Err(e) => return Envelope::error(tool, &root_s, e),
     };
+    let active = match &common.active_config {
+        None => None,
+        Some(arg) => match crate::request::active_config(arg, Path::new(".")) {
+            Ok(c) => Some(std::sync::Arc::new(c)),
+            Err(e) => {
+                let mut env = Envelope::error(tool, &root_s, e);
+                env.next_tools = vec![tool];
+                return env;
+            }
+        },
+    };
     let page = Page {
         limit: common.limit,
         offset: common.offset,
         path_prefix: common.path_prefix.clone(),
+        active,
     };
     answer(&snap, page, &ask)
 }

@@ -46,6 +46,21 @@ pub struct Record {
     /// Bodies: true when the body was cut at the line cap.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body_truncated: Option<bool>,
+    /// With an active config: `true` when it decides the line is built, `null` when it cannot
+    /// decide. Absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active: Option<Option<bool>>,
+}
+
+/// A result left out because the active configuration does not build it.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Hidden {
+    /// Root-relative path.
+    pub path: String,
+    /// 1-based line.
+    pub line: u32,
+    /// Why: the false condition and the symbols' states.
+    pub reason: String,
 }
 
 /// References of one file, when references are grouped by file.
@@ -72,6 +87,9 @@ pub struct CallSite {
     pub snippet: String,
     /// Enclosing `#if` conditions.
     pub guard: Option<Vec<String>>,
+    /// With an active config: `true` when it builds the call, `null` when undecided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active: Option<Option<bool>>,
 }
 
 /// One function called from a body.
@@ -220,6 +238,9 @@ pub struct Envelope {
     /// What the index covers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<Coverage>,
+    /// Results the active configuration does not build, with the reason for each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<Hidden>,
 }
 
 impl Envelope {
@@ -240,6 +261,7 @@ impl Envelope {
             error: None,
             near_misses: Vec::new(),
             index: None,
+            hidden: Vec::new(),
         }
     }
 

@@ -69,8 +69,28 @@ impl Ask {
     }
 }
 
+/// The configuration `arg` names: a `.config` file (relative to `base`) or a macro list
+/// (`CONFIG_A=y,CONFIG_B=m`).
+pub fn active_config(arg: &str, base: &std::path::Path) -> Result<knav_kconfig::Config, String> {
+    let arg = arg.trim();
+    let path = base.join(arg);
+    if arg.contains('=') && !path.exists() {
+        return knav_kconfig::Config::from_macros(arg)
+            .map_err(|e| format!("active_config '{arg}': {e}"));
+    }
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("active_config file not found: {}", path.display()))
+        }
+        Err(e) => return Err(format!("active_config {}: {e}", path.display())),
+    };
+    knav_kconfig::Config::parse(&text).map_err(|e| format!("active_config {}: {e}", path.display()))
+}
+
 /// Answers `ask` from `snap`, one page at a time.
 pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
+    let q_active = page.active.is_some();
     let q = Query::new(snap, page);
     let mut env = match ask {
         Ask::Def { symbol } => query::find_definition(&q, symbol),
@@ -88,6 +108,12 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
         } => query::reachability(&q, from, to, *max_depth),
         Ask::Symbols { file } => query::list_file_symbols(&q, file),
     };
+    if q_active && env.error.is_none() {
+        env.warn(
+            "active_config decides by #if guards only; Makefile (Kbuild) and arch liveness \
+             are not applied yet",
+        );
+    }
     // Every error says what to do next: by default, the same call with its arguments fixed;
     // for a file that is not there, finding where the symbol lives instead.
     if env.error.is_some() && env.next_tools.is_empty() {

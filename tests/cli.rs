@@ -1231,3 +1231,50 @@ fn a_function_ranks_before_a_macro_override_and_a_real_export_before_a_tracepoin
     assert_eq!(v["exported"]["macro"], "EXPORT_SYMBOL_GPL");
     assert_eq!(v["exported"]["line"], 57);
 }
+
+#[test]
+fn active_config_hides_what_the_config_does_not_build_and_says_why() {
+    let t = fixture("active-config");
+    let config = t.root.join(".config").display().to_string();
+    // The fixture's .config leaves CONFIG_HIGHMEM unset: the !CONFIG_HIGHMEM kmap is built.
+    let (code, v) = json(&t, &["def", "kmap", "--active-config", &config]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(locs(&v), ["include/linux/highmem.h:25"]);
+    assert_eq!(v["results"][0]["active"], true);
+    assert_eq!(v["definition_count"], 1);
+    assert_eq!(
+        v["hidden"],
+        serde_json::json!([{"path": "include/linux/highmem.h", "line": 20,
+                            "reason": "#if CONFIG_HIGHMEM: CONFIG_HIGHMEM is not set"}])
+    );
+    let (_, out) = knav(&t, &["def", "kmap", "--active-config", &config]);
+    assert!(
+        out.contains("hidden by the active config: 1 (include/linux/highmem.h:20 — #if CONFIG_HIGHMEM: CONFIG_HIGHMEM is not set)"),
+        "{out}"
+    );
+    // A macro list decides only what it names: the CONFIG_COMPAT call stays, marked null.
+    let (_, v) = json(
+        &t,
+        &["callers", "ksys_read", "--active-config", "CONFIG_X86=y"],
+    );
+    assert_eq!(field(&v, "line"), [Value::from(44), Value::from(50)]);
+    assert_eq!(field(&v, "active"), [Value::from(true), Value::Null]);
+    assert!(v["warning"].as_str().unwrap().contains("Makefile"), "{v}");
+    // The macro-list form; a call under an unset symbol is hidden.
+    let (_, v) = json(&t, &["callers", "ksys_read", "--active-config", &config]);
+    assert_eq!(v["hidden"][0]["line"], 50, "{v}");
+    assert_eq!(
+        v["hidden"][0]["reason"],
+        "#if CONFIG_COMPAT: CONFIG_COMPAT is not set"
+    );
+    // Without a config, no `active` key at all.
+    let (_, v) = json(&t, &["def", "kmap"]);
+    assert!(v["results"][0].get("active").is_none());
+    // A missing file is a clear error.
+    let (code, out) = knav(&t, &["def", "kmap", "--active-config", "/nope/.config"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("Error: active_config file not found: /nope/.config"),
+        "{out}"
+    );
+}

@@ -329,14 +329,32 @@ fn every_tool_answers_on_the_fixture_as_the_cli_does() {
     assert!(!err, "{text}");
     let (text, err) = c.call("update_index", json!({"full": true}));
     assert!(!err && text.contains("full"), "{text}");
-    // active_config is accepted (and says it is not applied yet).
+    // active_config, as a macro list: the !CONFIG_HIGHMEM variant is hidden with its reason.
     let (text, err) = c.call(
         "find_definition",
         json!({"symbol": "kmap", "active_config": "CONFIG_HIGHMEM=y", "format": "json"}),
     );
-    assert!(!err);
+    assert!(!err, "{text}");
     let v: Value = serde_json::from_str(&text).unwrap();
-    assert!(v["warning"].as_str().unwrap().contains("active_config"));
+    assert_eq!(v["definition_count"], 1);
+    assert_eq!(v["results"][0]["line"], 20);
+    assert_eq!(v["results"][0]["active"], true);
+    assert_eq!(
+        v["hidden"],
+        json!([{"path": "include/linux/highmem.h", "line": 25,
+                "reason": "#if !CONFIG_HIGHMEM: CONFIG_HIGHMEM=y"}])
+    );
+    let (text, err) = c.call(
+        "find_definition",
+        json!({"symbol": "kmap", "active_config": "/nope/.config"}),
+    );
+    assert!(err);
+    assert!(
+        text.starts_with(
+            "Error: active_config file not found: /nope/.config\nnext: find_definition"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

@@ -30,27 +30,35 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
         defs = q.definitions(name);
     }
     // An entry-point mark (`module_init(fn)`) has no body of its own.
-    let mut defs: Vec<_> = defs
+    let defs: Vec<_> = defs
         .into_iter()
         .filter(|f| f.def.kind != knav_ctags::Kind::Entry && q.wanted(q.path(f.seg, f.def.file)))
         .collect();
     if defs.is_empty() {
         return not_found(q, TOOL, symbol);
     }
+    let (kept, hidden) = q.by_config(defs);
+    let active_of: Vec<Option<bool>> = kept.iter().map(|(_, a)| *a).collect();
+    let mut defs: Vec<_> = kept.into_iter().map(|(f, _)| f).collect();
     for f in &mut defs {
         if f.def.kind == knav_ctags::Kind::Macro {
             f.def.end_line = q.macro_shape(f).0;
         }
     }
-    defs.sort_by_key(|f| f.def.end_line.is_none());
+    let mut defs: Vec<_> = defs.into_iter().zip(active_of).collect();
+    defs.sort_by_key(|(f, _)| f.def.end_line.is_none());
     let mut env = q.envelope(TOOL);
+    env.hidden = hidden;
     env.total = defs.len() as u64;
     env.truncated = defs.len() as u64 > max;
     let records = defs
         .iter()
         .take(max as usize)
-        .map(|f| {
+        .map(|(f, active)| {
             let mut r = q.def_record(f);
+            if q.page.active.is_some() {
+                r.active = Some(*active);
+            }
             let end = f.def.end_line.unwrap_or(f.def.line);
             let cut = end.saturating_sub(f.def.line) + 1 > MAX_BODY_LINES;
             let last = if cut {

@@ -2,8 +2,8 @@
 
 use std::collections::HashSet;
 
-use super::{def_lines, not_found, role_of, valid_name, Query};
-use crate::envelope::{CallSite, Envelope, Results};
+use super::{def_lines, not_found, role_of, valid_name, Query, Verdict};
+use crate::envelope::{CallSite, Envelope, Hidden, Results};
 
 /// find_callers refuses names referenced in more files than this.
 pub const MAX_CALLER_FILES: usize = 500;
@@ -46,6 +46,21 @@ pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
     });
     calls.dedup_by(|a, b| a.0 == b.0 && a.1.file == b.1.file && a.1.line == b.1.line);
     let mut env = q.envelope(TOOL);
+    // Calls the active configuration does not build are left out, each with its reason.
+    let mut kept = Vec::with_capacity(calls.len());
+    for (s, p) in calls {
+        match q.verdict(s, p.file, p.line) {
+            Some(Verdict::Hidden(reason)) => env.hidden.push(Hidden {
+                path: q.path(s, p.file).to_string(),
+                line: p.line,
+                reason,
+            }),
+            Some(Verdict::Live) => kept.push((s, p, Some(Some(true)))),
+            Some(Verdict::Unknown) => kept.push((s, p, Some(None))),
+            None => kept.push((s, p, None)),
+        }
+    }
+    let calls = kept;
     env.next_tools = vec!["get_symbol_body", "find_callees", "find_references"];
     if calls.is_empty() {
         env.message = Some(format!(
@@ -59,7 +74,7 @@ pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
     let page = q.paginate(&mut env, calls);
     let sites = page
         .iter()
-        .map(|(s, p)| {
+        .map(|(s, p, active)| {
             let path = q.path(*s, p.file);
             CallSite {
                 caller: q.enclosing_function(*s, p.file, p.line),
@@ -67,6 +82,7 @@ pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
                 line: p.line,
                 snippet: q.snippet(path, p.line),
                 guard: q.guard(*s, p.file, p.line),
+                active: *active,
             }
         })
         .collect();

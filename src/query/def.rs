@@ -155,15 +155,20 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
     top.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.path.cmp(&b.path)));
     top.truncate(5);
 
-    let wanted: Vec<_> = defs
+    let in_prefix: Vec<_> = defs
         .iter()
         .filter(|f| q.wanted(q.path(f.seg, f.def.file)))
+        .copied()
         .collect();
+    // The active configuration leaves out what it does not build, and says why.
+    let (wanted, hidden) = q.by_config(in_prefix);
+    let hidden_count = hidden.len();
+    env.hidden = hidden;
     // Guards for the variant count; full records (snippets read from the sources) only for
     // the page shown.
     let variants: BTreeSet<_> = wanted
         .iter()
-        .map(|f| q.guard(f.seg, f.def.file, f.def.line))
+        .map(|(f, _)| q.guard(f.seg, f.def.file, f.def.line))
         .collect();
     let definition_count = wanted.len() as u64;
     env.summary = Some(DefSummary {
@@ -182,6 +187,8 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
                 "no definition of '{symbol}' in the index; it occurs {} times in {} files",
                 occurrences, file_count
             )
+        } else if hidden_count > 0 {
+            format!("the active config builds none of the {hidden_count} definitions")
         } else {
             "no definition under the path prefix".to_string()
         });
@@ -191,7 +198,15 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
     }
     let page = q.paginate(&mut env, wanted);
     env.results = Some(Results::Records(
-        page.into_iter().map(|f| q.def_record(f)).collect(),
+        page.into_iter()
+            .map(|(f, active)| {
+                let mut r = q.def_record(&f);
+                if q.page.active.is_some() {
+                    r.active = Some(active);
+                }
+                r
+            })
+            .collect(),
     ));
     env.next_tools = vec!["get_symbol_body", "find_callers", "find_references"];
     env

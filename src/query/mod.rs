@@ -20,7 +20,7 @@ use std::collections::HashMap;
 
 use knav_ctags::Kind;
 
-use crate::envelope::{Coverage, Envelope, Record};
+use crate::envelope::{Coverage, Envelope, Hidden, Record};
 use crate::index::format::{Def, FileStatus};
 use crate::index::segment::{Posting, Postings};
 use crate::index::store::Snapshot;
@@ -52,6 +52,20 @@ pub struct Page {
     pub offset: u64,
     /// Only results whose path starts with this.
     pub path_prefix: Option<String>,
+    /// The `.config` deciding which guarded code is built (`--active-config`).
+    pub active: Option<std::sync::Arc<knav_kconfig::Config>>,
+}
+
+/// What the active configuration says about one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Built: every enclosing condition is true.
+    Live,
+    /// Not decided (a condition names something the config does not set, or the file was not
+    /// scanned).
+    Unknown,
+    /// Not built, and why.
+    Hidden(String),
 }
 
 /// A query against one snapshot.
@@ -299,6 +313,61 @@ impl<'s> Query<'s> {
         }
     }
 
+    /// What the active configuration says about `line` of a file; `None` without one.
+    pub fn verdict(&self, seg: usize, file: u32, line: u32) -> Option<Verdict> {
+        let config = self.page.active.as_deref()?;
+        let Some(guard) = self.guard(seg, file, line) else {
+            return Some(Verdict::Unknown);
+        };
+        let mut unknown = false;
+        for cond in &guard {
+            match knav_kconfig::eval(cond, config) {
+                knav_kconfig::Tri::True => {}
+                knav_kconfig::Tri::Unknown => unknown = true,
+                knav_kconfig::Tri::False => {
+                    let symbols: Vec<String> = config_symbols(cond)
+                        .into_iter()
+                        .map(|s| config.describe(&s))
+                        .collect();
+                    let why = if symbols.is_empty() {
+                        "false".to_string()
+                    } else {
+                        symbols.join(", ")
+                    };
+                    return Some(Verdict::Hidden(format!("#if {cond}: {why}")));
+                }
+            }
+        }
+        Some(if unknown {
+            Verdict::Unknown
+        } else {
+            Verdict::Live
+        })
+    }
+
+    /// Splits `defs` by the active configuration: the ones kept with their `active` value
+    /// (`Some(true)` decided, `None` undecided; all `None` without a config), and the hidden
+    /// ones with their reasons.
+    pub fn by_config<'a>(
+        &self,
+        defs: Vec<Found<'a>>,
+    ) -> (Vec<(Found<'a>, Option<bool>)>, Vec<Hidden>) {
+        let mut kept = Vec::with_capacity(defs.len());
+        let mut hidden = Vec::new();
+        for f in defs {
+            match self.verdict(f.seg, f.def.file, f.def.line) {
+                None | Some(Verdict::Unknown) => kept.push((f, None)),
+                Some(Verdict::Live) => kept.push((f, Some(true))),
+                Some(Verdict::Hidden(reason)) => hidden.push(Hidden {
+                    path: self.path(f.seg, f.def.file).to_string(),
+                    line: f.def.line,
+                    reason,
+                }),
+            }
+        }
+        (kept, hidden)
+    }
+
     /// The function enclosing `line` of a file, from ctags's line ranges.
     pub fn enclosing_function(&self, seg: usize, file: u32, line: u32) -> Option<String> {
         let facts = self.file_facts(seg, file);
@@ -361,6 +430,17 @@ pub fn def_lines(defs: &[Found<'_>]) -> Vec<(usize, u32, u32, Kind)> {
     defs.iter()
         .map(|f| (f.seg, f.def.file, f.def.line, f.def.kind))
         .collect()
+}
+
+/// The `CONFIG_` names in a condition, in order, once each.
+fn config_symbols(cond: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in cond.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        if word.starts_with("CONFIG_") && !out.iter().any(|w| w == word) {
+            out.push(word.to_string());
+        }
+    }
+    out
 }
 
 /// The standard "not found" error, with near-misses.

@@ -64,9 +64,14 @@ fn record_row(r: &Record, out: &mut String) {
         .as_ref()
         .map(|v| format!("  (resolved via {v})"))
         .unwrap_or_default();
+    let undecided = if r.active == Some(None) {
+        "  (config: undecided)"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "{}:{}: {}{}{via}",
+        "{}:{}: {}{}{via}{undecided}",
         r.path,
         r.line,
         r.snippet,
@@ -223,6 +228,21 @@ pub fn text(env: &Envelope) -> String {
     };
     if let Some(m) = &env.message {
         let _ = writeln!(out, "{m}");
+    }
+    if !env.hidden.is_empty() {
+        let shown: Vec<String> = env
+            .hidden
+            .iter()
+            .take(3)
+            .map(|h| format!("{}:{} — {}", h.path, h.line, h.reason))
+            .collect();
+        let more = if env.hidden.len() > 3 { "; …" } else { "" };
+        let _ = writeln!(
+            out,
+            "hidden by the active config: {} ({}{more})",
+            env.hidden.len(),
+            shown.join("; ")
+        );
     }
     if env.truncated || env.offset > 0 {
         let first = env.offset + 1;

@@ -77,16 +77,24 @@ impl Handler {
                 Err(n) => not_ready(n),
             };
         };
+        let mut page = call.page;
+        if let Some(arg) = &call.active_config {
+            match crate::request::active_config(arg, tree.root()) {
+                Ok(c) => page.active = Some(Arc::new(c)),
+                Err(e) => {
+                    let mut env = Envelope::error(call.tool, &root_s, e);
+                    env.next_tools = vec![call.tool];
+                    return finish(env, format);
+                }
+            }
+        }
         let (snap, warning) = match server.snapshot(&tree) {
             Ok(s) => s,
             Err(n) => return not_ready(n),
         };
-        let mut env = answer(&snap, call.page, &ask);
+        let mut env = answer(&snap, page, &ask);
         if let Some(w) = warning {
             env.warn(w);
-        }
-        if call.active_config.is_some() {
-            env.warn("active_config is accepted but not applied yet: results are not filtered");
         }
         finish(env, format)
     }

@@ -331,6 +331,7 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
         limit,
         offset: a.integer("offset")?.unwrap_or(0),
         path_prefix: a.string("path_prefix")?.filter(|p| !p.is_empty()),
+        active: None,
     };
     let active_config = a.string("active_config")?.filter(|c| !c.trim().is_empty());
     let ask = match tool {

@@ -1,0 +1,235 @@
+//! A kernel `.config` (`CONFIG_X=y`, `=m`, strings, numbers, `# CONFIG_X is not set`) or a
+//! short macro list (`CONFIG_A=y,CONFIG_B=m`), and the preprocessor macros it defines, exactly
+//! as `scripts/kconfig/confdata.c` writes `autoconf.h`: `=y` defines `CONFIG_X` as 1, `=m`
+//! defines `CONFIG_X_MODULE` (and not `CONFIG_X`), strings and numbers define `CONFIG_X` as
+//! their value, and an unset symbol defines nothing.
+
+use std::collections::HashMap;
+
+/// One symbol's value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// `=y`.
+    Yes,
+    /// `=m`.
+    Module,
+    /// `# CONFIG_X is not set` (or `=n`).
+    No,
+    /// An `int` or `hex` value.
+    Number(i64),
+    /// A string value, unquoted.
+    Text(String),
+}
+
+/// A configuration.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Config {
+    values: HashMap<String, Value>,
+    /// True for a whole `.config`: a symbol it does not mention is not set. A macro list names
+    /// only some symbols: the others are unknown.
+    complete: bool,
+}
+
+/// What a `.config` makes of a preprocessor macro name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Macro {
+    /// Defined, with this value (strings count as defined, value unknown).
+    Defined(Option<i64>),
+    /// Not defined.
+    Undefined,
+    /// Not decided by the configuration.
+    Unknown,
+}
+
+impl Config {
+    /// Parses a `.config` file's text; an error names the line.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let mut values = HashMap::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if let Some(rest) = line.strip_prefix("# ") {
+                if let Some(name) = rest.strip_suffix(" is not set") {
+                    if name.starts_with("CONFIG_") {
+                        values.insert(name.to_string(), Value::No);
+                    }
+                }
+                continue;
+            }
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (name, value) =
+                parse_assignment(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+            values.insert(name, value);
+        }
+        Ok(Config {
+            values,
+            complete: true,
+        })
+    }
+
+    /// Parses the short form `CONFIG_A=y,CONFIG_B=m` (commas or whitespace between); symbols
+    /// it does not name stay unknown.
+    pub fn from_macros(list: &str) -> Result<Config, String> {
+        let mut values = HashMap::new();
+        for item in list
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+        {
+            let (name, value) = parse_assignment(item)?;
+            values.insert(name, value);
+        }
+        if values.is_empty() {
+            return Err("no CONFIG_X=value in the list".into());
+        }
+        Ok(Config {
+            values,
+            complete: false,
+        })
+    }
+
+    /// The value of symbol `name` (`CONFIG_` prefix included); `None` when the config does not
+    /// say (a partial list) — a whole `.config` answers [`Value::No`] for a symbol it omits.
+    pub fn value(&self, name: &str) -> Option<&Value> {
+        match self.values.get(name) {
+            Some(v) => Some(v),
+            None if self.complete && name.starts_with("CONFIG_") => Some(&Value::No),
+            None => None,
+        }
+    }
+
+    /// Symbols the configuration sets (to anything but `n`).
+    pub fn set_count(&self) -> usize {
+        self.values.values().filter(|v| **v != Value::No).count()
+    }
+
+    /// What the configuration makes of macro `name`.
+    pub fn macro_of(&self, name: &str) -> Macro {
+        if !name.starts_with("CONFIG_") {
+            return Macro::Unknown;
+        }
+        if let Some(base) = name.strip_suffix("_MODULE") {
+            match self.values.get(base) {
+                Some(Value::Module) => return Macro::Defined(Some(1)),
+                Some(_) => return Macro::Undefined,
+                None if self.values.contains_key(name) => {}
+                None if self.complete => return Macro::Undefined,
+                None => return Macro::Unknown,
+            }
+        }
+        match self.value(name) {
+            Some(Value::Yes) => Macro::Defined(Some(1)),
+            Some(Value::Number(n)) => Macro::Defined(Some(*n)),
+            Some(Value::Text(_)) => Macro::Defined(None),
+            Some(Value::Module) | Some(Value::No) => Macro::Undefined,
+            None => Macro::Unknown,
+        }
+    }
+
+    /// How a reason names the symbol's state: `CONFIG_X is not set`, `CONFIG_X=m`.
+    pub fn describe(&self, name: &str) -> String {
+        let base = name.strip_suffix("_MODULE").unwrap_or(name);
+        match self.value(base) {
+            Some(Value::Yes) => format!("{base}=y"),
+            Some(Value::Module) => format!("{base}=m"),
+            Some(Value::No) => format!("{base} is not set"),
+            Some(Value::Number(n)) => format!("{base}={n}"),
+            Some(Value::Text(t)) => format!("{base}=\"{t}\""),
+            None => format!("{base} is not in the config"),
+        }
+    }
+}
+
+fn parse_assignment(item: &str) -> Result<(String, Value), String> {
+    let (name, raw) = item
+        .split_once('=')
+        .ok_or_else(|| format!("'{item}' is not NAME=value"))?;
+    let name = name.trim();
+    if !name.starts_with("CONFIG_") || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return Err(format!("'{name}' is not a CONFIG_ symbol"));
+    }
+    let raw = raw.trim();
+    let value = match raw {
+        "y" => Value::Yes,
+        "m" => Value::Module,
+        "n" | "" => Value::No,
+        _ if raw.starts_with('"') => {
+            let inner = raw
+                .strip_prefix('"')
+                .and_then(|r| r.strip_suffix('"'))
+                .ok_or_else(|| format!("{name}: unterminated string {raw}"))?;
+            Value::Text(inner.replace("\\\"", "\"").replace("\\\\", "\\"))
+        }
+        _ => {
+            let n = if let Some(h) = raw.strip_prefix("0x").or_else(|| raw.strip_prefix("0X")) {
+                i64::from_str_radix(h, 16).ok()
+            } else {
+                raw.parse::<i64>().ok()
+            };
+            Value::Number(
+                n.ok_or_else(|| format!("{name}: '{raw}' is not y, m, n, a number or a string"))?,
+            )
+        }
+    };
+    Ok((name.to_string(), value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOT_CONFIG: &str = "#\n# Automatically generated file; DO NOT EDIT.\n#\nCONFIG_64BIT=y\n\
+        CONFIG_EXT4_FS=m\n# CONFIG_HIGHMEM is not set\nCONFIG_LOCALVERSION=\"-knav\"\n\
+        CONFIG_NR_CPUS=64\nCONFIG_PHYSICAL_START=0x1000000\n";
+
+    #[test]
+    fn a_dot_config_maps_values_to_macros_as_autoconf_h_does() {
+        let c = Config::parse(DOT_CONFIG).unwrap();
+        assert_eq!(c.macro_of("CONFIG_64BIT"), Macro::Defined(Some(1)));
+        // =m defines CONFIG_X_MODULE, not CONFIG_X.
+        assert_eq!(c.macro_of("CONFIG_EXT4_FS"), Macro::Undefined);
+        assert_eq!(c.macro_of("CONFIG_EXT4_FS_MODULE"), Macro::Defined(Some(1)));
+        assert_eq!(c.macro_of("CONFIG_64BIT_MODULE"), Macro::Undefined);
+        assert_eq!(c.macro_of("CONFIG_HIGHMEM"), Macro::Undefined);
+        assert_eq!(c.macro_of("CONFIG_NR_CPUS"), Macro::Defined(Some(64)));
+        assert_eq!(
+            c.macro_of("CONFIG_PHYSICAL_START"),
+            Macro::Defined(Some(0x1000000))
+        );
+        assert_eq!(c.macro_of("CONFIG_LOCALVERSION"), Macro::Defined(None));
+        // A whole .config: absent means not set. Other macros are not its business.
+        assert_eq!(c.macro_of("CONFIG_NOT_MENTIONED"), Macro::Undefined);
+        assert_eq!(c.macro_of("__KERNEL__"), Macro::Unknown);
+        assert_eq!(c.describe("CONFIG_HIGHMEM"), "CONFIG_HIGHMEM is not set");
+        assert_eq!(c.describe("CONFIG_EXT4_FS"), "CONFIG_EXT4_FS=m");
+        assert_eq!(
+            c.value("CONFIG_LOCALVERSION"),
+            Some(&Value::Text("-knav".into()))
+        );
+    }
+
+    #[test]
+    fn a_macro_list_leaves_other_symbols_unknown() {
+        let c = Config::from_macros("CONFIG_A=y, CONFIG_B=m CONFIG_C=n").unwrap();
+        assert_eq!(c.macro_of("CONFIG_A"), Macro::Defined(Some(1)));
+        assert_eq!(c.macro_of("CONFIG_B_MODULE"), Macro::Defined(Some(1)));
+        assert_eq!(c.macro_of("CONFIG_C"), Macro::Undefined);
+        assert_eq!(c.macro_of("CONFIG_D"), Macro::Unknown);
+        assert_eq!(c.macro_of("CONFIG_D_MODULE"), Macro::Unknown);
+    }
+
+    #[test]
+    fn bad_lines_are_errors_naming_the_line() {
+        assert!(Config::parse("CONFIG_A=y\nCONFIG_B=maybe\n")
+            .unwrap_err()
+            .starts_with("line 2:"));
+        assert!(Config::parse("FOO=y\n")
+            .unwrap_err()
+            .contains("not a CONFIG_ symbol"));
+        assert!(Config::parse("CONFIG_S=\"open\n")
+            .unwrap_err()
+            .contains("unterminated"));
+        assert!(Config::from_macros(" , ").is_err());
+    }
+}
