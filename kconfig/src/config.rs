@@ -5,6 +5,27 @@
 //! their value, and an unset symbol defines nothing.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A fast hasher for symbol names (a Debian .config has 10,000 lines, parsed per query).
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.0 =
+                (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Map = HashMap<String, Value, BuildHasherDefault<NameHasher>>;
 
 /// One symbol's value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,7 +45,7 @@ pub enum Value {
 /// A configuration.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Config {
-    values: HashMap<String, Value>,
+    values: Map,
     /// True for a whole `.config`: a symbol it does not mention is not set. A macro list names
     /// only some symbols: the others are unknown.
     complete: bool,
@@ -44,17 +65,12 @@ pub enum Macro {
 impl Config {
     /// Parses a `.config` file's text; an error names the line.
     pub fn parse(text: &str) -> Result<Config, String> {
-        let mut values = HashMap::new();
+        let mut values = Map::default();
+        values.reserve(text.len() / 40);
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
-            if let Some(rest) = line.strip_prefix("# ") {
-                if let Some(name) = rest.strip_suffix(" is not set") {
-                    if name.starts_with("CONFIG_") {
-                        values.insert(name.to_string(), Value::No);
-                    }
-                }
-                continue;
-            }
+            // `# CONFIG_X is not set` needs no entry: a whole .config says not set for every
+            // symbol it does not set.
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
@@ -71,7 +87,7 @@ impl Config {
     /// Parses the short form `CONFIG_A=y,CONFIG_B=m` (commas or whitespace between); symbols
     /// it does not name stay unknown.
     pub fn from_macros(list: &str) -> Result<Config, String> {
-        let mut values = HashMap::new();
+        let mut values = Map::default();
         for item in list
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|s| !s.is_empty())
@@ -162,8 +178,10 @@ fn parse_assignment(item: &str) -> Result<(String, Value), String> {
             Value::Text(inner.replace("\\\"", "\"").replace("\\\\", "\\"))
         }
         _ => {
+            // Hex values fill 64 bits (CONFIG_ILLEGAL_POINTER_VALUE=0xdead000000000000), as the
+            // preprocessor's unsigned arithmetic does.
             let n = if let Some(h) = raw.strip_prefix("0x").or_else(|| raw.strip_prefix("0X")) {
-                i64::from_str_radix(h, 16).ok()
+                u64::from_str_radix(h, 16).ok().map(|v| v as i64)
             } else {
                 raw.parse::<i64>().ok()
             };
@@ -181,7 +199,8 @@ mod tests {
 
     const DOT_CONFIG: &str = "#\n# Automatically generated file; DO NOT EDIT.\n#\nCONFIG_64BIT=y\n\
         CONFIG_EXT4_FS=m\n# CONFIG_HIGHMEM is not set\nCONFIG_LOCALVERSION=\"-knav\"\n\
-        CONFIG_NR_CPUS=64\nCONFIG_PHYSICAL_START=0x1000000\n";
+        CONFIG_NR_CPUS=64\nCONFIG_PHYSICAL_START=0x1000000\n\
+        CONFIG_ILLEGAL_POINTER_VALUE=0xdead000000000000\n";
 
     #[test]
     fn a_dot_config_maps_values_to_macros_as_autoconf_h_does() {
@@ -198,6 +217,11 @@ mod tests {
             Macro::Defined(Some(0x1000000))
         );
         assert_eq!(c.macro_of("CONFIG_LOCALVERSION"), Macro::Defined(None));
+        // A real Debian .config has 64-bit hex values.
+        assert_eq!(
+            c.value("CONFIG_ILLEGAL_POINTER_VALUE"),
+            Some(&Value::Number(0xdead000000000000u64 as i64))
+        );
         // A whole .config: absent means not set. Other macros are not its business.
         assert_eq!(c.macro_of("CONFIG_NOT_MENTIONED"), Macro::Undefined);
         assert_eq!(c.macro_of("__KERNEL__"), Macro::Unknown);

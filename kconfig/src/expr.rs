@@ -76,7 +76,7 @@ fn tokenize(s: &str) -> Option<Vec<Tok>> {
             }
             let text = s[start..i].trim_end_matches(['u', 'U', 'l', 'L']);
             let n = if let Some(h) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-                i64::from_str_radix(h, 16).ok()?
+                u64::from_str_radix(h, 16).ok()? as i64
             } else if text.len() > 1 && text.starts_with('0') {
                 i64::from_str_radix(&text[1..], 8).ok()?
             } else {
