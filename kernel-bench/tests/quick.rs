@@ -4,23 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let ft = e.file_type().unwrap();
-        if e.file_name() == ".knav" {
-            continue;
-        }
-        let dest = to.join(e.file_name());
-        if ft.is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else if ft.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(e.path()).unwrap(), &dest).unwrap();
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
-}
+#[path = "../../tests/common/mod.rs"]
+mod common;
+use common::copy_dir;
 
 /// Every file under `dir` with its content, for comparing a tree before and after.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {

@@ -117,8 +117,10 @@ struct Batch {
 }
 
 /// The bytes of a file, read or memory-mapped.
-enum Source {
+pub enum Source {
+    /// Read into memory (small files).
     Read(Vec<u8>),
+    /// Memory-mapped (large files).
     Mapped(memmap2::Mmap),
 }
 
@@ -133,7 +135,7 @@ impl std::ops::Deref for Source {
 }
 
 /// Reads a source file; large ones are memory-mapped.
-pub fn read_source(path: &Path) -> std::io::Result<impl std::ops::Deref<Target = [u8]>> {
+pub fn read_source(path: &Path) -> std::io::Result<Source> {
     let file = File::open(path)?;
     let len = file.metadata()?.len();
     if len >= 256 << 10 {

@@ -3,44 +3,19 @@
 use std::path::Path;
 
 use super::MAX_LINE_CHARS;
+use crate::index::build::{read_source, Source};
 
 /// A source file and the offsets of its lines.
 pub struct SourceText {
-    bytes: Bytes,
+    bytes: Source,
     starts: Vec<usize>,
 }
 
-/// A file's bytes: read when small, memory-mapped when large (a snippet of a 300 KB file
-/// should not copy 300 KB).
-enum Bytes {
-    Read(Vec<u8>),
-    Mapped(memmap2::Mmap),
-}
-
-impl std::ops::Deref for Bytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            Bytes::Read(v) => v,
-            Bytes::Mapped(m) => m,
-        }
-    }
-}
-
 impl SourceText {
-    /// Reads `path`; `None` when it cannot be read.
+    /// Reads `path` (large files are memory-mapped: a snippet of a 300 KB file should not copy
+    /// 300 KB); `None` when it cannot be read.
     pub fn read(path: &Path) -> Option<SourceText> {
-        let mut file = std::fs::File::open(path).ok()?;
-        let len = file.metadata().ok()?.len();
-        let bytes = if len >= 64 << 10 {
-            // SAFETY: a file truncated while mapped can raise SIGBUS; the index reads sources
-            // the same way (see index::build::read_source).
-            Bytes::Mapped(unsafe { memmap2::Mmap::map(&file) }.ok()?)
-        } else {
-            let mut v = Vec::with_capacity(len as usize);
-            std::io::Read::read_to_end(&mut file, &mut v).ok()?;
-            Bytes::Read(v)
-        };
+        let bytes = read_source(path).ok()?;
         let mut starts = Vec::with_capacity(bytes.len() / 30 + 1);
         starts.push(0);
         starts.extend(memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1));
