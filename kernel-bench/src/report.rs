@@ -290,7 +290,7 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     row(
         &mut o,
         &format!(
-            "`knav index`, {} edited",
+            "`knav index`, {} edited (median of 3)",
             f.files.first().map_or("a .c file", |s| s)
         ),
         f.c_edit,
@@ -298,7 +298,7 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     row(
         &mut o,
         &format!(
-            "`knav index`, {} edited",
+            "`knav index`, {} edited (median of 3)",
             f.files.get(1).map_or("a header", |s| s)
         ),
         f.h_edit,
