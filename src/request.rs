@@ -110,8 +110,8 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
     };
     if q_active && env.error.is_none() {
         env.warn(
-            "active_config decides by #if guards only; Makefile (Kbuild) and arch liveness \
-             are not applied yet",
+            "active_config decides by #if guards and the arch/ tree; Makefile (Kbuild) \
+             liveness is not applied yet",
         );
     }
     // Every error says what to do next: by default, the same call with its arguments fixed;

@@ -1267,6 +1267,23 @@ fn active_config_hides_what_the_config_does_not_build_and_says_why() {
         v["hidden"][0]["reason"],
         "#if CONFIG_COMPAT: CONFIG_COMPAT is not set"
     );
+    // Only the configured architecture's arch/ tree is built.
+    let (_, v) = json(&t, &["def", "entry_SYSCALL_64", "--active-config", &config]);
+    assert_eq!(locs(&v), ["arch/x86/entry/entry_64.S:4"]);
+    let (_, v) = json(
+        &t,
+        &[
+            "def",
+            "entry_SYSCALL_64",
+            "--active-config",
+            "CONFIG_ARM64=y",
+        ],
+    );
+    assert_eq!(v["definition_count"], 0, "{v}");
+    assert_eq!(
+        v["hidden"][0]["reason"],
+        "arch/x86 is not built: the config's architecture is arm64"
+    );
     // Without a config, no `active` key at all.
     let (_, v) = json(&t, &["def", "kmap"]);
     assert!(v["results"][0].get("active").is_none());

@@ -86,3 +86,32 @@ fn export_status_of_kernel_read_and_vfs_read() {
     let out = knav(&tree, &["def", "vfs_read"]);
     assert!(!out.contains("exported"), "{out}");
 }
+
+#[test]
+fn debians_amd64_config_keeps_the_no_highmem_kmap_and_hides_arm64() {
+    let Some(tree) = kernel() else { return };
+    // Debian's config.amd64_none_amd64, next to the tree as DEVELOPERS.md unpacks it.
+    let config = std::path::Path::new(&tree).join("../config.amd64");
+    if !config.is_file() {
+        eprintln!("skipped: no {}", config.display());
+        return;
+    }
+    let config = config.display().to_string();
+    let out = knav(&tree, &["def", "kmap", "--active-config", &config]);
+    assert!(
+        out.contains("include/linux/highmem-internal.h:162: static inline void *kmap("),
+        "{out}"
+    );
+    assert!(
+        out.contains("hidden by the active config: 1 (include/linux/highmem-internal.h:40 — #if CONFIG_HIGHMEM: CONFIG_HIGHMEM is not set)"),
+        "{out}"
+    );
+    let out = knav(
+        &tree,
+        &["def", "cpu_enable_pan", "--active-config", &config],
+    );
+    assert!(
+        out.contains("arch/arm64/kernel/cpufeature.c:2143 — arch/arm64 is not built: the config's architecture is x86"),
+        "{out}"
+    );
+}

@@ -142,6 +142,38 @@ impl Config {
         }
     }
 
+    /// The `arch/` directory the configuration builds (`x86` for `CONFIG_X86=y`), when it
+    /// sets one of the architecture symbols.
+    pub fn arch(&self) -> Option<&'static str> {
+        const ARCHES: &[(&str, &str)] = &[
+            ("CONFIG_X86", "x86"),
+            ("CONFIG_ARM64", "arm64"),
+            ("CONFIG_ARM", "arm"),
+            ("CONFIG_RISCV", "riscv"),
+            ("CONFIG_PPC", "powerpc"),
+            ("CONFIG_S390", "s390"),
+            ("CONFIG_MIPS", "mips"),
+            ("CONFIG_LOONGARCH", "loongarch"),
+            ("CONFIG_SPARC", "sparc"),
+            ("CONFIG_PARISC", "parisc"),
+            ("CONFIG_ALPHA", "alpha"),
+            ("CONFIG_ARC", "arc"),
+            ("CONFIG_CSKY", "csky"),
+            ("CONFIG_HEXAGON", "hexagon"),
+            ("CONFIG_M68K", "m68k"),
+            ("CONFIG_MICROBLAZE", "microblaze"),
+            ("CONFIG_NIOS2", "nios2"),
+            ("CONFIG_OPENRISC", "openrisc"),
+            ("CONFIG_SUPERH", "sh"),
+            ("CONFIG_UML", "um"),
+            ("CONFIG_XTENSA", "xtensa"),
+        ];
+        ARCHES
+            .iter()
+            .find(|(sym, _)| self.values.get(*sym) == Some(&Value::Yes))
+            .map(|(_, dir)| *dir)
+    }
+
     /// How a reason names the symbol's state: `CONFIG_X is not set`, `CONFIG_X=m`.
     pub fn describe(&self, name: &str) -> String {
         let base = name.strip_suffix("_MODULE").unwrap_or(name);
@@ -227,6 +259,17 @@ mod tests {
         assert_eq!(c.macro_of("__KERNEL__"), Macro::Unknown);
         assert_eq!(c.describe("CONFIG_HIGHMEM"), "CONFIG_HIGHMEM is not set");
         assert_eq!(c.describe("CONFIG_EXT4_FS"), "CONFIG_EXT4_FS=m");
+        assert_eq!(c.arch(), None);
+        assert_eq!(
+            Config::parse("CONFIG_X86=y\nCONFIG_64BIT=y\n")
+                .unwrap()
+                .arch(),
+            Some("x86")
+        );
+        assert_eq!(
+            Config::from_macros("CONFIG_ARM64=y").unwrap().arch(),
+            Some("arm64")
+        );
         assert_eq!(
             c.value("CONFIG_LOCALVERSION"),
             Some(&Value::Text("-knav".into()))

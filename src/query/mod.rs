@@ -316,6 +316,17 @@ impl<'s> Query<'s> {
     /// What the active configuration says about `line` of a file; `None` without one.
     pub fn verdict(&self, seg: usize, file: u32, line: u32) -> Option<Verdict> {
         let config = self.page.active.as_deref()?;
+        // Only the configured architecture's arch/ tree is built.
+        if let (Some(rest), Some(arch)) =
+            (self.path(seg, file).strip_prefix("arch/"), config.arch())
+        {
+            let dir = rest.split('/').next().unwrap_or("");
+            if dir != arch {
+                return Some(Verdict::Hidden(format!(
+                    "arch/{dir} is not built: the config's architecture is {arch}"
+                )));
+            }
+        }
         let Some(guard) = self.guard(seg, file, line) else {
             return Some(Verdict::Unknown);
         };
