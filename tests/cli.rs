@@ -1267,6 +1267,17 @@ fn active_config_hides_what_the_config_does_not_build_and_says_why() {
         v["hidden"][0]["reason"],
         "#if CONFIG_COMPAT: CONFIG_COMPAT is not set"
     );
+    // References too.
+    let (_, v) = json(&t, &["refs", "kmap", "--active-config", &config]);
+    assert_eq!(
+        locs(&v),
+        [
+            "include/linux/highmem.h:25",
+            "mm/highmem.c:14",
+            "mm/highmem.c:15"
+        ]
+    );
+    assert_eq!(v["hidden"][0]["line"], 20);
     // Only the configured architecture's arch/ tree is built.
     let (_, v) = json(&t, &["def", "entry_SYSCALL_64", "--active-config", &config]);
     assert_eq!(locs(&v), ["arch/x86/entry/entry_64.S:4"]);

@@ -79,6 +79,9 @@ pub struct Query<'s> {
     sources: RefCell<HashMap<String, Option<std::rc::Rc<source::SourceText>>>>,
     /// Per file, decoded once per query: its guards (`None`: not scanned) and function ranges.
     files: RefCell<HashMap<(usize, u32), std::rc::Rc<FileFacts>>>,
+    /// Each guard condition evaluated under the active config once per query (a hot name's
+    /// references repeat the same few conditions thousands of times).
+    decided: RefCell<HashMap<String, knav_kconfig::Tri>>,
 }
 
 /// What rows of one file need: its guard transitions and its functions' line ranges.
@@ -113,6 +116,7 @@ impl<'s> Query<'s> {
             clamped,
             sources: RefCell::new(HashMap::new()),
             files: RefCell::new(HashMap::new()),
+            decided: RefCell::new(HashMap::new()),
         }
     }
 
@@ -332,7 +336,12 @@ impl<'s> Query<'s> {
         };
         let mut unknown = false;
         for cond in &guard {
-            match knav_kconfig::eval(cond, config) {
+            let tri = *self
+                .decided
+                .borrow_mut()
+                .entry(cond.clone())
+                .or_insert_with(|| knav_kconfig::eval(cond, config));
+            match tri {
                 knav_kconfig::Tri::True => {}
                 knav_kconfig::Tri::Unknown => unknown = true,
                 knav_kconfig::Tri::False => {

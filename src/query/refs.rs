@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{def_lines, not_found, role_of, valid_name, Query};
-use crate::envelope::{Envelope, FileGroup, Record, Results};
+use super::{def_lines, not_found, role_of, valid_name, Query, Verdict};
+use crate::envelope::{Envelope, FileGroup, Hidden, Record, Results};
 
 /// References are grouped by file above this many rows when grouping is automatic.
 pub const AUTO_GROUP_ABOVE: usize = 200;
@@ -32,6 +32,9 @@ impl std::str::FromStr for GroupBy {
     }
 }
 
+/// Hidden references listed at most; the rest are counted in a warning.
+const MAX_HIDDEN_LISTED: usize = 100;
+
 /// Answers find_references for `symbol`.
 pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelope {
     const TOOL: &str = "find_references";
@@ -56,6 +59,40 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
     }
     let mut env = q.envelope(TOOL);
     env.next_tools = vec!["find_callers", "find_definition"];
+    // References the active configuration does not build are left out and counted; the first
+    // hundred are listed with their reasons.
+    let mut hidden = 0usize;
+    let mut active: Vec<Option<bool>> = Vec::with_capacity(postings.len());
+    let postings: Vec<_> = postings
+        .into_iter()
+        .filter(|(s, p)| match q.verdict(*s, p.file, p.line) {
+            Some(Verdict::Hidden(reason)) => {
+                hidden += 1;
+                if env.hidden.len() < MAX_HIDDEN_LISTED {
+                    env.hidden.push(Hidden {
+                        path: q.path(*s, p.file).to_string(),
+                        line: p.line,
+                        reason,
+                    });
+                }
+                false
+            }
+            Some(Verdict::Live) => {
+                active.push(Some(true));
+                true
+            }
+            _ => {
+                active.push(None);
+                true
+            }
+        })
+        .collect();
+    if hidden > env.hidden.len() {
+        env.warn(format!(
+            "{hidden} references hidden by the active config; the first {} are listed",
+            env.hidden.len()
+        ));
+    }
     let grouped = match group_by {
         GroupBy::File => true,
         GroupBy::Line => false,
@@ -91,8 +128,8 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
         env.results = Some(Results::Groups(page));
         return env;
     }
-    let mut rows = postings;
-    rows.sort_by(|a, b| {
+    let mut rows: Vec<_> = postings.into_iter().zip(active).collect();
+    rows.sort_by(|(a, _), (b, _)| {
         q.path(a.0, a.1.file)
             .cmp(q.path(b.0, b.1.file))
             .then(a.1.line.cmp(&b.1.line))
@@ -100,7 +137,7 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
     // The n-th posting on a line is the n-th occurrence on it: that gives the column.
     let mut nth = vec![0usize; rows.len()];
     for i in 1..rows.len() {
-        let (a, b) = (&rows[i - 1], &rows[i]);
+        let (a, b) = (&rows[i - 1].0, &rows[i].0);
         if a.0 == b.0 && a.1.file == b.1.file && a.1.line == b.1.line {
             nth[i] = nth[i - 1] + 1;
         }
@@ -109,7 +146,7 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
     let page = q.paginate(&mut env, rows);
     let records = page
         .iter()
-        .map(|((s, p), nth)| {
+        .map(|(((s, p), active), nth)| {
             let path = q.path(*s, p.file);
             let role = role_of(p, &lines, *s);
             let def = defs
@@ -128,6 +165,7 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
                 snippet: q.snippet(path, p.line),
                 role: Some(role.to_string()),
                 caller: q.enclosing_function(*s, p.file, p.line),
+                active: q.page.active.as_ref().map(|_| *active),
                 ..Default::default()
             }
         })
