@@ -82,6 +82,8 @@ pub struct Query<'s> {
     /// Each guard condition evaluated under the active config once per query (a hot name's
     /// references repeat the same few conditions thousands of times).
     decided: RefCell<HashMap<String, knav_kconfig::Tri>>,
+    /// The active config's architecture, looked up once.
+    arch: std::cell::OnceCell<Option<&'static str>>,
 }
 
 /// What rows of one file need: its guard transitions and its functions' line ranges.
@@ -117,6 +119,7 @@ impl<'s> Query<'s> {
             sources: RefCell::new(HashMap::new()),
             files: RefCell::new(HashMap::new()),
             decided: RefCell::new(HashMap::new()),
+            arch: std::cell::OnceCell::new(),
         }
     }
 
@@ -321,9 +324,8 @@ impl<'s> Query<'s> {
     pub fn verdict(&self, seg: usize, file: u32, line: u32) -> Option<Verdict> {
         let config = self.page.active.as_deref()?;
         // Only the configured architecture's arch/ tree is built.
-        if let (Some(rest), Some(arch)) =
-            (self.path(seg, file).strip_prefix("arch/"), config.arch())
-        {
+        let arch = *self.arch.get_or_init(|| config.arch());
+        if let (Some(rest), Some(arch)) = (self.path(seg, file).strip_prefix("arch/"), arch) {
             let dir = rest.split('/').next().unwrap_or("");
             if dir != arch {
                 return Some(Verdict::Hidden(format!(
@@ -331,16 +333,21 @@ impl<'s> Query<'s> {
                 )));
             }
         }
-        let Some(guard) = self.guard(seg, file, line) else {
+        let facts = self.file_facts(seg, file);
+        let Some(guards) = facts.guards.as_ref() else {
             return Some(Verdict::Unknown);
         };
         let mut unknown = false;
-        for cond in &guard {
-            let tri = *self
-                .decided
-                .borrow_mut()
-                .entry(cond.clone())
-                .or_insert_with(|| knav_kconfig::eval(cond, config));
+        for cond in crate::guard::at(guards, line) {
+            let known = self.decided.borrow().get(cond.as_str()).copied();
+            let tri = match known {
+                Some(t) => t,
+                None => {
+                    let t = knav_kconfig::eval(cond, config);
+                    self.decided.borrow_mut().insert(cond.clone(), t);
+                    t
+                }
+            };
             match tri {
                 knav_kconfig::Tri::True => {}
                 knav_kconfig::Tri::Unknown => unknown = true,
