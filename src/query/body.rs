@@ -32,7 +32,7 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
     // An entry-point mark (`module_init(fn)`) has no body of its own.
     let defs: Vec<_> = defs
         .into_iter()
-        .filter(|f| f.def.kind != knav_ctags::Kind::Entry && q.wanted(q.path(f.seg, f.def.file)))
+        .filter(|f| f.def.kind != knav_ctags::Kind::Entry && q.wanted_file(f.seg, f.def.file))
         .collect();
     if defs.is_empty() {
         return not_found(q, TOOL, symbol);

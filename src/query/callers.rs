@@ -22,7 +22,7 @@ pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
     }
     let postings: Vec<_> = all
         .into_iter()
-        .filter(|(s, p)| q.wanted(q.path(*s, p.file)))
+        .filter(|(s, p)| q.wanted_file(*s, p.file))
         .collect();
     let files: HashSet<(usize, u32)> = postings.iter().map(|(s, p)| (*s, p.file)).collect();
     if files.len() > MAX_CALLER_FILES {

@@ -157,7 +157,7 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
 
     let in_prefix: Vec<_> = defs
         .iter()
-        .filter(|f| q.wanted(q.path(f.seg, f.def.file)))
+        .filter(|f| q.wanted_file(f.seg, f.def.file))
         .copied()
         .collect();
     // The active configuration leaves out what it does not build, and says why.

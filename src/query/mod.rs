@@ -91,6 +91,8 @@ struct FileFacts {
     guards: Option<Vec<(u32, Vec<String>)>>,
     /// Decoded on first use: a file's definitions are many, and a guard needs none of them.
     functions: std::cell::OnceCell<Vec<(u32, u32, String)>>,
+    /// With an active config: why the file is in an architecture's tree it does not build.
+    other_arch: std::cell::OnceCell<Option<String>>,
 }
 
 /// One definition found, with where it lives.
@@ -157,6 +159,12 @@ impl<'s> Query<'s> {
         let end = start.saturating_add(self.limit as usize).min(items.len());
         env.truncated = end < items.len();
         items.into_iter().skip(start).take(end - start).collect()
+    }
+
+    /// True when file `file` of segment `seg` passes the path prefix filter (its path is not
+    /// even looked up without one: refs of a hot name ask for every posting).
+    pub fn wanted_file(&self, seg: usize, file: u32) -> bool {
+        self.page.path_prefix.is_none() || self.wanted(self.path(seg, file))
     }
 
     /// True when `path` passes the path prefix filter.
@@ -273,6 +281,7 @@ impl<'s> Query<'s> {
         let facts = std::rc::Rc::new(FileFacts {
             guards,
             functions: std::cell::OnceCell::new(),
+            other_arch: std::cell::OnceCell::new(),
         });
         self.files.borrow_mut().insert((seg, file), facts.clone());
         facts
@@ -324,16 +333,20 @@ impl<'s> Query<'s> {
     pub fn verdict(&self, seg: usize, file: u32, line: u32) -> Option<Verdict> {
         let config = self.page.active.as_deref()?;
         // Only the configured architecture's arch/ tree is built.
-        let arch = *self.arch.get_or_init(|| config.arch());
-        if let (Some(rest), Some(arch)) = (self.path(seg, file).strip_prefix("arch/"), arch) {
-            let dir = rest.split('/').next().unwrap_or("");
-            if dir != arch {
-                return Some(Verdict::Hidden(format!(
-                    "arch/{dir} is not built: the config's architecture is {arch}"
-                )));
-            }
-        }
         let facts = self.file_facts(seg, file);
+        let other_arch = facts.other_arch.get_or_init(|| {
+            let arch = (*self.arch.get_or_init(|| config.arch()))?;
+            let dir = self
+                .path(seg, file)
+                .strip_prefix("arch/")?
+                .split('/')
+                .next()?;
+            (dir != arch)
+                .then(|| format!("arch/{dir} is not built: the config's architecture is {arch}"))
+        });
+        if let Some(reason) = other_arch {
+            return Some(Verdict::Hidden(reason.clone()));
+        }
         let Some(guards) = facts.guards.as_ref() else {
             return Some(Verdict::Unknown);
         };

@@ -46,7 +46,7 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
     let postings: Vec<_> = q
         .postings(symbol)
         .into_iter()
-        .filter(|(s, p)| q.wanted(q.path(*s, p.file)))
+        .filter(|(s, p)| q.wanted_file(*s, p.file))
         .collect();
     if postings.is_empty() {
         if q.page.path_prefix.is_some() && !q.postings(symbol).is_empty() {
