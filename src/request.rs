@@ -90,7 +90,6 @@ pub fn active_config(arg: &str, base: &std::path::Path) -> Result<knav_kconfig::
 
 /// Answers `ask` from `snap`, one page at a time.
 pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
-    let q_active = page.active.is_some();
     let q = Query::new(snap, page);
     let mut env = match ask {
         Ask::Def { symbol } => query::find_definition(&q, symbol),
@@ -108,7 +107,7 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
         } => query::reachability(&q, from, to, *max_depth),
         Ask::Symbols { file } => query::list_file_symbols(&q, file),
     };
-    if q_active && env.error.is_none() {
+    if q.page.active.is_some() && env.error.is_none() {
         env.warn(
             "active_config decides by #if guards and the arch/ tree; Makefile (Kbuild) \
              liveness is not applied yet",

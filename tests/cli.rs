@@ -1164,6 +1164,9 @@ fn names_made_by_kernel_macros_are_definitions_with_their_family() {
         v["entry_point"],
         serde_json::json!({"macro": "module_init", "path": f, "line": 44})
     );
+    // The module_init line mentions the function; it does not define it.
+    let (_, v) = json(&t, &["refs", "families_init"]);
+    assert_eq!(field(&v, "role"), [Value::from("def"), Value::from("ref")]);
     let (_, out) = knav(&t, &["def", "wait_for_it"]);
     assert!(
         out.contains(" · entry point: late_initcall (kernel/families.c:45)"),

@@ -37,15 +37,12 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
     if defs.is_empty() {
         return not_found(q, TOOL, symbol);
     }
-    let (kept, hidden) = q.by_config(defs);
-    let active_of: Vec<Option<bool>> = kept.iter().map(|(_, a)| *a).collect();
-    let mut defs: Vec<_> = kept.into_iter().map(|(f, _)| f).collect();
-    for f in &mut defs {
+    let (mut defs, hidden) = q.by_config(defs);
+    for (f, _) in &mut defs {
         if f.def.kind == knav_ctags::Kind::Macro {
             f.def.end_line = q.macro_shape(f).0;
         }
     }
-    let mut defs: Vec<_> = defs.into_iter().zip(active_of).collect();
     defs.sort_by_key(|(f, _)| f.def.end_line.is_none());
     let mut env = q.envelope(TOOL);
     env.hidden = hidden;

@@ -6,7 +6,7 @@
 use fst::automaton::Levenshtein;
 use fst::Automaton;
 
-use super::nearmiss::collect_defined;
+use super::nearmiss::{collect_defined, two_edits_allowed};
 use super::{Found, Query};
 use knav_ctags::Kind;
 
@@ -88,8 +88,7 @@ pub fn resolve(q: &Query<'_>, symbol: &str) -> Fuzzy {
         return f;
     }
     for (edits, how) in [(1, "one edit away"), (2, "two edits away")] {
-        // Two edits on a long name make a huge automaton; short names get them.
-        if edits == 2 && !(5..=12).contains(&symbol.len()) {
+        if edits == 2 && !two_edits_allowed(symbol) {
             break;
         }
         let Ok(lev) = Levenshtein::new(symbol, edits) else {

@@ -465,9 +465,11 @@ pub fn role_of(p: &Posting, def_lines: &[(usize, u32, u32, Kind)], seg: usize) -
     }
 }
 
-/// `(segment, file, line, kind)` of every definition of `name`, for [`role_of`].
+/// `(segment, file, line, kind)` of every definition of `name`, for [`role_of`]. An entry-point
+/// mark (`module_init(fn)`) is not a definition: its line stays a reference.
 pub fn def_lines(defs: &[Found<'_>]) -> Vec<(usize, u32, u32, Kind)> {
     defs.iter()
+        .filter(|f| f.def.kind != Kind::Entry)
         .map(|f| (f.seg, f.def.file, f.def.line, f.def.kind))
         .collect()
 }

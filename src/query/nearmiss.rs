@@ -22,6 +22,12 @@ fn edit_distance(a: &[u8], b: &[u8]) -> usize {
     prev[b.len()]
 }
 
+/// True when a Levenshtein automaton of two edits is affordable for `name`: on a long name it
+/// is huge (0.3 s to build for 20 characters), and very short names match too much.
+pub(super) fn two_edits_allowed(name: &str) -> bool {
+    (5..=10).contains(&name.len())
+}
+
 /// Names `aut` accepts that have a definition, at most `cap` per shard, appended to `out`.
 pub(super) fn collect_defined<A: Automaton>(
     q: &Query<'_>,
@@ -57,9 +63,8 @@ pub(super) fn collect_defined<A: Automaton>(
 pub fn near_misses(q: &Query<'_>, name: &str, max: usize) -> Vec<String> {
     let mut cands = Vec::new();
     if name.len() <= 48 {
-        // Two edits on a long name make a huge automaton (0.3 s for 20 characters); the
-        // prefix and part searches below cover long names.
-        let edits = if (5..=10).contains(&name.len()) { 2 } else { 1 };
+        // The prefix and part searches below cover long names.
+        let edits = if two_edits_allowed(name) { 2 } else { 1 };
         if let Ok(lev) = Levenshtein::new(name, edits) {
             collect_defined(q, lev, 50, &mut cands);
         }

@@ -62,29 +62,23 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
     // References the active configuration does not build are left out and counted; the first
     // hundred are listed with their reasons.
     let mut hidden = 0usize;
-    let mut active: Vec<Option<bool>> = Vec::with_capacity(postings.len());
+    // Each kept posting with its `active` value.
     let postings: Vec<_> = postings
         .into_iter()
-        .filter(|(s, p)| match q.verdict(*s, p.file, p.line) {
+        .filter_map(|(s, p)| match q.verdict(s, p.file, p.line) {
             Some(Verdict::Hidden(reason)) => {
                 hidden += 1;
                 if env.hidden.len() < MAX_HIDDEN_LISTED {
                     env.hidden.push(Hidden {
-                        path: q.path(*s, p.file).to_string(),
+                        path: q.path(s, p.file).to_string(),
                         line: p.line,
                         reason,
                     });
                 }
-                false
+                None
             }
-            Some(Verdict::Live) => {
-                active.push(Some(true));
-                true
-            }
-            _ => {
-                active.push(None);
-                true
-            }
+            Some(Verdict::Live) => Some(((s, p), Some(true))),
+            _ => Some(((s, p), None)),
         })
         .collect();
     if hidden > env.hidden.len() {
@@ -100,7 +94,7 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
     };
     if grouped {
         let mut files: BTreeMap<(usize, u32), Vec<u32>> = BTreeMap::new();
-        for (s, p) in &postings {
+        for ((s, p), _) in &postings {
             files.entry((*s, p.file)).or_default().push(p.line);
         }
         let mut groups: Vec<FileGroup> = files
@@ -128,7 +122,7 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
         env.results = Some(Results::Groups(page));
         return env;
     }
-    let mut rows: Vec<_> = postings.into_iter().zip(active).collect();
+    let mut rows = postings;
     rows.sort_by(|(a, _), (b, _)| {
         q.path(a.0, a.1.file)
             .cmp(q.path(b.0, b.1.file))
