@@ -1,11 +1,14 @@
-//! Which code a kernel `.config` builds: the `.config` itself ([`Config`]) and the `#if`
+//! Which code a kernel `.config` builds: the `.config` itself ([`Config`]), the `#if`
 //! expressions of C sources evaluated under it ([`eval`]) in three values: true, false, or
 //! unknown where the answer depends on something a `.config` does not say (a macro that is not
-//! a config symbol, `MODULE`).
+//! a config symbol, `MODULE`); the Kbuild Makefiles that decide which files are compiled
+//! ([`makefile`], [`kbuild`]); and the Kconfig entries that define the symbols ([`kconfig`]).
 #![deny(missing_docs)]
 
 mod config;
 mod expr;
+pub mod kbuild;
+pub mod makefile;
 
 pub use config::{Config, Value};
 pub use expr::{eval, Tri};
