@@ -8,6 +8,7 @@
 mod config;
 mod expr;
 pub mod kbuild;
+pub mod kconfig;
 pub mod makefile;
 
 pub use config::{Config, Value};

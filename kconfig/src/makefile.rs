@@ -374,6 +374,13 @@ fn condition(word: &str, args: &str, origin: String) -> Atom {
     };
     match word {
         "ifdef" | "ifndef" => {
+            if BUILD_STATE.contains(&args) {
+                return Atom {
+                    symbol: String::new(),
+                    test: Test::Constant(word == "ifndef"),
+                    origin,
+                };
+            }
             if !is_config(args) {
                 return unknown;
             }
@@ -391,8 +398,10 @@ fn condition(word: &str, args: &str, origin: String) -> Atom {
             let Some((a, b)) = two_args(args) else {
                 return unknown;
             };
-            // The kernel proper is never an external module build.
-            let known = |s: &str| (s == "$(KBUILD_EXTMOD)").then_some("");
+            let known = |s: &str| {
+                let name = s.strip_prefix("$(")?.strip_suffix(')')?;
+                BUILD_STATE.contains(&name).then_some("")
+            };
             let eq = word == "ifeq";
             if let (Some(x), Some(y)) = (known(a).or(literal(a)), known(b).or(literal(b))) {
                 return Atom {
@@ -421,6 +430,15 @@ fn condition(word: &str, args: &str, origin: String) -> Atom {
         }
     }
 }
+
+/// Variables of the top Makefile that are empty in a plain build of the kernel proper (not an
+/// external module, not a sub-make, not a config target): the conditions on them are constant.
+const BUILD_STATE: &[&str] = &[
+    "KBUILD_EXTMOD",
+    "need-sub-make",
+    "mixed-build",
+    "config-build",
+];
 
 /// `(a,b)`, `"a" "b"`, `'a' 'b'` → the two arguments, trimmed.
 fn two_args(s: &str) -> Option<(&str, &str)> {

@@ -1,0 +1,423 @@
+//! Kconfig files read for the symbols they define and name: each `config X` / `menuconfig X`
+//! entry (type, prompt, `depends on`, `select`, `default`) is the definition of `CONFIG_X`;
+//! every symbol in an expression (`depends on MMU && BLOCK`, `select CRYPTO`, `default y if X`)
+//! is a use of it; `source "fs/Kconfig"` names the files to read next.
+//!
+//! Help texts are skipped by indentation, as the kernel's own parser does, so a help paragraph
+//! mentioning "select" is not an attribute.
+
+use crate::makefile::SymbolUse;
+
+/// One `config` or `menuconfig` entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Entry {
+    /// `CONFIG_X`.
+    pub symbol: String,
+    /// 1-based line of the `config X` line.
+    pub line: u32,
+    /// `config` or `menuconfig`.
+    pub keyword: String,
+    /// `bool`, `tristate`, `string`, `hex`, `int` (`def_bool` gives `bool`).
+    pub kind: Option<String>,
+    /// The prompt, unquoted.
+    pub prompt: Option<String>,
+    /// `depends on` expressions: the entry's own, then those of the `if` blocks and menus
+    /// around it, innermost first.
+    pub depends: Vec<String>,
+    /// `select X [if …]` and `imply X [if …]` lines, as written.
+    pub selects: Vec<String>,
+    /// `default …` and `def_bool`/`def_tristate` values, as written.
+    pub defaults: Vec<String>,
+    /// Last line of the entry (its help text included).
+    pub end_line: u32,
+}
+
+/// A parsed Kconfig file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KconfigFile {
+    /// Its entries in file order.
+    pub entries: Vec<Entry>,
+    /// Symbols its expressions name, by line (the `config X` lines are not uses).
+    pub uses: Vec<SymbolUse>,
+    /// Files it sources, root-relative, `$(SRCARCH)` not expanded; `rsource` paths are
+    /// resolved against `path`'s directory.
+    pub sources: Vec<String>,
+}
+
+enum Block {
+    Entry(usize),
+    Menu,
+    Other,
+}
+
+/// Parses Kconfig text of root-relative `path`.
+pub fn parse(path: &str, text: &str) -> KconfigFile {
+    let mut out = KconfigFile::default();
+    // `if EXPR` blocks and menus' `depends on`, innermost last; a menu without one pushes "".
+    let mut enclosing: Vec<(&'static str, String)> = Vec::new();
+    let mut block = Block::Other;
+    // Inside a help text: the indentation of the `help` line, and of its first text line.
+    let mut help: Option<(usize, Option<usize>)> = None;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let first = i;
+        let raw = lines[i];
+        i += 1;
+        if let Some((help_indent, text_indent)) = help {
+            if raw.trim().is_empty() {
+                continue;
+            }
+            let indent = indentation(raw);
+            match text_indent {
+                None if indent > help_indent => {
+                    help = Some((help_indent, Some(indent)));
+                    extend(&mut out, &block, first);
+                    continue;
+                }
+                Some(t) if indent >= t => {
+                    extend(&mut out, &block, first);
+                    continue;
+                }
+                _ => help = None,
+            }
+        }
+        let mut logical = raw.to_string();
+        while logical.ends_with('\\') && i < lines.len() {
+            logical.pop();
+            logical.push(' ');
+            logical.push_str(lines[i]);
+            i += 1;
+        }
+        let line_no = first as u32 + 1;
+        let body = strip_comment(&logical);
+        let t = body.trim();
+        if t.is_empty() {
+            continue;
+        }
+        let (word, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
+        let rest = rest.trim();
+        match word {
+            "config" | "menuconfig" => {
+                let symbol = format!("CONFIG_{rest}");
+                out.entries.push(Entry {
+                    symbol,
+                    line: line_no,
+                    keyword: word.to_string(),
+                    depends: enclosing
+                        .iter()
+                        .rev()
+                        .filter(|(_, e)| !e.is_empty())
+                        .map(|(_, e)| e.clone())
+                        .collect(),
+                    end_line: line_no,
+                    ..Default::default()
+                });
+                block = Block::Entry(out.entries.len() - 1);
+                continue;
+            }
+            "menu" => {
+                enclosing.push(("menu", String::new()));
+                block = Block::Menu;
+                continue;
+            }
+            "endmenu" => {
+                pop(&mut enclosing, "menu");
+                block = Block::Other;
+                continue;
+            }
+            "if" => {
+                uses(rest, line_no, &mut out.uses);
+                enclosing.push(("if", rest.to_string()));
+                block = Block::Other;
+                continue;
+            }
+            "endif" => {
+                pop(&mut enclosing, "if");
+                block = Block::Other;
+                continue;
+            }
+            "choice" | "endchoice" | "comment" | "mainmenu" => {
+                block = Block::Other;
+                continue;
+            }
+            "source" | "rsource" | "osource" | "orsource" => {
+                let file = rest.trim_matches('"');
+                let file = if word.starts_with('o') || word == "rsource" {
+                    match (word, path.rsplit_once('/')) {
+                        ("rsource" | "orsource", Some((dir, _))) => format!("{dir}/{file}"),
+                        _ => file.to_string(),
+                    }
+                } else {
+                    file.to_string()
+                };
+                out.sources.push(file);
+                block = Block::Other;
+                continue;
+            }
+            "help" | "---help---" => {
+                help = Some((indentation(raw), None));
+                extend(&mut out, &block, first);
+                continue;
+            }
+            _ => {}
+        }
+        extend(&mut out, &block, first);
+        // An attribute of the current block.
+        let expr_of = |s: &str| s.to_string();
+        match word {
+            "bool" | "tristate" | "string" | "hex" | "int" | "def_bool" | "def_tristate" => {
+                let kind = word.trim_start_matches("def_").to_string();
+                let (value, cond) = split_if(rest);
+                if let Block::Entry(e) = block {
+                    let entry = &mut out.entries[e];
+                    entry.kind = Some(kind);
+                    if word.starts_with("def_") {
+                        entry.defaults.push(expr_of(rest));
+                    } else if let Some(p) = quoted(value) {
+                        entry.prompt = Some(p);
+                    }
+                }
+                if word.starts_with("def_") {
+                    uses(value, line_no, &mut out.uses);
+                }
+                uses(cond, line_no, &mut out.uses);
+            }
+            "prompt" => {
+                let (value, cond) = split_if(rest);
+                if let Block::Entry(e) = block {
+                    out.entries[e].prompt = quoted(value);
+                }
+                uses(cond, line_no, &mut out.uses);
+            }
+            "depends" => {
+                let expr = rest.strip_prefix("on").unwrap_or(rest).trim();
+                uses(expr, line_no, &mut out.uses);
+                match block {
+                    Block::Entry(e) => out.entries[e].depends.insert(0, expr.to_string()),
+                    Block::Menu => {
+                        if let Some(last) = enclosing.last_mut() {
+                            if last.1.is_empty() {
+                                last.1 = expr.to_string();
+                            } else {
+                                last.1 = format!("{} && {expr}", last.1);
+                            }
+                        }
+                    }
+                    Block::Other => {}
+                }
+            }
+            "select" | "imply" => {
+                uses(rest, line_no, &mut out.uses);
+                if let Block::Entry(e) = block {
+                    out.entries[e].selects.push(format!("{word} {rest}"));
+                }
+            }
+            "default" => {
+                uses(rest, line_no, &mut out.uses);
+                if let Block::Entry(e) = block {
+                    out.entries[e].defaults.push(rest.to_string());
+                }
+            }
+            "range" | "visible" => uses(rest.trim_start_matches("if"), line_no, &mut out.uses),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The block's entry, if any, runs to line index `at` (0-based).
+fn extend(out: &mut KconfigFile, block: &Block, at: usize) {
+    if let Block::Entry(e) = block {
+        out.entries[*e].end_line = at as u32 + 1;
+    }
+}
+
+fn pop(stack: &mut Vec<(&'static str, String)>, kind: &str) {
+    if let Some(i) = stack.iter().rposition(|(k, _)| *k == kind) {
+        stack.truncate(i);
+    }
+}
+
+fn indentation(line: &str) -> usize {
+    let mut n = 0;
+    for c in line.chars() {
+        match c {
+            ' ' => n += 1,
+            '\t' => n = (n / 8 + 1) * 8,
+            _ => break,
+        }
+    }
+    n
+}
+
+fn strip_comment(line: &str) -> &str {
+    let mut quote = None;
+    for (i, c) in line.char_indices() {
+        match (c, quote) {
+            ('"' | '\'', None) => quote = Some(c),
+            (q, Some(open)) if q == open => quote = None,
+            ('#', None) => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+/// `"text" if EXPR` → (`"text"`, `EXPR`).
+fn split_if(s: &str) -> (&str, &str) {
+    let mut quote = None;
+    let b = s.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        match (c, quote) {
+            (b'"' | b'\'', None) => quote = Some(c),
+            (q, Some(open)) if q == open => quote = None,
+            (b'i', None)
+                if s[i..].starts_with("if")
+                    && (i == 0 || b[i - 1].is_ascii_whitespace())
+                    && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) =>
+            {
+                return (s[..i].trim(), s[i + 2..].trim());
+            }
+            _ => {}
+        }
+    }
+    (s.trim(), "")
+}
+
+fn quoted(s: &str) -> Option<String> {
+    let s = s.trim();
+    let q = s.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let inner = s[1..].strip_suffix(q)?;
+    Some(inner.to_string())
+}
+
+/// Symbols named in expression `s`: words of capitals, digits and `_` outside quotes and
+/// `$(…)` macros (`y`, `m`, `n` and numbers are values).
+fn uses(s: &str, line: u32, out: &mut Vec<SymbolUse>) {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut depth = 0i32;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' || c == b'\'' {
+            let end = s[i + 1..]
+                .find(c as char)
+                .map_or(b.len(), |e| i + 1 + e + 1);
+            i = end;
+            continue;
+        }
+        if c == b'$' && b.get(i + 1) == Some(&b'(') {
+            depth += 1;
+            i += 2;
+            continue;
+        }
+        if depth > 0 {
+            match c {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let word = &s[start..i];
+            let symbol_like = word.bytes().any(|c| c.is_ascii_uppercase())
+                && !word.bytes().any(|c| c.is_ascii_lowercase())
+                && !word.starts_with("0x");
+            if symbol_like {
+                out.push(SymbolUse {
+                    line,
+                    symbol: format!("CONFIG_{word}"),
+                });
+            }
+            continue;
+        }
+        i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MM: &str = "# SPDX\n\nmenu \"Memory Management options\"\n\tdepends on MMU\n\nconfig ZPOOL\n\tbool\n\nmenuconfig SWAP\n\tbool \"Support for paging of anonymous memory (swap)\"\n\tdepends on MMU && BLOCK && !ARCH_NO_SWAP\n\tdefault y\n\thelp\n\t  This option allows you to select whether\n\t  depends on nothing.\n\n\t  Second paragraph.\n\nif SWAP\nconfig ZSWAP\n\tbool \"Compressed cache\" if EXPERT\n\tselect CRYPTO\n\timply ZPOOL if 64BIT\n\tdefault \"zbud\" # not a symbol\nendif\nendmenu\nsource \"mm/damon/Kconfig\"\nrsource \"sub/Kconfig\"\nconfig NR_CPUS\n\tint \"Maximum number\"\n\trange 2 512 if SMP\n\tdefault 0x40 if X86_64\n";
+
+    #[test]
+    fn entries_with_their_attributes() {
+        let k = parse("mm/Kconfig", MM);
+        let names: Vec<(&str, u32, u32)> = k
+            .entries
+            .iter()
+            .map(|e| (e.symbol.as_str(), e.line, e.end_line))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("CONFIG_ZPOOL", 6, 7),
+                ("CONFIG_SWAP", 9, 17),
+                ("CONFIG_ZSWAP", 20, 24),
+                ("CONFIG_NR_CPUS", 29, 32)
+            ]
+        );
+        let swap = &k.entries[1];
+        assert_eq!(swap.keyword, "menuconfig");
+        assert_eq!(swap.kind.as_deref(), Some("bool"));
+        assert_eq!(
+            swap.prompt.as_deref(),
+            Some("Support for paging of anonymous memory (swap)")
+        );
+        assert_eq!(swap.depends, vec!["MMU && BLOCK && !ARCH_NO_SWAP", "MMU"]);
+        assert_eq!(swap.defaults, vec!["y"]);
+        let zswap = &k.entries[2];
+        assert_eq!(zswap.prompt.as_deref(), Some("Compressed cache"));
+        assert_eq!(zswap.depends, vec!["SWAP", "MMU"]);
+        assert_eq!(zswap.selects, vec!["select CRYPTO", "imply ZPOOL if 64BIT"]);
+        assert_eq!(
+            k.entries[3].depends,
+            Vec::<String>::new(),
+            "menu and if closed"
+        );
+        assert_eq!(k.sources, vec!["mm/damon/Kconfig", "mm/sub/Kconfig"]);
+    }
+
+    #[test]
+    fn uses_skip_help_text_values_and_strings() {
+        let k = parse("mm/Kconfig", MM);
+        let uses: Vec<(u32, &str)> = k.uses.iter().map(|u| (u.line, u.symbol.as_str())).collect();
+        assert_eq!(
+            uses,
+            vec![
+                (4, "CONFIG_MMU"),
+                (11, "CONFIG_MMU"),
+                (11, "CONFIG_BLOCK"),
+                (11, "CONFIG_ARCH_NO_SWAP"),
+                (19, "CONFIG_SWAP"),
+                (21, "CONFIG_EXPERT"),
+                (22, "CONFIG_CRYPTO"),
+                (23, "CONFIG_ZPOOL"),
+                (23, "CONFIG_64BIT"),
+                (31, "CONFIG_SMP"),
+                (32, "CONFIG_X86_64"),
+            ]
+        );
+    }
+
+    #[test]
+    fn def_bool_and_macros() {
+        let k = parse(
+            "Kconfig",
+            "config CC_IS_GCC\n\tdef_bool $(success,test \"$(cc-name)\" = GCC)\nconfig X\n\tdef_tristate m if MODULES\n",
+        );
+        assert_eq!(k.entries[0].kind.as_deref(), Some("bool"));
+        assert_eq!(k.entries[1].kind.as_deref(), Some("tristate"));
+        assert_eq!(k.entries[1].defaults, vec!["m if MODULES"]);
+        let uses: Vec<&str> = k.uses.iter().map(|u| u.symbol.as_str()).collect();
+        assert_eq!(uses, vec!["CONFIG_MODULES"]);
+    }
+}
