@@ -107,12 +107,6 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
         } => query::reachability(&q, from, to, *max_depth),
         Ask::Symbols { file } => query::list_file_symbols(&q, file),
     };
-    if q.page.active.is_some() && env.error.is_none() {
-        env.warn(
-            "active_config decides by #if guards and the arch/ tree; Makefile (Kbuild) \
-             liveness is not applied yet",
-        );
-    }
     // Every error says what to do next: by default, the same call with its arguments fixed;
     // for a file that is not there, finding where the symbol lives instead.
     if env.error.is_some() && env.next_tools.is_empty() {

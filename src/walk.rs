@@ -43,6 +43,8 @@ pub struct DirListing {
     pub subdirs: Vec<String>,
     /// Names of `.c`/`.h` files.
     pub sources: Vec<String>,
+    /// Names of build files (`Makefile`, `Kbuild`, `Kconfig*`).
+    pub builds: Vec<String>,
 }
 
 /// The listings of a previous walk, and when it was taken.
@@ -66,6 +68,8 @@ pub struct Walk {
     pub sources: Vec<SourceFile>,
     /// `.c`/`.h` files over the size cap.
     pub too_big: Vec<SourceFile>,
+    /// Build files: `Makefile`, `Kbuild`, `Kconfig*` (also counted in `other_files`).
+    pub builds: Vec<SourceFile>,
     /// Files that are not C sources (Makefiles, `.S`, docs…): counted, not indexed.
     pub other_files: u64,
     /// Symbolic links skipped.
@@ -84,6 +88,7 @@ impl Walk {
     fn absorb(&mut self, w: Walk) {
         self.sources.extend(w.sources);
         self.too_big.extend(w.too_big);
+        self.builds.extend(w.builds);
         self.other_files += w.other_files;
         self.symlinks += w.symlinks;
         self.errors.extend(w.errors);
@@ -183,6 +188,11 @@ pub struct Trust<'a> {
     pub known: &'a (dyn Fn(&str) -> Option<(u64, i64)> + Sync),
 }
 
+/// True for a build file knav reads for Kbuild and Kconfig facts.
+pub fn is_build_name(name: &str) -> bool {
+    name == "Makefile" || name == "Kbuild" || name.starts_with("Kconfig")
+}
+
 /// Walks `root`, reading directories in parallel. With a `cache`, a directory whose mtime is
 /// unchanged is not read again: only its C sources are stat'ed. With `trust` as well, a
 /// directory the hint does not name is not even stat'ed, and neither are its files the hint
@@ -208,9 +218,11 @@ pub fn walk(
                 return trusted_dir(root, i, d, t, max_file_bytes);
             }
             let dir = root.join(&d.path);
-            let Some((mtime, stats)) = stat_dir(&dir, &d.sources) else {
+            let names: Vec<String> = d.sources.iter().chain(&d.builds).cloned().collect();
+            let Some((mtime, mut stats)) = stat_dir(&dir, &names) else {
                 return Walk::default(); // gone; its parent was read again and says so
             };
+            let build_stats = stats.split_off(d.sources.len());
             if mtime == d.mtime_ns && d.mtime_ns < cache.taken_ns - CACHE_SLACK_NS {
                 let mut out = Walk {
                     other_files: d.other_files as u64,
@@ -229,6 +241,15 @@ pub fn walk(
                             },
                             max_file_bytes,
                         );
+                    }
+                }
+                for (name, stat) in d.builds.iter().zip(build_stats) {
+                    if let Some((size, mtime_ns)) = stat {
+                        out.builds.push(SourceFile {
+                            path: join(&d.path, name),
+                            size,
+                            mtime_ns,
+                        });
                     }
                 }
                 return out;
@@ -263,32 +284,44 @@ fn trusted_dir(root: &Path, i: usize, d: &DirListing, t: &Trust<'_>, max_file_by
         ..Default::default()
     };
     let mut to_stat = Vec::new();
-    for name in &d.sources {
+    for (name, build) in d
+        .sources
+        .iter()
+        .map(|n| (n, false))
+        .chain(d.builds.iter().map(|n| (n, true)))
+    {
         let path = join(&d.path, name);
         match (t.hint.files.contains(&path), (t.known)(&path)) {
-            (false, Some((size, mtime_ns))) => out.add_source(
-                SourceFile {
+            (false, Some((size, mtime_ns))) => {
+                let file = SourceFile {
                     path,
                     size,
                     mtime_ns,
-                },
-                max_file_bytes,
-            ),
-            _ => to_stat.push(name.clone()),
+                };
+                if build {
+                    out.builds.push(file);
+                } else {
+                    out.add_source(file, max_file_bytes);
+                }
+            }
+            _ => to_stat.push((name.clone(), build)),
         }
     }
     if !to_stat.is_empty() {
-        let stats = stat_dir(&root.join(&d.path), &to_stat).map_or_else(Vec::new, |s| s.1);
-        for (name, stat) in to_stat.iter().zip(stats) {
+        let names: Vec<String> = to_stat.iter().map(|(n, _)| n.clone()).collect();
+        let stats = stat_dir(&root.join(&d.path), &names).map_or_else(Vec::new, |s| s.1);
+        for ((name, build), stat) in to_stat.iter().zip(stats) {
             if let Some((size, mtime_ns)) = stat {
-                out.add_source(
-                    SourceFile {
-                        path: join(&d.path, name),
-                        size,
-                        mtime_ns,
-                    },
-                    max_file_bytes,
-                );
+                let file = SourceFile {
+                    path: join(&d.path, name),
+                    size,
+                    mtime_ns,
+                };
+                if *build {
+                    out.builds.push(file);
+                } else {
+                    out.add_source(file, max_file_bytes);
+                }
             }
         }
     }
@@ -433,6 +466,17 @@ fn list_dir(
         } else if !ft.is_file() {
         } else if !is_source_name(name) {
             listing.other_files += 1;
+            if is_build_name(name) {
+                listing.builds.push(name.to_string());
+                match entry.metadata() {
+                    Ok(meta) => out.builds.push(SourceFile {
+                        path: join(rel, name),
+                        size: meta.len(),
+                        mtime_ns: mtime_ns(&meta),
+                    }),
+                    Err(e) => out.errors.push(format!("{}: {e}", join(rel, name))),
+                }
+            }
         } else {
             let path = join(rel, name);
             listing.sources.push(name.to_string());

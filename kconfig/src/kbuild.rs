@@ -113,7 +113,9 @@ pub fn resolve(read: &(dyn Fn(&str) -> Option<String> + Sync), arches: &[String]
             continue;
         };
         let mk = makefile::parse(&path, &text);
-        r.out.makefiles.push(path);
+        if !r.out.makefiles.contains(&path) {
+            r.out.makefiles.push(path);
+        }
         for a in &mk.assigns {
             if !matches!(a.stem.as_str(), "core" | "drivers" | "libs") {
                 continue;

@@ -8,6 +8,7 @@
 
 pub mod accum;
 pub mod build;
+pub mod buildfiles;
 pub mod codec;
 pub mod format;
 pub mod segment;
@@ -60,6 +61,9 @@ pub struct UpdateReport {
     pub elapsed_ms: u64,
     /// The index directory.
     pub index_dir: String,
+    /// When the build files changed: what reading them found (`2372 Makefiles followed, …`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_files: Option<String>,
     /// Full builds: definitions each kernel macro family made (`SYSCALL_DEFINE`: 1,900…).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub macro_definitions: std::collections::BTreeMap<String, u64>,
@@ -130,7 +134,22 @@ pub fn update_hinted(
     // What the index holds of each file: the walk trusts it for files a hint does not name,
     // and the diff compares against it.
     let indexed = old.as_ref().map(indexed_files).unwrap_or_default();
-    let known = |path: &str| indexed.get(path).map(|&(size, mtime, _, _)| (size, mtime));
+    let build_inputs: std::collections::HashMap<String, (u64, i64)> = old
+        .as_ref()
+        .and_then(|s| s.build.as_ref())
+        .map(|b| {
+            b.inputs()
+                .into_iter()
+                .map(|f| (f.path, (f.size, f.mtime_ns)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let known = |path: &str| {
+        indexed
+            .get(path)
+            .map(|&(size, mtime, _, _)| (size, mtime))
+            .or_else(|| build_inputs.get(path).copied())
+    };
     let trust = hint
         .filter(|_| old.is_some())
         .map(|hint| crate::walk::Trust {
@@ -152,7 +171,42 @@ pub fn update_hinted(
         .as_ref()
         .map(|_| diff(root, indexed, walked.sources.iter().chain(&walked.too_big)));
     trace.mark("diff");
+    let build_fp = buildfiles::fingerprint(&walked.builds);
+    let old_build = old.as_ref().and_then(|s| s.manifest.build_files.clone());
+    let build_same = match (&old_build, old.as_ref().and_then(|s| s.build.as_ref())) {
+        (Some(b), Some(open)) => b.fingerprint == build_fp || open.unchanged(root, &walked.builds),
+        (None, _) => old.is_some() && walked.builds.is_empty(),
+        _ => false,
+    };
     if let (Some(snap), Some(d)) = (&old, &changes) {
+        if d.changed.is_empty() && d.deleted.is_empty() && !build_same {
+            // Only build files changed: the segments stay, the build-file part is replaced.
+            let (build_files, summary) =
+                build_files_part(root, index_dir, &walked.builds, old_build.as_ref(), false)?;
+            let mut manifest = snap.manifest.clone();
+            manifest.generation += 1;
+            manifest.retired = Vec::new();
+            manifest.build_files = build_files;
+            manifest.published_unix = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            store::publish(index_dir, &manifest)?;
+            if walked.dirs_read > 0 {
+                store::write_walk_cache(index_dir, &walked.cache(cache.as_ref(), walk_started))?;
+            }
+            progress.finish();
+            return Ok(UpdateReport {
+                mode: "incremental".into(),
+                build_files: summary,
+                dirs_read: walked.dirs_read,
+                walk_errors: walk_errors(&walked),
+                files_scanned: snap.manifest.files_scanned,
+                files_unindexed: snap.manifest.files_unindexed,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+                index_dir: index_dir.display().to_string(),
+                ..Default::default()
+            });
+        }
         if d.changed.is_empty() && d.deleted.is_empty() {
             if walked.dirs_read > 0 {
                 store::write_walk_cache(index_dir, &walked.cache(cache.as_ref(), walk_started))?;
@@ -271,6 +325,16 @@ pub fn update_hinted(
         }
     };
     trace.mark("build segment");
+    progress.phase("build files");
+    let (build_files, build_summary) = build_files_part(
+        root,
+        index_dir,
+        &walked.builds,
+        old_build.as_ref(),
+        build_same,
+    )?;
+    report.build_files = build_summary;
+    trace.mark("build files");
     let seg_name = seg_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -303,6 +367,7 @@ pub fn update_hinted(
         options_hash: hash,
         other_files: walked.other_files,
         symlinks: walked.symlinks,
+        build_files,
         ..Default::default()
     };
     drop(old);
@@ -339,6 +404,56 @@ pub fn update_hinted(
     trace.mark("walk cache + size");
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// The build-file part for `builds`: the old one when `same`, none when there are no build
+/// files, else a new one (with a one-line summary for the report).
+fn build_files_part(
+    root: &Path,
+    index_dir: &Path,
+    builds: &[SourceFile],
+    old: Option<&buildfiles::BuildFilesRef>,
+    same: bool,
+) -> Result<(Option<buildfiles::BuildFilesRef>, Option<String>), String> {
+    if same {
+        let kept = old.map(|b| buildfiles::BuildFilesRef {
+            previous: None,
+            ..b.clone()
+        });
+        return Ok((kept, None));
+    }
+    if builds.is_empty() {
+        return Ok((None, None));
+    }
+    let dir = unique_dir(index_dir, "kb");
+    let stats = match buildfiles::build(root, builds, &dir) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(e);
+        }
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let summary = format!(
+        "{} build files: {} Makefiles followed, {} objects and directories with a condition, {} Kconfig entries, parsed in {} ms",
+        builds.len(),
+        stats.makefiles,
+        stats.paths,
+        stats.entries,
+        stats.parse_ms
+    );
+    Ok((
+        Some(buildfiles::BuildFilesRef {
+            dir: name,
+            fingerprint: buildfiles::fingerprint(builds),
+            files: builds.len() as u64,
+            previous: old.map(|b| b.dir.clone()),
+        }),
+        Some(summary),
+    ))
 }
 
 /// Re-reads every file of the current index and checks it against the checksums recorded when

@@ -45,7 +45,7 @@ pub struct SegmentMeta {
 }
 
 /// A byte range of a memory map, for the `fst` crate.
-pub struct MapBytes(Mmap);
+pub struct MapBytes(pub Mmap);
 
 impl AsRef<[u8]> for MapBytes {
     fn as_ref(&self) -> &[u8] {
@@ -144,7 +144,7 @@ impl Iterator for Postings<'_> {
     }
 }
 
-fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, String> {
+pub(crate) fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, String> {
     let path = dir.join(name);
     let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     // SAFETY: see the module documentation; published segments are immutable.

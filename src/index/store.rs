@@ -46,6 +46,9 @@ pub struct Manifest {
     pub other_files: u64,
     /// Symbolic links skipped.
     pub symlinks: u64,
+    /// The build-file part (Kbuild, Kconfig), when the tree has build files.
+    #[serde(default)]
+    pub build_files: Option<super::buildfiles::BuildFilesRef>,
 }
 
 /// One segment of the index.
@@ -67,6 +70,8 @@ pub struct Snapshot {
     pub manifest: Manifest,
     /// Segments, base first.
     pub segments: Vec<Segment>,
+    /// The build-file part: Kbuild conditions, Kconfig entries, `CONFIG_` uses.
+    pub build: Option<super::buildfiles::BuildFiles>,
     /// Per segment, one bit per file id: set when a later segment shadows it. Asked for every
     /// posting a query reads, so a bit test rather than a hash lookup.
     dead: Vec<Vec<u64>>,
@@ -150,12 +155,20 @@ pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), String> {
         .iter()
         .map(|s| s.dir.as_str())
         .chain(manifest.retired.iter().map(String::as_str))
+        .chain(
+            manifest
+                .build_files
+                .iter()
+                .flat_map(|b| std::iter::once(b.dir.as_str()).chain(b.previous.as_deref())),
+        )
         .collect();
     if let Ok(entries) = std::fs::read_dir(index_dir) {
         for e in entries.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with("seg-") && !keep.contains(name.as_ref()) {
+            if (name.starts_with("seg-") || name.starts_with("kb-"))
+                && !keep.contains(name.as_ref())
+            {
                 let _ = std::fs::remove_dir_all(e.path());
             }
         }
@@ -165,12 +178,14 @@ pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), String> {
 
 /// The file holding the last walk's directory listings.
 const WALK_CACHE: &str = "walk.cache";
+/// Its kind tag; changed when its layout changes (listings gained build files).
+const WALK_KIND: &[u8; 4] = b"WLK2";
 
 /// Reads the walk cache; `None` when it is missing or unreadable (the walk then reads every
 /// directory).
 pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
     let bytes = std::fs::read(index_dir.join(WALK_CACHE)).ok()?;
-    check_header(&bytes, b"WALK").ok()?;
+    check_header(&bytes, WALK_KIND).ok()?;
     let body = &bytes[HEADER_LEN..];
     let (sum, body) = body.split_at_checked(8)?;
     if u64::from_le_bytes(sum.try_into().ok()?) != hash64(body) {
@@ -190,6 +205,8 @@ pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
         let subdirs = (0..k.min(1 << 20)).map(|_| text(&mut r)).collect();
         let k = r.varint() as usize;
         let sources = (0..k.min(1 << 20)).map(|_| text(&mut r)).collect();
+        let k = r.varint() as usize;
+        let builds = (0..k.min(1 << 20)).map(|_| text(&mut r)).collect();
         if r.overrun {
             return None;
         }
@@ -200,6 +217,7 @@ pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
             symlinks,
             subdirs,
             sources,
+            builds,
         });
     }
     Some(WalkCache { taken_ns, dirs })
@@ -223,8 +241,12 @@ pub fn write_walk_cache(index_dir: &Path, cache: &WalkCache) -> Result<(), Strin
         for s in &d.sources {
             put_str(&mut body, s.as_bytes());
         }
+        put_varint(&mut body, d.builds.len() as u64);
+        for s in &d.builds {
+            put_str(&mut body, s.as_bytes());
+        }
     }
-    let mut out = header(b"WALK").to_vec();
+    let mut out = header(WALK_KIND).to_vec();
     out.extend_from_slice(&hash64(&body).to_le_bytes());
     out.extend_from_slice(&body);
     let tmp = index_dir.join(format!("{WALK_CACHE}.tmp-{}", std::process::id()));
@@ -318,11 +340,18 @@ impl Snapshot {
                 }
             }
         }
+        let build = match &manifest.build_files {
+            Some(b) => Some(super::buildfiles::BuildFiles::open(
+                &index_dir.join(&b.dir),
+            )?),
+            None => None,
+        };
         Ok(Snapshot {
             root: root.to_path_buf(),
             index_dir: index_dir.to_path_buf(),
             manifest,
             segments,
+            build,
             dead,
         })
     }

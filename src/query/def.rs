@@ -3,8 +3,9 @@
 use std::collections::BTreeSet;
 
 use super::fuzzy::{self, Fuzzy};
-use super::{def_lines, not_found, role_of, valid_name, Found, Query};
-use crate::envelope::{DefSummary, Envelope, Export, Results, TopFile};
+use super::{def_lines, not_found, role_of, valid_name, Found, Query, Verdict};
+use crate::envelope::{DefSummary, Envelope, Export, Hidden, Results, TopFile};
+use crate::index::buildfiles::KconfigEntry;
 use crate::scan::Role;
 use knav_ctags::Kind;
 
@@ -19,7 +20,7 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
             env.error = Some(format!("no member '{member}' in struct or union '{owner}'"));
             return env;
         }
-        let mut env = answer(q, member, defs);
+        let mut env = answer(q, member, defs, Vec::new());
         mark_resolved(&mut env, member);
         env.warn(format!("'{symbol}' is member {member} of {owner}"));
         return env;
@@ -28,11 +29,12 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
     }
     let defs = q.definitions(symbol);
-    if defs.is_empty() {
+    let kconfig = q.kconfig_entries(symbol);
+    if defs.is_empty() && kconfig.is_empty() {
         match fuzzy::resolve(q, symbol) {
             Fuzzy::One(name, how) => {
                 let defs = q.definitions(&name);
-                let mut env = answer(q, &name, defs);
+                let mut env = answer(q, &name, defs, Vec::new());
                 mark_resolved(&mut env, &name);
                 env.warn(format!(
                     "'{symbol}' has no definition; showing '{name}' ({how}), not an exact match"
@@ -43,7 +45,7 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
             Fuzzy::Nothing => {}
         }
     }
-    answer(q, symbol, defs)
+    answer(q, symbol, defs, kconfig)
 }
 
 /// The error for a name with several equally close defined names: they are listed, not guessed.
@@ -76,8 +78,20 @@ fn macro_on_line(q: &Query<'_>, path: &str, line: u32) -> Option<String> {
     (!name.is_empty()).then(|| name.to_string())
 }
 
-/// The definition answer for `symbol` with its definitions `defs`.
-fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
+/// One definition shown: a C one from the index, or a Kconfig entry.
+enum Shown<'s> {
+    C(Found<'s>),
+    Kconfig(KconfigEntry),
+}
+
+/// The definition answer for `symbol` with its definitions `defs` and Kconfig entries
+/// `kconfig` (which come first: they are what defines a `CONFIG_` symbol).
+fn answer<'s>(
+    q: &Query<'s>,
+    symbol: &str,
+    defs: Vec<Found<'s>>,
+    kconfig: Vec<KconfigEntry>,
+) -> Envelope {
     // `module_init(fn)` marks `fn`; it is not a definition of its own.
     let (entries, defs): (Vec<_>, Vec<_>) =
         defs.into_iter().partition(|f| f.def.kind == Kind::Entry);
@@ -90,7 +104,7 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
             line: f.def.line,
         }
     });
-    if defs.is_empty() && q.postings_iter(symbol).next().is_none() {
+    if defs.is_empty() && kconfig.is_empty() && q.postings_iter(symbol).next().is_none() {
         return not_found(q, TOOL, symbol);
     }
     let mut occurrences = 0u64;
@@ -133,8 +147,16 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
             _ => per_file.push(((s, p.file), 1)),
         }
     }
+    // Kconfig files and Makefiles naming a `CONFIG_` symbol count as references too.
+    let build_uses = if kconfig.is_empty() && !symbol.starts_with("CONFIG_") {
+        Vec::new()
+    } else {
+        q.build_uses(symbol)
+    };
+    refs += build_uses.len() as u64;
+    let build_files: BTreeSet<&str> = build_uses.iter().map(|u| u.path.as_str()).collect();
     // A file can appear twice only across segments (shadowed copies are not live).
-    let file_count = per_file.len() as u64;
+    let file_count = per_file.len() as u64 + build_files.len() as u64;
     // Only the top few are shown: select them, do not sort them all.
     let by_count = |a: &((usize, u32), u64), b: &((usize, u32), u64)| {
         b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
@@ -161,7 +183,24 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
         .copied()
         .collect();
     // The active configuration leaves out what it does not build, and says why.
-    let (wanted, hidden) = q.by_config(in_prefix);
+    let (wanted, mut hidden) = q.by_config(in_prefix);
+    let mut shown: Vec<(Shown<'_>, Option<bool>)> = Vec::new();
+    for k in kconfig {
+        match q.page.active.as_deref().map(|c| q.file_verdict(&k.path, c)) {
+            Some(Verdict::Hidden(reason)) => hidden.push(Hidden {
+                path: k.path.clone(),
+                line: k.entry.line,
+                reason,
+            }),
+            Some(Verdict::Live) => shown.push((Shown::Kconfig(k), Some(true))),
+            _ => shown.push((Shown::Kconfig(k), None)),
+        }
+    }
+    if let Some(config) = q.page.active.as_deref() {
+        if !shown.is_empty() {
+            env.warn(format!("active config: {}", config.describe(symbol)));
+        }
+    }
     let hidden_count = hidden.len();
     env.hidden = hidden;
     // Guards for the variant count; full records (snippets read from the sources) only for
@@ -170,7 +209,7 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
         .iter()
         .map(|(f, _)| q.guard(f.seg, f.def.file, f.def.line))
         .collect();
-    let definition_count = wanted.len() as u64;
+    let definition_count = (wanted.len() + shown.len()) as u64;
     env.summary = Some(DefSummary {
         symbol: symbol.to_string(),
         definition_count,
@@ -181,26 +220,33 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
         exported,
         entry_point,
     });
-    if wanted.is_empty() {
-        env.message = Some(if defs.is_empty() {
-            format!(
-                "no definition of '{symbol}' in the index; it occurs {} times in {} files",
-                occurrences, file_count
-            )
-        } else if hidden_count > 0 {
-            format!("the active config builds none of the {hidden_count} definitions")
-        } else {
-            "no definition under the path prefix".to_string()
-        });
+    shown.extend(wanted.into_iter().map(|(f, a)| (Shown::C(f), a)));
+    if shown.is_empty() {
+        env.message = Some(
+            if defs.is_empty() && definition_count == 0 && hidden_count == 0 {
+                format!(
+                    "no definition of '{symbol}' in the index; it occurs {} times in {} files",
+                    occurrences, file_count
+                )
+            } else if hidden_count > 0 {
+                format!("the active config builds none of the {hidden_count} definitions")
+            } else {
+                "no definition under the path prefix".to_string()
+            },
+        );
         env.next_tools = vec!["find_references"];
         env.results = Some(Results::Records(Vec::new()));
         return env;
     }
-    let page = q.paginate(&mut env, wanted);
+    let only_kconfig = shown.iter().all(|(s, _)| matches!(s, Shown::Kconfig(_)));
+    let page = q.paginate(&mut env, shown);
     env.results = Some(Results::Records(
         page.into_iter()
             .map(|(f, active)| {
-                let mut r = q.def_record(&f);
+                let mut r = match f {
+                    Shown::C(f) => q.def_record(&f),
+                    Shown::Kconfig(k) => q.kconfig_record(&k),
+                };
                 if q.page.active.is_some() {
                     r.active = Some(active);
                 }
@@ -208,6 +254,10 @@ fn answer<'s>(q: &Query<'s>, symbol: &str, defs: Vec<Found<'s>>) -> Envelope {
             })
             .collect(),
     ));
-    env.next_tools = vec!["get_symbol_body", "find_callers", "find_references"];
+    env.next_tools = if only_kconfig {
+        vec!["find_references"]
+    } else {
+        vec!["get_symbol_body", "find_callers", "find_references"]
+    };
     env
 }

@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use knav_ctags::Kind;
 
 use crate::envelope::{Coverage, Envelope, Hidden, Record};
+use crate::index::buildfiles::{BuildUse, KconfigEntry};
 use crate::index::format::{Def, FileStatus};
 use crate::index::segment::{Posting, Postings};
 use crate::index::store::Snapshot;
@@ -91,8 +92,8 @@ struct FileFacts {
     guards: Option<Vec<(u32, Vec<String>)>>,
     /// Decoded on first use: a file's definitions are many, and a guard needs none of them.
     functions: std::cell::OnceCell<Vec<(u32, u32, String)>>,
-    /// With an active config: why the file is in an architecture's tree it does not build.
-    other_arch: std::cell::OnceCell<Option<String>>,
+    /// With an active config: whether the file is built at all (its architecture, Kbuild).
+    built: std::cell::OnceCell<Verdict>,
 }
 
 /// One definition found, with where it lives.
@@ -281,7 +282,7 @@ impl<'s> Query<'s> {
         let facts = std::rc::Rc::new(FileFacts {
             guards,
             functions: std::cell::OnceCell::new(),
-            other_arch: std::cell::OnceCell::new(),
+            built: std::cell::OnceCell::new(),
         });
         self.files.borrow_mut().insert((seg, file), facts.clone());
         facts
@@ -332,25 +333,17 @@ impl<'s> Query<'s> {
     /// What the active configuration says about `line` of a file; `None` without one.
     pub fn verdict(&self, seg: usize, file: u32, line: u32) -> Option<Verdict> {
         let config = self.page.active.as_deref()?;
-        // Only the configured architecture's arch/ tree is built.
         let facts = self.file_facts(seg, file);
-        let other_arch = facts.other_arch.get_or_init(|| {
-            let arch = (*self.arch.get_or_init(|| config.arch()))?;
-            let dir = self
-                .path(seg, file)
-                .strip_prefix("arch/")?
-                .split('/')
-                .next()?;
-            (dir != arch)
-                .then(|| format!("arch/{dir} is not built: the config's architecture is {arch}"))
-        });
-        if let Some(reason) = other_arch {
-            return Some(Verdict::Hidden(reason.clone()));
+        let built = facts
+            .built
+            .get_or_init(|| self.file_verdict(self.path(seg, file), config));
+        if let Verdict::Hidden(_) = built {
+            return Some(built.clone());
         }
         let Some(guards) = facts.guards.as_ref() else {
             return Some(Verdict::Unknown);
         };
-        let mut unknown = false;
+        let mut unknown = *built == Verdict::Unknown;
         for cond in crate::guard::at(guards, line) {
             let known = self.decided.borrow().get(cond.as_str()).copied();
             let tri = match known {
@@ -383,6 +376,101 @@ impl<'s> Query<'s> {
         } else {
             Verdict::Live
         })
+    }
+
+    /// The Kconfig entries defining `symbol` (a `CONFIG_` name) under the path prefix.
+    pub fn kconfig_entries(&self, symbol: &str) -> Vec<KconfigEntry> {
+        match (&self.snap.build, symbol.starts_with("CONFIG_")) {
+            (Some(b), true) => b
+                .entries(symbol)
+                .into_iter()
+                .filter(|e| self.wanted(&e.path))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Where Kconfig files and Makefiles name `symbol` (a `CONFIG_` name) under the path
+    /// prefix, its definitions' lines left out.
+    pub fn build_uses(&self, symbol: &str) -> Vec<BuildUse> {
+        match (&self.snap.build, symbol.starts_with("CONFIG_")) {
+            (Some(b), true) => b
+                .uses(symbol)
+                .into_iter()
+                .filter(|u| self.wanted(&u.path))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A record for a Kconfig entry: its `config X` line, with the type, prompt and
+    /// dependencies in the snippet (`config HIGHMEM: bool "High memory support"; depends on
+    /// X86_32`).
+    pub fn kconfig_record(&self, k: &KconfigEntry) -> Record {
+        let e = &k.entry;
+        let name = e.symbol.trim_start_matches("CONFIG_");
+        let mut text = format!("{} {name}", e.keyword);
+        let signature = match (&e.kind, &e.prompt) {
+            (Some(kind), Some(p)) => Some(format!("{kind} \"{p}\"")),
+            (Some(kind), None) => Some(kind.clone()),
+            (None, Some(p)) => Some(format!("prompt \"{p}\"")),
+            (None, None) => None,
+        };
+        let mut parts: Vec<String> = signature.iter().cloned().collect();
+        if !e.depends.is_empty() {
+            let d: Vec<String> = if e.depends.len() == 1 {
+                e.depends.clone()
+            } else {
+                e.depends.iter().map(|d| format!("({d})")).collect()
+            };
+            parts.push(format!("depends on {}", d.join(" && ")));
+        }
+        parts.extend(e.selects.iter().cloned());
+        if !parts.is_empty() {
+            text.push_str(": ");
+            text.push_str(&parts.join("; "));
+        }
+        let col = self
+            .source(&k.path)
+            .and_then(|s| s.line(e.line).map(|l| source::nth_identifier(l, name, 0)))
+            .flatten()
+            .map_or(1, |c| c as u32 + 1);
+        Record {
+            symbol: e.symbol.clone(),
+            path: k.path.clone(),
+            line: e.line,
+            col,
+            kind: Some(e.keyword.clone()),
+            signature,
+            snippet: source::cut(text.as_bytes()),
+            resolved_via: Some("kconfig".into()),
+            ..Default::default()
+        }
+    }
+
+    /// Whether `config` builds the file at `path` at all: only the configured architecture's
+    /// `arch/` tree is; a C or assembly file is when Kbuild's Makefiles say so (a header is
+    /// decided by its guards alone). `Live` means "no objection": the lines' guards decide.
+    pub fn file_verdict(&self, path: &str, config: &knav_kconfig::Config) -> Verdict {
+        let arch = *self.arch.get_or_init(|| config.arch());
+        if let (Some(arch), Some(rest)) = (arch, path.strip_prefix("arch/")) {
+            if let Some((dir, _)) = rest.split_once('/') {
+                if dir != arch {
+                    return Verdict::Hidden(format!(
+                        "arch/{dir} is not built: the config's architecture is {arch}"
+                    ));
+                }
+            }
+        }
+        let compiled = path.ends_with(".c") || path.ends_with(".S");
+        match (&self.snap.build, compiled) {
+            (Some(build), true) => match build.decide_file(path, config) {
+                knav_kconfig::kbuild::Decision::Live => Verdict::Live,
+                knav_kconfig::kbuild::Decision::Unknown => Verdict::Unknown,
+                knav_kconfig::kbuild::Decision::Hidden(r) => Verdict::Hidden(r),
+            },
+            _ => Verdict::Live,
+        }
     }
 
     /// Splits `defs` by the active configuration: the ones kept with their `active` value

@@ -1,5 +1,6 @@
 //! find_references: every occurrence of a name, with its role, guard and enclosing function.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::{def_lines, not_found, role_of, valid_name, Query, Verdict};
@@ -48,7 +49,26 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
         .into_iter()
         .filter(|(s, p)| q.wanted_file(*s, p.file))
         .collect();
-    if postings.is_empty() {
+    // A `CONFIG_` symbol is also defined in Kconfig and named in Kconfig files and Makefiles.
+    let mut build_rows: Vec<(String, u32, &'static str)> = q
+        .kconfig_entries(symbol)
+        .into_iter()
+        .map(|k| (k.path, k.entry.line, "def"))
+        .collect();
+    for u in q.build_uses(symbol) {
+        let role = if u
+            .path
+            .rsplit('/')
+            .next()
+            .is_some_and(|n| n.starts_with("Kconfig"))
+        {
+            "kconfig"
+        } else {
+            "makefile"
+        };
+        build_rows.push((u.path, u.line, role));
+    }
+    if postings.is_empty() && build_rows.is_empty() {
         if q.page.path_prefix.is_some() && !q.postings(symbol).is_empty() {
             let mut env = q.envelope(TOOL);
             env.results = Some(Results::Records(Vec::new()));
@@ -62,25 +82,48 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
     // References the active configuration does not build are left out and counted; the first
     // hundred are listed with their reasons.
     let mut hidden = 0usize;
-    // Each kept posting with its `active` value.
-    let postings: Vec<_> = postings
-        .into_iter()
-        .filter_map(|(s, p)| match q.verdict(s, p.file, p.line) {
+    let mut keep =
+        |env: &mut Envelope, verdict: Option<Verdict>, path: &str, line: u32| match verdict {
             Some(Verdict::Hidden(reason)) => {
                 hidden += 1;
                 if env.hidden.len() < MAX_HIDDEN_LISTED {
                     env.hidden.push(Hidden {
-                        path: q.path(s, p.file).to_string(),
-                        line: p.line,
+                        path: path.to_string(),
+                        line,
                         reason,
                     });
                 }
                 None
             }
-            Some(Verdict::Live) => Some(((s, p), Some(true))),
-            _ => Some(((s, p), None)),
-        })
-        .collect();
+            Some(Verdict::Live) => Some(Some(true)),
+            _ => Some(None),
+        };
+    let mut rows: Vec<Row<'_>> = Vec::with_capacity(postings.len() + build_rows.len());
+    for (s, p) in postings {
+        let verdict = q.verdict(s, p.file, p.line);
+        let path = q.path(s, p.file);
+        if let Some(active) = keep(&mut env, verdict, path, p.line) {
+            rows.push(Row {
+                path: Cow::Borrowed(path),
+                line: p.line,
+                at: Some((s, p)),
+                role: None,
+                active,
+            });
+        }
+    }
+    for (path, line, role) in build_rows {
+        let verdict = q.page.active.as_deref().map(|c| q.file_verdict(&path, c));
+        if let Some(active) = keep(&mut env, verdict, &path, line) {
+            rows.push(Row {
+                path: Cow::Owned(path),
+                line,
+                at: None,
+                role: Some(role),
+                active,
+            });
+        }
+    }
     if hidden > env.hidden.len() {
         env.warn(format!(
             "{hidden} references hidden by the active config; the first {} are listed",
@@ -90,49 +133,40 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
     let grouped = match group_by {
         GroupBy::File => true,
         GroupBy::Line => false,
-        GroupBy::Auto => postings.len() > AUTO_GROUP_ABOVE,
+        GroupBy::Auto => rows.len() > AUTO_GROUP_ABOVE,
     };
     if grouped {
-        let mut files: BTreeMap<(usize, u32), Vec<u32>> = BTreeMap::new();
-        for ((s, p), _) in &postings {
-            files.entry((*s, p.file)).or_default().push(p.line);
+        let mut files: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+        for r in &rows {
+            files.entry(r.path.as_ref()).or_default().push(r.line);
         }
-        let mut groups: Vec<FileGroup> = files
+        let groups: Vec<FileGroup> = files
             .into_iter()
-            .map(|((s, f), mut lines)| {
+            .map(|(path, mut lines)| {
+                lines.sort_unstable();
                 lines.dedup();
                 FileGroup {
-                    path: q.path(s, f).to_string(),
-                    count: 0,
+                    path: path.to_string(),
+                    count: lines.len() as u64,
                     lines,
                 }
             })
             .collect();
-        for g in &mut groups {
-            g.count = g.lines.len() as u64;
-        }
-        groups.sort_by(|a, b| a.path.cmp(&b.path));
         if group_by == GroupBy::Auto {
             env.warn(format!(
                 "{} references: grouped by file; pass path_prefix to narrow, or group_by=line",
-                postings.len()
+                rows.len()
             ));
         }
         let page = q.paginate(&mut env, groups);
         env.results = Some(Results::Groups(page));
         return env;
     }
-    let mut rows = postings;
-    rows.sort_by(|(a, _), (b, _)| {
-        q.path(a.0, a.1.file)
-            .cmp(q.path(b.0, b.1.file))
-            .then(a.1.line.cmp(&b.1.line))
-    });
+    rows.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
     // The n-th posting on a line is the n-th occurrence on it: that gives the column.
     let mut nth = vec![0usize; rows.len()];
     for i in 1..rows.len() {
-        let (a, b) = (&rows[i - 1].0, &rows[i].0);
-        if a.0 == b.0 && a.1.file == b.1.file && a.1.line == b.1.line {
+        if rows[i - 1].path == rows[i].path && rows[i - 1].line == rows[i].line {
             nth[i] = nth[i - 1] + 1;
         }
     }
@@ -140,12 +174,25 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
     let page = q.paginate(&mut env, rows);
     let records = page
         .iter()
-        .map(|(((s, p), active), nth)| {
-            let path = q.path(*s, p.file);
-            let role = role_of(p, &lines, *s);
+        .map(|(row, nth)| {
+            let path = row.path.as_ref();
+            let active = q.page.active.as_ref().map(|_| row.active);
+            let Some((s, p)) = row.at else {
+                return Record {
+                    symbol: symbol.to_string(),
+                    path: path.to_string(),
+                    line: row.line,
+                    col: q.column(path, row.line, symbol, 0),
+                    snippet: q.snippet(path, row.line),
+                    role: row.role.map(str::to_string),
+                    active,
+                    ..Default::default()
+                };
+            };
+            let role = role_of(&p, &lines, s);
             let def = defs
                 .iter()
-                .find(|f| f.seg == *s && f.def.file == p.file && f.def.line == p.line);
+                .find(|f| f.seg == s && f.def.file == p.file && f.def.line == p.line);
             Record {
                 symbol: symbol.to_string(),
                 path: path.to_string(),
@@ -155,15 +202,25 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
                 typeref: def.and_then(|f| f.def.typeref.map(str::to_string)),
                 scope: def.and_then(|f| f.def.scope.map(str::to_string)),
                 signature: def.and_then(|f| q.macro_shape(f).1),
-                guard: q.guard(*s, p.file, p.line),
+                guard: q.guard(s, p.file, p.line),
                 snippet: q.snippet(path, p.line),
                 role: Some(role.to_string()),
-                caller: q.enclosing_function(*s, p.file, p.line),
-                active: q.page.active.as_ref().map(|_| *active),
+                caller: q.enclosing_function(s, p.file, p.line),
+                active,
                 ..Default::default()
             }
         })
         .collect();
     env.results = Some(Results::Records(records));
     env
+}
+
+/// One reference kept: a posting of the index, or a line of a Kconfig file or Makefile.
+struct Row<'s> {
+    path: Cow<'s, str>,
+    line: u32,
+    at: Option<(usize, crate::index::segment::Posting)>,
+    /// Build-file rows: `def` (a Kconfig entry), `kconfig` or `makefile`.
+    role: Option<&'static str>,
+    active: Option<bool>,
 }

@@ -211,6 +211,9 @@ pub fn text(env: &Envelope) -> String {
             if r.unindexed_sources.len() > 20 {
                 let _ = writeln!(out, "  … and {} more", r.unindexed_sources.len() - 20);
             }
+            if let Some(b) = &r.build_files {
+                let _ = writeln!(out, "  {b}");
+            }
             if !r.macro_definitions.is_empty() {
                 let total: u64 = r.macro_definitions.values().sum();
                 let mut by_count: Vec<_> = r.macro_definitions.iter().collect();

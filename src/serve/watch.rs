@@ -230,7 +230,7 @@ impl Watcher {
             }
             return;
         }
-        if crate::walk::is_source_name(name) {
+        if crate::walk::is_source_name(name) || crate::walk::is_build_name(name) {
             let path = if dir.is_empty() {
                 name.to_string()
             } else {

@@ -1,0 +1,587 @@
+//! The index's part for a tree's build files: which objects and directories Kbuild builds and
+//! under which conditions ([`knav_kconfig::kbuild`]), the Kconfig entries that define each
+//! `CONFIG_X`, and where Kconfig files and Makefiles name it.
+//!
+//! It is rebuilt whole whenever a build file changes (reading and parsing all of the kernel's
+//! takes well under a second) into its own directory (`kb-…`), published with the manifest like
+//! a segment. Files: `paths.fst` (object or directory path → condition), `symbols.fst`
+//! (`CONFIG_X` → entries and uses) and `data.bin` (everything they point at).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use knav_kconfig::kbuild::{self, Decision};
+use knav_kconfig::makefile::{Atom, Test};
+use knav_kconfig::{kconfig, makefile, Config};
+use memmap2::Mmap;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::codec::{hash64, put_str, put_varint, Reader};
+use super::format::{check_header, header, HEADER_LEN};
+use super::segment::{map, MapBytes};
+use crate::walk::SourceFile;
+
+/// Where the build-file part of an index is, and what it was built from.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BuildFilesRef {
+    /// Directory name inside the index directory.
+    pub dir: String,
+    /// [`fingerprint`] of the build files it was built from.
+    pub fingerprint: u64,
+    /// How many build files.
+    pub files: u64,
+    /// The previous generation's directory, kept for readers that opened it.
+    #[serde(default)]
+    pub previous: Option<String>,
+}
+
+/// Build files larger than this are not read (no Makefile or Kconfig comes close).
+const MAX_BUILD_FILE_BYTES: u64 = 4 << 20;
+
+/// A fingerprint of the build files' paths, sizes and mtimes: equal fingerprints, nothing to
+/// rebuild.
+pub fn fingerprint(files: &[SourceFile]) -> u64 {
+    let mut sorted: Vec<&SourceFile> = files.iter().collect();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut buf = Vec::with_capacity(files.len() * 48);
+    for f in sorted {
+        put_str(&mut buf, f.path.as_bytes());
+        put_varint(&mut buf, f.size);
+        put_varint(&mut buf, f.mtime_ns as u64);
+    }
+    hash64(&buf)
+}
+
+/// What a build found.
+#[derive(Clone, Debug, Default)]
+pub struct BuildStats {
+    /// Makefiles followed from the top.
+    pub makefiles: u64,
+    /// Objects and directories with a presence condition.
+    pub paths: u64,
+    /// Kconfig entries.
+    pub entries: u64,
+    /// Milliseconds spent reading and parsing.
+    pub parse_ms: u64,
+}
+
+/// One Kconfig entry as stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KconfigEntry {
+    /// The Kconfig file.
+    pub path: String,
+    /// The entry, its symbol included.
+    pub entry: kconfig::Entry,
+}
+
+/// One place a build file names a symbol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildUse {
+    /// The Kconfig file or Makefile.
+    pub path: String,
+    /// 1-based line.
+    pub line: u32,
+}
+
+/// Reads and parses the build files `files` of `root`, writing the result into `dir`.
+pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats, String> {
+    let started = std::time::Instant::now();
+    let read: Vec<(&SourceFile, Option<(u64, String)>)> = files
+        .par_iter()
+        .map(|f| {
+            let text = (f.size <= MAX_BUILD_FILE_BYTES)
+                .then(|| std::fs::read(root.join(&f.path)).ok())
+                .flatten()
+                .map(|b| (hash64(&b), String::from_utf8_lossy(&b).into_owned()));
+            (f, text)
+        })
+        .collect();
+    let hashes: Vec<u64> = read
+        .iter()
+        .map(|(_, t)| t.as_ref().map_or(0, |(h, _)| *h))
+        .collect();
+    let texts: HashMap<String, String> = read
+        .into_iter()
+        .filter_map(|(f, t)| Some((f.path.clone(), t?.1)))
+        .collect();
+    let mut arches: Vec<String> = texts
+        .keys()
+        .filter_map(|p| p.strip_prefix("arch/")?.split_once('/').map(|(a, _)| a))
+        .collect::<HashSet<&str>>()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    arches.sort();
+    let read = |p: &str| texts.get(p).cloned();
+    let presence = kbuild::resolve(&read, &arches);
+
+    // Kconfig: every Kconfig file walked, and what they source that is named otherwise.
+    let mut kconfigs: Vec<(String, kconfig::KconfigFile)> = texts
+        .par_iter()
+        .filter(|(p, _)| file_name(p).starts_with("Kconfig"))
+        .map(|(p, t)| (p.clone(), kconfig::parse(p, t)))
+        .collect();
+    let mut seen: HashSet<String> = kconfigs.iter().map(|(p, _)| p.clone()).collect();
+    let mut todo: Vec<String> = kconfigs
+        .iter()
+        .flat_map(|(_, k)| k.sources.iter().cloned())
+        .collect();
+    while let Some(src) = todo.pop() {
+        let expanded: Vec<String> = if src.contains("$(") {
+            arches
+                .iter()
+                .map(|a| src.replace("$(SRCARCH)", a).replace("$(HEADER_ARCH)", a))
+                .filter(|p| !p.contains("$("))
+                .collect()
+        } else {
+            vec![src]
+        };
+        for p in expanded {
+            if p.contains("..") || p.starts_with('/') || !seen.insert(p.clone()) {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(root.join(&p)) else {
+                continue;
+            };
+            let k = kconfig::parse(&p, &String::from_utf8_lossy(&bytes));
+            todo.extend(k.sources.iter().cloned());
+            kconfigs.push((p, k));
+        }
+    }
+    let makefile_uses: Vec<(String, Vec<makefile::SymbolUse>)> = texts
+        .par_iter()
+        .filter(|(p, _)| matches!(file_name(p), "Makefile" | "Kbuild"))
+        .map(|(p, t)| (p.clone(), makefile::parse(p, t).uses))
+        .collect();
+    let parse_ms = started.elapsed().as_millis() as u64;
+
+    // Symbols: entries and uses, with file ids.
+    let mut file_ids: BTreeMap<String, u32> = BTreeMap::new();
+    for (p, _) in kconfigs.iter() {
+        file_ids.insert(p.clone(), 0);
+    }
+    for (p, _) in makefile_uses.iter() {
+        file_ids.insert(p.clone(), 0);
+    }
+    for (i, v) in file_ids.values_mut().enumerate() {
+        *v = i as u32;
+    }
+    type Symbol<'a> = (Vec<(u32, &'a kconfig::Entry)>, Vec<(u32, u32)>);
+    let mut symbols: BTreeMap<&str, Symbol<'_>> = BTreeMap::new();
+    let mut entry_count = 0u64;
+    for (p, k) in &kconfigs {
+        let id = file_ids[p];
+        for e in &k.entries {
+            entry_count += 1;
+            symbols.entry(&e.symbol).or_default().0.push((id, e));
+        }
+        for u in &k.uses {
+            symbols.entry(&u.symbol).or_default().1.push((id, u.line));
+        }
+    }
+    for (p, uses) in &makefile_uses {
+        let id = file_ids[p];
+        for u in uses {
+            symbols.entry(&u.symbol).or_default().1.push((id, u.line));
+        }
+    }
+
+    // data.bin: header, table of contents, then the sections.
+    const TOC: usize = 5 * 8;
+    let mut data = header(b"KBLD").to_vec();
+    data.resize(HEADER_LEN + TOC, 0);
+    let files_at = data.len() as u64;
+    put_varint(&mut data, file_ids.len() as u64);
+    for p in file_ids.keys() {
+        put_str(&mut data, p.as_bytes());
+    }
+    let mut atom_offsets = Vec::with_capacity(presence.atoms.len());
+    for a in &presence.atoms {
+        atom_offsets.push(data.len() as u32);
+        encode_atom(&mut data, a);
+    }
+    let atoms_at = data.len() as u64;
+    for off in &atom_offsets {
+        data.extend_from_slice(&off.to_le_bytes());
+    }
+    let mut path_keys: Vec<(&str, u64)> = Vec::with_capacity(presence.paths.len());
+    for (path, alts) in &presence.paths {
+        path_keys.push((path, data.len() as u64));
+        put_varint(&mut data, alts.len() as u64);
+        for alt in alts {
+            put_varint(&mut data, alt.len() as u64);
+            for id in alt {
+                put_varint(&mut data, *id as u64);
+            }
+        }
+    }
+    let mut symbol_keys: Vec<(&str, u64)> = Vec::with_capacity(symbols.len());
+    for (name, (entries, uses)) in &symbols {
+        symbol_keys.push((name, data.len() as u64));
+        put_varint(&mut data, entries.len() as u64);
+        for (file, e) in entries {
+            put_varint(&mut data, *file as u64);
+            put_varint(&mut data, e.line as u64);
+            put_varint(&mut data, e.end_line as u64);
+            put_str(&mut data, e.keyword.as_bytes());
+            super::codec::put_opt_str(&mut data, e.kind.as_deref());
+            super::codec::put_opt_str(&mut data, e.prompt.as_deref());
+            for list in [&e.depends, &e.selects, &e.defaults] {
+                put_varint(&mut data, list.len() as u64);
+                for s in list {
+                    put_str(&mut data, s.as_bytes());
+                }
+            }
+        }
+        let mut uses = uses.clone();
+        uses.sort_unstable();
+        uses.dedup();
+        put_varint(&mut data, uses.len() as u64);
+        for (file, line) in uses {
+            put_varint(&mut data, file as u64);
+            put_varint(&mut data, line as u64);
+        }
+    }
+    let inputs_at = data.len() as u64;
+    put_varint(&mut data, files.len() as u64);
+    for (f, h) in files.iter().zip(&hashes) {
+        put_str(&mut data, f.path.as_bytes());
+        put_varint(&mut data, f.size);
+        put_varint(&mut data, f.mtime_ns.max(0) as u64);
+        put_varint(&mut data, *h);
+    }
+    let toc = [
+        files_at,
+        atoms_at,
+        presence.atoms.len() as u64,
+        inputs_at,
+        data.len() as u64,
+    ];
+    for (i, v) in toc.iter().enumerate() {
+        let at = HEADER_LEN + i * 8;
+        data[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+
+    let io = |what: &str, e: &dyn std::fmt::Display| format!("{}/{what}: {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(|e| io("", &e))?;
+    std::fs::write(dir.join("data.bin"), &data).map_err(|e| io("data.bin", &e))?;
+    for (name, keys) in [("paths.fst", &path_keys), ("symbols.fst", &symbol_keys)] {
+        let mut b = fst::MapBuilder::memory();
+        for (k, v) in keys.iter() {
+            b.insert(k, *v).map_err(|e| io(name, &e))?;
+        }
+        let bytes = b.into_inner().map_err(|e| io(name, &e))?;
+        std::fs::write(dir.join(name), bytes).map_err(|e| io(name, &e))?;
+    }
+    Ok(BuildStats {
+        makefiles: presence.makefiles.len() as u64,
+        paths: presence.paths.len() as u64,
+        entries: entry_count,
+        parse_ms,
+    })
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn encode_atom(out: &mut Vec<u8>, a: &Atom) {
+    let (tag, value) = match &a.test {
+        Test::Set => (0, ""),
+        Test::NotSet => (1, ""),
+        Test::Eq(v) => (2, v.as_str()),
+        Test::Ne(v) => (3, v.as_str()),
+        Test::Arch(v) => (4, v.as_str()),
+        Test::Unknown => (5, ""),
+        Test::Constant(true) => (6, ""),
+        Test::Constant(false) => (7, ""),
+    };
+    out.push(tag);
+    put_str(out, a.symbol.as_bytes());
+    put_str(out, value.as_bytes());
+    put_str(out, a.origin.as_bytes());
+}
+
+/// The build-file part of an open index.
+pub struct BuildFiles {
+    data: Mmap,
+    paths: fst::Map<MapBytes>,
+    symbols: fst::Map<MapBytes>,
+    files: Vec<(usize, usize)>,
+    atoms_at: usize,
+    atoms_count: usize,
+    inputs_at: usize,
+}
+
+impl BuildFiles {
+    /// Opens the part in `dir`.
+    pub fn open(dir: &Path) -> Result<BuildFiles, String> {
+        let bad = |what: &str| format!("{}: {what}", dir.display());
+        let data = map(dir, "data.bin", None)?;
+        check_header(&data, b"KBLD").map_err(|e| bad(&e))?;
+        let toc = |i: usize| -> Result<usize, String> {
+            let at = HEADER_LEN + i * 8;
+            let b = data
+                .get(at..at + 8)
+                .ok_or_else(|| bad("data.bin is truncated"))?;
+            let mut v = [0u8; 8];
+            v.copy_from_slice(b);
+            Ok(u64::from_le_bytes(v) as usize)
+        };
+        let (files_at, atoms_at, atoms_count, inputs_at, len) =
+            (toc(0)?, toc(1)?, toc(2)?, toc(3)?, toc(4)?);
+        if len != data.len() || files_at > len || atoms_at + 4 * atoms_count > len {
+            return Err(bad("data.bin is truncated or replaced"));
+        }
+        // File paths are few (a few thousand): their offsets are read once.
+        let mut r = Reader::new(&data[files_at..]);
+        let n = r.varint() as usize;
+        let mut files = Vec::with_capacity(n.min(1 << 20));
+        for _ in 0..n.min(1 << 20) {
+            let s = r.str();
+            let end = files_at + r.pos();
+            files.push((end - s.len(), s.len()));
+        }
+        if r.overrun {
+            return Err(bad("data.bin is corrupt"));
+        }
+        let fst_of = |name: &str| -> Result<fst::Map<MapBytes>, String> {
+            let m = map(dir, name, None)?;
+            fst::Map::new(MapBytes(m)).map_err(|e| bad(&format!("{name}: {e}")))
+        };
+        Ok(BuildFiles {
+            paths: fst_of("paths.fst")?,
+            symbols: fst_of("symbols.fst")?,
+            data,
+            files,
+            atoms_at,
+            atoms_count,
+            inputs_at,
+        })
+    }
+
+    fn file(&self, id: u64) -> String {
+        self.files
+            .get(id as usize)
+            .and_then(|&(at, len)| self.data.get(at..at + len))
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default()
+    }
+
+    fn atom(&self, id: u64) -> Atom {
+        let id = id as usize;
+        let unknown = Atom {
+            symbol: String::new(),
+            test: Test::Unknown,
+            origin: "a corrupt build-file index".into(),
+        };
+        if id >= self.atoms_count {
+            return unknown;
+        }
+        let at = self.atoms_at + 4 * id;
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&self.data[at..at + 4]);
+        let off = u32::from_le_bytes(b) as usize;
+        let Some(bytes) = self.data.get(off..) else {
+            return unknown;
+        };
+        let mut r = Reader::new(bytes);
+        let tag = r.u8();
+        let text = |r: &mut Reader<'_>| String::from_utf8_lossy(r.str()).into_owned();
+        let symbol = text(&mut r);
+        let value = text(&mut r);
+        let origin = text(&mut r);
+        let test = match tag {
+            0 => Test::Set,
+            1 => Test::NotSet,
+            2 => Test::Eq(value),
+            3 => Test::Ne(value),
+            4 => Test::Arch(value),
+            6 => Test::Constant(true),
+            7 => Test::Constant(false),
+            _ => Test::Unknown,
+        };
+        Atom {
+            symbol,
+            test,
+            origin,
+        }
+    }
+
+    /// The condition of an object (`fs/ext4/acl.o`) or directory (`fs/ext4/`).
+    fn condition(&self, key: &str) -> Option<Vec<Vec<u64>>> {
+        let off = self.paths.get(key)? as usize;
+        let mut r = Reader::new(self.data.get(off..)?);
+        let n = r.varint() as usize;
+        let mut alts = Vec::with_capacity(n.min(64));
+        for _ in 0..n.min(1 << 16) {
+            let k = r.varint() as usize;
+            alts.push((0..k.min(1 << 16)).map(|_| r.varint()).collect());
+        }
+        (!r.overrun).then_some(alts)
+    }
+
+    fn decide_key(&self, key: &str, config: &Config) -> Option<Decision> {
+        let alts = self.condition(key)?;
+        let atoms: Vec<Vec<Atom>> = alts
+            .iter()
+            .map(|alt| alt.iter().map(|&id| self.atom(id)).collect())
+            .collect();
+        Some(kbuild::decide(atoms.iter().map(|a| a.iter()), config))
+    }
+
+    /// Whether `config` builds the C or assembly file `path`: from its own Makefile line when
+    /// one names it, else from the nearest directory Kbuild reaches (a directory it does not
+    /// build hides every source below it). Headers and files Kbuild does not name in a built
+    /// directory (included by another file, built by a special rule) are not decided.
+    pub fn decide_file(&self, path: &str, config: &Config) -> Decision {
+        let Some(stem) = path.strip_suffix(".c").or_else(|| path.strip_suffix(".S")) else {
+            return Decision::Unknown;
+        };
+        if let Some(d) = self.decide_key(&format!("{stem}.o"), config) {
+            return d;
+        }
+        let mut dir = path;
+        while let Some((parent, _)) = dir.rsplit_once('/') {
+            dir = parent;
+            if let Some(d) = self.decide_key(&format!("{parent}/"), config) {
+                return match d {
+                    Decision::Hidden(r) => Decision::Hidden(r),
+                    _ => Decision::Unknown,
+                };
+            }
+        }
+        Decision::Unknown
+    }
+
+    fn symbol_reader(&self, symbol: &str) -> Option<Reader<'_>> {
+        let off = self.symbols.get(symbol)? as usize;
+        Some(Reader::new(self.data.get(off..)?))
+    }
+
+    /// The Kconfig entries defining `symbol` (`CONFIG_X`), in path order.
+    pub fn entries(&self, symbol: &str) -> Vec<KconfigEntry> {
+        let Some(mut r) = self.symbol_reader(symbol) else {
+            return Vec::new();
+        };
+        let n = r.varint() as usize;
+        let mut out = Vec::with_capacity(n.min(64));
+        let text = |r: &mut Reader<'_>| String::from_utf8_lossy(r.str()).into_owned();
+        for _ in 0..n.min(1 << 16) {
+            let path = self.file(r.varint());
+            let line = r.varint() as u32;
+            let end_line = r.varint() as u32;
+            let keyword = text(&mut r);
+            let kind = r.opt_str().map(str::to_string);
+            let prompt = r.opt_str().map(str::to_string);
+            let mut lists: [Vec<String>; 3] = Default::default();
+            for list in lists.iter_mut() {
+                let k = r.varint() as usize;
+                *list = (0..k.min(1 << 16)).map(|_| text(&mut r)).collect();
+            }
+            let [depends, selects, defaults] = lists;
+            if r.overrun {
+                break;
+            }
+            out.push(KconfigEntry {
+                path,
+                entry: kconfig::Entry {
+                    symbol: symbol.to_string(),
+                    line,
+                    keyword,
+                    kind,
+                    prompt,
+                    depends,
+                    selects,
+                    defaults,
+                    end_line,
+                },
+            });
+        }
+        out
+    }
+
+    /// Where Kconfig files and Makefiles name `symbol`, in path then line order.
+    pub fn uses(&self, symbol: &str) -> Vec<BuildUse> {
+        let Some(mut r) = self.symbol_reader(symbol) else {
+            return Vec::new();
+        };
+        let n = r.varint() as usize;
+        for _ in 0..n.min(1 << 16) {
+            r.varint();
+            r.varint();
+            r.varint();
+            r.str();
+            r.opt_str();
+            r.opt_str();
+            for _ in 0..3 {
+                let k = r.varint() as usize;
+                for _ in 0..k.min(1 << 16) {
+                    r.str();
+                }
+            }
+        }
+        let k = r.varint() as usize;
+        let mut out = Vec::with_capacity(k.min(1 << 16));
+        for _ in 0..k.min(1 << 20) {
+            let path = self.file(r.varint());
+            let line = r.varint() as u32;
+            if r.overrun {
+                break;
+            }
+            out.push(BuildUse { path, line });
+        }
+        out
+    }
+
+    /// True when `files` are the build files this part was built from: the same paths and
+    /// sizes, and the same mtimes or, where an mtime moved, the same contents.
+    pub fn unchanged(&self, root: &Path, files: &[SourceFile]) -> bool {
+        let inputs: HashMap<String, (u64, i64, u64)> = self
+            .inputs_hashed()
+            .into_iter()
+            .map(|(f, h)| (f.path, (f.size, f.mtime_ns, h)))
+            .collect();
+        inputs.len() == files.len()
+            && files.par_iter().all(|f| match inputs.get(&f.path) {
+                Some(&(size, mtime, hash)) if size == f.size => {
+                    mtime == f.mtime_ns
+                        || std::fs::read(root.join(&f.path)).is_ok_and(|b| hash64(&b) == hash)
+                }
+                _ => false,
+            })
+    }
+
+    /// The build files this part was built from, with their sizes and mtimes.
+    pub fn inputs(&self) -> Vec<SourceFile> {
+        self.inputs_hashed().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn inputs_hashed(&self) -> Vec<(SourceFile, u64)> {
+        let Some(bytes) = self.data.get(self.inputs_at..) else {
+            return Vec::new();
+        };
+        let mut r = Reader::new(bytes);
+        let n = r.varint() as usize;
+        let mut out = Vec::with_capacity(n.min(1 << 20));
+        for _ in 0..n.min(1 << 22) {
+            let path = String::from_utf8_lossy(r.str()).into_owned();
+            let size = r.varint();
+            let mtime_ns = r.varint() as i64;
+            let hash = r.varint();
+            if r.overrun {
+                break;
+            }
+            out.push((
+                SourceFile {
+                    path,
+                    size,
+                    mtime_ns,
+                },
+                hash,
+            ));
+        }
+        out
+    }
+}
