@@ -107,6 +107,11 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
         } => query::reachability(&q, from, to, *max_depth),
         Ask::Symbols { file } => query::list_file_symbols(&q, file),
     };
+    if let (Some(e), Some(_)) = (&snap.build_error, &q.page.active) {
+        env.warn(format!(
+            "Kbuild conditions are not applied: {e}; run `knav index` to rebuild them"
+        ));
+    }
     // Every error says what to do next: by default, the same call with its arguments fixed;
     // for a file that is not there, finding where the symbol lives instead.
     if env.error.is_some() && env.next_tools.is_empty() {

@@ -7,25 +7,38 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// A fast hasher for symbol names (a Debian .config has 10,000 lines, parsed per query).
-#[derive(Default)]
-struct NameHasher(u64);
+/// Symbols are kept by a 64-bit hash of their name, not the name: a Debian .config sets
+/// 7,000 of them and is parsed per query, and a map of strings spends its time allocating.
+/// (Two names of one tree colliding in 64 bits is not a practical concern.)
+fn key(name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for chunk in name.as_bytes().chunks(8) {
+        let mut w = [0u8; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    h ^ (h >> 29) ^ name.len() as u64
+}
 
-impl Hasher for NameHasher {
+/// The key is a hash already.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
     fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.0 =
-                (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        for b in bytes {
+            self.0 = (self.0 << 8) | *b as u64;
         }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
     }
     fn finish(&self) -> u64 {
         self.0
     }
 }
 
-type Map = HashMap<String, Value, BuildHasherDefault<NameHasher>>;
+type Map = HashMap<u64, Value, BuildHasherDefault<KeyHasher>>;
 
 /// One symbol's value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,15 +81,17 @@ impl Config {
         let mut values = Map::default();
         values.reserve(text.len() / 40);
         for (n, line) in text.lines().enumerate() {
-            let line = line.trim();
             // `# CONFIG_X is not set` needs no entry: a whole .config says not set for every
-            // symbol it does not set.
-            if line.is_empty() || line.starts_with('#') {
-                continue;
+            // symbol it does not set. Most lines are those or blank: skipped at the first byte.
+            match line.as_bytes().first() {
+                None | Some(b'#') => continue,
+                Some(b'C') => {}
+                Some(_) if line.trim().is_empty() || line.trim_start().starts_with('#') => continue,
+                Some(_) => {}
             }
             let (name, value) =
                 parse_assignment(line).map_err(|e| format!("line {}: {e}", n + 1))?;
-            values.insert(name, value);
+            values.insert(key(name), value);
         }
         Ok(Config {
             values,
@@ -93,7 +108,7 @@ impl Config {
             .filter(|s| !s.is_empty())
         {
             let (name, value) = parse_assignment(item)?;
-            values.insert(name, value);
+            values.insert(key(name), value);
         }
         if values.is_empty() {
             return Err("no CONFIG_X=value in the list".into());
@@ -107,7 +122,7 @@ impl Config {
     /// The value of symbol `name` (`CONFIG_` prefix included); `None` when the config does not
     /// say (a partial list) — a whole `.config` answers [`Value::No`] for a symbol it omits.
     pub fn value(&self, name: &str) -> Option<&Value> {
-        match self.values.get(name) {
+        match self.values.get(&key(name)) {
             Some(v) => Some(v),
             None if self.complete && name.starts_with("CONFIG_") => Some(&Value::No),
             None => None,
@@ -125,10 +140,10 @@ impl Config {
             return Macro::Unknown;
         }
         if let Some(base) = name.strip_suffix("_MODULE") {
-            match self.values.get(base) {
+            match self.values.get(&key(base)) {
                 Some(Value::Module) => return Macro::Defined(Some(1)),
                 Some(_) => return Macro::Undefined,
-                None if self.values.contains_key(name) => {}
+                None if self.values.contains_key(&key(name)) => {}
                 None if self.complete => return Macro::Undefined,
                 None => return Macro::Unknown,
             }
@@ -170,7 +185,7 @@ impl Config {
         ];
         ARCHES
             .iter()
-            .find(|(sym, _)| self.values.get(*sym) == Some(&Value::Yes))
+            .find(|(sym, _)| self.values.get(&key(sym)) == Some(&Value::Yes))
             .map(|(_, dir)| *dir)
     }
 
@@ -188,13 +203,29 @@ impl Config {
     }
 }
 
-fn parse_assignment(item: &str) -> Result<(String, Value), String> {
-    let (name, raw) = item
-        .split_once('=')
+fn valid_name(name: &str) -> bool {
+    name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn parse_assignment(item: &str) -> Result<(&str, Value), String> {
+    let eq = item
+        .bytes()
+        .position(|b| b == b'=')
         .ok_or_else(|| format!("'{item}' is not NAME=value"))?;
-    let name = name.trim();
-    if !name.starts_with("CONFIG_") || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    {
+    let (name, raw) = (item[..eq].trim(), &item[eq + 1..]);
+    // The common values, without trimming or searching.
+    match raw.as_bytes() {
+        b"y" | b"m" if name.starts_with("CONFIG_") && valid_name(name) => {
+            let v = if raw == "y" {
+                Value::Yes
+            } else {
+                Value::Module
+            };
+            return Ok((name, v));
+        }
+        _ => {}
+    }
+    if !name.starts_with("CONFIG_") || !valid_name(name) {
         return Err(format!("'{name}' is not a CONFIG_ symbol"));
     }
     let raw = raw.trim();
@@ -222,7 +253,7 @@ fn parse_assignment(item: &str) -> Result<(String, Value), String> {
             )
         }
     };
-    Ok((name.to_string(), value))
+    Ok((name, value))
 }
 
 #[cfg(test)]

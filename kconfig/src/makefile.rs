@@ -44,7 +44,14 @@ pub struct Atom {
 impl Atom {
     /// The atom's value under `config`.
     pub fn eval(&self, config: &Config) -> Tri {
-        let value = || config.value(&self.symbol);
+        self.test.eval(&self.symbol, config)
+    }
+}
+
+impl Test {
+    /// The test's value on `symbol` under `config`.
+    pub fn eval(&self, symbol: &str, config: &Config) -> Tri {
+        let value = || config.value(symbol);
         let text = |v: &Value| match v {
             Value::Yes => "y".to_string(),
             Value::Module => "m".to_string(),
@@ -53,7 +60,7 @@ impl Atom {
             Value::Text(t) => t.clone(),
         };
         let tri = |b: bool| if b { Tri::True } else { Tri::False };
-        match &self.test {
+        match self {
             Test::Unknown => Tri::Unknown,
             Test::Constant(b) => tri(*b),
             Test::Arch(a) => config.arch().map_or(Tri::Unknown, |c| tri(c == a)),
@@ -63,7 +70,9 @@ impl Atom {
             Test::Ne(want) => value().map_or(Tri::Unknown, |v| tri(text(v) != *want)),
         }
     }
+}
 
+impl Atom {
     /// Why the atom is false under `config`: `fs/Makefile:3 obj-$(CONFIG_FOO) += foo/: CONFIG_FOO
     /// is not set`.
     pub fn reason(&self, config: &Config) -> String {

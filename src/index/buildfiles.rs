@@ -4,15 +4,15 @@
 //!
 //! It is rebuilt whole whenever a build file changes (reading and parsing all of the kernel's
 //! takes well under a second) into its own directory (`kb-…`), published with the manifest like
-//! a segment. Files: `paths.fst` (object or directory path → condition), `symbols.fst`
-//! (`CONFIG_X` → entries and uses) and `data.bin` (everything they point at).
+//! a segment. Files: `symbols.fst` (`CONFIG_X` → entries and uses) and `data.bin` (the
+//! conditions of objects and directories behind a hash table by path, and everything else).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use knav_kconfig::kbuild::{self, Decision};
 use knav_kconfig::makefile::{Atom, Test};
-use knav_kconfig::{kconfig, makefile, Config};
+use knav_kconfig::{kconfig, makefile, Config, Tri};
 use memmap2::Mmap;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -186,9 +186,15 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
             symbols.entry(&u.symbol).or_default().1.push((id, u.line));
         }
     }
+    // Entries in path order, generic Kconfig files before architectures' (file ids follow
+    // path order).
+    let paths: Vec<&String> = file_ids.keys().collect();
+    for (entries, _) in symbols.values_mut() {
+        entries.sort_by_key(|(id, e)| (paths[*id as usize].starts_with("arch/"), *id, e.line));
+    }
 
     // data.bin: header, table of contents, then the sections.
-    const TOC: usize = 5 * 8;
+    const TOC: usize = 7 * 8;
     let mut data = header(b"KBLD").to_vec();
     data.resize(HEADER_LEN + TOC, 0);
     let files_at = data.len() as u64;
@@ -205,9 +211,12 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
     for off in &atom_offsets {
         data.extend_from_slice(&off.to_le_bytes());
     }
-    let mut path_keys: Vec<(&str, u64)> = Vec::with_capacity(presence.paths.len());
+    // Paths: each record is the path then its condition, found through an open-addressing
+    // hash table (a query looks up thousands of paths: a probe is cheaper than an FST walk).
+    let mut path_offsets: Vec<(u64, u64)> = Vec::with_capacity(presence.paths.len());
     for (path, alts) in &presence.paths {
-        path_keys.push((path, data.len() as u64));
+        path_offsets.push((hash64(path.as_bytes()), data.len() as u64));
+        put_str(&mut data, path.as_bytes());
         put_varint(&mut data, alts.len() as u64);
         for alt in alts {
             put_varint(&mut data, alt.len() as u64);
@@ -243,6 +252,19 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
             put_varint(&mut data, line as u64);
         }
     }
+    let slots = (path_offsets.len() * 2).next_power_of_two().max(2);
+    let mut table = vec![0u64; slots];
+    for (h, off) in path_offsets {
+        let mut i = h as usize & (slots - 1);
+        while table[i] != 0 {
+            i = (i + 1) & (slots - 1);
+        }
+        table[i] = off + 1;
+    }
+    let table_at = data.len() as u64;
+    for slot in &table {
+        data.extend_from_slice(&slot.to_le_bytes());
+    }
     let inputs_at = data.len() as u64;
     put_varint(&mut data, files.len() as u64);
     for (f, h) in files.iter().zip(&hashes) {
@@ -256,6 +278,8 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
         atoms_at,
         presence.atoms.len() as u64,
         inputs_at,
+        table_at,
+        slots as u64,
         data.len() as u64,
     ];
     for (i, v) in toc.iter().enumerate() {
@@ -266,14 +290,13 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
     let io = |what: &str, e: &dyn std::fmt::Display| format!("{}/{what}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| io("", &e))?;
     std::fs::write(dir.join("data.bin"), &data).map_err(|e| io("data.bin", &e))?;
-    for (name, keys) in [("paths.fst", &path_keys), ("symbols.fst", &symbol_keys)] {
-        let mut b = fst::MapBuilder::memory();
-        for (k, v) in keys.iter() {
-            b.insert(k, *v).map_err(|e| io(name, &e))?;
-        }
-        let bytes = b.into_inner().map_err(|e| io(name, &e))?;
-        std::fs::write(dir.join(name), bytes).map_err(|e| io(name, &e))?;
+    let name = "symbols.fst";
+    let mut b = fst::MapBuilder::memory();
+    for (k, v) in symbol_keys.iter() {
+        b.insert(k, *v).map_err(|e| io(name, &e))?;
     }
+    let bytes = b.into_inner().map_err(|e| io(name, &e))?;
+    std::fs::write(dir.join(name), bytes).map_err(|e| io(name, &e))?;
     Ok(BuildStats {
         makefiles: presence.makefiles.len() as u64,
         paths: presence.paths.len() as u64,
@@ -303,10 +326,40 @@ fn encode_atom(out: &mut Vec<u8>, a: &Atom) {
     put_str(out, a.origin.as_bytes());
 }
 
+/// Atom values under one configuration, by atom id; one per query.
+#[derive(Default)]
+pub struct AtomCache(Vec<u8>);
+
+impl AtomCache {
+    /// The cached value of atom `id`, or `eval`'s, remembered.
+    fn get(&mut self, id: u64, eval: impl FnOnce() -> Tri) -> Tri {
+        let i = id as usize;
+        match self.0.get(i).copied().unwrap_or(0) {
+            1 => Tri::True,
+            2 => Tri::False,
+            3 => Tri::Unknown,
+            _ => {
+                let t = eval();
+                if self.0.len() <= i {
+                    self.0.resize(i + 1, 0);
+                }
+                self.0[i] = match t {
+                    Tri::True => 1,
+                    Tri::False => 2,
+                    Tri::Unknown => 3,
+                };
+                t
+            }
+        }
+    }
+}
+
 /// The build-file part of an open index.
 pub struct BuildFiles {
     data: Mmap,
-    paths: fst::Map<MapBytes>,
+    /// Where the paths' hash table is, and its size (a power of two).
+    table_at: usize,
+    slots: usize,
     symbols: fst::Map<MapBytes>,
     files: Vec<(usize, usize)>,
     atoms_at: usize,
@@ -329,9 +382,14 @@ impl BuildFiles {
             v.copy_from_slice(b);
             Ok(u64::from_le_bytes(v) as usize)
         };
-        let (files_at, atoms_at, atoms_count, inputs_at, len) =
-            (toc(0)?, toc(1)?, toc(2)?, toc(3)?, toc(4)?);
-        if len != data.len() || files_at > len || atoms_at + 4 * atoms_count > len {
+        let (files_at, atoms_at, atoms_count, inputs_at) = (toc(0)?, toc(1)?, toc(2)?, toc(3)?);
+        let (table_at, slots, len) = (toc(4)?, toc(5)?, toc(6)?);
+        if len != data.len()
+            || files_at > len
+            || atoms_at.saturating_add(atoms_count.saturating_mul(4)) > len
+            || table_at.saturating_add(slots.saturating_mul(8)) > len
+            || !slots.is_power_of_two()
+        {
             return Err(bad("data.bin is truncated or replaced"));
         }
         // File paths are few (a few thousand): their offsets are read once.
@@ -351,7 +409,8 @@ impl BuildFiles {
             fst::Map::new(MapBytes(m)).map_err(|e| bad(&format!("{name}: {e}")))
         };
         Ok(BuildFiles {
-            paths: fst_of("paths.fst")?,
+            table_at,
+            slots,
             symbols: fst_of("symbols.fst")?,
             data,
             files,
@@ -367,6 +426,36 @@ impl BuildFiles {
             .and_then(|&(at, len)| self.data.get(at..at + len))
             .map(|b| String::from_utf8_lossy(b).into_owned())
             .unwrap_or_default()
+    }
+
+    /// The value of atom `id` under `config`, read without copying its strings (only an
+    /// `ifeq` value or an architecture name is copied).
+    fn eval_atom(&self, id: u64, config: &Config) -> Tri {
+        let id = id as usize;
+        if id >= self.atoms_count {
+            return Tri::Unknown;
+        }
+        let at = self.atoms_at + 4 * id;
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&self.data[at..at + 4]);
+        let Some(bytes) = self.data.get(u32::from_le_bytes(b) as usize..) else {
+            return Tri::Unknown;
+        };
+        let mut r = Reader::new(bytes);
+        let tag = r.u8();
+        let symbol = std::str::from_utf8(r.str()).unwrap_or("");
+        let value = || String::from_utf8_lossy(r.clone().str()).into_owned();
+        let test = match tag {
+            0 => Test::Set,
+            1 => Test::NotSet,
+            2 => Test::Eq(value()),
+            3 => Test::Ne(value()),
+            4 => Test::Arch(value()),
+            6 => Test::Constant(true),
+            7 => Test::Constant(false),
+            _ => Test::Unknown,
+        };
+        test.eval(symbol, config)
     }
 
     fn atom(&self, id: u64) -> Atom {
@@ -409,43 +498,88 @@ impl BuildFiles {
         }
     }
 
-    /// The condition of an object (`fs/ext4/acl.o`) or directory (`fs/ext4/`).
-    fn condition(&self, key: &str) -> Option<Vec<Vec<u64>>> {
-        let off = self.paths.get(key)? as usize;
-        let mut r = Reader::new(self.data.get(off..)?);
-        let n = r.varint() as usize;
-        let mut alts = Vec::with_capacity(n.min(64));
-        for _ in 0..n.min(1 << 16) {
-            let k = r.varint() as usize;
-            alts.push((0..k.min(1 << 16)).map(|_| r.varint()).collect());
+    /// Where the condition of `key` starts, through the hash table.
+    fn find_path(&self, key: &str) -> Option<usize> {
+        let mask = self.slots - 1;
+        let mut i = hash64(key.as_bytes()) as usize & mask;
+        for _ in 0..self.slots {
+            let at = self.table_at + 8 * i;
+            let mut b = [0u8; 8];
+            b.copy_from_slice(self.data.get(at..at + 8)?);
+            let off = u64::from_le_bytes(b) as usize;
+            if off == 0 {
+                return None;
+            }
+            let mut r = Reader::new(self.data.get(off - 1..)?);
+            if r.str() == key.as_bytes() {
+                return Some(off - 1 + r.pos());
+            }
+            i = (i + 1) & mask;
         }
-        (!r.overrun).then_some(alts)
+        None
     }
 
-    fn decide_key(&self, key: &str, config: &Config) -> Option<Decision> {
-        let alts = self.condition(key)?;
-        let atoms: Vec<Vec<Atom>> = alts
-            .iter()
-            .map(|alt| alt.iter().map(|&id| self.atom(id)).collect())
-            .collect();
-        Some(kbuild::decide(atoms.iter().map(|a| a.iter()), config))
+    /// Evaluates the condition of an object (`fs/ext4/acl.o`) or directory (`fs/ext4/`)
+    /// under `config`; `None` when Kbuild does not reach it. Atoms are evaluated once per
+    /// `cache` (a query's); a reason is built only for a hidden path.
+    fn decide_key(&self, key: &str, config: &Config, cache: &mut AtomCache) -> Option<Decision> {
+        let mut r = Reader::new(self.data.get(self.find_path(key)?..)?);
+        let n = r.varint() as usize;
+        let mut first_false = None;
+        let mut unknown = false;
+        for _ in 0..n.min(1 << 16) {
+            let k = r.varint() as usize;
+            let mut value = Tri::True;
+            for _ in 0..k.min(1 << 16) {
+                let id = r.varint();
+                if value == Tri::False {
+                    continue; // the rest of this alternative is read past
+                }
+                match cache.get(id, || self.eval_atom(id, config)) {
+                    Tri::True => {}
+                    Tri::Unknown => value = Tri::Unknown,
+                    Tri::False => {
+                        value = Tri::False;
+                        first_false.get_or_insert(id);
+                    }
+                }
+            }
+            match value {
+                Tri::True => return Some(Decision::Live),
+                Tri::Unknown => unknown = true,
+                Tri::False => {}
+            }
+        }
+        if r.overrun {
+            return None;
+        }
+        Some(match (unknown, first_false) {
+            (false, Some(id)) => Decision::Hidden(self.atom(id).reason(config)),
+            _ => Decision::Unknown,
+        })
     }
 
     /// Whether `config` builds the C or assembly file `path`: from its own Makefile line when
     /// one names it, else from the nearest directory Kbuild reaches (a directory it does not
     /// build hides every source below it). Headers and files Kbuild does not name in a built
     /// directory (included by another file, built by a special rule) are not decided.
-    pub fn decide_file(&self, path: &str, config: &Config) -> Decision {
+    pub fn decide_file(&self, path: &str, config: &Config, cache: &mut AtomCache) -> Decision {
         let Some(stem) = path.strip_suffix(".c").or_else(|| path.strip_suffix(".S")) else {
             return Decision::Unknown;
         };
-        if let Some(d) = self.decide_key(&format!("{stem}.o"), config) {
+        let mut key = String::with_capacity(path.len());
+        key.push_str(stem);
+        key.push_str(".o");
+        if let Some(d) = self.decide_key(&key, config, cache) {
             return d;
         }
         let mut dir = path;
         while let Some((parent, _)) = dir.rsplit_once('/') {
             dir = parent;
-            if let Some(d) = self.decide_key(&format!("{parent}/"), config) {
+            key.clear();
+            key.push_str(parent);
+            key.push('/');
+            if let Some(d) = self.decide_key(&key, config, cache) {
                 return match d {
                     Decision::Hidden(r) => Decision::Hidden(r),
                     _ => Decision::Unknown,

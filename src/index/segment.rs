@@ -292,6 +292,52 @@ impl Segment {
         u64::from_le_bytes(b) as usize
     }
 
+    /// The status of file `id` and where its guard transitions start in the files table, for
+    /// [`Segment::guard_at`]: what every posting of a query under an active config asks for,
+    /// without decoding (or allocating) anything else.
+    pub fn file_guards(&self, id: u32) -> (u8, usize) {
+        let start = self.file_offset(id);
+        let body = self.files.get(start..).unwrap_or(&[]);
+        let mut r = Reader::new(body);
+        r.str();
+        r.varint();
+        r.varint();
+        r.bytes(8);
+        r.varint();
+        let status = r.u8();
+        r.opt_str();
+        r.varint();
+        r.varint();
+        (status, start + r.pos())
+    }
+
+    /// The conditions enclosing `line` of the file whose guard transitions start at `at` (from
+    /// [`Segment::file_guards`]), outermost first.
+    pub fn guard_at(&self, at: usize, line: u32) -> Vec<&str> {
+        let mut r = Reader::new(self.files.get(at..).unwrap_or(&[]));
+        let n = r.varint() as usize;
+        let mut found = None;
+        for _ in 0..n {
+            let first = r.varint() as u32;
+            if first > line || r.overrun {
+                break;
+            }
+            found = Some(r.pos());
+            let k = r.varint() as usize;
+            for _ in 0..k.min(1 << 10) {
+                r.str();
+            }
+        }
+        let Some(pos) = found else {
+            return Vec::new();
+        };
+        let mut r = Reader::new(self.files.get(at + pos..).unwrap_or(&[]));
+        let k = r.varint() as usize;
+        (0..k.min(1 << 10))
+            .map(|_| std::str::from_utf8(r.str()).unwrap_or("0"))
+            .collect()
+    }
+
     /// The record of file `id`.
     pub fn file(&self, id: u32) -> FileRecord {
         let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);

@@ -72,6 +72,8 @@ pub struct Snapshot {
     pub segments: Vec<Segment>,
     /// The build-file part: Kbuild conditions, Kconfig entries, `CONFIG_` uses.
     pub build: Option<super::buildfiles::BuildFiles>,
+    /// Why the build-file part could not be opened (the next update rebuilds it).
+    pub build_error: Option<String>,
     /// Per segment, one bit per file id: set when a later segment shadows it. Asked for every
     /// posting a query reads, so a bit test rather than a hash lookup.
     dead: Vec<Vec<u64>>,
@@ -340,11 +342,14 @@ impl Snapshot {
                 }
             }
         }
-        let build = match &manifest.build_files {
-            Some(b) => Some(super::buildfiles::BuildFiles::open(
-                &index_dir.join(&b.dir),
-            )?),
-            None => None,
+        // An unreadable build-file part costs only itself: queries say so, and the next
+        // update rebuilds it without rebuilding the segments.
+        let (build, build_error) = match &manifest.build_files {
+            Some(b) => match super::buildfiles::BuildFiles::open(&index_dir.join(&b.dir)) {
+                Ok(open) => (Some(open), None),
+                Err(e) => (None, Some(e)),
+            },
+            None => (None, None),
         };
         Ok(Snapshot {
             root: root.to_path_buf(),
@@ -352,6 +357,7 @@ impl Snapshot {
             manifest,
             segments,
             build,
+            build_error,
             dead,
         })
     }

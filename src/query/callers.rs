@@ -53,7 +53,7 @@ pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
             Some(Verdict::Hidden(reason)) => env.hidden.push(Hidden {
                 path: q.path(s, p.file).to_string(),
                 line: p.line,
-                reason,
+                reason: reason.to_string(),
             }),
             Some(Verdict::Live) => kept.push((s, p, Some(Some(true)))),
             Some(Verdict::Unknown) => kept.push((s, p, Some(None))),

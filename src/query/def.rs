@@ -190,7 +190,7 @@ fn answer<'s>(
             Some(Verdict::Hidden(reason)) => hidden.push(Hidden {
                 path: k.path.clone(),
                 line: k.entry.line,
-                reason,
+                reason: reason.to_string(),
             }),
             Some(Verdict::Live) => shown.push((Shown::Kconfig(k), Some(true))),
             _ => shown.push((Shown::Kconfig(k), None)),

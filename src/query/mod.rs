@@ -65,8 +65,8 @@ pub enum Verdict {
     /// Not decided (a condition names something the config does not set, or the file was not
     /// scanned).
     Unknown,
-    /// Not built, and why.
-    Hidden(String),
+    /// Not built, and why (shared: every line of a hidden file has the same reason).
+    Hidden(std::rc::Rc<str>),
 }
 
 /// A query against one snapshot.
@@ -79,17 +79,29 @@ pub struct Query<'s> {
     clamped: Option<u64>,
     sources: RefCell<HashMap<String, Option<std::rc::Rc<source::SourceText>>>>,
     /// Per file, decoded once per query: its guards (`None`: not scanned) and function ranges.
-    files: RefCell<HashMap<(usize, u32), std::rc::Rc<FileFacts>>>,
+    files: RefCell<crate::index::accum::NameMap<(usize, u32), std::rc::Rc<FileFacts>>>,
     /// Each guard condition evaluated under the active config once per query (a hot name's
     /// references repeat the same few conditions thousands of times).
-    decided: RefCell<HashMap<String, knav_kconfig::Tri>>,
+    decided: RefCell<crate::index::accum::NameMap<String, Decided>>,
+    /// The file asked about last: postings come in file order.
+    last_file: RefCell<Option<(FileKey, std::rc::Rc<FileFacts>)>>,
+    /// Kbuild atoms evaluated under the active config, by id, once per query.
+    kbuild_atoms: RefCell<crate::index::buildfiles::AtomCache>,
     /// The active config's architecture, looked up once.
     arch: std::cell::OnceCell<Option<&'static str>>,
 }
 
+/// A guard condition's value under the active config, and the reason when it is false.
+type Decided = (knav_kconfig::Tri, Option<std::rc::Rc<str>>);
+
+/// A file of the snapshot: `(segment, file id)`.
+type FileKey = (usize, u32);
+
 /// What rows of one file need: its guard transitions and its functions' line ranges.
 struct FileFacts {
-    guards: Option<Vec<(u32, Vec<String>)>>,
+    /// Where its guard transitions are in the segment's files table
+    /// ([`crate::index::segment::Segment::guard_at`]); `None` when it was not scanned.
+    guards: Option<usize>,
     /// Decoded on first use: a file's definitions are many, and a guard needs none of them.
     functions: std::cell::OnceCell<Vec<(u32, u32, String)>>,
     /// With an active config: whether the file is built at all (its architecture, Kbuild).
@@ -120,8 +132,10 @@ impl<'s> Query<'s> {
             limit,
             clamped,
             sources: RefCell::new(HashMap::new()),
-            files: RefCell::new(HashMap::new()),
-            decided: RefCell::new(HashMap::new()),
+            files: RefCell::new(Default::default()),
+            decided: RefCell::new(Default::default()),
+            kbuild_atoms: RefCell::new(Default::default()),
+            last_file: RefCell::new(None),
             arch: std::cell::OnceCell::new(),
         }
     }
@@ -265,18 +279,31 @@ impl<'s> Query<'s> {
     /// The guard of `line` in a file; `None` when the file was not scanned.
     pub fn guard(&self, seg: usize, file: u32, line: u32) -> Option<Vec<String>> {
         let facts = self.file_facts(seg, file);
-        let guards = facts.guards.as_ref()?;
-        Some(crate::guard::at(guards, line).to_vec())
+        let at = facts.guards?;
+        Some(
+            self.snap.segments[seg]
+                .guard_at(at, line)
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+        )
     }
 
     fn file_facts(&self, seg: usize, file: u32) -> std::rc::Rc<FileFacts> {
-        if let Some(f) = self.files.borrow().get(&(seg, file)) {
-            return f.clone();
+        if let Some((key, f)) = &*self.last_file.borrow() {
+            if *key == (seg, file) {
+                return f.clone();
+            }
+        }
+        let found = self.files.borrow().get(&(seg, file)).cloned();
+        if let Some(f) = found {
+            *self.last_file.borrow_mut() = Some(((seg, file), f.clone()));
+            return f;
         }
         let segment = &self.snap.segments[seg];
-        let rec = segment.file(file);
-        let guards = match FileStatus::from_u8(rec.status) {
-            FileStatus::Indexed | FileStatus::NoDefinitions => Some(rec.guards),
+        let (status, guards) = segment.file_guards(file);
+        let guards = match FileStatus::from_u8(status) {
+            FileStatus::Indexed | FileStatus::NoDefinitions => Some(guards),
             _ => None,
         };
         let facts = std::rc::Rc::new(FileFacts {
@@ -285,6 +312,7 @@ impl<'s> Query<'s> {
             built: std::cell::OnceCell::new(),
         });
         self.files.borrow_mut().insert((seg, file), facts.clone());
+        *self.last_file.borrow_mut() = Some(((seg, file), facts.clone()));
         facts
     }
 
@@ -340,35 +368,38 @@ impl<'s> Query<'s> {
         if let Verdict::Hidden(_) = built {
             return Some(built.clone());
         }
-        let Some(guards) = facts.guards.as_ref() else {
+        let Some(at) = facts.guards else {
             return Some(Verdict::Unknown);
         };
         let mut unknown = *built == Verdict::Unknown;
-        for cond in crate::guard::at(guards, line) {
-            let known = self.decided.borrow().get(cond.as_str()).copied();
-            let tri = match known {
+        for cond in self.snap.segments[seg].guard_at(at, line) {
+            let known = self.decided.borrow().get(cond).cloned();
+            let (tri, reason) = match known {
                 Some(t) => t,
                 None => {
                     let t = knav_kconfig::eval(cond, config);
-                    self.decided.borrow_mut().insert(cond.clone(), t);
-                    t
+                    let reason = (t == knav_kconfig::Tri::False).then(|| {
+                        let symbols: Vec<String> = config_symbols(cond)
+                            .into_iter()
+                            .map(|s| config.describe(&s))
+                            .collect();
+                        let why = if symbols.is_empty() {
+                            "false".to_string()
+                        } else {
+                            symbols.join(", ")
+                        };
+                        std::rc::Rc::from(format!("#if {cond}: {why}"))
+                    });
+                    self.decided
+                        .borrow_mut()
+                        .insert(cond.to_string(), (t, reason.clone()));
+                    (t, reason)
                 }
             };
-            match tri {
-                knav_kconfig::Tri::True => {}
-                knav_kconfig::Tri::Unknown => unknown = true,
-                knav_kconfig::Tri::False => {
-                    let symbols: Vec<String> = config_symbols(cond)
-                        .into_iter()
-                        .map(|s| config.describe(&s))
-                        .collect();
-                    let why = if symbols.is_empty() {
-                        "false".to_string()
-                    } else {
-                        symbols.join(", ")
-                    };
-                    return Some(Verdict::Hidden(format!("#if {cond}: {why}")));
-                }
+            match (tri, reason) {
+                (knav_kconfig::Tri::Unknown, _) => unknown = true,
+                (knav_kconfig::Tri::False, Some(reason)) => return Some(Verdict::Hidden(reason)),
+                _ => {}
             }
         }
         Some(if unknown {
@@ -456,19 +487,22 @@ impl<'s> Query<'s> {
         if let (Some(arch), Some(rest)) = (arch, path.strip_prefix("arch/")) {
             if let Some((dir, _)) = rest.split_once('/') {
                 if dir != arch {
-                    return Verdict::Hidden(format!(
-                        "arch/{dir} is not built: the config's architecture is {arch}"
-                    ));
+                    return Verdict::Hidden(
+                        format!("arch/{dir} is not built: the config's architecture is {arch}")
+                            .into(),
+                    );
                 }
             }
         }
         let compiled = path.ends_with(".c") || path.ends_with(".S");
         match (&self.snap.build, compiled) {
-            (Some(build), true) => match build.decide_file(path, config) {
-                knav_kconfig::kbuild::Decision::Live => Verdict::Live,
-                knav_kconfig::kbuild::Decision::Unknown => Verdict::Unknown,
-                knav_kconfig::kbuild::Decision::Hidden(r) => Verdict::Hidden(r),
-            },
+            (Some(build), true) => {
+                match build.decide_file(path, config, &mut self.kbuild_atoms.borrow_mut()) {
+                    knav_kconfig::kbuild::Decision::Live => Verdict::Live,
+                    knav_kconfig::kbuild::Decision::Unknown => Verdict::Unknown,
+                    knav_kconfig::kbuild::Decision::Hidden(r) => Verdict::Hidden(r.into()),
+                }
+            }
             _ => Verdict::Live,
         }
     }
@@ -489,7 +523,7 @@ impl<'s> Query<'s> {
                 Some(Verdict::Hidden(reason)) => hidden.push(Hidden {
                     path: self.path(f.seg, f.def.file).to_string(),
                     line: f.def.line,
-                    reason,
+                    reason: reason.to_string(),
                 }),
             }
         }

@@ -90,7 +90,7 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
                     env.hidden.push(Hidden {
                         path: path.to_string(),
                         line,
-                        reason,
+                        reason: reason.to_string(),
                     });
                 }
                 None
