@@ -103,7 +103,7 @@ fn debians_amd64_config_keeps_the_no_highmem_kmap_and_hides_arm64() {
         "{out}"
     );
     assert!(
-        out.contains("hidden by the active config: 1 (include/linux/highmem-internal.h:40 — #if CONFIG_HIGHMEM: CONFIG_HIGHMEM is not set)"),
+        out.contains("hidden by the active config: 2 (include/linux/highmem-internal.h:40 — #if CONFIG_HIGHMEM: CONFIG_HIGHMEM is not set; drivers/gpu/drm/panthor/panthor_sched.c:446 — drivers/gpu/drm/Makefile:216 obj-$(CONFIG_DRM_PANTHOR) += panthor/: CONFIG_DRM_PANTHOR is not set)"),
         "{out}"
     );
     let out = knav(
@@ -114,4 +114,87 @@ fn debians_amd64_config_keeps_the_no_highmem_kmap_and_hides_arm64() {
         out.contains("arch/arm64/kernel/cpufeature.c:2143 — arch/arm64 is not built: the config's architecture is x86"),
         "{out}"
     );
+}
+
+#[test]
+fn debians_amd64_config_applies_makefiles_and_kconfig_defines_config_highmem() {
+    let Some(tree) = kernel() else { return };
+    let config = std::path::Path::new(&tree).join("../config.amd64");
+    if !config.is_file() {
+        eprintln!("skipped: no {}", config.display());
+        return;
+    }
+    let config = config.display().to_string();
+    // fs/Makefile:40 obj-$(CONFIG_BINFMT_FLAT) += binfmt_flat.o, and Debian leaves it unset.
+    let out = knav(
+        &tree,
+        &["def", "load_flat_binary", "--active-config", &config],
+    );
+    assert!(
+        out.contains("fs/binfmt_flat.c:855 — fs/Makefile:40 obj-$(CONFIG_BINFMT_FLAT) += binfmt_flat.o: CONFIG_BINFMT_FLAT is not set"),
+        "{out}"
+    );
+    // A whole directory: fs/Makefile:71 obj-$(CONFIG_CRAMFS) += cramfs/.
+    let out = knav(&tree, &["def", "cramfs_lookup", "--active-config", &config]);
+    assert!(
+        out.contains("fs/cramfs/inode.c:766 — fs/Makefile:71 obj-$(CONFIG_CRAMFS) += cramfs/: CONFIG_CRAMFS is not set"),
+        "{out}"
+    );
+    // CONFIG_EXT4_FS=m: ext4 is built, as a module.
+    let out = knav(
+        &tree,
+        &[
+            "def",
+            "ext4_fill_super",
+            "--active-config",
+            &config,
+            "--format",
+            "json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["results"][0]["path"], "fs/ext4/super.c", "{out}");
+    assert_eq!(v["results"][0]["line"], 5703);
+    assert_eq!(v["results"][0]["active"], true);
+    // Kconfig defines CONFIG_HIGHMEM in nine architectures; x86's is the one for this config.
+    let out = knav(&tree, &["def", "CONFIG_HIGHMEM", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["definition_count"], 9, "{out}");
+    let locs: Vec<String> = v["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            format!(
+                "{}:{} {}",
+                r["path"].as_str().unwrap_or(""),
+                r["line"],
+                r["resolved_via"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert!(
+        locs.contains(&"arch/x86/Kconfig:1492 kconfig".to_string()),
+        "{locs:?}"
+    );
+    assert!(
+        locs.contains(&"arch/arm/Kconfig:1211 kconfig".to_string()),
+        "{locs:?}"
+    );
+    let out = knav(
+        &tree,
+        &["def", "CONFIG_HIGHMEM", "--active-config", &config],
+    );
+    assert!(
+        out.contains("arch/x86/Kconfig:1492: config HIGHMEM: bool; depends on X86_32 && (HIGHMEM64G || HIGHMEM4G)  [config]  (resolved via kconfig)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("warning: active config: CONFIG_HIGHMEM is not set"),
+        "{out}"
+    );
+    // References of a CONFIG_ symbol include Makefiles and Kconfig files.
+    let out = knav(&tree, &["refs", "CONFIG_EXT4_FS", "--format", "json"]);
+    assert!(out.contains("\"path\": \"fs/Makefile\""), "{out}");
+    assert!(out.contains("\"role\": \"kconfig\""), "{out}");
 }
