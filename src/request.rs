@@ -107,9 +107,9 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
         } => query::reachability(&q, from, to, *max_depth),
         Ask::Symbols { file } => query::list_file_symbols(&q, file),
     };
-    if let (Some(e), Some(_)) = (&snap.build_error, &q.page.active) {
+    if let Some(e) = &snap.build_error {
         env.warn(format!(
-            "Kbuild conditions are not applied: {e}; run `knav index` to rebuild them"
+            "the index's Kbuild and Kconfig part cannot be read ({e}); run `knav index` to rebuild it"
         ));
     }
     // Every error says what to do next: by default, the same call with its arguments fixed;

@@ -1332,6 +1332,88 @@ fn active_config_applies_kbuild_makefiles_and_kconfig_defines_config_symbols() {
 }
 
 #[test]
+fn a_kconfig_entry_is_the_body_of_its_config_symbol() {
+    let t = fixture("kconfig-body");
+    let (_, v) = json(&t, &["body", "CONFIG_EXT2_FS"]);
+    assert_eq!(locs(&v), ["Kconfig:5"]);
+    assert_eq!(v["results"][0]["end_line"], 6);
+    assert_eq!(
+        v["results"][0]["body"],
+        "config EXT2_FS\n\ttristate \"Second extended fs support\""
+    );
+}
+
+#[test]
+fn a_makefile_edit_rebuilds_only_the_build_file_part() {
+    let t = fixture("kbuild-edit");
+    let list = "CONFIG_X86=y,CONFIG_MISC_DRIVER=y";
+    let (_, v) = json(&t, &["def", "latin1_probe", "--active-config", list]);
+    assert_eq!(v["results"][0]["active"], Value::Null);
+    std::fs::write(
+        t.root.join("drivers/misc/Makefile"),
+        "obj-$(CONFIG_MISC_DRIVER) += blob.o latin1.o\n",
+    )
+    .unwrap();
+    let (_, v) = json(&t, &["index"]);
+    let r = &v["results"];
+    assert_eq!(
+        (r["mode"].as_str(), r["changed"].as_u64()),
+        (Some("incremental"), Some(0))
+    );
+    assert!(
+        r["build_files"]
+            .as_str()
+            .unwrap()
+            .starts_with("7 build files"),
+        "{r}"
+    );
+    let (_, v) = json(&t, &["def", "latin1_probe", "--active-config", list]);
+    assert_eq!(v["results"][0]["active"], true);
+    // Touched but not changed: nothing to rebuild.
+    let f = std::fs::File::open(t.root.join("drivers/misc/Makefile")).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "unchanged", "{v}");
+}
+
+#[test]
+fn an_unreadable_build_file_part_is_reported_and_rebuilt_alone() {
+    let t = fixture("kbuild-corrupt");
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "full");
+    let kb = std::fs::read_dir(t.root.join(".knav"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("kb-"))
+        .expect("a build-file part");
+    std::fs::write(kb.path().join("data.bin"), b"garbage").unwrap();
+    let (_, v) = json(&t, &["def", "CONFIG_HIGHMEM"]);
+    assert!(
+        v["warning"]
+            .as_str()
+            .unwrap()
+            .contains("Kbuild and Kconfig part cannot be read"),
+        "{v}"
+    );
+    let (_, v) = json(&t, &["index"]);
+    let r = &v["results"];
+    assert_eq!(
+        (
+            r["mode"].as_str(),
+            r["changed"].as_u64(),
+            r["added"].as_u64()
+        ),
+        (Some("incremental"), Some(0), Some(0)),
+        "the segments stay: {v}"
+    );
+    assert!(r["build_files"].is_string(), "{v}");
+    assert!(r["index_bytes"].as_u64().unwrap() > 0, "{v}");
+    let (_, v) = json(&t, &["def", "CONFIG_HIGHMEM"]);
+    assert_eq!(locs(&v), ["Kconfig:1"], "{v}");
+}
+
+#[test]
 fn active_config_hides_what_the_config_does_not_build_and_says_why() {
     let t = fixture("active-config");
     let config = t.root.join(".config").display().to_string();

@@ -94,6 +94,17 @@ fn dir_size(dir: &Path) -> u64 {
         .sum()
 }
 
+/// Bytes on disk of the segments and the build-file part `manifest` names.
+fn index_bytes(index_dir: &Path, manifest: &Manifest) -> u64 {
+    manifest
+        .segments
+        .iter()
+        .map(|s| s.dir.as_str())
+        .chain(manifest.build_files.iter().map(|b| b.dir.as_str()))
+        .map(|d| dir_size(&index_dir.join(d)))
+        .sum()
+}
+
 /// Brings the index of `root` in `index_dir` up to date.
 pub fn update(
     root: &Path,
@@ -198,6 +209,7 @@ pub fn update_hinted(
             return Ok(UpdateReport {
                 mode: "incremental".into(),
                 build_files: summary,
+                index_bytes: index_bytes(index_dir, &manifest),
                 dirs_read: walked.dirs_read,
                 walk_errors: walk_errors(&walked),
                 files_scanned: snap.manifest.files_scanned,
@@ -396,11 +408,7 @@ pub fn update_hinted(
     report.names = meta.names;
     report.definitions = meta.defs;
     report.occurrences = meta.occurrences;
-    report.index_bytes = manifest
-        .segments
-        .iter()
-        .map(|s| dir_size(&index_dir.join(&s.dir)))
-        .sum();
+    report.index_bytes = index_bytes(index_dir, &manifest);
     trace.mark("walk cache + size");
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
@@ -470,12 +478,7 @@ pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, String> {
         mode: "verified".into(),
         files_scanned: snap.manifest.files_scanned,
         files_unindexed: snap.manifest.files_unindexed,
-        index_bytes: snap
-            .manifest
-            .segments
-            .iter()
-            .map(|s| dir_size(&index_dir.join(&s.dir)))
-            .sum(),
+        index_bytes: index_bytes(index_dir, &snap.manifest),
         elapsed_ms: started.elapsed().as_millis() as u64,
         index_dir: index_dir.display().to_string(),
         ..Default::default()

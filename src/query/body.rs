@@ -1,7 +1,7 @@
 //! get_symbol_body: the source text of a definition.
 
-use super::{not_found, valid_name, Query, MAX_BODY_LINES};
-use crate::envelope::{Envelope, Results};
+use super::{not_found, valid_name, Query, Verdict, MAX_BODY_LINES};
+use crate::envelope::{Envelope, Hidden, Results};
 
 /// Answers get_symbol_body for `symbol`, with at most `max_definitions` bodies (0: 3).
 pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Envelope {
@@ -17,6 +17,12 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
     // Bodies first: a prototype's "body" is one line nobody asked for.
     let mut resolved = None;
     let mut defs = q.definitions(symbol);
+    if defs.is_empty() {
+        let kconfig = q.kconfig_entries(symbol);
+        if !kconfig.is_empty() {
+            return kconfig_bodies(q, kconfig, max);
+        }
+    }
     if defs.is_empty() {
         match super::fuzzy::resolve(q, symbol) {
             super::fuzzy::Fuzzy::One(name, how) => resolved = Some((name, how)),
@@ -82,5 +88,52 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
         ));
     }
     env.next_tools = vec!["find_callees", "find_callers"];
+    env
+}
+
+/// The bodies of a `CONFIG_` symbol's Kconfig entries: each `config X` block, help included.
+fn kconfig_bodies(
+    q: &Query<'_>,
+    entries: Vec<crate::index::buildfiles::KconfigEntry>,
+    max: u64,
+) -> Envelope {
+    let mut env = q.envelope("get_symbol_body");
+    let mut kept = Vec::new();
+    for k in entries {
+        match q.page.active.as_deref().map(|c| q.file_verdict(&k.path, c)) {
+            Some(Verdict::Hidden(reason)) => env.hidden.push(Hidden {
+                path: k.path.clone(),
+                line: k.entry.line,
+                reason: reason.to_string(),
+            }),
+            Some(Verdict::Live) => kept.push((k, Some(true))),
+            _ => kept.push((k, None)),
+        }
+    }
+    env.total = kept.len() as u64;
+    env.truncated = kept.len() as u64 > max;
+    env.limit = max;
+    let records = kept
+        .iter()
+        .take(max as usize)
+        .map(|(k, active)| {
+            let mut r = q.kconfig_record(k);
+            if q.page.active.is_some() {
+                r.active = Some(*active);
+            }
+            let (first, end) = (k.entry.line, k.entry.end_line.max(k.entry.line));
+            let last = end.min(first + MAX_BODY_LINES - 1);
+            r.end_line = Some(end);
+            r.body = Some(
+                q.source(&k.path)
+                    .map(|s| s.lines(first, last))
+                    .unwrap_or_default(),
+            );
+            r.body_truncated = (last < end).then_some(true);
+            r
+        })
+        .collect();
+    env.results = Some(Results::Records(records));
+    env.next_tools = vec!["find_references"];
     env
 }
