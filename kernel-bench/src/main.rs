@@ -49,6 +49,10 @@ struct Args {
     /// are then not measured): for re-measuring queries after a change to knav's query code.
     #[arg(long, requires = "work")]
     reuse: bool,
+    /// A .config for the active_config rows (default: config.amd64 beside the tree, as
+    /// DEVELOPERS.md unpacks Debian's; the rows are left out without one).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Measure only these questions (comma-separated: def, refs, callers).
     #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers"])]
     only: Vec<String>,
@@ -183,12 +187,21 @@ fn run(args: Args) -> Result<(), String> {
         date: output(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"])),
     };
     let peers = peers::Peers::find();
+    let config = match &args.config {
+        Some(c) if !c.is_file() => return Err(format!("--config {}: not a file", c.display())),
+        Some(c) => Some(c.clone()),
+        None => tree
+            .parent()
+            .map(|p| p.join("config.amd64"))
+            .filter(|c| c.is_file() && !args.quick),
+    };
     let setup = suite::Setup {
         tree,
         work: work.clone(),
         knav,
         runs,
         jobs,
+        config,
     };
     let started = std::time::Instant::now();
     let mut log = |what: &str| {

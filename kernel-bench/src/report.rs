@@ -175,6 +175,28 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
         value: kr.zip(cr).map(|(k, c)| k.as_secs_f64() / c.as_secs_f64()),
         goal: 0.5,
     });
+    // The same questions under a real .config: the Kbuild and #if verdicts' cost.
+    for q in ["def", "refs", "callers"] {
+        let plain = total(&r.latencies, q, &format!("knav {q}"), &symbols);
+        let active = total(
+            &r.latencies,
+            q,
+            &format!("knav {q} --active-config"),
+            &symbols,
+        );
+        if let (Some(p), Some(a)) = (plain, active) {
+            out.push(Ratio {
+                label: format!(
+                    "knav {q} with --active-config / without (sum of {} medians)",
+                    symbols.len()
+                ),
+                knav: ms(a),
+                peer: ms(p),
+                value: Some(a.as_secs_f64() / p.as_secs_f64()),
+                goal: 2.0,
+            });
+        }
+    }
     let knav_bytes: usize = r.sizes.iter().map(|s| s.def_text + s.refs_text).sum();
     let rg_bytes: Option<usize> = r.sizes.iter().map(|s| s.rg.map(|b| 2 * b)).sum();
     out.push(Ratio {

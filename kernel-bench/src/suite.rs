@@ -47,6 +47,8 @@ pub struct Setup {
     pub runs: usize,
     /// Parallel ctags processes.
     pub jobs: usize,
+    /// A .config: knav's questions are asked again with `--active-config` it.
+    pub config: Option<PathBuf>,
 }
 
 /// One cold build.
@@ -516,6 +518,15 @@ impl Setup {
                 ("refs", "knav refs".into(), knav(&["refs"])),
                 ("callers", "knav callers".into(), knav(&["callers"])),
             ];
+            if let Some(config) = self.config.as_ref().and_then(|c| c.to_str()) {
+                for q in ["def", "refs", "callers"] {
+                    cases.push((
+                        q,
+                        format!("knav {q} --active-config"),
+                        knav(&[q, "--active-config", config]),
+                    ));
+                }
+            }
             if let (Some(mut c), true) = (peers.global.cmd(), have_gtags) {
                 gtags_env(&mut c);
                 c.args(["-x", sym]);
