@@ -144,7 +144,9 @@ pub fn read_source(path: &Path) -> std::io::Result<Source> {
         let m = unsafe { memmap2::Mmap::map(&file) }?;
         Ok(Source::Mapped(m))
     } else {
-        let mut v = Vec::with_capacity(len as usize);
+        // One byte more than the file: `read_to_end` then sees the end without growing (and
+        // copying) the buffer.
+        let mut v = Vec::with_capacity(len as usize + 1);
         std::io::Read::read_to_end(&mut { file }, &mut v)?;
         Ok(Source::Read(v))
     }
