@@ -206,7 +206,7 @@ fn run(common: &Common, command: &Command) -> Envelope {
     let active = match &common.active_config {
         None => None,
         Some(arg) => match crate::request::active_config(arg, Path::new(".")) {
-            Ok(c) => Some(std::sync::Arc::new(c)),
+            Ok(c) => Some(c),
             Err(e) => {
                 let mut env = Envelope::error(tool, &root_s, e);
                 env.next_tools = vec![tool];

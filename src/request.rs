@@ -70,23 +70,52 @@ impl Ask {
 }
 
 /// The configuration `arg` names: a `.config` file (relative to `base`) or a macro list
-/// (`CONFIG_A=y,CONFIG_B=m`).
-pub fn active_config(arg: &str, base: &std::path::Path) -> Result<knav_kconfig::Config, String> {
+/// (`CONFIG_A=y,CONFIG_B=m`), parsed once per content by this process.
+pub fn active_config(
+    arg: &str,
+    base: &std::path::Path,
+) -> Result<std::sync::Arc<knav_kconfig::Config>, String> {
     let arg = arg.trim();
     let path = base.join(arg);
-    if arg.contains('=') && !path.exists() {
-        return knav_kconfig::Config::from_macros(arg)
-            .map_err(|e| format!("active_config '{arg}': {e}"));
-    }
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("active_config file not found: {}", path.display()))
+    let from_list = arg.contains('=') && !path.exists();
+    let text = if from_list {
+        arg.to_string()
+    } else {
+        match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(format!("active_config file not found: {}", path.display()))
+            }
+            Err(e) => return Err(format!("active_config {}: {e}", path.display())),
         }
-        Err(e) => return Err(format!("active_config {}: {e}", path.display())),
     };
-    knav_kconfig::Config::parse(&text).map_err(|e| format!("active_config {}: {e}", path.display()))
+    // A server is asked with the same .config again and again: parsed once per content.
+    let key = crate::index::codec::hash64(text.as_bytes()) ^ from_list as u64;
+    let mut cache = PARSED_CONFIGS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, c)) = cache.iter().find(|(k, _)| *k == key) {
+        return Ok(c.clone());
+    }
+    let config = if from_list {
+        knav_kconfig::Config::from_macros(arg).map_err(|e| format!("active_config '{arg}': {e}"))?
+    } else {
+        knav_kconfig::Config::parse(&text)
+            .map_err(|e| format!("active_config {}: {e}", path.display()))?
+    };
+    let config = std::sync::Arc::new(config);
+    if cache.len() >= MAX_PARSED_CONFIGS {
+        cache.remove(0);
+    }
+    cache.push((key, config.clone()));
+    Ok(config)
 }
+
+/// Configurations parsed by this process, by the hash of their text, oldest first.
+static PARSED_CONFIGS: std::sync::Mutex<Vec<(u64, std::sync::Arc<knav_kconfig::Config>)>> =
+    std::sync::Mutex::new(Vec::new());
+/// How many [`PARSED_CONFIGS`] are kept.
+const MAX_PARSED_CONFIGS: usize = 4;
 
 /// Answers `ask` from `snap`, one page at a time.
 pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
@@ -121,4 +150,33 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
         }];
     }
     env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_is_parsed_once_per_content() {
+        let dir = std::env::temp_dir().join(format!("knav-config-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("cfg");
+        std::fs::write(&path, "CONFIG_A=y\n").unwrap();
+        let a = active_config("cfg", &dir).unwrap();
+        let b = active_config("cfg", &dir).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&a, &b), "same content, same parse");
+        std::fs::write(&path, "CONFIG_A=m\n").unwrap();
+        let c = active_config("cfg", &dir).unwrap();
+        assert!(!std::sync::Arc::ptr_eq(&a, &c), "new content, new parse");
+        assert_eq!(c.value("CONFIG_A"), Some(&knav_kconfig::Value::Module));
+        let list = active_config("CONFIG_A=y", &dir).unwrap();
+        assert_eq!(
+            list.value("CONFIG_B"),
+            None,
+            "a list leaves the rest undecided"
+        );
+        let err = active_config("nope", &dir).unwrap_err();
+        assert!(err.contains("not found"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -145,9 +145,11 @@ pub fn update_hinted(
     // What the index holds of each file: the walk trusts it for files a hint does not name,
     // and the diff compares against it.
     let indexed = old.as_ref().map(indexed_files).unwrap_or_default();
+    // Build files' stats, for a watcher-hinted walk only (it trusts them).
     let build_inputs: std::collections::HashMap<String, (u64, i64)> = old
         .as_ref()
         .and_then(|s| s.build.as_ref())
+        .filter(|_| hint.is_some())
         .map(|b| {
             b.inputs()
                 .into_iter()

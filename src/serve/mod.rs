@@ -80,7 +80,7 @@ impl Handler {
         let mut page = call.page;
         if let Some(arg) = &call.active_config {
             match crate::request::active_config(arg, tree.root()) {
-                Ok(c) => page.active = Some(Arc::new(c)),
+                Ok(c) => page.active = Some(c),
                 Err(e) => {
                     let mut env = Envelope::error(call.tool, &root_s, e);
                     env.next_tools = vec![call.tool];
