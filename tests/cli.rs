@@ -1306,6 +1306,14 @@ fn active_config_applies_kbuild_makefiles_and_kconfig_defines_config_symbols() {
         "config HIGHMEM: bool \"High memory support\"; depends on X86_32"
     );
     assert_eq!(v["reference_count"], 2, "two #ifdef lines");
+    // The Kconfig name without its prefix finds the same entry.
+    let (_, v) = json(&t, &["def", "MISC_DRIVER"]);
+    assert_eq!(locs(&v), ["Kconfig:8"]);
+    assert_eq!(v["symbol"], "CONFIG_MISC_DRIVER");
+    assert!(v["warning"]
+        .as_str()
+        .unwrap()
+        .contains("Kconfig symbol CONFIG_MISC_DRIVER"));
     let (_, out) = knav(&t, &["def", "CONFIG_EXT2_FS", "--active-config", &config]);
     assert!(
         out.contains("warning: active config: CONFIG_EXT2_FS=m"),

@@ -31,6 +31,16 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
     let defs = q.definitions(symbol);
     let kconfig = q.kconfig_entries(symbol);
     if defs.is_empty() && kconfig.is_empty() {
+        // A Kconfig name without its prefix: `HIGHMEM` is `CONFIG_HIGHMEM`.
+        let prefixed = format!("CONFIG_{symbol}");
+        let kconfig = q.kconfig_entries(&prefixed);
+        if !kconfig.is_empty() && q.postings_iter(symbol).next().is_none() {
+            let mut env = answer(q, &prefixed, Vec::new(), kconfig);
+            env.warn(format!(
+                "'{symbol}' is the Kconfig symbol {prefixed}; showing its entries"
+            ));
+            return env;
+        }
         match fuzzy::resolve(q, symbol) {
             Fuzzy::One(name, how) => {
                 let defs = q.definitions(&name);

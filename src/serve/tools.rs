@@ -31,15 +31,16 @@ const SPECS: &[Spec] = &[
     Spec {
         name: "find_definition",
         description: "Where a C symbol is defined (functions, macros, structs, typedefs, \
-                      variables), each with its #if guard, kind and signature, plus reference \
-                      count and top files. Use instead of grep for `name(` or ctags.",
+                      variables; CONFIG_X in Kconfig), each with its #if guard, kind and \
+                      signature, plus reference count and top files. Use instead of grep for \
+                      `name(` or ctags.",
         args: &[SYMBOL],
     },
     Spec {
         name: "find_references",
         description: "Every use of a symbol (code only, not comments or strings), with role \
-                      (call, ref, export, decl, def) and guard; grouped by file when there are \
-                      many. Use instead of grep -rw.",
+                      (call, ref, export, decl, def; kconfig and makefile for CONFIG_X) and \
+                      guard; grouped by file when there are many. Use instead of grep -rw.",
         args: &[
             SYMBOL,
             (
@@ -123,7 +124,8 @@ const COMMON: &[(&str, &str, &str)] = &[
     (
         "active_config",
         "string",
-        ".config path or CONFIG_A=y,CONFIG_B=m",
+        ".config path or CONFIG_A=y,CONFIG_B=m: leaves out what it does not build \
+         (#if, Makefiles, arch/), with reasons",
     ),
 ];
 
