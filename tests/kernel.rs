@@ -14,6 +14,17 @@ fn kernel() -> Option<String> {
     tree
 }
 
+/// The tree and Debian's config.amd64_none_amd64 next to it, as DEVELOPERS.md unpacks them.
+fn kernel_and_config() -> Option<(String, String)> {
+    let tree = kernel()?;
+    let config = std::path::Path::new(&tree).join("../config.amd64");
+    if !config.is_file() {
+        eprintln!("skipped: no {}", config.display());
+        return None;
+    }
+    Some((tree, config.display().to_string()))
+}
+
 fn knav(tree: &str, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_knav"))
         .args(args)
@@ -89,14 +100,9 @@ fn export_status_of_kernel_read_and_vfs_read() {
 
 #[test]
 fn debians_amd64_config_keeps_the_no_highmem_kmap_and_hides_arm64() {
-    let Some(tree) = kernel() else { return };
-    // Debian's config.amd64_none_amd64, next to the tree as DEVELOPERS.md unpacks it.
-    let config = std::path::Path::new(&tree).join("../config.amd64");
-    if !config.is_file() {
-        eprintln!("skipped: no {}", config.display());
+    let Some((tree, config)) = kernel_and_config() else {
         return;
-    }
-    let config = config.display().to_string();
+    };
     let out = knav(&tree, &["def", "kmap", "--active-config", &config]);
     assert!(
         out.contains("include/linux/highmem-internal.h:162: static inline void *kmap("),
@@ -118,13 +124,9 @@ fn debians_amd64_config_keeps_the_no_highmem_kmap_and_hides_arm64() {
 
 #[test]
 fn debians_amd64_config_applies_makefiles_and_kconfig_defines_config_highmem() {
-    let Some(tree) = kernel() else { return };
-    let config = std::path::Path::new(&tree).join("../config.amd64");
-    if !config.is_file() {
-        eprintln!("skipped: no {}", config.display());
+    let Some((tree, config)) = kernel_and_config() else {
         return;
-    }
-    let config = config.display().to_string();
+    };
     // fs/Makefile:40 obj-$(CONFIG_BINFMT_FLAT) += binfmt_flat.o, and Debian leaves it unset.
     let out = knav(
         &tree,

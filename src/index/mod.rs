@@ -94,6 +94,24 @@ fn dir_size(dir: &Path) -> u64 {
         .sum()
 }
 
+/// The report of an update that kept the segments of `snap`.
+fn same_segments(
+    snap: &Snapshot,
+    walked: &crate::walk::Walk,
+    started: Instant,
+    index_dir: &Path,
+) -> UpdateReport {
+    UpdateReport {
+        dirs_read: walked.dirs_read,
+        walk_errors: walk_errors(walked),
+        files_scanned: snap.manifest.files_scanned,
+        files_unindexed: snap.manifest.files_unindexed,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        index_dir: index_dir.display().to_string(),
+        ..Default::default()
+    }
+}
+
 /// Bytes on disk of the segments and the build-file part `manifest` names.
 fn index_bytes(index_dir: &Path, manifest: &Manifest) -> u64 {
     manifest
@@ -212,13 +230,7 @@ pub fn update_hinted(
                 mode: "incremental".into(),
                 build_files: summary,
                 index_bytes: index_bytes(index_dir, &manifest),
-                dirs_read: walked.dirs_read,
-                walk_errors: walk_errors(&walked),
-                files_scanned: snap.manifest.files_scanned,
-                files_unindexed: snap.manifest.files_unindexed,
-                elapsed_ms: started.elapsed().as_millis() as u64,
-                index_dir: index_dir.display().to_string(),
-                ..Default::default()
+                ..same_segments(snap, &walked, started, index_dir)
             });
         }
         if d.changed.is_empty() && d.deleted.is_empty() {
@@ -228,13 +240,7 @@ pub fn update_hinted(
             progress.finish();
             return Ok(UpdateReport {
                 mode: "unchanged".into(),
-                dirs_read: walked.dirs_read,
-                walk_errors: walk_errors(&walked),
-                files_scanned: snap.manifest.files_scanned,
-                files_unindexed: snap.manifest.files_unindexed,
-                elapsed_ms: started.elapsed().as_millis() as u64,
-                index_dir: index_dir.display().to_string(),
-                ..Default::default()
+                ..same_segments(snap, &walked, started, index_dir)
             });
         }
     }

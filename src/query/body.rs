@@ -1,7 +1,7 @@
 //! get_symbol_body: the source text of a definition.
 
-use super::{not_found, valid_name, Query, Verdict, MAX_BODY_LINES};
-use crate::envelope::{Envelope, Hidden, Results};
+use super::{not_found, valid_name, Query, MAX_BODY_LINES};
+use crate::envelope::{Envelope, Results};
 
 /// Answers get_symbol_body for `symbol`, with at most `max_definitions` bodies (0: 3).
 pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Envelope {
@@ -98,18 +98,8 @@ fn kconfig_bodies(
     max: u64,
 ) -> Envelope {
     let mut env = q.envelope("get_symbol_body");
-    let mut kept = Vec::new();
-    for k in entries {
-        match q.page.active.as_deref().map(|c| q.file_verdict(&k.path, c)) {
-            Some(Verdict::Hidden(reason)) => env.hidden.push(Hidden {
-                path: k.path.clone(),
-                line: k.entry.line,
-                reason: reason.to_string(),
-            }),
-            Some(Verdict::Live) => kept.push((k, Some(true))),
-            _ => kept.push((k, None)),
-        }
-    }
+    let (kept, hidden) = q.kconfig_by_config(entries);
+    env.hidden = hidden;
     env.total = kept.len() as u64;
     env.truncated = kept.len() as u64 > max;
     env.limit = max;

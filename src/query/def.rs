@@ -3,8 +3,8 @@
 use std::collections::BTreeSet;
 
 use super::fuzzy::{self, Fuzzy};
-use super::{def_lines, not_found, role_of, valid_name, Found, Query, Verdict};
-use crate::envelope::{DefSummary, Envelope, Export, Hidden, Results, TopFile};
+use super::{def_lines, not_found, role_of, valid_name, Found, Query};
+use crate::envelope::{DefSummary, Envelope, Export, Results, TopFile};
 use crate::index::buildfiles::KconfigEntry;
 use crate::scan::Role;
 use knav_ctags::Kind;
@@ -195,17 +195,9 @@ fn answer<'s>(
     // The active configuration leaves out what it does not build, and says why.
     let (wanted, mut hidden) = q.by_config(in_prefix);
     let mut shown: Vec<(Shown<'_>, Option<bool>)> = Vec::new();
-    for k in kconfig {
-        match q.page.active.as_deref().map(|c| q.file_verdict(&k.path, c)) {
-            Some(Verdict::Hidden(reason)) => hidden.push(Hidden {
-                path: k.path.clone(),
-                line: k.entry.line,
-                reason: reason.to_string(),
-            }),
-            Some(Verdict::Live) => shown.push((Shown::Kconfig(k), Some(true))),
-            _ => shown.push((Shown::Kconfig(k), None)),
-        }
-    }
+    let (kconfig, kconfig_hidden) = q.kconfig_by_config(kconfig);
+    hidden.extend(kconfig_hidden);
+    shown.extend(kconfig.into_iter().map(|(k, a)| (Shown::Kconfig(k), a)));
     if let Some(config) = q.page.active.as_deref() {
         if !shown.is_empty() {
             env.warn(format!("active config: {}", config.describe(symbol)));

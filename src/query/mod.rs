@@ -479,6 +479,33 @@ impl<'s> Query<'s> {
         }
     }
 
+    /// [`Query::by_config`] for Kconfig entries: only their file (an architecture's Kconfig)
+    /// can be out.
+    pub fn kconfig_by_config(
+        &self,
+        entries: Vec<KconfigEntry>,
+    ) -> (Vec<(KconfigEntry, Option<bool>)>, Vec<Hidden>) {
+        let mut kept = Vec::with_capacity(entries.len());
+        let mut hidden = Vec::new();
+        for k in entries {
+            match self
+                .page
+                .active
+                .as_deref()
+                .map(|c| self.file_verdict(&k.path, c))
+            {
+                Some(Verdict::Hidden(reason)) => hidden.push(Hidden {
+                    path: k.path.clone(),
+                    line: k.entry.line,
+                    reason: reason.to_string(),
+                }),
+                Some(Verdict::Live) => kept.push((k, Some(true))),
+                _ => kept.push((k, None)),
+            }
+        }
+        (kept, hidden)
+    }
+
     /// Whether `config` builds the file at `path` at all: only the configured architecture's
     /// `arch/` tree is; a C or assembly file is when Kbuild's Makefiles say so (a header is
     /// decided by its guards alone). `Live` means "no objection": the lines' guards decide.
