@@ -45,6 +45,10 @@ pub struct DirListing {
     pub sources: Vec<String>,
     /// Names of build files (`Makefile`, `Kbuild`, `Kconfig*`).
     pub builds: Vec<String>,
+    /// `(size, mtime_ns)` of each of `sources` when last seen.
+    pub stats: Vec<(u64, i64)>,
+    /// `(size, mtime_ns)` of each of `builds` when last seen.
+    pub build_stats: Vec<(u64, i64)>,
 }
 
 /// The listings of a previous walk, and when it was taken.
@@ -56,6 +60,9 @@ pub struct WalkCache {
     pub taken_ns: i64,
     /// Every directory walked.
     pub dirs: Vec<DirListing>,
+    /// The index generation the listings' stats were taken for: a walk that sees the same stats
+    /// in the same directories has nothing to report against that generation.
+    pub generation: u64,
 }
 
 /// See [`WalkCache::taken_ns`].
@@ -82,6 +89,8 @@ pub struct Walk {
     pub cached_dirs: Vec<usize>,
     /// Directories read (rather than taken from the cache).
     pub dirs_read: u64,
+    /// Cached directories in which a file's size or mtime differs from the cache's.
+    pub dirs_restated: u64,
 }
 
 impl Walk {
@@ -95,6 +104,7 @@ impl Walk {
         self.dirs.extend(w.dirs);
         self.cached_dirs.extend(w.cached_dirs);
         self.dirs_read += w.dirs_read;
+        self.dirs_restated += w.dirs_restated;
     }
 
     fn add_source(&mut self, file: SourceFile, max_file_bytes: u64) {
@@ -105,9 +115,15 @@ impl Walk {
         }
     }
 
-    /// The listings as a cache for the next walk, taken at `taken_ns`; `previous` is the cache
-    /// this walk used, if any.
-    pub fn cache(&self, previous: Option<&WalkCache>, taken_ns: i64) -> WalkCache {
+    /// True when every directory came from the cache and every file's size and mtime are
+    /// the cache's: nothing changed since the walk that wrote it.
+    pub fn same_as_cache(&self) -> bool {
+        self.dirs_read == 0 && self.dirs_restated == 0
+    }
+
+    /// The listings as a cache for the next walk, taken at `taken_ns` for index generation
+    /// `generation`; `previous` is the cache this walk used, if any.
+    pub fn cache(&self, previous: Option<&WalkCache>, taken_ns: i64, generation: u64) -> WalkCache {
         let mut dirs = self.dirs.clone();
         if let Some(p) = previous {
             dirs.extend(
@@ -117,7 +133,11 @@ impl Walk {
             );
         }
         dirs.sort_by(|a, b| a.path.cmp(&b.path));
-        WalkCache { taken_ns, dirs }
+        WalkCache {
+            taken_ns,
+            dirs,
+            generation,
+        }
     }
 }
 
@@ -224,12 +244,28 @@ pub fn walk(
             };
             let build_stats = stats.split_off(d.sources.len());
             if mtime == d.mtime_ns && d.mtime_ns < cache.taken_ns - CACHE_SLACK_NS {
+                // A file edited in place leaves the directory's mtime alone: its stats say it.
+                let same = |seen: &[Option<(u64, i64)>], cached: &[(u64, i64)]| {
+                    seen.len() == cached.len()
+                        && seen.iter().zip(cached).all(|(a, b)| a.as_ref() == Some(b))
+                };
+                let restated = !same(&stats, &d.stats) || !same(&build_stats, &d.build_stats);
                 let mut out = Walk {
                     other_files: d.other_files as u64,
                     symlinks: d.symlinks as u64,
-                    cached_dirs: vec![i],
                     ..Default::default()
                 };
+                if restated {
+                    let unseen = (u64::MAX, 0);
+                    out.dirs_restated = 1;
+                    out.dirs.push(DirListing {
+                        stats: stats.iter().map(|s| s.unwrap_or(unseen)).collect(),
+                        build_stats: build_stats.iter().map(|s| s.unwrap_or(unseen)).collect(),
+                        ..d.clone()
+                    });
+                } else {
+                    out.cached_dirs.push(i);
+                }
                 for (name, stat) in d.sources.iter().zip(stats) {
                     if let Some((size, mtime_ns)) = stat {
                         let path = join(&d.path, name);
@@ -469,12 +505,18 @@ fn list_dir(
             if is_build_name(name) {
                 listing.builds.push(name.to_string());
                 match entry.metadata() {
-                    Ok(meta) => out.builds.push(SourceFile {
-                        path: join(rel, name),
-                        size: meta.len(),
-                        mtime_ns: mtime_ns(&meta),
-                    }),
-                    Err(e) => out.errors.push(format!("{}: {e}", join(rel, name))),
+                    Ok(meta) => {
+                        listing.build_stats.push((meta.len(), mtime_ns(&meta)));
+                        out.builds.push(SourceFile {
+                            path: join(rel, name),
+                            size: meta.len(),
+                            mtime_ns: mtime_ns(&meta),
+                        })
+                    }
+                    Err(e) => {
+                        listing.build_stats.push((u64::MAX, 0));
+                        out.errors.push(format!("{}: {e}", join(rel, name)))
+                    }
                 }
             }
         } else {
@@ -482,15 +524,21 @@ fn list_dir(
             listing.sources.push(name.to_string());
             // `DirEntry::metadata` stats relative to the open directory: no path walk.
             match entry.metadata() {
-                Ok(meta) => out.add_source(
-                    SourceFile {
-                        path,
-                        size: meta.len(),
-                        mtime_ns: mtime_ns(&meta),
-                    },
-                    max_file_bytes,
-                ),
-                Err(e) => out.errors.push(format!("{path}: {e}")),
+                Ok(meta) => {
+                    listing.stats.push((meta.len(), mtime_ns(&meta)));
+                    out.add_source(
+                        SourceFile {
+                            path,
+                            size: meta.len(),
+                            mtime_ns: mtime_ns(&meta),
+                        },
+                        max_file_bytes,
+                    )
+                }
+                Err(e) => {
+                    listing.stats.push((u64::MAX, 0));
+                    out.errors.push(format!("{path}: {e}"))
+                }
             }
         }
     }

@@ -722,6 +722,48 @@ fn age(dir: &Path) {
 }
 
 #[test]
+fn in_place_edits_after_a_refresh_answered_from_the_walk_cache_are_seen() {
+    let t = fixture("walkcache-stats");
+    age(&t.root);
+    json(&t, &["index"]);
+    age(&t.root);
+    json(&t, &["index"]);
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "unchanged");
+    assert_eq!(v["results"]["dirs_read"], 0);
+    // Same size, new content and mtime, directory untouched.
+    let rw = t.root.join("fs/read_write.c");
+    let text = std::fs::read_to_string(&rw).unwrap();
+    assert!(text.contains("vfs_read"));
+    std::fs::write(&rw, text.replacen("vfs_read", "vfs_reed", 1)).unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(update_counts(&v), ("incremental".into(), 1, 0, 0));
+    let (code, _) = json(&t, &["def", "vfs_reed"]);
+    assert_eq!(code, 0);
+    // Nothing more: answered from the cache again.
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "unchanged");
+    // A Makefile edited in place.
+    std::fs::write(
+        t.root.join("drivers/misc/Makefile"),
+        "obj-$(CONFIG_MISC_DRIVER) += blob.o latin1.o\n",
+    )
+    .unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert!(v["results"]["build_files"].is_string(), "{v}");
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "unchanged");
+    // A touch without a change: unchanged, and then answered from the cache.
+    let f = std::fs::File::open(&rw).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(600))
+        .unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "unchanged");
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "unchanged");
+}
+
+#[test]
 fn the_walk_cache_skips_unchanged_directories_and_still_sees_every_change() {
     let t = fixture("walkcache");
     age(&t.root);

@@ -161,8 +161,12 @@ pub fn update_hinted(
     let cache = old.as_ref().and_then(|_| store::read_walk_cache(index_dir));
     let walk_started = crate::walk::now_ns();
     // What the index holds of each file: the walk trusts it for files a hint does not name,
-    // and the diff compares against it.
-    let indexed = old.as_ref().map(indexed_files).unwrap_or_default();
+    // and the diff compares against it (built after the walk without a hint: a walk that
+    // finds everything as the cache has it needs no diff).
+    let mut indexed = match (&old, hint) {
+        (Some(snap), Some(_)) => indexed_files(snap),
+        _ => Indexed::default(),
+    };
     // Build files' stats, for a watcher-hinted walk only (it trusts them).
     let build_inputs: std::collections::HashMap<String, (u64, i64)> = old
         .as_ref()
@@ -197,6 +201,18 @@ pub fn update_hinted(
     );
 
     trace.mark("walk");
+    if let (Some(snap), Some(c)) = (&old, &cache) {
+        if hint.is_none() && c.generation == snap.manifest.generation && walked.same_as_cache() {
+            progress.finish();
+            return Ok(UpdateReport {
+                mode: "unchanged".into(),
+                ..same_segments(snap, &walked, started, index_dir)
+            });
+        }
+    }
+    if hint.is_none() {
+        indexed = old.as_ref().map(indexed_files).unwrap_or_default();
+    }
     // Compare with the index first: the common "nothing changed" answer needs nothing else.
     let changes = old
         .as_ref()
@@ -222,9 +238,10 @@ pub fn update_hinted(
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
             store::publish(index_dir, &manifest)?;
-            if walked.dirs_read > 0 {
-                store::write_walk_cache(index_dir, &walked.cache(cache.as_ref(), walk_started))?;
-            }
+            store::write_walk_cache(
+                index_dir,
+                &walked.cache(cache.as_ref(), walk_started, manifest.generation),
+            )?;
             progress.finish();
             return Ok(UpdateReport {
                 mode: "incremental".into(),
@@ -234,8 +251,16 @@ pub fn update_hinted(
             });
         }
         if d.changed.is_empty() && d.deleted.is_empty() {
-            if walked.dirs_read > 0 {
-                store::write_walk_cache(index_dir, &walked.cache(cache.as_ref(), walk_started))?;
+            // New listings or stats (a touched file), or a cache of another generation: the
+            // next walk should find them as they are now.
+            let stale = cache
+                .as_ref()
+                .is_none_or(|c| c.generation != snap.manifest.generation);
+            if !walked.same_as_cache() || stale {
+                store::write_walk_cache(
+                    index_dir,
+                    &walked.cache(cache.as_ref(), walk_started, snap.manifest.generation),
+                )?;
             }
             progress.finish();
             return Ok(UpdateReport {
@@ -405,10 +430,11 @@ pub fn update_hinted(
     progress.phase("publish");
     store::publish(index_dir, &manifest)?;
     trace.mark("publish");
-    // Listings the walk did not read are in the cache already.
-    if walked.dirs_read > 0 || cache.is_none() {
-        store::write_walk_cache(index_dir, &walked.cache(cache.as_ref(), walk_started))?;
-    }
+    // The cache names the generation its stats were taken for: written at every publish.
+    store::write_walk_cache(
+        index_dir,
+        &walked.cache(cache.as_ref(), walk_started, manifest.generation),
+    )?;
     progress.finish();
     report.files_scanned = manifest.files_scanned;
     report.files_unindexed = manifest.files_unindexed;

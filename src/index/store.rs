@@ -181,7 +181,7 @@ pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), String> {
 /// The file holding the last walk's directory listings.
 const WALK_CACHE: &str = "walk.cache";
 /// Its kind tag; changed when its layout changes (listings gained build files).
-const WALK_KIND: &[u8; 4] = b"WLK2";
+const WALK_KIND: &[u8; 4] = b"WLK3";
 
 /// Reads the walk cache; `None` when it is missing or unreadable (the walk then reads every
 /// directory).
@@ -195,6 +195,7 @@ pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
     }
     let mut r = Reader::new(body);
     let taken_ns = r.varint() as i64;
+    let generation = r.varint();
     let n = r.varint() as usize;
     let mut dirs = Vec::with_capacity(n.min(1 << 20));
     let text = |r: &mut Reader<'_>| String::from_utf8_lossy(r.str()).into_owned();
@@ -209,6 +210,11 @@ pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
         let sources = (0..k.min(1 << 20)).map(|_| text(&mut r)).collect();
         let k = r.varint() as usize;
         let builds = (0..k.min(1 << 20)).map(|_| text(&mut r)).collect();
+        let stat = |r: &mut Reader<'_>| (r.varint(), r.varint() as i64);
+        let k = r.varint() as usize;
+        let stats = (0..k.min(1 << 20)).map(|_| stat(&mut r)).collect();
+        let k = r.varint() as usize;
+        let build_stats = (0..k.min(1 << 20)).map(|_| stat(&mut r)).collect();
         if r.overrun {
             return None;
         }
@@ -220,15 +226,22 @@ pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
             subdirs,
             sources,
             builds,
+            stats,
+            build_stats,
         });
     }
-    Some(WalkCache { taken_ns, dirs })
+    Some(WalkCache {
+        taken_ns,
+        dirs,
+        generation,
+    })
 }
 
 /// Replaces the walk cache (write beside, then rename).
 pub fn write_walk_cache(index_dir: &Path, cache: &WalkCache) -> Result<(), String> {
     let mut body = Vec::new();
     put_varint(&mut body, cache.taken_ns.max(0) as u64);
+    put_varint(&mut body, cache.generation);
     put_varint(&mut body, cache.dirs.len() as u64);
     for d in &cache.dirs {
         put_str(&mut body, d.path.as_bytes());
@@ -246,6 +259,13 @@ pub fn write_walk_cache(index_dir: &Path, cache: &WalkCache) -> Result<(), Strin
         put_varint(&mut body, d.builds.len() as u64);
         for s in &d.builds {
             put_str(&mut body, s.as_bytes());
+        }
+        for stats in [&d.stats, &d.build_stats] {
+            put_varint(&mut body, stats.len() as u64);
+            for &(size, mtime) in stats {
+                put_varint(&mut body, size);
+                put_varint(&mut body, mtime.max(0) as u64);
+            }
         }
     }
     let mut out = header(WALK_KIND).to_vec();
