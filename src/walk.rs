@@ -87,6 +87,9 @@ pub struct Walk {
     pub dirs: Vec<DirListing>,
     /// Indices of the cache's listings that were still valid.
     pub cached_dirs: Vec<usize>,
+    /// Of those, the ones whose files were all as cached and are not in `sources` and
+    /// `builds` yet ([`Walk::materialize`]).
+    pub lazy_dirs: Vec<usize>,
     /// Directories read (rather than taken from the cache).
     pub dirs_read: u64,
     /// Cached directories in which a file's size or mtime differs from the cache's.
@@ -103,6 +106,7 @@ impl Walk {
         self.errors.extend(w.errors);
         self.dirs.extend(w.dirs);
         self.cached_dirs.extend(w.cached_dirs);
+        self.lazy_dirs.extend(w.lazy_dirs);
         self.dirs_read += w.dirs_read;
         self.dirs_restated += w.dirs_restated;
     }
@@ -112,6 +116,30 @@ impl Walk {
             self.too_big.push(file);
         } else {
             self.sources.push(file);
+        }
+    }
+
+    /// Adds the files of the directories found as cached (`lazy_dirs`) to `sources`,
+    /// `too_big` and `builds`, with their cached sizes and mtimes: what a caller that compares
+    /// every file needs.
+    pub fn materialize(&mut self, cache: &WalkCache, max_file_bytes: u64) {
+        for i in std::mem::take(&mut self.lazy_dirs) {
+            let Some(d) = cache.dirs.get(i) else { continue };
+            for (name, &(size, mtime_ns)) in d.sources.iter().zip(&d.stats) {
+                let file = SourceFile {
+                    path: join(&d.path, name),
+                    size,
+                    mtime_ns,
+                };
+                self.add_source(file, max_file_bytes);
+            }
+            for (name, &(size, mtime_ns)) in d.builds.iter().zip(&d.build_stats) {
+                self.builds.push(SourceFile {
+                    path: join(&d.path, name),
+                    size,
+                    mtime_ns,
+                });
+            }
         }
     }
 
@@ -238,8 +266,8 @@ pub fn walk(
                 return trusted_dir(root, i, d, t, max_file_bytes);
             }
             let dir = root.join(&d.path);
-            let names: Vec<String> = d.sources.iter().chain(&d.builds).cloned().collect();
-            let Some((mtime, mut stats)) = stat_dir(&dir, &names) else {
+            let names = d.sources.iter().chain(&d.builds).map(String::as_str);
+            let Some((mtime, mut stats)) = stat_dir(&dir, names) else {
                 return Walk::default(); // gone; its parent was read again and says so
             };
             let build_stats = stats.split_off(d.sources.len());
@@ -255,17 +283,20 @@ pub fn walk(
                     symlinks: d.symlinks as u64,
                     ..Default::default()
                 };
-                if restated {
-                    let unseen = (u64::MAX, 0);
-                    out.dirs_restated = 1;
-                    out.dirs.push(DirListing {
-                        stats: stats.iter().map(|s| s.unwrap_or(unseen)).collect(),
-                        build_stats: build_stats.iter().map(|s| s.unwrap_or(unseen)).collect(),
-                        ..d.clone()
-                    });
-                } else {
+                if !restated {
+                    // Its files are the cache's: listed only if the caller needs them
+                    // ([`Walk::materialize`]).
                     out.cached_dirs.push(i);
+                    out.lazy_dirs.push(i);
+                    return out;
                 }
+                let unseen = (u64::MAX, 0);
+                out.dirs_restated = 1;
+                out.dirs.push(DirListing {
+                    stats: stats.iter().map(|s| s.unwrap_or(unseen)).collect(),
+                    build_stats: build_stats.iter().map(|s| s.unwrap_or(unseen)).collect(),
+                    ..d.clone()
+                });
                 for (name, stat) in d.sources.iter().zip(stats) {
                     if let Some((size, mtime_ns)) = stat {
                         let path = join(&d.path, name);
@@ -344,8 +375,8 @@ fn trusted_dir(root: &Path, i: usize, d: &DirListing, t: &Trust<'_>, max_file_by
         }
     }
     if !to_stat.is_empty() {
-        let names: Vec<String> = to_stat.iter().map(|(n, _)| n.clone()).collect();
-        let stats = stat_dir(&root.join(&d.path), &names).map_or_else(Vec::new, |s| s.1);
+        let names = to_stat.iter().map(|(n, _)| n.as_str());
+        let stats = stat_dir(&root.join(&d.path), names).map_or_else(Vec::new, |s| s.1);
         for ((name, build), stat) in to_stat.iter().zip(stats) {
             if let Some((size, mtime_ns)) = stat {
                 let file = SourceFile {
@@ -370,7 +401,10 @@ fn trusted_dir(root: &Path, i: usize, d: &DirListing, t: &Trust<'_>, max_file_by
 /// and each name relative to it (`fstatat`): a fraction of the cost of stats by full path.
 #[cfg(target_os = "linux")]
 #[allow(clippy::type_complexity)]
-fn stat_dir(dir: &Path, names: &[String]) -> Option<(i64, Vec<Option<(u64, i64)>>)> {
+fn stat_dir<'n>(
+    dir: &Path,
+    names: impl Iterator<Item = &'n str>,
+) -> Option<(i64, Vec<Option<(u64, i64)>>)> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
     let cdir = CString::new(dir.as_os_str().as_bytes()).ok()?;
@@ -392,14 +426,27 @@ fn stat_dir(dir: &Path, names: &[String]) -> Option<(i64, Vec<Option<(u64, i64)>
         return None;
     }
     let mtime = st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64;
+    // One buffer for every name's C string.
+    let mut cname: Vec<u8> = Vec::with_capacity(256);
     let out = names
-        .iter()
         .map(|name| {
-            let cname = CString::new(name.as_bytes()).ok()?;
-            // SAFETY: `st` is plain data that fstatat fills; `fd` is open; `cname` is valid.
+            if name.as_bytes().contains(&0) {
+                return None;
+            }
+            cname.clear();
+            cname.extend_from_slice(name.as_bytes());
+            cname.push(0);
+            // SAFETY: `st` is plain data that fstatat fills; `fd` is open; `cname` is a
+            // NUL-terminated string without inner NULs.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            let rc =
-                unsafe { libc::fstatat(fd, cname.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+            let rc = unsafe {
+                libc::fstatat(
+                    fd,
+                    cname.as_ptr().cast(),
+                    &mut st,
+                    libc::AT_SYMLINK_NOFOLLOW,
+                )
+            };
             if rc != 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
                 return None;
             }
@@ -416,10 +463,12 @@ fn stat_dir(dir: &Path, names: &[String]) -> Option<(i64, Vec<Option<(u64, i64)>
 
 #[cfg(not(target_os = "linux"))]
 #[allow(clippy::type_complexity)]
-fn stat_dir(dir: &Path, names: &[String]) -> Option<(i64, Vec<Option<(u64, i64)>>)> {
+fn stat_dir<'n>(
+    dir: &Path,
+    names: impl Iterator<Item = &'n str>,
+) -> Option<(i64, Vec<Option<(u64, i64)>>)> {
     let meta = std::fs::symlink_metadata(dir).ok().filter(|m| m.is_dir())?;
     let stats = names
-        .iter()
         .map(|name| match std::fs::symlink_metadata(dir.join(name)) {
             Ok(m) if m.is_file() => Some((m.len(), mtime_ns(&m))),
             _ => None,

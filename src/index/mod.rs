@@ -192,7 +192,7 @@ pub fn update_hinted(
             known: &known,
         });
     trace.mark("walk start");
-    let walked = walk(
+    let mut walked = walk(
         root,
         max_file_bytes,
         &opts.ignore,
@@ -209,6 +209,9 @@ pub fn update_hinted(
                 ..same_segments(snap, &walked, started, index_dir)
             });
         }
+    }
+    if let Some(c) = &cache {
+        walked.materialize(c, max_file_bytes);
     }
     if hint.is_none() {
         indexed = old.as_ref().map(indexed_files).unwrap_or_default();
