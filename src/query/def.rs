@@ -6,6 +6,7 @@ use super::fuzzy::{self, Fuzzy};
 use super::{def_lines, not_found, role_of, valid_name, Found, Query};
 use crate::envelope::{DefSummary, Envelope, Export, Results, TopFile};
 use crate::index::buildfiles::KconfigEntry;
+use crate::index::segment::Posting;
 use crate::scan::Role;
 use knav_ctags::Kind;
 
@@ -20,7 +21,7 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
             env.error = Some(format!("no member '{member}' in struct or union '{owner}'"));
             return env;
         }
-        let mut env = answer(q, member, defs, Vec::new());
+        let mut env = answer(q, member, defs, Vec::new(), None);
         mark_resolved(&mut env, member);
         env.warn(format!("'{symbol}' is member {member} of {owner}"));
         return env;
@@ -28,14 +29,14 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
     if !valid_name(symbol) {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
     }
-    let defs = q.definitions(symbol);
+    let (defs, counts) = definitions_counted(q, symbol);
     let kconfig = q.kconfig_entries(symbol);
     if defs.is_empty() && kconfig.is_empty() {
         // A Kconfig name without its prefix: `HIGHMEM` is `CONFIG_HIGHMEM`.
         let prefixed = format!("CONFIG_{symbol}");
         let kconfig = q.kconfig_entries(&prefixed);
         if !kconfig.is_empty() && q.postings_iter(symbol).next().is_none() {
-            let mut env = answer(q, &prefixed, Vec::new(), kconfig);
+            let mut env = answer(q, &prefixed, Vec::new(), kconfig, None);
             env.warn(format!(
                 "'{symbol}' is the Kconfig symbol {prefixed}; showing its entries"
             ));
@@ -44,7 +45,7 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
         match fuzzy::resolve(q, symbol) {
             Fuzzy::One(name, how) => {
                 let defs = q.definitions(&name);
-                let mut env = answer(q, &name, defs, Vec::new());
+                let mut env = answer(q, &name, defs, Vec::new(), None);
                 mark_resolved(&mut env, &name);
                 env.warn(format!(
                     "'{symbol}' has no definition; showing '{name}' ({how}), not an exact match"
@@ -55,7 +56,7 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
             Fuzzy::Nothing => {}
         }
     }
-    answer(q, symbol, defs, kconfig)
+    answer(q, symbol, defs, kconfig, Some(counts))
 }
 
 /// The error for a name with several equally close defined names: they are listed, not guessed.
@@ -94,13 +95,73 @@ enum Shown<'s> {
     Kconfig(KconfigEntry),
 }
 
+/// What the postings of a name say beyond its definitions: how often and where it is used,
+/// and whether it is exported.
+#[derive(Default)]
+struct Counts {
+    occurrences: u64,
+    refs: u64,
+    /// References per file, in posting (file) order.
+    per_file: Vec<((usize, u32), u64)>,
+    exported: Option<Export>,
+}
+
+impl Counts {
+    /// Counts posting `p` of segment `s`; `is_def` says whether it is a definition or
+    /// declaration line (not a reference).
+    fn add(&mut self, q: &Query<'_>, s: usize, p: &Posting, is_def: impl Fn(&Posting) -> bool) {
+        self.occurrences += 1;
+        // `EXPORT_TRACEPOINT_SYMBOL(kfree)` exports the tracepoint, not the function: it is
+        // reported only when nothing else exports the name.
+        let settled = self
+            .exported
+            .as_ref()
+            .is_some_and(|e| !e.macro_name.starts_with("EXPORT_TRACEPOINT"));
+        if p.role == Role::Export && !settled {
+            let path = q.path(s, p.file);
+            let macro_name =
+                macro_on_line(q, path, p.line).unwrap_or_else(|| "EXPORT_SYMBOL".into());
+            if self.exported.is_none() || !macro_name.starts_with("EXPORT_TRACEPOINT") {
+                self.exported = Some(Export {
+                    macro_name,
+                    path: path.to_string(),
+                    line: p.line,
+                });
+            }
+        }
+        if is_def(p) {
+            return;
+        }
+        self.refs += 1;
+        // Postings come in file order per segment: count runs, no map.
+        match self.per_file.last_mut() {
+            Some((key, n)) if *key == (s, p.file) => *n += 1,
+            _ => self.per_file.push(((s, p.file), 1)),
+        }
+    }
+}
+
+/// The definitions of `symbol` and its [`Counts`], from one walk of its postings (a hot
+/// name has tens of thousands).
+fn definitions_counted<'a>(q: &Query<'a>, symbol: &'a str) -> (Vec<Found<'a>>, Counts) {
+    let mut counts = Counts::default();
+    let defs = q.definitions_visiting(symbol, |s, p, seg_defs| {
+        counts.add(q, s, p, |p| {
+            p.role == Role::MacroDef || seg_defs.binary_search(&(p.file, p.line)).is_ok()
+        });
+    });
+    (defs, counts)
+}
+
 /// The definition answer for `symbol` with its definitions `defs` and Kconfig entries
-/// `kconfig` (which come first: they are what defines a `CONFIG_` symbol).
+/// `kconfig` (which come first: they are what defines a `CONFIG_` symbol); `counts` when the
+/// postings were counted already.
 fn answer<'s>(
     q: &Query<'s>,
     symbol: &str,
     defs: Vec<Found<'s>>,
     kconfig: Vec<KconfigEntry>,
+    counts: Option<Counts>,
 ) -> Envelope {
     // `module_init(fn)` marks `fn`; it is not a definition of its own.
     let (entries, defs): (Vec<_>, Vec<_>) =
@@ -117,46 +178,25 @@ fn answer<'s>(
     if defs.is_empty() && kconfig.is_empty() && q.postings_iter(symbol).next().is_none() {
         return not_found(q, TOOL, symbol);
     }
-    let mut occurrences = 0u64;
     let mut env = q.envelope(TOOL);
-    let lines = def_lines(&defs);
-    // Postings come in file order per segment: count runs, no map. Only the files that hold a
-    // definition need the def/decl check.
-    let mut def_files: Vec<(usize, u32)> = lines.iter().map(|&(s, f, _, _)| (s, f)).collect();
-    def_files.sort_unstable();
-    let mut per_file: Vec<((usize, u32), u64)> = Vec::new();
-    let mut refs = 0u64;
-    let mut exported = None;
-    for (s, p) in q.postings_iter(symbol) {
-        occurrences += 1;
-        // `EXPORT_TRACEPOINT_SYMBOL(kfree)` exports the tracepoint, not the function: it is
-        // reported only when nothing else exports the name.
-        let settled = exported
-            .as_ref()
-            .is_some_and(|e: &Export| !e.macro_name.starts_with("EXPORT_TRACEPOINT"));
-        if p.role == Role::Export && !settled {
-            let path = q.path(s, p.file);
-            let macro_name =
-                macro_on_line(q, path, p.line).unwrap_or_else(|| "EXPORT_SYMBOL".into());
-            if exported.is_none() || !macro_name.starts_with("EXPORT_TRACEPOINT") {
-                exported = Some(Export {
-                    macro_name,
-                    path: path.to_string(),
-                    line: p.line,
+    let Counts {
+        occurrences,
+        mut refs,
+        mut per_file,
+        exported,
+    } = match counts {
+        Some(c) => c,
+        None => {
+            let lines = def_lines(&defs);
+            let mut c = Counts::default();
+            for (s, p) in q.postings_iter(symbol) {
+                c.add(q, s, &p, |p| {
+                    matches!(role_of(p, &lines, s), "def" | "decl")
                 });
             }
+            c
         }
-        if def_files.binary_search(&(s, p.file)).is_ok()
-            && matches!(role_of(&p, &lines, s), "def" | "decl")
-        {
-            continue;
-        }
-        refs += 1;
-        match per_file.last_mut() {
-            Some((key, n)) if *key == (s, p.file) => *n += 1,
-            _ => per_file.push(((s, p.file), 1)),
-        }
-    }
+    };
     // Kconfig files and Makefiles naming a `CONFIG_` symbol count as references too.
     let build_uses = if kconfig.is_empty() && !symbol.starts_with("CONFIG_") {
         Vec::new()

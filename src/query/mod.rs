@@ -195,17 +195,40 @@ impl<'s> Query<'s> {
     where
         's: 'a,
     {
+        self.definitions_visiting(name, |_, _, _| {})
+    }
+
+    /// [`Query::definitions`], handing every live posting to `visit` on the way with the
+    /// sorted `(file, line)` of its segment's ctags definitions (entry-point marks left out):
+    /// one walk of a hot name's postings where a caller also counts them.
+    pub fn definitions_visiting<'a>(
+        &self,
+        name: &'a str,
+        mut visit: impl FnMut(usize, &Posting, &[(u32, u32)]),
+    ) -> Vec<Found<'a>>
+    where
+        's: 'a,
+    {
         let mut out = Vec::new();
         for (s, seg) in self.snap.segments.iter().enumerate() {
             if let Some(entry) = seg.lookup(name.as_bytes()) {
+                let mut seg_defs = Vec::new();
                 for off in entry.defs {
                     let def = seg.def_at(off);
                     if self.snap.is_live(s, def.file) {
+                        if def.kind != Kind::Entry {
+                            seg_defs.push((def.file, def.line));
+                        }
                         out.push(Found { seg: s, def });
                     }
                 }
+                seg_defs.sort_unstable();
                 for p in Postings::new(entry.postings) {
-                    if p.role == Role::MacroDef && self.snap.is_live(s, p.file) {
+                    if !self.snap.is_live(s, p.file) {
+                        continue;
+                    }
+                    visit(s, &p, &seg_defs);
+                    if p.role == Role::MacroDef {
                         let def = Def {
                             file: p.file,
                             name,
