@@ -141,7 +141,12 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
             if p.contains("..") || p.starts_with('/') || !seen.insert(p.clone()) {
                 continue;
             }
-            let Ok(bytes) = std::fs::read(root.join(&p)) else {
+            // Regular files only: a symbolic link may lead out of the tree.
+            let path = root.join(&p);
+            if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&path) else {
                 continue;
             };
             let k = kconfig::parse(&p, &String::from_utf8_lossy(&bytes));
