@@ -344,6 +344,22 @@ fn every_tool_answers_on_the_fixture_as_the_cli_does() {
         json!([{"path": "include/linux/highmem.h", "line": 25,
                 "reason": "#if !CONFIG_HIGHMEM: CONFIG_HIGHMEM=y"}])
     );
+    // A .config relative to the root: Kbuild hides drivers/misc, Kconfig defines CONFIG_ names.
+    let (text, err) = c.call(
+        "find_definition",
+        json!({"symbol": "latin1_probe", "active_config": ".config"}),
+    );
+    assert!(!err, "{text}");
+    assert!(
+        text.contains("hidden by the active config: 1 (drivers/misc/latin1.c:5 — Makefile:3 obj-$(CONFIG_MISC_DRIVER) += drivers/misc/: CONFIG_MISC_DRIVER is not set)"),
+        "{text}"
+    );
+    let (text, err) = c.call("find_definition", json!({"symbol": "CONFIG_HIGHMEM"}));
+    assert!(!err, "{text}");
+    assert!(
+        text.contains("\nKconfig:1: config HIGHMEM: bool \"High memory support\"; depends on X86_32  [config]  (resolved via kconfig)\n"),
+        "{text}"
+    );
     let (text, err) = c.call(
         "find_definition",
         json!({"symbol": "kmap", "active_config": "/nope/.config"}),
@@ -550,6 +566,21 @@ fn an_edit_is_seen_once_the_debounce_window_has_passed() {
     std::thread::sleep(Duration::from_millis(2100));
     let (text, err) = c.call("find_definition", json!({"symbol": "vfs_fresh_again"}));
     assert!(!err && text.contains("fs/read_write.c:55:"), "{text}");
+    // A Makefile edited in place: the watcher hands it to the refresh.
+    let list = "CONFIG_X86=y,CONFIG_MISC_DRIVER=y";
+    let ask = json!({"symbol": "latin1_probe", "active_config": list, "format": "json"});
+    let (text, _) = c.call("find_definition", ask.clone());
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["results"][0]["active"], Value::Null, "{text}");
+    std::fs::write(
+        t.root.join("drivers/misc/Makefile"),
+        "obj-$(CONFIG_MISC_DRIVER) += blob.o latin1.o\n",
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(2100));
+    let (text, _) = c.call("find_definition", ask);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["results"][0]["active"], true, "{text}");
     // A deleted file and a file renamed into another name.
     std::fs::remove_file(t.root.join("fs/ext2/file.c")).unwrap();
     std::fs::rename(t.root.join("mm/highmem.c"), t.root.join("mm/highmem2.c")).unwrap();
