@@ -35,7 +35,7 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
         // A Kconfig name without its prefix: `HIGHMEM` is `CONFIG_HIGHMEM`.
         let prefixed = format!("CONFIG_{symbol}");
         let kconfig = q.kconfig_entries(&prefixed);
-        if !kconfig.is_empty() && q.postings_iter(symbol).next().is_none() {
+        if !kconfig.is_empty() && counts.occurrences == 0 {
             let mut env = answer(q, &prefixed, Vec::new(), kconfig, None);
             env.warn(format!(
                 "'{symbol}' is the Kconfig symbol {prefixed}; showing its entries"
