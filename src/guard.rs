@@ -202,7 +202,7 @@ impl Guards {
 }
 
 /// The conditions that enclose `line`, given a file's guard transitions.
-pub fn at<S>(transitions: &[(u32, Vec<S>)], line: u32) -> &[S] {
+pub fn at(transitions: &[(u32, Vec<String>)], line: u32) -> &[String] {
     let i = transitions.partition_point(|(l, _)| *l <= line);
     if i == 0 {
         &[]

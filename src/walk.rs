@@ -65,6 +65,9 @@ pub struct WalkCache {
     pub generation: u64,
 }
 
+/// The stats of a listed file that could not be stat'ed: matches no real file.
+const UNSEEN: (u64, i64) = (u64::MAX, 0);
+
 /// See [`WalkCache::taken_ns`].
 pub const CACHE_SLACK_NS: i64 = 2_000_000_000;
 
@@ -124,22 +127,29 @@ impl Walk {
     /// every file needs.
     pub fn materialize(&mut self, cache: &WalkCache, max_file_bytes: u64) {
         for i in std::mem::take(&mut self.lazy_dirs) {
-            let Some(d) = cache.dirs.get(i) else { continue };
-            for (name, &(size, mtime_ns)) in d.sources.iter().zip(&d.stats) {
-                let file = SourceFile {
-                    path: join(&d.path, name),
-                    size,
-                    mtime_ns,
-                };
-                self.add_source(file, max_file_bytes);
+            if let Some(d) = cache.dirs.get(i) {
+                self.add_listed(d, max_file_bytes);
             }
-            for (name, &(size, mtime_ns)) in d.builds.iter().zip(&d.build_stats) {
-                self.builds.push(SourceFile {
-                    path: join(&d.path, name),
-                    size,
-                    mtime_ns,
-                });
+        }
+    }
+
+    /// Adds the files of listing `d` with the sizes and mtimes it holds (those it could not
+    /// stat are left out).
+    fn add_listed(&mut self, d: &DirListing, max_file_bytes: u64) {
+        let file = |name: &str, &(size, mtime_ns): &(u64, i64)| {
+            (size != UNSEEN.0).then(|| SourceFile {
+                path: join(&d.path, name),
+                size,
+                mtime_ns,
+            })
+        };
+        for (name, stat) in d.sources.iter().zip(&d.stats) {
+            if let Some(f) = file(name, stat) {
+                self.add_source(f, max_file_bytes);
             }
+        }
+        for (name, stat) in d.builds.iter().zip(&d.build_stats) {
+            self.builds.extend(file(name, stat));
         }
     }
 
@@ -290,35 +300,14 @@ pub fn walk(
                     out.lazy_dirs.push(i);
                     return out;
                 }
-                let unseen = (u64::MAX, 0);
                 out.dirs_restated = 1;
-                out.dirs.push(DirListing {
-                    stats: stats.iter().map(|s| s.unwrap_or(unseen)).collect(),
-                    build_stats: build_stats.iter().map(|s| s.unwrap_or(unseen)).collect(),
+                let listing = DirListing {
+                    stats: stats.iter().map(|s| s.unwrap_or(UNSEEN)).collect(),
+                    build_stats: build_stats.iter().map(|s| s.unwrap_or(UNSEEN)).collect(),
                     ..d.clone()
-                });
-                for (name, stat) in d.sources.iter().zip(stats) {
-                    if let Some((size, mtime_ns)) = stat {
-                        let path = join(&d.path, name);
-                        out.add_source(
-                            SourceFile {
-                                path,
-                                size,
-                                mtime_ns,
-                            },
-                            max_file_bytes,
-                        );
-                    }
-                }
-                for (name, stat) in d.builds.iter().zip(build_stats) {
-                    if let Some((size, mtime_ns)) = stat {
-                        out.builds.push(SourceFile {
-                            path: join(&d.path, name),
-                            size,
-                            mtime_ns,
-                        });
-                    }
-                }
+                };
+                out.add_listed(&listing, max_file_bytes);
+                out.dirs.push(listing);
                 return out;
             }
             // Changed: read it again; subdirectories the cache does not know are walked whole.
@@ -563,7 +552,7 @@ fn list_dir(
                         })
                     }
                     Err(e) => {
-                        listing.build_stats.push((u64::MAX, 0));
+                        listing.build_stats.push(UNSEEN);
                         out.errors.push(format!("{}: {e}", join(rel, name)))
                     }
                 }
@@ -585,7 +574,7 @@ fn list_dir(
                     )
                 }
                 Err(e) => {
-                    listing.stats.push((u64::MAX, 0));
+                    listing.stats.push(UNSEEN);
                     out.errors.push(format!("{path}: {e}"))
                 }
             }

@@ -82,12 +82,10 @@ impl Config {
         values.reserve(text.len() / 40);
         for (n, line) in text.lines().enumerate() {
             // `# CONFIG_X is not set` needs no entry: a whole .config says not set for every
-            // symbol it does not set. Most lines are those or blank: skipped at the first byte.
-            match line.as_bytes().first() {
-                None | Some(b'#') => continue,
-                Some(b'C') => {}
-                Some(_) if line.trim().is_empty() || line.trim_start().starts_with('#') => continue,
-                Some(_) => {}
+            // symbol it does not set.
+            let t = line.trim_start();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
             }
             let (name, value) =
                 parse_assignment(line).map_err(|e| format!("line {}: {e}", n + 1))?;
@@ -203,29 +201,14 @@ impl Config {
     }
 }
 
-fn valid_name(name: &str) -> bool {
-    name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-}
-
 fn parse_assignment(item: &str) -> Result<(&str, Value), String> {
     let eq = item
         .bytes()
         .position(|b| b == b'=')
         .ok_or_else(|| format!("'{item}' is not NAME=value"))?;
     let (name, raw) = (item[..eq].trim(), &item[eq + 1..]);
-    // The common values, without trimming or searching.
-    match raw.as_bytes() {
-        b"y" | b"m" if name.starts_with("CONFIG_") && valid_name(name) => {
-            let v = if raw == "y" {
-                Value::Yes
-            } else {
-                Value::Module
-            };
-            return Ok((name, v));
-        }
-        _ => {}
-    }
-    if !name.starts_with("CONFIG_") || !valid_name(name) {
+    if !name.starts_with("CONFIG_") || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
         return Err(format!("'{name}' is not a CONFIG_ symbol"));
     }
     let raw = raw.trim();

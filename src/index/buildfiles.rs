@@ -366,7 +366,10 @@ pub struct BuildFiles {
     table_at: usize,
     slots: usize,
     symbols: fst::Map<MapBytes>,
-    files: Vec<(usize, usize)>,
+    files_at: usize,
+    /// Where each file path is in `data`: read on first use (most queries name no build
+    /// file).
+    files: std::sync::OnceLock<Vec<(usize, usize)>>,
     atoms_at: usize,
     atoms_count: usize,
     inputs_at: usize,
@@ -397,18 +400,6 @@ impl BuildFiles {
         {
             return Err(bad("data.bin is truncated or replaced"));
         }
-        // File paths are few (a few thousand): their offsets are read once.
-        let mut r = Reader::new(&data[files_at..]);
-        let n = r.varint() as usize;
-        let mut files = Vec::with_capacity(n.min(1 << 20));
-        for _ in 0..n.min(1 << 20) {
-            let s = r.str();
-            let end = files_at + r.pos();
-            files.push((end - s.len(), s.len()));
-        }
-        if r.overrun {
-            return Err(bad("data.bin is corrupt"));
-        }
         let fst_of = |name: &str| -> Result<fst::Map<MapBytes>, String> {
             let m = map(dir, name, None)?;
             fst::Map::new(MapBytes(m)).map_err(|e| bad(&format!("{name}: {e}")))
@@ -418,7 +409,8 @@ impl BuildFiles {
             slots,
             symbols: fst_of("symbols.fst")?,
             data,
-            files,
+            files_at,
+            files: std::sync::OnceLock::new(),
             atoms_at,
             atoms_count,
             inputs_at,
@@ -426,7 +418,21 @@ impl BuildFiles {
     }
 
     fn file(&self, id: u64) -> String {
-        self.files
+        let files = self.files.get_or_init(|| {
+            let mut r = Reader::new(self.data.get(self.files_at..).unwrap_or(&[]));
+            let n = r.varint() as usize;
+            let mut files = Vec::with_capacity(n.min(1 << 20));
+            for _ in 0..n.min(1 << 20) {
+                let s = r.str();
+                if r.overrun {
+                    break;
+                }
+                let end = self.files_at + r.pos();
+                files.push((end - s.len(), s.len()));
+            }
+            files
+        });
+        files
             .get(id as usize)
             .and_then(|&(at, len)| self.data.get(at..at + len))
             .map(|b| String::from_utf8_lossy(b).into_owned())
@@ -601,9 +607,34 @@ impl BuildFiles {
 
     /// The Kconfig entries defining `symbol` (`CONFIG_X`), in path order.
     pub fn entries(&self, symbol: &str) -> Vec<KconfigEntry> {
+        match self.symbol_reader(symbol) {
+            Some(mut r) => self.read_entries(&mut r, symbol),
+            None => Vec::new(),
+        }
+    }
+
+    /// Where Kconfig files and Makefiles name `symbol`, in path then line order.
+    pub fn uses(&self, symbol: &str) -> Vec<BuildUse> {
         let Some(mut r) = self.symbol_reader(symbol) else {
             return Vec::new();
         };
+        // The uses follow the entries (a symbol has a handful).
+        self.read_entries(&mut r, symbol);
+        let k = r.varint() as usize;
+        let mut out = Vec::with_capacity(k.min(1 << 16));
+        for _ in 0..k.min(1 << 20) {
+            let path = self.file(r.varint());
+            let line = r.varint() as u32;
+            if r.overrun {
+                break;
+            }
+            out.push(BuildUse { path, line });
+        }
+        out
+    }
+
+    /// A symbol's entries, as [`build`] writes them, from `r` at the start of its record.
+    fn read_entries(&self, r: &mut Reader<'_>, symbol: &str) -> Vec<KconfigEntry> {
         let n = r.varint() as usize;
         let mut out = Vec::with_capacity(n.min(64));
         let text = |r: &mut Reader<'_>| String::from_utf8_lossy(r.str()).into_owned();
@@ -611,13 +642,13 @@ impl BuildFiles {
             let path = self.file(r.varint());
             let line = r.varint() as u32;
             let end_line = r.varint() as u32;
-            let keyword = text(&mut r);
+            let keyword = text(r);
             let kind = r.opt_str().map(str::to_string);
             let prompt = r.opt_str().map(str::to_string);
             let mut lists: [Vec<String>; 3] = Default::default();
             for list in lists.iter_mut() {
                 let k = r.varint() as usize;
-                *list = (0..k.min(1 << 16)).map(|_| text(&mut r)).collect();
+                *list = (0..k.min(1 << 16)).map(|_| text(r)).collect();
             }
             let [depends, selects, defaults] = lists;
             if r.overrun {
@@ -637,39 +668,6 @@ impl BuildFiles {
                     end_line,
                 },
             });
-        }
-        out
-    }
-
-    /// Where Kconfig files and Makefiles name `symbol`, in path then line order.
-    pub fn uses(&self, symbol: &str) -> Vec<BuildUse> {
-        let Some(mut r) = self.symbol_reader(symbol) else {
-            return Vec::new();
-        };
-        let n = r.varint() as usize;
-        for _ in 0..n.min(1 << 16) {
-            r.varint();
-            r.varint();
-            r.varint();
-            r.str();
-            r.opt_str();
-            r.opt_str();
-            for _ in 0..3 {
-                let k = r.varint() as usize;
-                for _ in 0..k.min(1 << 16) {
-                    r.str();
-                }
-            }
-        }
-        let k = r.varint() as usize;
-        let mut out = Vec::with_capacity(k.min(1 << 16));
-        for _ in 0..k.min(1 << 20) {
-            let path = self.file(r.varint());
-            let line = r.varint() as u32;
-            if r.overrun {
-                break;
-            }
-            out.push(BuildUse { path, line });
         }
         out
     }

@@ -94,6 +94,13 @@ fn dir_size(dir: &Path) -> u64 {
         .sum()
 }
 
+/// Seconds since the epoch, for a manifest about to be published.
+fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// The report of an update that kept the segments of `snap`.
 fn same_segments(
     snap: &Snapshot,
@@ -231,15 +238,19 @@ pub fn update_hinted(
     if let (Some(snap), Some(d)) = (&old, &changes) {
         if d.changed.is_empty() && d.deleted.is_empty() && !build_same {
             // Only build files changed: the segments stay, the build-file part is replaced.
-            let (build_files, summary) =
-                build_files_part(root, index_dir, &walked.builds, old_build.as_ref(), false)?;
+            let (build_files, summary) = build_files_part(
+                root,
+                index_dir,
+                &walked.builds,
+                build_fp,
+                old_build.as_ref(),
+                false,
+            )?;
             let mut manifest = snap.manifest.clone();
             manifest.generation += 1;
             manifest.retired = Vec::new();
             manifest.build_files = build_files;
-            manifest.published_unix = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
+            manifest.published_unix = now_unix();
             store::publish(index_dir, &manifest)?;
             store::write_walk_cache(
                 index_dir,
@@ -378,6 +389,7 @@ pub fn update_hinted(
         root,
         index_dir,
         &walked.builds,
+        build_fp,
         old_build.as_ref(),
         build_same,
     )?;
@@ -406,9 +418,7 @@ pub fn update_hinted(
         version: format::VERSION,
         root: root.display().to_string(),
         generation: old.as_ref().map_or(1, |s| s.manifest.generation + 1),
-        published_unix: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
+        published_unix: now_unix(),
         segments,
         retired,
         ctags_version: Some(ctags.version.clone()),
@@ -451,12 +461,13 @@ pub fn update_hinted(
     Ok(report)
 }
 
-/// The build-file part for `builds`: the old one when `same`, none when there are no build
+/// The build-file part for `builds` (with their [`buildfiles::fingerprint`]): the old one when `same`, none when there are no build
 /// files, else a new one (with a one-line summary for the report).
 fn build_files_part(
     root: &Path,
     index_dir: &Path,
     builds: &[SourceFile],
+    fingerprint: u64,
     old: Option<&buildfiles::BuildFilesRef>,
     same: bool,
 ) -> Result<(Option<buildfiles::BuildFilesRef>, Option<String>), String> {
@@ -493,7 +504,7 @@ fn build_files_part(
     Ok((
         Some(buildfiles::BuildFilesRef {
             dir: name,
-            fingerprint: buildfiles::fingerprint(builds),
+            fingerprint,
             files: builds.len() as u64,
             previous: old.map(|b| b.dir.clone()),
         }),

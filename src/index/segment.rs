@@ -144,6 +144,20 @@ impl Iterator for Postings<'_> {
     }
 }
 
+/// The head of a file record (as [`FileRecord::encode`] writes it): `(path, size, mtime_ns,
+/// hash, status)`, the reader left after the status.
+fn read_stat<'a>(r: &mut Reader<'a>) -> (&'a str, u64, i64, u64, u8) {
+    let path = std::str::from_utf8(r.str()).unwrap_or("");
+    let size = r.varint();
+    let z = r.varint();
+    let mtime = ((z >> 1) as i64) ^ -((z & 1) as i64);
+    let mut h = [0u8; 8];
+    h.copy_from_slice(r.bytes(8).get(..8).unwrap_or(&[0; 8]));
+    let _lines = r.varint();
+    let status = r.u8();
+    (path, size, mtime, u64::from_le_bytes(h), status)
+}
+
 pub(crate) fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, String> {
     let path = dir.join(name);
     let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -299,12 +313,7 @@ impl Segment {
         let start = self.file_offset(id);
         let body = self.files.get(start..).unwrap_or(&[]);
         let mut r = Reader::new(body);
-        r.str();
-        r.varint();
-        r.varint();
-        r.bytes(8);
-        r.varint();
-        let status = r.u8();
+        let (.., status) = read_stat(&mut r);
         r.opt_str();
         r.varint();
         r.varint();
@@ -348,16 +357,7 @@ impl Segment {
     /// what a refresh compares against the tree.
     pub fn file_stat(&self, id: u32) -> (&str, u64, i64, u64, u8) {
         let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
-        let mut r = Reader::new(body);
-        let path = std::str::from_utf8(r.str()).unwrap_or("");
-        let size = r.varint();
-        let z = r.varint();
-        let mtime = ((z >> 1) as i64) ^ -((z & 1) as i64);
-        let mut h = [0u8; 8];
-        h.copy_from_slice(r.bytes(8).get(..8).unwrap_or(&[0; 8]));
-        let _lines = r.varint();
-        let status = r.u8();
-        (path, size, mtime, u64::from_le_bytes(h), status)
+        read_stat(&mut Reader::new(body))
     }
 
     /// The path of file `id`, without decoding the rest of its record.
