@@ -82,10 +82,16 @@ pub struct FileScan {
     pub has_code: bool,
     /// Number of lines.
     pub lines: u32,
+    /// Byte offset of line `k * LINE_MARK_STRIDE + 1` at index `k - 1`: where a reader of one
+    /// line can start instead of at the top of the file.
+    pub line_marks: Vec<u32>,
     /// Indices into `occurrences` of calls to definition-making kernel macros
     /// (`SYSCALL_DEFINE3(…)`, `DEFINE_MUTEX(…)`) outside preprocessor lines.
     pub invocations: Vec<u32>,
 }
+
+/// Lines between two [`FileScan::line_marks`].
+pub const LINE_MARK_STRIDE: u32 = 64;
 
 /// Scans one file.
 pub fn scan(src: &[u8]) -> FileScan {
@@ -273,6 +279,9 @@ impl<'a> Scanner<'a> {
     fn newline_at(&mut self, pos: usize) {
         self.line += 1;
         self.line_start = pos + 1;
+        if self.line % LINE_MARK_STRIDE == 1 {
+            self.out.line_marks.push((pos + 1) as u32);
+        }
     }
 
     fn run(&mut self) {
@@ -805,6 +814,23 @@ mod tests {
                 ("EXPORT_SYMBOL".into(), 3, 1, Role::Call),
                 ("x".into(), 3, 15, Role::Export),
             ]
+        );
+    }
+
+    #[test]
+    fn line_marks_point_at_every_64th_line_across_comments_and_continuations() {
+        let mut src = String::from("/* a comment\nover lines */\n#define X \\\n 1\n");
+        while src.lines().count() < 200 {
+            src.push_str("int v;\n");
+        }
+        let s = scan(src.as_bytes());
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(src.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        assert_eq!(
+            s.line_marks,
+            [starts[64] as u32, starts[128] as u32, starts[192] as u32],
+            "lines 65, 129 and 193"
         );
     }
 

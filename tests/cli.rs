@@ -450,6 +450,37 @@ fn walk_counts_unindexed_and_skips_symlinks_and_binaries() {
 }
 
 #[test]
+fn snippets_deep_in_a_long_file_are_right_and_a_file_changed_since_indexing_is_read_whole() {
+    let t = fixture("longfile");
+    let mut text = String::new();
+    for n in 1..300 {
+        text.push_str(&format!("int filler_{n}(void) {{ return {n}; }}\n"));
+    }
+    text.push_str("int deep_fn(void)\n{\n\treturn filler_7();\n}\n");
+    std::fs::write(t.root.join("mm/long.c"), &text).unwrap();
+    json(&t, &["index"]);
+    let (_, v) = json(&t, &["def", "deep_fn"]);
+    assert_eq!(locs(&v), ["mm/long.c:300"]);
+    assert_eq!(field(&v, "snippet"), ["int deep_fn(void)"]);
+    let (_, v) = json(&t, &["refs", "filler_7"]);
+    assert_eq!(locs(&v), ["mm/long.c:7", "mm/long.c:302"]);
+    assert_eq!(
+        field(&v, "snippet"),
+        ["int filler_7(void) { return 7; }", "return filler_7();"]
+    );
+    assert_eq!(field(&v, "col"), [5, 9]);
+    // Lines added at the top without re-indexing: the index's line marks no longer fit the
+    // file, so the snippet comes from the file as it is now (what line 300 holds now).
+    std::fs::write(t.root.join("mm/long.c"), format!("/* new */\n{text}")).unwrap();
+    let (_, v) = json(&t, &["def", "deep_fn"]);
+    assert_eq!(locs(&v), ["mm/long.c:300"]);
+    assert_eq!(
+        field(&v, "snippet"),
+        ["int filler_299(void) { return 299; }"]
+    );
+}
+
+#[test]
 fn incremental_refresh_redoes_changed_files_and_drops_deleted_ones() {
     let t = fixture("refresh");
     let (_, v) = json(&t, &["index"]);

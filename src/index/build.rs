@@ -189,7 +189,7 @@ fn scan_file(root: &Path, input: &Input) -> FileResult {
         record.note = Some("binary file (contains NUL bytes)".into());
         return empty(record);
     }
-    let scanned = scan(&src);
+    let mut scanned = scan(&src);
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them). Names that kernel
     // macros make are records, marked with their family.
@@ -212,6 +212,7 @@ fn scan_file(root: &Path, input: &Input) -> FileResult {
     // ctags's C parser has nothing to say about assembly; its symbols come from its macros.
     let macro_only = !scanned.has_code || crate::walk::is_asm_name(&f.path);
     record.lines = scanned.lines;
+    record.line_marks = std::mem::take(&mut scanned.line_marks);
     let FileScan {
         occurrences,
         guards,

@@ -17,7 +17,7 @@ use knav_ctags::Kind;
 use super::codec::{put_opt_str, put_str, put_varint, Reader};
 
 /// Format version; an index of another version is rebuilt, never misread.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 /// Names are split by hash into this many shards, each with its own FST and entries file,
 /// so that building them (accumulating, sorting, merging, FST) runs on several cores.
 pub const NAME_SHARDS: usize = 2;
@@ -206,6 +206,10 @@ pub struct FileRecord {
     pub guards: Vec<(u32, Vec<String>)>,
     /// Unbalanced-directive warnings.
     pub warnings: Vec<String>,
+    /// Byte offsets of every [`crate::scan::LINE_MARK_STRIDE`]th line ([`FileScan::line_marks`]).
+    ///
+    /// [`FileScan::line_marks`]: crate::scan::FileScan::line_marks
+    pub line_marks: Vec<u32>,
 }
 
 impl FileRecord {
@@ -231,6 +235,12 @@ impl FileRecord {
         put_varint(out, self.warnings.len() as u64);
         for w in &self.warnings {
             put_str(out, w.as_bytes());
+        }
+        put_varint(out, self.line_marks.len() as u64);
+        let mut prev = 0u32;
+        for &m in &self.line_marks {
+            put_varint(out, (m - prev) as u64);
+            prev = m;
         }
     }
 
@@ -264,6 +274,7 @@ impl FileRecord {
         let warnings = (0..n.min(1 << 16))
             .map(|_| String::from_utf8_lossy(r.str()).into_owned())
             .collect();
+        let line_marks = read_line_marks(r);
         FileRecord {
             path,
             size,
@@ -276,8 +287,24 @@ impl FileRecord {
             defs_count,
             guards,
             warnings,
+            line_marks,
         }
     }
+}
+
+/// Decodes the line marks that end a file record.
+pub fn read_line_marks(r: &mut Reader<'_>) -> Vec<u32> {
+    let n = r.varint() as usize;
+    let mut marks = Vec::with_capacity(n.min(1 << 20));
+    let mut at = 0u32;
+    for _ in 0..n {
+        at = at.wrapping_add(r.varint() as u32);
+        if r.overrun {
+            break;
+        }
+        marks.push(at);
+    }
+    marks
 }
 
 #[cfg(test)]
@@ -321,6 +348,7 @@ mod tests {
             defs_count: 3,
             guards: vec![(39, vec!["CONFIG_HIGHMEM".into()]), (160, vec![])],
             warnings: vec!["3: #endif without #if".into()],
+            line_marks: vec![2100, 4470, 9000],
         };
         let mut out = Vec::new();
         f.encode(&mut out);
@@ -331,6 +359,7 @@ mod tests {
         assert_eq!(crate::guard::at(&g.guards, 40), ["CONFIG_HIGHMEM"]);
         assert!(crate::guard::at(&g.guards, 161).is_empty());
         assert_eq!(g.warnings, f.warnings);
+        assert_eq!(g.line_marks, f.line_marks);
     }
 
     #[test]

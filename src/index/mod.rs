@@ -614,20 +614,20 @@ fn macro_definitions(snap: &Snapshot) -> std::collections::BTreeMap<String, u64>
 }
 
 /// Phase timings on stderr when `KNAV_TRACE` is set: where an update spends its time.
-struct Trace {
+pub(crate) struct Trace {
     on: bool,
     last: Instant,
 }
 
 impl Trace {
-    fn new() -> Trace {
+    pub(crate) fn new() -> Trace {
         Trace {
             on: std::env::var_os("KNAV_TRACE").is_some(),
             last: Instant::now(),
         }
     }
 
-    fn mark(&mut self, phase: &str) {
+    pub(crate) fn mark(&mut self, phase: &str) {
         if self.on {
             eprintln!(
                 "knav trace: {phase}: {:.1} ms",

@@ -144,6 +144,19 @@ impl Iterator for Postings<'_> {
     }
 }
 
+/// Where to start reading a line of a file: see [`Segment::line_hint`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineHint {
+    /// The file's size when indexed.
+    pub size: u64,
+    /// The file's mtime (ns) when indexed.
+    pub mtime_ns: i64,
+    /// The first line at `offset`.
+    pub line: u32,
+    /// Byte offset of `line`.
+    pub offset: u64,
+}
+
 /// The head of a file record (as [`FileRecord::encode`] writes it): `(path, size, mtime_ns,
 /// hash, status)`, the reader left after the status.
 fn read_stat<'a>(r: &mut Reader<'a>) -> (&'a str, u64, i64, u64, u8) {
@@ -318,6 +331,46 @@ impl Segment {
         r.varint();
         r.varint();
         (status, start + r.pos())
+    }
+
+    /// Where a reader of line `line` of file `id` can start instead of at the top of the file:
+    /// the line and byte offset of the nearest line mark at or before it, with the size and
+    /// mtime the file had when indexed (a reader checks the file still has them).
+    pub fn line_hint(&self, id: u32, line: u32) -> LineHint {
+        let start = self.file_offset(id);
+        let body = self.files.get(start..).unwrap_or(&[]);
+        let mut r = Reader::new(body);
+        let (_, size, mtime_ns, _, _) = read_stat(&mut r);
+        r.opt_str();
+        r.varint();
+        r.varint();
+        let n = r.varint() as usize;
+        for _ in 0..n {
+            r.varint();
+            let k = r.varint() as usize;
+            for _ in 0..k.min(1 << 10) {
+                r.str();
+            }
+            if r.overrun {
+                break;
+            }
+        }
+        let n = r.varint() as usize;
+        for _ in 0..n.min(1 << 16) {
+            r.str();
+        }
+        let marks = super::format::read_line_marks(&mut r);
+        let k = ((line.max(1) - 1) / crate::scan::LINE_MARK_STRIDE) as usize;
+        let (line, offset) = match k.checked_sub(1).and_then(|i| marks.get(i).map(|m| (i, m))) {
+            Some((i, &m)) => ((i as u32 + 1) * crate::scan::LINE_MARK_STRIDE + 1, m as u64),
+            None => (1, 0),
+        };
+        LineHint {
+            size,
+            mtime_ns,
+            line,
+            offset,
+        }
     }
 
     /// The conditions enclosing `line` of the file whose guard transitions start at `at` (from

@@ -382,7 +382,12 @@ impl Snapshot {
         })
     }
 
-    /// True when file `file` of segment `seg` is the current version of its path.
+    /// True when every file of segment `seg` is live: nothing later replaced or deleted any.
+    pub fn all_live(&self, seg: usize) -> bool {
+        self.dead[seg].iter().all(|w| *w == 0)
+    }
+
+    /// True when file `file` of segment `seg` is live (no later segment has its path).
     pub fn is_live(&self, seg: usize, file: u32) -> bool {
         self.dead[seg]
             .get(file as usize / 64)

@@ -80,7 +80,7 @@ pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
                 caller: q.enclosing_function(*s, p.file, p.line),
                 path: path.to_string(),
                 line: p.line,
-                snippet: q.snippet(path, p.line),
+                snippet: q.snippet_at(*s, p.file, p.line),
                 guard: q.guard(*s, p.file, p.line),
                 active: *active,
             }

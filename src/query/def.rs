@@ -81,8 +81,8 @@ pub fn mark_resolved(env: &mut Envelope, name: &str) {
 }
 
 /// The macro a line starts with (`EXPORT_SYMBOL_GPL` of `EXPORT_SYMBOL_GPL(vfs_read);`).
-fn macro_on_line(q: &Query<'_>, path: &str, line: u32) -> Option<String> {
-    let src = q.source(path)?;
+fn macro_on_line(q: &Query<'_>, seg: usize, file: u32, line: u32) -> Option<String> {
+    let src = q.text_at(seg, file, line, line)?;
     let l = String::from_utf8_lossy(src.line(line)?).into_owned();
     let t = l.trim_start();
     let name = t[..t.find('(').unwrap_or(t.len())].trim();
@@ -109,27 +109,12 @@ struct Counts {
 impl Counts {
     /// Counts posting `p` of segment `s`; `is_def` says whether it is a definition or
     /// declaration line (not a reference).
-    fn add(&mut self, q: &Query<'_>, s: usize, p: &Posting, is_def: impl Fn(&Posting) -> bool) {
+    fn add(&mut self, q: &Query<'_>, s: usize, p: &Posting, is_def: bool) {
         self.occurrences += 1;
-        // `EXPORT_TRACEPOINT_SYMBOL(kfree)` exports the tracepoint, not the function: it is
-        // reported only when nothing else exports the name.
-        let settled = self
-            .exported
-            .as_ref()
-            .is_some_and(|e| !e.macro_name.starts_with("EXPORT_TRACEPOINT"));
-        if p.role == Role::Export && !settled {
-            let path = q.path(s, p.file);
-            let macro_name =
-                macro_on_line(q, path, p.line).unwrap_or_else(|| "EXPORT_SYMBOL".into());
-            if self.exported.is_none() || !macro_name.starts_with("EXPORT_TRACEPOINT") {
-                self.exported = Some(Export {
-                    macro_name,
-                    path: path.to_string(),
-                    line: p.line,
-                });
-            }
+        if p.role == Role::Export {
+            self.export(q, s, p);
         }
-        if is_def(p) {
+        if is_def {
             return;
         }
         self.refs += 1;
@@ -139,16 +124,36 @@ impl Counts {
             _ => self.per_file.push(((s, p.file), 1)),
         }
     }
+
+    /// Notes the export posting `p` of segment `s`.
+    fn export(&mut self, q: &Query<'_>, s: usize, p: &Posting) {
+        // `EXPORT_TRACEPOINT_SYMBOL(kfree)` exports the tracepoint, not the function: it is
+        // reported only when nothing else exports the name.
+        let settled = self
+            .exported
+            .as_ref()
+            .is_some_and(|e| !e.macro_name.starts_with("EXPORT_TRACEPOINT"));
+        if !settled {
+            let path = q.path(s, p.file);
+            let macro_name =
+                macro_on_line(q, s, p.file, p.line).unwrap_or_else(|| "EXPORT_SYMBOL".into());
+            if self.exported.is_none() || !macro_name.starts_with("EXPORT_TRACEPOINT") {
+                self.exported = Some(Export {
+                    macro_name,
+                    path: path.to_string(),
+                    line: p.line,
+                });
+            }
+        }
+    }
 }
 
 /// The definitions of `symbol` and its [`Counts`], from one walk of its postings (a hot
 /// name has tens of thousands).
 fn definitions_counted<'a>(q: &Query<'a>, symbol: &'a str) -> (Vec<Found<'a>>, Counts) {
     let mut counts = Counts::default();
-    let defs = q.definitions_visiting(symbol, |s, p, seg_defs| {
-        counts.add(q, s, p, |p| {
-            p.role == Role::MacroDef || seg_defs.binary_search(&(p.file, p.line)).is_ok()
-        });
+    let defs = q.definitions_visiting(symbol, |s, p, at_def| {
+        counts.add(q, s, p, at_def || p.role == Role::MacroDef);
     });
     (defs, counts)
 }
@@ -169,7 +174,7 @@ fn answer<'s>(
     let entry_point = entries.first().map(|f| {
         let path = q.path(f.seg, f.def.file);
         Export {
-            macro_name: macro_on_line(q, path, f.def.line)
+            macro_name: macro_on_line(q, f.seg, f.def.file, f.def.line)
                 .unwrap_or_else(|| f.def.via.unwrap_or("module_init").to_string()),
             path: path.to_string(),
             line: f.def.line,
@@ -190,9 +195,7 @@ fn answer<'s>(
             let lines = def_lines(&defs);
             let mut c = Counts::default();
             for (s, p) in q.postings_iter(symbol) {
-                c.add(q, s, &p, |p| {
-                    matches!(role_of(p, &lines, s), "def" | "decl")
-                });
+                c.add(q, s, &p, matches!(role_of(&p, &lines, s), "def" | "decl"));
             }
             c
         }

@@ -78,6 +78,8 @@ pub struct Query<'s> {
     limit: u64,
     clamped: Option<u64>,
     sources: RefCell<HashMap<String, Option<std::rc::Rc<source::SourceText>>>>,
+    /// Per file, the last window of lines read ([`Query::text_at`]) and how many were read.
+    windows: RefCell<HashMap<FileKey, (std::rc::Rc<source::SourceText>, u32)>>,
     /// Per file, decoded once per query: its guards (`None`: not scanned) and function ranges.
     files: RefCell<crate::index::accum::NameMap<(usize, u32), std::rc::Rc<FileFacts>>>,
     /// Each guard condition evaluated under the active config once per query (a hot name's
@@ -132,6 +134,7 @@ impl<'s> Query<'s> {
             limit,
             clamped,
             sources: RefCell::new(HashMap::new()),
+            windows: RefCell::new(HashMap::new()),
             files: RefCell::new(Default::default()),
             decided: RefCell::new(Default::default()),
             kbuild_atoms: RefCell::new(Default::default()),
@@ -198,13 +201,13 @@ impl<'s> Query<'s> {
         self.definitions_visiting(name, |_, _, _| {})
     }
 
-    /// [`Query::definitions`], handing every live posting to `visit` on the way with the
-    /// sorted `(file, line)` of its segment's ctags definitions (entry-point marks left out):
-    /// one walk of a hot name's postings where a caller also counts them.
+    /// [`Query::definitions`], handing every live posting to `visit` on the way, with whether
+    /// it is on the line of one of its segment's ctags definitions (entry-point marks left
+    /// out): one walk of a hot name's postings where a caller also counts them.
     pub fn definitions_visiting<'a>(
         &self,
         name: &'a str,
-        mut visit: impl FnMut(usize, &Posting, &[(u32, u32)]),
+        mut visit: impl FnMut(usize, &Posting, bool),
     ) -> Vec<Found<'a>>
     where
         's: 'a,
@@ -223,11 +226,22 @@ impl<'s> Query<'s> {
                     }
                 }
                 seg_defs.sort_unstable();
+                // Postings come in file then line order, as `seg_defs` is sorted: a cursor
+                // finds each posting's definition line, no search.
+                let mut next_def = 0;
+                let all_live = self.snap.all_live(s);
                 for p in Postings::new(entry.postings) {
-                    if !self.snap.is_live(s, p.file) {
+                    if !all_live && !self.snap.is_live(s, p.file) {
                         continue;
                     }
-                    visit(s, &p, &seg_defs);
+                    while seg_defs
+                        .get(next_def)
+                        .is_some_and(|d| *d < (p.file, p.line))
+                    {
+                        next_def += 1;
+                    }
+                    let at_def = seg_defs.get(next_def) == Some(&(p.file, p.line));
+                    visit(s, &p, at_def);
                     if p.role == Role::MacroDef {
                         let def = Def {
                             file: p.file,
@@ -292,6 +306,61 @@ impl<'s> Query<'s> {
         text
     }
 
+    /// Text holding lines `from..=to` of file `file` of segment `seg` (or as many as it has):
+    /// the whole file when it was read already; else a window read from the line mark before
+    /// `from` (a snippet of line 4,800 should not read 200 KB); the whole file when it no
+    /// longer matches its record or its rows need many windows.
+    pub fn text_at(
+        &self,
+        seg: usize,
+        file: u32,
+        from: u32,
+        to: u32,
+    ) -> Option<std::rc::Rc<source::SourceText>> {
+        /// Windows read from one file before it is read whole instead.
+        const MAX_WINDOWS: u32 = 4;
+        let path = self.path(seg, file);
+        if let Some(s) = self.sources.borrow().get(path) {
+            return s.clone();
+        }
+        let read = match self.windows.borrow().get(&(seg, file)) {
+            Some((w, _)) if w.covers(from, to) => return Some(w.clone()),
+            Some((_, n)) => *n,
+            None => 0,
+        };
+        if read >= MAX_WINDOWS {
+            return self.source(path);
+        }
+        let hint = self.snap.segments[seg].line_hint(file, from);
+        let full = self.snap.root.join(path);
+        match source::SourceText::read_window(&full, hint, from, to.saturating_sub(from)) {
+            Some(w) => {
+                let w = std::rc::Rc::new(w);
+                self.windows
+                    .borrow_mut()
+                    .insert((seg, file), (w.clone(), read + 1));
+                Some(w)
+            }
+            None => self.source(path),
+        }
+    }
+
+    /// Line `line` of file `file` of segment `seg`, cut for display; empty when unreadable.
+    pub fn snippet_at(&self, seg: usize, file: u32, line: u32) -> String {
+        self.text_at(seg, file, line, line)
+            .and_then(|s| s.line(line).map(source::cut))
+            .unwrap_or_default()
+    }
+
+    /// The 1-based column of the `nth` (0-based) occurrence of `name` on line `line` of file
+    /// `file` of segment `seg`.
+    pub fn column_at(&self, seg: usize, file: u32, line: u32, name: &str, nth: usize) -> u32 {
+        self.text_at(seg, file, line, line)
+            .and_then(|s| s.line(line).map(|l| source::nth_identifier(l, name, nth)))
+            .flatten()
+            .map_or(1, |c| c as u32 + 1)
+    }
+
     /// The source line `line` of `path`, cut for display; empty when unreadable.
     pub fn snippet(&self, path: &str, line: u32) -> String {
         self.source(path)
@@ -344,9 +413,19 @@ impl<'s> Query<'s> {
         if f.def.kind != Kind::Macro || f.def.signature.is_some() || f.def.end_line.is_some() {
             return (f.def.end_line, f.def.signature.map(str::to_string));
         }
-        let path = self.path(f.seg, f.def.file);
-        match self.source(path) {
-            Some(src) => src.macro_shape(f.def.line, f.def.name),
+        // Most `#define`s are one line or a few: a window of the next lines, the whole file
+        // when the continuation runs past it.
+        let line = f.def.line;
+        let Some(src) = self.text_at(f.seg, f.def.file, line, line + 16) else {
+            return (None, None);
+        };
+        let shape = src.macro_shape(line, f.def.name);
+        let end = shape.0.unwrap_or(line);
+        if src.covers(end + 1, end + 1) {
+            return shape;
+        }
+        match self.source(self.path(f.seg, f.def.file)) {
+            Some(src) => src.macro_shape(line, f.def.name),
             None => (None, None),
         }
     }
@@ -362,8 +441,8 @@ impl<'s> Query<'s> {
     /// A record for a definition.
     pub fn def_record(&self, f: &Found<'_>) -> Record {
         let path = self.path(f.seg, f.def.file);
-        let snippet = self.snippet(path, f.def.line);
-        let col = self.column(path, f.def.line, f.def.name, 0);
+        let snippet = self.snippet_at(f.seg, f.def.file, f.def.line);
+        let col = self.column_at(f.seg, f.def.file, f.def.line, f.def.name, 0);
         let (_, macro_signature) = self.macro_shape(f);
         Record {
             symbol: f.def.name.to_string(),

@@ -4,27 +4,91 @@ use std::path::Path;
 
 use super::MAX_LINE_CHARS;
 use crate::index::build::{read_source, Source};
+use crate::index::segment::LineHint;
 
-/// A source file and the offsets of its lines.
+/// A source file, or a window of whole lines of one, and the offsets of its lines.
 pub struct SourceText {
     bytes: Source,
     starts: Vec<usize>,
+    /// The line at `bytes[0]`: 1 for a whole file.
+    first_line: u32,
+    /// True when `bytes` run to the end of the file.
+    to_end: bool,
 }
+
+/// Bytes a window read starts with; it grows fourfold until it holds what is asked.
+const WINDOW_BYTES: u64 = 8 << 10;
 
 impl SourceText {
     /// Reads `path` (large files are memory-mapped: a snippet of a 300 KB file should not copy
     /// 300 KB); `None` when it cannot be read.
     pub fn read(path: &Path) -> Option<SourceText> {
         let bytes = read_source(path).ok()?;
+        Some(SourceText::new(bytes, 1, true))
+    }
+
+    fn new(bytes: Source, first_line: u32, to_end: bool) -> SourceText {
         let mut starts = Vec::with_capacity(bytes.len() / 30 + 1);
         starts.push(0);
         starts.extend(memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1));
-        Some(SourceText { bytes, starts })
+        SourceText {
+            bytes,
+            starts,
+            first_line,
+            to_end,
+        }
+    }
+
+    /// Lines `line..=line + after` of `path` (fewer at the end of the file), read from the
+    /// line mark `hint` instead of from the top. `None` when the file is unreadable or no longer
+    /// has the size and mtime it was indexed with (its marks may be wrong: read it whole).
+    pub fn read_window(path: &Path, hint: LineHint, line: u32, after: u32) -> Option<SourceText> {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::File::open(path).ok()?;
+        let meta = file.metadata().ok()?;
+        let size = meta.len();
+        if size != hint.size || crate::walk::mtime_ns(&meta) != hint.mtime_ns || hint.offset > size
+        {
+            return None;
+        }
+        let last = line.saturating_add(after);
+        let mut want = WINDOW_BYTES;
+        loop {
+            let len = want.min(size - hint.offset);
+            let to_end = hint.offset + len == size;
+            let mut buf = vec![0u8; len as usize];
+            file.read_exact_at(&mut buf, hint.offset).ok()?;
+            if !to_end {
+                // Whole lines only: a cut line would read as a short one.
+                let keep = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
+                buf.truncate(keep);
+            }
+            let text = SourceText::new(Source::Read(buf), hint.line, to_end);
+            // Complete when the line after `last` starts inside the window, or at its end.
+            let next = (last + 1).checked_sub(hint.line).map(|i| i as usize);
+            if to_end || next.is_some_and(|i| i < text.starts.len()) {
+                return Some(text);
+            }
+            want = want.saturating_mul(4);
+        }
+    }
+
+    /// True when this is the whole file, not a window.
+    pub fn is_whole(&self) -> bool {
+        self.first_line == 1 && self.to_end
+    }
+
+    /// True when lines `from..=to` are all here (or past the end of the file).
+    pub fn covers(&self, from: u32, to: u32) -> bool {
+        if from < self.first_line {
+            return false;
+        }
+        self.to_end || ((to - self.first_line) as usize) + 1 < self.starts.len()
     }
 
     /// Line `n` (1-based) without its line ending.
     pub fn line(&self, n: u32) -> Option<&[u8]> {
-        let i = (n as usize).checked_sub(1)?;
+        let i = (n as usize).checked_sub(self.first_line as usize)?;
         let start = *self.starts.get(i)?;
         if start >= self.bytes.len() && i > 0 {
             return None;
@@ -54,7 +118,7 @@ impl SourceText {
         out
     }
 
-    /// The whole text.
+    /// The text: the whole file when [`SourceText::is_whole`].
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
@@ -151,5 +215,52 @@ mod tests {
         let long = "x".repeat(300);
         assert_eq!(cut(long.as_bytes()).chars().count(), MAX_LINE_CHARS + 1);
         let _ = std::fs::remove_file(&dir);
+    }
+
+    #[test]
+    fn a_window_from_a_line_mark_holds_the_asked_lines_and_a_changed_file_is_refused() {
+        let path = std::env::temp_dir().join(format!("knav-win-{}", std::process::id()));
+        // Lines of growing length: a window must grow past its first read for the last ones.
+        let text: String = (1..=3000)
+            .map(|n| format!("{}\n", "x".repeat(n % 97)))
+            .collect();
+        std::fs::write(&path, &text).unwrap();
+        let scanned = crate::scan::scan(text.as_bytes());
+        let meta = std::fs::metadata(&path).unwrap();
+        let hint_for = |line: u32| {
+            let k = ((line - 1) / crate::scan::LINE_MARK_STRIDE) as usize;
+            let (l, off) = match k {
+                0 => (1, 0),
+                k => (
+                    k as u32 * crate::scan::LINE_MARK_STRIDE + 1,
+                    scanned.line_marks[k - 1] as u64,
+                ),
+            };
+            LineHint {
+                size: meta.len(),
+                mtime_ns: crate::walk::mtime_ns(&meta),
+                line: l,
+                offset: off,
+            }
+        };
+        let whole = SourceText::read(&path).unwrap();
+        for line in [1, 64, 65, 1000, 2999, 3000] {
+            let w = SourceText::read_window(&path, hint_for(line), line, 300).unwrap();
+            assert!(!w.is_whole() || line <= 64);
+            assert!(w.covers(line, line + 300));
+            for n in line..=(line + 300).min(3000) {
+                assert_eq!(w.line(n), whole.line(n), "line {n} from a window at {line}");
+            }
+            assert_eq!(w.line(3001), None);
+        }
+        // The window's first line is the mark's: a line before it is not there.
+        let w = SourceText::read_window(&path, hint_for(1000), 1000, 0).unwrap();
+        assert_eq!(w.line(900), None);
+        assert!(!w.covers(900, 900));
+        // A file that no longer has its indexed size is read whole by the caller.
+        let mut stale = hint_for(1000);
+        stale.size += 1;
+        assert!(SourceText::read_window(&path, stale, 1000, 0).is_none());
+        let _ = std::fs::remove_file(&path);
     }
 }
