@@ -480,6 +480,102 @@ fn snippets_deep_in_a_long_file_are_right_and_a_file_changed_since_indexing_is_r
     );
 }
 
+/// Writes `mm/hot_N.c` with `calls` calls of `hot_fn`, one a line.
+fn write_hot_callers(t: &Tree, n: usize, calls: usize) {
+    let mut text = format!("void user_{n}(void)\n{{\n");
+    for _ in 0..calls {
+        text.push_str("\thot_fn();\n");
+    }
+    text.push_str("}\n");
+    std::fs::write(t.root.join(format!("mm/hot_{n}.c")), text).unwrap();
+}
+
+/// `(definitions, reference_count, file_count, top files, exported)` of `def hot_fn`.
+fn hot_summary(t: &Tree) -> (Vec<String>, u64, u64, Vec<String>, String) {
+    let (_, v) = json(t, &["def", "hot_fn"]);
+    let top = v["top_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| format!("{} {}", f["path"].as_str().unwrap(), f["count"]))
+        .collect();
+    (
+        locs(&v),
+        v["reference_count"].as_u64().unwrap(),
+        v["file_count"].as_u64().unwrap(),
+        top,
+        format!("{}", v["exported"]),
+    )
+}
+
+#[test]
+fn a_hot_names_stored_counts_match_its_postings_and_give_way_to_a_later_segment() {
+    let t = fixture("hotname");
+    std::fs::write(
+        t.root.join("mm/hot.c"),
+        "void hot_fn(void)\n{\n}\nEXPORT_SYMBOL(hot_fn);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        t.root.join("include/linux/hot.h"),
+        "void hot_fn(void);\n#ifdef CONFIG_HOT_STUB\n#define hot_fn() do { } while (0)\n#endif\n",
+    )
+    .unwrap();
+    write_hot_callers(&t, 1, 1200);
+    write_hot_callers(&t, 2, 700);
+    write_hot_callers(&t, 3, 300);
+    json(&t, &["index"]);
+    // 2,204 occurrences: over the threshold, so the segment stores the name's counts.
+    let snap = knav::index::store::Snapshot::open(&t.root, &t.root.join(".knav"))
+        .unwrap()
+        .unwrap();
+    let entry = snap.segments[0].lookup(b"hot_fn").unwrap();
+    assert_eq!(entry.occurrences, 2204);
+    let stats = entry.stats.expect("stored counts for a hot name");
+    assert_eq!((stats.refs, stats.files), (2201, 4));
+    drop(snap);
+    let defs = vec![
+        "mm/hot.c:1".to_string(),
+        "include/linux/hot.h:3".into(),
+        "include/linux/hot.h:1".into(),
+    ];
+    let exported = r#"{"line":4,"macro":"EXPORT_SYMBOL","path":"mm/hot.c"}"#.to_string();
+    // The definition line, the prototype and the #define are not references; the export is.
+    let full = (
+        defs.clone(),
+        2201,
+        4,
+        vec![
+            "mm/hot_1.c 1200".to_string(),
+            "mm/hot_2.c 700".into(),
+            "mm/hot_3.c 300".into(),
+            "mm/hot.c 1".into(),
+        ],
+        exported.clone(),
+    );
+    assert_eq!(hot_summary(&t), full);
+    // hot_2.c loses 600 calls: the new copy lives in a later segment, the stored counts of the
+    // first no longer hold, and its postings are walked instead.
+    write_hot_callers(&t, 2, 100);
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(update_counts(&v), ("incremental".into(), 1, 0, 0));
+    let after = (
+        defs,
+        1601,
+        4,
+        vec![
+            "mm/hot_1.c 1200".to_string(),
+            "mm/hot_3.c 300".into(),
+            "mm/hot_2.c 100".into(),
+            "mm/hot.c 1".into(),
+        ],
+        exported,
+    );
+    assert_eq!(hot_summary(&t), after);
+    json(&t, &["index", "--full"]);
+    assert_eq!(hot_summary(&t), after, "a full rebuild agrees");
+}
+
 #[test]
 fn incremental_refresh_redoes_changed_files_and_drops_deleted_ones() {
     let t = fixture("refresh");

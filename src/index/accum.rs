@@ -13,7 +13,9 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::codec::{put_str, put_varint, Reader};
-use super::format::header;
+use super::format::{header, Def};
+use super::stats::{self, NameStats};
+use knav_ctags::Kind;
 
 /// A word-at-a-time multiplicative hasher: names are short and trusted, SipHash's DoS
 /// resistance buys nothing here and cost a fifth of the build.
@@ -159,8 +161,14 @@ impl Accumulator {
     }
 
     /// Merges everything into `fst_path` and `dat_path`. The FST is built on its own thread
-    /// while this one merges runs and writes `names.dat`.
-    pub fn finish(mut self, fst_path: &Path, dat_path: &Path) -> io::Result<NamesSummary> {
+    /// while this one merges runs and writes `names.dat`. `defs_dat` is the finished
+    /// `defs.dat`: a hot name's [`NameStats`] need its definitions' lines.
+    pub fn finish(
+        mut self,
+        fst_path: &Path,
+        dat_path: &Path,
+        defs_dat: &[u8],
+    ) -> io::Result<NamesSummary> {
         let spilled = self.runs.len();
         if !self.map.is_empty() || self.runs.is_empty() {
             self.spill()?;
@@ -261,6 +269,19 @@ impl Accumulator {
             put_varint(&mut out, n_files);
             put_varint(&mut out, postings.len() as u64);
             out.extend_from_slice(&postings);
+            if n_occ >= stats::MIN_OCCURRENCES {
+                let mut lines: Vec<(u32, u32)> = defs
+                    .iter()
+                    .map(|&off| {
+                        let body = defs_dat.get(off as usize..).unwrap_or(&[]);
+                        Def::decode(&mut Reader::new(body))
+                    })
+                    .filter(|d| d.kind != Kind::Entry)
+                    .map(|d| (d.file, d.line))
+                    .collect();
+                lines.sort_unstable();
+                NameStats::compute(&postings, &lines).encode(&mut out);
+            }
             dat.write_all(&out)?;
             offset += out.len() as u64;
             summary.names += 1;

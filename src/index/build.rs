@@ -629,6 +629,8 @@ pub fn build_segment(
     write_file(&out_dir.join("files.idx"), b"FIDX", &files_idx).map_err(io)?;
     let scanned_at = started.elapsed();
     progress.phase("merge names");
+    let defs_map = super::segment::map(out_dir, "defs.dat", None)?;
+    let defs_dat: &[u8] = &defs_map;
     // Each shard merges its runs and builds its FST at the same time as the others.
     let summaries: Vec<Result<_, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = accumulators
@@ -639,6 +641,7 @@ pub fn build_segment(
                     acc.finish(
                         &out_dir.join(format!("names-{k}.fst")),
                         &out_dir.join(format!("names-{k}.dat")),
+                        defs_dat,
                     )
                 })
             })

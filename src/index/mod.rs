@@ -12,6 +12,7 @@ pub mod buildfiles;
 pub mod codec;
 pub mod format;
 pub mod segment;
+pub mod stats;
 pub mod store;
 
 use std::collections::HashSet;

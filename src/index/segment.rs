@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codec::Reader;
 use super::format::{check_header, shard_of, Def, FileRecord, HEADER_LEN, NAME_SHARDS};
+use super::stats::NameStats;
 use crate::scan::Role;
 
 /// What `meta.json` says about a segment.
@@ -77,6 +78,8 @@ pub struct NameEntry<'a> {
     pub files: u64,
     /// Encoded postings.
     pub postings: &'a [u8],
+    /// What a definition answer needs of the postings, for a hot name.
+    pub stats: Option<NameStats>,
 }
 
 /// One occurrence read from postings.
@@ -291,11 +294,17 @@ impl Segment {
         let files = r.varint();
         let plen = r.varint() as usize;
         let postings = r.bytes(plen);
+        let stats = if occurrences >= super::stats::MIN_OCCURRENCES {
+            NameStats::decode(&mut r)
+        } else {
+            None
+        };
         NameEntry {
             defs,
             occurrences,
             files,
             postings,
+            stats,
         }
     }
 

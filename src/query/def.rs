@@ -3,10 +3,11 @@
 use std::collections::BTreeSet;
 
 use super::fuzzy::{self, Fuzzy};
-use super::{def_lines, not_found, role_of, valid_name, Found, Query};
+use super::{def_lines, not_found, role_of, valid_name, Found, Query, Visit};
 use crate::envelope::{DefSummary, Envelope, Export, Results, TopFile};
 use crate::index::buildfiles::KconfigEntry;
-use crate::index::segment::Posting;
+use crate::index::segment::{NameEntry, Posting};
+use crate::index::stats::NameStats;
 use crate::scan::Role;
 use knav_ctags::Kind;
 
@@ -101,7 +102,10 @@ enum Shown<'s> {
 struct Counts {
     occurrences: u64,
     refs: u64,
-    /// References per file, in posting (file) order.
+    /// Files holding references.
+    files: u64,
+    /// References per file, in posting (file) order; for a segment whose stored facts were
+    /// used, only its files with the most references.
     per_file: Vec<((usize, u32), u64)>,
     exported: Option<Export>,
 }
@@ -121,8 +125,29 @@ impl Counts {
         // Postings come in file order per segment: count runs, no map.
         match self.per_file.last_mut() {
             Some((key, n)) if *key == (s, p.file) => *n += 1,
-            _ => self.per_file.push(((s, p.file), 1)),
+            _ => {
+                self.files += 1;
+                self.per_file.push(((s, p.file), 1));
+            }
         }
+    }
+
+    /// Counts the facts stored for a hot name in segment `s`: what [`Counts::add`] would
+    /// make of its postings (only its top files are kept, and only a few are shown).
+    fn add_stats(&mut self, q: &Query<'_>, s: usize, entry: &NameEntry<'_>, st: &NameStats) {
+        self.occurrences += entry.occurrences;
+        for &(file, line) in &st.exports {
+            let p = Posting {
+                file,
+                line,
+                role: Role::Export,
+            };
+            self.export(q, s, &p);
+        }
+        self.refs += st.refs;
+        self.files += st.files;
+        self.per_file
+            .extend(st.top.iter().map(|&(file, n)| ((s, file), n)));
     }
 
     /// Notes the export posting `p` of segment `s`.
@@ -152,8 +177,9 @@ impl Counts {
 /// name has tens of thousands).
 fn definitions_counted<'a>(q: &Query<'a>, symbol: &'a str) -> (Vec<Found<'a>>, Counts) {
     let mut counts = Counts::default();
-    let defs = q.definitions_visiting(symbol, |s, p, at_def| {
-        counts.add(q, s, p, at_def || p.role == Role::MacroDef);
+    let defs = q.definitions_visiting(symbol, |s, seen| match seen {
+        Visit::Posting(p, at_def) => counts.add(q, s, p, at_def || p.role == Role::MacroDef),
+        Visit::Stats(entry, stats) => counts.add_stats(q, s, entry, stats),
     });
     (defs, counts)
 }
@@ -187,6 +213,7 @@ fn answer<'s>(
     let Counts {
         occurrences,
         mut refs,
+        files,
         mut per_file,
         exported,
     } = match counts {
@@ -209,7 +236,7 @@ fn answer<'s>(
     refs += build_uses.len() as u64;
     let build_files: BTreeSet<&str> = build_uses.iter().map(|u| u.path.as_str()).collect();
     // A file can appear twice only across segments (shadowed copies are not live).
-    let file_count = per_file.len() as u64 + build_files.len() as u64;
+    let file_count = files + build_files.len() as u64;
     // Only the top few are shown: select them, do not sort them all.
     let by_count = |a: &((usize, u32), u64), b: &((usize, u32), u64)| {
         b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))

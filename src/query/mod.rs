@@ -23,7 +23,8 @@ use knav_ctags::Kind;
 use crate::envelope::{Coverage, Envelope, Hidden, Record};
 use crate::index::buildfiles::{BuildUse, KconfigEntry};
 use crate::index::format::{Def, FileStatus};
-use crate::index::segment::{Posting, Postings};
+use crate::index::segment::{NameEntry, Posting, Postings};
+use crate::index::stats::NameStats;
 use crate::index::store::Snapshot;
 use crate::scan::Role;
 
@@ -91,6 +92,14 @@ pub struct Query<'s> {
     kbuild_atoms: RefCell<crate::index::buildfiles::AtomCache>,
     /// The active config's architecture, looked up once.
     arch: std::cell::OnceCell<Option<&'static str>>,
+}
+
+/// What [`Query::definitions_visiting`] shows of a name's postings in one segment.
+pub enum Visit<'a> {
+    /// A live posting, and whether it is on the line of one of the name's ctags definitions.
+    Posting(&'a Posting, bool),
+    /// The facts stored for a hot name in place of its postings, with its entry.
+    Stats(&'a NameEntry<'a>, &'a NameStats),
 }
 
 /// A guard condition's value under the active config, and the reason when it is false.
@@ -198,65 +207,76 @@ impl<'s> Query<'s> {
     where
         's: 'a,
     {
-        self.definitions_visiting(name, |_, _, _| {})
+        self.definitions_visiting(name, |_, _| {})
     }
 
-    /// [`Query::definitions`], handing every live posting to `visit` on the way, with whether
-    /// it is on the line of one of its segment's ctags definitions (entry-point marks left
-    /// out): one walk of a hot name's postings where a caller also counts them.
+    /// [`Query::definitions`], showing `visit` what the name's postings hold on the way: one
+    /// walk of a hot name's postings where a caller also counts them, or none where the
+    /// segment stored their [`NameStats`] at index time.
     pub fn definitions_visiting<'a>(
         &self,
         name: &'a str,
-        mut visit: impl FnMut(usize, &Posting, bool),
+        mut visit: impl FnMut(usize, Visit<'_>),
     ) -> Vec<Found<'a>>
     where
         's: 'a,
     {
         let mut out = Vec::new();
         for (s, seg) in self.snap.segments.iter().enumerate() {
-            if let Some(entry) = seg.lookup(name.as_bytes()) {
-                let mut seg_defs = Vec::new();
-                for off in entry.defs {
-                    let def = seg.def_at(off);
-                    if self.snap.is_live(s, def.file) {
-                        if def.kind != Kind::Entry {
-                            seg_defs.push((def.file, def.line));
-                        }
-                        out.push(Found { seg: s, def });
+            let Some(entry) = seg.lookup(name.as_bytes()) else {
+                continue;
+            };
+            let mut seg_defs = Vec::new();
+            for &off in &entry.defs {
+                let def = seg.def_at(off);
+                if self.snap.is_live(s, def.file) {
+                    if def.kind != Kind::Entry {
+                        seg_defs.push((def.file, def.line));
                     }
+                    out.push(Found { seg: s, def });
                 }
-                seg_defs.sort_unstable();
-                // Postings come in file then line order, as `seg_defs` is sorted: a cursor
-                // finds each posting's definition line, no search.
-                let mut next_def = 0;
-                let all_live = self.snap.all_live(s);
-                for p in Postings::new(entry.postings) {
-                    if !all_live && !self.snap.is_live(s, p.file) {
-                        continue;
-                    }
-                    while seg_defs
-                        .get(next_def)
-                        .is_some_and(|d| *d < (p.file, p.line))
-                    {
-                        next_def += 1;
-                    }
-                    let at_def = seg_defs.get(next_def) == Some(&(p.file, p.line));
-                    visit(s, &p, at_def);
-                    if p.role == Role::MacroDef {
-                        let def = Def {
-                            file: p.file,
-                            name,
-                            line: p.line,
-                            end_line: None,
-                            kind: Kind::Macro,
-                            file_local: seg.file_path(p.file).ends_with(".c"),
-                            typeref: None,
-                            scope: None,
-                            signature: None,
-                            via: None,
-                        };
-                        out.push(Found { seg: s, def });
-                    }
+            }
+            let macro_def = |file: u32, line: u32| Found {
+                seg: s,
+                def: Def {
+                    file,
+                    name,
+                    line,
+                    end_line: None,
+                    kind: Kind::Macro,
+                    file_local: seg.file_path(file).ends_with(".c"),
+                    typeref: None,
+                    scope: None,
+                    signature: None,
+                    via: None,
+                },
+            };
+            let all_live = self.snap.all_live(s);
+            // The stored facts hold for the segment's files as indexed: usable while no later
+            // segment replaced any of them.
+            if let Some(stats) = entry.stats.as_ref().filter(|_| all_live) {
+                out.extend(stats.macro_defs.iter().map(|&(f, l)| macro_def(f, l)));
+                visit(s, Visit::Stats(&entry, stats));
+                continue;
+            }
+            seg_defs.sort_unstable();
+            // Postings come in file then line order, as `seg_defs` is sorted: a cursor finds
+            // each posting's definition line, no search.
+            let mut next_def = 0;
+            for p in Postings::new(entry.postings) {
+                if !all_live && !self.snap.is_live(s, p.file) {
+                    continue;
+                }
+                while seg_defs
+                    .get(next_def)
+                    .is_some_and(|d| *d < (p.file, p.line))
+                {
+                    next_def += 1;
+                }
+                let at_def = seg_defs.get(next_def) == Some(&(p.file, p.line));
+                visit(s, Visit::Posting(&p, at_def));
+                if p.role == Role::MacroDef {
+                    out.push(macro_def(p.file, p.line));
                 }
             }
         }

@@ -1,0 +1,194 @@
+//! What a definition answer needs from a hot name's postings, computed once at index time.
+//!
+//! `knav def kfree` reports how often the name is referenced, in how many files, the files
+//! that use it most, whether it is exported, and its `#define`s; for a name with tens of
+//! thousands of occurrences that is a walk of all its postings on every query. A name with at
+//! least [`MIN_OCCURRENCES`] occurrences stores these facts after its postings in
+//! `names-K.dat`; a query uses them while every file of the segment is live (a later
+//! segment's copy of a file would change them) and walks the postings otherwise.
+
+use super::codec::{put_varint, Reader};
+use super::segment::Postings;
+use crate::scan::Role;
+
+/// Names with at least this many occurrences in a segment carry [`NameStats`].
+pub const MIN_OCCURRENCES: u64 = 2048;
+
+/// Files kept in [`NameStats::top`]: a query shows five, and merges segments' lists.
+pub const TOP_FILES: usize = 64;
+
+/// A hot name's facts in one segment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NameStats {
+    /// Occurrences that are references: not on one of its definition lines, not a `#define`.
+    pub refs: u64,
+    /// Files holding at least one reference.
+    pub files: u64,
+    /// The [`TOP_FILES`] files with the most references, `(file id, references)`, most first,
+    /// then by file id.
+    pub top: Vec<(u32, u64)>,
+    /// Its `EXPORT_*` postings, `(file id, line)`, in posting order.
+    pub exports: Vec<(u32, u32)>,
+    /// Its `#define`s, `(file id, line)`, in posting order.
+    pub macro_defs: Vec<(u32, u32)>,
+}
+
+impl NameStats {
+    /// The facts of `postings`, whose name has its (non entry-point) definitions on the sorted
+    /// `(file, line)`s of `def_lines`.
+    pub fn compute(postings: &[u8], def_lines: &[(u32, u32)]) -> NameStats {
+        let mut st = NameStats::default();
+        let mut per_file: Vec<(u32, u64)> = Vec::new();
+        let mut next_def = 0;
+        for p in Postings::new(postings) {
+            match p.role {
+                Role::Export => st.exports.push((p.file, p.line)),
+                Role::MacroDef => st.macro_defs.push((p.file, p.line)),
+                _ => {}
+            }
+            while def_lines
+                .get(next_def)
+                .is_some_and(|d| *d < (p.file, p.line))
+            {
+                next_def += 1;
+            }
+            if p.role == Role::MacroDef || def_lines.get(next_def) == Some(&(p.file, p.line)) {
+                continue;
+            }
+            st.refs += 1;
+            match per_file.last_mut() {
+                Some((f, n)) if *f == p.file => *n += 1,
+                _ => per_file.push((p.file, 1)),
+            }
+        }
+        st.files = per_file.len() as u64;
+        let order = |a: &(u32, u64), b: &(u32, u64)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+        if per_file.len() > TOP_FILES {
+            per_file.select_nth_unstable_by(TOP_FILES - 1, order);
+            per_file.truncate(TOP_FILES);
+        }
+        per_file.sort_unstable_by(order);
+        st.top = per_file;
+        st
+    }
+
+    /// Appends the encoded facts.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.refs);
+        put_varint(out, self.files);
+        put_varint(out, self.top.len() as u64);
+        for &(file, n) in &self.top {
+            put_varint(out, file as u64);
+            put_varint(out, n);
+        }
+        for list in [&self.exports, &self.macro_defs] {
+            put_varint(out, list.len() as u64);
+            for &(file, line) in list {
+                put_varint(out, file as u64);
+                put_varint(out, line as u64);
+            }
+        }
+    }
+
+    /// Decodes facts written by [`NameStats::encode`]; `None` when they are cut short.
+    pub fn decode(r: &mut Reader<'_>) -> Option<NameStats> {
+        let refs = r.varint();
+        let files = r.varint();
+        let n = r.varint() as usize;
+        let mut top = Vec::with_capacity(n.min(TOP_FILES));
+        for _ in 0..n.min(1 << 20) {
+            top.push((r.varint() as u32, r.varint()));
+        }
+        let mut pairs = || {
+            let n = r.varint() as usize;
+            let mut v = Vec::with_capacity(n.min(1 << 10));
+            for _ in 0..n.min(1 << 24) {
+                v.push((r.varint() as u32, r.varint() as u32));
+                if r.overrun {
+                    break;
+                }
+            }
+            v
+        };
+        let exports = pairs();
+        let macro_defs = pairs();
+        (!r.overrun).then_some(NameStats {
+            refs,
+            files,
+            top,
+            exports,
+            macro_defs,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Postings of `(file, [(line, role)])` blocks, encoded as the index stores them.
+    fn postings(blocks: &[(u32, &[(u32, Role)])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut prev_file = 0;
+        for (i, (file, occ)) in blocks.iter().enumerate() {
+            put_varint(
+                &mut out,
+                (if i == 0 { *file } else { file - prev_file }) as u64,
+            );
+            put_varint(&mut out, occ.len() as u64);
+            let mut prev_line = 0;
+            for &(line, role) in occ.iter() {
+                put_varint(&mut out, (((line - prev_line) as u64) << 2) | role as u64);
+                prev_line = line;
+            }
+            prev_file = *file;
+        }
+        out
+    }
+
+    #[test]
+    fn counts_skip_definition_lines_and_defines_and_rank_files() {
+        let p = postings(&[
+            (
+                2,
+                &[(10, Role::Ref), (12, Role::MacroDef), (40, Role::Call)],
+            ),
+            (5, &[(3, Role::Call), (8, Role::Export), (9, Role::Call)]),
+            (9, &[(1, Role::Ref), (7, Role::Call), (9, Role::Call)]),
+        ]);
+        // A definition of the name on 2:10 and another on 9:7.
+        let st = NameStats::compute(&p, &[(2, 10), (9, 7)]);
+        assert_eq!(st.refs, 6);
+        assert_eq!(st.files, 3);
+        assert_eq!(st.top, [(5, 3), (9, 2), (2, 1)]);
+        assert_eq!(st.exports, [(5, 8)]);
+        assert_eq!(st.macro_defs, [(2, 12)]);
+        let mut out = Vec::new();
+        st.encode(&mut out);
+        assert_eq!(NameStats::decode(&mut Reader::new(&out)), Some(st));
+        assert_eq!(
+            NameStats::decode(&mut Reader::new(&out[..out.len() - 1])),
+            None
+        );
+    }
+
+    #[test]
+    fn top_files_keep_the_most_referencing_ties_by_file_id() {
+        let blocks: Vec<(u32, Vec<(u32, Role)>)> = (0..100u32)
+            .map(|f| (f, (1..=(f % 7 + 1)).map(|l| (l, Role::Ref)).collect()))
+            .collect();
+        let refs: Vec<(u32, &[(u32, Role)])> =
+            blocks.iter().map(|(f, o)| (*f, o.as_slice())).collect();
+        let st = NameStats::compute(&postings(&refs), &[]);
+        assert_eq!(st.files, 100);
+        assert_eq!(st.top.len(), TOP_FILES);
+        // 7 references: files 6, 13, …, 97 (14 of them), then 6 references: 5, 12, …
+        assert_eq!(st.top[0], (6, 7));
+        assert_eq!(st.top[13], (97, 7));
+        assert_eq!(st.top[14], (5, 6));
+        assert!(st
+            .top
+            .windows(2)
+            .all(|w| w[0].1 > w[1].1 || (w[0].1 == w[1].1 && w[0].0 < w[1].0)));
+    }
+}
