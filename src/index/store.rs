@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::codec::{hash64, put_str, put_varint, Reader};
 use super::format::{check_header, header, FileStatus, HEADER_LEN, VERSION};
 use super::segment::Segment;
-use crate::walk::{DirListing, WalkCache};
+use crate::walk::{DirListing, Names, WalkCache};
 
 /// The manifest stored in `CURRENT`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -199,17 +199,22 @@ pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
     let n = r.varint() as usize;
     let mut dirs = Vec::with_capacity(n.min(1 << 20));
     let text = |r: &mut Reader<'_>| String::from_utf8_lossy(r.str()).into_owned();
+    let names = |r: &mut Reader<'_>| -> Names {
+        let k = r.varint() as usize;
+        let mut out = Names::with_capacity(k.min(1 << 20), k.min(1 << 20) * 16);
+        for _ in 0..k.min(1 << 20) {
+            out.push(&String::from_utf8_lossy(r.str()));
+        }
+        out
+    };
     for _ in 0..n {
         let path = text(&mut r);
         let mtime_ns = r.varint() as i64;
         let other_files = r.varint() as u32;
         let symlinks = r.varint() as u32;
-        let k = r.varint() as usize;
-        let subdirs = (0..k.min(1 << 20)).map(|_| text(&mut r)).collect();
-        let k = r.varint() as usize;
-        let sources = (0..k.min(1 << 20)).map(|_| text(&mut r)).collect();
-        let k = r.varint() as usize;
-        let builds = (0..k.min(1 << 20)).map(|_| text(&mut r)).collect();
+        let subdirs = names(&mut r);
+        let sources = names(&mut r);
+        let builds = names(&mut r);
         let stat = |r: &mut Reader<'_>| (r.varint(), r.varint() as i64);
         let k = r.varint() as usize;
         let stats = (0..k.min(1 << 20)).map(|_| stat(&mut r)).collect();
@@ -249,15 +254,15 @@ pub fn write_walk_cache(index_dir: &Path, cache: &WalkCache) -> Result<(), Strin
         put_varint(&mut body, d.other_files as u64);
         put_varint(&mut body, d.symlinks as u64);
         put_varint(&mut body, d.subdirs.len() as u64);
-        for s in &d.subdirs {
+        for s in d.subdirs.iter() {
             put_str(&mut body, s.as_bytes());
         }
         put_varint(&mut body, d.sources.len() as u64);
-        for s in &d.sources {
+        for s in d.sources.iter() {
             put_str(&mut body, s.as_bytes());
         }
         put_varint(&mut body, d.builds.len() as u64);
-        for s in &d.builds {
+        for s in d.builds.iter() {
             put_str(&mut body, s.as_bytes());
         }
         for stats in [&d.stats, &d.build_stats] {
