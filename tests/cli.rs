@@ -509,7 +509,7 @@ fn hot_summary(t: &Tree) -> (Vec<String>, u64, u64, Vec<String>, String) {
 }
 
 #[test]
-fn a_hot_names_stored_counts_match_its_postings_and_give_way_to_a_later_segment() {
+fn a_hot_names_stored_counts_match_its_postings_and_leave_out_replaced_files() {
     let t = fixture("hotname");
     std::fs::write(
         t.root.join("mm/hot.c"),
@@ -524,15 +524,24 @@ fn a_hot_names_stored_counts_match_its_postings_and_give_way_to_a_later_segment(
     write_hot_callers(&t, 1, 1200);
     write_hot_callers(&t, 2, 700);
     write_hot_callers(&t, 3, 300);
+    // 70 files with one call each: more files than the stored top list holds.
+    for n in 10..80 {
+        write_hot_callers(&t, n, 1);
+    }
     json(&t, &["index"]);
-    // 2,204 occurrences: over the threshold, so the segment stores the name's counts.
+    // 2,274 occurrences: over the threshold, so the segment stores the name's counts.
     let snap = knav::index::store::Snapshot::open(&t.root, &t.root.join(".knav"))
         .unwrap()
         .unwrap();
     let entry = snap.segments[0].lookup(b"hot_fn").unwrap();
-    assert_eq!(entry.occurrences, 2204);
+    assert_eq!(entry.occurrences, 2274);
     let stats = entry.stats.expect("stored counts for a hot name");
-    assert_eq!((stats.refs, stats.files), (2201, 4));
+    assert_eq!((stats.refs, stats.files, stats.top.len()), (2271, 74, 64));
+    assert_eq!(
+        stats.per_file().count(),
+        75,
+        "the header holds no reference"
+    );
     drop(snap);
     let defs = vec![
         "mm/hot.c:1".to_string(),
@@ -540,40 +549,66 @@ fn a_hot_names_stored_counts_match_its_postings_and_give_way_to_a_later_segment(
         "include/linux/hot.h:1".into(),
     ];
     let exported = r#"{"line":4,"macro":"EXPORT_SYMBOL","path":"mm/hot.c"}"#.to_string();
+    let top = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     // The definition line, the prototype and the #define are not references; the export is.
-    let full = (
-        defs.clone(),
-        2201,
-        4,
-        vec![
-            "mm/hot_1.c 1200".to_string(),
-            "mm/hot_2.c 700".into(),
-            "mm/hot_3.c 300".into(),
-            "mm/hot.c 1".into(),
-        ],
-        exported.clone(),
+    assert_eq!(
+        hot_summary(&t),
+        (
+            defs.clone(),
+            2271,
+            74,
+            top(&[
+                "mm/hot_1.c 1200",
+                "mm/hot_2.c 700",
+                "mm/hot_3.c 300",
+                "mm/hot.c 1",
+                "mm/hot_10.c 1"
+            ]),
+            exported.clone(),
+        )
     );
-    assert_eq!(hot_summary(&t), full);
-    // hot_2.c loses 600 calls: the new copy lives in a later segment, the stored counts of the
-    // first no longer hold, and its postings are walked instead.
+    // hot_2.c, one of the top files, loses 600 calls: its new copy lives in a later segment,
+    // and the first segment's counts of the old copy are left out.
     write_hot_callers(&t, 2, 100);
     let (_, v) = json(&t, &["index"]);
     assert_eq!(update_counts(&v), ("incremental".into(), 1, 0, 0));
     let after = (
-        defs,
-        1601,
-        4,
-        vec![
-            "mm/hot_1.c 1200".to_string(),
-            "mm/hot_3.c 300".into(),
-            "mm/hot_2.c 100".into(),
-            "mm/hot.c 1".into(),
-        ],
-        exported,
+        defs.clone(),
+        1671,
+        74,
+        top(&[
+            "mm/hot_1.c 1200",
+            "mm/hot_3.c 300",
+            "mm/hot_2.c 100",
+            "mm/hot.c 1",
+            "mm/hot_10.c 1",
+        ]),
+        exported.clone(),
     );
     assert_eq!(hot_summary(&t), after);
     json(&t, &["index", "--full"]);
     assert_eq!(hot_summary(&t), after, "a full rebuild agrees");
+    // hot_79.c, outside the stored top list, gains two calls: the list still holds, the totals
+    // leave out its old copy.
+    write_hot_callers(&t, 79, 3);
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(update_counts(&v), ("incremental".into(), 1, 0, 0));
+    let last = (
+        defs,
+        1673,
+        74,
+        top(&[
+            "mm/hot_1.c 1200",
+            "mm/hot_3.c 300",
+            "mm/hot_2.c 100",
+            "mm/hot_79.c 3",
+            "mm/hot.c 1",
+        ]),
+        exported,
+    );
+    assert_eq!(hot_summary(&t), last);
+    json(&t, &["index", "--full"]);
+    assert_eq!(hot_summary(&t), last, "a full rebuild agrees");
 }
 
 #[test]

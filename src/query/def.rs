@@ -6,7 +6,7 @@ use super::fuzzy::{self, Fuzzy};
 use super::{def_lines, not_found, role_of, valid_name, Found, Query, Visit};
 use crate::envelope::{DefSummary, Envelope, Export, Results, TopFile};
 use crate::index::buildfiles::KconfigEntry;
-use crate::index::segment::{NameEntry, Posting};
+use crate::index::segment::Posting;
 use crate::index::stats::NameStats;
 use crate::scan::Role;
 use knav_ctags::Kind;
@@ -104,8 +104,7 @@ struct Counts {
     refs: u64,
     /// Files holding references.
     files: u64,
-    /// References per file, in posting (file) order; for a segment whose stored facts were
-    /// used, only its files with the most references.
+    /// References per file, in posting (file) order.
     per_file: Vec<((usize, u32), u64)>,
     exported: Option<Export>,
 }
@@ -132,22 +131,48 @@ impl Counts {
         }
     }
 
-    /// Counts the facts stored for a hot name in segment `s`: what [`Counts::add`] would
-    /// make of its postings (only its top files are kept, and only a few are shown).
-    fn add_stats(&mut self, q: &Query<'_>, s: usize, entry: &NameEntry<'_>, st: &NameStats) {
-        self.occurrences += entry.occurrences;
+    /// Counts the facts stored for a hot name in segment `s` as [`Counts::add`] counts its
+    /// postings: its totals and top files while every file of the segment is live, its
+    /// per-file counts of the live files otherwise.
+    fn add_stats(&mut self, q: &Query<'_>, s: usize, occurrences: u64, st: &NameStats) {
         for &(file, line) in &st.exports {
-            let p = Posting {
-                file,
-                line,
-                role: Role::Export,
-            };
-            self.export(q, s, &p);
+            if q.snap.is_live(s, file) {
+                let p = Posting {
+                    file,
+                    line,
+                    role: Role::Export,
+                };
+                self.export(q, s, &p);
+            }
         }
-        self.refs += st.refs;
-        self.files += st.files;
-        self.per_file
-            .extend(st.top.iter().map(|&(file, n)| ((s, file), n)));
+        if q.snap.all_live(s) {
+            self.occurrences += occurrences;
+            self.refs += st.refs;
+            self.files += st.files;
+            self.per_file
+                .extend(st.top.iter().map(|&(file, n)| ((s, file), n as u64)));
+            return;
+        }
+        // Leaving files out of the top list keeps the rest of it on top: it holds while none of
+        // its own files is dead.
+        let top_holds = st.top.iter().all(|&(file, _)| q.snap.is_live(s, file));
+        if top_holds {
+            self.per_file
+                .extend(st.top.iter().map(|&(file, n)| ((s, file), n as u64)));
+        }
+        for (file, refs, other) in st.per_file() {
+            if !q.snap.is_live(s, file) {
+                continue;
+            }
+            self.occurrences += (refs + other) as u64;
+            if refs > 0 {
+                self.refs += refs as u64;
+                self.files += 1;
+                if !top_holds {
+                    self.per_file.push(((s, file), refs as u64));
+                }
+            }
+        }
     }
 
     /// Notes the export posting `p` of segment `s`.
@@ -179,7 +204,7 @@ fn definitions_counted<'a>(q: &Query<'a>, symbol: &'a str) -> (Vec<Found<'a>>, C
     let mut counts = Counts::default();
     let defs = q.definitions_visiting(symbol, |s, seen| match seen {
         Visit::Posting(p, at_def) => counts.add(q, s, p, at_def || p.role == Role::MacroDef),
-        Visit::Stats(entry, stats) => counts.add_stats(q, s, entry, stats),
+        Visit::Stats(occurrences, stats) => counts.add_stats(q, s, occurrences, stats),
     });
     (defs, counts)
 }

@@ -23,7 +23,7 @@ use knav_ctags::Kind;
 use crate::envelope::{Coverage, Envelope, Hidden, Record};
 use crate::index::buildfiles::{BuildUse, KconfigEntry};
 use crate::index::format::{Def, FileStatus};
-use crate::index::segment::{NameEntry, Posting, Postings};
+use crate::index::segment::{Posting, Postings};
 use crate::index::stats::NameStats;
 use crate::index::store::Snapshot;
 use crate::scan::Role;
@@ -98,8 +98,9 @@ pub struct Query<'s> {
 pub enum Visit<'a> {
     /// A live posting, and whether it is on the line of one of the name's ctags definitions.
     Posting(&'a Posting, bool),
-    /// The facts stored for a hot name in place of its postings, with its entry.
-    Stats(&'a NameEntry<'a>, &'a NameStats),
+    /// The facts stored for a hot name in place of its postings (dead files included), and
+    /// its occurrences in the segment.
+    Stats(u64, &'a NameStats),
 }
 
 /// A guard condition's value under the active config, and the reason when it is false.
@@ -251,14 +252,18 @@ impl<'s> Query<'s> {
                     via: None,
                 },
             };
-            let all_live = self.snap.all_live(s);
-            // The stored facts hold for the segment's files as indexed: usable while no later
-            // segment replaced any of them.
-            if let Some(stats) = entry.stats.as_ref().filter(|_| all_live) {
-                out.extend(stats.macro_defs.iter().map(|&(f, l)| macro_def(f, l)));
-                visit(s, Visit::Stats(&entry, stats));
+            if let Some(stats) = &entry.stats {
+                out.extend(
+                    stats
+                        .macro_defs
+                        .iter()
+                        .filter(|&&(f, _)| self.snap.is_live(s, f))
+                        .map(|&(f, l)| macro_def(f, l)),
+                );
+                visit(s, Visit::Stats(entry.occurrences, stats));
                 continue;
             }
+            let all_live = self.snap.all_live(s);
             seg_defs.sort_unstable();
             // Postings come in file then line order, as `seg_defs` is sorted: a cursor finds
             // each posting's definition line, no search.
