@@ -216,6 +216,7 @@ fn run(common: &Common, command: &Command, trace: &mut crate::index::Trace) -> E
             }
         },
     };
+    trace.mark("active config");
     let page = Page {
         limit: common.limit,
         offset: common.offset,

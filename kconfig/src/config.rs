@@ -80,15 +80,29 @@ impl Config {
     pub fn parse(text: &str) -> Result<Config, String> {
         let mut values = Map::default();
         values.reserve(text.len() / 40);
-        for (n, line) in text.lines().enumerate() {
-            // `# CONFIG_X is not set` needs no entry: a whole .config says not set for every
-            // symbol it does not set.
-            let t = line.trim_start();
-            if t.is_empty() || t.starts_with('#') {
-                continue;
-            }
-            let (name, value) =
-                parse_assignment(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        // Lines found with memchr: a distribution's .config has 11,000 of them, and a query
+        // with an active config parses it whole.
+        for (n, end) in memchr::memchr_iter(b'\n', bytes)
+            .chain(std::iter::once(bytes.len()))
+            .enumerate()
+        {
+            let line = &text[start..end];
+            start = end + 1;
+            let (name, value) = match fast_assignment(line) {
+                Some(a) => a,
+                None => {
+                    // `# CONFIG_X is not set` needs no entry: a whole .config says not set for
+                    // every symbol it does not set.
+                    let t = line.trim_start();
+                    if t.is_empty() || t.starts_with('#') {
+                        continue;
+                    }
+                    parse_assignment(line.trim_end_matches('\r'))
+                        .map_err(|e| format!("line {}: {e}", n + 1))?
+                }
+            };
             values.insert(key(name), value);
         }
         Ok(Config {
@@ -199,6 +213,24 @@ impl Config {
             None => format!("{base} is not in the config"),
         }
     }
+}
+
+/// `CONFIG_X=y` or `CONFIG_X=m` exactly, as most lines of a .config are; anything else is
+/// left to [`parse_assignment`].
+fn fast_assignment(line: &str) -> Option<(&str, Value)> {
+    let b = line.as_bytes();
+    if !b.starts_with(b"CONFIG_") || b.len() < 10 {
+        return None;
+    }
+    let value = match &b[b.len() - 2..] {
+        b"=y" => Value::Yes,
+        b"=m" => Value::Module,
+        _ => return None,
+    };
+    let name = &line[..line.len() - 2];
+    name.bytes()
+        .all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        .then_some((name, value))
 }
 
 fn parse_assignment(item: &str) -> Result<(&str, Value), String> {

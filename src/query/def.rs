@@ -7,7 +7,7 @@ use super::{def_lines, not_found, role_of, valid_name, Found, Query, Visit};
 use crate::envelope::{DefSummary, Envelope, Export, Results, TopFile};
 use crate::index::buildfiles::KconfigEntry;
 use crate::index::segment::Posting;
-use crate::index::stats::NameStats;
+use crate::index::stats::{NameStats, TOP_FILES};
 use crate::scan::Role;
 use knav_ctags::Kind;
 
@@ -262,18 +262,18 @@ fn answer<'s>(
     let build_files: BTreeSet<&str> = build_uses.iter().map(|u| u.path.as_str()).collect();
     // A file can appear twice only across segments (shadowed copies are not live).
     let file_count = files + build_files.len() as u64;
-    // Only the top few are shown: select them, do not sort them all.
+    // Only the top few are shown: select them, do not sort them all. (A hot name's stored top
+    // list is selected the same way, and as long.)
     let by_count = |a: &((usize, u32), u64), b: &((usize, u32), u64)| {
         b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
     };
-    if per_file.len() > 64 {
-        per_file.select_nth_unstable_by(63, by_count);
-        per_file.truncate(64);
+    if per_file.len() > TOP_FILES {
+        per_file.select_nth_unstable_by(TOP_FILES - 1, by_count);
+        per_file.truncate(TOP_FILES);
     }
     per_file.sort_unstable_by(by_count);
     let mut top: Vec<TopFile> = per_file
         .iter()
-        .take(64)
         .map(|((s, f), c)| TopFile {
             path: q.path(*s, *f).to_string(),
             count: *c,
