@@ -93,6 +93,16 @@ pub struct FileScan {
 /// Lines between two [`FileScan::line_marks`].
 pub const LINE_MARK_STRIDE: u32 = 64;
 
+/// The line mark of `marks` ([`FileScan::line_marks`]) at or before `line`: `(its line, its
+/// byte offset)`, `(1, 0)` before the first mark.
+pub fn mark_before(marks: &[u32], line: u32) -> (u32, u64) {
+    let k = ((line.max(1) - 1) / LINE_MARK_STRIDE) as usize;
+    match k.checked_sub(1).and_then(|i| marks.get(i)) {
+        Some(&m) => (k as u32 * LINE_MARK_STRIDE + 1, m as u64),
+        None => (1, 0),
+    }
+}
+
 /// Scans one file.
 pub fn scan(src: &[u8]) -> FileScan {
     let mut s = Scanner {

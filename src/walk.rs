@@ -93,16 +93,6 @@ impl Names {
     }
 }
 
-impl<'a> FromIterator<&'a str> for Names {
-    fn from_iter<I: IntoIterator<Item = &'a str>>(names: I) -> Names {
-        let mut out = Names::default();
-        for n in names {
-            out.push(n);
-        }
-        out
-    }
-}
-
 /// The listings of a previous walk, and when it was taken.
 #[derive(Clone, Debug, Default)]
 pub struct WalkCache {

@@ -228,9 +228,12 @@ fn fast_assignment(line: &str) -> Option<(&str, Value)> {
         _ => return None,
     };
     let name = &line[..line.len() - 2];
-    name.bytes()
-        .all(|c| c.is_ascii_alphanumeric() || c == b'_')
-        .then_some((name, value))
+    is_symbol_name(name).then_some((name, value))
+}
+
+/// True when `name` has only the characters a symbol may have.
+fn is_symbol_name(name: &str) -> bool {
+    name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 fn parse_assignment(item: &str) -> Result<(&str, Value), String> {
@@ -239,8 +242,7 @@ fn parse_assignment(item: &str) -> Result<(&str, Value), String> {
         .position(|b| b == b'=')
         .ok_or_else(|| format!("'{item}' is not NAME=value"))?;
     let (name, raw) = (item[..eq].trim(), &item[eq + 1..]);
-    if !name.starts_with("CONFIG_") || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    {
+    if !name.starts_with("CONFIG_") || !is_symbol_name(name) {
         return Err(format!("'{name}' is not a CONFIG_ symbol"));
     }
     let raw = raw.trim();

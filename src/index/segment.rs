@@ -346,13 +346,10 @@ impl Segment {
     /// the line and byte offset of the nearest line mark at or before it, with the size and
     /// mtime the file had when indexed (a reader checks the file still has them).
     pub fn line_hint(&self, id: u32, line: u32) -> LineHint {
-        let start = self.file_offset(id);
-        let body = self.files.get(start..).unwrap_or(&[]);
-        let mut r = Reader::new(body);
-        let (_, size, mtime_ns, _, _) = read_stat(&mut r);
-        r.opt_str();
-        r.varint();
-        r.varint();
+        let (_, size, mtime_ns, _, _) = self.file_stat(id);
+        let (_, at) = self.file_guards(id);
+        // Past the guard transitions and the warnings: the marks end the record.
+        let mut r = Reader::new(self.files.get(at..).unwrap_or(&[]));
         let n = r.varint() as usize;
         for _ in 0..n {
             r.varint();
@@ -369,11 +366,7 @@ impl Segment {
             r.str();
         }
         let marks = super::format::read_line_marks(&mut r);
-        let k = ((line.max(1) - 1) / crate::scan::LINE_MARK_STRIDE) as usize;
-        let (line, offset) = match k.checked_sub(1).and_then(|i| marks.get(i).map(|m| (i, m))) {
-            Some((i, &m)) => ((i as u32 + 1) * crate::scan::LINE_MARK_STRIDE + 1, m as u64),
-            None => (1, 0),
-        };
+        let (line, offset) = crate::scan::mark_before(&marks, line);
         LineHint {
             size,
             mtime_ns,

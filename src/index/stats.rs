@@ -17,6 +17,40 @@ pub const MIN_OCCURRENCES: u64 = 2048;
 /// Files kept in [`NameStats::top`]: a query shows five, and merges segments' lists.
 pub const TOP_FILES: usize = 64;
 
+/// Keeps the [`TOP_FILES`] entries of `files` with the most references, most first, ties by
+/// file: selected, not all sorted. A query's top files and a hot name's stored ones are chosen
+/// by this one rule, so that the stored list stands for its segment's files.
+pub fn keep_top<K: Ord + Copy, C: Ord + Copy>(files: &mut Vec<(K, C)>) {
+    let order = |a: &(K, C), b: &(K, C)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+    if files.len() > TOP_FILES {
+        files.select_nth_unstable_by(TOP_FILES - 1, order);
+        files.truncate(TOP_FILES);
+    }
+    files.sort_unstable_by(order);
+}
+
+/// The `(file, line)`s of a name's definitions, sorted, asked about postings in posting order:
+/// a cursor answers whether each is on a definition line, no search.
+pub struct DefLines<'a> {
+    lines: &'a [(u32, u32)],
+    next: usize,
+}
+
+impl<'a> DefLines<'a> {
+    /// A cursor over `lines`, which must be sorted.
+    pub fn new(lines: &'a [(u32, u32)]) -> DefLines<'a> {
+        DefLines { lines, next: 0 }
+    }
+
+    /// True when `(file, line)`, at or after every position asked before, is a definition line.
+    pub fn contains(&mut self, file: u32, line: u32) -> bool {
+        while self.lines.get(self.next).is_some_and(|d| *d < (file, line)) {
+            self.next += 1;
+        }
+        self.lines.get(self.next) == Some(&(file, line))
+    }
+}
+
 /// A hot name's facts in one segment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NameStats {
@@ -43,21 +77,15 @@ impl NameStats {
     pub fn compute(postings: &[u8], def_lines: &[(u32, u32)]) -> NameStats {
         let mut st = NameStats::default();
         let mut per_file: Vec<(u32, u32, u32)> = Vec::new();
-        let mut next_def = 0;
+        let mut defs = DefLines::new(def_lines);
         for p in Postings::new(postings) {
             match p.role {
                 Role::Export => st.exports.push((p.file, p.line)),
                 Role::MacroDef => st.macro_defs.push((p.file, p.line)),
                 _ => {}
             }
-            while def_lines
-                .get(next_def)
-                .is_some_and(|d| *d < (p.file, p.line))
-            {
-                next_def += 1;
-            }
-            let is_ref =
-                p.role != Role::MacroDef && def_lines.get(next_def) != Some(&(p.file, p.line));
+            let at_def = defs.contains(p.file, p.line);
+            let is_ref = p.role != Role::MacroDef && !at_def;
             if per_file.last().is_none_or(|f| f.0 != p.file) {
                 per_file.push((p.file, 0, 0));
             }
@@ -76,12 +104,7 @@ impl NameStats {
             .collect();
         st.refs = top.iter().map(|f| f.1 as u64).sum();
         st.files = top.len() as u64;
-        let order = |a: &(u32, u32), b: &(u32, u32)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
-        if top.len() > TOP_FILES {
-            top.select_nth_unstable_by(TOP_FILES - 1, order);
-            top.truncate(TOP_FILES);
-        }
-        top.sort_unstable_by(order);
+        keep_top(&mut top);
         st.top = top;
         let mut prev = 0u32;
         put_varint(&mut st.per_file, per_file.len() as u64);

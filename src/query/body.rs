@@ -58,10 +58,6 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
         .iter()
         .take(max as usize)
         .map(|(f, active)| {
-            let mut r = q.def_record(f);
-            if q.page.active.is_some() {
-                r.active = Some(*active);
-            }
             let end = f.def.end_line.unwrap_or(f.def.line);
             let cut = end.saturating_sub(f.def.line) + 1 > MAX_BODY_LINES;
             let last = if cut {
@@ -69,12 +65,17 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
             } else {
                 end
             };
+            // The body's lines first: the record's snippet comes from the same read.
+            let body = q
+                .text_at(f.seg, f.def.file, f.def.line, last)
+                .map(|s| s.lines(f.def.line, last))
+                .unwrap_or_default();
+            let mut r = q.def_record(f);
+            if q.page.active.is_some() {
+                r.active = Some(*active);
+            }
             r.end_line = Some(end);
-            r.body = Some(
-                q.source(&r.path)
-                    .map(|s| s.lines(f.def.line, last))
-                    .unwrap_or_default(),
-            );
+            r.body = Some(body);
             r.body_truncated = cut.then_some(true);
             r
         })

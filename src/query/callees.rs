@@ -9,11 +9,10 @@ pub const MAX_CALLEES: usize = 40;
 
 /// The distinct names called in the body of `f`, with the line of their first call.
 pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<(String, u32)> {
-    let path = q.path(f.seg, f.def.file);
-    let Some(src) = q.source(path) else {
+    let end = f.def.end_line.unwrap_or(f.def.line);
+    let Some(src) = q.text_at(f.seg, f.def.file, f.def.line, end) else {
         return Vec::new();
     };
-    let end = f.def.end_line.unwrap_or(f.def.line);
     let body = src.lines(f.def.line, end);
     let scanned = crate::scan::scan(body.as_bytes());
     let mut out: Vec<(String, u32)> = Vec::new();

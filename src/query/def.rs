@@ -7,7 +7,7 @@ use super::{def_lines, not_found, role_of, valid_name, Found, Query, Visit};
 use crate::envelope::{DefSummary, Envelope, Export, Results, TopFile};
 use crate::index::buildfiles::KconfigEntry;
 use crate::index::segment::Posting;
-use crate::index::stats::{NameStats, TOP_FILES};
+use crate::index::stats::{keep_top, NameStats};
 use crate::scan::Role;
 use knav_ctags::Kind;
 
@@ -145,20 +145,18 @@ impl Counts {
                 self.export(q, s, &p);
             }
         }
-        if q.snap.all_live(s) {
-            self.occurrences += occurrences;
-            self.refs += st.refs;
-            self.files += st.files;
-            self.per_file
-                .extend(st.top.iter().map(|&(file, n)| ((s, file), n as u64)));
-            return;
-        }
         // Leaving files out of the top list keeps the rest of it on top: it holds while none of
         // its own files is dead.
         let top_holds = st.top.iter().all(|&(file, _)| q.snap.is_live(s, file));
         if top_holds {
             self.per_file
                 .extend(st.top.iter().map(|&(file, n)| ((s, file), n as u64)));
+        }
+        if q.snap.all_live(s) {
+            self.occurrences += occurrences;
+            self.refs += st.refs;
+            self.files += st.files;
+            return;
         }
         for (file, refs, other) in st.per_file() {
             if !q.snap.is_live(s, file) {
@@ -262,16 +260,8 @@ fn answer<'s>(
     let build_files: BTreeSet<&str> = build_uses.iter().map(|u| u.path.as_str()).collect();
     // A file can appear twice only across segments (shadowed copies are not live).
     let file_count = files + build_files.len() as u64;
-    // Only the top few are shown: select them, do not sort them all. (A hot name's stored top
-    // list is selected the same way, and as long.)
-    let by_count = |a: &((usize, u32), u64), b: &((usize, u32), u64)| {
-        b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
-    };
-    if per_file.len() > TOP_FILES {
-        per_file.select_nth_unstable_by(TOP_FILES - 1, by_count);
-        per_file.truncate(TOP_FILES);
-    }
-    per_file.sort_unstable_by(by_count);
+    // Only the top few are shown: select them as a hot name's stored list was, then sort them.
+    keep_top(&mut per_file);
     let mut top: Vec<TopFile> = per_file
         .iter()
         .map(|((s, f), c)| TopFile {

@@ -24,7 +24,7 @@ use crate::envelope::{Coverage, Envelope, Hidden, Record};
 use crate::index::buildfiles::{BuildUse, KconfigEntry};
 use crate::index::format::{Def, FileStatus};
 use crate::index::segment::{Posting, Postings};
-use crate::index::stats::NameStats;
+use crate::index::stats::{DefLines, NameStats};
 use crate::index::store::Snapshot;
 use crate::scan::Role;
 
@@ -265,20 +265,12 @@ impl<'s> Query<'s> {
             }
             let all_live = self.snap.all_live(s);
             seg_defs.sort_unstable();
-            // Postings come in file then line order, as `seg_defs` is sorted: a cursor finds
-            // each posting's definition line, no search.
-            let mut next_def = 0;
+            let mut def_lines = DefLines::new(&seg_defs);
             for p in Postings::new(entry.postings) {
                 if !all_live && !self.snap.is_live(s, p.file) {
                     continue;
                 }
-                while seg_defs
-                    .get(next_def)
-                    .is_some_and(|d| *d < (p.file, p.line))
-                {
-                    next_def += 1;
-                }
-                let at_def = seg_defs.get(next_def) == Some(&(p.file, p.line));
+                let at_def = def_lines.contains(p.file, p.line);
                 visit(s, Visit::Posting(&p, at_def));
                 if p.role == Role::MacroDef {
                     out.push(macro_def(p.file, p.line));
@@ -372,25 +364,23 @@ impl<'s> Query<'s> {
 
     /// Line `line` of file `file` of segment `seg`, cut for display; empty when unreadable.
     pub fn snippet_at(&self, seg: usize, file: u32, line: u32) -> String {
-        self.text_at(seg, file, line, line)
-            .and_then(|s| s.line(line).map(source::cut))
-            .unwrap_or_default()
+        source::snippet(self.text_at(seg, file, line, line).as_deref(), line)
     }
 
     /// The 1-based column of the `nth` (0-based) occurrence of `name` on line `line` of file
     /// `file` of segment `seg`.
     pub fn column_at(&self, seg: usize, file: u32, line: u32, name: &str, nth: usize) -> u32 {
-        self.text_at(seg, file, line, line)
-            .and_then(|s| s.line(line).map(|l| source::nth_identifier(l, name, nth)))
-            .flatten()
-            .map_or(1, |c| c as u32 + 1)
+        source::column(
+            self.text_at(seg, file, line, line).as_deref(),
+            line,
+            name,
+            nth,
+        )
     }
 
     /// The source line `line` of `path`, cut for display; empty when unreadable.
     pub fn snippet(&self, path: &str, line: u32) -> String {
-        self.source(path)
-            .and_then(|s| s.line(line).map(source::cut))
-            .unwrap_or_default()
+        source::snippet(self.source(path).as_deref(), line)
     }
 
     /// The guard of `line` in a file; `None` when the file was not scanned.
@@ -457,10 +447,7 @@ impl<'s> Query<'s> {
 
     /// The 1-based column of the `nth` (0-based) occurrence of `name` on a line.
     pub fn column(&self, path: &str, line: u32, name: &str, nth: usize) -> u32 {
-        self.source(path)
-            .and_then(|s| s.line(line).map(|l| source::nth_identifier(l, name, nth)))
-            .flatten()
-            .map_or(1, |c| c as u32 + 1)
+        source::column(self.source(path).as_deref(), line, name, nth)
     }
 
     /// A record for a definition.

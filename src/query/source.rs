@@ -73,11 +73,6 @@ impl SourceText {
         }
     }
 
-    /// True when this is the whole file, not a window.
-    pub fn is_whole(&self) -> bool {
-        self.first_line == 1 && self.to_end
-    }
-
     /// True when lines `from..=to` are all here (or past the end of the file).
     pub fn covers(&self, from: u32, to: u32) -> bool {
         if from < self.first_line {
@@ -118,7 +113,7 @@ impl SourceText {
         out
     }
 
-    /// The text: the whole file when [`SourceText::is_whole`].
+    /// The text: the whole file when it came from [`SourceText::read`].
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
@@ -154,6 +149,18 @@ impl SourceText {
         });
         ((end > line).then_some(end), signature)
     }
+}
+
+/// Line `line` of `src`, cut for display; empty when there is no such line or no text.
+pub fn snippet(src: Option<&SourceText>, line: u32) -> String {
+    src.and_then(|s| s.line(line).map(cut)).unwrap_or_default()
+}
+
+/// The 1-based column of the `nth` (0-based) occurrence of `name` on line `line` of `src`; 1
+/// when it is not found.
+pub fn column(src: Option<&SourceText>, line: u32, name: &str, nth: usize) -> u32 {
+    src.and_then(|s| s.line(line).and_then(|l| nth_identifier(l, name, nth)))
+        .map_or(1, |c| c as u32 + 1)
 }
 
 /// The byte offset of the `nth` (0-based) occurrence of identifier `name` in `line`, outside
@@ -228,25 +235,23 @@ mod tests {
         let scanned = crate::scan::scan(text.as_bytes());
         let meta = std::fs::metadata(&path).unwrap();
         let hint_for = |line: u32| {
-            let k = ((line - 1) / crate::scan::LINE_MARK_STRIDE) as usize;
-            let (l, off) = match k {
-                0 => (1, 0),
-                k => (
-                    k as u32 * crate::scan::LINE_MARK_STRIDE + 1,
-                    scanned.line_marks[k - 1] as u64,
-                ),
-            };
+            let (line, offset) = crate::scan::mark_before(&scanned.line_marks, line);
             LineHint {
                 size: meta.len(),
                 mtime_ns: crate::walk::mtime_ns(&meta),
-                line: l,
-                offset: off,
+                line,
+                offset,
             }
         };
         let whole = SourceText::read(&path).unwrap();
         for line in [1, 64, 65, 1000, 2999, 3000] {
-            let w = SourceText::read_window(&path, hint_for(line), line, 300).unwrap();
-            assert!(!w.is_whole() || line <= 64);
+            let hint = hint_for(line);
+            assert_eq!(
+                hint.line,
+                line - (line - 1) % 64,
+                "the mark at or before {line}"
+            );
+            let w = SourceText::read_window(&path, hint, line, 300).unwrap();
             assert!(w.covers(line, line + 300));
             for n in line..=(line + 300).min(3000) {
                 assert_eq!(w.line(n), whole.line(n), "line {n} from a window at {line}");
