@@ -88,6 +88,11 @@ pub struct FileScan {
     /// Indices into `occurrences` of calls to definition-making kernel macros
     /// (`SYSCALL_DEFINE3(…)`, `DEFINE_MUTEX(…)`) outside preprocessor lines.
     pub invocations: Vec<u32>,
+    /// Byte ranges, in file order, where ctags can find no definition: the insides of
+    /// function bodies and initializers (`) {…}`, `= {…}`) with no preprocessor line and no
+    /// `typedef`, `extern` or `struct`/`union`/`enum` body in them (see [`Braces`]), the text
+    /// of comments outside those, and the bodies of `#define`s.
+    pub opaque: Vec<(u32, u32)>,
 }
 
 /// Lines between two [`FileScan::line_marks`].
@@ -117,6 +122,7 @@ pub fn scan(src: &[u8]) -> FileScan {
         guard_candidate: None,
         guard_closed_at: None,
         after_guard: false,
+        braces: Braces::default(),
     };
     s.run();
     let closed_at_end = s.guard_closed_at.is_some() && !s.after_guard;
@@ -144,6 +150,34 @@ struct Scanner<'a> {
     guard_closed_at: Option<u32>,
     /// Anything but comments after the include guard's `#endif`.
     after_guard: bool,
+    braces: Braces,
+}
+
+/// Top-level brace blocks, followed to find [`FileScan::opaque`] spans.
+///
+/// Only a block opened at depth 0 right after `)` (a function body) or `=` (an initializer)
+/// can be opaque, and never one that may be a `struct`, `union` or `enum` body: after such a
+/// keyword at depth 0, a `{` is taken for its body (`struct __attribute__((packed)) {`) unless
+/// what came between shows a function's declarator (`struct s *f(…)`, `enum e f(…)`) or an
+/// initializer. The block stops being opaque when a preprocessor line falls inside it (its
+/// braces may then not balance), or when it holds something ctags reports from inside a
+/// function: a `typedef`, an `extern` declaration, or a tagged body (`struct s {`, `enum {`).
+/// After a `}` with no open brace the depth cannot be trusted, and no later block is opaque.
+#[derive(Default)]
+struct Braces {
+    depth: u32,
+    /// Where the open top-level block's inside starts, while it may still be opaque.
+    open: Option<usize>,
+    /// The last byte of the last code token: what a `{` follows.
+    last: u8,
+    /// A `}` came with no open brace.
+    lost: bool,
+    /// A `struct`, `union` or `enum` at depth 0 whose body may be the next `{`.
+    tag: bool,
+    /// Identifiers after that keyword, outside parentheses.
+    tag_idents: u32,
+    /// Parenthesis depth at brace depth 0.
+    parens: u32,
 }
 
 #[inline]
@@ -315,8 +349,18 @@ impl<'a> Scanner<'a> {
                     self.newline_at(self.i + 2);
                     self.i += 3;
                 }
-                b'/' if self.peek(1) == b'*' => self.block_comment(),
-                b'/' if self.peek(1) == b'/' => self.skip_logical_line(),
+                b'/' if self.peek(1) == b'*' => {
+                    let start = self.i;
+                    self.block_comment();
+                    if self.src[..self.i].ends_with(b"*/") {
+                        self.hide(start + 2, self.i - 2);
+                    }
+                }
+                b'/' if self.peek(1) == b'/' => {
+                    let start = self.i;
+                    self.skip_logical_line();
+                    self.hide(start + 2, self.i);
+                }
                 b'#' if at_line_start => {
                     self.directive();
                     at_line_start = true;
@@ -348,10 +392,106 @@ impl<'a> Scanner<'a> {
             _ if is_ident_start(b) => self.identifier(BodyMode::Define, false),
             b';' => {
                 self.pending_export = false;
+                self.braces.tag = false;
+                self.braces.parens = 0;
+                self.i += 1;
+            }
+            b'{' => {
+                let b = &mut self.braces;
+                if b.depth == 0 {
+                    if !b.lost && !b.tag && matches!(b.last, b')' | b'=') {
+                        b.open = Some(self.i + 1);
+                    }
+                    b.tag = false;
+                    b.parens = 0;
+                }
+                b.depth += 1;
+                self.i += 1;
+            }
+            b'(' | b')' | b'*' | b'=' if self.braces.depth == 0 => {
+                let b = &mut self.braces;
+                match self.src[self.i] {
+                    b'(' => {
+                        // `enum e f(`: a type and a name before the parameters.
+                        if b.parens == 0 && b.tag_idents >= 2 {
+                            b.tag = false;
+                        }
+                        b.parens += 1;
+                    }
+                    b')' => b.parens = b.parens.saturating_sub(1),
+                    // `struct s *f(`, `struct s v = {`.
+                    _ if b.parens == 0 => b.tag = false,
+                    _ => {}
+                }
+                self.i += 1;
+            }
+            b'}' => {
+                let b = &mut self.braces;
+                b.tag = false;
+                b.parens = 0;
+                match b.depth {
+                    0 => b.lost = true,
+                    1 => {
+                        if let Some(open) = b.open.take() {
+                            if self.i > open && self.i <= u32::MAX as usize {
+                                self.out.opaque.push((open as u32, self.i as u32));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                b.depth = b.depth.saturating_sub(1);
                 self.i += 1;
             }
             _ => self.i += 1,
         }
+        self.braces.last = self.src[self.i - 1];
+    }
+
+    /// Adds `start..end` (a comment's text, a `#define`'s body) to [`FileScan::opaque`], unless
+    /// it is too short to matter or inside a block that may become one span.
+    fn hide(&mut self, start: usize, end: usize) {
+        if end >= start + 8 && self.braces.open.is_none() && end <= u32::MAX as usize {
+            self.out.opaque.push((start as u32, end as u32));
+        }
+    }
+
+    /// A keyword inside an open top-level block: does it make the block visible to ctags?
+    fn keyword_in_block(&mut self, name: &[u8]) {
+        let visible = match name {
+            b"typedef" | b"extern" => true,
+            b"struct" | b"union" | b"enum" => self.tag_body_follows(),
+            _ => false,
+        };
+        if visible {
+            self.braces.open = None;
+        }
+    }
+
+    /// True when a tag's body may follow the `struct`/`union`/`enum` just read: `{` or
+    /// `NAME {`, across blanks and newlines. Only a plain use (`struct s *p`, `sizeof(struct
+    /// s)`) is a "no": a wrong "no" would hide a definition from ctags, a wrong "yes" only
+    /// costs ctags time.
+    fn tag_body_follows(&self) -> bool {
+        let rest = &self.src[self.i..];
+        let skip_blanks = |mut j: usize| {
+            while j < rest.len() && rest[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            j
+        };
+        let mut j = skip_blanks(0);
+        if j < rest.len() && is_ident_start(rest[j]) {
+            while j < rest.len() && is_ident(rest[j]) {
+                j += 1;
+            }
+            j = skip_blanks(j);
+            let plain_use = rest.get(j).is_some_and(|&c| {
+                is_ident_start(c) || matches!(c, b'*' | b')' | b'(' | b';' | b',' | b'[' | b'=')
+            });
+            return !plain_use;
+        }
+        true
     }
 
     fn block_comment(&mut self) {
@@ -451,11 +591,29 @@ impl<'a> Scanner<'a> {
             // `__attribute__((aligned(8)))`: attribute names are not references.
             self.skip_blanks();
             if self.peek(0) == b'(' {
-                self.skip_parens();
+                self.skip_parens(in_directive);
             }
             return;
         }
-        if is_keyword(name) || (mode == BodyMode::Condition && name == b"defined") {
+        if is_keyword(name) {
+            if in_directive {
+                return;
+            }
+            if self.braces.open.is_some() {
+                self.keyword_in_block(name);
+            } else if self.braces.depth == 0
+                && self.braces.parens == 0
+                && matches!(name, b"struct" | b"union" | b"enum")
+            {
+                self.braces.tag = true;
+                self.braces.tag_idents = 0;
+            }
+            return;
+        }
+        if !in_directive && self.braces.tag && self.braces.depth == 0 && self.braces.parens == 0 {
+            self.braces.tag_idents += 1;
+        }
+        if mode == BodyMode::Condition && name == b"defined" {
             return;
         }
         let call = self.followed_by_paren();
@@ -479,8 +637,9 @@ impl<'a> Scanner<'a> {
     }
 
     /// Skips a balanced parenthesised group starting at `(`, across lines, comments and
-    /// literals; an unbalanced one ends at the end of the file.
-    fn skip_parens(&mut self) {
+    /// literals; an unbalanced one ends at the end of the file, or, in a directive
+    /// (`in_directive`), at the end of its logical line.
+    fn skip_parens(&mut self, in_directive: bool) {
         let mut depth = 0usize;
         while self.i < self.src.len() {
             match self.src[self.i] {
@@ -495,6 +654,15 @@ impl<'a> Scanner<'a> {
                         return;
                     }
                 }
+                b'\\' if in_directive && self.peek(1) == b'\n' => {
+                    self.newline_at(self.i + 1);
+                    self.i += 2;
+                }
+                b'\\' if in_directive && self.peek(1) == b'\r' && self.peek(2) == b'\n' => {
+                    self.newline_at(self.i + 2);
+                    self.i += 3;
+                }
+                b'\n' if in_directive => return,
                 b'\n' => {
                     self.newline_at(self.i);
                     self.i += 1;
@@ -615,6 +783,8 @@ impl<'a> Scanner<'a> {
         }
         let word = &self.src[word_start..self.i];
         self.directives_seen += 1;
+        // Its braces may not balance, and ctags follows only some branches.
+        self.braces.open = None;
         if self.guard_closed_at.is_some() && !word.is_empty() {
             self.after_guard = true;
         }
@@ -702,7 +872,14 @@ impl<'a> Scanner<'a> {
                 signature = Some(sig);
             }
         }
+        let body_start = match &signature {
+            Some(_) => memchr::memchr(b')', &self.src[self.i..]).map_or(self.i, |k| self.i + k + 1),
+            None => self.i,
+        };
         self.directive_body(BodyMode::Define);
+        // ctags's C parser skips `#define`s (knav does not ask it for macros): it needs only
+        // the name.
+        self.hide(body_start, self.i);
         let def = MacroDef {
             start: start as u32,
             len: (end - start).min(u16::MAX as usize) as u16,
@@ -955,5 +1132,87 @@ b2;
         let s = scan(src);
         assert_eq!(s.guards.at(3), ["X"]);
         assert!(s.occurrences.iter().any(|o| o.line == 5));
+    }
+
+    /// The text of each opaque span of `src`.
+    fn opaque(src: &str) -> Vec<&str> {
+        scan(src.as_bytes())
+            .opaque
+            .iter()
+            .map(|&(a, b)| &src[a as usize..b as usize])
+            .collect()
+    }
+
+    #[test]
+    fn function_bodies_and_initializers_are_opaque_and_tag_bodies_are_not() {
+        let src = "struct s {\n\tint member_one;\n};\n\
+                   static int f(int a)\n{\n\treturn a + 1;\n}\n\
+                   static const struct s v = {\n\t.member_one = 1,\n};\n\
+                   typedef struct __attribute__((packed)) {\n\tint packed_one;\n} p_t;\n\
+                   struct s *g(struct s *x) {\n\treturn x;\n}\n\
+                   enum e h(void) {\n\treturn 0;\n}\n\
+                   enum e { A, B };\n";
+        assert_eq!(
+            opaque(src),
+            [
+                "\n\treturn a + 1;\n",
+                "\n\t.member_one = 1,\n",
+                "\n\treturn x;\n",
+                "\n\treturn 0;\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_body_ctags_must_see_is_not_opaque() {
+        // A preprocessor line inside, a local tagged type, a typedef, an extern.
+        for body in [
+            "#ifdef X\n\tfoo();\n#endif\n",
+            "\tstruct local { int m; } l;\n",
+            "\tenum\n\t{ LOCAL_A } v;\n",
+            "\ttypedef int local_t;\n",
+            "\textern int somewhere_else;\n",
+        ] {
+            let src = format!("void f(void)\n{{\n{body}}}\nint g(void)\n{{\n\treturn 1;\n}}\n");
+            assert_eq!(opaque(&src), ["\n\treturn 1;\n"], "{body:?}");
+        }
+        // Plain uses of tags are fine.
+        let src = "void f(void)\n{\n\tstruct s *p = (struct s){ 0 };\n\tsizeof(union u);\n}\n";
+        assert_eq!(opaque(src).len(), 1);
+    }
+
+    #[test]
+    fn after_a_stray_close_brace_nothing_is_opaque() {
+        let src = "#ifdef A\nvoid f(void) {\n#else\nvoid f(int x) {\n#endif\n}\n}\n}\n\
+                   int g(void)\n{\n\treturn 1;\n}\n";
+        assert!(opaque(src).is_empty());
+    }
+
+    #[test]
+    fn comments_and_define_bodies_are_opaque_short_ones_are_not() {
+        let src = "/* a long comment\n   on two lines */\n// a line comment here\n\
+                   #define LONG_ONE(a, b) ((a) + \\\n\t(b) * 2)\n#define S 1\n/* tiny */\n";
+        assert_eq!(
+            opaque(src),
+            [
+                " a long comment\n   on two lines ",
+                " a line comment here",
+                " ((a) + \\\n\t(b) * 2)"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unbalanced_attribute_in_a_define_ends_with_its_line() {
+        // sh_pfc.h: `__attribute__((deprecated` closed by the macro's user. Skipping to the
+        // balancing `)` swallowed the next 140 lines, their references and definitions.
+        let src = "#define E(n) \\\n\tdeprecated)); char n __attribute__((deprecated\n\
+                   int after_it(void);\n";
+        let names: Vec<&[u8]> = scan(src.as_bytes())
+            .occurrences
+            .iter()
+            .map(|o| &src.as_bytes()[o.start as usize..o.start as usize + o.len as usize])
+            .collect();
+        assert!(names.contains(&&b"after_it"[..]), "{names:?}");
     }
 }

@@ -1698,3 +1698,58 @@ fn active_config_hides_what_the_config_does_not_build_and_says_why() {
         "{out}"
     );
 }
+
+#[test]
+fn ctags_reads_shortened_texts_and_finds_the_same_definitions() {
+    let t = fixture("shorten");
+    let scratch = t.root.with_extension("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let build = |suffix: &str, scratch: &Path| {
+        let dir = t.root.with_extension(suffix);
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+            .args(["index", "--root"])
+            .arg(&t.root)
+            .arg("--index-dir")
+            .arg(&dir)
+            .env("KNAV_SCRATCH_DIR", scratch)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let seg = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("seg-"))
+            .unwrap()
+            .path();
+        let meta: Value =
+            serde_json::from_slice(&std::fs::read(seg.join("meta.json")).unwrap()).unwrap();
+        let defs = std::fs::read(seg.join("defs.dat")).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        (
+            meta["ctags_bytes"].as_u64().unwrap(),
+            meta["source_bytes"].as_u64().unwrap(),
+            defs,
+        )
+    };
+    let (short_bytes, source_bytes, short_defs) = build("short", &scratch);
+    let (full_bytes, _, full_defs) = build("full", Path::new(""));
+    assert!(
+        std::fs::read_dir(&scratch).unwrap().next().is_none(),
+        "the scratch directory was left behind"
+    );
+    let _ = std::fs::remove_dir_all(&scratch);
+    // ctags read less than the files it was given, which are most of the tree.
+    assert!(
+        full_bytes > source_bytes / 2,
+        "{full_bytes} of {source_bytes}"
+    );
+    assert!(
+        short_bytes * 10 < full_bytes * 9,
+        "{short_bytes} vs {full_bytes}"
+    );
+    assert!(
+        short_defs == full_defs,
+        "definitions differ with shortened texts"
+    );
+}

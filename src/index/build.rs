@@ -21,6 +21,7 @@ use super::accum::{Accumulator, NameMap};
 use super::codec::{hash64, put_varint};
 use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
 use super::format::{shard_of, NAME_SHARDS};
+use super::scratch::Scratch;
 use super::segment::{segment_files, SegmentMeta};
 use crate::progress::Progress;
 use crate::scan::{scan, FileScan};
@@ -97,6 +98,11 @@ struct FileResult {
     record: FileRecord,
     /// Only preprocessor lines: no ctags run was needed.
     macro_only: bool,
+    /// What ctags reads instead of the file: its opaque spans reduced to their newlines
+    /// ([`ctags_text`]); `None` when nothing is left out.
+    ctags_text: Option<Vec<u8>>,
+    /// Bytes ctags read for this file.
+    ctags_bytes: u64,
     defs: Vec<DefRecord>,
     /// Names, back to back.
     names: Vec<u8>,
@@ -153,7 +159,7 @@ pub fn read_source(path: &Path) -> std::io::Result<Source> {
 }
 
 /// Reads and scans one file; definitions are attached later by [`attach_tags`].
-fn scan_file(root: &Path, input: &Input) -> FileResult {
+fn scan_file(root: &Path, input: &Input, shorten: bool) -> FileResult {
     let f = &input.file;
     let mut record = FileRecord {
         path: f.path.clone(),
@@ -164,6 +170,8 @@ fn scan_file(root: &Path, input: &Input) -> FileResult {
     let empty = |record: FileRecord| FileResult {
         record,
         macro_only: false,
+        ctags_text: None,
+        ctags_bytes: 0,
         defs: Vec::new(),
         names: Vec::new(),
         groups: Vec::new(),
@@ -213,6 +221,11 @@ fn scan_file(root: &Path, input: &Input) -> FileResult {
     let macro_only = !scanned.has_code || crate::walk::is_asm_name(&f.path);
     record.lines = scanned.lines;
     record.line_marks = std::mem::take(&mut scanned.line_marks);
+    let ctags_text = if !shorten || macro_only || scanned.opaque.is_empty() {
+        None
+    } else {
+        Some(ctags_text(&src, &scanned.opaque))
+    };
     let FileScan {
         occurrences,
         guards,
@@ -284,11 +297,30 @@ fn scan_file(root: &Path, input: &Input) -> FileResult {
     FileResult {
         record,
         macro_only,
+        ctags_text,
+        ctags_bytes: 0,
         defs,
         names,
         groups,
         blocks,
     }
+}
+
+/// The text ctags reads for `src`: each opaque span (the inside of a function body or an
+/// initializer, where ctags finds nothing) is reduced to its newlines, so every line keeps its
+/// number and ctags tokenizes about half the bytes.
+fn ctags_text(src: &[u8], opaque: &[(u32, u32)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(src.len() / 2);
+    let mut at = 0usize;
+    for &(start, end) in opaque {
+        let (start, end) = (start as usize, end as usize);
+        out.extend_from_slice(&src[at..start]);
+        let newlines = memchr::memchr_iter(b'\n', &src[start..end]).count();
+        out.resize(out.len() + newlines, b'\n');
+        at = end;
+    }
+    out.extend_from_slice(&src[at..]);
+    out
 }
 
 /// True when the file needs ctags: it was read and has code beyond preprocessor lines.
@@ -397,9 +429,12 @@ fn process_chunk(
     inputs: &[Input],
     ctags: Option<&Ctags>,
     opts: &BuildOptions,
+    scratch: Option<&Path>,
+    chunk: usize,
     fallback: &mut Option<Worker>,
 ) -> Vec<FileResult> {
-    let mut results: Vec<FileResult> = inputs.iter().map(|i| scan_file(root, i)).collect();
+    let shorten = scratch.is_some() && ctags.is_some();
+    let mut results: Vec<FileResult> = inputs.iter().map(|i| scan_file(root, i, shorten)).collect();
     let wanted: Vec<usize> = (0..results.len())
         .filter(|i| needs_ctags(&results[*i]))
         .collect();
@@ -418,7 +453,24 @@ fn process_chunk(
         .collect();
     let bytes: u64 = wanted.iter().map(|i| inputs[*i].file.size).sum();
     let timeout = opts.ctags_timeout + Duration::from_secs(bytes >> 20);
-    match knav_ctags::tags_of_chunk(ctags, root, &opts.ctags_args, &paths, timeout) {
+    let mut texts = Vec::with_capacity(wanted.len());
+    for &i in &wanted {
+        let text = results[i].ctags_text.take();
+        results[i].ctags_bytes = text
+            .as_ref()
+            .map_or(inputs[i].file.size, |t| t.len() as u64);
+        texts.push(text);
+    }
+    let texts = CtagsTexts::write(scratch, chunk, root, &paths, texts.into_iter());
+    if texts.is_none() {
+        for &i in &wanted {
+            results[i].ctags_bytes = inputs[i].file.size;
+        }
+    }
+    let ctags_root = texts.as_ref().map_or(root, |t| t.dir.as_path());
+    let batch = knav_ctags::tags_of_chunk(ctags, ctags_root, &opts.ctags_args, &paths, timeout);
+    drop(texts);
+    match batch {
         Ok(tags) => {
             for (i, t) in wanted.into_iter().zip(tags) {
                 attach_tags(&mut results[i], Ok(t));
@@ -437,6 +489,59 @@ fn process_chunk(
         }
     }
     results
+}
+
+/// A chunk's files as ctags reads them, under one scratch directory with the tree's relative
+/// paths (ctags names anonymous types after the path it is given): a file with opaque spans as
+/// its [`ctags_text`], any other as a symlink to the original. Removed when dropped.
+struct CtagsTexts {
+    dir: PathBuf,
+}
+
+impl CtagsTexts {
+    /// Writes the texts of chunk number `chunk` into `scratch`; `None` (ctags then reads the
+    /// tree itself) when there is no scratch space or anything fails.
+    fn write(
+        scratch: Option<&Path>,
+        chunk: usize,
+        root: &Path,
+        paths: &[&str],
+        texts: impl Iterator<Item = Option<Vec<u8>>>,
+    ) -> Option<CtagsTexts> {
+        let out = CtagsTexts {
+            dir: scratch?.join(format!("ctags-in-{chunk}")),
+        };
+        std::fs::create_dir(&out.dir).ok()?;
+        let root = std::path::absolute(root).ok()?;
+        let mut made: std::collections::HashSet<&Path> = std::collections::HashSet::new();
+        for (path, text) in paths.iter().zip(texts) {
+            let rel = Path::new(path);
+            if rel.is_absolute()
+                || rel
+                    .components()
+                    .any(|c| c == std::path::Component::ParentDir)
+            {
+                return None;
+            }
+            let at = out.dir.join(rel);
+            if let Some(parent) = rel.parent() {
+                if made.insert(parent) {
+                    std::fs::create_dir_all(out.dir.join(parent)).ok()?;
+                }
+            }
+            match text {
+                Some(text) => std::fs::write(&at, text).ok()?,
+                None => std::os::unix::fs::symlink(root.join(rel), &at).ok()?,
+            }
+        }
+        Some(out)
+    }
+}
+
+impl Drop for CtagsTexts {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// Caps glibc's malloc arenas. Buffers made on worker threads are freed on accumulator
@@ -477,6 +582,8 @@ pub fn build_segment(
         .sum();
     let started = std::time::Instant::now();
     limit_malloc_arenas();
+    let scratch = ctags.and_then(|_| Scratch::for_ctags());
+    let scratch_dir = scratch.as_ref().map(|s| s.path());
     let next = AtomicUsize::new(0);
     let chunks = chunks(inputs);
     let workers = opts.workers.max(1).min(chunks.len().max(1));
@@ -541,8 +648,15 @@ pub fn build_segment(
                     let Some(range) = chunks.get(c) else {
                         return;
                     };
-                    let results =
-                        process_chunk(root, &inputs[range.clone()], ctags, opts, &mut fallback);
+                    let results = process_chunk(
+                        root,
+                        &inputs[range.clone()],
+                        ctags,
+                        opts,
+                        scratch_dir,
+                        c,
+                        &mut fallback,
+                    );
                     for (id, r) in range.clone().zip(results) {
                         if tx.send((id, r)).is_err() {
                             return;
@@ -575,6 +689,7 @@ pub fn build_segment(
                 if r.macro_only {
                     meta.macro_only_files += 1;
                 }
+                meta.ctags_bytes += r.ctags_bytes;
                 buf.clear();
                 r.record.encode(&mut buf);
                 files_idx.extend_from_slice(&files_len.to_le_bytes());

@@ -11,6 +11,7 @@ pub mod build;
 pub mod buildfiles;
 pub mod codec;
 pub mod format;
+pub mod scratch;
 pub mod segment;
 pub mod stats;
 pub mod store;

@@ -36,6 +36,9 @@ pub struct SegmentMeta {
     pub macro_only_files: u64,
     /// Spilled runs merged while building.
     pub runs: usize,
+    /// Bytes ctags read: the files it was given, with what it need not see left out.
+    #[serde(default)]
+    pub ctags_bytes: u64,
     /// Milliseconds spent scanning and running ctags, merging names, and checksumming.
     #[serde(default)]
     pub phase_ms: Vec<(String, u64)>,
