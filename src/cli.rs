@@ -159,11 +159,18 @@ impl Command {
     }
 }
 
-/// Opens the index of `root`, building it first when there is none.
+/// Opens the index of `root`, building it first when there is none or when it has another
+/// format version (one built by an older knav). A damaged index stays an error.
 pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapshot, String> {
     let dir = index_dir(root, explicit_dir);
-    if let Some(s) = Snapshot::open(root, &dir)? {
-        return Ok(s);
+    let other_format = crate::index::store::read_manifest(&dir)
+        .ok()
+        .flatten()
+        .is_some_and(|m| m.version != crate::index::format::VERSION);
+    if !other_format {
+        if let Some(s) = Snapshot::open(root, &dir)? {
+            return Ok(s);
+        }
     }
     let opts = BuildOptions::for_root(root)?;
     crate::index::update(root, &dir, false, &opts, &mut Progress::stderr())?;

@@ -1753,3 +1753,20 @@ fn ctags_reads_shortened_texts_and_finds_the_same_definitions() {
         "definitions differ with shortened texts"
     );
 }
+
+#[test]
+fn a_query_on_an_index_of_an_older_format_rebuilds_it() {
+    let t = fixture("oldformat");
+    let (code, _) = json(&t, &["def", "kmap"]);
+    assert_eq!(code, 0);
+    let current = t.root.join(".knav/CURRENT");
+    let mut manifest: Value = serde_json::from_slice(&std::fs::read(&current).unwrap()).unwrap();
+    let version = manifest["version"].as_u64().unwrap();
+    manifest["version"] = (version - 1).into();
+    std::fs::write(&current, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let (code, v) = json(&t, &["def", "kmap"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["definition_count"], 2);
+    let rebuilt: Value = serde_json::from_slice(&std::fs::read(&current).unwrap()).unwrap();
+    assert_eq!(rebuilt["version"].as_u64(), Some(version));
+}
