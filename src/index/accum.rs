@@ -12,7 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::codec::{put_str, put_varint, Reader};
+use super::codec::{put_str, put_varint, put_varint_into, Reader};
 use super::format::{header, Def};
 use super::stats::{self, NameStats};
 use knav_ctags::Kind;
@@ -48,20 +48,47 @@ impl Hasher for NameHasher {
 /// A hash map keyed by names, with [`NameHasher`].
 pub type NameMap<K, V> = HashMap<K, V, BuildHasherDefault<NameHasher>>;
 
-#[derive(Default)]
-struct NameAcc {
-    defs: Vec<u64>,
-    postings: Vec<u8>,
+/// One name of the current run. Its postings are a chain of chunks in [`Accumulator::pool`].
+#[derive(Clone, Copy)]
+struct Entry {
+    /// Where the name's bytes are in [`Accumulator::names`].
+    name: u32,
+    name_len: u32,
+    hash: u32,
+    /// The first postings chunk.
+    head: u32,
+    /// Where the next postings byte goes, and the end of the chunk it is in.
+    tail: u32,
+    end: u32,
+    level: u8,
+    /// Postings bytes.
+    len: u32,
     first_file: u32,
     last_file: u32,
     n_occ: u32,
     n_files: u32,
+    n_defs: u32,
 }
 
+/// Data bytes of a postings chunk by level; a chunk is followed by the 4-byte position of the
+/// next. A name's first chunk is small (most names occur in one or two files), later ones grow.
+const CHUNK_SIZES: [u32; 10] = [8, 24, 64, 256, 1024, 4096, 16384, 65536, 262_144, 1 << 20];
+
 /// Accumulates postings and definition pointers per name.
+///
+/// A run's names, entries, postings and table live in a few flat buffers that are cleared, not
+/// freed, when the run is spilled: no allocation per name, and none at all once the buffers
+/// have grown to the budget.
 pub struct Accumulator {
-    map: NameMap<Box<[u8]>, NameAcc>,
-    mem: usize,
+    /// Names of the run, back to back.
+    names: Vec<u8>,
+    entries: Vec<Entry>,
+    /// Open-addressing table of entry index + 1 (0: empty), a power of two in size.
+    slots: Vec<u32>,
+    /// Postings chunks.
+    pool: Vec<u8>,
+    /// (entry, offset in `defs.dat`) in arrival order.
+    defs: Vec<(u32, u64)>,
     budget: usize,
     runs: Vec<PathBuf>,
     tmp_dir: PathBuf,
@@ -79,85 +106,259 @@ pub struct NamesSummary {
     pub runs: usize,
 }
 
-/// Bytes a new name costs beyond its postings: the boxed name, the table slot and the
-/// first allocations of its vectors, as measured with glibc malloc.
-const ENTRY_OVERHEAD: usize = 224;
-
 impl Accumulator {
     /// An accumulator that spills runs named `prefix-N` into `tmp_dir` beyond `budget` bytes.
     pub fn new(tmp_dir: &Path, prefix: &str, budget: usize) -> Accumulator {
         Accumulator {
-            prefix: prefix.to_string(),
-            map: NameMap::default(),
-            mem: 0,
+            names: Vec::new(),
+            entries: Vec::new(),
+            slots: vec![0; 1024],
+            pool: Vec::new(),
+            defs: Vec::new(),
             budget,
             runs: Vec::new(),
             tmp_dir: tmp_dir.to_path_buf(),
+            prefix: prefix.to_string(),
         }
     }
 
-    /// Runs `f` on the entry of `name`, creating it first: one lookup when it exists.
-    fn with_entry(&mut self, name: &[u8], f: impl FnOnce(&mut NameAcc) -> usize) {
-        if let Some(acc) = self.map.get_mut(name) {
-            self.mem += f(acc);
-            return;
+    /// Bytes the run holds.
+    fn mem(&self) -> usize {
+        self.names.len()
+            + self.entries.len() * std::mem::size_of::<Entry>()
+            + self.slots.len() * 4
+            + self.pool.len()
+            + self.defs.len() * 16
+    }
+
+    /// The entry of `name`, created when new.
+    fn entry(&mut self, name: &[u8]) -> usize {
+        let mut h = NameHasher::default();
+        h.write(name);
+        let hash = h.finish();
+        let short = (hash >> 32) as u32;
+        let mask = self.slots.len() - 1;
+        let mut at = hash as usize & mask;
+        loop {
+            match self.slots[at] {
+                0 => break,
+                slot => {
+                    let e = &self.entries[slot as usize - 1];
+                    if e.hash == short
+                        && e.name_len as usize == name.len()
+                        && &self.names[e.name as usize..e.name as usize + name.len()] == name
+                    {
+                        return slot as usize - 1;
+                    }
+                }
+            }
+            at = (at + 1) & mask;
         }
-        let mut acc = NameAcc::default();
-        self.mem += f(&mut acc) + name.len() + ENTRY_OVERHEAD;
-        self.map.insert(name.into(), acc);
+        let index = self.entries.len();
+        let head = self.new_chunk(0);
+        self.entries.push(Entry {
+            name: self.names.len() as u32,
+            name_len: name.len() as u32,
+            hash: short,
+            head,
+            tail: head,
+            end: head + CHUNK_SIZES[0],
+            level: 0,
+            len: 0,
+            first_file: 0,
+            last_file: 0,
+            n_occ: 0,
+            n_files: 0,
+            n_defs: 0,
+        });
+        self.names.extend_from_slice(name);
+        self.slots[at] = index as u32 + 1;
+        if self.entries.len() * 2 > self.slots.len() {
+            self.grow_table();
+        }
+        index
+    }
+
+    /// Doubles the table.
+    fn grow_table(&mut self) {
+        let size = self.slots.len() * 2;
+        let mut slots = vec![0u32; size];
+        for (i, e) in self.entries.iter().enumerate() {
+            let mut h = NameHasher::default();
+            h.write(&self.names[e.name as usize..(e.name + e.name_len) as usize]);
+            let mut at = h.finish() as usize & (size - 1);
+            while slots[at] != 0 {
+                at = (at + 1) & (size - 1);
+            }
+            slots[at] = i as u32 + 1;
+        }
+        self.slots = slots;
+    }
+
+    /// Appends a chunk of `level` to the pool; returns where its data starts.
+    fn new_chunk(&mut self, level: u8) -> u32 {
+        let start = self.pool.len();
+        self.pool
+            .resize(start + CHUNK_SIZES[level as usize] as usize + 4, 0);
+        start as u32
+    }
+
+    /// Appends `data` to the postings of entry `i`.
+    fn append(&mut self, i: usize, mut data: &[u8]) {
+        self.entries[i].len += data.len() as u32;
+        while !data.is_empty() {
+            let mut e = self.entries[i];
+            if e.tail == e.end {
+                let level = (e.level + 1).min(CHUNK_SIZES.len() as u8 - 1);
+                let next = self.new_chunk(level);
+                self.pool[e.end as usize..e.end as usize + 4].copy_from_slice(&next.to_le_bytes());
+                e.tail = next;
+                e.end = next + CHUNK_SIZES[level as usize];
+                e.level = level;
+            }
+            let n = data.len().min((e.end - e.tail) as usize);
+            self.pool[e.tail as usize..e.tail as usize + n].copy_from_slice(&data[..n]);
+            e.tail += n as u32;
+            data = &data[n..];
+            self.entries[i] = e;
+        }
+    }
+
+    /// The postings of `e`, appended to `out`.
+    fn postings_of(&self, e: &Entry, out: &mut Vec<u8>) {
+        let (mut at, mut level, mut left) = (e.head as usize, 0usize, e.len as usize);
+        loop {
+            let size = CHUNK_SIZES[level] as usize;
+            let n = left.min(size);
+            out.extend_from_slice(&self.pool[at..at + n]);
+            left -= n;
+            if left == 0 {
+                return;
+            }
+            let mut next = [0u8; 4];
+            next.copy_from_slice(&self.pool[at + size..at + size + 4]);
+            at = u32::from_le_bytes(next) as usize;
+            level = (level + 1).min(CHUNK_SIZES.len() - 1);
+        }
     }
 
     /// Adds the occurrences of `name` in `file`: `block` holds `count` encoded occurrences.
     /// Files must come in increasing id order.
     pub fn add_block(&mut self, name: &[u8], file: u32, count: u32, block: &[u8]) {
-        self.with_entry(name, |acc| Self::add_block_to(acc, file, count, block));
+        let i = self.entry(name);
+        let e = &mut self.entries[i];
+        let delta = if e.n_files == 0 {
+            e.first_file = file;
+            file
+        } else {
+            file - e.last_file
+        };
+        e.last_file = file;
+        e.n_files += 1;
+        e.n_occ += count;
+        let mut buf = [0u8; 20];
+        let n = put_varint_into(&mut buf, delta as u64);
+        let m = put_varint_into(&mut buf[n..], count as u64);
+        self.append(i, &buf[..n + m]);
+        self.append(i, block);
     }
 
     /// Adds a definition of `name` stored at `offset` in `defs.dat`.
     pub fn add_def(&mut self, name: &[u8], offset: u64) {
-        self.with_entry(name, |acc| {
-            acc.defs.push(offset);
-            8
-        });
+        let i = self.entry(name);
+        self.entries[i].n_defs += 1;
+        self.defs.push((i as u32, offset));
     }
 
-    /// Appends a file block to a name's postings; returns the bytes allocated.
-    fn add_block_to(acc: &mut NameAcc, file: u32, count: u32, block: &[u8]) -> usize {
-        let before = acc.postings.capacity();
-        let delta = if acc.n_files == 0 {
-            acc.first_file = file;
-            file
-        } else {
-            file - acc.last_file
-        };
-        put_varint(&mut acc.postings, delta as u64);
-        put_varint(&mut acc.postings, count as u64);
-        acc.postings.extend_from_slice(block);
-        acc.last_file = file;
-        acc.n_files += 1;
-        acc.n_occ += count;
-        acc.postings.capacity() - before
-    }
-
-    /// Spills the map to a run when it is over budget. Call between files.
+    /// Spills the run when it is over budget. Call between files.
     pub fn maybe_spill(&mut self) -> io::Result<()> {
-        if self.mem > self.budget {
+        if self.mem() > self.budget {
             self.spill()?;
         }
         Ok(())
     }
 
-    /// Writes the map as a run and clears it. (A background writer would overlap this with
-    /// accumulating, but hold two budgets of postings at once: over the memory target.)
+    /// Writes the run, names sorted, and clears it (keeping the buffers). (A background writer
+    /// would overlap this with accumulating, but hold two budgets of postings at once: over
+    /// the memory target.)
     fn spill(&mut self) -> io::Result<()> {
         let path = self
             .tmp_dir
             .join(format!("{}-{}", self.prefix, self.runs.len()));
-        let entries: Vec<(Box<[u8]>, NameAcc)> = self.map.drain().collect();
-        write_run(&path, entries)?;
+        self.write_run(&path)?;
         self.runs.push(path);
-        self.mem = 0;
+        self.names.clear();
+        self.entries.clear();
+        self.slots.fill(0);
+        self.pool.clear();
+        self.defs.clear();
         Ok(())
+    }
+
+    /// Writes the run to `path`, names sorted.
+    fn write_run(&self, path: &Path) -> io::Result<()> {
+        let file = File::create(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let name = |e: &Entry| &self.names[e.name as usize..(e.name + e.name_len) as usize];
+        // Sorting (first 8 bytes as a number, index) pairs settles most comparisons without a
+        // memcmp. Names hold no NUL, so zero padding keeps the byte order.
+        let prefix = |n: &[u8]| {
+            let mut b = [0u8; 8];
+            let k = n.len().min(8);
+            b[..k].copy_from_slice(&n[..k]);
+            u64::from_be_bytes(b)
+        };
+        let mut order: Vec<(u64, u32)> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (prefix(name(e)), i as u32))
+            .collect();
+        order.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0).then_with(|| {
+                name(&self.entries[a.1 as usize]).cmp(name(&self.entries[b.1 as usize]))
+            })
+        });
+        // Each entry's definitions, in arrival order: a counting sort by entry.
+        let mut def_start: Vec<u32> = Vec::with_capacity(self.entries.len() + 1);
+        let mut total = 0u32;
+        for e in &self.entries {
+            def_start.push(total);
+            total += e.n_defs;
+        }
+        let mut fill = def_start.clone();
+        let mut defs = vec![0u64; self.defs.len()];
+        for &(i, off) in &self.defs {
+            defs[fill[i as usize] as usize] = off;
+            fill[i as usize] += 1;
+        }
+        let mut buf = Vec::new();
+        let mut postings = Vec::new();
+        let mut len = Vec::new();
+        for (_, i) in order {
+            let e = &self.entries[i as usize];
+            buf.clear();
+            len.clear();
+            postings.clear();
+            self.postings_of(e, &mut postings);
+            put_str(&mut buf, name(e));
+            put_varint(&mut buf, e.n_defs as u64);
+            let start = def_start[i as usize] as usize;
+            for d in &defs[start..start + e.n_defs as usize] {
+                put_varint(&mut buf, *d);
+            }
+            put_varint(&mut buf, e.n_occ as u64);
+            put_varint(&mut buf, e.n_files as u64);
+            put_varint(&mut buf, e.first_file as u64);
+            put_varint(&mut buf, e.last_file as u64);
+            put_varint(&mut buf, postings.len() as u64);
+            buf.extend_from_slice(&postings);
+            put_varint(&mut len, buf.len() as u64);
+            w.write_all(&len)?;
+            w.write_all(&buf)?;
+        }
+        w.flush()
     }
 
     /// Merges everything into `fst_path` and `dat_path`. The FST is built on its own thread
@@ -170,7 +371,7 @@ impl Accumulator {
         defs_dat: &[u8],
     ) -> io::Result<NamesSummary> {
         let spilled = self.runs.len();
-        if !self.map.is_empty() || self.runs.is_empty() {
+        if !self.entries.is_empty() || self.runs.is_empty() {
             self.spill()?;
         }
         let mut heads: Vec<RunReader> = Vec::with_capacity(self.runs.len());
@@ -382,57 +583,6 @@ impl RunReader {
     }
 }
 
-/// Sorts `entries` by name and writes them to `path` as a run.
-fn write_run(path: &Path, entries: Vec<(Box<[u8]>, NameAcc)>) -> io::Result<()> {
-    let file = File::create(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    let mut w = BufWriter::with_capacity(1 << 20, file);
-    // Sorting (first 8 bytes as a number, index) pairs moves 16 bytes instead of whole entries
-    // and settles most comparisons without a memcmp. Names hold no NUL, so zero padding keeps
-    // the byte order.
-    let prefix = |n: &[u8]| {
-        let mut b = [0u8; 8];
-        let k = n.len().min(8);
-        b[..k].copy_from_slice(&n[..k]);
-        u64::from_be_bytes(b)
-    };
-    let mut order: Vec<(u64, u32)> = entries
-        .iter()
-        .enumerate()
-        .map(|(i, (n, _))| (prefix(n), i as u32))
-        .collect();
-    order.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| entries[a.1 as usize].0.cmp(&entries[b.1 as usize].0))
-    });
-    let mut buf = Vec::new();
-    let mut len = Vec::new();
-    for (_, i) in order {
-        let (name, acc) = &entries[i as usize];
-        buf.clear();
-        len.clear();
-        encode_run_entry(&mut buf, name, acc);
-        put_varint(&mut len, buf.len() as u64);
-        w.write_all(&len)?;
-        w.write_all(&buf)?;
-    }
-    w.flush()
-}
-
-fn encode_run_entry(buf: &mut Vec<u8>, name: &[u8], acc: &NameAcc) {
-    put_str(buf, name);
-    put_varint(buf, acc.defs.len() as u64);
-    for d in &acc.defs {
-        put_varint(buf, *d);
-    }
-    put_varint(buf, acc.n_occ as u64);
-    put_varint(buf, acc.n_files as u64);
-    put_varint(buf, acc.first_file as u64);
-    put_varint(buf, acc.last_file as u64);
-    put_varint(buf, acc.postings.len() as u64);
-    buf.extend_from_slice(&acc.postings);
-}
-
 fn read_varint(r: &mut impl Read) -> io::Result<Option<u64>> {
     let mut v = 0u64;
     let mut shift = 0;
@@ -453,5 +603,85 @@ fn read_varint(r: &mut impl Read) -> io::Result<Option<u64>> {
             return Ok(Some(v));
         }
         shift += 7;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `names.dat` should hold for a name: its definitions and postings, as the merge
+    /// writes them.
+    fn expected(defs: &[u64], files: &[(u32, u32, Vec<u8>)]) -> Vec<u8> {
+        let mut postings = Vec::new();
+        let mut last = 0;
+        for (i, (file, count, block)) in files.iter().enumerate() {
+            put_varint(
+                &mut postings,
+                (if i == 0 { *file } else { file - last }) as u64,
+            );
+            put_varint(&mut postings, *count as u64);
+            postings.extend_from_slice(block);
+            last = *file;
+        }
+        let mut out = Vec::new();
+        put_varint(&mut out, defs.len() as u64);
+        let mut prev = 0;
+        for d in defs {
+            put_varint(&mut out, d - prev);
+            prev = *d;
+        }
+        let occ: u32 = files.iter().map(|f| f.1).sum();
+        put_varint(&mut out, occ as u64);
+        put_varint(&mut out, files.len() as u64);
+        put_varint(&mut out, postings.len() as u64);
+        out.extend_from_slice(&postings);
+        out
+    }
+
+    #[test]
+    fn postings_across_chunks_and_spilled_runs_come_back_in_file_order() {
+        let dir = std::env::temp_dir().join(format!("knav-accum-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A small budget: a run every few hundred files.
+        let mut acc = Accumulator::new(&dir, "run", 64 << 10);
+        let names: Vec<String> = (0..300)
+            .map(|i| format!("name_{:03}", i * 7 % 300))
+            .collect();
+        let mut want: Vec<(Vec<u64>, Vec<(u32, u32, Vec<u8>)>)> = vec![Default::default(); 300];
+        let mut def_off = 100u64;
+        for file in 0..2000u32 {
+            for (k, name) in names.iter().enumerate() {
+                // Name k occurs in every (k+1)-th file, with blocks of up to 300 bytes: long
+                // chains of growing chunks for the common names, one small chunk for the rare.
+                if file % (k as u32 + 1) != 0 {
+                    continue;
+                }
+                let len = (file as usize * 31 + k) % 300 + 1;
+                let block: Vec<u8> = (0..len).map(|j| (j as u8) & 0x7f).collect();
+                let count = 1;
+                acc.add_block(name.as_bytes(), file, count, &block);
+                want[k].1.push((file, count, block));
+                if file % 97 == 0 {
+                    acc.add_def(name.as_bytes(), def_off);
+                    want[k].0.push(def_off);
+                    def_off += 13;
+                }
+            }
+            acc.maybe_spill().unwrap();
+        }
+        assert!(acc.runs.len() >= 3, "{} runs", acc.runs.len());
+        let fst_path = dir.join("names.fst");
+        let dat_path = dir.join("names.dat");
+        let summary = acc.finish(&fst_path, &dat_path, &[]).unwrap();
+        assert_eq!(summary.names, 300);
+        let map = fst::Map::new(std::fs::read(&fst_path).unwrap()).unwrap();
+        let dat = std::fs::read(&dat_path).unwrap();
+        for (k, name) in names.iter().enumerate() {
+            let at = map.get(name).unwrap() as usize;
+            let e = expected(&want[k].0, &want[k].1);
+            assert_eq!(&dat[at..at + e.len()], &e[..], "{name}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -11,6 +11,18 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// Writes `v` as a varint at the start of `out` (at least 10 bytes long); returns its length.
+pub fn put_varint_into(out: &mut [u8], mut v: u64) -> usize {
+    let mut n = 0;
+    while v >= 0x80 {
+        out[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    out[n] = v as u8;
+    n + 1
+}
+
 /// Appends an optional string: `0` for none, else `len + 1` and the bytes.
 pub fn put_opt_str(out: &mut Vec<u8>, s: Option<&str>) {
     match s {
