@@ -610,6 +610,9 @@ fn read_varint(r: &mut impl Read) -> io::Result<Option<u64>> {
 mod tests {
     use super::*;
 
+    /// A name's expected definitions and (file, count, block) postings.
+    type Want = (Vec<u64>, Vec<(u32, u32, Vec<u8>)>);
+
     /// What `names.dat` should hold for a name: its definitions and postings, as the merge
     /// writes them.
     fn expected(defs: &[u64], files: &[(u32, u32, Vec<u8>)]) -> Vec<u8> {
@@ -648,7 +651,7 @@ mod tests {
         let names: Vec<String> = (0..300)
             .map(|i| format!("name_{:03}", i * 7 % 300))
             .collect();
-        let mut want: Vec<(Vec<u64>, Vec<(u32, u32, Vec<u8>)>)> = vec![Default::default(); 300];
+        let mut want: Vec<Want> = vec![Default::default(); 300];
         let mut def_off = 100u64;
         for file in 0..2000u32 {
             for (k, name) in names.iter().enumerate() {
