@@ -48,7 +48,11 @@ impl Scratch {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = parent.join(format!("knav-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir(&dir).ok()?;
+        // Only this user may read the texts: /dev/shm is shared by every user.
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&dir).ok()?;
         Some(Scratch { dir })
     }
 
@@ -124,6 +128,16 @@ mod tests {
         std::fs::write(s.path().join("a.c"), "int a;\n").unwrap();
         let kept = s.path().to_path_buf();
         assert!(kept.exists());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&kept).unwrap().permissions().mode();
+            assert_eq!(
+                mode & 0o077,
+                0,
+                "others may read the scratch texts: {mode:o}"
+            );
+        }
         remove_abandoned(&parent);
         assert!(!abandoned.exists(), "a dead process's scratch stays");
         assert!(kept.exists(), "this process's own scratch was removed");
