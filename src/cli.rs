@@ -163,13 +163,17 @@ impl Command {
 /// format version (one built by an older knav). A damaged index stays an error.
 pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapshot, String> {
     let dir = index_dir(root, explicit_dir);
-    let other_format = crate::index::store::read_manifest(&dir)
-        .ok()
-        .flatten()
-        .is_some_and(|m| m.version != crate::index::format::VERSION);
-    if !other_format {
-        if let Some(s) = Snapshot::open(root, &dir)? {
-            return Ok(s);
+    match Snapshot::open(root, &dir) {
+        Ok(Some(s)) => return Ok(s),
+        Ok(None) => {}
+        Err(e) => {
+            let other_format = crate::index::store::read_manifest(&dir)
+                .ok()
+                .flatten()
+                .is_some_and(|m| m.version != crate::index::format::VERSION);
+            if !other_format {
+                return Err(e);
+            }
         }
     }
     let opts = BuildOptions::for_root(root)?;

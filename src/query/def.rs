@@ -261,9 +261,14 @@ fn answer<'s>(
     // A file can appear twice only across segments (shadowed copies are not live).
     let file_count = files + build_files.len() as u64;
     // Only the top few are shown: select them as a hot name's stored list was, then sort them.
+    // Paths (which break ties) are looked up only for files that can make the five shown: a
+    // lookup touches the index's file table at random.
     keep_top(&mut per_file);
+    per_file.sort_unstable_by_key(|e| std::cmp::Reverse(e.1));
+    let fifth = per_file.get(4).map_or(0, |e| e.1);
     let mut top: Vec<TopFile> = per_file
         .iter()
+        .take_while(|(_, c)| *c >= fifth)
         .map(|((s, f), c)| TopFile {
             path: q.path(*s, *f).to_string(),
             count: *c,
