@@ -686,6 +686,16 @@ pub fn build_segment(
                     defs_len += buf.len() as u64;
                 }
                 meta.defs += r.defs.len() as u64;
+                for d in &r.defs {
+                    if let Some(family) = &d.via {
+                        match meta.macro_definitions.get_mut(family.as_str()) {
+                            Some(n) => *n += 1,
+                            None => {
+                                meta.macro_definitions.insert(family.clone(), 1);
+                            }
+                        }
+                    }
+                }
                 if r.macro_only {
                     meta.macro_only_files += 1;
                 }

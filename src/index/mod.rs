@@ -386,6 +386,7 @@ pub fn update_hinted(
         }
     };
     trace.mark("build segment");
+    // Not beside the segment build: what Kbuild and Kconfig take would add to its peak memory.
     progress.phase("build files");
     let (build_files, build_summary) = build_files_part(
         root,
@@ -394,7 +395,10 @@ pub fn update_hinted(
         build_fp,
         old_build.as_ref(),
         build_same,
-    )?;
+    )
+    .inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(&seg_dir);
+    })?;
     report.build_files = build_summary;
     trace.mark("build files");
     let seg_name = seg_dir
@@ -436,7 +440,8 @@ pub fn update_hinted(
     let fresh = Snapshot::open_unpublished(root, index_dir, &manifest)?;
     let (scanned, unindexed, why) = fresh.count_files();
     if report.mode == "full" {
-        report.macro_definitions = macro_definitions(&fresh);
+        // One segment: its build counted them.
+        report.macro_definitions = meta.macro_definitions.clone();
     }
     drop(fresh);
     trace.mark("count files");
@@ -600,19 +605,6 @@ fn diff<'a>(
         modified,
         deleted,
     }
-}
-
-/// Definitions per macro family in `snap`.
-fn macro_definitions(snap: &Snapshot) -> std::collections::BTreeMap<String, u64> {
-    let mut out = std::collections::BTreeMap::new();
-    for (s, f) in snap.live_files() {
-        for d in snap.segments[s].file_defs(f) {
-            if let Some(v) = d.via {
-                *out.entry(v.to_string()).or_default() += 1;
-            }
-        }
-    }
-    out
 }
 
 /// Phase timings on stderr when `KNAV_TRACE` is set: where an update spends its time.

@@ -39,6 +39,9 @@ pub struct SegmentMeta {
     /// Bytes ctags read: the files it was given, with what it need not see left out.
     #[serde(default)]
     pub ctags_bytes: u64,
+    /// Definitions kernel macros made, by family.
+    #[serde(default)]
+    pub macro_definitions: std::collections::BTreeMap<String, u64>,
     /// Milliseconds spent scanning and running ctags, merging names, and checksumming.
     #[serde(default)]
     pub phase_ms: Vec<(String, u64)>,
