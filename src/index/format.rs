@@ -17,14 +17,21 @@ use knav_ctags::Kind;
 use super::codec::{put_opt_str, put_str, put_varint, Reader};
 
 /// Format version; an index of another version is rebuilt, never misread.
-pub const VERSION: u32 = 9;
-/// Names are split by hash into this many shards, each with its own FST and entries file,
-/// so that building them (accumulating, sorting, merging, FST) runs on several cores.
+pub const VERSION: u32 = 10;
+/// Names are split into this many shards, each with its own FST and entries file, so that
+/// building them (accumulating, sorting, merging, FST) runs on several cores.
 pub const NAME_SHARDS: usize = 2;
+
+/// Shard `k + 1` holds the names from `SHARD_STARTS[k]` on. Shards are ranges of the name
+/// order, not hash classes: an FST builds faster from neighbouring names (on the kernel, two
+/// range halves took 10 s where two hash halves took 12.8 s). The split balances the kernel's
+/// names (`A`-`Q` against `R`-`Z`, `_` and lower case); another tree only builds less evenly.
+const SHARD_STARTS: [u8; NAME_SHARDS - 1] = [b'R'];
 
 /// The shard of `name`.
 pub fn shard_of(name: &[u8]) -> usize {
-    (super::codec::hash64(name) % NAME_SHARDS as u64) as usize
+    let first = name.first().copied().unwrap_or(0);
+    SHARD_STARTS.iter().take_while(|&&s| first >= s).count()
 }
 
 /// Bytes before the body of every binary index file.
