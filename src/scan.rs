@@ -861,6 +861,8 @@ impl<'a> Scanner<'a> {
         }
         self.push(start, end, Role::MacroDef);
         let mut signature = None;
+        // Where the replacement text starts: after the name and any parameter list.
+        let mut body_start = self.i;
         if self.peek(0) == b'(' {
             let sig_start = self.i;
             let close = memchr::memchr2(b')', b'\n', &self.src[self.i..]).map(|k| self.i + k);
@@ -870,12 +872,9 @@ impl<'a> Scanner<'a> {
                     .collect::<Vec<_>>()
                     .join("");
                 signature = Some(sig);
+                body_start = close + 1;
             }
         }
-        let body_start = match &signature {
-            Some(_) => memchr::memchr(b')', &self.src[self.i..]).map_or(self.i, |k| self.i + k + 1),
-            None => self.i,
-        };
         self.directive_body(BodyMode::Define);
         // ctags's C parser skips `#define`s (knav does not ask it for macros): it needs only
         // the name.

@@ -48,6 +48,13 @@ impl Hasher for NameHasher {
 /// A hash map keyed by names, with [`NameHasher`].
 pub type NameMap<K, V> = HashMap<K, V, BuildHasherDefault<NameHasher>>;
 
+/// The [`NameHasher`] hash of a name's bytes.
+fn name_hash(name: &[u8]) -> u64 {
+    let mut h = NameHasher::default();
+    h.write(name);
+    h.finish()
+}
+
 /// One name of the current run. Its postings are a chain of chunks in [`Accumulator::pool`].
 #[derive(Clone, Copy)]
 struct Entry {
@@ -133,9 +140,7 @@ impl Accumulator {
 
     /// The entry of `name`, created when new.
     fn entry(&mut self, name: &[u8]) -> usize {
-        let mut h = NameHasher::default();
-        h.write(name);
-        let hash = h.finish();
+        let hash = name_hash(name);
         let short = (hash >> 32) as u32;
         let mask = self.slots.len() - 1;
         let mut at = hash as usize & mask;
@@ -184,9 +189,8 @@ impl Accumulator {
         let size = self.slots.len() * 2;
         let mut slots = vec![0u32; size];
         for (i, e) in self.entries.iter().enumerate() {
-            let mut h = NameHasher::default();
-            h.write(&self.names[e.name as usize..(e.name + e.name_len) as usize]);
-            let mut at = h.finish() as usize & (size - 1);
+            let name = &self.names[e.name as usize..(e.name + e.name_len) as usize];
+            let mut at = name_hash(name) as usize & (size - 1);
             while slots[at] != 0 {
                 at = (at + 1) & (size - 1);
             }
@@ -321,7 +325,7 @@ impl Accumulator {
             })
         });
         // Each entry's definitions, in arrival order: a counting sort by entry.
-        let mut def_start: Vec<u32> = Vec::with_capacity(self.entries.len() + 1);
+        let mut def_start: Vec<u32> = Vec::with_capacity(self.entries.len());
         let mut total = 0u32;
         for e in &self.entries {
             def_start.push(total);
@@ -334,14 +338,11 @@ impl Accumulator {
             fill[i as usize] += 1;
         }
         let mut buf = Vec::new();
-        let mut postings = Vec::new();
         let mut len = Vec::new();
         for (_, i) in order {
             let e = &self.entries[i as usize];
             buf.clear();
             len.clear();
-            postings.clear();
-            self.postings_of(e, &mut postings);
             put_str(&mut buf, name(e));
             put_varint(&mut buf, e.n_defs as u64);
             let start = def_start[i as usize] as usize;
@@ -352,8 +353,8 @@ impl Accumulator {
             put_varint(&mut buf, e.n_files as u64);
             put_varint(&mut buf, e.first_file as u64);
             put_varint(&mut buf, e.last_file as u64);
-            put_varint(&mut buf, postings.len() as u64);
-            buf.extend_from_slice(&postings);
+            put_varint(&mut buf, e.len as u64);
+            self.postings_of(e, &mut buf);
             put_varint(&mut len, buf.len() as u64);
             w.write_all(&len)?;
             w.write_all(&buf)?;

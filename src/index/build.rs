@@ -433,7 +433,8 @@ fn process_chunk(
     chunk: usize,
     fallback: &mut Option<Worker>,
 ) -> Vec<FileResult> {
-    let shorten = scratch.is_some() && ctags.is_some();
+    // Scratch space is only made when there is a ctags to read it.
+    let shorten = scratch.is_some();
     let mut results: Vec<FileResult> = inputs.iter().map(|i| scan_file(root, i, shorten)).collect();
     let wanted: Vec<usize> = (0..results.len())
         .filter(|i| needs_ctags(&results[*i]))
@@ -453,19 +454,18 @@ fn process_chunk(
         .collect();
     let bytes: u64 = wanted.iter().map(|i| inputs[*i].file.size).sum();
     let timeout = opts.ctags_timeout + Duration::from_secs(bytes >> 20);
-    let mut texts = Vec::with_capacity(wanted.len());
-    for &i in &wanted {
-        let text = results[i].ctags_text.take();
-        results[i].ctags_bytes = text
-            .as_ref()
-            .map_or(inputs[i].file.size, |t| t.len() as u64);
-        texts.push(text);
-    }
+    let texts: Vec<Option<Vec<u8>>> = wanted
+        .iter()
+        .map(|&i| results[i].ctags_text.take())
+        .collect();
+    let shortened: Vec<Option<u64>> = texts
+        .iter()
+        .map(|t| t.as_ref().map(|t| t.len() as u64))
+        .collect();
     let texts = CtagsTexts::write(scratch, chunk, root, &paths, texts.into_iter());
-    if texts.is_none() {
-        for &i in &wanted {
-            results[i].ctags_bytes = inputs[i].file.size;
-        }
+    for (&i, short) in wanted.iter().zip(shortened) {
+        let short = short.filter(|_| texts.is_some());
+        results[i].ctags_bytes = short.unwrap_or(inputs[i].file.size);
     }
     let ctags_root = texts.as_ref().map_or(root, |t| t.dir.as_path());
     let batch = knav_ctags::tags_of_chunk(ctags, ctags_root, &opts.ctags_args, &paths, timeout);
@@ -688,12 +688,7 @@ pub fn build_segment(
                 meta.defs += r.defs.len() as u64;
                 for d in &r.defs {
                     if let Some(family) = &d.via {
-                        match meta.macro_definitions.get_mut(family.as_str()) {
-                            Some(n) => *n += 1,
-                            None => {
-                                meta.macro_definitions.insert(family.clone(), 1);
-                            }
-                        }
+                        *meta.macro_definitions.entry(family.clone()).or_default() += 1;
                     }
                 }
                 if r.macro_only {
