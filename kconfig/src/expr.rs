@@ -9,6 +9,10 @@
 
 use crate::config::{Config, Macro, Value};
 
+/// Parentheses and `?:` nested deeper than this make an expression unknown: the evaluator
+/// recurses once per level, and the kernel's deepest `#if` nests 4.
+const MAX_NESTING: usize = 64;
+
 /// A three-valued truth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tri {
@@ -20,8 +24,8 @@ pub enum Tri {
     Unknown,
 }
 
-/// Evaluates `expr` under `config`: is the code it guards compiled? A malformed expression is
-/// unknown.
+/// Evaluates `expr` under `config`: is the code it guards compiled? A malformed expression, or
+/// one nested deeper than [`MAX_NESTING`], is unknown.
 pub fn eval(expr: &str, config: &Config) -> Tri {
     let tokens = match tokenize(expr) {
         Some(t) => t,
@@ -30,6 +34,7 @@ pub fn eval(expr: &str, config: &Config) -> Tri {
     let mut p = Parser {
         t: &tokens,
         i: 0,
+        depth: 0,
         config,
     };
     let v = p.conditional();
@@ -113,6 +118,8 @@ fn tokenize(s: &str) -> Option<Vec<Tok>> {
 struct Parser<'a> {
     t: &'a [Tok],
     i: usize,
+    /// Levels of [`Parser::conditional`] entered and not left.
+    depth: usize,
     config: &'a Config,
 }
 
@@ -133,15 +140,30 @@ impl Parser<'_> {
         }
     }
 
+    /// Gives up on the whole expression: `i` past the end never equals the length.
+    fn malformed(&mut self) -> V {
+        self.i = self.t.len() + 1;
+        None
+    }
+
     fn conditional(&mut self) -> V {
+        if self.depth >= MAX_NESTING {
+            return self.malformed();
+        }
+        self.depth += 1;
+        let v = self.conditional_inner();
+        self.depth -= 1;
+        v
+    }
+
+    fn conditional_inner(&mut self) -> V {
         let c = self.or();
         if !self.eat("?") {
             return c;
         }
         let a = self.conditional();
         if !self.eat(":") {
-            self.i = self.t.len() + 1; // malformed: never equals the length
-            return None;
+            return self.malformed();
         }
         let b = self.conditional();
         match c {
@@ -208,19 +230,24 @@ impl Parser<'_> {
         }
     }
 
+    /// Prefix operators, applied innermost first; a loop, not recursion, so `!!!…` of any
+    /// length costs no stack.
     fn unary(&mut self) -> V {
-        for op in ["!", "~", "-", "+"] {
-            if self.eat(op) {
-                let v = self.unary()?;
-                return Some(match op {
-                    "!" => (v == 0) as i64,
-                    "~" => !v,
-                    "-" => v.wrapping_neg(),
-                    _ => v,
-                });
-            }
+        let start = self.i;
+        while matches!(self.t.get(self.i), Some(Tok::Op("!" | "~" | "-" | "+"))) {
+            self.i += 1;
         }
-        self.primary()
+        let ops = start..self.i;
+        let mut v = self.primary()?;
+        for at in ops.rev() {
+            v = match self.t[at] {
+                Tok::Op("!") => (v == 0) as i64,
+                Tok::Op("~") => !v,
+                Tok::Op("-") => v.wrapping_neg(),
+                _ => v,
+            };
+        }
+        Some(v)
     }
 
     fn primary(&mut self) -> V {
@@ -231,21 +258,18 @@ impl Parser<'_> {
             Some(Tok::Op("(")) => {
                 let v = self.conditional();
                 if !self.eat(")") {
-                    self.i = self.t.len() + 1;
-                    return None;
+                    return self.malformed();
                 }
                 v
             }
             Some(Tok::Ident(name)) if name == "defined" => {
                 let paren = self.eat("(");
                 let Some(Tok::Ident(m)) = self.t.get(self.i).cloned() else {
-                    self.i = self.t.len() + 1;
-                    return None;
+                    return self.malformed();
                 };
                 self.i += 1;
                 if paren && !self.eat(")") {
-                    self.i = self.t.len() + 1;
-                    return None;
+                    return self.malformed();
                 }
                 match self.config.macro_of(&m) {
                     Macro::Defined(_) => Some(1),
@@ -265,10 +289,7 @@ impl Parser<'_> {
                 Macro::Undefined => Some(0),
                 Macro::Unknown => None,
             },
-            _ => {
-                self.i = self.t.len() + 1;
-                None
-            }
+            _ => self.malformed(),
         }
     }
 
@@ -296,7 +317,7 @@ impl Parser<'_> {
             }
             cur.push(t);
         }
-        self.i = self.t.len() + 1;
+        self.malformed();
         None
     }
 
@@ -444,6 +465,47 @@ mod tests {
         assert_eq!(e("X + 1"), Tri::Unknown);
         assert_eq!(e("X ? 1 : 1"), Tri::True);
         assert_eq!(e("!(CONFIG_HIGHMEM) && (CONFIG_Y)"), Tri::True);
+    }
+
+    /// `eval` on a thread with a small stack: a server's worker has 2 MiB, a debug build spends
+    /// more per level than a release one.
+    fn e_small_stack(expr: String) -> Tri {
+        std::thread::Builder::new()
+            .stack_size(512 << 10)
+            .spawn(move || e(&expr))
+            .unwrap()
+            .join()
+            .expect("eval overflowed a 512 KiB stack")
+    }
+
+    #[test]
+    fn deeply_nested_parentheses_do_not_overflow_the_stack() {
+        let nest = |n: usize, inner: &str| format!("{}{inner}{}", "(".repeat(n), ")".repeat(n));
+        assert_eq!(e_small_stack(nest(MAX_NESTING - 1, "CONFIG_Y")), Tri::True);
+        assert_eq!(e_small_stack(nest(MAX_NESTING - 1, "CONFIG_N")), Tri::False);
+        assert_eq!(e_small_stack(nest(MAX_NESTING, "CONFIG_Y")), Tri::Unknown);
+        assert_eq!(e_small_stack(nest(8_000, "CONFIG_Y")), Tri::Unknown);
+        assert_eq!(e_small_stack(nest(8_000, "")), Tri::Unknown);
+        assert_eq!(e_small_stack("(".repeat(100_000)), Tri::Unknown);
+        // `?:` nests on its right.
+        let chain = "CONFIG_N ? 0 : ".repeat(MAX_NESTING - 1) + "1";
+        assert_eq!(e_small_stack(chain), Tri::True);
+        assert_eq!(e_small_stack("1 ? ".repeat(10_000)), Tri::Unknown);
+        assert_eq!(
+            e_small_stack("CONFIG_N ? 0 : ".repeat(10_000) + "1"),
+            Tri::Unknown
+        );
+    }
+
+    #[test]
+    fn long_chains_of_prefix_operators_do_not_overflow_the_stack() {
+        assert_eq!(e_small_stack("!".repeat(100_000) + "CONFIG_Y"), Tri::True);
+        assert_eq!(e_small_stack("!".repeat(100_001) + "CONFIG_Y"), Tri::False);
+        assert_eq!(e_small_stack("-".repeat(100_000) + "1"), Tri::True);
+        assert_eq!(e_small_stack("~".repeat(100_001) + "0"), Tri::True);
+        assert_eq!(e_small_stack("-".repeat(100_000)), Tri::Unknown);
+        assert_eq!(e("!-~+1 == 0"), Tri::True, "applied innermost first");
+        assert_eq!(e("-!0 == -1 && ~-1 == 0"), Tri::True);
     }
 
     #[test]

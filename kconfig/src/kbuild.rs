@@ -33,6 +33,8 @@ pub struct Presence {
 const MAX_ALTERNATIVES: usize = 8;
 /// Directories deeper than this are not followed (a guard against `obj-y += ./`).
 const MAX_DEPTH: usize = 40;
+/// Conditions on one path's alternative, its directories' included; see [`Resolver::with`].
+const MAX_CONJUNCTION: usize = 64;
 
 /// What [`decide`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -171,6 +173,19 @@ impl Resolver<'_> {
     fn with(&mut self, conj: &[u32], a: &makefile::Assign) -> Option<Vec<u32>> {
         let mut c = conj.to_vec();
         let mut add = |r: &mut Self, atom: &Atom| {
+            // Past the bound one undecidable atom stands for the rest.
+            if c.len() > MAX_CONJUNCTION {
+                return;
+            }
+            if c.len() == MAX_CONJUNCTION {
+                let unknown = Atom {
+                    symbol: String::new(),
+                    test: Test::Unknown,
+                    origin: format!("{}: under more than {MAX_CONJUNCTION} conditions", a.origin),
+                };
+                c.push(r.intern(unknown));
+                return;
+            }
             let id = r.intern(atom.clone());
             if !c.contains(&id) {
                 c.push(id);
@@ -228,6 +243,13 @@ impl Resolver<'_> {
         depth: usize,
         arches: &[String],
     ) {
+        // Composite objects' parts by stem (`ext4-y := …`), found once, not per object.
+        let mut parts: HashMap<&str, Vec<&makefile::Assign>> = HashMap::new();
+        for a in &mk.assigns {
+            if !matches!(a.stem.as_str(), "obj" | "lib") {
+                parts.entry(&a.stem).or_default().push(a);
+            }
+        }
         for a in &mk.assigns {
             if !matches!(a.stem.as_str(), "obj" | "lib") {
                 continue;
@@ -262,19 +284,15 @@ impl Resolver<'_> {
                 if path.ends_with('/') {
                     self.visit_dir(&path, c.clone(), depth + 1, arches);
                 } else if let Some(stem) = item.strip_suffix(".o") {
-                    self.object(dir, mk, stem, &path, c.clone());
+                    let parts = parts.get(stem).map_or(&[][..], Vec::as_slice);
+                    self.object(dir, parts, &path, c.clone());
                 }
             }
         }
     }
 
-    /// Object `stem.o` of `dir`: a composite's parts, or the object itself.
-    fn object(&mut self, dir: &str, mk: &Makefile, stem: &str, path: &str, conj: Vec<u32>) {
-        let parts: Vec<&makefile::Assign> = mk
-            .assigns
-            .iter()
-            .filter(|a| a.stem == stem && !matches!(a.stem.as_str(), "obj" | "lib"))
-            .collect();
+    /// Object `path` of `dir`: a composite's `parts`, or the object itself.
+    fn object(&mut self, dir: &str, parts: &[&makefile::Assign], path: &str, conj: Vec<u32>) {
         if parts.is_empty() {
             self.add(path, conj);
             return;
@@ -459,5 +477,59 @@ mod tests {
             .paths
             .keys()
             .all(|k| !k.contains("..") && !k.starts_with("etc")));
+    }
+
+    #[test]
+    fn many_composite_objects_are_resolved_in_linear_time() {
+        // Each object once searched all of its Makefile's assignments for its parts: 20,000
+        // composites took 400 million comparisons.
+        let n = 20_000;
+        let mut mk = String::new();
+        for i in 0..n {
+            mk.push_str(&format!("obj-y += c{i}.o\nc{i}-y := p{i}.o\n"));
+        }
+        let started = std::time::Instant::now();
+        let p = tree(&[("Kbuild", "obj-y += a/\n"), ("a/Makefile", &mk)]);
+        let elapsed = started.elapsed();
+        assert_eq!(p.paths.len(), n + 2, "the top, a/ and the parts");
+        assert_eq!(verdict(&p, &format!("a/p{}.o", n - 1), ""), Decision::Live);
+        assert!(!p.paths.contains_key("a/c0.o"), "a composite is its parts");
+        assert!(elapsed.as_secs() < 20, "{elapsed:?}");
+    }
+
+    #[test]
+    fn a_conjunction_longer_than_the_bound_ends_in_one_undecidable_atom() {
+        // 40 directories deep, each under its own condition and 31 conditions of its Makefile.
+        let ifs: String = (0..31).map(|i| format!("ifdef CONFIG_I{i}\n")).collect();
+        let mut files = vec![("Kbuild".to_string(), "obj-y += d/\n".to_string())];
+        let mut dir = "d/".to_string();
+        for depth in 0..20 {
+            files.push((
+                format!("{dir}Makefile"),
+                format!("{ifs}obj-$(CONFIG_D{depth}) += d/ x.o\n"),
+            ));
+            dir.push_str("d/");
+        }
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        let p = tree(&files);
+        let deepest = format!("{}x.o", "d/".repeat(20));
+        let alts = &p.paths[&deepest];
+        assert_eq!(alts.len(), 1);
+        assert_eq!(alts[0].len(), MAX_CONJUNCTION + 1);
+        let last = &p.atoms[alts[0][MAX_CONJUNCTION] as usize];
+        assert_eq!(last.test, Test::Unknown);
+        assert!(
+            last.origin.contains("under more than 64 conditions"),
+            "{}",
+            last.origin
+        );
+        // A condition that is kept still hides it.
+        assert!(matches!(
+            verdict(&p, &deepest, "CONFIG_X86=y\n"),
+            Decision::Hidden(_)
+        ));
     }
 }

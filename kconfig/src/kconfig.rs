@@ -44,6 +44,14 @@ pub struct KconfigFile {
     pub sources: Vec<String>,
 }
 
+/// `if` blocks and menus nested deeper than this are counted, not kept: an entry inside them
+/// gets a `…` for the conditions left out. (The kernel nests a handful.)
+const MAX_NESTING: usize = 64;
+/// Enclosing conditions copied into each entry, in bytes: beyond it a `…`. An answer shows an
+/// entry's dependencies in one 200-character line, and copying without a bound makes memory
+/// grow with entries times nesting.
+const MAX_INHERITED_BYTES: usize = 256;
+
 enum Block {
     Entry(usize),
     Menu,
@@ -55,6 +63,10 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
     let mut out = KconfigFile::default();
     // `if EXPR` blocks and menus' `depends on`, innermost last; a menu without one pushes "".
     let mut enclosing: Vec<(&'static str, String)> = Vec::new();
+    // `if`s and menus opened beyond MAX_NESTING and not closed yet.
+    let mut too_deep = 0usize;
+    // Each entry's enclosing conditions, joined to its own `depends on` at the end.
+    let mut inherited: Vec<Vec<String>> = Vec::new();
     let mut block = Block::Other;
     // Inside a help text: the indentation of the `help` line, and of its first text line.
     let mut help: Option<(usize, Option<usize>)> = None;
@@ -104,36 +116,40 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
                     symbol,
                     line: line_no,
                     keyword: word.to_string(),
-                    depends: enclosing
-                        .iter()
-                        .rev()
-                        .filter(|(_, e)| !e.is_empty())
-                        .map(|(_, e)| e.clone())
-                        .collect(),
                     end_line: line_no,
                     ..Default::default()
                 });
+                inherited.push(inherit(&enclosing, too_deep > 0));
                 block = Block::Entry(out.entries.len() - 1);
                 continue;
             }
-            "menu" => {
-                enclosing.push(("menu", String::new()));
-                block = Block::Menu;
+            "menu" | "if" => {
+                let kind = if word == "if" {
+                    uses(rest, line_no, &mut out.uses);
+                    "if"
+                } else {
+                    "menu"
+                };
+                if enclosing.len() < MAX_NESTING {
+                    let cond = if kind == "if" { rest } else { "" };
+                    enclosing.push((kind, cond.to_string()));
+                } else {
+                    too_deep += 1;
+                }
+                // A menu's own `depends on` lines follow it; one that is too deep keeps none.
+                block = if kind == "menu" && too_deep == 0 {
+                    Block::Menu
+                } else {
+                    Block::Other
+                };
                 continue;
             }
-            "endmenu" => {
-                pop(&mut enclosing, "menu");
-                block = Block::Other;
-                continue;
-            }
-            "if" => {
-                uses(rest, line_no, &mut out.uses);
-                enclosing.push(("if", rest.to_string()));
-                block = Block::Other;
-                continue;
-            }
-            "endif" => {
-                pop(&mut enclosing, "if");
+            "endmenu" | "endif" => {
+                if too_deep > 0 {
+                    too_deep -= 1;
+                } else {
+                    pop(&mut enclosing, if word == "endif" { "if" } else { "menu" });
+                }
                 block = Block::Other;
                 continue;
             }
@@ -194,16 +210,17 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
                 let expr = rest.strip_prefix("on").unwrap_or(rest).trim();
                 uses(expr, line_no, &mut out.uses);
                 match block {
-                    Block::Entry(e) => out.entries[e].depends.insert(0, expr.to_string()),
-                    Block::Menu => {
-                        if let Some(last) = enclosing.last_mut() {
-                            if last.1.is_empty() {
-                                last.1 = expr.to_string();
-                            } else {
-                                last.1 = format!("{} && {expr}", last.1);
-                            }
+                    // Innermost first: the entry's last `depends on` line comes first.
+                    Block::Entry(e) => out.entries[e].depends.push(expr.to_string()),
+                    Block::Menu => match enclosing.last_mut() {
+                        Some((_, cond)) if cond.is_empty() => *cond = expr.to_string(),
+                        // Past what an answer shows, more `depends on` lines add nothing.
+                        Some((_, cond)) if cond.len() <= MAX_INHERITED_BYTES => {
+                            cond.push_str(" && ");
+                            cond.push_str(expr);
                         }
-                    }
+                        _ => {}
+                    },
                     Block::Other => {}
                 }
             }
@@ -222,6 +239,30 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
             "range" | "visible" => uses(rest.trim_start_matches("if"), line_no, &mut out.uses),
             _ => {}
         }
+    }
+    for (e, inherited) in out.entries.iter_mut().zip(inherited) {
+        e.depends.reverse();
+        e.depends.extend(inherited);
+    }
+    out
+}
+
+/// The conditions of the `if` blocks and menus around an entry, innermost first, at most
+/// [`MAX_INHERITED_BYTES`] of them; `…` stands for any left out.
+fn inherit(enclosing: &[(&'static str, String)], too_deep: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut bytes = 0;
+    let mut cut = too_deep;
+    for (_, cond) in enclosing.iter().rev().filter(|(_, c)| !c.is_empty()) {
+        bytes += cond.len();
+        if bytes > MAX_INHERITED_BYTES {
+            cut = true;
+            break;
+        }
+        out.push(cond.clone());
+    }
+    if cut {
+        out.push("…".to_string());
     }
     out
 }
@@ -419,5 +460,51 @@ mod tests {
         assert_eq!(k.entries[1].defaults, vec!["m if MODULES"]);
         let uses: Vec<&str> = k.uses.iter().map(|u| u.symbol.as_str()).collect();
         assert_eq!(uses, vec!["CONFIG_MODULES"]);
+    }
+
+    #[test]
+    fn deep_if_nesting_does_not_copy_every_condition_into_every_entry() {
+        // Copies grew with entries times nesting: 20,000 of each made 400 million.
+        let n = 2_000;
+        let mut text = "menu \"m\"\n\tdepends on MENU_DEP\n".to_string();
+        for i in 0..n {
+            text.push_str(&format!("if COND_{i}\n"));
+        }
+        for i in 0..n {
+            text.push_str(&format!(
+                "config E{i}\n\tbool\n\tdepends on OWN_A\n\tdepends on OWN_B\n"
+            ));
+        }
+        text.push_str(&"endmenu\n".repeat(n));
+        text.push_str("config AFTER\n\tbool\n");
+        let k = parse("Kconfig", &text);
+        assert_eq!(k.entries.len(), n + 1);
+        for e in &k.entries[..n] {
+            let bytes: usize = e.depends.iter().map(String::len).sum();
+            assert!(bytes <= 2 * MAX_INHERITED_BYTES, "{} bytes", bytes);
+            assert_eq!(e.depends[..3], ["OWN_B", "OWN_A", "COND_62"]);
+            assert_eq!(e.depends.last().map(String::as_str), Some("…"));
+        }
+        // Every `endmenu` closed one level, the menu last.
+        assert_eq!(k.entries[n].depends, Vec::<String>::new());
+    }
+
+    #[test]
+    fn many_depends_lines_on_a_menu_are_not_copied_whole_into_its_entries() {
+        let mut text = "menu \"m\"\n".to_string();
+        text.push_str(&"\tdepends on SOME_LONG_SYMBOL_NAME\n".repeat(10_000));
+        text.push_str(&"config E\n\tbool\n".repeat(1_000));
+        let k = parse("Kconfig", &text);
+        assert_eq!(k.entries.len(), 1_000);
+        for e in &k.entries {
+            let bytes: usize = e.depends.iter().map(String::len).sum();
+            assert!(bytes <= 2 * MAX_INHERITED_BYTES, "{bytes} bytes");
+            assert_eq!(e.depends, ["…"], "one condition too long to keep");
+        }
+        let k = parse(
+            "Kconfig",
+            "menu \"m\"\n\tdepends on A\n\tdepends on B\nconfig E\n\tbool\n",
+        );
+        assert_eq!(k.entries[0].depends, ["A && B"]);
     }
 }

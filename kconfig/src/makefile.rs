@@ -154,6 +154,10 @@ pub struct Makefile {
 
 /// Longest origin text kept from a line.
 const ORIGIN_CHARS: usize = 90;
+/// Conditions kept on one assignment (nested `if`s and `else if` chains together); beyond
+/// them one undecidable atom stands for the rest. Copying them all makes memory grow with
+/// assignments times nesting; the kernel nests a handful.
+pub const MAX_CONDITIONS: usize = 32;
 
 /// Parses the Makefile at root-relative `path` with contents `text`.
 pub fn parse(path: &str, text: &str) -> Makefile {
@@ -236,13 +240,31 @@ pub fn parse(path: &str, text: &str) -> Makefile {
                         stem,
                         suffix,
                         items: rhs.split_whitespace().map(str::to_string).collect(),
-                        conditions: stack.iter().flatten().cloned().collect(),
+                        conditions: conditions(&stack, &origin),
                         origin: origin(),
                     });
                 }
             }
             None => in_recipe = t.contains(':'),
         }
+    }
+    out
+}
+
+/// The atoms of the open `if`s, outermost first, at most [`MAX_CONDITIONS`].
+fn conditions(stack: &[Vec<Atom>], origin: &dyn Fn() -> String) -> Vec<Atom> {
+    let mut out: Vec<Atom> = stack
+        .iter()
+        .flatten()
+        .take(MAX_CONDITIONS)
+        .cloned()
+        .collect();
+    if stack.iter().flatten().nth(MAX_CONDITIONS).is_some() {
+        out[MAX_CONDITIONS - 1] = Atom {
+            symbol: String::new(),
+            test: Test::Unknown,
+            origin: format!("{}: inside more than {MAX_CONDITIONS} conditions", origin()),
+        };
     }
     out
 }
@@ -647,5 +669,39 @@ mod tests {
             live,
             vec![(vec![], true), (vec!["lib/"], true), (vec!["ext/"], false)]
         );
+    }
+
+    #[test]
+    fn deep_ifdef_nesting_does_not_copy_every_condition_into_every_assignment() {
+        // Copies grew with assignments times nesting (and `else if` chains).
+        let n = 2_000;
+        let mut text = "ifdef CONFIG_OUTER\n".to_string();
+        text.push_str(&"ifdef CONFIG_X86\n".repeat(n));
+        text.push_str(&"obj-y += a.o\n".repeat(n));
+        text.push_str(&"endif\n".repeat(n + 1));
+        text.push_str("ifeq ($(CONFIG_A),y)\n");
+        for i in 0..n {
+            text.push_str(&format!("else ifeq ($(CONFIG_B{i}),y)\n"));
+        }
+        text.push_str("obj-y += b.o\nendif\nobj-y += c.o\n");
+        let m = parse("Makefile", &text);
+        assert_eq!(m.assigns.len(), n + 2);
+        let c = config("CONFIG_OUTER=y\nCONFIG_X86=y\n");
+        for a in &m.assigns[..n + 1] {
+            assert_eq!(a.conditions.len(), MAX_CONDITIONS);
+            let last = &a.conditions[MAX_CONDITIONS - 1];
+            assert_eq!(last.test, Test::Unknown);
+            assert!(
+                last.origin
+                    .ends_with(&format!(": inside more than {MAX_CONDITIONS} conditions")),
+                "{}",
+                last.origin
+            );
+        }
+        // The conditions kept still decide what they can.
+        assert_eq!(m.assigns[0].conditions[0].symbol, "CONFIG_OUTER");
+        assert_eq!(m.assigns[0].conditions[0].eval(&c), Tri::True);
+        assert_eq!(m.assigns[n].conditions[1].test, Test::Ne("y".into()));
+        assert_eq!(m.assigns[n + 1].conditions, vec![], "all closed");
     }
 }

@@ -1,0 +1,146 @@
+//! End-to-end tests of `--active-config` on hostile input: `#if` expressions and config files
+//! that once crashed or hung knav. Each test indexes its own copy of the fixture tree.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+mod common;
+use common::{fixture, Tree};
+
+/// `(exit code, stdout, stderr)` of knav run on `tree`; a signal is code -1.
+fn knav(tree: &Tree, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(args)
+        .arg("--root")
+        .arg(&tree.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(tree: &Tree, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let (code, out, err) = knav(tree, &a);
+    assert_eq!(code, 0, "knav {args:?} exited {code}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+#[test]
+fn deeply_nested_parentheses_do_not_overflow_the_stack() {
+    let t = fixture("deep-if");
+    let deep = |n: usize| format!("{}CONFIG_X86{}", "(".repeat(n), ")".repeat(n));
+    let bangs = format!("{}CONFIG_X86", "!".repeat(100_000));
+    let text = format!(
+        "#if {}\nint deep_parens(void) {{ return 0; }}\n#endif\n\
+         #if {bangs}\nint many_bangs(void) {{ return 0; }}\n#endif\n\
+         #if {}\nint shallow_parens(void) {{ return 0; }}\n#endif\n",
+        deep(8_000),
+        deep(3)
+    );
+    std::fs::write(t.root.join("include/linux/deep.h"), text).unwrap();
+    let active = |name: &str| {
+        let v = json(&t, &["def", name, "--active-config", "CONFIG_X86=y"]);
+        assert_eq!(v["definition_count"], 1, "{v}");
+        v["results"][0]["active"].clone()
+    };
+    // Too deep to evaluate: unknown, not a crash.
+    assert_eq!(active("deep_parens"), Value::Null);
+    // An even count of `!` over a set symbol: true, evaluated without recursion.
+    assert_eq!(active("many_bangs"), Value::Bool(true));
+    assert_eq!(active("shallow_parens"), Value::Bool(true));
+}
+
+/// The JSON answers of `knav serve --root TREE` to `calls` (tool name, arguments), in order; an
+/// answer missing after a minute (the server died or hung) fails the test.
+fn serve(tree: &Tree, calls: &[(&str, Value)]) -> Vec<Value> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .arg("serve")
+        .arg("--root")
+        .arg(&tree.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "knav-test", "version": "1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc": "2.0", "method": "notifications/initialized"}}"#
+    )
+    .unwrap();
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}});
+        writeln!(stdin, "{call}").unwrap();
+    }
+    let mut answers = vec![Value::Null; calls.len()];
+    while answers.iter().any(Value::is_null) {
+        let line = rx.recv_timeout(Duration::from_secs(60));
+        let Ok(line) = line else {
+            let status = child.try_wait();
+            let _ = child.kill();
+            panic!("knav serve stopped answering ({status:?}); answers so far: {answers:?}");
+        };
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = v["id"]
+            .as_u64()
+            .filter(|id| (1..=calls.len() as u64).contains(id))
+        {
+            let text = v["result"]["content"][0]["text"].as_str().unwrap_or("{}");
+            answers[id as usize - 1] = serde_json::from_str(text).unwrap_or(Value::from(text));
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    answers
+}
+
+#[test]
+fn deeply_nested_parentheses_do_not_kill_the_server() {
+    let t = fixture("deep-if-serve");
+    // 2,000 levels: a 4 KB line once overflowed the stack of the server's worker thread.
+    let text = format!(
+        "#if {}CONFIG_X86{}\nint deep_parens(void) {{ return 0; }}\n#endif\n",
+        "(".repeat(2_000),
+        ")".repeat(2_000)
+    );
+    std::fs::write(t.root.join("include/linux/deep.h"), text).unwrap();
+    let (code, _, err) = knav(&t, &["index"]);
+    assert_eq!(code, 0, "{err}");
+    let args = |symbol: &str| serde_json::json!({"symbol": symbol, "active_config": "CONFIG_X86=y", "format": "json"});
+    let answers = serve(
+        &t,
+        &[
+            ("find_definition", args("deep_parens")),
+            ("find_definition", args("kmap")),
+        ],
+    );
+    assert_eq!(answers[0]["definition_count"], 1, "{}", answers[0]);
+    assert_eq!(answers[0]["results"][0]["active"], Value::Null);
+    assert_eq!(
+        answers[1]["symbol"], "kmap",
+        "still serving: {}",
+        answers[1]
+    );
+}
