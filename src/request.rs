@@ -81,12 +81,18 @@ pub fn active_config(
     let text = if from_list {
         arg.to_string()
     } else {
-        match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        // A regular file of bounded size: /dev/zero or a FIFO is an error, not a hang.
+        match knav_kconfig::read_file(&path, knav_kconfig::MAX_CONFIG_BYTES) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(knav_kconfig::ReadError::NotFound) => {
                 return Err(format!("active_config file not found: {}", path.display()))
             }
-            Err(e) => return Err(format!("active_config {}: {e}", path.display())),
+            Err(e) => {
+                return Err(format!(
+                    "active_config {}: {e}; give a .config file or CONFIG_A=y,CONFIG_B=m",
+                    path.display()
+                ))
+            }
         }
     };
     // A server is asked with the same .config again and again: parsed once per content.

@@ -144,3 +144,68 @@ fn deeply_nested_parentheses_do_not_kill_the_server() {
         answers[1]
     );
 }
+
+/// `(exit code, stdout)` of knav run on `tree`, killed and failed if it runs over 30 s.
+fn knav_within_30s(tree: &Tree, args: &[&str]) -> (i32, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(args)
+        .arg("--root")
+        .arg(&tree.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("knav {args:?} still running after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn a_config_that_is_a_device_a_fifo_or_huge_is_a_clear_error_not_a_hang() {
+    let t = fixture("config-files");
+    let (code, _, err) = knav(&t, &["index"]);
+    assert_eq!(code, 0, "{err}");
+    let fifo = t.root.join("config.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    // Sparse: 17 MiB of file, no disk.
+    let huge = t.root.join("config.huge");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(17 << 20)
+        .unwrap();
+    let fifo = fifo.display().to_string();
+    let huge = huge.display().to_string();
+    for (config, what) in [
+        ("/dev/zero", "a character device, not a regular file"),
+        ("/dev/urandom", "a character device, not a regular file"),
+        (fifo.as_str(), "a FIFO, not a regular file"),
+        (huge.as_str(), "larger than 16 MiB, the most knav reads"),
+    ] {
+        let (code, out) = knav_within_30s(&t, &["def", "kmap", "--active-config", config]);
+        assert_eq!(code, 1, "{config}: {out}");
+        assert_eq!(
+            out.lines().next(),
+            Some(
+                format!(
+                    "Error: active_config {config}: {what}; give a .config file or \
+                     CONFIG_A=y,CONFIG_B=m"
+                )
+                .as_str()
+            ),
+            "{out}"
+        );
+    }
+}

@@ -90,9 +90,8 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
     let read: Vec<(&SourceFile, Option<(u64, String)>)> = files
         .par_iter()
         .map(|f| {
-            let text = (f.size <= MAX_BUILD_FILE_BYTES)
-                .then(|| std::fs::read(root.join(&f.path)).ok())
-                .flatten()
+            let text = knav_kconfig::read_file(&root.join(&f.path), MAX_BUILD_FILE_BYTES)
+                .ok()
                 .map(|b| (hash64(&b), String::from_utf8_lossy(&b).into_owned()));
             (f, text)
         })
@@ -146,7 +145,7 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
             if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
                 continue;
             }
-            let Ok(bytes) = std::fs::read(&path) else {
+            let Ok(bytes) = knav_kconfig::read_file(&path, MAX_BUILD_FILE_BYTES) else {
                 continue;
             };
             let k = kconfig::parse(&p, &String::from_utf8_lossy(&bytes));
