@@ -104,7 +104,7 @@ pub fn active_config(
         return Ok(c.clone());
     }
     let config = if from_list {
-        knav_kconfig::Config::from_macros(arg).map_err(|e| format!("active_config '{arg}': {e}"))?
+        knav_kconfig::Config::from_macros(arg).map_err(|e| format!("active_config {e}"))?
     } else {
         knav_kconfig::Config::parse(&text)
             .map_err(|e| format!("active_config {}: {e}", path.display()))?

@@ -209,3 +209,48 @@ fn a_config_that_is_a_device_a_fifo_or_huge_is_a_clear_error_not_a_hang() {
         );
     }
 }
+
+#[test]
+fn a_config_parse_error_names_the_file_and_line_but_never_quotes_it() {
+    // Over MCP, `active_config: "/etc/shadow"` answered `line 1: 'root:*:…' is not NAME=value`.
+    let t = fixture("config-quote");
+    let secret = t.root.join("secret");
+    std::fs::write(&secret, "# fine\nroot:*:19000:0:99999:7:::\n").unwrap();
+    let secret = secret.display().to_string();
+    let (code, out, _) = knav(&t, &["def", "kmap", "--active-config", &secret]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        out.lines().next(),
+        Some(
+            format!(
+                "Error: active_config {secret}: line 2: expected CONFIG_NAME=value, \
+                 `# CONFIG_NAME is not set`, a # comment or nothing"
+            )
+            .as_str()
+        )
+    );
+    assert!(!out.contains("root:"), "{out}");
+    let answers = serve(
+        &t,
+        &[(
+            "find_definition",
+            serde_json::json!({"symbol": "kmap", "active_config": secret}),
+        )],
+    );
+    let text = answers[0].as_str().unwrap_or_default();
+    assert!(
+        text.contains(": line 2: expected CONFIG_NAME=value"),
+        "{text}"
+    );
+    assert!(!text.contains("root:"), "{text}");
+    // A macro list is the caller's own text: the failing item is quoted, cut short.
+    let list = format!("CONFIG_X86=y,CONFIG_{}=maybe", "A".repeat(100_000));
+    let (code, out, _) = knav(&t, &["def", "kmap", "--active-config", &list]);
+    assert_eq!(code, 1);
+    let first = out.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("Error: active_config 'CONFIG_AAA"),
+        "{first}"
+    );
+    assert!(first.len() < 200, "{first}");
+}

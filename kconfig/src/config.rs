@@ -76,7 +76,8 @@ pub enum Macro {
 }
 
 impl Config {
-    /// Parses a `.config` file's text; an error names the line.
+    /// Parses a `.config` file's text; an error names the line and what was expected there,
+    /// without quoting it.
     pub fn parse(text: &str) -> Result<Config, String> {
         let mut values = Map::default();
         values.reserve(text.len() / 40);
@@ -99,8 +100,10 @@ impl Config {
                     if t.is_empty() || t.starts_with('#') {
                         continue;
                     }
+                    // The error names the line, never quotes it: the file may be anything
+                    // the user (or a client) named.
                     parse_assignment(line.trim_end_matches('\r'))
-                        .map_err(|e| format!("line {}: {e}", n + 1))?
+                        .map_err(|bad| format!("line {}: {}", n + 1, bad.expected()))?
                 }
             };
             values.insert(key(name), value);
@@ -119,7 +122,8 @@ impl Config {
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|s| !s.is_empty())
         {
-            let (name, value) = parse_assignment(item)?;
+            let (name, value) = parse_assignment(item)
+                .map_err(|bad| format!("'{}': {}", short(item), bad.expected()))?;
             values.insert(key(name), value);
         }
         if values.is_empty() {
@@ -236,14 +240,44 @@ fn is_symbol_name(name: &str) -> bool {
     name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-fn parse_assignment(item: &str) -> Result<(&str, Value), String> {
-    let eq = item
-        .bytes()
-        .position(|b| b == b'=')
-        .ok_or_else(|| format!("'{item}' is not NAME=value"))?;
+/// What is wrong with a line that is not an assignment a `.config` can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bad {
+    NoEquals,
+    NotSymbol,
+    Unterminated,
+    Value,
+}
+
+impl Bad {
+    /// What was expected instead.
+    fn expected(self) -> &'static str {
+        match self {
+            Bad::NoEquals => {
+                "expected CONFIG_NAME=value, `# CONFIG_NAME is not set`, a # comment or nothing"
+            }
+            Bad::NotSymbol => {
+                "expected a CONFIG_ symbol (CONFIG_ then letters, digits, _) before '='"
+            }
+            Bad::Unterminated => "expected a closing '\"' at the end of the string value",
+            Bad::Value => "expected a value of y, m, n, a number or a \"string\" after '='",
+        }
+    }
+}
+
+/// At most 40 characters of `s`, for an error about the user's own argument.
+fn short(s: &str) -> String {
+    match s.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+fn parse_assignment(item: &str) -> Result<(&str, Value), Bad> {
+    let eq = item.bytes().position(|b| b == b'=').ok_or(Bad::NoEquals)?;
     let (name, raw) = (item[..eq].trim(), &item[eq + 1..]);
     if !name.starts_with("CONFIG_") || !is_symbol_name(name) {
-        return Err(format!("'{name}' is not a CONFIG_ symbol"));
+        return Err(Bad::NotSymbol);
     }
     let raw = raw.trim();
     let value = match raw {
@@ -254,7 +288,7 @@ fn parse_assignment(item: &str) -> Result<(&str, Value), String> {
             let inner = raw
                 .strip_prefix('"')
                 .and_then(|r| r.strip_suffix('"'))
-                .ok_or_else(|| format!("{name}: unterminated string {raw}"))?;
+                .ok_or(Bad::Unterminated)?;
             Value::Text(inner.replace("\\\"", "\"").replace("\\\\", "\\"))
         }
         _ => {
@@ -265,9 +299,7 @@ fn parse_assignment(item: &str) -> Result<(&str, Value), String> {
             } else {
                 raw.parse::<i64>().ok()
             };
-            Value::Number(
-                n.ok_or_else(|| format!("{name}: '{raw}' is not y, m, n, a number or a string"))?,
-            )
+            Value::Number(n.ok_or(Bad::Value)?)
         }
     };
     Ok((name, value))
@@ -336,15 +368,54 @@ mod tests {
 
     #[test]
     fn bad_lines_are_errors_naming_the_line() {
-        assert!(Config::parse("CONFIG_A=y\nCONFIG_B=maybe\n")
-            .unwrap_err()
-            .starts_with("line 2:"));
-        assert!(Config::parse("FOO=y\n")
-            .unwrap_err()
-            .contains("not a CONFIG_ symbol"));
-        assert!(Config::parse("CONFIG_S=\"open\n")
-            .unwrap_err()
-            .contains("unterminated"));
+        let err = |text: &str| Config::parse(text).unwrap_err();
+        assert_eq!(
+            err("CONFIG_A=y\nCONFIG_B=maybe\n"),
+            "line 2: expected a value of y, m, n, a number or a \"string\" after '='"
+        );
+        assert_eq!(
+            err("FOO=y\n"),
+            "line 1: expected a CONFIG_ symbol (CONFIG_ then letters, digits, _) before '='"
+        );
+        assert_eq!(
+            err("\n\nCONFIG_S=\"open\n"),
+            "line 3: expected a closing '\"' at the end of the string value"
+        );
+        assert_eq!(
+            err("# c\nplain words\n"),
+            "line 2: expected CONFIG_NAME=value, `# CONFIG_NAME is not set`, a # comment or nothing"
+        );
         assert!(Config::from_macros(" , ").is_err());
+        // A list is the user's own argument: quoted, cut short.
+        assert_eq!(
+            Config::from_macros("CONFIG_A=y,CONFIG_B=maybe").unwrap_err(),
+            "'CONFIG_B=maybe': expected a value of y, m, n, a number or a \"string\" after '='"
+        );
+        let long = format!("CONFIG_{}=x", "A".repeat(10_000));
+        let e = Config::from_macros(&long).unwrap_err();
+        assert!(
+            e.starts_with(&format!("'CONFIG_{}…': ", "A".repeat(33))),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn parse_errors_never_quote_the_file() {
+        // Over MCP, `active_config: "/etc/shadow"` echoed the file's first line.
+        let shadow = "root:*:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n";
+        let e = Config::parse(shadow).unwrap_err();
+        assert_eq!(
+            e,
+            "line 1: expected CONFIG_NAME=value, `# CONFIG_NAME is not set`, a # comment or nothing"
+        );
+        for text in [
+            "secret_token=hunter2\n",
+            "CONFIG_A=hunter2\n",
+            "CONFIG_A=\"hunter2\n",
+            "CONFIG_hunter2 = x y\n",
+        ] {
+            let e = Config::parse(text).unwrap_err();
+            assert!(!e.contains("hunter2") && !e.contains("secret"), "{e}");
+        }
     }
 }
