@@ -206,7 +206,14 @@ fn run(common: &Common, command: &Command, trace: &mut crate::index::Trace) -> E
             crate::index::update(&root, &dir, *full, &opts, &mut Progress::stderr())
         };
         return match done {
-            Ok(report) => Envelope::index_report(&root_s, report),
+            Ok(report) => {
+                let rebuilt = report.rebuilt_because.clone();
+                let mut env = Envelope::index_report(&root_s, report);
+                if let Some(why) = rebuilt {
+                    env.warn(format!("rebuilt, not refreshed: {why}"));
+                }
+                env
+            }
             Err(e) => Envelope::error(tool, &root_s, e),
         };
     };
@@ -234,7 +241,19 @@ fn run(common: &Common, command: &Command, trace: &mut crate::index::Trace) -> E
         path_prefix: common.path_prefix.clone(),
         active,
     };
-    let env = answer(&snap, page, &ask);
+    // An answer read from a damaged index is replaced by the damage (a decoder that ran past
+    // its data, or a panic in the `fst` crate on a damaged FST).
+    use crate::index::damage::{catch_decoder_panic, REPAIR};
+    let env = match catch_decoder_panic(|| answer(&snap, page, &ask)) {
+        Ok(env) => match snap.damage() {
+            Some(d) => Envelope::error(tool, &root_s, format!("{d}; {REPAIR}")),
+            None => env,
+        },
+        Err(panic) => match snap.verify() {
+            Err(d) => Envelope::error(tool, &root_s, format!("{d}; {REPAIR}")),
+            Ok(()) => panic!("{panic}"),
+        },
+    };
     trace.mark("answer");
     // The process ends right after: its exit unmaps the index in one sweep, cheaper than
     // unmapping file by file (a fifth of a small query's time).

@@ -859,7 +859,7 @@ fn verify_catches_a_flipped_byte_that_keeps_the_length() {
         v["error"]
             .as_str()
             .unwrap()
-            .contains("defs.dat: checksum mismatch"),
+            .contains("defs.dat is damaged (checksum mismatch)"),
         "{v}"
     );
 }

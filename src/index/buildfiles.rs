@@ -4,8 +4,9 @@
 //!
 //! It is rebuilt whole whenever a build file changes (reading and parsing all of the kernel's
 //! takes well under a second) into its own directory (`kb-…`), published with the manifest like
-//! a segment. Files: `symbols.fst` (`CONFIG_X` → entries and uses) and `data.bin` (the
-//! conditions of objects and directories behind a hash table by path, and everything else).
+//! a segment. Files: `symbols.fst` (`CONFIG_X` → entries and uses), `data.bin` (the
+//! conditions of objects and directories behind a hash table by path, and everything else) and
+//! `meta.json` (their lengths and checksums, as a segment's).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
@@ -18,6 +19,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::codec::{hash64, put_str, put_varint, Reader};
+use super::damage::{open_fst, Damage};
 use super::format::{check_header, header, HEADER_LEN};
 use super::segment::{map, MapBytes};
 use crate::walk::SourceFile;
@@ -300,7 +302,20 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
         b.insert(k, *v).map_err(|e| io(name, &e))?;
     }
     let bytes = b.into_inner().map_err(|e| io(name, &e))?;
+    let meta = PartMeta {
+        version: super::format::VERSION,
+        lengths: vec![
+            ("data.bin".into(), data.len() as u64),
+            (name.into(), bytes.len() as u64),
+        ],
+        checksums: vec![
+            ("data.bin".into(), super::codec::checksum_bytes(&data)),
+            (name.into(), super::codec::checksum_bytes(&bytes)),
+        ],
+    };
     std::fs::write(dir.join(name), bytes).map_err(|e| io(name, &e))?;
+    let json = serde_json::to_vec_pretty(&meta).map_err(|e| io(PART_META, &e))?;
+    std::fs::write(dir.join(PART_META), json).map_err(|e| io(PART_META, &e))?;
     Ok(BuildStats {
         makefiles: presence.makefiles.len() as u64,
         paths: presence.paths.len() as u64,
@@ -328,6 +343,20 @@ fn encode_atom(out: &mut Vec<u8>, a: &Atom) {
     put_str(out, a.symbol.as_bytes());
     put_str(out, value.as_bytes());
     put_str(out, a.origin.as_bytes());
+}
+
+/// The file of a build-file part that gives the others' lengths and checksums.
+const PART_META: &str = "meta.json";
+
+/// What `meta.json` of a build-file part says.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct PartMeta {
+    /// Index format version.
+    version: u32,
+    /// Length of each file, checked when the part is opened.
+    lengths: Vec<(String, u64)>,
+    /// Checksum of each file, checked by [`BuildFiles::verify`].
+    checksums: Vec<(String, u64)>,
 }
 
 /// Atom values under one configuration, by atom id; one per query.
@@ -360,6 +389,9 @@ impl AtomCache {
 
 /// The build-file part of an open index.
 pub struct BuildFiles {
+    dir: std::path::PathBuf,
+    meta: PartMeta,
+    damage: Damage,
     data: Mmap,
     /// Where the paths' hash table is, and its size (a power of two).
     table_at: usize,
@@ -377,9 +409,32 @@ pub struct BuildFiles {
 impl BuildFiles {
     /// Opens the part in `dir`.
     pub fn open(dir: &Path) -> Result<BuildFiles, String> {
-        let bad = |what: &str| format!("{}: {what}", dir.display());
-        let data = map(dir, "data.bin", None)?;
+        let meta_path = dir.join(PART_META);
+        let text =
+            std::fs::read(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?;
+        let meta: PartMeta = serde_json::from_slice(&text)
+            .map_err(|e| super::damage::message(&meta_path, &e.to_string()))?;
+        if meta.version != super::format::VERSION {
+            return Err(super::damage::message(&meta_path, "another format version"));
+        }
+        let length = |name: &str| meta.lengths.iter().find(|(n, _)| n == name).map(|x| x.1);
+        let sum = |name: &str| meta.checksums.iter().find(|(n, _)| n == name).map(|x| x.1);
+        for name in ["data.bin", "symbols.fst"] {
+            if length(name).is_none() || sum(name).is_none() {
+                return Err(super::damage::message(
+                    &meta_path,
+                    &format!("it gives no length or checksum of {name}"),
+                ));
+            }
+        }
+        let bad = |what: &str| super::damage::message(&dir.join("data.bin"), what);
+        let data = map(dir, "data.bin", length("data.bin"))?;
         check_header(&data, b"KBLD").map_err(|e| bad(&e))?;
+        if super::damage::checksum_at_open(data.len() as u64)
+            && Some(super::codec::checksum_bytes(&data)) != sum("data.bin")
+        {
+            return Err(bad("checksum mismatch"));
+        }
         let toc = |i: usize| -> Result<usize, String> {
             let at = HEADER_LEN + i * 8;
             let b = data
@@ -399,14 +454,23 @@ impl BuildFiles {
         {
             return Err(bad("data.bin is truncated or replaced"));
         }
-        let fst_of = |name: &str| -> Result<fst::Map<MapBytes>, String> {
-            let m = map(dir, name, None)?;
-            fst::Map::new(MapBytes(m)).map_err(|e| bad(&format!("{name}: {e}")))
-        };
+        let symbols = open_fst(dir, "symbols.fst", length("symbols.fst"))?;
+        let fst_bytes = symbols.as_fst().as_bytes();
+        if super::damage::checksum_at_open(fst_bytes.len() as u64)
+            && Some(super::codec::checksum_bytes(fst_bytes)) != sum("symbols.fst")
+        {
+            return Err(super::damage::message(
+                &dir.join("symbols.fst"),
+                "checksum mismatch",
+            ));
+        }
         Ok(BuildFiles {
+            dir: dir.to_path_buf(),
+            meta,
+            damage: Damage::default(),
             table_at,
             slots,
-            symbols: fst_of("symbols.fst")?,
+            symbols,
             data,
             files_at,
             files: std::sync::OnceLock::new(),
@@ -414,6 +478,43 @@ impl BuildFiles {
             atoms_count,
             inputs_at,
         })
+    }
+
+    /// Re-reads every file of the part and compares its checksum with the one recorded at
+    /// build time.
+    pub fn verify(&self) -> Result<(), String> {
+        for (name, sum) in &self.meta.checksums {
+            let path = self.dir.join(name);
+            let got = super::codec::checksum_file(&path)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            if got != *sum {
+                return Err(super::damage::message(&path, "checksum mismatch"));
+            }
+        }
+        match self.damage() {
+            Some(d) => Err(d.to_string()),
+            None => Ok(()),
+        }
+    }
+
+    /// The first damage a read of this part ran into, as a clear error.
+    pub fn damage(&self) -> Option<&str> {
+        self.damage.get()
+    }
+
+    #[cold]
+    fn damaged(&self, what: &str) {
+        self.damage.mark(&self.dir, "data.bin", what);
+    }
+
+    /// The directory of the part.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Each file of the part with the checksum recorded when it was built.
+    pub fn checksums(&self) -> &[(String, u64)] {
+        &self.meta.checksums
     }
 
     fn file(&self, id: u64) -> String {
@@ -424,6 +525,7 @@ impl BuildFiles {
             for _ in 0..n.min(1 << 20) {
                 let s = r.str();
                 if r.overrun {
+                    self.damaged("the list of build files does not decode");
                     break;
                 }
                 let end = self.files_at + r.pos();
@@ -431,29 +533,31 @@ impl BuildFiles {
             }
             files
         });
-        files
+        match files
             .get(id as usize)
             .and_then(|&(at, len)| self.data.get(at..at + len))
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default()
+        {
+            Some(b) => String::from_utf8_lossy(b).into_owned(),
+            None => {
+                self.damaged(&format!("no build file {id}"));
+                String::new()
+            }
+        }
     }
 
     /// The value of atom `id` under `config`, read without copying its strings (only an
     /// `ifeq` value or an architecture name is copied).
     fn eval_atom(&self, id: u64, config: &Config) -> Tri {
-        let id = id as usize;
-        if id >= self.atoms_count {
-            return Tri::Unknown;
-        }
-        let at = self.atoms_at + 4 * id;
-        let mut b = [0u8; 4];
-        b.copy_from_slice(&self.data[at..at + 4]);
-        let Some(bytes) = self.data.get(u32::from_le_bytes(b) as usize..) else {
+        let Some(bytes) = self.atom_bytes(id) else {
             return Tri::Unknown;
         };
         let mut r = Reader::new(bytes);
         let tag = r.u8();
         let symbol = std::str::from_utf8(r.str()).unwrap_or("");
+        if r.overrun || tag > 7 {
+            self.damaged(&format!("atom {id} does not decode"));
+            return Tri::Unknown;
+        }
         let value = || String::from_utf8_lossy(r.clone().str()).into_owned();
         let test = match tag {
             0 => Test::Set,
@@ -468,21 +572,30 @@ impl BuildFiles {
         test.eval(symbol, config)
     }
 
+    /// The encoded atom `id`, remembering damage when it is out of bounds.
+    fn atom_bytes(&self, id: u64) -> Option<&[u8]> {
+        let bytes = usize::try_from(id)
+            .ok()
+            .filter(|&id| id < self.atoms_count)
+            .and_then(|id| {
+                let at = self.atoms_at + 4 * id;
+                let b: [u8; 4] = self.data.get(at..at + 4)?.try_into().ok()?;
+                let off = u32::from_le_bytes(b) as usize;
+                self.data.get(off..).filter(|_| off >= HEADER_LEN)
+            });
+        if bytes.is_none() {
+            self.damaged(&format!("no atom {id}"));
+        }
+        bytes
+    }
+
     fn atom(&self, id: u64) -> Atom {
-        let id = id as usize;
         let unknown = Atom {
             symbol: String::new(),
             test: Test::Unknown,
             origin: "a corrupt build-file index".into(),
         };
-        if id >= self.atoms_count {
-            return unknown;
-        }
-        let at = self.atoms_at + 4 * id;
-        let mut b = [0u8; 4];
-        b.copy_from_slice(&self.data[at..at + 4]);
-        let off = u32::from_le_bytes(b) as usize;
-        let Some(bytes) = self.data.get(off..) else {
+        let Some(bytes) = self.atom_bytes(id) else {
             return unknown;
         };
         let mut r = Reader::new(bytes);
@@ -520,7 +633,11 @@ impl BuildFiles {
             if off == 0 {
                 return None;
             }
-            let mut r = Reader::new(self.data.get(off - 1..)?);
+            let Some(bytes) = self.data.get(off - 1..) else {
+                self.damaged(&format!("path slot {i} points outside the file"));
+                return None;
+            };
+            let mut r = Reader::new(bytes);
             if r.str() == key.as_bytes() {
                 return Some(off - 1 + r.pos());
             }
@@ -561,6 +678,7 @@ impl BuildFiles {
             }
         }
         if r.overrun {
+            self.damaged(&format!("the condition of {key} does not decode"));
             return None;
         }
         Some(match (unknown, first_false) {
@@ -601,7 +719,11 @@ impl BuildFiles {
 
     fn symbol_reader(&self, symbol: &str) -> Option<Reader<'_>> {
         let off = self.symbols.get(symbol)? as usize;
-        Some(Reader::new(self.data.get(off..)?))
+        let bytes = self.data.get(off..).filter(|_| off >= HEADER_LEN);
+        if bytes.is_none() {
+            self.damaged(&format!("the record of {symbol} is outside the file"));
+        }
+        Some(Reader::new(bytes?))
     }
 
     /// The Kconfig entries defining `symbol` (`CONFIG_X`), in path order.
@@ -625,6 +747,7 @@ impl BuildFiles {
             let path = self.file(r.varint());
             let line = r.varint() as u32;
             if r.overrun {
+                self.damaged(&format!("the uses of {symbol} do not decode"));
                 break;
             }
             out.push(BuildUse { path, line });
@@ -651,6 +774,7 @@ impl BuildFiles {
             }
             let [depends, selects, defaults] = lists;
             if r.overrun {
+                self.damaged(&format!("the entries of {symbol} do not decode"));
                 break;
             }
             out.push(KconfigEntry {
@@ -707,6 +831,7 @@ impl BuildFiles {
             let mtime_ns = r.varint() as i64;
             let hash = r.varint();
             if r.overrun {
+                self.damaged("the list of build files does not decode");
                 break;
             }
             out.push((

@@ -148,11 +148,15 @@ pub fn hash64(data: &[u8]) -> u64 {
     h ^ (h >> 33)
 }
 
-/// The checksum of a file, read in 1 MiB chunks so a large index file is never held in memory.
+/// Bytes per checksum chunk: a file is hashed chunk by chunk, so that a large one is never held
+/// in memory and a mapped one gives the same sum.
+const CHECKSUM_CHUNK: usize = 1 << 20;
+
+/// The checksum of a file, read in chunks so a large index file is never held in memory.
 pub fn checksum_file(path: &std::path::Path) -> std::io::Result<u64> {
     use std::io::Read;
     let mut f = std::fs::File::open(path)?;
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = vec![0u8; CHECKSUM_CHUNK];
     let mut h = 0u64;
     loop {
         let mut filled = 0;
@@ -171,6 +175,15 @@ pub fn checksum_file(path: &std::path::Path) -> std::io::Result<u64> {
             return Ok(h);
         }
     }
+}
+
+/// [`checksum_file`] of bytes already in memory (a mapped index file).
+pub fn checksum_bytes(bytes: &[u8]) -> u64 {
+    let mut h = 0u64;
+    for chunk in bytes.chunks(CHECKSUM_CHUNK) {
+        h = h.rotate_left(17) ^ hash64(chunk);
+    }
+    h
 }
 
 #[cfg(test)]
@@ -212,5 +225,20 @@ mod tests {
         assert_ne!(hash64(b"int a;"), hash64(b"int b;"));
         assert_ne!(hash64(b""), hash64(b"\0"));
         assert_eq!(hash64(b"same"), hash64(b"same"));
+    }
+
+    #[test]
+    fn a_mapped_file_checksums_as_the_file_read_in_chunks() {
+        let path = std::env::temp_dir().join(format!("knav-sum-{}", std::process::id()));
+        for len in [0, 5, CHECKSUM_CHUNK, CHECKSUM_CHUNK * 2 + 3] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+            std::fs::write(&path, &bytes).unwrap();
+            assert_eq!(
+                checksum_file(&path).unwrap(),
+                checksum_bytes(&bytes),
+                "{len}"
+            );
+        }
+        let _ = std::fs::remove_file(&path);
     }
 }

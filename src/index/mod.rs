@@ -10,6 +10,7 @@ pub mod accum;
 pub mod build;
 pub mod buildfiles;
 pub mod codec;
+pub mod damage;
 pub mod format;
 pub mod scratch;
 pub mod segment;
@@ -69,6 +70,10 @@ pub struct UpdateReport {
     /// Full builds: definitions each kernel macro family made (`SYSCALL_DEFINE`: 1,900…).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub macro_definitions: std::collections::BTreeMap<String, u64>,
+    /// Why the index (or its build-file part) was rebuilt instead of refreshed: the damage or
+    /// the unreadable index found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebuilt_because: Option<String>,
 }
 
 /// The delta is folded into a new base when it holds more files than this share of the tree.
@@ -161,12 +166,37 @@ pub fn update_hinted(
     let hash = options_hash(opts, max_file_bytes);
     // An unreadable or old-format index, or one built with other options (ctags options,
     // ignore patterns), is rebuilt, and then its walk cache is not trusted either.
+    let mut rebuilt_because = None;
     let old = if full {
         None
     } else {
-        Snapshot::open(root, index_dir).unwrap_or_default()
+        Snapshot::open(root, index_dir).unwrap_or_else(|e| {
+            rebuilt_because = Some(e.trim_end_matches(store::REBUILD).to_string());
+            None
+        })
     };
     let old = old.filter(|s| s.manifest.options_hash == hash);
+    // Damage is rebuilt, never built on: a segment's means a full build, the build-file
+    // part's a new part.
+    let old = match old.map(|s| (store::check_stamped(index_dir, &s, false), s)) {
+        Some((Err(store::Damaged::Segments(e)), _)) => {
+            rebuilt_because = Some(e);
+            None
+        }
+        Some((Err(store::Damaged::BuildFiles(e)), mut s)) => {
+            rebuilt_because = Some(e.clone());
+            s.build = None;
+            s.build_error = Some(e);
+            Some(s)
+        }
+        Some((Ok(()), s)) => {
+            if s.build_error.is_some() {
+                rebuilt_because.clone_from(&s.build_error);
+            }
+            Some(s)
+        }
+        None => None,
+    };
     let cache = old.as_ref().and_then(|_| store::read_walk_cache(index_dir));
     let walk_started = crate::walk::now_ns();
     // What the index holds of each file: the walk trusts it for files a hint does not name,
@@ -211,7 +241,11 @@ pub fn update_hinted(
 
     trace.mark("walk");
     if let (Some(snap), Some(c)) = (&old, &cache) {
-        if hint.is_none() && c.generation == snap.manifest.generation && walked.same_as_cache() {
+        if hint.is_none()
+            && c.generation == snap.manifest.generation
+            && walked.same_as_cache()
+            && snap.build_error.is_none()
+        {
             progress.finish();
             return Ok(UpdateReport {
                 mode: "unchanged".into(),
@@ -262,6 +296,7 @@ pub fn update_hinted(
             return Ok(UpdateReport {
                 mode: "incremental".into(),
                 build_files: summary,
+                rebuilt_because,
                 index_bytes: index_bytes(index_dir, &manifest),
                 ..same_segments(snap, &walked, started, index_dir)
             });
@@ -308,6 +343,7 @@ pub fn update_hinted(
         index_dir: index_dir.display().to_string(),
         dirs_read: walked.dirs_read,
         walk_errors: walk_errors(&walked),
+        rebuilt_because: rebuilt_because.clone(),
         ..Default::default()
     };
     let (inputs, segments, retired) = match &old {
@@ -438,6 +474,11 @@ pub fn update_hinted(
     trace.mark("manifest");
     // Count from the segments as they will be published.
     let fresh = Snapshot::open_unpublished(root, index_dir, &manifest)?;
+    // The build checksummed its files as it wrote them: their stats are recorded so that the
+    // next refresh re-hashes only what changed since.
+    store::check_stamped(index_dir, &fresh, true).map_err(|e| match e {
+        store::Damaged::Segments(e) | store::Damaged::BuildFiles(e) => e,
+    })?;
     let (scanned, unindexed, why) = fresh.count_files();
     if report.mode == "full" {
         // One segment: its build counted them.
@@ -525,10 +566,8 @@ pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, String> {
     let started = Instant::now();
     let snap = Snapshot::open(root, index_dir)?
         .ok_or_else(|| format!("no index in {}; run `knav index`", index_dir.display()))?;
-    for seg in &snap.segments {
-        seg.verify()
-            .map_err(|e| format!("{e}; run `knav index --full` to rebuild"))?;
-    }
+    snap.verify()
+        .map_err(|e| format!("{e}; run `knav index --full` to rebuild"))?;
     Ok(UpdateReport {
         mode: "verified".into(),
         files_scanned: snap.manifest.files_scanned,

@@ -5,6 +5,10 @@
 //! Index files are memory-mapped. A segment is never written after it is published (a refresh
 //! writes a new one beside it), so the maps only break if something outside knav truncates an
 //! index file while a query runs; that ends the query with SIGBUS, it cannot corrupt anything.
+//!
+//! Every read is bounds-checked: damage a decoder runs into (a record past the end of its
+//! file, a path that is not UTF-8) is remembered ([`Segment::damage`]) and the answer reports
+//! it instead of answering from it.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -13,6 +17,8 @@ use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
 use super::codec::Reader;
+use super::damage::{open_fst, Damage};
+use super::format::FileStatus;
 use super::format::{check_header, shard_of, Def, FileRecord, HEADER_LEN, NAME_SHARDS};
 use super::stats::NameStats;
 use crate::scan::Role;
@@ -71,6 +77,7 @@ pub struct Segment {
     defs: Mmap,
     files: Mmap,
     files_idx: Mmap,
+    damage: Damage,
 }
 
 /// A name's entry: where its definitions are and its postings.
@@ -167,9 +174,9 @@ pub struct LineHint {
 }
 
 /// The head of a file record (as [`FileRecord::encode`] writes it): `(path, size, mtime_ns,
-/// hash, status)`, the reader left after the status.
-fn read_stat<'a>(r: &mut Reader<'a>) -> (&'a str, u64, i64, u64, u8) {
-    let path = std::str::from_utf8(r.str()).unwrap_or("");
+/// hash, status)`, the reader left after the status; `None` for a path that is not UTF-8.
+fn read_stat<'a>(r: &mut Reader<'a>) -> Option<(&'a str, u64, i64, u64, u8)> {
+    let path = std::str::from_utf8(r.str()).ok()?;
     let size = r.varint();
     let z = r.varint();
     let mtime = ((z >> 1) as i64) ^ -((z & 1) as i64);
@@ -177,7 +184,7 @@ fn read_stat<'a>(r: &mut Reader<'a>) -> (&'a str, u64, i64, u64, u8) {
     h.copy_from_slice(r.bytes(8).get(..8).unwrap_or(&[0; 8]));
     let _lines = r.varint();
     let status = r.u8();
-    (path, size, mtime, u64::from_le_bytes(h), status)
+    Some((path, size, mtime, u64::from_le_bytes(h), status))
 }
 
 pub(crate) fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, String> {
@@ -223,15 +230,29 @@ impl Segment {
             ));
         }
         let len = |name: &str| meta.lengths.iter().find(|(n, _)| n == name).map(|x| x.1);
+        for name in segment_files() {
+            if len(&name).is_none() || !meta.checksums.iter().any(|(n, _)| *n == name) {
+                return Err(super::damage::message(
+                    &meta_path,
+                    &format!("it gives no length or checksum of {name}"),
+                ));
+            }
+        }
+        let total: u64 = meta.lengths.iter().map(|(_, l)| *l).sum();
+        if super::damage::checksum_at_open(total) {
+            // A small index is cheap to check whole: damage is an error before any answer.
+            for (name, sum) in &meta.checksums {
+                let m = map(dir, name, len(name))?;
+                if super::codec::checksum_bytes(&m) != *sum {
+                    return Err(super::damage::message(&dir.join(name), "checksum mismatch"));
+                }
+            }
+        }
         let mut fsts = Vec::with_capacity(NAME_SHARDS);
         let mut names = Vec::with_capacity(NAME_SHARDS);
         for k in 0..NAME_SHARDS {
             let (f, d) = (format!("names-{k}.fst"), format!("names-{k}.dat"));
-            let fst_map = map(dir, &f, len(&f))?;
-            fsts.push(
-                fst::Map::new(MapBytes(fst_map))
-                    .map_err(|e| format!("{}/{f}: {e}", dir.display()))?,
-            );
+            fsts.push(open_fst(dir, &f, len(&f))?);
             let m = map(dir, &d, len(&d))?;
             check_header(&m, b"NAME").map_err(|e| format!("{}/{d}: {e}", dir.display()))?;
             names.push(m);
@@ -247,7 +268,10 @@ impl Segment {
             check_header(m, kind).map_err(|e| format!("{}/{file}: {e}", dir.display()))?;
         }
         if (files_idx.len() - HEADER_LEN) / 8 != meta.files as usize {
-            return Err(format!("{}/files.idx: wrong file count", dir.display()));
+            return Err(super::damage::message(
+                &dir.join("files.idx"),
+                "its file count differs from meta.json's",
+            ));
         }
         Ok(Segment {
             dir: dir.to_path_buf(),
@@ -257,7 +281,18 @@ impl Segment {
             defs,
             files,
             files_idx,
+            damage: Damage::default(),
         })
+    }
+
+    /// The first damage a read of this segment ran into, as a clear error.
+    pub fn damage(&self) -> Option<&str> {
+        self.damage.get()
+    }
+
+    #[cold]
+    fn damaged(&self, file: &str, what: &str) {
+        self.damage.mark(&self.dir, file, what);
     }
 
     /// Re-reads every index file and compares its checksum with the one recorded at build time.
@@ -266,8 +301,14 @@ impl Segment {
             let got = super::codec::checksum_file(&self.dir.join(name))
                 .map_err(|e| format!("{}/{name}: {e}", self.dir.display()))?;
             if got != *sum {
-                return Err(format!("{}/{name}: checksum mismatch", self.dir.display()));
+                return Err(super::damage::message(
+                    &self.dir.join(name),
+                    "checksum mismatch",
+                ));
             }
+        }
+        if let Some(d) = self.damage() {
+            return Err(d.to_string());
         }
         Ok(())
     }
@@ -290,10 +331,18 @@ impl Segment {
         let body = names.get(off as usize..).unwrap_or(&[]);
         let mut r = Reader::new(body);
         let n = r.varint().min(1 << 24);
-        let mut defs = Vec::with_capacity(n as usize);
+        let mut defs = Vec::with_capacity(n.min(1 << 10) as usize);
         let mut prev = 0u64;
+        let mut overflow = false;
         for _ in 0..n {
-            prev += r.varint();
+            let Some(next) = prev.checked_add(r.varint()) else {
+                overflow = true;
+                break;
+            };
+            prev = next;
+            if r.overrun {
+                break;
+            }
             defs.push(prev);
         }
         let occurrences = r.varint();
@@ -305,6 +354,12 @@ impl Segment {
         } else {
             None
         };
+        if r.overrun || overflow || off as usize >= names.len() {
+            self.damaged(
+                &format!("names-{shard}.dat"),
+                &format!("the entry at offset {off} does not decode"),
+            );
+        }
         NameEntry {
             defs,
             occurrences,
@@ -317,7 +372,15 @@ impl Segment {
     /// The definition at a `defs.dat` offset.
     pub fn def_at(&self, off: u64) -> Def<'_> {
         let body = self.defs.get(off as usize..).unwrap_or(&[]);
-        Def::decode(&mut Reader::new(body))
+        let mut r = Reader::new(body);
+        let def = Def::decode(&mut r);
+        if r.overrun || def.name.is_empty() || off < HEADER_LEN as u64 {
+            self.damaged(
+                "defs.dat",
+                &format!("the definition at offset {off} does not decode"),
+            );
+        }
+        def
     }
 
     /// Number of files.
@@ -328,10 +391,28 @@ impl Segment {
     fn file_offset(&self, id: u32) -> usize {
         let at = HEADER_LEN + id as usize * 8;
         let mut b = [0u8; 8];
-        if let Some(s) = self.files_idx.get(at..at + 8) {
-            b.copy_from_slice(s);
+        match self.files_idx.get(at..at + 8) {
+            Some(s) => b.copy_from_slice(s),
+            None => self.damaged("files.idx", &format!("no offset for file {id}")),
         }
-        u64::from_le_bytes(b) as usize
+        let off = u64::from_le_bytes(b) as usize;
+        if off < HEADER_LEN || off >= self.files.len() {
+            self.damaged(
+                "files.idx",
+                &format!("file {id}'s record is outside files.dat"),
+            );
+        }
+        off
+    }
+
+    /// [`read_stat`] of file `id`'s record, remembering damage.
+    fn stat_of(&self, id: u32, r: &mut Reader<'_>) {
+        if read_stat(r).is_none() || r.overrun {
+            self.damaged(
+                "files.dat",
+                &format!("the record of file {id} does not decode"),
+            );
+        }
     }
 
     /// The status of file `id` and where its guard transitions start in the files table, for
@@ -341,7 +422,11 @@ impl Segment {
         let start = self.file_offset(id);
         let body = self.files.get(start..).unwrap_or(&[]);
         let mut r = Reader::new(body);
-        let (.., status) = read_stat(&mut r);
+        let status = match read_stat(&mut r.clone()) {
+            Some((.., status)) => status,
+            None => FileStatus::Unreadable as u8,
+        };
+        self.stat_of(id, &mut r);
         r.opt_str();
         r.varint();
         r.varint();
@@ -372,6 +457,12 @@ impl Segment {
             r.str();
         }
         let marks = super::format::read_line_marks(&mut r);
+        if r.overrun {
+            self.damaged(
+                "files.dat",
+                &format!("the record of file {id} does not decode"),
+            );
+        }
         let (line, offset) = crate::scan::mark_before(&marks, line);
         LineHint {
             size,
@@ -398,33 +489,75 @@ impl Segment {
                 r.str();
             }
         }
+        if r.overrun {
+            self.damaged(
+                "files.dat",
+                &format!("the guards at offset {at} do not decode"),
+            );
+        }
         let Some(pos) = found else {
             return Vec::new();
         };
         let mut r = Reader::new(self.files.get(at + pos..).unwrap_or(&[]));
         let k = r.varint() as usize;
-        (0..k.min(1 << 10))
+        let conds = (0..k.min(1 << 10))
             .map(|_| std::str::from_utf8(r.str()).unwrap_or("0"))
-            .collect()
+            .collect();
+        if r.overrun {
+            self.damaged(
+                "files.dat",
+                &format!("the guards at offset {at} do not decode"),
+            );
+        }
+        conds
     }
 
     /// The record of file `id`.
     pub fn file(&self, id: u32) -> FileRecord {
         let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
-        FileRecord::decode(&mut Reader::new(body))
+        self.stat_of(id, &mut Reader::new(body));
+        let mut r = Reader::new(body);
+        let rec = FileRecord::decode(&mut r);
+        if r.overrun {
+            self.damaged(
+                "files.dat",
+                &format!("the record of file {id} does not decode"),
+            );
+        }
+        rec
     }
 
     /// `(path, size, mtime_ns, hash, status)` of file `id`, without decoding guards and notes:
     /// what a refresh compares against the tree.
     pub fn file_stat(&self, id: u32) -> (&str, u64, i64, u64, u8) {
         let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
-        read_stat(&mut Reader::new(body))
+        let mut r = Reader::new(body);
+        match read_stat(&mut r).filter(|_| !r.overrun) {
+            Some(stat) => stat,
+            None => {
+                self.damaged(
+                    "files.dat",
+                    &format!("the record of file {id} does not decode"),
+                );
+                ("", 0, 0, 0, FileStatus::Unreadable as u8)
+            }
+        }
     }
 
     /// The path of file `id`, without decoding the rest of its record.
     pub fn file_path(&self, id: u32) -> &str {
         let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
-        std::str::from_utf8(Reader::new(body).str()).unwrap_or("")
+        let mut r = Reader::new(body);
+        match std::str::from_utf8(r.str()) {
+            Ok(p) if !r.overrun && !p.is_empty() => p,
+            _ => {
+                self.damaged(
+                    "files.dat",
+                    &format!("the path of file {id} does not decode"),
+                );
+                ""
+            }
+        }
     }
 
     /// The id of the file at `path` (files are sorted by path).
@@ -448,10 +581,15 @@ impl Segment {
         let mut r = Reader::new(body);
         let mut out = Vec::with_capacity(rec.defs_count as usize);
         for _ in 0..rec.defs_count {
-            out.push(Def::decode(&mut r));
-            if r.overrun {
+            let def = Def::decode(&mut r);
+            if r.overrun || def.name.is_empty() {
+                self.damaged(
+                    "defs.dat",
+                    &format!("the definitions of file {id} do not decode"),
+                );
                 break;
             }
+            out.push(def);
         }
         out
     }

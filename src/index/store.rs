@@ -79,6 +79,9 @@ pub struct Snapshot {
     dead: Vec<Vec<u64>>,
 }
 
+/// What an error about an index that cannot be opened ends with.
+pub const REBUILD: &str = "; run `knav index --full` to rebuild";
+
 /// C sources not indexed that an index report lists by name at most.
 pub const MAX_UNINDEXED_LISTED: usize = 200;
 
@@ -174,6 +177,115 @@ pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), String> {
                 let _ = std::fs::remove_dir_all(e.path());
             }
         }
+    }
+    Ok(())
+}
+
+/// The file listing the index files whose checksums were last found right, with the stat they
+/// had then: `knav index` re-hashes only a file whose stat moved since.
+const CHECKED: &str = "checked";
+
+/// What a stat says of a file: inode, size, mtime and ctime (ns). ctime moves on any write,
+/// even one that restores the mtime.
+type StatKey = (u64, u64, i64, i64);
+
+fn stat_key(path: &Path) -> Option<StatKey> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((
+        m.ino(),
+        m.size(),
+        m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+        m.ctime() * 1_000_000_000 + m.ctime_nsec(),
+    ))
+}
+
+/// Where [`check_stamped`] found damage.
+#[derive(Debug)]
+pub enum Damaged {
+    /// A segment file: the segments must be rebuilt.
+    Segments(String),
+    /// A file of the build-file part only.
+    BuildFiles(String),
+}
+
+/// Checks the checksums of every file of `snap` (segments and build-file part) that changed
+/// since the last check (all of them the first time), and records what it found right. A
+/// refresh calls it before it builds on an index, so that damage is rebuilt, not kept. With
+/// `just_built`, the files were checksummed as they were written: only their stats are taken.
+pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Result<(), Damaged> {
+    use rayon::prelude::*;
+    let stamps: std::collections::HashMap<String, StatKey> =
+        std::fs::read_to_string(index_dir.join(CHECKED))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split('\t');
+                let name = f.next()?.to_string();
+                let mut n = || f.next()?.parse::<i64>().ok();
+                Some((name, (n()? as u64, n()? as u64, n()?, n()?)))
+            })
+            .collect();
+    // (name in the index directory, expected checksum, in the build-file part)
+    let mut files: Vec<(String, u64, bool)> = Vec::new();
+    for (sref, seg) in snap.manifest.segments.iter().zip(&snap.segments) {
+        for (name, sum) in &seg.meta.checksums {
+            files.push((format!("{}/{name}", sref.dir), *sum, false));
+        }
+    }
+    if let (Some(bref), Some(b)) = (&snap.manifest.build_files, &snap.build) {
+        for (name, sum) in b.checksums() {
+            files.push((format!("{}/{name}", bref.dir), *sum, true));
+        }
+    }
+    let checked: Vec<Result<(String, StatKey), Damaged>> = files
+        .par_iter()
+        .map(|(name, sum, build)| {
+            let path = index_dir.join(name);
+            let key = stat_key(&path);
+            let damaged = |what: &str| {
+                let msg = super::damage::message(&path, what);
+                if *build {
+                    Damaged::BuildFiles(msg)
+                } else {
+                    Damaged::Segments(msg)
+                }
+            };
+            let key = key.ok_or_else(|| damaged("it cannot be read"))?;
+            if !just_built && stamps.get(name) != Some(&key) {
+                let got =
+                    super::codec::checksum_file(&path).map_err(|e| damaged(&e.to_string()))?;
+                if got != *sum {
+                    return Err(damaged("checksum mismatch"));
+                }
+            }
+            Ok((name.clone(), key))
+        })
+        .collect();
+    let mut out = String::new();
+    let mut build_damage = None;
+    let mut same = stamps.len() == checked.len();
+    for c in checked {
+        match c {
+            Ok((name, key)) => {
+                same &= stamps.get(&name) == Some(&key);
+                let (ino, size, mtime, ctime) = key;
+                out.push_str(&format!("{name}\t{ino}\t{size}\t{mtime}\t{ctime}\n"));
+            }
+            Err(Damaged::BuildFiles(e)) => build_damage = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    if let Some(e) = build_damage {
+        return Err(Damaged::BuildFiles(e));
+    }
+    if same {
+        return Ok(());
+    }
+    let tmp = index_dir.join(format!("{CHECKED}.tmp-{}", std::process::id()));
+    // Only a cache: a failure to write it costs the next refresh a re-hash.
+    if std::fs::write(&tmp, out).is_ok() {
+        let _ = std::fs::rename(&tmp, index_dir.join(CHECKED));
     }
     Ok(())
 }
@@ -331,7 +443,7 @@ impl Snapshot {
                 Err(e) => last_err = e,
             }
         }
-        Err(format!("{last_err}; run `knav index --full` to rebuild"))
+        Err(format!("{last_err}{REBUILD}"))
     }
 
     /// Opens the segments `manifest` names, before it is published.
@@ -385,6 +497,30 @@ impl Snapshot {
             build_error,
             dead,
         })
+    }
+
+    /// The first damage a read of this index ran into, as a clear error: an answer read from
+    /// a damaged index is replaced by it.
+    pub fn damage(&self) -> Option<&str> {
+        self.segments
+            .iter()
+            .find_map(|s| s.damage())
+            .or_else(|| self.build.as_ref().and_then(|b| b.damage()))
+    }
+
+    /// Re-reads every file of every segment and of the build-file part and compares it with
+    /// the checksums recorded when they were built.
+    pub fn verify(&self) -> Result<(), String> {
+        for seg in &self.segments {
+            seg.verify()?;
+        }
+        if let Some(e) = &self.build_error {
+            return Err(e.clone());
+        }
+        match &self.build {
+            Some(b) => b.verify(),
+            None => Ok(()),
+        }
     }
 
     /// True when every file of segment `seg` is live: nothing later replaced or deleted any.
