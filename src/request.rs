@@ -69,6 +69,59 @@ impl Ask {
     }
 }
 
+/// The longest name a question may carry, in bytes: the kernel's own limit for a symbol
+/// (KSYM_NAME_LEN).
+pub const MAX_NAME: usize = 512;
+/// The longest path a question may carry, in bytes (PATH_MAX).
+pub const MAX_PATH: usize = 4096;
+/// The longest `active_config` argument, in bytes (a long list of CONFIG_X=y).
+pub const MAX_CONFIG_ARG: usize = 64 << 10;
+/// How many characters of user input an error quotes.
+const QUOTE_CHARS: usize = 80;
+
+/// `s` quoted for an error message: whole when short, else its first characters, an ellipsis
+/// and its length, so a huge input never comes back as a huge error.
+pub fn quote(s: &str) -> String {
+    match s.char_indices().nth(QUOTE_CHARS) {
+        None => format!("'{s}'"),
+        Some((cut, _)) => format!("'{}…' ({} bytes)", &s[..cut], s.len()),
+    }
+}
+
+/// Checks the sizes and shape of `ask`'s strings before any lookup.
+fn check(ask: &Ask) -> Result<(), String> {
+    let name = |what: &str, s: &str| {
+        if s.len() > MAX_NAME {
+            Err(format!(
+                "{what} {} is longer than {MAX_NAME} bytes; a C identifier is shorter",
+                quote(s)
+            ))
+        } else if !crate::query::valid_name(s) {
+            Err(format!("{what} {} is not a C identifier", quote(s)))
+        } else {
+            Ok(())
+        }
+    };
+    match ask {
+        // `struct_name.member` is checked by find_definition itself.
+        Ask::Def { symbol } if symbol.len() > 2 * MAX_NAME + 16 => Err(format!(
+            "symbol {} is longer than {MAX_NAME} bytes; a C identifier is shorter",
+            quote(symbol)
+        )),
+        Ask::Def { .. } => Ok(()),
+        Ask::Refs { symbol, .. }
+        | Ask::Callers { symbol }
+        | Ask::Callees { symbol }
+        | Ask::Body { symbol, .. } => name("symbol", symbol),
+        Ask::Reach { from, to, .. } => name("from", from).and_then(|_| name("to", to)),
+        Ask::Symbols { file } if file.len() > MAX_PATH => Err(format!(
+            "file path {} is longer than {MAX_PATH} bytes",
+            quote(file)
+        )),
+        Ask::Symbols { .. } => Ok(()),
+    }
+}
+
 /// The configuration `arg` names: a `.config` file (relative to `base`) or a macro list
 /// (`CONFIG_A=y,CONFIG_B=m`), parsed once per content by this process.
 pub fn active_config(
@@ -76,6 +129,12 @@ pub fn active_config(
     base: &std::path::Path,
 ) -> Result<std::sync::Arc<knav_kconfig::Config>, String> {
     let arg = arg.trim();
+    if arg.len() > MAX_CONFIG_ARG {
+        return Err(format!(
+            "active_config {} is longer than {MAX_CONFIG_ARG} bytes",
+            quote(arg)
+        ));
+    }
     let path = base.join(arg);
     let from_list = arg.contains('=') && !path.exists();
     let text = if from_list {
@@ -98,7 +157,8 @@ pub fn active_config(
         return Ok(c.clone());
     }
     let config = if from_list {
-        knav_kconfig::Config::from_macros(arg).map_err(|e| format!("active_config '{arg}': {e}"))?
+        knav_kconfig::Config::from_macros(arg)
+            .map_err(|e| format!("active_config {}: {e}", quote(arg)))?
     } else {
         knav_kconfig::Config::parse(&text)
             .map_err(|e| format!("active_config {}: {e}", path.display()))?
@@ -120,21 +180,9 @@ const MAX_PARSED_CONFIGS: usize = 4;
 /// Answers `ask` from `snap`, one page at a time.
 pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
     let q = Query::new(snap, page);
-    let mut env = match ask {
-        Ask::Def { symbol } => query::find_definition(&q, symbol),
-        Ask::Refs { symbol, group_by } => query::find_references(&q, symbol, *group_by),
-        Ask::Callers { symbol } => query::find_callers(&q, symbol),
-        Ask::Callees { symbol } => query::find_callees(&q, symbol),
-        Ask::Body {
-            symbol,
-            max_definitions,
-        } => query::get_symbol_body(&q, symbol, *max_definitions),
-        Ask::Reach {
-            from,
-            to,
-            max_depth,
-        } => query::reachability(&q, from, to, *max_depth),
-        Ask::Symbols { file } => query::list_file_symbols(&q, file),
+    let mut env = match check(ask) {
+        Err(e) => q.envelope_error(ask.tool(), e),
+        Ok(()) => match_ask(&q, ask),
     };
     if let Some(e) = &snap.build_error {
         env.warn(format!(
@@ -152,9 +200,57 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
     env
 }
 
+fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
+    match ask {
+        Ask::Def { symbol } => query::find_definition(q, symbol),
+        Ask::Refs { symbol, group_by } => query::find_references(q, symbol, *group_by),
+        Ask::Callers { symbol } => query::find_callers(q, symbol),
+        Ask::Callees { symbol } => query::find_callees(q, symbol),
+        Ask::Body {
+            symbol,
+            max_definitions,
+        } => query::get_symbol_body(q, symbol, *max_definitions),
+        Ask::Reach {
+            from,
+            to,
+            max_depth,
+        } => query::reachability(q, from, to, *max_depth),
+        Ask::Symbols { file } => query::list_file_symbols(q, file),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn errors_about_a_huge_symbol_quote_a_short_prefix() {
+        let huge = "x".repeat(10 << 20);
+        let e = check(&Ask::Callers {
+            symbol: huge.clone(),
+        })
+        .unwrap_err();
+        assert!(e.len() < 200 && e.contains("10485760 bytes"), "{e}");
+        let e = check(&Ask::Def { symbol: huge }).unwrap_err();
+        assert!(e.len() < 200, "{e}");
+        let e = check(&Ask::Reach {
+            from: "a".into(),
+            to: "b-c".into(),
+            max_depth: 8,
+        })
+        .unwrap_err();
+        assert_eq!(e, "to 'b-c' is not a C identifier");
+        assert_eq!(quote("kmap"), "'kmap'");
+        let long = "é".repeat(100);
+        assert_eq!(quote(&long), format!("'{}…' (200 bytes)", "é".repeat(80)));
+        let e = active_config(
+            &format!("CONFIG_A={}", "y".repeat(100 << 10)),
+            Path::new("."),
+        )
+        .unwrap_err();
+        assert!(e.len() < 200, "{e}");
+    }
 
     #[test]
     fn a_config_is_parsed_once_per_content() {

@@ -81,6 +81,29 @@ impl Client {
         self.stdin.flush().unwrap();
     }
 
+    /// Writes one raw line.
+    fn write_raw(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next message whose id is null (an error about a line whose id could not be read).
+    fn null_id_message(&mut self) -> Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .expect("an answer with id null");
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            if v.get("id") == Some(&Value::Null) {
+                return v;
+            }
+            if let Some(got) = v["id"].as_u64() {
+                self.early.insert(got, v);
+            }
+        }
+    }
+
     /// Sends a request without waiting; returns its id.
     fn send(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
@@ -658,4 +681,59 @@ fn without_root_the_server_is_read_only() {
         !err && text.contains("include/linux/highmem.h:25:"),
         "{text}"
     );
+}
+
+#[test]
+fn malformed_json_rpc_lines_are_answered_and_the_session_goes_on() {
+    let t = fixture("serve-wire");
+    let mut c = Client::start(&[], &t.root, &[]);
+    // Not JSON: -32700 with id null.
+    c.write_raw("{\"jsonrpc\": \"2.0\", \"id\": 1000, \"method\": ");
+    let v = c.null_id_message();
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    // Not a request, but with an id: answered with that id.
+    c.write_raw(r#"{"id": 1001, "method": "tools/list"}"#);
+    let v = c.response(1001);
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    // Params nested 100,000 deep: answered, no stack overflow.
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":1002,"method":"tools/call","params":{}{}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    c.write_raw(&deep);
+    let v = c.response(1002);
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    // Arguments that are not an object: invalid params, not an unknown method.
+    c.write_raw(
+        r#"{"jsonrpc":"2.0","id":1003,"method":"tools/call","params":{"name":"find_definition","arguments":"x"}}"#,
+    );
+    let v = c.response(1003);
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    let (_, err) = c.call("update_index", json!({}));
+    assert!(err, "still serving (read-only, so an error)");
+}
+
+#[test]
+fn a_10_mb_symbol_gets_a_short_error() {
+    let t = fixture("serve-huge-arg");
+    let mut c = Client::start(&[], &t.root, &[]);
+    let huge = "a".repeat(10 << 20);
+    let v = c.request(
+        "tools/call",
+        json!({"name": "find_definition", "arguments": {"symbol": huge}}),
+    );
+    let line = v.to_string();
+    assert!(line.len() < 2000, "{} bytes of error", line.len());
+    let (text, err) = result_of(&v);
+    assert!(err && text.contains("10485760 bytes"), "{text}");
+    // Over the message cap, the line is refused whole, with a short error.
+    let huger = "a".repeat(17 << 20);
+    c.write(
+        &json!({"jsonrpc": "2.0", "id": 2000, "method": "tools/call",
+                    "params": {"name": "find_definition", "arguments": {"symbol": huger}}}),
+    );
+    let v = c.response(2000);
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert!(v.to_string().len() < 500, "{v}");
 }

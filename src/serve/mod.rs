@@ -8,6 +8,7 @@
 pub mod state;
 pub mod tools;
 pub mod watch;
+pub mod wire;
 
 use std::sync::Arc;
 
@@ -194,7 +195,11 @@ pub fn run(opts: &ServeOptions) -> i32 {
     };
     let handler = Handler { server };
     let code = runtime.block_on(async move {
-        let service = match handler.serve(rmcp::transport::stdio()).await {
+        let wire = wire::Wire::new(
+            tokio::io::BufReader::new(tokio::io::stdin()),
+            tokio::io::stdout(),
+        );
+        let service = match handler.serve(wire).await {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("knav serve: the MCP session did not start: {e}");
