@@ -184,6 +184,19 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
         Err(e) => q.envelope_error(ask.tool(), e),
         Ok(()) => match_ask(&q, ask),
     };
+    let mut changed = q.changed.take();
+    changed.sort();
+    changed.dedup();
+    if let Some((path, what)) = changed.first() {
+        let more = match changed.len() {
+            1 => String::new(),
+            n => format!(" (and {} more files)", n - 1),
+        };
+        env.warn(format!(
+            "{path}{more} changed since indexing (now {what}); its lines are left out, nothing it \
+             leads to is read; run `knav index`"
+        ));
+    }
     if let Some(e) = &snap.build_error {
         env.warn(format!(
             "the index's Kbuild and Kconfig part cannot be read ({e}); run `knav index` to rebuild it"

@@ -737,3 +737,46 @@ fn a_10_mb_symbol_gets_a_short_error() {
     assert_eq!(v["error"]["code"], -32600, "{v}");
     assert!(v.to_string().len() < 500, "{v}");
 }
+
+#[test]
+fn a_source_swapped_for_a_symlink_after_indexing_is_not_read_through_the_link() {
+    let t = fixture("serve-swapped-link");
+    let outside = t.root.with_extension("outside");
+    let _ = std::fs::remove_dir_all(&outside);
+    std::fs::create_dir_all(&outside).unwrap();
+    // The same lines as the indexed file, but another text: followed, it would show.
+    let indexed = std::fs::read_to_string(t.root.join("include/linux/highmem.h")).unwrap();
+    std::fs::write(
+        outside.join("x.h"),
+        indexed.replace("kmap_high", "OUTSIDE_SECRET"),
+    )
+    .unwrap();
+    let built = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--root"])
+        .arg(&t.root)
+        .output()
+        .unwrap();
+    assert!(built.status.success());
+    let h = t.root.join("include/linux/highmem.h");
+    std::fs::rename(&h, h.with_extension("h.bak")).unwrap();
+    std::os::unix::fs::symlink(outside.join("x.h"), &h).unwrap();
+    // A server without --root never refreshes: the swap stays until `knav index`.
+    let mut c = Client::start(&[], &t.root, &[]);
+    for (tool, args) in [
+        ("get_symbol_body", json!({"symbol": "kmap"})),
+        ("find_definition", json!({"symbol": "kmap"})),
+        ("find_references", json!({"symbol": "kmap_high"})),
+        (
+            "list_file_symbols",
+            json!({"file_path": "include/linux/highmem.h"}),
+        ),
+    ] {
+        let (text, _) = c.call(tool, args.clone());
+        assert!(!text.contains("OUTSIDE_SECRET"), "{tool}: {text}");
+        assert!(
+            text.contains("include/linux/highmem.h changed since indexing (now a symbolic link)"),
+            "{tool} {args}: {text}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&outside);
+}
