@@ -128,6 +128,22 @@ pub fn active_config(
     arg: &str,
     base: &std::path::Path,
 ) -> Result<std::sync::Arc<knav_kconfig::Config>, String> {
+    active_config_within(arg, base, None)
+}
+
+/// Bytes of a `.config` read at most through [`active_config_within`]'s directories (the
+/// kernel's own are about 300 KB).
+const MAX_CONFIG_FILE: u64 = 16 << 20;
+
+/// [`active_config`], but with `within`, a `.config` file must lie inside one of those
+/// directories (canonical paths): its real path must, and it is opened without following a
+/// link below that directory. The MCP server asks this way, so a client cannot read any file
+/// the server can.
+pub fn active_config_within(
+    arg: &str,
+    base: &std::path::Path,
+    within: Option<&[std::path::PathBuf]>,
+) -> Result<std::sync::Arc<knav_kconfig::Config>, String> {
     let arg = arg.trim();
     if arg.len() > MAX_CONFIG_ARG {
         return Err(format!(
@@ -139,6 +155,8 @@ pub fn active_config(
     let from_list = arg.contains('=') && !path.exists();
     let text = if from_list {
         arg.to_string()
+    } else if let Some(dirs) = within {
+        read_config_within(&path, dirs)?
     } else {
         match std::fs::read_to_string(&path) {
             Ok(t) => t,
@@ -169,6 +187,54 @@ pub fn active_config(
     }
     cache.push((key, config.clone()));
     Ok(config)
+}
+
+/// The text of `.config` `path`, which must lie inside one of `dirs` (canonical).
+fn read_config_within(
+    path: &std::path::Path,
+    dirs: &[std::path::PathBuf],
+) -> Result<String, String> {
+    use std::io::Read;
+    let real = match std::fs::canonicalize(path) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("active_config file not found: {}", path.display()))
+        }
+        Err(e) => return Err(format!("active_config {}: {e}", path.display())),
+    };
+    let inside = dirs
+        .iter()
+        .find_map(|d| Some((d, real.strip_prefix(d).ok()?.to_str()?)));
+    let Some((dir, rel)) = inside else {
+        let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        return Err(format!(
+            "active_config {} is outside {}; over MCP a .config must lie in the served tree or \
+             in a directory its .knav.toml names in serve.config_dirs",
+            path.display(),
+            names.join(", ")
+        ));
+    };
+    let file = crate::query::source::open_beneath(dir, rel).map_err(|e| match e {
+        crate::query::source::Unread::Io(e) => format!("active_config {}: {e}", path.display()),
+        crate::query::source::Unread::Changed(what) => format!(
+            "active_config {} is {what}, not a regular file inside {}",
+            path.display(),
+            dir.display()
+        ),
+    })?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("active_config {}: {e}", path.display()))?;
+    if bytes.len() as u64 > MAX_CONFIG_FILE {
+        return Err(format!(
+            "active_config {} is larger than {} MiB; a .config is a few hundred KB",
+            path.display(),
+            MAX_CONFIG_FILE >> 20
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| format!("active_config {} is not UTF-8 text", path.display()))
 }
 
 /// Configurations parsed by this process, by the hash of their text, oldest first.

@@ -780,3 +780,109 @@ fn a_source_swapped_for_a_symlink_after_indexing_is_not_read_through_the_link() 
     }
     let _ = std::fs::remove_dir_all(&outside);
 }
+
+#[test]
+fn mcp_active_config_reads_no_file_outside_the_root_or_its_config_dirs() {
+    let (t, mut c) = served("serve-config-path", &[]);
+    let outside = t.root.with_extension("configs");
+    let _ = std::fs::remove_dir_all(&outside);
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret"), "root:*:19000:0:99999:7:::\n").unwrap();
+    std::fs::write(outside.join("x86.config"), "CONFIG_HIGHMEM=y\n").unwrap();
+    std::fs::write(t.root.join("in.config"), "CONFIG_HIGHMEM=y\n").unwrap();
+    std::os::unix::fs::symlink(outside.join("secret"), t.root.join("link.config")).unwrap();
+    let ask = |c: &mut Client, cfg: &str| {
+        c.call(
+            "find_definition",
+            json!({"symbol": "kmap", "active_config": cfg}),
+        )
+    };
+    let secret = outside.join("secret").display().to_string();
+    for cfg in [
+        secret.as_str(),
+        "../serve-config-path-x/../../etc/passwd",
+        "link.config",
+    ] {
+        let (text, err) = ask(&mut c, cfg);
+        assert!(err, "{cfg}: {text}");
+        assert!(!text.contains("root:*"), "{cfg}: {text}");
+        assert!(
+            text.contains("is outside") || text.contains("not found"),
+            "{cfg}: {text}"
+        );
+    }
+    let (text, err) = ask(&mut c, &secret);
+    assert!(text.contains("serve.config_dirs"), "{text}");
+    let _ = err;
+    // Inside the root it is read.
+    let (text, err) = ask(&mut c, "in.config");
+    assert!(!err, "{text}");
+    // A directory .knav.toml names is allowed too.
+    std::fs::write(
+        t.root.join(".knav.toml"),
+        format!("[serve]\nconfig_dirs = [\"{}\"]\n", outside.display()),
+    )
+    .unwrap();
+    let x86 = outside.join("x86.config").display().to_string();
+    let (text, err) = ask(&mut c, &x86);
+    assert!(!err, "{text}");
+    let _ = std::fs::remove_dir_all(&outside);
+}
+
+#[test]
+fn mcp_root_is_limited_to_the_served_tree_and_the_allowed_ones() {
+    let (t, mut c) = served("serve-root-limit", &[]);
+    let other = fixture("serve-root-limit-other");
+    let other_s = root_arg(&other);
+    let (text, err) = c.call(
+        "find_definition",
+        json!({"symbol": "kmap", "root": other_s}),
+    );
+    assert!(err && text.contains("is not served"), "{text}");
+    let (text, err) = c.call("update_index", json!({"root": other_s}));
+    assert!(err && text.contains("is not served"), "{text}");
+    assert!(
+        !other.root.join(".knav").exists(),
+        "nothing created in the other tree"
+    );
+    drop(c);
+    // Named with --allow-root, it is served (and indexed).
+    let mut c = Client::start(
+        &["--root", &root_arg(&t), "--allow-root", &other_s],
+        &t.root,
+        &[],
+    );
+    let (text, err) = c.call_when_built(
+        "find_definition",
+        json!({"symbol": "kmap", "root": other_s}),
+    );
+    assert!(
+        !err && text.contains("include/linux/highmem.h:25:"),
+        "{text}"
+    );
+    drop(c);
+    // Or in serve.roots of the served tree's .knav.toml.
+    std::fs::write(
+        t.root.join(".knav.toml"),
+        format!("[serve]\nroots = [\"{other_s}\"]\n"),
+    )
+    .unwrap();
+    let mut c = Client::start(&["--root", &root_arg(&t)], &t.root, &[]);
+    let (text, err) = c.call_when_built(
+        "find_definition",
+        json!({"symbol": "kmap", "root": other_s}),
+    );
+    assert!(!err, "{text}");
+    drop(c);
+    // Without --root: the current directory only, and nothing is built there either.
+    let third = fixture("serve-root-limit-third");
+    let mut c = Client::start(&[], &third.root, &[]);
+    let (text, err) = c.call(
+        "find_definition",
+        json!({"symbol": "kmap", "root": root_arg(&t)}),
+    );
+    assert!(err && text.contains("is not served"), "{text}");
+    let (text, err) = c.call("find_definition", json!({"symbol": "kmap"}));
+    assert!(err && text.contains("has no index"), "{text}");
+    assert!(!third.root.join(".knav").exists());
+}

@@ -12,7 +12,7 @@ mod fuzzy;
 mod nearmiss;
 mod reach;
 mod refs;
-mod source;
+pub mod source;
 mod symbols;
 
 use std::cell::RefCell;

@@ -80,7 +80,11 @@ impl Handler {
         };
         let mut page = call.page;
         if let Some(arg) = &call.active_config {
-            match crate::request::active_config(arg, tree.root()) {
+            let within = tree.config_dirs();
+            let config = within.and_then(|dirs| {
+                crate::request::active_config_within(arg, tree.root(), Some(&dirs))
+            });
+            match config {
                 Ok(c) => page.active = Some(c),
                 Err(e) => {
                     let mut env = Envelope::error(call.tool, &root_s, e);
