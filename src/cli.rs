@@ -58,6 +58,9 @@ enum Command {
         /// serve.debounce_s; default 5).
         #[arg(long, value_name = "SECONDS", value_parser = parse_debounce)]
         debounce: Option<f64>,
+        /// Another tree calls may name as `root` (repeatable; also .knav.toml's serve.roots).
+        #[arg(long = "allow-root", value_name = "DIR")]
+        allow_root: Vec<PathBuf>,
     },
     /// Where SYMBOL is defined (find_definition).
     Def {
@@ -282,11 +285,16 @@ pub fn main() -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    if let Command::Serve { debounce } = cli.command {
+    if let Command::Serve {
+        debounce,
+        allow_root,
+    } = cli.command
+    {
         return crate::serve::run(&crate::serve::ServeOptions {
             root: cli.common.root.clone(),
             index_dir: cli.common.index_dir.clone(),
             debounce: debounce.map(std::time::Duration::from_secs_f64),
+            allow_roots: allow_root,
         });
     }
     trace.mark("parse args");

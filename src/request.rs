@@ -69,17 +69,94 @@ impl Ask {
     }
 }
 
+/// The longest name a question may carry, in bytes: the kernel's own limit for a symbol
+/// (KSYM_NAME_LEN).
+pub const MAX_NAME: usize = 512;
+/// The longest path a question may carry, in bytes (PATH_MAX).
+pub const MAX_PATH: usize = 4096;
+/// The longest `active_config` argument, in bytes (a long list of CONFIG_X=y).
+pub const MAX_CONFIG_ARG: usize = 64 << 10;
+/// How many characters of user input an error quotes.
+const QUOTE_CHARS: usize = 80;
+
+/// `s` quoted for an error message: whole when short, else its first characters, an ellipsis
+/// and its length, so a huge input never comes back as a huge error.
+pub fn quote(s: &str) -> String {
+    match s.char_indices().nth(QUOTE_CHARS) {
+        None => format!("'{s}'"),
+        Some((cut, _)) => format!("'{}…' ({} bytes)", &s[..cut], s.len()),
+    }
+}
+
+/// Checks the sizes and shape of `ask`'s strings before any lookup.
+fn check(ask: &Ask) -> Result<(), String> {
+    let name = |what: &str, s: &str| {
+        if s.len() > MAX_NAME {
+            Err(format!(
+                "{what} {} is longer than {MAX_NAME} bytes; a C identifier is shorter",
+                quote(s)
+            ))
+        } else if !crate::query::valid_name(s) {
+            Err(format!("{what} {} is not a C identifier", quote(s)))
+        } else {
+            Ok(())
+        }
+    };
+    match ask {
+        // `struct_name.member` is checked by find_definition itself.
+        Ask::Def { symbol } if symbol.len() > 2 * MAX_NAME + 16 => Err(format!(
+            "symbol {} is longer than {MAX_NAME} bytes; a C identifier is shorter",
+            quote(symbol)
+        )),
+        Ask::Def { .. } => Ok(()),
+        Ask::Refs { symbol, .. }
+        | Ask::Callers { symbol }
+        | Ask::Callees { symbol }
+        | Ask::Body { symbol, .. } => name("symbol", symbol),
+        Ask::Reach { from, to, .. } => name("from", from).and_then(|_| name("to", to)),
+        Ask::Symbols { file } if file.len() > MAX_PATH => Err(format!(
+            "file path {} is longer than {MAX_PATH} bytes",
+            quote(file)
+        )),
+        Ask::Symbols { .. } => Ok(()),
+    }
+}
+
 /// The configuration `arg` names: a `.config` file (relative to `base`) or a macro list
 /// (`CONFIG_A=y,CONFIG_B=m`), parsed once per content by this process.
 pub fn active_config(
     arg: &str,
     base: &std::path::Path,
 ) -> Result<std::sync::Arc<knav_kconfig::Config>, String> {
+    active_config_within(arg, base, None)
+}
+
+/// Bytes of a `.config` read at most through [`active_config_within`]'s directories (the
+/// kernel's own are about 300 KB).
+const MAX_CONFIG_FILE: u64 = 16 << 20;
+
+/// [`active_config`], but with `within`, a `.config` file must lie inside one of those
+/// directories (canonical paths): its real path must, and it is opened without following a
+/// link below that directory. The MCP server asks this way, so a client cannot read any file
+/// the server can.
+pub fn active_config_within(
+    arg: &str,
+    base: &std::path::Path,
+    within: Option<&[std::path::PathBuf]>,
+) -> Result<std::sync::Arc<knav_kconfig::Config>, String> {
     let arg = arg.trim();
+    if arg.len() > MAX_CONFIG_ARG {
+        return Err(format!(
+            "active_config {} is longer than {MAX_CONFIG_ARG} bytes",
+            quote(arg)
+        ));
+    }
     let path = base.join(arg);
     let from_list = arg.contains('=') && !path.exists();
     let text = if from_list {
         arg.to_string()
+    } else if let Some(dirs) = within {
+        read_config_within(&path, dirs)?
     } else {
         // A regular file of bounded size: /dev/zero or a FIFO is an error, not a hang.
         match knav_kconfig::read_file(&path, knav_kconfig::MAX_CONFIG_BYTES) {
@@ -117,6 +194,54 @@ pub fn active_config(
     Ok(config)
 }
 
+/// The text of `.config` `path`, which must lie inside one of `dirs` (canonical).
+fn read_config_within(
+    path: &std::path::Path,
+    dirs: &[std::path::PathBuf],
+) -> Result<String, String> {
+    use std::io::Read;
+    let real = match std::fs::canonicalize(path) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("active_config file not found: {}", path.display()))
+        }
+        Err(e) => return Err(format!("active_config {}: {e}", path.display())),
+    };
+    let inside = dirs
+        .iter()
+        .find_map(|d| Some((d, real.strip_prefix(d).ok()?.to_str()?)));
+    let Some((dir, rel)) = inside else {
+        let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        return Err(format!(
+            "active_config {} is outside {}; over MCP a .config must lie in the served tree or \
+             in a directory its .knav.toml names in serve.config_dirs",
+            path.display(),
+            names.join(", ")
+        ));
+    };
+    let file = crate::query::source::open_beneath(dir, rel).map_err(|e| match e {
+        crate::query::source::Unread::Io(e) => format!("active_config {}: {e}", path.display()),
+        crate::query::source::Unread::Changed(what) => format!(
+            "active_config {} is {what}, not a regular file inside {}",
+            path.display(),
+            dir.display()
+        ),
+    })?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("active_config {}: {e}", path.display()))?;
+    if bytes.len() as u64 > MAX_CONFIG_FILE {
+        return Err(format!(
+            "active_config {} is larger than {} MiB; a .config is a few hundred KB",
+            path.display(),
+            MAX_CONFIG_FILE >> 20
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| format!("active_config {} is not UTF-8 text", path.display()))
+}
+
 /// Configurations parsed by this process, by the hash of their text, oldest first.
 static PARSED_CONFIGS: std::sync::Mutex<Vec<(u64, std::sync::Arc<knav_kconfig::Config>)>> =
     std::sync::Mutex::new(Vec::new());
@@ -126,22 +251,23 @@ const MAX_PARSED_CONFIGS: usize = 4;
 /// Answers `ask` from `snap`, one page at a time.
 pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
     let q = Query::new(snap, page);
-    let mut env = match ask {
-        Ask::Def { symbol } => query::find_definition(&q, symbol),
-        Ask::Refs { symbol, group_by } => query::find_references(&q, symbol, *group_by),
-        Ask::Callers { symbol } => query::find_callers(&q, symbol),
-        Ask::Callees { symbol } => query::find_callees(&q, symbol),
-        Ask::Body {
-            symbol,
-            max_definitions,
-        } => query::get_symbol_body(&q, symbol, *max_definitions),
-        Ask::Reach {
-            from,
-            to,
-            max_depth,
-        } => query::reachability(&q, from, to, *max_depth),
-        Ask::Symbols { file } => query::list_file_symbols(&q, file),
+    let mut env = match check(ask) {
+        Err(e) => q.envelope_error(ask.tool(), e),
+        Ok(()) => match_ask(&q, ask),
     };
+    let mut changed = q.changed.take();
+    changed.sort();
+    changed.dedup();
+    if let Some((path, what)) = changed.first() {
+        let more = match changed.len() {
+            1 => String::new(),
+            n => format!(" (and {} more files)", n - 1),
+        };
+        env.warn(format!(
+            "{path}{more} changed since indexing (now {what}); its lines are left out, nothing it \
+             leads to is read; run `knav index`"
+        ));
+    }
     if let Some(e) = &snap.build_error {
         env.warn(format!(
             "the index's Kbuild and Kconfig part cannot be read ({e}); run `knav index` to rebuild it"
@@ -158,9 +284,57 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
     env
 }
 
+fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
+    match ask {
+        Ask::Def { symbol } => query::find_definition(q, symbol),
+        Ask::Refs { symbol, group_by } => query::find_references(q, symbol, *group_by),
+        Ask::Callers { symbol } => query::find_callers(q, symbol),
+        Ask::Callees { symbol } => query::find_callees(q, symbol),
+        Ask::Body {
+            symbol,
+            max_definitions,
+        } => query::get_symbol_body(q, symbol, *max_definitions),
+        Ask::Reach {
+            from,
+            to,
+            max_depth,
+        } => query::reachability(q, from, to, *max_depth),
+        Ask::Symbols { file } => query::list_file_symbols(q, file),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn errors_about_a_huge_symbol_quote_a_short_prefix() {
+        let huge = "x".repeat(10 << 20);
+        let e = check(&Ask::Callers {
+            symbol: huge.clone(),
+        })
+        .unwrap_err();
+        assert!(e.len() < 200 && e.contains("10485760 bytes"), "{e}");
+        let e = check(&Ask::Def { symbol: huge }).unwrap_err();
+        assert!(e.len() < 200, "{e}");
+        let e = check(&Ask::Reach {
+            from: "a".into(),
+            to: "b-c".into(),
+            max_depth: 8,
+        })
+        .unwrap_err();
+        assert_eq!(e, "to 'b-c' is not a C identifier");
+        assert_eq!(quote("kmap"), "'kmap'");
+        let long = "é".repeat(100);
+        assert_eq!(quote(&long), format!("'{}…' (200 bytes)", "é".repeat(80)));
+        let e = active_config(
+            &format!("CONFIG_A={}", "y".repeat(100 << 10)),
+            Path::new("."),
+        )
+        .unwrap_err();
+        assert!(e.len() < 200, "{e}");
+    }
 
     #[test]
     fn a_config_is_parsed_once_per_content() {

@@ -5,6 +5,8 @@
 //! ```toml
 //! [serve]
 //! debounce_s = 5            # refresh at most this often before answering (0: every call)
+//! roots = ["../linux-next"] # more trees a server with --root here answers for
+//! config_dirs = ["/boot"]   # directories an MCP active_config path may be in
 //!
 //! [index]
 //! ignore = ["drivers/gpu/drm/amd/include/asic_reg/", "*.mod.c"]
@@ -13,7 +15,7 @@
 //! options = ["-Imy_macro_attr+"]
 //! ```
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -36,6 +38,10 @@ pub struct Settings {
     pub ignore: Ignore,
     /// Options added to every ctags run.
     pub ctags_options: Vec<String>,
+    /// More trees a server serving this one answers for, as written (relative to the root).
+    pub roots: Vec<String>,
+    /// Directories besides the root an MCP `active_config` path may lie in, as written.
+    pub config_dirs: Vec<String>,
 }
 
 impl Default for Settings {
@@ -44,6 +50,8 @@ impl Default for Settings {
             debounce: Duration::from_secs_f64(DEFAULT_DEBOUNCE_S),
             ignore: Ignore::default(),
             ctags_options: Vec::new(),
+            roots: Vec::new(),
+            config_dirs: Vec::new(),
         }
     }
 }
@@ -63,6 +71,10 @@ struct File {
 #[serde(deny_unknown_fields)]
 struct ServeSection {
     debounce_s: Option<f64>,
+    #[serde(default)]
+    roots: Vec<String>,
+    #[serde(default)]
+    config_dirs: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -148,8 +160,31 @@ impl Settings {
             debounce: Duration::from_secs_f64(debounce_s),
             ignore: Ignore::new(&file.index.ignore)?,
             ctags_options: file.ctags.options,
+            roots: file.serve.roots,
+            config_dirs: file.serve.config_dirs,
         })
     }
+
+    /// `serve.roots`, resolved against `root`; an entry that is not a directory is an error.
+    pub fn resolved_roots(&self, root: &Path) -> Result<Vec<PathBuf>, String> {
+        resolve_dirs(root, &self.roots, "serve.roots")
+    }
+
+    /// `serve.config_dirs`, resolved against `root`; an entry that is not a directory is an
+    /// error.
+    pub fn resolved_config_dirs(&self, root: &Path) -> Result<Vec<PathBuf>, String> {
+        resolve_dirs(root, &self.config_dirs, "serve.config_dirs")
+    }
+}
+
+/// `dirs` (relative to `root` or absolute) through their real paths.
+fn resolve_dirs(root: &Path, dirs: &[String], key: &str) -> Result<Vec<PathBuf>, String> {
+    dirs.iter()
+        .map(|d| {
+            crate::walk::resolve_root(&root.join(d))
+                .map_err(|e| format!("{}: {key}: {e}", root.join(FILE_NAME).display()))
+        })
+        .collect()
 }
 
 /// Ignore patterns, matched against root-relative paths with `/` separators.
@@ -317,13 +352,18 @@ mod tests {
     #[test]
     fn settings_parse_every_key_and_default_the_rest() {
         let s = Settings::parse(
-            "[serve]\ndebounce_s = 0.5\n[index]\nignore = [\"*.mod.c\"]\n\
+            "[serve]\ndebounce_s = 0.5\nroots = [\"../b\"]\nconfig_dirs = [\"/boot\"]\n\
+             [index]\nignore = [\"*.mod.c\"]\n\
              [ctags]\noptions = [\"-Ifoo+\"]\n",
         )
         .unwrap();
         assert_eq!(s.debounce, Duration::from_millis(500));
         assert!(s.ignore.is_ignored("x/y.mod.c", false));
         assert_eq!(s.ctags_options, vec!["-Ifoo+".to_string()]);
+        assert_eq!(
+            (s.roots, s.config_dirs),
+            (vec!["../b".into()], vec!["/boot".into()])
+        );
         assert_eq!(Settings::parse("").unwrap(), Settings::default());
     }
 

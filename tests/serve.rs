@@ -81,6 +81,29 @@ impl Client {
         self.stdin.flush().unwrap();
     }
 
+    /// Writes one raw line.
+    fn write_raw(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next message whose id is null (an error about a line whose id could not be read).
+    fn null_id_message(&mut self) -> Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .expect("an answer with id null");
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            if v.get("id") == Some(&Value::Null) {
+                return v;
+            }
+            if let Some(got) = v["id"].as_u64() {
+                self.early.insert(got, v);
+            }
+        }
+    }
+
     /// Sends a request without waiting; returns its id.
     fn send(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
@@ -658,4 +681,208 @@ fn without_root_the_server_is_read_only() {
         !err && text.contains("include/linux/highmem.h:25:"),
         "{text}"
     );
+}
+
+#[test]
+fn malformed_json_rpc_lines_are_answered_and_the_session_goes_on() {
+    let t = fixture("serve-wire");
+    let mut c = Client::start(&[], &t.root, &[]);
+    // Not JSON: -32700 with id null.
+    c.write_raw("{\"jsonrpc\": \"2.0\", \"id\": 1000, \"method\": ");
+    let v = c.null_id_message();
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    // Not a request, but with an id: answered with that id.
+    c.write_raw(r#"{"id": 1001, "method": "tools/list"}"#);
+    let v = c.response(1001);
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    // Params nested 100,000 deep: answered, no stack overflow.
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":1002,"method":"tools/call","params":{}{}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    c.write_raw(&deep);
+    let v = c.response(1002);
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    // Arguments that are not an object: invalid params, not an unknown method.
+    c.write_raw(
+        r#"{"jsonrpc":"2.0","id":1003,"method":"tools/call","params":{"name":"find_definition","arguments":"x"}}"#,
+    );
+    let v = c.response(1003);
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    let (_, err) = c.call("update_index", json!({}));
+    assert!(err, "still serving (read-only, so an error)");
+}
+
+#[test]
+fn a_10_mb_symbol_gets_a_short_error() {
+    let t = fixture("serve-huge-arg");
+    let mut c = Client::start(&[], &t.root, &[]);
+    let huge = "a".repeat(10 << 20);
+    let v = c.request(
+        "tools/call",
+        json!({"name": "find_definition", "arguments": {"symbol": huge}}),
+    );
+    let line = v.to_string();
+    assert!(line.len() < 2000, "{} bytes of error", line.len());
+    let (text, err) = result_of(&v);
+    assert!(err && text.contains("10485760 bytes"), "{text}");
+    // Over the message cap, the line is refused whole, with a short error.
+    let huger = "a".repeat(17 << 20);
+    c.write(
+        &json!({"jsonrpc": "2.0", "id": 2000, "method": "tools/call",
+                    "params": {"name": "find_definition", "arguments": {"symbol": huger}}}),
+    );
+    let v = c.response(2000);
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert!(v.to_string().len() < 500, "{v}");
+}
+
+#[test]
+fn a_source_swapped_for_a_symlink_after_indexing_is_not_read_through_the_link() {
+    let t = fixture("serve-swapped-link");
+    let outside = t.root.with_extension("outside");
+    let _ = std::fs::remove_dir_all(&outside);
+    std::fs::create_dir_all(&outside).unwrap();
+    // The same lines as the indexed file, but another text: followed, it would show.
+    let indexed = std::fs::read_to_string(t.root.join("include/linux/highmem.h")).unwrap();
+    std::fs::write(
+        outside.join("x.h"),
+        indexed.replace("kmap_high", "OUTSIDE_SECRET"),
+    )
+    .unwrap();
+    let built = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--root"])
+        .arg(&t.root)
+        .output()
+        .unwrap();
+    assert!(built.status.success());
+    let h = t.root.join("include/linux/highmem.h");
+    std::fs::rename(&h, h.with_extension("h.bak")).unwrap();
+    std::os::unix::fs::symlink(outside.join("x.h"), &h).unwrap();
+    // A server without --root never refreshes: the swap stays until `knav index`.
+    let mut c = Client::start(&[], &t.root, &[]);
+    for (tool, args) in [
+        ("get_symbol_body", json!({"symbol": "kmap"})),
+        ("find_definition", json!({"symbol": "kmap"})),
+        ("find_references", json!({"symbol": "kmap_high"})),
+        (
+            "list_file_symbols",
+            json!({"file_path": "include/linux/highmem.h"}),
+        ),
+    ] {
+        let (text, _) = c.call(tool, args.clone());
+        assert!(!text.contains("OUTSIDE_SECRET"), "{tool}: {text}");
+        assert!(
+            text.contains("include/linux/highmem.h changed since indexing (now a symbolic link)"),
+            "{tool} {args}: {text}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&outside);
+}
+
+#[test]
+fn mcp_active_config_reads_no_file_outside_the_root_or_its_config_dirs() {
+    let (t, mut c) = served("serve-config-path", &[]);
+    let outside = t.root.with_extension("configs");
+    let _ = std::fs::remove_dir_all(&outside);
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret"), "root:*:19000:0:99999:7:::\n").unwrap();
+    std::fs::write(outside.join("x86.config"), "CONFIG_HIGHMEM=y\n").unwrap();
+    std::fs::write(t.root.join("in.config"), "CONFIG_HIGHMEM=y\n").unwrap();
+    std::os::unix::fs::symlink(outside.join("secret"), t.root.join("link.config")).unwrap();
+    let ask = |c: &mut Client, cfg: &str| {
+        c.call(
+            "find_definition",
+            json!({"symbol": "kmap", "active_config": cfg}),
+        )
+    };
+    let secret = outside.join("secret").display().to_string();
+    for cfg in [
+        secret.as_str(),
+        "../serve-config-path-x/../../etc/passwd",
+        "link.config",
+    ] {
+        let (text, err) = ask(&mut c, cfg);
+        assert!(err, "{cfg}: {text}");
+        assert!(!text.contains("root:*"), "{cfg}: {text}");
+        assert!(
+            text.contains("is outside") || text.contains("not found"),
+            "{cfg}: {text}"
+        );
+    }
+    let (text, err) = ask(&mut c, &secret);
+    assert!(text.contains("serve.config_dirs"), "{text}");
+    let _ = err;
+    // Inside the root it is read.
+    let (text, err) = ask(&mut c, "in.config");
+    assert!(!err, "{text}");
+    // A directory .knav.toml names is allowed too.
+    std::fs::write(
+        t.root.join(".knav.toml"),
+        format!("[serve]\nconfig_dirs = [\"{}\"]\n", outside.display()),
+    )
+    .unwrap();
+    let x86 = outside.join("x86.config").display().to_string();
+    let (text, err) = ask(&mut c, &x86);
+    assert!(!err, "{text}");
+    let _ = std::fs::remove_dir_all(&outside);
+}
+
+#[test]
+fn mcp_root_is_limited_to_the_served_tree_and_the_allowed_ones() {
+    let (t, mut c) = served("serve-root-limit", &[]);
+    let other = fixture("serve-root-limit-other");
+    let other_s = root_arg(&other);
+    let (text, err) = c.call(
+        "find_definition",
+        json!({"symbol": "kmap", "root": other_s}),
+    );
+    assert!(err && text.contains("is not served"), "{text}");
+    let (text, err) = c.call("update_index", json!({"root": other_s}));
+    assert!(err && text.contains("is not served"), "{text}");
+    assert!(
+        !other.root.join(".knav").exists(),
+        "nothing created in the other tree"
+    );
+    drop(c);
+    // Named with --allow-root, it is served (and indexed).
+    let mut c = Client::start(
+        &["--root", &root_arg(&t), "--allow-root", &other_s],
+        &t.root,
+        &[],
+    );
+    let (text, err) = c.call_when_built(
+        "find_definition",
+        json!({"symbol": "kmap", "root": other_s}),
+    );
+    assert!(
+        !err && text.contains("include/linux/highmem.h:25:"),
+        "{text}"
+    );
+    drop(c);
+    // Or in serve.roots of the served tree's .knav.toml.
+    std::fs::write(
+        t.root.join(".knav.toml"),
+        format!("[serve]\nroots = [\"{other_s}\"]\n"),
+    )
+    .unwrap();
+    let mut c = Client::start(&["--root", &root_arg(&t)], &t.root, &[]);
+    let (text, err) = c.call_when_built(
+        "find_definition",
+        json!({"symbol": "kmap", "root": other_s}),
+    );
+    assert!(!err, "{text}");
+    drop(c);
+    // Without --root: the current directory only, and nothing is built there either.
+    let third = fixture("serve-root-limit-third");
+    let mut c = Client::start(&[], &third.root, &[]);
+    let (text, err) = c.call(
+        "find_definition",
+        json!({"symbol": "kmap", "root": root_arg(&t)}),
+    );
+    assert!(err && text.contains("is not served"), "{text}");
+    let (text, err) = c.call("find_definition", json!({"symbol": "kmap"}));
+    assert!(err && text.contains("has no index"), "{text}");
+    assert!(!third.root.join(".knav").exists());
 }

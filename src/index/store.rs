@@ -91,6 +91,16 @@ pub const CURRENT: &str = "CURRENT";
 /// The index directory for `root`: `explicit`, else `$KNAV_INDEX_DIR`, else `ROOT/.knav` when
 /// it exists or can be created, else a directory under the user's cache directory.
 pub fn index_dir(root: &Path, explicit: Option<&Path>) -> PathBuf {
+    find_index_dir(root, explicit, true)
+}
+
+/// [`index_dir`] without creating `ROOT/.knav`: for a reader that must leave the tree as it is
+/// (a server without --root).
+pub fn existing_index_dir(root: &Path, explicit: Option<&Path>) -> PathBuf {
+    find_index_dir(root, explicit, false)
+}
+
+fn find_index_dir(root: &Path, explicit: Option<&Path>, create: bool) -> PathBuf {
     if let Some(dir) = explicit {
         return dir.to_path_buf();
     }
@@ -105,7 +115,8 @@ pub fn index_dir(root: &Path, explicit: Option<&Path>) -> PathBuf {
     if cache.as_ref().is_some_and(|c| c.join(CURRENT).is_file()) {
         return cache.unwrap_or(local);
     }
-    if local.is_dir() || std::fs::create_dir(&local).is_ok() {
+    // Without an index anywhere, a reader looks where `knav index` would most likely put it.
+    if local.is_dir() || !create || std::fs::create_dir(&local).is_ok() {
         return local;
     }
     cache.unwrap_or(local)

@@ -28,7 +28,10 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
         return env;
     }
     if !valid_name(symbol) {
-        return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
+        return q.envelope_error(
+            TOOL,
+            format!("{} is not a C identifier", crate::request::quote(symbol)),
+        );
     }
     let (defs, counts) = definitions_counted(q, symbol);
     let kconfig = q.kconfig_entries(symbol);

@@ -12,7 +12,7 @@ mod fuzzy;
 mod nearmiss;
 mod reach;
 mod refs;
-mod source;
+pub mod source;
 mod symbols;
 
 use std::cell::RefCell;
@@ -92,6 +92,8 @@ pub struct Query<'s> {
     kbuild_atoms: RefCell<crate::index::buildfiles::AtomCache>,
     /// The active config's architecture, looked up once.
     arch: std::cell::OnceCell<Option<&'static str>>,
+    /// Files not read because they changed since indexing (now a link, …), with what they are.
+    pub changed: RefCell<Vec<(String, &'static str)>>,
 }
 
 /// What [`Query::definitions_visiting`] shows of a name's postings in one segment.
@@ -150,6 +152,7 @@ impl<'s> Query<'s> {
             kbuild_atoms: RefCell::new(Default::default()),
             last_file: RefCell::new(None),
             arch: std::cell::OnceCell::new(),
+            changed: RefCell::new(Vec::new()),
         }
     }
 
@@ -316,7 +319,14 @@ impl<'s> Query<'s> {
         if let Some(s) = self.sources.borrow().get(path) {
             return s.clone();
         }
-        let text = source::SourceText::read(&self.snap.root.join(path)).map(std::rc::Rc::new);
+        let text = match source::SourceText::read(&self.snap.root, path) {
+            Ok(t) => Some(std::rc::Rc::new(t)),
+            Err(source::Unread::Changed(what)) => {
+                self.changed.borrow_mut().push((path.to_string(), what));
+                None
+            }
+            Err(source::Unread::Io(_)) => None,
+        };
         self.sources
             .borrow_mut()
             .insert(path.to_string(), text.clone());
@@ -349,8 +359,8 @@ impl<'s> Query<'s> {
             return self.source(path);
         }
         let hint = self.snap.segments[seg].line_hint(file, from);
-        let full = self.snap.root.join(path);
-        match source::SourceText::read_window(&full, hint, from, to.saturating_sub(from)) {
+        let root = &self.snap.root;
+        match source::SourceText::read_window(root, path, hint, from, to.saturating_sub(from)) {
             Some(w) => {
                 let w = std::rc::Rc::new(w);
                 self.windows

@@ -1,10 +1,89 @@
 //! Source text for snippets and bodies: a file read once, lines found with memchr.
+//!
+//! Files are opened beneath the root without following a symbolic link anywhere on the way
+//! ([`open_beneath`]): a file swapped for a link after indexing must not show what the link
+//! points to.
 
-use std::path::Path;
+use std::ffi::CString;
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path};
 
 use super::MAX_LINE_CHARS;
-use crate::index::build::{read_source, Source};
+use crate::index::build::{read_open, Source};
 use crate::index::segment::LineHint;
+
+/// Why a source file was not read.
+#[derive(Debug)]
+pub enum Unread {
+    /// It cannot be read (gone, no permission): its lines are simply left out.
+    Io(std::io::Error),
+    /// It is no longer the file that was indexed: a link, not a regular file, or a path with
+    /// a link on the way. What it leads to is never read.
+    Changed(&'static str),
+}
+
+/// True when `name` in `dir` is a symbolic link.
+fn is_link(dir: &OwnedFd, name: &CString) -> bool {
+    // SAFETY: a zeroed stat is a valid out-parameter; `name` is NUL-terminated.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFLNK
+}
+
+/// Opens root-relative `rel` under `root`, refusing a symbolic link at any component below
+/// the root and anything but a regular file.
+pub fn open_beneath(root: &Path, rel: &str) -> Result<File, Unread> {
+    let parts: Vec<&std::ffi::OsStr> = Path::new(rel)
+        .components()
+        .map(|c| match c {
+            Component::Normal(p) => Ok(p),
+            Component::CurDir => Ok(std::ffi::OsStr::new(".")),
+            _ => Err(Unread::Changed("a path leading out of the root")),
+        })
+        .collect::<Result<_, _>>()?;
+    let Some((last, dirs)) = parts.split_last() else {
+        return Err(Unread::Changed("an empty path"));
+    };
+    let open_at = |dir: &OwnedFd, name: &std::ffi::OsStr, flags: i32| -> Result<OwnedFd, Unread> {
+        let name = CString::new(name.as_bytes()).map_err(|_| Unread::Changed("a path with NUL"))?;
+        let flags = flags | libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW;
+        // SAFETY: `name` is NUL-terminated and `dir` an open descriptor.
+        let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
+        if fd < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(match e.raw_os_error() {
+                Some(libc::ELOOP) => Unread::Changed("a symbolic link"),
+                // O_DIRECTORY on a link to a directory says ENOTDIR: tell the two apart.
+                Some(libc::ENOTDIR) if is_link(dir, &name) => Unread::Changed("a symbolic link"),
+                Some(libc::ENOTDIR) => Unread::Changed("a path through something not a directory"),
+                _ => Unread::Io(e),
+            });
+        }
+        // SAFETY: `fd` was just opened and is owned by nobody else.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    // The root itself was resolved when the index was opened.
+    let mut dir: OwnedFd = File::open(root).map_err(Unread::Io)?.into();
+    for d in dirs {
+        dir = open_at(&dir, d, libc::O_DIRECTORY)?;
+    }
+    // Non-blocking, so that a FIFO put in the file's place does not hang the open.
+    let file = File::from(open_at(&dir, last, libc::O_NONBLOCK)?);
+    let meta = file.metadata().map_err(Unread::Io)?;
+    if !meta.is_file() {
+        return Err(Unread::Changed("not a regular file"));
+    }
+    Ok(file)
+}
 
 /// A source file, or a window of whole lines of one, and the offsets of its lines.
 pub struct SourceText {
@@ -20,11 +99,11 @@ pub struct SourceText {
 const WINDOW_BYTES: u64 = 8 << 10;
 
 impl SourceText {
-    /// Reads `path` (large files are memory-mapped: a snippet of a 300 KB file should not copy
-    /// 300 KB); `None` when it cannot be read.
-    pub fn read(path: &Path) -> Option<SourceText> {
-        let bytes = read_source(path).ok()?;
-        Some(SourceText::new(bytes, 1, true))
+    /// Reads `rel` under `root` (large files are memory-mapped in the CLI: a snippet of a
+    /// 300 KB file should not copy 300 KB).
+    pub fn read(root: &Path, rel: &str) -> Result<SourceText, Unread> {
+        let bytes = read_open(open_beneath(root, rel)?).map_err(Unread::Io)?;
+        Ok(SourceText::new(bytes, 1, true))
     }
 
     fn new(bytes: Source, first_line: u32, to_end: bool) -> SourceText {
@@ -42,9 +121,15 @@ impl SourceText {
     /// Lines `line..=line + after` of `path` (fewer at the end of the file), read from the
     /// line mark `hint` instead of from the top. `None` when the file is unreadable or no longer
     /// has the size and mtime it was indexed with (its marks may be wrong: read it whole).
-    pub fn read_window(path: &Path, hint: LineHint, line: u32, after: u32) -> Option<SourceText> {
+    pub fn read_window(
+        root: &Path,
+        rel: &str,
+        hint: LineHint,
+        line: u32,
+        after: u32,
+    ) -> Option<SourceText> {
         use std::os::unix::fs::FileExt;
-        let file = std::fs::File::open(path).ok()?;
+        let file = open_beneath(root, rel).ok()?;
         let meta = file.metadata().ok()?;
         let size = meta.len();
         if size != hint.size || crate::walk::mtime_ns(&meta) != hint.mtime_ns || hint.offset > size
@@ -210,9 +295,10 @@ mod tests {
 
     #[test]
     fn lines_and_words() {
-        let dir = std::env::temp_dir().join(format!("knav-src-{}", std::process::id()));
+        let name = format!("knav-src-{}", std::process::id());
+        let dir = std::env::temp_dir().join(&name);
         std::fs::write(&dir, "a\r\nint vfs_read_x, vfs_read;\n\nlast").unwrap();
-        let s = SourceText::read(&dir).unwrap();
+        let s = SourceText::read(&std::env::temp_dir(), &name).unwrap();
         assert_eq!(s.line(1), Some(&b"a"[..]));
         assert_eq!(s.line(4), Some(&b"last"[..]));
         assert_eq!(s.line(5), None);
@@ -226,7 +312,9 @@ mod tests {
 
     #[test]
     fn a_window_from_a_line_mark_holds_the_asked_lines_and_a_changed_file_is_refused() {
-        let path = std::env::temp_dir().join(format!("knav-win-{}", std::process::id()));
+        let tmp = std::env::temp_dir();
+        let name = format!("knav-win-{}", std::process::id());
+        let path = tmp.join(&name);
         // Lines of growing length: a window must grow past its first read for the last ones.
         let text: String = (1..=3000)
             .map(|n| format!("{}\n", "x".repeat(n % 97)))
@@ -243,7 +331,7 @@ mod tests {
                 offset,
             }
         };
-        let whole = SourceText::read(&path).unwrap();
+        let whole = SourceText::read(&tmp, &name).unwrap();
         for line in [1, 64, 65, 1000, 2999, 3000] {
             let hint = hint_for(line);
             assert_eq!(
@@ -251,7 +339,7 @@ mod tests {
                 line - (line - 1) % 64,
                 "the mark at or before {line}"
             );
-            let w = SourceText::read_window(&path, hint, line, 300).unwrap();
+            let w = SourceText::read_window(&tmp, &name, hint, line, 300).unwrap();
             assert!(w.covers(line, line + 300));
             for n in line..=(line + 300).min(3000) {
                 assert_eq!(w.line(n), whole.line(n), "line {n} from a window at {line}");
@@ -259,13 +347,59 @@ mod tests {
             assert_eq!(w.line(3001), None);
         }
         // The window's first line is the mark's: a line before it is not there.
-        let w = SourceText::read_window(&path, hint_for(1000), 1000, 0).unwrap();
+        let w = SourceText::read_window(&tmp, &name, hint_for(1000), 1000, 0).unwrap();
         assert_eq!(w.line(900), None);
         assert!(!w.covers(900, 900));
         // A file that no longer has its indexed size is read whole by the caller.
         let mut stale = hint_for(1000);
         stale.size += 1;
-        assert!(SourceText::read_window(&path, stale, 1000, 0).is_none());
+        assert!(SourceText::read_window(&tmp, &name, stale, 1000, 0).is_none());
         let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_source_swapped_for_a_symlink_after_indexing_is_not_followed() {
+        let tmp = std::env::temp_dir().join(format!("knav-beneath-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let (root, outside) = (tmp.join("root"), tmp.join("outside"));
+        std::fs::create_dir_all(root.join("fs")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("x.c"), "SECRET\n").unwrap();
+        std::fs::write(root.join("fs/a.c"), "int a;\n").unwrap();
+        assert_eq!(
+            SourceText::read(&root, "fs/a.c").unwrap().line(1),
+            Some(&b"int a;"[..])
+        );
+        let changed = |rel: &str| match SourceText::read(&root, rel) {
+            Err(Unread::Changed(what)) => what,
+            Ok(t) => panic!("{rel} read: {:?}", String::from_utf8_lossy(t.bytes())),
+            Err(Unread::Io(e)) => panic!("{rel}: {e}"),
+        };
+        // The file is a link now.
+        std::fs::rename(root.join("fs/a.c"), root.join("fs/a.c.bak")).unwrap();
+        std::os::unix::fs::symlink(outside.join("x.c"), root.join("fs/a.c")).unwrap();
+        assert_eq!(changed("fs/a.c"), "a symbolic link");
+        // A directory on the way is a link now.
+        std::fs::rename(root.join("fs"), root.join("fs.bak")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("fs")).unwrap();
+        std::fs::write(outside.join("a.c"), "SECRET\n").unwrap();
+        assert_eq!(changed("fs/a.c"), "a symbolic link");
+        // Up and out, and a FIFO in a file's place (the open must not hang).
+        assert_eq!(changed("../outside/x.c"), "a path leading out of the root");
+        let fifo = CString::new(root.join("f.c").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        assert_eq!(changed("f.c"), "not a regular file");
+        // A hint that fits the file the link leads to.
+        let meta = std::fs::metadata(outside.join("a.c")).unwrap();
+        let hint = LineHint {
+            size: meta.len(),
+            mtime_ns: crate::walk::mtime_ns(&meta),
+            line: 1,
+            offset: 0,
+        };
+        let win = SourceText::read_window(&root, "fs/a.c", hint, 1, 0);
+        assert!(win.is_none(), "a window is not read through a link either");
+        let _ = std::fs::remove_dir_all(&tmp);
     }
 }

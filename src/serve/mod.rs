@@ -8,6 +8,7 @@
 pub mod state;
 pub mod tools;
 pub mod watch;
+pub mod wire;
 
 use std::sync::Arc;
 
@@ -79,7 +80,11 @@ impl Handler {
         };
         let mut page = call.page;
         if let Some(arg) = &call.active_config {
-            match crate::request::active_config(arg, tree.root()) {
+            let within = tree.config_dirs();
+            let config = within.and_then(|dirs| {
+                crate::request::active_config_within(arg, tree.root(), Some(&dirs))
+            });
+            match config {
                 Ok(c) => page.active = Some(c),
                 Err(e) => {
                     let mut env = Envelope::error(call.tool, &root_s, e);
@@ -175,6 +180,8 @@ fn tools_name(name: &str) -> &'static str {
 
 /// Runs the server on stdio until the client closes it; returns the exit code.
 pub fn run(opts: &ServeOptions) -> i32 {
+    // A file truncated while mapped raises SIGBUS, which would end every session: read instead.
+    crate::index::build::MAP_SOURCES.store(false, std::sync::atomic::Ordering::Relaxed);
     let server = match Server::new(opts) {
         Ok(s) => Arc::new(s),
         Err(e) => {
@@ -194,7 +201,11 @@ pub fn run(opts: &ServeOptions) -> i32 {
     };
     let handler = Handler { server };
     let code = runtime.block_on(async move {
-        let service = match handler.serve(rmcp::transport::stdio()).await {
+        let wire = wire::Wire::new(
+            tokio::io::BufReader::new(tokio::io::stdin()),
+            tokio::io::stdout(),
+        );
+        let service = match handler.serve(wire).await {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("knav serve: the MCP session did not start: {e}");

@@ -8,6 +8,10 @@
 //! the current index. Where the tree's directories are watched ([`super::watch`]) and nothing
 //! relevant happened since the last refresh, the stat walk is skipped. Every call answers from the snapshot it opened, even when a refresh
 //! publishes a newer one meanwhile.
+//!
+//! A call may name only the trees the server was given: the default root (`--root`, else the
+//! current directory), `--allow-root` directories and the default root's `serve.roots`. A
+//! server without `--root` never builds or refreshes an index, so it creates nothing anywhere.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -16,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::envelope::Envelope;
 use crate::index::build::BuildOptions;
-use crate::index::store::{index_dir, Snapshot};
+use crate::index::store::{existing_index_dir, index_dir, Snapshot};
 use crate::progress::{Progress, Status};
 use crate::settings::Settings;
 
@@ -31,6 +35,8 @@ pub struct ServeOptions {
     pub index_dir: Option<PathBuf>,
     /// `--debounce`: overrides every tree's `serve.debounce_s`.
     pub debounce: Option<Duration>,
+    /// `--allow-root`: more trees calls may name.
+    pub allow_roots: Vec<PathBuf>,
 }
 
 /// Why a call cannot be answered from an index right now.
@@ -47,6 +53,9 @@ pub struct Server {
     pub default_root: PathBuf,
     /// True when started with `--root`: the server may build and refresh indexes.
     pub writable: bool,
+    /// The trees calls may name (real paths): the default root, `--allow-root` and the default
+    /// root's `serve.roots`.
+    allowed: Vec<PathBuf>,
     explicit_index_dir: Option<PathBuf>,
     debounce: Option<Duration>,
     trees: Mutex<HashMap<PathBuf, Arc<Tree>>>,
@@ -87,13 +96,22 @@ impl Server {
             Some(r) => (crate::walk::resolve_root(r)?, true),
             None => (crate::walk::resolve_root(Path::new("."))?, false),
         };
-        if writable {
-            // A bad settings file is better reported at start than on the first call.
-            Settings::load(&root)?;
+        let mut allowed = vec![root.clone()];
+        for r in &opts.allow_roots {
+            allowed.push(crate::walk::resolve_root(r).map_err(|e| format!("--allow-root: {e}"))?);
         }
+        // A bad settings file is better reported at start than on the first call; a read-only
+        // server serves what it can.
+        match Settings::load(&root).and_then(|s| s.resolved_roots(&root)) {
+            Ok(roots) => allowed.extend(roots),
+            Err(e) if writable => return Err(e),
+            Err(e) => eprintln!("knav serve: {e}; serving {} only", root.display()),
+        }
+        allowed.dedup();
         Ok(Server {
             default_root: root,
             writable,
+            allowed,
             explicit_index_dir: opts.index_dir.clone(),
             debounce: opts.debounce,
             trees: Mutex::new(HashMap::new()),
@@ -106,15 +124,31 @@ impl Server {
             None => self.default_root.clone(),
             Some(r) => crate::walk::resolve_root(Path::new(r))?,
         };
+        if !self.allowed.contains(&root) {
+            let served: Vec<String> = self
+                .allowed
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect();
+            return Err(format!(
+                "root {} is not served; this server answers for {} only. Name more trees with \
+                 `knav serve --allow-root DIR` or in serve.roots of {}",
+                root.display(),
+                served.join(", "),
+                self.default_root.join(crate::settings::FILE_NAME).display()
+            ));
+        }
         let mut trees = lock(&self.trees);
         let explicit = self.explicit_index_dir.as_deref();
         Ok(trees
             .entry(root.clone())
             .or_insert_with(|| {
-                let dir = if root == self.default_root {
+                let explicit = explicit.filter(|_| root == self.default_root);
+                // A read-only server creates nothing, not even an empty `.knav`.
+                let dir = if self.writable {
                     index_dir(&root, explicit)
                 } else {
-                    index_dir(&root, None)
+                    existing_index_dir(&root, explicit)
                 };
                 Arc::new(Tree {
                     root,
@@ -256,6 +290,14 @@ impl Tree {
             .unwrap_or_default()
             .into_iter()
             .map(|d| d.path)
+    }
+
+    /// Directories an MCP `active_config` path may lie in: the root and its
+    /// `serve.config_dirs`, real paths.
+    pub fn config_dirs(&self) -> Result<Vec<PathBuf>, String> {
+        let mut dirs = vec![self.root.clone()];
+        dirs.extend(Settings::load(&self.root)?.resolved_config_dirs(&self.root)?);
+        Ok(dirs)
     }
 
     /// The resolved root.

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::query::{GroupBy, Page, MAX_LIMIT};
 use crate::render::Format;
-use crate::request::Ask;
+use crate::request::{quote, Ask, MAX_CONFIG_ARG, MAX_PATH};
 
 /// Characters all descriptions and input schemas together may take (about 2,000 tokens).
 pub const CATALOG_BUDGET: usize = 8000;
@@ -223,7 +223,23 @@ impl Args {
     fn string(&mut self, key: &str) -> Result<Option<String>, String> {
         match self.take(key) {
             None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
+            Some(Value::String(s)) => {
+                // Names and paths are short; only a CONFIG_X=y list may be long.
+                let max = if key == "active_config" {
+                    MAX_CONFIG_ARG
+                } else {
+                    MAX_PATH
+                };
+                if s.len() > max {
+                    return Err(format!(
+                        "{}: argument '{key}' is {} bytes long, more than {max}: {}",
+                        self.tool,
+                        s.len(),
+                        quote(&s)
+                    ));
+                }
+                Ok(Some(s))
+            }
             Some(v) => Err(format!(
                 "{}: argument '{key}' must be a string, not {}",
                 self.tool,
@@ -244,7 +260,13 @@ impl Args {
         let Some(v) = self.take(key) else {
             return Ok(None);
         };
-        let bad = |what: &str| format!("{}: argument '{key}' must be {what}, not {v}", self.tool);
+        let bad = |what: &str| {
+            format!(
+                "{}: argument '{key}' must be {what}, not {}",
+                self.tool,
+                quote(&v.to_string())
+            )
+        };
         let n = match &v {
             Value::Number(n) => n
                 .as_i64()
@@ -263,8 +285,9 @@ impl Args {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(b)),
             Some(v) => Err(format!(
-                "{}: argument '{key}' must be true or false, not {v}",
-                self.tool
+                "{}: argument '{key}' must be true or false, not {}",
+                self.tool,
+                quote(&v.to_string())
             )),
         }
     }
@@ -273,8 +296,9 @@ impl Args {
         match self.map.keys().next() {
             None => Ok(()),
             Some(k) => Err(format!(
-                "{}: unknown argument '{k}'; see the tool's input schema",
-                self.tool
+                "{}: unknown argument {}; see the tool's input schema",
+                self.tool,
+                quote(k)
             )),
         }
     }
@@ -296,7 +320,8 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
     let Some(spec) = SPECS.iter().find(|s| s.name == name) else {
         let names: Vec<&str> = SPECS.iter().map(|s| s.name).collect();
         return Err(format!(
-            "unknown tool '{name}'; the tools are {}",
+            "unknown tool {}; the tools are {}",
+            quote(name),
             names.join(", ")
         ));
     };

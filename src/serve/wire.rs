@@ -1,0 +1,437 @@
+//! The stdio transport: one JSON-RPC message per line in, one per line out.
+//!
+//! rmcp's own stdio transport drops what it cannot parse without a word (an unparseable line,
+//! params nested deeper than serde_json's recursion limit, an oversized line), answers an
+//! invalid request without its id (so the client waiting on that id hangs) and takes a
+//! `tools/call` whose params do not fit for an unknown method. This one answers every request
+//! it reads: -32700 (id null) for what is not JSON, -32600 for what is not a JSON-RPC request
+//! (with its id when one can be read), -32602 for a known method with bad params. Parsing
+//! never recurses deeper than serde_json's limit, so no input can overflow a stack.
+
+use std::borrow::Cow;
+use std::future::Future;
+
+use rmcp::model::{ClientRequest, JsonRpcMessage};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::RoleServer;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// The longest message read (bytes, as rmcp's own transport); longer lines are answered with an
+/// error and skipped.
+pub const MAX_MESSAGE: usize = 16 << 20;
+
+/// Bytes of an oversized line kept to find its id in.
+const HEAD: usize = 4096;
+
+/// Messages queued for the writer before a sender waits.
+const QUEUE: usize = 64;
+
+/// A JSON-RPC error code and message.
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const INVALID_PARAMS: i64 = -32602;
+
+/// The transport over a reader and a writer (stdin and stdout in the server).
+pub struct Wire<R> {
+    read: R,
+    line: Vec<u8>,
+    /// Dropping the tail of an oversized line up to its newline.
+    discarding: bool,
+    out: mpsc::Sender<Vec<u8>>,
+    /// An error reply not yet queued (the queue was full when it was made).
+    pending: Option<Vec<u8>>,
+    writer: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl<R: AsyncBufRead + Unpin + Send> Wire<R> {
+    /// A transport reading `read` and writing `write`; the writer runs as its own task, fed in
+    /// order, so a cancelled receive or send never leaves half a line on the wire.
+    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(read: R, mut write: W) -> Wire<R> {
+        let (out, mut rx) = mpsc::channel::<Vec<u8>>(QUEUE);
+        let writer = tokio::spawn(async move {
+            while let Some(msg) = rx.recv().await {
+                if write.write_all(&msg).await.is_err() || write.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+        Wire {
+            read,
+            line: Vec::new(),
+            discarding: false,
+            out,
+            pending: None,
+            writer: Some(writer),
+        }
+    }
+
+    /// Reads one line into `self.line`, never holding more than [`MAX_MESSAGE`] bytes of it;
+    /// `Ok(false)` for an oversized line (dropped), `Err` at the end of input. Cancel-safe: bytes
+    /// are consumed only together with their copy.
+    async fn read_line(&mut self) -> Result<bool, ()> {
+        loop {
+            let (used, done) = {
+                let buf = self.read.fill_buf().await.map_err(|_| ())?;
+                if buf.is_empty() {
+                    return Err(());
+                }
+                let nl = memchr::memchr(b'\n', buf);
+                let take = nl.map_or(buf.len(), |i| i + 1);
+                if self.discarding {
+                    if nl.is_some() {
+                        self.discarding = false;
+                    }
+                    (take, None)
+                } else if self.line.len() + take > MAX_MESSAGE {
+                    // The head stays, to answer with the id it names.
+                    let room = HEAD.saturating_sub(self.line.len());
+                    self.line.extend_from_slice(&buf[..take.min(room)]);
+                    self.line.truncate(HEAD);
+                    self.discarding = nl.is_none();
+                    (take, Some(false))
+                } else {
+                    self.line.extend_from_slice(&buf[..take]);
+                    (take, nl.map(|_| true))
+                }
+            };
+            self.read.consume(used);
+            if let Some(whole) = done {
+                return Ok(whole);
+            }
+        }
+    }
+}
+
+/// A JSON-RPC error line for request `id` (`null` when it cannot be read).
+fn error_line(id: &Value, code: i64, message: &str) -> Vec<u8> {
+    let mut v = serde_json::to_vec(&json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message},
+    }))
+    .unwrap_or_default();
+    v.push(b'\n');
+    v
+}
+
+/// The id of a message, when it is one JSON-RPC allows (a string or a number).
+fn id_of(id: Option<&Value>) -> Value {
+    match id {
+        Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
+        _ => Value::Null,
+    }
+}
+
+/// The id member of the top-level object that `head` (the start of a message) begins, if it
+/// is there; `null` otherwise.
+fn head_id(head: &[u8]) -> Value {
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < head.len() {
+        match head[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let start = i + 1;
+                i = start;
+                while i < head.len() && head[i] != b'"' {
+                    i += if head[i] == b'\\' { 2 } else { 1 };
+                }
+                let key = &head[start..i.min(head.len())];
+                let rest = head.get(i + 1..).unwrap_or_default();
+                let rest = rest.trim_ascii_start();
+                if depth == 1 && key == b"id" && rest.first() == Some(&b':') {
+                    let mut values = serde_json::Deserializer::from_slice(&rest[1..]).into_iter();
+                    return id_of(values.next().and_then(Result::ok).as_ref());
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Value::Null
+}
+
+/// Just the id of a message whose JSON is nested too deep to be held as a [`Value`]: serde
+/// skips the other members without recursing.
+#[derive(serde::Deserialize)]
+struct IdOnly {
+    id: Option<Value>,
+}
+
+/// What one line is: a message for rmcp, nothing (a notification rmcp would ignore), or the
+/// error line to answer it with.
+pub enum Read {
+    /// A message for the service.
+    Message(Box<RxJsonRpcMessage<RoleServer>>),
+    /// Nothing to do.
+    Skip,
+    /// Answer with this line.
+    Reply(Vec<u8>),
+}
+
+/// Methods of client requests rmcp knows: a request for one of them whose params do not fit
+/// is a params error, not an unknown method.
+fn known_request_method(method: &str) -> bool {
+    use rmcp::model::*;
+    [
+        PingRequestMethod::VALUE,
+        InitializeResultMethod::VALUE,
+        CompleteRequestMethod::VALUE,
+        SetLevelRequestMethod::VALUE,
+        GetPromptRequestMethod::VALUE,
+        ListPromptsRequestMethod::VALUE,
+        ListResourcesRequestMethod::VALUE,
+        ListResourceTemplatesRequestMethod::VALUE,
+        ReadResourceRequestMethod::VALUE,
+        SubscribeRequestMethod::VALUE,
+        UnsubscribeRequestMethod::VALUE,
+        CallToolRequestMethod::VALUE,
+        ListToolsRequestMethod::VALUE,
+    ]
+    .contains(&method)
+}
+
+/// Parses one line (without its newline).
+pub fn parse(line: &[u8]) -> Read {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(e) => {
+            // Valid JSON too deep to hold (serde_json stops at 128 levels) still has its id.
+            return Read::Reply(match serde_json::from_slice::<IdOnly>(line) {
+                Ok(head) => error_line(
+                    &id_of(head.id.as_ref()),
+                    INVALID_REQUEST,
+                    "Invalid Request: the message is nested more than 128 levels deep",
+                ),
+                Err(_) => error_line(&Value::Null, PARSE_ERROR, &format!("Parse error: {e}")),
+            });
+        }
+    };
+    let id = id_of(value.get("id"));
+    let method = value
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let is_request = value.get("id").is_some();
+    match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
+        Ok(JsonRpcMessage::Request(r)) => match &r.request {
+            ClientRequest::CustomRequest(c) if known_request_method(c.method.as_str()) => {
+                Read::Reply(error_line(
+                    &id,
+                    INVALID_PARAMS,
+                    &format!(
+                        "Invalid params for '{}': {}",
+                        c.method,
+                        params_error(c.method.as_str(), c.params.as_ref())
+                    ),
+                ))
+            }
+            _ => Read::Message(Box::new(JsonRpcMessage::Request(r))),
+        },
+        Ok(msg) => Read::Message(Box::new(msg)),
+        // A notification is never answered; one rmcp does not know is dropped as it would be.
+        Err(_) if !is_request => Read::Skip,
+        Err(e) => Read::Reply(error_line(
+            &id,
+            INVALID_REQUEST,
+            &format!(
+                "Invalid Request{}: {e}",
+                method
+                    .map(|m| format!(" '{}'", crate::request::quote(&m)))
+                    .unwrap_or_default()
+            ),
+        )),
+    }
+}
+
+/// Why `params` do not fit `method`, as far as serde says.
+fn params_error(method: &str, params: Option<&Value>) -> String {
+    use rmcp::model::*;
+    let params = params.cloned().unwrap_or(Value::Null);
+    let err = if method == CallToolRequestMethod::VALUE {
+        serde_json::from_value::<CallToolRequestParams>(params).err()
+    } else {
+        None
+    };
+    err.map_or_else(|| "they do not fit the method".into(), |e| e.to_string())
+}
+
+impl<R: AsyncBufRead + Unpin + Send> Transport<RoleServer> for Wire<R> {
+    type Error = std::io::Error;
+
+    fn name() -> Cow<'static, str> {
+        "knav-stdio".into()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let out = self.out.clone();
+        let msg = serde_json::to_vec(&item).map(|mut v| {
+            v.push(b'\n');
+            v
+        });
+        async move {
+            let msg = msg.map_err(std::io::Error::other)?;
+            out.send(msg)
+                .await
+                .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout closed"))
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            if self.pending.is_some() {
+                // Reserving is cancel-safe; the reply is handed over only with a permit.
+                let permit = self.out.reserve().await.ok()?;
+                permit.send(self.pending.take()?);
+            }
+            let whole = self.read_line().await.ok()?;
+            if !whole {
+                let id = head_id(&self.line);
+                self.line.clear();
+                self.pending = Some(error_line(
+                    &id,
+                    INVALID_REQUEST,
+                    &format!("Invalid Request: a message is longer than {MAX_MESSAGE} bytes"),
+                ));
+                continue;
+            }
+            let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let read = if line.iter().all(u8::is_ascii_whitespace) {
+                Read::Skip
+            } else {
+                parse(line)
+            };
+            self.line.clear();
+            match read {
+                Read::Message(m) => return Some(*m),
+                Read::Skip => {}
+                Read::Reply(r) => self.pending = Some(r),
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // Every queued line is written before the writer ends.
+        let (closed, _) = mpsc::channel(1);
+        drop(std::mem::replace(&mut self.out, closed));
+        if let Some(w) = self.writer.take() {
+            let _ = w.await;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(line: &str) -> Value {
+        match parse(line.as_bytes()) {
+            Read::Reply(r) => serde_json::from_slice(&r).unwrap(),
+            Read::Message(m) => panic!("taken as a message: {m:?}"),
+            Read::Skip => panic!("skipped"),
+        }
+    }
+
+    #[test]
+    fn an_unparseable_line_is_answered_with_a_parse_error_and_id_null() {
+        let r = reply("{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": ");
+        assert_eq!(r["error"]["code"], -32700, "{r}");
+        assert!(r["id"].is_null() && r.get("id").is_some(), "{r}");
+    }
+
+    #[test]
+    fn an_invalid_request_with_an_id_is_answered_with_that_id() {
+        let r = reply(r#"{"id": 7, "method": "tools/list"}"#);
+        assert_eq!(
+            (r["id"].as_i64(), r["error"]["code"].as_i64()),
+            (Some(7), Some(-32600)),
+            "{r}"
+        );
+        let r = reply(r#"{"jsonrpc": "2.0", "id": "a", "method": 5}"#);
+        assert_eq!(
+            (r["id"].as_str(), r["error"]["code"].as_i64()),
+            (Some("a"), Some(-32600)),
+            "{r}"
+        );
+    }
+
+    #[test]
+    fn params_nested_100000_deep_are_answered_without_overflowing_the_stack() {
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{}{}}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let r = reply(&deep);
+        assert_eq!(
+            (r["id"].as_i64(), r["error"]["code"].as_i64()),
+            (Some(9), Some(-32600)),
+            "{r}"
+        );
+        assert!(r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("128 levels"));
+        // Unbalanced, it is not JSON at all.
+        let r = reply(&deep[..deep.len() - 1000]);
+        assert_eq!(r["error"]["code"], -32700, "{r}");
+    }
+
+    #[test]
+    fn tool_arguments_that_are_not_an_object_are_invalid_params() {
+        let r = reply(
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"find_definition","arguments":"x"}}"#,
+        );
+        assert_eq!(
+            (r["id"].as_i64(), r["error"]["code"].as_i64()),
+            (Some(4), Some(-32602)),
+            "{r}"
+        );
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("tools/call"),
+            "{r}"
+        );
+    }
+
+    #[test]
+    fn the_id_of_an_oversized_message_is_read_from_its_head() {
+        let id = |s: &str| head_id(s.as_bytes());
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0", "id" : 12, "params": {"x": "aaaa"#),
+            json!(12)
+        );
+        assert_eq!(
+            id(r#"{"params": {"id": 3, "s": "a\"id\": 4"}, "id": "k", "x": "#),
+            json!("k")
+        );
+        assert_eq!(id(r#"{"params": {"id": 3, "symbol": "aaaaaa"#), Value::Null);
+    }
+
+    #[test]
+    fn good_messages_and_unknown_notifications_pass_as_before() {
+        let ok = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"f","arguments":{}}}"#;
+        assert!(matches!(parse(ok.as_bytes()), Read::Message(_)));
+        let unknown = r#"{"jsonrpc":"2.0","id":1,"method":"frob/nicate","params":{}}"#;
+        assert!(
+            matches!(parse(unknown.as_bytes()), Read::Message(_)),
+            "rmcp answers -32601"
+        );
+        let note = r#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#;
+        assert!(matches!(
+            parse(note.as_bytes()),
+            Read::Skip | Read::Message(_)
+        ));
+    }
+}
