@@ -201,22 +201,23 @@ fn scan_file(root: &Path, input: &Input, shorten: bool) -> FileResult {
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them). Names that kernel
     // macros make are records, marked with their family.
-    let defs: Vec<DefRecord> =
-        crate::macrodefs::expand(&src, &scanned.occurrences, &scanned.invocations)
-            .into_iter()
-            .map(|m| DefRecord {
-                file: 0,
-                name: m.name,
-                line: m.line,
-                end_line: None,
-                kind: m.kind,
-                file_local: false,
-                typeref: None,
-                scope: None,
-                signature: None,
-                via: Some(m.family),
-            })
-            .collect();
+    let expansion = crate::macrodefs::expand(&src, &scanned.occurrences, &scanned.invocations);
+    let defs: Vec<DefRecord> = expansion
+        .made
+        .into_iter()
+        .map(|m| DefRecord {
+            file: 0,
+            name: m.name,
+            line: m.line,
+            end_line: m.end_line,
+            kind: m.kind,
+            file_local: false,
+            typeref: None,
+            scope: None,
+            signature: None,
+            via: Some(m.family),
+        })
+        .collect();
     // ctags's C parser has nothing to say about assembly; its symbols come from its macros.
     let macro_only = !scanned.has_code || crate::walk::is_asm_name(&f.path);
     record.lines = scanned.lines;
@@ -227,17 +228,44 @@ fn scan_file(root: &Path, input: &Input, shorten: bool) -> FileResult {
         Some(ctags_text(&src, &scanned.opaque))
     };
     let FileScan {
-        occurrences,
+        mut occurrences,
         guards,
         ..
     } = scanned;
     record.guards = guards.transitions;
     record.warnings = guards.warnings;
+    record.warnings.extend(expansion.warnings);
+    // A name a macro exports without spelling it (`trace_kmalloc` of
+    // `EXPORT_TRACEPOINT_SYMBOL(kmalloc)`) gets an export occurrence on the macro's line; its
+    // text lives in `extra`, addressed past the end of the file.
+    let mut extra: Vec<u8> = Vec::new();
+    for (name, line) in expansion.exports {
+        let Ok(start) = u32::try_from(src.len() + extra.len()) else {
+            break;
+        };
+        extra.extend_from_slice(name.as_bytes());
+        let at = occurrences.partition_point(|o| o.line <= line);
+        occurrences.insert(
+            at,
+            crate::scan::Occurrence {
+                start,
+                len: name.len() as u16,
+                line,
+                col: 0,
+                role: crate::scan::Role::Export,
+            },
+        );
+    }
 
     // Group occurrences by name without sorting: number each distinct name, count, then place
     // (a counting sort, stable, so each name's occurrences stay in line order).
-    let name_of =
-        |o: &crate::scan::Occurrence| &src[o.start as usize..o.start as usize + o.len as usize];
+    let name_of = |o: &crate::scan::Occurrence| {
+        let (start, len) = (o.start as usize, o.len as usize);
+        match start.checked_sub(src.len()) {
+            Some(k) => &extra[k..k + len],
+            None => &src[start..start + len],
+        }
+    };
     let mut ids: NameMap<&[u8], u32> = NameMap::default();
     let mut group_of: Vec<u32> = Vec::with_capacity(occurrences.len());
     let mut counts: Vec<u32> = Vec::new();
@@ -336,12 +364,13 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
                 if t.kind == Kind::Macro || t.is_macro_pseudo_definition() {
                     // `SYSCALL_DEFINE3(read, …) { … }` looks to ctags like a function named
                     // SYSCALL_DEFINE3: its body's lines go to the first name the invocation
-                    // made (`sys_read`), so calls in it have a caller.
-                    if let Some(end) = t.end.filter(|e| *e > t.line) {
+                    // made (`sys_read`), so calls in it have a caller. ctags follows one branch
+                    // of an `#if` in the body; the macro reader's brace count is the fallback.
+                    if let Some(end) = t.end.filter(|e| *e >= t.line) {
                         if let Some(d) = r.defs.iter_mut().find(|d| {
                             d.line == t.line && d.via.is_some() && d.kind == Kind::Function
                         }) {
-                            d.end_line.get_or_insert(end);
+                            d.end_line = Some(end);
                         }
                     }
                     continue;
@@ -350,7 +379,8 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
                     file: 0,
                     name: t.name,
                     line: t.line,
-                    end_line: t.end.filter(|e| *e > t.line),
+                    // A one-line function ends on its first line: its calls have a caller.
+                    end_line: t.end.filter(|e| *e >= t.line),
                     kind: t.kind,
                     file_local: t.file_local,
                     typeref: t.typeref,
