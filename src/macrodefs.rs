@@ -3,12 +3,15 @@
 //! source and expand its family's names (`sys_read`, `__x64_sys_read`, …) from the table in
 //! `ctags/kernel-macros.tsv`. A function family's body (`SYSCALL_DEFINE3(…) { … }`) gives the
 //! name its end line. `EXPORT_TRACEPOINT_SYMBOL(kmalloc)` exports the tracepoint of
-//! `trace_kmalloc`, not `kmalloc`.
+//! `trace_kmalloc`, not `kmalloc`. Macros the table does not list are looked up in what was
+//! learned from the `#define`s ([`crate::definers`]): a file-scope `M(args) {` or `M(args);`
+//! defines what `M`'s definition declares, with `resolved_via: "macro:M"`.
 
 use knav_ctags::macros::MacroTable;
 use knav_ctags::Kind;
 
-use crate::scan::Occurrence;
+use crate::definers::Definers;
+use crate::scan::{FileScan, Occurrence};
 
 /// A name made by a macro invocation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,13 +49,101 @@ pub fn is_tracepoint_export(name: &[u8]) -> bool {
     name.starts_with(b"EXPORT_TRACEPOINT_SYMBOL")
 }
 
-/// What the invocations at `invocations` (indices into `occurrences`) make.
+/// What the invocations of the scanned file `src` make: the table's families, then the macros
+/// `learned` knows or the file's own `#define`s define.
+pub fn expand_file(src: &[u8], scanned: &FileScan, learned: Option<&Definers>) -> Expansion {
+    let mut budget = src.len().saturating_mul(8).saturating_add(1 << 20);
+    let mut out = expand_with(src, &scanned.occurrences, &scanned.invocations, &mut budget);
+    if scanned.file_scope_calls.is_empty() {
+        return out;
+    }
+    let own: Vec<_> = scanned
+        .macros
+        .iter()
+        .filter(|m| m.signature.is_some())
+        .filter_map(|m| crate::definers::define_named(src, m.start as usize))
+        .collect();
+    let own = (!own.is_empty()).then(|| Definers::resolve(own));
+    for &i in &scanned.file_scope_calls {
+        let Some(o) = scanned.occurrences.get(i as usize) else {
+            continue;
+        };
+        let start = o.start as usize;
+        let Some(macro_name) = src.get(start..start + o.len as usize) else {
+            continue;
+        };
+        let Some(templates) = own
+            .as_ref()
+            .and_then(|d| d.get(macro_name))
+            .or_else(|| learned.and_then(|d| d.get(macro_name)))
+        else {
+            continue;
+        };
+        let want = templates
+            .iter()
+            .flat_map(|t| &t.pieces)
+            .filter_map(|p| match p {
+                crate::definers::Piece::Arg(k) => Some(k + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let call = read_call(src, start + o.len as usize, want, true, &mut budget);
+        // Only `M(args) {` and `M(args);` define: anything else is a use inside an expression.
+        if !matches!(call.then, Some(b'{' | b';')) {
+            continue;
+        }
+        let end_line = call
+            .body_end
+            .map(|end| o.line + memchr::memchr_iter(b'\n', &src[start..end]).count() as u32);
+        let args: Vec<&str> = call.args.iter().map(|a| a.as_str()).collect();
+        let family = String::from_utf8_lossy(macro_name).into_owned();
+        let mut body_given = false;
+        for t in templates {
+            let Some(name) = t.name(&args) else {
+                continue;
+            };
+            let (kind, end) = match (t.open, call.then) {
+                (true, Some(b'{')) if !body_given => {
+                    body_given = true;
+                    (Kind::Function, end_line)
+                }
+                (true, Some(b'{')) => (Kind::Function, None),
+                (true, _) => (Kind::Prototype, None),
+                (false, _) => (t.kind, None),
+            };
+            if out.made.iter().any(|m| m.name == name && m.line == o.line) {
+                continue;
+            }
+            out.made.push(Made {
+                name,
+                line: o.line,
+                end_line: end,
+                kind,
+                family: family.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// What the invocations at `invocations` (indices into `occurrences`) of the table's families
+/// make.
 pub fn expand(src: &[u8], occurrences: &[Occurrence], invocations: &[u32]) -> Expansion {
+    let mut budget = src.len().saturating_mul(8).saturating_add(1 << 20);
+    expand_with(src, occurrences, invocations, &mut budget)
+}
+
+/// [`expand`] with a scan budget: bytes the argument and body readers may visit in this file,
+/// which keeps the work linear in its size however the invocations nest or fail to close.
+fn expand_with(
+    src: &[u8],
+    occurrences: &[Occurrence],
+    invocations: &[u32],
+    budget: &mut usize,
+) -> Expansion {
     let table = MacroTable::kernel();
     let mut out = Expansion::default();
-    // Bytes the argument and body readers may visit in this file: linear in its size however
-    // the invocations nest or fail to close.
-    let mut budget = src.len().saturating_mul(8).saturating_add(1 << 20);
     for &i in invocations {
         let Some(o) = occurrences.get(i as usize) else {
             continue;
@@ -63,7 +154,7 @@ pub fn expand(src: &[u8], occurrences: &[Occurrence], invocations: &[u32]) -> Ex
         };
         let after = start + o.len as usize;
         if is_tracepoint_export(macro_name) {
-            let call = read_call(src, after, 1, false, &mut budget);
+            let call = read_call(src, after, 1, false, budget);
             if let Some(tp) = call.args.first().filter(|a| is_ident(a)) {
                 out.exports.push((format!("trace_{tp}"), o.line));
             }
@@ -73,7 +164,7 @@ pub fn expand(src: &[u8], occurrences: &[Occurrence], invocations: &[u32]) -> Ex
             continue;
         };
         let function = family.kind == Kind::Function;
-        let call = read_call(src, after, family.max_arg + 1, function, &mut budget);
+        let call = read_call(src, after, family.max_arg + 1, function, budget);
         if let Some(why) = call.cut {
             out.warnings.push(format!(
                 "{}: {} invocation cut ({why})",
@@ -117,6 +208,8 @@ struct Call {
     cut: Option<&'static str>,
     /// Offset just past the `}` of the body that follows the list (when asked for).
     body_end: Option<usize>,
+    /// The first byte after the list, past blanks and comments (when asked for a body).
+    then: Option<u8>,
 }
 
 /// Reads the parenthesised list after `at`: its first `want` top-level arguments (comments and
@@ -213,6 +306,7 @@ fn read_call(src: &[u8], at: usize, want: usize, body: bool, budget: &mut usize)
             .push(String::from_utf8_lossy(&cur).trim().to_string());
     }
     if body {
+        call.then = src.get(skip_blank(src, close, budget)).copied();
         call.body_end = body_end(src, close, budget);
         if call.body_end.is_none() && *budget == 0 {
             call.cut = Some("scan budget spent");

@@ -89,6 +89,9 @@ pub struct FileScan {
     /// (`SYSCALL_DEFINE3(…)`, `DEFINE_MUTEX(…)`) and of `EXPORT_TRACEPOINT_SYMBOL*(…)` outside
     /// preprocessor lines.
     pub invocations: Vec<u32>,
+    /// Indices into `occurrences` of the other names followed by `(` at file scope: where a
+    /// macro learned from its `#define` ([`crate::definers`]) may define names.
+    pub file_scope_calls: Vec<u32>,
     /// Byte ranges, in file order, where ctags can find no definition: the insides of
     /// function bodies and initializers (`) {…}`, `= {…}`) with no preprocessor line and no
     /// `typedef`, `extern` or `struct`/`union`/`enum` body in them (see [`Braces`]), the text
@@ -680,6 +683,11 @@ impl<'a> Scanner<'a> {
             self.pending_export = true;
         }
         self.push(start, end, role);
+        if call && !in_directive && !maker && self.braces.depth == 0 {
+            self.out
+                .file_scope_calls
+                .push(self.out.occurrences.len() as u32 - 1);
+        }
         if maker {
             self.out
                 .invocations

@@ -1846,3 +1846,48 @@ fn a_tracepoint_export_marks_the_trace_function_not_its_argument() {
         "the made name has no occurrence of its own"
     );
 }
+
+#[test]
+fn a_function_made_by_a_macro_learned_from_a_header_is_defined_and_owns_its_body() {
+    let t = fixture("learned-definers");
+    std::fs::create_dir_all(t.root.join("arch/x86/include/asm")).unwrap();
+    std::fs::create_dir_all(t.root.join("arch/x86/mm")).unwrap();
+    std::fs::write(
+        t.root.join("arch/x86/include/asm/idtentry.h"),
+        "#define DEFINE_IDTENTRY_RAW_ERRORCODE(func)\t\t\t\\\n\
+         __visible noinstr void func(struct pt_regs *regs, unsigned long error_code)\n\
+         #define DEFINE_IDTENTRY_NMI(func) DEFINE_IDTENTRY_RAW_ERRORCODE(func)\n\
+         #define DECLARE_IDTENTRY(func) asmlinkage void asm_##func(void)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        t.root.join("arch/x86/mm/fault.c"),
+        "#include <asm/idtentry.h>\n\
+         DECLARE_IDTENTRY(exc_page_fault);\n\
+         DEFINE_IDTENTRY_RAW_ERRORCODE(exc_page_fault)\n{\n\tvfs_read(0, 0, 0, 0);\n}\n\
+         DEFINE_IDTENTRY_NMI(exc_nmi)\n{\n}\n\
+         static int f(void) { return DEFINE_IDTENTRY_NMI(not_a_definition); }\n",
+    )
+    .unwrap();
+    let (_, v) = json(&t, &["def", "exc_page_fault"]);
+    assert_eq!(locs(&v), ["arch/x86/mm/fault.c:3"], "{v}");
+    assert_eq!(
+        v["results"][0]["resolved_via"],
+        "macro:DEFINE_IDTENTRY_RAW_ERRORCODE"
+    );
+    let (_, v) = json(&t, &["def", "exc_nmi"]);
+    assert_eq!(locs(&v), ["arch/x86/mm/fault.c:7"], "{v}");
+    let (_, v) = json(&t, &["def", "asm_exc_page_fault"]);
+    assert_eq!(locs(&v), ["arch/x86/mm/fault.c:2"], "{v}");
+    assert_eq!(v["results"][0]["kind"], "prototype");
+    let (_, v) = json(&t, &["def", "not_a_definition"]);
+    assert_eq!(
+        v["definition_count"], 0,
+        "a use inside an expression defines nothing: {v}"
+    );
+    let (_, out) = knav(&t, &["callers", "vfs_read"]);
+    assert!(
+        out.contains("exc_page_fault  arch/x86/mm/fault.c:5:"),
+        "{out}"
+    );
+}

@@ -23,6 +23,7 @@ use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSI
 use super::format::{shard_of, NAME_SHARDS};
 use super::scratch::Scratch;
 use super::segment::{segment_files, SegmentMeta};
+use crate::definers::Definers;
 use crate::progress::Progress;
 use crate::scan::{scan, FileScan};
 use crate::settings::{Ignore, Settings};
@@ -41,6 +42,9 @@ pub struct BuildOptions {
     pub mem_budget: usize,
     /// Paths the walk leaves out (`.knav.toml`'s `index.ignore`).
     pub ignore: Ignore,
+    /// Every header of the tree, whose `#define`s say which macros define names
+    /// ([`crate::definers`]); `None`: the headers among the inputs (a full build).
+    pub headers: Option<Arc<Vec<String>>>,
 }
 
 impl BuildOptions {
@@ -80,6 +84,7 @@ impl Default for BuildOptions {
             ctags_args: knav_ctags::kernel::options(),
             mem_budget: mem_mb << 20,
             ignore: Ignore::default(),
+            headers: None,
         }
     }
 }
@@ -159,7 +164,7 @@ pub fn read_source(path: &Path) -> std::io::Result<Source> {
 }
 
 /// Reads and scans one file; definitions are attached later by [`attach_tags`].
-fn scan_file(root: &Path, input: &Input, shorten: bool) -> FileResult {
+fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> FileResult {
     let f = &input.file;
     let mut record = FileRecord {
         path: f.path.clone(),
@@ -201,7 +206,7 @@ fn scan_file(root: &Path, input: &Input, shorten: bool) -> FileResult {
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them). Names that kernel
     // macros make are records, marked with their family.
-    let expansion = crate::macrodefs::expand(&src, &scanned.occurrences, &scanned.invocations);
+    let expansion = crate::macrodefs::expand_file(&src, &scanned, Some(learned));
     let defs: Vec<DefRecord> = expansion
         .made
         .into_iter()
@@ -426,6 +431,9 @@ fn mark_locals(defs: &mut [DefRecord]) {
     }
 }
 
+/// The report's name for definitions made by macros learned from their `#define`s.
+pub const LEARNED_FAMILY: &str = "(learned from #defines)";
+
 /// Source bytes per ctags run: big enough that process start-up is noise, small enough that
 /// the workers stay balanced and the results waiting to be written stay small.
 const CHUNK_BYTES: u64 = 8 << 20;
@@ -454,9 +462,11 @@ fn chunks(inputs: &[Input]) -> Vec<std::ops::Range<usize>> {
 
 /// Scans a chunk of files and gives those with code to one ctags run; a chunk that times out
 /// is retried file by file, each with its own timeout.
+#[allow(clippy::too_many_arguments)]
 fn process_chunk(
     root: &Path,
     inputs: &[Input],
+    learned: &Definers,
     ctags: Option<&Ctags>,
     opts: &BuildOptions,
     scratch: Option<&Path>,
@@ -465,7 +475,10 @@ fn process_chunk(
 ) -> Vec<FileResult> {
     // Scratch space is only made when there is a ctags to read it.
     let shorten = scratch.is_some();
-    let mut results: Vec<FileResult> = inputs.iter().map(|i| scan_file(root, i, shorten)).collect();
+    let mut results: Vec<FileResult> = inputs
+        .iter()
+        .map(|i| scan_file(root, i, shorten, learned))
+        .collect();
     let wanted: Vec<usize> = (0..results.len())
         .filter(|i| needs_ctags(&results[*i]))
         .collect();
@@ -617,6 +630,22 @@ pub fn build_segment(
     let next = AtomicUsize::new(0);
     let chunks = chunks(inputs);
     let workers = opts.workers.max(1).min(chunks.len().max(1));
+    // What macros define, learned from every header before any invocation is read.
+    let headers: Vec<&str> = match &opts.headers {
+        Some(h) => h.iter().map(String::as_str).collect(),
+        None => inputs
+            .iter()
+            .filter(|i| !i.too_big && i.file.path.ends_with(".h"))
+            .map(|i| i.file.path.as_str())
+            .collect(),
+    };
+    let learned = Definers::resolve(Definers::of_headers(root, &headers, opts.workers));
+    let learned = &learned;
+    let table_families: std::collections::HashSet<&str> = knav_ctags::macros::MacroTable::kernel()
+        .families()
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
     let (tx, rx) = mpsc::sync_channel::<(usize, FileResult)>(workers * 8);
 
     let mut defs_out = BufWriter::with_capacity(
@@ -681,6 +710,7 @@ pub fn build_segment(
                     let results = process_chunk(
                         root,
                         &inputs[range.clone()],
+                        learned,
                         ctags,
                         opts,
                         scratch_dir,
@@ -718,7 +748,13 @@ pub fn build_segment(
                 meta.defs += r.defs.len() as u64;
                 for d in &r.defs {
                     if let Some(family) = &d.via {
-                        *meta.macro_definitions.entry(family.clone()).or_default() += 1;
+                        // Macros learned from their `#define`s are counted together.
+                        let key = if table_families.contains(family.as_str()) {
+                            family.as_str()
+                        } else {
+                            LEARNED_FAMILY
+                        };
+                        *meta.macro_definitions.entry(key.to_string()).or_default() += 1;
                     }
                 }
                 if r.macro_only {
