@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod definers;
 pub mod envelope;
 pub mod guard;
 pub mod index;

@@ -86,8 +86,12 @@ pub struct FileScan {
     /// line can start instead of at the top of the file.
     pub line_marks: Vec<u32>,
     /// Indices into `occurrences` of calls to definition-making kernel macros
-    /// (`SYSCALL_DEFINE3(…)`, `DEFINE_MUTEX(…)`) outside preprocessor lines.
+    /// (`SYSCALL_DEFINE3(…)`, `DEFINE_MUTEX(…)`) and of `EXPORT_TRACEPOINT_SYMBOL*(…)` outside
+    /// preprocessor lines.
     pub invocations: Vec<u32>,
+    /// Indices into `occurrences` of the other names followed by `(` at file scope: where a
+    /// macro learned from its `#define` ([`crate::definers`]) may define names.
+    pub file_scope_calls: Vec<u32>,
     /// Byte ranges, in file order, where ctags can find no definition: the insides of
     /// function bodies and initializers (`) {…}`, `= {…}`) with no preprocessor line and no
     /// `typedef`, `extern` or `struct`/`union`/`enum` body in them (see [`Braces`]), the text
@@ -123,6 +127,8 @@ pub fn scan(src: &[u8]) -> FileScan {
         guard_closed_at: None,
         after_guard: false,
         braces: Braces::default(),
+        declarator: false,
+        initializer: false,
     };
     s.run();
     let closed_at_end = s.guard_closed_at.is_some() && !s.after_guard;
@@ -151,6 +157,12 @@ struct Scanner<'a> {
     /// Anything but comments after the include guard's `#endif`.
     after_guard: bool,
     braces: Braces,
+    /// The last code token can end the type of a declarator (`int`, `u32`, `struct s *`): a
+    /// name after it followed by `(` at file scope is declared (`INDIRECT_CALLABLE_DECLARE(int
+    /// tcp_v4_rcv(struct sk_buff *));`), not called.
+    declarator: bool,
+    /// Inside a file-scope initializer (after `=`, up to `;`): names there are used.
+    initializer: bool,
 }
 
 /// Top-level brace blocks, followed to find [`FileScan::opaque`] spans.
@@ -295,13 +307,32 @@ pub fn is_keyword(name: &[u8]) -> bool {
     }
 }
 
-/// Names whose parenthesised argument is an exported symbol.
+/// Names whose parenthesised argument is an exported symbol (`EXPORT_TRACEPOINT_SYMBOL(x)`
+/// exports `trace_x`'s tracepoint, not `x`: see [`crate::macrodefs`]).
 fn is_export_macro(name: &[u8]) -> bool {
     name.starts_with(b"EXPORT_SYMBOL")
-        || name.starts_with(b"EXPORT_TRACEPOINT_SYMBOL")
         || name.starts_with(b"EXPORT_PER_CPU_SYMBOL")
         || name.starts_with(b"EXPORT_STATIC_CALL")
         || name == b"ACPI_EXPORT_SYMBOL"
+}
+
+/// Type keywords: a name after one (or after `*`s that follow one) is being declared.
+fn is_type_keyword(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"void"
+            | b"char"
+            | b"short"
+            | b"int"
+            | b"long"
+            | b"float"
+            | b"double"
+            | b"signed"
+            | b"unsigned"
+            | b"_Bool"
+            | b"_Complex"
+            | b"__signed__"
+    )
 }
 
 /// What a directive body's identifiers are.
@@ -392,6 +423,7 @@ impl<'a> Scanner<'a> {
             _ if is_ident_start(b) => self.identifier(BodyMode::Define, false),
             b';' => {
                 self.pending_export = false;
+                self.initializer = false;
                 self.braces.tag = false;
                 self.braces.parens = 0;
                 self.i += 1;
@@ -409,6 +441,9 @@ impl<'a> Scanner<'a> {
                 self.i += 1;
             }
             b'(' | b')' | b'*' | b'=' if self.braces.depth == 0 => {
+                if self.src[self.i] == b'=' {
+                    self.initializer = true;
+                }
                 let b = &mut self.braces;
                 match self.src[self.i] {
                     b'(' => {
@@ -444,6 +479,9 @@ impl<'a> Scanner<'a> {
                 self.i += 1;
             }
             _ => self.i += 1,
+        }
+        if !is_ident_start(b) && b != b'*' {
+            self.declarator = false;
         }
         self.braces.last = self.src[self.i - 1];
     }
@@ -585,6 +623,7 @@ impl<'a> Scanner<'a> {
         if matches!(name, b"L" | b"u" | b"U" | b"u8") && matches!(self.peek(0), b'"' | b'\'') {
             let q = self.src[self.i];
             self.literal(q);
+            self.declarator = false;
             return;
         }
         if matches!(name, b"__attribute__" | b"__attribute") {
@@ -599,6 +638,7 @@ impl<'a> Scanner<'a> {
             if in_directive {
                 return;
             }
+            self.declarator = is_type_keyword(name);
             if self.braces.open.is_some() {
                 self.keyword_in_block(name);
             } else if self.braces.depth == 0
@@ -617,19 +657,38 @@ impl<'a> Scanner<'a> {
             return;
         }
         let call = self.followed_by_paren();
+        let maker = call
+            && !in_directive
+            && (MacroTable::kernel().family(name).is_some()
+                || crate::macrodefs::is_tracepoint_export(name));
+        // `int f(void);` and `INDIRECT_CALLABLE_DECLARE(int f(void));` at file scope declare f.
+        let declared = call
+            && !in_directive
+            && !maker
+            && self.declarator
+            && !self.initializer
+            && self.braces.depth == 0;
         let role = if self.pending_export && !in_directive {
             self.pending_export = false;
             Role::Export
-        } else if call {
+        } else if call && !declared {
             Role::Call
         } else {
             Role::Ref
         };
+        if !in_directive {
+            self.declarator = !call;
+        }
         if call && !in_directive && is_export_macro(name) {
             self.pending_export = true;
         }
         self.push(start, end, role);
-        if call && !in_directive && MacroTable::kernel().family(name).is_some() {
+        if call && !in_directive && !maker && self.braces.depth == 0 {
+            self.out
+                .file_scope_calls
+                .push(self.out.occurrences.len() as u32 - 1);
+        }
+        if maker {
             self.out
                 .invocations
                 .push(self.out.occurrences.len() as u32 - 1);
@@ -783,6 +842,7 @@ impl<'a> Scanner<'a> {
         }
         let word = &self.src[word_start..self.i];
         self.directives_seen += 1;
+        self.declarator = false;
         // Its braces may not balance, and ctags follows only some branches.
         self.braces.open = None;
         if self.guard_closed_at.is_some() && !word.is_empty() {
@@ -986,6 +1046,47 @@ mod tests {
     #[test]
     fn a_comment_continued_by_backslash_swallows_the_next_line() {
         assert_eq!(just_names("// a \\\nb\nc"), ["c"]);
+    }
+
+    #[test]
+    fn a_prototype_at_file_scope_is_not_a_call() {
+        let src = "INDIRECT_CALLABLE_DECLARE(int tcp_v4_rcv(struct sk_buff *));\n\
+                   struct sk_buff *tcp4_gro(struct list_head *);\n\
+                   int __attribute__((weak)) weak_one(void);\n\
+                   static int x = a * used_in_init(3);\n\
+                   static DEFINE_MUTEX(m);\n\
+                   int f(void) { return vfs_read(1); }\n\
+                   u32 g(void)\n{\n\tu32 y = (u32) h(2);\n\treturn k(y) * m2(y);\n}\n";
+        let role = |name: &str| {
+            names(src)
+                .into_iter()
+                .find(|n| n.0 == name)
+                .map(|n| n.3)
+                .unwrap()
+        };
+        for declared in ["tcp_v4_rcv", "tcp4_gro", "weak_one", "f", "g"] {
+            assert_eq!(role(declared), Role::Ref, "{declared}");
+        }
+        for called in [
+            "INDIRECT_CALLABLE_DECLARE",
+            "used_in_init",
+            "DEFINE_MUTEX",
+            "vfs_read",
+            "h",
+            "k",
+            "m2",
+        ] {
+            assert_eq!(role(called), Role::Call, "{called}");
+        }
+    }
+
+    #[test]
+    fn a_tracepoint_export_does_not_export_its_argument() {
+        let src = "EXPORT_TRACEPOINT_SYMBOL(kmalloc);\nEXPORT_TRACEPOINT_SYMBOL_GPL(kfree);\n";
+        let found = names(src);
+        assert_eq!(found[1], ("kmalloc".into(), 1, 26, Role::Ref));
+        assert_eq!(found[3], ("kfree".into(), 2, 30, Role::Ref));
+        assert_eq!(scan(src.as_bytes()).invocations, [0, 2]);
     }
 
     #[test]

@@ -1770,3 +1770,124 @@ fn a_query_on_an_index_of_an_older_format_rebuilds_it() {
     let rebuilt: Value = serde_json::from_slice(&std::fs::read(&current).unwrap()).unwrap();
     assert_eq!(rebuilt["version"].as_u64(), Some(version));
 }
+
+#[test]
+fn a_one_line_function_and_a_huge_syscall_are_callers_and_a_prototype_in_a_macro_is_not_a_call() {
+    let t = fixture("oneline");
+    std::fs::write(
+        t.root.join("kernel/oneline.c"),
+        "INDIRECT_CALLABLE_DECLARE(ssize_t vfs_read(struct file *, char *, size_t, loff_t *));\n\
+         int sched_core_idle_cpu(int cpu) { return vfs_read(0, 0, 0, 0); }\n",
+    )
+    .unwrap();
+    let args: Vec<String> = (0..9000).map(|i| format!("int, a{i}")).collect();
+    std::fs::write(
+        t.root.join("kernel/big.c"),
+        format!(
+            "SYSCALL_DEFINE3(bigcall, {})\n{{\n\treturn vfs_read(0, 0, 0, 0);\n}}\n",
+            args.join(", ")
+        ),
+    )
+    .unwrap();
+    let (code, v) = json(&t, &["callers", "vfs_read"]);
+    assert_eq!(code, 0, "{v}");
+    let sites: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{} {}:{}", r["caller"], r["path"], r["line"]))
+        .collect();
+    assert!(
+        sites.contains(&r#""sched_core_idle_cpu" "kernel/oneline.c":2"#.to_string()),
+        "{sites:?}"
+    );
+    assert!(
+        sites.contains(&r#""sys_bigcall" "kernel/big.c":3"#.to_string()),
+        "{sites:?}"
+    );
+    assert!(
+        !sites.iter().any(|s| s.contains("oneline.c\":1")),
+        "a declaration is not a call: {sites:?}"
+    );
+}
+
+#[test]
+fn a_tracepoint_export_marks_the_trace_function_not_its_argument() {
+    let t = fixture("tracepoint-export");
+    std::fs::write(
+        t.root.join("kernel/slab.c"),
+        "TRACE_EVENT(kmalloc, TP_PROTO(int n), TP_ARGS(n), TP_STRUCT__entry(), \
+         TP_fast_assign(), TP_printk(\"x\"));\n\
+         void *kmalloc(int n)\n{\n\treturn 0;\n}\n\
+         EXPORT_TRACEPOINT_SYMBOL(kmalloc);\n",
+    )
+    .unwrap();
+    let (_, v) = json(&t, &["def", "kmalloc"]);
+    assert!(
+        v["exported"].is_null() && !v.to_string().contains("EXPORT_TRACEPOINT"),
+        "{v}"
+    );
+    let (_, v) = json(&t, &["def", "trace_kmalloc"]);
+    assert_eq!(
+        v["exported"],
+        serde_json::json!({"macro": "EXPORT_TRACEPOINT_SYMBOL", "path": "kernel/slab.c", "line": 6}),
+        "{v}"
+    );
+    let (_, v) = json(&t, &["refs", "trace_kmalloc", "--group-by", "line"]);
+    let roles: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{}:{}", r["line"], r["role"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        roles,
+        ["6:export"],
+        "the made name has no occurrence of its own"
+    );
+}
+
+#[test]
+fn a_function_made_by_a_macro_learned_from_a_header_is_defined_and_owns_its_body() {
+    let t = fixture("learned-definers");
+    std::fs::create_dir_all(t.root.join("arch/x86/include/asm")).unwrap();
+    std::fs::create_dir_all(t.root.join("arch/x86/mm")).unwrap();
+    std::fs::write(
+        t.root.join("arch/x86/include/asm/idtentry.h"),
+        "#define DEFINE_IDTENTRY_RAW_ERRORCODE(func)\t\t\t\\\n\
+         __visible noinstr void func(struct pt_regs *regs, unsigned long error_code)\n\
+         #define DEFINE_IDTENTRY_NMI(func) DEFINE_IDTENTRY_RAW_ERRORCODE(func)\n\
+         #define DECLARE_IDTENTRY(func) asmlinkage void asm_##func(void)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        t.root.join("arch/x86/mm/fault.c"),
+        "#include <asm/idtentry.h>\n\
+         DECLARE_IDTENTRY(exc_page_fault);\n\
+         DEFINE_IDTENTRY_RAW_ERRORCODE(exc_page_fault)\n{\n\tvfs_read(0, 0, 0, 0);\n}\n\
+         DEFINE_IDTENTRY_NMI(exc_nmi)\n{\n}\n\
+         static int f(void) { return DEFINE_IDTENTRY_NMI(not_a_definition); }\n",
+    )
+    .unwrap();
+    let (_, v) = json(&t, &["def", "exc_page_fault"]);
+    assert_eq!(locs(&v), ["arch/x86/mm/fault.c:3"], "{v}");
+    assert_eq!(
+        v["results"][0]["resolved_via"],
+        "macro:DEFINE_IDTENTRY_RAW_ERRORCODE"
+    );
+    let (_, v) = json(&t, &["def", "exc_nmi"]);
+    assert_eq!(locs(&v), ["arch/x86/mm/fault.c:7"], "{v}");
+    let (_, v) = json(&t, &["def", "asm_exc_page_fault"]);
+    assert_eq!(locs(&v), ["arch/x86/mm/fault.c:2"], "{v}");
+    assert_eq!(v["results"][0]["kind"], "prototype");
+    let (_, v) = json(&t, &["def", "not_a_definition"]);
+    assert_eq!(
+        v["definition_count"], 0,
+        "a use inside an expression defines nothing: {v}"
+    );
+    let (_, out) = knav(&t, &["callers", "vfs_read"]);
+    assert!(
+        out.contains("exc_page_fault  arch/x86/mm/fault.c:5:"),
+        "{out}"
+    );
+}

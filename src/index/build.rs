@@ -23,6 +23,7 @@ use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSI
 use super::format::{shard_of, NAME_SHARDS};
 use super::scratch::Scratch;
 use super::segment::{segment_files, SegmentMeta};
+use crate::definers::Definers;
 use crate::progress::Progress;
 use crate::scan::{scan, FileScan};
 use crate::settings::{Ignore, Settings};
@@ -41,6 +42,9 @@ pub struct BuildOptions {
     pub mem_budget: usize,
     /// Paths the walk leaves out (`.knav.toml`'s `index.ignore`).
     pub ignore: Ignore,
+    /// Every header of the tree, whose `#define`s say which macros define names
+    /// ([`crate::definers`]); `None`: the headers among the inputs (a full build).
+    pub headers: Option<Arc<Vec<String>>>,
 }
 
 impl BuildOptions {
@@ -80,6 +84,7 @@ impl Default for BuildOptions {
             ctags_args: knav_ctags::kernel::options(),
             mem_budget: mem_mb << 20,
             ignore: Ignore::default(),
+            headers: None,
         }
     }
 }
@@ -173,7 +178,7 @@ pub fn read_open(file: File) -> std::io::Result<Source> {
 }
 
 /// Reads and scans one file; definitions are attached later by [`attach_tags`].
-fn scan_file(root: &Path, input: &Input, shorten: bool) -> FileResult {
+fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> FileResult {
     let f = &input.file;
     let mut record = FileRecord {
         path: f.path.clone(),
@@ -215,22 +220,23 @@ fn scan_file(root: &Path, input: &Input, shorten: bool) -> FileResult {
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them). Names that kernel
     // macros make are records, marked with their family.
-    let defs: Vec<DefRecord> =
-        crate::macrodefs::expand(&src, &scanned.occurrences, &scanned.invocations)
-            .into_iter()
-            .map(|m| DefRecord {
-                file: 0,
-                name: m.name,
-                line: m.line,
-                end_line: None,
-                kind: m.kind,
-                file_local: false,
-                typeref: None,
-                scope: None,
-                signature: None,
-                via: Some(m.family),
-            })
-            .collect();
+    let expansion = crate::macrodefs::expand_file(&src, &scanned, Some(learned));
+    let defs: Vec<DefRecord> = expansion
+        .made
+        .into_iter()
+        .map(|m| DefRecord {
+            file: 0,
+            name: m.name,
+            line: m.line,
+            end_line: m.end_line,
+            kind: m.kind,
+            file_local: false,
+            typeref: None,
+            scope: None,
+            signature: None,
+            via: Some(m.family),
+        })
+        .collect();
     // ctags's C parser has nothing to say about assembly; its symbols come from its macros.
     let macro_only = !scanned.has_code || crate::walk::is_asm_name(&f.path);
     record.lines = scanned.lines;
@@ -241,17 +247,44 @@ fn scan_file(root: &Path, input: &Input, shorten: bool) -> FileResult {
         Some(ctags_text(&src, &scanned.opaque))
     };
     let FileScan {
-        occurrences,
+        mut occurrences,
         guards,
         ..
     } = scanned;
     record.guards = guards.transitions;
     record.warnings = guards.warnings;
+    record.warnings.extend(expansion.warnings);
+    // A name a macro exports without spelling it (`trace_kmalloc` of
+    // `EXPORT_TRACEPOINT_SYMBOL(kmalloc)`) gets an export occurrence on the macro's line; its
+    // text lives in `extra`, addressed past the end of the file.
+    let mut extra: Vec<u8> = Vec::new();
+    for (name, line) in expansion.exports {
+        let Ok(start) = u32::try_from(src.len() + extra.len()) else {
+            break;
+        };
+        extra.extend_from_slice(name.as_bytes());
+        let at = occurrences.partition_point(|o| o.line <= line);
+        occurrences.insert(
+            at,
+            crate::scan::Occurrence {
+                start,
+                len: name.len() as u16,
+                line,
+                col: 0,
+                role: crate::scan::Role::Export,
+            },
+        );
+    }
 
     // Group occurrences by name without sorting: number each distinct name, count, then place
     // (a counting sort, stable, so each name's occurrences stay in line order).
-    let name_of =
-        |o: &crate::scan::Occurrence| &src[o.start as usize..o.start as usize + o.len as usize];
+    let name_of = |o: &crate::scan::Occurrence| {
+        let (start, len) = (o.start as usize, o.len as usize);
+        match start.checked_sub(src.len()) {
+            Some(k) => &extra[k..k + len],
+            None => &src[start..start + len],
+        }
+    };
     let mut ids: NameMap<&[u8], u32> = NameMap::default();
     let mut group_of: Vec<u32> = Vec::with_capacity(occurrences.len());
     let mut counts: Vec<u32> = Vec::new();
@@ -350,12 +383,13 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
                 if t.kind == Kind::Macro || t.is_macro_pseudo_definition() {
                     // `SYSCALL_DEFINE3(read, …) { … }` looks to ctags like a function named
                     // SYSCALL_DEFINE3: its body's lines go to the first name the invocation
-                    // made (`sys_read`), so calls in it have a caller.
-                    if let Some(end) = t.end.filter(|e| *e > t.line) {
+                    // made (`sys_read`), so calls in it have a caller. ctags follows one branch
+                    // of an `#if` in the body; the macro reader's brace count is the fallback.
+                    if let Some(end) = t.end.filter(|e| *e >= t.line) {
                         if let Some(d) = r.defs.iter_mut().find(|d| {
                             d.line == t.line && d.via.is_some() && d.kind == Kind::Function
                         }) {
-                            d.end_line.get_or_insert(end);
+                            d.end_line = Some(end);
                         }
                     }
                     continue;
@@ -364,7 +398,8 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
                     file: 0,
                     name: t.name,
                     line: t.line,
-                    end_line: t.end.filter(|e| *e > t.line),
+                    // A one-line function ends on its first line: its calls have a caller.
+                    end_line: t.end.filter(|e| *e >= t.line),
                     kind: t.kind,
                     file_local: t.file_local,
                     typeref: t.typeref,
@@ -410,6 +445,9 @@ fn mark_locals(defs: &mut [DefRecord]) {
     }
 }
 
+/// The report's name for definitions made by macros learned from their `#define`s.
+pub const LEARNED_FAMILY: &str = "(learned from #defines)";
+
 /// Source bytes per ctags run: big enough that process start-up is noise, small enough that
 /// the workers stay balanced and the results waiting to be written stay small.
 const CHUNK_BYTES: u64 = 8 << 20;
@@ -438,9 +476,11 @@ fn chunks(inputs: &[Input]) -> Vec<std::ops::Range<usize>> {
 
 /// Scans a chunk of files and gives those with code to one ctags run; a chunk that times out
 /// is retried file by file, each with its own timeout.
+#[allow(clippy::too_many_arguments)]
 fn process_chunk(
     root: &Path,
     inputs: &[Input],
+    learned: &Definers,
     ctags: Option<&Ctags>,
     opts: &BuildOptions,
     scratch: Option<&Path>,
@@ -449,7 +489,10 @@ fn process_chunk(
 ) -> Vec<FileResult> {
     // Scratch space is only made when there is a ctags to read it.
     let shorten = scratch.is_some();
-    let mut results: Vec<FileResult> = inputs.iter().map(|i| scan_file(root, i, shorten)).collect();
+    let mut results: Vec<FileResult> = inputs
+        .iter()
+        .map(|i| scan_file(root, i, shorten, learned))
+        .collect();
     let wanted: Vec<usize> = (0..results.len())
         .filter(|i| needs_ctags(&results[*i]))
         .collect();
@@ -601,6 +644,22 @@ pub fn build_segment(
     let next = AtomicUsize::new(0);
     let chunks = chunks(inputs);
     let workers = opts.workers.max(1).min(chunks.len().max(1));
+    // What macros define, learned from every header before any invocation is read.
+    let headers: Vec<&str> = match &opts.headers {
+        Some(h) => h.iter().map(String::as_str).collect(),
+        None => inputs
+            .iter()
+            .filter(|i| !i.too_big && i.file.path.ends_with(".h"))
+            .map(|i| i.file.path.as_str())
+            .collect(),
+    };
+    let learned = Definers::resolve(Definers::of_headers(root, &headers, opts.workers));
+    let learned = &learned;
+    let table_families: std::collections::HashSet<&str> = knav_ctags::macros::MacroTable::kernel()
+        .families()
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
     let (tx, rx) = mpsc::sync_channel::<(usize, FileResult)>(workers * 8);
 
     let mut defs_out = BufWriter::with_capacity(
@@ -665,6 +724,7 @@ pub fn build_segment(
                     let results = process_chunk(
                         root,
                         &inputs[range.clone()],
+                        learned,
                         ctags,
                         opts,
                         scratch_dir,
@@ -702,7 +762,13 @@ pub fn build_segment(
                 meta.defs += r.defs.len() as u64;
                 for d in &r.defs {
                     if let Some(family) = &d.via {
-                        *meta.macro_definitions.entry(family.clone()).or_default() += 1;
+                        // Macros learned from their `#define`s are counted together.
+                        let key = if table_families.contains(family.as_str()) {
+                            family.as_str()
+                        } else {
+                            LEARNED_FAMILY
+                        };
+                        *meta.macro_definitions.entry(key.to_string()).or_default() += 1;
                     }
                 }
                 if r.macro_only {

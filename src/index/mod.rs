@@ -414,7 +414,17 @@ pub fn update_hinted(
     let ctags = knav_ctags::Ctags::probe().map_err(|e| e.to_string())?;
     trace.mark("probe");
     let seg_dir = unique_dir(index_dir, "seg");
-    let meta = match build_segment(root, &inputs, &seg_dir, Some(&ctags), opts, progress) {
+    // A delta's invocations need what every header's macros define, not its own headers'.
+    let mut opts = opts.clone();
+    opts.headers = Some(std::sync::Arc::new(
+        walked
+            .sources
+            .iter()
+            .filter(|f| f.path.ends_with(".h"))
+            .map(|f| f.path.clone())
+            .collect(),
+    ));
+    let meta = match build_segment(root, &inputs, &seg_dir, Some(&ctags), &opts, progress) {
         Ok(m) => m,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&seg_dir);

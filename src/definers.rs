@@ -1,0 +1,612 @@
+//! Macros that define what their arguments name, learned from their `#define`s: a body that
+//! declares a function or variable named by a parameter (as is, or pasted with `##`), directly
+//! (`#define DEFINE_IDTENTRY_RAW(func) __visible noinstr void func(struct pt_regs *regs)`) or
+//! through another such macro it invokes (one or two levels). The build learns them from every
+//! header of the tree before it reads invocations, and from each file's own `#define`s.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use knav_ctags::Kind;
+
+/// One piece of a name template: text, or an argument by index.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Piece {
+    /// Literal text.
+    Text(String),
+    /// The invocation's argument at this index.
+    Arg(usize),
+}
+
+/// A name a macro makes from its arguments, and what it is.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Template {
+    /// The name's pieces.
+    pub pieces: Vec<Piece>,
+    /// `Function` (a body follows the declarator, in the macro or at the invocation),
+    /// `Prototype` (the macro ends the declaration with `;`) or `Variable`.
+    pub kind: Kind,
+    /// A function declarator ends the macro: the invocation's own `{ … }` is its body, and an
+    /// invocation followed by `;` only declares it.
+    pub open: bool,
+}
+
+impl Template {
+    /// The name for `args`; `None` when an argument it needs is missing or not an identifier.
+    pub fn name(&self, args: &[&str]) -> Option<String> {
+        let mut out = String::new();
+        for p in &self.pieces {
+            match p {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Arg(i) => {
+                    let a = args.get(*i)?.trim();
+                    if !is_ident(a) {
+                        return None;
+                    }
+                    out.push_str(a);
+                }
+            }
+        }
+        is_ident(&out).then_some(out)
+    }
+}
+
+/// A macro a `#define` invokes, with its arguments as pieces: `None` for an argument that is
+/// not a paste of parameters and identifiers.
+type Call = (String, Vec<Option<Vec<Piece>>>);
+
+/// What one `#define` says: its own templates, and the macros it invokes with its parameters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Learned {
+    templates: Vec<Template>,
+    calls: Vec<Call>,
+}
+
+/// Macro name → the names its invocations define.
+#[derive(Clone, Debug, Default)]
+pub struct Definers {
+    map: HashMap<String, Vec<Template>>,
+}
+
+fn is_ident(s: &str) -> bool {
+    !s.is_empty()
+        && !s.as_bytes()[0].is_ascii_digit()
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// A token of a `#define` body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Tok<'a> {
+    Ident(&'a str),
+    Paste,
+    Punct(u8),
+}
+
+/// The tokens of `body` (comments, literals and numbers left out as `Punct(b'0')`).
+fn tokens(body: &[u8]) -> Vec<Tok<'_>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        let b = body[i];
+        match b {
+            b'\\' | b' ' | b'\t' | b'\n' | b'\r' => i += 1,
+            b'/' if body.get(i + 1) == Some(&b'*') => {
+                i = memchr::memmem::find(&body[i + 2..], b"*/").map_or(body.len(), |p| i + p + 4);
+            }
+            b'/' if body.get(i + 1) == Some(&b'/') => break,
+            b'"' | b'\'' => {
+                i += 1;
+                while i < body.len() && body[i] != b {
+                    i += if body[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                out.push(Tok::Punct(b'0'));
+            }
+            b'#' if body.get(i + 1) == Some(&b'#') => {
+                out.push(Tok::Paste);
+                i += 2;
+            }
+            _ if b.is_ascii_alphabetic() || b == b'_' => {
+                let s = i;
+                while i < body.len() && (body[i].is_ascii_alphanumeric() || body[i] == b'_') {
+                    i += 1;
+                }
+                // The body's bytes are ASCII here.
+                out.push(Tok::Ident(std::str::from_utf8(&body[s..i]).unwrap_or("")));
+            }
+            b'0'..=b'9' => {
+                while i < body.len() && (body[i].is_ascii_alphanumeric() || body[i] == b'.') {
+                    i += 1;
+                }
+                out.push(Tok::Punct(b'0'));
+            }
+            _ => {
+                out.push(Tok::Punct(b));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Words before a name that make it something other than a declared one.
+fn not_a_type(word: &str) -> bool {
+    matches!(
+        word,
+        "return"
+            | "else"
+            | "case"
+            | "goto"
+            | "sizeof"
+            | "do"
+            | "if"
+            | "while"
+            | "for"
+            | "switch"
+            | "typedef"
+            | "extern"
+            | "struct"
+            | "union"
+            | "enum"
+            | "defined"
+            | "__typeof__"
+            | "typeof"
+            | "asm"
+            | "__asm__"
+            | "break"
+            | "continue"
+    )
+}
+
+/// The pieces of the paste `toks[at..]` (`__x64_sys ## name`) and where it ends; `None` when it
+/// names no parameter.
+fn paste_at(toks: &[Tok<'_>], at: usize, params: &[&str]) -> (Option<Vec<Piece>>, usize) {
+    let mut pieces = Vec::new();
+    let mut i = at;
+    let mut uses_param = false;
+    while let Some(Tok::Ident(w)) = toks.get(i) {
+        match params.iter().position(|p| p == w) {
+            Some(k) => {
+                pieces.push(Piece::Arg(k));
+                uses_param = true;
+            }
+            None => match pieces.last_mut() {
+                Some(Piece::Text(t)) => t.push_str(w),
+                _ => pieces.push(Piece::Text(w.to_string())),
+            },
+        }
+        i += 1;
+        if toks.get(i) == Some(&Tok::Paste) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    (uses_param.then_some(pieces), i.max(at + 1))
+}
+
+/// Learns what a `#define NAME(params) body` defines.
+pub fn learn(params: &[&str], body: &[u8]) -> Learned {
+    let mut out = Learned::default();
+    if params.is_empty() || body.is_empty() {
+        return out;
+    }
+    let toks = tokens(body);
+    let (mut parens, mut braces) = (0usize, 0usize);
+    // The statement so far holds `extern` or `typedef`: nothing in it is defined.
+    let mut declaration_only = false;
+    let mut i = 0;
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Punct(b'(') => parens += 1,
+            Tok::Punct(b')') => parens = parens.saturating_sub(1),
+            Tok::Punct(b'{') => braces += 1,
+            Tok::Punct(b'}') => {
+                braces = braces.saturating_sub(1);
+                declaration_only = false;
+            }
+            Tok::Punct(b';') if braces == 0 => declaration_only = false,
+            Tok::Ident(w) if parens == 0 && braces == 0 => {
+                if matches!(*w, "extern" | "typedef") {
+                    declaration_only = true;
+                }
+                let prev = i.checked_sub(1).map(|p| &toks[p]);
+                let typed = match prev {
+                    Some(Tok::Ident(p)) => !not_a_type(p) && params.iter().all(|q| q != p),
+                    // `int *name`, `char **name`; not `2 * name`.
+                    Some(Tok::Punct(b'*')) => toks[..i - 1]
+                        .iter()
+                        .rev()
+                        .find(|t| **t != Tok::Punct(b'*'))
+                        .is_some_and(|t| matches!(t, Tok::Ident(p) if !not_a_type(p))),
+                    _ => false,
+                };
+                let (pieces, end) = paste_at(&toks, i, params);
+                // A macro invoked with parameters: `SYSCALL_DEFINEx(3, _##name, …)`.
+                if toks.get(end) == Some(&Tok::Punct(b'('))
+                    && end == i + 1
+                    && params.iter().all(|q| q != w)
+                {
+                    if let Some(args) = call_args(&toks, end, params) {
+                        if args.iter().any(|a| {
+                            a.as_ref()
+                                .is_some_and(|p| p.iter().any(|x| matches!(x, Piece::Arg(_))))
+                        }) {
+                            out.calls.push((w.to_string(), args));
+                        }
+                    }
+                }
+                if let (Some(pieces), true, false) = (pieces, typed, declaration_only) {
+                    if let Some(t) = declared(&toks, end, pieces) {
+                        out.templates.push(t);
+                    }
+                }
+                i = end;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// What the declarator ending at `toks[end]` declares: a function (`(…)` then `{`, or the end
+/// of the body), a prototype (`(…);`) or a variable (`=`, `;`, `[`, `,`, an attribute, or the
+/// end of the body).
+fn declared(toks: &[Tok<'_>], end: usize, pieces: Vec<Piece>) -> Option<Template> {
+    let template = |kind, open| {
+        Some(Template {
+            pieces: pieces.clone(),
+            kind,
+            open,
+        })
+    };
+    match toks.get(end) {
+        Some(Tok::Punct(b'(')) => {
+            let close = matching(toks, end)?;
+            match toks.get(close + 1) {
+                None => template(Kind::Function, true),
+                Some(Tok::Punct(b'{')) => template(Kind::Function, false),
+                Some(Tok::Punct(b';')) => template(Kind::Prototype, false),
+                _ => None,
+            }
+        }
+        None | Some(Tok::Punct(b'=' | b';' | b'[' | b',')) => template(Kind::Variable, false),
+        Some(Tok::Ident(w)) if w.starts_with("__") => template(Kind::Variable, false),
+        _ => None,
+    }
+}
+
+/// The index of the `)` matching the `(` at `open`.
+fn matching(toks: &[Tok<'_>], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, t) in toks.iter().enumerate().skip(open) {
+        match t {
+            Tok::Punct(b'(') => depth += 1,
+            Tok::Punct(b')') => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The arguments of the invocation whose `(` is at `open`, each a paste of identifiers and
+/// parameters or `None`.
+fn call_args(toks: &[Tok<'_>], open: usize, params: &[&str]) -> Option<Vec<Option<Vec<Piece>>>> {
+    let close = matching(toks, open)?;
+    let mut args = Vec::new();
+    let mut start = open + 1;
+    let mut depth = 0usize;
+    for k in open + 1..=close {
+        match toks[k] {
+            Tok::Punct(b'(') => depth += 1,
+            Tok::Punct(b')') if depth > 0 => depth -= 1,
+            Tok::Punct(b',') | Tok::Punct(b')') if depth == 0 => {
+                let (pieces, end) = paste_at(toks, start, params);
+                let whole = end == k;
+                let plain = match &toks[start..k] {
+                    [Tok::Ident(w)] => Some(vec![Piece::Text(w.to_string())]),
+                    _ => None,
+                };
+                args.push(if whole { pieces.or(plain) } else { None });
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    Some(args)
+}
+
+impl Definers {
+    /// The templates of `macro_name`.
+    pub fn get(&self, macro_name: &[u8]) -> Option<&[Template]> {
+        let name = std::str::from_utf8(macro_name).ok()?;
+        self.map.get(name).map(Vec::as_slice)
+    }
+
+    /// Number of definer macros.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when no macro is known to define names.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Definers from `learned` (macro name, what one of its `#define`s says), chains resolved
+    /// two levels deep. A macro the kernel table lists is left to the table.
+    pub fn resolve(learned: Vec<(String, Learned)>) -> Definers {
+        let table = knav_ctags::macros::MacroTable::kernel();
+        let mut map: HashMap<String, Vec<Template>> = HashMap::new();
+        let mut chained: Vec<(String, Vec<Call>)> = Vec::new();
+        for (name, l) in learned {
+            if table.family(name.as_bytes()).is_some() {
+                continue;
+            }
+            if !l.templates.is_empty() {
+                let e = map.entry(name.clone()).or_default();
+                for t in l.templates {
+                    if !e.contains(&t) {
+                        e.push(t);
+                    }
+                }
+            }
+            if !l.calls.is_empty() {
+                chained.push((name, l.calls));
+            }
+        }
+        for _ in 0..2 {
+            let mut added: Vec<(String, Template)> = Vec::new();
+            for (name, calls) in &chained {
+                for (callee, args) in calls {
+                    let Some(ts) = map.get(callee) else {
+                        continue;
+                    };
+                    for t in ts {
+                        if let Some(t) = substitute(t, args) {
+                            added.push((name.clone(), t));
+                        }
+                    }
+                }
+            }
+            let mut grew = false;
+            for (name, t) in added {
+                let e = map.entry(name).or_default();
+                if !e.contains(&t) {
+                    e.push(t);
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        Definers { map }
+    }
+
+    /// Learns the definers of the headers at `paths` under `root`, on `threads` threads.
+    pub fn of_headers(root: &Path, paths: &[&str], threads: usize) -> Vec<(String, Learned)> {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads.max(1))
+                .map(|_| {
+                    let next = &next;
+                    s.spawn(move || {
+                        let mut out = Vec::new();
+                        loop {
+                            let k = next.fetch_add(64, std::sync::atomic::Ordering::Relaxed);
+                            let Some(batch) = paths.get(k..(k + 64).min(paths.len())) else {
+                                return out;
+                            };
+                            if batch.is_empty() {
+                                return out;
+                            }
+                            for p in batch {
+                                if let Ok(src) = std::fs::read(root.join(p)) {
+                                    out.extend(of_source(&src));
+                                }
+                            }
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        })
+    }
+}
+
+/// The template `t` of a callee, with its arguments replaced by `args` (the caller's pieces).
+fn substitute(t: &Template, args: &[Option<Vec<Piece>>]) -> Option<Template> {
+    let mut pieces: Vec<Piece> = Vec::new();
+    for p in &t.pieces {
+        let add: Vec<Piece> = match p {
+            Piece::Text(s) => vec![Piece::Text(s.clone())],
+            Piece::Arg(k) => args.get(*k)?.clone()?,
+        };
+        for a in add {
+            match (pieces.last_mut(), a) {
+                (Some(Piece::Text(x)), Piece::Text(y)) => x.push_str(&y),
+                (_, a) => pieces.push(a),
+            }
+        }
+    }
+    let uses_args = pieces.iter().any(|p| matches!(p, Piece::Arg(_)));
+    uses_args.then_some(Template {
+        pieces,
+        kind: t.kind,
+        open: t.open,
+    })
+}
+
+/// What the function-like `#define`s of `src` say, found without a full scan: a line whose
+/// first token is `#define NAME(`.
+pub fn of_source(src: &[u8]) -> Vec<(String, Learned)> {
+    let mut out = Vec::new();
+    for at in memchr::memmem::find_iter(src, b"define") {
+        // `#` and blanks before it, at the start of a line.
+        let mut j = at;
+        while j > 0 && matches!(src[j - 1], b' ' | b'\t') {
+            j -= 1;
+        }
+        if j == 0 || src[j - 1] != b'#' {
+            continue;
+        }
+        j -= 1;
+        while j > 0 && matches!(src[j - 1], b' ' | b'\t') {
+            j -= 1;
+        }
+        if j > 0 && src[j - 1] != b'\n' {
+            continue;
+        }
+        if let Some(l) = define_at(src, at + b"define".len()) {
+            out.push(l);
+        }
+    }
+    out
+}
+
+/// The `#define` whose name follows `at` (after blanks): learned when it is function-like and
+/// defines names.
+fn define_at(src: &[u8], at: usize) -> Option<(String, Learned)> {
+    let mut i = at;
+    if !matches!(src.get(i), Some(b' ' | b'\t')) {
+        return None;
+    }
+    while matches!(src.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    define_named(src, i)
+}
+
+/// The `#define` whose name starts at `s`: learned when it is function-like and defines names.
+pub fn define_named(src: &[u8], s: usize) -> Option<(String, Learned)> {
+    let mut i = s;
+    while i < src.len() && (src[i].is_ascii_alphanumeric() || src[i] == b'_') {
+        i += 1;
+    }
+    if i == s || src.get(i) != Some(&b'(') {
+        return None;
+    }
+    let name = std::str::from_utf8(&src[s..i]).ok()?;
+    let close = i + memchr::memchr2(b')', b'\n', &src[i..])?;
+    if src[close] != b')' {
+        return None;
+    }
+    let params: Vec<&str> = std::str::from_utf8(&src[i + 1..close])
+        .ok()?
+        .split(',')
+        .map(|p| {
+            let p = p.trim();
+            if p == "..." {
+                "__VA_ARGS__"
+            } else {
+                p.trim_end_matches("...")
+            }
+        })
+        .collect();
+    // The body: to the end of the logical line.
+    let mut end = close + 1;
+    loop {
+        match memchr::memchr(b'\n', &src[end..]) {
+            Some(k) => {
+                let nl = end + k;
+                let continued = src[..nl].ends_with(b"\\") || src[..nl].ends_with(b"\\\r");
+                end = nl + 1;
+                if !continued || end - close > 64 << 10 {
+                    end = nl;
+                    break;
+                }
+            }
+            None => {
+                end = src.len();
+                break;
+            }
+        }
+    }
+    let learned = learn(&params, &src[close + 1..end]);
+    (!learned.templates.is_empty() || !learned.calls.is_empty())
+        .then(|| (name.to_string(), learned))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(defines: &str, macro_name: &str, args: &[&str]) -> Vec<(String, Kind, bool)> {
+        let d = Definers::resolve(of_source(defines.as_bytes()));
+        d.get(macro_name.as_bytes())
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|t| Some((t.name(args)?, t.kind, t.open)))
+            .collect()
+    }
+
+    #[test]
+    fn a_define_that_declares_a_parameter_defines_it() {
+        let h = "#define DEFINE_IDTENTRY_RAW_ERRORCODE(func)\t\t\t\t\\\n\
+                 __visible noinstr void func(struct pt_regs *regs, unsigned long error_code)\n";
+        assert_eq!(
+            names(h, "DEFINE_IDTENTRY_RAW_ERRORCODE", &["exc_page_fault"]),
+            [("exc_page_fault".into(), Kind::Function, true)]
+        );
+    }
+
+    #[test]
+    fn pasted_names_and_variables_and_prototypes() {
+        let h = "#define DECLARE_IDTENTRY(vector, func) \\\n\
+                 \tasmlinkage void asm_##func(void); \\\n\
+                 \tasmlinkage void xen_asm_##func(void); \\\n\
+                 \t__visible void func(struct pt_regs *regs)\n\
+                 #define MY_LIST(name) struct list_head name##_list = LIST_HEAD_INIT(name##_list)\n\
+                 #define NOT_ONE(x) do { foo(x); } while (0)\n\
+                 #define ALSO_NOT(x) return x(3)\n\
+                 #define EXTERN_ONLY(x) extern int x;\n";
+        assert_eq!(
+            names(h, "DECLARE_IDTENTRY", &["X86_TRAP_DE", "exc_divide_error"]),
+            [
+                ("asm_exc_divide_error".into(), Kind::Prototype, false),
+                ("xen_asm_exc_divide_error".into(), Kind::Prototype, false),
+                ("exc_divide_error".into(), Kind::Function, true),
+            ]
+        );
+        assert_eq!(
+            names(h, "MY_LIST", &["free"]),
+            [("free_list".into(), Kind::Variable, false)]
+        );
+        assert!(names(h, "NOT_ONE", &["a"]).is_empty());
+        assert!(names(h, "ALSO_NOT", &["a"]).is_empty());
+        assert!(names(h, "EXTERN_ONLY", &["a"]).is_empty());
+    }
+
+    #[test]
+    fn a_chain_of_macros_is_followed() {
+        let h =
+            "#define DEFINE_IDTENTRY_RAW(func) __visible noinstr void func(struct pt_regs *regs)\n\
+                 #define DEFINE_IDTENTRY_NMI(func) DEFINE_IDTENTRY_RAW(func)\n\
+                 #define DEFINE_FREDENTRY(f) DEFINE_IDTENTRY_NMI(fred_##f)\n";
+        assert_eq!(
+            names(h, "DEFINE_IDTENTRY_NMI", &["exc_nmi"]),
+            [("exc_nmi".into(), Kind::Function, true)]
+        );
+        assert_eq!(
+            names(h, "DEFINE_FREDENTRY", &["exc_nmi"]),
+            [("fred_exc_nmi".into(), Kind::Function, true)]
+        );
+    }
+
+    #[test]
+    fn table_macros_stay_with_the_table() {
+        let h = "#define DEFINE_MUTEX(mutexname) struct mutex mutexname = __MUTEX_INITIALIZER(mutexname)\n";
+        assert!(names(h, "DEFINE_MUTEX", &["m"]).is_empty());
+    }
+}
