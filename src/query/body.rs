@@ -3,17 +3,33 @@
 use super::{not_found, valid_name, Query, MAX_BODY_LINES};
 use crate::envelope::{Envelope, Results};
 
+/// Bodies shown when the caller does not say.
+pub const DEFAULT_BODIES: u64 = 3;
+/// Bodies shown at most: `max_definitions` above it is cut, and the answer says so.
+pub const MAX_BODIES: u64 = 50;
+
 /// Answers get_symbol_body for `symbol`, with at most `max_definitions` bodies (0: 3).
 pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Envelope {
     const TOOL: &str = "get_symbol_body";
     if !valid_name(symbol) {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
     }
-    let max = if max_definitions == 0 {
-        3
-    } else {
-        max_definitions.min(50)
+    let max = match max_definitions {
+        0 => DEFAULT_BODIES,
+        n => n.min(MAX_BODIES),
     };
+    let mut env = bodies(q, symbol, max);
+    if max_definitions > MAX_BODIES && env.error.is_none() {
+        env.warn(format!(
+            "max_definitions {max_definitions} cut to the maximum {MAX_BODIES}; page with offset"
+        ));
+    }
+    env
+}
+
+/// The bodies of `symbol`'s definitions, `max` a page.
+fn bodies(q: &Query<'_>, symbol: &str, max: u64) -> Envelope {
+    const TOOL: &str = "get_symbol_body";
     // Bodies first: a prototype's "body" is one line nobody asked for.
     let mut resolved = None;
     let mut defs = q.definitions(symbol);
@@ -52,11 +68,9 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
     defs.sort_by_key(|(f, _)| f.def.end_line.is_none());
     let mut env = q.envelope(TOOL);
     env.hidden = hidden;
-    env.total = defs.len() as u64;
-    env.truncated = defs.len() as u64 > max;
-    let records = defs
+    let page = q.paginate_by(&mut env, defs, max);
+    let records = page
         .iter()
-        .take(max as usize)
         .map(|(f, active)| {
             let end = f.def.end_line.unwrap_or(f.def.line);
             let cut = end.saturating_sub(f.def.line) + 1 > MAX_BODY_LINES;
@@ -80,7 +94,6 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
             r
         })
         .collect();
-    env.limit = max;
     env.results = Some(Results::Records(records));
     if let Some((name, how)) = &resolved {
         super::def::mark_resolved(&mut env, name);
@@ -101,12 +114,9 @@ fn kconfig_bodies(
     let mut env = q.envelope("get_symbol_body");
     let (kept, hidden) = q.kconfig_by_config(entries);
     env.hidden = hidden;
-    env.total = kept.len() as u64;
-    env.truncated = kept.len() as u64 > max;
-    env.limit = max;
-    let records = kept
+    let page = q.paginate_by(&mut env, kept, max);
+    let records = page
         .iter()
-        .take(max as usize)
         .map(|(k, active)| {
             let mut r = q.kconfig_record(k);
             if q.page.active.is_some() {

@@ -4,7 +4,7 @@ use super::{not_found, valid_name, Found, Query};
 use crate::envelope::{Callee, Callees, Envelope, Results};
 use knav_ctags::Kind;
 
-/// At most this many distinct callees are listed.
+/// At most this many distinct callees are listed a page.
 pub const MAX_CALLEES: usize = 40;
 
 /// The distinct names called in the body of `f`, with the line of their first call.
@@ -72,16 +72,16 @@ pub fn find_callees(q: &Query<'_>, symbol: &str) -> Envelope {
             f.def.line
         ));
     }
-    let mut calls = calls_in_body(q, f);
-    env.total = calls.len() as u64;
-    if calls.len() > MAX_CALLEES {
-        calls.truncate(MAX_CALLEES);
-        env.truncated = true;
+    let calls = calls_in_body(q, f);
+    // Each callee costs a definition lookup: pages hold at most MAX_CALLEES.
+    let size = q.limit().min(MAX_CALLEES as u64);
+    if q.page.limit > size {
         env.warn(format!(
-            "{} callees; the first {MAX_CALLEES} are listed",
-            env.total
+            "limit {} cut to {size}: find_callees lists at most {MAX_CALLEES} callees a page",
+            q.page.limit
         ));
     }
+    let calls = q.paginate_by(&mut env, calls, size);
     let callees = calls
         .into_iter()
         .map(|(name, line)| {

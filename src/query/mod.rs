@@ -185,11 +185,32 @@ impl<'s> Query<'s> {
 
     /// Cuts `items` to this page, setting `total` and `truncated`.
     pub fn paginate<T>(&self, env: &mut Envelope, items: Vec<T>) -> Vec<T> {
-        env.total = items.len() as u64;
-        let start = (self.page.offset as usize).min(items.len());
-        let end = start.saturating_add(self.limit as usize).min(items.len());
-        env.truncated = end < items.len();
-        items.into_iter().skip(start).take(end - start).collect()
+        self.paginate_by(env, items, self.limit)
+    }
+
+    /// [`Query::paginate`] with pages of `size` (a tool whose rows are costly pages by fewer);
+    /// an offset past the end leaves the page empty and says so in `message`.
+    pub fn paginate_by<T>(&self, env: &mut Envelope, items: Vec<T>, size: u64) -> Vec<T> {
+        let total = items.len() as u64;
+        env.total = total;
+        env.limit = size;
+        let start = self.page.offset.min(total);
+        let end = start.saturating_add(size).min(total);
+        env.truncated = end < total;
+        if self.page.offset >= total && self.page.offset > 0 && total > 0 {
+            env.message.get_or_insert_with(|| {
+                format!(
+                    "offset {} is past the end: there are {total} results (offsets 0..{})",
+                    self.page.offset,
+                    total - 1
+                )
+            });
+        }
+        items
+            .into_iter()
+            .skip(start as usize)
+            .take((end - start) as usize)
+            .collect()
     }
 
     /// True when file `file` of segment `seg` passes the path prefix filter (its path is not

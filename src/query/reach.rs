@@ -73,6 +73,14 @@ pub fn reachability(q: &Query<'_>, from: &str, to: &str, max_depth: u32) -> Enve
         chain.reverse();
     }
     let mut env = q.envelope(TOOL);
+    // One answer, not a list: there is no page to skip to.
+    env.offset = 0;
+    if q.page.offset > 0 {
+        env.warn(format!(
+            "offset {} ignored: reachability answers with one chain",
+            q.page.offset
+        ));
+    }
     if capped {
         env.warn(format!("search stopped after {MAX_EXPLORED} functions"));
     }

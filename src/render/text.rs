@@ -79,6 +79,30 @@ fn record_row(r: &Record, out: &mut String) {
     );
 }
 
+/// The pagination footer: `[first-last of total · offset=K for more]`, `[first-last of total]`
+/// past the first page, `[none of total at offset=K]` past the end; nothing for a whole answer.
+/// Saturating: an offset near 2^64 must not wrap the numbers shown.
+fn footer(env: &Envelope, shown: u64, out: &mut String) {
+    if !env.truncated && env.offset == 0 {
+        return;
+    }
+    if shown == 0 {
+        let _ = writeln!(out, "[none of {} at offset={}]", env.total, env.offset);
+        return;
+    }
+    let first = env.offset.saturating_add(1);
+    let last = env.offset.saturating_add(shown);
+    if env.truncated {
+        let _ = writeln!(
+            out,
+            "[{first}-{last} of {} · offset={last} for more]",
+            env.total
+        );
+    } else {
+        let _ = writeln!(out, "[{first}-{last} of {}]", env.total);
+    }
+}
+
 /// Renders `env` as compact text.
 pub fn text(env: &Envelope) -> String {
     let mut out = String::new();
@@ -172,10 +196,7 @@ pub fn text(env: &Envelope) -> String {
             let _ = writeln!(
                 out,
                 "{} ({}:{}) calls {}:",
-                c.symbol,
-                c.path,
-                c.line,
-                c.callees.len()
+                c.symbol, c.path, c.line, env.total
             );
             for e in &c.callees {
                 let at = e.defined_at.as_deref().unwrap_or("(no definition indexed)");
@@ -247,19 +268,7 @@ pub fn text(env: &Envelope) -> String {
             shown.join("; ")
         );
     }
-    if env.truncated || env.offset > 0 {
-        let first = env.offset + 1;
-        let last = env.offset + shown as u64;
-        if env.truncated {
-            let _ = writeln!(
-                out,
-                "[{first}-{last} of {} · offset={last} for more]",
-                env.total
-            );
-        } else {
-            let _ = writeln!(out, "[{first}-{last} of {}]", env.total);
-        }
-    }
+    footer(env, shown as u64, &mut out);
     if let Some(w) = &env.warning {
         let _ = writeln!(out, "warning: {w}");
     }
