@@ -9,15 +9,23 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// Symbols are kept by a 64-bit hash of their name, not the name: a Debian .config sets
 /// 7,000 of them and is parsed per query, and a map of strings spends its time allocating.
-/// (Two names of one tree colliding in 64 bits is not a practical concern.)
+/// Each 8-byte chunk goes through a full 64-bit mix (splitmix64's finalizer, a bijection), so
+/// names collide only by chance (~n²/2⁶⁵); a weaker mix made CONFIG_QI and CONFIG_YD one key.
 fn key(name: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ name.len() as u64;
     for chunk in name.as_bytes().chunks(8) {
         let mut w = [0u8; 8];
         w[..chunk.len()].copy_from_slice(chunk);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        h = mix(h ^ u64::from_le_bytes(w));
     }
-    h ^ (h >> 29) ^ name.len() as u64
+    h
+}
+
+/// splitmix64's finalizer: every input bit changes about half the output bits.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// The key is a hash already.
@@ -354,6 +362,20 @@ mod tests {
             c.value("CONFIG_LOCALVERSION"),
             Some(&Value::Text("-knav".into()))
         );
+    }
+
+    #[test]
+    fn symbols_whose_hashes_collided_keep_their_own_values() {
+        // Found by the property tests: the old key mixed high bytes poorly.
+        let c = Config::parse("CONFIG_QI=y\nCONFIG_YD=m\n").unwrap();
+        assert_eq!(c.value("CONFIG_QI"), Some(&Value::Yes));
+        assert_eq!(c.value("CONFIG_YD"), Some(&Value::Module));
+        // Every two-letter suffix of a name gets its own key.
+        let names: Vec<String> = (b'A'..=b'Z')
+            .flat_map(|a| (b'0'..=b'Z').map(move |b| format!("CONFIG_{}{}", a as char, b as char)))
+            .collect();
+        let keys: std::collections::HashSet<u64> = names.iter().map(|n| key(n)).collect();
+        assert_eq!(keys.len(), names.len());
     }
 
     #[test]
