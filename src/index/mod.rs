@@ -160,7 +160,10 @@ pub fn update_hinted(
 ) -> Result<UpdateReport, String> {
     let started = Instant::now();
     let mut trace = Trace::new();
-    let _lock = store::lock(index_dir)?;
+    let lock = store::lock(index_dir)?;
+    // What killed builds left behind goes first, whatever this update finds to do.
+    store::remove_orphans(index_dir, &lock);
+    scratch::remove_abandoned_scratch();
     let max_file_bytes = DEFAULT_MAX_FILE_BYTES;
     progress.phase("walk");
     let hash = options_hash(opts, max_file_bytes);

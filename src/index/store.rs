@@ -155,6 +155,29 @@ pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), String> {
     if let Ok(d) = File::open(index_dir) {
         let _ = d.sync_all();
     }
+    remove_unreferenced(index_dir, manifest);
+    Ok(())
+}
+
+/// Removes what builds killed before they published left in `index_dir` (segment and
+/// build-file directories `CURRENT` does not name, temporary files). Called with the build
+/// lock held: no other build is running, so nothing unnamed is still being written.
+pub fn remove_orphans(index_dir: &Path, _lock: &BuildLock) {
+    // An unreadable manifest names nothing: the build that follows replaces it, then cleans.
+    if let Ok(Some(manifest)) = read_manifest(index_dir) {
+        remove_unreferenced(index_dir, &manifest);
+    }
+    if let Ok(entries) = std::fs::read_dir(index_dir) {
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().contains(".tmp-") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// Removes the segment and build-file directories that `manifest` does not name.
+fn remove_unreferenced(index_dir: &Path, manifest: &Manifest) {
     let keep: HashSet<&str> = manifest
         .segments
         .iter()
@@ -178,7 +201,6 @@ pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), String> {
             }
         }
     }
-    Ok(())
 }
 
 /// The file listing the index files whose checksums were last found right, with the stat they
@@ -414,8 +436,33 @@ pub fn lock(index_dir: &Path) -> Result<BuildLock, String> {
         .write(true)
         .open(&path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    file.lock()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut file = file;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            // Say why nothing happens: another build holds the lock (its pid is in the file).
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let holder = holder.trim();
+            let who = if holder.is_empty() {
+                "another build".to_string()
+            } else {
+                format!("the build of pid {holder}")
+            };
+            eprintln!(
+                "knav: waiting for {who} to finish indexing {}",
+                index_dir.display()
+            );
+            file.lock()
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(format!("{}: {e}", path.display()));
+        }
+    }
+    // The holder's pid, for a build that waits on it.
+    let _ = file.set_len(0);
+    let _ = write!(file, "{}", std::process::id());
+    let _ = file.flush();
     Ok(BuildLock { _file: file })
 }
 
