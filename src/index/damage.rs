@@ -116,3 +116,22 @@ pub fn catch_decoder_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     QUIET.with(|q| q.set(was));
     r.map_err(|_| LAST.with(|l| std::mem::take(&mut *l.borrow_mut())))
 }
+
+/// Runs `f` (a query on `snap`) and checks what it read: `Err` with the clear error when `f`
+/// ran into damage (a decoder past its data, or a panic in the `fst` crate that `--verify`
+/// then explains). A panic on an index that verifies is a bug, and stays a panic.
+pub fn answer_or_damage<T>(
+    snap: &super::store::Snapshot,
+    f: impl FnOnce() -> T,
+) -> Result<T, String> {
+    match catch_decoder_panic(f) {
+        Ok(v) => match snap.damage() {
+            Some(d) => Err(format!("{d}; {REPAIR}")),
+            None => Ok(v),
+        },
+        Err(panic) => match snap.verify() {
+            Err(d) => Err(format!("{d}; {REPAIR}")),
+            Ok(()) => panic!("{panic}"),
+        },
+    }
+}
