@@ -178,14 +178,14 @@ fn scan_file(root: &Path, input: &Input, shorten: bool) -> FileResult {
         blocks: Vec::new(),
     };
     if input.too_big {
-        record.status = FileStatus::TooBig as u8;
+        record.status = FileStatus::TooBig;
         record.note = Some(format!("{} bytes: over the size cap", f.size));
         return empty(record);
     }
     let src = match read_source(&root.join(&f.path)) {
         Ok(s) => s,
         Err(e) => {
-            record.status = FileStatus::Unreadable as u8;
+            record.status = FileStatus::Unreadable;
             record.note = Some(e.to_string());
             return empty(record);
         }
@@ -193,7 +193,7 @@ fn scan_file(root: &Path, input: &Input, shorten: bool) -> FileResult {
     record.size = src.len() as u64;
     record.hash = hash64(&src);
     if memchr::memchr(0, &src[..src.len().min(8192)]).is_some() {
-        record.status = FileStatus::Binary as u8;
+        record.status = FileStatus::Binary;
         record.note = Some("binary file (contains NUL bytes)".into());
         return empty(record);
     }
@@ -325,7 +325,7 @@ fn ctags_text(src: &[u8], opaque: &[(u32, u32)]) -> Vec<u8> {
 
 /// True when the file needs ctags: it was read and has code beyond preprocessor lines.
 fn needs_ctags(r: &FileResult) -> bool {
-    r.record.status == FileStatus::Indexed as u8 && !r.macro_only
+    r.record.status == FileStatus::Indexed && !r.macro_only
 }
 
 /// Adds ctags's definitions (or why there are none) to a scanned file.
@@ -361,12 +361,12 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
             }
             mark_locals(&mut r.defs);
             if let Some(e) = tags.errors.first() {
-                r.record.status = FileStatus::NoDefinitions as u8;
+                r.record.status = FileStatus::NoDefinitions;
                 r.record.note = Some(format!("ctags: {e}"));
             }
         }
         Err(e) => {
-            r.record.status = FileStatus::NoDefinitions as u8;
+            r.record.status = FileStatus::NoDefinitions;
             r.record.note = Some(e);
         }
     }

@@ -24,7 +24,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use self::build::{build_segment, unique_dir, BuildOptions, Input};
-use self::format::FileStatus;
+use self::format::{FileStat, FileStatus};
 use self::store::{Manifest, SegmentRef, Snapshot};
 use crate::progress::Progress;
 use crate::walk::{walk, SourceFile, DEFAULT_MAX_FILE_BYTES};
@@ -224,7 +224,7 @@ pub fn update_hinted(
     let known = |path: &str| {
         indexed
             .get(path)
-            .map(|&(size, mtime, _, _)| (size, mtime))
+            .map(|s| (s.size, s.mtime_ns))
             .or_else(|| build_inputs.get(path).copied())
     };
     let trust = hint
@@ -600,15 +600,15 @@ struct Diff {
     deleted: Vec<String>,
 }
 
-/// Each live file of `snap`: `(size, mtime_ns, content hash, status)` by path.
-type Indexed<'s> = accum::NameMap<&'s str, (u64, i64, u64, u8)>;
+/// Each live file of `snap` by path.
+type Indexed<'s> = accum::NameMap<&'s str, FileStat<'s>>;
 
 fn indexed_files(snap: &Snapshot) -> Indexed<'_> {
     let mut known = Indexed::default();
     known.reserve(snap.manifest.files_scanned as usize + 1024);
     for (s, f) in snap.live_files() {
-        let (path, size, mtime, hash, status) = snap.segments[s].file_stat(f);
-        known.insert(path, (size, mtime, hash, status));
+        let stat = snap.segments[s].file_stat(f);
+        known.insert(stat.path, stat);
     }
     known
 }
@@ -624,15 +624,15 @@ fn diff<'a>(
         // What is left in `known` at the end was deleted.
         match known.remove(f.path.as_str()) {
             None => changed.push(f.path.clone()),
-            Some((size, mtime, hash, status)) => {
-                if size == f.size && mtime == f.mtime_ns {
+            Some(was) => {
+                if was.size == f.size && was.mtime_ns == f.mtime_ns {
                     continue;
                 }
                 // Same size, new mtime: compare contents before re-indexing.
-                let same = size == f.size
-                    && status != FileStatus::TooBig as u8
+                let same = was.size == f.size
+                    && was.status != FileStatus::TooBig
                     && build::read_source(&root.join(&f.path))
-                        .map(|b| codec::hash64(&b) == hash)
+                        .map(|b| codec::hash64(&b) == was.hash)
                         .unwrap_or(false);
                 if !same {
                     changed.push(f.path.clone());

@@ -609,9 +609,7 @@ impl Snapshot {
         let (mut scanned, mut unindexed) = (0, 0);
         let mut why = Vec::new();
         for (s, f) in self.live_files() {
-            let (_, _, _, _, status) = self.segments[s].file_stat(f);
-            let st = FileStatus::from_u8(status);
-            match st {
+            match self.segments[s].file_stat(f).status {
                 FileStatus::Indexed => {
                     scanned += 1;
                     continue;
