@@ -12,7 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::codec::{put_str, put_varint, put_varint_into, Reader};
+use super::codec::{put_str, put_varint, Reader};
 use super::format::{header, Def};
 use super::stats::{self, NameStats};
 use knav_ctags::Kind;
@@ -261,9 +261,8 @@ impl Accumulator {
         e.n_files += 1;
         e.n_occ += count;
         let mut buf = [0u8; 20];
-        let n = put_varint_into(&mut buf, delta as u64);
-        let m = put_varint_into(&mut buf[n..], count as u64);
-        self.append(i, &buf[..n + m]);
+        let n = super::postings::put_block_head(&mut buf, delta, count);
+        self.append(i, &buf[..n]);
         self.append(i, block);
     }
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
 use super::accum::{Accumulator, NameMap};
-use super::codec::{hash64, put_varint};
+use super::codec::hash64;
 use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
 use super::format::{shard_of, NAME_SHARDS};
 use super::scratch::Scratch;
@@ -276,11 +276,7 @@ fn scan_file(root: &Path, input: &Input, shorten: bool) -> FileResult {
         let mut count = 0u32;
         while i < order.len() && name_of(&occurrences[order[i] as usize]) == name {
             let o = &occurrences[order[i] as usize];
-            // The column is not stored: queries find it on the line of the rows they show.
-            put_varint(
-                &mut blocks,
-                (((o.line - prev_line) as u64) << 2) | o.role as u64,
-            );
+            super::postings::put_occurrence(&mut blocks, o.line - prev_line, o.role);
             prev_line = o.line;
             count += 1;
             i += 1;

@@ -12,6 +12,7 @@ pub mod buildfiles;
 pub mod codec;
 pub mod damage;
 pub mod format;
+pub mod postings;
 pub mod scratch;
 pub mod segment;
 pub mod stats;

@@ -21,7 +21,8 @@ use super::damage::{open_fst, Damage};
 use super::format::{check_header, shard_of, Def, FileRecord, HEADER_LEN, NAME_SHARDS};
 use super::format::{FileStat, FileStatus};
 use super::stats::NameStats;
-use crate::scan::Role;
+
+pub use super::postings::{Posting, Postings};
 
 /// What `meta.json` says about a segment.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -93,71 +94,6 @@ pub struct NameEntry<'a> {
     pub postings: &'a [u8],
     /// What a definition answer needs of the postings, for a hot name.
     pub stats: Option<NameStats>,
-}
-
-/// One occurrence read from postings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Posting {
-    /// File id.
-    pub file: u32,
-    /// 1-based line.
-    pub line: u32,
-    /// What the scanner saw.
-    pub role: Role,
-}
-
-/// Iterates postings in (file, line) order; occurrences on one line come in column order.
-pub struct Postings<'a> {
-    r: Reader<'a>,
-    file: u32,
-    left_in_block: u64,
-    line: u32,
-    started: bool,
-}
-
-impl<'a> Postings<'a> {
-    /// Postings decoded from `bytes`.
-    pub fn new(bytes: &'a [u8]) -> Postings<'a> {
-        Postings {
-            r: Reader::new(bytes),
-            file: 0,
-            left_in_block: 0,
-            line: 0,
-            started: false,
-        }
-    }
-}
-
-impl Iterator for Postings<'_> {
-    type Item = Posting;
-
-    fn next(&mut self) -> Option<Posting> {
-        while self.left_in_block == 0 {
-            if self.r.at_end() || self.r.overrun {
-                return None;
-            }
-            let delta = self.r.varint() as u32;
-            self.file = if self.started {
-                self.file.wrapping_add(delta)
-            } else {
-                delta
-            };
-            self.started = true;
-            self.left_in_block = self.r.varint();
-            self.line = 0;
-        }
-        self.left_in_block -= 1;
-        let v = self.r.varint();
-        if self.r.overrun {
-            return None;
-        }
-        self.line = self.line.wrapping_add((v >> 2) as u32);
-        Some(Posting {
-            file: self.file,
-            line: self.line,
-            role: Role::from_bits(v as u8),
-        })
-    }
 }
 
 /// Where to start reading a line of a file: see [`Segment::line_hint`].
