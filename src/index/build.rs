@@ -106,9 +106,34 @@ struct FileResult {
     defs: Vec<DefRecord>,
     /// Names, back to back.
     names: Vec<u8>,
-    /// Per name: (name offset, name length, occurrences, block offset, block length, shard).
-    groups: Vec<(u32, u32, u32, u32, u32, u8)>,
+    /// Per name, where its name and postings block are.
+    groups: Vec<NameGroup>,
     blocks: Vec<u8>,
+}
+
+/// One name's occurrences in one file: its bytes in `names` and its postings block in
+/// `blocks` of the file's [`FileResult`] (offsets and lengths, so a file's names take three
+/// allocations, not one per name).
+#[derive(Clone, Copy, Debug)]
+struct NameGroup {
+    name: (u32, u32),
+    block: (u32, u32),
+    /// Occurrences in the block.
+    count: u32,
+    /// The name's shard ([`shard_of`]).
+    shard: u8,
+}
+
+impl NameGroup {
+    fn name<'a>(&self, names: &'a [u8]) -> &'a [u8] {
+        let (at, len) = self.name;
+        &names[at as usize..(at + len) as usize]
+    }
+
+    fn block<'a>(&self, blocks: &'a [u8]) -> &'a [u8] {
+        let (at, len) = self.block;
+        &blocks[at as usize..(at + len) as usize]
+    }
 }
 
 /// One file's names and definitions on their way to the shard accumulators.
@@ -118,7 +143,7 @@ struct Batch {
     /// Where each of `defs` was written in `defs.dat`.
     def_offsets: Vec<u64>,
     names: Vec<u8>,
-    groups: Vec<(u32, u32, u32, u32, u32, u8)>,
+    groups: Vec<NameGroup>,
     blocks: Vec<u8>,
 }
 
@@ -281,14 +306,12 @@ fn scan_file(root: &Path, input: &Input, shorten: bool) -> FileResult {
             count += 1;
             i += 1;
         }
-        groups.push((
-            name_off,
-            name.len() as u32,
+        groups.push(NameGroup {
+            name: (name_off, name.len() as u32),
+            block: (block_off, blocks.len() as u32 - block_off),
             count,
-            block_off,
-            blocks.len() as u32 - block_off,
-            shard_of(name) as u8,
-        ));
+            shard: shard_of(name) as u8,
+        });
     }
     FileResult {
         record,
@@ -621,12 +644,8 @@ pub fn build_segment(
                             acc.add_def(d.name.as_bytes(), *off);
                         }
                     }
-                    for &(no, nl, count, bo, bl, shard) in &b.groups {
-                        if shard as usize == k {
-                            let name = &b.names[no as usize..(no + nl) as usize];
-                            let block = &b.blocks[bo as usize..(bo + bl) as usize];
-                            acc.add_block(name, b.file_id, count, block);
-                        }
+                    for g in b.groups.iter().filter(|g| g.shard as usize == k) {
+                        acc.add_block(g.name(&b.names), b.file_id, g.count, g.block(&b.blocks));
                     }
                     acc.maybe_spill()?;
                 }
