@@ -8,7 +8,8 @@
 //!
 //! `KNAV_SCRATCH_DIR` overrides the place (empty: no scratch space, ctags reads the tree).
 //! Each build gets `/dev/shm/knav-PID-N`, removed when the build ends. A build that was killed
-//! leaves its directory behind; the next build removes directories whose process is gone.
+//! leaves its directory behind; the next `knav index` (one with nothing to do too) removes
+//! directories whose process is gone.
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,9 @@
 //! base's changed and deleted files). Builders write new segments beside the old ones, then
 //! replace `CURRENT` with one rename, so a reader sees the old index or the new one, never half
 //! of one. Segments of the previous generation are kept for readers that opened it; older ones
-//! are deleted. One builder at a time holds `lock`.
+//! are deleted. One builder at a time holds `lock` (and writes its pid there for a builder
+//! that waits); so whatever a builder finds that `CURRENT` does not name was left by a killed
+//! build, and is removed.
 
 use std::collections::HashSet;
 use std::fs::File;
