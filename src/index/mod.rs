@@ -350,68 +350,41 @@ pub fn update_hinted(
         rebuilt_because: rebuilt_because.clone(),
         ..Default::default()
     };
-    let (inputs, segments, retired) = match &old {
-        None => {
-            report.mode = "full".into();
-            let inputs = inputs_where(&|_| true);
-            report.added = inputs.len() as u64;
-            (inputs, Vec::new(), Vec::new())
-        }
-        Some(snap) => {
-            let Some(diff) = &changes else {
-                return Err("internal: no diff for an existing index".into());
-            };
+    let plan = match (&old, &changes) {
+        (None, _) => SegmentPlan::Full,
+        (Some(snap), Some(diff)) => {
             report.changed = diff.modified;
             report.added = diff.changed.len() as u64 - diff.modified;
             report.deleted = diff.deleted.len() as u64;
-            let base_files = snap.segments[0].file_count() as usize;
-            // The new delta: everything the old delta held that still exists, plus what changed.
-            let mut delta: HashSet<String> = HashSet::new();
-            let mut shadow: HashSet<String> = HashSet::new();
-            for sref in snap.manifest.segments.iter().skip(1) {
-                shadow.extend(sref.shadow_paths.iter().cloned());
+            plan_delta(snap, diff)
+        }
+        (Some(_), None) => return Err("internal: no diff for an existing index".into()),
+    };
+    let (inputs, segments, retired) = match plan {
+        SegmentPlan::Full => {
+            report.mode = "full".into();
+            let inputs = inputs_where(&|_| true);
+            if old.is_none() {
+                report.added = inputs.len() as u64;
             }
-            for (s, seg) in snap.segments.iter().enumerate().skip(1) {
-                for f in 0..seg.file_count() {
-                    if snap.is_live(s, f) {
-                        delta.insert(seg.file_path(f).to_string());
-                    }
-                }
-            }
-            delta.extend(diff.changed.iter().cloned());
-            for d in &diff.deleted {
-                delta.remove(d);
-            }
-            shadow.extend(delta.iter().cloned());
-            shadow.extend(diff.deleted.iter().cloned());
-            let limit = ((base_files as f64 * DELTA_MAX_SHARE) as usize).max(DELTA_MIN_FILES);
-            if delta.len() > limit {
-                report.mode = "full".into();
-                (inputs_where(&|_| true), Vec::new(), Vec::new())
-            } else {
-                report.mode = "incremental".into();
-                let inputs = inputs_where(&|p| delta.contains(p));
-                let mut shadow: Vec<String> = shadow.into_iter().collect();
-                shadow.sort();
-                let base = snap.manifest.segments[0].clone();
-                let retired = snap
-                    .manifest
-                    .segments
-                    .iter()
-                    .map(|s| s.dir.clone())
-                    .collect();
-                (
-                    inputs,
-                    vec![
-                        base,
-                        SegmentRef {
-                            dir: String::new(),
-                            shadow_paths: shadow,
-                        },
-                    ],
-                    retired,
-                )
-            }
+            (inputs, Vec::new(), Vec::new())
+        }
+        SegmentPlan::Delta {
+            files,
+            base,
+            shadow,
+            retired,
+        } => {
+            report.mode = "incremental".into();
+            let delta = SegmentRef {
+                dir: String::new(),
+                shadow_paths: shadow,
+            };
+            (
+                inputs_where(&|p| files.contains(p)),
+                vec![base, delta],
+                retired,
+            )
         }
     };
     trace.mark("delta plan");
@@ -511,6 +484,64 @@ pub fn update_hinted(
     trace.mark("walk cache + size");
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// What an update that has something to index builds.
+enum SegmentPlan {
+    /// A new base segment of every file.
+    Full,
+    /// A new delta segment of `files` beside the old base.
+    Delta {
+        /// The paths the delta holds: the old delta's that still exist, and what changed.
+        files: HashSet<String>,
+        /// The base segment, kept.
+        base: SegmentRef,
+        /// Paths whose versions in the base are dead (changed or deleted), sorted.
+        shadow: Vec<String>,
+        /// The old generation's segments, kept while readers may use them.
+        retired: Vec<String>,
+    },
+}
+
+/// A new delta for the changes `diff` of `snap`, or a new base when the delta would grow past
+/// [`DELTA_MAX_SHARE`] of the tree.
+fn plan_delta(snap: &Snapshot, diff: &Diff) -> SegmentPlan {
+    let base_files = snap.segments[0].file_count() as usize;
+    let mut files: HashSet<String> = HashSet::new();
+    let mut shadow: HashSet<String> = HashSet::new();
+    for sref in snap.manifest.segments.iter().skip(1) {
+        shadow.extend(sref.shadow_paths.iter().cloned());
+    }
+    for (s, seg) in snap.segments.iter().enumerate().skip(1) {
+        for f in 0..seg.file_count() {
+            if snap.is_live(s, f) {
+                files.insert(seg.file_path(f).to_string());
+            }
+        }
+    }
+    files.extend(diff.changed.iter().cloned());
+    for d in &diff.deleted {
+        files.remove(d);
+    }
+    shadow.extend(files.iter().cloned());
+    shadow.extend(diff.deleted.iter().cloned());
+    let limit = ((base_files as f64 * DELTA_MAX_SHARE) as usize).max(DELTA_MIN_FILES);
+    if files.len() > limit {
+        return SegmentPlan::Full;
+    }
+    let mut shadow: Vec<String> = shadow.into_iter().collect();
+    shadow.sort();
+    SegmentPlan::Delta {
+        files,
+        base: snap.manifest.segments[0].clone(),
+        shadow,
+        retired: snap
+            .manifest
+            .segments
+            .iter()
+            .map(|s| s.dir.clone())
+            .collect(),
+    }
 }
 
 /// The build-file part for `builds` (with their [`buildfiles::fingerprint`]): the old one when `same`, none when there are no build
