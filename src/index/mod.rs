@@ -33,8 +33,8 @@ use crate::walk::{walk, SourceFile, DEFAULT_MAX_FILE_BYTES};
 /// What an update did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct UpdateReport {
-    /// `full`, `incremental` or `unchanged`.
-    pub mode: String,
+    /// What the update did.
+    pub mode: UpdateMode,
     /// Files re-indexed because their content changed.
     pub changed: u64,
     /// Files new since the last update.
@@ -75,6 +75,32 @@ pub struct UpdateReport {
     /// the unreadable index found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebuilt_because: Option<String>,
+}
+
+/// What an update did: the `mode` of its report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpdateMode {
+    /// Nothing changed.
+    #[default]
+    Unchanged,
+    /// A new base segment of every file.
+    Full,
+    /// A delta segment of the changed files, or only a new build-file part.
+    Incremental,
+    /// `--verify`: every file checked, nothing written.
+    Verified,
+}
+
+impl std::fmt::Display for UpdateMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UpdateMode::Unchanged => "unchanged",
+            UpdateMode::Full => "full",
+            UpdateMode::Incremental => "incremental",
+            UpdateMode::Verified => "verified",
+        })
+    }
 }
 
 /// The delta is folded into a new base when it holds more files than this share of the tree.
@@ -252,7 +278,7 @@ pub fn update_hinted(
         {
             progress.finish();
             return Ok(UpdateReport {
-                mode: "unchanged".into(),
+                mode: UpdateMode::Unchanged,
                 ..same_segments(snap, &walked, started, index_dir)
             });
         }
@@ -298,7 +324,7 @@ pub fn update_hinted(
             )?;
             progress.finish();
             return Ok(UpdateReport {
-                mode: "incremental".into(),
+                mode: UpdateMode::Incremental,
                 build_files: summary,
                 rebuilt_because,
                 index_bytes: index_bytes(index_dir, &manifest),
@@ -319,7 +345,7 @@ pub fn update_hinted(
             }
             progress.finish();
             return Ok(UpdateReport {
-                mode: "unchanged".into(),
+                mode: UpdateMode::Unchanged,
                 ..same_segments(snap, &walked, started, index_dir)
             });
         }
@@ -362,7 +388,7 @@ pub fn update_hinted(
     };
     let (inputs, segments, retired) = match plan {
         SegmentPlan::Full => {
-            report.mode = "full".into();
+            report.mode = UpdateMode::Full;
             let inputs = inputs_where(&|_| true);
             if old.is_none() {
                 report.added = inputs.len() as u64;
@@ -375,7 +401,7 @@ pub fn update_hinted(
             shadow,
             retired,
         } => {
-            report.mode = "incremental".into();
+            report.mode = UpdateMode::Incremental;
             let delta = SegmentRef {
                 dir: String::new(),
                 shadow_paths: shadow,
@@ -457,7 +483,7 @@ pub fn update_hinted(
         store::Damaged::Segments(e) | store::Damaged::BuildFiles(e) => e,
     })?;
     let (scanned, unindexed, why) = fresh.count_files();
-    if report.mode == "full" {
+    if report.mode == UpdateMode::Full {
         // One segment: its build counted them.
         report.macro_definitions = meta.macro_definitions.clone();
     }
@@ -604,7 +630,7 @@ pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, String> {
     snap.verify()
         .map_err(|e| format!("{e}; run `knav index --full` to rebuild"))?;
     Ok(UpdateReport {
-        mode: "verified".into(),
+        mode: UpdateMode::Verified,
         files_scanned: snap.manifest.files_scanned,
         files_unindexed: snap.manifest.files_unindexed,
         index_bytes: index_bytes(index_dir, &snap.manifest),
