@@ -246,25 +246,32 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
             .filter_map(|l| {
                 let mut f = l.split('\t');
                 let name = f.next()?.to_string();
-                let mut n = || f.next()?.parse::<i64>().ok();
-                Some((name, (n()? as u64, n()? as u64, n()?, n()?)))
+                let mut n = || f.next()?.parse::<i128>().ok();
+                Some((name, (n()? as u64, n()? as u64, n()? as i64, n()? as i64)))
             })
             .collect();
-    // (name in the index directory, expected checksum, in the build-file part)
-    let mut files: Vec<(String, u64, bool)> = Vec::new();
-    for (sref, seg) in snap.manifest.segments.iter().zip(&snap.segments) {
-        for (name, sum) in &seg.meta.checksums {
-            files.push((format!("{}/{name}", sref.dir), *sum, false));
+    // (name in the index directory, expected checksum, in the build-file part, hash even if
+    // its stat is as stamped). A part whose meta.json moved (the checksums themselves) has
+    // every file hashed again; meta.json's own stat is stamped beside them.
+    let mut files: Vec<(String, u64, bool, bool)> = Vec::new();
+    let mut metas: Vec<String> = Vec::new();
+    let mut part = |dir: &str, sums: &[(String, u64)], build: bool| {
+        let meta = format!("{dir}/meta.json");
+        let moved = stamps.get(&meta) != stat_key(&index_dir.join(&meta)).as_ref();
+        for (name, sum) in sums {
+            files.push((format!("{dir}/{name}"), *sum, build, moved));
         }
+        metas.push(meta);
+    };
+    for (sref, seg) in snap.manifest.segments.iter().zip(&snap.segments) {
+        part(&sref.dir, &seg.meta.checksums, false);
     }
     if let (Some(bref), Some(b)) = (&snap.manifest.build_files, &snap.build) {
-        for (name, sum) in b.checksums() {
-            files.push((format!("{}/{name}", bref.dir), *sum, true));
-        }
+        part(&bref.dir, b.checksums(), true);
     }
     let checked: Vec<Result<(String, StatKey), Damaged>> = files
         .par_iter()
-        .map(|(name, sum, build)| {
+        .map(|(name, sum, build, moved)| {
             let path = index_dir.join(name);
             let key = stat_key(&path);
             let damaged = |what: &str| {
@@ -276,7 +283,7 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
                 }
             };
             let key = key.ok_or_else(|| damaged("it cannot be read"))?;
-            if !just_built && stamps.get(name) != Some(&key) {
+            if !just_built && (*moved || stamps.get(name) != Some(&key)) {
                 let got =
                     super::codec::checksum_file(&path).map_err(|e| damaged(&e.to_string()))?;
                 if got != *sum {
@@ -288,7 +295,7 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
         .collect();
     let mut out = String::new();
     let mut build_damage = None;
-    let mut same = stamps.len() == checked.len();
+    let mut same = true;
     for c in checked {
         match c {
             Ok((name, key)) => {
@@ -303,6 +310,15 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
     if let Some(e) = build_damage {
         return Err(Damaged::BuildFiles(e));
     }
+    for meta in metas {
+        if let Some(key) = stat_key(&index_dir.join(&meta)) {
+            same &= stamps.get(&meta) == Some(&key);
+            let (ino, size, mtime, ctime) = key;
+            out.push_str(&format!("{meta}\t{ino}\t{size}\t{mtime}\t{ctime}\n"));
+        }
+    }
+    // Unchanged stamps (and no stale ones): nothing to write.
+    same &= out.lines().count() == stamps.len();
     if same {
         return Ok(());
     }
