@@ -246,17 +246,8 @@ fn run(common: &Common, command: &Command, trace: &mut crate::index::Trace) -> E
     };
     // An answer read from a damaged index is replaced by the damage (a decoder that ran past
     // its data, or a panic in the `fst` crate on a damaged FST).
-    use crate::index::damage::{catch_decoder_panic, REPAIR};
-    let env = match catch_decoder_panic(|| answer(&snap, page, &ask)) {
-        Ok(env) => match snap.damage() {
-            Some(d) => Envelope::error(tool, &root_s, format!("{d}; {REPAIR}")),
-            None => env,
-        },
-        Err(panic) => match snap.verify() {
-            Err(d) => Envelope::error(tool, &root_s, format!("{d}; {REPAIR}")),
-            Ok(()) => panic!("{panic}"),
-        },
-    };
+    let env = crate::index::damage::answer_or_damage(&snap, || answer(&snap, page, &ask))
+        .unwrap_or_else(|e| Envelope::error(tool, &root_s, e));
     trace.mark("answer");
     // The process ends right after: its exit unmaps the index in one sweep, cheaper than
     // unmapping file by file (a fifth of a small query's time).

@@ -338,3 +338,35 @@ fn a_plain_index_over_a_damaged_segment_rebuilds_it_instead_of_saying_unchanged(
     let (_, out) = knav(&t, &["index"], &[]);
     assert!(out.contains("index unchanged"), "{out}");
 }
+
+#[test]
+fn a_large_index_not_checksummed_at_open_is_still_checked_and_rebuilt_by_the_next_index() {
+    // KNAV_OPEN_CHECK_BYTES=0 makes the fixture's index behave as a kernel-sized one: sizes
+    // and headers at open, checksums only where a file (or its part's meta.json) moved.
+    let large = [("KNAV_OPEN_CHECK_BYTES", "0")];
+    let t = fixture("large-damaged");
+    assert_eq!(knav(&t, &["index"], &large).0, 0);
+    let seg = part_dir(&t, "seg-");
+    let defs = seg.join("defs.dat");
+    let len = std::fs::metadata(&defs).unwrap().len() as usize;
+    flip(&defs, len - 2);
+    let (code, out) = knav(&t, &["index"], &large);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("defs.dat is damaged (checksum mismatch)"),
+        "{out}"
+    );
+    // A checksum changed in meta.json: the data no longer matches what the index says.
+    let seg = part_dir(&t, "seg-");
+    let meta_path = seg.join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&meta_path).unwrap()).unwrap();
+    let sum = &mut meta["checksums"][0][1];
+    *sum = (sum.as_u64().unwrap() ^ 1).into();
+    std::fs::write(&meta_path, serde_json::to_vec(&meta).unwrap()).unwrap();
+    let (code, out) = knav(&t, &["index"], &large);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("rebuilt, not refreshed"), "{out}");
+    let (_, out) = knav(&t, &["index"], &large);
+    assert!(out.contains("index unchanged"), "{out}");
+}

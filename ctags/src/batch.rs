@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::worker::{base_args, FileTags, WorkerError};
+use crate::worker::{base_args, die_with_parent, FileTags, WorkerError};
 use crate::Ctags;
 
 /// Runs ctags once over `paths` (relative to `root`) and returns their tags in the same order.
@@ -26,7 +26,7 @@ pub fn tags_of_chunk(
     if paths.is_empty() {
         return Ok(out);
     }
-    let mut child = Command::new(&ctags.program)
+    let mut child = die_with_parent(&mut Command::new(&ctags.program))
         .args(base_args().iter().filter(|a| {
             // The tag-file format costs ctags a fifth less than JSON; no pattern with numbers.
             !matches!(

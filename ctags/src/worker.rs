@@ -64,6 +64,32 @@ impl Drop for Process {
     }
 }
 
+/// Makes the ctags that `cmd` starts die with knav: a build killed with SIGKILL must not leave
+/// ctags running. PDEATHSIG fires when the spawning *thread* exits, so ctags is started from
+/// the thread that waits for it (a chunk's worker thread, which outlives its ctags).
+pub(crate) fn die_with_parent(cmd: &mut Command) -> &mut Command {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: getpid is async-signal-safe; it runs before the fork.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: the closure calls only async-signal-safe functions (prctl, getppid, raise).
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // knav died between the fork and the prctl: nobody would kill this child.
+                if libc::getppid() != parent {
+                    libc::raise(libc::SIGKILL);
+                }
+                Ok(())
+            });
+        }
+    }
+    cmd
+}
+
 /// The options every ctags run gets: JSON, unsorted, C, prototypes and extern variables, no
 /// macros (knav's scanner finds those), line/end/kind/typeref/scope/signature, no pattern.
 pub(crate) fn base_args() -> [&'static str; 7] {
@@ -103,7 +129,7 @@ impl Worker {
     }
 
     fn spawn(&self) -> Result<Process, WorkerError> {
-        let mut child = Command::new(&self.program)
+        let mut child = die_with_parent(&mut Command::new(&self.program))
             .args(&self.args)
             .current_dir(&self.root)
             .stdin(Stdio::piped())

@@ -12,7 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::codec::{put_str, put_varint, put_varint_into, Reader};
+use super::codec::{put_str, put_varint, Reader};
 use super::format::{header, Def};
 use super::stats::{self, NameStats};
 use knav_ctags::Kind;
@@ -261,9 +261,8 @@ impl Accumulator {
         e.n_files += 1;
         e.n_occ += count;
         let mut buf = [0u8; 20];
-        let n = put_varint_into(&mut buf, delta as u64);
-        let m = put_varint_into(&mut buf[n..], count as u64);
-        self.append(i, &buf[..n + m]);
+        let n = super::postings::put_block_head(&mut buf, delta, count);
+        self.append(i, &buf[..n]);
         self.append(i, block);
     }
 
@@ -687,5 +686,83 @@ mod tests {
             assert_eq!(&dat[at..at + e.len()], &e[..], "{name}");
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// One file's additions: `(name, count, block)` per distinct name, and names defined.
+    type FileAdds = (Vec<(Vec<u8>, u32, Vec<u8>)>, Vec<Vec<u8>>);
+
+    fn file_adds() -> impl proptest::strategy::Strategy<Value = FileAdds> {
+        use proptest::prelude::*;
+        // Short names from a small alphabet (so files share them), bytes above ASCII too.
+        let name = prop::collection::vec(
+            prop::sample::select(vec![b'a', b'b', b'_', b'Z', b'0', 0xc3, 0xff]),
+            1..5,
+        );
+        let posting = (
+            name.clone(),
+            1u32..4,
+            prop::collection::vec(any::<u8>(), 0..12),
+        );
+        (
+            prop::collection::vec(posting, 0..12),
+            prop::collection::vec(name, 0..3),
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// With no memory budget every file spills a run; the merge must give exactly what a
+        /// `BTreeMap` of the same additions holds.
+        #[test]
+        fn spilling_every_file_merges_to_what_a_btreemap_holds(
+            files in proptest::collection::vec(file_adds(), 0..24)
+        ) {
+            let dir = std::env::temp_dir().join(format!(
+                "knav-accum-prop-{}-{:?}",
+                std::process::id(),
+                std::thread::current().id()
+            ));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut acc = Accumulator::new(&dir, "run", 0);
+            let mut model: std::collections::BTreeMap<Vec<u8>, Want> = Default::default();
+            let mut def_off = 16u64;
+            for (file, (postings, defs)) in files.iter().enumerate() {
+                let file = file as u32;
+                let mut seen = std::collections::HashSet::new();
+                for (name, count, block) in postings {
+                    // One block per name and file, as a file's scan gives.
+                    if !seen.insert(name.clone()) {
+                        continue;
+                    }
+                    acc.add_block(name, file, *count, block);
+                    model.entry(name.clone()).or_default().1.push((file, *count, block.clone()));
+                }
+                for name in defs {
+                    acc.add_def(name, def_off);
+                    model.entry(name.clone()).or_default().0.push(def_off);
+                    def_off += 7;
+                }
+                acc.maybe_spill().unwrap();
+            }
+            // Every file that added anything spilled its own run.
+            let busy = files.iter().filter(|(p, d)| !p.is_empty() || !d.is_empty()).count();
+            proptest::prop_assert!(acc.runs.len() >= busy, "{} runs", acc.runs.len());
+            let fst_path = dir.join("names.fst");
+            let dat_path = dir.join("names.dat");
+            let summary = acc.finish(&fst_path, &dat_path, &[]).unwrap();
+            proptest::prop_assert_eq!(summary.names, model.len() as u64);
+            let map = fst::Map::new(std::fs::read(&fst_path).unwrap()).unwrap();
+            let keys: Vec<Vec<u8>> = map.stream().into_byte_keys();
+            proptest::prop_assert_eq!(keys, model.keys().cloned().collect::<Vec<_>>());
+            let dat = std::fs::read(&dat_path).unwrap();
+            for (name, (defs, postings)) in &model {
+                let at = map.get(name).unwrap() as usize;
+                let e = expected(defs, postings);
+                proptest::prop_assert_eq!(&dat[at..at + e.len()], &e[..], "{:?}", name);
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+        }
     }
 }

@@ -18,7 +18,7 @@ use std::time::Duration;
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
 use super::accum::{Accumulator, NameMap};
-use super::codec::{hash64, put_varint};
+use super::codec::hash64;
 use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
 use super::format::{shard_of, NAME_SHARDS};
 use super::scratch::Scratch;
@@ -111,9 +111,34 @@ struct FileResult {
     defs: Vec<DefRecord>,
     /// Names, back to back.
     names: Vec<u8>,
-    /// Per name: (name offset, name length, occurrences, block offset, block length, shard).
-    groups: Vec<(u32, u32, u32, u32, u32, u8)>,
+    /// Per name, where its name and postings block are.
+    groups: Vec<NameGroup>,
     blocks: Vec<u8>,
+}
+
+/// One name's occurrences in one file: its bytes in `names` and its postings block in
+/// `blocks` of the file's [`FileResult`] (offsets and lengths, so a file's names take three
+/// allocations, not one per name).
+#[derive(Clone, Copy, Debug)]
+struct NameGroup {
+    name: (u32, u32),
+    block: (u32, u32),
+    /// Occurrences in the block.
+    count: u32,
+    /// The name's shard ([`shard_of`]).
+    shard: u8,
+}
+
+impl NameGroup {
+    fn name<'a>(&self, names: &'a [u8]) -> &'a [u8] {
+        let (at, len) = self.name;
+        &names[at as usize..(at + len) as usize]
+    }
+
+    fn block<'a>(&self, blocks: &'a [u8]) -> &'a [u8] {
+        let (at, len) = self.block;
+        &blocks[at as usize..(at + len) as usize]
+    }
 }
 
 /// One file's names and definitions on their way to the shard accumulators.
@@ -123,7 +148,7 @@ struct Batch {
     /// Where each of `defs` was written in `defs.dat`.
     def_offsets: Vec<u64>,
     names: Vec<u8>,
-    groups: Vec<(u32, u32, u32, u32, u32, u8)>,
+    groups: Vec<NameGroup>,
     blocks: Vec<u8>,
 }
 
@@ -197,14 +222,14 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
         blocks: Vec::new(),
     };
     if input.too_big {
-        record.status = FileStatus::TooBig as u8;
+        record.status = FileStatus::TooBig;
         record.note = Some(format!("{} bytes: over the size cap", f.size));
         return empty(record);
     }
     let src = match read_source(&root.join(&f.path)) {
         Ok(s) => s,
         Err(e) => {
-            record.status = FileStatus::Unreadable as u8;
+            record.status = FileStatus::Unreadable;
             record.note = Some(e.to_string());
             return empty(record);
         }
@@ -212,7 +237,7 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
     record.size = src.len() as u64;
     record.hash = hash64(&src);
     if memchr::memchr(0, &src[..src.len().min(8192)]).is_some() {
-        record.status = FileStatus::Binary as u8;
+        record.status = FileStatus::Binary;
         record.note = Some("binary file (contains NUL bytes)".into());
         return empty(record);
     }
@@ -323,23 +348,17 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
         let mut count = 0u32;
         while i < order.len() && name_of(&occurrences[order[i] as usize]) == name {
             let o = &occurrences[order[i] as usize];
-            // The column is not stored: queries find it on the line of the rows they show.
-            put_varint(
-                &mut blocks,
-                (((o.line - prev_line) as u64) << 2) | o.role as u64,
-            );
+            super::postings::put_occurrence(&mut blocks, o.line - prev_line, o.role);
             prev_line = o.line;
             count += 1;
             i += 1;
         }
-        groups.push((
-            name_off,
-            name.len() as u32,
+        groups.push(NameGroup {
+            name: (name_off, name.len() as u32),
+            block: (block_off, blocks.len() as u32 - block_off),
             count,
-            block_off,
-            blocks.len() as u32 - block_off,
-            shard_of(name) as u8,
-        ));
+            shard: shard_of(name) as u8,
+        });
     }
     FileResult {
         record,
@@ -372,7 +391,7 @@ fn ctags_text(src: &[u8], opaque: &[(u32, u32)]) -> Vec<u8> {
 
 /// True when the file needs ctags: it was read and has code beyond preprocessor lines.
 fn needs_ctags(r: &FileResult) -> bool {
-    r.record.status == FileStatus::Indexed as u8 && !r.macro_only
+    r.record.status == FileStatus::Indexed && !r.macro_only
 }
 
 /// Adds ctags's definitions (or why there are none) to a scanned file.
@@ -410,12 +429,12 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
             }
             mark_locals(&mut r.defs);
             if let Some(e) = tags.errors.first() {
-                r.record.status = FileStatus::NoDefinitions as u8;
+                r.record.status = FileStatus::NoDefinitions;
                 r.record.note = Some(format!("ctags: {e}"));
             }
         }
         Err(e) => {
-            r.record.status = FileStatus::NoDefinitions as u8;
+            r.record.status = FileStatus::NoDefinitions;
             r.record.note = Some(e);
         }
     }
@@ -698,12 +717,8 @@ pub fn build_segment(
                             acc.add_def(d.name.as_bytes(), *off);
                         }
                     }
-                    for &(no, nl, count, bo, bl, shard) in &b.groups {
-                        if shard as usize == k {
-                            let name = &b.names[no as usize..(no + nl) as usize];
-                            let block = &b.blocks[bo as usize..(bo + bl) as usize];
-                            acc.add_block(name, b.file_id, count, block);
-                        }
+                    for g in b.groups.iter().filter(|g| g.shard as usize == k) {
+                        acc.add_block(g.name(&b.names), b.file_id, g.count, g.block(&b.blocks));
                     }
                     acc.maybe_spill()?;
                 }

@@ -160,10 +160,11 @@ impl<'a> Def<'a> {
 }
 
 /// Whether and how a file was indexed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(u8)]
 pub enum FileStatus {
     /// Scanned and given to ctags (or needing no ctags: only `#define`s).
+    #[default]
     Indexed = 0,
     /// Scanned, but ctags failed or timed out on it: references only. Counted unindexed.
     NoDefinitions = 1,
@@ -201,8 +202,8 @@ pub struct FileRecord {
     pub hash: u64,
     /// Line count.
     pub lines: u32,
-    /// Status byte ([`FileStatus`]).
-    pub status: u8,
+    /// Whether and how it was indexed.
+    pub status: FileStatus,
     /// Why the file is not (fully) indexed.
     pub note: Option<String>,
     /// Offset of the file's first definition in `defs.dat`.
@@ -227,7 +228,7 @@ impl FileRecord {
         put_varint(out, ((self.mtime_ns << 1) ^ (self.mtime_ns >> 63)) as u64);
         out.extend_from_slice(&self.hash.to_le_bytes());
         put_varint(out, self.lines as u64);
-        out.push(self.status);
+        out.push(self.status as u8);
         put_opt_str(out, self.note.as_deref());
         put_varint(out, self.defs_start);
         put_varint(out, self.defs_count as u64);
@@ -251,16 +252,9 @@ impl FileRecord {
         }
     }
 
-    /// Decodes one record.
+    /// Decodes one record (its head as [`FileStat::decode`] reads it).
     pub fn decode(r: &mut Reader<'_>) -> FileRecord {
-        let path = String::from_utf8_lossy(r.str()).into_owned();
-        let size = r.varint();
-        let z = r.varint();
-        let mtime_ns = ((z >> 1) as i64) ^ -((z & 1) as i64);
-        let mut h = [0u8; 8];
-        h.copy_from_slice(r.bytes(8).get(..8).unwrap_or(&[0; 8]));
-        let lines = r.varint() as u32;
-        let status = r.u8();
+        let head = FileStat::decode(r);
         let note = r.opt_str().map(str::to_string);
         let defs_start = r.varint();
         let defs_count = r.varint() as u32;
@@ -283,18 +277,58 @@ impl FileRecord {
             .collect();
         let line_marks = read_line_marks(r);
         FileRecord {
-            path,
-            size,
-            mtime_ns,
-            hash: u64::from_le_bytes(h),
-            lines,
-            status,
+            path: head.path.to_string(),
+            size: head.size,
+            mtime_ns: head.mtime_ns,
+            hash: head.hash,
+            lines: head.lines,
+            status: head.status,
             note,
             defs_start,
             defs_count,
             guards,
             warnings,
             line_marks,
+        }
+    }
+}
+
+/// The head of a file record: what a refresh compares against the tree, decoded without the
+/// rest (guards, notes, line marks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileStat<'a> {
+    /// Root-relative path; empty when the stored one is not UTF-8 (a damaged record).
+    pub path: &'a str,
+    /// Size in bytes when indexed.
+    pub size: u64,
+    /// Modification time (ns) when indexed.
+    pub mtime_ns: i64,
+    /// Content hash.
+    pub hash: u64,
+    /// Line count.
+    pub lines: u32,
+    /// Whether and how it was indexed.
+    pub status: FileStatus,
+}
+
+impl<'a> FileStat<'a> {
+    /// Decodes the head of a record, the reader left after it.
+    pub fn decode(r: &mut Reader<'a>) -> FileStat<'a> {
+        let path = std::str::from_utf8(r.str()).unwrap_or("");
+        let size = r.varint();
+        let z = r.varint();
+        let mtime_ns = ((z >> 1) as i64) ^ -((z & 1) as i64);
+        let mut h = [0u8; 8];
+        h.copy_from_slice(r.bytes(8).get(..8).unwrap_or(&[0; 8]));
+        let lines = r.varint() as u32;
+        let status = FileStatus::from_u8(r.u8());
+        FileStat {
+            path,
+            size,
+            mtime_ns,
+            hash: u64::from_le_bytes(h),
+            lines,
+            status,
         }
     }
 }
@@ -349,7 +383,7 @@ mod tests {
             mtime_ns: -5,
             hash: 77,
             lines: 300,
-            status: 0,
+            status: FileStatus::NoDefinitions,
             note: None,
             defs_start: 1234,
             defs_count: 3,
@@ -362,6 +396,7 @@ mod tests {
         let g = FileRecord::decode(&mut Reader::new(&out));
         assert_eq!(g.path, f.path);
         assert_eq!((g.size, g.mtime_ns, g.hash, g.lines), (9, -5, 77, 300));
+        assert_eq!(g.status, FileStatus::NoDefinitions);
         assert_eq!(g.guards, f.guards);
         assert_eq!(crate::guard::at(&g.guards, 40), ["CONFIG_HIGHMEM"]);
         assert!(crate::guard::at(&g.guards, 161).is_empty());

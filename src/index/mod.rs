@@ -12,6 +12,7 @@ pub mod buildfiles;
 pub mod codec;
 pub mod damage;
 pub mod format;
+pub mod postings;
 pub mod scratch;
 pub mod segment;
 pub mod stats;
@@ -24,7 +25,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use self::build::{build_segment, unique_dir, BuildOptions, Input};
-use self::format::FileStatus;
+use self::format::{FileStat, FileStatus};
 use self::store::{Manifest, SegmentRef, Snapshot};
 use crate::progress::Progress;
 use crate::walk::{walk, SourceFile, DEFAULT_MAX_FILE_BYTES};
@@ -32,8 +33,8 @@ use crate::walk::{walk, SourceFile, DEFAULT_MAX_FILE_BYTES};
 /// What an update did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct UpdateReport {
-    /// `full`, `incremental` or `unchanged`.
-    pub mode: String,
+    /// What the update did.
+    pub mode: UpdateMode,
     /// Files re-indexed because their content changed.
     pub changed: u64,
     /// Files new since the last update.
@@ -74,6 +75,32 @@ pub struct UpdateReport {
     /// the unreadable index found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebuilt_because: Option<String>,
+}
+
+/// What an update did: the `mode` of its report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpdateMode {
+    /// Nothing changed.
+    #[default]
+    Unchanged,
+    /// A new base segment of every file.
+    Full,
+    /// A delta segment of the changed files, or only a new build-file part.
+    Incremental,
+    /// `--verify`: every file checked, nothing written.
+    Verified,
+}
+
+impl std::fmt::Display for UpdateMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UpdateMode::Unchanged => "unchanged",
+            UpdateMode::Full => "full",
+            UpdateMode::Incremental => "incremental",
+            UpdateMode::Verified => "verified",
+        })
+    }
 }
 
 /// The delta is folded into a new base when it holds more files than this share of the tree.
@@ -160,7 +187,10 @@ pub fn update_hinted(
 ) -> Result<UpdateReport, String> {
     let started = Instant::now();
     let mut trace = Trace::new();
-    let _lock = store::lock(index_dir)?;
+    let lock = store::lock(index_dir)?;
+    // What killed builds left behind goes first, whatever this update finds to do.
+    store::remove_orphans(index_dir, &lock);
+    scratch::remove_abandoned_scratch();
     let max_file_bytes = DEFAULT_MAX_FILE_BYTES;
     progress.phase("walk");
     let hash = options_hash(opts, max_file_bytes);
@@ -221,7 +251,7 @@ pub fn update_hinted(
     let known = |path: &str| {
         indexed
             .get(path)
-            .map(|&(size, mtime, _, _)| (size, mtime))
+            .map(|s| (s.size, s.mtime_ns))
             .or_else(|| build_inputs.get(path).copied())
     };
     let trust = hint
@@ -248,7 +278,7 @@ pub fn update_hinted(
         {
             progress.finish();
             return Ok(UpdateReport {
-                mode: "unchanged".into(),
+                mode: UpdateMode::Unchanged,
                 ..same_segments(snap, &walked, started, index_dir)
             });
         }
@@ -294,7 +324,7 @@ pub fn update_hinted(
             )?;
             progress.finish();
             return Ok(UpdateReport {
-                mode: "incremental".into(),
+                mode: UpdateMode::Incremental,
                 build_files: summary,
                 rebuilt_because,
                 index_bytes: index_bytes(index_dir, &manifest),
@@ -315,7 +345,7 @@ pub fn update_hinted(
             }
             progress.finish();
             return Ok(UpdateReport {
-                mode: "unchanged".into(),
+                mode: UpdateMode::Unchanged,
                 ..same_segments(snap, &walked, started, index_dir)
             });
         }
@@ -346,68 +376,41 @@ pub fn update_hinted(
         rebuilt_because: rebuilt_because.clone(),
         ..Default::default()
     };
-    let (inputs, segments, retired) = match &old {
-        None => {
-            report.mode = "full".into();
-            let inputs = inputs_where(&|_| true);
-            report.added = inputs.len() as u64;
-            (inputs, Vec::new(), Vec::new())
-        }
-        Some(snap) => {
-            let Some(diff) = &changes else {
-                return Err("internal: no diff for an existing index".into());
-            };
+    let plan = match (&old, &changes) {
+        (None, _) => SegmentPlan::Full,
+        (Some(snap), Some(diff)) => {
             report.changed = diff.modified;
             report.added = diff.changed.len() as u64 - diff.modified;
             report.deleted = diff.deleted.len() as u64;
-            let base_files = snap.segments[0].file_count() as usize;
-            // The new delta: everything the old delta held that still exists, plus what changed.
-            let mut delta: HashSet<String> = HashSet::new();
-            let mut shadow: HashSet<String> = HashSet::new();
-            for sref in snap.manifest.segments.iter().skip(1) {
-                shadow.extend(sref.shadow_paths.iter().cloned());
+            plan_delta(snap, diff)
+        }
+        (Some(_), None) => return Err("internal: no diff for an existing index".into()),
+    };
+    let (inputs, segments, retired) = match plan {
+        SegmentPlan::Full => {
+            report.mode = UpdateMode::Full;
+            let inputs = inputs_where(&|_| true);
+            if old.is_none() {
+                report.added = inputs.len() as u64;
             }
-            for (s, seg) in snap.segments.iter().enumerate().skip(1) {
-                for f in 0..seg.file_count() {
-                    if snap.is_live(s, f) {
-                        delta.insert(seg.file_path(f).to_string());
-                    }
-                }
-            }
-            delta.extend(diff.changed.iter().cloned());
-            for d in &diff.deleted {
-                delta.remove(d);
-            }
-            shadow.extend(delta.iter().cloned());
-            shadow.extend(diff.deleted.iter().cloned());
-            let limit = ((base_files as f64 * DELTA_MAX_SHARE) as usize).max(DELTA_MIN_FILES);
-            if delta.len() > limit {
-                report.mode = "full".into();
-                (inputs_where(&|_| true), Vec::new(), Vec::new())
-            } else {
-                report.mode = "incremental".into();
-                let inputs = inputs_where(&|p| delta.contains(p));
-                let mut shadow: Vec<String> = shadow.into_iter().collect();
-                shadow.sort();
-                let base = snap.manifest.segments[0].clone();
-                let retired = snap
-                    .manifest
-                    .segments
-                    .iter()
-                    .map(|s| s.dir.clone())
-                    .collect();
-                (
-                    inputs,
-                    vec![
-                        base,
-                        SegmentRef {
-                            dir: String::new(),
-                            shadow_paths: shadow,
-                        },
-                    ],
-                    retired,
-                )
-            }
+            (inputs, Vec::new(), Vec::new())
+        }
+        SegmentPlan::Delta {
+            files,
+            base,
+            shadow,
+            retired,
+        } => {
+            report.mode = UpdateMode::Incremental;
+            let delta = SegmentRef {
+                dir: String::new(),
+                shadow_paths: shadow,
+            };
+            (
+                inputs_where(&|p| files.contains(p)),
+                vec![base, delta],
+                retired,
+            )
         }
     };
     trace.mark("delta plan");
@@ -490,7 +493,7 @@ pub fn update_hinted(
         store::Damaged::Segments(e) | store::Damaged::BuildFiles(e) => e,
     })?;
     let (scanned, unindexed, why) = fresh.count_files();
-    if report.mode == "full" {
+    if report.mode == UpdateMode::Full {
         // One segment: its build counted them.
         report.macro_definitions = meta.macro_definitions.clone();
     }
@@ -517,6 +520,64 @@ pub fn update_hinted(
     trace.mark("walk cache + size");
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// What an update that has something to index builds.
+enum SegmentPlan {
+    /// A new base segment of every file.
+    Full,
+    /// A new delta segment of `files` beside the old base.
+    Delta {
+        /// The paths the delta holds: the old delta's that still exist, and what changed.
+        files: HashSet<String>,
+        /// The base segment, kept.
+        base: SegmentRef,
+        /// Paths whose versions in the base are dead (changed or deleted), sorted.
+        shadow: Vec<String>,
+        /// The old generation's segments, kept while readers may use them.
+        retired: Vec<String>,
+    },
+}
+
+/// A new delta for the changes `diff` of `snap`, or a new base when the delta would grow past
+/// [`DELTA_MAX_SHARE`] of the tree.
+fn plan_delta(snap: &Snapshot, diff: &Diff) -> SegmentPlan {
+    let base_files = snap.segments[0].file_count() as usize;
+    let mut files: HashSet<String> = HashSet::new();
+    let mut shadow: HashSet<String> = HashSet::new();
+    for sref in snap.manifest.segments.iter().skip(1) {
+        shadow.extend(sref.shadow_paths.iter().cloned());
+    }
+    for (s, seg) in snap.segments.iter().enumerate().skip(1) {
+        for f in 0..seg.file_count() {
+            if snap.is_live(s, f) {
+                files.insert(seg.file_path(f).to_string());
+            }
+        }
+    }
+    files.extend(diff.changed.iter().cloned());
+    for d in &diff.deleted {
+        files.remove(d);
+    }
+    shadow.extend(files.iter().cloned());
+    shadow.extend(diff.deleted.iter().cloned());
+    let limit = ((base_files as f64 * DELTA_MAX_SHARE) as usize).max(DELTA_MIN_FILES);
+    if files.len() > limit {
+        return SegmentPlan::Full;
+    }
+    let mut shadow: Vec<String> = shadow.into_iter().collect();
+    shadow.sort();
+    SegmentPlan::Delta {
+        files,
+        base: snap.manifest.segments[0].clone(),
+        shadow,
+        retired: snap
+            .manifest
+            .segments
+            .iter()
+            .map(|s| s.dir.clone())
+            .collect(),
+    }
 }
 
 /// The build-file part for `builds` (with their [`buildfiles::fingerprint`]): the old one when `same`, none when there are no build
@@ -579,7 +640,7 @@ pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, String> {
     snap.verify()
         .map_err(|e| format!("{e}; run `knav index --full` to rebuild"))?;
     Ok(UpdateReport {
-        mode: "verified".into(),
+        mode: UpdateMode::Verified,
         files_scanned: snap.manifest.files_scanned,
         files_unindexed: snap.manifest.files_unindexed,
         index_bytes: index_bytes(index_dir, &snap.manifest),
@@ -607,15 +668,15 @@ struct Diff {
     deleted: Vec<String>,
 }
 
-/// Each live file of `snap`: `(size, mtime_ns, content hash, status)` by path.
-type Indexed<'s> = accum::NameMap<&'s str, (u64, i64, u64, u8)>;
+/// Each live file of `snap` by path.
+type Indexed<'s> = accum::NameMap<&'s str, FileStat<'s>>;
 
 fn indexed_files(snap: &Snapshot) -> Indexed<'_> {
     let mut known = Indexed::default();
     known.reserve(snap.manifest.files_scanned as usize + 1024);
     for (s, f) in snap.live_files() {
-        let (path, size, mtime, hash, status) = snap.segments[s].file_stat(f);
-        known.insert(path, (size, mtime, hash, status));
+        let stat = snap.segments[s].file_stat(f);
+        known.insert(stat.path, stat);
     }
     known
 }
@@ -631,15 +692,15 @@ fn diff<'a>(
         // What is left in `known` at the end was deleted.
         match known.remove(f.path.as_str()) {
             None => changed.push(f.path.clone()),
-            Some((size, mtime, hash, status)) => {
-                if size == f.size && mtime == f.mtime_ns {
+            Some(was) => {
+                if was.size == f.size && was.mtime_ns == f.mtime_ns {
                     continue;
                 }
                 // Same size, new mtime: compare contents before re-indexing.
-                let same = size == f.size
-                    && status != FileStatus::TooBig as u8
+                let same = was.size == f.size
+                    && was.status != FileStatus::TooBig
                     && build::read_source(&root.join(&f.path))
-                        .map(|b| codec::hash64(&b) == hash)
+                        .map(|b| codec::hash64(&b) == was.hash)
                         .unwrap_or(false);
                 if !same {
                     changed.push(f.path.clone());

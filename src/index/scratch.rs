@@ -8,7 +8,8 @@
 //!
 //! `KNAV_SCRATCH_DIR` overrides the place (empty: no scratch space, ctags reads the tree).
 //! Each build gets `/dev/shm/knav-PID-N`, removed when the build ends. A build that was killed
-//! leaves its directory behind; the next build removes directories whose process is gone.
+//! leaves its directory behind; the next `knav index` (one with nothing to do too) removes
+//! directories whose process is gone.
 
 use std::path::{Path, PathBuf};
 
@@ -26,20 +27,9 @@ impl Scratch {
     /// `KNAV_SCRATCH_DIR` names another parent (used as given), or, empty, turns scratch
     /// space off.
     pub fn for_ctags() -> Option<Scratch> {
-        if let Some(dir) = std::env::var_os("KNAV_SCRATCH_DIR") {
-            if dir.is_empty() {
-                return None;
-            }
-            let dir = PathBuf::from(dir);
-            remove_abandoned(&dir);
-            return Scratch::new_in(&dir);
-        }
-        let shm = Path::new(SHM);
-        if !is_tmpfs(shm) {
-            return None;
-        }
-        remove_abandoned(shm);
-        Scratch::new_in(shm)
+        let parent = parent()?;
+        remove_abandoned(&parent);
+        Scratch::new_in(&parent)
     }
 
     /// A fresh scratch directory in `parent`.
@@ -65,6 +55,23 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Where scratch directories are made: `KNAV_SCRATCH_DIR`, else `/dev/shm` when it is a tmpfs.
+fn parent() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("KNAV_SCRATCH_DIR") {
+        return (!dir.is_empty()).then(|| PathBuf::from(dir));
+    }
+    let shm = Path::new(SHM);
+    is_tmpfs(shm).then(|| shm.to_path_buf())
+}
+
+/// Removes the scratch directories of builds that were killed; every `knav index` calls it,
+/// one that finds nothing to do too.
+pub fn remove_abandoned_scratch() {
+    if let Some(parent) = parent() {
+        remove_abandoned(&parent);
     }
 }
 

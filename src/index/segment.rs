@@ -18,10 +18,11 @@ use serde::{Deserialize, Serialize};
 
 use super::codec::Reader;
 use super::damage::{open_fst, Damage};
-use super::format::FileStatus;
 use super::format::{check_header, shard_of, Def, FileRecord, HEADER_LEN, NAME_SHARDS};
+use super::format::{FileStat, FileStatus};
 use super::stats::NameStats;
-use crate::scan::Role;
+
+pub use super::postings::{Posting, Postings};
 
 /// What `meta.json` says about a segment.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -95,71 +96,6 @@ pub struct NameEntry<'a> {
     pub stats: Option<NameStats>,
 }
 
-/// One occurrence read from postings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Posting {
-    /// File id.
-    pub file: u32,
-    /// 1-based line.
-    pub line: u32,
-    /// What the scanner saw.
-    pub role: Role,
-}
-
-/// Iterates postings in (file, line) order; occurrences on one line come in column order.
-pub struct Postings<'a> {
-    r: Reader<'a>,
-    file: u32,
-    left_in_block: u64,
-    line: u32,
-    started: bool,
-}
-
-impl<'a> Postings<'a> {
-    /// Postings decoded from `bytes`.
-    pub fn new(bytes: &'a [u8]) -> Postings<'a> {
-        Postings {
-            r: Reader::new(bytes),
-            file: 0,
-            left_in_block: 0,
-            line: 0,
-            started: false,
-        }
-    }
-}
-
-impl Iterator for Postings<'_> {
-    type Item = Posting;
-
-    fn next(&mut self) -> Option<Posting> {
-        while self.left_in_block == 0 {
-            if self.r.at_end() || self.r.overrun {
-                return None;
-            }
-            let delta = self.r.varint() as u32;
-            self.file = if self.started {
-                self.file.wrapping_add(delta)
-            } else {
-                delta
-            };
-            self.started = true;
-            self.left_in_block = self.r.varint();
-            self.line = 0;
-        }
-        self.left_in_block -= 1;
-        let v = self.r.varint();
-        if self.r.overrun {
-            return None;
-        }
-        self.line = self.line.wrapping_add((v >> 2) as u32);
-        Some(Posting {
-            file: self.file,
-            line: self.line,
-            role: Role::from_bits(v as u8),
-        })
-    }
-}
-
 /// Where to start reading a line of a file: see [`Segment::line_hint`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LineHint {
@@ -171,20 +107,6 @@ pub struct LineHint {
     pub line: u32,
     /// Byte offset of `line`.
     pub offset: u64,
-}
-
-/// The head of a file record (as [`FileRecord::encode`] writes it): `(path, size, mtime_ns,
-/// hash, status)`, the reader left after the status; `None` for a path that is not UTF-8.
-fn read_stat<'a>(r: &mut Reader<'a>) -> Option<(&'a str, u64, i64, u64, u8)> {
-    let path = std::str::from_utf8(r.str()).ok()?;
-    let size = r.varint();
-    let z = r.varint();
-    let mtime = ((z >> 1) as i64) ^ -((z & 1) as i64);
-    let mut h = [0u8; 8];
-    h.copy_from_slice(r.bytes(8).get(..8).unwrap_or(&[0; 8]));
-    let _lines = r.varint();
-    let status = r.u8();
-    Some((path, size, mtime, u64::from_le_bytes(h), status))
 }
 
 pub(crate) fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, String> {
@@ -405,28 +327,26 @@ impl Segment {
         off
     }
 
-    /// [`read_stat`] of file `id`'s record, remembering damage.
-    fn stat_of(&self, id: u32, r: &mut Reader<'_>) {
-        if read_stat(r).is_none() || r.overrun {
+    /// The head of file `id`'s record from `r`, remembering damage (an empty path: not UTF-8).
+    fn stat_of<'a>(&self, id: u32, r: &mut Reader<'a>) -> FileStat<'a> {
+        let stat = FileStat::decode(r);
+        if stat.path.is_empty() || r.overrun {
             self.damaged(
                 "files.dat",
                 &format!("the record of file {id} does not decode"),
             );
         }
+        stat
     }
 
     /// The status of file `id` and where its guard transitions start in the files table, for
     /// [`Segment::guard_at`]: what every posting of a query under an active config asks for,
     /// without decoding (or allocating) anything else.
-    pub fn file_guards(&self, id: u32) -> (u8, usize) {
+    pub fn file_guards(&self, id: u32) -> (FileStatus, usize) {
         let start = self.file_offset(id);
         let body = self.files.get(start..).unwrap_or(&[]);
         let mut r = Reader::new(body);
-        let status = match read_stat(&mut r.clone()) {
-            Some((.., status)) => status,
-            None => FileStatus::Unreadable as u8,
-        };
-        self.stat_of(id, &mut r);
+        let status = self.stat_of(id, &mut r).status;
         r.opt_str();
         r.varint();
         r.varint();
@@ -437,7 +357,7 @@ impl Segment {
     /// the line and byte offset of the nearest line mark at or before it, with the size and
     /// mtime the file had when indexed (a reader checks the file still has them).
     pub fn line_hint(&self, id: u32, line: u32) -> LineHint {
-        let (_, size, mtime_ns, _, _) = self.file_stat(id);
+        let FileStat { size, mtime_ns, .. } = self.file_stat(id);
         let (_, at) = self.file_guards(id);
         // Past the guard transitions and the warnings: the marks end the record.
         let mut r = Reader::new(self.files.get(at..).unwrap_or(&[]));
@@ -527,21 +447,18 @@ impl Segment {
         rec
     }
 
-    /// `(path, size, mtime_ns, hash, status)` of file `id`, without decoding guards and notes:
-    /// what a refresh compares against the tree.
-    pub fn file_stat(&self, id: u32) -> (&str, u64, i64, u64, u8) {
+    /// The head of file `id`'s record, without decoding guards and notes: what a refresh
+    /// compares against the tree.
+    pub fn file_stat(&self, id: u32) -> FileStat<'_> {
         let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
-        let mut r = Reader::new(body);
-        match read_stat(&mut r).filter(|_| !r.overrun) {
-            Some(stat) => stat,
-            None => {
-                self.damaged(
-                    "files.dat",
-                    &format!("the record of file {id} does not decode"),
-                );
-                ("", 0, 0, 0, FileStatus::Unreadable as u8)
-            }
+        let stat = self.stat_of(id, &mut Reader::new(body));
+        if stat.path.is_empty() {
+            return FileStat {
+                status: FileStatus::Unreadable,
+                ..stat
+            };
         }
+        stat
     }
 
     /// The path of file `id`, without decoding the rest of its record.

@@ -8,7 +8,7 @@
 //! instead, leaving out the files a later segment replaced.
 
 use super::codec::{put_varint, Reader};
-use super::segment::Postings;
+use super::postings::Postings;
 use crate::scan::Role;
 
 /// Names with at least this many occurrences in a segment carry [`NameStats`].

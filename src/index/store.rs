@@ -5,7 +5,9 @@
 //! base's changed and deleted files). Builders write new segments beside the old ones, then
 //! replace `CURRENT` with one rename, so a reader sees the old index or the new one, never half
 //! of one. Segments of the previous generation are kept for readers that opened it; older ones
-//! are deleted. One builder at a time holds `lock`.
+//! are deleted. One builder at a time holds `lock` (and writes its pid there for a builder
+//! that waits); so whatever a builder finds that `CURRENT` does not name was left by a killed
+//! build, and is removed.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -166,6 +168,29 @@ pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), String> {
     if let Ok(d) = File::open(index_dir) {
         let _ = d.sync_all();
     }
+    remove_unreferenced(index_dir, manifest);
+    Ok(())
+}
+
+/// Removes what builds killed before they published left in `index_dir` (segment and
+/// build-file directories `CURRENT` does not name, temporary files). Called with the build
+/// lock held: no other build is running, so nothing unnamed is still being written.
+pub fn remove_orphans(index_dir: &Path, _lock: &BuildLock) {
+    // An unreadable manifest names nothing: the build that follows replaces it, then cleans.
+    if let Ok(Some(manifest)) = read_manifest(index_dir) {
+        remove_unreferenced(index_dir, &manifest);
+    }
+    if let Ok(entries) = std::fs::read_dir(index_dir) {
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().contains(".tmp-") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// Removes the segment and build-file directories that `manifest` does not name.
+fn remove_unreferenced(index_dir: &Path, manifest: &Manifest) {
     let keep: HashSet<&str> = manifest
         .segments
         .iter()
@@ -189,7 +214,6 @@ pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), String> {
             }
         }
     }
-    Ok(())
 }
 
 /// The file listing the index files whose checksums were last found right, with the stat they
@@ -233,25 +257,32 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
             .filter_map(|l| {
                 let mut f = l.split('\t');
                 let name = f.next()?.to_string();
-                let mut n = || f.next()?.parse::<i64>().ok();
-                Some((name, (n()? as u64, n()? as u64, n()?, n()?)))
+                let mut n = || f.next()?.parse::<i128>().ok();
+                Some((name, (n()? as u64, n()? as u64, n()? as i64, n()? as i64)))
             })
             .collect();
-    // (name in the index directory, expected checksum, in the build-file part)
-    let mut files: Vec<(String, u64, bool)> = Vec::new();
-    for (sref, seg) in snap.manifest.segments.iter().zip(&snap.segments) {
-        for (name, sum) in &seg.meta.checksums {
-            files.push((format!("{}/{name}", sref.dir), *sum, false));
+    // (name in the index directory, expected checksum, in the build-file part, hash even if
+    // its stat is as stamped). A part whose meta.json moved (the checksums themselves) has
+    // every file hashed again; meta.json's own stat is stamped beside them.
+    let mut files: Vec<(String, u64, bool, bool)> = Vec::new();
+    let mut metas: Vec<String> = Vec::new();
+    let mut part = |dir: &str, sums: &[(String, u64)], build: bool| {
+        let meta = format!("{dir}/meta.json");
+        let moved = stamps.get(&meta) != stat_key(&index_dir.join(&meta)).as_ref();
+        for (name, sum) in sums {
+            files.push((format!("{dir}/{name}"), *sum, build, moved));
         }
+        metas.push(meta);
+    };
+    for (sref, seg) in snap.manifest.segments.iter().zip(&snap.segments) {
+        part(&sref.dir, &seg.meta.checksums, false);
     }
     if let (Some(bref), Some(b)) = (&snap.manifest.build_files, &snap.build) {
-        for (name, sum) in b.checksums() {
-            files.push((format!("{}/{name}", bref.dir), *sum, true));
-        }
+        part(&bref.dir, b.checksums(), true);
     }
     let checked: Vec<Result<(String, StatKey), Damaged>> = files
         .par_iter()
-        .map(|(name, sum, build)| {
+        .map(|(name, sum, build, moved)| {
             let path = index_dir.join(name);
             let key = stat_key(&path);
             let damaged = |what: &str| {
@@ -263,7 +294,7 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
                 }
             };
             let key = key.ok_or_else(|| damaged("it cannot be read"))?;
-            if !just_built && stamps.get(name) != Some(&key) {
+            if !just_built && (*moved || stamps.get(name) != Some(&key)) {
                 let got =
                     super::codec::checksum_file(&path).map_err(|e| damaged(&e.to_string()))?;
                 if got != *sum {
@@ -275,7 +306,7 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
         .collect();
     let mut out = String::new();
     let mut build_damage = None;
-    let mut same = stamps.len() == checked.len();
+    let mut same = true;
     for c in checked {
         match c {
             Ok((name, key)) => {
@@ -290,6 +321,15 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
     if let Some(e) = build_damage {
         return Err(Damaged::BuildFiles(e));
     }
+    for meta in metas {
+        if let Some(key) = stat_key(&index_dir.join(&meta)) {
+            same &= stamps.get(&meta) == Some(&key);
+            let (ino, size, mtime, ctime) = key;
+            out.push_str(&format!("{meta}\t{ino}\t{size}\t{mtime}\t{ctime}\n"));
+        }
+    }
+    // Unchanged stamps (and no stale ones): nothing to write.
+    same &= out.lines().count() == stamps.len();
     if same {
         return Ok(());
     }
@@ -425,8 +465,33 @@ pub fn lock(index_dir: &Path) -> Result<BuildLock, String> {
         .write(true)
         .open(&path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    file.lock()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut file = file;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            // Say why nothing happens: another build holds the lock (its pid is in the file).
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let holder = holder.trim();
+            let who = if holder.is_empty() {
+                "another build".to_string()
+            } else {
+                format!("the build of pid {holder}")
+            };
+            eprintln!(
+                "knav: waiting for {who} to finish indexing {}",
+                index_dir.display()
+            );
+            file.lock()
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(format!("{}: {e}", path.display()));
+        }
+    }
+    // The holder's pid, for a build that waits on it.
+    let _ = file.set_len(0);
+    let _ = write!(file, "{}", std::process::id());
+    let _ = file.flush();
     Ok(BuildLock { _file: file })
 }
 
@@ -573,9 +638,7 @@ impl Snapshot {
         let (mut scanned, mut unindexed) = (0, 0);
         let mut why = Vec::new();
         for (s, f) in self.live_files() {
-            let (_, _, _, _, status) = self.segments[s].file_stat(f);
-            let st = FileStatus::from_u8(status);
-            match st {
+            match self.segments[s].file_stat(f).status {
                 FileStatus::Indexed => {
                     scanned += 1;
                     continue;

@@ -440,7 +440,7 @@ impl<'s> Query<'s> {
         }
         let segment = &self.snap.segments[seg];
         let (status, guards) = segment.file_guards(file);
-        let guards = match FileStatus::from_u8(status) {
+        let guards = match status {
             FileStatus::Indexed | FileStatus::NoDefinitions => Some(guards),
             _ => None,
         };

@@ -97,7 +97,8 @@ impl Handler {
             Ok(s) => s,
             Err(n) => return not_ready(n),
         };
-        let mut env = answer(&snap, page, &ask);
+        let mut env = crate::index::damage::answer_or_damage(&snap, || answer(&snap, page, &ask))
+            .unwrap_or_else(|e| Envelope::error(call.tool, &root_s, e));
         if let Some(w) = warning {
             env.warn(w);
         }

@@ -242,7 +242,7 @@ impl Server {
             Ok(report) => {
                 *checked = Some(Instant::now());
                 drop(checked);
-                if report.mode == "unchanged" {
+                if report.mode == crate::index::UpdateMode::Unchanged {
                     return Ok((snap, None));
                 }
                 match Snapshot::open(&tree.root, &tree.dir) {
