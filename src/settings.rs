@@ -187,29 +187,40 @@ fn resolve_dirs(root: &Path, dirs: &[String], key: &str) -> Result<Vec<PathBuf>,
         .collect()
 }
 
-/// Ignore patterns, matched against root-relative paths with `/` separators.
+/// Ignore patterns, matched against root-relative paths with `/` separators by `globset`.
 ///
 /// A pattern without a `/` matches a file or directory name at any depth (`*.mod.c`,
 /// `selftests`); one with a `/` is anchored at the root (`drivers/gpu/*/include`, a leading `/`
-/// is allowed). `*` and `?` stay within one path component, `**` crosses them, and a trailing
-/// `/` matches directories only. An ignored directory is not entered.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// is allowed). `*` and `?` stay within one path component, `**` (a whole component) crosses
+/// them and also matches no component at all, `[ab]` and `{x,y}` are classes and alternatives,
+/// and a trailing `/` matches directories only. An ignored directory is not entered.
+#[derive(Clone, Debug, Default)]
 pub struct Ignore {
-    patterns: Vec<Pattern>,
+    /// The patterns as written.
+    sources: Vec<String>,
+    /// By what they match (the name or the path) and whether directories only; see
+    /// [`Ignore::sets`].
+    sets: [globset::GlobSet; 4],
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Pattern {
-    source: String,
-    glob: Vec<u8>,
-    anchored: bool,
-    dir_only: bool,
+/// Index into [`Ignore::sets`]: anchored patterns match the path, others the name.
+fn set_index(anchored: bool, dir_only: bool) -> usize {
+    anchored as usize * 2 + dir_only as usize
 }
+
+impl PartialEq for Ignore {
+    fn eq(&self, other: &Ignore) -> bool {
+        self.sources == other.sources
+    }
+}
+
+impl Eq for Ignore {}
 
 impl Ignore {
     /// Compiles `patterns`; an empty or absurd pattern is an error.
     pub fn new(patterns: &[String]) -> Result<Ignore, String> {
-        let mut out = Vec::with_capacity(patterns.len());
+        let mut builders: [globset::GlobSetBuilder; 4] =
+            std::array::from_fn(|_| globset::GlobSetBuilder::new());
         for p in patterns {
             let mut glob = p.trim();
             if glob.is_empty() || glob == "/" {
@@ -226,82 +237,48 @@ impl Ignore {
             glob = glob.trim_end_matches('/');
             let anchored = glob.contains('/');
             glob = glob.trim_start_matches('/');
-            out.push(Pattern {
-                source: p.clone(),
-                glob: glob.as_bytes().to_vec(),
-                anchored,
-                dir_only,
-            });
+            // globset would take `a**b` as `a*b`; the documented `**` crosses components.
+            if glob.split('/').any(|c| c.contains("**") && c != "**") {
+                return Err(format!(
+                    "index.ignore: '{p}': '**' must be a whole path component (a/**/b), or use '*'"
+                ));
+            }
+            let compiled = globset::GlobBuilder::new(glob)
+                .literal_separator(true)
+                .backslash_escape(false)
+                .build()
+                .map_err(|e| format!("index.ignore: '{p}': {}", e.kind()))?;
+            builders[set_index(anchored, dir_only)].add(compiled);
         }
-        Ok(Ignore { patterns: out })
+        let mut sets: [globset::GlobSet; 4] = Default::default();
+        for (set, b) in sets.iter_mut().zip(builders) {
+            *set = b.build().map_err(|e| format!("index.ignore: {e}"))?;
+        }
+        Ok(Ignore {
+            sources: patterns.to_vec(),
+            sets,
+        })
     }
 
     /// True when there are no patterns.
     pub fn is_empty(&self) -> bool {
-        self.patterns.is_empty()
+        self.sources.is_empty()
     }
 
     /// The patterns as written, for hashing into the index options.
     pub fn sources(&self) -> impl Iterator<Item = &str> {
-        self.patterns.iter().map(|p| p.source.as_str())
+        self.sources.iter().map(String::as_str)
     }
 
     /// True when the entry at root-relative `path` (a directory when `is_dir`) is ignored.
     pub fn is_ignored(&self, path: &str, is_dir: bool) -> bool {
         let name = path.rsplit('/').next().unwrap_or(path);
-        self.patterns.iter().any(|p| {
-            if p.dir_only && !is_dir {
-                return false;
-            }
-            let subject = if p.anchored { path } else { name };
-            glob_match(&p.glob, subject.as_bytes())
-        })
+        let hit = |anchored: bool, dir_only: bool| {
+            let set = &self.sets[set_index(anchored, dir_only)];
+            !set.is_empty() && set.is_match(if anchored { path } else { name })
+        };
+        hit(false, false) || hit(true, false) || (is_dir && (hit(false, true) || hit(true, true)))
     }
-}
-
-/// Matches `text` against `glob` (`*`, `?`, `**`), iteratively: on a mismatch it retries from
-/// the last `*` (which never swallows a `/`) and, failing that, from the last `**`.
-fn glob_match(glob: &[u8], text: &[u8]) -> bool {
-    let (mut g, mut t) = (0, 0);
-    // Backtrack points: (glob index after the star, text index it is retried from).
-    let mut single: Option<(usize, usize)> = None;
-    let mut double: Option<(usize, usize)> = None;
-    while t < text.len() {
-        if g < glob.len() && glob[g] == b'*' {
-            if glob.get(g + 1) == Some(&b'*') {
-                g += 2;
-                // `**/` also matches nothing at all.
-                if glob.get(g) == Some(&b'/') {
-                    g += 1;
-                }
-                double = Some((g, t));
-                single = None;
-            } else {
-                g += 1;
-                single = Some((g, t));
-            }
-            continue;
-        }
-        if g < glob.len() && (glob[g] == text[t] || (glob[g] == b'?' && text[t] != b'/')) {
-            g += 1;
-            t += 1;
-            continue;
-        }
-        if let Some((sg, st)) = single.filter(|&(_, st)| text[st] != b'/') {
-            (g, t) = (sg, st + 1);
-            single = Some((sg, st + 1));
-        } else if let Some((dg, dt)) = double {
-            (g, t) = (dg, dt + 1);
-            double = Some((dg, dt + 1));
-            single = None;
-        } else {
-            return false;
-        }
-    }
-    while g < glob.len() && glob[g] == b'*' {
-        g += 1;
-    }
-    g == glob.len()
 }
 
 #[cfg(test)]
@@ -344,9 +321,124 @@ mod tests {
 
     #[test]
     fn question_mark_is_one_character_but_not_a_slash() {
-        assert!(glob_match(b"a?c", b"abc"));
-        assert!(!glob_match(b"a?c", b"a/c"));
-        assert!(!glob_match(b"a?c", b"ac"));
+        let i = ignore(&["x/a?c"]);
+        assert!(i.is_ignored("x/abc", false));
+        assert!(!i.is_ignored("x/a/c", false));
+        assert!(!i.is_ignored("x/ac", false));
+    }
+
+    #[test]
+    fn double_star_slash_matches_whole_components_not_part_of_one() {
+        // The hand-written matcher let `**/` end inside a component: `b/a` of `ab/a` matched.
+        let i = ignore(&["**/?/**", "**/b"]);
+        assert!(!i.is_ignored("ab/a", false));
+        assert!(!i.is_ignored("ab", false));
+        assert!(i.is_ignored("a/b", false) && i.is_ignored("b", true));
+    }
+
+    #[test]
+    fn a_double_star_inside_a_component_is_a_clear_error() {
+        let e = Ignore::new(&["a**b/c".to_string()]).unwrap_err();
+        assert!(e.starts_with("index.ignore: 'a**b/c':"), "{e}");
+    }
+
+    /// One path component against one glob component: `*` any run, `?` one character.
+    fn reference_component(g: &[u8], t: &[u8]) -> bool {
+        match g.split_first() {
+            None => t.is_empty(),
+            Some((b'*', rest)) => (0..=t.len()).any(|k| reference_component(rest, &t[k..])),
+            Some((b'?', rest)) => !t.is_empty() && reference_component(rest, &t[1..]),
+            Some((c, rest)) => t.first() == Some(c) && reference_component(rest, &t[1..]),
+        }
+    }
+
+    /// Components against glob components: `**` is any number of components (at least one
+    /// when it ends the glob, as `dir/**` is what is under dir).
+    fn reference_components(g: &[&str], p: &[&str]) -> bool {
+        match g.split_first() {
+            None => p.is_empty(),
+            Some((&"**", [])) => !p.is_empty(),
+            Some((&"**", rest)) => (0..=p.len()).any(|k| reference_components(rest, &p[k..])),
+            Some((c, rest)) => {
+                !p.is_empty()
+                    && reference_component(c.as_bytes(), p[0].as_bytes())
+                    && reference_components(rest, &p[1..])
+            }
+        }
+    }
+
+    /// An independent reading of the documented rules for one glob.
+    fn reference_match(glob: &[u8], text: &[u8]) -> bool {
+        let (g, t) = (
+            std::str::from_utf8(glob).unwrap(),
+            std::str::from_utf8(text).unwrap(),
+        );
+        let g: Vec<&str> = g.split('/').collect();
+        let t: Vec<&str> = t.split('/').collect();
+        reference_components(&g, &t)
+    }
+
+    /// The documented rules, with [`reference_match`] for one glob.
+    fn reference_ignored(pattern: &str, path: &str, is_dir: bool) -> bool {
+        let dir_only = pattern.ends_with('/');
+        let glob = pattern.trim_end_matches('/');
+        let anchored = glob.contains('/');
+        let glob = glob.trim_start_matches('/');
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let subject = if anchored { path } else { name };
+        (!dir_only || is_dir) && reference_match(glob.as_bytes(), subject.as_bytes())
+    }
+
+    use proptest::prelude::*;
+
+    /// A path component of a glob: `**` alone, or letters, `*` and `?` with no two stars
+    /// side by side (globset takes `**` only as a whole component).
+    fn glob_component() -> impl Strategy<Value = String> {
+        prop_oneof![
+            1 => Just("**".to_string()),
+            6 => proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just("*"), Just("?")], 1..4)
+                .prop_map(|t| t.concat())
+                .prop_filter("no ** inside a component", |c| !c.contains("**")),
+        ]
+    }
+
+    fn pattern() -> impl Strategy<Value = String> {
+        (
+            any::<bool>(),
+            proptest::collection::vec(glob_component(), 1..4),
+            any::<bool>(),
+        )
+            .prop_map(|(lead, parts, trail)| {
+                format!(
+                    "{}{}{}",
+                    if lead { "/" } else { "" },
+                    parts.join("/"),
+                    if trail { "/" } else { "" }
+                )
+            })
+    }
+
+    fn path() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![Just("a"), Just("b"), Just("ab"), Just("ba"), Just("aab")],
+            1..5,
+        )
+        .prop_map(|p| p.join("/"))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        #[test]
+        fn ignore_globs_follow_the_documented_rules(
+            ps in proptest::collection::vec(pattern(), 1..4),
+            path in path(),
+            is_dir in any::<bool>(),
+        ) {
+            let i = Ignore::new(&ps).unwrap();
+            let want = ps.iter().any(|p| reference_ignored(p, &path, is_dir));
+            prop_assert_eq!(i.is_ignored(&path, is_dir), want, "patterns {:?} path {}", ps, path);
+        }
     }
 
     #[test]

@@ -42,6 +42,11 @@ fn is_link(dir: &OwnedFd, name: &CString) -> bool {
 /// Opens root-relative `rel` under `root`, refusing a symbolic link at any component below
 /// the root and anything but a regular file.
 pub fn open_beneath(root: &Path, rel: &str) -> Result<File, Unread> {
+    open_beneath_stat(root, rel).map(|(f, _)| f)
+}
+
+/// [`open_beneath`], with the file's metadata (taken anyway to check it is a regular file).
+pub fn open_beneath_stat(root: &Path, rel: &str) -> Result<(File, std::fs::Metadata), Unread> {
     let parts: Vec<&std::ffi::OsStr> = Path::new(rel)
         .components()
         .map(|c| match c {
@@ -82,7 +87,7 @@ pub fn open_beneath(root: &Path, rel: &str) -> Result<File, Unread> {
     if !meta.is_file() {
         return Err(Unread::Changed("not a regular file"));
     }
-    Ok(file)
+    Ok((file, meta))
 }
 
 /// A source file, or a window of whole lines of one, and the offsets of its lines.
@@ -129,8 +134,7 @@ impl SourceText {
         after: u32,
     ) -> Option<SourceText> {
         use std::os::unix::fs::FileExt;
-        let file = open_beneath(root, rel).ok()?;
-        let meta = file.metadata().ok()?;
+        let (file, meta) = open_beneath_stat(root, rel).ok()?;
         let size = meta.len();
         if size != hint.size || crate::walk::mtime_ns(&meta) != hint.mtime_ns || hint.offset > size
         {

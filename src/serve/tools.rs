@@ -1,10 +1,13 @@
 //! The MCP tool catalog: names, descriptions, input schemas and annotations, and the checking of
-//! a call's arguments into a [`Call`]. Descriptions say what each tool is for and which native
+//! a call's arguments into a [`Call`]. Each tool's arguments are a type; its input schema is
+//! derived from that type (schemars, as rmcp does) and one checker reads every call against it. Descriptions say what each tool is for and which native
 //! call it replaces; all of them with their schemas stay under [`CATALOG_BUDGET`] characters.
 
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
+use rmcp::schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::query::{GroupBy, Page, MAX_LIMIT};
@@ -21,11 +24,95 @@ const ALWAYS_LOAD: &[&str] = &["find_definition", "find_callers", "get_symbol_bo
 struct Spec {
     name: &'static str,
     description: &'static str,
-    /// The tool's own arguments: (name, JSON type, description, required).
-    args: &'static [(&'static str, &'static str, &'static str, bool)],
+    /// The input schema, derived from the tool's argument type.
+    schema: fn() -> JsonObject,
 }
 
-const SYMBOL: (&str, &str, &str, bool) = ("symbol", "string", "C identifier", true);
+/// Arguments every retrieval tool takes.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct Common {
+    /// tree to search (default: the served root)
+    root: Option<String>,
+    /// text (default) or json
+    format: Option<String>,
+    /// results per page, default 100, max 1000
+    limit: Option<u64>,
+    /// results to skip
+    offset: Option<u64>,
+    /// only paths under this
+    path_prefix: Option<String>,
+    /// .config path or CONFIG_A=y,CONFIG_B=m: leaves out what it does not build (#if, Makefiles, arch/), with reasons
+    active_config: Option<String>,
+}
+
+/// find_definition, find_callers, find_callees.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct SymbolArgs {
+    /// C identifier
+    symbol: String,
+    #[serde(flatten)]
+    common: Common,
+}
+
+/// find_references.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct RefsArgs {
+    /// C identifier
+    symbol: String,
+    /// auto (per file above 200 rows), line or file
+    group_by: Option<String>,
+    #[serde(flatten)]
+    common: Common,
+}
+
+/// get_symbol_body.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct BodyArgs {
+    /// C identifier
+    symbol: String,
+    /// bodies to show, default 3
+    max_definitions: Option<u64>,
+    #[serde(flatten)]
+    common: Common,
+}
+
+/// reachability.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct ReachArgs {
+    /// function to start from
+    from_symbol: String,
+    /// function to reach
+    to_symbol: String,
+    /// calls to follow, 1-12, default 8
+    max_depth: Option<u64>,
+    #[serde(flatten)]
+    common: Common,
+}
+
+/// list_file_symbols.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct FileArgs {
+    /// path relative to the root
+    file_path: String,
+    #[serde(flatten)]
+    common: Common,
+}
+
+/// update_index.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct UpdateArgs {
+    /// rebuild everything
+    full: Option<bool>,
+    /// tree to search (default: the served root)
+    root: Option<String>,
+}
 
 const SPECS: &[Spec] = &[
     Spec {
@@ -34,100 +121,82 @@ const SPECS: &[Spec] = &[
                       variables; CONFIG_X in Kconfig), each with its #if guard, kind and \
                       signature, plus reference count and top files. Use instead of grep for \
                       `name(` or ctags.",
-        args: &[SYMBOL],
+        schema: schema::<SymbolArgs>,
     },
     Spec {
         name: "find_references",
         description: "Every use of a symbol (code only, not comments or strings), with role \
                       (call, ref, export, decl, def; kconfig and makefile for CONFIG_X) and \
                       guard; grouped by file when there are many. Use instead of grep -rw.",
-        args: &[
-            SYMBOL,
-            (
-                "group_by",
-                "string",
-                "auto (per file above 200 rows), line or file",
-                false,
-            ),
-        ],
+        schema: schema::<RefsArgs>,
     },
     Spec {
         name: "find_callers",
         description: "The call sites of a function with the calling function's name. Use \
                       instead of grep for `name(` and reading each hit.",
-        args: &[SYMBOL],
+        schema: schema::<SymbolArgs>,
     },
     Spec {
         name: "find_callees",
         description: "The functions a function calls, each with where it is defined. Use \
                       instead of reading the body and looking up each call.",
-        args: &[SYMBOL],
+        schema: schema::<SymbolArgs>,
     },
     Spec {
         name: "get_symbol_body",
         description: "The source text of a symbol's definitions (up to 300 lines each). Use \
                       instead of find + reading the file.",
-        args: &[
-            SYMBOL,
-            (
-                "max_definitions",
-                "integer",
-                "bodies to show, default 3",
-                false,
-            ),
-        ],
+        schema: schema::<BodyArgs>,
     },
     Spec {
         name: "reachability",
         description: "Whether one function can reach another through calls, with the shortest \
                       call chain. Use instead of tracing callers by hand.",
-        args: &[
-            ("from_symbol", "string", "function to start from", true),
-            ("to_symbol", "string", "function to reach", true),
-            (
-                "max_depth",
-                "integer",
-                "calls to follow, 1-12, default 8",
-                false,
-            ),
-        ],
+        schema: schema::<ReachArgs>,
     },
     Spec {
         name: "list_file_symbols",
         description: "The definitions in one file in line order, with kinds and guards. Use \
                       instead of reading the whole file to find what is in it.",
-        args: &[("file_path", "string", "path relative to the root", true)],
+        schema: schema::<FileArgs>,
     },
     Spec {
         name: "update_index",
         description: "Refresh the index now (only what changed), or rebuild it with full=true. \
                       Calls already refresh when the index is older than serve.debounce_s.",
-        args: &[("full", "boolean", "rebuild everything", false)],
+        schema: schema::<UpdateArgs>,
     },
 ];
 
-/// Arguments every retrieval tool takes.
-const COMMON: &[(&str, &str, &str)] = &[
-    (
-        "root",
-        "string",
-        "tree to search (default: the served root)",
-    ),
-    ("format", "string", "text (default) or json"),
-    (
-        "limit",
-        "integer",
-        "results per page, default 100, max 1000",
-    ),
-    ("offset", "integer", "results to skip"),
-    ("path_prefix", "string", "only paths under this"),
-    (
-        "active_config",
-        "string",
-        ".config path or CONFIG_A=y,CONFIG_B=m: leaves out what it does not build \
-         (#if, Makefiles, arch/), with reasons",
-    ),
-];
+/// The input schema of argument type `T`, as MCP clients read it: an object of typed
+/// properties with descriptions, no others allowed; schemars' `$schema`, `title` and integer
+/// `format` left out (they cost catalog characters and say nothing to a model).
+fn schema<T: JsonSchema>() -> JsonObject {
+    let settings = rmcp::schemars::generate::SchemaSettings::draft2020_12().with(|s| {
+        s.meta_schema = None;
+    });
+    let root = settings.into_generator().into_root_schema_for::<T>();
+    let mut v = serde_json::to_value(root).unwrap_or_default();
+    let Some(obj) = v.as_object_mut() else {
+        return JsonObject::new();
+    };
+    obj.remove("title");
+    obj.remove("description");
+    if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        for p in props.values_mut().filter_map(Value::as_object_mut) {
+            p.remove("format");
+            // An `Option` is a property that may be left out, not one that may be null.
+            if let Some(Value::Array(types)) = p.get("type") {
+                let types: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+                if let [one] = types.as_slice() {
+                    p.insert("type".into(), one.clone());
+                }
+            }
+        }
+    }
+    obj.insert("additionalProperties".into(), json!(false));
+    obj.clone()
+}
 
 /// The tool names.
 pub fn catalog_names() -> Vec<&'static str> {
@@ -140,31 +209,7 @@ pub fn catalog() -> Vec<Tool> {
 }
 
 fn tool(spec: &Spec) -> Tool {
-    let mut props = Map::new();
-    let mut required = Vec::new();
-    for (name, ty, desc, req) in spec.args {
-        props.insert(name.to_string(), prop(ty, desc));
-        if *req {
-            required.push(Value::from(*name));
-        }
-    }
-    let retrieval = spec.name != "update_index";
-    if retrieval {
-        for (name, ty, desc) in COMMON {
-            props.insert(name.to_string(), prop(ty, desc));
-        }
-    } else {
-        let (name, ty, desc) = COMMON[0];
-        props.insert(name.to_string(), prop(ty, desc));
-    }
-    let mut schema = JsonObject::new();
-    schema.insert("type".into(), json!("object"));
-    schema.insert("properties".into(), Value::Object(props));
-    if !required.is_empty() {
-        schema.insert("required".into(), Value::Array(required));
-    }
-    schema.insert("additionalProperties".into(), json!(false));
-    let annotations = if retrieval {
+    let annotations = if spec.name != "update_index" {
         ToolAnnotations::new().read_only(true).open_world(false)
     } else {
         ToolAnnotations::new()
@@ -173,21 +218,14 @@ fn tool(spec: &Spec) -> Tool {
             .idempotent(true)
             .open_world(false)
     };
-    let mut t = Tool::new(spec.name, spec.description, Arc::new(schema)).annotate(annotations);
+    let schema = Arc::new((spec.schema)());
+    let mut t = Tool::new(spec.name, spec.description, schema).annotate(annotations);
     if ALWAYS_LOAD.contains(&spec.name) {
         let mut meta = JsonObject::new();
         meta.insert("anthropic/alwaysLoad".into(), json!(true));
         t = t.with_meta(MetaObject(meta));
     }
     t
-}
-
-fn prop(ty: &str, desc: &str) -> Value {
-    let mut p = json!({"type": ty, "description": desc});
-    if ty == "integer" {
-        p["minimum"] = json!(0);
-    }
-    p
 }
 
 /// A checked tool call.
@@ -209,101 +247,6 @@ pub struct Call {
     pub active_config: Option<String>,
 }
 
-/// The arguments of one call, taken out one by one so that what is left over is an error.
-struct Args {
-    tool: &'static str,
-    map: JsonObject,
-}
-
-impl Args {
-    fn take(&mut self, key: &str) -> Option<Value> {
-        self.map.remove(key).filter(|v| !v.is_null())
-    }
-
-    fn string(&mut self, key: &str) -> Result<Option<String>, String> {
-        match self.take(key) {
-            None => Ok(None),
-            Some(Value::String(s)) => {
-                // Names and paths are short; only a CONFIG_X=y list may be long.
-                let max = if key == "active_config" {
-                    MAX_CONFIG_ARG
-                } else {
-                    MAX_PATH
-                };
-                if s.len() > max {
-                    return Err(format!(
-                        "{}: argument '{key}' is {} bytes long, more than {max}: {}",
-                        self.tool,
-                        s.len(),
-                        quote(&s)
-                    ));
-                }
-                Ok(Some(s))
-            }
-            Some(v) => Err(format!(
-                "{}: argument '{key}' must be a string, not {}",
-                self.tool,
-                type_name(&v)
-            )),
-        }
-    }
-
-    fn required(&mut self, key: &str) -> Result<String, String> {
-        match self.string(key)? {
-            Some(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
-            Some(_) => Err(format!("{}: argument '{key}' is empty", self.tool)),
-            None => Err(format!("{}: argument '{key}' is required", self.tool)),
-        }
-    }
-
-    fn integer(&mut self, key: &str) -> Result<Option<u64>, String> {
-        let Some(v) = self.take(key) else {
-            return Ok(None);
-        };
-        let bad = |what: &str| {
-            format!(
-                "{}: argument '{key}' must be {what}, not {}",
-                self.tool,
-                quote(&v.to_string())
-            )
-        };
-        let n = match &v {
-            Value::Number(n) => n
-                .as_i64()
-                .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)),
-            _ => None,
-        };
-        match n {
-            Some(n) if n >= 0 => Ok(Some(n as u64)),
-            Some(_) => Err(bad("zero or more")),
-            None => Err(bad("an integer")),
-        }
-    }
-
-    fn boolean(&mut self, key: &str) -> Result<Option<bool>, String> {
-        match self.take(key) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(b)),
-            Some(v) => Err(format!(
-                "{}: argument '{key}' must be true or false, not {}",
-                self.tool,
-                quote(&v.to_string())
-            )),
-        }
-    }
-
-    fn finish(self) -> Result<(), String> {
-        match self.map.keys().next() {
-            None => Ok(()),
-            Some(k) => Err(format!(
-                "{}: unknown argument {}; see the tool's input schema",
-                self.tool,
-                quote(k)
-            )),
-        }
-    }
-}
-
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -313,6 +256,89 @@ fn type_name(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// Checks `args` against tool `tool`'s derived `schema` with messages a model can act on, and
+/// normalizes them for serde (nulls dropped, whole floats made integers, required strings
+/// trimmed). serde then cannot fail on what passed.
+fn check(tool: &str, schema: &JsonObject, mut args: JsonObject) -> Result<Value, String> {
+    let empty = Map::new();
+    let props = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    args.retain(|_, v| !v.is_null());
+    if let Some(k) = args.keys().find(|k| !props.contains_key(*k)) {
+        return Err(format!(
+            "{tool}: unknown argument {}; see the tool's input schema",
+            quote(k)
+        ));
+    }
+    for (key, prop) in props {
+        let ty = prop.get("type").and_then(Value::as_str).unwrap_or("");
+        let Some(v) = args.get_mut(key) else {
+            if required.contains(&key.as_str()) {
+                return Err(format!("{tool}: argument '{key}' is required"));
+            }
+            continue;
+        };
+        let bad = |what: &str, v: &Value| {
+            format!(
+                "{tool}: argument '{key}' must be {what}, not {}",
+                quote(&v.to_string())
+            )
+        };
+        match ty {
+            "string" => {
+                let Value::String(s) = v else {
+                    return Err(format!(
+                        "{tool}: argument '{key}' must be a string, not {}",
+                        type_name(v)
+                    ));
+                };
+                // Names and paths are short; only a CONFIG_X=y list may be long.
+                let max = if key == "active_config" {
+                    MAX_CONFIG_ARG
+                } else {
+                    MAX_PATH
+                };
+                if s.len() > max {
+                    return Err(format!(
+                        "{tool}: argument '{key}' is {} bytes long, more than {max}: {}",
+                        s.len(),
+                        quote(s)
+                    ));
+                }
+                if required.contains(&key.as_str()) {
+                    if s.trim().is_empty() {
+                        return Err(format!("{tool}: argument '{key}' is empty"));
+                    }
+                    *s = s.trim().to_string();
+                }
+            }
+            "integer" => {
+                let n = match &*v {
+                    Value::Number(n) => n
+                        .as_i64()
+                        .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)),
+                    _ => None,
+                };
+                match n {
+                    Some(n) if n >= 0 => *v = json!(n),
+                    Some(_) => return Err(bad("zero or more", v)),
+                    None => return Err(bad("an integer", v)),
+                }
+            }
+            "boolean" if !v.is_boolean() => return Err(bad("true or false", v)),
+            _ => {}
+        }
+    }
+    Ok(Value::Object(args))
 }
 
 /// Checks the arguments of a call to tool `name`.
@@ -326,29 +352,72 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
         ));
     };
     let tool = spec.name;
-    let mut a = Args {
-        tool,
-        map: arguments.unwrap_or_default(),
-    };
-    let root = a.string("root")?;
+    let args = check(tool, &(spec.schema)(), arguments.unwrap_or_default())?;
+    fn typed<T: serde::de::DeserializeOwned>(tool: &str, args: Value) -> Result<T, String> {
+        serde_json::from_value(args).map_err(|e| format!("{tool}: {e}"))
+    }
     if tool == "update_index" {
-        let full = a.boolean("full")?.unwrap_or(false);
-        a.finish()?;
+        let a: UpdateArgs = typed(tool, args)?;
         return Ok(Call {
             tool,
             ask: None,
-            full,
-            root,
+            full: a.full.unwrap_or(false),
+            root: a.root,
             format: Format::Text,
             page: Page::default(),
             active_config: None,
         });
     }
-    let format = match a.string("format")? {
+    let (ask, common) = match tool {
+        "find_definition" | "find_callers" | "find_callees" => {
+            let a: SymbolArgs = typed(tool, args)?;
+            let ask = match tool {
+                "find_definition" => Ask::Def { symbol: a.symbol },
+                "find_callers" => Ask::Callers { symbol: a.symbol },
+                _ => Ask::Callees { symbol: a.symbol },
+            };
+            (ask, a.common)
+        }
+        "find_references" => {
+            let a: RefsArgs = typed(tool, args)?;
+            let group_by = match a.group_by {
+                None => GroupBy::Auto,
+                Some(g) => g.parse().map_err(|e| format!("{tool}: {e}"))?,
+            };
+            let ask = Ask::Refs {
+                symbol: a.symbol,
+                group_by,
+            };
+            (ask, a.common)
+        }
+        "get_symbol_body" => {
+            let a: BodyArgs = typed(tool, args)?;
+            let ask = Ask::Body {
+                symbol: a.symbol,
+                max_definitions: a.max_definitions.unwrap_or(3),
+            };
+            (ask, a.common)
+        }
+        "reachability" => {
+            let a: ReachArgs = typed(tool, args)?;
+            let ask = Ask::Reach {
+                from: a.from_symbol,
+                to: a.to_symbol,
+                max_depth: a.max_depth.map_or(8, |d| d.min(u32::MAX as u64) as u32),
+            };
+            (ask, a.common)
+        }
+        "list_file_symbols" => {
+            let a: FileArgs = typed(tool, args)?;
+            (Ask::Symbols { file: a.file_path }, a.common)
+        }
+        _ => unreachable!("every spec is matched above"),
+    };
+    let format = match common.format {
         None => Format::Text,
         Some(f) => f.parse::<Format>().map_err(|e| format!("{tool}: {e}"))?,
     };
-    let limit = a.integer("limit")?.unwrap_or(0);
+    let limit = common.limit.unwrap_or(0);
     if limit > MAX_LIMIT.saturating_mul(1_000_000) {
         return Err(format!(
             "{tool}: limit {limit} is absurd; ask for at most {MAX_LIMIT} and page with offset"
@@ -356,53 +425,18 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
     }
     let page = Page {
         limit,
-        offset: a.integer("offset")?.unwrap_or(0),
-        path_prefix: a.string("path_prefix")?.filter(|p| !p.is_empty()),
+        offset: common.offset.unwrap_or(0),
+        path_prefix: common.path_prefix.filter(|p| !p.is_empty()),
         active: None,
     };
-    let active_config = a.string("active_config")?.filter(|c| !c.trim().is_empty());
-    let ask = match tool {
-        "find_definition" => Ask::Def {
-            symbol: a.required("symbol")?,
-        },
-        "find_references" => Ask::Refs {
-            symbol: a.required("symbol")?,
-            group_by: match a.string("group_by")? {
-                None => GroupBy::Auto,
-                Some(g) => g.parse().map_err(|e| format!("{tool}: {e}"))?,
-            },
-        },
-        "find_callers" => Ask::Callers {
-            symbol: a.required("symbol")?,
-        },
-        "find_callees" => Ask::Callees {
-            symbol: a.required("symbol")?,
-        },
-        "get_symbol_body" => Ask::Body {
-            symbol: a.required("symbol")?,
-            max_definitions: a.integer("max_definitions")?.unwrap_or(3),
-        },
-        "reachability" => Ask::Reach {
-            from: a.required("from_symbol")?,
-            to: a.required("to_symbol")?,
-            max_depth: a
-                .integer("max_depth")?
-                .map_or(8, |d| d.min(u32::MAX as u64) as u32),
-        },
-        "list_file_symbols" => Ask::Symbols {
-            file: a.required("file_path")?,
-        },
-        _ => unreachable!("every spec is matched above"),
-    };
-    a.finish()?;
     Ok(Call {
         tool,
         ask: Some(ask),
         full: false,
-        root,
+        root: common.root,
         format,
         page,
-        active_config,
+        active_config: common.active_config.filter(|c| !c.trim().is_empty()),
     })
 }
 
@@ -424,6 +458,21 @@ mod tests {
             })
             .sum();
         assert!(size < CATALOG_BUDGET, "catalog is {size} characters");
+    }
+
+    #[test]
+    fn schemas_derived_from_the_argument_types_list_every_argument() {
+        let s = schema::<ReachArgs>();
+        assert_eq!(s["type"], "object");
+        assert_eq!(s["additionalProperties"], false);
+        assert_eq!(s["required"], json!(["from_symbol", "to_symbol"]));
+        let p = &s["properties"];
+        assert_eq!(
+            p["max_depth"],
+            json!({"type": "integer", "minimum": 0, "description": "calls to follow, 1-12, default 8"})
+        );
+        assert_eq!(p["root"]["type"], "string");
+        assert_eq!(p.as_object().unwrap().len(), 9, "3 own and 6 common");
     }
 
     #[test]

@@ -211,6 +211,14 @@ pub fn parse(line: &[u8]) -> Read {
             });
         }
     };
+    if !value.is_object() {
+        // A batch (MCP dropped them) or a bare value: nothing to take an id from.
+        return Read::Reply(error_line(
+            &Value::Null,
+            INVALID_REQUEST,
+            "Invalid Request: a message is one JSON object (batches are not supported)",
+        ));
+    }
     let id = id_of(value.get("id"));
     let method = value
         .get("method")
@@ -356,6 +364,8 @@ mod tests {
             (Some(7), Some(-32600)),
             "{r}"
         );
+        let r = reply(r#"[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]"#);
+        assert_eq!(r["error"]["code"], -32600, "a batch: {r}");
         let r = reply(r#"{"jsonrpc": "2.0", "id": "a", "method": 5}"#);
         assert_eq!(
             (r["id"].as_str(), r["error"]["code"].as_i64()),
