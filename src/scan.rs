@@ -12,6 +12,12 @@ use knav_ctags::macros::MacroTable;
 
 use crate::guard::{Directive, GuardStack, Guards};
 
+mod include_guard;
+mod opaque;
+
+use include_guard::IncludeGuard;
+use opaque::Opaque;
+
 /// What an occurrence does, as far as the scanner can tell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
@@ -90,8 +96,8 @@ pub struct FileScan {
     pub invocations: Vec<u32>,
     /// Byte ranges, in file order, where ctags can find no definition: the insides of
     /// function bodies and initializers (`) {…}`, `= {…}`) with no preprocessor line and no
-    /// `typedef`, `extern` or `struct`/`union`/`enum` body in them (see [`Braces`]), the text
-    /// of comments outside those, and the bodies of `#define`s.
+    /// `typedef`, `extern` or `struct`/`union`/`enum` body in them (see the `opaque` module),
+    /// the text of comments outside those, and the bodies of `#define`s.
     pub opaque: Vec<(u32, u32)>,
 }
 
@@ -118,15 +124,12 @@ pub fn scan(src: &[u8]) -> FileScan {
         out: FileScan::default(),
         guards: GuardStack::default(),
         pending_export: false,
-        directives_seen: 0,
-        guard_candidate: None,
-        guard_closed_at: None,
-        after_guard: false,
-        braces: Braces::default(),
+        include_guard: IncludeGuard::default(),
+        opaque: Opaque::default(),
     };
     s.run();
-    let closed_at_end = s.guard_closed_at.is_some() && !s.after_guard;
-    s.out.guards = s.guards.finish(closed_at_end);
+    s.out.guards = s.guards.finish(s.include_guard.closed_at_end());
+    s.out.opaque = std::mem::take(&mut s.opaque.spans);
     s.out.lines = if src.last() == Some(&b'\n') || src.is_empty() {
         s.line - 1
     } else {
@@ -143,50 +146,17 @@ struct Scanner<'a> {
     out: FileScan,
     guards: GuardStack,
     pending_export: bool,
-    directives_seen: u32,
-    /// The name of a leading `#ifndef X` that may be the include guard.
-    guard_candidate: Option<(usize, usize)>,
-    /// Set when the include guard's `#endif` was seen.
-    guard_closed_at: Option<u32>,
-    /// Anything but comments after the include guard's `#endif`.
-    after_guard: bool,
-    braces: Braces,
-}
-
-/// Top-level brace blocks, followed to find [`FileScan::opaque`] spans.
-///
-/// Only a block opened at depth 0 right after `)` (a function body) or `=` (an initializer)
-/// can be opaque, and never one that may be a `struct`, `union` or `enum` body: after such a
-/// keyword at depth 0, a `{` is taken for its body (`struct __attribute__((packed)) {`) unless
-/// what came between shows a function's declarator (`struct s *f(…)`, `enum e f(…)`) or an
-/// initializer. The block stops being opaque when a preprocessor line falls inside it (its
-/// braces may then not balance), or when it holds something ctags reports from inside a
-/// function: a `typedef`, an `extern` declaration, or a tagged body (`struct s {`, `enum {`).
-/// After a `}` with no open brace the depth cannot be trusted, and no later block is opaque.
-#[derive(Default)]
-struct Braces {
-    depth: u32,
-    /// Where the open top-level block's inside starts, while it may still be opaque.
-    open: Option<usize>,
-    /// The last byte of the last code token: what a `{` follows.
-    last: u8,
-    /// A `}` came with no open brace.
-    lost: bool,
-    /// A `struct`, `union` or `enum` at depth 0 whose body may be the next `{`.
-    tag: bool,
-    /// Identifiers after that keyword, outside parentheses.
-    tag_idents: u32,
-    /// Parenthesis depth at brace depth 0.
-    parens: u32,
+    include_guard: IncludeGuard,
+    opaque: Opaque,
 }
 
 #[inline]
-fn is_ident_start(b: u8) -> bool {
+pub(crate) fn is_ident_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
 }
 
 #[inline]
-fn is_ident(b: u8) -> bool {
+pub(crate) fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
@@ -353,13 +323,13 @@ impl<'a> Scanner<'a> {
                     let start = self.i;
                     self.block_comment();
                     if self.src[..self.i].ends_with(b"*/") {
-                        self.hide(start + 2, self.i - 2);
+                        self.opaque.hide(start + 2, self.i - 2);
                     }
                 }
                 b'/' if self.peek(1) == b'/' => {
                     let start = self.i;
                     self.skip_logical_line();
-                    self.hide(start + 2, self.i);
+                    self.opaque.hide(start + 2, self.i);
                 }
                 b'#' if at_line_start => {
                     self.directive();
@@ -375,10 +345,7 @@ impl<'a> Scanner<'a> {
 
     fn saw_code(&mut self) {
         self.out.has_code = true;
-        if self.guard_closed_at.is_some() {
-            self.after_guard = true;
-        }
-        self.guard_candidate = None;
+        self.include_guard.code();
     }
 
     /// One token outside directives.
@@ -390,108 +357,15 @@ impl<'a> Scanner<'a> {
             b'0'..=b'9' => self.number(),
             b'.' if self.peek(1).is_ascii_digit() => self.number(),
             _ if is_ident_start(b) => self.identifier(BodyMode::Define, false),
-            b';' => {
-                self.pending_export = false;
-                self.braces.tag = false;
-                self.braces.parens = 0;
-                self.i += 1;
-            }
-            b'{' => {
-                let b = &mut self.braces;
-                if b.depth == 0 {
-                    if !b.lost && !b.tag && matches!(b.last, b')' | b'=') {
-                        b.open = Some(self.i + 1);
-                    }
-                    b.tag = false;
-                    b.parens = 0;
+            _ => {
+                if b == b';' {
+                    self.pending_export = false;
                 }
-                b.depth += 1;
+                self.opaque.punct(b, self.i);
                 self.i += 1;
             }
-            b'(' | b')' | b'*' | b'=' if self.braces.depth == 0 => {
-                let b = &mut self.braces;
-                match self.src[self.i] {
-                    b'(' => {
-                        // `enum e f(`: a type and a name before the parameters.
-                        if b.parens == 0 && b.tag_idents >= 2 {
-                            b.tag = false;
-                        }
-                        b.parens += 1;
-                    }
-                    b')' => b.parens = b.parens.saturating_sub(1),
-                    // `struct s *f(`, `struct s v = {`.
-                    _ if b.parens == 0 => b.tag = false,
-                    _ => {}
-                }
-                self.i += 1;
-            }
-            b'}' => {
-                let b = &mut self.braces;
-                b.tag = false;
-                b.parens = 0;
-                match b.depth {
-                    0 => b.lost = true,
-                    1 => {
-                        if let Some(open) = b.open.take() {
-                            if self.i > open && self.i <= u32::MAX as usize {
-                                self.out.opaque.push((open as u32, self.i as u32));
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-                b.depth = b.depth.saturating_sub(1);
-                self.i += 1;
-            }
-            _ => self.i += 1,
         }
-        self.braces.last = self.src[self.i - 1];
-    }
-
-    /// Adds `start..end` (a comment's text, a `#define`'s body) to [`FileScan::opaque`], unless
-    /// it is too short to matter or inside a block that may become one span.
-    fn hide(&mut self, start: usize, end: usize) {
-        if end >= start + 8 && self.braces.open.is_none() && end <= u32::MAX as usize {
-            self.out.opaque.push((start as u32, end as u32));
-        }
-    }
-
-    /// A keyword inside an open top-level block: does it make the block visible to ctags?
-    fn keyword_in_block(&mut self, name: &[u8]) {
-        let visible = match name {
-            b"typedef" | b"extern" => true,
-            b"struct" | b"union" | b"enum" => self.tag_body_follows(),
-            _ => false,
-        };
-        if visible {
-            self.braces.open = None;
-        }
-    }
-
-    /// True when a tag's body may follow the `struct`/`union`/`enum` just read: `{` or
-    /// `NAME {`, across blanks and newlines. Only a plain use (`struct s *p`, `sizeof(struct
-    /// s)`) is a "no": a wrong "no" would hide a definition from ctags, a wrong "yes" only
-    /// costs ctags time.
-    fn tag_body_follows(&self) -> bool {
-        let rest = &self.src[self.i..];
-        let skip_blanks = |mut j: usize| {
-            while j < rest.len() && rest[j].is_ascii_whitespace() {
-                j += 1;
-            }
-            j
-        };
-        let mut j = skip_blanks(0);
-        if j < rest.len() && is_ident_start(rest[j]) {
-            while j < rest.len() && is_ident(rest[j]) {
-                j += 1;
-            }
-            j = skip_blanks(j);
-            let plain_use = rest.get(j).is_some_and(|&c| {
-                is_ident_start(c) || matches!(c, b'*' | b')' | b'(' | b';' | b',' | b'[' | b'=')
-            });
-            return !plain_use;
-        }
-        true
+        self.opaque.last_byte(self.src[self.i - 1]);
     }
 
     fn block_comment(&mut self) {
@@ -599,19 +473,11 @@ impl<'a> Scanner<'a> {
             if in_directive {
                 return;
             }
-            if self.braces.open.is_some() {
-                self.keyword_in_block(name);
-            } else if self.braces.depth == 0
-                && self.braces.parens == 0
-                && matches!(name, b"struct" | b"union" | b"enum")
-            {
-                self.braces.tag = true;
-                self.braces.tag_idents = 0;
-            }
+            self.opaque.keyword(name, &self.src[self.i..]);
             return;
         }
-        if !in_directive && self.braces.tag && self.braces.depth == 0 && self.braces.parens == 0 {
-            self.braces.tag_idents += 1;
+        if !in_directive {
+            self.opaque.identifier();
         }
         if mode == BodyMode::Condition && name == b"defined" {
             return;
@@ -782,13 +648,8 @@ impl<'a> Scanner<'a> {
             self.i += 1;
         }
         let word = &self.src[word_start..self.i];
-        self.directives_seen += 1;
-        // Its braces may not balance, and ctags follows only some branches.
-        self.braces.open = None;
-        if self.guard_closed_at.is_some() && !word.is_empty() {
-            self.after_guard = true;
-        }
-        let candidate = self.guard_candidate.take();
+        self.opaque.directive();
+        let candidate = self.include_guard.directive(word);
         match word {
             b"ifdef" | b"ifndef" => {
                 self.skip_blanks();
@@ -800,12 +661,9 @@ impl<'a> Scanner<'a> {
                     Directive::Ifndef
                 };
                 self.guards.open(directive, &cond, line, self.line + 1);
-                if word == b"ifndef"
-                    && self.directives_seen == 1
-                    && !self.out.has_code
-                    && !cond.contains(' ')
-                {
-                    self.guard_candidate = Some((name_start, name_start + cond.len()));
+                if word == b"ifndef" {
+                    self.include_guard
+                        .ifndef(name_start, &cond, self.out.has_code);
                 }
             }
             b"if" => {
@@ -833,10 +691,7 @@ impl<'a> Scanner<'a> {
                 let depth = self.guards.depth();
                 self.directive_body(BodyMode::Names);
                 self.guards.endif(line, self.line + 1);
-                if depth == 1 && self.guard_closed_at.is_none() && self.directives_seen > 2 {
-                    self.guard_closed_at = Some(line);
-                    self.after_guard = false;
-                }
+                self.include_guard.endif(depth, line);
             }
             b"define" => self.define(line, candidate),
             b"undef" => {
@@ -878,7 +733,7 @@ impl<'a> Scanner<'a> {
         self.directive_body(BodyMode::Define);
         // ctags's C parser skips `#define`s (knav does not ask it for macros): it needs only
         // the name.
-        self.hide(body_start, self.i);
+        self.opaque.hide(body_start, self.i);
         let def = MacroDef {
             start: start as u32,
             len: (end - start).min(u16::MAX as usize) as u16,
