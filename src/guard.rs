@@ -49,6 +49,8 @@ pub struct GuardStack {
     transitions: Vec<(u32, Vec<u32>, usize)>,
     /// The branch that is the file's include guard candidate.
     include_guard: Option<u32>,
+    /// The branch that is a trace header's multi-read guard: always left out.
+    multi_read_guard: Option<u32>,
     /// Problems found (unbalanced directives), as `line: message`.
     pub warnings: Vec<String>,
 }
@@ -152,6 +154,14 @@ impl GuardStack {
         }
     }
 
+    /// Marks the group just opened, the outermost, as a trace header's multi-read guard
+    /// (`#if !defined(_TRACE_X_H) || defined(TRACE_HEADER_MULTI_READ)`).
+    pub fn mark_multi_read_guard(&mut self) {
+        if self.frames.len() == 1 && self.multi_read_guard.is_none() {
+            self.multi_read_guard = Some(self.frames[0].branch);
+        }
+    }
+
     /// `#elif E` (`directive` If), or C23 `#elifdef`/`#elifndef`.
     pub fn elif(&mut self, directive: Directive, cond: &str, line: u32, next_line: u32) {
         let Some(frame) = self.frames.last() else {
@@ -213,16 +223,18 @@ impl GuardStack {
             self.warnings
                 .push(format!("{}: #if without #endif at end of file", frame.line));
         }
-        let hidden = if include_guard_closed_at_end {
+        let guard = if include_guard_closed_at_end {
             self.include_guard
         } else {
             None
         };
+        let multi_read = self.multi_read_guard;
+        let hidden = |b: &u32| Some(*b) == guard || Some(*b) == multi_read;
         let mut transitions: Vec<(u32, Vec<String>)> = Vec::with_capacity(self.transitions.len());
         let mut budget = MAX_FILE_GUARD_BYTES;
         let mut cut_note: Option<String> = None;
         for (line, open, depth) in self.transitions {
-            let depth = depth - open.iter().filter(|b| Some(**b) == hidden).count();
+            let depth = depth - open.iter().filter(|b| hidden(b)).count();
             let shown = if depth > MAX_DEPTH {
                 MAX_DEPTH - 1
             } else {
@@ -230,7 +242,7 @@ impl GuardStack {
             };
             let mut conds: Vec<String> = open
                 .iter()
-                .filter(|b| Some(**b) != hidden)
+                .filter(|b| !hidden(b))
                 .take(shown)
                 .map(|b| self.branches[*b as usize].clone())
                 .collect();

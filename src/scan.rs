@@ -653,7 +653,6 @@ impl<'a> Scanner<'a> {
         match word {
             b"ifdef" | b"ifndef" => {
                 self.skip_blanks();
-                let name_start = self.i;
                 let cond = self.directive_body(BodyMode::Names);
                 let directive = if word == b"ifdef" {
                     Directive::Ifdef
@@ -662,13 +661,16 @@ impl<'a> Scanner<'a> {
                 };
                 self.guards.open(directive, &cond, line, self.line + 1);
                 if word == b"ifndef" {
-                    self.include_guard
-                        .ifndef(name_start, &cond, self.out.has_code);
+                    self.include_guard.ifndef(&cond, self.out.has_code);
                 }
             }
             b"if" => {
                 let cond = self.directive_body(BodyMode::Condition);
+                let outermost = self.guards.depth() == 0;
                 self.guards.open(Directive::If, &cond, line, self.line + 1);
+                if outermost && self.include_guard.if_(&cond, self.out.has_code) {
+                    self.guards.mark_multi_read_guard();
+                }
             }
             b"elif" => {
                 let cond = self.directive_body(BodyMode::Condition);
@@ -702,15 +704,15 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn define(&mut self, line: u32, guard_candidate: Option<(usize, usize)>) {
+    fn define(&mut self, line: u32, guard_candidate: Option<String>) {
         self.skip_blanks();
         if self.i >= self.src.len() || !is_ident_start(self.src[self.i]) {
             self.skip_logical_line();
             return;
         }
         let (start, end) = self.read_ident();
-        if let Some((gs, ge)) = guard_candidate {
-            if self.src[gs..ge] == self.src[start..end] && self.peek(0) != b'(' {
+        if let Some(name) = guard_candidate {
+            if name.as_bytes() == &self.src[start..end] && self.peek(0) != b'(' {
                 self.guards.mark_include_guard();
             }
         }
@@ -971,6 +973,39 @@ b2;
         let s = scan(src.as_bytes());
         assert_eq!(s.guards.at(5), ["CONFIG_X"]);
         assert!(s.guards.at(7).is_empty());
+    }
+
+    #[test]
+    fn a_trace_headers_multi_read_guard_is_not_shown_on_its_events() {
+        // include/trace/events/sched.h: every TRACE_EVENT showed
+        // `!defined(_TRACE_SCHED_H) || defined(TRACE_HEADER_MULTI_READ)` as its guard.
+        let src = "/* SPDX */\n#undef TRACE_SYSTEM\n#define TRACE_SYSTEM sched\n\n\
+                   #if !defined(_TRACE_SCHED_H) || defined(TRACE_HEADER_MULTI_READ)\n\
+                   #define _TRACE_SCHED_H\n\n#include <linux/tracepoint.h>\n\n\
+                   TRACE_EVENT(sched_switch,\n\tTP_PROTO(bool preempt),\n\tTP_ARGS(preempt));\n\
+                   #ifdef CONFIG_SCHEDSTATS\nDEFINE_EVENT(sched_stat, sched_stat_wait);\n#endif\n\
+                   #endif /* _TRACE_SCHED_H */\n\n/* This part must be outside protection */\n\
+                   #include <trace/define_trace.h>\n";
+        let s = scan(src.as_bytes());
+        assert!(s.guards.warnings.is_empty(), "{:?}", s.guards.warnings);
+        assert!(s.guards.at(10).is_empty(), "{:?}", s.guards.at(10));
+        assert_eq!(s.guards.at(14), ["CONFIG_SCHEDSTATS"]);
+        assert!(s.guards.transitions.iter().all(|t| t.1.len() <= 1));
+        // The same condition after code, or another `||`, is a real condition.
+        for src in [
+            "int x;\n#if !defined(_T_H) || defined(TRACE_HEADER_MULTI_READ)\ny;\n#endif\n",
+            "#if !defined(_T_H) || defined(CONFIG_X)\ny;\n#endif\n",
+        ] {
+            assert_eq!(scan(src.as_bytes()).guards.at(3).len(), 1, "{src}");
+        }
+    }
+
+    #[test]
+    fn an_include_guard_written_as_if_not_defined_is_hidden() {
+        let src = "#if !defined(_ASM_X_H)\n#define _ASM_X_H\nint a;\n#endif\n";
+        assert!(scan(src.as_bytes()).guards.at(3).is_empty());
+        let src = "#if !defined(_ASM_X_H)\n#define OTHER\nint a;\n#endif\n";
+        assert_eq!(scan(src.as_bytes()).guards.at(3), ["!defined(_ASM_X_H)"]);
     }
 
     #[test]
