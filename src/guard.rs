@@ -51,7 +51,8 @@ pub struct GuardStack {
     include_guard: Option<u32>,
     /// The branch that is a trace header's multi-read guard: always left out.
     multi_read_guard: Option<u32>,
-    /// Problems found (unbalanced directives), as `line: message`.
+    /// Problems found (unbalanced directives, identifiers too long to index), as
+    /// `line: message`.
     pub warnings: Vec<String>,
 }
 
@@ -287,7 +288,8 @@ pub struct Guards {
     /// `(first line, conditions outermost first)`: the conditions hold from that line until the
     /// next transition. Lines before the first transition are unconditional.
     pub transitions: Vec<(u32, Vec<String>)>,
-    /// Unbalanced directives, as `line: message`.
+    /// Unbalanced directives and identifiers too long to index, as `line: message`; at most
+    /// [`MAX_WARNINGS`] and a count of the rest.
     pub warnings: Vec<String>,
 }
 

@@ -101,6 +101,12 @@ pub struct FileScan {
     pub opaque: Vec<(u32, u32)>,
 }
 
+/// Longest identifier indexed; a longer one (no C code has one) is left out with a warning.
+pub const MAX_IDENTIFIER_BYTES: usize = 1024;
+
+/// Longest `#define` parameter list kept as its signature; a longer one is cut, the cut stated.
+pub const MAX_SIGNATURE_BYTES: usize = 1024;
+
 /// Lines between two [`FileScan::line_marks`].
 pub const LINE_MARK_STRIDE: u32 = 64;
 
@@ -439,7 +445,14 @@ impl<'a> Scanner<'a> {
 
     fn push(&mut self, start: usize, end: usize, role: Role) {
         let len = end - start;
-        if len > u16::MAX as usize || start > u32::MAX as usize {
+        if len > MAX_IDENTIFIER_BYTES {
+            self.guards.warnings.push(format!(
+                "{}: identifier of {len} bytes not indexed (over {MAX_IDENTIFIER_BYTES})",
+                self.line
+            ));
+            return;
+        }
+        if start > u32::MAX as usize {
             return;
         }
         self.out.occurrences.push(Occurrence {
@@ -724,10 +737,18 @@ impl<'a> Scanner<'a> {
             let sig_start = self.i;
             let close = memchr::memchr2(b')', b'\n', &self.src[self.i..]).map(|k| self.i + k);
             if let Some(close) = close.filter(|c| self.src[*c] == b')') {
-                let sig: String = String::from_utf8_lossy(&self.src[sig_start..=close])
+                let mut sig: String = String::from_utf8_lossy(&self.src[sig_start..=close])
                     .split_whitespace()
                     .collect::<Vec<_>>()
                     .join("");
+                if sig.len() > MAX_SIGNATURE_BYTES {
+                    let mut end = MAX_SIGNATURE_BYTES - 32;
+                    while !sig.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    let more = sig.len() - end;
+                    sig = format!("{} … {more} more bytes)", &sig[..end]);
+                }
                 signature = Some(sig);
                 body_start = close + 1;
             }
@@ -736,6 +757,9 @@ impl<'a> Scanner<'a> {
         // ctags's C parser skips `#define`s (knav does not ask it for macros): it needs only
         // the name.
         self.opaque.hide(body_start, self.i);
+        if end - start > MAX_IDENTIFIER_BYTES {
+            return;
+        }
         let def = MacroDef {
             start: start as u32,
             len: (end - start).min(u16::MAX as usize) as u16,
@@ -1006,6 +1030,32 @@ b2;
         assert!(scan(src.as_bytes()).guards.at(3).is_empty());
         let src = "#if !defined(_ASM_X_H)\n#define OTHER\nint a;\n#endif\n";
         assert_eq!(scan(src.as_bytes()).guards.at(3), ["!defined(_ASM_X_H)"]);
+    }
+
+    #[test]
+    fn an_identifier_over_the_limit_is_left_out_with_a_warning() {
+        let long = "a".repeat(MAX_IDENTIFIER_BYTES + 1);
+        let src = format!("int ok;\nint {long};\n#define {long} 1\n");
+        let s = scan(src.as_bytes());
+        assert_eq!(just_names(&src), ["ok"]);
+        assert!(s.macros.is_empty());
+        assert_eq!(s.guards.warnings.len(), 2, "{:?}", s.guards.warnings);
+        assert!(s.guards.warnings[0].starts_with("2: identifier of 1025 bytes not indexed"));
+        let fits = "b".repeat(MAX_IDENTIFIER_BYTES);
+        assert_eq!(just_names(&format!("int {fits};")), [fits]);
+    }
+
+    #[test]
+    fn a_define_with_a_huge_parameter_list_keeps_a_cut_signature() {
+        let params: Vec<String> = (0..20_000).map(|i| format!("p{i}")).collect();
+        let src = format!("#define M({}) 0\n", params.join(", "));
+        let s = scan(src.as_bytes());
+        let sig = s.macros[0].signature.as_deref().unwrap_or("");
+        assert!(sig.len() <= MAX_SIGNATURE_BYTES, "{}", sig.len());
+        assert!(sig.starts_with("(p0,p1,p2,"));
+        assert!(sig.ends_with("more bytes)"), "{}", &sig[sig.len() - 30..]);
+        let s = scan(b"#define M(a, b) 0\n");
+        assert_eq!(s.macros[0].signature.as_deref(), Some("(a,b)"));
     }
 
     #[test]
