@@ -12,6 +12,12 @@ use knav_ctags::macros::MacroTable;
 
 use crate::guard::{Directive, GuardStack, Guards};
 
+mod include_guard;
+mod opaque;
+
+use include_guard::IncludeGuard;
+use opaque::Opaque;
+
 /// What an occurrence does, as far as the scanner can tell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
@@ -94,10 +100,16 @@ pub struct FileScan {
     pub file_scope_calls: Vec<u32>,
     /// Byte ranges, in file order, where ctags can find no definition: the insides of
     /// function bodies and initializers (`) {…}`, `= {…}`) with no preprocessor line and no
-    /// `typedef`, `extern` or `struct`/`union`/`enum` body in them (see [`Braces`]), the text
-    /// of comments outside those, and the bodies of `#define`s.
+    /// `typedef`, `extern` or `struct`/`union`/`enum` body in them (see the `opaque` module),
+    /// the text of comments outside those, and the bodies of `#define`s.
     pub opaque: Vec<(u32, u32)>,
 }
+
+/// Longest identifier indexed; a longer one (no C code has one) is left out with a warning.
+pub const MAX_IDENTIFIER_BYTES: usize = 1024;
+
+/// Longest `#define` parameter list kept as its signature; a longer one is cut, the cut stated.
+pub const MAX_SIGNATURE_BYTES: usize = 1024;
 
 /// Lines between two [`FileScan::line_marks`].
 pub const LINE_MARK_STRIDE: u32 = 64;
@@ -122,17 +134,14 @@ pub fn scan(src: &[u8]) -> FileScan {
         out: FileScan::default(),
         guards: GuardStack::default(),
         pending_export: false,
-        directives_seen: 0,
-        guard_candidate: None,
-        guard_closed_at: None,
-        after_guard: false,
-        braces: Braces::default(),
+        include_guard: IncludeGuard::default(),
+        opaque: Opaque::default(),
         declarator: false,
         initializer: false,
     };
     s.run();
-    let closed_at_end = s.guard_closed_at.is_some() && !s.after_guard;
-    s.out.guards = s.guards.finish(closed_at_end);
+    s.out.guards = s.guards.finish(s.include_guard.closed_at_end());
+    s.out.opaque = std::mem::take(&mut s.opaque.spans);
     s.out.lines = if src.last() == Some(&b'\n') || src.is_empty() {
         s.line - 1
     } else {
@@ -149,14 +158,8 @@ struct Scanner<'a> {
     out: FileScan,
     guards: GuardStack,
     pending_export: bool,
-    directives_seen: u32,
-    /// The name of a leading `#ifndef X` that may be the include guard.
-    guard_candidate: Option<(usize, usize)>,
-    /// Set when the include guard's `#endif` was seen.
-    guard_closed_at: Option<u32>,
-    /// Anything but comments after the include guard's `#endif`.
-    after_guard: bool,
-    braces: Braces,
+    include_guard: IncludeGuard,
+    opaque: Opaque,
     /// The last code token can end the type of a declarator (`int`, `u32`, `struct s *`): a
     /// name after it followed by `(` at file scope is declared (`INDIRECT_CALLABLE_DECLARE(int
     /// tcp_v4_rcv(struct sk_buff *));`), not called.
@@ -165,40 +168,13 @@ struct Scanner<'a> {
     initializer: bool,
 }
 
-/// Top-level brace blocks, followed to find [`FileScan::opaque`] spans.
-///
-/// Only a block opened at depth 0 right after `)` (a function body) or `=` (an initializer)
-/// can be opaque, and never one that may be a `struct`, `union` or `enum` body: after such a
-/// keyword at depth 0, a `{` is taken for its body (`struct __attribute__((packed)) {`) unless
-/// what came between shows a function's declarator (`struct s *f(…)`, `enum e f(…)`) or an
-/// initializer. The block stops being opaque when a preprocessor line falls inside it (its
-/// braces may then not balance), or when it holds something ctags reports from inside a
-/// function: a `typedef`, an `extern` declaration, or a tagged body (`struct s {`, `enum {`).
-/// After a `}` with no open brace the depth cannot be trusted, and no later block is opaque.
-#[derive(Default)]
-struct Braces {
-    depth: u32,
-    /// Where the open top-level block's inside starts, while it may still be opaque.
-    open: Option<usize>,
-    /// The last byte of the last code token: what a `{` follows.
-    last: u8,
-    /// A `}` came with no open brace.
-    lost: bool,
-    /// A `struct`, `union` or `enum` at depth 0 whose body may be the next `{`.
-    tag: bool,
-    /// Identifiers after that keyword, outside parentheses.
-    tag_idents: u32,
-    /// Parenthesis depth at brace depth 0.
-    parens: u32,
-}
-
 #[inline]
-fn is_ident_start(b: u8) -> bool {
+pub(crate) fn is_ident_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
 }
 
 #[inline]
-fn is_ident(b: u8) -> bool {
+pub(crate) fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
@@ -384,13 +360,13 @@ impl<'a> Scanner<'a> {
                     let start = self.i;
                     self.block_comment();
                     if self.src[..self.i].ends_with(b"*/") {
-                        self.hide(start + 2, self.i - 2);
+                        self.opaque.hide(start + 2, self.i - 2);
                     }
                 }
                 b'/' if self.peek(1) == b'/' => {
                     let start = self.i;
                     self.skip_logical_line();
-                    self.hide(start + 2, self.i);
+                    self.opaque.hide(start + 2, self.i);
                 }
                 b'#' if at_line_start => {
                     self.directive();
@@ -406,10 +382,7 @@ impl<'a> Scanner<'a> {
 
     fn saw_code(&mut self) {
         self.out.has_code = true;
-        if self.guard_closed_at.is_some() {
-            self.after_guard = true;
-        }
-        self.guard_candidate = None;
+        self.include_guard.code();
     }
 
     /// One token outside directives.
@@ -421,115 +394,21 @@ impl<'a> Scanner<'a> {
             b'0'..=b'9' => self.number(),
             b'.' if self.peek(1).is_ascii_digit() => self.number(),
             _ if is_ident_start(b) => self.identifier(BodyMode::Define, false),
-            b';' => {
-                self.pending_export = false;
-                self.initializer = false;
-                self.braces.tag = false;
-                self.braces.parens = 0;
-                self.i += 1;
-            }
-            b'{' => {
-                let b = &mut self.braces;
-                if b.depth == 0 {
-                    if !b.lost && !b.tag && matches!(b.last, b')' | b'=') {
-                        b.open = Some(self.i + 1);
-                    }
-                    b.tag = false;
-                    b.parens = 0;
-                }
-                b.depth += 1;
-                self.i += 1;
-            }
-            b'(' | b')' | b'*' | b'=' if self.braces.depth == 0 => {
-                if self.src[self.i] == b'=' {
+            _ => {
+                if b == b';' {
+                    self.pending_export = false;
+                    self.initializer = false;
+                } else if b == b'=' && self.opaque.depth() == 0 {
                     self.initializer = true;
                 }
-                let b = &mut self.braces;
-                match self.src[self.i] {
-                    b'(' => {
-                        // `enum e f(`: a type and a name before the parameters.
-                        if b.parens == 0 && b.tag_idents >= 2 {
-                            b.tag = false;
-                        }
-                        b.parens += 1;
-                    }
-                    b')' => b.parens = b.parens.saturating_sub(1),
-                    // `struct s *f(`, `struct s v = {`.
-                    _ if b.parens == 0 => b.tag = false,
-                    _ => {}
-                }
+                self.opaque.punct(b, self.i);
                 self.i += 1;
             }
-            b'}' => {
-                let b = &mut self.braces;
-                b.tag = false;
-                b.parens = 0;
-                match b.depth {
-                    0 => b.lost = true,
-                    1 => {
-                        if let Some(open) = b.open.take() {
-                            if self.i > open && self.i <= u32::MAX as usize {
-                                self.out.opaque.push((open as u32, self.i as u32));
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-                b.depth = b.depth.saturating_sub(1);
-                self.i += 1;
-            }
-            _ => self.i += 1,
         }
         if !is_ident_start(b) && b != b'*' {
             self.declarator = false;
         }
-        self.braces.last = self.src[self.i - 1];
-    }
-
-    /// Adds `start..end` (a comment's text, a `#define`'s body) to [`FileScan::opaque`], unless
-    /// it is too short to matter or inside a block that may become one span.
-    fn hide(&mut self, start: usize, end: usize) {
-        if end >= start + 8 && self.braces.open.is_none() && end <= u32::MAX as usize {
-            self.out.opaque.push((start as u32, end as u32));
-        }
-    }
-
-    /// A keyword inside an open top-level block: does it make the block visible to ctags?
-    fn keyword_in_block(&mut self, name: &[u8]) {
-        let visible = match name {
-            b"typedef" | b"extern" => true,
-            b"struct" | b"union" | b"enum" => self.tag_body_follows(),
-            _ => false,
-        };
-        if visible {
-            self.braces.open = None;
-        }
-    }
-
-    /// True when a tag's body may follow the `struct`/`union`/`enum` just read: `{` or
-    /// `NAME {`, across blanks and newlines. Only a plain use (`struct s *p`, `sizeof(struct
-    /// s)`) is a "no": a wrong "no" would hide a definition from ctags, a wrong "yes" only
-    /// costs ctags time.
-    fn tag_body_follows(&self) -> bool {
-        let rest = &self.src[self.i..];
-        let skip_blanks = |mut j: usize| {
-            while j < rest.len() && rest[j].is_ascii_whitespace() {
-                j += 1;
-            }
-            j
-        };
-        let mut j = skip_blanks(0);
-        if j < rest.len() && is_ident_start(rest[j]) {
-            while j < rest.len() && is_ident(rest[j]) {
-                j += 1;
-            }
-            j = skip_blanks(j);
-            let plain_use = rest.get(j).is_some_and(|&c| {
-                is_ident_start(c) || matches!(c, b'*' | b')' | b'(' | b';' | b',' | b'[' | b'=')
-            });
-            return !plain_use;
-        }
-        true
+        self.opaque.last_byte(self.src[self.i - 1]);
     }
 
     fn block_comment(&mut self) {
@@ -603,7 +482,14 @@ impl<'a> Scanner<'a> {
 
     fn push(&mut self, start: usize, end: usize, role: Role) {
         let len = end - start;
-        if len > u16::MAX as usize || start > u32::MAX as usize {
+        if len > MAX_IDENTIFIER_BYTES {
+            self.guards.warnings.push(format!(
+                "{}: identifier of {len} bytes not indexed (over {MAX_IDENTIFIER_BYTES})",
+                self.line
+            ));
+            return;
+        }
+        if start > u32::MAX as usize {
             return;
         }
         self.out.occurrences.push(Occurrence {
@@ -639,19 +525,11 @@ impl<'a> Scanner<'a> {
                 return;
             }
             self.declarator = is_type_keyword(name);
-            if self.braces.open.is_some() {
-                self.keyword_in_block(name);
-            } else if self.braces.depth == 0
-                && self.braces.parens == 0
-                && matches!(name, b"struct" | b"union" | b"enum")
-            {
-                self.braces.tag = true;
-                self.braces.tag_idents = 0;
-            }
+            self.opaque.keyword(name, &self.src[self.i..]);
             return;
         }
-        if !in_directive && self.braces.tag && self.braces.depth == 0 && self.braces.parens == 0 {
-            self.braces.tag_idents += 1;
+        if !in_directive {
+            self.opaque.identifier();
         }
         if mode == BodyMode::Condition && name == b"defined" {
             return;
@@ -667,7 +545,7 @@ impl<'a> Scanner<'a> {
             && !maker
             && self.declarator
             && !self.initializer
-            && self.braces.depth == 0;
+            && self.opaque.depth() == 0;
         let role = if self.pending_export && !in_directive {
             self.pending_export = false;
             Role::Export
@@ -683,7 +561,7 @@ impl<'a> Scanner<'a> {
             self.pending_export = true;
         }
         self.push(start, end, role);
-        if call && !in_directive && !maker && self.braces.depth == 0 {
+        if call && !in_directive && !maker && self.opaque.depth() == 0 {
             self.out
                 .file_scope_calls
                 .push(self.out.occurrences.len() as u32 - 1);
@@ -841,18 +719,12 @@ impl<'a> Scanner<'a> {
             self.i += 1;
         }
         let word = &self.src[word_start..self.i];
-        self.directives_seen += 1;
+        self.opaque.directive();
         self.declarator = false;
-        // Its braces may not balance, and ctags follows only some branches.
-        self.braces.open = None;
-        if self.guard_closed_at.is_some() && !word.is_empty() {
-            self.after_guard = true;
-        }
-        let candidate = self.guard_candidate.take();
+        let candidate = self.include_guard.directive(word);
         match word {
             b"ifdef" | b"ifndef" => {
                 self.skip_blanks();
-                let name_start = self.i;
                 let cond = self.directive_body(BodyMode::Names);
                 let directive = if word == b"ifdef" {
                     Directive::Ifdef
@@ -860,17 +732,17 @@ impl<'a> Scanner<'a> {
                     Directive::Ifndef
                 };
                 self.guards.open(directive, &cond, line, self.line + 1);
-                if word == b"ifndef"
-                    && self.directives_seen == 1
-                    && !self.out.has_code
-                    && !cond.contains(' ')
-                {
-                    self.guard_candidate = Some((name_start, name_start + cond.len()));
+                if word == b"ifndef" {
+                    self.include_guard.ifndef(&cond, self.out.has_code);
                 }
             }
             b"if" => {
                 let cond = self.directive_body(BodyMode::Condition);
+                let outermost = self.guards.depth() == 0;
                 self.guards.open(Directive::If, &cond, line, self.line + 1);
+                if outermost && self.include_guard.if_(&cond, self.out.has_code) {
+                    self.guards.mark_multi_read_guard();
+                }
             }
             b"elif" => {
                 let cond = self.directive_body(BodyMode::Condition);
@@ -893,10 +765,7 @@ impl<'a> Scanner<'a> {
                 let depth = self.guards.depth();
                 self.directive_body(BodyMode::Names);
                 self.guards.endif(line, self.line + 1);
-                if depth == 1 && self.guard_closed_at.is_none() && self.directives_seen > 2 {
-                    self.guard_closed_at = Some(line);
-                    self.after_guard = false;
-                }
+                self.include_guard.endif(depth, line);
             }
             b"define" => self.define(line, candidate),
             b"undef" => {
@@ -907,15 +776,15 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn define(&mut self, line: u32, guard_candidate: Option<(usize, usize)>) {
+    fn define(&mut self, line: u32, guard_candidate: Option<String>) {
         self.skip_blanks();
         if self.i >= self.src.len() || !is_ident_start(self.src[self.i]) {
             self.skip_logical_line();
             return;
         }
         let (start, end) = self.read_ident();
-        if let Some((gs, ge)) = guard_candidate {
-            if self.src[gs..ge] == self.src[start..end] && self.peek(0) != b'(' {
+        if let Some(name) = guard_candidate {
+            if name.as_bytes() == &self.src[start..end] && self.peek(0) != b'(' {
                 self.guards.mark_include_guard();
             }
         }
@@ -927,10 +796,18 @@ impl<'a> Scanner<'a> {
             let sig_start = self.i;
             let close = memchr::memchr2(b')', b'\n', &self.src[self.i..]).map(|k| self.i + k);
             if let Some(close) = close.filter(|c| self.src[*c] == b')') {
-                let sig: String = String::from_utf8_lossy(&self.src[sig_start..=close])
+                let mut sig: String = String::from_utf8_lossy(&self.src[sig_start..=close])
                     .split_whitespace()
                     .collect::<Vec<_>>()
                     .join("");
+                if sig.len() > MAX_SIGNATURE_BYTES {
+                    let mut end = MAX_SIGNATURE_BYTES - 32;
+                    while !sig.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    let more = sig.len() - end;
+                    sig = format!("{} … {more} more bytes)", &sig[..end]);
+                }
                 signature = Some(sig);
                 body_start = close + 1;
             }
@@ -938,7 +815,10 @@ impl<'a> Scanner<'a> {
         self.directive_body(BodyMode::Define);
         // ctags's C parser skips `#define`s (knav does not ask it for macros): it needs only
         // the name.
-        self.hide(body_start, self.i);
+        self.opaque.hide(body_start, self.i);
+        if end - start > MAX_IDENTIFIER_BYTES {
+            return;
+        }
         let def = MacroDef {
             start: start as u32,
             len: (end - start).min(u16::MAX as usize) as u16,
@@ -1217,6 +1097,65 @@ b2;
         let s = scan(src.as_bytes());
         assert_eq!(s.guards.at(5), ["CONFIG_X"]);
         assert!(s.guards.at(7).is_empty());
+    }
+
+    #[test]
+    fn a_trace_headers_multi_read_guard_is_not_shown_on_its_events() {
+        // include/trace/events/sched.h: every TRACE_EVENT showed
+        // `!defined(_TRACE_SCHED_H) || defined(TRACE_HEADER_MULTI_READ)` as its guard.
+        let src = "/* SPDX */\n#undef TRACE_SYSTEM\n#define TRACE_SYSTEM sched\n\n\
+                   #if !defined(_TRACE_SCHED_H) || defined(TRACE_HEADER_MULTI_READ)\n\
+                   #define _TRACE_SCHED_H\n\n#include <linux/tracepoint.h>\n\n\
+                   TRACE_EVENT(sched_switch,\n\tTP_PROTO(bool preempt),\n\tTP_ARGS(preempt));\n\
+                   #ifdef CONFIG_SCHEDSTATS\nDEFINE_EVENT(sched_stat, sched_stat_wait);\n#endif\n\
+                   #endif /* _TRACE_SCHED_H */\n\n/* This part must be outside protection */\n\
+                   #include <trace/define_trace.h>\n";
+        let s = scan(src.as_bytes());
+        assert!(s.guards.warnings.is_empty(), "{:?}", s.guards.warnings);
+        assert!(s.guards.at(10).is_empty(), "{:?}", s.guards.at(10));
+        assert_eq!(s.guards.at(14), ["CONFIG_SCHEDSTATS"]);
+        assert!(s.guards.transitions.iter().all(|t| t.1.len() <= 1));
+        // The same condition after code, or another `||`, is a real condition.
+        for src in [
+            "int x;\n#if !defined(_T_H) || defined(TRACE_HEADER_MULTI_READ)\ny;\n#endif\n",
+            "#if !defined(_T_H) || defined(CONFIG_X)\ny;\n#endif\n",
+        ] {
+            assert_eq!(scan(src.as_bytes()).guards.at(3).len(), 1, "{src}");
+        }
+    }
+
+    #[test]
+    fn an_include_guard_written_as_if_not_defined_is_hidden() {
+        let src = "#if !defined(_ASM_X_H)\n#define _ASM_X_H\nint a;\n#endif\n";
+        assert!(scan(src.as_bytes()).guards.at(3).is_empty());
+        let src = "#if !defined(_ASM_X_H)\n#define OTHER\nint a;\n#endif\n";
+        assert_eq!(scan(src.as_bytes()).guards.at(3), ["!defined(_ASM_X_H)"]);
+    }
+
+    #[test]
+    fn an_identifier_over_the_limit_is_left_out_with_a_warning() {
+        let long = "a".repeat(MAX_IDENTIFIER_BYTES + 1);
+        let src = format!("int ok;\nint {long};\n#define {long} 1\n");
+        let s = scan(src.as_bytes());
+        assert_eq!(just_names(&src), ["ok"]);
+        assert!(s.macros.is_empty());
+        assert_eq!(s.guards.warnings.len(), 2, "{:?}", s.guards.warnings);
+        assert!(s.guards.warnings[0].starts_with("2: identifier of 1025 bytes not indexed"));
+        let fits = "b".repeat(MAX_IDENTIFIER_BYTES);
+        assert_eq!(just_names(&format!("int {fits};")), [fits]);
+    }
+
+    #[test]
+    fn a_define_with_a_huge_parameter_list_keeps_a_cut_signature() {
+        let params: Vec<String> = (0..20_000).map(|i| format!("p{i}")).collect();
+        let src = format!("#define M({}) 0\n", params.join(", "));
+        let s = scan(src.as_bytes());
+        let sig = s.macros[0].signature.as_deref().unwrap_or("");
+        assert!(sig.len() <= MAX_SIGNATURE_BYTES, "{}", sig.len());
+        assert!(sig.starts_with("(p0,p1,p2,"));
+        assert!(sig.ends_with("more bytes)"), "{}", &sig[sig.len() - 30..]);
+        let s = scan(b"#define M(a, b) 0\n");
+        assert_eq!(s.macros[0].signature.as_deref(), Some("(a,b)"));
     }
 
     #[test]
