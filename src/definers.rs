@@ -55,11 +55,16 @@ impl Template {
 /// not a paste of parameters and identifiers.
 type Call = (String, Vec<Option<Vec<Piece>>>);
 
+/// What one header's `#define`s define: its path, and per macro what was learned.
+pub type HeaderDefines = (String, Vec<(String, Learned)>);
+
 /// What one `#define` says: its own templates, and the macros it invokes with its parameters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Learned {
     templates: Vec<Template>,
     calls: Vec<Call>,
+    /// The `#define` from its name on, on one line: what [`Definers::save`] keeps.
+    text: String,
 }
 
 /// Macro name → the names its invocations define.
@@ -391,8 +396,71 @@ impl Definers {
         Definers { map }
     }
 
+    /// What the headers at `paths` under `root` define: read from `saved` (a file
+    /// [`Definers::save`] wrote, by header path) for the paths not in `fresh`, read from the
+    /// headers themselves for the rest. Returns the definers and what to save for them.
+    pub fn learn_headers(
+        root: &Path,
+        paths: &[&str],
+        saved: Option<&Path>,
+        fresh: &std::collections::HashSet<&str>,
+        threads: usize,
+    ) -> (Definers, Vec<HeaderDefines>) {
+        let saved: Option<HashMap<String, Vec<String>>> = saved
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .map(|text| {
+                let mut m: HashMap<String, Vec<String>> = HashMap::new();
+                for line in text.lines() {
+                    if let Some((path, define)) = line.split_once('\t') {
+                        m.entry(path.to_string())
+                            .or_default()
+                            .push(define.to_string());
+                    }
+                }
+                m
+            });
+        let (mut from_saved, mut to_read) = (Vec::new(), Vec::new());
+        for &p in paths {
+            match &saved {
+                Some(m) if !fresh.contains(p) => {
+                    let learned: Vec<(String, Learned)> = m
+                        .get(p)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|d| define_named(d.as_bytes(), 0))
+                        .collect();
+                    if !learned.is_empty() {
+                        from_saved.push((p.to_string(), learned));
+                    }
+                }
+                _ => to_read.push(p),
+            }
+        }
+        from_saved.extend(Definers::of_headers(root, &to_read, threads));
+        let all = from_saved
+            .iter()
+            .flat_map(|(_, l)| l.iter().cloned())
+            .collect();
+        (Definers::resolve(all), from_saved)
+    }
+
+    /// Writes what `learned` holds, one `PATH<TAB>#define text` line each, for
+    /// [`Definers::learn_headers`] of a later build.
+    pub fn save(path: &Path, learned: &[HeaderDefines]) -> std::io::Result<()> {
+        let mut out = String::new();
+        for (p, defs) in learned {
+            for (_, l) in defs {
+                out.push_str(p);
+                out.push('\t');
+                out.push_str(&l.text);
+                out.push('\n');
+            }
+        }
+        std::fs::write(path, out)
+    }
+
     /// Learns the definers of the headers at `paths` under `root`, on `threads` threads.
-    pub fn of_headers(root: &Path, paths: &[&str], threads: usize) -> Vec<(String, Learned)> {
+    fn of_headers(root: &Path, paths: &[&str], threads: usize) -> Vec<HeaderDefines> {
         let next = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads.max(1))
@@ -410,7 +478,10 @@ impl Definers {
                             }
                             for p in batch {
                                 if let Ok(src) = std::fs::read(root.join(p)) {
-                                    out.extend(of_source(&src));
+                                    let learned = of_source(&src);
+                                    if !learned.is_empty() {
+                                        out.push((p.to_string(), learned));
+                                    }
                                 }
                             }
                         }
@@ -533,7 +604,10 @@ pub fn define_named(src: &[u8], s: usize) -> Option<(String, Learned)> {
             }
         }
     }
-    let learned = learn(&params, &src[close + 1..end]);
+    let mut learned = learn(&params, &src[close + 1..end]);
+    learned.text = String::from_utf8_lossy(&src[s..end])
+        .replace("\\\n", " ")
+        .replace(['\n', '\t', '\r'], " ");
     (!learned.templates.is_empty() || !learned.calls.is_empty())
         .then(|| (name.to_string(), learned))
 }

@@ -1890,4 +1890,32 @@ fn a_function_made_by_a_macro_learned_from_a_header_is_defined_and_owns_its_body
         out.contains("exc_page_fault  arch/x86/mm/fault.c:5:"),
         "{out}"
     );
+    // A delta learns from the headers it does not re-read (the base segment's record, here
+    // altered to show it is the one read) and from those it does.
+    let saved = segment_dir(&t).join("defines.txt");
+    let record = std::fs::read_to_string(&saved).unwrap();
+    let line = "arch/x86/include/asm/idtentry.h\tDEFINE_IDTENTRY_RAW_ERRORCODE(func)";
+    assert!(record.contains(line), "{record}");
+    std::fs::write(
+        &saved,
+        record.replace(line, &format!("{line} void func##_saved(void) ; int x")),
+    )
+    .unwrap();
+    let fault = t.root.join("arch/x86/mm/fault.c");
+    let text = std::fs::read_to_string(&fault).unwrap();
+    std::fs::write(&fault, format!("{text}DEFINE_ANOTHER(exc_debug) {{\n}}\n")).unwrap();
+    std::fs::write(
+        t.root.join("arch/x86/include/asm/another.h"),
+        "#define DEFINE_ANOTHER(name) static int name(void)\n",
+    )
+    .unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(update_counts(&v).0, "incremental", "{v}");
+    let (_, v) = json(&t, &["def", "exc_page_fault"]);
+    assert_eq!(locs(&v), ["arch/x86/mm/fault.c:3"], "{v}");
+    let (_, v) = json(&t, &["def", "exc_debug"]);
+    assert_eq!(locs(&v), ["arch/x86/mm/fault.c:11"], "{v}");
+    assert_eq!(v["results"][0]["resolved_via"], "macro:DEFINE_ANOTHER");
+    let (_, v) = json(&t, &["def", "exc_page_fault_saved"]);
+    assert_eq!(locs(&v), ["arch/x86/mm/fault.c:3"], "{v}");
 }

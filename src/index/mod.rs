@@ -388,6 +388,9 @@ pub fn update_hinted(
             .map(|f| f.path.clone())
             .collect(),
     ));
+    opts.saved_defines = segments
+        .first()
+        .map(|base| index_dir.join(&base.dir).join(build::DEFINES_FILE));
     let meta = match build_segment(root, &inputs, &seg_dir, Some(&ctags), &opts, progress) {
         Ok(m) => m,
         Err(e) => {
