@@ -477,7 +477,8 @@ impl Definers {
                                 return out;
                             }
                             for p in batch {
-                                if let Ok(src) = std::fs::read(root.join(p)) {
+                                // Large (register) headers are mapped, not copied.
+                                if let Ok(src) = crate::index::build::read_source(&root.join(p)) {
                                     let learned = of_source(&src);
                                     if !learned.is_empty() {
                                         out.push((p.to_string(), learned));

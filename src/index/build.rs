@@ -656,6 +656,7 @@ pub fn build_segment(
     );
     Definers::save(&out_dir.join(DEFINES_FILE), &kept).map_err(|e| ctx("cannot write", e))?;
     drop(kept);
+    let learned_at = started.elapsed();
     let learned = &learned;
     let table_families: std::collections::HashSet<&str> = knav_ctags::macros::MacroTable::kernel()
         .families()
@@ -873,7 +874,11 @@ pub fn build_segment(
         ));
     }
     meta.phase_ms = vec![
-        ("scan+ctags".into(), scanned_at.as_millis() as u64),
+        ("learn defines".into(), learned_at.as_millis() as u64),
+        (
+            "scan+ctags".into(),
+            (scanned_at - learned_at).as_millis() as u64,
+        ),
         ("merge".into(), (merged_at - scanned_at).as_millis() as u64),
         (
             "checksum".into(),
