@@ -444,6 +444,31 @@ impl Definers {
         (Definers::resolve(all), from_saved)
     }
 
+    /// True when the headers at `paths` (changed or deleted since the build that wrote the
+    /// record `saved`) now define through their macros other than the record says: the files
+    /// that invoke those macros must then be read again. No record: true.
+    pub fn record_differs(root: &Path, saved: &Path, paths: &[&str]) -> bool {
+        if paths.is_empty() {
+            return false;
+        }
+        let Ok(text) = std::fs::read_to_string(saved) else {
+            return true;
+        };
+        let mut old: HashMap<&str, Vec<&str>> = HashMap::new();
+        for line in text.lines() {
+            if let Some((path, define)) = line.split_once('\t') {
+                old.entry(path).or_default().push(define);
+            }
+        }
+        paths.iter().any(|p| {
+            let now: Vec<String> = crate::index::build::read_source(&root.join(p))
+                .map(|src| of_source(&src).into_iter().map(|(_, l)| l.text).collect())
+                .unwrap_or_default();
+            let was = old.get(p).map_or(&[][..], Vec::as_slice);
+            now.len() != was.len() || now.iter().zip(was).any(|(a, b)| a != b)
+        })
+    }
+
     /// Writes what `learned` holds, one `PATH<TAB>#define text` line each, for
     /// [`Definers::learn_headers`] of a later build.
     pub fn save(path: &Path, learned: &[HeaderDefines]) -> std::io::Result<()> {

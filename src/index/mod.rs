@@ -345,7 +345,23 @@ pub fn update_hinted(
             shadow.extend(delta.iter().cloned());
             shadow.extend(diff.deleted.iter().cloned());
             let limit = ((base_files as f64 * DELTA_MAX_SHARE) as usize).max(DELTA_MIN_FILES);
-            if delta.len() > limit {
+            // A header whose macros now define other names changes files the delta does not
+            // hold: those that invoke them.
+            let headers: Vec<&str> = diff
+                .changed
+                .iter()
+                .chain(&diff.deleted)
+                .map(String::as_str)
+                .filter(|p| p.ends_with(".h"))
+                .collect();
+            let definers_changed = crate::definers::Definers::record_differs(
+                root,
+                &index_dir
+                    .join(&snap.manifest.segments[0].dir)
+                    .join(build::DEFINES_FILE),
+                &headers,
+            );
+            if delta.len() > limit || definers_changed {
                 report.mode = "full".into();
                 (inputs_where(&|_| true), Vec::new(), Vec::new())
             } else {
