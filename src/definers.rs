@@ -469,6 +469,67 @@ impl Definers {
         })
     }
 
+    /// Writes the resolved table, one `MACRO<TAB>KIND<TAB>OPEN<TAB>NAME{0}…` line per
+    /// template, for [`Definers::load`].
+    pub fn save_resolved(&self, path: &Path) -> std::io::Result<()> {
+        let mut out = String::new();
+        let mut names: Vec<&String> = self.map.keys().collect();
+        names.sort();
+        for m in names {
+            for t in &self.map[m] {
+                let kind = match t.kind {
+                    Kind::Function => 'f',
+                    Kind::Prototype => 'p',
+                    _ => 'v',
+                };
+                out.push_str(&format!("{m}\t{kind}\t{}\t", u8::from(t.open)));
+                for p in &t.pieces {
+                    match p {
+                        Piece::Text(x) => out.push_str(x),
+                        Piece::Arg(k) => out.push_str(&format!("{{{k}}}")),
+                    }
+                }
+                out.push('\n');
+            }
+        }
+        std::fs::write(path, out)
+    }
+
+    /// The table [`Definers::save_resolved`] wrote; `None` when it is missing or damaged.
+    pub fn load(path: &Path) -> Option<Definers> {
+        let text = std::fs::read_to_string(path).ok()?;
+        let mut map: HashMap<String, Vec<Template>> = HashMap::new();
+        for line in text.lines() {
+            let mut cols = line.split('\t');
+            let (m, kind, open, name) = (cols.next()?, cols.next()?, cols.next()?, cols.next()?);
+            let kind = match kind {
+                "f" => Kind::Function,
+                "p" => Kind::Prototype,
+                "v" => Kind::Variable,
+                _ => return None,
+            };
+            let mut pieces = Vec::new();
+            let mut rest = name;
+            while let Some(open) = rest.find('{') {
+                let close = open + rest[open..].find('}')?;
+                if open > 0 {
+                    pieces.push(Piece::Text(rest[..open].to_string()));
+                }
+                pieces.push(Piece::Arg(rest[open + 1..close].parse().ok()?));
+                rest = &rest[close + 1..];
+            }
+            if !rest.is_empty() {
+                pieces.push(Piece::Text(rest.to_string()));
+            }
+            map.entry(m.to_string()).or_default().push(Template {
+                pieces,
+                kind,
+                open: open == "1",
+            });
+        }
+        Some(Definers { map })
+    }
+
     /// Writes what `learned` holds, one `PATH<TAB>#define text` line each, for
     /// [`Definers::learn_headers`] of a later build.
     pub fn save(path: &Path, learned: &[HeaderDefines]) -> std::io::Result<()> {

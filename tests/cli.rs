@@ -1890,15 +1890,21 @@ fn a_function_made_by_a_macro_learned_from_a_header_is_defined_and_owns_its_body
         out.contains("exc_page_fault  arch/x86/mm/fault.c:5:"),
         "{out}"
     );
-    // A delta learns from the headers it does not re-read (the base segment's record, here
-    // altered to show it is the one read) and from those it does.
+    // A delta uses the table its base resolved (here extended to show it is the one read); the
+    // base's record of the headers' #defines is what a header edit is compared with.
     let saved = segment_dir(&t).join("defines.txt");
     let record = std::fs::read_to_string(&saved).unwrap();
     let line = "arch/x86/include/asm/idtentry.h\tDEFINE_IDTENTRY_RAW_ERRORCODE(func)";
     assert!(record.contains(line), "{record}");
+    let table = segment_dir(&t).join("definers.txt");
+    let text = std::fs::read_to_string(&table).unwrap();
+    assert!(
+        text.contains("DEFINE_IDTENTRY_RAW_ERRORCODE\tf\t1\t{0}\n"),
+        "{text}"
+    );
     std::fs::write(
-        &saved,
-        record.replace(line, &format!("{line} void func##_saved(void) ; int x")),
+        &table,
+        format!("{text}DEFINE_IDTENTRY_RAW_ERRORCODE\tv\t0\t{{0}}_saved\n"),
     )
     .unwrap();
     let fault = t.root.join("arch/x86/mm/fault.c");

@@ -436,6 +436,8 @@ fn mark_locals(defs: &mut [DefRecord]) {
 
 /// A segment's record of the headers' `#define`s that define names, for the next delta.
 pub const DEFINES_FILE: &str = "defines.txt";
+/// Beside it, the table resolved from them, which a delta uses as it is.
+pub const DEFINERS_FILE: &str = "definers.txt";
 
 /// The report's name for definitions made by macros learned from their `#define`s.
 pub const LEARNED_FAMILY: &str = "(learned from #defines)";
@@ -645,17 +647,31 @@ pub fn build_segment(
             .map(|i| i.file.path.as_str())
             .collect(),
     };
-    let fresh: std::collections::HashSet<&str> =
-        inputs.iter().map(|i| i.file.path.as_str()).collect();
-    let (learned, kept) = Definers::learn_headers(
-        root,
-        &headers,
-        opts.saved_defines.as_deref(),
-        &fresh,
-        opts.workers,
-    );
-    Definers::save(&out_dir.join(DEFINES_FILE), &kept).map_err(|e| ctx("cannot write", e))?;
-    drop(kept);
+    // A delta's table is its base's: a delta that would change it is a full rebuild.
+    let base_table = opts
+        .saved_defines
+        .as_deref()
+        .and_then(|p| Definers::load(&p.with_file_name(DEFINERS_FILE)));
+    let learned = match base_table {
+        Some(table) => table,
+        None => {
+            let fresh: std::collections::HashSet<&str> =
+                inputs.iter().map(|i| i.file.path.as_str()).collect();
+            let (learned, kept) = Definers::learn_headers(
+                root,
+                &headers,
+                opts.saved_defines.as_deref(),
+                &fresh,
+                opts.workers,
+            );
+            Definers::save(&out_dir.join(DEFINES_FILE), &kept)
+                .map_err(|e| ctx("cannot write", e))?;
+            learned
+                .save_resolved(&out_dir.join(DEFINERS_FILE))
+                .map_err(|e| ctx("cannot write", e))?;
+            learned
+        }
+    };
     let learned_at = started.elapsed();
     let learned = &learned;
     let table_families: std::collections::HashSet<&str> = knav_ctags::macros::MacroTable::kernel()
