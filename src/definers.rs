@@ -55,11 +55,16 @@ impl Template {
 /// not a paste of parameters and identifiers.
 type Call = (String, Vec<Option<Vec<Piece>>>);
 
+/// What one header's `#define`s define: its path, and per macro what was learned.
+pub type HeaderDefines = (String, Vec<(String, Learned)>);
+
 /// What one `#define` says: its own templates, and the macros it invokes with its parameters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Learned {
     templates: Vec<Template>,
     calls: Vec<Call>,
+    /// The `#define` from its name on, on one line: what [`Definers::save`] keeps.
+    text: String,
 }
 
 /// Macro name → the names its invocations define.
@@ -391,8 +396,157 @@ impl Definers {
         Definers { map }
     }
 
+    /// What the headers at `paths` under `root` define: read from `saved` (a file
+    /// [`Definers::save`] wrote, by header path) for the paths not in `fresh`, read from the
+    /// headers themselves for the rest. Returns the definers and what to save for them.
+    pub fn learn_headers(
+        root: &Path,
+        paths: &[&str],
+        saved: Option<&Path>,
+        fresh: &std::collections::HashSet<&str>,
+        threads: usize,
+    ) -> (Definers, Vec<HeaderDefines>) {
+        let saved: Option<HashMap<String, Vec<String>>> = saved
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .map(|text| {
+                let mut m: HashMap<String, Vec<String>> = HashMap::new();
+                for line in text.lines() {
+                    if let Some((path, define)) = line.split_once('\t') {
+                        m.entry(path.to_string())
+                            .or_default()
+                            .push(define.to_string());
+                    }
+                }
+                m
+            });
+        let (mut from_saved, mut to_read) = (Vec::new(), Vec::new());
+        for &p in paths {
+            match &saved {
+                Some(m) if !fresh.contains(p) => {
+                    let learned: Vec<(String, Learned)> = m
+                        .get(p)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|d| define_named(d.as_bytes(), 0))
+                        .collect();
+                    if !learned.is_empty() {
+                        from_saved.push((p.to_string(), learned));
+                    }
+                }
+                _ => to_read.push(p),
+            }
+        }
+        from_saved.extend(Definers::of_headers(root, &to_read, threads));
+        let all = from_saved
+            .iter()
+            .flat_map(|(_, l)| l.iter().cloned())
+            .collect();
+        (Definers::resolve(all), from_saved)
+    }
+
+    /// True when the headers at `paths` (changed or deleted since the build that wrote the
+    /// record `saved`) now define through their macros other than the record says: the files
+    /// that invoke those macros must then be read again. No record: true.
+    pub fn record_differs(root: &Path, saved: &Path, paths: &[&str]) -> bool {
+        if paths.is_empty() {
+            return false;
+        }
+        let Ok(text) = std::fs::read_to_string(saved) else {
+            return true;
+        };
+        let mut old: HashMap<&str, Vec<&str>> = HashMap::new();
+        for line in text.lines() {
+            if let Some((path, define)) = line.split_once('\t') {
+                old.entry(path).or_default().push(define);
+            }
+        }
+        paths.iter().any(|p| {
+            let now: Vec<String> = crate::index::build::read_source(&root.join(p))
+                .map(|src| of_source(&src).into_iter().map(|(_, l)| l.text).collect())
+                .unwrap_or_default();
+            let was = old.get(p).map_or(&[][..], Vec::as_slice);
+            now.len() != was.len() || now.iter().zip(was).any(|(a, b)| a != b)
+        })
+    }
+
+    /// Writes the resolved table, one `MACRO<TAB>KIND<TAB>OPEN<TAB>NAME{0}…` line per
+    /// template, for [`Definers::load`].
+    pub fn save_resolved(&self, path: &Path) -> std::io::Result<()> {
+        let mut out = String::new();
+        let mut names: Vec<&String> = self.map.keys().collect();
+        names.sort();
+        for m in names {
+            for t in &self.map[m] {
+                let kind = match t.kind {
+                    Kind::Function => 'f',
+                    Kind::Prototype => 'p',
+                    _ => 'v',
+                };
+                out.push_str(&format!("{m}\t{kind}\t{}\t", u8::from(t.open)));
+                for p in &t.pieces {
+                    match p {
+                        Piece::Text(x) => out.push_str(x),
+                        Piece::Arg(k) => out.push_str(&format!("{{{k}}}")),
+                    }
+                }
+                out.push('\n');
+            }
+        }
+        std::fs::write(path, out)
+    }
+
+    /// The table [`Definers::save_resolved`] wrote; `None` when it is missing or damaged.
+    pub fn load(path: &Path) -> Option<Definers> {
+        let text = std::fs::read_to_string(path).ok()?;
+        let mut map: HashMap<String, Vec<Template>> = HashMap::new();
+        for line in text.lines() {
+            let mut cols = line.split('\t');
+            let (m, kind, open, name) = (cols.next()?, cols.next()?, cols.next()?, cols.next()?);
+            let kind = match kind {
+                "f" => Kind::Function,
+                "p" => Kind::Prototype,
+                "v" => Kind::Variable,
+                _ => return None,
+            };
+            let mut pieces = Vec::new();
+            let mut rest = name;
+            while let Some(open) = rest.find('{') {
+                let close = open + rest[open..].find('}')?;
+                if open > 0 {
+                    pieces.push(Piece::Text(rest[..open].to_string()));
+                }
+                pieces.push(Piece::Arg(rest[open + 1..close].parse().ok()?));
+                rest = &rest[close + 1..];
+            }
+            if !rest.is_empty() {
+                pieces.push(Piece::Text(rest.to_string()));
+            }
+            map.entry(m.to_string()).or_default().push(Template {
+                pieces,
+                kind,
+                open: open == "1",
+            });
+        }
+        Some(Definers { map })
+    }
+
+    /// Writes what `learned` holds, one `PATH<TAB>#define text` line each, for
+    /// [`Definers::learn_headers`] of a later build.
+    pub fn save(path: &Path, learned: &[HeaderDefines]) -> std::io::Result<()> {
+        let mut out = String::new();
+        for (p, defs) in learned {
+            for (_, l) in defs {
+                out.push_str(p);
+                out.push('\t');
+                out.push_str(&l.text);
+                out.push('\n');
+            }
+        }
+        std::fs::write(path, out)
+    }
+
     /// Learns the definers of the headers at `paths` under `root`, on `threads` threads.
-    pub fn of_headers(root: &Path, paths: &[&str], threads: usize) -> Vec<(String, Learned)> {
+    fn of_headers(root: &Path, paths: &[&str], threads: usize) -> Vec<HeaderDefines> {
         let next = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads.max(1))
@@ -409,8 +563,12 @@ impl Definers {
                                 return out;
                             }
                             for p in batch {
-                                if let Ok(src) = std::fs::read(root.join(p)) {
-                                    out.extend(of_source(&src));
+                                // Large (register) headers are mapped, not copied.
+                                if let Ok(src) = crate::index::build::read_source(&root.join(p)) {
+                                    let learned = of_source(&src);
+                                    if !learned.is_empty() {
+                                        out.push((p.to_string(), learned));
+                                    }
                                 }
                             }
                         }
@@ -533,7 +691,10 @@ pub fn define_named(src: &[u8], s: usize) -> Option<(String, Learned)> {
             }
         }
     }
-    let learned = learn(&params, &src[close + 1..end]);
+    let mut learned = learn(&params, &src[close + 1..end]);
+    learned.text = String::from_utf8_lossy(&src[s..end])
+        .replace("\\\n", " ")
+        .replace(['\n', '\t', '\r'], " ");
     (!learned.templates.is_empty() || !learned.calls.is_empty())
         .then(|| (name.to_string(), learned))
 }

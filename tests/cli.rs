@@ -1890,4 +1890,48 @@ fn a_function_made_by_a_macro_learned_from_a_header_is_defined_and_owns_its_body
         out.contains("exc_page_fault  arch/x86/mm/fault.c:5:"),
         "{out}"
     );
+    // A delta uses the table its base resolved (here extended to show it is the one read); the
+    // base's record of the headers' #defines is what a header edit is compared with.
+    let saved = segment_dir(&t).join("defines.txt");
+    let record = std::fs::read_to_string(&saved).unwrap();
+    let line = "arch/x86/include/asm/idtentry.h\tDEFINE_IDTENTRY_RAW_ERRORCODE(func)";
+    assert!(record.contains(line), "{record}");
+    let table = segment_dir(&t).join("definers.txt");
+    let text = std::fs::read_to_string(&table).unwrap();
+    assert!(
+        text.contains("DEFINE_IDTENTRY_RAW_ERRORCODE\tf\t1\t{0}\n"),
+        "{text}"
+    );
+    std::fs::write(
+        &table,
+        format!("{text}DEFINE_IDTENTRY_RAW_ERRORCODE\tv\t0\t{{0}}_saved\n"),
+    )
+    .unwrap();
+    let fault = t.root.join("arch/x86/mm/fault.c");
+    let text = std::fs::read_to_string(&fault).unwrap();
+    std::fs::write(
+        &fault,
+        format!("{text}DEFINE_IDTENTRY_NMI(exc_debug) {{\n}}\n"),
+    )
+    .unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(update_counts(&v).0, "incremental", "{v}");
+    let (_, v) = json(&t, &["def", "exc_debug"]);
+    assert_eq!(locs(&v), ["arch/x86/mm/fault.c:11"], "{v}");
+    let (_, v) = json(&t, &["def", "exc_page_fault_saved"]);
+    assert_eq!(locs(&v), ["arch/x86/mm/fault.c:3"], "{v}");
+    // A header whose macro now defines another name changes the files that invoke it, which
+    // the delta would not hold: the index is rebuilt.
+    let header = t.root.join("arch/x86/include/asm/idtentry.h");
+    let text = std::fs::read_to_string(&header).unwrap();
+    std::fs::write(&header, text.replace("void func(", "void func##_v2(")).unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(update_counts(&v).0, "full", "{v}");
+    let (_, v) = json(&t, &["def", "exc_page_fault_v2"]);
+    assert_eq!(locs(&v), ["arch/x86/mm/fault.c:3"], "{v}");
+    // An edit that leaves the macros alone stays a delta.
+    let text = std::fs::read_to_string(&header).unwrap();
+    std::fs::write(&header, format!("{text}/* a comment */\n")).unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(update_counts(&v).0, "incremental", "{v}");
 }

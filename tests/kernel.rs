@@ -207,3 +207,31 @@ fn debians_amd64_config_applies_makefiles_and_kconfig_defines_config_highmem() {
     assert!(out.contains("\"path\": \"fs/Makefile\""), "{out}");
     assert!(out.contains("\"role\": \"kconfig\""), "{out}");
 }
+
+#[test]
+fn macro_made_functions_one_line_callers_declarations_and_tracepoint_exports_on_the_kernel() {
+    let Some(tree) = kernel() else { return };
+    // Learned from DEFINE_IDTENTRY_RAW_ERRORCODE's #define in arch/x86/include/asm/idtentry.h.
+    let out = knav(&tree, &["def", "exc_page_fault"]);
+    assert!(
+        out.contains("arch/x86/mm/fault.c:1488: DEFINE_IDTENTRY_RAW_ERRORCODE(exc_page_fault)  [function]  (resolved via macro:DEFINE_IDTENTRY_RAW_ERRORCODE)"),
+        "{out}"
+    );
+    // A one-line function is the caller of what it calls.
+    let out = knav(&tree, &["callers", "idle_cpu"]);
+    assert!(
+        out.contains("sched_core_idle_cpu  include/linux/sched.h:2222:"),
+        "{out}"
+    );
+    // INDIRECT_CALLABLE_DECLARE(int tcp_v4_rcv(struct sk_buff *)) declares, it does not call.
+    let out = knav(&tree, &["callers", "tcp_v4_rcv"]);
+    assert!(!out.contains("INDIRECT_CALLABLE_DECLARE"), "{out}");
+    // EXPORT_TRACEPOINT_SYMBOL(kmalloc) exports trace_kmalloc's tracepoint, not kmalloc.
+    let out = knav(&tree, &["def", "kmalloc"]);
+    assert!(!out.contains("exported"), "{out}");
+    let out = knav(&tree, &["def", "trace_kmalloc"]);
+    assert!(
+        out.contains("exported: EXPORT_TRACEPOINT_SYMBOL (mm/slab_common.c:1384)"),
+        "{out}"
+    );
+}

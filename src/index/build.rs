@@ -45,6 +45,8 @@ pub struct BuildOptions {
     /// Every header of the tree, whose `#define`s say which macros define names
     /// ([`crate::definers`]); `None`: the headers among the inputs (a full build).
     pub headers: Option<Arc<Vec<String>>>,
+    /// The [`DEFINES_FILE`] of the base segment: what the headers that are not inputs define.
+    pub saved_defines: Option<PathBuf>,
 }
 
 impl BuildOptions {
@@ -85,6 +87,7 @@ impl Default for BuildOptions {
             mem_budget: mem_mb << 20,
             ignore: Ignore::default(),
             headers: None,
+            saved_defines: None,
         }
     }
 }
@@ -464,6 +467,11 @@ fn mark_locals(defs: &mut [DefRecord]) {
     }
 }
 
+/// A segment's record of the headers' `#define`s that define names, for the next delta.
+pub const DEFINES_FILE: &str = "defines.txt";
+/// Beside it, the table resolved from them, which a delta uses as it is.
+pub const DEFINERS_FILE: &str = "definers.txt";
+
 /// The report's name for definitions made by macros learned from their `#define`s.
 pub const LEARNED_FAMILY: &str = "(learned from #defines)";
 
@@ -672,7 +680,32 @@ pub fn build_segment(
             .map(|i| i.file.path.as_str())
             .collect(),
     };
-    let learned = Definers::resolve(Definers::of_headers(root, &headers, opts.workers));
+    // A delta's table is its base's: a delta that would change it is a full rebuild.
+    let base_table = opts
+        .saved_defines
+        .as_deref()
+        .and_then(|p| Definers::load(&p.with_file_name(DEFINERS_FILE)));
+    let learned = match base_table {
+        Some(table) => table,
+        None => {
+            let fresh: std::collections::HashSet<&str> =
+                inputs.iter().map(|i| i.file.path.as_str()).collect();
+            let (learned, kept) = Definers::learn_headers(
+                root,
+                &headers,
+                opts.saved_defines.as_deref(),
+                &fresh,
+                opts.workers,
+            );
+            Definers::save(&out_dir.join(DEFINES_FILE), &kept)
+                .map_err(|e| ctx("cannot write", e))?;
+            learned
+                .save_resolved(&out_dir.join(DEFINERS_FILE))
+                .map_err(|e| ctx("cannot write", e))?;
+            learned
+        }
+    };
+    let learned_at = started.elapsed();
     let learned = &learned;
     let table_families: std::collections::HashSet<&str> = knav_ctags::macros::MacroTable::kernel()
         .families()
@@ -886,7 +919,11 @@ pub fn build_segment(
         ));
     }
     meta.phase_ms = vec![
-        ("scan+ctags".into(), scanned_at.as_millis() as u64),
+        ("learn defines".into(), learned_at.as_millis() as u64),
+        (
+            "scan+ctags".into(),
+            (scanned_at - learned_at).as_millis() as u64,
+        ),
         ("merge".into(), (merged_at - scanned_at).as_millis() as u64),
         (
             "checksum".into(),

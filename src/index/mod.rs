@@ -382,7 +382,7 @@ pub fn update_hinted(
             report.changed = diff.modified;
             report.added = diff.changed.len() as u64 - diff.modified;
             report.deleted = diff.deleted.len() as u64;
-            plan_delta(snap, diff)
+            plan_delta(root, index_dir, snap, diff)
         }
         (Some(_), None) => return Err("internal: no diff for an existing index".into()),
     };
@@ -427,6 +427,9 @@ pub fn update_hinted(
             .map(|f| f.path.clone())
             .collect(),
     ));
+    opts.saved_defines = segments
+        .first()
+        .map(|base| index_dir.join(&base.dir).join(build::DEFINES_FILE));
     let meta = match build_segment(root, &inputs, &seg_dir, Some(&ctags), &opts, progress) {
         Ok(m) => m,
         Err(e) => {
@@ -541,7 +544,7 @@ enum SegmentPlan {
 
 /// A new delta for the changes `diff` of `snap`, or a new base when the delta would grow past
 /// [`DELTA_MAX_SHARE`] of the tree.
-fn plan_delta(snap: &Snapshot, diff: &Diff) -> SegmentPlan {
+fn plan_delta(root: &Path, index_dir: &Path, snap: &Snapshot, diff: &Diff) -> SegmentPlan {
     let base_files = snap.segments[0].file_count() as usize;
     let mut files: HashSet<String> = HashSet::new();
     let mut shadow: HashSet<String> = HashSet::new();
@@ -563,6 +566,21 @@ fn plan_delta(snap: &Snapshot, diff: &Diff) -> SegmentPlan {
     shadow.extend(diff.deleted.iter().cloned());
     let limit = ((base_files as f64 * DELTA_MAX_SHARE) as usize).max(DELTA_MIN_FILES);
     if files.len() > limit {
+        return SegmentPlan::Full;
+    }
+    // A header whose macros now define other names changes files the delta does not hold:
+    // those that invoke them.
+    let headers: Vec<&str> = diff
+        .changed
+        .iter()
+        .chain(&diff.deleted)
+        .map(String::as_str)
+        .filter(|p| p.ends_with(".h"))
+        .collect();
+    let base_defines = index_dir
+        .join(&snap.manifest.segments[0].dir)
+        .join(build::DEFINES_FILE);
+    if crate::definers::Definers::record_differs(root, &base_defines, &headers) {
         return SegmentPlan::Full;
     }
     let mut shadow: Vec<String> = shadow.into_iter().collect();
