@@ -13,6 +13,7 @@ mod nearmiss;
 mod reach;
 mod refs;
 mod source;
+mod span;
 mod symbols;
 
 use std::cell::RefCell;
@@ -92,7 +93,18 @@ pub struct Query<'s> {
     kbuild_atoms: RefCell<crate::index::buildfiles::AtomCache>,
     /// The active config's architecture, looked up once.
     arch: std::cell::OnceCell<Option<&'static str>>,
+    /// The last line longer than [`LONG_LINE`] asked for a column, and where each name is on it.
+    long_line: RefCell<Option<(LineKey, LineNames)>>,
 }
+
+/// A line of a file of the snapshot: `(segment, file id, line)`.
+type LineKey = (usize, u32, u32);
+
+/// The byte offsets of each identifier on one line.
+type LineNames = HashMap<Box<[u8]>, Vec<u32>>;
+
+/// Lines longer than this many bytes are scanned once per query for columns.
+const LONG_LINE: usize = 4096;
 
 /// What [`Query::definitions_visiting`] shows of a name's postings in one segment.
 pub enum Visit<'a> {
@@ -150,6 +162,7 @@ impl<'s> Query<'s> {
             kbuild_atoms: RefCell::new(Default::default()),
             last_file: RefCell::new(None),
             arch: std::cell::OnceCell::new(),
+            long_line: RefCell::new(None),
         }
     }
 
@@ -391,12 +404,55 @@ impl<'s> Query<'s> {
     /// The 1-based column of the `nth` (0-based) occurrence of `name` on line `line` of file
     /// `file` of segment `seg`.
     pub fn column_at(&self, seg: usize, file: u32, line: u32, name: &str, nth: usize) -> u32 {
-        source::column(
-            self.text_at(seg, file, line, line).as_deref(),
-            line,
-            name,
-            nth,
-        )
+        let src = self.text_at(seg, file, line, line);
+        let Some(l) = src.as_deref().and_then(|s| s.line(line)) else {
+            return 1;
+        };
+        if l.len() <= LONG_LINE {
+            return source::column(src.as_deref(), line, name, nth);
+        }
+        // A long line is scanned once for all the rows on it (a generated file's one line can
+        // hold thousands of them).
+        let mut cache = self.long_line.borrow_mut();
+        if cache
+            .as_ref()
+            .is_none_or(|(at, _)| *at != (seg, file, line))
+        {
+            let mut names = LineNames::new();
+            for o in crate::scan::scan(l).occurrences {
+                let w = &l[o.start as usize..o.start as usize + o.len as usize];
+                names.entry(w.into()).or_default().push(o.start);
+            }
+            *cache = Some(((seg, file, line), names));
+        }
+        cache
+            .as_ref()
+            .and_then(|(_, names)| names.get(name.as_bytes())?.get(nth).copied())
+            .map_or(1, |c| c + 1)
+    }
+
+    /// Line `line` of a file cut for display, from a little before byte column `col` when the
+    /// cut would leave it out (a call deep into a long line is shown, not the line's start).
+    pub fn snippet_near(&self, seg: usize, file: u32, line: u32, col: u32) -> String {
+        let src = self.text_at(seg, file, line, line);
+        let Some(l) = src.as_deref().and_then(|s| s.line(line)) else {
+            return String::new();
+        };
+        let at = (col as usize).saturating_sub(1).min(l.len());
+        /// Characters shown before the column.
+        const BEFORE: usize = 40;
+        let head = &l[..at.min(MAX_LINE_CHARS * 4)];
+        if l.len() <= MAX_LINE_CHARS
+            || String::from_utf8_lossy(head).chars().count() + BEFORE < MAX_LINE_CHARS
+        {
+            return source::cut(l);
+        }
+        let mut from = at.saturating_sub(BEFORE);
+        // Start on a character, not inside one.
+        while from < at && l[from] & 0xC0 == 0x80 {
+            from += 1;
+        }
+        format!("…{}", source::cut(&l[from..]))
     }
 
     /// The source line `line` of `path`, cut for display; empty when unreadable.
@@ -474,8 +530,8 @@ impl<'s> Query<'s> {
     /// A record for a definition.
     pub fn def_record(&self, f: &Found<'_>) -> Record {
         let path = self.path(f.seg, f.def.file);
-        let snippet = self.snippet_at(f.seg, f.def.file, f.def.line);
         let col = self.column_at(f.seg, f.def.file, f.def.line, f.def.name, 0);
+        let snippet = self.snippet_near(f.seg, f.def.file, f.def.line, col);
         let (_, macro_signature) = self.macro_shape(f);
         Record {
             symbol: f.def.name.to_string(),

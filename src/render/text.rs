@@ -131,11 +131,11 @@ pub fn text(env: &Envelope) -> String {
                     );
                     let _ = writeln!(out, "{body}");
                     if r.body_truncated == Some(true) {
-                        let _ = writeln!(
-                            out,
-                            "… (body cut at {} lines)",
-                            crate::query::MAX_BODY_LINES
-                        );
+                        let cap = r
+                            .body_cut
+                            .clone()
+                            .unwrap_or_else(|| format!("{} lines", crate::query::MAX_BODY_LINES));
+                        let _ = writeln!(out, "… (body cut at {cap})");
                     }
                 } else {
                     record_row(r, &mut out);
