@@ -1,8 +1,9 @@
 //! Answering questions from an open index: each tool builds an [`Envelope`].
 //!
 //! The tools share [`Query`] (the snapshot, paging and a cache of source files read for
-//! snippets) and the definition lookup with its ranking: bodies before prototypes and `extern`
-//! declarations, the kernel proper before `tools/`, `samples/` and selftests, then path order.
+//! snippets) and the definition lookup with its ranking: the kernel proper before `tools/`,
+//! `samples/` and selftests, code of common builds before `arch/um` and no-MMU or
+//! negated-condition files, bodies before prototypes and `extern` declarations, then path order.
 
 mod body;
 mod callees;
@@ -91,6 +92,8 @@ pub struct Query<'s> {
     last_file: RefCell<Option<(FileKey, std::rc::Rc<FileFacts>)>>,
     /// Kbuild atoms evaluated under the active config, by id, once per query.
     kbuild_atoms: RefCell<crate::index::buildfiles::AtomCache>,
+    /// Kbuild atoms evaluated with every symbol `y` ([`Query::rare`]).
+    all_yes_atoms: RefCell<crate::index::buildfiles::AtomCache>,
     /// The active config's architecture, looked up once.
     arch: std::cell::OnceCell<Option<&'static str>>,
     /// The last line longer than [`LONG_LINE`] asked for a column, and where each name is on it.
@@ -160,6 +163,7 @@ impl<'s> Query<'s> {
             files: RefCell::new(Default::default()),
             decided: RefCell::new(Default::default()),
             kbuild_atoms: RefCell::new(Default::default()),
+            all_yes_atoms: RefCell::new(Default::default()),
             last_file: RefCell::new(None),
             arch: std::cell::OnceCell::new(),
             long_line: RefCell::new(None),
@@ -311,11 +315,48 @@ impl<'s> Query<'s> {
                 }
             }
         }
-        out.sort_by_cached_key(|f| {
-            let path = self.snap.segments[f.seg].file_path(f.def.file);
-            (rank(f.def.kind, path), path.to_string(), f.def.line)
-        });
+        if out.len() > 1 {
+            out.sort_by_cached_key(|f| {
+                let path = self.snap.segments[f.seg].file_path(f.def.file);
+                let (copies, decl, arch) = rank(f.def.kind, path);
+                (
+                    copies,
+                    self.rare(path),
+                    decl,
+                    arch,
+                    path.to_string(),
+                    f.def.line,
+                )
+            });
+        }
         out
+    }
+
+    /// True when a file is built only in uncommon configurations, so that without a config a
+    /// name's usual definition comes first: User-mode Linux's `arch/um` (which carries its own
+    /// copies of kernel names, `printk` among them), the no-MMU variants (`mm/nommu.c`: Kbuild
+    /// picks it by overriding `mmu-y := nommu.o`, which the Kbuild reader does not follow), and
+    /// generic C files Kbuild builds only when a symbol is *not* set (not built with every
+    /// symbol `y`).
+    fn rare(&self, path: &str) -> bool {
+        if path.starts_with("arch/um/")
+            || path.rsplit('/').next().is_some_and(|f| f.contains("nommu"))
+        {
+            return true;
+        }
+        let Some(build) = &self.snap.build else {
+            return false;
+        };
+        // Architectures' own choices (`ifeq ($(CONFIG_X86_32),y) … else …`) are left alone.
+        if path.starts_with("arch/") || !(path.ends_with(".c") || path.ends_with(".S")) {
+            return false;
+        }
+        static ALL_YES: std::sync::LazyLock<knav_kconfig::Config> =
+            std::sync::LazyLock::new(knav_kconfig::Config::all_yes);
+        matches!(
+            build.decide_file(path, &ALL_YES, &mut self.all_yes_atoms.borrow_mut()),
+            knav_kconfig::kbuild::Decision::Hidden(_)
+        )
     }
 
     /// Every live posting of `name`, as `(segment, posting)`, in segment then file order.
@@ -769,9 +810,9 @@ impl<'s> Query<'s> {
 }
 
 /// Ranking key of a definition, smaller first: the kernel proper before `tools/`, `samples/`,
-/// selftests and documentation (which carry their own copies of kernel names); then bodies
-/// before members, and both before prototypes and `extern` declarations; then generic code
-/// before one architecture's.
+/// selftests and documentation (which carry their own copies of kernel names); then (after
+/// [`Query::rare`] code) bodies before members, and both before prototypes and `extern`
+/// declarations; then generic code before one architecture's.
 pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
     let copies = path.starts_with("tools/")
         || path.starts_with("samples/")
