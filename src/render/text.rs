@@ -224,7 +224,7 @@ pub fn text(env: &Envelope) -> String {
                 r.mode, r.files_scanned, r.files_unindexed, r.changed, r.added, r.deleted, r.elapsed_ms
             );
             for e in r.walk_errors.iter().take(20) {
-                let _ = writeln!(out, "  unreadable: {e}");
+                let _ = writeln!(out, "  skipped: {e}");
             }
             for why in r.unindexed_sources.iter().take(20) {
                 let _ = writeln!(out, "  not indexed: {why}");
