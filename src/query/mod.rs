@@ -452,6 +452,10 @@ impl<'s> Query<'s> {
         if l.len() <= LONG_LINE {
             return source::column(src.as_deref(), line, name, nth);
         }
+        if nth == 0 {
+            // A definition's name: read up to it, not the whole line.
+            return span::find_name(l, 0, name.as_bytes()).map_or(1, |c| c as u32 + 1);
+        }
         // A long line is scanned once for all the rows on it (a generated file's one line can
         // hold thousands of them).
         let mut cache = self.long_line.borrow_mut();

@@ -103,7 +103,7 @@ pub fn function_span(
 
 /// The byte offset of identifier `name` on `line` outside comments and literals, from byte
 /// `from` (where code starts).
-fn find_name(line: &[u8], from: usize, name: &[u8]) -> Option<usize> {
+pub fn find_name(line: &[u8], from: usize, name: &[u8]) -> Option<usize> {
     let mut lex = Lex::Code;
     let mut i = from;
     while i < line.len() {
