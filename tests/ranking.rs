@@ -64,7 +64,7 @@ fn the_kernels_printk_define_ranks_before_user_mode_linuxs_static_inline() {
 
 #[test]
 fn vmalloc_c_ranks_before_nommu_c() {
-    let body = "void vfree(const void *addr)\n{\n}\n";
+    let body = "void vfree(const void *addr)\n{\n}\nEXPORT_SYMBOL(vfree);\n";
     let t = tree(
         "vfree",
         &[
@@ -77,10 +77,10 @@ fn vmalloc_c_ranks_before_nommu_c() {
             ("mm/vmalloc.c", body),
         ],
     );
-    assert_eq!(
-        paths(&json(&t, &["def", "vfree"])),
-        ["mm/vmalloc.c", "mm/nommu.c"]
-    );
+    let v = json(&t, &["def", "vfree"]);
+    assert_eq!(paths(&v), ["mm/vmalloc.c", "mm/nommu.c"]);
+    // Both export it: the summary names the common build's export.
+    assert_eq!(v["exported"]["path"], "mm/vmalloc.c", "{v}");
 }
 
 #[test]

@@ -338,7 +338,7 @@ impl<'s> Query<'s> {
     /// picks it by overriding `mmu-y := nommu.o`, which the Kbuild reader does not follow), and
     /// generic C files Kbuild builds only when a symbol is *not* set (not built with every
     /// symbol `y`).
-    fn rare(&self, path: &str) -> bool {
+    pub fn rare(&self, path: &str) -> bool {
         if path.starts_with("arch/um/")
             || path.rsplit('/').next().is_some_and(|f| f.contains("nommu"))
         {
