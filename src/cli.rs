@@ -24,8 +24,8 @@ struct Common {
     #[arg(long, global = true, value_name = "DIR")]
     index_dir: Option<PathBuf>,
     /// Output format.
-    #[arg(long, global = true, default_value = "text", value_parser = ["text", "json"])]
-    format: String,
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    format: Format,
     /// Results per page (0: the default, 100).
     #[arg(long, global = true, default_value_t = 0)]
     limit: u64,
@@ -72,8 +72,8 @@ enum Command {
         /// The identifier to look up.
         symbol: String,
         /// One row per reference (line), per file (file), or per file above 200 (auto).
-        #[arg(long, default_value = "auto", value_parser = ["auto", "line", "file"])]
-        group_by: String,
+        #[arg(long, value_enum, default_value_t = GroupBy::Auto)]
+        group_by: GroupBy,
     },
     /// The call sites of SYMBOL (find_callers).
     Callers {
@@ -133,7 +133,7 @@ impl Command {
             },
             Command::Refs { symbol, group_by } => Ask::Refs {
                 symbol: symbol.clone(),
-                group_by: group_by.parse::<GroupBy>().unwrap_or_default(),
+                group_by: *group_by,
             },
             Command::Callers { symbol } => Ask::Callers {
                 symbol: symbol.clone(),
@@ -291,7 +291,7 @@ pub fn main() -> i32 {
     trace.mark("parse args");
     let env = run(&cli.common, &cli.command, &mut trace);
     trace.mark("run");
-    let format: Format = cli.common.format.parse().unwrap_or_default();
+    let format = cli.common.format;
     let out = render(&env, format);
     // A closed pipe (`knav refs x | head`) is not an error worth a panic.
     let mut stdout = std::io::stdout().lock();

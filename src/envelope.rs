@@ -43,9 +43,12 @@ pub struct Record {
     /// Bodies: the source text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
-    /// Bodies: true when the body was cut at the line cap.
+    /// Bodies: true when the body was cut (at the line cap or the byte cap).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body_truncated: Option<bool>,
+    /// Bodies: the cap that cut it, `"300 lines"` or `"65536 bytes"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_cut: Option<String>,
     /// With an active config: `true` when it decides the line is built, `null` when it cannot
     /// decide. Absent without one.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -563,10 +563,16 @@ fn list_dir(
         let Ok(ft) = entry.file_type() else { continue };
         let name = entry.file_name();
         let Some(name) = name.to_str() else {
-            out.errors.push(format!(
-                "{}: path is not UTF-8",
-                dir.join(entry.file_name()).display()
-            ));
+            // Counted with the files not indexed (the count survives a cached walk); the
+            // reason is listed when the directory is read.
+            use std::os::unix::ffi::OsStrExt;
+            let shown = escaped(join(rel, "").as_bytes(), name.as_bytes());
+            listing.other_files += 1;
+            out.errors.push(if ft.is_dir() {
+                format!("{shown}/: not indexed, nor anything below it: its name is not UTF-8")
+            } else {
+                format!("{shown}: not indexed: its name is not UTF-8")
+            });
             continue;
         };
         if !ignore.is_empty() && ignore.is_ignored(&join(rel, name), ft.is_dir()) {
@@ -626,6 +632,18 @@ fn list_dir(
     out.symlinks = listing.symlinks as u64;
     out.dirs.push(listing);
     (out, subdirs)
+}
+
+/// `dir` and `name` as one path for display, each byte that is not UTF-8 as `\xNN`.
+fn escaped(dir: &[u8], name: &[u8]) -> String {
+    let mut out = String::from_utf8_lossy(dir).into_owned();
+    for chunk in name.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
 }
 
 /// `root` made absolute and canonical, or an error that says what is wrong with it.

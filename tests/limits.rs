@@ -183,3 +183,105 @@ fn reachability_ignores_an_offset_and_says_so() {
     assert!(!out.contains("[4-4 of 1]"), "{out}");
     assert!(out.contains("offset 3 ignored"), "{out}");
 }
+
+/// One line of `n` small functions: `int fK(void){ gK(); hK(); return 0; }`.
+fn one_line_of_functions(n: usize) -> String {
+    let parts: Vec<String> = (0..n)
+        .map(|i| format!("int f{i}(void){{ g{i}(); h{i}(); return 0; }}"))
+        .collect();
+    parts.join(" ") + "\n"
+}
+
+#[test]
+fn callees_on_a_long_shared_line_are_the_functions_own_not_the_whole_line() {
+    // 2.3 MB on one line: callees took 10 s and listed every call on the line.
+    let t = tree(
+        "long-callees",
+        &[("one.c", one_line_of_functions(50_000).as_bytes())],
+    );
+    let started = std::time::Instant::now();
+    let (code, v) = json(&t, &["callees", "f30000"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(callee_names(&v), ["g30000", "h30000"]);
+    assert_eq!(v["total"], 2);
+    // Generous for a debug build on a busy machine; the quadratic path took minutes here.
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+    // Its body is its own too, from its name, and its snippet shows it.
+    let (_, v) = json(&t, &["body", "f30000"]);
+    assert_eq!(
+        v["results"][0]["body"],
+        "…f30000(void){ g30000(); h30000(); return 0; }"
+    );
+    let (_, v) = json(&t, &["def", "f30000"]);
+    let snippet = v["results"][0]["snippet"].as_str().unwrap();
+    assert!(snippet.contains("int f30000(void)"), "{snippet}");
+    assert!(snippet.chars().count() <= 202, "{snippet}");
+    let (_, v) = json(&t, &["refs", "g30000"]);
+    let snippet = v["results"][0]["snippet"].as_str().unwrap();
+    assert!(snippet.contains("g30000();"), "{snippet}");
+    assert!(snippet.chars().count() <= 202, "{snippet}");
+}
+
+#[test]
+fn a_body_over_the_byte_cap_is_cut_and_the_answer_says_where_the_rest_is() {
+    let line = format!("\tcall_{}();\n", "x".repeat(480));
+    let src = format!("int big(void)\n{{\n{}}}\n", line.repeat(200));
+    let t = tree("body-bytes", &[("big.c", src.as_bytes())]);
+    let (code, v) = json(&t, &["body", "big"]);
+    assert_eq!(code, 0, "{v}");
+    let r = &v["results"][0];
+    let body = r["body"].as_str().unwrap();
+    assert!(body.len() <= 65536 && body.len() > 60_000, "{}", body.len());
+    assert!(body.starts_with("int big(void)\n{\n\tcall_x"), "{body}");
+    assert_eq!(r["body_truncated"], true);
+    assert_eq!(r["body_cut"], "65536 bytes");
+    assert_eq!(r["end_line"], 203);
+    let w = v["warning"].as_str().unwrap();
+    assert!(
+        w.contains("big.c:1 is cut at 65536 bytes; read lines 1-203"),
+        "{w}"
+    );
+    let (_, out) = knav(&t, &["body", "big"]);
+    assert!(out.contains("… (body cut at 65536 bytes)\n"), "{out}");
+}
+
+#[test]
+fn bodies_stop_at_the_answer_cap_and_point_at_the_next_offset() {
+    let line = format!("\tcall_{}();\n", "x".repeat(480));
+    let src = format!("int big(void)\n{{\n{}}}\n", line.repeat(150));
+    let files: Vec<(String, Vec<u8>)> = (0..6)
+        .map(|i| (format!("d{i}/big.c"), src.clone().into_bytes()))
+        .collect();
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_slice()))
+        .collect();
+    let t = tree("body-answer", &refs);
+    let (_, v) = json(&t, &["body", "big", "--max-definitions", "10"]);
+    let shown = v["results"].as_array().unwrap().len();
+    assert_eq!(shown, 4, "four 64 KiB bodies fill the 256 KiB answer");
+    assert_eq!(v["total"], 6);
+    assert_eq!(v["truncated"], true);
+    let w = v["warning"].as_str().unwrap();
+    assert!(
+        w.contains("4 of 6 on this page; offset=4 for the rest"),
+        "{w}"
+    );
+    let (_, out) = knav(&t, &["body", "big", "--max-definitions", "10"]);
+    assert!(out.contains("[1-4 of 6 · offset=4 for more]"), "{out}");
+}
+
+#[test]
+fn a_body_line_longer_than_the_line_cap_is_cut_with_an_ellipsis() {
+    let src = format!(
+        "int wide(void)\n{{\n\treturn {};\n}}\n",
+        "1 + ".repeat(2000) + "1"
+    );
+    let t = tree("body-line", &[("wide.c", src.as_bytes())]);
+    let (_, v) = json(&t, &["body", "wide"]);
+    let body = v["results"][0]["body"].as_str().unwrap();
+    let third = body.lines().nth(2).unwrap();
+    assert_eq!(third.chars().count(), 1001, "{third}");
+    assert!(third.ends_with('…'), "{third}");
+    assert!(body.ends_with("\n}"), "{body}");
+}

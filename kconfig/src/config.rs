@@ -70,6 +70,8 @@ pub struct Config {
     /// True for a whole `.config`: a symbol it does not mention is not set. A macro list names
     /// only some symbols: the others are unknown.
     complete: bool,
+    /// True for [`Config::all_yes`]: every symbol is `y`.
+    all_yes: bool,
 }
 
 /// What a `.config` makes of a preprocessor macro name.
@@ -119,6 +121,7 @@ impl Config {
         Ok(Config {
             values,
             complete: true,
+            all_yes: false,
         })
     }
 
@@ -140,7 +143,18 @@ impl Config {
         Ok(Config {
             values,
             complete: false,
+            all_yes: false,
         })
+    }
+
+    /// Every symbol set to `y`: what is built only when a symbol is *not* set is not built
+    /// under it (a no-MMU fallback), which is how code built in common configurations is told
+    /// from the rest without a `.config`.
+    pub fn all_yes() -> Config {
+        Config {
+            all_yes: true,
+            ..Config::default()
+        }
     }
 
     /// The value of symbol `name` (`CONFIG_` prefix included); `None` when the config does not
@@ -148,6 +162,7 @@ impl Config {
     pub fn value(&self, name: &str) -> Option<&Value> {
         match self.values.get(&key(name)) {
             Some(v) => Some(v),
+            None if self.all_yes && name.starts_with("CONFIG_") => Some(&Value::Yes),
             None if self.complete && name.starts_with("CONFIG_") => Some(&Value::No),
             None => None,
         }

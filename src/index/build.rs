@@ -909,7 +909,12 @@ pub fn build_segment(
         meta.runs += summary.runs;
     }
     let merged_at = started.elapsed();
-    for name in segment_files() {
+    // The definer tables are written by a full build only (a delta uses its base's).
+    let optional = [DEFINES_FILE, DEFINERS_FILE]
+        .into_iter()
+        .filter(|f| out_dir.join(f).is_file())
+        .map(String::from);
+    for name in segment_files().into_iter().chain(optional) {
         let path = out_dir.join(&name);
         let len = std::fs::metadata(&path).map_err(io)?.len();
         meta.lengths.push((name.to_string(), len));

@@ -1,5 +1,6 @@
 //! get_symbol_body: the source text of a definition.
 
+use super::span::function_span;
 use super::{not_found, valid_name, Query, MAX_BODY_LINES};
 use crate::envelope::{Envelope, Results};
 
@@ -7,6 +8,52 @@ use crate::envelope::{Envelope, Results};
 pub const DEFAULT_BODIES: u64 = 3;
 /// Bodies shown at most: `max_definitions` above it is cut, and the answer says so.
 pub const MAX_BODIES: u64 = 50;
+/// Bytes of one body shown at most (a generated file's function can be one 60 MB line).
+pub const MAX_BODY_BYTES: usize = 64 << 10;
+/// Bytes of all the bodies of one answer at most.
+pub const MAX_ANSWER_BODY_BYTES: usize = 256 << 10;
+/// A body's line is cut at this many characters (code is read whole up to there).
+pub const MAX_BODY_LINE_CHARS: usize = 1000;
+
+/// `text` as a body to show: each line cut at [`MAX_BODY_LINE_CHARS`] characters (with `…`),
+/// the whole at a line's end within `budget` bytes; `skipped` prefixes a `…` (the first line
+/// started before the text). True when lines were left out for the budget.
+fn fit(text: &[u8], skipped: bool, budget: usize) -> (String, bool) {
+    let mut out = String::new();
+    if skipped {
+        out.push('…');
+    }
+    for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+        // A char is at most 4 bytes: this prefix holds every char shown.
+        let head = &line[..line.len().min(MAX_BODY_LINE_CHARS * 4 + 4)];
+        let head = String::from_utf8_lossy(head);
+        let mut shown: String = head.chars().take(MAX_BODY_LINE_CHARS).collect();
+        if shown.len() < head.len() || head.len() < line.len() {
+            shown.push('…');
+        }
+        let sep = usize::from(n > 0);
+        if out.len() + sep + shown.len() > budget {
+            if n == 0 {
+                // The first line alone is over the budget: as much of it as fits.
+                let mut cut: String = String::new();
+                for c in shown.chars() {
+                    if out.len() + cut.len() + c.len_utf8() + '…'.len_utf8() > budget {
+                        break;
+                    }
+                    cut.push(c);
+                }
+                out.push_str(&cut);
+                out.push('…');
+            }
+            return (out, true);
+        }
+        if sep == 1 {
+            out.push('\n');
+        }
+        out.push_str(&shown);
+    }
+    (out, false)
+}
 
 /// Answers get_symbol_body for `symbol`, with at most `max_definitions` bodies (0: 3).
 pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Envelope {
@@ -69,31 +116,69 @@ fn bodies(q: &Query<'_>, symbol: &str, max: u64) -> Envelope {
     let mut env = q.envelope(TOOL);
     env.hidden = hidden;
     let page = q.paginate_by(&mut env, defs, max);
-    let records = page
-        .iter()
-        .map(|(f, active)| {
-            let end = f.def.end_line.unwrap_or(f.def.line);
-            let cut = end.saturating_sub(f.def.line) + 1 > MAX_BODY_LINES;
-            let last = if cut {
-                f.def.line + MAX_BODY_LINES - 1
-            } else {
-                end
-            };
-            // The body's lines first: the record's snippet comes from the same read.
-            let body = q
-                .text_at(f.seg, f.def.file, f.def.line, last)
-                .map(|s| s.lines(f.def.line, last))
-                .unwrap_or_default();
-            let mut r = q.def_record(f);
-            if q.page.active.is_some() {
-                r.active = Some(*active);
-            }
-            r.end_line = Some(end);
-            r.body = Some(body);
-            r.body_truncated = cut.then_some(true);
-            r
-        })
-        .collect();
+    let mut records = Vec::with_capacity(page.len());
+    let mut left = MAX_ANSWER_BODY_BYTES;
+    for (f, active) in &page {
+        let end = f.def.end_line.unwrap_or(f.def.line);
+        let cut = end.saturating_sub(f.def.line) + 1 > MAX_BODY_LINES;
+        let last = if cut {
+            f.def.line + MAX_BODY_LINES - 1
+        } else {
+            end
+        };
+        // The body's lines first: the record's snippet comes from the same read.
+        let braces = f.def.kind == knav_ctags::Kind::Function;
+        let span = q
+            .text_at(f.seg, f.def.file, f.def.line, last)
+            .and_then(|s| {
+                function_span(
+                    &s,
+                    f.def.line,
+                    last,
+                    f.def.name,
+                    braces,
+                    MAX_BODY_LINE_CHARS,
+                )
+            });
+        let budget = left.min(MAX_BODY_BYTES);
+        let (body, over) = match &span {
+            Some(span) => fit(&span.text, span.skipped > 0, budget),
+            None => (String::new(), false),
+        };
+        if over && budget < MAX_BODY_BYTES && !records.is_empty() {
+            // The answer is full: this body starts the next page instead of showing a stub.
+            break;
+        }
+        left -= body.len().min(left);
+        let mut r = q.def_record(f);
+        if q.page.active.is_some() {
+            r.active = Some(*active);
+        }
+        r.end_line = Some(end);
+        r.body = Some(body);
+        r.body_truncated = (cut || over).then_some(true);
+        r.body_cut = if over {
+            Some(format!("{budget} bytes"))
+        } else {
+            cut.then(|| format!("{MAX_BODY_LINES} lines"))
+        };
+        if over {
+            env.warn(format!(
+                "the body of {} at {}:{} is cut at {budget} bytes; read lines {}-{end} of the file for the rest",
+                f.def.name, r.path, f.def.line, f.def.line
+            ));
+        }
+        records.push(r);
+    }
+    if records.len() < page.len() {
+        env.truncated = true;
+        env.warn(format!(
+            "bodies stop at {MAX_ANSWER_BODY_BYTES} bytes an answer: {} of {} on this page; offset={} for the rest",
+            records.len(),
+            page.len(),
+            env.offset.saturating_add(records.len() as u64)
+        ));
+    }
     env.results = Some(Results::Records(records));
     if let Some((name, how)) = &resolved {
         super::def::mark_resolved(&mut env, name);
@@ -125,12 +210,18 @@ fn kconfig_bodies(
             let (first, end) = (k.entry.line, k.entry.end_line.max(k.entry.line));
             let last = end.min(first + MAX_BODY_LINES - 1);
             r.end_line = Some(end);
-            r.body = Some(
-                q.source(&k.path)
-                    .map(|s| s.lines(first, last))
-                    .unwrap_or_default(),
-            );
-            r.body_truncated = (last < end).then_some(true);
+            let text = q
+                .source(&k.path)
+                .map(|s| s.lines(first, last))
+                .unwrap_or_default();
+            let (body, over) = fit(text.as_bytes(), false, MAX_BODY_BYTES);
+            r.body = Some(body);
+            r.body_truncated = (last < end || over).then_some(true);
+            r.body_cut = if over {
+                Some(format!("{MAX_BODY_BYTES} bytes"))
+            } else {
+                (last < end).then(|| format!("{MAX_BODY_LINES} lines"))
+            };
             r
         })
         .collect();

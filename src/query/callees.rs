@@ -1,5 +1,8 @@
 //! find_callees: what a function calls, read from its body.
 
+use std::collections::HashSet;
+
+use super::span::function_span;
 use super::{not_found, valid_name, Found, Query};
 use crate::envelope::{Callee, Callees, Envelope, Results};
 use knav_ctags::Kind;
@@ -7,14 +10,21 @@ use knav_ctags::Kind;
 /// At most this many distinct callees are listed a page.
 pub const MAX_CALLEES: usize = 40;
 
-/// The distinct names called in the body of `f`, with the line of their first call.
+/// The distinct names called in the body of `f`, with the line of their first call: read from
+/// its name to its closing `}` (a function sharing its line with others calls only its own),
+/// in time linear in the body.
 pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<(String, u32)> {
     let end = f.def.end_line.unwrap_or(f.def.line);
     let Some(src) = q.text_at(f.seg, f.def.file, f.def.line, end) else {
         return Vec::new();
     };
-    let body = src.lines(f.def.line, end);
-    let scanned = crate::scan::scan(body.as_bytes());
+    let braces = f.def.kind == Kind::Function;
+    let Some(span) = function_span(&src, f.def.line, end, f.def.name, braces, 0) else {
+        return Vec::new();
+    };
+    let body = &span.text;
+    let scanned = crate::scan::scan(body);
+    let mut seen: HashSet<&[u8]> = HashSet::new();
     let mut out: Vec<(String, u32)> = Vec::new();
     for o in scanned
         .occurrences
@@ -22,11 +32,19 @@ pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<(String, u32)> {
         .filter(|o| o.role == crate::scan::Role::Call)
     {
         let name = &body[o.start as usize..o.start as usize + o.len as usize];
-        let line = f.def.line + o.line - 1;
-        if (name == f.def.name && line == f.def.line) || out.iter().any(|(n, _)| n == name) {
+        // The definition's own name (found, or where a macro made it, on its first line).
+        let own = match span.name_at {
+            Some(at) => o.start as usize == at,
+            None => o.line == 1 && name == f.def.name.as_bytes(),
+        };
+        if own || !seen.insert(name) {
             continue;
         }
-        out.push((name.to_string(), line));
+        // Identifiers are ASCII: the scanner reports no other bytes as one.
+        out.push((
+            String::from_utf8_lossy(name).into_owned(),
+            f.def.line + o.line - 1,
+        ));
     }
     out
 }

@@ -180,12 +180,12 @@ impl Counts {
     fn export(&mut self, q: &Query<'_>, s: usize, p: &Posting) {
         // `EXPORT_TRACEPOINT_SYMBOL(kfree)` exports the tracepoint, not the function: it is
         // reported only when nothing else exports the name.
-        let settled = self
-            .exported
-            .as_ref()
-            .is_some_and(|e| !e.macro_name.starts_with("EXPORT_TRACEPOINT"));
+        // Nor is a rare build's export (mm/nommu.c's vfree) when a common one exports it too.
+        let path = q.path(s, p.file);
+        let settled = self.exported.as_ref().is_some_and(|e| {
+            !e.macro_name.starts_with("EXPORT_TRACEPOINT") && (!q.rare(&e.path) || q.rare(path))
+        });
         if !settled {
-            let path = q.path(s, p.file);
             let macro_name =
                 macro_on_line(q, s, p.file, p.line).unwrap_or_else(|| "EXPORT_SYMBOL".into());
             if self.exported.is_none() || !macro_name.starts_with("EXPORT_TRACEPOINT") {

@@ -1,8 +1,9 @@
 //! Answering questions from an open index: each tool builds an [`Envelope`].
 //!
 //! The tools share [`Query`] (the snapshot, paging and a cache of source files read for
-//! snippets) and the definition lookup with its ranking: bodies before prototypes and `extern`
-//! declarations, the kernel proper before `tools/`, `samples/` and selftests, then path order.
+//! snippets) and the definition lookup with its ranking: the kernel proper before `tools/`,
+//! `samples/` and selftests, code of common builds before `arch/um` and no-MMU or
+//! negated-condition files, bodies before prototypes and `extern` declarations, then path order.
 
 mod body;
 mod callees;
@@ -13,6 +14,7 @@ mod nearmiss;
 mod reach;
 mod refs;
 pub mod source;
+mod span;
 mod symbols;
 
 use std::cell::RefCell;
@@ -90,11 +92,24 @@ pub struct Query<'s> {
     last_file: RefCell<Option<(FileKey, std::rc::Rc<FileFacts>)>>,
     /// Kbuild atoms evaluated under the active config, by id, once per query.
     kbuild_atoms: RefCell<crate::index::buildfiles::AtomCache>,
+    /// Kbuild atoms evaluated with every symbol `y` ([`Query::rare`]).
+    all_yes_atoms: RefCell<crate::index::buildfiles::AtomCache>,
     /// The active config's architecture, looked up once.
     arch: std::cell::OnceCell<Option<&'static str>>,
     /// Files not read because they changed since indexing (now a link, …), with what they are.
     pub changed: RefCell<Vec<(String, &'static str)>>,
+    /// The last line longer than [`LONG_LINE`] asked for a column, and where each name is on it.
+    long_line: RefCell<Option<(LineKey, LineNames)>>,
 }
+
+/// A line of a file of the snapshot: `(segment, file id, line)`.
+type LineKey = (usize, u32, u32);
+
+/// The byte offsets of each identifier on one line.
+type LineNames = HashMap<Box<[u8]>, Vec<u32>>;
+
+/// Lines longer than this many bytes are scanned once per query for columns.
+const LONG_LINE: usize = 4096;
 
 /// What [`Query::definitions_visiting`] shows of a name's postings in one segment.
 pub enum Visit<'a> {
@@ -150,9 +165,11 @@ impl<'s> Query<'s> {
             files: RefCell::new(Default::default()),
             decided: RefCell::new(Default::default()),
             kbuild_atoms: RefCell::new(Default::default()),
+            all_yes_atoms: RefCell::new(Default::default()),
             last_file: RefCell::new(None),
             arch: std::cell::OnceCell::new(),
             changed: RefCell::new(Vec::new()),
+            long_line: RefCell::new(None),
         }
     }
 
@@ -301,11 +318,48 @@ impl<'s> Query<'s> {
                 }
             }
         }
-        out.sort_by_cached_key(|f| {
-            let path = self.snap.segments[f.seg].file_path(f.def.file);
-            (rank(f.def.kind, path), path.to_string(), f.def.line)
-        });
+        if out.len() > 1 {
+            out.sort_by_cached_key(|f| {
+                let path = self.snap.segments[f.seg].file_path(f.def.file);
+                let (copies, decl, arch) = rank(f.def.kind, path);
+                (
+                    copies,
+                    self.rare(path),
+                    decl,
+                    arch,
+                    path.to_string(),
+                    f.def.line,
+                )
+            });
+        }
         out
+    }
+
+    /// True when a file is built only in uncommon configurations, so that without a config a
+    /// name's usual definition comes first: User-mode Linux's `arch/um` (which carries its own
+    /// copies of kernel names, `printk` among them), the no-MMU variants (`mm/nommu.c`: Kbuild
+    /// picks it by overriding `mmu-y := nommu.o`, which the Kbuild reader does not follow), and
+    /// generic C files Kbuild builds only when a symbol is *not* set (not built with every
+    /// symbol `y`).
+    pub fn rare(&self, path: &str) -> bool {
+        if path.starts_with("arch/um/")
+            || path.rsplit('/').next().is_some_and(|f| f.contains("nommu"))
+        {
+            return true;
+        }
+        let Some(build) = &self.snap.build else {
+            return false;
+        };
+        // Architectures' own choices (`ifeq ($(CONFIG_X86_32),y) … else …`) are left alone.
+        if path.starts_with("arch/") || !(path.ends_with(".c") || path.ends_with(".S")) {
+            return false;
+        }
+        static ALL_YES: std::sync::LazyLock<knav_kconfig::Config> =
+            std::sync::LazyLock::new(knav_kconfig::Config::all_yes);
+        matches!(
+            build.decide_file(path, &ALL_YES, &mut self.all_yes_atoms.borrow_mut()),
+            knav_kconfig::kbuild::Decision::Hidden(_)
+        )
     }
 
     /// Every live posting of `name`, as `(segment, posting)`, in segment then file order.
@@ -401,12 +455,59 @@ impl<'s> Query<'s> {
     /// The 1-based column of the `nth` (0-based) occurrence of `name` on line `line` of file
     /// `file` of segment `seg`.
     pub fn column_at(&self, seg: usize, file: u32, line: u32, name: &str, nth: usize) -> u32 {
-        source::column(
-            self.text_at(seg, file, line, line).as_deref(),
-            line,
-            name,
-            nth,
-        )
+        let src = self.text_at(seg, file, line, line);
+        let Some(l) = src.as_deref().and_then(|s| s.line(line)) else {
+            return 1;
+        };
+        if l.len() <= LONG_LINE {
+            return source::column(src.as_deref(), line, name, nth);
+        }
+        if nth == 0 {
+            // A definition's name: read up to it, not the whole line.
+            return span::find_name(l, 0, name.as_bytes()).map_or(1, |c| c as u32 + 1);
+        }
+        // A long line is scanned once for all the rows on it (a generated file's one line can
+        // hold thousands of them).
+        let mut cache = self.long_line.borrow_mut();
+        if cache
+            .as_ref()
+            .is_none_or(|(at, _)| *at != (seg, file, line))
+        {
+            let mut names = LineNames::new();
+            for o in crate::scan::scan(l).occurrences {
+                let w = &l[o.start as usize..o.start as usize + o.len as usize];
+                names.entry(w.into()).or_default().push(o.start);
+            }
+            *cache = Some(((seg, file, line), names));
+        }
+        cache
+            .as_ref()
+            .and_then(|(_, names)| names.get(name.as_bytes())?.get(nth).copied())
+            .map_or(1, |c| c + 1)
+    }
+
+    /// Line `line` of a file cut for display, from a little before byte column `col` when the
+    /// cut would leave it out (a call deep into a long line is shown, not the line's start).
+    pub fn snippet_near(&self, seg: usize, file: u32, line: u32, col: u32) -> String {
+        let src = self.text_at(seg, file, line, line);
+        let Some(l) = src.as_deref().and_then(|s| s.line(line)) else {
+            return String::new();
+        };
+        let at = (col as usize).saturating_sub(1).min(l.len());
+        /// Characters shown before the column.
+        const BEFORE: usize = 40;
+        let head = &l[..at.min(MAX_LINE_CHARS * 4)];
+        if l.len() <= MAX_LINE_CHARS
+            || String::from_utf8_lossy(head).chars().count() + BEFORE < MAX_LINE_CHARS
+        {
+            return source::cut(l);
+        }
+        let mut from = at.saturating_sub(BEFORE);
+        // Start on a character, not inside one.
+        while from < at && l[from] & 0xC0 == 0x80 {
+            from += 1;
+        }
+        format!("…{}", source::cut(&l[from..]))
     }
 
     /// The source line `line` of `path`, cut for display; empty when unreadable.
@@ -484,8 +585,8 @@ impl<'s> Query<'s> {
     /// A record for a definition.
     pub fn def_record(&self, f: &Found<'_>) -> Record {
         let path = self.path(f.seg, f.def.file);
-        let snippet = self.snippet_at(f.seg, f.def.file, f.def.line);
         let col = self.column_at(f.seg, f.def.file, f.def.line, f.def.name, 0);
+        let snippet = self.snippet_near(f.seg, f.def.file, f.def.line, col);
         let (_, macro_signature) = self.macro_shape(f);
         Record {
             symbol: f.def.name.to_string(),
@@ -723,9 +824,9 @@ impl<'s> Query<'s> {
 }
 
 /// Ranking key of a definition, smaller first: the kernel proper before `tools/`, `samples/`,
-/// selftests and documentation (which carry their own copies of kernel names); then bodies
-/// before members, and both before prototypes and `extern` declarations; then generic code
-/// before one architecture's.
+/// selftests and documentation (which carry their own copies of kernel names); then (after
+/// [`Query::rare`] code) bodies before members, and both before prototypes and `extern`
+/// declarations; then generic code before one architecture's.
 pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
     let copies = path.starts_with("tools/")
         || path.starts_with("samples/")

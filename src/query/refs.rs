@@ -10,7 +10,7 @@ use crate::envelope::{Envelope, FileGroup, Hidden, Record, Results};
 pub const AUTO_GROUP_ABOVE: usize = 200;
 
 /// How references are listed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum GroupBy {
     /// One row per reference up to 200, else one row per file.
     #[default]
@@ -193,17 +193,18 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
             let def = defs
                 .iter()
                 .find(|f| f.seg == s && f.def.file == p.file && f.def.line == p.line);
+            let col = q.column_at(s, p.file, p.line, symbol, *nth);
             Record {
                 symbol: symbol.to_string(),
                 path: path.to_string(),
                 line: p.line,
-                col: q.column_at(s, p.file, p.line, symbol, *nth),
+                col,
                 kind: def.map(|f| f.def.kind.name().to_string()),
                 typeref: def.and_then(|f| f.def.typeref.map(str::to_string)),
                 scope: def.and_then(|f| f.def.scope.map(str::to_string)),
                 signature: def.and_then(|f| q.macro_shape(f).1),
                 guard: q.guard(s, p.file, p.line),
-                snippet: q.snippet_at(s, p.file, p.line),
+                snippet: q.snippet_near(s, p.file, p.line, col),
                 role: Some(role.to_string()),
                 caller: q.enclosing_function(s, p.file, p.line),
                 active,

@@ -266,7 +266,11 @@ pub fn nth_identifier(line: &[u8], name: &str, nth: usize) -> Option<usize> {
 
 /// A line for display: trimmed, tabs kept, cut at [`MAX_LINE_CHARS`] characters.
 pub fn cut(line: &[u8]) -> String {
-    let s = String::from_utf8_lossy(line);
+    // A char is at most 4 bytes: this prefix holds every char shown, and a 60 MB line is not
+    // converted whole for 200 characters of it.
+    let head = line.trim_ascii_start();
+    let head = &head[..head.len().min(MAX_LINE_CHARS * 4 + 4)];
+    let s = String::from_utf8_lossy(head);
     let s = s.trim();
     if s.chars().count() <= MAX_LINE_CHARS {
         return s.to_string();

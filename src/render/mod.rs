@@ -6,7 +6,7 @@ mod text;
 pub use text::text;
 
 /// Output format.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// Compact text for people and agents.
     #[default]

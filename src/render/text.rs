@@ -79,6 +79,147 @@ fn record_row(r: &Record, out: &mut String) {
     );
 }
 
+/// Definition, reference and body rows.
+fn records(rs: &[Record], out: &mut String) -> usize {
+    for r in rs {
+        if let Some(body) = &r.body {
+            let _ = writeln!(
+                out,
+                "{}:{}-{}:{}",
+                r.path,
+                r.line,
+                r.end_line.unwrap_or(r.line),
+                tags(r.kind.as_deref(), &r.guard)
+            );
+            let _ = writeln!(out, "{body}");
+            if r.body_truncated == Some(true) {
+                let cap = r
+                    .body_cut
+                    .clone()
+                    .unwrap_or_else(|| format!("{} lines", crate::query::MAX_BODY_LINES));
+                let _ = writeln!(out, "… (body cut at {cap})");
+            }
+        } else {
+            record_row(r, out);
+        }
+    }
+    rs.len()
+}
+
+/// References grouped by file: one row per file.
+fn groups(gs: &[crate::envelope::FileGroup], out: &mut String) -> usize {
+    for g in gs {
+        let mut lines: Vec<String> = g.lines.iter().take(12).map(u32::to_string).collect();
+        if g.lines.len() > 12 {
+            lines.push("…".into());
+        }
+        let _ = writeln!(
+            out,
+            "{}: {} refs (lines {})",
+            g.path,
+            g.count,
+            lines.join(", ")
+        );
+    }
+    gs.len()
+}
+
+/// Call sites: one row per caller and file, the first call's line, then the other lines.
+fn calls(cs: &[crate::envelope::CallSite], out: &mut String) -> usize {
+    // One row per caller and file: the first call's line, then the other lines.
+    let mut i = 0;
+    while i < cs.len() {
+        let c = &cs[i];
+        let mut j = i + 1;
+        while j < cs.len() && cs[j].caller == c.caller && cs[j].path == c.path {
+            j += 1;
+        }
+        let caller = c.caller.as_deref().unwrap_or("(file scope)");
+        let more = if j - i > 1 {
+            let rest: Vec<String> = cs[i + 1..j]
+                .iter()
+                .take(5)
+                .map(|c| c.line.to_string())
+                .collect();
+            let ell = if j - i - 1 > 5 { ", …" } else { "" };
+            format!("  (+{} more: {}{ell})", j - i - 1, rest.join(", "))
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "{caller}  {}:{}: {}{}{more}",
+            c.path,
+            c.line,
+            c.snippet,
+            tags(None, &c.guard)
+        );
+        i = j;
+    }
+    cs.len()
+}
+
+/// What a function calls, one row per callee.
+fn callees(env: &Envelope, c: &crate::envelope::Callees, out: &mut String) -> usize {
+    let _ = writeln!(
+        out,
+        "{} ({}:{}) calls {}:",
+        c.symbol, c.path, c.line, env.total
+    );
+    for e in &c.callees {
+        let at = e.defined_at.as_deref().unwrap_or("(no definition indexed)");
+        let _ = writeln!(out, "  {}  line {} → {at}", e.symbol, e.line);
+    }
+    c.callees.len()
+}
+
+/// The call chain found, if any.
+fn reach(r: &crate::envelope::Reach, out: &mut String) -> usize {
+    if r.reachable {
+        let _ = writeln!(
+            out,
+            "{} reaches {} in {} calls: {}",
+            r.from,
+            r.to,
+            r.chain.len().saturating_sub(1),
+            r.chain.join(" → ")
+        );
+    }
+    usize::from(r.reachable)
+}
+
+/// What a build or refresh did, and what it could not index.
+fn index_report(r: &crate::index::UpdateReport, out: &mut String) -> usize {
+    let _ = writeln!(
+        out,
+        "index {}: {} files scanned, {} unindexed; {} changed, {} added, {} deleted in {} ms",
+        r.mode, r.files_scanned, r.files_unindexed, r.changed, r.added, r.deleted, r.elapsed_ms
+    );
+    for e in r.walk_errors.iter().take(20) {
+        let _ = writeln!(out, "  skipped: {e}");
+    }
+    for why in r.unindexed_sources.iter().take(20) {
+        let _ = writeln!(out, "  not indexed: {why}");
+    }
+    if r.unindexed_sources.len() > 20 {
+        let _ = writeln!(out, "  … and {} more", r.unindexed_sources.len() - 20);
+    }
+    if let Some(b) = &r.build_files {
+        let _ = writeln!(out, "  {b}");
+    }
+    if !r.macro_definitions.is_empty() {
+        let total: u64 = r.macro_definitions.values().sum();
+        let mut by_count: Vec<_> = r.macro_definitions.iter().collect();
+        by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let list: Vec<String> = by_count.iter().map(|(f, n)| format!("{f} {n}")).collect();
+        let _ = writeln!(
+            out,
+            "  {total} definitions made by kernel macros: {}",
+            list.join(", ")
+        );
+    }
+    1
+}
 /// The pagination footer: `[first-last of total · offset=K for more]`, `[first-last of total]`
 /// past the first page, `[none of total at offset=K]` past the end; nothing for a whole answer.
 /// Saturating: an offset near 2^64 must not wrap the numbers shown.
@@ -118,136 +259,12 @@ pub fn text(env: &Envelope) -> String {
     }
     summary(env, &mut out);
     let shown = match &env.results {
-        Some(Results::Records(rs)) => {
-            for r in rs {
-                if let Some(body) = &r.body {
-                    let _ = writeln!(
-                        out,
-                        "{}:{}-{}:{}",
-                        r.path,
-                        r.line,
-                        r.end_line.unwrap_or(r.line),
-                        tags(r.kind.as_deref(), &r.guard)
-                    );
-                    let _ = writeln!(out, "{body}");
-                    if r.body_truncated == Some(true) {
-                        let _ = writeln!(
-                            out,
-                            "… (body cut at {} lines)",
-                            crate::query::MAX_BODY_LINES
-                        );
-                    }
-                } else {
-                    record_row(r, &mut out);
-                }
-            }
-            rs.len()
-        }
-        Some(Results::Groups(gs)) => {
-            for g in gs {
-                let mut lines: Vec<String> = g.lines.iter().take(12).map(u32::to_string).collect();
-                if g.lines.len() > 12 {
-                    lines.push("…".into());
-                }
-                let _ = writeln!(
-                    out,
-                    "{}: {} refs (lines {})",
-                    g.path,
-                    g.count,
-                    lines.join(", ")
-                );
-            }
-            gs.len()
-        }
-        Some(Results::Calls(cs)) => {
-            // One row per caller and file: the first call's line, then the other lines.
-            let mut i = 0;
-            while i < cs.len() {
-                let c = &cs[i];
-                let mut j = i + 1;
-                while j < cs.len() && cs[j].caller == c.caller && cs[j].path == c.path {
-                    j += 1;
-                }
-                let caller = c.caller.as_deref().unwrap_or("(file scope)");
-                let more = if j - i > 1 {
-                    let rest: Vec<String> = cs[i + 1..j]
-                        .iter()
-                        .take(5)
-                        .map(|c| c.line.to_string())
-                        .collect();
-                    let ell = if j - i - 1 > 5 { ", …" } else { "" };
-                    format!("  (+{} more: {}{ell})", j - i - 1, rest.join(", "))
-                } else {
-                    String::new()
-                };
-                let _ = writeln!(
-                    out,
-                    "{caller}  {}:{}: {}{}{more}",
-                    c.path,
-                    c.line,
-                    c.snippet,
-                    tags(None, &c.guard)
-                );
-                i = j;
-            }
-            cs.len()
-        }
-        Some(Results::Callees(c)) => {
-            let _ = writeln!(
-                out,
-                "{} ({}:{}) calls {}:",
-                c.symbol, c.path, c.line, env.total
-            );
-            for e in &c.callees {
-                let at = e.defined_at.as_deref().unwrap_or("(no definition indexed)");
-                let _ = writeln!(out, "  {}  line {} → {at}", e.symbol, e.line);
-            }
-            c.callees.len()
-        }
-        Some(Results::Reach(r)) => {
-            if r.reachable {
-                let _ = writeln!(
-                    out,
-                    "{} reaches {} in {} calls: {}",
-                    r.from,
-                    r.to,
-                    r.chain.len().saturating_sub(1),
-                    r.chain.join(" → ")
-                );
-            }
-            usize::from(r.reachable)
-        }
-        Some(Results::Index(r)) => {
-            let _ = writeln!(
-                out,
-                "index {}: {} files scanned, {} unindexed; {} changed, {} added, {} deleted in {} ms",
-                r.mode, r.files_scanned, r.files_unindexed, r.changed, r.added, r.deleted, r.elapsed_ms
-            );
-            for e in r.walk_errors.iter().take(20) {
-                let _ = writeln!(out, "  unreadable: {e}");
-            }
-            for why in r.unindexed_sources.iter().take(20) {
-                let _ = writeln!(out, "  not indexed: {why}");
-            }
-            if r.unindexed_sources.len() > 20 {
-                let _ = writeln!(out, "  … and {} more", r.unindexed_sources.len() - 20);
-            }
-            if let Some(b) = &r.build_files {
-                let _ = writeln!(out, "  {b}");
-            }
-            if !r.macro_definitions.is_empty() {
-                let total: u64 = r.macro_definitions.values().sum();
-                let mut by_count: Vec<_> = r.macro_definitions.iter().collect();
-                by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-                let list: Vec<String> = by_count.iter().map(|(f, n)| format!("{f} {n}")).collect();
-                let _ = writeln!(
-                    out,
-                    "  {total} definitions made by kernel macros: {}",
-                    list.join(", ")
-                );
-            }
-            1
-        }
+        Some(Results::Records(rs)) => records(rs, &mut out),
+        Some(Results::Groups(gs)) => groups(gs, &mut out),
+        Some(Results::Calls(cs)) => calls(cs, &mut out),
+        Some(Results::Callees(c)) => callees(env, c, &mut out),
+        Some(Results::Reach(r)) => reach(r, &mut out),
+        Some(Results::Index(r)) => index_report(r, &mut out),
         None => 0,
     };
     if let Some(m) = &env.message {

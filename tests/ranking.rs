@@ -1,0 +1,111 @@
+//! Which definition comes first when a name has many: without a config, code of common builds
+//! before User-mode Linux, no-MMU variants and files Kbuild builds only when a symbol is not
+//! set; with one, what it builds. Each test writes its own tree.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+mod common;
+use common::Tree;
+
+fn json(tree: &Tree, args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(args)
+        .args(["--format", "json", "--root"])
+        .arg(&tree.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+fn tree(name: &str, files: &[(&str, &str)]) -> Tree {
+    let root = std::env::temp_dir().join(format!("knav-rank-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for (path, text) in files {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    Tree { root }
+}
+
+fn paths(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_kernels_printk_define_ranks_before_user_mode_linuxs_static_inline() {
+    let t = tree(
+        "printk",
+        &[
+            (
+                "arch/um/include/shared/user.h",
+                "static inline int printk(const char *fmt, ...)\n{\n\treturn 0;\n}\n",
+            ),
+            (
+                "include/linux/printk.h",
+                "#define printk(fmt, ...) _printk(fmt, ##__VA_ARGS__)\n",
+            ),
+        ],
+    );
+    assert_eq!(
+        paths(&json(&t, &["def", "printk"])),
+        ["include/linux/printk.h", "arch/um/include/shared/user.h"]
+    );
+}
+
+#[test]
+fn vmalloc_c_ranks_before_nommu_c() {
+    let body = "void vfree(const void *addr)\n{\n}\nEXPORT_SYMBOL(vfree);\n";
+    let t = tree(
+        "vfree",
+        &[
+            ("Kbuild", "obj-y += mm/\n"),
+            (
+                "mm/Makefile",
+                "mmu-y := nommu.o\nmmu-$(CONFIG_MMU) := vmalloc.o\nobj-y := util.o $(mmu-y)\n",
+            ),
+            ("mm/nommu.c", body),
+            ("mm/vmalloc.c", body),
+        ],
+    );
+    let v = json(&t, &["def", "vfree"]);
+    assert_eq!(paths(&v), ["mm/vmalloc.c", "mm/nommu.c"]);
+    // Both export it: the summary names the common build's export.
+    assert_eq!(v["exported"]["path"], "mm/vmalloc.c", "{v}");
+}
+
+#[test]
+fn a_file_built_only_when_a_symbol_is_not_set_ranks_after_the_usual_one() {
+    let body = "int lib_op(void)\n{\n\treturn 0;\n}\n";
+    let t = tree(
+        "negated",
+        &[
+            ("Kbuild", "obj-y += lib/\n"),
+            (
+                "lib/Makefile",
+                "obj-$(CONFIG_GENERIC_OP) += z_generic.o\nifndef CONFIG_GENERIC_OP\nobj-y += a_fallback.o\nendif\n",
+            ),
+            ("lib/a_fallback.c", body),
+            ("lib/z_generic.c", body),
+        ],
+    );
+    assert_eq!(
+        paths(&json(&t, &["def", "lib_op"])),
+        ["lib/z_generic.c", "lib/a_fallback.c"]
+    );
+    // With a config, what it builds.
+    let v = json(
+        &t,
+        &["def", "lib_op", "--active-config", "CONFIG_GENERIC_OP=n"],
+    );
+    assert_eq!(paths(&v), ["lib/a_fallback.c"]);
+}
