@@ -118,9 +118,12 @@ fn options_hash(opts: &BuildOptions, max_file_bytes: u64) -> u64 {
     codec::hash64(s.as_bytes())
 }
 
+/// Bytes of the files of one segment or build-file part directory.
 fn dir_size(dir: &Path) -> u64 {
-    walkdir::WalkDir::new(dir)
+    // A segment directory holds only files: one level is all there is to read.
+    std::fs::read_dir(dir)
         .into_iter()
+        .flatten()
         .flatten()
         .filter_map(|e| e.metadata().ok())
         .filter(|m| m.is_file())
