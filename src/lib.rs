@@ -20,3 +20,25 @@ pub mod scan;
 pub mod serve;
 pub mod settings;
 pub mod walk;
+
+/// Cases a property test runs: its own count `n`, or `PROPTEST_CASES` when set
+/// (`ProptestConfig::with_cases` alone would ignore the variable the README gives).
+#[cfg(test)]
+pub(crate) fn proptest_cases(n: u32) -> u32 {
+    cases_from(std::env::var("PROPTEST_CASES").ok().as_deref(), n)
+}
+
+#[cfg(test)]
+fn cases_from(env: Option<&str>, n: u32) -> u32 {
+    env.and_then(|v| v.trim().parse().ok()).unwrap_or(n)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn proptest_cases_in_the_environment_override_a_tests_own_count() {
+        assert_eq!(super::cases_from(Some("100000"), 48), 100_000);
+        assert_eq!(super::cases_from(None, 48), 48);
+        assert_eq!(super::cases_from(Some("many"), 1000), 1000);
+    }
+}

@@ -88,6 +88,19 @@ pub fn quote(s: &str) -> String {
     }
 }
 
+/// `path` for an error: whole when short, else its first characters and its length (an
+/// `active_config` argument of 60 KB names no file, and must not come back whole).
+fn shown(path: &std::path::Path) -> String {
+    let s = path.display().to_string();
+    match s.char_indices().nth(MAX_SHOWN_PATH) {
+        None => s,
+        Some((cut, _)) => format!("{}… ({} bytes)", &s[..cut], s.len()),
+    }
+}
+
+/// Characters of a path an error shows.
+const MAX_SHOWN_PATH: usize = 200;
+
 /// Checks the sizes and shape of `ask`'s strings before any lookup.
 fn check(ask: &Ask) -> Result<(), String> {
     let name = |what: &str, s: &str| {
@@ -162,12 +175,12 @@ pub fn active_config_within(
         match knav_kconfig::read_file(&path, knav_kconfig::MAX_CONFIG_BYTES) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(knav_kconfig::ReadError::NotFound) => {
-                return Err(format!("active_config file not found: {}", path.display()))
+                return Err(format!("active_config file not found: {}", shown(&path)))
             }
             Err(e) => {
                 return Err(format!(
                     "active_config {}: {e}; give a .config file or CONFIG_A=y,CONFIG_B=m",
-                    path.display()
+                    shown(&path)
                 ))
             }
         }
@@ -184,7 +197,7 @@ pub fn active_config_within(
         knav_kconfig::Config::from_macros(arg).map_err(|e| format!("active_config {e}"))?
     } else {
         knav_kconfig::Config::parse(&text)
-            .map_err(|e| format!("active_config {}: {e}", path.display()))?
+            .map_err(|e| format!("active_config {}: {e}", shown(&path)))?
     };
     let config = std::sync::Arc::new(config);
     if cache.len() >= MAX_PARSED_CONFIGS {
@@ -203,9 +216,9 @@ fn read_config_within(
     let real = match std::fs::canonicalize(path) {
         Ok(r) => r,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("active_config file not found: {}", path.display()))
+            return Err(format!("active_config file not found: {}", shown(path)))
         }
-        Err(e) => return Err(format!("active_config {}: {e}", path.display())),
+        Err(e) => return Err(format!("active_config {}: {e}", shown(path))),
     };
     let inside = dirs
         .iter()
@@ -215,31 +228,30 @@ fn read_config_within(
         return Err(format!(
             "active_config {} is outside {}; over MCP a .config must lie in the served tree or \
              in a directory its .knav.toml names in serve.config_dirs",
-            path.display(),
+            shown(path),
             names.join(", ")
         ));
     };
     let file = crate::query::source::open_beneath(dir, rel).map_err(|e| match e {
-        crate::query::source::Unread::Io(e) => format!("active_config {}: {e}", path.display()),
+        crate::query::source::Unread::Io(e) => format!("active_config {}: {e}", shown(path)),
         crate::query::source::Unread::Changed(what) => format!(
             "active_config {} is {what}, not a regular file inside {}",
-            path.display(),
+            shown(path),
             dir.display()
         ),
     })?;
     let mut bytes = Vec::new();
     file.take(MAX_CONFIG_FILE + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("active_config {}: {e}", path.display()))?;
+        .map_err(|e| format!("active_config {}: {e}", shown(path)))?;
     if bytes.len() as u64 > MAX_CONFIG_FILE {
         return Err(format!(
             "active_config {} is larger than {} MiB; a .config is a few hundred KB",
-            path.display(),
+            shown(path),
             MAX_CONFIG_FILE >> 20
         ));
     }
-    String::from_utf8(bytes)
-        .map_err(|_| format!("active_config {} is not UTF-8 text", path.display()))
+    String::from_utf8(bytes).map_err(|_| format!("active_config {} is not UTF-8 text", shown(path)))
 }
 
 /// Configurations parsed by this process, by the hash of their text, oldest first.
@@ -334,6 +346,17 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.len() < 200, "{e}");
+    }
+
+    #[test]
+    fn a_60_kb_active_config_path_is_not_echoed_whole() {
+        let long = "a".repeat(60_000);
+        let e = active_config(&long, Path::new("/nonexistent-knav-dir")).unwrap_err();
+        assert!(e.len() < 400, "{} bytes: {}", e.len(), &e[..100]);
+        assert!(e.contains("(60022 bytes)"), "{e}");
+        let tmp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+        let e = active_config_within(&long, &tmp, Some(std::slice::from_ref(&tmp))).unwrap_err();
+        assert!(e.len() < 400, "{} bytes: {}", e.len(), &e[..100]);
     }
 
     #[test]

@@ -427,7 +427,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(1000))]
+        #![proptest_config(ProptestConfig::with_cases(crate::proptest_cases(1000)))]
 
         #[test]
         fn ignore_globs_follow_the_documented_rules(

@@ -8,30 +8,13 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod common;
-use common::{fixture, Tree};
+use common::{fixture, knav_output as knav, Tree};
 
-/// `(exit code, stdout, stderr)` of knav run on `tree`; a signal is code -1.
-fn knav(tree: &Tree, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(args)
-        .arg("--root")
-        .arg(&tree.root)
-        .env_remove("KNAV_INDEX_DIR")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
+/// The answer of `knav ARGS --format json` on `tree`, which must succeed.
 fn json(tree: &Tree, args: &[&str]) -> Value {
-    let mut a = args.to_vec();
-    a.extend(["--format", "json"]);
-    let (code, out, err) = knav(tree, &a);
-    assert_eq!(code, 0, "knav {args:?} exited {code}: {err}");
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    let (code, v) = common::json(tree, args);
+    assert_eq!(code, 0, "knav {args:?} exited {code}: {v}");
+    v
 }
 
 #[test]

@@ -7,34 +7,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::{fixture, Tree};
-
-fn knav(tree: &Tree, args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(args)
-        .arg("--root")
-        .arg(&tree.root)
-        .env_remove("KNAV_INDEX_DIR")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !stderr.contains("panicked"),
-        "knav panicked on {args:?}: {stderr}"
-    );
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
-fn json(tree: &Tree, args: &[&str]) -> (i32, Value) {
-    let mut a = args.to_vec();
-    a.extend(["--format", "json"]);
-    let (code, out) = knav(tree, &a);
-    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-    (code, v)
-}
+use common::{fixture, json, knav, Tree};
 
 /// `(mode, changed, added, deleted)` of an update_index answer.
 fn update_counts(v: &Value) -> (String, u64, u64, u64) {
@@ -74,6 +47,16 @@ fn locs(v: &Value) -> Vec<String> {
         .unwrap()
         .iter()
         .map(|r| format!("{}:{}", r["path"].as_str().unwrap(), r["line"]))
+        .collect()
+}
+
+/// `LINE:ROLE` of each row of a refs answer grouped by line.
+fn line_roles(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{}:{}", r["line"], r["role"].as_str().unwrap()))
         .collect()
 }
 
@@ -408,12 +391,7 @@ fn missing_symbol_is_an_error_with_near_misses() {
 fn ops_initializer_and_macro_pseudo_definitions() {
     let t = fixture("ops");
     let (_, v) = json(&t, &["refs", "ext2_file_read", "--group-by", "line"]);
-    let roles: Vec<String> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| format!("{}:{}", r["line"], r["role"].as_str().unwrap()))
-        .collect();
+    let roles = line_roles(&v);
     assert_eq!(roles, ["4:def", "10:ref"]);
     // ctags's pseudo-definition `SYSCALL_DEFINE3` is dropped.
     let (code, v) = json(&t, &["def", "SYSCALL_DEFINE3"]);
@@ -1834,12 +1812,7 @@ fn a_tracepoint_export_marks_the_trace_function_not_its_argument() {
         "{v}"
     );
     let (_, v) = json(&t, &["refs", "trace_kmalloc", "--group-by", "line"]);
-    let roles: Vec<String> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| format!("{}:{}", r["line"], r["role"].as_str().unwrap()))
-        .collect();
+    let roles = line_roles(&v);
     assert_eq!(
         roles,
         ["6:export"],

@@ -1,51 +1,10 @@
 //! Bounds on what an answer holds: paging at absurd offsets and limits, caps on bodies and
 //! long lines, and the notes that state every cut. Each test indexes its own tree.
 
-use std::process::Command;
-
 use serde_json::Value;
 
 mod common;
-use common::{fixture, Tree};
-
-fn knav(tree: &Tree, args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(args)
-        .arg("--root")
-        .arg(&tree.root)
-        .env_remove("KNAV_INDEX_DIR")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !stderr.contains("panicked"),
-        "knav panicked on {args:?}: {stderr}"
-    );
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
-fn json(tree: &Tree, args: &[&str]) -> (i32, Value) {
-    let mut a = args.to_vec();
-    a.extend(["--format", "json"]);
-    let (code, out) = knav(tree, &a);
-    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-    (code, v)
-}
-
-/// A tree of its own, with `files` written under it.
-fn tree(name: &str, files: &[(&str, &[u8])]) -> Tree {
-    let root = std::env::temp_dir().join(format!("knav-limits-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    for (path, text) in files {
-        let p = root.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, text).unwrap();
-    }
-    Tree { root }
-}
+use common::{fixture, json, knav, tree};
 
 fn callee_names(v: &Value) -> Vec<String> {
     v["results"]["callees"]

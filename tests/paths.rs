@@ -1,21 +1,9 @@
 //! Paths knav cannot index are counted and named, never skipped in silence.
 
 use std::os::unix::ffi::OsStrExt;
-use std::process::Command;
 
 mod common;
-use common::Tree;
-
-fn knav(tree: &Tree, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(args)
-        .arg("--root")
-        .arg(&tree.root)
-        .env_remove("KNAV_INDEX_DIR")
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::{knav, Tree};
 
 #[test]
 fn names_that_are_not_utf8_are_counted_as_unindexed_and_named_escaped() {
@@ -29,7 +17,7 @@ fn names_that_are_not_utf8_are_counted_as_unindexed_and_named_escaped() {
     let bad_dir = t.root.join(std::ffi::OsStr::from_bytes(b"d\xfe"));
     std::fs::create_dir_all(&bad_dir).unwrap();
     std::fs::write(bad_dir.join("a.c"), "int a(void) { return 0; }\n").unwrap();
-    let out = knav(&t, &["index"]);
+    let out = knav(&t, &["index"]).1;
     assert!(
         out.starts_with("index full: 1 files scanned, 2 unindexed;"),
         "{out}"
@@ -45,6 +33,6 @@ fn names_that_are_not_utf8_are_counted_as_unindexed_and_named_escaped() {
         "{out}"
     );
     // A refresh that reads no directory again keeps the count.
-    let out = knav(&t, &["index"]);
+    let out = knav(&t, &["index"]).1;
     assert!(out.contains("1 files scanned, 2 unindexed;"), "{out}");
 }

@@ -2,34 +2,14 @@
 //! before User-mode Linux, no-MMU variants and files Kbuild builds only when a symbol is not
 //! set; with one, what it builds. Each test writes its own tree.
 
-use std::process::Command;
-
 use serde_json::Value;
 
 mod common;
-use common::Tree;
+use common::{tree, Tree};
 
+/// The answer of `knav ARGS --format json` on `tree`.
 fn json(tree: &Tree, args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(args)
-        .args(["--format", "json", "--root"])
-        .arg(&tree.root)
-        .env_remove("KNAV_INDEX_DIR")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
-}
-
-fn tree(name: &str, files: &[(&str, &str)]) -> Tree {
-    let root = std::env::temp_dir().join(format!("knav-rank-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    for (path, text) in files {
-        let p = root.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, text).unwrap();
-    }
-    Tree { root }
+    common::json(tree, args).1
 }
 
 fn paths(v: &Value) -> Vec<String> {

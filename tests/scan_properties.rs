@@ -195,8 +195,8 @@ fn render(
     }
 }
 
+// proptest's own default: 256 cases, or `PROPTEST_CASES` (which `with_cases` would override).
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn the_scanner_on_arbitrary_bytes_never_panics_and_stays_inside_the_file(src in c_like_bytes()) {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 mod common;
-use common::{fixture, Tree};
+use common::{fixture, index_with_cli, Tree};
 
 /// An MCP client session with one `knav serve` process.
 struct Client {
@@ -670,12 +670,7 @@ fn without_root_the_server_is_read_only() {
     assert!(err && text.contains("read-only"), "{text}");
     assert!(!t.root.join(".knav/CURRENT").exists(), "nothing was built");
     // With an index built by the CLI, it answers.
-    let built = Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(["index", "--root"])
-        .arg(&t.root)
-        .output()
-        .unwrap();
-    assert!(built.status.success());
+    index_with_cli(&t.root);
     let (text, err) = c.call("find_definition", json!({"symbol": "kmap"}));
     assert!(
         !err && text.contains("include/linux/highmem.h:25:"),
@@ -751,12 +746,7 @@ fn a_source_swapped_for_a_symlink_after_indexing_is_not_read_through_the_link() 
         indexed.replace("kmap_high", "OUTSIDE_SECRET"),
     )
     .unwrap();
-    let built = Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(["index", "--root"])
-        .arg(&t.root)
-        .output()
-        .unwrap();
-    assert!(built.status.success());
+    index_with_cli(&t.root);
     let h = t.root.join("include/linux/highmem.h");
     std::fs::rename(&h, h.with_extension("h.bak")).unwrap();
     std::os::unix::fs::symlink(outside.join("x.h"), &h).unwrap();

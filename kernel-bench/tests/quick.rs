@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[path = "../../tests/common/mod.rs"]
+#[path = "../../tests/common/tree.rs"]
 mod common;
 use common::copy_dir;
 

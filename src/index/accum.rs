@@ -710,7 +710,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::proptest_cases(48)))]
 
         /// With no memory budget every file spills a run; the merge must give exactly what a
         /// `BTreeMap` of the same additions holds.

@@ -26,6 +26,9 @@ pub const MAX_MESSAGE: usize = 16 << 20;
 /// Bytes of an oversized line kept to find its id in.
 const HEAD: usize = 4096;
 
+/// Characters of an error message kept: room for the reason and a short quote of the input.
+const MAX_ERROR_CHARS: usize = 300;
+
 /// Messages queued for the writer before a sender waits.
 const QUEUE: usize = 64;
 
@@ -107,6 +110,12 @@ impl<R: AsyncBufRead + Unpin + Send> Wire<R> {
 
 /// A JSON-RPC error line for request `id` (`null` when it cannot be read).
 fn error_line(id: &Value, code: i64, message: &str) -> Vec<u8> {
+    // serde's messages quote what was sent (`invalid type: string "…"`): a 10 MB argument must
+    // not come back as a 10 MB error.
+    let message = match message.char_indices().nth(MAX_ERROR_CHARS) {
+        None => message.to_string(),
+        Some((cut, _)) => format!("{}… ({} bytes)", &message[..cut], message.len()),
+    };
     let mut v = serde_json::to_vec(&json!({
         "jsonrpc": "2.0",
         "id": id,
@@ -249,7 +258,7 @@ pub fn parse(line: &[u8]) -> Read {
             &format!(
                 "Invalid Request{}: {e}",
                 method
-                    .map(|m| format!(" '{}'", crate::request::quote(&m)))
+                    .map(|m| format!(" {}", crate::request::quote(&m)))
                     .unwrap_or_default()
             ),
         )),
@@ -412,6 +421,24 @@ mod tests {
                 .unwrap()
                 .contains("tools/call"),
             "{r}"
+        );
+    }
+
+    #[test]
+    fn an_error_about_a_huge_argument_quotes_a_short_prefix_once() {
+        let huge = "x".repeat(10 << 20);
+        let r = reply(&format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"find_definition","arguments":"{huge}"}}}}"#
+        ));
+        let message = r["error"]["message"].as_str().unwrap();
+        assert_eq!(r["error"]["code"], -32602, "{message}");
+        assert!(message.len() < 400, "{} bytes", message.len());
+        // A method name is quoted once, not as `''x''`.
+        let r = reply(r#"{"id":6,"method":"tools/list"}"#);
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("Invalid Request 'tools/list': "),
+            "{message}"
         );
     }
 

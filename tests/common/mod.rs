@@ -1,43 +1,65 @@
-//! Helpers shared by the integration tests: a private copy of the committed fixture tree.
+//! Helpers shared by the integration tests: a private copy of the committed fixture tree or a
+//! tree a test writes, and the `knav` binary run on one.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::process::Command;
 
-/// A copy of the fixture, removed when dropped.
-pub struct Tree {
-    pub root: PathBuf,
+use serde_json::Value;
+
+mod tree;
+// Each test uses some of them.
+#[allow(unused_imports)]
+pub use tree::{copy_dir, fixture, tree, Tree};
+
+/// `(exit code, stdout, stderr)` of `knav ARGS --root TREE`, with no `KNAV_INDEX_DIR` from the
+/// environment; a signal is code -1, and a panic fails the test.
+pub fn knav_output(tree: &Tree, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(args)
+        .arg("--root")
+        .arg(&tree.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !stderr.contains("panicked"),
+        "knav panicked on {args:?}: {stderr}"
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr,
+    )
 }
 
-impl Drop for Tree {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
+/// `(exit code, stdout)` of [`knav_output`].
+pub fn knav(tree: &Tree, args: &[&str]) -> (i32, String) {
+    let (code, out, _) = knav_output(tree, args);
+    (code, out)
 }
 
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let ft = e.file_type().unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_name() == ".knav" {
-            continue;
-        }
-        if ft.is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else if ft.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(e.path()).unwrap(), &dest).unwrap();
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
+/// `(exit code, answer)` of `knav ARGS --format json` on `tree`.
+pub fn json(tree: &Tree, args: &[&str]) -> (i32, Value) {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let (code, out) = knav(tree, &a);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    (code, v)
 }
 
-/// A private copy of `tests/fixtures/minikernel` named after the test.
-pub fn fixture(name: &str) -> Tree {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/minikernel");
-    let root = std::env::temp_dir().join(format!("knav-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    copy_dir(&src, &root);
-    Tree { root }
+/// Indexes `root` with the CLI, as a user would before starting a server without `--root`.
+pub fn index_with_cli(root: &Path) {
+    let built = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--root"])
+        .arg(root)
+        .env_remove("KNAV_INDEX_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "knav index: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
 }
