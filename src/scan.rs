@@ -147,6 +147,11 @@ pub fn scan(src: &[u8]) -> FileScan {
     } else {
         s.line
     };
+    // A `#define` whose last line ends in `\` at the end of the file continues onto no line.
+    let last = s.out.lines;
+    for m in &mut s.out.macros {
+        m.end_line = m.end_line.min(last).max(m.line);
+    }
     s.out
 }
 
@@ -926,6 +931,14 @@ mod tests {
     #[test]
     fn a_comment_continued_by_backslash_swallows_the_next_line() {
         assert_eq!(just_names("// a \\\nb\nc"), ["c"]);
+    }
+
+    #[test]
+    fn a_define_continued_past_the_last_line_ends_on_the_last_line() {
+        // Found by tests/scan_properties.rs: end_line was 3 in a file of 2 lines.
+        let s = scan(b"#if A\n#define M(a, b) a ## b \\\n");
+        assert_eq!(s.lines, 2);
+        assert_eq!((s.macros[0].line, s.macros[0].end_line), (2, 2));
     }
 
     #[test]
