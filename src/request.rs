@@ -173,7 +173,9 @@ pub fn active_config_within(
     } else {
         // A regular file of bounded size: /dev/zero or a FIFO is an error, not a hang.
         match knav_kconfig::read_file(&path, knav_kconfig::MAX_CONFIG_BYTES) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            // Valid UTF-8 (every real .config) is taken as is, without a lossy copy.
+            Ok(bytes) => String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
             Err(knav_kconfig::ReadError::NotFound) => {
                 return Err(format!("active_config file not found: {}", shown(&path)))
             }
