@@ -61,6 +61,27 @@ fn vmalloc_c_ranks_before_nommu_c() {
     assert_eq!(paths(&v), ["mm/vmalloc.c", "mm/nommu.c"]);
     // Both export it: the summary names the common build's export.
     assert_eq!(v["exported"]["path"], "mm/vmalloc.c", "{v}");
+    // With a config, the replaced variable's nommu.o is not built and says why.
+    let v = json(
+        &t,
+        &[
+            "def",
+            "vfree",
+            "--active-config",
+            "CONFIG_X86=y,CONFIG_MMU=y",
+        ],
+    );
+    assert_eq!(paths(&v), ["mm/vmalloc.c"], "{v}");
+    let v = json(
+        &t,
+        &[
+            "def",
+            "vfree",
+            "--active-config",
+            "CONFIG_X86=y,CONFIG_MMU=n",
+        ],
+    );
+    assert_eq!(paths(&v), ["mm/nommu.c"], "{v}");
 }
 
 #[test]

@@ -275,20 +275,84 @@ impl Resolver<'_> {
                     }
                     continue;
                 }
-                if item.contains('$') {
+                if let Some(assigns) = var_ref(item).and_then(|stem| parts.get(stem)) {
+                    // `obj-y += $(mmu-y)`: the variable's words, each under its own condition.
+                    for (word, c) in self.expand(&c, assigns) {
+                        self.item(dir, &word, c, &parts, depth, arches);
+                    }
                     continue;
                 }
-                let Some(path) = normalize(dir, item) else {
-                    continue;
-                };
-                if path.ends_with('/') {
-                    self.visit_dir(&path, c.clone(), depth + 1, arches);
-                } else if let Some(stem) = item.strip_suffix(".o") {
-                    let parts = parts.get(stem).map_or(&[][..], Vec::as_slice);
-                    self.object(dir, parts, &path, c.clone());
-                }
+                self.item(dir, item, c.clone(), &parts, depth, arches);
             }
         }
+    }
+
+    /// One word of an `obj-*` line: a directory to visit or an object, not a variable.
+    fn item(
+        &mut self,
+        dir: &str,
+        item: &str,
+        conj: Vec<u32>,
+        parts: &HashMap<&str, Vec<&makefile::Assign>>,
+        depth: usize,
+        arches: &[String],
+    ) {
+        if item.contains('$') {
+            return;
+        }
+        let Some(path) = normalize(dir, item) else {
+            return;
+        };
+        if path.ends_with('/') {
+            self.visit_dir(&path, conj, depth + 1, arches);
+        } else if let Some(stem) = item.strip_suffix(".o") {
+            let parts = parts.get(stem).map_or(&[][..], Vec::as_slice);
+            self.object(dir, parts, &path, conj);
+        }
+    }
+
+    /// The words of a variable (`mmu-y` from `mmu-y := nommu.o` and `mmu-$(CONFIG_MMU) :=
+    /// highmem.o …`), each with `conj`, its assignment's conditions, and the negation of every
+    /// later assignment that replaces the value: `nommu.o` holds only when CONFIG_MMU is not
+    /// set. A replacing assignment whose negation is not one atom makes the words before it
+    /// undecidable rather than wrong.
+    fn expand(&mut self, conj: &[u32], assigns: &[&makefile::Assign]) -> Vec<(String, Vec<u32>)> {
+        let mut out = Vec::new();
+        for (i, a) in assigns.iter().enumerate() {
+            let Some(mut c) = self.with(conj, a) else {
+                continue;
+            };
+            let mut replaced = false;
+            for later in assigns[i + 1..].iter().filter(|l| l.replaces) {
+                let not_later = match (&later.suffix, later.conditions.as_slice()) {
+                    (Suffix::Never, _) => continue,
+                    (Suffix::Always, []) => {
+                        replaced = true;
+                        break;
+                    }
+                    (Suffix::When(atom), []) => Atom {
+                        origin: format!(
+                            "{} (replaced on line {} when {} is set)",
+                            a.origin, later.line, atom.symbol
+                        ),
+                        ..atom.negated()
+                    },
+                    _ => Atom {
+                        symbol: String::new(),
+                        test: Test::Unknown,
+                        origin: format!("{}: replaced by {}", a.origin, later.origin),
+                    },
+                };
+                let id = self.intern(not_later);
+                if !c.contains(&id) && c.len() < MAX_CONJUNCTION {
+                    c.push(id);
+                }
+            }
+            if !replaced {
+                out.extend(a.items.iter().map(|w| (w.clone(), c.clone())));
+            }
+        }
+        out
     }
 
     /// Object `path` of `dir`: a composite's `parts`, or the object itself.
@@ -310,6 +374,11 @@ impl Resolver<'_> {
             }
         }
     }
+}
+
+/// `mmu` of `$(mmu-y)`.
+fn var_ref(item: &str) -> Option<&str> {
+    item.strip_prefix("$(")?.strip_suffix("-y)")
 }
 
 /// `dir` joined with `item`, `..` and `.` resolved; `None` for a path leaving the tree.
@@ -437,6 +506,46 @@ mod tests {
             Decision::Hidden(
                 "fs/Makefile:1 obj-$(CONFIG_EXT4_FS) += ext4/: CONFIG_EXT4_FS is not set".into()
             )
+        );
+    }
+
+    #[test]
+    fn an_object_named_through_a_replaced_variable_was_never_reached() {
+        // mm/Makefile: `mmu-y := nommu.o`, replaced by `mmu-$(CONFIG_MMU) := … vmalloc.o`, and
+        // `obj-y := … $(mmu-y)`. nommu.o was not reached at all (so `knav def vfree` could not
+        // rank mm/nommu.c below mm/vmalloc.c by its build condition).
+        let p = tree(&[
+            ("Kbuild", "obj-y += mm/\n"),
+            (
+                "mm/Makefile",
+                "mmu-y\t\t\t:= nommu.o\n\
+                 mmu-$(CONFIG_MMU)\t:= highmem.o \\\n\t\t\t   vmalloc.o\n\
+                 mmu-$(CONFIG_MMU)\t+= mseal.o\n\
+                 dead-y := gone.o\ndead-y := kept.o\n\
+                 obj-y := filemap.o $(mmu-y) $(dead-y)\n",
+            ),
+        ]);
+        let mmu = "CONFIG_X86=y\nCONFIG_MMU=y\n";
+        let nommu = "CONFIG_X86=y\n";
+        for key in ["mm/vmalloc.o", "mm/highmem.o", "mm/mseal.o"] {
+            assert_eq!(verdict(&p, key, mmu), Decision::Live, "{key}");
+            assert!(
+                matches!(verdict(&p, key, nommu), Decision::Hidden(_)),
+                "{key}"
+            );
+        }
+        assert_eq!(verdict(&p, "mm/nommu.o", nommu), Decision::Live);
+        assert_eq!(
+            verdict(&p, "mm/nommu.o", mmu),
+            Decision::Hidden(
+                "mm/Makefile:1 mmu-y := nommu.o (replaced on line 2 when CONFIG_MMU is set): CONFIG_MMU=y".into()
+            )
+        );
+        assert_eq!(verdict(&p, "mm/filemap.o", nommu), Decision::Live);
+        assert_eq!(verdict(&p, "mm/kept.o", nommu), Decision::Live);
+        assert!(
+            !p.paths.contains_key("mm/gone.o"),
+            "a value replaced unconditionally is never built"
         );
     }
 

@@ -88,7 +88,8 @@ impl Atom {
         }
     }
 
-    fn negated(&self) -> Atom {
+    /// The atom that holds when this one fails (undecidable stays undecidable).
+    pub fn negated(&self) -> Atom {
         let test = match &self.test {
             Test::Set => Test::NotSet,
             Test::NotSet => Test::Set,
@@ -128,6 +129,9 @@ pub struct Assign {
     pub suffix: Suffix,
     /// The words assigned (`ext4.o`, `fs/`, `$(ARCH_CORE)`).
     pub items: Vec<String>,
+    /// True when the assignment replaces the variable's value (`=`, `:=`, `::=`), false when it
+    /// adds to it (`+=`, and `?=`, which only sets an empty variable).
+    pub replaces: bool,
     /// The `ifdef`/`ifeq` conditions around it, outermost first.
     pub conditions: Vec<Atom>,
     /// `fs/ext4/Makefile:6 obj-$(CONFIG_EXT4_FS) += ext4.o`.
@@ -233,13 +237,14 @@ pub fn parse(path: &str, text: &str) -> Makefile {
             .unwrap_or(t)
             .trim_start();
         match operator(t) {
-            Some((lhs, rhs)) => {
+            Some((lhs, op, rhs)) => {
                 if let Some((stem, suffix)) = split_var(lhs.trim(), &origin()) {
                     out.assigns.push(Assign {
                         line: line_no,
                         stem,
                         suffix,
                         items: rhs.split_whitespace().map(str::to_string).collect(),
+                        replaces: !matches!(op, "+=" | "?="),
                         conditions: conditions(&stack, &origin),
                         origin: origin(),
                     });
@@ -307,9 +312,9 @@ fn uses_in(text: &str, line: u32, out: &mut Vec<SymbolUse>) {
     }
 }
 
-/// `(lhs, rhs)` of an assignment (`=`, `:=`, `::=`, `+=`, `?=`, `!=`), or `None` for a rule or
-/// anything else. Operators inside `$(…)` do not count.
-fn operator(t: &str) -> Option<(&str, &str)> {
+/// `(lhs, operator, rhs)` of an assignment (`=`, `:=`, `::=`, `+=`, `?=`, `!=`), or `None` for a
+/// rule or anything else. Operators inside `$(…)` do not count.
+fn operator(t: &str) -> Option<(&str, &str, &str)> {
     let b = t.as_bytes();
     let mut depth = 0i32;
     for (i, &c) in b.iter().enumerate() {
@@ -329,7 +334,7 @@ fn operator(t: &str) -> Option<(&str, &str)> {
                     }
                     _ => i,
                 };
-                return Some((&t[..start], &t[i + 1..]));
+                return Some((&t[..start], &t[start..=i], &t[i + 1..]));
             }
             b':' if b.get(i + 1) != Some(&b'=') && b.get(i + 1) != Some(&b':') => return None,
             _ => {}

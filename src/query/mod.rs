@@ -337,14 +337,11 @@ impl<'s> Query<'s> {
 
     /// True when a file is built only in uncommon configurations, so that without a config a
     /// name's usual definition comes first: User-mode Linux's `arch/um` (which carries its own
-    /// copies of kernel names, `printk` among them), the no-MMU variants (`mm/nommu.c`: Kbuild
-    /// picks it by overriding `mmu-y := nommu.o`, which the Kbuild reader does not follow), and
-    /// generic C files Kbuild builds only when a symbol is *not* set (not built with every
-    /// symbol `y`).
+    /// copies of kernel names, `printk` among them), and generic C files Kbuild builds only when
+    /// a symbol is *not* set (not built with every symbol `y`: `mm/nommu.c`, which `mmu-y :=
+    /// nommu.o` names until `mmu-$(CONFIG_MMU) :=` replaces it).
     pub fn rare(&self, path: &str) -> bool {
-        if path.starts_with("arch/um/")
-            || path.rsplit('/').next().is_some_and(|f| f.contains("nommu"))
-        {
+        if path.starts_with("arch/um/") {
             return true;
         }
         let Some(build) = &self.snap.build else {
