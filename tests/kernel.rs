@@ -236,3 +236,18 @@ fn macro_made_functions_one_line_callers_declarations_and_tracepoint_exports_on_
         "{out}"
     );
 }
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn vfree_of_vmalloc_c_first_and_nommu_c_hidden_by_debians_amd64_config() {
+    let (tree, config) = kernel_and_config();
+    let out = knav(&tree, &["def", "vfree"]);
+    let first = out.lines().nth(1).unwrap_or("");
+    assert!(first.starts_with("mm/vmalloc.c:"), "{out}");
+    let out = knav(&tree, &["def", "vfree", "--active-config", &config]);
+    assert!(!out.contains("\nmm/nommu.c:"), "{out}");
+    assert!(
+        out.contains("mm/nommu.c:113 — mm/Makefile:36 mmu-y := nommu.o (replaced on line 37 when CONFIG_MMU is set): CONFIG_MMU=y"),
+        "{out}"
+    );
+}
