@@ -173,9 +173,7 @@ pub fn active_config_within(
     } else {
         // A regular file of bounded size: /dev/zero or a FIFO is an error, not a hang.
         match knav_kconfig::read_file(&path, knav_kconfig::MAX_CONFIG_BYTES) {
-            // Valid UTF-8 (every real .config) is taken as is, without a lossy copy.
-            Ok(bytes) => String::from_utf8(bytes)
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            Ok(bytes) => config_text(bytes),
             Err(knav_kconfig::ReadError::NotFound) => {
                 return Err(format!("active_config file not found: {}", shown(&path)))
             }
@@ -253,7 +251,13 @@ fn read_config_within(
             MAX_CONFIG_FILE >> 20
         ));
     }
-    String::from_utf8(bytes).map_err(|_| format!("active_config {} is not UTF-8 text", shown(path)))
+    Ok(config_text(bytes))
+}
+
+/// A `.config`'s text. Valid UTF-8 (every real .config) is taken as is, without a lossy copy;
+/// other bytes (a Latin-1 comment) are replaced, whoever asks.
+fn config_text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Configurations parsed by this process, by the hash of their text, oldest first.

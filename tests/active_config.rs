@@ -241,3 +241,30 @@ fn a_config_parse_error_names_the_file_and_line_but_never_quotes_it() {
     );
     assert!(first.len() < 200, "{first}");
 }
+
+#[test]
+fn a_config_that_is_not_utf8_is_read_lossily_by_the_server_as_by_the_cli() {
+    // The server refused a Latin-1 .config ("is not UTF-8 text") that the CLI read.
+    let t = fixture("config-latin1");
+    let config = t.root.join("latin1.config");
+    std::fs::write(
+        &config,
+        b"# Caf\xe9 build\nCONFIG_X86=y\nCONFIG_HIGHMEM=y\nCONFIG_CMDLINE=\"caf\xe9\"\n",
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let cli = json(&t, &["def", "kmap", "--active-config", &config]);
+    assert_eq!(
+        cli["hidden"],
+        serde_json::json!([{"path": "include/linux/highmem.h", "line": 25,
+                "reason": "#if !CONFIG_HIGHMEM: CONFIG_HIGHMEM=y"}])
+    );
+    let answers = serve(
+        &t,
+        &[(
+            "find_definition",
+            serde_json::json!({"symbol": "kmap", "active_config": config, "format": "json"}),
+        )],
+    );
+    assert_eq!(answers[0], cli);
+}
