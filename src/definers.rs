@@ -461,9 +461,10 @@ impl Definers {
             }
         }
         paths.iter().any(|p| {
-            let now: Vec<String> = crate::index::build::read_source(&root.join(p))
-                .map(|src| of_source(&src).into_iter().map(|(_, l)| l.text).collect())
-                .unwrap_or_default();
+            let now: Vec<String> =
+                crate::index::build::read_source(&root.join(crate::pathname::to_path(p)))
+                    .map(|src| of_source(&src).into_iter().map(|(_, l)| l.text).collect())
+                    .unwrap_or_default();
             let was = old.get(p).map_or(&[][..], Vec::as_slice);
             now.len() != was.len() || now.iter().zip(was).any(|(a, b)| a != b)
         })
@@ -564,7 +565,9 @@ impl Definers {
                             }
                             for p in batch {
                                 // Large (register) headers are mapped, not copied.
-                                if let Ok(src) = crate::index::build::read_source(&root.join(p)) {
+                                if let Ok(src) = crate::index::build::read_source(
+                                    &root.join(crate::pathname::to_path(p)),
+                                ) {
                                     let learned = of_source(&src);
                                     if !learned.is_empty() {
                                         out.push((p.to_string(), learned));

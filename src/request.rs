@@ -222,7 +222,7 @@ fn read_config_within(
     };
     let inside = dirs
         .iter()
-        .find_map(|d| Some((d, real.strip_prefix(d).ok()?.to_str()?)));
+        .find_map(|d| Some((d, real.strip_prefix(d).ok()?)));
     let Some((dir, rel)) = inside else {
         let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
         return Err(format!(
@@ -232,7 +232,8 @@ fn read_config_within(
             names.join(", ")
         ));
     };
-    let file = crate::query::source::open_beneath(dir, rel).map_err(|e| match e {
+    let rel = crate::pathname::encode_os(rel.as_os_str());
+    let file = crate::query::source::open_beneath(dir, &rel).map_err(|e| match e {
         crate::query::source::Unread::Io(e) => format!("active_config {}: {e}", shown(path)),
         crate::query::source::Unread::Changed(what) => format!(
             "active_config {} is {what}, not a regular file inside {}",

@@ -229,7 +229,7 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
         record.note = Some(format!("{} bytes: over the size cap", f.size));
         return empty(record);
     }
-    let src = match read_source(&root.join(&f.path)) {
+    let src = match read_source(&root.join(crate::pathname::to_path(&f.path))) {
         Ok(s) => s,
         Err(e) => {
             record.status = FileStatus::Unreadable;
@@ -532,10 +532,12 @@ fn process_chunk(
         }
         return results;
     };
-    let paths: Vec<&str> = wanted
+    // ctags is given the files' real names: its anonymous types are named after them.
+    let paths: Vec<std::borrow::Cow<'_, Path>> = wanted
         .iter()
-        .map(|i| inputs[*i].file.path.as_str())
+        .map(|i| crate::pathname::to_path(&inputs[*i].file.path))
         .collect();
+    let paths: Vec<&Path> = paths.iter().map(|p| &**p).collect();
     let bytes: u64 = wanted.iter().map(|i| inputs[*i].file.size).sum();
     let timeout = opts.ctags_timeout + Duration::from_secs(bytes >> 20);
     let texts: Vec<Option<Vec<u8>>> = wanted
@@ -566,7 +568,7 @@ fn process_chunk(
             });
             for i in wanted {
                 let t = worker
-                    .tags(Path::new(&inputs[i].file.path))
+                    .tags(&crate::pathname::to_path(&inputs[i].file.path))
                     .map_err(|e| e.to_string());
                 attach_tags(&mut results[i], t);
             }
@@ -589,7 +591,7 @@ impl CtagsTexts {
         scratch: Option<&Path>,
         chunk: usize,
         root: &Path,
-        paths: &[&str],
+        paths: &[&Path],
         texts: impl Iterator<Item = Option<Vec<u8>>>,
     ) -> Option<CtagsTexts> {
         let out = CtagsTexts {
@@ -598,8 +600,7 @@ impl CtagsTexts {
         std::fs::create_dir(&out.dir).ok()?;
         let root = std::path::absolute(root).ok()?;
         let mut made: std::collections::HashSet<&Path> = std::collections::HashSet::new();
-        for (path, text) in paths.iter().zip(texts) {
-            let rel = Path::new(path);
+        for (rel, text) in paths.iter().zip(texts) {
             if rel.is_absolute()
                 || rel
                     .components()

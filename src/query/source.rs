@@ -39,15 +39,16 @@ fn is_link(dir: &OwnedFd, name: &CString) -> bool {
     r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFLNK
 }
 
-/// Opens root-relative `rel` under `root`, refusing a symbolic link at any component below
-/// the root and anything but a regular file.
+/// Opens root-relative `rel` (escaped as [`crate::pathname`] keeps paths) under `root`, refusing
+/// a symbolic link at any component below the root and anything but a regular file.
 pub fn open_beneath(root: &Path, rel: &str) -> Result<File, Unread> {
     open_beneath_stat(root, rel).map(|(f, _)| f)
 }
 
 /// [`open_beneath`], with the file's metadata (taken anyway to check it is a regular file).
 pub fn open_beneath_stat(root: &Path, rel: &str) -> Result<(File, std::fs::Metadata), Unread> {
-    let parts: Vec<&std::ffi::OsStr> = Path::new(rel)
+    let rel = crate::pathname::to_path(rel);
+    let parts: Vec<&std::ffi::OsStr> = rel
         .components()
         .map(|c| match c {
             Component::Normal(p) => Ok(p),
