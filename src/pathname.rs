@@ -1,8 +1,10 @@
 //! Root-relative paths as knav keeps them: strings that hold any file name's bytes.
 //!
-//! A path that is UTF-8 and has no backslash is kept as it is (every path of the kernel). Any
-//! other is escaped: each `\` becomes `\\` and each byte that is not part of a UTF-8 character
-//! becomes `\xNN` (a directory `d\xfe` holding `caf\xff.c` is `d\xfe/caf\xff.c`). The escape is
+//! A path that is UTF-8 and has no backslash and no control character is kept as it is (every
+//! path of the kernel). Any other is escaped: each `\` becomes `\\`, and each byte that is not
+//! part of a UTF-8 character, or is part of a control character, becomes `\xNN` (a directory
+//! `d\xfe` holding `caf\xff.c` is `d\xfe/caf\xff.c`; a newline in a name is `\x0a`, so that it
+//! cannot break a line of an answer, nor an escape sequence drive a terminal). The escape is
 //! lossless, so the index, the walk cache and every answer carry the escaped string, and what
 //! opens a file turns it back into bytes with [`to_path`] (or [`decode`]).
 
@@ -13,18 +15,30 @@ use std::path::Path;
 
 /// The path or name `bytes` as knav keeps it.
 pub fn encode(bytes: &[u8]) -> Cow<'_, str> {
+    let escaped = |c: char| c == '\\' || c.is_control();
     match std::str::from_utf8(bytes) {
-        Ok(s) if !s.contains('\\') => Cow::Borrowed(s),
+        Ok(s) if !s.chars().any(escaped) => Cow::Borrowed(s),
         _ => {
             let mut out = String::with_capacity(bytes.len() + 8);
             for chunk in bytes.utf8_chunks() {
-                out.push_str(&chunk.valid().replace('\\', "\\\\"));
-                for b in chunk.invalid() {
-                    out.push_str(&format!("\\x{b:02x}"));
+                for c in chunk.valid().chars() {
+                    match c {
+                        '\\' => out.push_str(r"\\"),
+                        c if c.is_control() => push_hex(&mut out, c.encode_utf8(&mut [0; 4])),
+                        c => out.push(c),
+                    }
                 }
+                push_hex(&mut out, chunk.invalid());
             }
             Cow::Owned(out)
         }
+    }
+}
+
+/// Appends each of `bytes` as `\xNN`.
+fn push_hex(out: &mut String, bytes: impl AsRef<[u8]>) {
+    for b in bytes.as_ref() {
+        out.push_str(&format!("\\x{b:02x}"));
     }
 }
 
@@ -75,9 +89,10 @@ pub fn from_arg(arg: &OsStr) -> String {
 /// A path as a person may type it (a backslash that starts no escape taken as itself) in the
 /// form knav keeps it.
 pub fn normalize(path: &str) -> Cow<'_, str> {
-    match decode(path) {
-        Cow::Borrowed(_) => Cow::Borrowed(path),
-        Cow::Owned(b) => Cow::Owned(encode(&b).into_owned()),
+    let bytes = decode(path);
+    match encode(&bytes) {
+        Cow::Borrowed(_) if matches!(bytes, Cow::Borrowed(_)) => Cow::Borrowed(path),
+        encoded => Cow::Owned(encoded.into_owned()),
     }
 }
 
@@ -95,6 +110,10 @@ mod tests {
         assert_eq!(encode(b"d\xfe/caf\xff.c"), r"d\xfe/caf\xff.c");
         assert_eq!(encode("café.c".as_bytes()), "café.c");
         assert_eq!(encode(b"\xc3.c"), r"\xc3.c"); // a character cut short
+                                                  // Control characters, even in UTF-8: a newline would break a line of an answer.
+        assert_eq!(encode(b"a\nb\x1b[31m.c"), r"a\x0ab\x1b[31m.c");
+        assert_eq!(encode("a\u{9b}.c".as_bytes()), r"a\xc2\x9b.c");
+        assert_eq!(&*decode(r"a\x0ab\x1b[31m.c"), b"a\nb\x1b[31m.c");
         assert_eq!(&*decode(r"d\xfe/caf\xff.c"), b"d\xfe/caf\xff.c");
     }
 
@@ -113,6 +132,7 @@ mod tests {
         assert_eq!(normalize(r"back\slash.c"), r"back\\slash.c");
         assert_eq!(normalize(r"caf\xff.c"), r"caf\xff.c");
         assert_eq!(normalize("fs/read_write.c"), "fs/read_write.c");
+        assert_eq!(normalize("a\nb.c"), r"a\x0ab.c");
     }
 
     proptest! {
@@ -131,7 +151,9 @@ mod tests {
         }
 
         #[test]
-        fn a_utf8_name_without_backslash_is_kept_as_it_is(name in "[^\\\\]{0,24}") {
+        fn a_utf8_name_without_backslash_or_control_character_is_kept_as_it_is(
+            name in "[^\\\\\\p{Cc}]{0,24}",
+        ) {
             prop_assert!(matches!(encode(name.as_bytes()), Cow::Borrowed(s) if s == name));
             prop_assert!(matches!(decode(&name), Cow::Borrowed(b) if b == name.as_bytes()));
         }

@@ -195,6 +195,28 @@ fn a_backslash_in_a_name_is_doubled_and_the_name_can_be_typed_either_way() {
     }
 }
 
+#[test]
+fn a_name_with_a_newline_is_shown_escaped_and_its_definitions_are_its_own() {
+    // Listed to ctags, `a\nb.c` was read as `a` and `b.c`: b.c's definitions came twice.
+    let t = tree(
+        "paths-newline",
+        &[
+            ("a\nb.c", "int nl(void) { return 0; }\n"),
+            ("b.c", "int bee(void) { return 0; }\n"),
+        ],
+    );
+    let (_, v) = json(&t, &["def", "bee"]);
+    assert_eq!(locs(&v), ["b.c:1"]);
+    let (_, v) = json(&t, &["def", "nl"]);
+    assert_eq!(locs(&v), [r"a\x0ab.c:1"]);
+    assert_eq!(v["results"][0]["kind"], "function");
+    let (_, text) = knav(&t, &["symbols", "a\nb.c"]);
+    assert_eq!(
+        text,
+        "a\\x0ab.c:1: int nl(void) { return 0; }  [function]\nnext: get_symbol_body, find_references\n"
+    );
+}
+
 /// An MCP session with `knav serve --root TREE`: calls answered one at a time.
 struct Mcp {
     child: std::process::Child,

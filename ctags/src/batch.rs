@@ -13,8 +13,8 @@ use std::time::Duration;
 use crate::worker::{base_args, die_with_parent, FileTags, WorkerError};
 use crate::Ctags;
 
-/// Runs ctags once over `paths` (relative to `root`, any bytes but a newline) and returns their
-/// tags in the same order.
+/// Runs ctags once over `paths` (relative to `root`) and returns their tags in the same order;
+/// a path with a newline cannot be listed to ctags and gets none (ask [`crate::Worker`]).
 /// When the whole chunk takes longer than `timeout`, ctags is killed and the chunk fails with
 /// [`WorkerError::Timeout`]; the caller retries it file by file.
 pub fn tags_of_chunk(
@@ -52,8 +52,11 @@ pub fn tags_of_chunk(
     };
     let mut list: Vec<u8> = Vec::new();
     for p in paths {
-        list.extend_from_slice(p.as_os_str().as_bytes());
-        list.push(b'\n');
+        // A name with a newline would be read as two: it is not listed, and gets no tags.
+        if !p.as_os_str().as_bytes().contains(&b'\n') {
+            list.extend_from_slice(p.as_os_str().as_bytes());
+            list.push(b'\n');
+        }
     }
     // Writing on another thread: a ctags stuck on one file stops reading its list.
     std::thread::spawn(move || {
@@ -119,12 +122,15 @@ mod tests {
         // Names that are not UTF-8, or that ctags escapes, are matched by their bytes.
         let odd = Path::new(std::ffi::OsStr::from_bytes(b"caf\xff\\\t.c"));
         std::fs::write(dir.join(odd), "int g(void) { return 0; }\n").unwrap();
+        // Listed, `nl\nb.h` would be read as `nl` and `b.h`: b.h's tags twice.
+        let newline = Path::new("nl\nb.h");
+        std::fs::write(dir.join(newline), "int nl;\n").unwrap();
         let paths = ["a.c", "empty.c", "b.h"].map(Path::new);
         let got = tags_of_chunk(
             &ctags,
             &dir,
             &[],
-            &[paths[0], paths[1], paths[2], odd],
+            &[paths[0], paths[1], newline, paths[2], odd],
             Duration::from_secs(30),
         )
         .unwrap();
@@ -132,7 +138,10 @@ mod tests {
             .iter()
             .map(|f| f.tags.iter().map(|t| t.name.as_str()).collect())
             .collect();
-        assert_eq!(names, [vec!["a", "f"], vec![], vec!["s", "m"], vec!["g"]]);
+        assert_eq!(
+            names,
+            [vec!["a", "f"], vec![], vec![], vec!["s", "m"], vec!["g"]]
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

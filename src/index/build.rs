@@ -532,6 +532,14 @@ fn process_chunk(
         }
         return results;
     };
+    // `ctags -L -` reads one name a line: a file whose name has a newline is asked for alone.
+    let (alone, wanted): (Vec<usize>, Vec<usize>) = wanted
+        .into_iter()
+        .partition(|&i| crate::pathname::decode(&inputs[i].file.path).contains(&b'\n'));
+    for &i in &alone {
+        results[i].ctags_text = None;
+        results[i].ctags_bytes = inputs[i].file.size;
+    }
     // ctags is given the files' real names: its anonymous types are named after them.
     let paths: Vec<std::borrow::Cow<'_, Path>> = wanted
         .iter()
@@ -556,23 +564,22 @@ fn process_chunk(
     let ctags_root = texts.as_ref().map_or(root, |t| t.dir.as_path());
     let batch = knav_ctags::tags_of_chunk(ctags, ctags_root, &opts.ctags_args, &paths, timeout);
     drop(texts);
-    match batch {
+    let retried = match batch {
         Ok(tags) => {
-            for (i, t) in wanted.into_iter().zip(tags) {
+            for (&i, t) in wanted.iter().zip(tags) {
                 attach_tags(&mut results[i], Ok(t));
             }
+            Vec::new()
         }
-        Err(_) => {
-            let worker = fallback.get_or_insert_with(|| {
-                Worker::new(ctags, root, &opts.ctags_args, opts.ctags_timeout)
-            });
-            for i in wanted {
-                let t = worker
-                    .tags(&crate::pathname::to_path(&inputs[i].file.path))
-                    .map_err(|e| e.to_string());
-                attach_tags(&mut results[i], t);
-            }
-        }
+        Err(_) => wanted,
+    };
+    for i in retried.into_iter().chain(alone) {
+        let worker = fallback
+            .get_or_insert_with(|| Worker::new(ctags, root, &opts.ctags_args, opts.ctags_timeout));
+        let t = worker
+            .tags(&crate::pathname::to_path(&inputs[i].file.path))
+            .map_err(|e| e.to_string());
+        attach_tags(&mut results[i], t);
     }
     results
 }
