@@ -2,6 +2,7 @@
 //! render its envelope. Exit 0 with results, 1 when the envelope carries an error, 2 for a
 //! usage error.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -34,7 +35,7 @@ struct Common {
     offset: u64,
     /// Only results under this path.
     #[arg(long, global = true, value_name = "P")]
-    path_prefix: Option<String>,
+    path_prefix: Option<OsString>,
     /// Leave out what this .config (or CONFIG_A=y,CONFIG_B=m list) does not build.
     #[arg(long, global = true, value_name = "FILE_OR_MACROS")]
     active_config: Option<String>,
@@ -106,7 +107,7 @@ enum Command {
     /// The definitions in FILE (list_file_symbols).
     Symbols {
         /// A path relative to the root.
-        file: String,
+        file: OsString,
     },
 }
 
@@ -157,7 +158,9 @@ impl Command {
                 to: to.clone(),
                 max_depth: *max_depth,
             },
-            Command::Symbols { file } => Ask::Symbols { file: file.clone() },
+            Command::Symbols { file } => Ask::Symbols {
+                file: crate::pathname::from_arg(file),
+            },
         })
     }
 }
@@ -241,7 +244,7 @@ fn run(common: &Common, command: &Command, trace: &mut crate::index::Trace) -> E
     let page = Page {
         limit: common.limit,
         offset: common.offset,
-        path_prefix: common.path_prefix.clone(),
+        path_prefix: common.path_prefix.as_deref().map(crate::pathname::from_arg),
         active,
     };
     // An answer read from a damaged index is replaced by the damage (a decoder that ran past

@@ -461,9 +461,10 @@ impl Definers {
             }
         }
         paths.iter().any(|p| {
-            let now: Vec<String> = crate::index::build::read_source(&root.join(p))
-                .map(|src| of_source(&src).into_iter().map(|(_, l)| l.text).collect())
-                .unwrap_or_default();
+            let now: Vec<String> =
+                crate::index::build::read_source(&root.join(crate::pathname::to_path(p)))
+                    .map(|src| of_source(&src).into_iter().map(|(_, l)| l.text).collect())
+                    .unwrap_or_default();
             let was = old.get(p).map_or(&[][..], Vec::as_slice);
             now.len() != was.len() || now.iter().zip(was).any(|(a, b)| a != b)
         })
@@ -545,7 +546,9 @@ impl Definers {
         std::fs::write(path, out)
     }
 
-    /// Learns the definers of the headers at `paths` under `root`, on `threads` threads.
+    /// Learns the definers of the headers at `paths` under `root`, on `threads` threads; in the
+    /// order of `paths`, whichever thread read them (the order of a macro's templates is the order
+    /// of the names it makes, and the index must not depend on the threads' timing).
     fn of_headers(root: &Path, paths: &[&str], threads: usize) -> Vec<HeaderDefines> {
         let next = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|s| {
@@ -562,12 +565,14 @@ impl Definers {
                             if batch.is_empty() {
                                 return out;
                             }
-                            for p in batch {
+                            for (i, p) in (k..).zip(batch) {
                                 // Large (register) headers are mapped, not copied.
-                                if let Ok(src) = crate::index::build::read_source(&root.join(p)) {
+                                if let Ok(src) = crate::index::build::read_source(
+                                    &root.join(crate::pathname::to_path(p)),
+                                ) {
                                     let learned = of_source(&src);
                                     if !learned.is_empty() {
-                                        out.push((p.to_string(), learned));
+                                        out.push((i, (p.to_string(), learned)));
                                     }
                                 }
                             }
@@ -575,10 +580,12 @@ impl Definers {
                     })
                 })
                 .collect();
-            handles
+            let mut read: Vec<(usize, HeaderDefines)> = handles
                 .into_iter()
                 .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
+                .collect();
+            read.sort_unstable_by_key(|(i, _)| *i);
+            read.into_iter().map(|(_, h)| h).collect()
         })
     }
 }
@@ -710,6 +717,34 @@ mod tests {
             .iter()
             .filter_map(|t| Some((t.name(args)?, t.kind, t.open)))
             .collect()
+    }
+
+    #[test]
+    fn headers_read_on_several_threads_are_learned_in_path_order() {
+        // The threads' results were joined thread by thread: the order of a macro's templates,
+        // and with it the index, changed from build to build.
+        let root = std::env::temp_dir().join(format!("knav-definers-order-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        let paths: Vec<String> = (0..400).map(|i| format!("h{i:03}.h")).collect();
+        for (i, p) in paths.iter().enumerate() {
+            let text = format!("#define M(x) int x##_{i:03};\n");
+            std::fs::write(root.join(p), text).unwrap();
+        }
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let read = Definers::of_headers(&root, &paths, 4);
+        let got: Vec<&str> = read.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(got, paths);
+        let d = Definers::resolve(read.into_iter().flat_map(|(_, l)| l).collect());
+        let made: Vec<String> = d
+            .get(b"M")
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|t| t.name(&["a"]))
+            .collect();
+        assert_eq!(made.len(), 400);
+        assert!(made.windows(2).all(|w| w[0] < w[1]), "{made:?}");
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]

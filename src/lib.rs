@@ -12,6 +12,7 @@ pub mod envelope;
 pub mod guard;
 pub mod index;
 pub mod macrodefs;
+pub mod pathname;
 pub mod progress;
 pub mod query;
 pub mod render;

@@ -173,9 +173,7 @@ pub fn active_config_within(
     } else {
         // A regular file of bounded size: /dev/zero or a FIFO is an error, not a hang.
         match knav_kconfig::read_file(&path, knav_kconfig::MAX_CONFIG_BYTES) {
-            // Valid UTF-8 (every real .config) is taken as is, without a lossy copy.
-            Ok(bytes) => String::from_utf8(bytes)
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            Ok(bytes) => config_text(bytes),
             Err(knav_kconfig::ReadError::NotFound) => {
                 return Err(format!("active_config file not found: {}", shown(&path)))
             }
@@ -224,7 +222,7 @@ fn read_config_within(
     };
     let inside = dirs
         .iter()
-        .find_map(|d| Some((d, real.strip_prefix(d).ok()?.to_str()?)));
+        .find_map(|d| Some((d, real.strip_prefix(d).ok()?)));
     let Some((dir, rel)) = inside else {
         let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
         return Err(format!(
@@ -234,7 +232,8 @@ fn read_config_within(
             names.join(", ")
         ));
     };
-    let file = crate::query::source::open_beneath(dir, rel).map_err(|e| match e {
+    let rel = crate::pathname::encode_os(rel.as_os_str());
+    let file = crate::query::source::open_beneath(dir, &rel).map_err(|e| match e {
         crate::query::source::Unread::Io(e) => format!("active_config {}: {e}", shown(path)),
         crate::query::source::Unread::Changed(what) => format!(
             "active_config {} is {what}, not a regular file inside {}",
@@ -253,7 +252,13 @@ fn read_config_within(
             MAX_CONFIG_FILE >> 20
         ));
     }
-    String::from_utf8(bytes).map_err(|_| format!("active_config {} is not UTF-8 text", shown(path)))
+    Ok(config_text(bytes))
+}
+
+/// A `.config`'s text. Valid UTF-8 (every real .config) is taken as is, without a lossy copy;
+/// other bytes (a Latin-1 comment) are replaced, whoever asks.
+fn config_text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Configurations parsed by this process, by the hash of their text, oldest first.

@@ -4,12 +4,14 @@
 //! are never followed (the kernel's `scripts/dtc/include-prefixes` would otherwise index 1,029
 //! files twice, and a link loop would never end). Version-control directories and knav's own
 //! index directory are skipped, and so is what `.knav.toml`'s `index.ignore` names. Directories are read in parallel and files are stat'ed relative
-//! to their open directory. The index sorts the files by path, so file ids are stable.
+//! to their open directory. Names of any bytes are kept as [`crate::pathname`] escapes them. The
+//! index sorts the files by path, so file ids are stable.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use crate::pathname;
 use crate::settings::Ignore;
 
 /// Files larger than this are not indexed by default (the kernel's largest generated register
@@ -317,7 +319,7 @@ pub fn walk(
             if let Some(t) = trust.filter(|t| !t.hint.dirs.contains(&d.path)) {
                 return trusted_dir(root, i, d, t, max_file_bytes);
             }
-            let dir = root.join(&d.path);
+            let dir = root.join(pathname::to_path(&d.path));
             let names = d.sources.iter().chain(d.builds.iter());
             let Some((mtime, mut stats)) = stat_dir(&dir, names) else {
                 return Walk::default(); // gone; its parent was read again and says so
@@ -407,7 +409,8 @@ fn trusted_dir(root: &Path, i: usize, d: &DirListing, t: &Trust<'_>, max_file_by
     }
     if !to_stat.is_empty() {
         let names = to_stat.iter().map(|(n, _)| *n);
-        let stats = stat_dir(&root.join(&d.path), names).map_or_else(Vec::new, |s| s.1);
+        let stats =
+            stat_dir(&root.join(pathname::to_path(&d.path)), names).map_or_else(Vec::new, |s| s.1);
         for ((name, build), stat) in to_stat.iter().zip(stats) {
             if let Some((size, mtime_ns)) = stat {
                 let file = SourceFile {
@@ -461,11 +464,12 @@ fn stat_dir<'n>(
     let mut cname: Vec<u8> = Vec::with_capacity(256);
     let out = names
         .map(|name| {
-            if name.as_bytes().contains(&0) {
+            let name = pathname::decode(name);
+            if name.contains(&0) {
                 return None;
             }
             cname.clear();
-            cname.extend_from_slice(name.as_bytes());
+            cname.extend_from_slice(&name);
             cname.push(0);
             // SAFETY: `st` is plain data that fstatat fills; `fd` is open; `cname` is a
             // NUL-terminated string without inner NULs.
@@ -500,10 +504,12 @@ fn stat_dir<'n>(
 ) -> Option<(i64, Vec<Option<(u64, i64)>>)> {
     let meta = std::fs::symlink_metadata(dir).ok().filter(|m| m.is_dir())?;
     let stats = names
-        .map(|name| match std::fs::symlink_metadata(dir.join(name)) {
-            Ok(m) if m.is_file() => Some((m.len(), mtime_ns(&m))),
-            _ => None,
-        })
+        .map(
+            |name| match std::fs::symlink_metadata(dir.join(pathname::to_path(name))) {
+                Ok(m) if m.is_file() => Some((m.len(), mtime_ns(&m))),
+                _ => None,
+            },
+        )
         .collect();
     Some((mtime_ns(&meta), stats))
 }
@@ -511,7 +517,7 @@ fn stat_dir<'n>(
 /// One directory (`rel` under `root`, `""` for the root) and everything below it.
 fn walk_dir(root: &Path, rel: &str, max_file_bytes: u64, ignore: &Ignore) -> Walk {
     use rayon::prelude::*;
-    let dir = root.join(rel);
+    let dir = root.join(pathname::to_path(rel));
     // The mtime is taken before reading, so a change during the read shows up next time.
     let mtime = std::fs::symlink_metadata(&dir).map_or(0, |m| mtime_ns(&m));
     let (mut out, subdirs) = list_dir(root, rel, max_file_bytes, ignore, mtime);
@@ -542,7 +548,7 @@ fn list_dir(
         mtime_ns: mtime,
         ..Default::default()
     };
-    let dir = root.join(rel);
+    let dir = root.join(pathname::to_path(rel));
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
         Err(e) => {
@@ -562,19 +568,7 @@ fn list_dir(
         // The type comes from the directory entry itself: no stat, and links are not followed.
         let Ok(ft) = entry.file_type() else { continue };
         let name = entry.file_name();
-        let Some(name) = name.to_str() else {
-            // Counted with the files not indexed (the count survives a cached walk); the
-            // reason is listed when the directory is read.
-            use std::os::unix::ffi::OsStrExt;
-            let shown = escaped(join(rel, "").as_bytes(), name.as_bytes());
-            listing.other_files += 1;
-            out.errors.push(if ft.is_dir() {
-                format!("{shown}/: not indexed, nor anything below it: its name is not UTF-8")
-            } else {
-                format!("{shown}: not indexed: its name is not UTF-8")
-            });
-            continue;
-        };
+        let name = &*pathname::encode_os(&name);
         if !ignore.is_empty() && ignore.is_ignored(&join(rel, name), ft.is_dir()) {
             continue;
         }
@@ -632,18 +626,6 @@ fn list_dir(
     out.symlinks = listing.symlinks as u64;
     out.dirs.push(listing);
     (out, subdirs)
-}
-
-/// `dir` and `name` as one path for display, each byte that is not UTF-8 as `\xNN`.
-fn escaped(dir: &[u8], name: &[u8]) -> String {
-    let mut out = String::from_utf8_lossy(dir).into_owned();
-    for chunk in name.utf8_chunks() {
-        out.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out
 }
 
 /// `root` made absolute and canonical, or an error that says what is wrong with it.

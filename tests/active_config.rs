@@ -241,3 +241,35 @@ fn a_config_parse_error_names_the_file_and_line_but_never_quotes_it() {
     );
     assert!(first.len() < 200, "{first}");
 }
+
+#[test]
+fn a_config_that_is_not_utf8_is_read_lossily_by_the_server_as_by_the_cli() {
+    // The server refused a Latin-1 .config ("is not UTF-8 text") that the CLI read.
+    let t = fixture("config-latin1");
+    let config = t.root.join("latin1.config");
+    std::fs::write(
+        &config,
+        b"# Caf\xe9 build\nCONFIG_X86=y\nCONFIG_HIGHMEM=y\nCONFIG_CMDLINE=\"caf\xe9\"\n",
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let cli = json(&t, &["def", "kmap", "--active-config", &config]);
+    assert_eq!(
+        cli["hidden"],
+        serde_json::json!([{"path": "include/linux/highmem.h", "line": 25,
+                "reason": "#if !CONFIG_HIGHMEM: CONFIG_HIGHMEM=y"}])
+    );
+    // A backslash in its name is a backslash, not the start of an escape.
+    let backslash = t.root.join(r"caf\xe9.config");
+    std::fs::copy(&config, &backslash).unwrap();
+    let ask = |config: &str| {
+        let args = serde_json::json!({"symbol": "kmap", "active_config": config, "format": "json"});
+        ("find_definition", args)
+    };
+    let answers = serve(&t, &[ask(&config), ask(&backslash.display().to_string())]);
+    for mut a in answers {
+        // Answered side by side, one may say that the other's refresh runs.
+        a["warning"] = Value::Null;
+        assert_eq!(a, cli);
+    }
+}

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -12,14 +13,15 @@ use std::time::Duration;
 use crate::worker::{base_args, die_with_parent, FileTags, WorkerError};
 use crate::Ctags;
 
-/// Runs ctags once over `paths` (relative to `root`) and returns their tags in the same order.
+/// Runs ctags once over `paths` (relative to `root`) and returns their tags in the same order;
+/// a path with a newline cannot be listed to ctags and gets none (ask [`crate::Worker`]).
 /// When the whole chunk takes longer than `timeout`, ctags is killed and the chunk fails with
 /// [`WorkerError::Timeout`]; the caller retries it file by file.
 pub fn tags_of_chunk(
     ctags: &Ctags,
     root: &Path,
     extra_args: &[String],
-    paths: &[&str],
+    paths: &[&Path],
     timeout: Duration,
 ) -> Result<Vec<FileTags>, WorkerError> {
     let mut out: Vec<FileTags> = paths.iter().map(|_| FileTags::default()).collect();
@@ -48,15 +50,22 @@ pub fn tags_of_chunk(
         let _ = child.wait();
         return Err(WorkerError::Died("no pipes to ctags".into()));
     };
-    let list: String = paths.iter().map(|p| format!("{p}\n")).collect();
+    let mut list: Vec<u8> = Vec::new();
+    for p in paths {
+        // A name with a newline would be read as two: it is not listed, and gets no tags.
+        if !p.as_os_str().as_bytes().contains(&b'\n') {
+            list.extend_from_slice(p.as_os_str().as_bytes());
+            list.push(b'\n');
+        }
+    }
     // Writing on another thread: a ctags stuck on one file stops reading its list.
     std::thread::spawn(move || {
-        let _ = stdin.write_all(list.as_bytes());
+        let _ = stdin.write_all(&list);
     });
-    let index: HashMap<String, usize> = paths
+    let index: HashMap<Vec<u8>, usize> = paths
         .iter()
         .enumerate()
-        .map(|(i, p)| (p.to_string(), i))
+        .map(|(i, p)| (p.as_os_str().as_bytes().to_vec(), i))
         .collect();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -69,12 +78,10 @@ pub fn tags_of_chunk(
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
-            // Source bytes that are not UTF-8 (a Latin-1 comment in a signature) are kept lossily.
-            let text = String::from_utf8_lossy(&buf);
-            if text.starts_with("!_") {
+            if buf.starts_with(b"!_") {
                 continue; // pseudo tags
             }
-            if let Some((tag, path)) = crate::Tag::parse_tag_line(&text) {
+            if let Some((tag, path)) = crate::Tag::parse_tag_line(&buf) {
                 if let Some(&i) = index.get(&path) {
                     got.push((i, tag));
                 }
@@ -112,11 +119,18 @@ mod tests {
         std::fs::write(dir.join("a.c"), "int a;\nstatic void f(void)\n{\n}\n").unwrap();
         std::fs::write(dir.join("empty.c"), "/* nothing */\n").unwrap();
         std::fs::write(dir.join("b.h"), "struct s { int m; };\n").unwrap();
+        // Names that are not UTF-8, or that ctags escapes, are matched by their bytes.
+        let odd = Path::new(std::ffi::OsStr::from_bytes(b"caf\xff\\\t.c"));
+        std::fs::write(dir.join(odd), "int g(void) { return 0; }\n").unwrap();
+        // Listed, `nl\nb.h` would be read as `nl` and `b.h`: b.h's tags twice.
+        let newline = Path::new("nl\nb.h");
+        std::fs::write(dir.join(newline), "int nl;\n").unwrap();
+        let paths = ["a.c", "empty.c", "b.h"].map(Path::new);
         let got = tags_of_chunk(
             &ctags,
             &dir,
             &[],
-            &["a.c", "empty.c", "b.h"],
+            &[paths[0], paths[1], newline, paths[2], odd],
             Duration::from_secs(30),
         )
         .unwrap();
@@ -124,7 +138,10 @@ mod tests {
             .iter()
             .map(|f| f.tags.iter().map(|t| t.name.as_str()).collect())
             .collect();
-        assert_eq!(names, [vec!["a", "f"], vec![], vec!["s", "m"]]);
+        assert_eq!(
+            names,
+            [vec!["a", "f"], vec![], vec![], vec!["s", "m"], vec!["g"]]
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -220,27 +220,29 @@ fn unescape(s: &str) -> String {
     if !s.contains('\\') {
         return s.to_string();
     }
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some('x') => {
-                let hex: String = chars.by_ref().take(2).collect();
-                match u8::from_str_radix(&hex, 16) {
-                    Ok(b) => out.push(b as char),
-                    Err(_) => out.push_str(&hex),
-                }
-            }
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
+    String::from_utf8_lossy(&unescape_bytes(s.as_bytes())).into_owned()
+}
+
+/// [`unescape`] of bytes: a path, which need not be UTF-8.
+fn unescape_bytes(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        let (byte, len) = match s[i..] {
+            [b'\\', b't', ..] => (b'\t', 2),
+            [b'\\', b'n', ..] => (b'\n', 2),
+            [b'\\', b'r', ..] => (b'\r', 2),
+            [b'\\', b'x', h, l, ..] => match (h as char).to_digit(16).zip((l as char).to_digit(16))
+            {
+                Some((h, l)) => ((h * 16 + l) as u8, 4),
+                None => (b'x', 2),
+            },
+            [b'\\', other, ..] => (other, 2),
+            [c, ..] => (c, 1),
+            [] => break,
+        };
+        out.push(byte);
+        i += len;
     }
     out
 }
@@ -248,11 +250,15 @@ fn unescape(s: &str) -> String {
 impl Tag {
     /// Parses one line of ctags's tag-file output (`--output-format=u-ctags --excmd=number`
     /// with the fields knav asks for) into the tag and its file's path.
-    pub fn parse_tag_line(line: &str) -> Option<(Tag, String)> {
-        let line = line.trim_end_matches(['\n', '\r']);
-        let mut fields = line.split('\t');
-        let name = unescape(fields.next()?);
-        let path = unescape(fields.next()?);
+    pub fn parse_tag_line(line: &[u8]) -> Option<(Tag, Vec<u8>)> {
+        let mut fields = line.splitn(3, |&b| b == b'\t');
+        let (name, path) = (fields.next()?, fields.next()?);
+        // Source bytes that are not UTF-8 (a Latin-1 comment in a signature) are kept lossily;
+        // the path stays bytes, to be matched with the path ctags was given.
+        let name = unescape(&String::from_utf8_lossy(name));
+        let path = unescape_bytes(path);
+        let rest = String::from_utf8_lossy(fields.next()?);
+        let mut fields = rest.trim_end_matches(['\n', '\r']).split('\t');
         let address = fields.next()?;
         let mut tag = Tag {
             name,
@@ -339,8 +345,8 @@ mod tests {
     fn parses_tag_file_lines() {
         let line =
             "b\ta.c\t2;\"\tmember\tline:2\tscope:struct:foo\ttyperef:typename:char *\tfile:\tend:2";
-        let (tag, path) = Tag::parse_tag_line(line).unwrap();
-        assert_eq!(path, "a.c");
+        let (tag, path) = Tag::parse_tag_line(line.as_bytes()).unwrap();
+        assert_eq!(path, b"a.c");
         assert_eq!(tag.name, "b");
         assert_eq!((tag.line, tag.end), (2, Some(2)));
         assert_eq!(tag.kind, Kind::Member);
@@ -348,14 +354,25 @@ mod tests {
         assert_eq!(tag.typeref.as_deref(), Some("char *"));
         assert!(tag.file_local);
         let line = "vfs_read\tfs/a b.c\t9;\"\tfunction\tline:9\ttyperef:typename:ssize_t\tsignature:(struct file * file,char \\\\x)\tend:12\n";
-        let (tag, path) = Tag::parse_tag_line(line).unwrap();
-        assert_eq!(path, "fs/a b.c");
+        let (tag, path) = Tag::parse_tag_line(line.as_bytes()).unwrap();
+        assert_eq!(path, b"fs/a b.c");
         assert_eq!(
             tag.signature.as_deref(),
             Some("(struct file * file,char \\x)")
         );
         assert!(!tag.file_local);
-        assert!(Tag::parse_tag_line("garbage").is_none());
+        assert!(Tag::parse_tag_line(b"garbage").is_none());
+    }
+
+    #[test]
+    fn a_tag_lines_path_that_is_not_utf8_keeps_its_bytes() {
+        let line =
+            b"f\td\xfe/caf\xff\\\\\\t.c\t1;\"\tfunction\tline:1\tsignature:(char c\xe9)\tend:1\n";
+        let (tag, path) = Tag::parse_tag_line(line).unwrap();
+        assert_eq!(path, b"d\xfe/caf\xff\\\t.c");
+        assert_eq!(tag.name, "f");
+        assert_eq!(tag.signature.as_deref(), Some("(char c\u{fffd})"));
+        assert_eq!(tag.end, Some(1));
     }
 
     #[test]

@@ -29,8 +29,8 @@ pub enum WorkerError {
     Spawn(std::io::Error),
     /// ctags exited or closed its output while working on the file.
     Died(String),
-    /// The path cannot be sent to ctags (it is not valid UTF-8).
-    BadPath(PathBuf),
+    /// The file, whose name is not UTF-8 and which knav therefore reads for ctags, cannot be read.
+    Read(std::io::Error),
 }
 
 impl fmt::Display for WorkerError {
@@ -39,7 +39,7 @@ impl fmt::Display for WorkerError {
             WorkerError::Timeout(t) => write!(f, "ctags timed out after {} s", t.as_secs()),
             WorkerError::Spawn(e) => write!(f, "cannot start ctags: {e}"),
             WorkerError::Died(why) => write!(f, "ctags died: {why}"),
-            WorkerError::BadPath(p) => write!(f, "path is not UTF-8: {}", p.display()),
+            WorkerError::Read(e) => write!(f, "cannot read the file: {e}"),
         }
     }
 }
@@ -175,15 +175,29 @@ impl Worker {
 
     /// The definitions in `path` (relative to the worker's root).
     pub fn tags(&mut self, path: &Path) -> Result<FileTags, WorkerError> {
-        let Some(name) = path.to_str() else {
-            return Err(WorkerError::BadPath(path.to_path_buf()));
+        // A JSON request names a file in UTF-8: another name's file is sent with the request,
+        // under its name made UTF-8 (which only names anonymous types).
+        let (request, text) = match path.to_str() {
+            Some(name) => (
+                serde_json::json!({"command": "generate-tags", "filename": name}),
+                Vec::new(),
+            ),
+            None => {
+                let text = std::fs::read(self.root.join(path)).map_err(WorkerError::Read)?;
+                let name = path.to_string_lossy();
+                let request = serde_json::json!(
+                    {"command": "generate-tags", "filename": name, "size": text.len()}
+                );
+                (request, text)
+            }
         };
-        let request = serde_json::json!({"command": "generate-tags", "filename": name});
         let mut process = match self.process.take() {
             Some(p) => p,
             None => self.spawn()?,
         };
-        let sent = writeln!(process.stdin, "{request}").and_then(|_| process.stdin.flush());
+        let sent = writeln!(process.stdin, "{request}")
+            .and_then(|_| process.stdin.write_all(&text))
+            .and_then(|_| process.stdin.flush());
         if let Err(e) = sent {
             return Err(WorkerError::Died(format!("cannot write to ctags: {e}")));
         }
@@ -243,6 +257,21 @@ mod tests {
         let missing = w.tags(Path::new("missing.c")).unwrap();
         assert!(missing.tags.is_empty());
         assert_eq!(missing.errors.len(), 1, "{:?}", missing.errors);
+        // A name that is not UTF-8 cannot be put in a JSON request: its text is sent instead.
+        use std::os::unix::ffi::OsStrExt;
+        let odd = Path::new(std::ffi::OsStr::from_bytes(b"caf\xff.c"));
+        std::fs::write(dir.join(odd), "int g(void) { return 0; }\n").unwrap();
+        let c = w.tags(odd).unwrap();
+        let names: Vec<_> = c.tags.iter().map(|t| (t.name.as_str(), t.line)).collect();
+        assert_eq!(names, [("g", 1)]);
+        let b_again = w.tags(Path::new("b.h")).unwrap();
+        assert_eq!(
+            b_again.tags.len(),
+            2,
+            "the process still answers after a sent text"
+        );
+        let gone = w.tags(Path::new(std::ffi::OsStr::from_bytes(b"gone\xff.c")));
+        assert!(matches!(gone, Err(WorkerError::Read(_))), "{gone:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -229,7 +229,7 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
         record.note = Some(format!("{} bytes: over the size cap", f.size));
         return empty(record);
     }
-    let src = match read_source(&root.join(&f.path)) {
+    let src = match read_source(&root.join(crate::pathname::to_path(&f.path))) {
         Ok(s) => s,
         Err(e) => {
             record.status = FileStatus::Unreadable;
@@ -532,10 +532,20 @@ fn process_chunk(
         }
         return results;
     };
-    let paths: Vec<&str> = wanted
+    // `ctags -L -` reads one name a line: a file whose name has a newline is asked for alone.
+    let (alone, wanted): (Vec<usize>, Vec<usize>) = wanted
+        .into_iter()
+        .partition(|&i| crate::pathname::decode(&inputs[i].file.path).contains(&b'\n'));
+    for &i in &alone {
+        results[i].ctags_text = None;
+        results[i].ctags_bytes = inputs[i].file.size;
+    }
+    // ctags is given the files' real names: its anonymous types are named after them.
+    let paths: Vec<std::borrow::Cow<'_, Path>> = wanted
         .iter()
-        .map(|i| inputs[*i].file.path.as_str())
+        .map(|i| crate::pathname::to_path(&inputs[*i].file.path))
         .collect();
+    let paths: Vec<&Path> = paths.iter().map(|p| &**p).collect();
     let bytes: u64 = wanted.iter().map(|i| inputs[*i].file.size).sum();
     let timeout = opts.ctags_timeout + Duration::from_secs(bytes >> 20);
     let texts: Vec<Option<Vec<u8>>> = wanted
@@ -554,23 +564,22 @@ fn process_chunk(
     let ctags_root = texts.as_ref().map_or(root, |t| t.dir.as_path());
     let batch = knav_ctags::tags_of_chunk(ctags, ctags_root, &opts.ctags_args, &paths, timeout);
     drop(texts);
-    match batch {
+    let retried = match batch {
         Ok(tags) => {
-            for (i, t) in wanted.into_iter().zip(tags) {
+            for (&i, t) in wanted.iter().zip(tags) {
                 attach_tags(&mut results[i], Ok(t));
             }
+            Vec::new()
         }
-        Err(_) => {
-            let worker = fallback.get_or_insert_with(|| {
-                Worker::new(ctags, root, &opts.ctags_args, opts.ctags_timeout)
-            });
-            for i in wanted {
-                let t = worker
-                    .tags(Path::new(&inputs[i].file.path))
-                    .map_err(|e| e.to_string());
-                attach_tags(&mut results[i], t);
-            }
-        }
+        Err(_) => wanted,
+    };
+    for i in retried.into_iter().chain(alone) {
+        let worker = fallback
+            .get_or_insert_with(|| Worker::new(ctags, root, &opts.ctags_args, opts.ctags_timeout));
+        let t = worker
+            .tags(&crate::pathname::to_path(&inputs[i].file.path))
+            .map_err(|e| e.to_string());
+        attach_tags(&mut results[i], t);
     }
     results
 }
@@ -589,7 +598,7 @@ impl CtagsTexts {
         scratch: Option<&Path>,
         chunk: usize,
         root: &Path,
-        paths: &[&str],
+        paths: &[&Path],
         texts: impl Iterator<Item = Option<Vec<u8>>>,
     ) -> Option<CtagsTexts> {
         let out = CtagsTexts {
@@ -598,8 +607,7 @@ impl CtagsTexts {
         std::fs::create_dir(&out.dir).ok()?;
         let root = std::path::absolute(root).ok()?;
         let mut made: std::collections::HashSet<&Path> = std::collections::HashSet::new();
-        for (path, text) in paths.iter().zip(texts) {
-            let rel = Path::new(path);
+        for (rel, text) in paths.iter().zip(texts) {
             if rel.is_absolute()
                 || rel
                     .components()

@@ -92,9 +92,12 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
     let read: Vec<(&SourceFile, Option<(u64, String)>)> = files
         .par_iter()
         .map(|f| {
-            let text = knav_kconfig::read_file(&root.join(&f.path), MAX_BUILD_FILE_BYTES)
-                .ok()
-                .map(|b| (hash64(&b), String::from_utf8_lossy(&b).into_owned()));
+            let text = knav_kconfig::read_file(
+                &root.join(crate::pathname::to_path(&f.path)),
+                MAX_BUILD_FILE_BYTES,
+            )
+            .ok()
+            .map(|b| (hash64(&b), String::from_utf8_lossy(&b).into_owned()));
             (f, text)
         })
         .collect();
@@ -139,11 +142,13 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
             vec![src]
         };
         for p in expanded {
+            // A path as a Kconfig line names it, as the walk's paths are kept.
+            let p = crate::pathname::encode(p.as_bytes()).into_owned();
             if p.contains("..") || p.starts_with('/') || !seen.insert(p.clone()) {
                 continue;
             }
             // Regular files only: a symbolic link may lead out of the tree.
-            let path = root.join(&p);
+            let path = root.join(crate::pathname::to_path(&p));
             if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
                 continue;
             }
@@ -807,7 +812,8 @@ impl BuildFiles {
             && files.par_iter().all(|f| match inputs.get(&f.path) {
                 Some(&(size, mtime, hash)) if size == f.size => {
                     mtime == f.mtime_ns
-                        || std::fs::read(root.join(&f.path)).is_ok_and(|b| hash64(&b) == hash)
+                        || std::fs::read(root.join(crate::pathname::to_path(&f.path)))
+                            .is_ok_and(|b| hash64(&b) == hash)
                 }
                 _ => false,
             })

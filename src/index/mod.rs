@@ -56,7 +56,7 @@ pub struct UpdateReport {
     pub occurrences: u64,
     /// Bytes of the index on disk.
     pub index_bytes: u64,
-    /// Entries the walk could not read (unreadable directories, paths that are not UTF-8),
+    /// Entries the walk could not read (unreadable directories),
     /// at most [`store::MAX_UNINDEXED_LISTED`].
     pub walk_errors: Vec<String>,
     /// Directories read during the walk (the others were unchanged since the last walk).
@@ -720,7 +720,7 @@ fn diff<'a>(
                 // Same size, new mtime: compare contents before re-indexing.
                 let same = was.size == f.size
                     && was.status != FileStatus::TooBig
-                    && build::read_source(&root.join(&f.path))
+                    && build::read_source(&root.join(crate::pathname::to_path(&f.path)))
                         .map(|b| codec::hash64(&b) == was.hash)
                         .unwrap_or(false);
                 if !same {

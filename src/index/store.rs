@@ -343,8 +343,9 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
 
 /// The file holding the last walk's directory listings.
 const WALK_CACHE: &str = "walk.cache";
-/// Its kind tag; changed when its layout changes (listings gained build files).
-const WALK_KIND: &[u8; 4] = b"WLK3";
+/// Its kind tag; changed when its layout or meaning changes (listings gained build files; names
+/// that are not UTF-8 are listed, escaped, where an older walk counted them as other files).
+const WALK_KIND: &[u8; 4] = b"WLK4";
 
 /// Reads the walk cache; `None` when it is missing or unreadable (the walk then reads every
 /// directory).

@@ -239,7 +239,7 @@ impl<'s> Query<'s> {
     /// True when `path` passes the path prefix filter.
     pub fn wanted(&self, path: &str) -> bool {
         match &self.page.path_prefix {
-            Some(p) => path.starts_with(p.trim_start_matches("./")),
+            Some(p) => path.starts_with(&*crate::pathname::normalize(p.trim_start_matches("./"))),
             None => true,
         }
     }

@@ -39,15 +39,16 @@ fn is_link(dir: &OwnedFd, name: &CString) -> bool {
     r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFLNK
 }
 
-/// Opens root-relative `rel` under `root`, refusing a symbolic link at any component below
-/// the root and anything but a regular file.
+/// Opens root-relative `rel` (escaped as [`crate::pathname`] keeps paths) under `root`, refusing
+/// a symbolic link at any component below the root and anything but a regular file.
 pub fn open_beneath(root: &Path, rel: &str) -> Result<File, Unread> {
     open_beneath_stat(root, rel).map(|(f, _)| f)
 }
 
 /// [`open_beneath`], with the file's metadata (taken anyway to check it is a regular file).
 pub fn open_beneath_stat(root: &Path, rel: &str) -> Result<(File, std::fs::Metadata), Unread> {
-    let parts: Vec<&std::ffi::OsStr> = Path::new(rel)
+    let rel = crate::pathname::to_path(rel);
+    let parts: Vec<&std::ffi::OsStr> = rel
         .components()
         .map(|c| match c {
             Component::Normal(p) => Ok(p),
@@ -162,12 +163,16 @@ impl SourceText {
         }
     }
 
-    /// True when lines `from..=to` are all here (or past the end of the file).
+    /// True when lines `from..=to` are all here (or past the end of the file); false when
+    /// either is before the first line here.
     pub fn covers(&self, from: u32, to: u32) -> bool {
         if from < self.first_line {
             return false;
         }
-        self.to_end || ((to - self.first_line) as usize) + 1 < self.starts.len()
+        match to.checked_sub(self.first_line) {
+            Some(past_first) => self.to_end || past_first as usize + 1 < self.starts.len(),
+            None => false,
+        }
     }
 
     /// Line `n` (1-based) without its line ending.
@@ -316,6 +321,20 @@ mod tests {
         let long = "x".repeat(300);
         assert_eq!(cut(long.as_bytes()).chars().count(), MAX_LINE_CHARS + 1);
         let _ = std::fs::remove_file(&dir);
+    }
+
+    #[test]
+    fn covers_with_to_before_the_windows_first_line_is_false_not_an_overflow() {
+        let window = SourceText::new(Source::Read(b"ten\neleven\n".to_vec()), 10, false);
+        assert!(window.covers(10, 11));
+        assert!(!window.covers(10, 12));
+        assert!(!window.covers(9, 10));
+        // `to - first_line` underflowed: a panic in a debug build.
+        assert!(!window.covers(10, 9));
+        assert!(!window.covers(11, 0));
+        let to_end = SourceText::new(Source::Read(b"ten\n".to_vec()), 10, true);
+        assert!(to_end.covers(10, 500));
+        assert!(!to_end.covers(10, 9));
     }
 
     #[test]

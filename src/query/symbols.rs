@@ -15,6 +15,7 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str) -> Envelope {
         .map(|r| r.trim_start_matches('/'))
         .unwrap_or(file)
         .trim_start_matches("./");
+    let rel = &*crate::pathname::normalize(rel);
     if std::path::Path::new(rel)
         .components()
         .any(|c| !matches!(c, std::path::Component::Normal(_)))
@@ -27,11 +28,13 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str) -> Envelope {
     }
     let Some((seg, id)) = q.snap.find_file(rel) else {
         let mut env = q.envelope(TOOL);
-        env.error = Some(if q.snap.root.join(rel).is_file() {
-            format!("{rel} is not an indexed C source (only .c, .h and .S files are indexed)")
-        } else {
-            format!("no file {rel} under {root}")
-        });
+        env.error = Some(
+            if q.snap.root.join(crate::pathname::to_path(rel)).is_file() {
+                format!("{rel} is not an indexed C source (only .c, .h and .S files are indexed)")
+            } else {
+                format!("no file {rel} under {root}")
+            },
+        );
         return env;
     };
     let mut env = q.envelope(TOOL);

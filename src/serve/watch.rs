@@ -88,7 +88,7 @@ impl Watcher {
             if self.watched.contains(&dir) {
                 continue;
             }
-            match self.add(&root.join(&dir)) {
+            match self.add(&root.join(crate::pathname::to_path(&dir))) {
                 Some(wd) => {
                     self.by_wd.insert(wd, dir.clone());
                 }
@@ -217,10 +217,7 @@ impl Watcher {
             }
             return;
         }
-        let Ok(name) = std::str::from_utf8(name) else {
-            self.hint.dirs.insert(dir.clone());
-            return;
-        };
+        let name = &*crate::pathname::encode(name);
         if mask & libc::IN_ISDIR != 0 {
             // Entering or leaving directories changes the tree; a directory's attributes do not.
             if mask & (libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO)
