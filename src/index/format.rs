@@ -14,7 +14,10 @@
 
 use knav_ctags::Kind;
 
+use std::path::Path;
+
 use super::codec::{put_opt_str, put_str, put_varint, Reader};
+use super::error::IndexError;
 
 /// Format version; an index of another version is rebuilt, never misread.
 pub const VERSION: u32 = 11;
@@ -46,21 +49,27 @@ pub fn header(kind: &[u8; 4]) -> [u8; HEADER_LEN] {
     h
 }
 
-/// Checks a header; the error says what is wrong.
-pub fn check_header(bytes: &[u8], kind: &[u8; 4]) -> Result<(), String> {
+/// Checks the header of `bytes`, the contents of `path`; the error says what is wrong.
+pub fn check_header(bytes: &[u8], kind: &[u8; 4], path: &Path) -> Result<(), IndexError> {
+    let wrong = |detail: String| {
+        Err(IndexError::Format {
+            path: path.to_path_buf(),
+            detail,
+        })
+    };
     if bytes.len() < HEADER_LEN || &bytes[..4] != b"KNAV" {
-        return Err("not a knav index file".into());
+        return wrong("not a knav index file".into());
     }
     let mut v = [0u8; 4];
     v.copy_from_slice(&bytes[4..8]);
     let version = u32::from_le_bytes(v);
     if version != VERSION {
-        return Err(format!(
+        return wrong(format!(
             "index format version {version}, this knav reads {VERSION}"
         ));
     }
     if &bytes[8..12] != kind {
-        return Err(format!(
+        return wrong(format!(
             "expected a {} file, found {}",
             String::from_utf8_lossy(kind),
             String::from_utf8_lossy(&bytes[8..12])
@@ -407,11 +416,18 @@ mod tests {
     #[test]
     fn headers_are_checked() {
         let h = header(b"DEFS");
-        assert!(check_header(&h, b"DEFS").is_ok());
-        assert!(check_header(&h, b"FILE").is_err());
-        assert!(check_header(b"KNA", b"DEFS").is_err());
+        let at = Path::new("seg/defs.dat");
+        assert!(check_header(&h, b"DEFS", at).is_ok());
+        assert_eq!(
+            check_header(&h, b"FILE", at).unwrap_err().to_string(),
+            "seg/defs.dat: expected a FILE file, found DEFS"
+        );
+        assert!(check_header(b"KNA", b"DEFS", at).is_err());
         let mut old = h;
         old[4] = 0;
-        assert!(check_header(&old, b"DEFS").unwrap_err().contains("version"));
+        assert_eq!(
+            check_header(&old, b"DEFS", at).unwrap_err().to_string(),
+            format!("seg/defs.dat: index format version 0, this knav reads {VERSION}")
+        );
     }
 }

@@ -11,6 +11,7 @@ pub mod build;
 pub mod buildfiles;
 pub mod codec;
 pub mod damage;
+pub mod error;
 pub mod format;
 pub mod postings;
 pub mod scratch;
@@ -25,6 +26,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use self::build::{build_segment, unique_dir, BuildOptions, Input};
+pub use self::error::IndexError;
 use self::format::{FileStat, FileStatus};
 use self::store::{Manifest, SegmentRef, Snapshot};
 use crate::progress::Progress;
@@ -174,7 +176,7 @@ pub fn update(
     full: bool,
     opts: &BuildOptions,
     progress: &mut Progress,
-) -> Result<UpdateReport, String> {
+) -> Result<UpdateReport, IndexError> {
     update_hinted(root, index_dir, full, opts, progress, None)
 }
 
@@ -187,7 +189,7 @@ pub fn update_hinted(
     opts: &BuildOptions,
     progress: &mut Progress,
     hint: Option<&crate::walk::Hint>,
-) -> Result<UpdateReport, String> {
+) -> Result<UpdateReport, IndexError> {
     let started = Instant::now();
     let mut trace = Trace::new();
     let lock = store::lock(index_dir)?;
@@ -204,7 +206,7 @@ pub fn update_hinted(
         None
     } else {
         Snapshot::open(root, index_dir).unwrap_or_else(|e| {
-            rebuilt_because = Some(e.trim_end_matches(store::REBUILD).to_string());
+            rebuilt_because = Some(e.cause().to_string());
             None
         })
     };
@@ -213,18 +215,18 @@ pub fn update_hinted(
     // part's a new part.
     let old = match old.map(|s| (store::check_stamped(index_dir, &s, false), s)) {
         Some((Err(store::Damaged::Segments(e)), _)) => {
-            rebuilt_because = Some(e);
+            rebuilt_because = Some(e.to_string());
             None
         }
         Some((Err(store::Damaged::BuildFiles(e)), mut s)) => {
-            rebuilt_because = Some(e.clone());
+            rebuilt_because = Some(e.to_string());
             s.build = None;
             s.build_error = Some(e);
             Some(s)
         }
         Some((Ok(()), s)) => {
-            if s.build_error.is_some() {
-                rebuilt_because.clone_from(&s.build_error);
+            if let Some(e) = &s.build_error {
+                rebuilt_because = Some(e.to_string());
             }
             Some(s)
         }
@@ -387,7 +389,8 @@ pub fn update_hinted(
             report.deleted = diff.deleted.len() as u64;
             plan_delta(root, index_dir, snap, diff)
         }
-        (Some(_), None) => return Err("internal: no diff for an existing index".into()),
+        // `changes` is `Some` whenever `old` is.
+        (Some(_), None) => SegmentPlan::Full,
     };
     let (inputs, segments, retired) = match plan {
         SegmentPlan::Full => {
@@ -417,7 +420,7 @@ pub fn update_hinted(
         }
     };
     trace.mark("delta plan");
-    let ctags = knav_ctags::Ctags::probe().map_err(|e| e.to_string())?;
+    let ctags = knav_ctags::Ctags::probe().map_err(|e| IndexError::Ctags(e.into()))?;
     trace.mark("probe");
     let seg_dir = unique_dir(index_dir, "seg");
     // A delta's invocations need what every header's macros define, not its own headers'.
@@ -610,7 +613,7 @@ fn build_files_part(
     fingerprint: u64,
     old: Option<&buildfiles::BuildFilesRef>,
     same: bool,
-) -> Result<(Option<buildfiles::BuildFilesRef>, Option<String>), String> {
+) -> Result<(Option<buildfiles::BuildFilesRef>, Option<String>), IndexError> {
     if same {
         let kept = old.map(|b| buildfiles::BuildFilesRef {
             previous: None,
@@ -654,12 +657,12 @@ fn build_files_part(
 
 /// Re-reads every file of the current index and checks it against the checksums recorded when
 /// it was built.
-pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, String> {
+pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, IndexError> {
     let started = Instant::now();
-    let snap = Snapshot::open(root, index_dir)?
-        .ok_or_else(|| format!("no index in {}; run `knav index`", index_dir.display()))?;
-    snap.verify()
-        .map_err(|e| format!("{e}; run `knav index --full` to rebuild"))?;
+    let snap = Snapshot::open(root, index_dir)?.ok_or_else(|| IndexError::NoIndex {
+        dir: index_dir.to_path_buf(),
+    })?;
+    snap.verify().map_err(IndexError::rebuild_full)?;
     Ok(UpdateReport {
         mode: UpdateMode::Verified,
         files_scanned: snap.manifest.files_scanned,

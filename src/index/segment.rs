@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codec::Reader;
 use super::damage::{open_fst, Damage};
+use super::error::IndexError;
 use super::format::{check_header, shard_of, Def, FileRecord, HEADER_LEN, NAME_SHARDS};
 use super::format::{FileStat, FileStatus};
 use super::stats::NameStats;
@@ -109,21 +110,20 @@ pub struct LineHint {
     pub offset: u64,
 }
 
-pub(crate) fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, String> {
+/// Maps file `name` of `dir`, checking its length when the index gives one.
+pub(crate) fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, IndexError> {
     let path = dir.join(name);
-    let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = File::open(&path).map_err(IndexError::io("", &path))?;
     // SAFETY: see the module documentation; published segments are immutable.
-    let m = unsafe { Mmap::map(&file) }.map_err(|e| format!("{}: {e}", path.display()))?;
-    if let Some(len) = expected {
-        if m.len() as u64 != len {
-            return Err(format!(
-                "{} is {} bytes, the index says {len}: truncated or replaced",
-                path.display(),
-                m.len()
-            ));
-        }
+    let m = unsafe { Mmap::map(&file) }.map_err(IndexError::io("", &path))?;
+    match expected {
+        Some(len) if m.len() as u64 != len => Err(IndexError::Truncated {
+            path,
+            len: m.len() as u64,
+            expected: len,
+        }),
+        _ => Ok(m),
     }
-    Ok(m)
 }
 
 /// The index files of a segment.
@@ -137,26 +137,29 @@ pub fn segment_files() -> Vec<String> {
 
 impl Segment {
     /// Opens the segment in `dir`, checking headers and lengths.
-    pub fn open(dir: &Path) -> Result<Segment, String> {
+    pub fn open(dir: &Path) -> Result<Segment, IndexError> {
         let meta_path = dir.join("meta.json");
-        let text =
-            std::fs::read(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?;
-        let meta: SegmentMeta =
-            serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", meta_path.display()))?;
+        let text = std::fs::read(&meta_path).map_err(IndexError::io("", &meta_path))?;
+        let meta: SegmentMeta = serde_json::from_slice(&text).map_err(|e| IndexError::Json {
+            path: meta_path.clone(),
+            source: e.into(),
+        })?;
         if meta.version != super::format::VERSION {
-            return Err(format!(
-                "{}: index format version {}, this knav reads {}",
-                dir.display(),
-                meta.version,
-                super::format::VERSION
-            ));
+            return Err(IndexError::Format {
+                path: dir.to_path_buf(),
+                detail: format!(
+                    "index format version {}, this knav reads {}",
+                    meta.version,
+                    super::format::VERSION
+                ),
+            });
         }
         let len = |name: &str| meta.lengths.iter().find(|(n, _)| n == name).map(|x| x.1);
         for name in segment_files() {
             if len(&name).is_none() || !meta.checksums.iter().any(|(n, _)| *n == name) {
-                return Err(super::damage::message(
+                return Err(IndexError::damaged(
                     &meta_path,
-                    &format!("it gives no length or checksum of {name}"),
+                    format!("it gives no length or checksum of {name}"),
                 ));
             }
         }
@@ -166,7 +169,7 @@ impl Segment {
             for (name, sum) in &meta.checksums {
                 let m = map(dir, name, len(name))?;
                 if super::codec::checksum_bytes(&m) != *sum {
-                    return Err(super::damage::message(&dir.join(name), "checksum mismatch"));
+                    return Err(IndexError::damaged(dir.join(name), "checksum mismatch"));
                 }
             }
         }
@@ -176,7 +179,7 @@ impl Segment {
             let (f, d) = (format!("names-{k}.fst"), format!("names-{k}.dat"));
             fsts.push(open_fst(dir, &f, len(&f))?);
             let m = map(dir, &d, len(&d))?;
-            check_header(&m, b"NAME").map_err(|e| format!("{}/{d}: {e}", dir.display()))?;
+            check_header(&m, b"NAME", &dir.join(&d))?;
             names.push(m);
         }
         let defs = map(dir, "defs.dat", len("defs.dat"))?;
@@ -187,11 +190,11 @@ impl Segment {
             (&files, b"FILE", "files.dat"),
             (&files_idx, b"FIDX", "files.idx"),
         ] {
-            check_header(m, kind).map_err(|e| format!("{}/{file}: {e}", dir.display()))?;
+            check_header(m, kind, &dir.join(file))?;
         }
         if (files_idx.len() - HEADER_LEN) / 8 != meta.files as usize {
-            return Err(super::damage::message(
-                &dir.join("files.idx"),
+            return Err(IndexError::damaged(
+                dir.join("files.idx"),
                 "its file count differs from meta.json's",
             ));
         }
@@ -208,7 +211,7 @@ impl Segment {
     }
 
     /// The first damage a read of this segment ran into, as a clear error.
-    pub fn damage(&self) -> Option<&str> {
+    pub fn damage(&self) -> Option<&IndexError> {
         self.damage.get()
     }
 
@@ -218,19 +221,16 @@ impl Segment {
     }
 
     /// Re-reads every index file and compares its checksum with the one recorded at build time.
-    pub fn verify(&self) -> Result<(), String> {
+    pub fn verify(&self) -> Result<(), IndexError> {
         for (name, sum) in &self.meta.checksums {
-            let got = super::codec::checksum_file(&self.dir.join(name))
-                .map_err(|e| format!("{}/{name}: {e}", self.dir.display()))?;
+            let path = self.dir.join(name);
+            let got = super::codec::checksum_file(&path).map_err(IndexError::io("", &path))?;
             if got != *sum {
-                return Err(super::damage::message(
-                    &self.dir.join(name),
-                    "checksum mismatch",
-                ));
+                return Err(IndexError::damaged(path, "checksum mismatch"));
             }
         }
         if let Some(d) = self.damage() {
-            return Err(d.to_string());
+            return Err(d.clone());
         }
         Ok(())
     }
