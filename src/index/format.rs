@@ -271,18 +271,16 @@ impl FileRecord {
         let mut guards = Vec::with_capacity(n.min(1 << 16));
         for _ in 0..n {
             let line = r.varint() as u32;
-            let k = r.varint() as usize;
-            let conds = (0..k.min(1 << 10))
-                .map(|_| String::from_utf8_lossy(r.str()).into_owned())
+            let conds = read_conditions(r)
+                .map(|c| String::from_utf8_lossy(c).into_owned())
                 .collect();
             guards.push((line, conds));
             if r.overrun {
                 break;
             }
         }
-        let n = r.varint() as usize;
-        let warnings = (0..n.min(1 << 16))
-            .map(|_| String::from_utf8_lossy(r.str()).into_owned())
+        let warnings = read_warnings(r)
+            .map(|w| String::from_utf8_lossy(w).into_owned())
             .collect();
         let line_marks = read_line_marks(r);
         FileRecord {
@@ -323,7 +321,7 @@ pub struct FileStat<'a> {
 impl<'a> FileStat<'a> {
     /// Decodes the head of a record, the reader left after it.
     pub fn decode(r: &mut Reader<'a>) -> FileStat<'a> {
-        let path = std::str::from_utf8(r.str()).unwrap_or("");
+        let path = Self::decode_path(r);
         let size = r.varint();
         let z = r.varint();
         let mtime_ns = ((z >> 1) as i64) ^ -((z & 1) as i64);
@@ -340,10 +338,77 @@ impl<'a> FileStat<'a> {
             status,
         }
     }
+
+    /// Decodes only the path that starts a record: empty when it is not UTF-8.
+    pub fn decode_path(r: &mut Reader<'a>) -> &'a str {
+        std::str::from_utf8(r.str()).unwrap_or("")
+    }
+}
+
+/// The parts of a file record after its head, each read from `r` where it starts: what a
+/// query reads of a record without decoding (or allocating) the rest.
+impl FileRecord {
+    /// Reads past what lies between the head and the guard transitions (the note and the
+    /// definitions range): `r` is left at the guard transitions.
+    pub fn skip_to_guards(r: &mut Reader<'_>) {
+        r.opt_str();
+        r.varint();
+        r.varint();
+    }
+
+    /// The conditions in force at `line` (outermost first), from the guard transitions at `r`;
+    /// `r.overrun` is set when they do not decode.
+    pub fn guard_at<'a>(r: &mut Reader<'a>, line: u32) -> Vec<&'a str> {
+        let n = r.varint() as usize;
+        // The conditions of the last transition at or before `line`, read once it is known.
+        let mut found = None;
+        for _ in 0..n {
+            let first = r.varint() as u32;
+            if first > line || r.overrun {
+                break;
+            }
+            found = Some(r.clone());
+            read_conditions(r).for_each(drop);
+        }
+        let Some(mut at) = found else {
+            return Vec::new();
+        };
+        let conds = read_conditions(&mut at)
+            .map(|c| std::str::from_utf8(c).unwrap_or("0"))
+            .collect();
+        r.overrun |= at.overrun;
+        conds
+    }
+
+    /// The line marks of the record whose guard transitions start at `r`.
+    pub fn line_marks_after_guards(r: &mut Reader<'_>) -> Vec<u32> {
+        let n = r.varint() as usize;
+        for _ in 0..n {
+            r.varint();
+            read_conditions(r).for_each(drop);
+            if r.overrun {
+                break;
+            }
+        }
+        read_warnings(r).for_each(drop);
+        read_line_marks(r)
+    }
+}
+
+/// The conditions of one guard transition, read lazily from `r`.
+fn read_conditions<'r, 'a>(r: &'r mut Reader<'a>) -> impl Iterator<Item = &'a [u8]> + 'r {
+    let k = r.varint() as usize;
+    (0..k.min(1 << 10)).map(move |_| r.str())
+}
+
+/// The unbalanced-directive warnings of a record, read lazily from `r`.
+fn read_warnings<'r, 'a>(r: &'r mut Reader<'a>) -> impl Iterator<Item = &'a [u8]> + 'r {
+    let n = r.varint() as usize;
+    (0..n.min(1 << 16)).map(move |_| r.str())
 }
 
 /// Decodes the line marks that end a file record.
-pub fn read_line_marks(r: &mut Reader<'_>) -> Vec<u32> {
+fn read_line_marks(r: &mut Reader<'_>) -> Vec<u32> {
     let n = r.varint() as usize;
     let mut marks = Vec::with_capacity(n.min(1 << 20));
     let mut at = 0u32;
@@ -411,6 +476,53 @@ mod tests {
         assert!(crate::guard::at(&g.guards, 161).is_empty());
         assert_eq!(g.warnings, f.warnings);
         assert_eq!(g.line_marks, f.line_marks);
+    }
+
+    #[test]
+    fn guards_and_line_marks_read_alone_agree_with_the_whole_record_and_stop_at_its_end() {
+        let f = FileRecord {
+            path: "mm/slab.h".into(),
+            note: Some("ctags: timeout".into()),
+            defs_start: 99,
+            defs_count: 2,
+            guards: vec![
+                (3, vec!["CONFIG_A".into()]),
+                (10, vec!["CONFIG_A".into(), "!CONFIG_B".into()]),
+                (20, vec![]),
+            ],
+            warnings: vec!["7: #else after #else".into()],
+            line_marks: vec![4000, 8100],
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        f.encode(&mut out);
+        let at_guards = |bytes| {
+            let mut r = Reader::new(bytes);
+            FileStat::decode(&mut r);
+            FileRecord::skip_to_guards(&mut r);
+            r
+        };
+        for (line, want) in [
+            (2, vec![]),
+            (3, vec!["CONFIG_A"]),
+            (15, vec!["CONFIG_A", "!CONFIG_B"]),
+            (25, vec![]),
+        ] {
+            let mut r = at_guards(&out);
+            assert_eq!(FileRecord::guard_at(&mut r, line), want, "line {line}");
+            assert!(!r.overrun);
+        }
+        let mut r = at_guards(&out);
+        assert_eq!(FileRecord::line_marks_after_guards(&mut r), f.line_marks);
+        assert!(!r.overrun && r.at_end());
+        // A record cut inside its guards: the reader says so instead of reading past it.
+        let cut = &out[..out.len() - 30];
+        let mut r = at_guards(cut);
+        FileRecord::guard_at(&mut r, 15);
+        assert!(r.overrun);
+        let mut r = at_guards(cut);
+        FileRecord::line_marks_after_guards(&mut r);
+        assert!(r.overrun);
     }
 
     #[test]

@@ -347,9 +347,7 @@ impl Segment {
         let body = self.files.get(start..).unwrap_or(&[]);
         let mut r = Reader::new(body);
         let status = self.stat_of(id, &mut r).status;
-        r.opt_str();
-        r.varint();
-        r.varint();
+        FileRecord::skip_to_guards(&mut r);
         (status, start + r.pos())
     }
 
@@ -357,26 +355,11 @@ impl Segment {
     /// the line and byte offset of the nearest line mark at or before it, with the size and
     /// mtime the file had when indexed (a reader checks the file still has them).
     pub fn line_hint(&self, id: u32, line: u32) -> LineHint {
-        let FileStat { size, mtime_ns, .. } = self.file_stat(id);
-        let (_, at) = self.file_guards(id);
-        // Past the guard transitions and the warnings: the marks end the record.
-        let mut r = Reader::new(self.files.get(at..).unwrap_or(&[]));
-        let n = r.varint() as usize;
-        for _ in 0..n {
-            r.varint();
-            let k = r.varint() as usize;
-            for _ in 0..k.min(1 << 10) {
-                r.str();
-            }
-            if r.overrun {
-                break;
-            }
-        }
-        let n = r.varint() as usize;
-        for _ in 0..n.min(1 << 16) {
-            r.str();
-        }
-        let marks = super::format::read_line_marks(&mut r);
+        let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
+        let mut r = Reader::new(body);
+        let FileStat { size, mtime_ns, .. } = self.stat_of(id, &mut r);
+        FileRecord::skip_to_guards(&mut r);
+        let marks = FileRecord::line_marks_after_guards(&mut r);
         if r.overrun {
             self.damaged(
                 "files.dat",
@@ -396,33 +379,7 @@ impl Segment {
     /// [`Segment::file_guards`]), outermost first.
     pub fn guard_at(&self, at: usize, line: u32) -> Vec<&str> {
         let mut r = Reader::new(self.files.get(at..).unwrap_or(&[]));
-        let n = r.varint() as usize;
-        let mut found = None;
-        for _ in 0..n {
-            let first = r.varint() as u32;
-            if first > line || r.overrun {
-                break;
-            }
-            found = Some(r.pos());
-            let k = r.varint() as usize;
-            for _ in 0..k.min(1 << 10) {
-                r.str();
-            }
-        }
-        if r.overrun {
-            self.damaged(
-                "files.dat",
-                &format!("the guards at offset {at} do not decode"),
-            );
-        }
-        let Some(pos) = found else {
-            return Vec::new();
-        };
-        let mut r = Reader::new(self.files.get(at + pos..).unwrap_or(&[]));
-        let k = r.varint() as usize;
-        let conds = (0..k.min(1 << 10))
-            .map(|_| std::str::from_utf8(r.str()).unwrap_or("0"))
-            .collect();
+        let conds = FileRecord::guard_at(&mut r, line);
         if r.overrun {
             self.damaged(
                 "files.dat",
@@ -465,8 +422,8 @@ impl Segment {
     pub fn file_path(&self, id: u32) -> &str {
         let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
         let mut r = Reader::new(body);
-        match std::str::from_utf8(r.str()) {
-            Ok(p) if !r.overrun && !p.is_empty() => p,
+        match FileStat::decode_path(&mut r) {
+            p if !r.overrun && !p.is_empty() => p,
             _ => {
                 self.damaged(
                     "files.dat",
