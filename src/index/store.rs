@@ -82,6 +82,17 @@ pub struct Snapshot {
     dead: Vec<Vec<u64>>,
 }
 
+/// The live files of an index by status: [`Snapshot::count_files`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileCounts {
+    /// Scanned (with or without definitions).
+    pub scanned: u64,
+    /// Not indexed, or indexed without definitions.
+    pub unindexed: u64,
+    /// The C sources among them as `path: why`, at most [`MAX_UNINDEXED_LISTED`].
+    pub unindexed_sources: Vec<String>,
+}
+
 /// C sources not indexed that an index report lists by name at most.
 pub const MAX_UNINDEXED_LISTED: usize = 200;
 
@@ -622,9 +633,8 @@ impl Snapshot {
         None
     }
 
-    /// Counts files by status, for a manifest, and lists the C sources not (fully) indexed as
-    /// `path: why`.
-    pub fn count_files(&self) -> (u64, u64, Vec<String>) {
+    /// Counts files by status, for a manifest, and lists the C sources not (fully) indexed.
+    pub fn count_files(&self) -> FileCounts {
         let (mut scanned, mut unindexed) = (0, 0);
         let mut why = Vec::new();
         for (s, f) in self.live_files() {
@@ -643,6 +653,10 @@ impl Snapshot {
                 why.push(format!("{}: {}", rec.path, rec.note.unwrap_or_default()));
             }
         }
-        (scanned, unindexed, why)
+        FileCounts {
+            scanned,
+            unindexed,
+            unindexed_sources: why,
+        }
     }
 }
