@@ -113,15 +113,21 @@ struct FileResult {
     /// Bytes ctags read for this file.
     ctags_bytes: u64,
     defs: Vec<DefRecord>,
+    names: FileNames,
+}
+
+/// The names of one file with their postings blocks.
+#[derive(Default)]
+struct FileNames {
     /// Names, back to back.
-    names: Vec<u8>,
+    text: Vec<u8>,
     /// Per name, where its name and postings block are.
     groups: Vec<NameGroup>,
     blocks: Vec<u8>,
 }
 
-/// One name's occurrences in one file: its bytes in `names` and its postings block in
-/// `blocks` of the file's [`FileResult`] (offsets and lengths, so a file's names take three
+/// One name's occurrences in one file: its bytes in `text` and its postings block in
+/// `blocks` of the file's [`FileNames`] (offsets and lengths, so a file's names take three
 /// allocations, not one per name).
 #[derive(Clone, Copy, Debug)]
 struct NameGroup {
@@ -151,9 +157,7 @@ struct Batch {
     defs: Vec<DefRecord>,
     /// Where each of `defs` was written in `defs.dat`.
     def_offsets: Vec<u64>,
-    names: Vec<u8>,
-    groups: Vec<NameGroup>,
-    blocks: Vec<u8>,
+    names: FileNames,
 }
 
 /// The bytes of a file, read or memory-mapped.
@@ -215,36 +219,19 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
         mtime_ns: f.mtime_ns,
         ..Default::default()
     };
-    let empty = |record: FileRecord| FileResult {
-        record,
-        macro_only: false,
-        ctags_text: None,
-        ctags_bytes: 0,
-        defs: Vec::new(),
-        names: Vec::new(),
-        groups: Vec::new(),
-        blocks: Vec::new(),
-    };
-    if input.too_big {
-        record.status = FileStatus::TooBig;
-        record.note = Some(format!("{} bytes: over the size cap", f.size));
-        return empty(record);
-    }
-    let src = match read_source(&root.join(&f.path)) {
-        Ok(s) => s,
-        Err(e) => {
-            record.status = FileStatus::Unreadable;
-            record.note = Some(e.to_string());
-            return empty(record);
+    let src = match read_to_scan(root, input, &mut record) {
+        Some(src) => src,
+        None => {
+            return FileResult {
+                record,
+                macro_only: false,
+                ctags_text: None,
+                ctags_bytes: 0,
+                defs: Vec::new(),
+                names: FileNames::default(),
+            }
         }
     };
-    record.size = src.len() as u64;
-    record.hash = hash64(&src);
-    if memchr::memchr(0, &src[..src.len().min(8192)]).is_some() {
-        record.status = FileStatus::Binary;
-        record.note = Some("binary file (contains NUL bytes)".into());
-        return empty(record);
-    }
     let mut scanned = scan(&src);
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them). Names that kernel
@@ -283,12 +270,54 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
     record.guards = guards.transitions;
     record.warnings = guards.warnings;
     record.warnings.extend(expansion.warnings);
-    // A name a macro exports without spelling it (`trace_kmalloc` of
-    // `EXPORT_TRACEPOINT_SYMBOL(kmalloc)`) gets an export occurrence on the macro's line; its
-    // text lives in `extra`, addressed past the end of the file.
+    let extra = add_exports(&mut occurrences, src.len(), expansion.exports);
+    FileResult {
+        record,
+        macro_only,
+        ctags_text,
+        ctags_bytes: 0,
+        defs,
+        names: group_by_name(&occurrences, &src, &extra),
+    }
+}
+
+/// The bytes of `input` to scan, its size and hash recorded; `None` when there is nothing to
+/// scan (too big, unreadable, binary), with the reason in `record`.
+fn read_to_scan(root: &Path, input: &Input, record: &mut FileRecord) -> Option<Source> {
+    if input.too_big {
+        record.status = FileStatus::TooBig;
+        record.note = Some(format!("{} bytes: over the size cap", input.file.size));
+        return None;
+    }
+    let src = match read_source(&root.join(&input.file.path)) {
+        Ok(s) => s,
+        Err(e) => {
+            record.status = FileStatus::Unreadable;
+            record.note = Some(e.to_string());
+            return None;
+        }
+    };
+    record.size = src.len() as u64;
+    record.hash = hash64(&src);
+    if memchr::memchr(0, &src[..src.len().min(8192)]).is_some() {
+        record.status = FileStatus::Binary;
+        record.note = Some("binary file (contains NUL bytes)".into());
+        return None;
+    }
+    Some(src)
+}
+
+/// A name a macro exports without spelling it (`trace_kmalloc` of
+/// `EXPORT_TRACEPOINT_SYMBOL(kmalloc)`) gets an export occurrence on the macro's line, in line
+/// order; its text goes in the returned bytes, addressed past the end of the file's `src_len`.
+fn add_exports(
+    occurrences: &mut Vec<crate::scan::Occurrence>,
+    src_len: usize,
+    exports: Vec<(String, u32)>,
+) -> Vec<u8> {
     let mut extra: Vec<u8> = Vec::new();
-    for (name, line) in expansion.exports {
-        let Ok(start) = u32::try_from(src.len() + extra.len()) else {
+    for (name, line) in exports {
+        let Ok(start) = u32::try_from(src_len + extra.len()) else {
             break;
         };
         extra.extend_from_slice(name.as_bytes());
@@ -304,9 +333,13 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
             },
         );
     }
+    extra
+}
 
-    // Group occurrences by name without sorting: number each distinct name, count, then place
-    // (a counting sort, stable, so each name's occurrences stay in line order).
+/// Groups `occurrences` by name without sorting: number each distinct name, count, then place
+/// (a counting sort, stable, so each name's occurrences stay in line order). An occurrence's
+/// text is in `src`, or past its end in `extra` ([`add_exports`]).
+fn group_by_name(occurrences: &[crate::scan::Occurrence], src: &[u8], extra: &[u8]) -> FileNames {
     let name_of = |o: &crate::scan::Occurrence| {
         let (start, len) = (o.start as usize, o.len as usize);
         match start.checked_sub(src.len()) {
@@ -317,7 +350,7 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
     let mut ids: NameMap<&[u8], u32> = NameMap::default();
     let mut group_of: Vec<u32> = Vec::with_capacity(occurrences.len());
     let mut counts: Vec<u32> = Vec::new();
-    for o in &occurrences {
+    for o in occurrences {
         let next = ids.len() as u32;
         let g = *ids.entry(name_of(o)).or_insert(next);
         if g == next {
@@ -333,47 +366,40 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
         total += c;
     }
     let mut order = vec![0u32; occurrences.len()];
-    let mut fill = starts.clone();
+    let mut fill = starts;
     for (i, g) in group_of.iter().enumerate() {
         order[fill[*g as usize] as usize] = i as u32;
         fill[*g as usize] += 1;
     }
-    let mut names = Vec::new();
-    let mut groups = Vec::new();
-    let mut blocks = Vec::with_capacity(occurrences.len() * 3);
+    let mut out = FileNames {
+        text: Vec::new(),
+        groups: Vec::new(),
+        blocks: Vec::with_capacity(occurrences.len() * 3),
+    };
     let mut i = 0;
     while i < order.len() {
         let first = &occurrences[order[i] as usize];
         let name = name_of(first);
-        let name_off = names.len() as u32;
-        names.extend_from_slice(name);
-        let block_off = blocks.len() as u32;
+        let name_off = out.text.len() as u32;
+        out.text.extend_from_slice(name);
+        let block_off = out.blocks.len() as u32;
         let mut prev_line = 0u32;
         let mut count = 0u32;
         while i < order.len() && name_of(&occurrences[order[i] as usize]) == name {
             let o = &occurrences[order[i] as usize];
-            super::postings::put_occurrence(&mut blocks, o.line - prev_line, o.role);
+            super::postings::put_occurrence(&mut out.blocks, o.line - prev_line, o.role);
             prev_line = o.line;
             count += 1;
             i += 1;
         }
-        groups.push(NameGroup {
+        out.groups.push(NameGroup {
             name: (name_off, name.len() as u32),
-            block: (block_off, blocks.len() as u32 - block_off),
+            block: (block_off, out.blocks.len() as u32 - block_off),
             count,
             shard: shard_of(name) as u8,
         });
     }
-    FileResult {
-        record,
-        macro_only,
-        ctags_text,
-        ctags_bytes: 0,
-        defs,
-        names,
-        groups,
-        blocks,
-    }
+    out
 }
 
 /// The text ctags reads for `src`: each opaque span (the inside of a function body or an
@@ -869,8 +895,14 @@ fn accumulate_shard(
                 acc.add_def(d.name.as_bytes(), *off);
             }
         }
-        for g in b.groups.iter().filter(|g| g.shard as usize == k) {
-            acc.add_block(g.name(&b.names), b.file_id, g.count, g.block(&b.blocks));
+        let names = &b.names;
+        for g in names.groups.iter().filter(|g| g.shard as usize == k) {
+            acc.add_block(
+                g.name(&names.text),
+                b.file_id,
+                g.count,
+                g.block(&names.blocks),
+            );
         }
         acc.maybe_spill()?;
     }
@@ -1005,8 +1037,6 @@ impl RecordWriter {
             defs: r.defs,
             def_offsets,
             names: r.names,
-            groups: r.groups,
-            blocks: r.blocks,
         })
     }
 
