@@ -102,8 +102,8 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
         .collect();
     let parse_ms = started.elapsed().as_millis() as u64;
     let symbols = Symbols::collect(&kconfigs, &makefile_uses);
-    let (data, symbol_keys) = encode_data(&presence, &symbols, files, &texts.hashes);
-    write_part(dir, &data, &symbol_keys)?;
+    let data = encode_data(&presence, &symbols, files, &texts.hashes);
+    write_part(dir, &data)?;
     Ok(BuildStats {
         makefiles: presence.makefiles.len() as u64,
         paths: presence.paths.len() as u64,
@@ -279,14 +279,21 @@ impl<'a> Symbols<'a> {
 /// Bytes of `data.bin`'s table of contents: seven offsets and counts after the header.
 const TOC: usize = 7 * 8;
 
-/// `data.bin`: header, table of contents, then the sections; with each symbol's offset in it,
-/// for `symbols.fst`.
+/// The contents of a build-file part's `data.bin`, and what `symbols.fst` maps into it.
+struct PartData<'a> {
+    /// `data.bin`.
+    data: Vec<u8>,
+    /// Each symbol's offset in `data`, in symbol order.
+    symbol_keys: Vec<(&'a str, u64)>,
+}
+
+/// `data.bin`: header, table of contents, then the sections.
 fn encode_data<'a>(
     presence: &kbuild::Presence,
     symbols: &Symbols<'a>,
     files: &[SourceFile],
     hashes: &[u64],
-) -> (Vec<u8>, Vec<(&'a str, u64)>) {
+) -> PartData<'a> {
     let mut data = header(b"KBLD").to_vec();
     data.resize(HEADER_LEN + TOC, 0);
     let files_at = data.len() as u64;
@@ -297,7 +304,7 @@ fn encode_data<'a>(
     let atoms_at = put_atoms(&mut data, &presence.atoms);
     let path_offsets = put_paths(&mut data, &presence.paths);
     let symbol_keys = put_symbols(&mut data, symbols);
-    let (table_at, slots) = put_path_table(&mut data, path_offsets);
+    let table = put_path_table(&mut data, path_offsets);
     let inputs_at = data.len() as u64;
     put_varint(&mut data, files.len() as u64);
     for (f, h) in files.iter().zip(hashes) {
@@ -311,15 +318,15 @@ fn encode_data<'a>(
         atoms_at,
         presence.atoms.len() as u64,
         inputs_at,
-        table_at,
-        slots,
+        table.at,
+        table.slots,
         data.len() as u64,
     ];
     for (i, v) in toc.iter().enumerate() {
         let at = HEADER_LEN + i * 8;
         data[at..at + 8].copy_from_slice(&v.to_le_bytes());
     }
-    (data, symbol_keys)
+    PartData { data, symbol_keys }
 }
 
 /// Appends the atoms, then their offsets; returns where the offsets start.
@@ -385,9 +392,17 @@ fn put_symbols<'a>(data: &mut Vec<u8>, symbols: &Symbols<'a>) -> Vec<(&'a str, u
     symbol_keys
 }
 
+/// Where the paths' hash table is in `data.bin`.
+struct PathTable {
+    /// Its offset.
+    at: u64,
+    /// Its slots, a power of two.
+    slots: u64,
+}
+
 /// Appends the open-addressing hash table of the paths (a query looks up thousands of paths:
-/// a probe is cheaper than an FST walk); returns where it starts and its slots.
-fn put_path_table(data: &mut Vec<u8>, path_offsets: Vec<(u64, u64)>) -> (u64, u64) {
+/// a probe is cheaper than an FST walk).
+fn put_path_table(data: &mut Vec<u8>, path_offsets: Vec<(u64, u64)>) -> PathTable {
     let slots = (path_offsets.len() * 2).next_power_of_two().max(2);
     let mut table = vec![0u64; slots];
     for (h, off) in path_offsets {
@@ -401,18 +416,22 @@ fn put_path_table(data: &mut Vec<u8>, path_offsets: Vec<(u64, u64)>) -> (u64, u6
     for slot in &table {
         data.extend_from_slice(&slot.to_le_bytes());
     }
-    (table_at, slots as u64)
+    PathTable {
+        at: table_at,
+        slots: slots as u64,
+    }
 }
 
-/// Writes `data.bin`, `symbols.fst` (`symbol_keys`, sorted) and the `meta.json` giving their
-/// lengths and checksums into `dir`.
-fn write_part(dir: &Path, data: &[u8], symbol_keys: &[(&str, u64)]) -> Result<(), IndexError> {
+/// Writes `data.bin`, `symbols.fst` and the `meta.json` giving their lengths and checksums
+/// into `dir`.
+fn write_part(dir: &Path, part: &PartData<'_>) -> Result<(), IndexError> {
+    let data = &part.data[..];
     let io = |name: &str| IndexError::io("", &dir.join(name));
     std::fs::create_dir_all(dir).map_err(io(""))?;
     std::fs::write(dir.join("data.bin"), data).map_err(io("data.bin"))?;
     let name = "symbols.fst";
     let mut b = fst::MapBuilder::memory();
-    for (k, v) in symbol_keys {
+    for (k, v) in &part.symbol_keys {
         b.insert(k, *v)
             .map_err(|e| io(name)(std::io::Error::other(e)))?;
     }

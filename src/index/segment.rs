@@ -97,6 +97,15 @@ pub struct NameEntry<'a> {
     pub stats: Option<NameStats>,
 }
 
+/// A file's status and where its guard transitions are: see [`Segment::file_guards`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileGuards {
+    /// Whether and how the file was indexed.
+    pub status: FileStatus,
+    /// Where its guard transitions start in the files table, for [`Segment::guard_at`].
+    pub at: usize,
+}
+
 /// Where to start reading a line of a file: see [`Segment::line_hint`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LineHint {
@@ -342,13 +351,16 @@ impl Segment {
     /// The status of file `id` and where its guard transitions start in the files table, for
     /// [`Segment::guard_at`]: what every posting of a query under an active config asks for,
     /// without decoding (or allocating) anything else.
-    pub fn file_guards(&self, id: u32) -> (FileStatus, usize) {
+    pub fn file_guards(&self, id: u32) -> FileGuards {
         let start = self.file_offset(id);
         let body = self.files.get(start..).unwrap_or(&[]);
         let mut r = Reader::new(body);
         let status = self.stat_of(id, &mut r).status;
         FileRecord::skip_to_guards(&mut r);
-        (status, start + r.pos())
+        FileGuards {
+            status,
+            at: start + r.pos(),
+        }
     }
 
     /// Where a reader of line `line` of file `id` can start instead of at the top of the file:
