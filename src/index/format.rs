@@ -1,4 +1,5 @@
-//! The records of a segment's files and the header every binary index file starts with.
+//! The records of a segment (definitions, files, name entries), encoder and decoder side by
+//! side, and the header every binary index file starts with.
 //!
 //! A segment is a directory holding:
 //! * `names-K.fst`: every identifier of shard K ([`shard_of`]) → offset of its entry in
@@ -18,6 +19,7 @@ use std::path::Path;
 
 use super::codec::{put_opt_str, put_str, put_varint, Reader};
 use super::error::IndexError;
+use super::stats::{NameStats, MIN_OCCURRENCES};
 
 /// Format version; an index of another version is rebuilt, never misread.
 pub const VERSION: u32 = 11;
@@ -164,6 +166,86 @@ impl<'a> Def<'a> {
             scope: r.opt_str(),
             signature: r.opt_str(),
             via: r.opt_str(),
+        }
+    }
+}
+
+/// A name's entry in `names-K.dat`: where its definitions are, its counts and its postings.
+#[derive(Clone, Debug)]
+pub struct NameEntry<'a> {
+    /// Offsets of its definitions in `defs.dat`.
+    pub defs: Vec<u64>,
+    /// Occurrences in the segment.
+    pub occurrences: u64,
+    /// Files it occurs in.
+    pub files: u64,
+    /// Encoded postings.
+    pub postings: &'a [u8],
+    /// What a definition answer needs of the postings, for a hot name.
+    pub stats: Option<NameStats>,
+}
+
+impl<'a> NameEntry<'a> {
+    /// Appends an entry: the offsets of the name's definitions (ascending), its counts and
+    /// postings, and for a name of at least [`MIN_OCCURRENCES`] occurrences the stats
+    /// `stats` computes.
+    pub fn encode(
+        out: &mut Vec<u8>,
+        defs: &[u64],
+        occurrences: u64,
+        files: u64,
+        postings: &[u8],
+        stats: impl FnOnce() -> NameStats,
+    ) {
+        put_varint(out, defs.len() as u64);
+        let mut prev = 0u64;
+        for d in defs {
+            put_varint(out, d - prev);
+            prev = *d;
+        }
+        put_varint(out, occurrences);
+        put_varint(out, files);
+        put_varint(out, postings.len() as u64);
+        out.extend_from_slice(postings);
+        if occurrences >= MIN_OCCURRENCES {
+            stats().encode(out);
+        }
+    }
+
+    /// Decodes one entry; `r.overrun` is set when it does not decode (definition offsets that
+    /// overflow included).
+    pub fn decode(r: &mut Reader<'a>) -> NameEntry<'a> {
+        let n = r.varint().min(1 << 24);
+        let mut defs = Vec::with_capacity(n.min(1 << 10) as usize);
+        let mut prev = 0u64;
+        let mut overflow = false;
+        for _ in 0..n {
+            let Some(next) = prev.checked_add(r.varint()) else {
+                overflow = true;
+                break;
+            };
+            prev = next;
+            if r.overrun {
+                break;
+            }
+            defs.push(prev);
+        }
+        let occurrences = r.varint();
+        let files = r.varint();
+        let plen = r.varint() as usize;
+        let postings = r.bytes(plen);
+        let stats = if occurrences >= MIN_OCCURRENCES {
+            NameStats::decode(r)
+        } else {
+            None
+        };
+        r.overrun |= overflow;
+        NameEntry {
+            defs,
+            occurrences,
+            files,
+            postings,
+            stats,
         }
     }
 }
@@ -522,6 +604,27 @@ mod tests {
         assert!(r.overrun);
         let mut r = at_guards(cut);
         FileRecord::line_marks_after_guards(&mut r);
+        assert!(r.overrun);
+    }
+
+    #[test]
+    fn a_name_entry_round_trips_and_overflowing_definition_offsets_are_damage() {
+        let mut out = Vec::new();
+        let postings = [1u8, 2, 3];
+        NameEntry::encode(&mut out, &[16, 40, 41], 7, 2, &postings, || unreachable!());
+        let mut r = Reader::new(&out);
+        let e = NameEntry::decode(&mut r);
+        assert_eq!(e.defs, [16, 40, 41]);
+        assert_eq!((e.occurrences, e.files, e.postings), (7, 2, &postings[..]));
+        assert!(e.stats.is_none() && !r.overrun && r.at_end());
+        // Two deltas whose sum passes u64::MAX.
+        let mut bad = Vec::new();
+        put_varint(&mut bad, 2);
+        put_varint(&mut bad, u64::MAX);
+        put_varint(&mut bad, 1);
+        bad.extend_from_slice(&[0, 0, 0]);
+        let mut r = Reader::new(&bad);
+        assert_eq!(NameEntry::decode(&mut r).defs, [u64::MAX]);
         assert!(r.overrun);
     }
 

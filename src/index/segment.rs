@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize};
 use super::codec::Reader;
 use super::damage::{open_fst, Damage};
 use super::error::IndexError;
+pub use super::format::NameEntry;
 use super::format::{check_header, shard_of, Def, FileRecord, HEADER_LEN, NAME_SHARDS};
 use super::format::{FileStat, FileStatus};
-use super::stats::NameStats;
 
 pub use super::postings::{Posting, Postings};
 
@@ -80,21 +80,6 @@ pub struct Segment {
     files: Mmap,
     files_idx: Mmap,
     damage: Damage,
-}
-
-/// A name's entry: where its definitions are and its postings.
-#[derive(Clone, Debug)]
-pub struct NameEntry<'a> {
-    /// Offsets of its definitions in `defs.dat`.
-    pub defs: Vec<u64>,
-    /// Occurrences in the segment.
-    pub occurrences: u64,
-    /// Files it occurs in.
-    pub files: u64,
-    /// Encoded postings.
-    pub postings: &'a [u8],
-    /// What a definition answer needs of the postings, for a hot name.
-    pub stats: Option<NameStats>,
 }
 
 /// A file's status and where its guard transitions are: see [`Segment::file_guards`].
@@ -261,43 +246,14 @@ impl Segment {
         let names = self.names.get(shard).map_or(&[][..], |m| &m[..]);
         let body = names.get(off as usize..).unwrap_or(&[]);
         let mut r = Reader::new(body);
-        let n = r.varint().min(1 << 24);
-        let mut defs = Vec::with_capacity(n.min(1 << 10) as usize);
-        let mut prev = 0u64;
-        let mut overflow = false;
-        for _ in 0..n {
-            let Some(next) = prev.checked_add(r.varint()) else {
-                overflow = true;
-                break;
-            };
-            prev = next;
-            if r.overrun {
-                break;
-            }
-            defs.push(prev);
-        }
-        let occurrences = r.varint();
-        let files = r.varint();
-        let plen = r.varint() as usize;
-        let postings = r.bytes(plen);
-        let stats = if occurrences >= super::stats::MIN_OCCURRENCES {
-            NameStats::decode(&mut r)
-        } else {
-            None
-        };
-        if r.overrun || overflow || off as usize >= names.len() {
+        let entry = NameEntry::decode(&mut r);
+        if r.overrun || off as usize >= names.len() {
             self.damaged(
                 &format!("names-{shard}.dat"),
                 &format!("the entry at offset {off} does not decode"),
             );
         }
-        NameEntry {
-            defs,
-            occurrences,
-            files,
-            postings,
-            stats,
-        }
+        entry
     }
 
     /// The definition at a `defs.dat` offset.
