@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::envelope::Envelope;
 use crate::index::build::BuildOptions;
 use crate::index::store::{index_dir, Snapshot};
+use crate::index::IndexError;
 use crate::progress::Progress;
 use crate::query::{GroupBy, Page};
 use crate::render::{render, Format};
@@ -171,20 +172,14 @@ pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapsho
     let dir = index_dir(root, explicit_dir);
     match Snapshot::open(root, &dir) {
         Ok(Some(s)) => return Ok(s),
-        Ok(None) => {}
-        Err(e) => {
-            let other_format = crate::index::store::read_manifest(&dir)
-                .ok()
-                .flatten()
-                .is_some_and(|m| m.version != crate::index::format::VERSION);
-            if !other_format {
-                return Err(e);
-            }
-        }
+        Ok(None) | Err(IndexError::OtherFormat { .. }) => {}
+        Err(e) => return Err(e.to_string()),
     }
     let opts = BuildOptions::for_root(root)?;
-    crate::index::update(root, &dir, false, &opts, &mut Progress::stderr())?;
-    Snapshot::open(root, &dir)?
+    crate::index::update(root, &dir, false, &opts, &mut Progress::stderr())
+        .map_err(|e| e.to_string())?;
+    Snapshot::open(root, &dir)
+        .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no index in {} after building it", dir.display()))
 }
 
@@ -220,7 +215,7 @@ fn run(common: &Common, command: &Command, trace: &mut crate::index::Trace) -> E
                 }
                 env
             }
-            Err(e) => Envelope::error(tool, &root_s, e),
+            Err(e) => Envelope::error(tool, &root_s, e.to_string()),
         };
     };
     trace.mark("resolve root");
@@ -250,7 +245,7 @@ fn run(common: &Common, command: &Command, trace: &mut crate::index::Trace) -> E
     // An answer read from a damaged index is replaced by the damage (a decoder that ran past
     // its data, or a panic in the `fst` crate on a damaged FST).
     let env = crate::index::damage::answer_or_damage(&snap, || answer(&snap, page, &ask))
-        .unwrap_or_else(|e| Envelope::error(tool, &root_s, e));
+        .unwrap_or_else(|e| Envelope::error(tool, &root_s, e.to_string()));
     trace.mark("answer");
     // The process ends right after: its exit unmaps the index in one sweep, cheaper than
     // unmapping file by file (a fifth of a small query's time).

@@ -398,7 +398,9 @@ impl Definers {
 
     /// What the headers at `paths` under `root` define: read from `saved` (a file
     /// [`Definers::save`] wrote, by header path) for the paths not in `fresh`, read from the
-    /// headers themselves for the rest. Returns the definers and what to save for them.
+    /// headers themselves for the rest. Returns the definers and what to save for them, both
+    /// in header path order whatever the order of `paths` and of the reading threads: two
+    /// headers that define the same macro give its templates in the same order every build.
     pub fn learn_headers(
         root: &Path,
         paths: &[&str],
@@ -437,6 +439,7 @@ impl Definers {
             }
         }
         from_saved.extend(Definers::of_headers(root, &to_read, threads));
+        from_saved.sort_by(|a, b| a.0.cmp(&b.0));
         let all = from_saved
             .iter()
             .flat_map(|(_, l)| l.iter().cloned())
@@ -744,6 +747,46 @@ mod tests {
             .collect();
         assert_eq!(made.len(), 400);
         assert!(made.windows(2).all(|w| w[0] < w[1]), "{made:?}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn learned_templates_do_not_depend_on_the_order_headers_are_given_or_read_in() {
+        let root =
+            std::env::temp_dir().join(format!("knav-definers-given-order-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        // Two headers define the same macro, each with its own name: both names are kept, in
+        // header path order.
+        std::fs::write(
+            root.join("a.h"),
+            "#define TP(name) void trace_##name(void)\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("b.h"),
+            "#define TP(name) void __bpf_trace_##name(void)\n",
+        )
+        .unwrap();
+        let learn = |paths: &[&str], threads| {
+            let (d, saved) =
+                Definers::learn_headers(&root, paths, None, &Default::default(), threads);
+            let names: Vec<String> = d
+                .get(b"TP")
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|t| t.name(&["x"]))
+                .collect();
+            let saved: Vec<String> = saved.into_iter().map(|(p, _)| p).collect();
+            (names, saved)
+        };
+        let want = (
+            vec!["trace_x".to_string(), "__bpf_trace_x".to_string()],
+            vec!["a.h".to_string(), "b.h".to_string()],
+        );
+        assert_eq!(learn(&["a.h", "b.h"], 1), want);
+        assert_eq!(learn(&["b.h", "a.h"], 1), want);
+        assert_eq!(learn(&["b.h", "a.h"], 2), want);
         let _ = std::fs::remove_dir_all(&root);
     }
 

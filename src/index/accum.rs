@@ -13,8 +13,8 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::codec::{put_str, put_varint, Reader};
-use super::format::{header, Def};
-use super::stats::{self, NameStats};
+use super::format::{header, Def, NameEntry};
+use super::stats::NameStats;
 use knav_ctags::Kind;
 
 /// A word-at-a-time multiplicative hasher: names are short and trusted, SipHash's DoS
@@ -460,17 +460,7 @@ impl Accumulator {
                 }
             }
             out.clear();
-            put_varint(&mut out, defs.len() as u64);
-            let mut prev = 0u64;
-            for d in &defs {
-                put_varint(&mut out, d - prev);
-                prev = *d;
-            }
-            put_varint(&mut out, n_occ);
-            put_varint(&mut out, n_files);
-            put_varint(&mut out, postings.len() as u64);
-            out.extend_from_slice(&postings);
-            if n_occ >= stats::MIN_OCCURRENCES {
+            NameEntry::encode(&mut out, &defs, n_occ, n_files, &postings, || {
                 let mut lines: Vec<(u32, u32)> = defs
                     .iter()
                     .map(|&off| {
@@ -481,8 +471,8 @@ impl Accumulator {
                     .map(|d| (d.file, d.line))
                     .collect();
                 lines.sort_unstable();
-                NameStats::compute(&postings, &lines).encode(&mut out);
-            }
+                NameStats::compute(&postings, &lines)
+            });
             dat.write_all(&out)?;
             offset += out.len() as u64;
             summary.names += 1;

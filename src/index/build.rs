@@ -19,6 +19,7 @@ use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
 use super::accum::{Accumulator, NameMap};
 use super::codec::hash64;
+use super::error::IndexError;
 use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
 use super::format::{shard_of, NAME_SHARDS};
 use super::scratch::Scratch;
@@ -112,15 +113,21 @@ struct FileResult {
     /// Bytes ctags read for this file.
     ctags_bytes: u64,
     defs: Vec<DefRecord>,
+    names: FileNames,
+}
+
+/// The names of one file with their postings blocks.
+#[derive(Default)]
+struct FileNames {
     /// Names, back to back.
-    names: Vec<u8>,
+    text: Vec<u8>,
     /// Per name, where its name and postings block are.
     groups: Vec<NameGroup>,
     blocks: Vec<u8>,
 }
 
-/// One name's occurrences in one file: its bytes in `names` and its postings block in
-/// `blocks` of the file's [`FileResult`] (offsets and lengths, so a file's names take three
+/// One name's occurrences in one file: its bytes in `text` and its postings block in
+/// `blocks` of the file's [`FileNames`] (offsets and lengths, so a file's names take three
 /// allocations, not one per name).
 #[derive(Clone, Copy, Debug)]
 struct NameGroup {
@@ -150,9 +157,7 @@ struct Batch {
     defs: Vec<DefRecord>,
     /// Where each of `defs` was written in `defs.dat`.
     def_offsets: Vec<u64>,
-    names: Vec<u8>,
-    groups: Vec<NameGroup>,
-    blocks: Vec<u8>,
+    names: FileNames,
 }
 
 /// The bytes of a file, read or memory-mapped.
@@ -214,36 +219,19 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
         mtime_ns: f.mtime_ns,
         ..Default::default()
     };
-    let empty = |record: FileRecord| FileResult {
-        record,
-        macro_only: false,
-        ctags_text: None,
-        ctags_bytes: 0,
-        defs: Vec::new(),
-        names: Vec::new(),
-        groups: Vec::new(),
-        blocks: Vec::new(),
-    };
-    if input.too_big {
-        record.status = FileStatus::TooBig;
-        record.note = Some(format!("{} bytes: over the size cap", f.size));
-        return empty(record);
-    }
-    let src = match read_source(&root.join(crate::pathname::to_path(&f.path))) {
-        Ok(s) => s,
-        Err(e) => {
-            record.status = FileStatus::Unreadable;
-            record.note = Some(e.to_string());
-            return empty(record);
+    let src = match read_to_scan(root, input, &mut record) {
+        Some(src) => src,
+        None => {
+            return FileResult {
+                record,
+                macro_only: false,
+                ctags_text: None,
+                ctags_bytes: 0,
+                defs: Vec::new(),
+                names: FileNames::default(),
+            }
         }
     };
-    record.size = src.len() as u64;
-    record.hash = hash64(&src);
-    if memchr::memchr(0, &src[..src.len().min(8192)]).is_some() {
-        record.status = FileStatus::Binary;
-        record.note = Some("binary file (contains NUL bytes)".into());
-        return empty(record);
-    }
     let mut scanned = scan(&src);
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them). Names that kernel
@@ -282,12 +270,54 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
     record.guards = guards.transitions;
     record.warnings = guards.warnings;
     record.warnings.extend(expansion.warnings);
-    // A name a macro exports without spelling it (`trace_kmalloc` of
-    // `EXPORT_TRACEPOINT_SYMBOL(kmalloc)`) gets an export occurrence on the macro's line; its
-    // text lives in `extra`, addressed past the end of the file.
+    let extra = add_exports(&mut occurrences, src.len(), expansion.exports);
+    FileResult {
+        record,
+        macro_only,
+        ctags_text,
+        ctags_bytes: 0,
+        defs,
+        names: group_by_name(&occurrences, &src, &extra),
+    }
+}
+
+/// The bytes of `input` to scan, its size and hash recorded; `None` when there is nothing to
+/// scan (too big, unreadable, binary), with the reason in `record`.
+fn read_to_scan(root: &Path, input: &Input, record: &mut FileRecord) -> Option<Source> {
+    if input.too_big {
+        record.status = FileStatus::TooBig;
+        record.note = Some(format!("{} bytes: over the size cap", input.file.size));
+        return None;
+    }
+    let src = match read_source(&root.join(crate::pathname::to_path(&input.file.path))) {
+        Ok(s) => s,
+        Err(e) => {
+            record.status = FileStatus::Unreadable;
+            record.note = Some(e.to_string());
+            return None;
+        }
+    };
+    record.size = src.len() as u64;
+    record.hash = hash64(&src);
+    if memchr::memchr(0, &src[..src.len().min(8192)]).is_some() {
+        record.status = FileStatus::Binary;
+        record.note = Some("binary file (contains NUL bytes)".into());
+        return None;
+    }
+    Some(src)
+}
+
+/// A name a macro exports without spelling it (`trace_kmalloc` of
+/// `EXPORT_TRACEPOINT_SYMBOL(kmalloc)`) gets an export occurrence on the macro's line, in line
+/// order; its text goes in the returned bytes, addressed past the end of the file's `src_len`.
+fn add_exports(
+    occurrences: &mut Vec<crate::scan::Occurrence>,
+    src_len: usize,
+    exports: Vec<(String, u32)>,
+) -> Vec<u8> {
     let mut extra: Vec<u8> = Vec::new();
-    for (name, line) in expansion.exports {
-        let Ok(start) = u32::try_from(src.len() + extra.len()) else {
+    for (name, line) in exports {
+        let Ok(start) = u32::try_from(src_len + extra.len()) else {
             break;
         };
         extra.extend_from_slice(name.as_bytes());
@@ -303,9 +333,13 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
             },
         );
     }
+    extra
+}
 
-    // Group occurrences by name without sorting: number each distinct name, count, then place
-    // (a counting sort, stable, so each name's occurrences stay in line order).
+/// Groups `occurrences` by name without sorting: number each distinct name, count, then place
+/// (a counting sort, stable, so each name's occurrences stay in line order). An occurrence's
+/// text is in `src`, or past its end in `extra` ([`add_exports`]).
+fn group_by_name(occurrences: &[crate::scan::Occurrence], src: &[u8], extra: &[u8]) -> FileNames {
     let name_of = |o: &crate::scan::Occurrence| {
         let (start, len) = (o.start as usize, o.len as usize);
         match start.checked_sub(src.len()) {
@@ -316,7 +350,7 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
     let mut ids: NameMap<&[u8], u32> = NameMap::default();
     let mut group_of: Vec<u32> = Vec::with_capacity(occurrences.len());
     let mut counts: Vec<u32> = Vec::new();
-    for o in &occurrences {
+    for o in occurrences {
         let next = ids.len() as u32;
         let g = *ids.entry(name_of(o)).or_insert(next);
         if g == next {
@@ -332,47 +366,40 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
         total += c;
     }
     let mut order = vec![0u32; occurrences.len()];
-    let mut fill = starts.clone();
+    let mut fill = starts;
     for (i, g) in group_of.iter().enumerate() {
         order[fill[*g as usize] as usize] = i as u32;
         fill[*g as usize] += 1;
     }
-    let mut names = Vec::new();
-    let mut groups = Vec::new();
-    let mut blocks = Vec::with_capacity(occurrences.len() * 3);
+    let mut out = FileNames {
+        text: Vec::new(),
+        groups: Vec::new(),
+        blocks: Vec::with_capacity(occurrences.len() * 3),
+    };
     let mut i = 0;
     while i < order.len() {
         let first = &occurrences[order[i] as usize];
         let name = name_of(first);
-        let name_off = names.len() as u32;
-        names.extend_from_slice(name);
-        let block_off = blocks.len() as u32;
+        let name_off = out.text.len() as u32;
+        out.text.extend_from_slice(name);
+        let block_off = out.blocks.len() as u32;
         let mut prev_line = 0u32;
         let mut count = 0u32;
         while i < order.len() && name_of(&occurrences[order[i] as usize]) == name {
             let o = &occurrences[order[i] as usize];
-            super::postings::put_occurrence(&mut blocks, o.line - prev_line, o.role);
+            super::postings::put_occurrence(&mut out.blocks, o.line - prev_line, o.role);
             prev_line = o.line;
             count += 1;
             i += 1;
         }
-        groups.push(NameGroup {
+        out.groups.push(NameGroup {
             name: (name_off, name.len() as u32),
-            block: (block_off, blocks.len() as u32 - block_off),
+            block: (block_off, out.blocks.len() as u32 - block_off),
             count,
             shard: shard_of(name) as u8,
         });
     }
-    FileResult {
-        record,
-        macro_only,
-        ctags_text,
-        ctags_bytes: 0,
-        defs,
-        names,
-        groups,
-        blocks,
-    }
+    out
 }
 
 /// The text ctags reads for `src`: each opaque span (the inside of a function body or an
@@ -657,6 +684,10 @@ fn write_file(path: &Path, kind: &[u8; 4], body: &[u8]) -> std::io::Result<u64> 
 }
 
 /// Builds a segment of `inputs` (sorted by path) in `out_dir`, which must be empty.
+///
+/// The steps: learn what macros define, scan and ctags the files while the writer stores
+/// their records and feeds the name accumulators, merge each shard's names into its FST, then
+/// checksum every file into `meta.json`.
 pub fn build_segment(
     root: &Path,
     inputs: &[Input],
@@ -664,22 +695,73 @@ pub fn build_segment(
     ctags: Option<&Ctags>,
     opts: &BuildOptions,
     progress: &mut Progress,
-) -> Result<SegmentMeta, String> {
-    let ctx = |what: &str, e: std::io::Error| format!("{what} in {}: {e}", out_dir.display());
-    std::fs::create_dir_all(out_dir).map_err(|e| ctx("cannot create segment", e))?;
-    let total_bytes: u64 = inputs
-        .iter()
-        .filter(|i| !i.too_big)
-        .map(|i| i.file.size)
-        .sum();
+) -> Result<SegmentMeta, IndexError> {
+    std::fs::create_dir_all(out_dir)
+        .map_err(IndexError::io("cannot create segment in", out_dir))?;
     let started = std::time::Instant::now();
     limit_malloc_arenas();
-    let scratch = ctags.and_then(|_| Scratch::for_ctags());
-    let scratch_dir = scratch.as_ref().map(|s| s.path());
-    let next = AtomicUsize::new(0);
-    let chunks = chunks(inputs);
-    let workers = opts.workers.max(1).min(chunks.len().max(1));
-    // What macros define, learned from every header before any invocation is read.
+    let learned = learn_definers(root, inputs, out_dir, opts)?;
+    let learned_at = started.elapsed();
+    let mut meta = SegmentMeta {
+        version: VERSION,
+        files: inputs.len() as u32,
+        ..Default::default()
+    };
+    let scan = Scan {
+        root,
+        inputs,
+        ctags,
+        opts,
+        learned: &learned,
+    };
+    let accumulators = scan.run(out_dir, &mut meta, progress)?;
+    let scanned_at = started.elapsed();
+    progress.phase("merge names");
+    merge_names(out_dir, accumulators, &mut meta)?;
+    let merged_at = started.elapsed();
+    seal(out_dir, &mut meta)?;
+    meta.phase_ms = vec![
+        ("learn defines".into(), learned_at.as_millis() as u64),
+        (
+            "scan+ctags".into(),
+            (scanned_at - learned_at).as_millis() as u64,
+        ),
+        ("merge".into(), (merged_at - scanned_at).as_millis() as u64),
+        (
+            "checksum".into(),
+            (started.elapsed() - merged_at).as_millis() as u64,
+        ),
+    ];
+    let json = serde_json::to_vec_pretty(&meta).map_err(std::io::Error::from);
+    std::fs::write(
+        out_dir.join("meta.json"),
+        json.map_err(write_error(out_dir))?,
+    )
+    .map_err(write_error(out_dir))?;
+    Ok(meta)
+}
+
+/// The error of a failed write into segment directory `out_dir`.
+fn write_error(out_dir: &Path) -> impl FnOnce(std::io::Error) -> IndexError {
+    IndexError::io("cannot write index in", out_dir)
+}
+
+/// What macros define, learned from every header before any invocation is read; a full build
+/// saves it in `out_dir` for its deltas, a delta takes its base's.
+fn learn_definers(
+    root: &Path,
+    inputs: &[Input],
+    out_dir: &Path,
+    opts: &BuildOptions,
+) -> Result<Definers, IndexError> {
+    // A delta's table is its base's: a delta that would change it is a full rebuild.
+    let base_table = opts
+        .saved_defines
+        .as_deref()
+        .and_then(|p| Definers::load(&p.with_file_name(DEFINERS_FILE)));
+    if let Some(table) = base_table {
+        return Ok(table);
+    }
     let headers: Vec<&str> = match &opts.headers {
         Some(h) => h.iter().map(String::as_str).collect(),
         None => inputs
@@ -688,168 +770,220 @@ pub fn build_segment(
             .map(|i| i.file.path.as_str())
             .collect(),
     };
-    // A delta's table is its base's: a delta that would change it is a full rebuild.
-    let base_table = opts
-        .saved_defines
-        .as_deref()
-        .and_then(|p| Definers::load(&p.with_file_name(DEFINERS_FILE)));
-    let learned = match base_table {
-        Some(table) => table,
-        None => {
-            let fresh: std::collections::HashSet<&str> =
-                inputs.iter().map(|i| i.file.path.as_str()).collect();
-            let (learned, kept) = Definers::learn_headers(
-                root,
-                &headers,
-                opts.saved_defines.as_deref(),
-                &fresh,
-                opts.workers,
-            );
-            Definers::save(&out_dir.join(DEFINES_FILE), &kept)
-                .map_err(|e| ctx("cannot write", e))?;
-            learned
-                .save_resolved(&out_dir.join(DEFINERS_FILE))
-                .map_err(|e| ctx("cannot write", e))?;
-            learned
-        }
-    };
-    let learned_at = started.elapsed();
-    let learned = &learned;
-    let table_families: std::collections::HashSet<&str> = knav_ctags::macros::MacroTable::kernel()
-        .families()
-        .iter()
-        .map(|f| f.name.as_str())
-        .collect();
-    let (tx, rx) = mpsc::sync_channel::<(usize, FileResult)>(workers * 8);
-
-    let mut defs_out = BufWriter::with_capacity(
-        1 << 20,
-        File::create(out_dir.join("defs.dat")).map_err(|e| ctx("cannot create defs.dat", e))?,
+    let fresh: std::collections::HashSet<&str> =
+        inputs.iter().map(|i| i.file.path.as_str()).collect();
+    let (learned, kept) = Definers::learn_headers(
+        root,
+        &headers,
+        opts.saved_defines.as_deref(),
+        &fresh,
+        opts.workers,
     );
-    let mut files_out = BufWriter::with_capacity(
-        1 << 20,
-        File::create(out_dir.join("files.dat")).map_err(|e| ctx("cannot create files.dat", e))?,
-    );
-    let io = |e: std::io::Error| format!("cannot write index in {}: {e}", out_dir.display());
-    defs_out.write_all(&header(b"DEFS")).map_err(io)?;
-    files_out.write_all(&header(b"FILE")).map_err(io)?;
-    let mut defs_len = HEADER_LEN as u64;
-    let mut files_len = HEADER_LEN as u64;
-    let mut files_idx: Vec<u8> = Vec::with_capacity(inputs.len() * 8);
-    let mut meta = SegmentMeta {
-        version: VERSION,
-        files: inputs.len() as u32,
-        ..Default::default()
-    };
+    let cannot_write = || IndexError::io("cannot write in", out_dir);
+    Definers::save(&out_dir.join(DEFINES_FILE), &kept).map_err(cannot_write())?;
+    learned
+        .save_resolved(&out_dir.join(DEFINERS_FILE))
+        .map_err(cannot_write())?;
+    Ok(learned)
+}
 
-    let result: Result<Vec<Accumulator>, String> = std::thread::scope(|s| {
-        // One accumulator thread per name shard; each takes the names that hash to it.
-        let mut shard_tx = Vec::with_capacity(NAME_SHARDS);
-        let mut shard_threads = Vec::with_capacity(NAME_SHARDS);
-        for k in 0..NAME_SHARDS {
-            let (tx, rx) = mpsc::sync_channel::<Arc<Batch>>(16);
-            shard_tx.push(tx);
-            let mut acc =
-                Accumulator::new(out_dir, &format!("run-{k}"), opts.mem_budget / NAME_SHARDS);
-            shard_threads.push(s.spawn(move || -> std::io::Result<Accumulator> {
-                for b in rx {
-                    for (d, off) in b.defs.iter().zip(&b.def_offsets) {
-                        if shard_of(d.name.as_bytes()) == k {
-                            acc.add_def(d.name.as_bytes(), *off);
-                        }
-                    }
-                    for g in b.groups.iter().filter(|g| g.shard as usize == k) {
-                        acc.add_block(g.name(&b.names), b.file_id, g.count, g.block(&b.blocks));
-                    }
-                    acc.maybe_spill()?;
-                }
-                Ok(acc)
-            }));
-        }
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let next = &next;
-            let chunks = &chunks;
-            s.spawn(move || {
-                let mut fallback = None;
-                loop {
-                    let c = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(range) = chunks.get(c) else {
-                        return;
-                    };
-                    let results = process_chunk(
-                        root,
-                        &inputs[range.clone()],
-                        learned,
-                        ctags,
-                        opts,
-                        scratch_dir,
-                        c,
-                        &mut fallback,
+/// The scan of a segment's files: what every worker shares.
+struct Scan<'a> {
+    root: &'a Path,
+    inputs: &'a [Input],
+    ctags: Option<&'a Ctags>,
+    opts: &'a BuildOptions,
+    learned: &'a Definers,
+}
+
+impl Scan<'_> {
+    /// Scans every input on worker threads and writes their records in file-id order, feeding
+    /// one accumulator thread per name shard; returns the accumulators, all names added.
+    fn run(
+        &self,
+        out_dir: &Path,
+        meta: &mut SegmentMeta,
+        progress: &mut Progress,
+    ) -> Result<Vec<Accumulator>, IndexError> {
+        let scratch = self.ctags.and_then(|_| Scratch::for_ctags());
+        let scratch_dir = scratch.as_ref().map(|s| s.path());
+        let chunks = chunks(self.inputs);
+        let workers = self.opts.workers.max(1).min(chunks.len().max(1));
+        let mut records = RecordWriter::create(out_dir, self.inputs.len())?;
+        let io = write_error(out_dir);
+        let next = AtomicUsize::new(0);
+        let accumulators = std::thread::scope(|s| {
+            let (shard_tx, shard_threads): (Vec<_>, Vec<_>) = (0..NAME_SHARDS)
+                .map(|k| {
+                    let (tx, rx) = mpsc::sync_channel::<Arc<Batch>>(16);
+                    let acc = Accumulator::new(
+                        out_dir,
+                        &format!("run-{k}"),
+                        self.opts.mem_budget / NAME_SHARDS,
                     );
-                    for (id, r) in range.clone().zip(results) {
-                        if tx.send((id, r)).is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
-        }
-        drop(tx);
-        let mut pending: BTreeMap<usize, FileResult> = BTreeMap::new();
-        let mut want = 0usize;
-        let mut bytes_done = 0u64;
-        let mut buf = Vec::new();
-        for (id, r) in rx {
-            pending.insert(id, r);
-            while let Some(mut r) = pending.remove(&want) {
-                let file_id = want as u32;
-                r.record.defs_start = defs_len;
-                r.record.defs_count = r.defs.len() as u32;
-                let mut def_offsets = Vec::with_capacity(r.defs.len());
-                for d in &mut r.defs {
-                    d.file = file_id;
-                    buf.clear();
-                    d.encode(&mut buf);
-                    def_offsets.push(defs_len);
-                    defs_out.write_all(&buf).map_err(io)?;
-                    defs_len += buf.len() as u64;
-                }
-                meta.defs += r.defs.len() as u64;
-                for d in &r.defs {
-                    if let Some(family) = &d.via {
-                        // Macros learned from their `#define`s are counted together.
-                        let key = if table_families.contains(family.as_str()) {
-                            family.as_str()
-                        } else {
-                            LEARNED_FAMILY
-                        };
-                        *meta.macro_definitions.entry(key.to_string()).or_default() += 1;
-                    }
-                }
-                if r.macro_only {
-                    meta.macro_only_files += 1;
-                }
-                meta.ctags_bytes += r.ctags_bytes;
-                buf.clear();
-                r.record.encode(&mut buf);
-                files_idx.extend_from_slice(&files_len.to_le_bytes());
-                files_out.write_all(&buf).map_err(io)?;
-                files_len += buf.len() as u64;
-                if !inputs[want].too_big {
-                    bytes_done += inputs[want].file.size;
-                }
-                let batch = Arc::new(Batch {
-                    file_id,
-                    defs: std::mem::take(&mut r.defs),
-                    def_offsets,
-                    names: std::mem::take(&mut r.names),
-                    groups: std::mem::take(&mut r.groups),
-                    blocks: std::mem::take(&mut r.blocks),
-                });
+                    (tx, s.spawn(move || accumulate_shard(k, acc, rx)))
+                })
+                .unzip();
+            let (tx, rx) = mpsc::sync_channel::<(usize, FileResult)>(workers * 8);
+            for _ in 0..workers {
+                let (tx, next, chunks) = (tx.clone(), &next, &chunks);
+                s.spawn(move || self.work(chunks, next, scratch_dir, tx));
+            }
+            drop(tx);
+            let written = records.write_in_order(rx, self.inputs, meta, progress, |batch| {
                 for tx in &shard_tx {
                     // A closed channel means the shard thread failed; its join says why.
                     let _ = tx.send(Arc::clone(&batch));
+                }
+            })?;
+            if written != self.inputs.len() {
+                return Err(IndexError::Build(format!(
+                    "indexing stopped after {written} of {} files (a worker failed)",
+                    self.inputs.len()
+                )));
+            }
+            drop(shard_tx);
+            shard_threads
+                .into_iter()
+                .map(|h| match h.join() {
+                    Ok(r) => r.map_err(write_error(out_dir)),
+                    Err(_) => Err(IndexError::Build(
+                        "a name accumulator thread panicked".into(),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })?;
+        records.finish().map_err(io)?;
+        Ok(accumulators)
+    }
+
+    /// A worker: takes the next chunk until none is left, and sends each file's result.
+    fn work(
+        &self,
+        chunks: &[std::ops::Range<usize>],
+        next: &AtomicUsize,
+        scratch: Option<&Path>,
+        tx: mpsc::SyncSender<(usize, FileResult)>,
+    ) {
+        let mut fallback = None;
+        loop {
+            let c = next.fetch_add(1, Ordering::Relaxed);
+            let Some(range) = chunks.get(c) else {
+                return;
+            };
+            let results = process_chunk(
+                self.root,
+                &self.inputs[range.clone()],
+                self.learned,
+                self.ctags,
+                self.opts,
+                scratch,
+                c,
+                &mut fallback,
+            );
+            for (id, r) in range.clone().zip(results) {
+                if tx.send((id, r)).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// One shard's accumulator thread: adds the definitions and postings of the names of shard
+/// `k` from every batch.
+fn accumulate_shard(
+    k: usize,
+    mut acc: Accumulator,
+    rx: mpsc::Receiver<Arc<Batch>>,
+) -> std::io::Result<Accumulator> {
+    for b in rx {
+        for (d, off) in b.defs.iter().zip(&b.def_offsets) {
+            if shard_of(d.name.as_bytes()) == k {
+                acc.add_def(d.name.as_bytes(), *off);
+            }
+        }
+        let names = &b.names;
+        for g in names.groups.iter().filter(|g| g.shard as usize == k) {
+            acc.add_block(
+                g.name(&names.text),
+                b.file_id,
+                g.count,
+                g.block(&names.blocks),
+            );
+        }
+        acc.maybe_spill()?;
+    }
+    Ok(acc)
+}
+
+/// The writer of a segment's `defs.dat`, `files.dat` and `files.idx`, which takes the files'
+/// results in file-id order.
+struct RecordWriter {
+    out_dir: PathBuf,
+    defs: BufWriter<File>,
+    files: BufWriter<File>,
+    defs_len: u64,
+    files_len: u64,
+    /// The offset of each file's record in `files.dat`, written at the end.
+    files_idx: Vec<u8>,
+    /// The families of the kernel macro table: definitions of other macros are counted together.
+    table_families: std::collections::HashSet<&'static str>,
+    buf: Vec<u8>,
+}
+
+impl RecordWriter {
+    /// Creates `defs.dat` and `files.dat` in `out_dir` for `files` files.
+    fn create(out_dir: &Path, files: usize) -> Result<RecordWriter, IndexError> {
+        let create = |name: &str, what: &'static str| -> Result<BufWriter<File>, IndexError> {
+            let mut w = BufWriter::with_capacity(
+                1 << 20,
+                File::create(out_dir.join(name)).map_err(IndexError::io(what, out_dir))?,
+            );
+            let kind = if name == "defs.dat" { b"DEFS" } else { b"FILE" };
+            w.write_all(&header(kind)).map_err(write_error(out_dir))?;
+            Ok(w)
+        };
+        Ok(RecordWriter {
+            out_dir: out_dir.to_path_buf(),
+            defs: create("defs.dat", "cannot create defs.dat in")?,
+            files: create("files.dat", "cannot create files.dat in")?,
+            defs_len: HEADER_LEN as u64,
+            files_len: HEADER_LEN as u64,
+            files_idx: Vec::with_capacity(files * 8),
+            table_families: knav_ctags::macros::MacroTable::kernel()
+                .families()
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect(),
+            buf: Vec::new(),
+        })
+    }
+
+    /// Writes the results arriving on `rx` in file-id order, counting them into `meta`, and
+    /// hands each file's names to `send`; returns how many files were written.
+    fn write_in_order(
+        &mut self,
+        rx: mpsc::Receiver<(usize, FileResult)>,
+        inputs: &[Input],
+        meta: &mut SegmentMeta,
+        progress: &mut Progress,
+        send: impl Fn(Arc<Batch>),
+    ) -> Result<usize, IndexError> {
+        let total_bytes: u64 = inputs
+            .iter()
+            .filter(|i| !i.too_big)
+            .map(|i| i.file.size)
+            .sum();
+        let mut pending: BTreeMap<usize, FileResult> = BTreeMap::new();
+        let mut want = 0usize;
+        let mut bytes_done = 0u64;
+        for (id, r) in rx {
+            pending.insert(id, r);
+            while let Some(r) = pending.remove(&want) {
+                send(Arc::new(self.write(want as u32, r, meta)?));
+                if !inputs[want].too_big {
+                    bytes_done += inputs[want].file.size;
                 }
                 want += 1;
                 progress.update(
@@ -861,34 +995,86 @@ pub fn build_segment(
                 );
             }
         }
-        if want != inputs.len() {
-            return Err(format!(
-                "indexing stopped after {want} of {} files (a worker failed)",
-                inputs.len()
-            ));
-        }
         meta.source_bytes = bytes_done;
-        drop(shard_tx);
-        shard_threads
-            .into_iter()
-            .map(|h| match h.join() {
-                Ok(r) => r.map_err(io),
-                Err(_) => Err("a name accumulator thread panicked".to_string()),
-            })
-            .collect()
-    });
-    let accumulators = result?;
-    defs_out.flush().map_err(io)?;
-    files_out.flush().map_err(io)?;
-    drop(defs_out);
-    drop(files_out);
-    write_file(&out_dir.join("files.idx"), b"FIDX", &files_idx).map_err(io)?;
-    let scanned_at = started.elapsed();
-    progress.phase("merge names");
+        Ok(want)
+    }
+
+    /// Writes the definitions and the record of file `file_id`; its names go on as a batch.
+    fn write(
+        &mut self,
+        file_id: u32,
+        mut r: FileResult,
+        meta: &mut SegmentMeta,
+    ) -> Result<Batch, IndexError> {
+        let io = || write_error(&self.out_dir);
+        r.record.defs_start = self.defs_len;
+        r.record.defs_count = r.defs.len() as u32;
+        let mut def_offsets = Vec::with_capacity(r.defs.len());
+        for d in &mut r.defs {
+            d.file = file_id;
+            self.buf.clear();
+            d.encode(&mut self.buf);
+            def_offsets.push(self.defs_len);
+            self.defs.write_all(&self.buf).map_err(io())?;
+            self.defs_len += self.buf.len() as u64;
+        }
+        meta.defs += r.defs.len() as u64;
+        for d in &r.defs {
+            if let Some(family) = &d.via {
+                // Macros learned from their `#define`s are counted together.
+                let key = if self.table_families.contains(family.as_str()) {
+                    family.as_str()
+                } else {
+                    LEARNED_FAMILY
+                };
+                *meta.macro_definitions.entry(key.to_string()).or_default() += 1;
+            }
+        }
+        if r.macro_only {
+            meta.macro_only_files += 1;
+        }
+        meta.ctags_bytes += r.ctags_bytes;
+        self.buf.clear();
+        r.record.encode(&mut self.buf);
+        self.files_idx
+            .extend_from_slice(&self.files_len.to_le_bytes());
+        self.files.write_all(&self.buf).map_err(io())?;
+        self.files_len += self.buf.len() as u64;
+        Ok(Batch {
+            file_id,
+            defs: r.defs,
+            def_offsets,
+            names: r.names,
+        })
+    }
+
+    /// Flushes `defs.dat` and `files.dat` and writes `files.idx`.
+    fn finish(self) -> std::io::Result<()> {
+        let RecordWriter {
+            out_dir,
+            mut defs,
+            mut files,
+            files_idx,
+            ..
+        } = self;
+        defs.flush()?;
+        files.flush()?;
+        drop((defs, files));
+        write_file(&out_dir.join("files.idx"), b"FIDX", &files_idx)?;
+        Ok(())
+    }
+}
+
+/// Merges each shard's runs into its FST and entries file, the shards at the same time, and
+/// counts the names into `meta`.
+fn merge_names(
+    out_dir: &Path,
+    accumulators: Vec<Accumulator>,
+    meta: &mut SegmentMeta,
+) -> Result<(), IndexError> {
     let defs_map = super::segment::map(out_dir, "defs.dat", None)?;
     let defs_dat: &[u8] = &defs_map;
-    // Each shard merges its runs and builds its FST at the same time as the others.
-    let summaries: Vec<Result<_, String>> = std::thread::scope(|s| {
+    let summaries: Vec<Result<_, IndexError>> = std::thread::scope(|s| {
         let handles: Vec<_> = accumulators
             .into_iter()
             .enumerate()
@@ -905,8 +1091,8 @@ pub fn build_segment(
         handles
             .into_iter()
             .map(|h| match h.join() {
-                Ok(r) => r.map_err(io),
-                Err(_) => Err("a name merge thread panicked".to_string()),
+                Ok(r) => r.map_err(write_error(out_dir)),
+                Err(_) => Err(IndexError::Build("a name merge thread panicked".into())),
             })
             .collect()
     });
@@ -916,7 +1102,12 @@ pub fn build_segment(
         meta.occurrences += summary.occurrences;
         meta.runs += summary.runs;
     }
-    let merged_at = started.elapsed();
+    Ok(())
+}
+
+/// Records the length and checksum of every file of the segment in `meta`.
+fn seal(out_dir: &Path, meta: &mut SegmentMeta) -> Result<(), IndexError> {
+    let io = || write_error(out_dir);
     // The definer tables are written by a full build only (a delta uses its base's).
     let optional = [DEFINES_FILE, DEFINERS_FILE]
         .into_iter()
@@ -924,28 +1115,14 @@ pub fn build_segment(
         .map(String::from);
     for name in segment_files().into_iter().chain(optional) {
         let path = out_dir.join(&name);
-        let len = std::fs::metadata(&path).map_err(io)?.len();
+        let len = std::fs::metadata(&path).map_err(io())?.len();
         meta.lengths.push((name.to_string(), len));
         meta.checksums.push((
             name.to_string(),
-            super::codec::checksum_file(&path).map_err(io)?,
+            super::codec::checksum_file(&path).map_err(io())?,
         ));
     }
-    meta.phase_ms = vec![
-        ("learn defines".into(), learned_at.as_millis() as u64),
-        (
-            "scan+ctags".into(),
-            (scanned_at - learned_at).as_millis() as u64,
-        ),
-        ("merge".into(), (merged_at - scanned_at).as_millis() as u64),
-        (
-            "checksum".into(),
-            (started.elapsed() - merged_at).as_millis() as u64,
-        ),
-    ];
-    let json = serde_json::to_vec_pretty(&meta).map_err(|e| e.to_string())?;
-    std::fs::write(out_dir.join("meta.json"), json).map_err(io)?;
-    Ok(meta)
+    Ok(())
 }
 
 /// A fresh, unique directory name inside `dir` with `prefix`.

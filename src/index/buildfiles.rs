@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codec::{hash64, put_str, put_varint, Reader};
 use super::damage::{open_fst, Damage};
+use super::error::IndexError;
 use super::format::{check_header, header, HEADER_LEN};
 use super::segment::{map, MapBytes};
 use crate::walk::SourceFile;
@@ -87,182 +88,326 @@ pub struct BuildUse {
 }
 
 /// Reads and parses the build files `files` of `root`, writing the result into `dir`.
-pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats, String> {
+pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats, IndexError> {
     let started = std::time::Instant::now();
-    let read: Vec<(&SourceFile, Option<(u64, String)>)> = files
-        .par_iter()
-        .map(|f| {
-            let text = knav_kconfig::read_file(
-                &root.join(crate::pathname::to_path(&f.path)),
-                MAX_BUILD_FILE_BYTES,
-            )
-            .ok()
-            .map(|b| (hash64(&b), String::from_utf8_lossy(&b).into_owned()));
-            (f, text)
-        })
-        .collect();
-    let hashes: Vec<u64> = read
-        .iter()
-        .map(|(_, t)| t.as_ref().map_or(0, |(h, _)| *h))
-        .collect();
-    let texts: HashMap<String, String> = read
-        .into_iter()
-        .filter_map(|(f, t)| Some((f.path.clone(), t?.1)))
-        .collect();
-    let mut arches: Vec<String> = texts
-        .keys()
-        .filter_map(|p| p.strip_prefix("arch/")?.split_once('/').map(|(a, _)| a))
-        .collect::<HashSet<&str>>()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    arches.sort();
-    let read = |p: &str| texts.get(p).cloned();
-    let presence = kbuild::resolve(&read, &arches);
-
-    // Kconfig: every Kconfig file walked, and what they source that is named otherwise.
-    let mut kconfigs: Vec<(String, kconfig::KconfigFile)> = texts
-        .par_iter()
-        .filter(|(p, _)| file_name(p).starts_with("Kconfig"))
-        .map(|(p, t)| (p.clone(), kconfig::parse(p, t)))
-        .collect();
-    let mut seen: HashSet<String> = kconfigs.iter().map(|(p, _)| p.clone()).collect();
-    let mut todo: Vec<String> = kconfigs
-        .iter()
-        .flat_map(|(_, k)| k.sources.iter().cloned())
-        .collect();
-    while let Some(src) = todo.pop() {
-        let expanded: Vec<String> = if src.contains("$(") {
-            arches
-                .iter()
-                .map(|a| src.replace("$(SRCARCH)", a).replace("$(HEADER_ARCH)", a))
-                .filter(|p| !p.contains("$("))
-                .collect()
-        } else {
-            vec![src]
-        };
-        for p in expanded {
-            // A path as a Kconfig line names it, as the walk's paths are kept.
-            let p = crate::pathname::encode(p.as_bytes()).into_owned();
-            if p.contains("..") || p.starts_with('/') || !seen.insert(p.clone()) {
-                continue;
-            }
-            // Regular files only: a symbolic link may lead out of the tree.
-            let path = root.join(crate::pathname::to_path(&p));
-            if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-                continue;
-            }
-            let Ok(bytes) = knav_kconfig::read_file(&path, MAX_BUILD_FILE_BYTES) else {
-                continue;
-            };
-            let k = kconfig::parse(&p, &String::from_utf8_lossy(&bytes));
-            todo.extend(k.sources.iter().cloned());
-            kconfigs.push((p, k));
-        }
-    }
+    let texts = BuildTexts::read(root, files);
+    let read = |p: &str| texts.by_path.get(p).cloned();
+    let presence = kbuild::resolve(&read, &texts.arches);
+    let kconfigs = texts.kconfigs(root);
     let makefile_uses: Vec<(String, Vec<makefile::SymbolUse>)> = texts
+        .by_path
         .par_iter()
         .filter(|(p, _)| matches!(file_name(p), "Makefile" | "Kbuild"))
         .map(|(p, t)| (p.clone(), makefile::parse(p, t).uses))
         .collect();
     let parse_ms = started.elapsed().as_millis() as u64;
+    let symbols = Symbols::collect(&kconfigs, &makefile_uses);
+    let data = encode_data(&presence, &symbols, files, &texts.hashes);
+    write_part(dir, &data)?;
+    Ok(BuildStats {
+        makefiles: presence.makefiles.len() as u64,
+        paths: presence.paths.len() as u64,
+        entries: symbols.entries,
+        parse_ms,
+    })
+}
 
-    // Symbols: entries and uses, with file ids.
-    let mut file_ids: BTreeMap<String, u32> = BTreeMap::new();
-    for (p, _) in kconfigs.iter() {
-        file_ids.insert(p.clone(), 0);
-    }
-    for (p, _) in makefile_uses.iter() {
-        file_ids.insert(p.clone(), 0);
-    }
-    for (i, v) in file_ids.values_mut().enumerate() {
-        *v = i as u32;
-    }
-    type Symbol<'a> = (Vec<(u32, &'a kconfig::Entry)>, Vec<(u32, u32)>);
-    let mut symbols: BTreeMap<&str, Symbol<'_>> = BTreeMap::new();
-    let mut entry_count = 0u64;
-    for (p, k) in &kconfigs {
-        let id = file_ids[p];
-        for e in &k.entries {
-            entry_count += 1;
-            symbols.entry(&e.symbol).or_default().0.push((id, e));
+/// The build files' texts as read, by path.
+struct BuildTexts {
+    /// The text of each file that could be read.
+    by_path: HashMap<String, String>,
+    /// The hash of each file's bytes, in the order of the files given (0: unreadable).
+    hashes: Vec<u64>,
+    /// The architectures of the tree (`arch/*`), sorted.
+    arches: Vec<String>,
+}
+
+impl BuildTexts {
+    /// Reads `files` of `root` in parallel.
+    fn read(root: &Path, files: &[SourceFile]) -> BuildTexts {
+        let read: Vec<(&SourceFile, Option<(u64, String)>)> = files
+            .par_iter()
+            .map(|f| {
+                let text = knav_kconfig::read_file(
+                    &root.join(crate::pathname::to_path(&f.path)),
+                    MAX_BUILD_FILE_BYTES,
+                )
+                .ok()
+                .map(|b| (hash64(&b), String::from_utf8_lossy(&b).into_owned()));
+                (f, text)
+            })
+            .collect();
+        let hashes = read
+            .iter()
+            .map(|(_, t)| t.as_ref().map_or(0, |(h, _)| *h))
+            .collect();
+        let by_path: HashMap<String, String> = read
+            .into_iter()
+            .filter_map(|(f, t)| Some((f.path.clone(), t?.1)))
+            .collect();
+        let mut arches: Vec<String> = by_path
+            .keys()
+            .filter_map(|p| p.strip_prefix("arch/")?.split_once('/').map(|(a, _)| a))
+            .collect::<HashSet<&str>>()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        arches.sort();
+        BuildTexts {
+            by_path,
+            hashes,
+            arches,
         }
-        for u in &k.uses {
-            symbols.entry(&u.symbol).or_default().1.push((id, u.line));
-        }
-    }
-    for (p, uses) in &makefile_uses {
-        let id = file_ids[p];
-        for u in uses {
-            symbols.entry(&u.symbol).or_default().1.push((id, u.line));
-        }
-    }
-    // Entries in path order, generic Kconfig files before architectures' (file ids follow
-    // path order).
-    let paths: Vec<&String> = file_ids.keys().collect();
-    for (entries, _) in symbols.values_mut() {
-        entries.sort_by_key(|(id, e)| (paths[*id as usize].starts_with("arch/"), *id, e.line));
     }
 
-    // data.bin: header, table of contents, then the sections.
-    const TOC: usize = 7 * 8;
+    /// Every Kconfig file parsed, and what they source that is named otherwise.
+    fn kconfigs(&self, root: &Path) -> Vec<(String, kconfig::KconfigFile)> {
+        let mut kconfigs: Vec<(String, kconfig::KconfigFile)> = self
+            .by_path
+            .par_iter()
+            .filter(|(p, _)| file_name(p).starts_with("Kconfig"))
+            .map(|(p, t)| (p.clone(), kconfig::parse(p, t)))
+            .collect();
+        let mut seen: HashSet<String> = kconfigs.iter().map(|(p, _)| p.clone()).collect();
+        let mut todo: Vec<String> = kconfigs
+            .iter()
+            .flat_map(|(_, k)| k.sources.iter().cloned())
+            .collect();
+        while let Some(src) = todo.pop() {
+            let expanded: Vec<String> = if src.contains("$(") {
+                self.arches
+                    .iter()
+                    .map(|a| src.replace("$(SRCARCH)", a).replace("$(HEADER_ARCH)", a))
+                    .filter(|p| !p.contains("$("))
+                    .collect()
+            } else {
+                vec![src]
+            };
+            for p in expanded {
+                // A path as a Kconfig line names it, as the walk's paths are kept.
+                let p = crate::pathname::encode(p.as_bytes()).into_owned();
+                if p.contains("..") || p.starts_with('/') || !seen.insert(p.clone()) {
+                    continue;
+                }
+                // Regular files only: a symbolic link may lead out of the tree.
+                let path = root.join(crate::pathname::to_path(&p));
+                if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                    continue;
+                }
+                let Ok(bytes) = knav_kconfig::read_file(&path, MAX_BUILD_FILE_BYTES) else {
+                    continue;
+                };
+                let k = kconfig::parse(&p, &String::from_utf8_lossy(&bytes));
+                todo.extend(k.sources.iter().cloned());
+                kconfigs.push((p, k));
+            }
+        }
+        kconfigs
+    }
+}
+
+/// What the build files say of one symbol.
+#[derive(Default)]
+struct SymbolRecords<'a> {
+    /// Its Kconfig entries as (file id, entry), generic Kconfig files first, then in path order.
+    entries: Vec<(u32, &'a kconfig::Entry)>,
+    /// Where Kconfig files and Makefiles name it, as (file id, line).
+    uses: Vec<(u32, u32)>,
+}
+
+/// Every symbol's entries and uses, with the files they are in.
+struct Symbols<'a> {
+    /// The Kconfig files and Makefiles that define or name a symbol; ids follow path order.
+    file_ids: BTreeMap<String, u32>,
+    by_name: BTreeMap<&'a str, SymbolRecords<'a>>,
+    /// Kconfig entries in all.
+    entries: u64,
+}
+
+impl<'a> Symbols<'a> {
+    fn collect(
+        kconfigs: &'a [(String, kconfig::KconfigFile)],
+        makefile_uses: &'a [(String, Vec<makefile::SymbolUse>)],
+    ) -> Symbols<'a> {
+        let mut file_ids: BTreeMap<String, u32> = BTreeMap::new();
+        for (p, _) in kconfigs.iter() {
+            file_ids.insert(p.clone(), 0);
+        }
+        for (p, _) in makefile_uses.iter() {
+            file_ids.insert(p.clone(), 0);
+        }
+        for (i, v) in file_ids.values_mut().enumerate() {
+            *v = i as u32;
+        }
+        let mut by_name: BTreeMap<&str, SymbolRecords<'_>> = BTreeMap::new();
+        let mut entries = 0u64;
+        for (p, k) in kconfigs {
+            let id = file_ids[p];
+            for e in &k.entries {
+                entries += 1;
+                by_name.entry(&e.symbol).or_default().entries.push((id, e));
+            }
+            for u in &k.uses {
+                by_name
+                    .entry(&u.symbol)
+                    .or_default()
+                    .uses
+                    .push((id, u.line));
+            }
+        }
+        for (p, uses) in makefile_uses {
+            let id = file_ids[p];
+            for u in uses {
+                by_name
+                    .entry(&u.symbol)
+                    .or_default()
+                    .uses
+                    .push((id, u.line));
+            }
+        }
+        // Entries in path order, generic Kconfig files before architectures' (file ids follow
+        // path order).
+        let paths: Vec<&String> = file_ids.keys().collect();
+        for records in by_name.values_mut() {
+            records
+                .entries
+                .sort_by_key(|(id, e)| (paths[*id as usize].starts_with("arch/"), *id, e.line));
+        }
+        Symbols {
+            file_ids,
+            by_name,
+            entries,
+        }
+    }
+}
+
+/// Bytes of `data.bin`'s table of contents: seven offsets and counts after the header.
+const TOC: usize = 7 * 8;
+
+/// The contents of a build-file part's `data.bin`, and what `symbols.fst` maps into it.
+struct PartData<'a> {
+    /// `data.bin`.
+    data: Vec<u8>,
+    /// Each symbol's offset in `data`, in symbol order.
+    symbol_keys: Vec<(&'a str, u64)>,
+}
+
+/// `data.bin`: header, table of contents, then the sections.
+fn encode_data<'a>(
+    presence: &kbuild::Presence,
+    symbols: &Symbols<'a>,
+    files: &[SourceFile],
+    hashes: &[u64],
+) -> PartData<'a> {
     let mut data = header(b"KBLD").to_vec();
     data.resize(HEADER_LEN + TOC, 0);
     let files_at = data.len() as u64;
-    put_varint(&mut data, file_ids.len() as u64);
-    for p in file_ids.keys() {
+    put_varint(&mut data, symbols.file_ids.len() as u64);
+    for p in symbols.file_ids.keys() {
         put_str(&mut data, p.as_bytes());
     }
-    let mut atom_offsets = Vec::with_capacity(presence.atoms.len());
-    for a in &presence.atoms {
+    let atoms_at = put_atoms(&mut data, &presence.atoms);
+    let path_offsets = put_paths(&mut data, &presence.paths);
+    let symbol_keys = put_symbols(&mut data, symbols);
+    let table = put_path_table(&mut data, path_offsets);
+    let inputs_at = data.len() as u64;
+    put_varint(&mut data, files.len() as u64);
+    for (f, h) in files.iter().zip(hashes) {
+        put_str(&mut data, f.path.as_bytes());
+        put_varint(&mut data, f.size);
+        put_varint(&mut data, f.mtime_ns.max(0) as u64);
+        put_varint(&mut data, *h);
+    }
+    let toc = [
+        files_at,
+        atoms_at,
+        presence.atoms.len() as u64,
+        inputs_at,
+        table.at,
+        table.slots,
+        data.len() as u64,
+    ];
+    for (i, v) in toc.iter().enumerate() {
+        let at = HEADER_LEN + i * 8;
+        data[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    PartData { data, symbol_keys }
+}
+
+/// Appends the atoms, then their offsets; returns where the offsets start.
+fn put_atoms(data: &mut Vec<u8>, atoms: &[Atom]) -> u64 {
+    let mut atom_offsets = Vec::with_capacity(atoms.len());
+    for a in atoms {
         atom_offsets.push(data.len() as u32);
-        encode_atom(&mut data, a);
+        encode_atom(data, a);
     }
     let atoms_at = data.len() as u64;
     for off in &atom_offsets {
         data.extend_from_slice(&off.to_le_bytes());
     }
-    // Paths: each record is the path then its condition, found through an open-addressing
-    // hash table (a query looks up thousands of paths: a probe is cheaper than an FST walk).
-    let mut path_offsets: Vec<(u64, u64)> = Vec::with_capacity(presence.paths.len());
-    for (path, alts) in &presence.paths {
+    atoms_at
+}
+
+/// Appends each path then its condition; returns each path's hash and offset.
+fn put_paths(data: &mut Vec<u8>, paths: &BTreeMap<String, kbuild::Condition>) -> Vec<(u64, u64)> {
+    let mut path_offsets: Vec<(u64, u64)> = Vec::with_capacity(paths.len());
+    for (path, alts) in paths {
         path_offsets.push((hash64(path.as_bytes()), data.len() as u64));
-        put_str(&mut data, path.as_bytes());
-        put_varint(&mut data, alts.len() as u64);
+        put_str(data, path.as_bytes());
+        put_varint(data, alts.len() as u64);
         for alt in alts {
-            put_varint(&mut data, alt.len() as u64);
+            put_varint(data, alt.len() as u64);
             for id in alt {
-                put_varint(&mut data, *id as u64);
+                put_varint(data, *id as u64);
             }
         }
     }
-    let mut symbol_keys: Vec<(&str, u64)> = Vec::with_capacity(symbols.len());
-    for (name, (entries, uses)) in &symbols {
+    path_offsets
+}
+
+/// Appends each symbol's entries and uses; returns each symbol's offset.
+fn put_symbols<'a>(data: &mut Vec<u8>, symbols: &Symbols<'a>) -> Vec<(&'a str, u64)> {
+    let mut symbol_keys: Vec<(&str, u64)> = Vec::with_capacity(symbols.by_name.len());
+    for (name, records) in &symbols.by_name {
         symbol_keys.push((name, data.len() as u64));
-        put_varint(&mut data, entries.len() as u64);
-        for (file, e) in entries {
-            put_varint(&mut data, *file as u64);
-            put_varint(&mut data, e.line as u64);
-            put_varint(&mut data, e.end_line as u64);
-            put_str(&mut data, e.keyword.as_bytes());
-            super::codec::put_opt_str(&mut data, e.kind.as_deref());
-            super::codec::put_opt_str(&mut data, e.prompt.as_deref());
+        put_varint(data, records.entries.len() as u64);
+        for (file, e) in &records.entries {
+            put_varint(data, *file as u64);
+            put_varint(data, e.line as u64);
+            put_varint(data, e.end_line as u64);
+            put_str(data, e.keyword.as_bytes());
+            super::codec::put_opt_str(data, e.kind.as_deref());
+            super::codec::put_opt_str(data, e.prompt.as_deref());
             for list in [&e.depends, &e.selects, &e.defaults] {
-                put_varint(&mut data, list.len() as u64);
+                put_varint(data, list.len() as u64);
                 for s in list {
-                    put_str(&mut data, s.as_bytes());
+                    put_str(data, s.as_bytes());
                 }
             }
         }
-        let mut uses = uses.clone();
+        let mut uses = records.uses.clone();
         uses.sort_unstable();
         uses.dedup();
-        put_varint(&mut data, uses.len() as u64);
+        put_varint(data, uses.len() as u64);
         for (file, line) in uses {
-            put_varint(&mut data, file as u64);
-            put_varint(&mut data, line as u64);
+            put_varint(data, file as u64);
+            put_varint(data, line as u64);
         }
     }
+    symbol_keys
+}
+
+/// Where the paths' hash table is in `data.bin`.
+struct PathTable {
+    /// Its offset.
+    at: u64,
+    /// Its slots, a power of two.
+    slots: u64,
+}
+
+/// Appends the open-addressing hash table of the paths (a query looks up thousands of paths:
+/// a probe is cheaper than an FST walk).
+fn put_path_table(data: &mut Vec<u8>, path_offsets: Vec<(u64, u64)>) -> PathTable {
     let slots = (path_offsets.len() * 2).next_power_of_two().max(2);
     let mut table = vec![0u64; slots];
     for (h, off) in path_offsets {
@@ -276,37 +421,28 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
     for slot in &table {
         data.extend_from_slice(&slot.to_le_bytes());
     }
-    let inputs_at = data.len() as u64;
-    put_varint(&mut data, files.len() as u64);
-    for (f, h) in files.iter().zip(&hashes) {
-        put_str(&mut data, f.path.as_bytes());
-        put_varint(&mut data, f.size);
-        put_varint(&mut data, f.mtime_ns.max(0) as u64);
-        put_varint(&mut data, *h);
+    PathTable {
+        at: table_at,
+        slots: slots as u64,
     }
-    let toc = [
-        files_at,
-        atoms_at,
-        presence.atoms.len() as u64,
-        inputs_at,
-        table_at,
-        slots as u64,
-        data.len() as u64,
-    ];
-    for (i, v) in toc.iter().enumerate() {
-        let at = HEADER_LEN + i * 8;
-        data[at..at + 8].copy_from_slice(&v.to_le_bytes());
-    }
+}
 
-    let io = |what: &str, e: &dyn std::fmt::Display| format!("{}/{what}: {e}", dir.display());
-    std::fs::create_dir_all(dir).map_err(|e| io("", &e))?;
-    std::fs::write(dir.join("data.bin"), &data).map_err(|e| io("data.bin", &e))?;
+/// Writes `data.bin`, `symbols.fst` and the `meta.json` giving their lengths and checksums
+/// into `dir`.
+fn write_part(dir: &Path, part: &PartData<'_>) -> Result<(), IndexError> {
+    let data = &part.data[..];
+    let io = |name: &str| IndexError::io("", &dir.join(name));
+    std::fs::create_dir_all(dir).map_err(io(""))?;
+    std::fs::write(dir.join("data.bin"), data).map_err(io("data.bin"))?;
     let name = "symbols.fst";
     let mut b = fst::MapBuilder::memory();
-    for (k, v) in symbol_keys.iter() {
-        b.insert(k, *v).map_err(|e| io(name, &e))?;
+    for (k, v) in &part.symbol_keys {
+        b.insert(k, *v)
+            .map_err(|e| io(name)(std::io::Error::other(e)))?;
     }
-    let bytes = b.into_inner().map_err(|e| io(name, &e))?;
+    let bytes = b
+        .into_inner()
+        .map_err(|e| io(name)(std::io::Error::other(e)))?;
     let meta = PartMeta {
         version: super::format::VERSION,
         lengths: vec![
@@ -314,19 +450,13 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
             (name.into(), bytes.len() as u64),
         ],
         checksums: vec![
-            ("data.bin".into(), super::codec::checksum_bytes(&data)),
+            ("data.bin".into(), super::codec::checksum_bytes(data)),
             (name.into(), super::codec::checksum_bytes(&bytes)),
         ],
     };
-    std::fs::write(dir.join(name), bytes).map_err(|e| io(name, &e))?;
-    let json = serde_json::to_vec_pretty(&meta).map_err(|e| io(PART_META, &e))?;
-    std::fs::write(dir.join(PART_META), json).map_err(|e| io(PART_META, &e))?;
-    Ok(BuildStats {
-        makefiles: presence.makefiles.len() as u64,
-        paths: presence.paths.len() as u64,
-        entries: entry_count,
-        parse_ms,
-    })
+    std::fs::write(dir.join(name), bytes).map_err(io(name))?;
+    let json = serde_json::to_vec_pretty(&meta).map_err(std::io::Error::from);
+    std::fs::write(dir.join(PART_META), json.map_err(io(PART_META))?).map_err(io(PART_META))
 }
 
 fn file_name(path: &str) -> &str {
@@ -413,34 +543,36 @@ pub struct BuildFiles {
 
 impl BuildFiles {
     /// Opens the part in `dir`.
-    pub fn open(dir: &Path) -> Result<BuildFiles, String> {
+    pub fn open(dir: &Path) -> Result<BuildFiles, IndexError> {
         let meta_path = dir.join(PART_META);
-        let text =
-            std::fs::read(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?;
+        let text = std::fs::read(&meta_path).map_err(IndexError::io("", &meta_path))?;
         let meta: PartMeta = serde_json::from_slice(&text)
-            .map_err(|e| super::damage::message(&meta_path, &e.to_string()))?;
+            .map_err(|e| IndexError::damaged(&meta_path, e.to_string()))?;
         if meta.version != super::format::VERSION {
-            return Err(super::damage::message(&meta_path, "another format version"));
+            return Err(IndexError::damaged(&meta_path, "another format version"));
         }
         let length = |name: &str| meta.lengths.iter().find(|(n, _)| n == name).map(|x| x.1);
         let sum = |name: &str| meta.checksums.iter().find(|(n, _)| n == name).map(|x| x.1);
         for name in ["data.bin", "symbols.fst"] {
             if length(name).is_none() || sum(name).is_none() {
-                return Err(super::damage::message(
+                return Err(IndexError::damaged(
                     &meta_path,
-                    &format!("it gives no length or checksum of {name}"),
+                    format!("it gives no length or checksum of {name}"),
                 ));
             }
         }
-        let bad = |what: &str| super::damage::message(&dir.join("data.bin"), what);
+        let bad = |what: &str| IndexError::damaged(dir.join("data.bin"), what);
         let data = map(dir, "data.bin", length("data.bin"))?;
-        check_header(&data, b"KBLD").map_err(|e| bad(&e))?;
+        check_header(&data, b"KBLD", &dir.join("data.bin")).map_err(|e| match e {
+            IndexError::Format { detail, .. } => bad(&detail),
+            e => e,
+        })?;
         if super::damage::checksum_at_open(data.len() as u64)
             && Some(super::codec::checksum_bytes(&data)) != sum("data.bin")
         {
             return Err(bad("checksum mismatch"));
         }
-        let toc = |i: usize| -> Result<usize, String> {
+        let toc = |i: usize| -> Result<usize, IndexError> {
             let at = HEADER_LEN + i * 8;
             let b = data
                 .get(at..at + 8)
@@ -464,8 +596,8 @@ impl BuildFiles {
         if super::damage::checksum_at_open(fst_bytes.len() as u64)
             && Some(super::codec::checksum_bytes(fst_bytes)) != sum("symbols.fst")
         {
-            return Err(super::damage::message(
-                &dir.join("symbols.fst"),
+            return Err(IndexError::damaged(
+                dir.join("symbols.fst"),
                 "checksum mismatch",
             ));
         }
@@ -487,23 +619,22 @@ impl BuildFiles {
 
     /// Re-reads every file of the part and compares its checksum with the one recorded at
     /// build time.
-    pub fn verify(&self) -> Result<(), String> {
+    pub fn verify(&self) -> Result<(), IndexError> {
         for (name, sum) in &self.meta.checksums {
             let path = self.dir.join(name);
-            let got = super::codec::checksum_file(&path)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let got = super::codec::checksum_file(&path).map_err(IndexError::io("", &path))?;
             if got != *sum {
-                return Err(super::damage::message(&path, "checksum mismatch"));
+                return Err(IndexError::damaged(path, "checksum mismatch"));
             }
         }
         match self.damage() {
-            Some(d) => Err(d.to_string()),
+            Some(d) => Err(d.clone()),
             None => Ok(()),
         }
     }
 
     /// The first damage a read of this part ran into, as a clear error.
-    pub fn damage(&self) -> Option<&str> {
+    pub fn damage(&self) -> Option<&IndexError> {
         self.damage.get()
     }
 

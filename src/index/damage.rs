@@ -10,6 +10,7 @@ use std::cell::{Cell, RefCell};
 use std::path::Path;
 use std::sync::{Once, OnceLock};
 
+use super::error::IndexError;
 use super::segment::{map, MapBytes};
 
 /// An index up to this many bytes has every file checksummed when it is opened (a few hundred
@@ -29,28 +30,20 @@ pub fn checksum_at_open(bytes: u64) -> bool {
     bytes <= limit
 }
 
-/// What the clear error about a damaged index file says (the caller adds what to do).
-pub fn message(file: &Path, what: &str) -> String {
-    format!("the index file {} is damaged ({what})", file.display())
-}
-
-/// What a user does about a damaged index.
-pub const REPAIR: &str = "run `knav index` to rebuild it";
-
 /// The first damage a reader of one index part ran into.
 #[derive(Debug, Default)]
-pub struct Damage(OnceLock<String>);
+pub struct Damage(OnceLock<IndexError>);
 
 impl Damage {
     /// Remembers damage in `file` of `dir` (only the first is kept).
     #[cold]
     pub fn mark(&self, dir: &Path, file: &str, what: &str) {
-        let _ = self.0.set(message(&dir.join(file), what));
+        let _ = self.0.set(IndexError::damaged(dir.join(file), what));
     }
 
     /// The first damage seen, as a clear error.
-    pub fn get(&self) -> Option<&str> {
-        self.0.get().map(String::as_str)
+    pub fn get(&self) -> Option<&IndexError> {
+        self.0.get()
     }
 }
 
@@ -61,9 +54,9 @@ pub fn open_fst(
     dir: &Path,
     name: &str,
     expected: Option<u64>,
-) -> Result<fst::Map<MapBytes>, String> {
+) -> Result<fst::Map<MapBytes>, IndexError> {
     let m = map(dir, name, expected)?;
-    let bad = |what: &str| message(&dir.join(name), what);
+    let bad = |what: &str| IndexError::damaged(dir.join(name), what);
     let b: &[u8] = &m;
     let word = |at: usize| -> u64 {
         let mut w = [0u8; 8];
@@ -118,20 +111,20 @@ pub fn catch_decoder_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     r.map_err(|_| LAST.with(|l| std::mem::take(&mut *l.borrow_mut())))
 }
 
-/// Runs `f` (a query on `snap`) and checks what it read: `Err` with the clear error when `f`
-/// ran into damage (a decoder past its data, or a panic in the `fst` crate that `--verify`
-/// then explains). A panic on an index that verifies is a bug, and stays a panic.
+/// Runs `f` (a query on `snap`) and checks what it read: `Err` with the clear error and what to
+/// run when `f` ran into damage (a decoder past its data, or a panic in the `fst` crate that
+/// `--verify` then explains). A panic on an index that verifies is a bug, and stays a panic.
 pub fn answer_or_damage<T>(
     snap: &super::store::Snapshot,
     f: impl FnOnce() -> T,
-) -> Result<T, String> {
+) -> Result<T, IndexError> {
     match catch_decoder_panic(f) {
         Ok(v) => match snap.damage() {
-            Some(d) => Err(format!("{d}; {REPAIR}")),
+            Some(d) => Err(d.clone().rebuild()),
             None => Ok(v),
         },
         Err(panic) => match snap.verify() {
-            Err(d) => Err(format!("{d}; {REPAIR}")),
+            Err(d) => Err(d.rebuild()),
             Ok(()) => panic!("{panic}"),
         },
     }

@@ -1,4 +1,5 @@
-//! The records of a segment's files and the header every binary index file starts with.
+//! The records of a segment (definitions, files, name entries), encoder and decoder side by
+//! side, and the header every binary index file starts with.
 //!
 //! A segment is a directory holding:
 //! * `names-K.fst`: every identifier of shard K ([`shard_of`]) → offset of its entry in
@@ -14,7 +15,11 @@
 
 use knav_ctags::Kind;
 
+use std::path::Path;
+
 use super::codec::{put_opt_str, put_str, put_varint, Reader};
+use super::error::IndexError;
+use super::stats::{NameStats, MIN_OCCURRENCES};
 
 /// Format version; an index of another version is rebuilt, never misread.
 pub const VERSION: u32 = 11;
@@ -46,21 +51,27 @@ pub fn header(kind: &[u8; 4]) -> [u8; HEADER_LEN] {
     h
 }
 
-/// Checks a header; the error says what is wrong.
-pub fn check_header(bytes: &[u8], kind: &[u8; 4]) -> Result<(), String> {
+/// Checks the header of `bytes`, the contents of `path`; the error says what is wrong.
+pub fn check_header(bytes: &[u8], kind: &[u8; 4], path: &Path) -> Result<(), IndexError> {
+    let wrong = |detail: String| {
+        Err(IndexError::Format {
+            path: path.to_path_buf(),
+            detail,
+        })
+    };
     if bytes.len() < HEADER_LEN || &bytes[..4] != b"KNAV" {
-        return Err("not a knav index file".into());
+        return wrong("not a knav index file".into());
     }
     let mut v = [0u8; 4];
     v.copy_from_slice(&bytes[4..8]);
     let version = u32::from_le_bytes(v);
     if version != VERSION {
-        return Err(format!(
+        return wrong(format!(
             "index format version {version}, this knav reads {VERSION}"
         ));
     }
     if &bytes[8..12] != kind {
-        return Err(format!(
+        return wrong(format!(
             "expected a {} file, found {}",
             String::from_utf8_lossy(kind),
             String::from_utf8_lossy(&bytes[8..12])
@@ -155,6 +166,86 @@ impl<'a> Def<'a> {
             scope: r.opt_str(),
             signature: r.opt_str(),
             via: r.opt_str(),
+        }
+    }
+}
+
+/// A name's entry in `names-K.dat`: where its definitions are, its counts and its postings.
+#[derive(Clone, Debug)]
+pub struct NameEntry<'a> {
+    /// Offsets of its definitions in `defs.dat`.
+    pub defs: Vec<u64>,
+    /// Occurrences in the segment.
+    pub occurrences: u64,
+    /// Files it occurs in.
+    pub files: u64,
+    /// Encoded postings.
+    pub postings: &'a [u8],
+    /// What a definition answer needs of the postings, for a hot name.
+    pub stats: Option<NameStats>,
+}
+
+impl<'a> NameEntry<'a> {
+    /// Appends an entry: the offsets of the name's definitions (ascending), its counts and
+    /// postings, and for a name of at least [`MIN_OCCURRENCES`] occurrences the stats
+    /// `stats` computes.
+    pub fn encode(
+        out: &mut Vec<u8>,
+        defs: &[u64],
+        occurrences: u64,
+        files: u64,
+        postings: &[u8],
+        stats: impl FnOnce() -> NameStats,
+    ) {
+        put_varint(out, defs.len() as u64);
+        let mut prev = 0u64;
+        for d in defs {
+            put_varint(out, d - prev);
+            prev = *d;
+        }
+        put_varint(out, occurrences);
+        put_varint(out, files);
+        put_varint(out, postings.len() as u64);
+        out.extend_from_slice(postings);
+        if occurrences >= MIN_OCCURRENCES {
+            stats().encode(out);
+        }
+    }
+
+    /// Decodes one entry; `r.overrun` is set when it does not decode (definition offsets that
+    /// overflow included).
+    pub fn decode(r: &mut Reader<'a>) -> NameEntry<'a> {
+        let n = r.varint().min(1 << 24);
+        let mut defs = Vec::with_capacity(n.min(1 << 10) as usize);
+        let mut prev = 0u64;
+        let mut overflow = false;
+        for _ in 0..n {
+            let Some(next) = prev.checked_add(r.varint()) else {
+                overflow = true;
+                break;
+            };
+            prev = next;
+            if r.overrun {
+                break;
+            }
+            defs.push(prev);
+        }
+        let occurrences = r.varint();
+        let files = r.varint();
+        let plen = r.varint() as usize;
+        let postings = r.bytes(plen);
+        let stats = if occurrences >= MIN_OCCURRENCES {
+            NameStats::decode(r)
+        } else {
+            None
+        };
+        r.overrun |= overflow;
+        NameEntry {
+            defs,
+            occurrences,
+            files,
+            postings,
+            stats,
         }
     }
 }
@@ -262,18 +353,16 @@ impl FileRecord {
         let mut guards = Vec::with_capacity(n.min(1 << 16));
         for _ in 0..n {
             let line = r.varint() as u32;
-            let k = r.varint() as usize;
-            let conds = (0..k.min(1 << 10))
-                .map(|_| String::from_utf8_lossy(r.str()).into_owned())
+            let conds = read_conditions(r)
+                .map(|c| String::from_utf8_lossy(c).into_owned())
                 .collect();
             guards.push((line, conds));
             if r.overrun {
                 break;
             }
         }
-        let n = r.varint() as usize;
-        let warnings = (0..n.min(1 << 16))
-            .map(|_| String::from_utf8_lossy(r.str()).into_owned())
+        let warnings = read_warnings(r)
+            .map(|w| String::from_utf8_lossy(w).into_owned())
             .collect();
         let line_marks = read_line_marks(r);
         FileRecord {
@@ -314,7 +403,7 @@ pub struct FileStat<'a> {
 impl<'a> FileStat<'a> {
     /// Decodes the head of a record, the reader left after it.
     pub fn decode(r: &mut Reader<'a>) -> FileStat<'a> {
-        let path = std::str::from_utf8(r.str()).unwrap_or("");
+        let path = Self::decode_path(r);
         let size = r.varint();
         let z = r.varint();
         let mtime_ns = ((z >> 1) as i64) ^ -((z & 1) as i64);
@@ -331,10 +420,77 @@ impl<'a> FileStat<'a> {
             status,
         }
     }
+
+    /// Decodes only the path that starts a record: empty when it is not UTF-8.
+    pub fn decode_path(r: &mut Reader<'a>) -> &'a str {
+        std::str::from_utf8(r.str()).unwrap_or("")
+    }
+}
+
+/// The parts of a file record after its head, each read from `r` where it starts: what a
+/// query reads of a record without decoding (or allocating) the rest.
+impl FileRecord {
+    /// Reads past what lies between the head and the guard transitions (the note and the
+    /// definitions range): `r` is left at the guard transitions.
+    pub fn skip_to_guards(r: &mut Reader<'_>) {
+        r.opt_str();
+        r.varint();
+        r.varint();
+    }
+
+    /// The conditions in force at `line` (outermost first), from the guard transitions at `r`;
+    /// `r.overrun` is set when they do not decode.
+    pub fn guard_at<'a>(r: &mut Reader<'a>, line: u32) -> Vec<&'a str> {
+        let n = r.varint() as usize;
+        // The conditions of the last transition at or before `line`, read once it is known.
+        let mut found = None;
+        for _ in 0..n {
+            let first = r.varint() as u32;
+            if first > line || r.overrun {
+                break;
+            }
+            found = Some(r.clone());
+            read_conditions(r).for_each(drop);
+        }
+        let Some(mut at) = found else {
+            return Vec::new();
+        };
+        let conds = read_conditions(&mut at)
+            .map(|c| std::str::from_utf8(c).unwrap_or("0"))
+            .collect();
+        r.overrun |= at.overrun;
+        conds
+    }
+
+    /// The line marks of the record whose guard transitions start at `r`.
+    pub fn line_marks_after_guards(r: &mut Reader<'_>) -> Vec<u32> {
+        let n = r.varint() as usize;
+        for _ in 0..n {
+            r.varint();
+            read_conditions(r).for_each(drop);
+            if r.overrun {
+                break;
+            }
+        }
+        read_warnings(r).for_each(drop);
+        read_line_marks(r)
+    }
+}
+
+/// The conditions of one guard transition, read lazily from `r`.
+fn read_conditions<'r, 'a>(r: &'r mut Reader<'a>) -> impl Iterator<Item = &'a [u8]> + 'r {
+    let k = r.varint() as usize;
+    (0..k.min(1 << 10)).map(move |_| r.str())
+}
+
+/// The unbalanced-directive warnings of a record, read lazily from `r`.
+fn read_warnings<'r, 'a>(r: &'r mut Reader<'a>) -> impl Iterator<Item = &'a [u8]> + 'r {
+    let n = r.varint() as usize;
+    (0..n.min(1 << 16)).map(move |_| r.str())
 }
 
 /// Decodes the line marks that end a file record.
-pub fn read_line_marks(r: &mut Reader<'_>) -> Vec<u32> {
+fn read_line_marks(r: &mut Reader<'_>) -> Vec<u32> {
     let n = r.varint() as usize;
     let mut marks = Vec::with_capacity(n.min(1 << 20));
     let mut at = 0u32;
@@ -405,13 +561,88 @@ mod tests {
     }
 
     #[test]
+    fn guards_and_line_marks_read_alone_agree_with_the_whole_record_and_stop_at_its_end() {
+        let f = FileRecord {
+            path: "mm/slab.h".into(),
+            note: Some("ctags: timeout".into()),
+            defs_start: 99,
+            defs_count: 2,
+            guards: vec![
+                (3, vec!["CONFIG_A".into()]),
+                (10, vec!["CONFIG_A".into(), "!CONFIG_B".into()]),
+                (20, vec![]),
+            ],
+            warnings: vec!["7: #else after #else".into()],
+            line_marks: vec![4000, 8100],
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        f.encode(&mut out);
+        let at_guards = |bytes| {
+            let mut r = Reader::new(bytes);
+            FileStat::decode(&mut r);
+            FileRecord::skip_to_guards(&mut r);
+            r
+        };
+        for (line, want) in [
+            (2, vec![]),
+            (3, vec!["CONFIG_A"]),
+            (15, vec!["CONFIG_A", "!CONFIG_B"]),
+            (25, vec![]),
+        ] {
+            let mut r = at_guards(&out);
+            assert_eq!(FileRecord::guard_at(&mut r, line), want, "line {line}");
+            assert!(!r.overrun);
+        }
+        let mut r = at_guards(&out);
+        assert_eq!(FileRecord::line_marks_after_guards(&mut r), f.line_marks);
+        assert!(!r.overrun && r.at_end());
+        // A record cut inside its guards: the reader says so instead of reading past it.
+        let cut = &out[..out.len() - 30];
+        let mut r = at_guards(cut);
+        FileRecord::guard_at(&mut r, 15);
+        assert!(r.overrun);
+        let mut r = at_guards(cut);
+        FileRecord::line_marks_after_guards(&mut r);
+        assert!(r.overrun);
+    }
+
+    #[test]
+    fn a_name_entry_round_trips_and_overflowing_definition_offsets_are_damage() {
+        let mut out = Vec::new();
+        let postings = [1u8, 2, 3];
+        NameEntry::encode(&mut out, &[16, 40, 41], 7, 2, &postings, || unreachable!());
+        let mut r = Reader::new(&out);
+        let e = NameEntry::decode(&mut r);
+        assert_eq!(e.defs, [16, 40, 41]);
+        assert_eq!((e.occurrences, e.files, e.postings), (7, 2, &postings[..]));
+        assert!(e.stats.is_none() && !r.overrun && r.at_end());
+        // Two deltas whose sum passes u64::MAX.
+        let mut bad = Vec::new();
+        put_varint(&mut bad, 2);
+        put_varint(&mut bad, u64::MAX);
+        put_varint(&mut bad, 1);
+        bad.extend_from_slice(&[0, 0, 0]);
+        let mut r = Reader::new(&bad);
+        assert_eq!(NameEntry::decode(&mut r).defs, [u64::MAX]);
+        assert!(r.overrun);
+    }
+
+    #[test]
     fn headers_are_checked() {
         let h = header(b"DEFS");
-        assert!(check_header(&h, b"DEFS").is_ok());
-        assert!(check_header(&h, b"FILE").is_err());
-        assert!(check_header(b"KNA", b"DEFS").is_err());
+        let at = Path::new("seg/defs.dat");
+        assert!(check_header(&h, b"DEFS", at).is_ok());
+        assert_eq!(
+            check_header(&h, b"FILE", at).unwrap_err().to_string(),
+            "seg/defs.dat: expected a FILE file, found DEFS"
+        );
+        assert!(check_header(b"KNA", b"DEFS", at).is_err());
         let mut old = h;
         old[4] = 0;
-        assert!(check_header(&old, b"DEFS").unwrap_err().contains("version"));
+        assert_eq!(
+            check_header(&old, b"DEFS", at).unwrap_err().to_string(),
+            format!("seg/defs.dat: index format version 0, this knav reads {VERSION}")
+        );
     }
 }

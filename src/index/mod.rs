@@ -11,6 +11,7 @@ pub mod build;
 pub mod buildfiles;
 pub mod codec;
 pub mod damage;
+pub mod error;
 pub mod format;
 pub mod postings;
 pub mod scratch;
@@ -25,6 +26,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use self::build::{build_segment, unique_dir, BuildOptions, Input};
+pub use self::error::IndexError;
 use self::format::{FileStat, FileStatus};
 use self::store::{Manifest, SegmentRef, Snapshot};
 use crate::progress::Progress;
@@ -174,12 +176,17 @@ pub fn update(
     full: bool,
     opts: &BuildOptions,
     progress: &mut Progress,
-) -> Result<UpdateReport, String> {
+) -> Result<UpdateReport, IndexError> {
     update_hinted(root, index_dir, full, opts, progress, None)
 }
 
 /// [`update`], looking only at what `hint` names when there is one (a file watcher saw every
 /// change since the last update); the rest of the tree is taken as the index has it.
+///
+/// The steps: take the build lock and clear what killed builds left; open the index as it is
+/// ([`open_previous`]); walk the tree ([`walk_tree`]) and compare it with the index; then
+/// either keep the segments ([`Update::keep_segments`], [`Update::replace_build_files`]) or
+/// build and publish a new one ([`Update::build`]).
 pub fn update_hinted(
     root: &Path,
     index_dir: &Path,
@@ -187,61 +194,145 @@ pub fn update_hinted(
     opts: &BuildOptions,
     progress: &mut Progress,
     hint: Option<&crate::walk::Hint>,
-) -> Result<UpdateReport, String> {
+) -> Result<UpdateReport, IndexError> {
     let started = Instant::now();
     let mut trace = Trace::new();
     let lock = store::lock(index_dir)?;
     // What killed builds left behind goes first, whatever this update finds to do.
     store::remove_orphans(index_dir, &lock);
     scratch::remove_abandoned_scratch();
-    let max_file_bytes = DEFAULT_MAX_FILE_BYTES;
     progress.phase("walk");
-    let hash = options_hash(opts, max_file_bytes);
-    // An unreadable or old-format index, or one built with other options (ctags options,
-    // ignore patterns), is rebuilt, and then its walk cache is not trusted either.
+    let options_hash = options_hash(opts, DEFAULT_MAX_FILE_BYTES);
+    let Previous {
+        snap: old,
+        rebuilt_because,
+    } = open_previous(root, index_dir, full, options_hash);
+    let up = Update {
+        root,
+        index_dir,
+        started,
+        cache: old.as_ref().and_then(|_| store::read_walk_cache(index_dir)),
+        walk_started: crate::walk::now_ns(),
+        options_hash,
+        rebuilt_because,
+    };
+    trace.mark("walk start");
+    let Walked {
+        walk: mut walked,
+        mut indexed,
+    } = walk_tree(root, opts, old.as_ref(), up.cache.as_ref(), hint);
+    trace.mark("walk");
+    if let (Some(snap), Some(c)) = (&old, &up.cache) {
+        if hint.is_none()
+            && c.generation == snap.manifest.generation
+            && walked.same_as_cache()
+            && snap.build_error.is_none()
+        {
+            progress.finish();
+            return Ok(UpdateReport {
+                mode: UpdateMode::Unchanged,
+                ..same_segments(snap, &walked, started, index_dir)
+            });
+        }
+    }
+    if let Some(c) = &up.cache {
+        walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
+    }
+    if hint.is_none() {
+        indexed = old.as_ref().map(indexed_files).unwrap_or_default();
+    }
+    // Compare with the index first: the common "nothing changed" answer needs nothing else.
+    let changes = old
+        .as_ref()
+        .map(|_| diff(root, indexed, walked.sources.iter().chain(&walked.too_big)));
+    trace.mark("diff");
+    let builds = BuildFilesState::of(root, old.as_ref(), &walked.builds);
+    if let (Some(snap), Some(d)) = (&old, &changes) {
+        if d.changed.is_empty() && d.deleted.is_empty() {
+            let report = if builds.same {
+                up.keep_segments(snap, &walked)?
+            } else {
+                up.replace_build_files(snap, &walked, &builds)?
+            };
+            progress.finish();
+            return Ok(report);
+        }
+    }
+    trace.mark("inputs");
+    up.build(old, changes, walked, &builds, opts, progress, &mut trace)
+}
+
+/// The index an update starts from, and why it is not built on when it is not.
+struct Previous {
+    /// The index to refresh; `None`: build a new base.
+    snap: Option<Snapshot>,
+    /// Why the index (or its build-file part) is rebuilt instead of refreshed.
+    rebuilt_because: Option<String>,
+}
+
+/// Opens the index in `index_dir` to refresh it (none with `full`). An unreadable or
+/// old-format index, or one built with other options (ctags options, ignore patterns), is
+/// rebuilt; so is damage, never built on: a segment's means a full build, the build-file
+/// part's a new part.
+fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -> Previous {
     let mut rebuilt_because = None;
     let old = if full {
         None
     } else {
         Snapshot::open(root, index_dir).unwrap_or_else(|e| {
-            rebuilt_because = Some(e.trim_end_matches(store::REBUILD).to_string());
+            rebuilt_because = Some(e.cause().to_string());
             None
         })
     };
-    let old = old.filter(|s| s.manifest.options_hash == hash);
-    // Damage is rebuilt, never built on: a segment's means a full build, the build-file
-    // part's a new part.
-    let old = match old.map(|s| (store::check_stamped(index_dir, &s, false), s)) {
+    let old = old.filter(|s| s.manifest.options_hash == options_hash);
+    let snap = match old.map(|s| (store::check_stamped(index_dir, &s, false), s)) {
         Some((Err(store::Damaged::Segments(e)), _)) => {
-            rebuilt_because = Some(e);
+            rebuilt_because = Some(e.to_string());
             None
         }
         Some((Err(store::Damaged::BuildFiles(e)), mut s)) => {
-            rebuilt_because = Some(e.clone());
+            rebuilt_because = Some(e.to_string());
             s.build = None;
             s.build_error = Some(e);
             Some(s)
         }
         Some((Ok(()), s)) => {
-            if s.build_error.is_some() {
-                rebuilt_because.clone_from(&s.build_error);
+            if let Some(e) = &s.build_error {
+                rebuilt_because = Some(e.to_string());
             }
             Some(s)
         }
         None => None,
     };
-    let cache = old.as_ref().and_then(|_| store::read_walk_cache(index_dir));
-    let walk_started = crate::walk::now_ns();
-    // What the index holds of each file: the walk trusts it for files a hint does not name,
-    // and the diff compares against it (built after the walk without a hint: a walk that
-    // finds everything as the cache has it needs no diff).
-    let mut indexed = match (&old, hint) {
+    Previous {
+        snap,
+        rebuilt_because,
+    }
+}
+
+/// What the walk of an update found.
+struct Walked<'s> {
+    walk: crate::walk::Walk,
+    /// For a hinted walk, the index's files by path (the diff compares against them); else
+    /// empty.
+    indexed: Indexed<'s>,
+}
+
+/// Walks the tree. With a hint and an index, the walk trusts the index's stats of every file
+/// the hint does not name.
+fn walk_tree<'s>(
+    root: &Path,
+    opts: &BuildOptions,
+    old: Option<&'s Snapshot>,
+    cache: Option<&crate::walk::WalkCache>,
+    hint: Option<&crate::walk::Hint>,
+) -> Walked<'s> {
+    let indexed = match (old, hint) {
         (Some(snap), Some(_)) => indexed_files(snap),
         _ => Indexed::default(),
     };
     // Build files' stats, for a watcher-hinted walk only (it trusts them).
     let build_inputs: std::collections::HashMap<String, (u64, i64)> = old
-        .as_ref()
         .and_then(|s| s.build.as_ref())
         .filter(|_| hint.is_some())
         .map(|b| {
@@ -263,269 +354,349 @@ pub fn update_hinted(
             hint,
             known: &known,
         });
-    trace.mark("walk start");
-    let mut walked = walk(
+    let walk = walk(
         root,
-        max_file_bytes,
+        DEFAULT_MAX_FILE_BYTES,
         &opts.ignore,
-        cache.as_ref(),
+        cache,
         trust.as_ref(),
     );
+    Walked { walk, indexed }
+}
 
-    trace.mark("walk");
-    if let (Some(snap), Some(c)) = (&old, &cache) {
-        if hint.is_none()
-            && c.generation == snap.manifest.generation
-            && walked.same_as_cache()
-            && snap.build_error.is_none()
-        {
-            progress.finish();
-            return Ok(UpdateReport {
-                mode: UpdateMode::Unchanged,
-                ..same_segments(snap, &walked, started, index_dir)
-            });
+/// The tree's build files against the index's build-file part.
+struct BuildFilesState {
+    /// [`buildfiles::fingerprint`] of the tree's build files.
+    fingerprint: u64,
+    /// The index's build-file part.
+    old: Option<buildfiles::BuildFilesRef>,
+    /// True when the index's part (or its absence) still fits the tree's build files.
+    same: bool,
+}
+
+impl BuildFilesState {
+    fn of(root: &Path, old: Option<&Snapshot>, builds: &[SourceFile]) -> BuildFilesState {
+        let fingerprint = buildfiles::fingerprint(builds);
+        let old_ref = old.and_then(|s| s.manifest.build_files.clone());
+        let same = match (&old_ref, old.and_then(|s| s.build.as_ref())) {
+            (Some(b), Some(open)) => b.fingerprint == fingerprint || open.unchanged(root, builds),
+            (None, _) => old.is_some() && builds.is_empty(),
+            _ => false,
+        };
+        BuildFilesState {
+            fingerprint,
+            old: old_ref,
+            same,
         }
     }
-    if let Some(c) = &cache {
-        walked.materialize(c, max_file_bytes);
-    }
-    if hint.is_none() {
-        indexed = old.as_ref().map(indexed_files).unwrap_or_default();
-    }
-    // Compare with the index first: the common "nothing changed" answer needs nothing else.
-    let changes = old
-        .as_ref()
-        .map(|_| diff(root, indexed, walked.sources.iter().chain(&walked.too_big)));
-    trace.mark("diff");
-    let build_fp = buildfiles::fingerprint(&walked.builds);
-    let old_build = old.as_ref().and_then(|s| s.manifest.build_files.clone());
-    let build_same = match (&old_build, old.as_ref().and_then(|s| s.build.as_ref())) {
-        (Some(b), Some(open)) => b.fingerprint == build_fp || open.unchanged(root, &walked.builds),
-        (None, _) => old.is_some() && walked.builds.is_empty(),
-        _ => false,
-    };
-    if let (Some(snap), Some(d)) = (&old, &changes) {
-        if d.changed.is_empty() && d.deleted.is_empty() && !build_same {
-            // Only build files changed: the segments stay, the build-file part is replaced.
-            let (build_files, summary) = build_files_part(
-                root,
-                index_dir,
-                &walked.builds,
-                build_fp,
-                old_build.as_ref(),
-                false,
-            )?;
-            let mut manifest = snap.manifest.clone();
-            manifest.generation += 1;
-            manifest.retired = Vec::new();
-            manifest.build_files = build_files;
-            manifest.published_unix = now_unix();
-            store::publish(index_dir, &manifest)?;
-            store::write_walk_cache(
-                index_dir,
-                &walked.cache(cache.as_ref(), walk_started, manifest.generation),
-            )?;
-            progress.finish();
-            return Ok(UpdateReport {
-                mode: UpdateMode::Incremental,
-                build_files: summary,
-                rebuilt_because,
-                index_bytes: index_bytes(index_dir, &manifest),
-                ..same_segments(snap, &walked, started, index_dir)
-            });
+}
+
+/// One update past its walk: what every way of finishing it needs.
+struct Update<'a> {
+    root: &'a Path,
+    index_dir: &'a Path,
+    started: Instant,
+    /// The last walk's listings, when the index is built on.
+    cache: Option<crate::walk::WalkCache>,
+    /// When this walk started (ns since the epoch): the time of the walk cache it writes.
+    walk_started: i64,
+    /// [`options_hash`] of the build options.
+    options_hash: u64,
+    /// Why the index (or its build-file part) is rebuilt instead of refreshed.
+    rebuilt_because: Option<String>,
+}
+
+/// What a new segment holds and where it goes in the index.
+struct Layout {
+    /// The files to index, in path order.
+    inputs: Vec<Input>,
+    /// The base segment kept beside a new delta; `None`: the new segment is the base.
+    base: Option<SegmentRef>,
+    /// For a delta: paths whose versions in the base are dead (changed or deleted), sorted.
+    shadow: Vec<String>,
+}
+
+impl Update<'_> {
+    /// Nothing to index and the same build files: the index stays; the walk cache is written
+    /// when the next walk should find new listings or stats (a touched file), or when it was
+    /// of another generation.
+    fn keep_segments(
+        &self,
+        snap: &Snapshot,
+        walked: &crate::walk::Walk,
+    ) -> Result<UpdateReport, IndexError> {
+        let stale = self
+            .cache
+            .as_ref()
+            .is_none_or(|c| c.generation != snap.manifest.generation);
+        if !walked.same_as_cache() || stale {
+            self.write_walk_cache(walked, snap.manifest.generation)?;
         }
-        if d.changed.is_empty() && d.deleted.is_empty() {
-            // New listings or stats (a touched file), or a cache of another generation: the
-            // next walk should find them as they are now.
-            let stale = cache
-                .as_ref()
-                .is_none_or(|c| c.generation != snap.manifest.generation);
-            if !walked.same_as_cache() || stale {
-                store::write_walk_cache(
-                    index_dir,
-                    &walked.cache(cache.as_ref(), walk_started, snap.manifest.generation),
-                )?;
-            }
-            progress.finish();
-            return Ok(UpdateReport {
-                mode: UpdateMode::Unchanged,
-                ..same_segments(snap, &walked, started, index_dir)
-            });
-        }
+        Ok(UpdateReport {
+            mode: UpdateMode::Unchanged,
+            ..same_segments(snap, walked, self.started, self.index_dir)
+        })
     }
 
-    // The files to index, in path order: all of them, or those `keep` names.
-    let inputs_where = |keep: &dyn Fn(&str) -> bool| -> Vec<Input> {
-        let mut inputs: Vec<Input> = walked
-            .sources
-            .iter()
-            .map(|f| (f, false))
-            .chain(walked.too_big.iter().map(|f| (f, true)))
-            .filter(|(f, _)| keep(&f.path))
-            .map(|(f, too_big)| Input {
-                file: f.clone(),
-                too_big,
-            })
-            .collect();
-        inputs.sort_by(|a, b| a.file.path.cmp(&b.file.path));
-        inputs
-    };
+    /// Only build files changed: the segments stay, the build-file part is replaced.
+    fn replace_build_files(
+        &self,
+        snap: &Snapshot,
+        walked: &crate::walk::Walk,
+        builds: &BuildFilesState,
+    ) -> Result<UpdateReport, IndexError> {
+        let part = build_files_part(
+            self.root,
+            self.index_dir,
+            &walked.builds,
+            builds.fingerprint,
+            builds.old.as_ref(),
+            false,
+        )?;
+        let mut manifest = snap.manifest.clone();
+        manifest.generation += 1;
+        manifest.retired = Vec::new();
+        manifest.build_files = part.part;
+        manifest.published_unix = now_unix();
+        store::publish(self.index_dir, &manifest)?;
+        self.write_walk_cache(walked, manifest.generation)?;
+        Ok(UpdateReport {
+            mode: UpdateMode::Incremental,
+            build_files: part.summary,
+            rebuilt_because: self.rebuilt_because.clone(),
+            index_bytes: index_bytes(self.index_dir, &manifest),
+            ..same_segments(snap, walked, self.started, self.index_dir)
+        })
+    }
 
-    trace.mark("inputs");
-    let mut report = UpdateReport {
-        index_dir: index_dir.display().to_string(),
-        dirs_read: walked.dirs_read,
-        walk_errors: walk_errors(&walked),
-        rebuilt_because: rebuilt_because.clone(),
-        ..Default::default()
-    };
-    let plan = match (&old, &changes) {
-        (None, _) => SegmentPlan::Full,
-        (Some(snap), Some(diff)) => {
-            report.changed = diff.modified;
-            report.added = diff.changed.len() as u64 - diff.modified;
-            report.deleted = diff.deleted.len() as u64;
-            plan_delta(root, index_dir, snap, diff)
-        }
-        (Some(_), None) => return Err("internal: no diff for an existing index".into()),
-    };
-    let (inputs, segments, retired) = match plan {
-        SegmentPlan::Full => {
-            report.mode = UpdateMode::Full;
-            let inputs = inputs_where(&|_| true);
-            if old.is_none() {
-                report.added = inputs.len() as u64;
-            }
-            (inputs, Vec::new(), Vec::new())
-        }
-        SegmentPlan::Delta {
-            files,
-            base,
-            shadow,
-            retired,
-        } => {
-            report.mode = UpdateMode::Incremental;
-            let delta = SegmentRef {
-                dir: String::new(),
-                shadow_paths: shadow,
-            };
-            (
-                inputs_where(&|p| files.contains(p)),
-                vec![base, delta],
-                retired,
-            )
-        }
-    };
-    trace.mark("delta plan");
-    let ctags = knav_ctags::Ctags::probe().map_err(|e| e.to_string())?;
-    trace.mark("probe");
-    let seg_dir = unique_dir(index_dir, "seg");
-    // A delta's invocations need what every header's macros define, not its own headers'.
-    let mut opts = opts.clone();
-    opts.headers = Some(std::sync::Arc::new(
-        walked
-            .sources
-            .iter()
-            .filter(|f| f.path.ends_with(".h"))
-            .map(|f| f.path.clone())
-            .collect(),
-    ));
-    opts.saved_defines = segments
-        .first()
-        .map(|base| index_dir.join(&base.dir).join(build::DEFINES_FILE));
-    let meta = match build_segment(root, &inputs, &seg_dir, Some(&ctags), &opts, progress) {
-        Ok(m) => m,
-        Err(e) => {
+    /// The cache names the generation its stats were taken for: written at every publish.
+    fn write_walk_cache(
+        &self,
+        walked: &crate::walk::Walk,
+        generation: u64,
+    ) -> Result<(), IndexError> {
+        let cache = walked.cache(self.cache.as_ref(), self.walk_started, generation);
+        store::write_walk_cache(self.index_dir, &cache)
+    }
+
+    /// Builds a new segment of what changed (or of every file) and the build-file part when
+    /// needed, then publishes them.
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        self,
+        old: Option<Snapshot>,
+        changes: Option<Diff>,
+        walked: crate::walk::Walk,
+        builds: &BuildFilesState,
+        opts: &BuildOptions,
+        progress: &mut Progress,
+        trace: &mut Trace,
+    ) -> Result<UpdateReport, IndexError> {
+        let mut report = UpdateReport {
+            index_dir: self.index_dir.display().to_string(),
+            dirs_read: walked.dirs_read,
+            walk_errors: walk_errors(&walked),
+            rebuilt_because: self.rebuilt_because.clone(),
+            ..Default::default()
+        };
+        let layout = self.layout(old.as_ref(), changes.as_ref(), &walked, &mut report);
+        trace.mark("delta plan");
+        let ctags = knav_ctags::Ctags::probe().map_err(|e| IndexError::Ctags(e.into()))?;
+        trace.mark("probe");
+        let NewSegment { dir: seg_dir, meta } =
+            self.new_segment(&walked, &layout, &ctags, opts, progress)?;
+        trace.mark("build segment");
+        // Not beside the segment build: what Kbuild and Kconfig take would add to its peak
+        // memory.
+        progress.phase("build files");
+        let part = build_files_part(
+            self.root,
+            self.index_dir,
+            &walked.builds,
+            builds.fingerprint,
+            builds.old.as_ref(),
+            builds.same,
+        )
+        .inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&seg_dir);
-            return Err(e);
+        })?;
+        report.build_files = part.summary;
+        trace.mark("build files");
+        let new_segment = SegmentRef {
+            dir: seg_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            shadow_paths: layout.shadow,
+        };
+        let mut manifest = Manifest {
+            version: format::VERSION,
+            root: self.root.display().to_string(),
+            generation: old.as_ref().map_or(1, |s| s.manifest.generation + 1),
+            published_unix: now_unix(),
+            segments: layout.base.into_iter().chain([new_segment]).collect(),
+            retired: old
+                .as_ref()
+                .map(|s| s.manifest.segments.iter().map(|r| r.dir.clone()).collect())
+                .unwrap_or_default(),
+            ctags_version: Some(ctags.version.clone()),
+            options_hash: self.options_hash,
+            other_files: walked.other_files,
+            symlinks: walked.symlinks,
+            build_files: part.part,
+            ..Default::default()
+        };
+        drop(old);
+        trace.mark("manifest");
+        report.unindexed_sources = self.count_files(&mut manifest)?;
+        if report.mode == UpdateMode::Full {
+            // One segment: its build counted them.
+            report.macro_definitions = meta.macro_definitions.clone();
         }
-    };
-    trace.mark("build segment");
-    // Not beside the segment build: what Kbuild and Kconfig take would add to its peak memory.
-    progress.phase("build files");
-    let (build_files, build_summary) = build_files_part(
-        root,
-        index_dir,
-        &walked.builds,
-        build_fp,
-        old_build.as_ref(),
-        build_same,
-    )
-    .inspect_err(|_| {
-        let _ = std::fs::remove_dir_all(&seg_dir);
-    })?;
-    report.build_files = build_summary;
-    trace.mark("build files");
-    let seg_name = seg_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut segments = segments;
-    let retired = if segments.is_empty() {
-        segments.push(SegmentRef {
-            dir: seg_name,
-            shadow_paths: Vec::new(),
-        });
-        old.as_ref()
-            .map(|s| s.manifest.segments.iter().map(|r| r.dir.clone()).collect())
-            .unwrap_or_default()
-    } else {
-        if let Some(last) = segments.last_mut() {
-            last.dir = seg_name;
-        }
-        retired
-    };
-    let mut manifest = Manifest {
-        version: format::VERSION,
-        root: root.display().to_string(),
-        generation: old.as_ref().map_or(1, |s| s.manifest.generation + 1),
-        published_unix: now_unix(),
-        segments,
-        retired,
-        ctags_version: Some(ctags.version.clone()),
-        options_hash: hash,
-        other_files: walked.other_files,
-        symlinks: walked.symlinks,
-        build_files,
-        ..Default::default()
-    };
-    drop(old);
-    trace.mark("manifest");
-    // Count from the segments as they will be published.
-    let fresh = Snapshot::open_unpublished(root, index_dir, &manifest)?;
-    // The build checksummed its files as it wrote them: their stats are recorded so that the
-    // next refresh re-hashes only what changed since.
-    store::check_stamped(index_dir, &fresh, true).map_err(|e| match e {
-        store::Damaged::Segments(e) | store::Damaged::BuildFiles(e) => e,
-    })?;
-    let (scanned, unindexed, why) = fresh.count_files();
-    if report.mode == UpdateMode::Full {
-        // One segment: its build counted them.
-        report.macro_definitions = meta.macro_definitions.clone();
+        trace.mark("count files");
+        progress.phase("publish");
+        store::publish(self.index_dir, &manifest)?;
+        trace.mark("publish");
+        self.write_walk_cache(&walked, manifest.generation)?;
+        progress.finish();
+        report.files_scanned = manifest.files_scanned;
+        report.files_unindexed = manifest.files_unindexed;
+        report.names = meta.names;
+        report.definitions = meta.defs;
+        report.occurrences = meta.occurrences;
+        report.index_bytes = index_bytes(self.index_dir, &manifest);
+        trace.mark("walk cache + size");
+        report.elapsed_ms = self.started.elapsed().as_millis() as u64;
+        Ok(report)
     }
-    drop(fresh);
-    trace.mark("count files");
-    manifest.files_scanned = scanned;
-    manifest.files_unindexed = unindexed + walked.other_files;
-    progress.phase("publish");
-    store::publish(index_dir, &manifest)?;
-    trace.mark("publish");
-    // The cache names the generation its stats were taken for: written at every publish.
-    store::write_walk_cache(
-        index_dir,
-        &walked.cache(cache.as_ref(), walk_started, manifest.generation),
-    )?;
-    progress.finish();
-    report.files_scanned = manifest.files_scanned;
-    report.files_unindexed = manifest.files_unindexed;
-    report.unindexed_sources = why;
-    report.names = meta.names;
-    report.definitions = meta.defs;
-    report.occurrences = meta.occurrences;
-    report.index_bytes = index_bytes(index_dir, &manifest);
-    trace.mark("walk cache + size");
-    report.elapsed_ms = started.elapsed().as_millis() as u64;
-    Ok(report)
+
+    /// A delta of the files `changes` names and the old delta's, or a new base of every file;
+    /// counts the changes into `report` and sets its mode.
+    fn layout(
+        &self,
+        old: Option<&Snapshot>,
+        changes: Option<&Diff>,
+        walked: &crate::walk::Walk,
+        report: &mut UpdateReport,
+    ) -> Layout {
+        let plan = match (old, changes) {
+            (Some(snap), Some(diff)) => {
+                report.changed = diff.modified;
+                report.added = diff.changed.len() as u64 - diff.modified;
+                report.deleted = diff.deleted.len() as u64;
+                plan_delta(self.root, self.index_dir, snap, diff)
+            }
+            // `changes` is `Some` whenever `old` is.
+            _ => SegmentPlan::Full,
+        };
+        match plan {
+            SegmentPlan::Full => {
+                report.mode = UpdateMode::Full;
+                let inputs = inputs_where(walked, |_| true);
+                if old.is_none() {
+                    report.added = inputs.len() as u64;
+                }
+                Layout {
+                    inputs,
+                    base: None,
+                    shadow: Vec::new(),
+                }
+            }
+            SegmentPlan::Delta {
+                files,
+                base,
+                shadow,
+            } => {
+                report.mode = UpdateMode::Incremental;
+                Layout {
+                    inputs: inputs_where(walked, |p| files.contains(p)),
+                    base: Some(base),
+                    shadow,
+                }
+            }
+        }
+    }
+
+    /// Builds the segment of `layout` in a new directory; returns it and what the build
+    /// counted. A failed build leaves nothing behind.
+    fn new_segment(
+        &self,
+        walked: &crate::walk::Walk,
+        layout: &Layout,
+        ctags: &knav_ctags::Ctags,
+        opts: &BuildOptions,
+        progress: &mut Progress,
+    ) -> Result<NewSegment, IndexError> {
+        let seg_dir = unique_dir(self.index_dir, "seg");
+        // A delta's invocations need what every header's macros define, not its own headers'.
+        let mut opts = opts.clone();
+        opts.headers = Some(std::sync::Arc::new(
+            walked
+                .sources
+                .iter()
+                .filter(|f| f.path.ends_with(".h"))
+                .map(|f| f.path.clone())
+                .collect(),
+        ));
+        opts.saved_defines = layout
+            .base
+            .as_ref()
+            .map(|base| self.index_dir.join(&base.dir).join(build::DEFINES_FILE));
+        match build_segment(
+            self.root,
+            &layout.inputs,
+            &seg_dir,
+            Some(ctags),
+            &opts,
+            progress,
+        ) {
+            Ok(meta) => Ok(NewSegment { dir: seg_dir, meta }),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&seg_dir);
+                Err(e)
+            }
+        }
+    }
+
+    /// Counts the files of `manifest`'s segments, as they will be published, into it, and
+    /// returns the C sources not (fully) indexed as `path: why`. The build checksummed its
+    /// files as it wrote them: their stats are recorded so that the next refresh re-hashes
+    /// only what changed since.
+    fn count_files(&self, manifest: &mut Manifest) -> Result<Vec<String>, IndexError> {
+        let fresh = Snapshot::open_unpublished(self.root, self.index_dir, manifest)?;
+        store::check_stamped(self.index_dir, &fresh, true).map_err(|e| match e {
+            store::Damaged::Segments(e) | store::Damaged::BuildFiles(e) => e,
+        })?;
+        let counts = fresh.count_files();
+        manifest.files_scanned = counts.scanned;
+        manifest.files_unindexed = counts.unindexed + manifest.other_files;
+        Ok(counts.unindexed_sources)
+    }
+}
+
+/// A segment built, not yet published.
+struct NewSegment {
+    /// Its directory.
+    dir: std::path::PathBuf,
+    /// What its build counted.
+    meta: segment::SegmentMeta,
+}
+
+/// The files of `walked` to index, in path order: those `keep` names.
+fn inputs_where(walked: &crate::walk::Walk, keep: impl Fn(&str) -> bool) -> Vec<Input> {
+    let mut inputs: Vec<Input> = walked
+        .sources
+        .iter()
+        .map(|f| (f, false))
+        .chain(walked.too_big.iter().map(|f| (f, true)))
+        .filter(|(f, _)| keep(&f.path))
+        .map(|(f, too_big)| Input {
+            file: f.clone(),
+            too_big,
+        })
+        .collect();
+    inputs.sort_by(|a, b| a.file.path.cmp(&b.file.path));
+    inputs
 }
 
 /// What an update that has something to index builds.
@@ -540,8 +711,6 @@ enum SegmentPlan {
         base: SegmentRef,
         /// Paths whose versions in the base are dead (changed or deleted), sorted.
         shadow: Vec<String>,
-        /// The old generation's segments, kept while readers may use them.
-        retired: Vec<String>,
     },
 }
 
@@ -592,17 +761,19 @@ fn plan_delta(root: &Path, index_dir: &Path, snap: &Snapshot, diff: &Diff) -> Se
         files,
         base: snap.manifest.segments[0].clone(),
         shadow,
-        retired: snap
-            .manifest
-            .segments
-            .iter()
-            .map(|s| s.dir.clone())
-            .collect(),
     }
 }
 
-/// The build-file part for `builds` (with their [`buildfiles::fingerprint`]): the old one when `same`, none when there are no build
-/// files, else a new one (with a one-line summary for the report).
+/// The build-file part of a new index, and what reading the build files found.
+struct BuildFilesPart {
+    /// The part to publish; `None`: the tree has no build files.
+    part: Option<buildfiles::BuildFilesRef>,
+    /// For a new part, a one-line summary for the report.
+    summary: Option<String>,
+}
+
+/// The build-file part for `builds` (with their [`buildfiles::fingerprint`]): the old one when
+/// `same`, none when there are no build files, else a new one.
 fn build_files_part(
     root: &Path,
     index_dir: &Path,
@@ -610,16 +781,22 @@ fn build_files_part(
     fingerprint: u64,
     old: Option<&buildfiles::BuildFilesRef>,
     same: bool,
-) -> Result<(Option<buildfiles::BuildFilesRef>, Option<String>), String> {
+) -> Result<BuildFilesPart, IndexError> {
     if same {
         let kept = old.map(|b| buildfiles::BuildFilesRef {
             previous: None,
             ..b.clone()
         });
-        return Ok((kept, None));
+        return Ok(BuildFilesPart {
+            part: kept,
+            summary: None,
+        });
     }
     if builds.is_empty() {
-        return Ok((None, None));
+        return Ok(BuildFilesPart {
+            part: None,
+            summary: None,
+        });
     }
     let dir = unique_dir(index_dir, "kb");
     let stats = match buildfiles::build(root, builds, &dir) {
@@ -641,25 +818,25 @@ fn build_files_part(
         stats.entries,
         stats.parse_ms
     );
-    Ok((
-        Some(buildfiles::BuildFilesRef {
+    Ok(BuildFilesPart {
+        part: Some(buildfiles::BuildFilesRef {
             dir: name,
             fingerprint,
             files: builds.len() as u64,
             previous: old.map(|b| b.dir.clone()),
         }),
-        Some(summary),
-    ))
+        summary: Some(summary),
+    })
 }
 
 /// Re-reads every file of the current index and checks it against the checksums recorded when
 /// it was built.
-pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, String> {
+pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, IndexError> {
     let started = Instant::now();
-    let snap = Snapshot::open(root, index_dir)?
-        .ok_or_else(|| format!("no index in {}; run `knav index`", index_dir.display()))?;
-    snap.verify()
-        .map_err(|e| format!("{e}; run `knav index --full` to rebuild"))?;
+    let snap = Snapshot::open(root, index_dir)?.ok_or_else(|| IndexError::NoIndex {
+        dir: index_dir.to_path_buf(),
+    })?;
+    snap.verify().map_err(IndexError::rebuild_full)?;
     Ok(UpdateReport {
         mode: UpdateMode::Verified,
         files_scanned: snap.manifest.files_scanned,

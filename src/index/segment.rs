@@ -18,9 +18,10 @@ use serde::{Deserialize, Serialize};
 
 use super::codec::Reader;
 use super::damage::{open_fst, Damage};
+use super::error::IndexError;
+pub use super::format::NameEntry;
 use super::format::{check_header, shard_of, Def, FileRecord, HEADER_LEN, NAME_SHARDS};
 use super::format::{FileStat, FileStatus};
-use super::stats::NameStats;
 
 pub use super::postings::{Posting, Postings};
 
@@ -81,19 +82,13 @@ pub struct Segment {
     damage: Damage,
 }
 
-/// A name's entry: where its definitions are and its postings.
-#[derive(Clone, Debug)]
-pub struct NameEntry<'a> {
-    /// Offsets of its definitions in `defs.dat`.
-    pub defs: Vec<u64>,
-    /// Occurrences in the segment.
-    pub occurrences: u64,
-    /// Files it occurs in.
-    pub files: u64,
-    /// Encoded postings.
-    pub postings: &'a [u8],
-    /// What a definition answer needs of the postings, for a hot name.
-    pub stats: Option<NameStats>,
+/// A file's status and where its guard transitions are: see [`Segment::file_guards`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileGuards {
+    /// Whether and how the file was indexed.
+    pub status: FileStatus,
+    /// Where its guard transitions start in the files table, for [`Segment::guard_at`].
+    pub at: usize,
 }
 
 /// Where to start reading a line of a file: see [`Segment::line_hint`].
@@ -109,21 +104,20 @@ pub struct LineHint {
     pub offset: u64,
 }
 
-pub(crate) fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, String> {
+/// Maps file `name` of `dir`, checking its length when the index gives one.
+pub(crate) fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, IndexError> {
     let path = dir.join(name);
-    let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = File::open(&path).map_err(IndexError::io("", &path))?;
     // SAFETY: see the module documentation; published segments are immutable.
-    let m = unsafe { Mmap::map(&file) }.map_err(|e| format!("{}: {e}", path.display()))?;
-    if let Some(len) = expected {
-        if m.len() as u64 != len {
-            return Err(format!(
-                "{} is {} bytes, the index says {len}: truncated or replaced",
-                path.display(),
-                m.len()
-            ));
-        }
+    let m = unsafe { Mmap::map(&file) }.map_err(IndexError::io("", &path))?;
+    match expected {
+        Some(len) if m.len() as u64 != len => Err(IndexError::Truncated {
+            path,
+            len: m.len() as u64,
+            expected: len,
+        }),
+        _ => Ok(m),
     }
-    Ok(m)
 }
 
 /// The index files of a segment.
@@ -137,26 +131,29 @@ pub fn segment_files() -> Vec<String> {
 
 impl Segment {
     /// Opens the segment in `dir`, checking headers and lengths.
-    pub fn open(dir: &Path) -> Result<Segment, String> {
+    pub fn open(dir: &Path) -> Result<Segment, IndexError> {
         let meta_path = dir.join("meta.json");
-        let text =
-            std::fs::read(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?;
-        let meta: SegmentMeta =
-            serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", meta_path.display()))?;
+        let text = std::fs::read(&meta_path).map_err(IndexError::io("", &meta_path))?;
+        let meta: SegmentMeta = serde_json::from_slice(&text).map_err(|e| IndexError::Json {
+            path: meta_path.clone(),
+            source: e.into(),
+        })?;
         if meta.version != super::format::VERSION {
-            return Err(format!(
-                "{}: index format version {}, this knav reads {}",
-                dir.display(),
-                meta.version,
-                super::format::VERSION
-            ));
+            return Err(IndexError::Format {
+                path: dir.to_path_buf(),
+                detail: format!(
+                    "index format version {}, this knav reads {}",
+                    meta.version,
+                    super::format::VERSION
+                ),
+            });
         }
         let len = |name: &str| meta.lengths.iter().find(|(n, _)| n == name).map(|x| x.1);
         for name in segment_files() {
             if len(&name).is_none() || !meta.checksums.iter().any(|(n, _)| *n == name) {
-                return Err(super::damage::message(
+                return Err(IndexError::damaged(
                     &meta_path,
-                    &format!("it gives no length or checksum of {name}"),
+                    format!("it gives no length or checksum of {name}"),
                 ));
             }
         }
@@ -166,7 +163,7 @@ impl Segment {
             for (name, sum) in &meta.checksums {
                 let m = map(dir, name, len(name))?;
                 if super::codec::checksum_bytes(&m) != *sum {
-                    return Err(super::damage::message(&dir.join(name), "checksum mismatch"));
+                    return Err(IndexError::damaged(dir.join(name), "checksum mismatch"));
                 }
             }
         }
@@ -176,7 +173,7 @@ impl Segment {
             let (f, d) = (format!("names-{k}.fst"), format!("names-{k}.dat"));
             fsts.push(open_fst(dir, &f, len(&f))?);
             let m = map(dir, &d, len(&d))?;
-            check_header(&m, b"NAME").map_err(|e| format!("{}/{d}: {e}", dir.display()))?;
+            check_header(&m, b"NAME", &dir.join(&d))?;
             names.push(m);
         }
         let defs = map(dir, "defs.dat", len("defs.dat"))?;
@@ -187,11 +184,11 @@ impl Segment {
             (&files, b"FILE", "files.dat"),
             (&files_idx, b"FIDX", "files.idx"),
         ] {
-            check_header(m, kind).map_err(|e| format!("{}/{file}: {e}", dir.display()))?;
+            check_header(m, kind, &dir.join(file))?;
         }
         if (files_idx.len() - HEADER_LEN) / 8 != meta.files as usize {
-            return Err(super::damage::message(
-                &dir.join("files.idx"),
+            return Err(IndexError::damaged(
+                dir.join("files.idx"),
                 "its file count differs from meta.json's",
             ));
         }
@@ -208,7 +205,7 @@ impl Segment {
     }
 
     /// The first damage a read of this segment ran into, as a clear error.
-    pub fn damage(&self) -> Option<&str> {
+    pub fn damage(&self) -> Option<&IndexError> {
         self.damage.get()
     }
 
@@ -218,19 +215,16 @@ impl Segment {
     }
 
     /// Re-reads every index file and compares its checksum with the one recorded at build time.
-    pub fn verify(&self) -> Result<(), String> {
+    pub fn verify(&self) -> Result<(), IndexError> {
         for (name, sum) in &self.meta.checksums {
-            let got = super::codec::checksum_file(&self.dir.join(name))
-                .map_err(|e| format!("{}/{name}: {e}", self.dir.display()))?;
+            let path = self.dir.join(name);
+            let got = super::codec::checksum_file(&path).map_err(IndexError::io("", &path))?;
             if got != *sum {
-                return Err(super::damage::message(
-                    &self.dir.join(name),
-                    "checksum mismatch",
-                ));
+                return Err(IndexError::damaged(path, "checksum mismatch"));
             }
         }
         if let Some(d) = self.damage() {
-            return Err(d.to_string());
+            return Err(d.clone());
         }
         Ok(())
     }
@@ -252,43 +246,14 @@ impl Segment {
         let names = self.names.get(shard).map_or(&[][..], |m| &m[..]);
         let body = names.get(off as usize..).unwrap_or(&[]);
         let mut r = Reader::new(body);
-        let n = r.varint().min(1 << 24);
-        let mut defs = Vec::with_capacity(n.min(1 << 10) as usize);
-        let mut prev = 0u64;
-        let mut overflow = false;
-        for _ in 0..n {
-            let Some(next) = prev.checked_add(r.varint()) else {
-                overflow = true;
-                break;
-            };
-            prev = next;
-            if r.overrun {
-                break;
-            }
-            defs.push(prev);
-        }
-        let occurrences = r.varint();
-        let files = r.varint();
-        let plen = r.varint() as usize;
-        let postings = r.bytes(plen);
-        let stats = if occurrences >= super::stats::MIN_OCCURRENCES {
-            NameStats::decode(&mut r)
-        } else {
-            None
-        };
-        if r.overrun || overflow || off as usize >= names.len() {
+        let entry = NameEntry::decode(&mut r);
+        if r.overrun || off as usize >= names.len() {
             self.damaged(
                 &format!("names-{shard}.dat"),
                 &format!("the entry at offset {off} does not decode"),
             );
         }
-        NameEntry {
-            defs,
-            occurrences,
-            files,
-            postings,
-            stats,
-        }
+        entry
     }
 
     /// The definition at a `defs.dat` offset.
@@ -342,41 +307,27 @@ impl Segment {
     /// The status of file `id` and where its guard transitions start in the files table, for
     /// [`Segment::guard_at`]: what every posting of a query under an active config asks for,
     /// without decoding (or allocating) anything else.
-    pub fn file_guards(&self, id: u32) -> (FileStatus, usize) {
+    pub fn file_guards(&self, id: u32) -> FileGuards {
         let start = self.file_offset(id);
         let body = self.files.get(start..).unwrap_or(&[]);
         let mut r = Reader::new(body);
         let status = self.stat_of(id, &mut r).status;
-        r.opt_str();
-        r.varint();
-        r.varint();
-        (status, start + r.pos())
+        FileRecord::skip_to_guards(&mut r);
+        FileGuards {
+            status,
+            at: start + r.pos(),
+        }
     }
 
     /// Where a reader of line `line` of file `id` can start instead of at the top of the file:
     /// the line and byte offset of the nearest line mark at or before it, with the size and
     /// mtime the file had when indexed (a reader checks the file still has them).
     pub fn line_hint(&self, id: u32, line: u32) -> LineHint {
-        let FileStat { size, mtime_ns, .. } = self.file_stat(id);
-        let (_, at) = self.file_guards(id);
-        // Past the guard transitions and the warnings: the marks end the record.
-        let mut r = Reader::new(self.files.get(at..).unwrap_or(&[]));
-        let n = r.varint() as usize;
-        for _ in 0..n {
-            r.varint();
-            let k = r.varint() as usize;
-            for _ in 0..k.min(1 << 10) {
-                r.str();
-            }
-            if r.overrun {
-                break;
-            }
-        }
-        let n = r.varint() as usize;
-        for _ in 0..n.min(1 << 16) {
-            r.str();
-        }
-        let marks = super::format::read_line_marks(&mut r);
+        let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
+        let mut r = Reader::new(body);
+        let FileStat { size, mtime_ns, .. } = self.stat_of(id, &mut r);
+        FileRecord::skip_to_guards(&mut r);
+        let marks = FileRecord::line_marks_after_guards(&mut r);
         if r.overrun {
             self.damaged(
                 "files.dat",
@@ -396,33 +347,7 @@ impl Segment {
     /// [`Segment::file_guards`]), outermost first.
     pub fn guard_at(&self, at: usize, line: u32) -> Vec<&str> {
         let mut r = Reader::new(self.files.get(at..).unwrap_or(&[]));
-        let n = r.varint() as usize;
-        let mut found = None;
-        for _ in 0..n {
-            let first = r.varint() as u32;
-            if first > line || r.overrun {
-                break;
-            }
-            found = Some(r.pos());
-            let k = r.varint() as usize;
-            for _ in 0..k.min(1 << 10) {
-                r.str();
-            }
-        }
-        if r.overrun {
-            self.damaged(
-                "files.dat",
-                &format!("the guards at offset {at} do not decode"),
-            );
-        }
-        let Some(pos) = found else {
-            return Vec::new();
-        };
-        let mut r = Reader::new(self.files.get(at + pos..).unwrap_or(&[]));
-        let k = r.varint() as usize;
-        let conds = (0..k.min(1 << 10))
-            .map(|_| std::str::from_utf8(r.str()).unwrap_or("0"))
-            .collect();
+        let conds = FileRecord::guard_at(&mut r, line);
         if r.overrun {
             self.damaged(
                 "files.dat",
@@ -465,8 +390,8 @@ impl Segment {
     pub fn file_path(&self, id: u32) -> &str {
         let body = self.files.get(self.file_offset(id)..).unwrap_or(&[]);
         let mut r = Reader::new(body);
-        match std::str::from_utf8(r.str()) {
-            Ok(p) if !r.overrun && !p.is_empty() => p,
+        match FileStat::decode_path(&mut r) {
+            p if !r.overrun && !p.is_empty() => p,
             _ => {
                 self.damaged(
                     "files.dat",

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::codec::{hash64, put_str, put_varint, Reader};
+use super::error::IndexError;
 use super::format::{check_header, header, FileStatus, HEADER_LEN, VERSION};
 use super::segment::Segment;
 use crate::walk::{DirListing, Names, WalkCache};
@@ -75,14 +76,22 @@ pub struct Snapshot {
     /// The build-file part: Kbuild conditions, Kconfig entries, `CONFIG_` uses.
     pub build: Option<super::buildfiles::BuildFiles>,
     /// Why the build-file part could not be opened (the next update rebuilds it).
-    pub build_error: Option<String>,
+    pub build_error: Option<IndexError>,
     /// Per segment, one bit per file id: set when a later segment shadows it. Asked for every
     /// posting a query reads, so a bit test rather than a hash lookup.
     dead: Vec<Vec<u64>>,
 }
 
-/// What an error about an index that cannot be opened ends with.
-pub const REBUILD: &str = "; run `knav index --full` to rebuild";
+/// The live files of an index by status: [`Snapshot::count_files`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileCounts {
+    /// Scanned (with or without definitions).
+    pub scanned: u64,
+    /// Not indexed, or indexed without definitions.
+    pub unindexed: u64,
+    /// The C sources among them as `path: why`, at most [`MAX_UNINDEXED_LISTED`].
+    pub unindexed_sources: Vec<String>,
+}
 
 /// C sources not indexed that an index report lists by name at most.
 pub const MAX_UNINDEXED_LISTED: usize = 200;
@@ -138,33 +147,34 @@ fn cache_dir(root: &Path) -> Option<PathBuf> {
 }
 
 /// Reads the manifest, or `None` when there is no index.
-pub fn read_manifest(index_dir: &Path) -> Result<Option<Manifest>, String> {
+pub fn read_manifest(index_dir: &Path) -> Result<Option<Manifest>, IndexError> {
     let path = index_dir.join(CURRENT);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(e) => return Err(IndexError::io("", &path)(e)),
     };
     let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
-        format!(
-            "{}: {e}; run `knav index --full` to rebuild",
-            path.display()
-        )
+        IndexError::Json {
+            path,
+            source: e.into(),
+        }
+        .rebuild_full()
     })?;
     Ok(Some(m))
 }
 
 /// Publishes `manifest` with one rename, then deletes segments no reader can still need.
-pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), String> {
-    let io = |e: std::io::Error| format!("cannot publish index in {}: {e}", index_dir.display());
+pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), IndexError> {
+    let io = || IndexError::io("cannot publish index in", index_dir);
     let tmp = index_dir.join(format!("{CURRENT}.tmp-{}", std::process::id()));
     {
-        let mut f = File::create(&tmp).map_err(io)?;
-        f.write_all(&serde_json::to_vec_pretty(manifest).map_err(|e| e.to_string())?)
-            .map_err(io)?;
-        f.sync_all().map_err(io)?;
+        let mut f = File::create(&tmp).map_err(io())?;
+        let json = serde_json::to_vec_pretty(manifest).map_err(std::io::Error::from);
+        f.write_all(&json.map_err(io())?).map_err(io())?;
+        f.sync_all().map_err(io())?;
     }
-    std::fs::rename(&tmp, index_dir.join(CURRENT)).map_err(io)?;
+    std::fs::rename(&tmp, index_dir.join(CURRENT)).map_err(io())?;
     if let Ok(d) = File::open(index_dir) {
         let _ = d.sync_all();
     }
@@ -239,9 +249,9 @@ fn stat_key(path: &Path) -> Option<StatKey> {
 #[derive(Debug)]
 pub enum Damaged {
     /// A segment file: the segments must be rebuilt.
-    Segments(String),
+    Segments(IndexError),
     /// A file of the build-file part only.
-    BuildFiles(String),
+    BuildFiles(IndexError),
 }
 
 /// Checks the checksums of every file of `snap` (segments and build-file part) that changed
@@ -286,7 +296,7 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
             let path = index_dir.join(name);
             let key = stat_key(&path);
             let damaged = |what: &str| {
-                let msg = super::damage::message(&path, what);
+                let msg = IndexError::damaged(&path, what);
                 if *build {
                     Damaged::BuildFiles(msg)
                 } else {
@@ -351,7 +361,7 @@ const WALK_KIND: &[u8; 4] = b"WLK4";
 /// directory).
 pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
     let bytes = std::fs::read(index_dir.join(WALK_CACHE)).ok()?;
-    check_header(&bytes, WALK_KIND).ok()?;
+    check_header(&bytes, WALK_KIND, Path::new(WALK_CACHE)).ok()?;
     let body = &bytes[HEADER_LEN..];
     let (sum, body) = body.split_at_checked(8)?;
     if u64::from_le_bytes(sum.try_into().ok()?) != hash64(body) {
@@ -407,7 +417,7 @@ pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
 }
 
 /// Replaces the walk cache (write beside, then rename).
-pub fn write_walk_cache(index_dir: &Path, cache: &WalkCache) -> Result<(), String> {
+pub fn write_walk_cache(index_dir: &Path, cache: &WalkCache) -> Result<(), IndexError> {
     let mut body = Vec::new();
     put_varint(&mut body, cache.taken_ns.max(0) as u64);
     put_varint(&mut body, cache.generation);
@@ -441,9 +451,8 @@ pub fn write_walk_cache(index_dir: &Path, cache: &WalkCache) -> Result<(), Strin
     out.extend_from_slice(&hash64(&body).to_le_bytes());
     out.extend_from_slice(&body);
     let tmp = index_dir.join(format!("{WALK_CACHE}.tmp-{}", std::process::id()));
-    let io = |e: std::io::Error| format!("cannot write {}: {e}", tmp.display());
-    std::fs::write(&tmp, &out).map_err(io)?;
-    std::fs::rename(&tmp, index_dir.join(WALK_CACHE)).map_err(io)
+    std::fs::write(&tmp, &out).map_err(IndexError::io("cannot write", &tmp))?;
+    std::fs::rename(&tmp, index_dir.join(WALK_CACHE)).map_err(IndexError::io("cannot write", &tmp))
 }
 
 /// Holds the index directory's build lock until dropped.
@@ -452,12 +461,10 @@ pub struct BuildLock {
 }
 
 /// Takes the build lock, waiting for another builder to finish.
-pub fn lock(index_dir: &Path) -> Result<BuildLock, String> {
-    std::fs::create_dir_all(index_dir).map_err(|e| {
-        format!(
-            "cannot create index directory {}: {e}; pass --index-dir or set KNAV_INDEX_DIR",
-            index_dir.display()
-        )
+pub fn lock(index_dir: &Path) -> Result<BuildLock, IndexError> {
+    std::fs::create_dir_all(index_dir).map_err(|e| IndexError::NoIndexDir {
+        dir: index_dir.to_path_buf(),
+        source: e.into(),
     })?;
     let path = index_dir.join("lock");
     let file = File::options()
@@ -465,7 +472,7 @@ pub fn lock(index_dir: &Path) -> Result<BuildLock, String> {
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(IndexError::io("", &path))?;
     let mut file = file;
     match file.try_lock() {
         Ok(()) => {}
@@ -482,12 +489,9 @@ pub fn lock(index_dir: &Path) -> Result<BuildLock, String> {
                 "knav: waiting for {who} to finish indexing {}",
                 index_dir.display()
             );
-            file.lock()
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            file.lock().map_err(IndexError::io("", &path))?;
         }
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(format!("{}: {e}", path.display()));
-        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(IndexError::io("", &path)(e)),
     }
     // The holder's pid, for a build that waits on it.
     let _ = file.set_len(0);
@@ -498,29 +502,26 @@ pub fn lock(index_dir: &Path) -> Result<BuildLock, String> {
 
 impl Snapshot {
     /// Opens the current index in `index_dir`; `Ok(None)` when there is none.
-    pub fn open(root: &Path, index_dir: &Path) -> Result<Option<Snapshot>, String> {
+    pub fn open(root: &Path, index_dir: &Path) -> Result<Option<Snapshot>, IndexError> {
         // A builder may delete a retired segment between our reading CURRENT and opening it;
         // reading CURRENT again then finds the newer generation.
-        let mut last_err = String::new();
-        for _ in 0..3 {
+        let mut tries = 0;
+        loop {
             let Some(manifest) = read_manifest(index_dir)? else {
                 return Ok(None);
             };
             if manifest.version != VERSION {
-                return Err(format!(
-                    "the index in {} has format version {}, this knav reads {}; \
-                     run `knav index --full` to rebuild it",
-                    index_dir.display(),
-                    manifest.version,
-                    VERSION
-                ));
+                return Err(IndexError::OtherFormat {
+                    dir: index_dir.to_path_buf(),
+                    found: manifest.version,
+                });
             }
             match Self::open_segments(root, index_dir, manifest) {
                 Ok(s) => return Ok(Some(s)),
-                Err(e) => last_err = e,
+                Err(e) if tries == 2 => return Err(e.rebuild_full()),
+                Err(_) => tries += 1,
             }
         }
-        Err(format!("{last_err}{REBUILD}"))
     }
 
     /// Opens the segments `manifest` names, before it is published.
@@ -528,7 +529,7 @@ impl Snapshot {
         root: &Path,
         index_dir: &Path,
         manifest: &Manifest,
-    ) -> Result<Snapshot, String> {
+    ) -> Result<Snapshot, IndexError> {
         Self::open_segments(root, index_dir, manifest.clone())
     }
 
@@ -536,7 +537,7 @@ impl Snapshot {
         root: &Path,
         index_dir: &Path,
         manifest: Manifest,
-    ) -> Result<Snapshot, String> {
+    ) -> Result<Snapshot, IndexError> {
         let mut segments = Vec::with_capacity(manifest.segments.len());
         for s in &manifest.segments {
             segments.push(Segment::open(&index_dir.join(&s.dir))?);
@@ -578,7 +579,7 @@ impl Snapshot {
 
     /// The first damage a read of this index ran into, as a clear error: an answer read from
     /// a damaged index is replaced by it.
-    pub fn damage(&self) -> Option<&str> {
+    pub fn damage(&self) -> Option<&IndexError> {
         self.segments
             .iter()
             .find_map(|s| s.damage())
@@ -587,7 +588,7 @@ impl Snapshot {
 
     /// Re-reads every file of every segment and of the build-file part and compares it with
     /// the checksums recorded when they were built.
-    pub fn verify(&self) -> Result<(), String> {
+    pub fn verify(&self) -> Result<(), IndexError> {
         for seg in &self.segments {
             seg.verify()?;
         }
@@ -633,9 +634,8 @@ impl Snapshot {
         None
     }
 
-    /// Counts files by status, for a manifest, and lists the C sources not (fully) indexed as
-    /// `path: why`.
-    pub fn count_files(&self) -> (u64, u64, Vec<String>) {
+    /// Counts files by status, for a manifest, and lists the C sources not (fully) indexed.
+    pub fn count_files(&self) -> FileCounts {
         let (mut scanned, mut unindexed) = (0, 0);
         let mut why = Vec::new();
         for (s, f) in self.live_files() {
@@ -654,6 +654,10 @@ impl Snapshot {
                 why.push(format!("{}: {}", rec.path, rec.note.unwrap_or_default()));
             }
         }
-        (scanned, unindexed, why)
+        FileCounts {
+            scanned,
+            unindexed,
+            unindexed_sources: why,
+        }
     }
 }

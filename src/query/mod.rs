@@ -537,9 +537,9 @@ impl<'s> Query<'s> {
             return f;
         }
         let segment = &self.snap.segments[seg];
-        let (status, guards) = segment.file_guards(file);
-        let guards = match status {
-            FileStatus::Indexed | FileStatus::NoDefinitions => Some(guards),
+        let file_guards = segment.file_guards(file);
+        let guards = match file_guards.status {
+            FileStatus::Indexed | FileStatus::NoDefinitions => Some(file_guards.at),
             _ => None,
         };
         let facts = std::rc::Rc::new(FileFacts {

@@ -98,7 +98,7 @@ impl Handler {
             Err(n) => return not_ready(n),
         };
         let mut env = crate::index::damage::answer_or_damage(&snap, || answer(&snap, page, &ask))
-            .unwrap_or_else(|e| Envelope::error(call.tool, &root_s, e));
+            .unwrap_or_else(|e| Envelope::error(call.tool, &root_s, e.to_string()));
         if let Some(w) = warning {
             env.warn(w);
         }

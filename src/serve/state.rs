@@ -183,7 +183,7 @@ impl Server {
             Err(e) if self.writable => {
                 return Err(tree.start_first_build(&format!("again ({e})")));
             }
-            Err(e) => return Err(NotReady::Failed(e)),
+            Err(e) => return Err(NotReady::Failed(e.to_string())),
         };
         if !self.writable {
             return Ok((snap, None));
@@ -276,7 +276,7 @@ impl Server {
             &opts,
             &mut Progress::new(false),
         )
-        .map_err(NotReady::Failed)?;
+        .map_err(|e| NotReady::Failed(e.to_string()))?;
         *checked = Some(Instant::now());
         Ok(Envelope::index_report(&root_s, report))
     }
@@ -352,6 +352,7 @@ impl Tree {
                         &opts,
                         &mut Progress::shared(status),
                     )
+                    .map_err(|e| e.to_string())
                 });
                 let mut first = lock(&tree.first);
                 *first = match done {
