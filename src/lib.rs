@@ -14,6 +14,7 @@ pub mod index;
 pub mod macrodefs;
 pub mod progress;
 pub mod query;
+pub mod rank;
 pub mod render;
 pub mod request;
 pub mod scan;

@@ -18,9 +18,11 @@ use std::time::Duration;
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
 use super::accum::{Accumulator, NameMap};
-use super::codec::hash64;
-use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
+use super::codec::{hash64, Reader};
+use super::defined::{describe, write_file_parts, DefinedWriter};
+use super::format::{header, Def, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
 use super::format::{shard_of, NAME_SHARDS};
+use super::parts::PartsWriter;
 use super::scratch::Scratch;
 use super::segment::{segment_files, SegmentMeta};
 use crate::definers::Definers;
@@ -879,18 +881,36 @@ pub fn build_segment(
     progress.phase("merge names");
     let defs_map = super::segment::map(out_dir, "defs.dat", None)?;
     let defs_dat: &[u8] = &defs_map;
-    // Each shard merges its runs and builds its FST at the same time as the others.
+    let path_of = |file: u32| {
+        inputs
+            .get(file as usize)
+            .map_or("", |i| i.file.path.as_str())
+    };
+    // Each shard merges its runs and builds its FST (and its defined names' search table) at
+    // the same time as the others.
     let summaries: Vec<Result<_, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = accumulators
             .into_iter()
             .enumerate()
             .map(|(k, acc)| {
                 s.spawn(move || {
-                    acc.finish(
+                    let mut defined = DefinedWriter::new(out_dir, k)?;
+                    let summary = acc.finish(
                         &out_dir.join(format!("names-{k}.fst")),
                         &out_dir.join(format!("names-{k}.dat")),
                         defs_dat,
-                    )
+                        &mut |name, defs, macro_file| {
+                            let decoded = defs.iter().map(|&off| {
+                                let body = defs_dat.get(off as usize..).unwrap_or(&[]);
+                                Def::decode(&mut Reader::new(body))
+                            });
+                            match describe(name, decoded, macro_file, path_of) {
+                                Some(info) => defined.add(name, info),
+                                None => Ok(()),
+                            }
+                        },
+                    )?;
+                    Ok((summary, defined.finish()?))
                 })
             })
             .collect();
@@ -902,12 +922,19 @@ pub fn build_segment(
             })
             .collect()
     });
+    let mut parts = PartsWriter::default();
     for summary in summaries {
-        let summary = summary?;
+        let (summary, (shard_parts, _)) = summary?;
         meta.names += summary.names;
         meta.occurrences += summary.occurrences;
         meta.runs += summary.runs;
+        // Shards are ranges of the name order: each one's ids are above the last one's.
+        parts.append(shard_parts);
     }
+    parts
+        .finish(&out_dir.join("symparts.fst"), &out_dir.join("symparts.dat"))
+        .map_err(io)?;
+    write_file_parts(out_dir, inputs.iter().map(|i| i.file.path.as_str())).map_err(io)?;
     let merged_at = started.elapsed();
     // The definer tables are written by a full build only (a delta uses its base's).
     let optional = [DEFINES_FILE, DEFINERS_FILE]

@@ -7,6 +7,7 @@
 //! * `defs.dat`: definition records, grouped by file;
 //! * `files.dat` + `files.idx`: per file, its path, stat, content hash, status, definitions
 //!   range and guard transitions; `files.idx` holds one fixed-width offset per file id;
+//! * the search tables of defined names and paths ([`super::defined`]);
 //! * `meta.json`: counts, lengths and checksums of the other files.
 //!
 //! Postings of a name are file blocks in file-id order: `file delta, count`, then per occurrence
@@ -17,7 +18,7 @@ use knav_ctags::Kind;
 use super::codec::{put_opt_str, put_str, put_varint, Reader};
 
 /// Format version; an index of another version is rebuilt, never misread.
-pub const VERSION: u32 = 11;
+pub const VERSION: u32 = 12;
 /// Names are split into this many shards, each with its own FST and entries file, so that
 /// building them (accumulating, sorting, merging, FST) runs on several cores.
 pub const NAME_SHARDS: usize = 2;

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codec::Reader;
 use super::damage::{open_fst, Damage};
+use super::defined::SearchTables;
 use super::format::{check_header, shard_of, Def, FileRecord, HEADER_LEN, NAME_SHARDS};
 use super::format::{FileStat, FileStatus};
 use super::stats::NameStats;
@@ -78,6 +79,7 @@ pub struct Segment {
     defs: Mmap,
     files: Mmap,
     files_idx: Mmap,
+    search: SearchTables,
     damage: Damage,
 }
 
@@ -132,6 +134,7 @@ pub fn segment_files() -> Vec<String> {
         .flat_map(|k| [format!("names-{k}.fst"), format!("names-{k}.dat")])
         .collect();
     files.extend(["defs.dat", "files.dat", "files.idx"].map(String::from));
+    files.extend(super::defined::files());
     files
 }
 
@@ -189,6 +192,7 @@ impl Segment {
         ] {
             check_header(m, kind).map_err(|e| format!("{}/{file}: {e}", dir.display()))?;
         }
+        let search = SearchTables::open(dir, len)?;
         if (files_idx.len() - HEADER_LEN) / 8 != meta.files as usize {
             return Err(super::damage::message(
                 &dir.join("files.idx"),
@@ -203,6 +207,7 @@ impl Segment {
             defs,
             files,
             files_idx,
+            search,
             damage: Damage::default(),
         })
     }
@@ -233,6 +238,16 @@ impl Segment {
             return Err(d.to_string());
         }
         Ok(())
+    }
+
+    /// The search tables: defined names and the part indexes.
+    pub fn search(&self) -> &SearchTables {
+        &self.search
+    }
+
+    /// Remembers damage a reader of `file` ran into (see [`Segment::damage`]).
+    pub fn mark_damaged(&self, file: &str, what: &str) {
+        self.damaged(file, what);
     }
 
     /// The FSTs of names, one per shard.

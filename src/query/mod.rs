@@ -9,6 +9,8 @@ mod body;
 mod callees;
 mod callers;
 mod def;
+mod files;
+mod find;
 mod fuzzy;
 mod nearmiss;
 mod reach;
@@ -34,9 +36,13 @@ pub use body::get_symbol_body;
 pub use callees::find_callees;
 pub use callers::find_callers;
 pub use def::find_definition;
+pub use files::search_files;
+pub use find::{parse_kind, search_symbols};
 pub use reach::reachability;
 pub use refs::{find_references, GroupBy};
 pub use symbols::list_file_symbols;
+
+pub use crate::rank::rank;
 
 /// Default page size.
 pub const DEFAULT_LIMIT: u64 = 100;
@@ -818,27 +824,6 @@ impl<'s> Query<'s> {
             .min_by_key(|(start, _, _)| line - start)
             .map(|(_, _, name)| name.clone())
     }
-}
-
-/// Ranking key of a definition, smaller first: the kernel proper before `tools/`, `samples/`,
-/// selftests and documentation (which carry their own copies of kernel names); then (after
-/// [`Query::rare`] code) bodies before members, and both before prototypes and `extern`
-/// declarations; then generic code before one architecture's.
-pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
-    let copies = path.starts_with("tools/")
-        || path.starts_with("samples/")
-        || path.contains("/selftests/")
-        || path.starts_with("Documentation/");
-    // Bodies (functions, variables, types), then `#define`s (a local override such as
-    // lib/decompress_unxz.c's `#define kfree(ptr) free(ptr)` must not come before mm/slub.c's
-    // kfree), then members and locals, then declarations.
-    let decl = match kind {
-        Kind::Prototype | Kind::Externvar | Kind::Entry => 3,
-        Kind::Member | Kind::Label | Kind::Local => 2,
-        Kind::Macro => 1,
-        _ => 0,
-    };
-    (copies as u8, decl, path.starts_with("arch/") as u8)
 }
 
 /// The role of an occurrence: def and decl come from definitions on the same line.
