@@ -366,7 +366,7 @@ impl Accumulator {
     /// Merges everything into `fst_path` and `dat_path`. The FST is built on its own thread
     /// while this one merges runs and writes `names.dat`. `defs_dat` is the finished
     /// `defs.dat`: a hot name's [`NameStats`] need its definitions' lines. `named` is shown
-    /// each name in order with its definitions' offsets and the file of its first `#define`.
+    /// each name in order ([`Named`]).
     pub fn finish(
         mut self,
         fst_path: &Path,
@@ -493,7 +493,12 @@ impl Accumulator {
                     .find(|p| p.role == Role::MacroDef)
                     .map(|p| p.file)
             };
-            named(&heads[first].buf[name_range.clone()], &defs, macro_file)?;
+            named(
+                &heads[first].buf[name_range.clone()],
+                offset,
+                &defs,
+                macro_file,
+            )?;
             dat.write_all(&out)?;
             offset += out.len() as u64;
             summary.names += 1;
@@ -518,9 +523,10 @@ impl Accumulator {
     }
 }
 
-/// What [`Accumulator::finish`] shows each name: its bytes, its definitions' offsets in
-/// `defs.dat` and the file of its first `#define`.
-pub type Named<'a> = dyn FnMut(&[u8], &[u64], Option<u32>) -> io::Result<()> + 'a;
+/// What [`Accumulator::finish`] shows each name: its bytes, the offset of its entry in
+/// `names.dat` (its FST value), its definitions' offsets in `defs.dat` and the file of its
+/// first `#define`.
+pub type Named<'a> = dyn FnMut(&[u8], u64, &[u64], Option<u32>) -> io::Result<()> + 'a;
 
 /// Names and FST values on their way to the FST builder thread.
 #[derive(Default)]
@@ -692,7 +698,7 @@ mod tests {
         let fst_path = dir.join("names.fst");
         let dat_path = dir.join("names.dat");
         let summary = acc
-            .finish(&fst_path, &dat_path, &[], &mut |_, _, _| Ok(()))
+            .finish(&fst_path, &dat_path, &[], &mut |_, _, _, _| Ok(()))
             .unwrap();
         assert_eq!(summary.names, 300);
         let map = fst::Map::new(std::fs::read(&fst_path).unwrap()).unwrap();
@@ -768,7 +774,7 @@ mod tests {
             proptest::prop_assert!(acc.runs.len() >= busy, "{} runs", acc.runs.len());
             let fst_path = dir.join("names.fst");
             let dat_path = dir.join("names.dat");
-            let summary = acc.finish(&fst_path, &dat_path, &[], &mut |_, _, _| Ok(())).unwrap();
+            let summary = acc.finish(&fst_path, &dat_path, &[], &mut |_, _, _, _| Ok(())).unwrap();
             proptest::prop_assert_eq!(summary.names, model.len() as u64);
             let map = fst::Map::new(std::fs::read(&fst_path).unwrap()).unwrap();
             let keys: Vec<Vec<u8>> = map.stream().into_byte_keys();

@@ -19,10 +19,9 @@ use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
 use super::accum::{Accumulator, NameMap};
 use super::codec::{hash64, Reader};
-use super::defined::{describe, write_file_parts, DefinedWriter};
+use super::defined::{describe, write_file_parts, write_name_parts, DefinedWriter};
 use super::format::{header, Def, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
 use super::format::{shard_of, NAME_SHARDS};
-use super::parts::PartsWriter;
 use super::scratch::Scratch;
 use super::segment::{segment_files, SegmentMeta};
 use crate::definers::Definers;
@@ -899,13 +898,13 @@ pub fn build_segment(
                         &out_dir.join(format!("names-{k}.fst")),
                         &out_dir.join(format!("names-{k}.dat")),
                         defs_dat,
-                        &mut |name, defs, macro_file| {
+                        &mut |name, offset, defs, macro_file| {
                             let decoded = defs.iter().map(|&off| {
                                 let body = defs_dat.get(off as usize..).unwrap_or(&[]);
                                 Def::decode(&mut Reader::new(body))
                             });
                             match describe(name, decoded, macro_file, path_of) {
-                                Some(info) => defined.add(name, info),
+                                Some(info) => defined.add(offset, info),
                                 None => Ok(()),
                             }
                         },
@@ -922,18 +921,14 @@ pub fn build_segment(
             })
             .collect()
     });
-    let mut parts = PartsWriter::default();
+    let names_at = started.elapsed();
     for summary in summaries {
-        let (summary, (shard_parts, _)) = summary?;
+        let (summary, ()) = summary?;
         meta.names += summary.names;
         meta.occurrences += summary.occurrences;
         meta.runs += summary.runs;
-        // Shards are ranges of the name order: each one's ids are above the last one's.
-        parts.append(shard_parts);
     }
-    parts
-        .finish(&out_dir.join("symparts.fst"), &out_dir.join("symparts.dat"))
-        .map_err(io)?;
+    write_name_parts(out_dir)?;
     write_file_parts(out_dir, inputs.iter().map(|i| i.file.path.as_str())).map_err(io)?;
     let merged_at = started.elapsed();
     // The definer tables are written by a full build only (a delta uses its base's).
@@ -956,7 +951,11 @@ pub fn build_segment(
             "scan+ctags".into(),
             (scanned_at - learned_at).as_millis() as u64,
         ),
-        ("merge".into(), (merged_at - scanned_at).as_millis() as u64),
+        ("merge".into(), (names_at - scanned_at).as_millis() as u64),
+        (
+            "search parts".into(),
+            (merged_at - names_at).as_millis() as u64,
+        ),
         (
             "checksum".into(),
             (started.elapsed() - merged_at).as_millis() as u64,

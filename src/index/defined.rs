@@ -2,10 +2,12 @@
 //! a local or an entry-point mark, or a `#define`) and the part indexes of those names and of
 //! its file paths. What search_symbols and search_files read.
 //!
-//! * `symnames-K.fst`: the defined names of name shard K → their ordinal in the shard; a name's
-//!   id is `K << 32 | ordinal`, so ids sort as names do (shards are ranges of the name order);
-//! * `symnames-K.dat`: per ordinal, 4 bytes: the kinds of its definitions (a bit per
-//!   [`Kind`]), the [`crate::rank::rank_byte`] of its best one, and its length (at most 255);
+//! * `symnames-K.dat`: the defined names of name shard K in name order, 9 bytes each: the
+//!   offset of its entry in `names-K.dat` (its value in `names-K.fst`, 5 bytes), the kinds of
+//!   its definitions (a bit per [`Kind`]), the [`crate::rank::rank_byte`] of its best one, and
+//!   its length (at most 255). A name's id is `K << 32 | its ordinal`, so ids sort as names do
+//!   (shards are ranges of the name order). Its name is read back from `names-K.fst`, whose
+//!   values (entry offsets) grow with the names;
 //! * `symparts.fst` / `.dat`: lowercase name part → ids ([`super::parts`]);
 //! * `fileparts.fst` / `.dat`: lowercase path part → file ids.
 
@@ -22,12 +24,12 @@ use super::parts::{name_parts, path_parts, PartsWriter};
 use super::segment::{map, MapBytes};
 
 /// Bytes per defined name in `symnames-K.dat`.
-const INFO_LEN: usize = 4;
+const INFO_LEN: usize = 9;
 
 /// The search files of a segment.
 pub fn files() -> Vec<String> {
     let mut out: Vec<String> = (0..NAME_SHARDS)
-        .flat_map(|k| [format!("symnames-{k}.fst"), format!("symnames-{k}.dat")])
+        .map(|k| format!("symnames-{k}.dat"))
         .collect();
     out.extend(
         [
@@ -81,55 +83,75 @@ pub fn describe<'a>(
     (info.kinds != 0).then_some(info)
 }
 
-/// Writes one shard's defined names, in name order, and collects their parts.
+/// Writes one shard's defined names, in name order.
 pub struct DefinedWriter {
-    shard: usize,
-    fst: fst::MapBuilder<BufWriter<File>>,
     dat: BufWriter<File>,
-    count: u64,
-    parts: PartsWriter,
 }
 
 impl DefinedWriter {
-    /// A writer of shard `shard`'s files in `dir`.
+    /// A writer of shard `shard`'s file in `dir`.
     pub fn new(dir: &Path, shard: usize) -> io::Result<DefinedWriter> {
-        let fst = fst::MapBuilder::new(BufWriter::new(File::create(
-            dir.join(format!("symnames-{shard}.fst")),
-        )?))
-        .map_err(io::Error::other)?;
         let mut dat = BufWriter::new(File::create(dir.join(format!("symnames-{shard}.dat")))?);
         dat.write_all(&header(b"SYMN"))?;
-        Ok(DefinedWriter {
-            shard,
-            fst,
-            dat,
-            count: 0,
-            parts: PartsWriter::default(),
-        })
+        Ok(DefinedWriter { dat })
     }
 
-    /// Adds the next defined name (names come in increasing order).
-    pub fn add(&mut self, name: &[u8], info: NameInfo) -> io::Result<()> {
-        self.fst
-            .insert(name, self.count)
-            .map_err(io::Error::other)?;
-        let [k0, k1] = info.kinds.to_le_bytes();
-        self.dat.write_all(&[k0, k1, info.rank, info.len])?;
-        let id = id(self.shard, self.count);
-        for part in name_parts(name) {
-            self.parts.add(&part, id);
-        }
-        self.count += 1;
-        Ok(())
+    /// Adds the next defined name (names come in increasing order), whose entry is at `offset`
+    /// of `names-K.dat`.
+    pub fn add(&mut self, offset: u64, info: NameInfo) -> io::Result<()> {
+        let mut rec = [0u8; INFO_LEN];
+        rec[..5].copy_from_slice(&offset.to_le_bytes()[..5]);
+        rec[5..7].copy_from_slice(&info.kinds.to_le_bytes());
+        rec[7] = info.rank;
+        rec[8] = info.len;
+        self.dat.write_all(&rec)
     }
 
-    /// Finishes the shard's files; returns its names' parts and how many names it holds.
-    pub fn finish(self) -> io::Result<(PartsWriter, u64)> {
-        self.fst.finish().map_err(io::Error::other)?;
+    /// Finishes the shard's file.
+    pub fn finish(self) -> io::Result<()> {
         let mut dat = self.dat;
-        dat.flush()?;
-        Ok((self.parts, self.count))
+        dat.flush()
     }
+}
+
+/// Writes `symparts.fst` / `.dat` from the finished `names-K.fst` and `symnames-K.dat` of the
+/// segment in `dir`: done after the names are merged, so that its memory does not add to
+/// theirs. The defined names are found by streaming each FST beside its table (both in name
+/// order).
+pub fn write_name_parts(dir: &Path) -> Result<(), String> {
+    use fst::Streamer;
+    let mut parts = PartsWriter::default();
+    for shard in 0..NAME_SHARDS {
+        let fst = open_fst(dir, &format!("names-{shard}.fst"), None)?;
+        let table = map(dir, &format!("symnames-{shard}.dat"), None)?;
+        let records = table
+            .get(HEADER_LEN..)
+            .unwrap_or(&[])
+            .chunks_exact(INFO_LEN);
+        let mut stream = fst.stream();
+        for (ordinal, rec) in records.enumerate() {
+            let mut off = [0u8; 8];
+            off[..5].copy_from_slice(&rec[..5]);
+            let want = u64::from_le_bytes(off);
+            loop {
+                let Some((name, offset)) = stream.next() else {
+                    return Err(format!(
+                        "{}: a defined name's entry is not in names-{shard}.fst",
+                        dir.display()
+                    ));
+                };
+                if offset == want {
+                    for part in name_parts(name) {
+                        parts.add(&part, id(shard, ordinal as u64));
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    parts
+        .finish(&dir.join("symparts.fst"), &dir.join("symparts.dat"))
+        .map_err(|e| format!("cannot write index in {}: {e}", dir.display()))
 }
 
 /// Writes `fileparts.fst` / `.dat` for a segment's file paths (`paths[id]`).
@@ -145,7 +167,6 @@ pub fn write_file_parts<'a>(dir: &Path, paths: impl Iterator<Item = &'a str>) ->
 
 /// The search tables of an open segment.
 pub struct SearchTables {
-    names: Vec<fst::Map<MapBytes>>,
     infos: Vec<Mmap>,
     symparts: (fst::Map<MapBytes>, Mmap),
     fileparts: (fst::Map<MapBytes>, Mmap),
@@ -168,68 +189,122 @@ impl SearchTables {
             check_header(&m, kind).map_err(|e| format!("{}/{name}: {e}", dir.display()))?;
             Ok(m)
         };
-        let mut names = Vec::with_capacity(NAME_SHARDS);
         let mut infos = Vec::with_capacity(NAME_SHARDS);
         for k in 0..NAME_SHARDS {
-            let (f, d) = (format!("symnames-{k}.fst"), format!("symnames-{k}.dat"));
-            let fst = open_fst(dir, &f, len(&f))?;
+            let d = format!("symnames-{k}.dat");
             let info = headed(&d, b"SYMN")?;
-            if (info.len() - HEADER_LEN) / INFO_LEN != fst.len() {
+            if !(info.len() - HEADER_LEN).is_multiple_of(INFO_LEN) {
                 return Err(super::damage::message(
                     &dir.join(&d),
-                    "its name count differs from its FST's",
+                    "its length is not a whole number of records",
                 ));
             }
-            names.push(fst);
             infos.push(info);
         }
         let part = |f: &str, d: &str| -> Result<(fst::Map<MapBytes>, Mmap), String> {
             Ok((open_fst(dir, f, len(f))?, headed(d, b"PART")?))
         };
         Ok(SearchTables {
-            names,
             infos,
             symparts: part("symparts.fst", "symparts.dat")?,
             fileparts: part("fileparts.fst", "fileparts.dat")?,
         })
     }
 
-    /// The FSTs of defined names, one per shard (values are ordinals).
-    pub fn names(&self) -> &[fst::Map<MapBytes>] {
-        &self.names
+    /// The tables with the segment's name FSTs, to read names by.
+    pub fn with<'a>(&'a self, names: &'a [fst::Map<MapBytes>]) -> Search<'a> {
+        Search {
+            tables: self,
+            names,
+        }
+    }
+}
+
+/// A segment's search tables and its name FSTs.
+pub struct Search<'a> {
+    tables: &'a SearchTables,
+    names: &'a [fst::Map<MapBytes>],
+}
+
+impl Search<'_> {
+    /// The record of the defined name with id `id`: its `names-K.dat` offset and info.
+    fn record(&self, id: u64) -> Option<(u64, NameInfo)> {
+        let table = self.tables.infos.get((id >> 32) as usize)?;
+        let at = HEADER_LEN + (id & 0xffff_ffff) as usize * INFO_LEN;
+        let b = table.get(at..at + INFO_LEN)?;
+        let mut off = [0u8; 8];
+        off[..5].copy_from_slice(&b[..5]);
+        Some((
+            u64::from_le_bytes(off),
+            NameInfo {
+                kinds: u16::from_le_bytes([b[5], b[6]]),
+                rank: b[7],
+                len: b[8],
+            },
+        ))
+    }
+
+    /// The ordinal in shard `shard`'s table of the defined name whose entry is at `offset`.
+    fn ordinal(&self, shard: usize, offset: u64) -> Option<u64> {
+        let table = self.tables.infos.get(shard)?;
+        let n = (table.len() - HEADER_LEN) / INFO_LEN;
+        let key = |i: usize| {
+            let at = HEADER_LEN + i * INFO_LEN;
+            let mut off = [0u8; 8];
+            off[..5].copy_from_slice(&table[at..at + 5]);
+            u64::from_le_bytes(off)
+        };
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match key(mid).cmp(&offset) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid as u64),
+            }
+        }
+        None
     }
 
     /// The id of defined name `name`.
     pub fn id_of(&self, name: &[u8]) -> Option<u64> {
         let shard = super::format::shard_of(name);
-        Some(id(shard, self.names.get(shard)?.get(name)?))
+        let offset = self.names.get(shard)?.get(name)?;
+        Some(id(shard, self.ordinal(shard, offset)?))
+    }
+
+    /// The id of the name of shard `shard` whose entry is at `offset`, if it is defined.
+    pub fn id_at(&self, shard: usize, offset: u64) -> Option<u64> {
+        Some(id(shard, self.ordinal(shard, offset)?))
+    }
+
+    /// The FSTs of every name of the segment (values: entry offsets).
+    pub fn names(&self) -> &[fst::Map<MapBytes>] {
+        self.names
     }
 
     /// The defined name with id `id`; `None` when there is none (damage).
     pub fn name(&self, id: u64) -> Option<String> {
-        let fst = self.names.get((id >> 32) as usize)?;
-        let key = fst.as_fst().get_key(id & 0xffff_ffff)?;
+        let (offset, _) = self.record(id)?;
+        let key = self
+            .names
+            .get((id >> 32) as usize)?
+            .as_fst()
+            .get_key(offset)?;
         String::from_utf8(key).ok()
     }
 
     /// What is stored of the defined name with id `id`.
     pub fn info(&self, id: u64) -> Option<NameInfo> {
-        let info = self.infos.get((id >> 32) as usize)?;
-        let at = HEADER_LEN + (id & 0xffff_ffff) as usize * INFO_LEN;
-        let b = info.get(at..at + INFO_LEN)?;
-        Some(NameInfo {
-            kinds: u16::from_le_bytes([b[0], b[1]]),
-            rank: b[2],
-            len: b[3],
-        })
+        self.record(id).map(|(_, info)| info)
     }
 
     /// The sorted ids of every part starting with (or, when `exact`, equal to) lowercase
     /// `token`; `None` on damage.
     pub fn ids(&self, of: PartsOf, token: &[u8], exact: bool) -> Option<Vec<u64>> {
         let (fst, dat) = match of {
-            PartsOf::Names => &self.symparts,
-            PartsOf::Files => &self.fileparts,
+            PartsOf::Names => &self.tables.symparts,
+            PartsOf::Files => &self.tables.fileparts,
         };
         super::parts::ids_matching(fst, dat, token, exact)
     }

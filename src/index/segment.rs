@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codec::Reader;
 use super::damage::{open_fst, Damage};
-use super::defined::SearchTables;
+use super::defined::{Search, SearchTables};
 use super::format::{check_header, shard_of, Def, FileRecord, HEADER_LEN, NAME_SHARDS};
 use super::format::{FileStat, FileStatus};
 use super::stats::NameStats;
@@ -241,8 +241,8 @@ impl Segment {
     }
 
     /// The search tables: defined names and the part indexes.
-    pub fn search(&self) -> &SearchTables {
-        &self.search
+    pub fn search(&self) -> Search<'_> {
+        self.search.with(&self.fsts)
     }
 
     /// Remembers damage a reader of `file` ran into (see [`Segment::damage`]).

@@ -3,7 +3,7 @@
 //! parts, ignoring case (`ext4 read iter` finds `ext4_file_read_iter`; a one-letter token must
 //! be a whole part). A token holding `_` (`file_read`) must also start at a part boundary. A
 //! query written `/REGEX/` is a regular expression every defined name is matched against
-//! whole, run as a DFA over the FST of defined names.
+//! whole, run as a DFA over the FST of names (the defined ones kept).
 //!
 //! Candidates come from the segments' part indexes ([`crate::index::defined`]), never from a
 //! scan of the name list. Order: a name equal to the query (its tokens joined by `_`) first, then
@@ -241,8 +241,11 @@ fn regex_hits(q: &Query<'_>, re: &str) -> Result<Vec<Hit>, String> {
         for (shard, fst) in search.names().iter().enumerate() {
             use fst::{IntoStreamer, Streamer};
             let mut stream = fst.search(&dfa).into_stream();
-            while let Some((_, ordinal)) = stream.next() {
-                let id = crate::index::defined::id(shard, ordinal);
+            while let Some((_, offset)) = stream.next() {
+                // Every name matched; the defined ones have an id.
+                let Some(id) = search.id_at(shard, offset) else {
+                    continue;
+                };
                 let Some(info) = search.info(id) else {
                     seg.mark_damaged("symnames.dat", "a name id is past its end");
                     return Ok(Vec::new());
