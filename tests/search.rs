@@ -289,6 +289,7 @@ fn files_match_path_parts_with_the_exact_file_name_first() {
         ["include/linux/highmem.h"]
     );
     assert_eq!(paths(&t, &["files", "linux", "h"]).len(), 2);
+
     let (_, text) = knav(&t, &["files", "ext2"]);
     assert_eq!(
         text,
@@ -300,4 +301,24 @@ fn files_match_path_parts_with_the_exact_file_name_first() {
         .as_str()
         .unwrap()
         .starts_with("no indexed file"));
+}
+
+#[test]
+fn a_file_named_by_one_of_the_tokens_comes_before_the_others() {
+    let t = tree(
+        "files-token",
+        &[
+            ("fs/ext4/inode-test.c", "int t;\n"),
+            ("fs/ext4/inode.c", "int i;\n"),
+            ("tools/fs/ext4/inode.c", "int j;\n"),
+        ],
+    );
+    assert_eq!(
+        paths(&t, &["files", "ext4", "inode"]),
+        [
+            "fs/ext4/inode.c",
+            "tools/fs/ext4/inode.c",
+            "fs/ext4/inode-test.c"
+        ]
+    );
 }

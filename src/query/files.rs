@@ -3,8 +3,8 @@
 //! ignoring case (`ext2 file` finds `fs/ext2/file.c`; a one-letter token must be a whole
 //! piece); a token holding a separator (`read_wr`, `ext2/fi`) must also start at a boundary.
 //! Candidates come from each segment's part index of paths. Order: a file whose name (or name
-//! without its extension) is the query first, then the kernel before `tools/` and `samples/`,
-//! shallower paths first, then path order.
+//! without its extension) is the query first, then one so named by one of the tokens, then the
+//! kernel before `tools/` and `samples/`, shallower paths first, then path order.
 
 use super::Query;
 use crate::envelope::{Envelope, FileHit, Results};
@@ -31,7 +31,7 @@ pub fn search_files(q: &Query<'_>, query: &str) -> Envelope {
         );
     }
     let whole = tokens.join(" ");
-    let mut hits: Vec<(bool, u8, usize, &str, usize, u32)> = Vec::new();
+    let mut hits: Vec<(u8, u8, usize, &str, usize, u32)> = Vec::new();
     for (s, seg) in q.snap.segments.iter().enumerate() {
         let mut ids: Option<Vec<u64>> = None;
         'tokens: for t in &tokens {
@@ -76,10 +76,17 @@ pub fn search_files(q: &Query<'_>, query: &str) -> Envelope {
             }
             let base = lower.rsplit('/').next().unwrap_or(&lower);
             let stem = base.split('.').next().unwrap_or(base);
-            let exact = base == whole || stem == whole;
+            // The file named by the query, then one named by a token (`ext4 inode`: inode.c).
+            let tier = if base == whole || stem == whole {
+                0u8
+            } else if tokens.iter().any(|t| t == base || t == stem) {
+                1
+            } else {
+                2
+            };
             let (copies, _, _) = crate::rank::rank(knav_ctags::Kind::Other, path);
             let depth = path.matches('/').count();
-            hits.push((!exact, copies, depth, path, s, file));
+            hits.push((tier, copies, depth, path, s, file));
         }
     }
     hits.sort_unstable();
