@@ -31,6 +31,10 @@ pub fn search_files(q: &Query<'_>, query: &str) -> Envelope {
         );
     }
     let whole = tokens.join(" ");
+    let spanning: Vec<&String> = tokens
+        .iter()
+        .filter(|t| t.bytes().any(path_separator))
+        .collect();
     let mut hits: Vec<(u8, u8, usize, &str, usize, u32)> = Vec::new();
     for (s, seg) in q.snap.segments.iter().enumerate() {
         let mut ids: Option<Vec<u64>> = None;
@@ -66,20 +70,22 @@ pub fn search_files(q: &Query<'_>, query: &str) -> Envelope {
             if !q.wanted(path) {
                 continue;
             }
-            let lower = path.to_ascii_lowercase();
-            let spanning_ok = tokens
-                .iter()
-                .filter(|t| t.bytes().any(path_separator))
-                .all(|t| at_boundary(lower.as_bytes(), t.as_bytes(), path_separator));
-            if !spanning_ok {
-                continue;
+            if !spanning.is_empty() {
+                let lower = path.to_ascii_lowercase();
+                if !spanning
+                    .iter()
+                    .all(|t| at_boundary(lower.as_bytes(), t.as_bytes(), path_separator))
+                {
+                    continue;
+                }
             }
-            let base = lower.rsplit('/').next().unwrap_or(&lower);
+            let base = path.rsplit('/').next().unwrap_or(path);
             let stem = base.split('.').next().unwrap_or(base);
+            let named = |t: &str| t.eq_ignore_ascii_case(base) || t.eq_ignore_ascii_case(stem);
             // The file named by the query, then one named by a token (`ext4 inode`: inode.c).
-            let tier = if base == whole || stem == whole {
+            let tier = if named(&whole) {
                 0u8
-            } else if tokens.iter().any(|t| t == base || t == stem) {
+            } else if tokens.iter().any(|t| named(t)) {
                 1
             } else {
                 2
@@ -89,7 +95,7 @@ pub fn search_files(q: &Query<'_>, query: &str) -> Envelope {
             hits.push((tier, copies, depth, path, s, file));
         }
     }
-    hits.sort_unstable();
+    super::order_pages(q, &mut hits, |h| *h);
     let mut env = q.envelope(TOOL);
     let page = q.paginate(&mut env, hits);
     let files = page

@@ -107,7 +107,9 @@ pub fn search_symbols(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelop
             });
         }
     }
-    hits.sort_by_key(|h| (!h.exact, h.info.rank, h.info.len, h.seg, h.id));
+    super::order_pages(q, &mut hits, |h| {
+        (!h.exact, h.info.rank, h.info.len, h.seg, h.id)
+    });
     let page = q.paginate(&mut env, hits);
     let mut records = Vec::with_capacity(page.len());
     for h in page {

@@ -826,6 +826,20 @@ impl<'s> Query<'s> {
     }
 }
 
+/// Orders `items` by `key` as far as the pages up to the one `q` asks for: a search may match
+/// tens of thousands, and only the first pages are read.
+pub fn order_pages<T, K: Ord>(q: &Query<'_>, items: &mut [T], key: impl Fn(&T) -> K) {
+    let wanted = q
+        .page
+        .offset
+        .saturating_add(q.limit())
+        .min(items.len() as u64) as usize;
+    if wanted < items.len() {
+        items.select_nth_unstable_by_key(wanted, &key);
+    }
+    items[..wanted].sort_unstable_by_key(key);
+}
+
 /// The role of an occurrence: def and decl come from definitions on the same line.
 pub fn role_of(p: &Posting, def_lines: &[(usize, u32, u32, Kind)], seg: usize) -> &'static str {
     if let Some(&(_, _, _, kind)) = def_lines
