@@ -284,7 +284,21 @@ impl NameRegex {
             .syntax(syntax::Config::new().unicode(false).utf8(false))
             // Matched whole: a match must end where the name does.
             .build(&format!("(?:{re})$"))
-            .map_err(|e| format!("bad regular expression /{re}/: {e}"))?;
+            .map_err(|e| {
+                // The syntax error itself is the last source of "error building NFA", its
+                // last line the reason (`error: unclosed character class`).
+                let mut last: &dyn std::error::Error = &e;
+                while let Some(s) = last.source() {
+                    last = s;
+                }
+                let text = last.to_string();
+                let why = text
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ");
+                format!("bad regular expression /{re}/: {why}")
+            })?;
         Ok(NameRegex(dfa))
     }
 }
@@ -344,7 +358,8 @@ mod tests {
             matches("read", &keys).is_empty(),
             "whole names, not substrings"
         );
-        assert!(NameRegex::new("(").is_err());
+        let e = NameRegex::new("[a-z").err().unwrap();
+        assert_eq!(e, "bad regular expression /[a-z/: unclosed character class");
     }
 
     #[test]
