@@ -241,6 +241,9 @@ fn a_refreshed_index_finds_new_names_and_forgets_removed_ones() {
     assert_eq!(code, 0, "{out}");
     assert!(out.starts_with("index incremental"), "{out}");
     assert_eq!(names(&t, &["find", "rw", "ch"]), ["rw_check_area"]);
+    // The names of the re-indexed file are in both segments: each is listed once.
+    let (_, v) = json(&t, &["find", "read"]);
+    assert_eq!(v["total"], 12, "{v}");
     assert_eq!(
         hits(&t, &["find", "rw", "verify"]),
         [("rw_verify".to_string(), "fs/read_write.c:54".to_string())]

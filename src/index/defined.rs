@@ -116,42 +116,62 @@ impl DefinedWriter {
 
 /// Writes `symparts.fst` / `.dat` from the finished `names-K.fst` and `symnames-K.dat` of the
 /// segment in `dir`: done after the names are merged, so that its memory does not add to
-/// theirs. The defined names are found by streaming each FST beside its table (both in name
-/// order).
+/// theirs, one thread per shard. The defined names are found by streaming each FST beside its
+/// table (both in name order).
 pub fn write_name_parts(dir: &Path) -> Result<(), String> {
-    use fst::Streamer;
+    let shards: Vec<Result<PartsWriter, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..NAME_SHARDS)
+            .map(|shard| s.spawn(move || shard_parts(dir, shard)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a name part thread panicked".into()))
+            })
+            .collect()
+    });
     let mut parts = PartsWriter::default();
-    for shard in 0..NAME_SHARDS {
-        let fst = open_fst(dir, &format!("names-{shard}.fst"), None)?;
-        let table = map(dir, &format!("symnames-{shard}.dat"), None)?;
-        let records = table
-            .get(HEADER_LEN..)
-            .unwrap_or(&[])
-            .chunks_exact(INFO_LEN);
-        let mut stream = fst.stream();
-        for (ordinal, rec) in records.enumerate() {
-            let mut off = [0u8; 8];
-            off[..5].copy_from_slice(&rec[..5]);
-            let want = u64::from_le_bytes(off);
-            loop {
-                let Some((name, offset)) = stream.next() else {
-                    return Err(format!(
-                        "{}: a defined name's entry is not in names-{shard}.fst",
-                        dir.display()
-                    ));
-                };
-                if offset == want {
-                    for part in name_parts(name) {
-                        parts.add(&part, id(shard, ordinal as u64));
-                    }
-                    break;
-                }
-            }
-        }
+    for shard in shards {
+        // Shards are ranges of the name order: each one's ids are above the last one's.
+        parts.append(shard?);
     }
     parts
         .finish(&dir.join("symparts.fst"), &dir.join("symparts.dat"))
         .map_err(|e| format!("cannot write index in {}: {e}", dir.display()))
+}
+
+/// The parts of shard `shard`'s defined names.
+fn shard_parts(dir: &Path, shard: usize) -> Result<PartsWriter, String> {
+    use fst::Streamer;
+    let mut parts = PartsWriter::default();
+    let fst = open_fst(dir, &format!("names-{shard}.fst"), None)?;
+    let table = map(dir, &format!("symnames-{shard}.dat"), None)?;
+    let records = table
+        .get(HEADER_LEN..)
+        .unwrap_or(&[])
+        .chunks_exact(INFO_LEN);
+    let mut stream = fst.stream();
+    for (ordinal, rec) in records.enumerate() {
+        let mut off = [0u8; 8];
+        off[..5].copy_from_slice(&rec[..5]);
+        let want = u64::from_le_bytes(off);
+        loop {
+            let Some((name, offset)) = stream.next() else {
+                return Err(format!(
+                    "{}: a defined name's entry is not in names-{shard}.fst",
+                    dir.display()
+                ));
+            };
+            if offset == want {
+                for part in name_parts(name) {
+                    parts.add(&part, id(shard, ordinal as u64));
+                }
+                break;
+            }
+        }
+    }
+    Ok(parts)
 }
 
 /// Writes `fileparts.fst` / `.dat` for a segment's file paths (`paths[id]`).

@@ -86,6 +86,20 @@ impl PartsWriter {
         ids.count += 1;
     }
 
+    /// Appends `other`'s ids after this one's (all of `other`'s ids are larger).
+    pub fn append(&mut self, other: PartsWriter) {
+        for (part, later) in other.parts {
+            let ids = self.parts.entry(part).or_default();
+            // `later`'s first delta is from 0: make it one from this part's last id.
+            let mut r = Reader::new(&later.deltas);
+            let first = r.varint();
+            put_varint(&mut ids.deltas, first - ids.last);
+            ids.deltas.extend_from_slice(&later.deltas[r.pos()..]);
+            ids.last = later.last;
+            ids.count += later.count;
+        }
+    }
+
     /// Writes `fst_path` and `dat_path`.
     pub fn finish(self, fst_path: &Path, dat_path: &Path) -> io::Result<()> {
         let mut parts: Vec<(Box<[u8]>, PartIds)> = self.parts.into_iter().collect();
@@ -219,13 +233,16 @@ mod tests {
         ] {
             w.add(part.as_bytes(), id);
         }
-        w.add(b"read", 9);
+        let mut later = PartsWriter::default();
+        later.add(b"read", 9);
+        later.add(b"readv", 12);
+        w.append(later);
         w.finish(&dir.join("p.fst"), &dir.join("p.dat")).unwrap();
         let fst = fst::Map::new(std::fs::read(dir.join("p.fst")).unwrap()).unwrap();
         let dat = std::fs::read(dir.join("p.dat")).unwrap();
         assert_eq!(
             ids_matching(&fst, &dat, b"rea", false),
-            Some(vec![1, 3, 5, 9])
+            Some(vec![1, 3, 5, 9, 12])
         );
         assert_eq!(ids_matching(&fst, &dat, b"read", true), Some(vec![1, 5, 9]));
         assert_eq!(ids_matching(&fst, &dat, b"x", false), Some(vec![]));

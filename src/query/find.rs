@@ -20,9 +20,13 @@ use crate::index::parts::{at_boundary, intersect};
 
 const TOOL: &str = "search_symbols";
 
-/// Candidates checked one by one (their definitions read) at most: with a path prefix, or when
-/// a refreshed index has several segments.
+/// Candidates checked one by one (their definitions read, about 3 µs each) at most with a path
+/// prefix; more are refused.
 const MAX_CHECKED: usize = 20_000;
+
+/// Candidates of the older segments of a refreshed index checked one by one at most; past it
+/// the total may count names whose definitions all changed (and the answer says so).
+const MAX_RECHECKED: usize = 2_000;
 
 /// The kind names `--kind` takes.
 pub fn kind_names() -> Vec<&'static str> {
@@ -78,34 +82,60 @@ pub fn search_symbols(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelop
         hits.retain(|h| h.info.kinds & (1 << k as u8) != 0);
     }
     let mut env = q.envelope(TOOL);
-    // Several segments (a refreshed index) can hold a name twice, or a name whose definitions
-    // all changed; a path prefix needs each name's definitions. Checked one by one.
-    let several = q.snap.segments.len() > 1;
-    if several || q.page.path_prefix.is_some() {
-        if hits.len() > MAX_CHECKED {
-            if q.page.path_prefix.is_some() {
-                return q.envelope_error(
-                    TOOL,
-                    format!(
-                        "{} names match '{query}', too many to filter by path; add a token or --kind",
-                        hits.len()
-                    ),
-                );
+    // A refreshed index holds a name again in its newer segment: the older copy goes (found
+    // from the newer segment's few names, not by naming every candidate).
+    let newest = q.snap.segments.len() - 1;
+    if newest > 0 {
+        let mut older: std::collections::HashSet<(usize, u64)> = Default::default();
+        for h in hits.iter().filter(|h| h.seg > 0) {
+            let Some(name) = q.snap.segments[h.seg].search().name(h.id) else {
+                continue;
+            };
+            for s in 0..h.seg {
+                if let Some(id) = q.snap.segments[s].search().id_of(name.as_bytes()) {
+                    older.insert((s, id));
+                }
             }
-            env.warn(format!(
-                "{} names match: the total may count names whose definitions changed since the \
-                 last full `knav index`",
-                hits.len()
-            ));
-        } else {
-            let mut seen = std::collections::HashSet::new();
-            hits.retain(|h| {
-                let Some(name) = q.snap.segments[h.seg].search().name(h.id) else {
-                    return false;
-                };
-                !definitions(q, &name, kind).is_empty() && seen.insert(name)
-            });
         }
+        hits.retain(|h| !older.contains(&(h.seg, h.id)));
+    }
+    // An older segment's name whose definitions all changed is gone, and a path prefix needs
+    // each name's definitions: checked one by one (the newest segment's names are all live).
+    let path_prefix = q.page.path_prefix.is_some();
+    let checked = hits
+        .iter()
+        .filter(|h| path_prefix || h.seg < newest)
+        .count();
+    if checked
+        > if path_prefix {
+            MAX_CHECKED
+        } else {
+            MAX_RECHECKED
+        }
+    {
+        if path_prefix {
+            return q.envelope_error(
+                TOOL,
+                format!(
+                    "{} names match '{query}', too many to filter by path; add a token or --kind",
+                    hits.len()
+                ),
+            );
+        }
+        env.warn(format!(
+            "{checked} names match: the total may count names whose definitions all changed \
+             since the last full `knav index`"
+        ));
+    } else if checked > 0 {
+        hits.retain(|h| {
+            if !path_prefix && h.seg == newest {
+                return true;
+            }
+            q.snap.segments[h.seg]
+                .search()
+                .name(h.id)
+                .is_some_and(|name| !definitions(q, &name, kind).is_empty())
+        });
     }
     super::order_pages(q, &mut hits, |h| {
         (!h.exact, h.info.rank, h.info.len, h.seg, h.id)
