@@ -110,6 +110,22 @@ enum Command {
         /// A path relative to the root.
         file: OsString,
     },
+    /// Defined names matching every token, each as a prefix of the name or of a `_` part
+    /// (search_symbols): `knav find ext4 read iter`, `knav find '/vfs_.*v/'`.
+    Find {
+        /// Parts of a name, or /REGEX/ matched against whole names.
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+        /// Only names with a definition of this kind (function, struct, macro, …).
+        #[arg(long, value_parser = crate::query::parse_kind)]
+        kind: Option<knav_ctags::Kind>,
+    },
+    /// Indexed files whose path matches every token (search_files): `knav files ext2 file`.
+    Files {
+        /// Parts of a path.
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
 }
 
 #[derive(Parser)]
@@ -161,6 +177,13 @@ impl Command {
             },
             Command::Symbols { file } => Ask::Symbols {
                 file: crate::pathname::from_arg(file),
+            },
+            Command::Find { query, kind } => Ask::Find {
+                query: query.join(" "),
+                kind: *kind,
+            },
+            Command::Files { query } => Ask::Files {
+                query: query.join(" "),
             },
         })
     }

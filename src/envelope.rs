@@ -134,6 +134,17 @@ pub struct Reach {
     pub explored: u64,
 }
 
+/// A file search_files found.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct FileHit {
+    /// Root-relative path.
+    pub path: String,
+    /// Lines in the file when indexed.
+    pub lines: u32,
+    /// ctags's definitions in it (`#define`s not counted).
+    pub definitions: u32,
+}
+
 /// The results of a tool.
 #[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
@@ -144,6 +155,8 @@ pub enum Results {
     Groups(Vec<FileGroup>),
     /// Call sites.
     Calls(Vec<CallSite>),
+    /// Files (search_files).
+    Files(Vec<FileHit>),
     /// find_callees.
     Callees(Callees),
     /// reachability.

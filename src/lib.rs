@@ -15,6 +15,7 @@ pub mod macrodefs;
 pub mod pathname;
 pub mod progress;
 pub mod query;
+pub mod rank;
 pub mod render;
 pub mod request;
 pub mod scan;

@@ -52,6 +52,18 @@ pub enum Ask {
         /// Root-relative path.
         file: String,
     },
+    /// search_symbols.
+    Find {
+        /// Parts of a name (`ext4 read iter`) or `/REGEX/`.
+        query: String,
+        /// Only names with a definition of this kind.
+        kind: Option<knav_ctags::Kind>,
+    },
+    /// search_files.
+    Files {
+        /// Parts of a path (`ext2 file`).
+        query: String,
+    },
 }
 
 impl Ask {
@@ -65,6 +77,8 @@ impl Ask {
             Ask::Body { .. } => "get_symbol_body",
             Ask::Reach { .. } => "reachability",
             Ask::Symbols { .. } => "list_file_symbols",
+            Ask::Find { .. } => "search_symbols",
+            Ask::Files { .. } => "search_files",
         }
     }
 }
@@ -74,6 +88,8 @@ impl Ask {
 pub const MAX_NAME: usize = 512;
 /// The longest path a question may carry, in bytes (PATH_MAX).
 pub const MAX_PATH: usize = 4096;
+/// The longest search query, in bytes.
+pub const MAX_QUERY: usize = 1024;
 /// The longest `active_config` argument, in bytes (a long list of CONFIG_X=y).
 pub const MAX_CONFIG_ARG: usize = 64 << 10;
 /// How many characters of user input an error quotes.
@@ -132,6 +148,11 @@ fn check(ask: &Ask) -> Result<(), String> {
             quote(file)
         )),
         Ask::Symbols { .. } => Ok(()),
+        Ask::Find { query, .. } | Ask::Files { query } if query.len() > MAX_QUERY => Err(format!(
+            "query {} is longer than {MAX_QUERY} bytes",
+            quote(query)
+        )),
+        Ask::Find { .. } | Ask::Files { .. } => Ok(()),
     }
 }
 
@@ -319,6 +340,8 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
             max_depth,
         } => query::reachability(q, from, to, *max_depth),
         Ask::Symbols { file } => query::list_file_symbols(q, file),
+        Ask::Find { query, kind } => query::search_symbols(q, query, *kind),
+        Ask::Files { query } => query::search_files(q, query),
     }
 }
 

@@ -34,6 +34,8 @@ fn queries(t: &Tree) -> Vec<Vec<String>> {
         "symbols fs/read_write.c",
         "body vfs_read",
         "def CONFIG_HIGHMEM",
+        "find vfs rea",
+        "files ext2",
     ]
     .iter()
     .map(|q| q.split(' ').map(String::from).collect())

@@ -251,3 +251,38 @@ fn vfree_of_vmalloc_c_first_and_nommu_c_hidden_by_debians_amd64_config() {
         "{out}"
     );
 }
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn search_finds_names_and_files_from_their_parts() {
+    let tree = kernel();
+    let out = knav(&tree, &["find", "ext4", "read", "iter"]);
+    assert!(
+        out.starts_with(
+            "ext4_dax_read_iter  fs/ext4/file.c:102: static ssize_t ext4_dax_read_iter("
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "\next4_file_read_iter  fs/ext4/file.c:130: static ssize_t ext4_file_read_iter("
+        ),
+        "{out}"
+    );
+    // The exact name first, then the longer ones.
+    let out = knav(&tree, &["find", "vfs", "read", "--limit", "2"]);
+    assert!(
+        out.starts_with("vfs_read  fs/read_write.c:549: ssize_t vfs_read(")
+            && out.contains("\nvfs_readv  fs/read_write.c:997: "),
+        "{out}"
+    );
+    let out = knav(&tree, &["find", "oom", "kill", "process"]);
+    assert!(
+        out.starts_with("oom_kill_process  mm/oom_kill.c:1018: static void oom_kill_process("),
+        "{out}"
+    );
+    let out = knav(&tree, &["find", "/ext4_.*_iter/", "--format", "json"]);
+    assert!(out.contains("\"total\": 8,"), "{out}");
+    let out = knav(&tree, &["files", "ext4", "inode"]);
+    assert!(out.starts_with("fs/ext4/inode.c  ("), "{out}");
+}

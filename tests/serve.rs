@@ -206,6 +206,8 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             "get_symbol_body",
             "reachability",
             "list_file_symbols",
+            "search_symbols",
+            "search_files",
             "update_index"
         ]
     );
@@ -221,16 +223,12 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             assert_eq!(a["readOnlyHint"], true, "{name}");
             assert_eq!(a["openWorldHint"], false, "{name}");
             let props = t["inputSchema"]["properties"].as_object().unwrap();
-            for common in [
-                "root",
-                "format",
-                "limit",
-                "offset",
-                "path_prefix",
-                "active_config",
-            ] {
+            for common in ["root", "format", "limit", "offset", "path_prefix"] {
                 assert!(props.contains_key(common), "{name} lacks {common}");
             }
+            // A search does not filter by configuration.
+            let search = name.starts_with("search_");
+            assert_eq!(props.contains_key("active_config"), !search, "{name}");
         }
         let always = ["find_definition", "find_callers", "get_symbol_body"].contains(&name);
         assert_eq!(
@@ -249,7 +247,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
         "descriptions and schemas take {catalog} characters"
     );
     assert!(
-        names.len() == 8 && catalog > 2000,
+        names.len() == 10 && catalog > 2000,
         "the catalog was measured"
     );
 }
@@ -393,6 +391,20 @@ fn every_tool_answers_on_the_fixture_as_the_cli_does() {
             "Error: active_config file not found: /nope/.config\nnext: find_definition"
         ),
         "{text}"
+    );
+    let (text, err) = c.call("search_symbols", json!({"query": "ext2 fi rea"}));
+    assert!(!err);
+    assert_eq!(
+        text,
+        "ext2_file_read  fs/ext2/file.c:4: static ssize_t ext2_file_read(struct file *file, char *buf, size_t count, loff_t *pos)  [function]\n\
+         next: get_symbol_body, find_callers, find_definition\n"
+    );
+    let (text, err) = c.call("search_files", json!({"query": "ext2", "format": "json"}));
+    assert!(!err);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v["results"],
+        json!([{"path": "fs/ext2/file.c", "lines": 15, "definitions": 2}])
     );
 }
 

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 
 use super::codec::{put_str, put_varint, Reader};
 use super::format::{header, Def, NameEntry};
+use super::postings::Postings;
 use super::stats::NameStats;
+use crate::scan::Role;
 use knav_ctags::Kind;
 
 /// A word-at-a-time multiplicative hasher: names are short and trusted, SipHash's DoS
@@ -363,12 +365,14 @@ impl Accumulator {
 
     /// Merges everything into `fst_path` and `dat_path`. The FST is built on its own thread
     /// while this one merges runs and writes `names.dat`. `defs_dat` is the finished
-    /// `defs.dat`: a hot name's [`NameStats`] need its definitions' lines.
+    /// `defs.dat`: a hot name's [`NameStats`] need its definitions' lines. `named` is shown
+    /// each name in order ([`Named`]).
     pub fn finish(
         mut self,
         fst_path: &Path,
         dat_path: &Path,
         defs_dat: &[u8],
+        named: &mut Named<'_>,
     ) -> io::Result<NamesSummary> {
         let spilled = self.runs.len();
         if !self.entries.is_empty() || self.runs.is_empty() {
@@ -432,7 +436,7 @@ impl Accumulator {
             }
             let Some(&first) = same.first() else { break };
             let name_range = heads[first].entry.as_ref().map_or(0..0, |e| e.name.clone());
-            batch.push(&heads[first].buf[name_range], offset);
+            batch.push(&heads[first].buf[name_range.clone()], offset);
             defs.clear();
             postings.clear();
             let (mut n_occ, mut n_files, mut last_file) = (0u64, 0u64, 0u32);
@@ -460,7 +464,7 @@ impl Accumulator {
                 }
             }
             out.clear();
-            NameEntry::encode(&mut out, &defs, n_occ, n_files, &postings, || {
+            let stats = NameEntry::encode(&mut out, &defs, n_occ, n_files, &postings, || {
                 let mut lines: Vec<(u32, u32)> = defs
                     .iter()
                     .map(|&off| {
@@ -473,6 +477,18 @@ impl Accumulator {
                 lines.sort_unstable();
                 NameStats::compute(&postings, &lines)
             });
+            let macro_file = match &stats {
+                Some(st) => st.macro_defs.first().map(|&(file, _)| file),
+                None => Postings::new(&postings)
+                    .find(|p| p.role == Role::MacroDef)
+                    .map(|p| p.file),
+            };
+            named(
+                &heads[first].buf[name_range.clone()],
+                offset,
+                &defs,
+                macro_file,
+            )?;
             dat.write_all(&out)?;
             offset += out.len() as u64;
             summary.names += 1;
@@ -496,6 +512,11 @@ impl Accumulator {
         Ok(summary)
     }
 }
+
+/// What [`Accumulator::finish`] shows each name: its bytes, the offset of its entry in
+/// `names.dat` (its FST value), its definitions' offsets in `defs.dat` and the file of its
+/// first `#define`.
+pub type Named<'a> = dyn FnMut(&[u8], u64, &[u64], Option<u32>) -> io::Result<()> + 'a;
 
 /// Names and FST values on their way to the FST builder thread.
 #[derive(Default)]
@@ -666,7 +687,9 @@ mod tests {
         assert!(acc.runs.len() >= 3, "{} runs", acc.runs.len());
         let fst_path = dir.join("names.fst");
         let dat_path = dir.join("names.dat");
-        let summary = acc.finish(&fst_path, &dat_path, &[]).unwrap();
+        let summary = acc
+            .finish(&fst_path, &dat_path, &[], &mut |_, _, _, _| Ok(()))
+            .unwrap();
         assert_eq!(summary.names, 300);
         let map = fst::Map::new(std::fs::read(&fst_path).unwrap()).unwrap();
         let dat = std::fs::read(&dat_path).unwrap();
@@ -741,7 +764,7 @@ mod tests {
             proptest::prop_assert!(acc.runs.len() >= busy, "{} runs", acc.runs.len());
             let fst_path = dir.join("names.fst");
             let dat_path = dir.join("names.dat");
-            let summary = acc.finish(&fst_path, &dat_path, &[]).unwrap();
+            let summary = acc.finish(&fst_path, &dat_path, &[], &mut |_, _, _, _| Ok(())).unwrap();
             proptest::prop_assert_eq!(summary.names, model.len() as u64);
             let map = fst::Map::new(std::fs::read(&fst_path).unwrap()).unwrap();
             let keys: Vec<Vec<u8>> = map.stream().into_byte_keys();

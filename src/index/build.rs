@@ -18,9 +18,10 @@ use std::time::Duration;
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
 use super::accum::{Accumulator, NameMap};
-use super::codec::hash64;
+use super::codec::{hash64, Reader};
+use super::defined::{describe, write_file_parts, write_name_parts, DefinedWriter};
 use super::error::IndexError;
-use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
+use super::format::{header, Def, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
 use super::format::{shard_of, NAME_SHARDS};
 use super::scratch::Scratch;
 use super::segment::{segment_files, SegmentMeta};
@@ -717,7 +718,9 @@ pub fn build_segment(
     let accumulators = scan.run(out_dir, &mut meta, progress)?;
     let scanned_at = started.elapsed();
     progress.phase("merge names");
-    merge_names(out_dir, accumulators, &mut meta)?;
+    merge_names(out_dir, inputs, accumulators, &mut meta)?;
+    let names_at = started.elapsed();
+    write_search_parts(out_dir, inputs)?;
     let merged_at = started.elapsed();
     seal(out_dir, &mut meta)?;
     meta.phase_ms = vec![
@@ -726,7 +729,11 @@ pub fn build_segment(
             "scan+ctags".into(),
             (scanned_at - learned_at).as_millis() as u64,
         ),
-        ("merge".into(), (merged_at - scanned_at).as_millis() as u64),
+        ("merge".into(), (names_at - scanned_at).as_millis() as u64),
+        (
+            "search parts".into(),
+            (merged_at - names_at).as_millis() as u64,
+        ),
         (
             "checksum".into(),
             (started.elapsed() - merged_at).as_millis() as u64,
@@ -1069,22 +1076,42 @@ impl RecordWriter {
 /// counts the names into `meta`.
 fn merge_names(
     out_dir: &Path,
+    inputs: &[Input],
     accumulators: Vec<Accumulator>,
     meta: &mut SegmentMeta,
 ) -> Result<(), IndexError> {
     let defs_map = super::segment::map(out_dir, "defs.dat", None)?;
     let defs_dat: &[u8] = &defs_map;
+    let path_of = |file: u32| {
+        inputs
+            .get(file as usize)
+            .map_or("", |i| i.file.path.as_str())
+    };
+    // Each shard merges its runs and builds its FST (and its defined names' search table) at
+    // the same time as the others.
     let summaries: Vec<Result<_, IndexError>> = std::thread::scope(|s| {
         let handles: Vec<_> = accumulators
             .into_iter()
             .enumerate()
             .map(|(k, acc)| {
                 s.spawn(move || {
-                    acc.finish(
+                    let mut defined = DefinedWriter::new(out_dir, k)?;
+                    let summary = acc.finish(
                         &out_dir.join(format!("names-{k}.fst")),
                         &out_dir.join(format!("names-{k}.dat")),
                         defs_dat,
-                    )
+                        &mut |name, offset, defs, macro_file| {
+                            let decoded = defs.iter().map(|&off| {
+                                let body = defs_dat.get(off as usize..).unwrap_or(&[]);
+                                Def::decode(&mut Reader::new(body))
+                            });
+                            match describe(name, decoded, macro_file, path_of) {
+                                Some(info) => defined.add(offset, info),
+                                None => Ok(()),
+                            }
+                        },
+                    )?;
+                    Ok((summary, defined.finish()?))
                 })
             })
             .collect();
@@ -1097,12 +1124,19 @@ fn merge_names(
             .collect()
     });
     for summary in summaries {
-        let summary = summary?;
+        let (summary, ()) = summary?;
         meta.names += summary.names;
         meta.occurrences += summary.occurrences;
         meta.runs += summary.runs;
     }
     Ok(())
+}
+
+/// Writes the search tables of the defined names' parts and of the files' path parts.
+fn write_search_parts(out_dir: &Path, inputs: &[Input]) -> Result<(), IndexError> {
+    write_name_parts(out_dir)?;
+    write_file_parts(out_dir, inputs.iter().map(|i| i.file.path.as_str()))
+        .map_err(write_error(out_dir))
 }
 
 /// Records the length and checksum of every file of the segment in `meta`.

@@ -8,6 +8,7 @@
 //! * `defs.dat`: definition records, grouped by file;
 //! * `files.dat` + `files.idx`: per file, its path, stat, content hash, status, definitions
 //!   range and guard transitions; `files.idx` holds one fixed-width offset per file id;
+//! * the search tables of defined names and paths ([`super::defined`]);
 //! * `meta.json`: counts, lengths and checksums of the other files.
 //!
 //! Postings of a name are file blocks in file-id order: `file delta, count`, then per occurrence
@@ -22,7 +23,7 @@ use super::error::IndexError;
 use super::stats::{NameStats, MIN_OCCURRENCES};
 
 /// Format version; an index of another version is rebuilt, never misread.
-pub const VERSION: u32 = 11;
+pub const VERSION: u32 = 12;
 /// Names are split into this many shards, each with its own FST and entries file, so that
 /// building them (accumulating, sorting, merging, FST) runs on several cores.
 pub const NAME_SHARDS: usize = 2;
@@ -188,7 +189,7 @@ pub struct NameEntry<'a> {
 impl<'a> NameEntry<'a> {
     /// Appends an entry: the offsets of the name's definitions (ascending), its counts and
     /// postings, and for a name of at least [`MIN_OCCURRENCES`] occurrences the stats
-    /// `stats` computes.
+    /// `stats` computes, which it returns.
     pub fn encode(
         out: &mut Vec<u8>,
         defs: &[u64],
@@ -196,7 +197,7 @@ impl<'a> NameEntry<'a> {
         files: u64,
         postings: &[u8],
         stats: impl FnOnce() -> NameStats,
-    ) {
+    ) -> Option<NameStats> {
         put_varint(out, defs.len() as u64);
         let mut prev = 0u64;
         for d in defs {
@@ -207,9 +208,12 @@ impl<'a> NameEntry<'a> {
         put_varint(out, files);
         put_varint(out, postings.len() as u64);
         out.extend_from_slice(postings);
-        if occurrences >= MIN_OCCURRENCES {
-            stats().encode(out);
+        if occurrences < MIN_OCCURRENCES {
+            return None;
         }
+        let stats = stats();
+        stats.encode(out);
+        Some(stats)
     }
 
     /// Decodes one entry; `r.overrun` is set when it does not decode (definition offsets that

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codec::Reader;
 use super::damage::{open_fst, Damage};
+use super::defined::{Search, SearchTables};
 use super::error::IndexError;
 pub use super::format::NameEntry;
 use super::format::{check_header, shard_of, Def, FileRecord, HEADER_LEN, NAME_SHARDS};
@@ -79,6 +80,7 @@ pub struct Segment {
     defs: Mmap,
     files: Mmap,
     files_idx: Mmap,
+    search: SearchTables,
     damage: Damage,
 }
 
@@ -126,6 +128,7 @@ pub fn segment_files() -> Vec<String> {
         .flat_map(|k| [format!("names-{k}.fst"), format!("names-{k}.dat")])
         .collect();
     files.extend(["defs.dat", "files.dat", "files.idx"].map(String::from));
+    files.extend(super::defined::files());
     files
 }
 
@@ -186,6 +189,7 @@ impl Segment {
         ] {
             check_header(m, kind, &dir.join(file))?;
         }
+        let search = SearchTables::open(dir, len)?;
         if (files_idx.len() - HEADER_LEN) / 8 != meta.files as usize {
             return Err(IndexError::damaged(
                 dir.join("files.idx"),
@@ -200,6 +204,7 @@ impl Segment {
             defs,
             files,
             files_idx,
+            search,
             damage: Damage::default(),
         })
     }
@@ -227,6 +232,16 @@ impl Segment {
             return Err(d.clone());
         }
         Ok(())
+    }
+
+    /// The search tables: defined names and the part indexes.
+    pub fn search(&self) -> Search<'_> {
+        self.search.with(&self.fsts)
+    }
+
+    /// Remembers damage a reader of `file` ran into (see [`Segment::damage`]).
+    pub fn mark_damaged(&self, file: &str, what: &str) {
+        self.damaged(file, what);
     }
 
     /// The FSTs of names, one per shard.

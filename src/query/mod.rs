@@ -9,6 +9,8 @@ mod body;
 mod callees;
 mod callers;
 mod def;
+mod files;
+mod find;
 mod fuzzy;
 mod nearmiss;
 mod reach;
@@ -34,9 +36,13 @@ pub use body::get_symbol_body;
 pub use callees::find_callees;
 pub use callers::find_callers;
 pub use def::find_definition;
+pub use files::search_files;
+pub use find::{parse_kind, search_symbols};
 pub use reach::reachability;
 pub use refs::{find_references, GroupBy};
 pub use symbols::list_file_symbols;
+
+pub use crate::rank::rank;
 
 /// Default page size.
 pub const DEFAULT_LIMIT: u64 = 100;
@@ -820,25 +826,18 @@ impl<'s> Query<'s> {
     }
 }
 
-/// Ranking key of a definition, smaller first: the kernel proper before `tools/`, `samples/`,
-/// selftests and documentation (which carry their own copies of kernel names); then (after
-/// [`Query::rare`] code) bodies before members, and both before prototypes and `extern`
-/// declarations; then generic code before one architecture's.
-pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
-    let copies = path.starts_with("tools/")
-        || path.starts_with("samples/")
-        || path.contains("/selftests/")
-        || path.starts_with("Documentation/");
-    // Bodies (functions, variables, types), then `#define`s (a local override such as
-    // lib/decompress_unxz.c's `#define kfree(ptr) free(ptr)` must not come before mm/slub.c's
-    // kfree), then members and locals, then declarations.
-    let decl = match kind {
-        Kind::Prototype | Kind::Externvar | Kind::Entry => 3,
-        Kind::Member | Kind::Label | Kind::Local => 2,
-        Kind::Macro => 1,
-        _ => 0,
-    };
-    (copies as u8, decl, path.starts_with("arch/") as u8)
+/// Orders `items` by `key` as far as the pages up to the one `q` asks for: a search may match
+/// tens of thousands, and only the first pages are read.
+pub fn order_pages<T, K: Ord>(q: &Query<'_>, items: &mut [T], key: impl Fn(&T) -> K) {
+    let wanted = q
+        .page
+        .offset
+        .saturating_add(q.limit())
+        .min(items.len() as u64) as usize;
+    if wanted < items.len() {
+        items.select_nth_unstable_by_key(wanted, &key);
+    }
+    items[..wanted].sort_unstable_by_key(key);
 }
 
 /// The role of an occurrence: def and decl come from definitions on the same line.

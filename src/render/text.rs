@@ -57,7 +57,7 @@ fn summary(env: &Envelope, out: &mut String) {
     let _ = writeln!(out, "{line}");
 }
 
-fn record_row(r: &Record, out: &mut String) {
+fn record_row(r: &Record, named: bool, out: &mut String) {
     let kind = r.role.as_deref().or(r.kind.as_deref());
     let via = r
         .resolved_via
@@ -69,9 +69,15 @@ fn record_row(r: &Record, out: &mut String) {
     } else {
         ""
     };
+    // A search answer names each row's symbol: the line alone may not (`SYSCALL_DEFINE3(read`).
+    let name = if named {
+        format!("{}  ", r.symbol)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{}:{}: {}{}{via}{undecided}",
+        "{name}{}:{}: {}{}{via}{undecided}",
         r.path,
         r.line,
         r.snippet,
@@ -79,8 +85,8 @@ fn record_row(r: &Record, out: &mut String) {
     );
 }
 
-/// Definition, reference and body rows.
-fn records(rs: &[Record], out: &mut String) -> usize {
+/// Definition, reference and body rows; `named`: each row starts with its symbol.
+fn records(rs: &[Record], named: bool, out: &mut String) -> usize {
     for r in rs {
         if let Some(body) = &r.body {
             let _ = writeln!(
@@ -100,7 +106,7 @@ fn records(rs: &[Record], out: &mut String) -> usize {
                 let _ = writeln!(out, "… (body cut at {cap})");
             }
         } else {
-            record_row(r, out);
+            record_row(r, named, out);
         }
     }
     rs.len()
@@ -157,6 +163,18 @@ fn calls(cs: &[crate::envelope::CallSite], out: &mut String) -> usize {
         i = j;
     }
     cs.len()
+}
+
+/// Files found: one path a row, with its size.
+fn files(fs: &[crate::envelope::FileHit], out: &mut String) -> usize {
+    for f in fs {
+        let _ = writeln!(
+            out,
+            "{}  ({} lines, {} definitions)",
+            f.path, f.lines, f.definitions
+        );
+    }
+    fs.len()
 }
 
 /// What a function calls, one row per callee.
@@ -259,9 +277,10 @@ pub fn text(env: &Envelope) -> String {
     }
     summary(env, &mut out);
     let shown = match &env.results {
-        Some(Results::Records(rs)) => records(rs, &mut out),
+        Some(Results::Records(rs)) => records(rs, env.tool == "search_symbols", &mut out),
         Some(Results::Groups(gs)) => groups(gs, &mut out),
         Some(Results::Calls(cs)) => calls(cs, &mut out),
+        Some(Results::Files(fs)) => files(fs, &mut out),
         Some(Results::Callees(c)) => callees(env, c, &mut out),
         Some(Results::Reach(r)) => reach(r, &mut out),
         Some(Results::Index(r)) => index_report(r, &mut out),

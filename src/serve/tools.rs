@@ -104,6 +104,58 @@ struct FileArgs {
     common: Common,
 }
 
+/// Arguments of the search tools: [`Common`] without `active_config` (a search does not
+/// filter by configuration).
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct SearchCommon {
+    /// tree (default: the served root)
+    root: Option<String>,
+    /// text or json
+    format: Option<String>,
+    /// default 100, max 1000
+    limit: Option<u64>,
+    /// results to skip
+    offset: Option<u64>,
+    /// only paths under this
+    path_prefix: Option<String>,
+}
+
+impl From<SearchCommon> for Common {
+    fn from(c: SearchCommon) -> Common {
+        Common {
+            root: c.root,
+            format: c.format,
+            limit: c.limit,
+            offset: c.offset,
+            path_prefix: c.path_prefix,
+            active_config: None,
+        }
+    }
+}
+
+/// search_symbols.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct FindArgs {
+    /// name parts (all must match) or /REGEX/
+    query: String,
+    /// function, struct, macro, ...
+    kind: Option<String>,
+    #[serde(flatten)]
+    common: SearchCommon,
+}
+
+/// search_files.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct FilesArgs {
+    /// path parts (all must match)
+    query: String,
+    #[serde(flatten)]
+    common: SearchCommon,
+}
+
 /// update_index.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -159,6 +211,19 @@ const SPECS: &[Spec] = &[
         description: "The definitions in one file in line order, with kinds and guards. Use \
                       instead of reading the whole file to find what is in it.",
         schema: schema::<FileArgs>,
+    },
+    Spec {
+        name: "search_symbols",
+        description: "Defined names from parts of the name: each token starts the name or \
+                      a _-part (ext4 read iter), exact name first. Use instead of grep when \
+                      unsure of a name.",
+        schema: schema::<FindArgs>,
+    },
+    Spec {
+        name: "search_files",
+        description: "C files from parts of their path, exact file name first. Use instead \
+                      of find -name.",
+        schema: schema::<FilesArgs>,
     },
     Spec {
         name: "update_index",
@@ -411,6 +476,22 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
             let a: FileArgs = typed(tool, args)?;
             (Ask::Symbols { file: a.file_path }, a.common)
         }
+        "search_symbols" => {
+            let a: FindArgs = typed(tool, args)?;
+            let kind = match a.kind.filter(|k| !k.is_empty()) {
+                None => None,
+                Some(k) => Some(crate::query::parse_kind(&k).map_err(|e| format!("{tool}: {e}"))?),
+            };
+            let ask = Ask::Find {
+                query: a.query,
+                kind,
+            };
+            (ask, a.common.into())
+        }
+        "search_files" => {
+            let a: FilesArgs = typed(tool, args)?;
+            (Ask::Files { query: a.query }, a.common.into())
+        }
         _ => unreachable!("every spec is matched above"),
     };
     let format = match common.format {
@@ -505,5 +586,33 @@ mod tests {
         );
         assert!(e("update_index", json!({"full": "yes"})).contains("true or false"));
         assert!(e("grep", json!({})).contains("unknown tool 'grep'"));
+    }
+
+    #[test]
+    fn search_symbols_takes_a_query_and_a_kind_but_no_active_config() {
+        let c = parse_call(
+            "search_symbols",
+            args(json!({"query": " ext4 read ", "kind": "function", "path_prefix": "fs/"})),
+        )
+        .unwrap();
+        assert_eq!(
+            c.ask,
+            Some(Ask::Find {
+                query: "ext4 read".into(),
+                kind: Some(knav_ctags::Kind::Function)
+            })
+        );
+        assert_eq!(c.page.path_prefix.as_deref(), Some("fs/"));
+        let e = |v: Value| parse_call("search_symbols", args(v)).unwrap_err();
+        assert!(e(json!({"query": "x", "kind": "fn"})).contains("unknown kind 'fn'"));
+        assert!(e(json!({"query": "x", "active_config": "a"})).contains("unknown argument"));
+        assert!(e(json!({"query": "  "})).contains("'query' is empty"));
+        let c = parse_call("search_files", args(json!({"query": "ext2"}))).unwrap();
+        assert_eq!(
+            c.ask,
+            Some(Ask::Files {
+                query: "ext2".into()
+            })
+        );
     }
 }

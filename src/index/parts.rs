@@ -1,0 +1,253 @@
+//! Part indexes: each lowercase part of a name or path (`ext4_file_read_iter` → `ext4`, `file`,
+//! `read`, `iter`) → the sorted ids of what has it. What search_symbols and search_files match
+//! tokens against, so that a query walks a range of parts instead of every name.
+//!
+//! On disk, an FST of parts whose values are offsets into a `.dat` file holding, per part, a
+//! count and the ids as deltas (varints).
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use fst::{IntoStreamer, Streamer};
+
+use super::accum::NameMap;
+use super::codec::{put_varint, Reader};
+use super::format::{header, HEADER_LEN};
+
+/// The `_`-separated parts of a C name, lowercase, empty ones left out.
+pub fn name_parts(name: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
+    name.split(|&b| b == b'_')
+        .filter(|p| !p.is_empty())
+        .map(<[u8]>::to_ascii_lowercase)
+}
+
+/// Whether `b` separates the parts of a path (`fs/ext4/read_write.c`: `/`, `_`, `-`, `.`).
+pub fn path_separator(b: u8) -> bool {
+    matches!(b, b'/' | b'_' | b'-' | b'.')
+}
+
+/// The parts of a path, lowercase: each component whole, and its `_`, `-` and `.`-separated
+/// pieces (`fs/read_write.c` → `fs`, `read_write.c`, `read`, `write`, `c`).
+pub fn path_parts(path: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for component in path.split(|&b| b == b'/').filter(|c| !c.is_empty()) {
+        out.push(component.to_ascii_lowercase());
+        if component.iter().any(|&b| path_separator(b)) {
+            out.extend(
+                component
+                    .split(|&b| path_separator(b))
+                    .filter(|p| !p.is_empty())
+                    .map(<[u8]>::to_ascii_lowercase),
+            );
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// True when lowercase `token` starts at a part boundary of lowercase `text` (its start, or
+/// right after a byte `sep` accepts): the check a token spanning several parts
+/// (`file_read`) needs beyond each part matching.
+pub fn at_boundary(text: &[u8], token: &[u8], sep: impl Fn(u8) -> bool) -> bool {
+    (0..text.len())
+        .filter(|&i| i == 0 || sep(text[i - 1]))
+        .any(|i| text[i..].starts_with(token))
+}
+
+/// Collects `(part, id)` pairs and writes them as a part index. Each part's ids are kept as
+/// they are written, deltas in varints (on the kernel, 12 million ids in 30 MB rather than 96).
+#[derive(Default)]
+pub struct PartsWriter {
+    parts: NameMap<Box<[u8]>, PartIds>,
+}
+
+/// One part's ids so far.
+#[derive(Default)]
+struct PartIds {
+    count: u64,
+    last: u64,
+    deltas: Vec<u8>,
+}
+
+impl PartsWriter {
+    /// Records that `id` has `part`. Ids must be added in increasing order per part.
+    pub fn add(&mut self, part: &[u8], id: u64) {
+        let ids = match self.parts.get_mut(part) {
+            Some(ids) => ids,
+            None => self.parts.entry(part.into()).or_default(),
+        };
+        if ids.count > 0 && ids.last == id {
+            return;
+        }
+        put_varint(&mut ids.deltas, id - ids.last);
+        ids.last = id;
+        ids.count += 1;
+    }
+
+    /// Appends `other`'s ids after this one's (all of `other`'s ids are larger).
+    pub fn append(&mut self, other: PartsWriter) {
+        for (part, later) in other.parts {
+            let ids = self.parts.entry(part).or_default();
+            // `later`'s first delta is from 0: make it one from this part's last id.
+            let mut r = Reader::new(&later.deltas);
+            let first = r.varint();
+            put_varint(&mut ids.deltas, first - ids.last);
+            ids.deltas.extend_from_slice(&later.deltas[r.pos()..]);
+            ids.last = later.last;
+            ids.count += later.count;
+        }
+    }
+
+    /// Writes `fst_path` and `dat_path`.
+    pub fn finish(self, fst_path: &Path, dat_path: &Path) -> io::Result<()> {
+        let mut parts: Vec<(Box<[u8]>, PartIds)> = self.parts.into_iter().collect();
+        parts.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut fst = fst::MapBuilder::new(BufWriter::new(File::create(fst_path)?))
+            .map_err(io::Error::other)?;
+        let mut dat = BufWriter::new(File::create(dat_path)?);
+        dat.write_all(&header(b"PART"))?;
+        let mut offset = HEADER_LEN as u64;
+        let mut count = Vec::new();
+        for (part, ids) in &parts {
+            fst.insert(part, offset).map_err(io::Error::other)?;
+            count.clear();
+            put_varint(&mut count, ids.count);
+            dat.write_all(&count)?;
+            dat.write_all(&ids.deltas)?;
+            offset += (count.len() + ids.deltas.len()) as u64;
+        }
+        fst.finish().map_err(io::Error::other)?;
+        dat.flush()
+    }
+}
+
+/// Appends to `out` the ids stored at `off` of a part index's `.dat`; false when they do not
+/// decode (damage).
+pub fn read_ids(dat: &[u8], off: u64, out: &mut Vec<u64>) -> bool {
+    let Some(body) = dat.get(off as usize..).filter(|_| off >= HEADER_LEN as u64) else {
+        return false;
+    };
+    let mut r = Reader::new(body);
+    let n = r.varint();
+    if n > body.len() as u64 {
+        return false;
+    }
+    let mut id = 0u64;
+    for _ in 0..n {
+        let Some(next) = id.checked_add(r.varint()) else {
+            return false;
+        };
+        id = next;
+        out.push(id);
+    }
+    !r.overrun
+}
+
+/// The sorted, distinct ids of every part of `fst` starting with `token` (equal to it when
+/// `exact`); `None` on damage.
+pub fn ids_matching<D: AsRef<[u8]>>(
+    fst: &fst::Map<D>,
+    dat: &[u8],
+    token: &[u8],
+    exact: bool,
+) -> Option<Vec<u64>> {
+    let mut out = Vec::new();
+    if exact {
+        if let Some(off) = fst.get(token) {
+            if !read_ids(dat, off, &mut out) {
+                return None;
+            }
+        }
+        return Some(out);
+    }
+    let aut =
+        fst::Automaton::starts_with(fst::automaton::Str::new(std::str::from_utf8(token).ok()?));
+    let mut stream = fst.search(aut).into_stream();
+    let mut lists = 0;
+    while let Some((_, off)) = stream.next() {
+        if !read_ids(dat, off, &mut out) {
+            return None;
+        }
+        lists += 1;
+    }
+    if lists > 1 {
+        out.sort_unstable();
+        out.dedup();
+    }
+    Some(out)
+}
+
+/// The ids in both sorted lists.
+pub fn intersect(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    small
+        .iter()
+        .copied()
+        .filter(|id| large.binary_search(id).is_ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_into_lowercase_parts() {
+        let parts: Vec<Vec<u8>> = name_parts(b"__x64_sys_READ").collect();
+        assert_eq!(
+            parts,
+            vec![b"x64".to_vec(), b"sys".to_vec(), b"read".to_vec()]
+        );
+    }
+
+    #[test]
+    fn paths_split_into_components_and_their_pieces() {
+        let parts: Vec<String> = path_parts(b"fs/ext2/Read_write.c")
+            .into_iter()
+            .map(|p| String::from_utf8(p).unwrap())
+            .collect();
+        assert_eq!(parts, ["c", "ext2", "fs", "read", "read_write.c", "write"]);
+    }
+
+    #[test]
+    fn a_token_spanning_parts_must_start_at_a_boundary() {
+        let sep = |b| b == b'_';
+        assert!(at_boundary(b"ext4_file_read_iter", b"file_re", sep));
+        assert!(at_boundary(b"ext4_file_read_iter", b"ext4_f", sep));
+        assert!(!at_boundary(b"ext4_file_read_iter", b"ile_read", sep));
+    }
+
+    #[test]
+    fn a_written_index_gives_back_each_prefixs_ids() {
+        let dir = std::env::temp_dir().join(format!("knav-parts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut w = PartsWriter::default();
+        for (part, id) in [
+            ("read", 1),
+            ("read", 1),
+            ("read", 5),
+            ("readl", 3),
+            ("write", 2),
+        ] {
+            w.add(part.as_bytes(), id);
+        }
+        let mut later = PartsWriter::default();
+        later.add(b"read", 9);
+        later.add(b"readv", 12);
+        w.append(later);
+        w.finish(&dir.join("p.fst"), &dir.join("p.dat")).unwrap();
+        let fst = fst::Map::new(std::fs::read(dir.join("p.fst")).unwrap()).unwrap();
+        let dat = std::fs::read(dir.join("p.dat")).unwrap();
+        assert_eq!(
+            ids_matching(&fst, &dat, b"rea", false),
+            Some(vec![1, 3, 5, 9, 12])
+        );
+        assert_eq!(ids_matching(&fst, &dat, b"read", true), Some(vec![1, 5, 9]));
+        assert_eq!(ids_matching(&fst, &dat, b"x", false), Some(vec![]));
+        assert!(!read_ids(&dat, 3, &mut Vec::new()), "inside the header");
+        assert_eq!(intersect(&[1, 3, 5, 9], &[3, 9, 11]), vec![3, 9]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,49 @@
+//! How definitions are ordered: the kernel proper before the copies of its names that `tools/`,
+//! `samples/`, selftests and documentation carry, bodies before declarations, generic code
+//! before one architecture's. Shared by the queries and by the index, which stores each
+//! defined name's best rank for search ([`crate::index::defined`]).
+
+use knav_ctags::Kind;
+
+/// Ranking key of a definition, smaller first: the kernel proper before `tools/`, `samples/`,
+/// selftests and documentation (which carry their own copies of kernel names); then (after
+/// rare code, see `Query::rare`) bodies before members, and both before prototypes and `extern`
+/// declarations; then generic code before one architecture's.
+pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
+    let copies = path.starts_with("tools/")
+        || path.starts_with("samples/")
+        || path.contains("/selftests/")
+        || path.starts_with("Documentation/");
+    // Bodies (functions, variables, types), then `#define`s (a local override such as
+    // lib/decompress_unxz.c's `#define kfree(ptr) free(ptr)` must not come before mm/slub.c's
+    // kfree), then members and locals, then declarations.
+    let decl = match kind {
+        Kind::Prototype | Kind::Externvar | Kind::Entry => 3,
+        Kind::Member | Kind::Label | Kind::Local => 2,
+        Kind::Macro => 1,
+        _ => 0,
+    };
+    (copies as u8, decl, path.starts_with("arch/") as u8)
+}
+
+/// [`rank`] in one byte, with User-mode Linux's `arch/um` (a rare build carrying its own copies
+/// of kernel names) after the other architectures: what the index stores per defined name.
+pub fn rank_byte(kind: Kind, path: &str) -> u8 {
+    let (copies, decl, arch) = rank(kind, path);
+    let um = path.starts_with("arch/um/") as u8;
+    (copies << 4) | (um << 3) | (decl << 1) | arch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_bytes_order_as_the_definition_ranking() {
+        let b = |k, p| rank_byte(k, p);
+        assert!(b(Kind::Function, "mm/slub.c") < b(Kind::Macro, "include/linux/slab.h"));
+        assert!(b(Kind::Prototype, "include/linux/slab.h") < b(Kind::Function, "tools/x.c"));
+        assert!(b(Kind::Function, "arch/x86/mm/a.c") < b(Kind::Function, "arch/um/a.c"));
+        assert!(b(Kind::Function, "mm/a.c") < b(Kind::Function, "arch/x86/a.c"));
+    }
+}
