@@ -52,6 +52,8 @@ pub enum Ask {
         /// Root-relative path.
         file: String,
     },
+    /// search_text.
+    Grep(Box<query::GrepAsk>),
 }
 
 impl Ask {
@@ -65,6 +67,7 @@ impl Ask {
             Ask::Body { .. } => "get_symbol_body",
             Ask::Reach { .. } => "reachability",
             Ask::Symbols { .. } => "list_file_symbols",
+            Ask::Grep(_) => "search_text",
         }
     }
 }
@@ -132,6 +135,15 @@ fn check(ask: &Ask) -> Result<(), String> {
             quote(file)
         )),
         Ask::Symbols { .. } => Ok(()),
+        Ask::Grep(g) => {
+            if let Some(p) = g.paths.iter().find(|p| p.len() > MAX_PATH) {
+                return Err(format!("path {} is longer than {MAX_PATH} bytes", quote(p)));
+            }
+            match &g.within {
+                Some(w) => name("within", w),
+                None => Ok(()),
+            }
+        }
     }
 }
 
@@ -314,6 +326,7 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
             max_depth,
         } => query::reachability(q, from, to, *max_depth),
         Ask::Symbols { file } => query::list_file_symbols(q, file),
+        Ask::Grep(g) => query::search_text(q, g),
     }
 }
 

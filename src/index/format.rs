@@ -17,7 +17,7 @@ use knav_ctags::Kind;
 use super::codec::{put_opt_str, put_str, put_varint, Reader};
 
 /// Format version; an index of another version is rebuilt, never misread.
-pub const VERSION: u32 = 11;
+pub const VERSION: u32 = 12;
 /// Names are split into this many shards, each with its own FST and entries file, so that
 /// building them (accumulating, sorting, merging, FST) runs on several cores.
 pub const NAME_SHARDS: usize = 2;

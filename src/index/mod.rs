@@ -75,6 +75,10 @@ pub struct UpdateReport {
     /// the unreadable index found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebuilt_because: Option<String>,
+    /// Files the text index (`knav grep`) covers: every file rg searches.
+    pub text_files: u64,
+    /// Bytes of the text index's base on disk.
+    pub text_index_bytes: u64,
 }
 
 /// What an update did: the `mode` of its report.
@@ -145,7 +149,10 @@ fn same_segments(
     started: Instant,
     index_dir: &Path,
 ) -> UpdateReport {
+    let text = snap.manifest.text.as_ref();
     UpdateReport {
+        text_files: text.map_or(0, |t| t.files),
+        text_index_bytes: text.map_or(0, |t| t.index_bytes),
         dirs_read: walked.dirs_read,
         walk_errors: walk_errors(walked),
         files_scanned: snap.manifest.files_scanned,
@@ -163,6 +170,7 @@ fn index_bytes(index_dir: &Path, manifest: &Manifest) -> u64 {
         .iter()
         .map(|s| s.dir.as_str())
         .chain(manifest.build_files.iter().map(|b| b.dir.as_str()))
+        .chain(manifest.text.iter().map(|t| t.dir.as_str()))
         .map(|d| dir_size(&index_dir.join(d)))
         .sum()
 }
@@ -273,21 +281,78 @@ pub fn update_hinted(
     );
 
     trace.mark("walk");
-    if let (Some(snap), Some(c)) = (&old, &cache) {
-        if hint.is_none()
-            && c.generation == snap.manifest.generation
-            && walked.same_as_cache()
-            && snap.build_error.is_none()
-        {
+    let same_walk = match (&old, &cache) {
+        (Some(snap), Some(c)) => {
+            hint.is_none()
+                && c.generation == snap.manifest.generation
+                && walked.same_as_cache()
+                && snap.build_error.is_none()
+        }
+        _ => false,
+    };
+    if let Some(c) = cache.as_ref().filter(|_| !same_walk) {
+        walked.materialize(c, max_file_bytes);
+    }
+    // The text part's files: rg's file set, walked with its own cache; the C sources and
+    // build files the walk above covers are not stat'ed twice (unless `index.ignore` left
+    // some out of it).
+    let text_cached = old
+        .as_ref()
+        .and_then(|_| crate::text::read_cache(index_dir));
+    let old_text = old.as_ref().and_then(|s| s.manifest.text.clone());
+    let walk_stats: std::collections::HashMap<&str, (u64, i64)> = if same_walk {
+        Default::default()
+    } else {
+        walked
+            .sources
+            .iter()
+            .chain(&walked.too_big)
+            .chain(&walked.builds)
+            .map(|f| (f.path.as_str(), (f.size, f.mtime_ns)))
+            .collect()
+    };
+    let known = match (opts.ignore.is_empty(), same_walk) {
+        (false, _) => crate::text::walk::Known::Nothing,
+        (true, true) => crate::text::walk::Known::AsCached,
+        (true, false) => crate::text::walk::Known::Stats(&walk_stats),
+    };
+    let text_walk = crate::text::walk::walk(root, text_cached.as_ref().map(|(c, _)| c), &known);
+    let text_same = text_walk.same_as_cache
+        && old_text
+            .as_ref()
+            .zip(text_cached.as_ref())
+            .is_some_and(|(t, (_, part))| t.dir == *part);
+    let text_for = |rebuild: bool| -> Result<Option<crate::text::TextRef>, String> {
+        if text_same && !rebuild {
+            return Ok(old_text.clone().map(|t| crate::text::TextRef {
+                previous: None,
+                ..t
+            }));
+        }
+        crate::text::update(
+            root,
+            index_dir,
+            &text_walk.files,
+            old_text.as_ref(),
+            rebuild,
+        )
+        .map(Some)
+    };
+    let write_text_cache = |text: &Option<crate::text::TextRef>| -> Result<(), String> {
+        match text {
+            Some(t) if !text_same => crate::text::write_cache(index_dir, &text_walk.cache, &t.dir),
+            _ => Ok(()),
+        }
+    };
+    trace.mark("text walk");
+    if let Some(snap) = &old {
+        if same_walk && text_same {
             progress.finish();
             return Ok(UpdateReport {
                 mode: UpdateMode::Unchanged,
                 ..same_segments(snap, &walked, started, index_dir)
             });
         }
-    }
-    if let Some(c) = &cache {
-        walked.materialize(c, max_file_bytes);
     }
     if hint.is_none() {
         indexed = old.as_ref().map(indexed_files).unwrap_or_default();
@@ -319,8 +384,10 @@ pub fn update_hinted(
             manifest.generation += 1;
             manifest.retired = Vec::new();
             manifest.build_files = build_files;
+            manifest.text = text_for(false)?;
             manifest.published_unix = now_unix();
             store::publish(index_dir, &manifest)?;
+            write_text_cache(&manifest.text)?;
             store::write_walk_cache(
                 index_dir,
                 &walked.cache(cache.as_ref(), walk_started, manifest.generation),
@@ -335,6 +402,29 @@ pub fn update_hinted(
             });
         }
         if d.changed.is_empty() && d.deleted.is_empty() {
+            let text = text_for(false)?;
+            if text != snap.manifest.text {
+                // Only text files changed: a new overlay (or text base), the rest as it was.
+                let mut manifest = snap.manifest.clone();
+                manifest.generation += 1;
+                manifest.retired = Vec::new();
+                manifest.text = text;
+                manifest.published_unix = now_unix();
+                store::publish(index_dir, &manifest)?;
+                write_text_cache(&manifest.text)?;
+                store::write_walk_cache(
+                    index_dir,
+                    &walked.cache(cache.as_ref(), walk_started, manifest.generation),
+                )?;
+                progress.finish();
+                return Ok(UpdateReport {
+                    mode: UpdateMode::Incremental,
+                    rebuilt_because,
+                    index_bytes: index_bytes(index_dir, &manifest),
+                    ..same_segments(snap, &walked, started, index_dir)
+                });
+            }
+            write_text_cache(&text)?;
             // New listings or stats (a touched file), or a cache of another generation: the
             // next walk should find them as they are now.
             let stale = cache
@@ -456,6 +546,18 @@ pub fn update_hinted(
     })?;
     report.build_files = build_summary;
     trace.mark("build files");
+    progress.phase("text index");
+    // What the segment build freed goes back to the system before the text index's lists
+    // grow: the peak is the larger of the two builds, not their sum.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free heap memory; it touches no live allocation.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    let text = text_for(report.mode == UpdateMode::Full).inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(&seg_dir);
+    })?;
+    trace.mark("text index");
     let seg_name = seg_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -487,6 +589,7 @@ pub fn update_hinted(
         other_files: walked.other_files,
         symlinks: walked.symlinks,
         build_files,
+        text,
         ..Default::default()
     };
     drop(old);
@@ -509,6 +612,7 @@ pub fn update_hinted(
     manifest.files_unindexed = unindexed + walked.other_files;
     progress.phase("publish");
     store::publish(index_dir, &manifest)?;
+    write_text_cache(&manifest.text)?;
     trace.mark("publish");
     // The cache names the generation its stats were taken for: written at every publish.
     store::write_walk_cache(
@@ -523,6 +627,10 @@ pub fn update_hinted(
     report.definitions = meta.defs;
     report.occurrences = meta.occurrences;
     report.index_bytes = index_bytes(index_dir, &manifest);
+    if let Some(t) = &manifest.text {
+        report.text_files = t.files;
+        report.text_index_bytes = t.index_bytes;
+    }
     trace.mark("walk cache + size");
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)

@@ -51,6 +51,9 @@ pub struct Manifest {
     /// The build-file part (Kbuild, Kconfig), when the tree has build files.
     #[serde(default)]
     pub build_files: Option<super::buildfiles::BuildFilesRef>,
+    /// The text part (`knav grep`): every file rg searches, as trigram postings.
+    #[serde(default)]
+    pub text: Option<crate::text::TextRef>,
 }
 
 /// One segment of the index.
@@ -202,12 +205,18 @@ fn remove_unreferenced(index_dir: &Path, manifest: &Manifest) {
                 .iter()
                 .flat_map(|b| std::iter::once(b.dir.as_str()).chain(b.previous.as_deref())),
         )
+        .chain(
+            manifest
+                .text
+                .iter()
+                .flat_map(|t| std::iter::once(t.dir.as_str()).chain(t.previous.as_deref())),
+        )
         .collect();
     if let Ok(entries) = std::fs::read_dir(index_dir) {
         for e in entries.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if (name.starts_with("seg-") || name.starts_with("kb-"))
+            if (name.starts_with("seg-") || name.starts_with("kb-") || name.starts_with("tx-"))
                 && !keep.contains(name.as_ref())
             {
                 let _ = std::fs::remove_dir_all(e.path());
