@@ -206,6 +206,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             "get_symbol_body",
             "reachability",
             "list_file_symbols",
+            "search_text",
             "update_index"
         ]
     );
@@ -249,7 +250,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
         "descriptions and schemas take {catalog} characters"
     );
     assert!(
-        names.len() == 8 && catalog > 2000,
+        names.len() == 9 && catalog > 2000,
         "the catalog was measured"
     );
 }
@@ -347,6 +348,23 @@ fn every_tool_answers_on_the_fixture_as_the_cli_does() {
          fs/read_write.c:13: static int rw_verify_area(struct file *file, loff_t *pos, size_t count)  [function]\n\
          [1-2 of 7 · offset=2 for more]\n\
          next: get_symbol_body, find_references\n"
+    );
+    let (text, err) = c.call(
+        "search_text",
+        json!({"pattern": "kmap_high", "paths": ["include"]}),
+    );
+    assert!(!err, "{text}");
+    let body: Vec<&str> = text.lines().skip(1).collect();
+    assert!(text.starts_with("2 hits in 1 files · "), "{text}");
+    assert_eq!(
+        body,
+        [
+            "include/linux/highmem.h",
+            "  18: void *kmap_high(struct page *page);  [#if CONFIG_HIGHMEM]",
+            "  20-23: static inline void *kmap(struct page *page)  [function kmap]",
+            "    22: return kmap_high(page);  [#if CONFIG_HIGHMEM]",
+            "next: get_symbol_body, find_references"
+        ]
     );
     let (text, err) = c.call("update_index", json!({}));
     assert!(!err, "{text}");
