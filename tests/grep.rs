@@ -292,3 +292,34 @@ fn an_edit_a_new_file_and_a_deletion_are_searched_after_a_refresh() {
     assert!(got.is_empty(), "{got:?}");
     assert_eq!(got, rg(&t.root, &["fresh_marker"]));
 }
+
+#[test]
+fn a_damaged_text_index_is_reported_and_rebuilt_by_the_next_refresh() {
+    let t = fixture("grep-damage");
+    let (code, _) = knav(&t, &["index"]);
+    assert_eq!(code, 0);
+    let index = t.root.join(".knav");
+    for name in ["post.bin", "grams.bin", "files.bin"] {
+        // The part the manifest names now (a repair writes a new one).
+        let manifest = std::fs::read_to_string(index.join("CURRENT")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+        let path = index.join(v["text"]["dir"].as_str().unwrap()).join(name);
+        let mut bad = std::fs::read(&path).unwrap();
+        let at = bad.len() / 2;
+        bad[at] ^= 0xff;
+        std::fs::write(&path, &bad).unwrap();
+        let (code, out) = knav(&t, &["index", "--verify"]);
+        assert_eq!(code, 1, "{name}: {out}");
+        assert!(out.contains("checksum mismatch"), "{name}: {out}");
+        // A small part is checksummed when a search opens it.
+        let (code, out, _) = knav_output(&t, &["grep", "kmap"]);
+        assert_eq!(code, 2, "{name}: {out}");
+        assert!(out.contains("is damaged (checksum mismatch)"), "{out}");
+        let (code, out) = knav(&t, &["index"]);
+        assert_eq!(code, 0, "{out}");
+        let (got, _) = knav_hits(&t, &["kmap"]);
+        assert_eq!(got, rg(&t.root, &["kmap"]), "after repairing {name}");
+        let (code, out) = knav(&t, &["index", "--verify"]);
+        assert_eq!(code, 0, "{out}");
+    }
+}

@@ -224,6 +224,12 @@ pub fn update_hinted(
             rebuilt_because = Some(e);
             None
         }
+        Some((Err(store::Damaged::Text(e)), mut s)) => {
+            // The text part is built again; the rest stays.
+            rebuilt_because = Some(e);
+            s.manifest.text = None;
+            Some(s)
+        }
         Some((Err(store::Damaged::BuildFiles(e)), mut s)) => {
             rebuilt_because = Some(e.clone());
             s.build = None;
@@ -507,6 +513,11 @@ pub fn update_hinted(
         }
     };
     trace.mark("delta plan");
+    // The text part first, while the process is small: its lists live in mappings it gives
+    // back whole, so the segment build's peak is not raised by them.
+    progress.phase("text index");
+    let text = text_for(report.mode == UpdateMode::Full)?;
+    trace.mark("text index");
     let ctags = knav_ctags::Ctags::probe().map_err(|e| e.to_string())?;
     trace.mark("probe");
     let seg_dir = unique_dir(index_dir, "seg");
@@ -546,18 +557,6 @@ pub fn update_hinted(
     })?;
     report.build_files = build_summary;
     trace.mark("build files");
-    progress.phase("text index");
-    // What the segment build freed goes back to the system before the text index's lists
-    // grow: the peak is the larger of the two builds, not their sum.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free heap memory; it touches no live allocation.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-    let text = text_for(report.mode == UpdateMode::Full).inspect_err(|_| {
-        let _ = std::fs::remove_dir_all(&seg_dir);
-    })?;
-    trace.mark("text index");
     let seg_name = seg_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -599,7 +598,7 @@ pub fn update_hinted(
     // The build checksummed its files as it wrote them: their stats are recorded so that the
     // next refresh re-hashes only what changed since.
     store::check_stamped(index_dir, &fresh, true).map_err(|e| match e {
-        store::Damaged::Segments(e) | store::Damaged::BuildFiles(e) => e,
+        store::Damaged::Segments(e) | store::Damaged::BuildFiles(e) | store::Damaged::Text(e) => e,
     })?;
     let (scanned, unindexed, why) = fresh.count_files();
     if report.mode == UpdateMode::Full {

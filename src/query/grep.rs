@@ -166,6 +166,11 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
             "this index has no text part; run `knav index` to build it".to_string()
         })?;
     let idx = TextIndex::open(&q.snap.index_dir.join(&text.dir))?;
+    // A small part is checksummed at every open, as the other parts are.
+    if crate::index::damage::checksum_at_open(idx.bytes()) {
+        crate::text::verify(&q.snap.index_dir, text)
+            .map_err(|e| format!("{e}; {}", crate::index::damage::REPAIR))?;
+    }
     let scope = scope(q, ask, &root)?;
     // The candidates: what the trigrams select, less what changed since, plus what changed
     // and what holds no trigrams.

@@ -279,6 +279,14 @@ fn index_report(r: &crate::index::UpdateReport, out: &mut String) -> usize {
     if let Some(b) = &r.build_files {
         let _ = writeln!(out, "  {b}");
     }
+    if r.text_files > 0 {
+        let _ = writeln!(
+            out,
+            "  text index (knav grep): {} files, {:.1} MB",
+            r.text_files,
+            r.text_index_bytes as f64 / 1e6
+        );
+    }
     if !r.macro_definitions.is_empty() {
         let total: u64 = r.macro_definitions.values().sum();
         let mut by_count: Vec<_> = r.macro_definitions.iter().collect();

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::walk::TextFile;
-use crate::index::codec::{put_str, put_varint, Reader};
+use crate::index::codec::{checksum_bytes, put_str, put_varint, Reader, CHECKSUM_CHUNK};
 
 /// Files larger than this hold no trigrams: they are read by every search.
 pub const MAX_INDEXED_BYTES: u64 = 64 << 20;
@@ -53,6 +53,8 @@ pub struct BuildStats {
     pub postings: u64,
     /// Bytes of the part's files.
     pub index_bytes: u64,
+    /// Each file of the part with its checksum ([`crate::index::codec::checksum_bytes`]).
+    pub checksums: Vec<(String, u64)>,
 }
 
 /// Bytes of one arena block: 60 of list bytes, then the next block's index.
@@ -64,13 +66,20 @@ const CHUNK_BLOCKS: usize = 1 << 14;
 const SHARDS: usize = 16;
 
 /// The lists of one shard being built, one per trigram seen, as chains of blocks in an arena
-/// allocated a megabyte at a time (no list is ever copied to grow).
+/// mapped a megabyte at a time (no list is ever copied to grow). The arena and the slot table
+/// are anonymous mappings: zeroed by the kernel as they are touched, and given back to it
+/// whole when dropped, so the segment build that follows does not find the heap grown.
 struct Lists {
-    /// Trigram / [`SHARDS`] → list index + 1 (0: none yet).
-    slot: Vec<u32>,
+    /// Trigram / [`SHARDS`] → list index + 1 (0: none yet), as little-endian u32s.
+    slot: memmap2::MmapMut,
     lists: Vec<List>,
-    arena: Vec<Box<[u8]>>,
+    arena: Vec<memmap2::MmapMut>,
     blocks: u32,
+}
+
+/// `len` zeroed bytes of anonymous memory.
+fn zeroed(len: usize) -> std::io::Result<memmap2::MmapMut> {
+    memmap2::MmapMut::map_anon(len)
 }
 
 #[derive(Clone, Copy)]
@@ -84,23 +93,27 @@ struct List {
 }
 
 impl Lists {
-    fn new() -> Lists {
-        Lists {
-            slot: vec![0; (1 << 24) / SHARDS],
+    fn new() -> std::io::Result<Lists> {
+        Ok(Lists {
+            slot: zeroed((1 << 24) / SHARDS * 4)?,
             lists: Vec::new(),
             arena: Vec::new(),
             blocks: 0,
-        }
+        })
     }
 
-    fn block(&mut self) -> u32 {
+    fn slot(&self, key: usize) -> u32 {
+        let b = &self.slot[key * 4..key * 4 + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+
+    fn block(&mut self) -> std::io::Result<u32> {
         let b = self.blocks;
         if b as usize / CHUNK_BLOCKS >= self.arena.len() {
-            self.arena
-                .push(vec![0u8; CHUNK_BLOCKS * BLOCK].into_boxed_slice());
+            self.arena.push(zeroed(CHUNK_BLOCKS * BLOCK)?);
         }
         self.blocks += 1;
-        b
+        Ok(b)
     }
 
     fn block_bytes(&mut self, block: u32) -> &mut [u8] {
@@ -110,11 +123,11 @@ impl Lists {
     }
 
     /// Adds file `id` (larger than every id added before) to the list of `tri`.
-    fn add(&mut self, tri: u32, id: u32) {
+    fn add(&mut self, tri: u32, id: u32) -> std::io::Result<()> {
         let key = tri as usize / SHARDS;
-        let s = self.slot[key];
+        let s = self.slot(key);
         let l = if s == 0 {
-            let head = self.block();
+            let head = self.block()?;
             self.lists.push(List {
                 tri,
                 head,
@@ -123,7 +136,8 @@ impl Lists {
                 last: 0,
                 count: 0,
             });
-            self.slot[key] = self.lists.len() as u32;
+            let n = self.lists.len() as u32;
+            self.slot[key * 4..key * 4 + 4].copy_from_slice(&n.to_le_bytes());
             self.lists.len() - 1
         } else {
             s as usize - 1
@@ -141,7 +155,7 @@ impl Lists {
         let mut list = self.lists[l];
         for &byte in &v[..n] {
             if list.fill as usize == BLOCK_DATA {
-                let next = self.block();
+                let next = self.block()?;
                 self.block_bytes(list.tail)[BLOCK_DATA..].copy_from_slice(&next.to_le_bytes());
                 list.tail = next;
                 list.fill = 0;
@@ -152,6 +166,7 @@ impl Lists {
         list.last = id;
         list.count += 1;
         self.lists[l] = list;
+        Ok(())
     }
 
     /// The bytes of list `l`, appended to `out`.
@@ -290,7 +305,10 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     use rayon::prelude::*;
     let io = |e: std::io::Error| format!("cannot write the text index in {}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(io)?;
-    let mut shards: Vec<Lists> = (0..SHARDS).map(|_| Lists::new()).collect();
+    let mut shards: Vec<Lists> = (0..SHARDS)
+        .map(|_| Lists::new())
+        .collect::<std::io::Result<_>>()
+        .map_err(io)?;
     let mut flags: Vec<(u8, u64)> = Vec::with_capacity(files.len());
     let mut postings = 0u64;
     for (b, batch) in files.chunks(BATCH).enumerate() {
@@ -299,13 +317,18 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
             .map_init(Seen::new, |seen, f| file_grams(root, f, seen))
             .collect();
         let first = (b * BATCH) as u32;
-        shards.par_iter_mut().enumerate().for_each(|(k, lists)| {
-            for (j, g) in got.iter().enumerate() {
-                for &t in g.shard(k) {
-                    lists.add(t, first + j as u32);
+        shards
+            .par_iter_mut()
+            .enumerate()
+            .try_for_each(|(k, lists)| {
+                for (j, g) in got.iter().enumerate() {
+                    for &t in g.shard(k) {
+                        lists.add(t, first + j as u32)?;
+                    }
                 }
-            }
-        });
+                Ok(())
+            })
+            .map_err(io)?;
         for g in &got {
             flags.push((g.flag, g.hash));
             postings += g.grams.len() as u64;
@@ -331,6 +354,7 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     }
     out.extend_from_slice(&records);
     write_file(&dir.join("files.bin"), &out).map_err(io)?;
+    let mut checksums = vec![("files.bin".to_string(), checksum_bytes(&out))];
     drop(out);
     // grams.bin and post.bin
     let mut order: Vec<(usize, List)> = shards
@@ -351,6 +375,9 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
         std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&post_path).map_err(io)?);
     let mut at = 0u64;
     let mut buf = Vec::new();
+    // The checksum of post.bin as written, chunk by chunk as `checksum_bytes` takes it.
+    let mut sum = 0u64;
+    let mut chunk: Vec<u8> = Vec::with_capacity(CHECKSUM_CHUNK);
     for (k, l) in &order {
         buf.clear();
         shards[*k].copy_list(l, &mut buf);
@@ -359,11 +386,26 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
         grams.extend_from_slice(&at.to_le_bytes());
         post.write_all(&buf).map_err(io)?;
         at += buf.len() as u64;
+        let mut rest = &buf[..];
+        while !rest.is_empty() {
+            let take = rest.len().min(CHECKSUM_CHUNK - chunk.len());
+            chunk.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            if chunk.len() == CHECKSUM_CHUNK {
+                sum = sum.rotate_left(17) ^ crate::index::codec::hash64(&chunk);
+                chunk.clear();
+            }
+        }
     }
+    if !chunk.is_empty() {
+        sum = sum.rotate_left(17) ^ crate::index::codec::hash64(&chunk);
+    }
+    checksums.push(("post.bin".to_string(), sum));
     let post = post.into_inner().map_err(|e| io(e.into_error()))?;
     post.sync_all().map_err(io)?;
     drop(shards);
     write_file(&dir.join("grams.bin"), &grams).map_err(io)?;
+    checksums.push(("grams.bin".to_string(), checksum_bytes(&grams)));
     let index_bytes = (12 + offsets.len() * 4 + records.len()) as u64 + grams.len() as u64 + at;
     Ok(BuildStats {
         files: files.len() as u64,
@@ -377,6 +419,7 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
             .collect(),
         postings,
         index_bytes,
+        checksums,
     })
 }
 
@@ -456,6 +499,11 @@ impl TextIndex {
             return Err(damaged(dir, "files.bin's offsets are out of order"));
         }
         Ok(idx)
+    }
+
+    /// Bytes of the part's files.
+    pub fn bytes(&self) -> u64 {
+        (self.files.len() + self.grams.len() + self.post.len()) as u64
     }
 
     /// Files in the part.

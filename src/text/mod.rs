@@ -45,6 +45,9 @@ pub struct TextRef {
     pub deleted: Vec<String>,
     /// The previous generation's directory, kept while readers may use it.
     pub previous: Option<String>,
+    /// Each file of the base with its checksum, for damage checks.
+    #[serde(default)]
+    pub checksums: Vec<(String, u64)>,
 }
 
 /// The text part for the files `walked` found: the old base with a new overlay, or a new base
@@ -85,6 +88,7 @@ pub fn update(
         index_bytes: stats.index_bytes,
         binary: stats.binary,
         unindexed: stats.unindexed,
+        checksums: stats.checksums,
         dirty: Vec::new(),
         deleted: Vec::new(),
         previous: old.map(|o| o.dir.clone()),
@@ -134,6 +138,19 @@ fn same_bytes(root: &Path, f: &TextFile, hash: u64) -> bool {
         .ok()
         .and_then(|file| crate::index::build::read_open(file).ok())
         .is_some_and(|b| crate::index::codec::hash64(&b) == hash)
+}
+
+/// Checks every file of the text part `text` in `index_dir` against its checksum.
+pub fn verify(index_dir: &Path, text: &TextRef) -> Result<(), String> {
+    for (name, sum) in &text.checksums {
+        let path = index_dir.join(&text.dir).join(name);
+        let got = crate::index::codec::checksum_file(&path)
+            .map_err(|e| crate::index::damage::message(&path, &e.to_string()))?;
+        if got != *sum {
+            return Err(crate::index::damage::message(&path, "checksum mismatch"));
+        }
+    }
+    Ok(())
 }
 
 /// The file the text walk's listings are kept in.
