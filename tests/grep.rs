@@ -323,3 +323,56 @@ fn a_damaged_text_index_is_reported_and_rebuilt_by_the_next_refresh() {
         assert_eq!(code, 0, "{out}");
     }
 }
+
+/// Sets the mtime of everything under `dir` an hour back, so that a walk trusts its cache.
+fn age(dir: &Path) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let ft = e.file_type().unwrap();
+        if ft.is_symlink() || e.file_name() == ".knav" {
+            continue;
+        }
+        if ft.is_dir() {
+            age(&e.path());
+        }
+        std::fs::File::open(e.path())
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+    std::fs::File::open(dir).unwrap().set_modified(old).unwrap();
+}
+
+#[test]
+fn the_text_walk_cache_still_sees_edits_in_place_new_directories_and_deletions() {
+    let t = fixture("grep-cache");
+    age(&t.root);
+    knav(&t, &["index"]);
+    age(&t.root);
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "unchanged", "{v}");
+    // In place (the directory's mtime stays), in a C file and in a text file.
+    let edit = |rel: &str, text: &str| {
+        let p = t.root.join(rel);
+        let mut s = std::fs::read_to_string(&p).unwrap();
+        s.push_str(text);
+        std::fs::write(&p, s).unwrap();
+    };
+    edit("Documentation/mm/highmem.rst", "cached_marker in a doc\n");
+    edit("mm/highmem.c", "int cached_marker_in_c;\n");
+    std::fs::create_dir(t.root.join("Documentation/new")).unwrap();
+    std::fs::write(
+        t.root.join("Documentation/new/a.txt"),
+        "cached_marker new\n",
+    )
+    .unwrap();
+    std::fs::remove_file(t.root.join("tools/crlf.txt")).unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "incremental", "{v}");
+    for case in [&["cached_marker"][..], &["kmap"]] {
+        let (got, _) = knav_hits(&t, case);
+        assert_eq!(got, rg(&t.root, case), "{case:?}");
+    }
+    let (got, _) = knav_hits(&t, &["cached_marker"]);
+    assert_eq!(got.len(), 3, "{got:?}");
+}

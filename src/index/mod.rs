@@ -322,12 +322,19 @@ pub fn update_hinted(
         (true, true) => crate::text::walk::Known::AsCached,
         (true, false) => crate::text::walk::Known::Stats(&walk_stats),
     };
-    let text_walk = crate::text::walk::walk(root, text_cached.as_ref().map(|(c, _)| c), &known);
-    let text_same = text_walk.same_as_cache
-        && old_text
-            .as_ref()
-            .zip(text_cached.as_ref())
-            .is_some_and(|(t, (_, part))| t.dir == *part);
+    // The cache describes the manifest's text part: a walk that finds it all as cached needs
+    // to list nothing.
+    let cache_is_current = old_text
+        .as_ref()
+        .zip(text_cached.as_ref())
+        .is_some_and(|(t, (_, part))| t.dir == *part);
+    let text_walk = crate::text::walk::walk(
+        root,
+        text_cached.as_ref().map(|(c, _)| c),
+        &known,
+        cache_is_current,
+    );
+    let text_same = text_walk.same_as_cache && cache_is_current;
     let text_for = |rebuild: bool| -> Result<Option<crate::text::TextRef>, String> {
         if text_same && !rebuild {
             return Ok(old_text.clone().map(|t| crate::text::TextRef {

@@ -155,7 +155,7 @@ pub fn verify(index_dir: &Path, text: &TextRef) -> Result<(), String> {
 
 /// The file the text walk's listings are kept in.
 const CACHE_FILE: &str = "text-walk";
-const CACHE_MAGIC: &[u8; 8] = b"KNAVTW01";
+const CACHE_MAGIC: &[u8; 8] = b"KNAVTW02";
 
 /// The listings of the last text walk, and the text part they were taken for.
 pub fn read_cache(index_dir: &Path) -> Option<(TextCache, String)> {
@@ -166,7 +166,7 @@ pub fn read_cache(index_dir: &Path) -> Option<(TextCache, String)> {
     let taken_ns = r.varint() as i64;
     let n = r.varint() as usize;
     let mut dirs = Vec::with_capacity(n.min(1 << 20));
-    let stats = |r: &mut Reader<'_>| -> Option<Vec<(String, u64, i64)>> {
+    let ignores = |r: &mut Reader<'_>| -> Option<Vec<(String, u64, i64)>> {
         let k = r.varint() as usize;
         let mut v = Vec::with_capacity(k.min(1 << 16));
         for _ in 0..k {
@@ -181,12 +181,26 @@ pub fn read_cache(index_dir: &Path) -> Option<(TextCache, String)> {
     for _ in 0..n {
         let path = std::str::from_utf8(r.str()).ok()?.to_string();
         let mtime_ns = r.varint() as i64;
-        let files = stats(&mut r)?;
-        let ignores = stats(&mut r)?;
+        let k = r.varint() as usize;
+        let text = std::str::from_utf8(r.str()).ok()?;
+        let mut names = crate::walk::Names::with_capacity(k.min(1 << 16), text.len());
+        let mut stats = Vec::with_capacity(k.min(1 << 16));
+        let mut at = 0;
+        for _ in 0..k {
+            let len = r.varint() as usize;
+            names.push(text.get(at..at + len)?);
+            at += len;
+            stats.push((r.varint(), r.varint() as i64));
+            if r.overrun {
+                return None;
+            }
+        }
+        let ignores = ignores(&mut r)?;
         dirs.push(TextDir {
             path,
             mtime_ns,
-            files,
+            names,
+            stats,
             ignores,
         });
         if r.overrun {
@@ -213,7 +227,15 @@ pub fn write_cache(index_dir: &Path, cache: &TextCache, part: &str) -> Result<()
     for d in &cache.dirs {
         put_str(&mut out, d.path.as_bytes());
         put_varint(&mut out, d.mtime_ns as u64);
-        stats(&mut out, &d.files);
+        // The names back to back, then each name's length and stats.
+        put_varint(&mut out, d.names.len() as u64);
+        let text: String = d.names.iter().collect();
+        put_str(&mut out, text.as_bytes());
+        for (name, (size, mtime)) in d.names.iter().zip(&d.stats) {
+            put_varint(&mut out, name.len() as u64);
+            put_varint(&mut out, *size);
+            put_varint(&mut out, *mtime as u64);
+        }
         stats(&mut out, &d.ignores);
     }
     let tmp = index_dir.join(format!("{CACHE_FILE}.tmp-{}", std::process::id()));

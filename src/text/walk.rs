@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Mutex;
 
-use crate::walk::{mtime_ns, CACHE_SLACK_NS};
+use crate::walk::{mtime_ns, Names, CACHE_SLACK_NS};
 
 /// One file rg would search.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,8 +32,10 @@ pub struct TextDir {
     pub path: String,
     /// Its mtime when listed.
     pub mtime_ns: i64,
-    /// Files searched, with `(size, mtime_ns)`.
-    pub files: Vec<(String, u64, i64)>,
+    /// Names of the files searched, in order.
+    pub names: Names,
+    /// `(size, mtime_ns)` of each of `names`.
+    pub stats: Vec<(u64, i64)>,
     /// Ignore files in it (`.ignore`, `.rgignore`, `.gitignore`), with `(size, mtime_ns)`.
     pub ignores: Vec<(String, u64, i64)>,
 }
@@ -50,7 +52,7 @@ pub struct TextCache {
 /// What a walk found.
 #[derive(Debug, Default)]
 pub struct TextWalk {
-    /// Every file, sorted by path.
+    /// Every file, sorted by path; empty when `same_as_cache` and the caller allowed it.
     pub files: Vec<TextFile>,
     /// The listings for the next walk.
     pub cache: TextCache,
@@ -83,11 +85,13 @@ pub enum Known<'a> {
     Stats(&'a std::collections::HashMap<&'a str, (u64, i64)>),
 }
 
-/// Walks `root` (or, with a `cache`, only the directories that changed since).
-pub fn walk(root: &Path, cache: Option<&TextCache>, known: &Known<'_>) -> TextWalk {
+/// Walks `root` (or, with a `cache`, only the directories that changed since). With `lazy`,
+/// a walk that finds everything as the cache has it lists neither files nor listings (the
+/// caller has what it needs).
+pub fn walk(root: &Path, cache: Option<&TextCache>, known: &Known<'_>, lazy: bool) -> TextWalk {
     let taken_ns = crate::walk::now_ns();
     if let Some(c) = cache.filter(|c| !c.dirs.is_empty()) {
-        if let Some(w) = refresh(root, c, taken_ns, known) {
+        if let Some(w) = refresh(root, c, taken_ns, known, lazy) {
             return w;
         }
     }
@@ -102,11 +106,14 @@ fn finish(mut dirs: Vec<TextDir>, taken_ns: i64, same_as_cache: bool) -> TextWal
     let mut files: Vec<TextFile> = dirs
         .iter()
         .flat_map(|d| {
-            d.files.iter().map(|(name, size, mtime_ns)| TextFile {
-                path: join(&d.path, name),
-                size: *size,
-                mtime_ns: *mtime_ns,
-            })
+            d.names
+                .iter()
+                .zip(&d.stats)
+                .map(|(name, (size, mtime_ns))| TextFile {
+                    path: join(&d.path, name),
+                    size: *size,
+                    mtime_ns: *mtime_ns,
+                })
         })
         .collect();
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
@@ -158,10 +165,11 @@ fn list_with(root: &Path, rel: &str, max_depth: Option<usize>) -> (Vec<TextDir>,
     let found = found
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut dirs: std::collections::HashMap<String, TextDir> = std::collections::HashMap::new();
+    type Listed = (TextDir, Vec<(String, u64, i64)>);
+    let mut dirs: std::collections::HashMap<String, Listed> = std::collections::HashMap::new();
     for (path, is_dir, size, mtime) in found {
         if is_dir {
-            let d = dirs.entry(path.clone()).or_default();
+            let d = &mut dirs.entry(path.clone()).or_default().0;
             d.path = path;
             d.mtime_ns = mtime;
         } else {
@@ -169,16 +177,23 @@ fn list_with(root: &Path, rel: &str, max_depth: Option<usize>) -> (Vec<TextDir>,
                 Some((d, n)) => (d.to_string(), n.to_string()),
                 None => (String::new(), path),
             };
-            dirs.entry(dir.clone())
-                .or_insert_with(|| TextDir {
-                    path: dir,
-                    ..Default::default()
-                })
-                .files
-                .push((name, size, mtime));
+            let d = dirs.entry(dir.clone()).or_default();
+            d.0.path = dir;
+            d.1.push((name, size, mtime));
         }
     }
-    let mut out: Vec<TextDir> = dirs.into_values().collect();
+    let mut out: Vec<TextDir> = dirs
+        .into_values()
+        .map(|(mut d, mut files)| {
+            files.sort();
+            d.names = Names::with_capacity(files.len(), files.iter().map(|f| f.0.len()).sum());
+            for (name, size, mtime) in files {
+                d.names.push(&name);
+                d.stats.push((size, mtime));
+            }
+            d
+        })
+        .collect();
     // A directory at `max_depth` was seen as an entry but not entered.
     let mut next = Vec::new();
     if let Some(depth) = max_depth {
@@ -199,7 +214,6 @@ fn list_with(root: &Path, rel: &str, max_depth: Option<usize>) -> (Vec<TextDir>,
         });
     }
     for d in &mut out {
-        d.files.sort();
         d.ignores = ignore_files(&root.join(&d.path));
     }
     (out, next)
@@ -216,47 +230,57 @@ fn ignore_files(dir: &Path) -> Vec<(String, u64, i64)> {
         .collect()
 }
 
+/// What one cached directory turned out to be.
+enum Seen {
+    /// As cached, every file's stat the same.
+    Same,
+    /// Its listings now (itself, and any new directory below it; none when it is gone).
+    Changed(Vec<TextDir>),
+}
+
 /// The walk from `cache`: `None` when an ignore file changed (walk everything again).
-fn refresh(root: &Path, cache: &TextCache, taken_ns: i64, known: &Known<'_>) -> Option<TextWalk> {
+fn refresh(
+    root: &Path,
+    cache: &TextCache,
+    taken_ns: i64,
+    known: &Known<'_>,
+    lazy: bool,
+) -> Option<TextWalk> {
     use rayon::prelude::*;
     let cached_dirs: HashSet<&str> = cache.dirs.iter().map(|d| d.path.as_str()).collect();
-    let parts: Vec<Option<(Vec<TextDir>, bool)>> = cache
+    let parts: Vec<Option<Seen>> = cache
         .dirs
         .par_iter()
         .map(|d| {
             let dir = root.join(&d.path);
             // The stats the index's walk has; the other files are stat'ed here.
             let given: Vec<Option<(u64, i64)>> = d
-                .files
+                .names
                 .iter()
-                .map(|(name, size, mtime)| {
+                .zip(&d.stats)
+                .map(|(name, &(size, mtime))| {
                     let indexed =
                         crate::walk::is_source_name(name) || crate::walk::is_build_name(name);
                     match known {
-                        Known::AsCached if indexed => Some((*size, *mtime)),
+                        Known::AsCached if indexed => Some((size, mtime)),
                         Known::Stats(m) if indexed => m.get(join(&d.path, name).as_str()).copied(),
                         _ => None,
                     }
                 })
                 .collect();
             let names = d
-                .files
+                .names
                 .iter()
                 .zip(&given)
                 .filter(|(_, g)| g.is_none())
-                .map(|(f, _)| f.0.as_str())
+                .map(|(n, _)| n)
                 .chain(d.ignores.iter().map(|f| f.0.as_str()));
             let Some((mtime, stats)) = crate::walk::stat_dir(&dir, names) else {
                 // Gone: its parent changed and was listed again.
-                return Some((Vec::new(), false));
+                return Some(Seen::Changed(Vec::new()));
             };
             let stated = stats.len() - d.ignores.len();
             let (looked, ignore_stats) = stats.split_at(stated);
-            let mut looked = looked.iter();
-            let file_stats: Vec<Option<(u64, i64)>> = given
-                .iter()
-                .map(|g| g.or_else(|| looked.next().copied().flatten()))
-                .collect();
             let ignores_same = ignore_stats
                 .iter()
                 .zip(&d.ignores)
@@ -265,23 +289,29 @@ fn refresh(root: &Path, cache: &TextCache, taken_ns: i64, known: &Known<'_>) -> 
                 return None;
             }
             if mtime == d.mtime_ns && d.mtime_ns < cache.taken_ns - CACHE_SLACK_NS {
-                let mut same = true;
+                let mut looked = looked.iter();
+                let now: Vec<Option<(u64, i64)>> = given
+                    .iter()
+                    .map(|g| g.or_else(|| looked.next().copied().flatten()))
+                    .collect();
+                if now.iter().zip(&d.stats).all(|(n, c)| *n == Some(*c)) {
+                    return Some(Seen::Same);
+                }
+                // Files edited in place (or gone: the mtime would say so, unless in the same
+                // tick): the listing with their new stats.
                 let mut listing = TextDir {
                     path: d.path.clone(),
                     mtime_ns: d.mtime_ns,
-                    files: Vec::with_capacity(d.files.len()),
                     ignores: d.ignores.clone(),
+                    ..Default::default()
                 };
-                for ((name, size, mtime), s) in d.files.iter().zip(&file_stats) {
-                    match s {
-                        Some(s) => {
-                            same &= *s == (*size, *mtime);
-                            listing.files.push((name.clone(), s.0, s.1));
-                        }
-                        None => same = false,
+                for (name, s) in d.names.iter().zip(&now) {
+                    if let Some(s) = s {
+                        listing.names.push(name);
+                        listing.stats.push(*s);
                     }
                 }
-                return Some((vec![listing], same));
+                return Some(Seen::Changed(vec![listing]));
             }
             // Listed again; a subdirectory the cache does not know is walked whole.
             let (mut listed, subdirs) = list_with(root, &d.path, Some(1));
@@ -294,15 +324,23 @@ fn refresh(root: &Path, cache: &TextCache, taken_ns: i64, known: &Known<'_>) -> 
             for s in subdirs.iter().filter(|s| !cached_dirs.contains(s.as_str())) {
                 listed.extend(list_tree(root, s));
             }
-            Some((listed, false))
+            Some(Seen::Changed(listed))
         })
         .collect();
+    let mut parts: Vec<Seen> = parts.into_iter().collect::<Option<_>>()?;
+    let same = parts.iter().all(|p| matches!(p, Seen::Same));
+    if same && lazy {
+        return Some(TextWalk {
+            same_as_cache: true,
+            ..Default::default()
+        });
+    }
     let mut dirs = Vec::with_capacity(cache.dirs.len());
-    let mut same = true;
-    for p in parts {
-        let (listed, s) = p?;
-        same &= s;
-        dirs.extend(listed);
+    for (i, p) in parts.iter_mut().enumerate() {
+        match p {
+            Seen::Same => dirs.push(cache.dirs[i].clone()),
+            Seen::Changed(listed) => dirs.append(listed),
+        }
     }
     // A directory whose parent was listed again but no longer holds it is dropped with the
     // parent's new listing: keep only directories whose parent is kept.
@@ -311,11 +349,7 @@ fn refresh(root: &Path, cache: &TextCache, taken_ns: i64, known: &Known<'_>) -> 
         Some((parent, _)) => kept.contains(parent),
         None => d.path.is_empty() || kept.contains(""),
     });
-    Some(finish(
-        dirs,
-        taken_ns,
-        same && kept.len() == cache.dirs.len(),
-    ))
+    Some(finish(dirs, taken_ns, same))
 }
 
 fn join(dir: &str, name: &str) -> String {
