@@ -786,6 +786,20 @@ fn a_source_swapped_for_a_symlink_after_indexing_is_not_read_through_the_link() 
             "{tool} {args}: {text}"
         );
     }
+    // A text search does not read through the link either.
+    let (text, _) = c.call(
+        "search_text",
+        json!({"pattern": "OUTSIDE_SECRET|kmap_high", "format": "json"}),
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let paths: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap())
+        .collect();
+    assert!(!paths.contains(&"include/linux/highmem.h"), "{text}");
+    assert!(paths.contains(&"mm/highmem.c"), "{text}");
     let _ = std::fs::remove_dir_all(&outside);
 }
 

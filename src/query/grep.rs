@@ -230,15 +230,12 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         (text.files, text.binary)
     };
     // Confirm in parallel.
-    let root_path = q.snap.root.clone();
+    let opener = crate::text::search::Opener::new(&q.snap.root);
     let found: Vec<(usize, Vec<u32>)> = candidates
         .par_iter()
         .enumerate()
         .map_init(crate::text::search::searcher, |s, (i, path)| {
-            let bytes = crate::query::source::open_beneath(&root_path, path)
-                .ok()
-                .and_then(|f| crate::index::build::read_open(f).ok());
-            let lines = bytes.map_or_else(Vec::new, |b| {
+            let lines = opener.read(path).map_or_else(Vec::new, |b| {
                 crate::text::search::matching_lines(s, &matcher, &b)
             });
             (i, lines)

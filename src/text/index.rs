@@ -12,6 +12,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use super::search::Opener;
 use super::walk::TextFile;
 use crate::index::codec::{checksum_bytes, put_str, put_varint, Reader, CHECKSUM_CHUNK};
 
@@ -274,16 +275,12 @@ impl Seen {
     }
 }
 
-fn file_grams(root: &Path, f: &TextFile, seen: &mut Seen) -> FileGrams {
+fn file_grams(opener: &Opener, f: &TextFile, seen: &mut Seen) -> FileGrams {
     if f.size > MAX_INDEXED_BYTES {
         return FileGrams::none(UNINDEXED);
     }
-    let bytes = match crate::query::source::open_beneath(root, &f.path)
-        .map_err(|_| ())
-        .and_then(|file| crate::index::build::read_open(file).map_err(|_| ()))
-    {
-        Ok(b) => b,
-        Err(()) => return FileGrams::none(UNINDEXED),
+    let Some(bytes) = opener.read(&f.path) else {
+        return FileGrams::none(UNINDEXED);
     };
     // rg reads a file that starts with a UTF-16 byte order mark as UTF-8 transcoded from it:
     // its raw bytes say nothing of what rg matches.
@@ -311,10 +308,11 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
         .map_err(io)?;
     let mut flags: Vec<(u8, u64)> = Vec::with_capacity(files.len());
     let mut postings = 0u64;
+    let opener = Opener::new(root);
     for (b, batch) in files.chunks(BATCH).enumerate() {
         let got: Vec<FileGrams> = batch
             .par_iter()
-            .map_init(Seen::new, |seen, f| file_grams(root, f, seen))
+            .map_init(Seen::new, |seen, f| file_grams(&opener, f, seen))
             .collect();
         let first = (b * BATCH) as u32;
         shards

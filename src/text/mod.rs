@@ -107,6 +107,7 @@ fn overlay(
     let mut deleted = Vec::new();
     let mut id = 0u32;
     let n = base.len() as u32;
+    let opener = search::Opener::new(root);
     for f in walked {
         while id < n && base.entry(id).path < f.path.as_str() {
             deleted.push(base.entry(id).path.to_string());
@@ -116,7 +117,7 @@ fn overlay(
         match e {
             Some(e) if e.path == f.path => {
                 let same = e.size == f.size
-                    && (e.mtime_ns == f.mtime_ns || e.hash != 0 && same_bytes(root, f, e.hash));
+                    && (e.mtime_ns == f.mtime_ns || e.hash != 0 && same_bytes(&opener, f, e.hash));
                 if !same {
                     dirty.push(f.path.clone());
                 }
@@ -133,10 +134,9 @@ fn overlay(
 }
 
 /// True when `f` still has the bytes whose hash is `hash`.
-fn same_bytes(root: &Path, f: &TextFile, hash: u64) -> bool {
-    crate::query::source::open_beneath(root, &f.path)
-        .ok()
-        .and_then(|file| crate::index::build::read_open(file).ok())
+fn same_bytes(opener: &search::Opener, f: &TextFile, hash: u64) -> bool {
+    opener
+        .read(&f.path)
         .is_some_and(|b| crate::index::codec::hash64(&b) == hash)
 }
 
