@@ -376,3 +376,34 @@ fn the_text_walk_cache_still_sees_edits_in_place_new_directories_and_deletions()
     let (got, _) = knav_hits(&t, &["cached_marker"]);
     assert_eq!(got.len(), 3, "{got:?}");
 }
+
+#[test]
+fn a_refresh_that_finds_only_a_text_file_changed_keeps_every_c_file_indexed() {
+    // Regression: the index's walk found its files as cached and listed none, and the refresh
+    // that went on for the text file took every C file for deleted.
+    let t = fixture("grep-text-only");
+    age(&t.root);
+    knav(&t, &["index"]);
+    age(&t.root);
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(v["results"]["mode"], "unchanged", "{v}");
+    let p = t.root.join("Documentation/mm/highmem.rst");
+    let mut s = std::fs::read_to_string(&p).unwrap();
+    s.push_str("text_only_marker\n");
+    std::fs::write(&p, s).unwrap();
+    let (_, v) = json(&t, &["index"]);
+    let r = &v["results"];
+    assert_eq!(
+        (
+            r["mode"].as_str(),
+            r["deleted"].as_u64(),
+            r["files_scanned"].as_u64()
+        ),
+        (Some("incremental"), Some(0), Some(10)),
+        "{v}"
+    );
+    let (_, v) = json(&t, &["def", "kmap"]);
+    assert_eq!(v["definition_count"], 2, "{v}");
+    let (got, _) = knav_hits(&t, &["text_only_marker"]);
+    assert_eq!(got.len(), 1, "{got:?}");
+}

@@ -367,6 +367,11 @@ pub fn update_hinted(
             });
         }
     }
+    // Every file, for the diff (a walk that found the index's files as cached listed none when
+    // only the text part changed).
+    if let Some(c) = &cache {
+        walked.materialize(c, max_file_bytes);
+    }
     if hint.is_none() {
         indexed = old.as_ref().map(indexed_files).unwrap_or_default();
     }
