@@ -234,12 +234,17 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
     let found: Vec<(usize, Vec<u32>)> = candidates
         .par_iter()
         .enumerate()
-        .map_init(crate::text::search::searcher, |s, (i, path)| {
-            let lines = opener.read(path).map_or_else(Vec::new, |b| {
-                crate::text::search::matching_lines(s, &matcher, &b)
-            });
-            (i, lines)
-        })
+        .map_init(
+            || (crate::text::search::searcher(), Vec::new()),
+            |(s, buf), (i, path)| {
+                let lines = if opener.read_into(path, buf) {
+                    crate::text::search::matching_lines(s, &matcher, buf)
+                } else {
+                    Vec::new()
+                };
+                (i, lines)
+            },
+        )
         .filter(|(_, l)| !l.is_empty())
         .collect();
     // Keep what `within` and the active config keep.

@@ -275,23 +275,21 @@ impl Seen {
     }
 }
 
-fn file_grams(opener: &Opener, f: &TextFile, seen: &mut Seen) -> FileGrams {
-    if f.size > MAX_INDEXED_BYTES {
+fn file_grams(opener: &Opener, f: &TextFile, seen: &mut Seen, bytes: &mut Vec<u8>) -> FileGrams {
+    if f.size > MAX_INDEXED_BYTES || !opener.read_into(&f.path, bytes) {
         return FileGrams::none(UNINDEXED);
     }
-    let Some(bytes) = opener.read(&f.path) else {
-        return FileGrams::none(UNINDEXED);
-    };
+    let bytes = &bytes[..];
     // rg reads a file that starts with a UTF-16 byte order mark as UTF-8 transcoded from it:
     // its raw bytes say nothing of what rg matches.
     if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
         return FileGrams::none(UNINDEXED);
     }
-    let (text, flag) = match memchr::memchr(0, &bytes) {
+    let (text, flag) = match memchr::memchr(0, bytes) {
         Some(nul) => (&bytes[..nul], BINARY),
-        None => (&bytes[..], INDEXED),
+        None => (bytes, INDEXED),
     };
-    FileGrams::by_shard(flag, crate::index::codec::hash64(&bytes), seen.grams(text))
+    FileGrams::by_shard(flag, crate::index::codec::hash64(bytes), seen.grams(text))
 }
 
 /// Files extracted together before their trigrams are added in id order.
@@ -312,7 +310,10 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     for (b, batch) in files.chunks(BATCH).enumerate() {
         let got: Vec<FileGrams> = batch
             .par_iter()
-            .map_init(Seen::new, |seen, f| file_grams(&opener, f, seen))
+            .map_init(
+                || (Seen::new(), Vec::new()),
+                |(seen, buf), f| file_grams(&opener, f, seen, buf),
+            )
             .collect();
         let first = (b * BATCH) as u32;
         shards

@@ -119,6 +119,24 @@ impl Opener {
         crate::index::build::read_open(file).ok()
     }
 
+    /// Reads root-relative `rel` into `buf` (its old content dropped, its capacity kept: a
+    /// search reads thousands of files through one buffer per thread, with no mapping to set
+    /// up and tear down for each); false when it cannot be read or is not a regular file below
+    /// the root.
+    pub fn read_into(&self, rel: &str, buf: &mut Vec<u8>) -> bool {
+        use std::io::Read;
+        let file = match self.open2(rel) {
+            Some(Ok(f)) => f,
+            Some(Err(())) => return false,
+            None => match crate::query::source::open_beneath(&self.root, rel) {
+                Ok(f) => f,
+                Err(_) => return false,
+            },
+        };
+        buf.clear();
+        (&file).read_to_end(buf).is_ok()
+    }
+
     /// `openat2` with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS; `None` when the system lacks it.
     #[cfg(target_os = "linux")]
     fn open2(&self, rel: &str) -> Option<Result<std::fs::File, ()>> {
