@@ -237,11 +237,9 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         .map_init(
             || (crate::text::search::searcher(), Vec::new()),
             |(s, buf), (i, path)| {
-                let lines = if opener.read_into(path, buf) {
-                    crate::text::search::matching_lines(s, &matcher, buf)
-                } else {
-                    Vec::new()
-                };
+                let lines = opener.read_with(path, buf).map_or_else(Vec::new, |b| {
+                    crate::text::search::matching_lines(s, &matcher, &b)
+                });
                 (i, lines)
             },
         )

@@ -276,9 +276,12 @@ impl Seen {
 }
 
 fn file_grams(opener: &Opener, f: &TextFile, seen: &mut Seen, bytes: &mut Vec<u8>) -> FileGrams {
-    if f.size > MAX_INDEXED_BYTES || !opener.read_into(&f.path, bytes) {
+    if f.size > MAX_INDEXED_BYTES {
         return FileGrams::none(UNINDEXED);
     }
+    let Some(bytes) = opener.read_with(&f.path, bytes) else {
+        return FileGrams::none(UNINDEXED);
+    };
     let bytes = &bytes[..];
     // rg reads a file that starts with a UTF-16 byte order mark as UTF-8 transcoded from it:
     // its raw bytes say nothing of what rg matches.

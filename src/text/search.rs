@@ -88,6 +88,28 @@ pub fn column(matcher: &RegexMatcher, line: &[u8]) -> u32 {
         .map_or(1, |m| m.start() as u32 + 1)
 }
 
+/// Files up to this many bytes are read into a reused buffer; larger ones are read whole (or
+/// mapped), so that no thread keeps a buffer the size of the largest file.
+pub const BUFFERED: u64 = 1 << 20;
+
+/// A file's bytes: in the caller's buffer, or its own.
+pub enum Bytes<'b> {
+    /// In the buffer passed.
+    Buffered(&'b [u8]),
+    /// Read or mapped on their own.
+    Own(crate::index::build::Source),
+}
+
+impl std::ops::Deref for Bytes<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Buffered(b) => b,
+            Bytes::Own(s) => s,
+        }
+    }
+}
+
 /// Opens files under a root for reading, refusing a symbolic link at any component below the
 /// root and anything but a regular file, as [`crate::query::source::open_beneath`] does, but in
 /// one `openat2` call from a root opened once (Linux 5.6 and later; elsewhere, and where the
@@ -119,22 +141,23 @@ impl Opener {
         crate::index::build::read_open(file).ok()
     }
 
-    /// Reads root-relative `rel` into `buf` (its old content dropped, its capacity kept: a
-    /// search reads thousands of files through one buffer per thread, with no mapping to set
-    /// up and tear down for each); false when it cannot be read or is not a regular file below
-    /// the root.
-    pub fn read_into(&self, rel: &str, buf: &mut Vec<u8>) -> bool {
+    /// The bytes of root-relative `rel`: a file up to [`BUFFERED`] bytes read into `buf` (its
+    /// capacity kept: a search reads thousands of files through one buffer per thread, with no
+    /// mapping to set up and tear down for each), a larger one as the index build reads it;
+    /// `None` when it cannot be read or is not a regular file below the root.
+    pub fn read_with<'b>(&self, rel: &str, buf: &'b mut Vec<u8>) -> Option<Bytes<'b>> {
         use std::io::Read;
         let file = match self.open2(rel) {
             Some(Ok(f)) => f,
-            Some(Err(())) => return false,
-            None => match crate::query::source::open_beneath(&self.root, rel) {
-                Ok(f) => f,
-                Err(_) => return false,
-            },
+            Some(Err(())) => return None,
+            None => crate::query::source::open_beneath(&self.root, rel).ok()?,
         };
+        if file.metadata().ok()?.len() > BUFFERED {
+            return crate::index::build::read_open(file).ok().map(Bytes::Own);
+        }
         buf.clear();
-        (&file).read_to_end(buf).is_ok()
+        (&file).read_to_end(buf).ok()?;
+        Some(Bytes::Buffered(buf))
     }
 
     /// `openat2` with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS; `None` when the system lacks it.
