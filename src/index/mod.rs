@@ -529,6 +529,13 @@ pub fn update_hinted(
     // back whole, so the segment build's peak is not raised by them.
     progress.phase("text index");
     let text = text_for(report.mode == UpdateMode::Full)?;
+    // What the text build freed (its per-thread sets and buffers) goes back to the system
+    // before the segment build grows.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free heap memory; no live allocation is touched.
+    unsafe {
+        libc::malloc_trim(0);
+    }
     trace.mark("text index");
     let ctags = knav_ctags::Ctags::probe().map_err(|e| e.to_string())?;
     trace.mark("probe");
