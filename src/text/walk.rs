@@ -254,6 +254,7 @@ fn refresh(
         .map(|d| {
             let dir = root.join(&d.path);
             // The stats the index's walk has; the other files are stat'ed here.
+            let mut path = String::new();
             let given: Vec<Option<(u64, i64)>> = d
                 .names
                 .iter()
@@ -263,7 +264,15 @@ fn refresh(
                         crate::walk::is_source_name(name) || crate::walk::is_build_name(name);
                     match known {
                         Known::AsCached if indexed => Some((size, mtime)),
-                        Known::Stats(m) if indexed => m.get(join(&d.path, name).as_str()).copied(),
+                        Known::Stats(m) if indexed => {
+                            path.clear();
+                            if !d.path.is_empty() {
+                                path.push_str(&d.path);
+                                path.push('/');
+                            }
+                            path.push_str(name);
+                            m.get(path.as_str()).copied()
+                        }
                         _ => None,
                     }
                 })
