@@ -282,8 +282,8 @@ fn knav_counts(tree: &str, args: &[&str]) -> std::collections::BTreeMap<String, 
 /// Patterns of every kind: selective, common, case-insensitive, anchored, without a usable
 /// literal, Unicode, fixed strings, words, globs and paths.
 pub const GREP_PATTERNS: &[&[&str]] = &[
-    &["vfs_read_iter"],
-    &[r"EXPORT_SYMBOL_GPL\(kmap"],
+    &["vfs_iter_read"],
+    &[r"EXPORT_SYMBOL\(kmap"],
     &["sched_switch"],
     &["CONFIG_HIGHMEM"],
     &[r"compatible = .arm,cortex-a9"],

@@ -38,8 +38,8 @@ pub const SYMBOLS: &[&str] = &[
 /// Patterns `knav grep` is timed on against `rg -n` (the same flags to both, run in the tree):
 /// selective, common, case-insensitive, and without a literal the trigram index can use.
 pub const GREP_PATTERNS: &[&[&str]] = &[
-    &["vfs_read_iter"],
-    &[r"EXPORT_SYMBOL_GPL\(kmap"],
+    &["vfs_iter_read"],
+    &[r"EXPORT_SYMBOL\(kmap"],
     &["sched_switch"],
     &["CONFIG_HIGHMEM"],
     &["compatible = \"arm,cortex-a9"],
@@ -756,7 +756,7 @@ impl Setup {
                 r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"kernel-bench","version":"1"}}"#,
             )?;
             mcp.notify("notifications/initialized")?;
-            let call = r#"{"name":"search_text","arguments":{"pattern":"vfs_read_iter"}}"#;
+            let call = r#"{"name":"search_text","arguments":{"pattern":"vfs_iter_read"}}"#;
             let first = mcp.request("tools/call", call)?;
             if first.contains("\"isError\":true") {
                 return Err(format!("search_text failed: {first}"));
