@@ -186,7 +186,9 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         .chain(&text.deleted)
         .map(String::as_str)
         .collect();
-    let mut candidates: Vec<&str> = Vec::new();
+    // Each with whether the index found it free of NUL bytes (base files only: what changed
+    // since is scanned for one).
+    let mut candidates: Vec<(&str, bool)> = Vec::new();
     let base_ids: Box<dyn Iterator<Item = u32>> = match &selected {
         Some(ids) => Box::new(ids.iter().copied()),
         None => Box::new(0..idx.len() as u32),
@@ -194,7 +196,7 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
     for id in base_ids {
         let e = idx.entry(id);
         if !stale.contains(e.path) && scope.holds(e.path) {
-            candidates.push(e.path);
+            candidates.push((e.path, e.flag == crate::text::index::INDEXED));
         }
     }
     if selected.is_some() {
@@ -202,17 +204,19 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
             text.unindexed
                 .iter()
                 .map(String::as_str)
-                .filter(|p| !stale.contains(p) && scope.holds(p)),
+                .filter(|p| !stale.contains(p) && scope.holds(p))
+                .map(|p| (p, false)),
         );
     }
     candidates.extend(
         text.dirty
             .iter()
             .map(String::as_str)
-            .filter(|p| scope.holds(p)),
+            .filter(|p| scope.holds(p))
+            .map(|p| (p, false)),
     );
     candidates.sort_unstable();
-    candidates.dedup();
+    candidates.dedup_by(|a, b| a.0 == b.0);
     // What the search covers, for the summary.
     let (searched, binary) = if scope.is_filtered() {
         let mut n = 0u64;
@@ -236,9 +240,9 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         .enumerate()
         .map_init(
             || (crate::text::search::searcher(), Vec::new()),
-            |(s, buf), (i, path)| {
+            |(s, buf), (i, (path, text_known))| {
                 let lines = opener.read_with(path, buf).map_or_else(Vec::new, |b| {
-                    crate::text::search::matching_lines(s, &matcher, &b)
+                    crate::text::search::matching_lines(s, &matcher, &b, *text_known)
                 });
                 (i, lines)
             },
@@ -250,7 +254,7 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
     let mut hidden = 0usize;
     let mut hits: Vec<(&str, u32, Option<bool>)> = Vec::new();
     for (i, lines) in found {
-        let path = candidates[i];
+        let path = candidates[i].0;
         let ranges = scope.within.as_ref().and_then(|w| w.get(path));
         let at = q.snap.find_file(path);
         for line in lines {

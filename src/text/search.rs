@@ -62,11 +62,19 @@ impl Sink for Lines<'_> {
 }
 
 /// The lines of `bytes` (a whole file) where `matcher` matches, as rg finds them.
-pub fn matching_lines(searcher: &mut Searcher, matcher: &RegexMatcher, bytes: &[u8]) -> Vec<u32> {
+///
+/// `text_known`: the text index found no NUL in the file as it is now (its size and mtime are
+/// the indexed ones), so it need not be scanned for one again.
+pub fn matching_lines(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    bytes: &[u8],
+    text_known: bool,
+) -> Vec<u32> {
     let mut out = Vec::new();
     // A file with a NUL byte is read as rg reads it, buffer by buffer, so that its binary rule
     // stops at the same place; any other is searched in place.
-    let done = if memchr::memchr(0, bytes).is_some() {
+    let done = if !text_known && memchr::memchr(0, bytes).is_some() {
         searcher.search_reader(matcher, bytes, Lines(&mut out))
     } else {
         searcher.search_slice(matcher, bytes, Lines(&mut out))
