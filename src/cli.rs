@@ -1,6 +1,6 @@
 //! Command-line arguments and dispatch: parse, open (or first build) the index, run one query,
 //! render its envelope. Exit 0 with results, 1 when the envelope carries an error, 2 for a
-//! usage error.
+//! usage error; `grep` exits as grep does (0 with hits, 1 without, 2 on any error).
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -126,6 +126,41 @@ enum Command {
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
     },
+    /// The lines of any text file matching PATTERN, as `rg -n` finds them (search_text).
+    /// Exit 0 with hits, 1 without, 2 on an error.
+    Grep(GrepArgs),
+}
+
+#[derive(Args, Clone)]
+struct GrepArgs {
+    /// A Rust regular expression (rg's syntax), or a literal with -F.
+    pattern: String,
+    /// Files or directories to search in, relative to the root (default: all of it).
+    paths: Vec<String>,
+    /// Take the pattern as a literal string.
+    #[arg(short = 'F', long)]
+    fixed_strings: bool,
+    /// Match case-insensitively.
+    #[arg(short = 'i', long)]
+    ignore_case: bool,
+    /// Only matches surrounded by word boundaries.
+    #[arg(short = 'w', long)]
+    word_regexp: bool,
+    /// Only files matching this rg glob; `!GLOB` excludes (repeatable).
+    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
+    globs: Vec<String>,
+    /// Only hits inside the definitions of SYMBOL.
+    #[arg(long, value_name = "SYMBOL")]
+    within: Option<String>,
+    /// Lines of context either side of each hit (0-10).
+    #[arg(short = 'C', long, default_value_t = 0, value_name = "N")]
+    context: u32,
+    /// List the files with hits, not the lines.
+    #[arg(short = 'l', long, conflicts_with = "count")]
+    files_with_matches: bool,
+    /// Count the matching lines of each file.
+    #[arg(short = 'c', long)]
+    count: bool,
 }
 
 #[derive(Parser)]
@@ -185,6 +220,25 @@ impl Command {
             Command::Files { query } => Ask::Files {
                 query: query.join(" "),
             },
+            Command::Grep(g) => Ask::Grep(Box::new(crate::query::GrepAsk {
+                pattern: crate::text::search::Pattern {
+                    text: g.pattern.clone(),
+                    fixed: g.fixed_strings,
+                    ignore_case: g.ignore_case,
+                    word: g.word_regexp,
+                },
+                paths: g.paths.clone(),
+                globs: g.globs.clone(),
+                within: g.within.clone(),
+                context: g.context,
+                mode: if g.files_with_matches {
+                    crate::query::GrepMode::Files
+                } else if g.count {
+                    crate::query::GrepMode::Count
+                } else {
+                    crate::query::GrepMode::Lines
+                },
+            })),
         })
     }
 }

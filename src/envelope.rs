@@ -55,6 +55,72 @@ pub struct Record {
     pub active: Option<Option<bool>>,
 }
 
+/// One line a text search matched (search_text).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Hit {
+    /// Root-relative path.
+    pub path: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based byte column of the first match on the line.
+    pub col: u32,
+    /// The line, cut at 200 characters (from a little before the match when it lies further).
+    pub snippet: String,
+    /// The innermost definition whose lines hold the hit, or `null`.
+    pub enclosing: Option<Enclosing>,
+    /// Enclosing `#if` conditions (C files), outermost first; `null` for other files.
+    pub guard: Option<Vec<String>>,
+    /// With `context`: the lines before and after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<Context>,
+    /// With an active config: `true` when it builds the line, `null` when undecided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active: Option<Option<bool>>,
+}
+
+/// The definition enclosing a hit.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Enclosing {
+    /// Its name.
+    pub symbol: String,
+    /// ctags kind.
+    pub kind: String,
+    /// First line.
+    pub line: u32,
+    /// Last line.
+    pub end_line: u32,
+    /// Its first source line, cut at 200 characters.
+    pub signature: String,
+}
+
+/// Lines around a hit.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Context {
+    /// The lines before it, in order.
+    pub before: Vec<String>,
+    /// The lines after it, in order.
+    pub after: Vec<String>,
+}
+
+/// What a text search covered.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct SearchSummary {
+    /// The pattern.
+    pub pattern: String,
+    /// `lines`, `files` (`-l`) or `count` (`-c`).
+    pub mode: &'static str,
+    /// Matching lines (kept, in every page).
+    pub hits: u64,
+    /// Files with a kept hit.
+    pub files_with_hits: u64,
+    /// Files rg searches within the scope (paths, globs, prefix).
+    pub files_searched: u64,
+    /// Of those, files read because the trigram index could not rule them out.
+    pub files_read: u64,
+    /// Of those searched, files with a NUL byte, which rg reads only up to it.
+    pub files_binary: u64,
+}
+
 /// A result left out because the active configuration does not build it.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Hidden {
@@ -151,6 +217,8 @@ pub struct FileHit {
 pub enum Results {
     /// Symbol, reference or body records.
     Records(Vec<Record>),
+    /// Text search hits.
+    Hits(Vec<Hit>),
     /// References grouped by file.
     Groups(Vec<FileGroup>),
     /// Call sites.
@@ -257,6 +325,9 @@ pub struct Envelope {
     /// Results the active configuration does not build, with the reason for each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hidden: Vec<Hidden>,
+    /// Text searches: what was searched and found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchSummary>,
 }
 
 impl Envelope {
@@ -278,6 +349,7 @@ impl Envelope {
             near_misses: Vec::new(),
             index: None,
             hidden: Vec::new(),
+            search: None,
         }
     }
 
@@ -305,12 +377,14 @@ impl Envelope {
         });
     }
 
-    /// The process exit code for this envelope: 1 when it carries an error.
+    /// The process exit code for this envelope: 1 when it carries an error. A text search
+    /// answers as grep does: 0 with hits, 1 without, 2 on an error.
     pub fn exit_code(&self) -> i32 {
-        if self.error.is_some() {
-            1
-        } else {
-            0
+        match (self.tool, self.error.is_some()) {
+            ("search_text", true) => 2,
+            ("search_text", false) if self.total == 0 => 1,
+            (_, true) => 1,
+            _ => 0,
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod request;
 pub mod scan;
 pub mod serve;
 pub mod settings;
+pub mod text;
 pub mod walk;
 
 /// Cases a property test runs: its own count `n`, or `PROPTEST_CASES` when set

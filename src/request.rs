@@ -64,6 +64,8 @@ pub enum Ask {
         /// Parts of a path (`ext2 file`).
         query: String,
     },
+    /// search_text.
+    Grep(Box<query::GrepAsk>),
 }
 
 impl Ask {
@@ -79,6 +81,7 @@ impl Ask {
             Ask::Symbols { .. } => "list_file_symbols",
             Ask::Find { .. } => "search_symbols",
             Ask::Files { .. } => "search_files",
+            Ask::Grep(_) => "search_text",
         }
     }
 }
@@ -153,6 +156,15 @@ fn check(ask: &Ask) -> Result<(), String> {
             quote(query)
         )),
         Ask::Find { .. } | Ask::Files { .. } => Ok(()),
+        Ask::Grep(g) => {
+            if let Some(p) = g.paths.iter().find(|p| p.len() > MAX_PATH) {
+                return Err(format!("path {} is longer than {MAX_PATH} bytes", quote(p)));
+            }
+            match &g.within {
+                Some(w) => name("within", w),
+                None => Ok(()),
+            }
+        }
     }
 }
 
@@ -342,6 +354,7 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
         Ask::Symbols { file } => query::list_file_symbols(q, file),
         Ask::Find { query, kind } => query::search_symbols(q, query, *kind),
         Ask::Files { query } => query::search_files(q, query),
+        Ask::Grep(g) => query::search_text(q, g),
     }
 }
 

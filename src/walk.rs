@@ -435,7 +435,7 @@ fn trusted_dir(root: &Path, i: usize, d: &DirListing, t: &Trust<'_>, max_file_by
 /// and each name relative to it (`fstatat`): a fraction of the cost of stats by full path.
 #[cfg(target_os = "linux")]
 #[allow(clippy::type_complexity)]
-fn stat_dir<'n>(
+pub(crate) fn stat_dir<'n>(
     dir: &Path,
     names: impl Iterator<Item = &'n str>,
 ) -> Option<(i64, Vec<Option<(u64, i64)>>)> {
@@ -498,7 +498,7 @@ fn stat_dir<'n>(
 
 #[cfg(not(target_os = "linux"))]
 #[allow(clippy::type_complexity)]
-fn stat_dir<'n>(
+pub(crate) fn stat_dir<'n>(
     dir: &Path,
     names: impl Iterator<Item = &'n str>,
 ) -> Option<(i64, Vec<Option<(u64, i64)>>)> {

@@ -286,3 +286,90 @@ fn search_finds_names_and_files_from_their_parts() {
     let out = knav(&tree, &["files", "ext4", "inode"]);
     assert!(out.starts_with("fs/ext4/inode.c  ("), "{out}");
 }
+
+/// `rg -c ARGS` run in `tree`: matching lines per file.
+fn rg_counts(tree: &str, args: &[&str]) -> std::collections::BTreeMap<String, u64> {
+    let out = Command::new("rg")
+        .args(["-c", "--no-heading", "--null", "--color", "never"])
+        .args(args)
+        .current_dir(tree)
+        .output()
+        .unwrap_or_else(|e| panic!("ripgrep is needed (apt-get install ripgrep): {e}"));
+    let mut counts = std::collections::BTreeMap::new();
+    for line in out.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let nul = line.iter().position(|&b| b == 0).expect("--null output");
+        let n: u64 = std::str::from_utf8(&line[nul + 1..])
+            .unwrap()
+            .parse()
+            .unwrap();
+        counts.insert(String::from_utf8_lossy(&line[..nul]).into_owned(), n);
+    }
+    counts
+}
+
+/// `knav grep -c ARGS`, every page: matching lines per file.
+fn knav_counts(tree: &str, args: &[&str]) -> std::collections::BTreeMap<String, u64> {
+    let mut counts = std::collections::BTreeMap::new();
+    loop {
+        let offset = counts.len().to_string();
+        let mut a = vec!["grep", "-c", "--format", "json", "--limit", "1000"];
+        a.extend(["--offset", &offset]);
+        a.extend(args);
+        let v: serde_json::Value = serde_json::from_str(&knav(tree, &a)).unwrap();
+        let rows = v["results"].as_array().cloned().unwrap_or_default();
+        for r in &rows {
+            counts.insert(
+                r["path"].as_str().unwrap().to_string(),
+                r["count"].as_u64().unwrap(),
+            );
+        }
+        if rows.is_empty() || counts.len() as u64 >= v["total"].as_u64().unwrap() {
+            return counts;
+        }
+    }
+}
+
+/// Patterns of every kind: selective, common, case-insensitive, anchored, without a usable
+/// literal, Unicode, fixed strings, words, globs and paths.
+pub const GREP_PATTERNS: &[&[&str]] = &[
+    &["vfs_iter_read"],
+    &[r"EXPORT_SYMBOL\(kmap"],
+    &["sched_switch"],
+    &["CONFIG_HIGHMEM"],
+    &[r"compatible = .arm,cortex-a9"],
+    &["-i", "use-after-free"],
+    &["-i", "lockdep_assert_held"],
+    &["-w", "kfree"],
+    &["-F", "struct file_operations ext4"],
+    &["Linus Torvalds"],
+    &[r"^#define\s+PAGE_SHIFT"],
+    &[r"\bmutex_lock_nested\b"],
+    &["Ωmega|µs|–"],
+    &["[A-Z_]{40,}"],
+    &["zz"],
+    &["-g", "*.rst", "kmalloc"],
+    &["-g", "!drivers/**", "spin_lock_irqsave"],
+    &["return", "fs/ext4"],
+    &["TODO", "mm", "include/linux"],
+];
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn grep_counts_exactly_rgs_lines_in_every_file_of_the_kernel() {
+    let tree = kernel();
+    for args in GREP_PATTERNS {
+        let want = rg_counts(&tree, args);
+        let got = knav_counts(&tree, args);
+        let differ: Vec<_> = want
+            .iter()
+            .filter(|(p, n)| got.get(*p) != Some(n))
+            .chain(got.iter().filter(|(p, _)| !want.contains_key(*p)))
+            .take(5)
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "knav grep {args:?} differs from rg -c: {differ:?}"
+        );
+        assert!(!want.is_empty(), "{args:?} finds something");
+    }
+}

@@ -53,7 +53,7 @@ struct Args {
     /// DEVELOPERS.md unpacks Debian's; the rows are left out without one).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Measure only these questions (comma-separated: def, refs, callers).
+    /// Measure only these questions (comma-separated: def, refs, callers, grep).
     #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers"])]
     only: Vec<String>,
 }
@@ -267,11 +267,17 @@ fn run(args: Args) -> Result<(), String> {
     };
     let (mut latencies, sizes) = setup.queries(&peers, suite::SYMBOLS, &args.only, &mut log);
     latencies.retain(|l| args.only.is_empty() || args.only.iter().any(|q| q == l.question));
+    let grep = if args.only.is_empty() || args.only.iter().any(|q| q == "grep") {
+        setup.grep(&peers, &mut log)
+    } else {
+        suite::Grep::default()
+    };
     let results = suite::Results {
         builds,
         refresh,
         latencies,
         sizes,
+        grep,
     };
     let md = report::markdown(&cx, &peers, &results);
     let svg = report::svg(&results);

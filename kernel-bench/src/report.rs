@@ -197,6 +197,45 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
             });
         }
     }
+    let g = &r.grep;
+    let ratios = grep_ratios(g);
+    let median = ratios.get(ratios.len() / 2).copied();
+    out.push(Ratio {
+        label: format!(
+            "knav grep / rg -n, median over {} patterns",
+            g.timings.len()
+        ),
+        knav: median.map_or("not measured".into(), |m| format!("{m:.3}")),
+        peer: "rg -n, same flags".into(),
+        value: median,
+        goal: 0.1,
+    });
+    out.push(Ratio {
+        label: "knav grep / rg -n, slowest pattern".into(),
+        knav: ratios
+            .last()
+            .map_or("not measured".into(), |m| format!("{m:.3}")),
+        peer: "rg -n, same flags".into(),
+        value: ratios.last().copied(),
+        goal: 1.0,
+    });
+    out.push(Ratio {
+        label: "search_text (selective) through `knav serve` / 10 ms".into(),
+        knav: g.serve.map_or("failed".into(), ms),
+        peer: "10 ms".into(),
+        value: g.serve.map(|d| d.as_secs_f64() * 1e3 / 10.0),
+        goal: 1.0,
+    });
+    out.push(Ratio {
+        label: "text index bytes / bytes it covers".into(),
+        knav: g.index_bytes.map_or("n/a".into(), |(i, _)| mb(i)),
+        peer: g.index_bytes.map_or("n/a".into(), |(_, c)| mb(c)),
+        value: g
+            .index_bytes
+            .filter(|&(_, c)| c > 0)
+            .map(|(i, c)| i as f64 / c as f64),
+        goal: 0.2,
+    });
     let knav_bytes: usize = r.sizes.iter().map(|s| s.def_text + s.refs_text).sum();
     let rg_bytes: Option<usize> = r.sizes.iter().map(|s| s.rg.map(|b| 2 * b)).sum();
     out.push(Ratio {
@@ -209,6 +248,18 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
         goal: 0.10,
     });
     out
+}
+
+/// knav grep / rg per pattern measured, smallest first.
+fn grep_ratios(g: &crate::suite::Grep) -> Vec<f64> {
+    let mut v: Vec<f64> = g
+        .timings
+        .iter()
+        .filter(|t| t.ok && !t.rg.is_zero())
+        .map(|t| t.knav.as_secs_f64() / t.rg.as_secs_f64())
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
 }
 
 /// The Markdown report.
@@ -254,6 +305,35 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
             "| {} | {} | {} | {} | ≤ {} | {} |",
             t.label, t.knav, t.peer, ratio, t.goal, met
         );
+    }
+
+    if !r.grep.timings.is_empty() || !r.grep.notes.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n## knav grep against rg -n\n\nWhole processes, medians, warm cache (each run \
+             once first); the same flags to both, rg run in the tree.\n"
+        );
+        let _ = writeln!(
+            o,
+            "| pattern | knav grep | rg -n | knav / rg |\n|---|---|---|---|"
+        );
+        for t in &r.grep.timings {
+            let ratio = if t.ok && !t.rg.is_zero() {
+                format!("{:.3}", t.knav.as_secs_f64() / t.rg.as_secs_f64())
+            } else {
+                "failed".into()
+            };
+            let _ = writeln!(
+                o,
+                "| `{}` | {} | {} | {ratio} |",
+                t.args.replace('|', "\\|"),
+                ms(t.knav),
+                ms(t.rg)
+            );
+        }
+        for n in &r.grep.notes {
+            let _ = writeln!(o, "\n{n}");
+        }
     }
 
     let _ = writeln!(o, "\n## Cold index\n");

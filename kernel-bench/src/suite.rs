@@ -35,6 +35,60 @@ pub const SYMBOLS: &[&str] = &[
     "task_struct",
 ];
 
+/// Patterns `knav grep` is timed on against `rg -n` (the same flags to both, run in the tree):
+/// selective, common, case-insensitive, and without a literal the trigram index can use.
+pub const GREP_PATTERNS: &[&[&str]] = &[
+    &["vfs_iter_read"],
+    &[r"EXPORT_SYMBOL\(kmap"],
+    &["sched_switch"],
+    &["CONFIG_HIGHMEM"],
+    &["compatible = \"arm,cortex-a9"],
+    &["Linus Torvalds"],
+    &[r"^#define\s+PAGE_SHIFT"],
+    &[r"\bmutex_lock_nested\b"],
+    &["-F", "struct file_operations ext4"],
+    &["-w", "ext4_mark_inode_dirty"],
+    &["copy_from_user"],
+    &["spin_lock_irqsave"],
+    &["kmalloc"],
+    &["TODO"],
+    &["return"],
+    &["-i", "use-after-free"],
+    &["-i", "lockdep_assert_held"],
+    &["-i", "ext4 error"],
+    &["[A-Z_]{40,}"],
+    &["zz"],
+    &[r"\w+_lock\(&\w+->"],
+    &["-g", "*.rst", "kmalloc"],
+];
+
+/// One pattern timed with `knav grep` and `rg -n` (medians, warm cache).
+#[derive(Clone, Debug)]
+pub struct GrepTiming {
+    /// The flags and pattern, as given to both.
+    pub args: String,
+    /// `knav grep`, whole process.
+    pub knav: Duration,
+    /// `rg -n`, whole process.
+    pub rg: Duration,
+    /// Both exited with 0 or 1.
+    pub ok: bool,
+}
+
+/// The grep section: per-pattern timings, a selective pattern through `knav serve`, and the
+/// text index's bytes against the bytes it covers.
+#[derive(Clone, Debug, Default)]
+pub struct Grep {
+    /// One row per pattern.
+    pub timings: Vec<GrepTiming>,
+    /// `search_text` of a selective pattern through `knav serve` (median of 5).
+    pub serve: Option<Duration>,
+    /// Bytes of the text index and of the files it covers.
+    pub index_bytes: Option<(u64, u64)>,
+    /// What could not be measured.
+    pub notes: Vec<String>,
+}
+
 /// What to measure and where.
 pub struct Setup {
     /// The tree every tool indexes.
@@ -108,6 +162,8 @@ pub struct Results {
     pub latencies: Vec<Latency>,
     /// Answer sizes per symbol.
     pub sizes: Vec<Size>,
+    /// knav grep against rg.
+    pub grep: Grep,
 }
 
 /// Bytes of each answer to the questions about one symbol.
@@ -600,6 +656,122 @@ impl Setup {
             });
         }
         (lat, sizes)
+    }
+}
+
+impl Setup {
+    /// Times `knav grep` against `rg -n` on [`GREP_PATTERNS`] (each run once first, so both
+    /// find the tree in the page cache), then a selective pattern through `knav serve`.
+    pub fn grep(&self, peers: &Peers, log: &mut dyn FnMut(&str)) -> Grep {
+        let mut out = Grep {
+            index_bytes: self.text_index_bytes(),
+            ..Default::default()
+        };
+        let Some(rg) = peers.rg.cmd() else {
+            out.notes.push("rg is missing: grep not compared".into());
+            return out;
+        };
+        let rg_program = rg.get_program().to_owned();
+        for args in GREP_PATTERNS {
+            log(&format!("grep: {}", args.join(" ")));
+            let mut knav = self.knav();
+            knav.arg("grep")
+                .args(*args)
+                .arg("--root")
+                .arg(&self.tree)
+                .arg("--index-dir")
+                .arg(self.knav_index_dir());
+            let mut rg = Command::new(&rg_program);
+            rg.current_dir(&self.tree).arg("-n").args(*args);
+            let mut ok = true;
+            let mut times = (Vec::new(), Vec::new());
+            for round in 0..=self.runs.max(1) {
+                for (cmd, samples) in [(&mut knav, &mut times.0), (&mut rg, &mut times.1)] {
+                    match run(cmd) {
+                        // grep's status: 0 with hits, 1 without.
+                        Ok(r) if r.ok || r.stdout.is_empty() => {
+                            if round > 0 {
+                                samples.push(r.wall);
+                            }
+                        }
+                        _ => ok = false,
+                    }
+                }
+            }
+            out.timings.push(GrepTiming {
+                args: args.join(" "),
+                knav: median_p90(&times.0).0,
+                rg: median_p90(&times.1).0,
+                ok,
+            });
+        }
+        log("grep: knav serve");
+        match self.serve_grep() {
+            Ok(d) => out.serve = Some(d),
+            Err(e) => out.notes.push(format!("knav serve: {e}")),
+        }
+        out
+    }
+
+    /// Bytes of the text index (its `tx-` directory) and of the files it covers (the
+    /// manifest's `text.bytes`).
+    fn text_index_bytes(&self) -> Option<(u64, u64)> {
+        let dir = self.knav_index_dir();
+        let manifest = std::fs::read_to_string(dir.join("CURRENT")).ok()?;
+        let text = &manifest[manifest.find("\"text\":")?..];
+        let name = text.split("\"dir\": \"").nth(1)?.split('"').next()?;
+        let covered = text.split("\"bytes\": ").nth(1)?;
+        let covered: u64 = covered
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()?;
+        Some((dir_bytes(&dir.join(name)), covered))
+    }
+
+    /// The median of 5 `search_text` calls for a selective pattern through `knav serve`.
+    fn serve_grep(&self) -> Result<Duration, String> {
+        let mut child = self
+            .knav()
+            .arg("serve")
+            .arg("--root")
+            .arg(&self.tree)
+            .arg("--index-dir")
+            .arg(self.knav_index_dir())
+            .arg("--debounce")
+            .arg("3600")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let result = (|| {
+            let mut mcp = Session {
+                stdin: child.stdin.take().ok_or("no stdin")?,
+                lines: BufReader::new(child.stdout.take().ok_or("no stdout")?).lines(),
+                id: 0,
+            };
+            mcp.request(
+                "initialize",
+                r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"kernel-bench","version":"1"}}"#,
+            )?;
+            mcp.notify("notifications/initialized")?;
+            let call = r#"{"name":"search_text","arguments":{"pattern":"vfs_iter_read"}}"#;
+            let first = mcp.request("tools/call", call)?;
+            if first.contains("\"isError\":true") {
+                return Err(format!("search_text failed: {first}"));
+            }
+            let mut samples = Vec::new();
+            for _ in 0..5 {
+                let t = Instant::now();
+                mcp.request("tools/call", call)?;
+                samples.push(t.elapsed());
+            }
+            Ok(median_p90(&samples).0)
+        })();
+        let _ = child.kill();
+        let _ = child.wait();
+        result
     }
 }
 

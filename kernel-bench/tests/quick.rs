@@ -69,6 +69,7 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
         "### refs",
         "### callers",
         "## Answer size",
+        "## knav grep against rg -n",
     ] {
         assert!(md.contains(section), "report lacks {section}:\n{md}");
     }
@@ -86,6 +87,10 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
         "| definition lookup, knav def / global -x ",
         "| references of kmalloc, knav refs / cscope -L0 | ",
         "| answer tokens (def + refs), knav text / rg -w -n | ",
+        "| knav grep / rg -n, median over 22 patterns | ",
+        "| knav grep / rg -n, slowest pattern | ",
+        "| search_text (selective) through `knav serve` / 10 ms | ",
+        "| text index bytes / bytes it covers | ",
     ] {
         let row = md
             .lines()
@@ -113,7 +118,7 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert_eq!(
         svg.matches("stroke-width=\"2\"").count(),
-        10,
+        14,
         "a goal mark per target"
     );
     let _ = std::fs::remove_dir_all(&base);

@@ -150,7 +150,7 @@ pub fn hash64(data: &[u8]) -> u64 {
 
 /// Bytes per checksum chunk: a file is hashed chunk by chunk, so that a large one is never held
 /// in memory and a mapped one gives the same sum.
-const CHECKSUM_CHUNK: usize = 1 << 20;
+pub const CHECKSUM_CHUNK: usize = 1 << 20;
 
 /// The checksum of a file, read in chunks so a large index file is never held in memory.
 pub fn checksum_file(path: &std::path::Path) -> std::io::Result<u64> {

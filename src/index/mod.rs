@@ -79,6 +79,10 @@ pub struct UpdateReport {
     /// the unreadable index found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebuilt_because: Option<String>,
+    /// Files the text index (`knav grep`) covers: every file rg searches.
+    pub text_files: u64,
+    /// Bytes of the text index's base on disk.
+    pub text_index_bytes: u64,
 }
 
 /// What an update did: the `mode` of its report.
@@ -149,7 +153,10 @@ fn same_segments(
     started: Instant,
     index_dir: &Path,
 ) -> UpdateReport {
+    let text = snap.manifest.text.as_ref();
     UpdateReport {
+        text_files: text.map_or(0, |t| t.files),
+        text_index_bytes: text.map_or(0, |t| t.index_bytes),
         dirs_read: walked.dirs_read,
         walk_errors: walk_errors(walked),
         files_scanned: snap.manifest.files_scanned,
@@ -167,6 +174,7 @@ fn index_bytes(index_dir: &Path, manifest: &Manifest) -> u64 {
         .iter()
         .map(|s| s.dir.as_str())
         .chain(manifest.build_files.iter().map(|b| b.dir.as_str()))
+        .chain(manifest.text.iter().map(|t| t.dir.as_str()))
         .map(|d| dir_size(&index_dir.join(d)))
         .sum()
 }
@@ -224,12 +232,22 @@ pub fn update_hinted(
         mut indexed,
     } = walk_tree(root, opts, old.as_ref(), up.cache.as_ref(), hint);
     trace.mark("walk");
-    if let (Some(snap), Some(c)) = (&old, &up.cache) {
-        if hint.is_none()
-            && c.generation == snap.manifest.generation
-            && walked.same_as_cache()
-            && snap.build_error.is_none()
-        {
+    let same_walk = match (&old, &up.cache) {
+        (Some(snap), Some(c)) => {
+            hint.is_none()
+                && c.generation == snap.manifest.generation
+                && walked.same_as_cache()
+                && snap.build_error.is_none()
+        }
+        _ => false,
+    };
+    if let Some(c) = up.cache.as_ref().filter(|_| !same_walk) {
+        walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
+    }
+    let text = TextUpdate::walk(root, index_dir, old.as_ref(), &walked, same_walk, opts);
+    trace.mark("text walk");
+    if let Some(snap) = &old {
+        if same_walk && text.same {
             progress.finish();
             return Ok(UpdateReport {
                 mode: UpdateMode::Unchanged,
@@ -237,6 +255,8 @@ pub fn update_hinted(
             });
         }
     }
+    // Every file, for the diff (a walk that found the index's files as cached listed none when
+    // only the text part changed).
     if let Some(c) = &up.cache {
         walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
     }
@@ -252,16 +272,112 @@ pub fn update_hinted(
     if let (Some(snap), Some(d)) = (&old, &changes) {
         if d.changed.is_empty() && d.deleted.is_empty() {
             let report = if builds.same {
-                up.keep_segments(snap, &walked)?
+                up.keep_segments(snap, &walked, &text)?
             } else {
-                up.replace_build_files(snap, &walked, &builds)?
+                up.replace_build_files(snap, &walked, &builds, &text)?
             };
             progress.finish();
             return Ok(report);
         }
     }
     trace.mark("inputs");
-    up.build(old, changes, walked, &builds, opts, progress, &mut trace)
+    up.build(
+        old, changes, walked, &builds, &text, opts, progress, &mut trace,
+    )
+}
+
+/// The text part's side of an update (`knav grep`'s index): rg's file set, walked with its own
+/// cache, and the part the new manifest names.
+struct TextUpdate {
+    walk: crate::text::walk::TextWalk,
+    /// The index's text part.
+    old: Option<crate::text::TextRef>,
+    /// The walk found every file as the cache of the index's part has it.
+    same: bool,
+}
+
+impl TextUpdate {
+    /// Walks rg's file set. The C sources and build files the index's walk covers are not
+    /// stat'ed twice (unless `index.ignore` left some out of it); `same_walk`: that walk found
+    /// them all as cached.
+    fn walk(
+        root: &Path,
+        index_dir: &Path,
+        old: Option<&Snapshot>,
+        walked: &crate::walk::Walk,
+        same_walk: bool,
+        opts: &BuildOptions,
+    ) -> TextUpdate {
+        use crate::text::walk::Known;
+        let cached = old.and_then(|_| crate::text::read_cache(index_dir));
+        let old_text = old.and_then(|s| s.manifest.text.clone());
+        let stats: std::collections::HashMap<&str, (u64, i64)> = if same_walk {
+            Default::default()
+        } else {
+            walked
+                .sources
+                .iter()
+                .chain(&walked.too_big)
+                .chain(&walked.builds)
+                .map(|f| (f.path.as_str(), (f.size, f.mtime_ns)))
+                .collect()
+        };
+        let known = match (opts.ignore.is_empty(), same_walk) {
+            (false, _) => Known::Nothing,
+            (true, true) => Known::AsCached,
+            (true, false) => Known::Stats(&stats),
+        };
+        // The cache describes the manifest's text part: a walk that finds it all as cached
+        // needs to list nothing.
+        let current = old_text
+            .as_ref()
+            .zip(cached.as_ref())
+            .is_some_and(|(t, (_, part))| t.dir == *part);
+        let walk = crate::text::walk::walk(root, cached.as_ref().map(|(c, _)| c), &known, current);
+        TextUpdate {
+            same: walk.same_as_cache && current,
+            walk,
+            old: old_text,
+        }
+    }
+
+    /// The text part for the new manifest: the index's when nothing changed (and no
+    /// `rebuild`), else the old base with a new overlay, or a new base.
+    fn part(
+        &self,
+        root: &Path,
+        index_dir: &Path,
+        rebuild: bool,
+    ) -> Result<Option<crate::text::TextRef>, IndexError> {
+        if self.same && !rebuild {
+            return Ok(self.old.clone().map(|t| crate::text::TextRef {
+                previous: None,
+                ..t
+            }));
+        }
+        crate::text::update(
+            root,
+            index_dir,
+            &self.walk.files,
+            self.old.as_ref(),
+            rebuild,
+        )
+        .map(Some)
+        .map_err(IndexError::Build)
+    }
+
+    /// Writes the text walk's listings for the published part `text`.
+    fn write_cache(
+        &self,
+        index_dir: &Path,
+        text: &Option<crate::text::TextRef>,
+    ) -> Result<(), IndexError> {
+        match text {
+            Some(t) if !self.same => crate::text::write_cache(index_dir, &self.walk.cache, &t.dir)
+                .map_err(IndexError::Build),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The index an update starts from, and why it is not built on when it is not.
@@ -291,6 +407,12 @@ fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -
         Some((Err(store::Damaged::Segments(e)), _)) => {
             rebuilt_because = Some(e.to_string());
             None
+        }
+        Some((Err(store::Damaged::Text(e)), mut s)) => {
+            // The text part is built again; the rest stays.
+            rebuilt_because = Some(e.to_string());
+            s.manifest.text = None;
+            Some(s)
         }
         Some((Err(store::Damaged::BuildFiles(e)), mut s)) => {
             rebuilt_because = Some(e.to_string());
@@ -426,7 +548,27 @@ impl Update<'_> {
         &self,
         snap: &Snapshot,
         walked: &crate::walk::Walk,
+        text: &TextUpdate,
     ) -> Result<UpdateReport, IndexError> {
+        let part = text.part(self.root, self.index_dir, false)?;
+        if part != snap.manifest.text {
+            // Only text files changed: a new overlay (or text base), the rest as it was.
+            let mut manifest = snap.manifest.clone();
+            manifest.generation += 1;
+            manifest.retired = Vec::new();
+            manifest.text = part;
+            manifest.published_unix = now_unix();
+            store::publish(self.index_dir, &manifest)?;
+            text.write_cache(self.index_dir, &manifest.text)?;
+            self.write_walk_cache(walked, manifest.generation)?;
+            return Ok(UpdateReport {
+                mode: UpdateMode::Incremental,
+                rebuilt_because: self.rebuilt_because.clone(),
+                index_bytes: index_bytes(self.index_dir, &manifest),
+                ..same_segments(snap, walked, self.started, self.index_dir)
+            });
+        }
+        text.write_cache(self.index_dir, &part)?;
         let stale = self
             .cache
             .as_ref()
@@ -446,6 +588,7 @@ impl Update<'_> {
         snap: &Snapshot,
         walked: &crate::walk::Walk,
         builds: &BuildFilesState,
+        text: &TextUpdate,
     ) -> Result<UpdateReport, IndexError> {
         let part = build_files_part(
             self.root,
@@ -459,8 +602,10 @@ impl Update<'_> {
         manifest.generation += 1;
         manifest.retired = Vec::new();
         manifest.build_files = part.part;
+        manifest.text = text.part(self.root, self.index_dir, false)?;
         manifest.published_unix = now_unix();
         store::publish(self.index_dir, &manifest)?;
+        text.write_cache(self.index_dir, &manifest.text)?;
         self.write_walk_cache(walked, manifest.generation)?;
         Ok(UpdateReport {
             mode: UpdateMode::Incremental,
@@ -490,6 +635,7 @@ impl Update<'_> {
         changes: Option<Diff>,
         walked: crate::walk::Walk,
         builds: &BuildFilesState,
+        text: &TextUpdate,
         opts: &BuildOptions,
         progress: &mut Progress,
         trace: &mut Trace,
@@ -503,6 +649,18 @@ impl Update<'_> {
         };
         let layout = self.layout(old.as_ref(), changes.as_ref(), &walked, &mut report);
         trace.mark("delta plan");
+        // The text part first, while the process is small: its lists live in mappings it gives
+        // back whole, so the segment build's peak is not raised by them.
+        progress.phase("text index");
+        let text_part = text.part(self.root, self.index_dir, report.mode == UpdateMode::Full)?;
+        // What the text build freed (its per-thread sets and buffers) goes back to the system
+        // before the segment build grows.
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: malloc_trim only releases free heap memory; no live allocation is touched.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+        trace.mark("text index");
         let ctags = knav_ctags::Ctags::probe().map_err(|e| IndexError::Ctags(e.into()))?;
         trace.mark("probe");
         let NewSegment { dir: seg_dir, meta } =
@@ -546,6 +704,7 @@ impl Update<'_> {
             other_files: walked.other_files,
             symlinks: walked.symlinks,
             build_files: part.part,
+            text: text_part,
             ..Default::default()
         };
         drop(old);
@@ -558,6 +717,7 @@ impl Update<'_> {
         trace.mark("count files");
         progress.phase("publish");
         store::publish(self.index_dir, &manifest)?;
+        text.write_cache(self.index_dir, &manifest.text)?;
         trace.mark("publish");
         self.write_walk_cache(&walked, manifest.generation)?;
         progress.finish();
@@ -567,6 +727,10 @@ impl Update<'_> {
         report.definitions = meta.defs;
         report.occurrences = meta.occurrences;
         report.index_bytes = index_bytes(self.index_dir, &manifest);
+        if let Some(t) = &manifest.text {
+            report.text_files = t.files;
+            report.text_index_bytes = t.index_bytes;
+        }
         trace.mark("walk cache + size");
         report.elapsed_ms = self.started.elapsed().as_millis() as u64;
         Ok(report)
@@ -667,7 +831,9 @@ impl Update<'_> {
     fn count_files(&self, manifest: &mut Manifest) -> Result<Vec<String>, IndexError> {
         let fresh = Snapshot::open_unpublished(self.root, self.index_dir, manifest)?;
         store::check_stamped(self.index_dir, &fresh, true).map_err(|e| match e {
-            store::Damaged::Segments(e) | store::Damaged::BuildFiles(e) => e,
+            store::Damaged::Segments(e)
+            | store::Damaged::BuildFiles(e)
+            | store::Damaged::Text(e) => e,
         })?;
         let counts = fresh.count_files();
         manifest.files_scanned = counts.scanned;

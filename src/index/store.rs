@@ -52,6 +52,9 @@ pub struct Manifest {
     /// The build-file part (Kbuild, Kconfig), when the tree has build files.
     #[serde(default)]
     pub build_files: Option<super::buildfiles::BuildFilesRef>,
+    /// The text part (`knav grep`): every file rg searches, as trigram postings.
+    #[serde(default)]
+    pub text: Option<crate::text::TextRef>,
 }
 
 /// One segment of the index.
@@ -212,12 +215,18 @@ fn remove_unreferenced(index_dir: &Path, manifest: &Manifest) {
                 .iter()
                 .flat_map(|b| std::iter::once(b.dir.as_str()).chain(b.previous.as_deref())),
         )
+        .chain(
+            manifest
+                .text
+                .iter()
+                .flat_map(|t| std::iter::once(t.dir.as_str()).chain(t.previous.as_deref())),
+        )
         .collect();
     if let Ok(entries) = std::fs::read_dir(index_dir) {
         for e in entries.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if (name.starts_with("seg-") || name.starts_with("kb-"))
+            if (name.starts_with("seg-") || name.starts_with("kb-") || name.starts_with("tx-"))
                 && !keep.contains(name.as_ref())
             {
                 let _ = std::fs::remove_dir_all(e.path());
@@ -245,6 +254,14 @@ fn stat_key(path: &Path) -> Option<StatKey> {
     ))
 }
 
+/// Which part of an index a file belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Segment,
+    Build,
+    Text,
+}
+
 /// Where [`check_stamped`] found damage.
 #[derive(Debug)]
 pub enum Damaged {
@@ -252,6 +269,8 @@ pub enum Damaged {
     Segments(IndexError),
     /// A file of the build-file part only.
     BuildFiles(IndexError),
+    /// A file of the text part only.
+    Text(IndexError),
 }
 
 /// Checks the checksums of every file of `snap` (segments and build-file part) that changed
@@ -271,12 +290,12 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
                 Some((name, (n()? as u64, n()? as u64, n()? as i64, n()? as i64)))
             })
             .collect();
-    // (name in the index directory, expected checksum, in the build-file part, hash even if
-    // its stat is as stamped). A part whose meta.json moved (the checksums themselves) has
-    // every file hashed again; meta.json's own stat is stamped beside them.
-    let mut files: Vec<(String, u64, bool, bool)> = Vec::new();
+    // (name in the index directory, expected checksum, its part, hash even if its stat is as
+    // stamped). A part whose meta.json moved (the checksums themselves) has every file hashed
+    // again; meta.json's own stat is stamped beside them.
+    let mut files: Vec<(String, u64, Part, bool)> = Vec::new();
     let mut metas: Vec<String> = Vec::new();
-    let mut part = |dir: &str, sums: &[(String, u64)], build: bool| {
+    let mut part = |dir: &str, sums: &[(String, u64)], build: Part| {
         let meta = format!("{dir}/meta.json");
         let moved = stamps.get(&meta) != stat_key(&index_dir.join(&meta)).as_ref();
         for (name, sum) in sums {
@@ -285,10 +304,13 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
         metas.push(meta);
     };
     for (sref, seg) in snap.manifest.segments.iter().zip(&snap.segments) {
-        part(&sref.dir, &seg.meta.checksums, false);
+        part(&sref.dir, &seg.meta.checksums, Part::Segment);
     }
     if let (Some(bref), Some(b)) = (&snap.manifest.build_files, &snap.build) {
-        part(&bref.dir, b.checksums(), true);
+        part(&bref.dir, b.checksums(), Part::Build);
+    }
+    if let Some(t) = &snap.manifest.text {
+        part(&t.dir, &t.checksums, Part::Text);
     }
     let checked: Vec<Result<(String, StatKey), Damaged>> = files
         .par_iter()
@@ -297,10 +319,10 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
             let key = stat_key(&path);
             let damaged = |what: &str| {
                 let msg = IndexError::damaged(&path, what);
-                if *build {
-                    Damaged::BuildFiles(msg)
-                } else {
-                    Damaged::Segments(msg)
+                match build {
+                    Part::Build => Damaged::BuildFiles(msg),
+                    Part::Text => Damaged::Text(msg),
+                    Part::Segment => Damaged::Segments(msg),
                 }
             };
             let key = key.ok_or_else(|| damaged("it cannot be read"))?;
@@ -316,6 +338,7 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
         .collect();
     let mut out = String::new();
     let mut build_damage = None;
+    let mut text_damage = None;
     let mut same = true;
     for c in checked {
         match c {
@@ -325,11 +348,15 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
                 out.push_str(&format!("{name}\t{ino}\t{size}\t{mtime}\t{ctime}\n"));
             }
             Err(Damaged::BuildFiles(e)) => build_damage = Some(e),
+            Err(Damaged::Text(e)) => text_damage = Some(e),
             Err(e) => return Err(e),
         }
     }
     if let Some(e) = build_damage {
         return Err(Damaged::BuildFiles(e));
+    }
+    if let Some(e) = text_damage {
+        return Err(Damaged::Text(e));
     }
     for meta in metas {
         if let Some(key) = stat_key(&index_dir.join(&meta)) {
@@ -595,8 +622,11 @@ impl Snapshot {
         if let Some(e) = &self.build_error {
             return Err(e.clone());
         }
-        match &self.build {
-            Some(b) => b.verify(),
+        if let Some(b) = &self.build {
+            b.verify()?;
+        }
+        match &self.manifest.text {
+            Some(t) => crate::text::verify(&self.index_dir, t),
             None => Ok(()),
         }
     }

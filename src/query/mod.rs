@@ -12,6 +12,7 @@ mod def;
 mod files;
 mod find;
 mod fuzzy;
+mod grep;
 mod nearmiss;
 mod reach;
 mod refs;
@@ -38,6 +39,7 @@ pub use callers::find_callers;
 pub use def::find_definition;
 pub use files::search_files;
 pub use find::{parse_kind, search_symbols};
+pub use grep::{search_text, GrepAsk, GrepMode, MAX_CONTEXT};
 pub use reach::reachability;
 pub use refs::{find_references, GroupBy};
 pub use symbols::list_file_symbols;
@@ -496,21 +498,7 @@ impl<'s> Query<'s> {
         let Some(l) = src.as_deref().and_then(|s| s.line(line)) else {
             return String::new();
         };
-        let at = (col as usize).saturating_sub(1).min(l.len());
-        /// Characters shown before the column.
-        const BEFORE: usize = 40;
-        let head = &l[..at.min(MAX_LINE_CHARS * 4)];
-        if l.len() <= MAX_LINE_CHARS
-            || String::from_utf8_lossy(head).chars().count() + BEFORE < MAX_LINE_CHARS
-        {
-            return source::cut(l);
-        }
-        let mut from = at.saturating_sub(BEFORE);
-        // Start on a character, not inside one.
-        while from < at && l[from] & 0xC0 == 0x80 {
-            from += 1;
-        }
-        format!("…{}", source::cut(&l[from..]))
+        source::cut_near(l, col)
     }
 
     /// The source line `line` of `path`, cut for display; empty when unreadable.

@@ -285,6 +285,26 @@ pub fn cut(line: &[u8]) -> String {
     out
 }
 
+/// `l` cut for display, from a little before byte column `col` when the cut would leave it
+/// out (a match deep into a long line is shown, not the line's start).
+pub fn cut_near(l: &[u8], col: u32) -> String {
+    let at = (col as usize).saturating_sub(1).min(l.len());
+    /// Characters shown before the column.
+    const BEFORE: usize = 40;
+    let head = &l[..at.min(MAX_LINE_CHARS * 4)];
+    if l.len() <= MAX_LINE_CHARS
+        || String::from_utf8_lossy(head).chars().count() + BEFORE < MAX_LINE_CHARS
+    {
+        return cut(l);
+    }
+    let mut from = at.saturating_sub(BEFORE);
+    // Start on a character, not inside one.
+    while from < at && l[from] & 0xC0 == 0x80 {
+        from += 1;
+    }
+    format!("…{}", cut(&l[from..]))
+}
+
 /// The byte offset of `word` as a whole identifier in `line`.
 pub fn find_word(line: &[u8], word: &str) -> Option<usize> {
     let w = word.as_bytes();

@@ -112,6 +112,78 @@ fn records(rs: &[Record], named: bool, out: &mut String) -> usize {
     rs.len()
 }
 
+/// What a text search covered, in one line.
+fn search_summary(s: &crate::envelope::SearchSummary, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "{} hits in {} files · {} files searched ({} read; {} binary, searched to their first NUL byte as rg does)",
+        s.hits, s.files_with_hits, s.files_searched, s.files_read, s.files_binary
+    );
+}
+
+/// Text search hits: under each file, grouped under their enclosing definition (its line
+/// range and first line), each hit as `line: text`, context lines as `line- text`.
+fn hits(hs: &[crate::envelope::Hit], out: &mut String) -> usize {
+    let mut last_path: Option<&str> = None;
+    let mut last_group: Option<(u32, u32)> = None;
+    for h in hs {
+        if last_path != Some(h.path.as_str()) {
+            let _ = writeln!(out, "{}", h.path);
+            last_path = Some(&h.path);
+            last_group = None;
+        }
+        let group = h.enclosing.as_ref().map(|e| (e.line, e.end_line));
+        if group != last_group {
+            if let Some(e) = &h.enclosing {
+                let _ = writeln!(
+                    out,
+                    "  {}-{}: {}  [{} {}]",
+                    e.line, e.end_line, e.signature, e.kind, e.symbol
+                );
+            }
+            last_group = group;
+        }
+        let indent = if h.enclosing.is_some() { "    " } else { "  " };
+        let ctx = h.context.as_ref();
+        if let Some(c) = ctx {
+            let first = h.line as usize - c.before.len();
+            for (k, l) in c.before.iter().enumerate() {
+                let _ = writeln!(out, "{indent}{}- {l}", first + k);
+            }
+        }
+        let undecided = if h.active == Some(None) {
+            "  (config: undecided)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{indent}{}: {}{}{undecided}",
+            h.line,
+            h.snippet,
+            tags(None, &h.guard)
+        );
+        if let Some(c) = ctx {
+            for (k, l) in c.after.iter().enumerate() {
+                let _ = writeln!(out, "{indent}{}- {l}", h.line as usize + 1 + k);
+            }
+        }
+    }
+    hs.len()
+}
+
+/// `-l` and `-c` answers: one file a row, with its count for `-c`.
+fn file_counts(gs: &[crate::envelope::FileGroup], count: bool, out: &mut String) -> usize {
+    for g in gs {
+        if count {
+            let _ = writeln!(out, "{}:{}", g.path, g.count);
+        } else {
+            let _ = writeln!(out, "{}", g.path);
+        }
+    }
+    gs.len()
+}
+
 /// References grouped by file: one row per file.
 fn groups(gs: &[crate::envelope::FileGroup], out: &mut String) -> usize {
     for g in gs {
@@ -225,6 +297,14 @@ fn index_report(r: &crate::index::UpdateReport, out: &mut String) -> usize {
     if let Some(b) = &r.build_files {
         let _ = writeln!(out, "  {b}");
     }
+    if r.text_files > 0 {
+        let _ = writeln!(
+            out,
+            "  text index (knav grep): {} files, {:.1} MB",
+            r.text_files,
+            r.text_index_bytes as f64 / 1e6
+        );
+    }
     if !r.macro_definitions.is_empty() {
         let total: u64 = r.macro_definitions.values().sum();
         let mut by_count: Vec<_> = r.macro_definitions.iter().collect();
@@ -276,8 +356,16 @@ pub fn text(env: &Envelope) -> String {
         return out;
     }
     summary(env, &mut out);
+    if let Some(s) = &env.search {
+        search_summary(s, &mut out);
+    }
     let shown = match &env.results {
         Some(Results::Records(rs)) => records(rs, env.tool == "search_symbols", &mut out),
+        Some(Results::Hits(hs)) => hits(hs, &mut out),
+        Some(Results::Groups(gs)) if env.search.is_some() => {
+            let count = env.search.as_ref().is_some_and(|s| s.mode == "count");
+            file_counts(gs, count, &mut out)
+        }
         Some(Results::Groups(gs)) => groups(gs, &mut out),
         Some(Results::Calls(cs)) => calls(cs, &mut out),
         Some(Results::Files(fs)) => files(fs, &mut out),

@@ -14,8 +14,12 @@ use crate::query::{GroupBy, Page, MAX_LIMIT};
 use crate::render::Format;
 use crate::request::{quote, Ask, MAX_CONFIG_ARG, MAX_PATH};
 
-/// Characters all descriptions and input schemas together may take (about 2,000 tokens).
-pub const CATALOG_BUDGET: usize = 8000;
+/// Characters all descriptions and input schemas together may take (about 2,500 tokens; the
+/// eleven tools take ~9,300).
+pub const CATALOG_BUDGET: usize = 10_000;
+
+/// Entries a list argument (`paths`, `globs`) may have.
+const MAX_LIST: usize = 256;
 
 /// Tools marked `_meta["anthropic/alwaysLoad"]`: the ones an agent needs before any search.
 const ALWAYS_LOAD: &[&str] = &["find_definition", "find_callers", "get_symbol_body"];
@@ -156,6 +160,32 @@ struct FilesArgs {
     common: SearchCommon,
 }
 
+/// search_text.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct TextArgs {
+    /// rg regex
+    pattern: String,
+    /// literal (-F)
+    fixed_strings: Option<bool>,
+    /// -i
+    ignore_case: Option<bool>,
+    /// -w
+    word: Option<bool>,
+    /// files/dirs to search
+    paths: Option<Vec<String>>,
+    /// rg globs, !g excludes
+    globs: Option<Vec<String>>,
+    /// only in this symbol's definitions
+    within: Option<String>,
+    /// context lines 0-10
+    context: Option<u64>,
+    /// lines, files or count
+    output: Option<String>,
+    #[serde(flatten)]
+    common: Common,
+}
+
 /// update_index.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -224,6 +254,13 @@ const SPECS: &[Spec] = &[
         description: "C files from parts of their path, exact file name first. Use instead \
                       of find -name.",
         schema: schema::<FilesArgs>,
+    },
+    Spec {
+        name: "search_text",
+        description: "Search every text file (code, comments, Kconfig, Makefiles, devicetree, \
+                      docs) for a regex: exactly rg -n's lines, in ms; each hit \
+                      with its enclosing definition and #if guard. Use instead of Grep or rg.",
+        schema: schema::<TextArgs>,
     },
     Spec {
         name: "update_index",
@@ -383,7 +420,10 @@ fn check(tool: &str, schema: &JsonObject, mut args: JsonObject) -> Result<Value,
                     if s.trim().is_empty() {
                         return Err(format!("{tool}: argument '{key}' is empty"));
                     }
-                    *s = s.trim().to_string();
+                    // A pattern's spaces are part of it.
+                    if key != "pattern" {
+                        *s = s.trim().to_string();
+                    }
                 }
             }
             "integer" => {
@@ -400,6 +440,38 @@ fn check(tool: &str, schema: &JsonObject, mut args: JsonObject) -> Result<Value,
                 }
             }
             "boolean" if !v.is_boolean() => return Err(bad("true or false", v)),
+            "array" => {
+                let Value::Array(items) = v else {
+                    return Err(format!(
+                        "{tool}: argument '{key}' must be an array of strings, not {}",
+                        type_name(v)
+                    ));
+                };
+                if items.len() > MAX_LIST {
+                    return Err(format!(
+                        "{tool}: argument '{key}' has {} entries, more than {MAX_LIST}",
+                        items.len()
+                    ));
+                }
+                for item in items.iter() {
+                    match item {
+                        Value::String(s) if s.len() <= MAX_PATH => {}
+                        Value::String(s) => {
+                            return Err(format!(
+                                "{tool}: an entry of '{key}' is {} bytes long, more than {MAX_PATH}: {}",
+                                s.len(),
+                                quote(s)
+                            ))
+                        }
+                        other => {
+                            return Err(format!(
+                                "{tool}: argument '{key}' must be an array of strings, not one holding {}",
+                                type_name(other)
+                            ))
+                        }
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -491,6 +563,34 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
         "search_files" => {
             let a: FilesArgs = typed(tool, args)?;
             (Ask::Files { query: a.query }, a.common.into())
+        }
+        "search_text" => {
+            let a: TextArgs = typed(tool, args)?;
+            let mode = match a.output.as_deref() {
+                None | Some("lines") => crate::query::GrepMode::Lines,
+                Some("files") => crate::query::GrepMode::Files,
+                Some("count") => crate::query::GrepMode::Count,
+                Some(o) => {
+                    return Err(format!(
+                        "{tool}: output must be lines, files or count, not {}",
+                        quote(o)
+                    ))
+                }
+            };
+            let ask = Ask::Grep(Box::new(crate::query::GrepAsk {
+                pattern: crate::text::search::Pattern {
+                    text: a.pattern,
+                    fixed: a.fixed_strings.unwrap_or(false),
+                    ignore_case: a.ignore_case.unwrap_or(false),
+                    word: a.word.unwrap_or(false),
+                },
+                paths: a.paths.unwrap_or_default(),
+                globs: a.globs.unwrap_or_default(),
+                within: a.within,
+                context: a.context.map_or(0, |c| c.min(u32::MAX as u64) as u32),
+                mode,
+            }));
+            (ask, a.common)
         }
         _ => unreachable!("every spec is matched above"),
     };
@@ -586,6 +686,30 @@ mod tests {
         );
         assert!(e("update_index", json!({"full": "yes"})).contains("true or false"));
         assert!(e("grep", json!({})).contains("unknown tool 'grep'"));
+        assert!(e("search_text", json!({"pattern": "x", "paths": "fs"})).contains("array"));
+        assert!(e("search_text", json!({"pattern": "x", "output": "all"})).contains("lines"));
+    }
+
+    #[test]
+    fn a_search_text_call_keeps_its_pattern_as_given() {
+        let c = parse_call(
+            "search_text",
+            args(
+                json!({"pattern": " kmap(", "fixed_strings": true, "paths": ["mm"],
+                        "globs": ["*.c"], "context": 2, "output": "count"}),
+            ),
+        )
+        .unwrap();
+        let Some(Ask::Grep(g)) = c.ask else {
+            panic!("{c:?}")
+        };
+        assert_eq!(g.pattern.text, " kmap(");
+        assert!(g.pattern.fixed && !g.pattern.ignore_case);
+        assert_eq!(
+            (g.paths, g.globs, g.context),
+            (vec!["mm".to_string()], vec!["*.c".to_string()], 2)
+        );
+        assert_eq!(g.mode, crate::query::GrepMode::Count);
     }
 
     #[test]

@@ -1,0 +1,454 @@
+//! search_text (`knav grep`): the lines of any text file of the tree that match a pattern,
+//! exactly as `rg -n` finds them, answered from the text index.
+//!
+//! The pattern's required trigrams select candidate files (plus those changed since the text
+//! index was built, and those it holds no trigrams for); rg's own matcher and searcher confirm
+//! them in parallel. Every hit is counted (`total` is exact); only the page's hits are read
+//! again for their snippet, column, enclosing definition, guard and context.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{source, Query, Verdict};
+use crate::envelope::{Context, Enclosing, Envelope, FileGroup, Hidden, Hit, Results};
+use crate::text::index::{TextIndex, BINARY};
+use crate::text::search::Pattern;
+
+/// Lines of context either side at most.
+pub const MAX_CONTEXT: u32 = 10;
+/// The longest pattern, in bytes.
+pub const MAX_PATTERN: usize = 64 << 10;
+/// Hidden hits listed at most; the rest are counted in a warning.
+const MAX_HIDDEN_LISTED: usize = 100;
+
+/// What search_text lists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GrepMode {
+    /// One row per matching line.
+    #[default]
+    Lines,
+    /// One row per file with a match (`-l`).
+    Files,
+    /// One row per file with its count of matching lines (`-c`).
+    Count,
+}
+
+/// A search_text question.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GrepAsk {
+    /// The pattern and rg's flags.
+    pub pattern: Pattern,
+    /// Root-relative files or directories to search in (all of the tree when empty).
+    pub paths: Vec<String>,
+    /// rg globs (`!` to exclude).
+    pub globs: Vec<String>,
+    /// Only hits inside the definitions of this symbol.
+    pub within: Option<String>,
+    /// Lines of context either side (0..=10).
+    pub context: u32,
+    /// Lines, files or counts.
+    pub mode: GrepMode,
+}
+
+const TOOL: &str = "search_text";
+
+/// Which files a search covers: paths, globs and the path prefix.
+struct Scope {
+    paths: Vec<String>,
+    globs: Option<ignore::overrides::Override>,
+    prefix: Option<String>,
+    within: Option<HashMap<String, Vec<(u32, u32)>>>,
+}
+
+impl Scope {
+    fn is_filtered(&self) -> bool {
+        !self.paths.is_empty()
+            || self.globs.is_some()
+            || self.prefix.is_some()
+            || self.within.is_some()
+    }
+
+    fn holds(&self, path: &str) -> bool {
+        if let Some(p) = &self.prefix {
+            if !path.starts_with(p.as_str()) {
+                return false;
+            }
+        }
+        if !self.paths.is_empty()
+            && !self.paths.iter().any(|p| {
+                p.is_empty()
+                    || path == p
+                    || (path.starts_with(p.as_str()) && path.as_bytes().get(p.len()) == Some(&b'/'))
+            })
+        {
+            return false;
+        }
+        if let Some(w) = &self.within {
+            if !w.contains_key(path) {
+                return false;
+            }
+        }
+        if let Some(g) = &self.globs {
+            // rg does not enter a directory a glob excludes.
+            let mut at = 0;
+            while let Some(k) = path[at..].find('/') {
+                if g.matched(&path[..at + k], true).is_ignore() {
+                    return false;
+                }
+                at += k + 1;
+            }
+            if g.matched(path, false).is_ignore() {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// A path argument made root-relative: `./fs/`, `fs` and `ROOT/fs` are `fs`; `.` is the root.
+fn relative(root: &str, arg: &str) -> Result<String, String> {
+    let rel = match arg.strip_prefix(root) {
+        Some(r) if r.is_empty() || r.starts_with('/') => r,
+        _ if arg.starts_with('/') => {
+            return Err(format!(
+                "{} is outside the root {root}; give a path relative to the root",
+                crate::request::quote(arg)
+            ))
+        }
+        _ => arg,
+    };
+    let mut parts = Vec::new();
+    for c in rel.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                return Err(format!(
+                    "{} leaves the root; give a path inside it",
+                    crate::request::quote(arg)
+                ))
+            }
+            c => parts.push(c),
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+/// Answers search_text.
+pub fn search_text(q: &Query<'_>, ask: &GrepAsk) -> Envelope {
+    match search(q, ask) {
+        Ok(env) => env,
+        Err(e) => {
+            let mut env = q.envelope_error(TOOL, e);
+            env.next_tools = vec![TOOL];
+            env
+        }
+    }
+}
+
+fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
+    use rayon::prelude::*;
+    let p = &ask.pattern;
+    if p.text.len() > MAX_PATTERN {
+        return Err(format!(
+            "the pattern is {} bytes; at most {MAX_PATTERN}",
+            p.text.len()
+        ));
+    }
+    if ask.context > MAX_CONTEXT {
+        return Err(format!(
+            "context {} is out of range; use 0 to {MAX_CONTEXT} lines",
+            ask.context
+        ));
+    }
+    let matcher = p.matcher().map_err(|e| format!("bad pattern: {e}"))?;
+    let root = q.snap.root.display().to_string();
+    let text =
+        q.snap.manifest.text.as_ref().ok_or_else(|| {
+            "this index has no text part; run `knav index` to build it".to_string()
+        })?;
+    let idx = TextIndex::open(&q.snap.index_dir.join(&text.dir))?;
+    // A small part is checksummed at every open, as the other parts are.
+    if crate::index::damage::checksum_at_open(idx.bytes()) {
+        crate::text::verify(&q.snap.index_dir, text).map_err(|e| e.rebuild().to_string())?;
+    }
+    let scope = scope(q, ask, &root)?;
+    // The candidates: what the trigrams select, less what changed since, plus what changed
+    // and what holds no trigrams.
+    let need = crate::text::plan::parse(&p.text, p.fixed, p.ignore_case)
+        .map(|hir| crate::text::plan::need(&hir))
+        .unwrap_or(crate::text::plan::Need::All);
+    let selected = crate::text::plan::files(&need, &idx).map_err(|e| {
+        format!("the text index is damaged ({e}); run `knav index --full` to rebuild it")
+    })?;
+    let stale: HashSet<&str> = text
+        .dirty
+        .iter()
+        .chain(&text.deleted)
+        .map(String::as_str)
+        .collect();
+    // Each with whether the index found it free of NUL bytes (base files only: what changed
+    // since is scanned for one).
+    let mut candidates: Vec<(&str, bool)> = Vec::new();
+    let base_ids: Box<dyn Iterator<Item = u32>> = match &selected {
+        Some(ids) => Box::new(ids.iter().copied()),
+        None => Box::new(0..idx.len() as u32),
+    };
+    for id in base_ids {
+        let e = idx.entry(id);
+        if !stale.contains(e.path) && scope.holds(e.path) {
+            candidates.push((e.path, e.flag == crate::text::index::INDEXED));
+        }
+    }
+    if selected.is_some() {
+        candidates.extend(
+            text.unindexed
+                .iter()
+                .map(String::as_str)
+                .filter(|p| !stale.contains(p) && scope.holds(p))
+                .map(|p| (p, false)),
+        );
+    }
+    candidates.extend(
+        text.dirty
+            .iter()
+            .map(String::as_str)
+            .filter(|p| scope.holds(p))
+            .map(|p| (p, false)),
+    );
+    candidates.sort_unstable();
+    candidates.dedup_by(|a, b| a.0 == b.0);
+    // What the search covers, for the summary.
+    let (searched, binary) = if scope.is_filtered() {
+        let mut n = 0u64;
+        let mut b = 0u64;
+        for id in 0..idx.len() as u32 {
+            let e = idx.entry(id);
+            if !stale.contains(e.path) && scope.holds(e.path) {
+                n += 1;
+                b += (e.flag == BINARY) as u64;
+            }
+        }
+        n += text.dirty.iter().filter(|p| scope.holds(p)).count() as u64;
+        (n, b)
+    } else {
+        (text.files, text.binary)
+    };
+    // Confirm in parallel.
+    let opener = crate::text::search::Opener::new(&q.snap.root);
+    let found: Vec<(usize, Vec<u32>)> = candidates
+        .par_iter()
+        .enumerate()
+        .map_init(
+            || (crate::text::search::searcher(), Vec::new()),
+            |(s, buf), (i, (path, text_known))| {
+                let lines = opener.read_with(path, buf).map_or_else(Vec::new, |b| {
+                    crate::text::search::matching_lines(s, &matcher, &b, *text_known)
+                });
+                (i, lines)
+            },
+        )
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+    // Keep what `within` and the active config keep.
+    let mut env = q.envelope(TOOL);
+    let mut hidden = 0usize;
+    let mut hits: Vec<(&str, u32, Option<bool>)> = Vec::new();
+    for (i, lines) in found {
+        let path = candidates[i].0;
+        let ranges = scope.within.as_ref().and_then(|w| w.get(path));
+        let at = q.snap.find_file(path);
+        for line in lines {
+            if let Some(r) = ranges {
+                if !r.iter().any(|&(a, b)| a <= line && line <= b) {
+                    continue;
+                }
+            }
+            let verdict = q.page.active.as_deref().map(|c| match at {
+                Some((s, f)) => q.verdict(s, f, line).unwrap_or(Verdict::Unknown),
+                None => q.file_verdict(path, c),
+            });
+            let active = match verdict {
+                Some(Verdict::Hidden(reason)) => {
+                    hidden += 1;
+                    if env.hidden.len() < MAX_HIDDEN_LISTED {
+                        env.hidden.push(Hidden {
+                            path: path.to_string(),
+                            line,
+                            reason: reason.to_string(),
+                        });
+                    }
+                    continue;
+                }
+                Some(Verdict::Live) => Some(true),
+                _ => None,
+            };
+            hits.push((path, line, active));
+        }
+    }
+    if hidden > env.hidden.len() {
+        env.warn(format!(
+            "{hidden} hits hidden by the active config; the first {} are listed",
+            env.hidden.len()
+        ));
+    }
+    let mut files_with_hits = 0u64;
+    for (k, h) in hits.iter().enumerate() {
+        if k == 0 || hits[k - 1].0 != h.0 {
+            files_with_hits += 1;
+        }
+    }
+    env.search = Some(crate::envelope::SearchSummary {
+        pattern: p.text.clone(),
+        mode: match ask.mode {
+            GrepMode::Lines => "lines",
+            GrepMode::Files => "files",
+            GrepMode::Count => "count",
+        },
+        hits: hits.len() as u64,
+        files_with_hits,
+        files_searched: searched,
+        files_read: candidates.len() as u64,
+        files_binary: binary,
+    });
+    env.next_tools = vec!["get_symbol_body", "find_references"];
+    if ask.mode != GrepMode::Lines {
+        let mut groups: Vec<FileGroup> = Vec::new();
+        for (path, _, _) in &hits {
+            match groups.last_mut() {
+                Some(g) if g.path == *path => g.count += 1,
+                _ => groups.push(FileGroup {
+                    path: path.to_string(),
+                    count: 1,
+                    lines: Vec::new(),
+                }),
+            }
+        }
+        let page = q.paginate(&mut env, groups);
+        env.results = Some(Results::Groups(page));
+        return Ok(env);
+    }
+    let page = q.paginate(&mut env, hits);
+    let mut defs = FileDefs::default();
+    let records = page
+        .into_iter()
+        .map(|(path, line, active)| {
+            let src = q.source(path);
+            let l = src.as_deref().and_then(|s| s.line(line)).unwrap_or(b"");
+            let col = crate::text::search::column(&matcher, l);
+            let at = q.snap.find_file(path);
+            let context = (ask.context > 0).then(|| {
+                let get = |n: u32| src.as_deref().and_then(|s| s.line(n)).map(source::cut);
+                Context {
+                    before: (line.saturating_sub(ask.context).max(1)..line)
+                        .filter_map(get)
+                        .collect(),
+                    after: (line + 1..=line + ask.context).map_while(get).collect(),
+                }
+            });
+            Hit {
+                path: path.to_string(),
+                line,
+                col,
+                snippet: source::cut_near(l, col),
+                enclosing: at.and_then(|(s, f)| defs.enclosing(q, s, f, line)),
+                guard: at.and_then(|(s, f)| q.guard(s, f, line)),
+                context,
+                active: q.page.active.as_ref().map(|_| active),
+            }
+        })
+        .collect();
+    env.results = Some(Results::Hits(records));
+    if env.total == 0 && env.message.is_none() {
+        env.message = Some(format!(
+            "no line matches {} in {searched} files",
+            crate::request::quote(&p.text)
+        ));
+    }
+    Ok(env)
+}
+
+/// The scope of `ask`: its paths, globs, the path prefix and the `within` ranges.
+fn scope(q: &Query<'_>, ask: &GrepAsk, root: &str) -> Result<Scope, String> {
+    let paths = ask
+        .paths
+        .iter()
+        .map(|a| relative(root, a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let globs = if ask.globs.is_empty() {
+        None
+    } else {
+        let mut b = ignore::overrides::OverrideBuilder::new(&q.snap.root);
+        for g in &ask.globs {
+            b.add(g)
+                .map_err(|e| format!("bad glob {}: {e}", crate::request::quote(g)))?;
+        }
+        Some(b.build().map_err(|e| format!("bad glob: {e}"))?)
+    };
+    let within = match &ask.within {
+        None => None,
+        Some(symbol) => {
+            let defs = q.definitions(symbol);
+            if defs.is_empty() {
+                return Err(format!(
+                    "no symbol named {} in the index for within",
+                    crate::request::quote(symbol)
+                ));
+            }
+            let mut w: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
+            for f in &defs {
+                let end = f.def.end_line.or_else(|| q.macro_shape(f).0);
+                w.entry(q.path(f.seg, f.def.file).to_string())
+                    .or_default()
+                    .push((f.def.line, end.unwrap_or(f.def.line)));
+            }
+            Some(w)
+        }
+    };
+    Ok(Scope {
+        paths,
+        globs,
+        prefix: q
+            .page
+            .path_prefix
+            .as_deref()
+            .map(|p| p.trim_start_matches("./").to_string()),
+        within,
+    })
+}
+
+/// A definition spanning lines: first line, last line, name, kind.
+type Span = (u32, u32, String, String);
+
+/// Definitions with line ranges of the files of a page, decoded once each.
+#[derive(Default)]
+struct FileDefs {
+    files: HashMap<(usize, u32), Vec<Span>>,
+}
+
+impl FileDefs {
+    /// The innermost definition of file `f` of segment `s` whose lines hold `line`.
+    fn enclosing(&mut self, q: &Query<'_>, s: usize, f: u32, line: u32) -> Option<Enclosing> {
+        let defs = self.files.entry((s, f)).or_insert_with(|| {
+            q.snap.segments[s]
+                .file_defs(f)
+                .iter()
+                .filter(|d| d.kind != knav_ctags::Kind::Entry)
+                .filter_map(|d| {
+                    let end = d.end_line.filter(|&e| e > d.line)?;
+                    Some((d.line, end, d.name.to_string(), d.kind.name().to_string()))
+                })
+                .collect()
+        });
+        let (start, end, name, kind) = defs
+            .iter()
+            .filter(|(a, b, _, _)| *a <= line && line <= *b)
+            .max_by_key(|(a, b, _, _)| (*a, std::cmp::Reverse(*b)))?;
+        let signature = q.snippet_at(s, f, *start);
+        Some(Enclosing {
+            symbol: name.clone(),
+            kind: kind.clone(),
+            line: *start,
+            end_line: *end,
+            signature,
+        })
+    }
+}

@@ -1,0 +1,620 @@
+//! The trigram index of the text files: for every trigram (three bytes, ASCII letters folded
+//! to lower case), the files that hold it, as in Russ Cox's codesearch and in zoekt.
+//!
+//! A part directory (`tx-…`) holds three files: `files.bin` (the files by id, in path order,
+//! each with its size, mtime and whether it was indexed), `grams.bin` (the trigrams in order,
+//! each with its file count and where its list starts) and `post.bin` (each list as delta
+//! varints of file ids). Files over [`MAX_INDEXED_BYTES`] or that could not be read hold no
+//! trigrams and are always candidates; a file with a NUL byte (rg calls it binary and stops
+//! at the NUL) is indexed up to its first NUL. Every read is bounds-checked: a damaged part
+//! gives an error, never a panic.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::search::Opener;
+use super::walk::TextFile;
+use crate::index::codec::{checksum_bytes, put_str, put_varint, Reader, CHECKSUM_CHUNK};
+
+/// Files larger than this hold no trigrams: they are read by every search.
+pub const MAX_INDEXED_BYTES: u64 = 64 << 20;
+
+/// A file indexed whole.
+pub const INDEXED: u8 = 0;
+/// A file with a NUL byte: indexed up to its first NUL.
+pub const BINARY: u8 = 1;
+/// A file with no trigrams (too large, unreadable): a candidate of every search.
+pub const UNINDEXED: u8 = 2;
+
+const FILES_MAGIC: &[u8; 8] = b"KNAVTXF1";
+const GRAMS_MAGIC: &[u8; 8] = b"KNAVTXG1";
+/// Bytes of one `grams.bin` entry: trigram (u32), file count (u32), list offset (u64).
+const GRAM_ENTRY: usize = 16;
+
+/// The trigram of three bytes, ASCII letters folded.
+#[inline]
+pub fn trigram(a: u8, b: u8, c: u8) -> u32 {
+    (a.to_ascii_lowercase() as u32) << 16
+        | (b.to_ascii_lowercase() as u32) << 8
+        | c.to_ascii_lowercase() as u32
+}
+
+/// What a build wrote.
+#[derive(Clone, Debug, Default)]
+pub struct BuildStats {
+    /// Files in the part.
+    pub files: u64,
+    /// Bytes of those files.
+    pub bytes: u64,
+    /// Files with a NUL byte.
+    pub binary: u64,
+    /// Files that hold no trigrams (too large, unreadable): read by every search.
+    pub unindexed: Vec<String>,
+    /// Postings written.
+    pub postings: u64,
+    /// Bytes of the part's files.
+    pub index_bytes: u64,
+    /// Each file of the part with its checksum ([`crate::index::codec::checksum_bytes`]).
+    pub checksums: Vec<(String, u64)>,
+}
+
+/// Bytes of one arena block: 60 of list bytes, then the next block's index.
+const BLOCK: usize = 64;
+const BLOCK_DATA: usize = 60;
+/// Blocks per arena chunk (1 MiB).
+const CHUNK_BLOCKS: usize = 1 << 14;
+/// The trigram space is split by its low bits into this many shards, built in parallel.
+const SHARDS: usize = 16;
+
+/// The lists of one shard being built, one per trigram seen, as chains of blocks in an arena
+/// mapped a megabyte at a time (no list is ever copied to grow). The arena and the slot table
+/// are anonymous mappings: zeroed by the kernel as they are touched, and given back to it
+/// whole when dropped, so the segment build that follows does not find the heap grown.
+struct Lists {
+    /// Trigram / [`SHARDS`] → list index + 1 (0: none yet), as little-endian u32s.
+    slot: memmap2::MmapMut,
+    lists: Vec<List>,
+    arena: Vec<memmap2::MmapMut>,
+    blocks: u32,
+}
+
+/// `len` zeroed bytes of anonymous memory.
+fn zeroed(len: usize) -> std::io::Result<memmap2::MmapMut> {
+    memmap2::MmapMut::map_anon(len)
+}
+
+#[derive(Clone, Copy)]
+struct List {
+    tri: u32,
+    head: u32,
+    tail: u32,
+    fill: u8,
+    last: u32,
+    count: u32,
+}
+
+impl Lists {
+    fn new() -> std::io::Result<Lists> {
+        Ok(Lists {
+            slot: zeroed((1 << 24) / SHARDS * 4)?,
+            lists: Vec::new(),
+            arena: Vec::new(),
+            blocks: 0,
+        })
+    }
+
+    fn slot(&self, key: usize) -> u32 {
+        let b = &self.slot[key * 4..key * 4 + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+
+    fn block(&mut self) -> std::io::Result<u32> {
+        let b = self.blocks;
+        if b as usize / CHUNK_BLOCKS >= self.arena.len() {
+            self.arena.push(zeroed(CHUNK_BLOCKS * BLOCK)?);
+        }
+        self.blocks += 1;
+        Ok(b)
+    }
+
+    fn block_bytes(&mut self, block: u32) -> &mut [u8] {
+        let b = block as usize;
+        let at = (b % CHUNK_BLOCKS) * BLOCK;
+        &mut self.arena[b / CHUNK_BLOCKS][at..at + BLOCK]
+    }
+
+    /// Adds file `id` (larger than every id added before) to the list of `tri`.
+    fn add(&mut self, tri: u32, id: u32) -> std::io::Result<()> {
+        let key = tri as usize / SHARDS;
+        let s = self.slot(key);
+        let l = if s == 0 {
+            let head = self.block()?;
+            self.lists.push(List {
+                tri,
+                head,
+                tail: head,
+                fill: 0,
+                last: 0,
+                count: 0,
+            });
+            let n = self.lists.len() as u32;
+            self.slot[key * 4..key * 4 + 4].copy_from_slice(&n.to_le_bytes());
+            self.lists.len() - 1
+        } else {
+            s as usize - 1
+        };
+        let mut v = [0u8; 5];
+        let mut n = 0;
+        let mut delta = id - self.lists[l].last;
+        while delta >= 0x80 {
+            v[n] = (delta as u8) | 0x80;
+            delta >>= 7;
+            n += 1;
+        }
+        v[n] = delta as u8;
+        n += 1;
+        let mut list = self.lists[l];
+        for &byte in &v[..n] {
+            if list.fill as usize == BLOCK_DATA {
+                let next = self.block()?;
+                self.block_bytes(list.tail)[BLOCK_DATA..].copy_from_slice(&next.to_le_bytes());
+                list.tail = next;
+                list.fill = 0;
+            }
+            self.block_bytes(list.tail)[list.fill as usize] = byte;
+            list.fill += 1;
+        }
+        list.last = id;
+        list.count += 1;
+        self.lists[l] = list;
+        Ok(())
+    }
+
+    /// The bytes of list `l`, appended to `out`.
+    fn copy_list(&self, l: &List, out: &mut Vec<u8>) {
+        let mut b = l.head;
+        loop {
+            let chunk = &self.arena[b as usize / CHUNK_BLOCKS];
+            let at = (b as usize % CHUNK_BLOCKS) * BLOCK;
+            if b == l.tail {
+                out.extend_from_slice(&chunk[at..at + l.fill as usize]);
+                return;
+            }
+            out.extend_from_slice(&chunk[at..at + BLOCK_DATA]);
+            let mut next = [0u8; 4];
+            next.copy_from_slice(&chunk[at + BLOCK_DATA..at + BLOCK]);
+            b = u32::from_le_bytes(next);
+        }
+    }
+}
+
+/// What one file gave: its flag and its distinct trigrams, by shard.
+struct FileGrams {
+    flag: u8,
+    /// [`crate::index::codec::hash64`] of the file's bytes (0 when unread).
+    hash: u64,
+    grams: Vec<u32>,
+    /// Where each shard's trigrams end in `grams`.
+    ends: [u32; SHARDS],
+}
+
+impl FileGrams {
+    fn none(flag: u8) -> FileGrams {
+        FileGrams {
+            flag,
+            hash: 0,
+            grams: Vec::new(),
+            ends: [0; SHARDS],
+        }
+    }
+
+    /// `grams` ordered by shard (a counting sort).
+    fn by_shard(flag: u8, hash: u64, grams: Vec<u32>) -> FileGrams {
+        let mut ends = [0u32; SHARDS];
+        for &t in &grams {
+            ends[t as usize % SHARDS] += 1;
+        }
+        let mut at = [0u32; SHARDS];
+        let mut sum = 0;
+        for k in 0..SHARDS {
+            at[k] = sum;
+            sum += ends[k];
+            ends[k] = sum;
+        }
+        let mut out = vec![0u32; grams.len()];
+        for t in grams {
+            let k = t as usize % SHARDS;
+            out[at[k] as usize] = t;
+            at[k] += 1;
+        }
+        FileGrams {
+            flag,
+            hash,
+            grams: out,
+            ends,
+        }
+    }
+
+    fn shard(&self, k: usize) -> &[u32] {
+        let start = if k == 0 { 0 } else { self.ends[k - 1] as usize };
+        &self.grams[start..self.ends[k] as usize]
+    }
+}
+
+/// A per-thread set of the trigrams seen in the current file, cleared through the list of
+/// those set.
+struct Seen {
+    bits: Vec<u64>,
+}
+
+impl Seen {
+    fn new() -> Seen {
+        Seen {
+            bits: vec![0; (1 << 24) / 64],
+        }
+    }
+
+    fn grams(&mut self, bytes: &[u8]) -> Vec<u32> {
+        let mut out = Vec::new();
+        if bytes.len() < 3 {
+            return out;
+        }
+        let mut t = trigram(0, bytes[0], bytes[1]);
+        for &c in &bytes[2..] {
+            t = ((t << 8) | c.to_ascii_lowercase() as u32) & 0xFF_FFFF;
+            let (w, bit) = ((t >> 6) as usize, 1u64 << (t & 63));
+            if self.bits[w] & bit == 0 {
+                self.bits[w] |= bit;
+                out.push(t);
+            }
+        }
+        for &t in &out {
+            self.bits[(t >> 6) as usize] = 0;
+        }
+        out
+    }
+}
+
+fn file_grams(opener: &Opener, f: &TextFile, seen: &mut Seen, bytes: &mut Vec<u8>) -> FileGrams {
+    if f.size > MAX_INDEXED_BYTES {
+        return FileGrams::none(UNINDEXED);
+    }
+    let Some(bytes) = opener.read_with(&f.path, bytes) else {
+        return FileGrams::none(UNINDEXED);
+    };
+    let bytes = &bytes[..];
+    // rg reads a file that starts with a UTF-16 byte order mark as UTF-8 transcoded from it:
+    // its raw bytes say nothing of what rg matches.
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return FileGrams::none(UNINDEXED);
+    }
+    let (text, flag) = match memchr::memchr(0, bytes) {
+        Some(nul) => (&bytes[..nul], BINARY),
+        None => (bytes, INDEXED),
+    };
+    FileGrams::by_shard(flag, crate::index::codec::hash64(bytes), seen.grams(text))
+}
+
+/// Files extracted together before their trigrams are added in id order.
+const BATCH: usize = 256;
+
+/// Builds the part for `files` (sorted by path) in `dir`.
+pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, String> {
+    use rayon::prelude::*;
+    let io = |e: std::io::Error| format!("cannot write the text index in {}: {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut shards: Vec<Lists> = (0..SHARDS)
+        .map(|_| Lists::new())
+        .collect::<std::io::Result<_>>()
+        .map_err(io)?;
+    let mut flags: Vec<(u8, u64)> = Vec::with_capacity(files.len());
+    let mut postings = 0u64;
+    let opener = Opener::new(root);
+    for (b, batch) in files.chunks(BATCH).enumerate() {
+        let got: Vec<FileGrams> = batch
+            .par_iter()
+            .map_init(
+                || (Seen::new(), Vec::new()),
+                |(seen, buf), f| file_grams(&opener, f, seen, buf),
+            )
+            .collect();
+        let first = (b * BATCH) as u32;
+        shards
+            .par_iter_mut()
+            .enumerate()
+            .try_for_each(|(k, lists)| {
+                for (j, g) in got.iter().enumerate() {
+                    for &t in g.shard(k) {
+                        lists.add(t, first + j as u32)?;
+                    }
+                }
+                Ok(())
+            })
+            .map_err(io)?;
+        for g in &got {
+            flags.push((g.flag, g.hash));
+            postings += g.grams.len() as u64;
+        }
+    }
+    // files.bin
+    let mut records = Vec::with_capacity(files.len() * 48);
+    let mut offsets: Vec<u32> = Vec::with_capacity(files.len() + 1);
+    for (f, (flag, hash)) in files.iter().zip(&flags) {
+        offsets.push(records.len() as u32);
+        records.push(*flag);
+        put_varint(&mut records, f.size);
+        put_varint(&mut records, f.mtime_ns as u64);
+        records.extend_from_slice(&hash.to_le_bytes());
+        put_str(&mut records, f.path.as_bytes());
+    }
+    offsets.push(records.len() as u32);
+    let mut out = Vec::with_capacity(12 + offsets.len() * 4 + records.len());
+    out.extend_from_slice(FILES_MAGIC);
+    out.extend_from_slice(&(files.len() as u32).to_le_bytes());
+    for o in &offsets {
+        out.extend_from_slice(&o.to_le_bytes());
+    }
+    out.extend_from_slice(&records);
+    write_file(&dir.join("files.bin"), &out).map_err(io)?;
+    let mut checksums = vec![("files.bin".to_string(), checksum_bytes(&out))];
+    drop(out);
+    // grams.bin and post.bin
+    let mut order: Vec<(usize, List)> = shards
+        .iter_mut()
+        .enumerate()
+        .flat_map(|(k, l)| {
+            std::mem::take(&mut l.lists)
+                .into_iter()
+                .map(move |l| (k, l))
+        })
+        .collect();
+    order.sort_unstable_by_key(|(_, l)| l.tri);
+    let mut grams = Vec::with_capacity(16 + order.len() * GRAM_ENTRY);
+    grams.extend_from_slice(GRAMS_MAGIC);
+    grams.extend_from_slice(&(order.len() as u64).to_le_bytes());
+    let post_path = dir.join("post.bin");
+    let mut post =
+        std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&post_path).map_err(io)?);
+    let mut at = 0u64;
+    let mut buf = Vec::new();
+    // The checksum of post.bin as written, chunk by chunk as `checksum_bytes` takes it.
+    let mut sum = 0u64;
+    let mut chunk: Vec<u8> = Vec::with_capacity(CHECKSUM_CHUNK);
+    for (k, l) in &order {
+        buf.clear();
+        shards[*k].copy_list(l, &mut buf);
+        grams.extend_from_slice(&l.tri.to_le_bytes());
+        grams.extend_from_slice(&l.count.to_le_bytes());
+        grams.extend_from_slice(&at.to_le_bytes());
+        post.write_all(&buf).map_err(io)?;
+        at += buf.len() as u64;
+        let mut rest = &buf[..];
+        while !rest.is_empty() {
+            let take = rest.len().min(CHECKSUM_CHUNK - chunk.len());
+            chunk.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            if chunk.len() == CHECKSUM_CHUNK {
+                sum = sum.rotate_left(17) ^ crate::index::codec::hash64(&chunk);
+                chunk.clear();
+            }
+        }
+    }
+    if !chunk.is_empty() {
+        sum = sum.rotate_left(17) ^ crate::index::codec::hash64(&chunk);
+    }
+    checksums.push(("post.bin".to_string(), sum));
+    let post = post.into_inner().map_err(|e| io(e.into_error()))?;
+    post.sync_all().map_err(io)?;
+    drop(shards);
+    write_file(&dir.join("grams.bin"), &grams).map_err(io)?;
+    checksums.push(("grams.bin".to_string(), checksum_bytes(&grams)));
+    let index_bytes = (12 + offsets.len() * 4 + records.len()) as u64 + grams.len() as u64 + at;
+    Ok(BuildStats {
+        files: files.len() as u64,
+        bytes: files.iter().map(|f| f.size).sum(),
+        binary: flags.iter().filter(|f| f.0 == BINARY).count() as u64,
+        unindexed: files
+            .iter()
+            .zip(&flags)
+            .filter(|(_, f)| f.0 == UNINDEXED)
+            .map(|(f, _)| f.path.clone())
+            .collect(),
+        postings,
+        index_bytes,
+        checksums,
+    })
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = std::fs::File::create(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// One file of an open part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry<'a> {
+    /// Root-relative path.
+    pub path: &'a str,
+    /// Size when indexed.
+    pub size: u64,
+    /// Mtime when indexed (ns).
+    pub mtime_ns: i64,
+    /// [`INDEXED`], [`BINARY`] or [`UNINDEXED`].
+    pub flag: u8,
+    /// Hash of its bytes when indexed (0 when unread).
+    pub hash: u64,
+}
+
+/// An open part, its files mapped.
+pub struct TextIndex {
+    files: memmap2::Mmap,
+    grams: memmap2::Mmap,
+    post: memmap2::Mmap,
+    count: usize,
+}
+
+fn map(path: &Path) -> Result<memmap2::Mmap, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: index files are written once and replaced by publishing a new directory, never
+    // changed in place.
+    unsafe { memmap2::Mmap::map(&f) }.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The error of a damaged part.
+fn damaged(dir: &Path, what: &str) -> String {
+    format!(
+        "the text index {} is damaged ({what}); run `knav index --full` to rebuild it",
+        dir.display()
+    )
+}
+
+impl TextIndex {
+    /// Opens the part in `dir`.
+    pub fn open(dir: &Path) -> Result<TextIndex, String> {
+        let files = map(&dir.join("files.bin"))?;
+        let grams = map(&dir.join("grams.bin"))?;
+        let post = map(&dir.join("post.bin"))?;
+        if files.len() < 12 || &files[..8] != FILES_MAGIC {
+            return Err(damaged(dir, "files.bin has no header"));
+        }
+        if grams.len() < 16 || &grams[..8] != GRAMS_MAGIC {
+            return Err(damaged(dir, "grams.bin has no header"));
+        }
+        let count = u32::from_le_bytes(files[8..12].try_into().unwrap_or_default()) as usize;
+        if files.len() < 12 + (count + 1) * 4 {
+            return Err(damaged(dir, "files.bin is cut short"));
+        }
+        let n = u64::from_le_bytes(grams[8..16].try_into().unwrap_or_default()) as usize;
+        if n.checked_mul(GRAM_ENTRY).and_then(|b| b.checked_add(16)) != Some(grams.len()) {
+            return Err(damaged(dir, "grams.bin has the wrong size"));
+        }
+        let idx = TextIndex {
+            files,
+            grams,
+            post,
+            count,
+        };
+        // Every record must lie inside the file, in order: checked once here.
+        let end = idx.offset(count).unwrap_or(usize::MAX);
+        if (0..count).any(|i| idx.offset(i) > idx.offset(i + 1)) || end > idx.records().len() {
+            return Err(damaged(dir, "files.bin's offsets are out of order"));
+        }
+        Ok(idx)
+    }
+
+    /// Bytes of the part's files.
+    pub fn bytes(&self) -> u64 {
+        (self.files.len() + self.grams.len() + self.post.len()) as u64
+    }
+
+    /// Files in the part.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when the part has no files.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    fn records(&self) -> &[u8] {
+        &self.files[12 + (self.count + 1) * 4..]
+    }
+
+    fn offset(&self, i: usize) -> Option<usize> {
+        let at = 12 + i * 4;
+        let b = self.files.get(at..at + 4)?;
+        Some(u32::from_le_bytes(b.try_into().ok()?) as usize)
+    }
+
+    /// File `id`; a damaged record reads as an unindexed file with an empty path.
+    pub fn entry(&self, id: u32) -> Entry<'_> {
+        let bad = Entry {
+            path: "",
+            size: 0,
+            mtime_ns: 0,
+            flag: UNINDEXED,
+            hash: 0,
+        };
+        let (Some(a), Some(b)) = (self.offset(id as usize), self.offset(id as usize + 1)) else {
+            return bad;
+        };
+        let Some(rec) = self.records().get(a..b) else {
+            return bad;
+        };
+        let mut r = Reader::new(rec);
+        let flag = r.u8();
+        let size = r.varint();
+        let mtime_ns = r.varint() as i64;
+        let hash = u64::from_le_bytes(r.bytes(8).try_into().unwrap_or_default());
+        let path = std::str::from_utf8(r.str()).unwrap_or("");
+        if r.overrun {
+            return bad;
+        }
+        Entry {
+            path,
+            size,
+            mtime_ns,
+            flag,
+            hash,
+        }
+    }
+
+    /// The id of `path`, if the part holds it.
+    pub fn find(&self, path: &str) -> Option<u32> {
+        let (mut lo, mut hi) = (0u32, self.count as u32);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.entry(mid).path.cmp(path) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    /// The files holding trigram `tri`, in id order; `Err` on a damaged list.
+    pub fn list(&self, tri: u32) -> Result<Vec<u32>, &'static str> {
+        let n = (self.grams.len() - 16) / GRAM_ENTRY;
+        let entry = |i: usize| -> (u32, u32, u64) {
+            let e = &self.grams[16 + i * GRAM_ENTRY..16 + (i + 1) * GRAM_ENTRY];
+            let u32_at = |k: usize| u32::from_le_bytes([e[k], e[k + 1], e[k + 2], e[k + 3]]);
+            let off = u64::from_le_bytes(e[8..16].try_into().unwrap_or_default());
+            (u32_at(0), u32_at(4), off)
+        };
+        let (mut lo, mut hi) = (0usize, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let (t, count, off) = entry(mid);
+            match t.cmp(&tri) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => {
+                    let end = if mid + 1 < n {
+                        entry(mid + 1).2
+                    } else {
+                        self.post.len() as u64
+                    };
+                    let bytes = self
+                        .post
+                        .get(off as usize..end as usize)
+                        .ok_or("a posting list lies outside post.bin")?;
+                    let mut r = Reader::new(bytes);
+                    let mut out = Vec::with_capacity(count as usize);
+                    let mut id = 0u64;
+                    for _ in 0..count {
+                        id += r.varint();
+                        out.push(id as u32);
+                    }
+                    if r.overrun || id >= self.count as u64 && count > 0 {
+                        return Err("a posting list is damaged");
+                    }
+                    return Ok(out);
+                }
+            }
+        }
+        Ok(Vec::new())
+    }
+}

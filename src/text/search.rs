@@ -1,0 +1,212 @@
+//! Confirming candidates: rg's own matcher and searcher (`grep-regex`, `grep-searcher`) built
+//! as rg builds them, so that the lines found are exactly rg's: Unicode, `^`/`$` at line
+//! ends, CRLF lines (`$` does not match before `\r`, as in rg without `--crlf`), a last line
+//! without a newline, and rg's binary rule for files found by walking (a file is searched up
+//! to the buffer where its first NUL byte shows up).
+
+use std::path::{Path, PathBuf};
+
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+
+/// A pattern and rg's flags for it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pattern {
+    /// The regular expression (Rust syntax), or the literal text with `fixed`.
+    pub text: String,
+    /// `-F`: the text is a literal.
+    pub fixed: bool,
+    /// `-i`: case-insensitive.
+    pub ignore_case: bool,
+    /// `-w`: only matches surrounded by word boundaries.
+    pub word: bool,
+}
+
+impl Pattern {
+    /// rg's matcher for the pattern; the error is the regex parser's, pointing at the fault.
+    pub fn matcher(&self) -> Result<RegexMatcher, String> {
+        let mut b = RegexMatcherBuilder::new();
+        b.case_insensitive(self.ignore_case)
+            .multi_line(true)
+            .unicode(true)
+            .octal(false)
+            .word(self.word)
+            .fixed_strings(self.fixed)
+            .line_terminator(Some(b'\n'))
+            .dot_matches_new_line(false);
+        b.build(&self.text).map_err(|e| e.to_string())
+    }
+}
+
+/// rg's searcher for files found by walking a tree.
+pub fn searcher() -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(0))
+        .build()
+}
+
+/// Collects the numbers of matching lines.
+struct Lines<'a>(&'a mut Vec<u32>);
+
+impl Sink for Lines<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
+        let first = m.line_number().unwrap_or(0) as u32;
+        for (k, _) in m.lines().enumerate() {
+            self.0.push(first + k as u32);
+        }
+        Ok(true)
+    }
+}
+
+/// The lines of `bytes` (a whole file) where `matcher` matches, as rg finds them.
+///
+/// `text_known`: the text index found no NUL in the file as it is now (its size and mtime are
+/// the indexed ones), so it need not be scanned for one again.
+pub fn matching_lines(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    bytes: &[u8],
+    text_known: bool,
+) -> Vec<u32> {
+    let mut out = Vec::new();
+    // A file with a NUL byte is read as rg reads it, buffer by buffer, so that its binary rule
+    // stops at the same place; any other is searched in place.
+    let done = if !text_known && memchr::memchr(0, bytes).is_some() {
+        searcher.search_reader(matcher, bytes, Lines(&mut out))
+    } else {
+        searcher.search_slice(matcher, bytes, Lines(&mut out))
+    };
+    if done.is_err() {
+        out.clear();
+    }
+    out
+}
+
+/// The 1-based byte column of the first match on `line` (1 when none: a line matched only
+/// through its terminator).
+pub fn column(matcher: &RegexMatcher, line: &[u8]) -> u32 {
+    use grep_matcher::Matcher;
+    matcher
+        .find(line)
+        .ok()
+        .flatten()
+        .map_or(1, |m| m.start() as u32 + 1)
+}
+
+/// Files up to this many bytes are read into a reused buffer; larger ones are read whole (or
+/// mapped), so that no thread keeps a buffer the size of the largest file.
+pub const BUFFERED: u64 = 1 << 20;
+
+/// A file's bytes: in the caller's buffer, or its own.
+pub enum Bytes<'b> {
+    /// In the buffer passed.
+    Buffered(&'b [u8]),
+    /// Read or mapped on their own.
+    Own(crate::index::build::Source),
+}
+
+impl std::ops::Deref for Bytes<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Buffered(b) => b,
+            Bytes::Own(s) => s,
+        }
+    }
+}
+
+/// Opens files under a root for reading, refusing a symbolic link at any component below the
+/// root and anything but a regular file, as [`crate::query::source::open_beneath`] does, but in
+/// one `openat2` call from a root opened once (Linux 5.6 and later; elsewhere, and where the
+/// call is refused, component by component): a search may open every file of the tree.
+pub struct Opener {
+    root: PathBuf,
+    #[cfg(target_os = "linux")]
+    fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl Opener {
+    /// An opener for files under `root`.
+    pub fn new(root: &Path) -> Opener {
+        Opener {
+            root: root.to_path_buf(),
+            #[cfg(target_os = "linux")]
+            fd: std::fs::File::open(root).ok().map(Into::into),
+        }
+    }
+
+    /// The bytes of root-relative `rel` (mapped when large, as the index build reads them);
+    /// `None` when it cannot be read or is not a regular file below the root.
+    pub fn read(&self, rel: &str) -> Option<crate::index::build::Source> {
+        let file = match self.open2(rel) {
+            Some(Ok(f)) => f,
+            Some(Err(())) => return None,
+            None => crate::query::source::open_beneath(&self.root, rel).ok()?,
+        };
+        crate::index::build::read_open(file).ok()
+    }
+
+    /// The bytes of root-relative `rel`: a file up to [`BUFFERED`] bytes read into `buf` (its
+    /// capacity kept: a search reads thousands of files through one buffer per thread, with no
+    /// mapping to set up and tear down for each), a larger one as the index build reads it;
+    /// `None` when it cannot be read or is not a regular file below the root.
+    pub fn read_with<'b>(&self, rel: &str, buf: &'b mut Vec<u8>) -> Option<Bytes<'b>> {
+        use std::io::Read;
+        let file = match self.open2(rel) {
+            Some(Ok(f)) => f,
+            Some(Err(())) => return None,
+            None => crate::query::source::open_beneath(&self.root, rel).ok()?,
+        };
+        if file.metadata().ok()?.len() > BUFFERED {
+            return crate::index::build::read_open(file).ok().map(Bytes::Own);
+        }
+        buf.clear();
+        (&file).read_to_end(buf).ok()?;
+        Some(Bytes::Buffered(buf))
+    }
+
+    /// `openat2` with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS; `None` when the system lacks it.
+    #[cfg(target_os = "linux")]
+    fn open2(&self, rel: &str) -> Option<Result<std::fs::File, ()>> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        let dir = self.fd.as_ref()?;
+        let Ok(name) = std::ffi::CString::new(rel) else {
+            return Some(Err(()));
+        };
+        // SAFETY: open_how is plain data; all zeros is a valid value.
+        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+        how.flags = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK) as u64;
+        how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS;
+        // SAFETY: `name` is NUL-terminated, `how` is a valid open_how of the size passed, and
+        // `dir` an open descriptor; the returned descriptor is owned by the File below.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                &how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        };
+        if fd < 0 {
+            return match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::ENOSYS) | Some(libc::EPERM) => None,
+                _ => Some(Err(())),
+            };
+        }
+        // SAFETY: `fd` was just opened and is owned by nobody else.
+        let file = unsafe { std::fs::File::from_raw_fd(fd as i32) };
+        Some(match file.metadata() {
+            Ok(m) if m.is_file() => Ok(file),
+            _ => Err(()),
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn open2(&self, _rel: &str) -> Option<Result<std::fs::File, ()>> {
+        None
+    }
+}
