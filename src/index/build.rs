@@ -18,10 +18,10 @@ use std::time::Duration;
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
 use super::accum::{Accumulator, NameMap};
-use super::codec::{hash64, Reader};
+use super::codec::hash64;
 use super::defined::{describe, write_file_parts, write_name_parts, DefinedWriter};
 use super::error::IndexError;
-use super::format::{header, Def, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
+use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
 use super::format::{shard_of, NAME_SHARDS};
 use super::scratch::Scratch;
 use super::segment::{segment_files, SegmentMeta};
@@ -667,7 +667,7 @@ impl Drop for CtagsTexts {
 /// Caps glibc's malloc arenas. Buffers made on worker threads are freed on accumulator
 /// threads; with an arena per thread, freed memory piles up where no one allocates again,
 /// and the peak RSS of a kernel build grows by about a tenth.
-fn limit_malloc_arenas() {
+pub(crate) fn limit_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes allocator tuning; it is safe to call at any time.
     unsafe {
@@ -715,10 +715,11 @@ pub fn build_segment(
         opts,
         learned: &learned,
     };
-    let accumulators = scan.run(out_dir, &mut meta, progress)?;
+    let (accumulators, facts) = scan.run(out_dir, &mut meta, progress)?;
     let scanned_at = started.elapsed();
     progress.phase("merge names");
-    merge_names(out_dir, inputs, accumulators, &mut meta)?;
+    merge_names(out_dir, inputs, accumulators, &facts, &mut meta)?;
+    drop(facts);
     let names_at = started.elapsed();
     write_search_parts(out_dir, inputs)?;
     let merged_at = started.elapsed();
@@ -811,7 +812,7 @@ impl Scan<'_> {
         out_dir: &Path,
         meta: &mut SegmentMeta,
         progress: &mut Progress,
-    ) -> Result<Vec<Accumulator>, IndexError> {
+    ) -> Result<(Vec<Accumulator>, DefFacts), IndexError> {
         let scratch = self.ctags.and_then(|_| Scratch::for_ctags());
         let scratch_dir = scratch.as_ref().map(|s| s.path());
         let chunks = chunks(self.inputs);
@@ -860,8 +861,8 @@ impl Scan<'_> {
                 })
                 .collect::<Result<Vec<_>, _>>()
         })?;
-        records.finish().map_err(io)?;
-        Ok(accumulators)
+        let facts = records.finish().map_err(io)?;
+        Ok((accumulators, facts))
     }
 
     /// A worker: takes the next chunk until none is left, and sends each file's result.
@@ -934,6 +935,8 @@ struct RecordWriter {
     files_len: u64,
     /// The offset of each file's record in `files.dat`, written at the end.
     files_idx: Vec<u8>,
+    /// The kind and file of every definition written, for the merge.
+    def_facts: DefFacts,
     /// The families of the kernel macro table: definitions of other macros are counted together.
     table_families: std::collections::HashSet<&'static str>,
     buf: Vec<u8>,
@@ -958,6 +961,7 @@ impl RecordWriter {
             defs_len: HEADER_LEN as u64,
             files_len: HEADER_LEN as u64,
             files_idx: Vec::with_capacity(files * 8),
+            def_facts: DefFacts::default(),
             table_families: knav_ctags::macros::MacroTable::kernel()
                 .families()
                 .iter()
@@ -1022,6 +1026,7 @@ impl RecordWriter {
             self.buf.clear();
             d.encode(&mut self.buf);
             def_offsets.push(self.defs_len);
+            self.def_facts.push(self.defs_len, d.kind, file_id);
             self.defs.write_all(&self.buf).map_err(io())?;
             self.defs_len += self.buf.len() as u64;
         }
@@ -1055,20 +1060,48 @@ impl RecordWriter {
         })
     }
 
-    /// Flushes `defs.dat` and `files.dat` and writes `files.idx`.
-    fn finish(self) -> std::io::Result<()> {
+    /// Flushes `defs.dat` and `files.dat` and writes `files.idx`; returns what the merge needs
+    /// of the definitions.
+    fn finish(self) -> std::io::Result<DefFacts> {
         let RecordWriter {
             out_dir,
             mut defs,
             mut files,
             files_idx,
+            def_facts,
             ..
         } = self;
         defs.flush()?;
         files.flush()?;
         drop((defs, files));
         write_file(&out_dir.join("files.idx"), b"FIDX", &files_idx)?;
-        Ok(())
+        Ok(def_facts)
+    }
+}
+
+/// The kind and file of every definition of a segment by its offset in `defs.dat`: what the
+/// defined names' search table needs of them, kept as it is written (13 bytes a definition)
+/// instead of read back from `defs.dat`, whose every page the merge would otherwise map in
+/// (157 MB of the kernel's peak RSS).
+#[derive(Default)]
+struct DefFacts {
+    /// Offsets, ascending.
+    offsets: Vec<u64>,
+    kinds: Vec<Kind>,
+    files: Vec<u32>,
+}
+
+impl DefFacts {
+    fn push(&mut self, offset: u64, kind: Kind, file: u32) {
+        self.offsets.push(offset);
+        self.kinds.push(kind);
+        self.files.push(file);
+    }
+
+    /// The kind and file of the definition at `offset`.
+    fn get(&self, offset: u64) -> Option<(Kind, u32)> {
+        let i = self.offsets.binary_search(&offset).ok()?;
+        Some((self.kinds[i], self.files[i]))
     }
 }
 
@@ -1078,6 +1111,7 @@ fn merge_names(
     out_dir: &Path,
     inputs: &[Input],
     accumulators: Vec<Accumulator>,
+    facts: &DefFacts,
     meta: &mut SegmentMeta,
 ) -> Result<(), IndexError> {
     let defs_map = super::segment::map(out_dir, "defs.dat", None)?;
@@ -1101,10 +1135,7 @@ fn merge_names(
                         &out_dir.join(format!("names-{k}.dat")),
                         defs_dat,
                         &mut |name, offset, defs, macro_file| {
-                            let decoded = defs.iter().map(|&off| {
-                                let body = defs_dat.get(off as usize..).unwrap_or(&[]);
-                                Def::decode(&mut Reader::new(body))
-                            });
+                            let decoded = defs.iter().filter_map(|&off| facts.get(off));
                             match describe(name, decoded, macro_file, path_of) {
                                 Some(info) => defined.add(offset, info),
                                 None => Ok(()),

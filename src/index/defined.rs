@@ -20,7 +20,7 @@ use memmap2::Mmap;
 
 use super::damage::open_fst;
 use super::error::IndexError;
-use super::format::{check_header, header, Def, HEADER_LEN, NAME_SHARDS};
+use super::format::{check_header, header, HEADER_LEN, NAME_SHARDS};
 use super::parts::{name_parts, path_parts, PartsWriter};
 use super::segment::{map, MapBytes};
 
@@ -60,12 +60,12 @@ pub struct NameInfo {
     pub len: u8,
 }
 
-/// The [`NameInfo`] of a name with ctags definitions `defs` and, when it has `#define`s, one of
+/// The [`NameInfo`] of a name with ctags definitions `defs` (kind, file) and, when it has `#define`s, one of
 /// them in file `macro_file`; `path` gives a file id's path. `None`: nothing search counts as
 /// a definition.
 pub fn describe<'a>(
     name: &[u8],
-    defs: impl Iterator<Item = Def<'a>>,
+    defs: impl Iterator<Item = (Kind, u32)>,
     macro_file: Option<u32>,
     path: impl Fn(u32) -> &'a str,
 ) -> Option<NameInfo> {
@@ -74,9 +74,7 @@ pub fn describe<'a>(
         rank: u8::MAX,
         len: name.len().min(255) as u8,
     };
-    let defs = defs
-        .filter(|d| !matches!(d.kind, Kind::Entry | Kind::Label | Kind::Local))
-        .map(|d| (d.kind, d.file));
+    let defs = defs.filter(|(kind, _)| !matches!(kind, Kind::Entry | Kind::Label | Kind::Local));
     for (kind, file) in defs.chain(macro_file.map(|f| (Kind::Macro, f))) {
         info.kinds |= 1 << kind as u8;
         info.rank = info.rank.min(crate::rank::rank_byte(kind, path(file)));
