@@ -7,7 +7,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::{fixture, json, knav, Tree};
+use common::{age, fixture, json, knav, Tree};
 
 /// `(mode, changed, added, deleted)` of an update_index answer.
 fn update_counts(v: &Value) -> (String, u64, u64, u64) {
@@ -841,25 +841,6 @@ fn verify_catches_a_flipped_byte_that_keeps_the_length() {
             .contains("defs.dat is damaged (checksum mismatch)"),
         "{v}"
     );
-}
-
-/// Sets the mtime of every file and directory under `dir` to an hour ago.
-fn age(dir: &Path) {
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let ft = e.file_type().unwrap();
-        if ft.is_symlink() || e.file_name() == ".knav" {
-            continue;
-        }
-        if ft.is_dir() {
-            age(&e.path());
-        }
-        std::fs::File::open(e.path())
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
-    }
-    std::fs::File::open(dir).unwrap().set_modified(old).unwrap();
 }
 
 #[test]

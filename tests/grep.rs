@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{fixture, json, knav, knav_output, Tree};
+use common::{age, fixture, json, knav, knav_output, Tree};
 
 /// `(path, line)` of every line `rg -n ARGS` prints when run in `root`.
 fn rg(root: &Path, args: &[&str]) -> BTreeSet<(String, u64)> {
@@ -322,25 +322,6 @@ fn a_damaged_text_index_is_reported_and_rebuilt_by_the_next_refresh() {
         let (code, out) = knav(&t, &["index", "--verify"]);
         assert_eq!(code, 0, "{out}");
     }
-}
-
-/// Sets the mtime of everything under `dir` an hour back, so that a walk trusts its cache.
-fn age(dir: &Path) {
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let ft = e.file_type().unwrap();
-        if ft.is_symlink() || e.file_name() == ".knav" {
-            continue;
-        }
-        if ft.is_dir() {
-            age(&e.path());
-        }
-        std::fs::File::open(e.path())
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
-    }
-    std::fs::File::open(dir).unwrap().set_modified(old).unwrap();
 }
 
 #[test]
