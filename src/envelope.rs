@@ -330,7 +330,21 @@ pub struct Envelope {
     pub search: Option<SearchSummary>,
 }
 
+/// Hidden results a long answer lists at most; the rest are counted in a warning.
+pub const MAX_HIDDEN_LISTED: usize = 100;
+
 impl Envelope {
+    /// Lists a result the active configuration does not build, up to [`MAX_HIDDEN_LISTED`].
+    pub fn list_hidden(&mut self, path: &str, line: u32, reason: &str) {
+        if self.hidden.len() < MAX_HIDDEN_LISTED {
+            self.hidden.push(Hidden {
+                path: path.to_string(),
+                line,
+                reason: reason.to_string(),
+            });
+        }
+    }
+
     /// An empty envelope for `tool`.
     pub fn new(tool: &'static str, root: &str) -> Envelope {
         Envelope {

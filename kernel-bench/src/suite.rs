@@ -489,31 +489,7 @@ impl Setup {
             return Err("no .c file to edit".into());
         };
         let debounce = Duration::from_millis(200);
-        let mut child = self
-            .knav()
-            .arg("serve")
-            .arg("--root")
-            .arg(&self.tree)
-            .arg("--index-dir")
-            .arg(self.knav_index_dir())
-            .arg("--debounce")
-            .arg(format!("{}", debounce.as_secs_f64()))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        let result = (|| {
-            let mut mcp = Session {
-                stdin: child.stdin.take().ok_or("no stdin")?,
-                lines: BufReader::new(child.stdout.take().ok_or("no stdout")?).lines(),
-                id: 0,
-            };
-            mcp.request(
-                "initialize",
-                r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"kernel-bench","version":"1"}}"#,
-            )?;
-            mcp.notify("notifications/initialized")?;
+        let result = self.with_server(&format!("{}", debounce.as_secs_f64()), |mcp| {
             // The first call checks the whole tree and starts watching it.
             mcp.find_definition("vfs_read")?;
             let mut samples = Vec::new();
@@ -531,9 +507,7 @@ impl Setup {
             }
             out.serve_c_edit = Some(d);
             Ok(())
-        })();
-        let _ = child.kill();
-        let _ = child.wait();
+        });
         let _ = self.knav_refresh();
         result
     }
@@ -731,6 +705,29 @@ impl Setup {
 
     /// The median of 5 `search_text` calls for a selective pattern through `knav serve`.
     fn serve_grep(&self) -> Result<Duration, String> {
+        self.with_server("3600", |mcp| {
+            let call = r#"{"name":"search_text","arguments":{"pattern":"vfs_iter_read"}}"#;
+            let first = mcp.request("tools/call", call)?;
+            if first.contains("\"isError\":true") {
+                return Err(format!("search_text failed: {first}"));
+            }
+            let mut samples = Vec::new();
+            for _ in 0..5 {
+                let t = Instant::now();
+                mcp.request("tools/call", call)?;
+                samples.push(t.elapsed());
+            }
+            Ok(median_p90(&samples).0)
+        })
+    }
+
+    /// Runs `f` against a `knav serve` of the tree (debounce `debounce` seconds) that it has
+    /// started and initialized, and stops the server.
+    fn with_server<T>(
+        &self,
+        debounce: &str,
+        f: impl FnOnce(&mut Session) -> Result<T, String>,
+    ) -> Result<T, String> {
         let mut child = self
             .knav()
             .arg("serve")
@@ -739,7 +736,7 @@ impl Setup {
             .arg("--index-dir")
             .arg(self.knav_index_dir())
             .arg("--debounce")
-            .arg("3600")
+            .arg(debounce)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -756,18 +753,7 @@ impl Setup {
                 r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"kernel-bench","version":"1"}}"#,
             )?;
             mcp.notify("notifications/initialized")?;
-            let call = r#"{"name":"search_text","arguments":{"pattern":"vfs_iter_read"}}"#;
-            let first = mcp.request("tools/call", call)?;
-            if first.contains("\"isError\":true") {
-                return Err(format!("search_text failed: {first}"));
-            }
-            let mut samples = Vec::new();
-            for _ in 0..5 {
-                let t = Instant::now();
-                mcp.request("tools/call", call)?;
-                samples.push(t.elapsed());
-            }
-            Ok(median_p90(&samples).0)
+            f(&mut mcp)
         })();
         let _ = child.kill();
         let _ = child.wait();

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{source, Query, Verdict};
-use crate::envelope::{Context, Enclosing, Envelope, FileGroup, Hidden, Hit, Results};
+use crate::envelope::{Context, Enclosing, Envelope, FileGroup, Hit, Results};
 use crate::text::index::{TextIndex, BINARY};
 use crate::text::search::Pattern;
 
@@ -17,8 +17,6 @@ use crate::text::search::Pattern;
 pub const MAX_CONTEXT: u32 = 10;
 /// The longest pattern, in bytes.
 pub const MAX_PATTERN: usize = 64 << 10;
-/// Hidden hits listed at most; the rest are counted in a warning.
-const MAX_HIDDEN_LISTED: usize = 100;
 
 /// What search_text lists.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -269,13 +267,7 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
             let active = match verdict {
                 Some(Verdict::Hidden(reason)) => {
                     hidden += 1;
-                    if env.hidden.len() < MAX_HIDDEN_LISTED {
-                        env.hidden.push(Hidden {
-                            path: path.to_string(),
-                            line,
-                            reason: reason.to_string(),
-                        });
-                    }
+                    env.list_hidden(path, line, &reason);
                     continue;
                 }
                 Some(Verdict::Live) => Some(true),

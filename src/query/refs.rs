@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::{def_lines, not_found, role_of, valid_name, Query, Verdict};
-use crate::envelope::{Envelope, FileGroup, Hidden, Record, Results};
+use crate::envelope::{Envelope, FileGroup, Record, Results};
 
 /// References are grouped by file above this many rows when grouping is automatic.
 pub const AUTO_GROUP_ABOVE: usize = 200;
@@ -32,9 +32,6 @@ impl std::str::FromStr for GroupBy {
         }
     }
 }
-
-/// Hidden references listed at most; the rest are counted in a warning.
-const MAX_HIDDEN_LISTED: usize = 100;
 
 /// Answers find_references for `symbol`.
 pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelope {
@@ -86,13 +83,7 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
         |env: &mut Envelope, verdict: Option<Verdict>, path: &str, line: u32| match verdict {
             Some(Verdict::Hidden(reason)) => {
                 hidden += 1;
-                if env.hidden.len() < MAX_HIDDEN_LISTED {
-                    env.hidden.push(Hidden {
-                        path: path.to_string(),
-                        line,
-                        reason: reason.to_string(),
-                    });
-                }
+                env.list_hidden(path, line, &reason);
                 None
             }
             Some(Verdict::Live) => Some(Some(true)),
