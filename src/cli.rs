@@ -107,8 +107,12 @@ enum Command {
     },
     /// The definitions in FILE (list_file_symbols).
     Symbols {
-        /// A path relative to the root.
+        /// A path relative to the root; a directory lists its files with their definition
+        /// counts.
         file: OsString,
+        /// `end`: page backwards from the end of the file, last definition first.
+        #[arg(long, value_enum, default_value_t = From::Start)]
+        from: From,
     },
     /// Defined names matching every token, each as a prefix of the name or of a `_` part
     /// (search_symbols): `knav find ext4 read iter`, `knav find '/vfs_.*v/'`.
@@ -129,6 +133,15 @@ enum Command {
     /// The lines of any text file matching PATTERN, as `rg -n` finds them (search_text).
     /// Exit 0 with hits, 1 without, 2 on an error.
     Grep(GrepArgs),
+}
+
+/// Where `knav symbols` starts its pages.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum From {
+    /// The first definition.
+    Start,
+    /// The last definition, paging backwards.
+    End,
 }
 
 #[derive(Args, Clone)]
@@ -210,8 +223,9 @@ impl Command {
                 to: to.clone(),
                 max_depth: *max_depth,
             },
-            Command::Symbols { file } => Ask::Symbols {
+            Command::Symbols { file, from } => Ask::Symbols {
                 file: crate::pathname::from_arg(file),
+                from_end: *from == From::End,
             },
             Command::Find { query, kind } => Ask::Find {
                 query: query.join(" "),

@@ -1371,6 +1371,110 @@ fn every_export_variant_fills_the_exported_field() {
 }
 
 #[test]
+fn an_outline_pages_from_the_end_with_line_ranges_and_a_directory_lists_its_files() {
+    let t = fixture("outline-end");
+    let rows = |v: &Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}:{}-{}",
+                    r["symbol"].as_str().unwrap(),
+                    r["line"],
+                    r["end_line"]
+                )
+            })
+            .collect()
+    };
+    let (_, v) = json(
+        &t,
+        &[
+            "symbols",
+            "fs/read_write.c",
+            "--from",
+            "end",
+            "--limit",
+            "3",
+        ],
+    );
+    assert_eq!(
+        rows(&v),
+        ["compat_read:48-51", "sys_read:42-45", "ksys_read:35-40"]
+    );
+    assert_eq!(
+        (v["total"].as_u64(), v["truncated"].as_bool()),
+        (Some(7), Some(true))
+    );
+    let (_, v) = json(
+        &t,
+        &[
+            "symbols",
+            "fs/read_write.c",
+            "--from",
+            "end",
+            "--limit",
+            "3",
+            "--offset",
+            "6",
+        ],
+    );
+    assert_eq!(rows(&v), ["check_count:8-11"]);
+    // A multi-line #define ends where its continuation does; a struct at its closing brace.
+    let (_, v) = json(
+        &t,
+        &[
+            "symbols",
+            "include/linux/fs.h",
+            "--from",
+            "end",
+            "--limit",
+            "1",
+        ],
+    );
+    assert_eq!(rows(&v), ["MAX_RW_COUNT:23-23"]);
+    let (_, v) = json(&t, &["symbols", "include/linux/fs.h", "--limit", "5"]);
+    assert_eq!(rows(&v)[4], "file:9-12");
+    let (_, text) = knav(
+        &t,
+        &[
+            "symbols",
+            "fs/read_write.c",
+            "--from",
+            "end",
+            "--limit",
+            "1",
+        ],
+    );
+    assert!(
+        text.starts_with("fs/read_write.c:48-51: ssize_t compat_read("),
+        "{text}"
+    );
+    let (code, v) = json(&t, &["symbols", "fs/"]);
+    assert_eq!(code, 0);
+    let files: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} {}",
+                f["path"].as_str().unwrap(),
+                f["lines"],
+                f["definitions"]
+            )
+        })
+        .collect();
+    assert_eq!(files, ["fs/ext2/file.c 15 2", "fs/read_write.c 53 12"]);
+    let (_, text) = knav(&t, &["symbols", "fs"]);
+    assert!(
+        text.starts_with("fs/ext2/file.c  (15 lines, 2 definitions)\n"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_file_lists_one_row_per_macro_invocation() {
     let t = fixture("symbols-macros");
     let (_, v) = json(&t, &["symbols", "fs/read_write.c"]);

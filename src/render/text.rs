@@ -75,11 +75,15 @@ fn record_row(r: &Record, named: bool, out: &mut String) {
     } else {
         String::new()
     };
+    // An outline row shows the definition's line range.
+    let range = match r.end_line {
+        Some(end) if end > r.line => format!("{}-{end}", r.line),
+        _ => r.line.to_string(),
+    };
     let _ = writeln!(
         out,
-        "{name}{}:{}: {}{}{via}{undecided}",
+        "{name}{}:{range}: {}{}{via}{undecided}",
         r.path,
-        r.line,
         r.snippet,
         tags(kind, &r.guard)
     );

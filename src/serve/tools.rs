@@ -102,8 +102,10 @@ struct ReachArgs {
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 struct FileArgs {
-    /// path relative to the root
+    /// path relative to the root; a directory lists its files
     file_path: String,
+    /// start (default) or end: page backwards from the file's end
+    from: Option<String>,
     #[serde(flatten)]
     common: Common,
 }
@@ -546,7 +548,21 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
         }
         "list_file_symbols" => {
             let a: FileArgs = typed(tool, args)?;
-            (Ask::Symbols { file: a.file_path }, a.common)
+            let from_end = match a.from.as_deref() {
+                None | Some("start") => false,
+                Some("end") => true,
+                Some(f) => {
+                    return Err(format!(
+                        "{tool}: from must be start or end, not {}",
+                        quote(f)
+                    ))
+                }
+            };
+            let ask = Ask::Symbols {
+                file: a.file_path,
+                from_end,
+            };
+            (ask, a.common)
         }
         "search_symbols" => {
             let a: FindArgs = typed(tool, args)?;
