@@ -53,6 +53,8 @@ enum Command {
         #[arg(long, conflicts_with = "full")]
         verify: bool,
     },
+    /// Whether the index is ready and what it holds (index_status); builds nothing.
+    Status,
     /// Serve the tools over MCP on stdio. With --root, indexes are built and kept fresh;
     /// without it, the server answers from existing indexes only.
     Serve {
@@ -193,7 +195,7 @@ impl Command {
     /// The question a query subcommand asks; `None` for `index`.
     fn ask(&self) -> Option<Ask> {
         Some(match self {
-            Command::Index { .. } | Command::Serve { .. } => return None,
+            Command::Index { .. } | Command::Serve { .. } | Command::Status => return None,
             Command::Def { symbol } => Ask::Def {
                 symbol: symbol.clone(),
             },
@@ -276,13 +278,20 @@ pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapsho
 
 fn run(common: &Common, command: &Command, trace: &mut crate::index::Trace) -> Envelope {
     let ask = command.ask();
-    let tool = ask.as_ref().map_or("update_index", Ask::tool);
+    let tool = match command {
+        Command::Status => "index_status",
+        _ => ask.as_ref().map_or("update_index", Ask::tool),
+    };
     let root_arg = common.root.clone().unwrap_or_else(|| PathBuf::from("."));
     let root = match crate::walk::resolve_root(&root_arg) {
         Ok(r) => r,
         Err(e) => return Envelope::error(tool, &root_arg.display().to_string(), e),
     };
     let root_s = root.display().to_string();
+    if let Command::Status = command {
+        let dir = crate::index::store::existing_index_dir(&root, common.index_dir.as_deref());
+        return crate::status::index_status(&root, &dir, None);
+    }
     let Some(ask) = ask else {
         let Command::Index { full, verify } = command else {
             unreachable!("only `index` asks nothing")

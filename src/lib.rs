@@ -21,6 +21,7 @@ pub mod request;
 pub mod scan;
 pub mod serve;
 pub mod settings;
+pub mod status;
 pub mod text;
 pub mod walk;
 

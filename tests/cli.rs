@@ -1475,6 +1475,47 @@ fn an_outline_pages_from_the_end_with_line_ranges_and_a_directory_lists_its_file
 }
 
 #[test]
+fn status_reports_the_index_and_a_build_holding_its_lock_without_building() {
+    let t = fixture("status");
+    let (code, v) = json(&t, &["status"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["results"]["indexed"], false);
+    assert!(!t.root.join(".knav").exists(), "status built nothing");
+    knav(&t, &["index"]);
+    let (_, v) = json(&t, &["status"]);
+    let s = &v["results"];
+    assert_eq!(
+        (s["indexed"].as_bool(), s["generation"].as_u64()),
+        (Some(true), Some(1))
+    );
+    assert_eq!(
+        (s["files_scanned"].as_u64(), s["files_unindexed"].as_u64()),
+        (Some(10), Some(25))
+    );
+    assert_eq!(
+        s["unindexed"],
+        serde_json::json!({"not_c": 24, "no_definitions": 0, "binary": 1, "too_big": 0, "unreadable": 0})
+    );
+    assert!(s["size_bytes"].as_u64().unwrap() > 10_000, "{s}");
+    assert_eq!(s["build"], Value::Null);
+    // A build holds the lock with its pid in it.
+    let lock = std::fs::File::options()
+        .write(true)
+        .open(t.root.join(".knav/lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    std::fs::write(t.root.join(".knav/lock"), "4242").unwrap();
+    let (_, v) = json(&t, &["status"]);
+    assert_eq!(v["results"]["build"]["pid"], 4242);
+    let (_, text) = knav(&t, &["status"]);
+    assert!(
+        text.contains("a build is running (held by pid 4242)"),
+        "{text}"
+    );
+    drop(lock);
+}
+
+#[test]
 fn a_file_lists_one_row_per_macro_invocation() {
     let t = fixture("symbols-macros");
     let (_, v) = json(&t, &["symbols", "fs/read_write.c"]);

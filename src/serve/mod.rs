@@ -73,6 +73,9 @@ impl Handler {
             finish(env, format)
         };
         let Some(ask) = call.ask else {
+            if call.tool == "index_status" {
+                return finish(tree.status(), format);
+            }
             return match server.update(&tree, call.full) {
                 Ok(env) => finish(env, format),
                 Err(n) => not_ready(n),

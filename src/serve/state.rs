@@ -370,7 +370,36 @@ impl Tree {
         NotReady::Building(self.building_message(why, Duration::ZERO, &Status::default()))
     }
 
+    /// index_status for this tree, with the progress of its first build or its refresh when
+    /// one runs; builds and refreshes nothing.
+    pub fn status(&self) -> Envelope {
+        let progress = match &*lock(&self.first) {
+            First::Running { started, status } => {
+                let status = lock(status).clone();
+                Some(self.progress(started.elapsed(), &status))
+            }
+            _ if matches!(
+                self.checked.try_lock(),
+                Err(std::sync::TryLockError::WouldBlock)
+            ) =>
+            {
+                Some("refreshing the index".to_string())
+            }
+            _ => None,
+        };
+        crate::status::index_status(&self.root, &self.dir, progress)
+    }
+
     fn building_message(&self, why: &str, elapsed: Duration, s: &Status) -> String {
+        format!(
+            "Indexing {} {why} ({}). Retry this call shortly.",
+            self.root.display(),
+            self.progress(elapsed, s)
+        )
+    }
+
+    /// How far a build is: `12 s elapsed; 3 of 9 files, …`.
+    fn progress(&self, elapsed: Duration, s: &Status) -> String {
         let secs = elapsed.as_secs();
         let how_far = if s.total_bytes > 0 && s.bytes >= s.total_bytes {
             format!(
@@ -396,9 +425,6 @@ impl Tree {
         } else {
             "a Linux-kernel-sized tree takes about a minute".to_string()
         };
-        format!(
-            "Indexing {} {why} ({secs} s elapsed; {how_far}). Retry this call shortly.",
-            self.root.display()
-        )
+        format!("{secs} s elapsed; {how_far}")
     }
 }

@@ -198,6 +198,16 @@ struct UpdateArgs {
     root: Option<String>,
 }
 
+/// index_status.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct StatusArgs {
+    /// tree (default: the served root)
+    root: Option<String>,
+    /// text or json
+    format: Option<String>,
+}
+
 const SPECS: &[Spec] = &[
     Spec {
         name: "find_definition",
@@ -269,6 +279,13 @@ const SPECS: &[Spec] = &[
         description: "Refresh the index now (only what changed), or rebuild it with full=true. \
                       Calls already refresh when the index is older than serve.debounce_s.",
         schema: schema::<UpdateArgs>,
+    },
+    Spec {
+        name: "index_status",
+        description: "Whether the index is ready: files scanned and unindexed (by reason), age, \
+                      generation, size, a running build's progress. Use instead of retrying \
+                      a call to see if indexing is done.",
+        schema: schema::<StatusArgs>,
     },
 ];
 
@@ -503,6 +520,22 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
             full: a.full.unwrap_or(false),
             root: a.root,
             format: Format::Text,
+            page: Page::default(),
+            active_config: None,
+        });
+    }
+    if tool == "index_status" {
+        let a: StatusArgs = typed(tool, args)?;
+        let format = match a.format {
+            None => Format::Text,
+            Some(f) => f.parse::<Format>().map_err(|e| format!("{tool}: {e}"))?,
+        };
+        return Ok(Call {
+            tool,
+            ask: None,
+            full: false,
+            root: a.root,
+            format,
             page: Page::default(),
             active_config: None,
         });
