@@ -65,6 +65,10 @@ enum Command {
         /// Another tree calls may name as `root` (repeatable; also .knav.toml's serve.roots).
         #[arg(long = "allow-root", value_name = "DIR")]
         allow_root: Vec<PathBuf>,
+        /// Tool groups to serve: core, search, edit, review (overrides .knav.toml's
+        /// serve.tools; default all).
+        #[arg(long, value_name = "GROUPS", value_delimiter = ',')]
+        tools: Option<Vec<String>>,
     },
     /// Where SYMBOL is defined (find_definition).
     Def {
@@ -377,6 +381,7 @@ pub fn main() -> i32 {
     if let Command::Serve {
         debounce,
         allow_root,
+        tools,
     } = cli.command
     {
         return crate::serve::run(&crate::serve::ServeOptions {
@@ -384,6 +389,7 @@ pub fn main() -> i32 {
             index_dir: cli.common.index_dir.clone(),
             debounce: debounce.map(std::time::Duration::from_secs_f64),
             allow_roots: allow_root,
+            tools,
         });
     }
     trace.mark("parse args");

@@ -213,7 +213,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             "index_status"
         ]
     );
-    let mut catalog = 0;
+    let (mut catalog, mut always_loaded) = (0, 0);
     for t in tools {
         let name = t["name"].as_str().unwrap();
         let a = &t["annotations"];
@@ -248,15 +248,73 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             t["description"].as_str().unwrap().contains("instead of") || name == "update_index",
             "{name} says what it replaces"
         );
-        catalog += t["description"].as_str().unwrap().len() + t["inputSchema"].to_string().len();
+        let size = t["description"].as_str().unwrap().len() + t["inputSchema"].to_string().len();
+        catalog += size;
+        if always {
+            always_loaded += size;
+        }
     }
+    // Tokens as characters / 4: the whole list under 4,500, the alwaysLoad tools under 1,500.
     assert!(
-        catalog < 10_000,
+        catalog < 4_500 * 4,
         "descriptions and schemas take {catalog} characters"
     );
     assert!(
-        names.len() == 12 && catalog > 2000,
+        always_loaded < 1_500 * 4,
+        "the alwaysLoad tools take {always_loaded} characters"
+    );
+    assert!(
+        names.len() == 12 && catalog > 2000 && always_loaded > 500,
         "the catalog was measured"
+    );
+}
+
+#[test]
+fn tool_groups_chosen_by_flag_or_settings_list_and_answer_only_their_tools() {
+    let t = fixture("serve-groups");
+    let root = root_arg(&t);
+    let names = |c: &mut Client| -> Vec<String> {
+        let v = c.request("tools/list", json!({}));
+        v["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut c = Client::start(&["--root", &root, "--tools", "search,review"], &t.root, &[]);
+    assert_eq!(
+        names(&mut c),
+        [
+            "search_symbols",
+            "search_files",
+            "search_text",
+            "index_status"
+        ]
+    );
+    let (text, err) = c.call("find_definition", json!({"symbol": "kmap"}));
+    assert!(
+        err && text.contains("find_definition is not served"),
+        "{text}"
+    );
+    drop(c);
+    std::fs::write(t.root.join(".knav.toml"), "[serve]\ntools = [\"review\"]\n").unwrap();
+    let mut c = Client::start(&["--root", &root], &t.root, &[]);
+    assert_eq!(names(&mut c), ["index_status"]);
+    drop(c);
+    std::fs::write(t.root.join(".knav.toml"), "[serve]\ntools = [\"every\"]\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["serve", "--root", &root])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "serve.tools: unknown tool group 'every'; the groups are core, search, edit, review"
+        ),
+        "{err}"
     );
 }
 

@@ -125,7 +125,9 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::catalog()))
+        Ok(ListToolsResult::with_all_items(tools::catalog(
+            &self.server.tools,
+        )))
     }
 
     async fn call_tool(
@@ -138,7 +140,19 @@ impl ServerHandler for Handler {
             Some(v) if v.as_str() == Some("json") => Format::Json,
             _ => Format::Text,
         };
-        let (text, is_error) = match tools::parse_call(&request.name, request.arguments) {
+        let parsed = tools::parse_call(&request.name, request.arguments).and_then(|call| {
+            if self.server.tools.contains(&call.tool) {
+                Ok(call)
+            } else {
+                Err(format!(
+                    "{} is not served: this server lists {}; restart it with `knav serve --tools` \
+                     naming its group, or change serve.tools in .knav.toml",
+                    call.tool,
+                    self.server.tools.join(", ")
+                ))
+            }
+        });
+        let (text, is_error) = match parsed {
             Ok(call) => {
                 let me = self.clone();
                 // Queries and refreshes are blocking work; the protocol loop stays responsive.

@@ -37,6 +37,8 @@ pub struct ServeOptions {
     pub debounce: Option<Duration>,
     /// `--allow-root`: more trees calls may name.
     pub allow_roots: Vec<PathBuf>,
+    /// `--tools`: the tool groups to serve (overrides `serve.tools`; `None`: that, else all).
+    pub tools: Option<Vec<String>>,
 }
 
 /// Why a call cannot be answered from an index right now.
@@ -53,6 +55,8 @@ pub struct Server {
     pub default_root: PathBuf,
     /// True when started with `--root`: the server may build and refresh indexes.
     pub writable: bool,
+    /// The tools listed and answered (`--tools`, else the root's `serve.tools`, else all).
+    pub tools: Vec<&'static str>,
     /// The trees calls may name (real paths): the default root, `--allow-root` and the default
     /// root's `serve.roots`.
     allowed: Vec<PathBuf>,
@@ -102,15 +106,32 @@ impl Server {
         }
         // A bad settings file is better reported at start than on the first call; a read-only
         // server serves what it can.
-        match Settings::load(&root).and_then(|s| s.resolved_roots(&root)) {
+        let settings = Settings::load(&root);
+        match settings
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|s| s.resolved_roots(&root))
+        {
             Ok(roots) => allowed.extend(roots),
             Err(e) if writable => return Err(e),
             Err(e) => eprintln!("knav serve: {e}; serving {} only", root.display()),
         }
+        let groups = match &opts.tools {
+            Some(g) => Some(g.as_slice()),
+            None => settings.as_ref().ok().and_then(|s| s.tools.as_deref()),
+        };
+        let tools = super::tools::select(groups).map_err(|e| match &opts.tools {
+            Some(_) => format!("--tools: {e}"),
+            None => format!(
+                "{}: serve.tools: {e}",
+                root.join(crate::settings::FILE_NAME).display()
+            ),
+        })?;
         allowed.dedup();
         Ok(Server {
             default_root: root,
             writable,
+            tools,
             allowed,
             explicit_index_dir: opts.index_dir.clone(),
             debounce: opts.debounce,

@@ -14,15 +14,64 @@ use crate::query::{GroupBy, Page, MAX_LIMIT};
 use crate::render::Format;
 use crate::request::{quote, Ask, MAX_CONFIG_ARG, MAX_PATH};
 
-/// Characters all descriptions and input schemas together may take (about 2,500 tokens; the
-/// eleven tools take ~9,300).
-pub const CATALOG_BUDGET: usize = 10_000;
+/// Characters all descriptions and input schemas together may take (4,500 tokens at 4
+/// characters a token).
+pub const CATALOG_BUDGET: usize = 18_000;
 
 /// Entries a list argument (`paths`, `globs`) may have.
 const MAX_LIST: usize = 256;
 
+/// Characters the `_meta["anthropic/alwaysLoad"]` tools' descriptions and schemas may take
+/// together (1,500 tokens at 4 characters a token).
+pub const ALWAYS_LOAD_BUDGET: usize = 6_000;
+
 /// Tools marked `_meta["anthropic/alwaysLoad"]`: the ones an agent needs before any search.
 const ALWAYS_LOAD: &[&str] = &["find_definition", "find_callers", "get_symbol_body"];
+
+/// The tool groups `knav serve --tools` and `.knav.toml`'s `serve.tools` choose from (default:
+/// all); every tool is in one. A new tool is one more name in its group's list.
+pub const GROUPS: &[(&str, &[&str])] = &[
+    (
+        "core",
+        &[
+            "find_definition",
+            "find_references",
+            "find_callers",
+            "find_callees",
+            "get_symbol_body",
+            "reachability",
+            "list_file_symbols",
+            "update_index",
+        ],
+    ),
+    ("search", &["search_symbols", "search_files", "search_text"]),
+    ("edit", &[]),
+    ("review", &["index_status"]),
+];
+
+/// The tools of `groups` (`None`: all), in catalog order; an unknown group is an error naming
+/// the groups.
+pub fn select(groups: Option<&[String]>) -> Result<Vec<&'static str>, String> {
+    let Some(groups) = groups else {
+        return Ok(catalog_names());
+    };
+    let mut chosen: Vec<&str> = Vec::new();
+    for g in groups {
+        let Some((_, tools)) = GROUPS.iter().find(|(name, _)| *name == g.trim()) else {
+            let names: Vec<&str> = GROUPS.iter().map(|(n, _)| *n).collect();
+            return Err(format!(
+                "unknown tool group {}; the groups are {}",
+                quote(g),
+                names.join(", ")
+            ));
+        };
+        chosen.extend(*tools);
+    }
+    Ok(catalog_names()
+        .into_iter()
+        .filter(|n| chosen.contains(n))
+        .collect())
+}
 
 /// What one tool is for.
 struct Spec {
@@ -324,9 +373,13 @@ pub fn catalog_names() -> Vec<&'static str> {
     SPECS.iter().map(|s| s.name).collect()
 }
 
-/// The tools as MCP lists them.
-pub fn catalog() -> Vec<Tool> {
-    SPECS.iter().map(tool).collect()
+/// The tools named in `served` as MCP lists them.
+pub fn catalog(served: &[&str]) -> Vec<Tool> {
+    SPECS
+        .iter()
+        .filter(|s| served.contains(&s.name))
+        .map(tool)
+        .collect()
 }
 
 fn tool(spec: &Spec) -> Tool {
@@ -679,8 +732,38 @@ mod tests {
     }
 
     #[test]
+    fn every_tool_is_in_one_group_and_groups_choose_tools() {
+        for name in catalog_names() {
+            let n = GROUPS.iter().filter(|(_, t)| t.contains(&name)).count();
+            assert_eq!(n, 1, "{name} is in {n} groups");
+        }
+        let grouped: usize = GROUPS.iter().map(|(_, t)| t.len()).sum();
+        assert_eq!(
+            grouped,
+            catalog_names().len(),
+            "a group names a tool with no spec"
+        );
+        let chosen = select(Some(&["search".into(), "review".into()])).unwrap();
+        assert_eq!(
+            chosen,
+            [
+                "search_symbols",
+                "search_files",
+                "search_text",
+                "index_status"
+            ]
+        );
+        assert_eq!(select(None).unwrap(), catalog_names());
+        let e = select(Some(&["cores".into()])).unwrap_err();
+        assert_eq!(
+            e,
+            "unknown tool group 'cores'; the groups are core, search, edit, review"
+        );
+    }
+
+    #[test]
     fn the_catalog_fits_its_budget() {
-        let size: usize = catalog()
+        let size: usize = catalog(&catalog_names())
             .iter()
             .map(|t| {
                 t.description.as_deref().unwrap_or("").len()
