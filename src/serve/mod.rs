@@ -72,6 +72,12 @@ impl Handler {
             }
             finish(env, format)
         };
+        if let Some(edit) = &call.edit {
+            let env = server
+                .edit(&tree, edit)
+                .unwrap_or_else(|e| Envelope::error(call.tool, &root_s, e));
+            return finish(env, format);
+        }
         let Some(ask) = call.ask else {
             if call.tool == "index_status" {
                 return finish(tree.status(), format);

@@ -275,6 +275,33 @@ impl Server {
         }
     }
 
+    /// Applies a replace_symbol or insert_symbol edit to `tree`: against an index brought up
+    /// to date first, and refreshed again before the answer.
+    pub fn edit(&self, tree: &Arc<Tree>, edit: &crate::edit::Edit) -> Result<Envelope, String> {
+        let not_ready = |n: NotReady| match n {
+            NotReady::Building(m) | NotReady::Failed(m) => m,
+        };
+        if !self.writable {
+            return Err(format!(
+                "{} refused: this server is read-only (started without --root); restart it \
+                 with `knav serve --root DIR` to edit",
+                edit.tool()
+            ));
+        }
+        self.update(tree, false).map_err(not_ready)?;
+        let snap = Snapshot::open(&tree.root, &tree.dir)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{} has no index", tree.root.display()))?;
+        let opts = BuildOptions::for_root(&tree.root)?;
+        let written = crate::edit::apply(&snap, edit, &opts.ctags_args)?;
+        drop(snap);
+        self.update(tree, false).map_err(not_ready)?;
+        let snap = Snapshot::open(&tree.root, &tree.dir)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{} has no index", tree.root.display()))?;
+        Ok(crate::edit::answer(&snap, edit.tool(), &written))
+    }
+
     /// Runs update_index on `tree` now.
     pub fn update(&self, tree: &Arc<Tree>, full: bool) -> Result<Envelope, NotReady> {
         let root_s = tree.root.display().to_string();

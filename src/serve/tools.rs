@@ -45,7 +45,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         ],
     ),
     ("search", &["search_symbols", "search_files", "search_text"]),
-    ("edit", &[]),
+    ("edit", &["replace_symbol", "insert_symbol"]),
     ("review", &["index_status"]),
 ];
 
@@ -257,6 +257,36 @@ struct StatusArgs {
     format: Option<String>,
 }
 
+/// replace_symbol.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct ReplaceArgs {
+    /// path relative to the root
+    file: String,
+    /// the definition to rewrite
+    symbol: String,
+    /// the whole new definition, signature included
+    source: String,
+    /// tree (default: the served root)
+    root: Option<String>,
+}
+
+/// insert_symbol.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct InsertArgs {
+    /// path relative to the root
+    file: String,
+    /// the definition to insert next to
+    anchor: String,
+    /// before or after
+    position: String,
+    /// the whole new definition
+    source: String,
+    /// tree (default: the served root)
+    root: Option<String>,
+}
+
 const SPECS: &[Spec] = &[
     Spec {
         name: "find_definition",
@@ -336,6 +366,22 @@ const SPECS: &[Spec] = &[
                       a call to see if indexing is done.",
         schema: schema::<StatusArgs>,
     },
+    Spec {
+        name: "replace_symbol",
+        description: "Rewrite one definition (function, struct, macro, variable) in place: its \
+                      lines come from the index; source is the whole new definition. Refused, \
+                      file unchanged, naming the line, unless braces, parentheses and #if \
+                      balance and ctags finds the symbol in it. Atomic write; index refreshed. \
+                      Use instead of Edit or Write on a whole file.",
+        schema: schema::<ReplaceArgs>,
+    },
+    Spec {
+        name: "insert_symbol",
+        description: "Add a definition before or after an anchor definition, one blank line \
+                      apart; checked and written as replace_symbol. Use instead of Edit on a \
+                      whole file.",
+        schema: schema::<InsertArgs>,
+    },
 ];
 
 /// The input schema of argument type `T`, as MCP clients read it: an object of typed
@@ -383,7 +429,16 @@ pub fn catalog(served: &[&str]) -> Vec<Tool> {
 }
 
 fn tool(spec: &Spec) -> Tool {
-    let annotations = if spec.name != "update_index" {
+    let annotations = if GROUPS
+        .iter()
+        .any(|(g, t)| *g == "edit" && t.contains(&spec.name))
+    {
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .idempotent(false)
+            .open_world(false)
+    } else if spec.name != "update_index" {
         ToolAnnotations::new().read_only(true).open_world(false)
     } else {
         ToolAnnotations::new()
@@ -419,6 +474,8 @@ pub struct Call {
     pub page: Page,
     /// The `.config` to apply, when given.
     pub active_config: Option<String>,
+    /// replace_symbol and insert_symbol: the edit.
+    pub edit: Option<crate::edit::Edit>,
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -475,11 +532,11 @@ fn check(tool: &str, schema: &JsonObject, mut args: JsonObject) -> Result<Value,
                         type_name(v)
                     ));
                 };
-                // Names and paths are short; only a CONFIG_X=y list may be long.
-                let max = if key == "active_config" {
-                    MAX_CONFIG_ARG
-                } else {
-                    MAX_PATH
+                // Names and paths are short; only a CONFIG_X=y list or a source may be long.
+                let max = match key.as_str() {
+                    "active_config" => MAX_CONFIG_ARG,
+                    "source" => crate::edit::MAX_SOURCE,
+                    _ => MAX_PATH,
                 };
                 if s.len() > max {
                     return Err(format!(
@@ -492,8 +549,8 @@ fn check(tool: &str, schema: &JsonObject, mut args: JsonObject) -> Result<Value,
                     if s.trim().is_empty() {
                         return Err(format!("{tool}: argument '{key}' is empty"));
                     }
-                    // A pattern's spaces are part of it.
-                    if key != "pattern" {
+                    // A pattern's spaces are part of it, and a source's indentation.
+                    if key != "pattern" && key != "source" {
                         *s = s.trim().to_string();
                     }
                 }
@@ -575,6 +632,47 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
             format: Format::Text,
             page: Page::default(),
             active_config: None,
+            edit: None,
+        });
+    }
+    if tool == "replace_symbol" || tool == "insert_symbol" {
+        let (edit, root) = if tool == "replace_symbol" {
+            let a: ReplaceArgs = typed(tool, args)?;
+            let edit = crate::edit::Edit::Replace {
+                file: a.file,
+                symbol: a.symbol,
+                source: a.source,
+            };
+            (edit, a.root)
+        } else {
+            let a: InsertArgs = typed(tool, args)?;
+            let before = match a.position.as_str() {
+                "before" => true,
+                "after" => false,
+                p => {
+                    return Err(format!(
+                        "{tool}: position must be before or after, not {}",
+                        quote(p)
+                    ))
+                }
+            };
+            let edit = crate::edit::Edit::Insert {
+                file: a.file,
+                anchor: a.anchor,
+                before,
+                source: a.source,
+            };
+            (edit, a.root)
+        };
+        return Ok(Call {
+            tool,
+            ask: None,
+            full: false,
+            root,
+            format: Format::Text,
+            page: Page::default(),
+            active_config: None,
+            edit: Some(edit),
         });
     }
     if tool == "index_status" {
@@ -591,6 +689,7 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
             format,
             page: Page::default(),
             active_config: None,
+            edit: None,
         });
     }
     let (ask, common) = match tool {
@@ -720,6 +819,7 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
         format,
         page,
         active_config: common.active_config.filter(|c| !c.trim().is_empty()),
+        edit: None,
     })
 }
 
