@@ -397,3 +397,32 @@ pub fn answer(snap: &Snapshot, tool: &'static str, w: &Written) -> Envelope {
     env.next_tools = vec!["get_symbol_body", "find_callers"];
     env
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_definition_starts_at_the_lines_that_carry_its_type() {
+        let text = b"int a;\n\nstatic int __init\nfoo(void)\n{\n}\n/* c */\nint\nbar(void)\n";
+        assert_eq!(decl_start(text, 4), 3);
+        assert_eq!(decl_start(text, 9), 8, "not into a comment");
+        assert_eq!(decl_start(text, 1), 1);
+        assert_eq!(line_of(text, 4), b"foo(void)");
+        assert_eq!(line_start(text, 3), 8);
+        assert_eq!(line_start(text, 99), text.len());
+    }
+
+    #[test]
+    fn a_path_must_stay_inside_the_root_lexically() {
+        let root = std::fs::canonicalize(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let fixture = "tests/fixtures/minikernel/fs/read_write.c";
+        assert_eq!(resolve(&root, fixture).unwrap().0, fixture);
+        let abs = root.join(fixture).display().to_string();
+        assert_eq!(resolve(&root, &abs).unwrap().0, fixture);
+        for bad in ["../x.c", "fs/../../x.c", "/etc/passwd", ""] {
+            let e = resolve(&root, bad).unwrap_err();
+            assert!(e.contains("is outside the root"), "{bad}: {e}");
+        }
+    }
+}
