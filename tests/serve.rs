@@ -414,8 +414,8 @@ fn every_tool_answers_on_the_fixture_as_the_cli_does() {
     );
     assert_eq!(
         text,
-        "fs/read_write.c:8: static int check_count(size_t count)  [function]\n\
-         fs/read_write.c:13: static int rw_verify_area(struct file *file, loff_t *pos, size_t count)  [function]\n\
+        "fs/read_write.c:8-11: static int check_count(size_t count)  [function]\n\
+         fs/read_write.c:13-18: static int rw_verify_area(struct file *file, loff_t *pos, size_t count)  [function]\n\
          [1-2 of 7 · offset=2 for more]\n\
          next: get_symbol_body, find_references\n"
     );
