@@ -1086,6 +1086,26 @@ fn insert_symbol_adds_a_definition_one_blank_line_from_its_anchor() {
         text.contains("fs/read_write.c:8: #define CHECKED 1"),
         "{text}"
     );
+    // After a function comes after its EXPORT_SYMBOL line.
+    let (text, err) = c.call(
+        "insert_symbol",
+        json!({"file": "fs/read_write.c", "anchor": "kernel_read", "position": "after",
+               "source": "int after_export;"}),
+    );
+    assert!(!err, "{text}");
+    let now = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = now.lines().collect();
+    assert_eq!(
+        lines[37..43],
+        [
+            "\treturn vfs_read(file, buf, count, pos);",
+            "}",
+            "EXPORT_SYMBOL(kernel_read);",
+            "",
+            "int after_export;",
+            ""
+        ]
+    );
 }
 
 #[test]

@@ -152,6 +152,18 @@ fn decl_start(text: &[u8], line: u32) -> u32 {
     start
 }
 
+/// True when `line` is `EXPORT_SYMBOL…(name);`.
+fn exports(line: &[u8], name: &str) -> bool {
+    let line = String::from_utf8_lossy(line);
+    let line = line.trim();
+    line.starts_with("EXPORT_SYMBOL")
+        && line.split_once('(').is_some_and(|(_, rest)| {
+            rest.trim_start()
+                .strip_prefix(name)
+                .is_some_and(|r| r.trim_start().starts_with(')'))
+        })
+}
+
 /// The lines `(first, last)` of `symbol`'s one definition in file `rel`.
 fn locate(snap: &Snapshot, rel: &str, symbol: &str) -> Result<(u32, u32, Kind), String> {
     let q = Query::new(snap, Page::default());
@@ -242,6 +254,11 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
             "refused: line {at} of source: {what}; {rel} is unchanged"
         ));
     }
+    // After a definition comes after its `EXPORT_SYMBOL(name);` line too.
+    let end = match edit {
+        Edit::Insert { before: false, .. } if exports(line_of(&old, end + 1), symbol) => end + 1,
+        _ => end,
+    };
     let (start, stop) = (line_start(&old, first), line_start(&old, end + 1));
     let mut new: Vec<u8> = Vec::with_capacity(old.len() + src.len() + 2);
     let (new_first, what) = match edit {
@@ -411,6 +428,8 @@ mod tests {
         assert_eq!(line_of(text, 4), b"foo(void)");
         assert_eq!(line_start(text, 3), 8);
         assert_eq!(line_start(text, 99), text.len());
+        assert!(exports(b"EXPORT_SYMBOL_GPL( foo );", "foo"));
+        assert!(!exports(b"EXPORT_SYMBOL(foobar);", "foo"));
     }
 
     #[test]
