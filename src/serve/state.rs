@@ -228,37 +228,10 @@ impl Server {
         if checked.is_some_and(|at| at.elapsed() < debounce) {
             return Ok((snap, None));
         }
-        let mut watcher = lock(&tree.watcher);
-        if watcher.as_mut().is_some_and(Watcher::is_clean) {
+        let Some(refreshed) = tree.refresh(&settings) else {
             *checked = Some(Instant::now());
             return Ok((snap, None));
-        }
-        if watcher.is_none() {
-            *watcher = Watcher::new();
-        }
-        let hint = watcher.as_mut().and_then(|w| {
-            if w.is_new() {
-                w.watch(&tree.root, tree.known_dirs());
-            }
-            w.begin_refresh()
-        });
-        let opts = BuildOptions::with_settings(&settings);
-        let refreshed = crate::index::update_hinted(
-            &tree.root,
-            &tree.dir,
-            false,
-            &opts,
-            &mut Progress::new(false),
-            hint.as_ref(),
-        );
-        if let (Some(w), Ok(report)) = (watcher.as_mut(), &refreshed) {
-            // Directories the refresh read may be new: watched from now on, and one more
-            // refresh to be sure nothing happened in them before the watch.
-            if report.dirs_read > 0 {
-                w.watch(&tree.root, tree.known_dirs());
-            }
-        }
-        drop(watcher);
+        };
         match refreshed {
             Ok(report) => {
                 *checked = Some(Instant::now());
@@ -288,18 +261,37 @@ impl Server {
                 edit.tool()
             ));
         }
-        self.update(tree, false).map_err(not_ready)?;
-        let snap = Snapshot::open(&tree.root, &tree.dir)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("{} has no index", tree.root.display()))?;
-        let opts = BuildOptions::for_root(&tree.root)?;
-        let written = crate::edit::apply(&snap, edit, &opts.ctags_args)?;
+        if let Some(busy) = tree.first_build_state() {
+            return Err(not_ready(busy));
+        }
+        let settings = Settings::load(&tree.root)?;
+        let open = || {
+            Snapshot::open(&tree.root, &tree.dir)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("{} has no index", tree.root.display()))
+        };
+        // Held throughout: no refresh runs between the index read and the write.
+        let mut checked = lock(&tree.checked);
+        if let Some(Err(e)) = tree.refresh(&settings) {
+            return Err(format!(
+                "{} refused: the index cannot be refreshed: {e}",
+                edit.tool()
+            ));
+        }
+        let snap = open()?;
+        let ctags_args = BuildOptions::with_settings(&settings).ctags_args;
+        let written = crate::edit::apply(&snap, edit, &ctags_args)?;
         drop(snap);
-        self.update(tree, false).map_err(not_ready)?;
-        let snap = Snapshot::open(&tree.root, &tree.dir)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("{} has no index", tree.root.display()))?;
-        Ok(crate::edit::answer(&snap, edit.tool(), &written))
+        let refreshed = tree.refresh(&settings);
+        *checked = Some(Instant::now());
+        drop(checked);
+        let mut env = crate::edit::answer(&open()?, edit.tool(), &written);
+        if let Some(Err(e)) = refreshed {
+            env.warn(format!(
+                "the file is written but the index not refreshed: {e}"
+            ));
+        }
+        Ok(env)
     }
 
     /// Runs update_index on `tree` now.
@@ -331,6 +323,44 @@ impl Server {
 }
 
 impl Tree {
+    /// Brings the index up to date, statting only what the watcher saw change when it can;
+    /// `None` when it saw nothing change. The caller holds `checked`.
+    fn refresh(
+        &self,
+        settings: &Settings,
+    ) -> Option<Result<crate::index::UpdateReport, crate::index::IndexError>> {
+        let mut watcher = lock(&self.watcher);
+        if watcher.as_mut().is_some_and(Watcher::is_clean) {
+            return None;
+        }
+        if watcher.is_none() {
+            *watcher = Watcher::new();
+        }
+        let hint = watcher.as_mut().and_then(|w| {
+            if w.is_new() {
+                w.watch(&self.root, self.known_dirs());
+            }
+            w.begin_refresh()
+        });
+        let opts = BuildOptions::with_settings(settings);
+        let refreshed = crate::index::update_hinted(
+            &self.root,
+            &self.dir,
+            false,
+            &opts,
+            &mut Progress::new(false),
+            hint.as_ref(),
+        );
+        if let (Some(w), Ok(report)) = (watcher.as_mut(), &refreshed) {
+            // Directories the refresh read may be new: watched from now on, and one more
+            // refresh to be sure nothing happened in them before the watch.
+            if report.dirs_read > 0 {
+                w.watch(&self.root, self.known_dirs());
+            }
+        }
+        Some(refreshed)
+    }
+
     /// Every directory the last walk saw, root-relative.
     fn known_dirs(&self) -> impl Iterator<Item = String> {
         crate::index::store::read_walk_cache(&self.dir)
