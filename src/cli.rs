@@ -53,6 +53,8 @@ enum Command {
         #[arg(long, conflicts_with = "full")]
         verify: bool,
     },
+    /// Whether the index is ready and what it holds (index_status); builds nothing.
+    Status,
     /// Serve the tools over MCP on stdio. With --root, indexes are built and kept fresh;
     /// without it, the server answers from existing indexes only.
     Serve {
@@ -63,6 +65,10 @@ enum Command {
         /// Another tree calls may name as `root` (repeatable; also .knav.toml's serve.roots).
         #[arg(long = "allow-root", value_name = "DIR")]
         allow_root: Vec<PathBuf>,
+        /// Tool groups to serve: core, search, edit, review (overrides .knav.toml's
+        /// serve.tools; default all).
+        #[arg(long, value_name = "GROUPS", value_delimiter = ',')]
+        tools: Option<Vec<String>>,
     },
     /// Where SYMBOL is defined (find_definition).
     Def {
@@ -107,8 +113,12 @@ enum Command {
     },
     /// The definitions in FILE (list_file_symbols).
     Symbols {
-        /// A path relative to the root.
+        /// A path relative to the root; a directory lists its files with their definition
+        /// counts.
         file: OsString,
+        /// `end`: page backwards from the end of the file, last definition first.
+        #[arg(long, value_enum, default_value_t = From::Start)]
+        from: From,
     },
     /// Defined names matching every token, each as a prefix of the name or of a `_` part
     /// (search_symbols): `knav find ext4 read iter`, `knav find '/vfs_.*v/'`.
@@ -129,6 +139,15 @@ enum Command {
     /// The lines of any text file matching PATTERN, as `rg -n` finds them (search_text).
     /// Exit 0 with hits, 1 without, 2 on an error.
     Grep(GrepArgs),
+}
+
+/// Where `knav symbols` starts its pages.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum From {
+    /// The first definition.
+    Start,
+    /// The last definition, paging backwards.
+    End,
 }
 
 #[derive(Args, Clone)]
@@ -180,7 +199,7 @@ impl Command {
     /// The question a query subcommand asks; `None` for `index`.
     fn ask(&self) -> Option<Ask> {
         Some(match self {
-            Command::Index { .. } | Command::Serve { .. } => return None,
+            Command::Index { .. } | Command::Serve { .. } | Command::Status => return None,
             Command::Def { symbol } => Ask::Def {
                 symbol: symbol.clone(),
             },
@@ -210,8 +229,9 @@ impl Command {
                 to: to.clone(),
                 max_depth: *max_depth,
             },
-            Command::Symbols { file } => Ask::Symbols {
+            Command::Symbols { file, from } => Ask::Symbols {
                 file: crate::pathname::from_arg(file),
+                from_end: *from == From::End,
             },
             Command::Find { query, kind } => Ask::Find {
                 query: query.join(" "),
@@ -262,13 +282,20 @@ pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapsho
 
 fn run(common: &Common, command: &Command, trace: &mut crate::index::Trace) -> Envelope {
     let ask = command.ask();
-    let tool = ask.as_ref().map_or("update_index", Ask::tool);
+    let tool = match command {
+        Command::Status => "index_status",
+        _ => ask.as_ref().map_or("update_index", Ask::tool),
+    };
     let root_arg = common.root.clone().unwrap_or_else(|| PathBuf::from("."));
     let root = match crate::walk::resolve_root(&root_arg) {
         Ok(r) => r,
         Err(e) => return Envelope::error(tool, &root_arg.display().to_string(), e),
     };
     let root_s = root.display().to_string();
+    if let Command::Status = command {
+        let dir = crate::index::store::existing_index_dir(&root, common.index_dir.as_deref());
+        return crate::status::index_status(&root, &dir, None);
+    }
     let Some(ask) = ask else {
         let Command::Index { full, verify } = command else {
             unreachable!("only `index` asks nothing")
@@ -354,6 +381,7 @@ pub fn main() -> i32 {
     if let Command::Serve {
         debounce,
         allow_root,
+        tools,
     } = cli.command
     {
         return crate::serve::run(&crate::serve::ServeOptions {
@@ -361,6 +389,7 @@ pub fn main() -> i32 {
             index_dir: cli.common.index_dir.clone(),
             debounce: debounce.map(std::time::Duration::from_secs_f64),
             allow_roots: allow_root,
+            tools,
         });
     }
     trace.mark("parse args");

@@ -231,6 +231,8 @@ pub enum Results {
     Reach(Reach),
     /// update_index.
     Index(crate::index::UpdateReport),
+    /// index_status.
+    Status(Box<crate::status::IndexStatus>),
 }
 
 /// Where an `EXPORT_SYMBOL*` line names the symbol.

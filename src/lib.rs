@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod definers;
+pub mod edit;
 pub mod envelope;
 pub mod guard;
 pub mod index;
@@ -21,6 +22,7 @@ pub mod request;
 pub mod scan;
 pub mod serve;
 pub mod settings;
+pub mod status;
 pub mod text;
 pub mod walk;
 

@@ -49,8 +49,10 @@ pub enum Ask {
     },
     /// list_file_symbols.
     Symbols {
-        /// Root-relative path.
+        /// Root-relative path (a directory: its files with their definition counts).
         file: String,
+        /// Page from the end of the file backwards (`from: "end"`), last definition first.
+        from_end: bool,
     },
     /// search_symbols.
     Find {
@@ -146,7 +148,7 @@ fn check(ask: &Ask) -> Result<(), String> {
         | Ask::Callees { symbol }
         | Ask::Body { symbol, .. } => name("symbol", symbol),
         Ask::Reach { from, to, .. } => name("from", from).and_then(|_| name("to", to)),
-        Ask::Symbols { file } if file.len() > MAX_PATH => Err(format!(
+        Ask::Symbols { file, .. } if file.len() > MAX_PATH => Err(format!(
             "file path {} is longer than {MAX_PATH} bytes",
             quote(file)
         )),
@@ -351,7 +353,7 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
             to,
             max_depth,
         } => query::reachability(q, from, to, *max_depth),
-        Ask::Symbols { file } => query::list_file_symbols(q, file),
+        Ask::Symbols { file, from_end } => query::list_file_symbols(q, file, *from_end),
         Ask::Find { query, kind } => query::search_symbols(q, query, *kind),
         Ask::Files { query } => query::search_files(q, query),
         Ask::Grep(g) => query::search_text(q, g),

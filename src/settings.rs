@@ -7,6 +7,7 @@
 //! debounce_s = 5            # refresh at most this often before answering (0: every call)
 //! roots = ["../linux-next"] # more trees a server with --root here answers for
 //! config_dirs = ["/boot"]   # directories an MCP active_config path may be in
+//! tools = ["core", "search"] # the tool groups a server lists (default: all)
 //!
 //! [index]
 //! ignore = ["drivers/gpu/drm/amd/include/asic_reg/", "*.mod.c"]
@@ -42,6 +43,8 @@ pub struct Settings {
     pub roots: Vec<String>,
     /// Directories besides the root an MCP `active_config` path may lie in, as written.
     pub config_dirs: Vec<String>,
+    /// The MCP tool groups to serve (`None`: all), checked by the server.
+    pub tools: Option<Vec<String>>,
 }
 
 impl Default for Settings {
@@ -52,6 +55,7 @@ impl Default for Settings {
             ctags_options: Vec::new(),
             roots: Vec::new(),
             config_dirs: Vec::new(),
+            tools: None,
         }
     }
 }
@@ -75,6 +79,7 @@ struct ServeSection {
     roots: Vec<String>,
     #[serde(default)]
     config_dirs: Vec<String>,
+    tools: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -162,6 +167,7 @@ impl Settings {
             ctags_options: file.ctags.options,
             roots: file.serve.roots,
             config_dirs: file.serve.config_dirs,
+            tools: file.serve.tools,
         })
     }
 

@@ -1371,6 +1371,151 @@ fn every_export_variant_fills_the_exported_field() {
 }
 
 #[test]
+fn an_outline_pages_from_the_end_with_line_ranges_and_a_directory_lists_its_files() {
+    let t = fixture("outline-end");
+    let rows = |v: &Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}:{}-{}",
+                    r["symbol"].as_str().unwrap(),
+                    r["line"],
+                    r["end_line"]
+                )
+            })
+            .collect()
+    };
+    let (_, v) = json(
+        &t,
+        &[
+            "symbols",
+            "fs/read_write.c",
+            "--from",
+            "end",
+            "--limit",
+            "3",
+        ],
+    );
+    assert_eq!(
+        rows(&v),
+        ["compat_read:48-51", "sys_read:42-45", "ksys_read:35-40"]
+    );
+    assert_eq!(
+        (v["total"].as_u64(), v["truncated"].as_bool()),
+        (Some(7), Some(true))
+    );
+    let (_, v) = json(
+        &t,
+        &[
+            "symbols",
+            "fs/read_write.c",
+            "--from",
+            "end",
+            "--limit",
+            "3",
+            "--offset",
+            "6",
+        ],
+    );
+    assert_eq!(rows(&v), ["check_count:8-11"]);
+    // A multi-line #define ends where its continuation does; a struct at its closing brace.
+    let (_, v) = json(
+        &t,
+        &[
+            "symbols",
+            "include/linux/fs.h",
+            "--from",
+            "end",
+            "--limit",
+            "1",
+        ],
+    );
+    assert_eq!(rows(&v), ["MAX_RW_COUNT:23-23"]);
+    let (_, v) = json(&t, &["symbols", "include/linux/fs.h", "--limit", "5"]);
+    assert_eq!(rows(&v)[4], "file:9-12");
+    let (_, text) = knav(
+        &t,
+        &[
+            "symbols",
+            "fs/read_write.c",
+            "--from",
+            "end",
+            "--limit",
+            "1",
+        ],
+    );
+    assert!(
+        text.starts_with("fs/read_write.c:48-51: ssize_t compat_read("),
+        "{text}"
+    );
+    let (code, v) = json(&t, &["symbols", "fs/"]);
+    assert_eq!(code, 0);
+    let files: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} {}",
+                f["path"].as_str().unwrap(),
+                f["lines"],
+                f["definitions"]
+            )
+        })
+        .collect();
+    assert_eq!(files, ["fs/ext2/file.c 15 2", "fs/read_write.c 53 12"]);
+    let (_, text) = knav(&t, &["symbols", "fs"]);
+    assert!(
+        text.starts_with("fs/ext2/file.c  (15 lines, 2 definitions)\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn status_reports_the_index_and_a_build_holding_its_lock_without_building() {
+    let t = fixture("status");
+    let (code, v) = json(&t, &["status"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["results"]["indexed"], false);
+    assert!(!t.root.join(".knav").exists(), "status built nothing");
+    knav(&t, &["index"]);
+    let (_, v) = json(&t, &["status"]);
+    let s = &v["results"];
+    assert_eq!(
+        (s["indexed"].as_bool(), s["generation"].as_u64()),
+        (Some(true), Some(1))
+    );
+    assert_eq!(
+        (s["files_scanned"].as_u64(), s["files_unindexed"].as_u64()),
+        (Some(10), Some(25))
+    );
+    assert_eq!(
+        s["unindexed"],
+        serde_json::json!({"not_c": 24, "no_definitions": 0, "binary": 1, "too_big": 0, "unreadable": 0})
+    );
+    assert!(s["size_bytes"].as_u64().unwrap() > 10_000, "{s}");
+    assert_eq!(s["build"], Value::Null);
+    // A build holds the lock with its pid in it.
+    let lock = std::fs::File::options()
+        .write(true)
+        .open(t.root.join(".knav/lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    std::fs::write(t.root.join(".knav/lock"), "4242").unwrap();
+    let (_, v) = json(&t, &["status"]);
+    assert_eq!(v["results"]["build"]["pid"], 4242);
+    let (_, text) = knav(&t, &["status"]);
+    assert!(
+        text.contains("a build is running (held by pid 4242)"),
+        "{text}"
+    );
+    drop(lock);
+}
+
+#[test]
 fn a_file_lists_one_row_per_macro_invocation() {
     let t = fixture("symbols-macros");
     let (_, v) = json(&t, &["symbols", "fs/read_write.c"]);

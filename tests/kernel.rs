@@ -373,3 +373,41 @@ fn grep_counts_exactly_rgs_lines_in_every_file_of_the_kernel() {
         assert!(!want.is_empty(), "{args:?} finds something");
     }
 }
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn the_outline_of_sched_core_pages_from_its_end_and_status_counts_the_tree() {
+    let tree = kernel();
+    let out = knav(
+        &tree,
+        &[
+            "symbols",
+            "kernel/sched/core.c",
+            "--from",
+            "end",
+            "--limit",
+            "2",
+        ],
+    );
+    assert!(
+        out.starts_with(
+            "kernel/sched/core.c:10648-10658: void sched_enq_and_set_task(struct sched_enq_and_set_ctx *ctx)  [function; #if CONFIG_SCHED_CLASS_EXT]\n\
+             kernel/sched/core.c:10627-10646: void sched_deq_and_put_task("
+        ) && out.contains("[1-2 of 552 · offset=2 for more]"),
+        "{out}"
+    );
+    let out = knav(&tree, &["symbols", "fs/ext2/", "--limit", "2"]);
+    assert!(
+        out.starts_with(
+            "fs/ext2/acl.c  (276 lines, 6 definitions)\n\
+             fs/ext2/acl.h  (73 lines, 18 definitions)\n\
+             [1-2 of 19 · offset=2 for more]\n"
+        ),
+        "{out}"
+    );
+    let out = knav(&tree, &["status"]);
+    assert!(
+        out.contains(": 61264 files scanned, ") && out.contains("  no build running\n"),
+        "{out}"
+    );
+}

@@ -209,10 +209,13 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             "search_symbols",
             "search_files",
             "search_text",
-            "update_index"
+            "update_index",
+            "index_status",
+            "replace_symbol",
+            "insert_symbol"
         ]
     );
-    let mut catalog = 0;
+    let (mut catalog, mut always_loaded) = (0, 0);
     for t in tools {
         let name = t["name"].as_str().unwrap();
         let a = &t["annotations"];
@@ -220,15 +223,26 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             assert_eq!(a["readOnlyHint"], false);
             assert_eq!(a["destructiveHint"], false);
             assert_eq!(a["idempotentHint"], true);
+        } else if ["replace_symbol", "insert_symbol"].contains(&name) {
+            assert_eq!(a["readOnlyHint"], false, "{name}");
+            assert_eq!(a["destructiveHint"], true, "{name}");
+            assert_eq!(a["idempotentHint"], false, "{name}");
+            assert_eq!(a["openWorldHint"], false, "{name}");
         } else {
             assert_eq!(a["readOnlyHint"], true, "{name}");
             assert_eq!(a["openWorldHint"], false, "{name}");
             let props = t["inputSchema"]["properties"].as_object().unwrap();
-            for common in ["root", "format", "limit", "offset", "path_prefix"] {
-                assert!(props.contains_key(common), "{name} lacks {common}");
+            // index_status pages nothing.
+            let common: &[&str] = if name == "index_status" {
+                &["root", "format"]
+            } else {
+                &["root", "format", "limit", "offset", "path_prefix"]
+            };
+            for common in common {
+                assert!(props.contains_key(*common), "{name} lacks {common}");
             }
             // A name or path search does not filter by configuration; a text search does.
-            let unfiltered = ["search_symbols", "search_files"].contains(&name);
+            let unfiltered = ["search_symbols", "search_files", "index_status"].contains(&name);
             assert_eq!(props.contains_key("active_config"), !unfiltered, "{name}");
         }
         let always = ["find_definition", "find_callers", "get_symbol_body"].contains(&name);
@@ -241,15 +255,73 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             t["description"].as_str().unwrap().contains("instead of") || name == "update_index",
             "{name} says what it replaces"
         );
-        catalog += t["description"].as_str().unwrap().len() + t["inputSchema"].to_string().len();
+        let size = t["description"].as_str().unwrap().len() + t["inputSchema"].to_string().len();
+        catalog += size;
+        if always {
+            always_loaded += size;
+        }
     }
+    // Tokens as characters / 4: the whole list under 4,500, the alwaysLoad tools under 1,500.
     assert!(
-        catalog < 10_000,
+        catalog < 4_500 * 4,
         "descriptions and schemas take {catalog} characters"
     );
     assert!(
-        names.len() == 11 && catalog > 2000,
+        always_loaded < 1_500 * 4,
+        "the alwaysLoad tools take {always_loaded} characters"
+    );
+    assert!(
+        names.len() == 14 && catalog > 2000 && always_loaded > 500,
         "the catalog was measured"
+    );
+}
+
+#[test]
+fn tool_groups_chosen_by_flag_or_settings_list_and_answer_only_their_tools() {
+    let t = fixture("serve-groups");
+    let root = root_arg(&t);
+    let names = |c: &mut Client| -> Vec<String> {
+        let v = c.request("tools/list", json!({}));
+        v["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut c = Client::start(&["--root", &root, "--tools", "search,review"], &t.root, &[]);
+    assert_eq!(
+        names(&mut c),
+        [
+            "search_symbols",
+            "search_files",
+            "search_text",
+            "index_status"
+        ]
+    );
+    let (text, err) = c.call("find_definition", json!({"symbol": "kmap"}));
+    assert!(
+        err && text.contains("find_definition is not served"),
+        "{text}"
+    );
+    drop(c);
+    std::fs::write(t.root.join(".knav.toml"), "[serve]\ntools = [\"review\"]\n").unwrap();
+    let mut c = Client::start(&["--root", &root], &t.root, &[]);
+    assert_eq!(names(&mut c), ["index_status"]);
+    drop(c);
+    std::fs::write(t.root.join(".knav.toml"), "[serve]\ntools = [\"every\"]\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["serve", "--root", &root])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "serve.tools: unknown tool group 'every'; the groups are core, search, edit, review"
+        ),
+        "{err}"
     );
 }
 
@@ -342,8 +414,8 @@ fn every_tool_answers_on_the_fixture_as_the_cli_does() {
     );
     assert_eq!(
         text,
-        "fs/read_write.c:8: static int check_count(size_t count)  [function]\n\
-         fs/read_write.c:13: static int rw_verify_area(struct file *file, loff_t *pos, size_t count)  [function]\n\
+        "fs/read_write.c:8-11: static int check_count(size_t count)  [function]\n\
+         fs/read_write.c:13-18: static int rw_verify_area(struct file *file, loff_t *pos, size_t count)  [function]\n\
          [1-2 of 7 · offset=2 for more]\n\
          next: get_symbol_body, find_references\n"
     );
@@ -919,4 +991,215 @@ fn mcp_root_is_limited_to_the_served_tree_and_the_allowed_ones() {
     let (text, err) = c.call("find_definition", json!({"symbol": "kmap"}));
     assert!(err && text.contains("has no index"), "{text}");
     assert!(!third.root.join(".knav").exists());
+}
+
+#[test]
+fn replace_symbol_rewrites_one_definition_and_find_definition_sees_the_new_lines() {
+    let (t, mut c) = served("serve-replace", &[]);
+    let file = t.root.join("fs/read_write.c");
+    let (text, err) = c.call(
+        "replace_symbol",
+        json!({"file": "fs/read_write.c", "symbol": "check_count",
+               "source": "static int check_count(size_t count)\n{\n\tif (count > MAX_RW_COUNT)\n\t\treturn -22;\n\treturn 0;\n}\n"}),
+    );
+    assert!(!err, "{text}");
+    assert_eq!(
+        text,
+        "fs/read_write.c:8-13: static int check_count(size_t count)  [function]\n\
+         replaced lines 8-11 of fs/read_write.c; check_count is now at lines 8-13\n\
+         next: get_symbol_body, find_callers\n"
+    );
+    let now = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = now.lines().collect();
+    assert_eq!(
+        lines[6..15],
+        [
+            "",
+            "static int check_count(size_t count)",
+            "{",
+            "\tif (count > MAX_RW_COUNT)",
+            "\t\treturn -22;",
+            "\treturn 0;",
+            "}",
+            "",
+            "static int rw_verify_area(struct file *file, loff_t *pos, size_t count)"
+        ]
+    );
+    // Two lines more: vfs_read moved from line 20 to 22, and the index knows it.
+    let (text, _) = c.call("find_definition", json!({"symbol": "vfs_read"}));
+    assert!(
+        text.contains("fs/read_write.c:22: ssize_t vfs_read("),
+        "{text}"
+    );
+}
+
+#[test]
+fn insert_symbol_adds_a_definition_one_blank_line_from_its_anchor() {
+    let (t, mut c) = served("serve-insert", &[]);
+    let file = t.root.join("fs/read_write.c");
+    let (text, err) = c.call(
+        "insert_symbol",
+        json!({"file": "fs/read_write.c", "anchor": "check_count", "position": "after",
+               "source": "\n\nstatic int helper(void)\n{\n\treturn 1;\n}\n\n"}),
+    );
+    assert!(!err, "{text}");
+    assert!(
+        text.starts_with("fs/read_write.c:13-16: static int helper(void)  [function]\n"),
+        "{text}"
+    );
+    let (text, err) = c.call(
+        "insert_symbol",
+        json!({"file": "fs/read_write.c", "anchor": "check_count", "position": "before",
+               "source": "#define CHECKED 1"}),
+    );
+    assert!(!err, "{text}");
+    let now = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = now.lines().collect();
+    assert_eq!(
+        lines[5..21],
+        [
+            "#include <linux/syscalls.h>",
+            "",
+            "#define CHECKED 1",
+            "",
+            "static int check_count(size_t count)",
+            "{",
+            "\treturn count > MAX_RW_COUNT ? -22 : 0;",
+            "}",
+            "",
+            "static int helper(void)",
+            "{",
+            "\treturn 1;",
+            "}",
+            "",
+            "static int rw_verify_area(struct file *file, loff_t *pos, size_t count)",
+            "{"
+        ]
+    );
+    let (text, _) = c.call("find_definition", json!({"symbol": "helper"}));
+    assert!(
+        text.contains("fs/read_write.c:15: static int helper(void)"),
+        "{text}"
+    );
+    let (text, _) = c.call("find_definition", json!({"symbol": "CHECKED"}));
+    assert!(
+        text.contains("fs/read_write.c:8: #define CHECKED 1"),
+        "{text}"
+    );
+    // After a function comes after its EXPORT_SYMBOL line.
+    let (text, err) = c.call(
+        "insert_symbol",
+        json!({"file": "fs/read_write.c", "anchor": "kernel_read", "position": "after",
+               "source": "int after_export;"}),
+    );
+    assert!(!err, "{text}");
+    let now = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = now.lines().collect();
+    assert_eq!(
+        lines[37..43],
+        [
+            "\treturn vfs_read(file, buf, count, pos);",
+            "}",
+            "EXPORT_SYMBOL(kernel_read);",
+            "",
+            "int after_export;",
+            ""
+        ]
+    );
+}
+
+#[test]
+fn an_edit_that_does_not_check_or_leaves_the_root_is_refused_with_the_file_unchanged() {
+    let (t, mut c) = served("serve-edit-refused", &[]);
+    let file = t.root.join("fs/read_write.c");
+    let before = std::fs::read(&file).unwrap();
+    let mut refused = |args: Value, tool: &str| -> String {
+        let (text, err) = c.call(tool, args);
+        assert!(err, "{text}");
+        assert_eq!(std::fs::read(&file).unwrap(), before, "{text}");
+        text
+    };
+    let text = refused(
+        json!({"file": "fs/read_write.c", "symbol": "vfs_read",
+               "source": "ssize_t vfs_read(struct file *file)\n{\n\treturn (1;\n}\n"}),
+        "replace_symbol",
+    );
+    assert_eq!(
+        text,
+        "Error: refused: line 4 of source: '}' closes the '(' of line 3; fs/read_write.c is unchanged\n"
+    );
+    let text = refused(
+        json!({"file": "fs/read_write.c", "symbol": "vfs_read", "source": "#if X\nint y;\n"}),
+        "replace_symbol",
+    );
+    assert!(
+        text.contains("line 1 of source: #if without #endif"),
+        "{text}"
+    );
+    let text = refused(
+        json!({"file": "fs/read_write.c", "symbol": "vfs_read",
+               "source": "static int other(void)\n{\n\treturn 0;\n}\n"}),
+        "replace_symbol",
+    );
+    assert!(
+        text.contains("does not define vfs_read as ctags and knav read it (they find: other)"),
+        "{text}"
+    );
+    let text = refused(
+        json!({"file": "fs/../fs/read_write.c", "anchor": "vfs_read", "position": "after",
+               "source": "int z;\n"}),
+        "insert_symbol",
+    );
+    assert!(text.contains("is outside the root"), "{text}");
+    // A symbolic link out of the root, to a directory and to a file.
+    let outside = t.root.parent().unwrap().join(format!(
+        "{}-outside",
+        t.root.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("x.c"), "int x;\n").unwrap();
+    std::os::unix::fs::symlink(&outside, t.root.join("fs/out")).unwrap();
+    std::os::unix::fs::symlink(outside.join("x.c"), t.root.join("fs/x.c")).unwrap();
+    for f in ["fs/out/x.c", "fs/x.c"] {
+        let text = refused(
+            json!({"file": f, "symbol": "x", "source": "int x = 1;\n"}),
+            "replace_symbol",
+        );
+        assert!(
+            text.contains("resolves through a symbolic link to")
+                && text.contains("outside the root"),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(outside.join("x.c")).unwrap(),
+        "int x;\n"
+    );
+    let _ = std::fs::remove_dir_all(&outside);
+    let text = refused(
+        json!({"file": "fs/read_write.c", "anchor": "vfs_read", "position": "inside",
+               "source": "int z;\n"}),
+        "insert_symbol",
+    );
+    assert!(text.contains("position must be before or after"), "{text}");
+}
+
+#[test]
+fn a_read_only_server_refuses_edits() {
+    let t = fixture("serve-edit-read-only");
+    index_with_cli(&t.root);
+    let mut c = Client::start(&[], &t.root, &[]);
+    let before = std::fs::read(t.root.join("fs/read_write.c")).unwrap();
+    let (text, err) = c.call(
+        "replace_symbol",
+        json!({"file": "fs/read_write.c", "symbol": "vfs_read", "source": "int vfs_read;\n"}),
+    );
+    assert!(
+        err && text.contains("replace_symbol refused: this server is read-only"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read(t.root.join("fs/read_write.c")).unwrap(),
+        before
+    );
 }

@@ -30,7 +30,7 @@ async fn the_official_sdk_client_lists_and_calls_the_tools() {
     );
 
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 11);
+    assert_eq!(tools.len(), 14);
     let def = tools.iter().find(|t| t.name == "find_definition").unwrap();
     let ann = def.annotations.as_ref().unwrap();
     assert_eq!(
@@ -70,5 +70,86 @@ async fn the_official_sdk_client_lists_and_calls_the_tools() {
         .unwrap();
     assert_eq!(r.is_error, Some(true));
     assert!(text_of(&r.content).contains("'symbol' is required"));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_sdk_client_lists_and_renders_the_prompts() {
+    let t = fixture("serve-sdk-prompts");
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_knav"));
+    cmd.arg("serve").arg("--root").arg(&t.root);
+    let transport = TokioChildProcess::new(cmd).expect("knav serve starts");
+    let client = ().serve(transport).await.expect("the MCP handshake succeeds");
+    let prompts = client.list_all_prompts().await.unwrap();
+    let listed: Vec<(String, String)> = prompts
+        .iter()
+        .map(|p| {
+            let args = p.arguments.as_ref().unwrap();
+            assert_eq!(args.len(), 1);
+            assert_eq!(args[0].required, Some(true));
+            (p.name.clone(), args[0].name.clone())
+        })
+        .collect();
+    let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        listed,
+        pairs(&[
+            ("explore_subsystem", "path"),
+            ("assess_change", "symbol"),
+            ("review_patch", "diff"),
+        ])
+    );
+    let get = |name: &str, arg: serde_json::Value| {
+        let mut p = rmcp::model::GetPromptRequestParams::new(name);
+        p.arguments = arg.as_object().cloned();
+        p
+    };
+    let r = client
+        .get_prompt(get("assess_change", json!({"symbol": "vfs_read"})))
+        .await
+        .unwrap();
+    assert_eq!(r.messages.len(), 1);
+    assert_eq!(r.messages[0].role, rmcp::model::Role::User);
+    let text = r.messages[0].content.as_text().unwrap().text.clone();
+    assert!(
+        text.starts_with(
+            "Assess what changing vfs_read would affect, with the knav tools.\n\
+             1. find_definition for vfs_read: its definitions, their #if guards and its export status.\n\
+             2. change_impact for vfs_read (depth 2)"
+        ),
+        "{text}"
+    );
+    let r = client
+        .get_prompt(get("explore_subsystem", json!({"path": "fs/"})))
+        .await
+        .unwrap();
+    let text = r.messages[0].content.as_text().unwrap().text.clone();
+    assert!(
+        text.contains("1. list_file_symbols with file_path \"fs/\": its files")
+            && text.contains("search_text for \"^F:\\s+fs\" with paths [\"MAINTAINERS\"]"),
+        "{text}"
+    );
+    let diff = "--- a/fs/read_write.c\n+++ b/fs/read_write.c\n@@ -8 +8 @@\n-a\n+b";
+    let r = client
+        .get_prompt(get("review_patch", json!({"diff": diff})))
+        .await
+        .unwrap();
+    let text = r.messages[0].content.as_text().unwrap().text.clone();
+    assert!(text.starts_with("Review this patch against the indexed tree"));
+    assert!(text.contains("1. review_diff with the diff below"));
+    assert!(text.ends_with(&format!("```diff\n{diff}\n```")), "{text}");
+    let e = client
+        .get_prompt(get("assess_change", json!({})))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("assess_change: argument 'symbol' is required"),
+        "{e}"
+    );
     client.cancel().await.unwrap();
 }

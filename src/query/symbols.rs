@@ -1,13 +1,16 @@
-//! list_file_symbols: the definitions of one file, in line order.
+//! list_file_symbols: the definitions of one file in line order, each with its line range
+//! (paged from the end of the file backwards with `from_end`), or a directory's files with
+//! their definition counts.
 
 use knav_ctags::Kind;
 
 use super::{Found, Query};
-use crate::envelope::{Envelope, Results};
+use crate::envelope::{Envelope, FileHit, Results};
 use crate::index::format::Def;
 
-/// Answers list_file_symbols for `file` (root-relative, or absolute inside the root).
-pub fn list_file_symbols(q: &Query<'_>, file: &str) -> Envelope {
+/// Answers list_file_symbols for `file` (root-relative, or absolute inside the root); with
+/// `from_end` the rows run from the last definition backwards.
+pub fn list_file_symbols(q: &Query<'_>, file: &str, from_end: bool) -> Envelope {
     const TOOL: &str = "list_file_symbols";
     let root = q.snap.root.display().to_string();
     let rel = file
@@ -26,7 +29,12 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str) -> Envelope {
         ));
         return env;
     }
-    let Some((seg, id)) = q.snap.find_file(rel) else {
+    let found = q.snap.find_file(rel);
+    if found.is_none() && (rel.is_empty() || file.ends_with('/') || q.snap.root.join(rel).is_dir())
+    {
+        return directory(q, rel.trim_end_matches('/'));
+    }
+    let Some((seg, id)) = found else {
         let mut env = q.envelope(TOOL);
         env.error = Some(
             if q.snap.root.join(crate::pathname::to_path(rel)).is_file() {
@@ -82,15 +90,58 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str) -> Envelope {
             rec.warnings.join(", ")
         ));
     }
+    if from_end {
+        defs.reverse();
+    }
     let page = q.paginate(&mut env, defs);
     let records = page
         .iter()
-        .map(|d| q.def_record(&Found { seg, def: *d }))
+        .map(|d| {
+            let f = Found { seg, def: *d };
+            let mut r = q.def_record(&f);
+            r.end_line = Some(q.macro_shape(&f).0.unwrap_or(d.line).max(d.line));
+            r
+        })
         .collect();
     if env.total == 0 {
         env.message = Some(format!("{rel} defines nothing ctags or knav recognise"));
     }
     env.results = Some(Results::Records(records));
     env.next_tools = vec!["get_symbol_body", "find_references"];
+    env
+}
+
+/// The indexed files under directory `dir` (root-relative, `""`: the root) in path order,
+/// each with its line count and ctags's definitions in it (`#define`s not counted).
+fn directory(q: &Query<'_>, dir: &str) -> Envelope {
+    let mut env = q.envelope("list_file_symbols");
+    let mut files: Vec<(&str, usize, u32)> = q
+        .snap
+        .live_files()
+        .map(|(s, f)| (q.path(s, f), s, f))
+        .filter(|(p, _, _)| {
+            dir.is_empty() || p.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+        })
+        .collect();
+    files.sort_unstable();
+    let page = q.paginate(&mut env, files);
+    let hits = page
+        .into_iter()
+        .map(|(path, s, f)| {
+            let rec = q.snap.segments[s].file(f);
+            FileHit {
+                path: path.to_string(),
+                lines: rec.lines,
+                definitions: rec.defs_count,
+            }
+        })
+        .collect();
+    if env.total == 0 {
+        env.message = Some(format!(
+            "no indexed file under {dir}/ (only .c, .h and .S files are indexed)"
+        ));
+    }
+    env.results = Some(Results::Files(hits));
+    env.next_tools = vec!["list_file_symbols"];
     env
 }

@@ -75,11 +75,15 @@ fn record_row(r: &Record, named: bool, out: &mut String) {
     } else {
         String::new()
     };
+    // An outline row shows the definition's line range.
+    let range = match r.end_line {
+        Some(end) if end > r.line => format!("{}-{end}", r.line),
+        _ => r.line.to_string(),
+    };
     let _ = writeln!(
         out,
-        "{name}{}:{}: {}{}{via}{undecided}",
+        "{name}{}:{range}: {}{}{via}{undecided}",
         r.path,
-        r.line,
         r.snippet,
         tags(kind, &r.guard)
     );
@@ -372,6 +376,7 @@ pub fn text(env: &Envelope) -> String {
         Some(Results::Callees(c)) => callees(env, c, &mut out),
         Some(Results::Reach(r)) => reach(r, &mut out),
         Some(Results::Index(r)) => index_report(r, &mut out),
+        Some(Results::Status(s)) => status(s, &mut out),
         None => 0,
     };
     if let Some(m) = &env.message {
@@ -400,4 +405,48 @@ pub fn text(env: &Envelope) -> String {
         let _ = writeln!(out, "next: {}", env.next_tools.join(", "));
     }
     out
+}
+
+/// index_status: one line for the index, one for what it left out, one for a running build.
+fn status(s: &crate::status::IndexStatus, out: &mut String) -> usize {
+    if s.indexed || s.unusable.is_some() {
+        let _ = writeln!(
+            out,
+            "index generation {}, published {} s ago, {:.1} MB in {}: {} files scanned, {} unindexed",
+            s.generation,
+            s.age_s,
+            s.size_bytes as f64 / 1e6,
+            s.index_dir,
+            s.files_scanned,
+            s.files_unindexed
+        );
+    }
+    if let Some(why) = &s.unusable {
+        let _ = writeln!(out, "  unusable: {why}");
+    }
+    let u = &s.unindexed;
+    if s.files_unindexed > 0 {
+        let _ = writeln!(
+            out,
+            "  unindexed: {} not C sources, {} without definitions (ctags failed), {} binary, {} too big, {} unreadable; {} symbolic links skipped",
+            u.not_c, u.no_definitions, u.binary, u.too_big, u.unreadable, s.symlinks
+        );
+    }
+    match &s.build {
+        None => {
+            let _ = writeln!(out, "  no build running");
+        }
+        Some(b) => {
+            let pid = b
+                .pid
+                .map_or("another process".to_string(), |p| format!("pid {p}"));
+            let how = b
+                .progress
+                .as_deref()
+                .map(|p| format!(": {p}"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "  a build is running (held by {pid}){how}");
+        }
+    }
+    1
 }

@@ -5,6 +5,7 @@
 //! [`state::Server`] keeps fresh, and rendered as text or JSON. A failed call is the envelope
 //! with `error` and `isError: true`; the server keeps serving.
 
+pub mod prompts;
 pub mod state;
 pub mod tools;
 pub mod watch;
@@ -13,8 +14,9 @@ pub mod wire;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -72,7 +74,16 @@ impl Handler {
             }
             finish(env, format)
         };
+        if let Some(edit) = &call.edit {
+            let env = server
+                .edit(&tree, edit)
+                .unwrap_or_else(|e| Envelope::error(call.tool, &root_s, e));
+            return finish(env, format);
+        }
         let Some(ask) = call.ask else {
+            if call.tool == "index_status" {
+                return finish(tree.status(), format);
+            }
             return match server.update(&tree, call.full) {
                 Ok(env) => finish(env, format),
                 Err(n) => not_ready(n),
@@ -112,9 +123,14 @@ fn finish(env: Envelope, format: Format) -> (String, bool) {
 
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("knav", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .build(),
+        )
+        .with_server_info(Implementation::new("knav", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -122,7 +138,27 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::catalog()))
+        Ok(ListToolsResult::with_all_items(tools::catalog(
+            &self.server.tools,
+        )))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        prompts::get(&request.name, request.arguments.as_ref())
+            .map(Into::into)
+            .map_err(|e| ErrorData::invalid_params(e, None))
     }
 
     async fn call_tool(
@@ -135,7 +171,19 @@ impl ServerHandler for Handler {
             Some(v) if v.as_str() == Some("json") => Format::Json,
             _ => Format::Text,
         };
-        let (text, is_error) = match tools::parse_call(&request.name, request.arguments) {
+        let parsed = tools::parse_call(&request.name, request.arguments).and_then(|call| {
+            if self.server.tools.contains(&call.tool) {
+                Ok(call)
+            } else {
+                Err(format!(
+                    "{} is not served: this server lists {}; restart it with `knav serve --tools` \
+                     naming its group, or change serve.tools in .knav.toml",
+                    call.tool,
+                    self.server.tools.join(", ")
+                ))
+            }
+        });
+        let (text, is_error) = match parsed {
             Ok(call) => {
                 let me = self.clone();
                 // Queries and refreshes are blocking work; the protocol loop stays responsive.

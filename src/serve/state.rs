@@ -37,6 +37,8 @@ pub struct ServeOptions {
     pub debounce: Option<Duration>,
     /// `--allow-root`: more trees calls may name.
     pub allow_roots: Vec<PathBuf>,
+    /// `--tools`: the tool groups to serve (overrides `serve.tools`; `None`: that, else all).
+    pub tools: Option<Vec<String>>,
 }
 
 /// Why a call cannot be answered from an index right now.
@@ -53,6 +55,8 @@ pub struct Server {
     pub default_root: PathBuf,
     /// True when started with `--root`: the server may build and refresh indexes.
     pub writable: bool,
+    /// The tools listed and answered (`--tools`, else the root's `serve.tools`, else all).
+    pub tools: Vec<&'static str>,
     /// The trees calls may name (real paths): the default root, `--allow-root` and the default
     /// root's `serve.roots`.
     allowed: Vec<PathBuf>,
@@ -102,15 +106,32 @@ impl Server {
         }
         // A bad settings file is better reported at start than on the first call; a read-only
         // server serves what it can.
-        match Settings::load(&root).and_then(|s| s.resolved_roots(&root)) {
+        let settings = Settings::load(&root);
+        match settings
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|s| s.resolved_roots(&root))
+        {
             Ok(roots) => allowed.extend(roots),
             Err(e) if writable => return Err(e),
             Err(e) => eprintln!("knav serve: {e}; serving {} only", root.display()),
         }
+        let groups = match &opts.tools {
+            Some(g) => Some(g.as_slice()),
+            None => settings.as_ref().ok().and_then(|s| s.tools.as_deref()),
+        };
+        let tools = super::tools::select(groups).map_err(|e| match &opts.tools {
+            Some(_) => format!("--tools: {e}"),
+            None => format!(
+                "{}: serve.tools: {e}",
+                root.join(crate::settings::FILE_NAME).display()
+            ),
+        })?;
         allowed.dedup();
         Ok(Server {
             default_root: root,
             writable,
+            tools,
             allowed,
             explicit_index_dir: opts.index_dir.clone(),
             debounce: opts.debounce,
@@ -207,37 +228,10 @@ impl Server {
         if checked.is_some_and(|at| at.elapsed() < debounce) {
             return Ok((snap, None));
         }
-        let mut watcher = lock(&tree.watcher);
-        if watcher.as_mut().is_some_and(Watcher::is_clean) {
+        let Some(refreshed) = tree.refresh(&settings) else {
             *checked = Some(Instant::now());
             return Ok((snap, None));
-        }
-        if watcher.is_none() {
-            *watcher = Watcher::new();
-        }
-        let hint = watcher.as_mut().and_then(|w| {
-            if w.is_new() {
-                w.watch(&tree.root, tree.known_dirs());
-            }
-            w.begin_refresh()
-        });
-        let opts = BuildOptions::with_settings(&settings);
-        let refreshed = crate::index::update_hinted(
-            &tree.root,
-            &tree.dir,
-            false,
-            &opts,
-            &mut Progress::new(false),
-            hint.as_ref(),
-        );
-        if let (Some(w), Ok(report)) = (watcher.as_mut(), &refreshed) {
-            // Directories the refresh read may be new: watched from now on, and one more
-            // refresh to be sure nothing happened in them before the watch.
-            if report.dirs_read > 0 {
-                w.watch(&tree.root, tree.known_dirs());
-            }
-        }
-        drop(watcher);
+        };
         match refreshed {
             Ok(report) => {
                 *checked = Some(Instant::now());
@@ -252,6 +246,52 @@ impl Server {
             }
             Err(e) => Ok((snap, Some(format!("index not refreshed: {e}")))),
         }
+    }
+
+    /// Applies a replace_symbol or insert_symbol edit to `tree`: against an index brought up
+    /// to date first, and refreshed again before the answer.
+    pub fn edit(&self, tree: &Arc<Tree>, edit: &crate::edit::Edit) -> Result<Envelope, String> {
+        let not_ready = |n: NotReady| match n {
+            NotReady::Building(m) | NotReady::Failed(m) => m,
+        };
+        if !self.writable {
+            return Err(format!(
+                "{} refused: this server is read-only (started without --root); restart it \
+                 with `knav serve --root DIR` to edit",
+                edit.tool()
+            ));
+        }
+        if let Some(busy) = tree.first_build_state() {
+            return Err(not_ready(busy));
+        }
+        let settings = Settings::load(&tree.root)?;
+        let open = || {
+            Snapshot::open(&tree.root, &tree.dir)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("{} has no index", tree.root.display()))
+        };
+        // Held throughout: no refresh runs between the index read and the write.
+        let mut checked = lock(&tree.checked);
+        if let Some(Err(e)) = tree.refresh(&settings) {
+            return Err(format!(
+                "{} refused: the index cannot be refreshed: {e}",
+                edit.tool()
+            ));
+        }
+        let snap = open()?;
+        let ctags_args = BuildOptions::with_settings(&settings).ctags_args;
+        let written = crate::edit::apply(&snap, edit, &ctags_args)?;
+        drop(snap);
+        let refreshed = tree.refresh(&settings);
+        *checked = Some(Instant::now());
+        drop(checked);
+        let mut env = crate::edit::answer(&open()?, edit.tool(), &written);
+        if let Some(Err(e)) = refreshed {
+            env.warn(format!(
+                "the file is written but the index not refreshed: {e}"
+            ));
+        }
+        Ok(env)
     }
 
     /// Runs update_index on `tree` now.
@@ -283,6 +323,44 @@ impl Server {
 }
 
 impl Tree {
+    /// Brings the index up to date, statting only what the watcher saw change when it can;
+    /// `None` when it saw nothing change. The caller holds `checked`.
+    fn refresh(
+        &self,
+        settings: &Settings,
+    ) -> Option<Result<crate::index::UpdateReport, crate::index::IndexError>> {
+        let mut watcher = lock(&self.watcher);
+        if watcher.as_mut().is_some_and(Watcher::is_clean) {
+            return None;
+        }
+        if watcher.is_none() {
+            *watcher = Watcher::new();
+        }
+        let hint = watcher.as_mut().and_then(|w| {
+            if w.is_new() {
+                w.watch(&self.root, self.known_dirs());
+            }
+            w.begin_refresh()
+        });
+        let opts = BuildOptions::with_settings(settings);
+        let refreshed = crate::index::update_hinted(
+            &self.root,
+            &self.dir,
+            false,
+            &opts,
+            &mut Progress::new(false),
+            hint.as_ref(),
+        );
+        if let (Some(w), Ok(report)) = (watcher.as_mut(), &refreshed) {
+            // Directories the refresh read may be new: watched from now on, and one more
+            // refresh to be sure nothing happened in them before the watch.
+            if report.dirs_read > 0 {
+                w.watch(&self.root, self.known_dirs());
+            }
+        }
+        Some(refreshed)
+    }
+
     /// Every directory the last walk saw, root-relative.
     fn known_dirs(&self) -> impl Iterator<Item = String> {
         crate::index::store::read_walk_cache(&self.dir)
@@ -370,7 +448,36 @@ impl Tree {
         NotReady::Building(self.building_message(why, Duration::ZERO, &Status::default()))
     }
 
+    /// index_status for this tree, with the progress of its first build or its refresh when
+    /// one runs; builds and refreshes nothing.
+    pub fn status(&self) -> Envelope {
+        let progress = match &*lock(&self.first) {
+            First::Running { started, status } => {
+                let status = lock(status).clone();
+                Some(self.progress(started.elapsed(), &status))
+            }
+            _ if matches!(
+                self.checked.try_lock(),
+                Err(std::sync::TryLockError::WouldBlock)
+            ) =>
+            {
+                Some("refreshing the index".to_string())
+            }
+            _ => None,
+        };
+        crate::status::index_status(&self.root, &self.dir, progress)
+    }
+
     fn building_message(&self, why: &str, elapsed: Duration, s: &Status) -> String {
+        format!(
+            "Indexing {} {why} ({}). Retry this call shortly.",
+            self.root.display(),
+            self.progress(elapsed, s)
+        )
+    }
+
+    /// How far a build is: `12 s elapsed; 3 of 9 files, …`.
+    fn progress(&self, elapsed: Duration, s: &Status) -> String {
         let secs = elapsed.as_secs();
         let how_far = if s.total_bytes > 0 && s.bytes >= s.total_bytes {
             format!(
@@ -396,9 +503,6 @@ impl Tree {
         } else {
             "a Linux-kernel-sized tree takes about a minute".to_string()
         };
-        format!(
-            "Indexing {} {why} ({secs} s elapsed; {how_far}). Retry this call shortly.",
-            self.root.display()
-        )
+        format!("{secs} s elapsed; {how_far}")
     }
 }

@@ -14,15 +14,64 @@ use crate::query::{GroupBy, Page, MAX_LIMIT};
 use crate::render::Format;
 use crate::request::{quote, Ask, MAX_CONFIG_ARG, MAX_PATH};
 
-/// Characters all descriptions and input schemas together may take (about 2,500 tokens; the
-/// eleven tools take ~9,300).
-pub const CATALOG_BUDGET: usize = 10_000;
+/// Characters all descriptions and input schemas together may take (4,500 tokens at 4
+/// characters a token).
+pub const CATALOG_BUDGET: usize = 18_000;
 
 /// Entries a list argument (`paths`, `globs`) may have.
 const MAX_LIST: usize = 256;
 
+/// Characters the `_meta["anthropic/alwaysLoad"]` tools' descriptions and schemas may take
+/// together (1,500 tokens at 4 characters a token).
+pub const ALWAYS_LOAD_BUDGET: usize = 6_000;
+
 /// Tools marked `_meta["anthropic/alwaysLoad"]`: the ones an agent needs before any search.
 const ALWAYS_LOAD: &[&str] = &["find_definition", "find_callers", "get_symbol_body"];
+
+/// The tool groups `knav serve --tools` and `.knav.toml`'s `serve.tools` choose from (default:
+/// all); every tool is in one. A new tool is one more name in its group's list.
+pub const GROUPS: &[(&str, &[&str])] = &[
+    (
+        "core",
+        &[
+            "find_definition",
+            "find_references",
+            "find_callers",
+            "find_callees",
+            "get_symbol_body",
+            "reachability",
+            "list_file_symbols",
+            "update_index",
+        ],
+    ),
+    ("search", &["search_symbols", "search_files", "search_text"]),
+    ("edit", &["replace_symbol", "insert_symbol"]),
+    ("review", &["index_status"]),
+];
+
+/// The tools of `groups` (`None`: all), in catalog order; an unknown group is an error naming
+/// the groups.
+pub fn select(groups: Option<&[String]>) -> Result<Vec<&'static str>, String> {
+    let Some(groups) = groups else {
+        return Ok(catalog_names());
+    };
+    let mut chosen: Vec<&str> = Vec::new();
+    for g in groups {
+        let Some((_, tools)) = GROUPS.iter().find(|(name, _)| *name == g.trim()) else {
+            let names: Vec<&str> = GROUPS.iter().map(|(n, _)| *n).collect();
+            return Err(format!(
+                "unknown tool group {}; the groups are {}",
+                quote(g),
+                names.join(", ")
+            ));
+        };
+        chosen.extend(*tools);
+    }
+    Ok(catalog_names()
+        .into_iter()
+        .filter(|n| chosen.contains(n))
+        .collect())
+}
 
 /// What one tool is for.
 struct Spec {
@@ -102,8 +151,10 @@ struct ReachArgs {
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 struct FileArgs {
-    /// path relative to the root
+    /// path relative to the root; a directory lists its files
     file_path: String,
+    /// start (default) or end: page backwards from the file's end
+    from: Option<String>,
     #[serde(flatten)]
     common: Common,
 }
@@ -196,6 +247,46 @@ struct UpdateArgs {
     root: Option<String>,
 }
 
+/// index_status.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct StatusArgs {
+    /// tree (default: the served root)
+    root: Option<String>,
+    /// text or json
+    format: Option<String>,
+}
+
+/// replace_symbol.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct ReplaceArgs {
+    /// path relative to the root
+    file: String,
+    /// the definition to rewrite
+    symbol: String,
+    /// the whole new definition, signature included
+    source: String,
+    /// tree (default: the served root)
+    root: Option<String>,
+}
+
+/// insert_symbol.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct InsertArgs {
+    /// path relative to the root
+    file: String,
+    /// the definition to insert next to
+    anchor: String,
+    /// before or after
+    position: String,
+    /// the whole new definition
+    source: String,
+    /// tree (default: the served root)
+    root: Option<String>,
+}
+
 const SPECS: &[Spec] = &[
     Spec {
         name: "find_definition",
@@ -268,6 +359,29 @@ const SPECS: &[Spec] = &[
                       Calls already refresh when the index is older than serve.debounce_s.",
         schema: schema::<UpdateArgs>,
     },
+    Spec {
+        name: "index_status",
+        description: "Whether the index is ready: files scanned and unindexed (by reason), age, \
+                      generation, size, a running build's progress. Use instead of retrying \
+                      a call to see if indexing is done.",
+        schema: schema::<StatusArgs>,
+    },
+    Spec {
+        name: "replace_symbol",
+        description: "Rewrite one definition (function, struct, macro, variable) in place: its \
+                      lines come from the index; source is the whole new definition. Refused, \
+                      file unchanged, naming the line, unless braces, parentheses and #if \
+                      balance and ctags finds the symbol in it. Atomic write; index refreshed. \
+                      Use instead of Edit or Write on a whole file.",
+        schema: schema::<ReplaceArgs>,
+    },
+    Spec {
+        name: "insert_symbol",
+        description: "Add a definition before or after an anchor definition, one blank line \
+                      apart; checked and written as replace_symbol. Use instead of Edit on a \
+                      whole file.",
+        schema: schema::<InsertArgs>,
+    },
 ];
 
 /// The input schema of argument type `T`, as MCP clients read it: an object of typed
@@ -305,13 +419,26 @@ pub fn catalog_names() -> Vec<&'static str> {
     SPECS.iter().map(|s| s.name).collect()
 }
 
-/// The tools as MCP lists them.
-pub fn catalog() -> Vec<Tool> {
-    SPECS.iter().map(tool).collect()
+/// The tools named in `served` as MCP lists them.
+pub fn catalog(served: &[&str]) -> Vec<Tool> {
+    SPECS
+        .iter()
+        .filter(|s| served.contains(&s.name))
+        .map(tool)
+        .collect()
 }
 
 fn tool(spec: &Spec) -> Tool {
-    let annotations = if spec.name != "update_index" {
+    let annotations = if GROUPS
+        .iter()
+        .any(|(g, t)| *g == "edit" && t.contains(&spec.name))
+    {
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .idempotent(false)
+            .open_world(false)
+    } else if spec.name != "update_index" {
         ToolAnnotations::new().read_only(true).open_world(false)
     } else {
         ToolAnnotations::new()
@@ -347,6 +474,8 @@ pub struct Call {
     pub page: Page,
     /// The `.config` to apply, when given.
     pub active_config: Option<String>,
+    /// replace_symbol and insert_symbol: the edit.
+    pub edit: Option<crate::edit::Edit>,
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -403,11 +532,11 @@ fn check(tool: &str, schema: &JsonObject, mut args: JsonObject) -> Result<Value,
                         type_name(v)
                     ));
                 };
-                // Names and paths are short; only a CONFIG_X=y list may be long.
-                let max = if key == "active_config" {
-                    MAX_CONFIG_ARG
-                } else {
-                    MAX_PATH
+                // Names and paths are short; only a CONFIG_X=y list or a source may be long.
+                let max = match key.as_str() {
+                    "active_config" => MAX_CONFIG_ARG,
+                    "source" => crate::edit::MAX_SOURCE,
+                    _ => MAX_PATH,
                 };
                 if s.len() > max {
                     return Err(format!(
@@ -420,8 +549,8 @@ fn check(tool: &str, schema: &JsonObject, mut args: JsonObject) -> Result<Value,
                     if s.trim().is_empty() {
                         return Err(format!("{tool}: argument '{key}' is empty"));
                     }
-                    // A pattern's spaces are part of it.
-                    if key != "pattern" {
+                    // A pattern's spaces are part of it, and a source's indentation.
+                    if key != "pattern" && key != "source" {
                         *s = s.trim().to_string();
                     }
                 }
@@ -503,6 +632,64 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
             format: Format::Text,
             page: Page::default(),
             active_config: None,
+            edit: None,
+        });
+    }
+    if tool == "replace_symbol" || tool == "insert_symbol" {
+        let (edit, root) = if tool == "replace_symbol" {
+            let a: ReplaceArgs = typed(tool, args)?;
+            let edit = crate::edit::Edit::Replace {
+                file: a.file,
+                symbol: a.symbol,
+                source: a.source,
+            };
+            (edit, a.root)
+        } else {
+            let a: InsertArgs = typed(tool, args)?;
+            let before = match a.position.as_str() {
+                "before" => true,
+                "after" => false,
+                p => {
+                    return Err(format!(
+                        "{tool}: position must be before or after, not {}",
+                        quote(p)
+                    ))
+                }
+            };
+            let edit = crate::edit::Edit::Insert {
+                file: a.file,
+                anchor: a.anchor,
+                before,
+                source: a.source,
+            };
+            (edit, a.root)
+        };
+        return Ok(Call {
+            tool,
+            ask: None,
+            full: false,
+            root,
+            format: Format::Text,
+            page: Page::default(),
+            active_config: None,
+            edit: Some(edit),
+        });
+    }
+    if tool == "index_status" {
+        let a: StatusArgs = typed(tool, args)?;
+        let format = match a.format {
+            None => Format::Text,
+            Some(f) => f.parse::<Format>().map_err(|e| format!("{tool}: {e}"))?,
+        };
+        return Ok(Call {
+            tool,
+            ask: None,
+            full: false,
+            root: a.root,
+            format,
+            page: Page::default(),
+            active_config: None,
+            edit: None,
         });
     }
     let (ask, common) = match tool {
@@ -546,7 +733,21 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
         }
         "list_file_symbols" => {
             let a: FileArgs = typed(tool, args)?;
-            (Ask::Symbols { file: a.file_path }, a.common)
+            let from_end = match a.from.as_deref() {
+                None | Some("start") => false,
+                Some("end") => true,
+                Some(f) => {
+                    return Err(format!(
+                        "{tool}: from must be start or end, not {}",
+                        quote(f)
+                    ))
+                }
+            };
+            let ask = Ask::Symbols {
+                file: a.file_path,
+                from_end,
+            };
+            (ask, a.common)
         }
         "search_symbols" => {
             let a: FindArgs = typed(tool, args)?;
@@ -618,6 +819,7 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
         format,
         page,
         active_config: common.active_config.filter(|c| !c.trim().is_empty()),
+        edit: None,
     })
 }
 
@@ -630,8 +832,38 @@ mod tests {
     }
 
     #[test]
+    fn every_tool_is_in_one_group_and_groups_choose_tools() {
+        for name in catalog_names() {
+            let n = GROUPS.iter().filter(|(_, t)| t.contains(&name)).count();
+            assert_eq!(n, 1, "{name} is in {n} groups");
+        }
+        let grouped: usize = GROUPS.iter().map(|(_, t)| t.len()).sum();
+        assert_eq!(
+            grouped,
+            catalog_names().len(),
+            "a group names a tool with no spec"
+        );
+        let chosen = select(Some(&["search".into(), "review".into()])).unwrap();
+        assert_eq!(
+            chosen,
+            [
+                "search_symbols",
+                "search_files",
+                "search_text",
+                "index_status"
+            ]
+        );
+        assert_eq!(select(None).unwrap(), catalog_names());
+        let e = select(Some(&["cores".into()])).unwrap_err();
+        assert_eq!(
+            e,
+            "unknown tool group 'cores'; the groups are core, search, edit, review"
+        );
+    }
+
+    #[test]
     fn the_catalog_fits_its_budget() {
-        let size: usize = catalog()
+        let size: usize = catalog(&catalog_names())
             .iter()
             .map(|t| {
                 t.description.as_deref().unwrap_or("").len()

@@ -1,0 +1,216 @@
+//! The checks a symbol edit passes in memory before it reaches disk: braces, parentheses and
+//! `#if`/`#endif` balance outside comments, strings and character literals, and the names
+//! ctags and knav's scanner find defined on given lines of the new text.
+
+use std::path::Path;
+
+use knav_ctags::Kind;
+
+/// The first imbalance in `text`: `(1-based line, what)`; `None` when balanced.
+pub fn imbalance(text: &[u8]) -> Option<(u32, String)> {
+    let mut open: Vec<(u8, u32)> = Vec::new();
+    let mut conds: Vec<u32> = Vec::new();
+    let (mut i, mut line, mut line_start) = (0usize, 1u32, true);
+    while i < text.len() {
+        let c = text[i];
+        match c {
+            b'\n' => {
+                line += 1;
+                line_start = true;
+                i += 1;
+                continue;
+            }
+            b' ' | b'\t' | b'\r' => {
+                i += 1;
+                continue;
+            }
+            b'#' if line_start => {
+                let rest = &text[i + 1..];
+                let word: Vec<u8> = rest
+                    .iter()
+                    .skip_while(|b| **b == b' ' || **b == b'\t')
+                    .take_while(|b| b.is_ascii_alphabetic())
+                    .copied()
+                    .collect();
+                match word.as_slice() {
+                    b"if" | b"ifdef" | b"ifndef" => conds.push(line),
+                    b"endif" if conds.pop().is_none() => {
+                        return Some((line, "#endif without #if".into()))
+                    }
+                    b"else" | b"elif" | b"elifdef" | b"elifndef" if conds.is_empty() => {
+                        let w = String::from_utf8_lossy(&word);
+                        return Some((line, format!("#{w} without #if")));
+                    }
+                    _ => {}
+                }
+                // A directive's brackets are not code: skip to its end (with continuations).
+                while i < text.len() && text[i] != b'\n' {
+                    if text[i] == b'\\' && text.get(i + 1) == Some(&b'\n') {
+                        line += 1;
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if text.get(i + 1) == Some(&b'/') => {
+                while i < text.len() && text[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if text.get(i + 1) == Some(&b'*') => {
+                let from = line;
+                i += 2;
+                loop {
+                    match text.get(i) {
+                        None => return Some((from, "comment not closed".into())),
+                        Some(b'*') if text.get(i + 1) == Some(&b'/') => {
+                            i += 2;
+                            break;
+                        }
+                        Some(b'\n') => line += 1,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                line_start = false;
+                continue;
+            }
+            b'"' | b'\'' => {
+                let from = line;
+                i += 1;
+                loop {
+                    match text.get(i) {
+                        None | Some(b'\n') => {
+                            let what = if c == b'"' {
+                                "string"
+                            } else {
+                                "character literal"
+                            };
+                            return Some((from, format!("{what} not closed on its line")));
+                        }
+                        Some(b'\\') => i += 1,
+                        Some(q) if *q == c => break,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            b'{' | b'(' | b'[' => open.push((c, line)),
+            b'}' | b')' | b']' => {
+                let want = match c {
+                    b'}' => b'{',
+                    b')' => b'(',
+                    _ => b'[',
+                };
+                match open.pop() {
+                    Some((o, _)) if o == want => {}
+                    Some((o, at)) => {
+                        return Some((
+                            line,
+                            format!("'{}' closes the '{}' of line {at}", c as char, o as char),
+                        ))
+                    }
+                    None => return Some((line, format!("'{}' closes nothing", c as char))),
+                }
+            }
+            _ => {}
+        }
+        line_start = false;
+        i += 1;
+    }
+    if let Some((o, at)) = open.pop() {
+        return Some((at, format!("'{}' is never closed", o as char)));
+    }
+    conds.pop().map(|at| (at, "#if without #endif".to_string()))
+}
+
+/// The names defined on lines `from..=to` of `text` (a file called `name`), as ctags (run with
+/// `ctags_args`) and knav's scanner (`#define`s) find them, in line order: members,
+/// enumerators, locals and labels left out.
+pub fn defined_names(
+    text: &[u8],
+    name: &str,
+    ctags_args: &[String],
+    from: u32,
+    to: u32,
+) -> Result<Vec<(u32, String)>, String> {
+    let ctags = knav_ctags::Ctags::probe().map_err(|e| e.to_string())?;
+    let dir = std::env::temp_dir().join(format!(
+        "knav-edit-{}-{}",
+        std::process::id(),
+        crate::index::codec::hash64(text)
+    ));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("cannot make the scratch directory {}: {e}", dir.display()))?;
+    let written = std::fs::write(dir.join(name), text);
+    let tags = written.map_err(|e| e.to_string()).and_then(|_| {
+        knav_ctags::tags_of_chunk(
+            &ctags,
+            &dir,
+            ctags_args,
+            &[Path::new(name)],
+            std::time::Duration::from_secs(30),
+        )
+        .map_err(|e| e.to_string())
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    let tags = tags.map_err(|e| format!("ctags could not read the new text: {e}"))?;
+    let mut names: Vec<(u32, String)> = tags
+        .into_iter()
+        .flat_map(|f| f.tags)
+        .filter(|t| {
+            (from..=to).contains(&t.line)
+                && !t.is_macro_pseudo_definition()
+                && !matches!(
+                    t.kind,
+                    Kind::Member | Kind::Enumerator | Kind::Local | Kind::Label | Kind::Entry
+                )
+        })
+        .map(|t| (t.line, t.name))
+        .collect();
+    for m in crate::scan::scan(text).macros {
+        if (from..=to).contains(&m.line) {
+            let at = &text[m.start as usize..m.start as usize + m.len as usize];
+            names.push((m.line, String::from_utf8_lossy(at).into_owned()));
+        }
+    }
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imbalance_names_the_line_outside_comments_and_strings() {
+        assert_eq!(
+            imbalance(b"int f(void)\n{\n\treturn g(\"}\" /* ) */);\n}\n"),
+            None
+        );
+        assert_eq!(
+            imbalance(b"int f(void)\n{\n\treturn g(1;\n}\n"),
+            Some((4, "'}' closes the '(' of line 3".into()))
+        );
+        assert_eq!(
+            imbalance(b"int f(void)\n{\n"),
+            Some((2, "'{' is never closed".into()))
+        );
+        assert_eq!(
+            imbalance(b"#ifdef A\nint x;\n#else\nint y;\n"),
+            Some((1, "#if without #endif".into()))
+        );
+        assert_eq!(
+            imbalance(b"int x;\n#endif\n"),
+            Some((2, "#endif without #if".into()))
+        );
+        assert_eq!(
+            imbalance(b"#define M(x) { (x\nchar c = '{';\n"),
+            None,
+            "a directive's and a literal's brackets are not code"
+        );
+    }
+}

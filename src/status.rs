@@ -1,0 +1,166 @@
+//! index_status / `knav status`: whether a tree's index is ready and what it holds, read
+//! without building or refreshing anything: its generation and age, files indexed and not
+//! (by reason), its size on disk, and whether a build holds the index directory's lock.
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::envelope::{Envelope, Results};
+use crate::index::format::FileStatus;
+use crate::index::store::{read_manifest, Snapshot};
+
+/// What index_status answers.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct IndexStatus {
+    /// The index directory.
+    pub index_dir: String,
+    /// True when a published index can be opened.
+    pub indexed: bool,
+    /// Why not, when there is an index that cannot be opened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unusable: Option<String>,
+    /// The index generation (each publish adds one).
+    pub generation: u64,
+    /// Seconds since it was published.
+    pub age_s: u64,
+    /// C sources (`.c`, `.h`, `.S`) scanned.
+    pub files_scanned: u64,
+    /// Files not (fully) indexed, as every answer counts them.
+    pub files_unindexed: u64,
+    /// The same by reason.
+    pub unindexed: Unindexed,
+    /// Symbolic links skipped.
+    pub symlinks: u64,
+    /// Bytes of the index directory.
+    pub size_bytes: u64,
+    /// The build running now, if any.
+    pub build: Option<Build>,
+}
+
+/// Files not (fully) indexed, by reason.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Unindexed {
+    /// Not C sources (the walk saw them; `knav grep` searches them).
+    pub not_c: u64,
+    /// ctags failed or timed out: references only.
+    pub no_definitions: u64,
+    /// NUL bytes.
+    pub binary: u64,
+    /// Over the size cap.
+    pub too_big: u64,
+    /// Could not be read.
+    pub unreadable: u64,
+}
+
+/// A build in progress.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Build {
+    /// The process holding the build lock, when it wrote its pid.
+    pub pid: Option<u32>,
+    /// How far along it is, when this process runs it.
+    pub progress: Option<String>,
+}
+
+/// The pid of the process holding `index_dir`'s build lock, `Some(None)` when it is held by one
+/// that did not say; `None` when no build runs. Opens the lock read-only and creates nothing.
+pub fn build_holder(index_dir: &Path) -> Option<Option<u32>> {
+    let file = std::fs::File::open(index_dir.join("lock")).ok()?;
+    match file.try_lock_shared() {
+        Ok(()) => None,
+        Err(std::fs::TryLockError::WouldBlock) => Some(
+            std::fs::read_to_string(index_dir.join("lock"))
+                .ok()
+                .and_then(|s| s.trim().parse().ok()),
+        ),
+        Err(std::fs::TryLockError::Error(_)) => None,
+    }
+}
+
+/// Bytes of the files under `dir`, recursively (links not followed).
+fn size_on_disk(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => size_on_disk(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// The status of the index of `root` in `index_dir`; `progress`: how far a build this process
+/// runs is.
+pub fn index_status(root: &Path, index_dir: &Path, progress: Option<String>) -> Envelope {
+    let root_s = root.display().to_string();
+    let mut st = IndexStatus {
+        index_dir: index_dir.display().to_string(),
+        size_bytes: size_on_disk(index_dir),
+        build: build_holder(index_dir).map(|pid| Build {
+            pid,
+            progress: None,
+        }),
+        ..Default::default()
+    };
+    if let Some(p) = progress {
+        st.build.get_or_insert_with(Build::default).progress = Some(p);
+    }
+    let mut env = Envelope::new("index_status", &root_s);
+    match Snapshot::open(root, index_dir) {
+        Ok(Some(snap)) => {
+            st.indexed = true;
+            describe(&snap, &mut st);
+        }
+        Ok(None) => {
+            env.message = Some(match &st.build {
+                Some(_) => format!("{root_s} is being indexed for the first time"),
+                None => format!("{root_s} has no index yet; run update_index or `knav index`"),
+            });
+        }
+        Err(e) => {
+            // A manifest from another knav or a damaged index: say what is there.
+            if let Ok(Some(m)) = read_manifest(index_dir) {
+                st.generation = m.generation;
+                st.age_s = age(m.published_unix);
+            }
+            st.unusable = Some(e.to_string());
+        }
+    }
+    env.total = 1;
+    env.results = Some(Results::Status(Box::new(st)));
+    env.next_tools = vec!["update_index"];
+    env
+}
+
+/// Seconds since `unix`.
+fn age(unix: u64) -> u64 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    now.saturating_sub(unix)
+}
+
+/// Fills in what the open index holds.
+fn describe(snap: &Snapshot, st: &mut IndexStatus) {
+    let m = &snap.manifest;
+    st.generation = m.generation;
+    st.age_s = age(m.published_unix);
+    st.files_scanned = m.files_scanned;
+    st.files_unindexed = m.files_unindexed;
+    st.unindexed.not_c = m.other_files;
+    st.symlinks = m.symlinks;
+    for (s, f) in snap.live_files() {
+        let u = &mut st.unindexed;
+        match snap.segments[s].file_stat(f).status {
+            FileStatus::Indexed => {}
+            FileStatus::NoDefinitions => u.no_definitions += 1,
+            FileStatus::Binary => u.binary += 1,
+            FileStatus::TooBig => u.too_big += 1,
+            FileStatus::Unreadable => u.unreadable += 1,
+        }
+    }
+}
