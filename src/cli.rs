@@ -129,6 +129,13 @@ enum Command {
     /// The lines of any text file matching PATTERN, as `rg -n` finds them (search_text).
     /// Exit 0 with hits, 1 without, 2 on an error.
     Grep(GrepArgs),
+    /// Documentation sections ranked for a query in words (search_docs):
+    /// `knav docs out of memory killer`.
+    Docs {
+        /// Words to look for.
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -239,6 +246,9 @@ impl Command {
                     crate::query::GrepMode::Lines
                 },
             })),
+            Command::Docs { query } => Ask::Docs {
+                query: query.join(" "),
+            },
         })
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod definers;
+pub mod docs;
 pub mod envelope;
 pub mod guard;
 pub mod index;

@@ -373,3 +373,23 @@ fn grep_counts_exactly_rgs_lines_in_every_file_of_the_kernel() {
         assert!(!want.is_empty(), "{args:?} finds something");
     }
 }
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn search_docs_ranks_the_ksm_and_oom_killer_sections() {
+    let tree = kernel();
+    let out = knav(
+        &tree,
+        &["docs", "kernel", "samepage", "merging", "--limit", "2"],
+    );
+    assert!(
+        out.starts_with("Documentation/admin-guide/mm/ksm.rst:2: Kernel Samepage Merging  [")
+            && out.contains("\nDocumentation/mm/ksm.rst:2: Kernel Samepage Merging  ["),
+        "{out}"
+    );
+    let out = knav(&tree, &["docs", "oom", "killer", "--limit", "10"]);
+    assert!(
+        out.contains("Documentation/admin-guide/mm/concepts.rst:211: OOM killer  ["),
+        "{out}"
+    );
+}

@@ -15,7 +15,7 @@ use crate::render::Format;
 use crate::request::{quote, Ask, MAX_CONFIG_ARG, MAX_PATH};
 
 /// Characters all descriptions and input schemas together may take (about 2,500 tokens; the
-/// eleven tools take ~9,300).
+/// twelve tools take ~9,900).
 pub const CATALOG_BUDGET: usize = 10_000;
 
 /// Entries a list argument (`paths`, `globs`) may have.
@@ -186,6 +186,16 @@ struct TextArgs {
     common: Common,
 }
 
+/// search_docs.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct DocsArgs {
+    /// words
+    query: String,
+    #[serde(flatten)]
+    common: SearchCommon,
+}
+
 /// update_index.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -261,6 +271,12 @@ const SPECS: &[Spec] = &[
                       docs) for a regex: exactly rg -n's lines, in ms; each hit \
                       with its enclosing definition and #if guard. Use instead of Grep or rg.",
         schema: schema::<TextArgs>,
+    },
+    Spec {
+        name: "search_docs",
+        description: "Sections of Documentation/ (.rst, .txt) ranked for words. Use instead of \
+                      grep -r Documentation.",
+        schema: schema::<DocsArgs>,
     },
     Spec {
         name: "update_index",
@@ -591,6 +607,10 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
                 mode,
             }));
             (ask, a.common)
+        }
+        "search_docs" => {
+            let a: DocsArgs = typed(tool, args)?;
+            (Ask::Docs { query: a.query }, a.common.into())
         }
         _ => unreachable!("every spec is matched above"),
     };
