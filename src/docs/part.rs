@@ -4,10 +4,11 @@
 //! offset of its postings; `postings.dat` holds per word the sections holding it (delta ids),
 //! with how often in the title and in the body.
 //!
-//! A build reads the files in parallel, each worker with its own [`Vocab`] (each distinct
-//! token stemmed once per worker), then maps the workers' terms to one numbering.
+//! A build reads the files in parallel, one worker per thread with its own [`Vocab`] (each
+//! distinct token stemmed once per thread), then maps the workers' terms to one numbering.
 
 use std::path::Path;
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -134,14 +135,19 @@ struct List {
 /// Reads `files` (in path order) under `root` and writes the part into the new directory
 /// `dir`.
 pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<Built, IndexError> {
-    let mut workers: Vec<Worker> = files
-        .par_iter()
-        .enumerate()
-        .with_min_len(32)
-        .fold(Worker::default, |mut w, (i, f)| {
+    // One worker per thread, never shared: its lock is never waited on.
+    let workers: Vec<Mutex<Worker>> = (0..rayon::current_num_threads())
+        .map(|_| Mutex::default())
+        .collect();
+    files.par_iter().enumerate().for_each(|(i, f)| {
+        let at = rayon::current_thread_index().unwrap_or(0) % workers.len();
+        if let Ok(mut w) = workers[at].lock() {
             w.read(root, i, &f.path);
-            w
-        })
+        }
+    });
+    let mut workers: Vec<Worker> = workers
+        .into_iter()
+        .map(|w| w.into_inner().unwrap_or_else(|e| e.into_inner()))
         .collect();
     // (file index, content hash, sections, worker), in path order.
     let mut parsed: Vec<(usize, u64, Vec<Counted>, usize)> = Vec::new();
