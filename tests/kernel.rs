@@ -376,7 +376,7 @@ fn grep_counts_exactly_rgs_lines_in_every_file_of_the_kernel() {
 
 #[test]
 #[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
-fn search_docs_ranks_the_ksm_and_oom_killer_sections() {
+fn search_docs_ranks_the_ksm_oom_killer_and_stable_patch_sections() {
     let tree = kernel();
     let out = knav(
         &tree,
@@ -389,7 +389,19 @@ fn search_docs_ranks_the_ksm_and_oom_killer_sections() {
     );
     let out = knav(&tree, &["docs", "oom", "killer", "--limit", "10"]);
     assert!(
-        out.contains("Documentation/admin-guide/mm/concepts.rst:211: OOM killer  ["),
+        out.starts_with("Documentation/admin-guide/mm/concepts.rst:211: OOM killer  ["),
+        "{out}"
+    );
+    let question = "how do I submit a patch to the stable tree";
+    let mut args = vec!["docs"];
+    args.extend(question.split(' '));
+    args.extend(["--limit", "3"]);
+    let out = knav(&tree, &args);
+    assert!(
+        out.starts_with(
+            "Documentation/process/stable-kernel-rules.rst:34: Procedure for submitting patches \
+             to the -stable tree  ["
+        ),
         "{out}"
     );
 }
