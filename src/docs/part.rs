@@ -141,9 +141,8 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<Built, Index
         .collect();
     files.par_iter().enumerate().for_each(|(i, f)| {
         let at = rayon::current_thread_index().unwrap_or(0) % workers.len();
-        if let Ok(mut w) = workers[at].lock() {
-            w.read(root, i, &f.path);
-        }
+        let mut w = workers[at].lock().unwrap_or_else(|e| e.into_inner());
+        w.read(root, i, &f.path);
     });
     let mut workers: Vec<Worker> = workers
         .into_iter()
