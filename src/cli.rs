@@ -139,6 +139,13 @@ enum Command {
     /// The lines of any text file matching PATTERN, as `rg -n` finds them (search_text).
     /// Exit 0 with hits, 1 without, 2 on an error.
     Grep(GrepArgs),
+    /// Documentation sections ranked for a query in words (search_docs):
+    /// `knav docs out of memory killer`.
+    Docs {
+        /// Words to look for.
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
 }
 
 /// Where `knav symbols` starts its pages.
@@ -259,6 +266,9 @@ impl Command {
                     crate::query::GrepMode::Lines
                 },
             })),
+            Command::Docs { query } => Ask::Docs {
+                query: query.join(" "),
+            },
         })
     }
 }

@@ -211,6 +211,21 @@ pub struct FileHit {
     pub definitions: u32,
 }
 
+/// A documentation section search_docs found.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DocHit {
+    /// Root-relative path.
+    pub path: String,
+    /// 1-based line of the section's title.
+    pub line: u32,
+    /// The section's title.
+    pub title: String,
+    /// The section's line with the most query words, at most 200 characters.
+    pub snippet: String,
+    /// BM25F score, two decimals.
+    pub score: f32,
+}
+
 /// The results of a tool.
 #[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
@@ -225,6 +240,8 @@ pub enum Results {
     Calls(Vec<CallSite>),
     /// Files (search_files).
     Files(Vec<FileHit>),
+    /// Documentation sections (search_docs).
+    Docs(Vec<DocHit>),
     /// find_callees.
     Callees(Callees),
     /// reachability.

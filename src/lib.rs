@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod definers;
+pub mod docs;
 pub mod edit;
 pub mod envelope;
 pub mod guard;

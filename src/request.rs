@@ -68,6 +68,11 @@ pub enum Ask {
     },
     /// search_text.
     Grep(Box<query::GrepAsk>),
+    /// search_docs.
+    Docs {
+        /// Words (`out of memory killer`).
+        query: String,
+    },
 }
 
 impl Ask {
@@ -84,6 +89,7 @@ impl Ask {
             Ask::Find { .. } => "search_symbols",
             Ask::Files { .. } => "search_files",
             Ask::Grep(_) => "search_text",
+            Ask::Docs { .. } => "search_docs",
         }
     }
 }
@@ -153,11 +159,15 @@ fn check(ask: &Ask) -> Result<(), String> {
             quote(file)
         )),
         Ask::Symbols { .. } => Ok(()),
-        Ask::Find { query, .. } | Ask::Files { query } if query.len() > MAX_QUERY => Err(format!(
-            "query {} is longer than {MAX_QUERY} bytes",
-            quote(query)
-        )),
-        Ask::Find { .. } | Ask::Files { .. } => Ok(()),
+        Ask::Find { query, .. } | Ask::Files { query } | Ask::Docs { query }
+            if query.len() > MAX_QUERY =>
+        {
+            Err(format!(
+                "query {} is longer than {MAX_QUERY} bytes",
+                quote(query)
+            ))
+        }
+        Ask::Find { .. } | Ask::Files { .. } | Ask::Docs { .. } => Ok(()),
         Ask::Grep(g) => {
             if let Some(p) = g.paths.iter().find(|p| p.len() > MAX_PATH) {
                 return Err(format!("path {} is longer than {MAX_PATH} bytes", quote(p)));
@@ -357,6 +367,7 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
         Ask::Find { query, kind } => query::search_symbols(q, query, *kind),
         Ask::Files { query } => query::search_files(q, query),
         Ask::Grep(g) => query::search_text(q, g),
+        Ask::Docs { query } => query::search_docs(q, query),
     }
 }
 

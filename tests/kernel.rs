@@ -411,3 +411,35 @@ fn the_outline_of_sched_core_pages_from_its_end_and_status_counts_the_tree() {
         "{out}"
     );
 }
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn search_docs_ranks_the_ksm_oom_killer_and_stable_patch_sections() {
+    let tree = kernel();
+    let out = knav(
+        &tree,
+        &["docs", "kernel", "samepage", "merging", "--limit", "2"],
+    );
+    assert!(
+        out.starts_with("Documentation/admin-guide/mm/ksm.rst:2: Kernel Samepage Merging  [")
+            && out.contains("\nDocumentation/mm/ksm.rst:2: Kernel Samepage Merging  ["),
+        "{out}"
+    );
+    let out = knav(&tree, &["docs", "oom", "killer", "--limit", "10"]);
+    assert!(
+        out.starts_with("Documentation/admin-guide/mm/concepts.rst:211: OOM killer  ["),
+        "{out}"
+    );
+    let question = "how do I submit a patch to the stable tree";
+    let mut args = vec!["docs"];
+    args.extend(question.split(' '));
+    args.extend(["--limit", "3"]);
+    let out = knav(&tree, &args);
+    assert!(
+        out.starts_with(
+            "Documentation/process/stable-kernel-rules.rst:34: Procedure for submitting patches \
+             to the -stable tree  ["
+        ),
+        "{out}"
+    );
+}

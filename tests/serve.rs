@@ -209,6 +209,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             "search_symbols",
             "search_files",
             "search_text",
+            "search_docs",
             "update_index",
             "index_status",
             "replace_symbol",
@@ -242,7 +243,13 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
                 assert!(props.contains_key(*common), "{name} lacks {common}");
             }
             // A name or path search does not filter by configuration; a text search does.
-            let unfiltered = ["search_symbols", "search_files", "index_status"].contains(&name);
+            let unfiltered = [
+                "search_symbols",
+                "search_files",
+                "index_status",
+                "search_docs",
+            ]
+            .contains(&name);
             assert_eq!(props.contains_key("active_config"), !unfiltered, "{name}");
         }
         let always = ["find_definition", "find_callers", "get_symbol_body"].contains(&name);
@@ -271,7 +278,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
         "the alwaysLoad tools take {always_loaded} characters"
     );
     assert!(
-        names.len() == 14 && catalog > 2000 && always_loaded > 500,
+        names.len() == 15 && catalog > 2000 && always_loaded > 500,
         "the catalog was measured"
     );
 }
@@ -296,6 +303,7 @@ fn tool_groups_chosen_by_flag_or_settings_list_and_answer_only_their_tools() {
             "search_symbols",
             "search_files",
             "search_text",
+            "search_docs",
             "index_status"
         ]
     );

@@ -72,6 +72,9 @@ pub struct UpdateReport {
     /// When the build files changed: what reading them found (`2372 Makefiles followed, …`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub build_files: Option<String>,
+    /// When the documentation files changed: what reading them found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub docs: Option<String>,
     /// Full builds: definitions each kernel macro family made (`SYSCALL_DEFINE`: 1,900…).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub macro_definitions: std::collections::BTreeMap<String, u64>,
@@ -175,6 +178,7 @@ fn index_bytes(index_dir: &Path, manifest: &Manifest) -> u64 {
         .map(|s| s.dir.as_str())
         .chain(manifest.build_files.iter().map(|b| b.dir.as_str()))
         .chain(manifest.text.iter().map(|t| t.dir.as_str()))
+        .chain(manifest.docs.iter().map(|d| d.dir.as_str()))
         .map(|d| dir_size(&index_dir.join(d)))
         .sum()
 }
@@ -195,7 +199,7 @@ pub fn update(
 ///
 /// The steps: take the build lock and clear what killed builds left; open the index as it is
 /// ([`open_previous`]); walk the tree ([`walk_tree`]) and compare it with the index; then
-/// either keep the segments ([`Update::keep_segments`], [`Update::replace_build_files`]) or
+/// either keep the segments ([`Update::keep_segments`], [`Update::replace_parts`]) or
 /// build and publish a new one ([`Update::build`]).
 pub fn update_hinted(
     root: &Path,
@@ -220,6 +224,7 @@ pub fn update_hinted(
     let Previous {
         snap: old,
         rebuilt_because,
+        docs_damaged,
     } = open_previous(root, index_dir, full, options_hash);
     let up = Update {
         root,
@@ -248,10 +253,19 @@ pub fn update_hinted(
     if let Some(c) = up.cache.as_ref().filter(|_| !same_walk) {
         walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
     }
-    let text = TextUpdate::walk(root, index_dir, old.as_ref(), &walked, same_walk, opts);
+    // A damaged documentation part is built again from the text walk's list of files.
+    let text = TextUpdate::walk(
+        root,
+        index_dir,
+        old.as_ref(),
+        &walked,
+        same_walk,
+        opts,
+        docs_damaged,
+    );
     trace.mark("text walk");
     if let Some(snap) = &old {
-        if same_walk && text.same {
+        if same_walk && text.same && !docs_damaged {
             progress.finish();
             return Ok(UpdateReport {
                 mode: UpdateMode::Unchanged,
@@ -273,12 +287,18 @@ pub fn update_hinted(
         .map(|_| diff(root, indexed, walked.sources.iter().chain(&walked.too_big)));
     trace.mark("diff");
     let builds = BuildFilesState::of(root, old.as_ref(), &walked.builds);
+    let docs = crate::docs::DocsState::of(
+        root,
+        old.as_ref().and_then(|s| s.manifest.docs.as_ref()),
+        text.listed(),
+    );
+    trace.mark("docs state");
     if let (Some(snap), Some(d)) = (&old, &changes) {
         if d.changed.is_empty() && d.deleted.is_empty() {
-            let report = if builds.same {
+            let report = if builds.same && docs.same {
                 up.keep_segments(snap, &walked, &text)?
             } else {
-                up.replace_build_files(snap, &walked, &builds, &text)?
+                up.replace_parts(snap, &walked, &builds, &text, &docs)?
             };
             progress.finish();
             return Ok(report);
@@ -286,7 +306,7 @@ pub fn update_hinted(
     }
     trace.mark("inputs");
     up.build(
-        old, changes, walked, &builds, &text, opts, progress, &mut trace,
+        old, changes, walked, &builds, &text, &docs, opts, progress, &mut trace,
     )
 }
 
@@ -303,7 +323,7 @@ struct TextUpdate {
 impl TextUpdate {
     /// Walks rg's file set. The C sources and build files the index's walk covers are not
     /// stat'ed twice (unless `index.ignore` left some out of it); `same_walk`: that walk found
-    /// them all as cached.
+    /// them all as cached. With `list`, the files are listed even when all are as cached.
     fn walk(
         root: &Path,
         index_dir: &Path,
@@ -311,6 +331,7 @@ impl TextUpdate {
         walked: &crate::walk::Walk,
         same_walk: bool,
         opts: &BuildOptions,
+        list: bool,
     ) -> TextUpdate {
         use crate::text::walk::Known;
         let cached = old.and_then(|_| crate::text::read_cache(index_dir));
@@ -337,12 +358,23 @@ impl TextUpdate {
             .as_ref()
             .zip(cached.as_ref())
             .is_some_and(|(t, (_, part))| t.dir == *part);
-        let walk = crate::text::walk::walk(root, cached.as_ref().map(|(c, _)| c), &known, current);
+        let walk = crate::text::walk::walk(
+            root,
+            cached.as_ref().map(|(c, _)| c),
+            &known,
+            current && !list,
+        );
         TextUpdate {
             same: walk.same_as_cache && current,
             walk,
             old: old_text,
         }
+    }
+
+    /// Every file the walk found, in path order; `None` when it found them all as cached
+    /// and did not list them.
+    fn listed(&self) -> Option<&[crate::text::walk::TextFile]> {
+        (!self.same || !self.walk.files.is_empty()).then_some(&self.walk.files)
     }
 
     /// The text part for the new manifest: the index's when nothing changed (and no
@@ -390,6 +422,8 @@ struct Previous {
     snap: Option<Snapshot>,
     /// Why the index (or its build-file part) is rebuilt instead of refreshed.
     rebuilt_because: Option<String>,
+    /// The documentation part is damaged: it is built again.
+    docs_damaged: bool,
 }
 
 /// Opens the index in `index_dir` to refresh it (none with `full`). An unreadable or
@@ -398,6 +432,7 @@ struct Previous {
 /// part's a new part.
 fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -> Previous {
     let mut rebuilt_because = None;
+    let mut docs_damaged = false;
     let old = if full {
         None
     } else {
@@ -418,6 +453,12 @@ fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -
             s.manifest.text = None;
             Some(s)
         }
+        Some((Err(store::Damaged::Docs(e)), mut s)) => {
+            rebuilt_because = Some(e.to_string());
+            s.manifest.docs = None;
+            docs_damaged = true;
+            Some(s)
+        }
         Some((Err(store::Damaged::BuildFiles(e)), mut s)) => {
             rebuilt_because = Some(e.to_string());
             s.build = None;
@@ -435,6 +476,7 @@ fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -
     Previous {
         snap,
         rebuilt_because,
+        docs_damaged,
     }
 }
 
@@ -586,13 +628,15 @@ impl Update<'_> {
         })
     }
 
-    /// Only build files changed: the segments stay, the build-file part is replaced.
-    fn replace_build_files(
+    /// Only build or documentation files changed: the segments stay, the parts that changed
+    /// are replaced.
+    fn replace_parts(
         &self,
         snap: &Snapshot,
         walked: &crate::walk::Walk,
         builds: &BuildFilesState,
         text: &TextUpdate,
+        docs: &crate::docs::DocsState,
     ) -> Result<UpdateReport, IndexError> {
         let part = build_files_part(
             self.root,
@@ -600,13 +644,15 @@ impl Update<'_> {
             &walked.builds,
             builds.fingerprint,
             builds.old.as_ref(),
-            false,
+            builds.same,
         )?;
+        let (docs_part, docs_summary) = docs.part(self.root, self.index_dir)?;
         let mut manifest = snap.manifest.clone();
         manifest.generation += 1;
         manifest.retired = Vec::new();
         manifest.build_files = part.part;
         manifest.text = text.part(self.root, self.index_dir, false)?;
+        manifest.docs = docs_part;
         manifest.published_unix = now_unix();
         store::publish(self.index_dir, &manifest)?;
         text.write_cache(self.index_dir, &manifest.text)?;
@@ -614,6 +660,7 @@ impl Update<'_> {
         Ok(UpdateReport {
             mode: UpdateMode::Incremental,
             build_files: part.summary,
+            docs: docs_summary,
             rebuilt_because: self.rebuilt_because.clone(),
             index_bytes: index_bytes(self.index_dir, &manifest),
             ..same_segments(snap, walked, self.started, self.index_dir)
@@ -640,6 +687,7 @@ impl Update<'_> {
         walked: crate::walk::Walk,
         builds: &BuildFilesState,
         text: &TextUpdate,
+        docs: &crate::docs::DocsState,
         opts: &BuildOptions,
         progress: &mut Progress,
         trace: &mut Trace,
@@ -657,14 +705,19 @@ impl Update<'_> {
         // back whole, so the segment build's peak is not raised by them.
         progress.phase("text index");
         let text_part = text.part(self.root, self.index_dir, report.mode == UpdateMode::Full)?;
-        // What the text build freed (its per-thread sets and buffers) goes back to the system
-        // before the segment build grows.
+        trace.mark("text index");
+        // The documentation part too: what it takes is freed before the segment build.
+        progress.phase("docs");
+        let (docs_part, docs_summary) = docs.part(self.root, self.index_dir)?;
+        report.docs = docs_summary;
+        // What the text and documentation builds freed (their per-thread sets and buffers)
+        // goes back to the system before the segment build grows.
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         // SAFETY: malloc_trim only releases free heap memory; no live allocation is touched.
         unsafe {
             libc::malloc_trim(0);
         }
-        trace.mark("text index");
+        trace.mark("docs");
         let ctags = knav_ctags::Ctags::probe().map_err(|e| IndexError::Ctags(e.into()))?;
         trace.mark("probe");
         let NewSegment { dir: seg_dir, meta } =
@@ -709,6 +762,7 @@ impl Update<'_> {
             symlinks: walked.symlinks,
             build_files: part.part,
             text: text_part,
+            docs: docs_part,
             ..Default::default()
         };
         drop(old);
@@ -837,7 +891,8 @@ impl Update<'_> {
         store::check_stamped(self.index_dir, &fresh, true).map_err(|e| match e {
             store::Damaged::Segments(e)
             | store::Damaged::BuildFiles(e)
-            | store::Damaged::Text(e) => e,
+            | store::Damaged::Text(e)
+            | store::Damaged::Docs(e) => e,
         })?;
         let counts = fresh.count_files();
         manifest.files_scanned = counts.scanned;

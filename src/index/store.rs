@@ -55,6 +55,9 @@ pub struct Manifest {
     /// The text part (`knav grep`): every file rg searches, as trigram postings.
     #[serde(default)]
     pub text: Option<crate::text::TextRef>,
+    /// The documentation part (search_docs), when the tree has documentation files.
+    #[serde(default)]
+    pub docs: Option<crate::docs::DocsRef>,
 }
 
 /// One segment of the index.
@@ -202,7 +205,7 @@ pub fn remove_orphans(index_dir: &Path, _lock: &BuildLock) {
     }
 }
 
-/// Removes the segment and build-file directories that `manifest` does not name.
+/// Removes the segment, build-file and documentation directories that `manifest` does not name.
 fn remove_unreferenced(index_dir: &Path, manifest: &Manifest) {
     let keep: HashSet<&str> = manifest
         .segments
@@ -221,12 +224,20 @@ fn remove_unreferenced(index_dir: &Path, manifest: &Manifest) {
                 .iter()
                 .flat_map(|t| std::iter::once(t.dir.as_str()).chain(t.previous.as_deref())),
         )
+        .chain(
+            manifest
+                .docs
+                .iter()
+                .flat_map(|d| std::iter::once(d.dir.as_str()).chain(d.previous.as_deref())),
+        )
         .collect();
     if let Ok(entries) = std::fs::read_dir(index_dir) {
         for e in entries.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if (name.starts_with("seg-") || name.starts_with("kb-") || name.starts_with("tx-"))
+            if ["seg-", "kb-", "tx-", "kd-"]
+                .iter()
+                .any(|p| name.starts_with(p))
                 && !keep.contains(name.as_ref())
             {
                 let _ = std::fs::remove_dir_all(e.path());
@@ -260,6 +271,7 @@ enum Part {
     Segment,
     Build,
     Text,
+    Docs,
 }
 
 /// Where [`check_stamped`] found damage.
@@ -271,6 +283,8 @@ pub enum Damaged {
     BuildFiles(IndexError),
     /// A file of the text part only.
     Text(IndexError),
+    /// A file of the documentation part only.
+    Docs(IndexError),
 }
 
 /// Checks the checksums of every file of `snap` (segments and build-file part) that changed
@@ -312,6 +326,9 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
     if let Some(t) = &snap.manifest.text {
         part(&t.dir, &t.checksums, Part::Text);
     }
+    if let Some(d) = &snap.manifest.docs {
+        part(&d.dir, &d.checksums, Part::Docs);
+    }
     let checked: Vec<Result<(String, StatKey), Damaged>> = files
         .par_iter()
         .map(|(name, sum, build, moved)| {
@@ -322,6 +339,7 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
                 match build {
                     Part::Build => Damaged::BuildFiles(msg),
                     Part::Text => Damaged::Text(msg),
+                    Part::Docs => Damaged::Docs(msg),
                     Part::Segment => Damaged::Segments(msg),
                 }
             };
@@ -339,6 +357,7 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
     let mut out = String::new();
     let mut build_damage = None;
     let mut text_damage = None;
+    let mut docs_damage = None;
     let mut same = true;
     for c in checked {
         match c {
@@ -349,6 +368,7 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
             }
             Err(Damaged::BuildFiles(e)) => build_damage = Some(e),
             Err(Damaged::Text(e)) => text_damage = Some(e),
+            Err(Damaged::Docs(e)) => docs_damage = Some(e),
             Err(e) => return Err(e),
         }
     }
@@ -357,6 +377,9 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
     }
     if let Some(e) = text_damage {
         return Err(Damaged::Text(e));
+    }
+    if let Some(e) = docs_damage {
+        return Err(Damaged::Docs(e));
     }
     for meta in metas {
         if let Some(key) = stat_key(&index_dir.join(&meta)) {
@@ -625,8 +648,11 @@ impl Snapshot {
         if let Some(b) = &self.build {
             b.verify()?;
         }
-        match &self.manifest.text {
-            Some(t) => crate::text::verify(&self.index_dir, t),
+        if let Some(t) = &self.manifest.text {
+            crate::text::verify(&self.index_dir, t)?;
+        }
+        match &self.manifest.docs {
+            Some(d) => crate::docs::verify(&self.index_dir, d),
             None => Ok(()),
         }
     }

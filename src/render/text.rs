@@ -253,6 +253,17 @@ fn files(fs: &[crate::envelope::FileHit], out: &mut String) -> usize {
     fs.len()
 }
 
+/// Documentation sections found: where and the title, then the best line.
+fn docs(ds: &[crate::envelope::DocHit], out: &mut String) -> usize {
+    for d in ds {
+        let _ = writeln!(out, "{}:{}: {}  [{:.2}]", d.path, d.line, d.title, d.score);
+        if !d.snippet.is_empty() {
+            let _ = writeln!(out, "    {}", d.snippet);
+        }
+    }
+    ds.len()
+}
+
 /// What a function calls, one row per callee.
 fn callees(env: &Envelope, c: &crate::envelope::Callees, out: &mut String) -> usize {
     let _ = writeln!(
@@ -308,6 +319,9 @@ fn index_report(r: &crate::index::UpdateReport, out: &mut String) -> usize {
             r.text_files,
             r.text_index_bytes as f64 / 1e6
         );
+    }
+    if let Some(d) = &r.docs {
+        let _ = writeln!(out, "  {d}");
     }
     if !r.macro_definitions.is_empty() {
         let total: u64 = r.macro_definitions.values().sum();
@@ -373,6 +387,7 @@ pub fn text(env: &Envelope) -> String {
         Some(Results::Groups(gs)) => groups(gs, &mut out),
         Some(Results::Calls(cs)) => calls(cs, &mut out),
         Some(Results::Files(fs)) => files(fs, &mut out),
+        Some(Results::Docs(ds)) => docs(ds, &mut out),
         Some(Results::Callees(c)) => callees(env, c, &mut out),
         Some(Results::Reach(r)) => reach(r, &mut out),
         Some(Results::Index(r)) => index_report(r, &mut out),

@@ -44,7 +44,15 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "update_index",
         ],
     ),
-    ("search", &["search_symbols", "search_files", "search_text"]),
+    (
+        "search",
+        &[
+            "search_symbols",
+            "search_files",
+            "search_text",
+            "search_docs",
+        ],
+    ),
     ("edit", &["replace_symbol", "insert_symbol"]),
     ("review", &["index_status"]),
 ];
@@ -237,6 +245,16 @@ struct TextArgs {
     common: Common,
 }
 
+/// search_docs.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct DocsArgs {
+    /// words
+    query: String,
+    #[serde(flatten)]
+    common: SearchCommon,
+}
+
 /// update_index.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -352,6 +370,12 @@ const SPECS: &[Spec] = &[
                       docs) for a regex: exactly rg -n's lines, in ms; each hit \
                       with its enclosing definition and #if guard. Use instead of Grep or rg.",
         schema: schema::<TextArgs>,
+    },
+    Spec {
+        name: "search_docs",
+        description: "Sections of Documentation/ (.rst, .txt) ranked for words. Use instead of \
+                      grep -r Documentation.",
+        schema: schema::<DocsArgs>,
     },
     Spec {
         name: "update_index",
@@ -793,6 +817,10 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
             }));
             (ask, a.common)
         }
+        "search_docs" => {
+            let a: DocsArgs = typed(tool, args)?;
+            (Ask::Docs { query: a.query }, a.common.into())
+        }
         _ => unreachable!("every spec is matched above"),
     };
     let format = match common.format {
@@ -850,6 +878,7 @@ mod tests {
                 "search_symbols",
                 "search_files",
                 "search_text",
+                "search_docs",
                 "index_status"
             ]
         );
