@@ -66,6 +66,18 @@ pub enum Ask {
     },
     /// search_text.
     Grep(Box<query::GrepAsk>),
+    /// change_impact.
+    Impact {
+        /// The function.
+        symbol: String,
+        /// Levels of callers (0..=10).
+        depth: u32,
+    },
+    /// review_diff.
+    Review {
+        /// A unified diff.
+        diff: String,
+    },
 }
 
 impl Ask {
@@ -82,6 +94,8 @@ impl Ask {
             Ask::Find { .. } => "search_symbols",
             Ask::Files { .. } => "search_files",
             Ask::Grep(_) => "search_text",
+            Ask::Impact { .. } => "change_impact",
+            Ask::Review { .. } => "review_diff",
         }
     }
 }
@@ -144,7 +158,14 @@ fn check(ask: &Ask) -> Result<(), String> {
         Ask::Refs { symbol, .. }
         | Ask::Callers { symbol }
         | Ask::Callees { symbol }
-        | Ask::Body { symbol, .. } => name("symbol", symbol),
+        | Ask::Body { symbol, .. }
+        | Ask::Impact { symbol, .. } => name("symbol", symbol),
+        Ask::Review { diff } if diff.len() > crate::diff::MAX_DIFF_BYTES => Err(format!(
+            "the diff is {} bytes, more than {} MiB",
+            diff.len(),
+            crate::diff::MAX_DIFF_BYTES >> 20
+        )),
+        Ask::Review { .. } => Ok(()),
         Ask::Reach { from, to, .. } => name("from", from).and_then(|_| name("to", to)),
         Ask::Symbols { file } if file.len() > MAX_PATH => Err(format!(
             "file path {} is longer than {MAX_PATH} bytes",
@@ -355,6 +376,8 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
         Ask::Find { query, kind } => query::search_symbols(q, query, *kind),
         Ask::Files { query } => query::search_files(q, query),
         Ask::Grep(g) => query::search_text(q, g),
+        Ask::Impact { symbol, depth } => query::change_impact(q, symbol, *depth),
+        Ask::Review { diff } => query::review_diff(q, diff),
     }
 }
 

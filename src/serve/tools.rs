@@ -14,9 +14,9 @@ use crate::query::{GroupBy, Page, MAX_LIMIT};
 use crate::render::Format;
 use crate::request::{quote, Ask, MAX_CONFIG_ARG, MAX_PATH};
 
-/// Characters all descriptions and input schemas together may take (about 2,500 tokens; the
-/// eleven tools take ~9,300).
-pub const CATALOG_BUDGET: usize = 10_000;
+/// Characters all descriptions and input schemas together may take (about 3,000 tokens; the
+/// thirteen tools take ~11,800).
+pub const CATALOG_BUDGET: usize = 12_500;
 
 /// Entries a list argument (`paths`, `globs`) may have.
 const MAX_LIST: usize = 256;
@@ -186,6 +186,28 @@ struct TextArgs {
     common: Common,
 }
 
+/// change_impact.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct ImpactArgs {
+    /// function
+    symbol: String,
+    /// levels of callers, 0-10, default 2
+    depth: Option<u64>,
+    #[serde(flatten)]
+    common: Common,
+}
+
+/// review_diff.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct DiffArgs {
+    /// unified diff text (git diff, mailed patch)
+    diff: String,
+    #[serde(flatten)]
+    common: Common,
+}
+
 /// update_index.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -261,6 +283,21 @@ const SPECS: &[Spec] = &[
                       docs) for a regex: exactly rg -n's lines, in ms; each hit \
                       with its enclosing definition and #if guard. Use instead of Grep or rg.",
         schema: schema::<TextArgs>,
+    },
+    Spec {
+        name: "change_impact",
+        description: "What a change to a function affects: its callers and theirs to a depth, \
+                      grouped by MAINTAINERS subsystem and top directory, with export status; \
+                      capped counts are floors. Use instead of repeated find_callers.",
+        schema: schema::<ImpactArgs>,
+    },
+    Spec {
+        name: "review_diff",
+        description: "The definitions a unified diff touches (functions, structs, macros, \
+                      Kconfig; added and removed too), each with guard, callers count and \
+                      subsystems; hunks that do not apply are reported. Use instead of reading \
+                      each hunk's file.",
+        schema: schema::<DiffArgs>,
     },
     Spec {
         name: "update_index",
@@ -403,11 +440,11 @@ fn check(tool: &str, schema: &JsonObject, mut args: JsonObject) -> Result<Value,
                         type_name(v)
                     ));
                 };
-                // Names and paths are short; only a CONFIG_X=y list may be long.
-                let max = if key == "active_config" {
-                    MAX_CONFIG_ARG
-                } else {
-                    MAX_PATH
+                // Names and paths are short; only a CONFIG_X=y list and a diff may be long.
+                let max = match key.as_str() {
+                    "active_config" => MAX_CONFIG_ARG,
+                    "diff" => crate::diff::MAX_DIFF_BYTES,
+                    _ => MAX_PATH,
                 };
                 if s.len() > max {
                     return Err(format!(
@@ -420,8 +457,8 @@ fn check(tool: &str, schema: &JsonObject, mut args: JsonObject) -> Result<Value,
                     if s.trim().is_empty() {
                         return Err(format!("{tool}: argument '{key}' is empty"));
                     }
-                    // A pattern's spaces are part of it.
-                    if key != "pattern" {
+                    // A pattern's spaces are part of it, a diff's are its context lines.
+                    if key != "pattern" && key != "diff" {
                         *s = s.trim().to_string();
                     }
                 }
@@ -564,6 +601,21 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
             let a: FilesArgs = typed(tool, args)?;
             (Ask::Files { query: a.query }, a.common.into())
         }
+        "change_impact" => {
+            let a: ImpactArgs = typed(tool, args)?;
+            let depth = a.depth.map_or(crate::query::impact::DEFAULT_DEPTH, |d| {
+                d.min(u32::MAX as u64) as u32
+            });
+            let ask = Ask::Impact {
+                symbol: a.symbol,
+                depth,
+            };
+            (ask, a.common)
+        }
+        "review_diff" => {
+            let a: DiffArgs = typed(tool, args)?;
+            (Ask::Review { diff: a.diff }, a.common)
+        }
         "search_text" => {
             let a: TextArgs = typed(tool, args)?;
             let mode = match a.output.as_deref() {
@@ -688,6 +740,36 @@ mod tests {
         assert!(e("grep", json!({})).contains("unknown tool 'grep'"));
         assert!(e("search_text", json!({"pattern": "x", "paths": "fs"})).contains("array"));
         assert!(e("search_text", json!({"pattern": "x", "output": "all"})).contains("lines"));
+    }
+
+    #[test]
+    fn change_impact_and_review_diff_take_their_arguments() {
+        let c = parse_call("change_impact", args(json!({"symbol": "vfs_read"}))).unwrap();
+        assert_eq!(
+            c.ask,
+            Some(Ask::Impact {
+                symbol: "vfs_read".into(),
+                depth: 2
+            })
+        );
+        let c = parse_call("change_impact", args(json!({"symbol": "x", "depth": 0}))).unwrap();
+        assert_eq!(
+            c.ask,
+            Some(Ask::Impact {
+                symbol: "x".into(),
+                depth: 0
+            })
+        );
+        // A diff is long, and its last context line may be a lone space.
+        let diff = format!(
+            "--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-a\n+b\n {}\n ",
+            "x".repeat(8000)
+        );
+        let c = parse_call("review_diff", args(json!({"diff": diff, "limit": 5}))).unwrap();
+        assert_eq!(c.ask, Some(Ask::Review { diff }));
+        assert_eq!(c.page.limit, 5);
+        let e = parse_call("review_diff", args(json!({"diff": "  "}))).unwrap_err();
+        assert!(e.contains("'diff' is empty"), "{e}");
     }
 
     #[test]
