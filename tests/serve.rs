@@ -922,3 +922,34 @@ fn mcp_root_is_limited_to_the_served_tree_and_the_allowed_ones() {
     assert!(err && text.contains("has no index"), "{text}");
     assert!(!third.root.join(".knav").exists());
 }
+
+#[test]
+fn change_impact_and_review_diff_answer_over_the_wire_as_the_cli_does() {
+    let (t, mut c) = served("serve-change", &[]);
+    let (text, err) = c.call("change_impact", json!({"symbol": "ksys_read", "depth": 1}));
+    assert!(!err, "{text}");
+    let cli = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["impact", "ksys_read", "--depth", "1", "--root"])
+        .arg(&t.root)
+        .output()
+        .unwrap();
+    assert_eq!(text, String::from_utf8_lossy(&cli.stdout));
+    assert!(
+        text.starts_with("ksys_read: 2 direct callers, 0 more within depth 1"),
+        "{text}"
+    );
+    // The diff's last line is a context line of one space: kept, or the hunk would be short.
+    let diff = "--- a/fs/read_write.c\n+++ b/fs/read_write.c\n@@ -8,5 +8,5 @@\n \
+                static int check_count(size_t count)\n {\n-\treturn count > MAX_RW_COUNT ? -22 : 0;\n\
+                +\treturn count > MAX_RW_COUNT ? -75 : 0;\n }\n \n";
+    let (text, err) = c.call("review_diff", json!({"diff": diff, "format": "json"}));
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["results"]["definitions"][0]["symbol"], "check_count");
+    assert_eq!(v["results"]["definitions"][0]["callers"], 1);
+    let (text, err) = c.call("review_diff", json!({"diff": "no diff here"}));
+    assert!(
+        err && text.starts_with("Error: no file in the diff"),
+        "{text}"
+    );
+}
