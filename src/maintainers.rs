@@ -12,7 +12,7 @@
 //! A parse is kept per tree in memory, by the file's size and mtime, so a server parses it once
 //! per change.
 
-use std::collections::HashMap;
+use crate::index::accum::NameMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -27,8 +27,10 @@ struct Pattern {
     entry: u32,
     /// `X:`: the entry does not cover what this matches.
     exclude: bool,
-    /// Its components (a trailing `/` dropped).
-    parts: Vec<Box<str>>,
+    /// The pattern, a trailing `/` dropped.
+    text: Box<str>,
+    /// Its components.
+    depth: usize,
     /// What it matches below its own depth: a trailing `/` or a literal path (a directory).
     below: bool,
     /// Specificity: components, then literal bytes.
@@ -41,7 +43,7 @@ pub struct Maintainers {
     /// Entry titles, in file order.
     titles: Vec<String>,
     /// Patterns by their literal leading components joined with `/` (`""` for `*/`).
-    by_prefix: HashMap<String, Vec<Pattern>>,
+    by_prefix: NameMap<Box<str>, Vec<Pattern>>,
 }
 
 fn has_glob(s: &str) -> bool {
@@ -78,14 +80,17 @@ impl Maintainers {
             }
             let value = line[2..].trim();
             if let Some(p) = Self::pattern(entry, kind == b'X', value) {
-                let key = p
-                    .parts
-                    .iter()
-                    .take_while(|c| !has_glob(c))
-                    .map(|c| &**c)
-                    .collect::<Vec<_>>()
-                    .join("/");
-                m.by_prefix.entry(key).or_default().push(p);
+                // The components before the first one with a wildcard.
+                let literal = match p.text.find(['*', '?', '[']) {
+                    Some(w) => p.text[..w].rfind('/').map_or("", |s| &p.text[..s]),
+                    None => &p.text,
+                };
+                match m.by_prefix.get_mut(literal) {
+                    Some(v) => v.push(p),
+                    None => {
+                        m.by_prefix.insert(literal.into(), vec![p]);
+                    }
+                }
             }
         }
         m
@@ -94,24 +99,19 @@ impl Maintainers {
     fn pattern(entry: u32, exclude: bool, value: &str) -> Option<Pattern> {
         let value = value.trim_start_matches("./");
         let dir = value.ends_with('/');
-        let parts: Vec<Box<str>> = value
-            .split('/')
-            .filter(|c| !c.is_empty() && *c != ".")
-            .map(Box::from)
-            .collect();
-        if parts.is_empty() {
+        let text = value.trim_end_matches('/');
+        if text.is_empty() || text.split('/').any(|c| c.is_empty() || c == ".") {
             return None;
         }
-        let literal = parts
-            .iter()
-            .map(|c| c.bytes().filter(|b| !b"*?[]".contains(b)).count() as u32)
-            .sum();
+        let depth = text.split('/').count();
+        let literal = text.bytes().filter(|b| !b"*?[]/".contains(b)).count() as u32;
         Some(Pattern {
             entry,
             exclude,
             below: dir || !has_glob(value),
-            score: (parts.len() as u32, literal),
-            parts,
+            score: (depth as u32, literal),
+            text: text.into(),
+            depth,
         })
     }
 
@@ -135,7 +135,7 @@ impl Maintainers {
                 }
                 key.push_str(comps[depth - 1]);
             }
-            for p in self.by_prefix.get(&key).into_iter().flatten() {
+            for p in self.by_prefix.get(key.as_str()).into_iter().flatten() {
                 if p.matches(&comps) {
                     hits.push((p.entry, p.exclude, p.score));
                 }
@@ -151,16 +151,15 @@ impl Maintainers {
 
 impl Pattern {
     fn matches(&self, comps: &[&str]) -> bool {
-        let n = self.parts.len();
         let depth_ok = if self.below {
-            comps.len() >= n
+            comps.len() >= self.depth
         } else {
-            comps.len() == n
+            comps.len() == self.depth
         };
         depth_ok
             && self
-                .parts
-                .iter()
+                .text
+                .split('/')
                 .zip(comps)
                 .all(|(p, c)| glob_component(p.as_bytes(), c.as_bytes()))
     }
