@@ -35,7 +35,7 @@ fn groups(gs: &[crate::envelope::ImpactGroup], floor: &str) -> String {
 }
 
 /// change_impact: a summary line, the groups, then one row per affected function.
-pub fn impact(env: &Envelope, i: &Impact, out: &mut String) -> usize {
+pub fn impact(i: &Impact, out: &mut String) -> usize {
     let floor = if i.counts_capped { "≥" } else { "" };
     let mut head = format!(
         "{}: {floor}{} direct callers, {floor}{} more within depth {} · {floor}{} call sites",
@@ -92,7 +92,6 @@ pub fn impact(env: &Envelope, i: &Impact, out: &mut String) -> usize {
             tags(t)
         );
     }
-    let _ = env;
     i.callers.len()
 }
 

@@ -372,7 +372,7 @@ pub fn text(env: &Envelope) -> String {
         Some(Results::Callees(c)) => callees(env, c, &mut out),
         Some(Results::Reach(r)) => reach(r, &mut out),
         Some(Results::Index(r)) => index_report(r, &mut out),
-        Some(Results::Impact(i)) => super::change::impact(env, i, &mut out),
+        Some(Results::Impact(i)) => super::change::impact(i, &mut out),
         Some(Results::Review(r)) => super::change::review(env, r, &mut out),
         None => 0,
     };
