@@ -218,7 +218,7 @@ pub struct Impact {
     pub symbol: String,
     /// Levels of callers walked (1: direct callers only).
     pub depth: u32,
-    /// `path:line` of its function definition, if it has one.
+    /// `path:line` of its best-ranked definition (as find_definition ranks them).
     pub defined_at: Option<String>,
     /// Its `MAINTAINERS` subsystem.
     pub subsystem: Option<String>,

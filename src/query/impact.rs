@@ -195,18 +195,11 @@ pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
         g
     };
     let direct = reached.values().filter(|r| r.level == 1).count() as u64;
-    let (defined, exported) = match defs.iter().find(|f| f.def.kind == Kind::Function) {
-        Some(f) => (
-            Some(format!("{}:{}", q.path(f.seg, f.def.file), f.def.line)),
-            export_macro(q, symbol),
-        ),
-        None => (None, export_macro(q, symbol)),
-    };
-    let subsystem = defs
-        .iter()
-        .find(|f| f.def.kind == Kind::Function)
-        .or(defs.first())
-        .and_then(|f| subsystem_of(q.path(f.seg, f.def.file)));
+    // Its best-ranked definition (a `#define` of kmalloc before a copy in tools/).
+    let best = defs.iter().find(|f| f.def.kind != Kind::Entry);
+    let defined = best.map(|f| format!("{}:{}", q.path(f.seg, f.def.file), f.def.line));
+    let subsystem = best.and_then(|f| subsystem_of(q.path(f.seg, f.def.file)));
+    let exported = export_macro(q, symbol);
 
     let mut rows: Vec<(Option<String>, String, Reached)> = order
         .into_iter()
