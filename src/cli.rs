@@ -136,6 +136,21 @@ enum Command {
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
     },
+    /// Who a change to SYMBOL affects: its callers to --depth levels, by MAINTAINERS subsystem
+    /// and top directory, with export status (change_impact).
+    Impact {
+        /// The function.
+        symbol: String,
+        /// Levels of callers (0-10; 1: direct callers only).
+        #[arg(long, default_value_t = crate::query::impact::DEFAULT_DEPTH)]
+        depth: u32,
+    },
+    /// The definitions a unified diff touches, with guards, callers and subsystems
+    /// (review_diff).
+    Diff {
+        /// The diff (git diff, diff -u or a mailed patch); `-` or none: standard input.
+        file: Option<PathBuf>,
+    },
     /// The lines of any text file matching PATTERN, as `rg -n` finds them (search_text).
     /// Exit 0 with hits, 1 without, 2 on an error.
     Grep(GrepArgs),
@@ -203,10 +218,18 @@ struct Cli {
 }
 
 impl Command {
-    /// The question a query subcommand asks; `None` for `index`.
+    /// The question a query subcommand asks; `None` for `index` (and `diff`, whose question
+    /// is read by [`read_diff`]).
     fn ask(&self) -> Option<Ask> {
         Some(match self {
-            Command::Index { .. } | Command::Serve { .. } | Command::Status => return None,
+            Command::Index { .. }
+            | Command::Serve { .. }
+            | Command::Status
+            | Command::Diff { .. } => return None,
+            Command::Impact { symbol, depth } => Ask::Impact {
+                symbol: symbol.clone(),
+                depth: *depth,
+            },
             Command::Def { symbol } => Ask::Def {
                 symbol: symbol.clone(),
             },
@@ -290,8 +313,40 @@ pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapsho
         .ok_or_else(|| format!("no index in {} after building it", dir.display()))
 }
 
+/// The diff `knav diff` reads: FILE, or standard input for `-` or none.
+fn read_diff(file: Option<&Path>) -> Result<String, String> {
+    use std::io::Read;
+    let max = crate::diff::MAX_DIFF_BYTES as u64;
+    let mut bytes = Vec::new();
+    let (read, what) = match file.filter(|f| *f != Path::new("-")) {
+        Some(f) => (
+            std::fs::File::open(f).and_then(|h| h.take(max + 1).read_to_end(&mut bytes)),
+            f.display().to_string(),
+        ),
+        None => (
+            std::io::stdin().take(max + 1).read_to_end(&mut bytes),
+            "standard input".to_string(),
+        ),
+    };
+    read.map_err(|e| format!("cannot read the diff from {what}: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(format!(
+            "the diff in {what} is larger than {} MiB",
+            max >> 20
+        ));
+    }
+    Ok(String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
 fn run(common: &Common, command: &Command, trace: &mut crate::index::Trace) -> Envelope {
-    let ask = command.ask();
+    let ask = match command {
+        Command::Diff { file } => match read_diff(file.as_deref()) {
+            Ok(diff) => Some(Ask::Review { diff }),
+            Err(e) => return Envelope::error("review_diff", ".", e),
+        },
+        _ => command.ask(),
+    };
     let tool = match command {
         Command::Status => "index_status",
         _ => ask.as_ref().map_or("update_index", Ask::tool),

@@ -226,6 +226,138 @@ pub struct DocHit {
     pub score: f32,
 }
 
+/// change_impact's answer: who a change to a function affects.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Impact {
+    /// The function.
+    pub symbol: String,
+    /// Levels of callers walked (1: direct callers only).
+    pub depth: u32,
+    /// `path:line` of its best-ranked definition (as find_definition ranks them).
+    pub defined_at: Option<String>,
+    /// Its `MAINTAINERS` subsystem.
+    pub subsystem: Option<String>,
+    /// The `EXPORT_SYMBOL*` macro exporting it, if any.
+    pub exported: Option<String>,
+    /// Functions calling it.
+    pub direct_callers: u64,
+    /// Functions reached at levels 2 and deeper.
+    pub transitive_callers: u64,
+    /// Call sites read.
+    pub call_sites: u64,
+    /// True when the walk stopped at its cap: every count is then a floor, not a total.
+    pub counts_capped: bool,
+    /// Affected functions and call sites per `MAINTAINERS` subsystem, most first.
+    pub subsystems: Vec<ImpactGroup>,
+    /// The same per top directory.
+    pub top_dirs: Vec<ImpactGroup>,
+    /// The affected functions of this page, by level, then path and line.
+    pub callers: Vec<Affected>,
+}
+
+/// Counts of one subsystem or directory.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ImpactGroup {
+    /// The subsystem's title or the directory.
+    pub name: String,
+    /// Affected functions in it.
+    pub functions: u64,
+    /// Call sites in it.
+    pub call_sites: u64,
+}
+
+/// One function a change affects.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Affected {
+    /// The calling function; `null` for a call at file scope.
+    pub function: Option<String>,
+    /// 1 for a direct caller, 2 for a caller of one, …
+    pub level: u32,
+    /// The function it calls on the way.
+    pub calls: String,
+    /// Root-relative path.
+    pub path: String,
+    /// Its first call's line.
+    pub line: u32,
+    /// Its calls of `calls`.
+    pub call_sites: u64,
+    /// Its `MAINTAINERS` subsystem.
+    pub subsystem: Option<String>,
+    /// The `EXPORT_SYMBOL*` macro exporting it, if any.
+    pub exported: Option<String>,
+    /// The first call's `#if` guard.
+    pub guard: Option<Vec<String>>,
+    /// With an active config: `true` when it builds the call, `null` when undecided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active: Option<Option<bool>>,
+}
+
+/// review_diff's answer.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Review {
+    /// The diff's files with their hunks.
+    pub files: Vec<ReviewFile>,
+    /// Hunks in the diff.
+    pub hunks: u64,
+    /// Hunks neither of whose sides is in the tree's file.
+    pub hunks_not_applied: u64,
+    /// The touched definitions of this page, in diff order.
+    pub definitions: Vec<Touched>,
+}
+
+/// One file of a reviewed diff.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ReviewFile {
+    /// Its path (the new one; the old one for a deleted file).
+    pub path: String,
+    /// A renamed file's old path.
+    pub old_path: Option<String>,
+    /// modified, added, deleted or renamed.
+    pub status: &'static str,
+    /// A binary patch.
+    pub binary: bool,
+    /// Its `MAINTAINERS` subsystem.
+    pub subsystem: Option<String>,
+    /// Its hunks.
+    pub hunks: Vec<HunkStatus>,
+}
+
+/// Whether one hunk applies to the tree.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct HunkStatus {
+    /// `-a,b +c,d`.
+    pub hunk: String,
+    /// yes, already applied (the tree has its new side), new file, or no.
+    pub applies: &'static str,
+    /// Lines between where the header puts it and where it is.
+    pub offset: i64,
+    /// Why it does not apply.
+    pub note: Option<String>,
+}
+
+/// One definition a diff touches.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Touched {
+    /// The name (`CONFIG_X` for a Kconfig entry).
+    pub symbol: String,
+    /// function, struct, macro, kconfig, …
+    pub kind: &'static str,
+    /// modified, added or removed.
+    pub change: &'static str,
+    /// Root-relative path.
+    pub path: String,
+    /// Its first line (in the new file for an added one).
+    pub line: u32,
+    /// The hunk, `-a,b +c,d`.
+    pub hunk: String,
+    /// Its `#if` guard in the tree (for an added one, where it goes).
+    pub guard: Option<Vec<String>>,
+    /// Direct call sites in the tree (functions and macros).
+    pub callers: Option<u64>,
+    /// `MAINTAINERS` subsystems of its file and its callers, most callers first.
+    pub subsystems: Vec<String>,
+}
+
 /// The results of a tool.
 #[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
@@ -250,6 +382,10 @@ pub enum Results {
     Index(crate::index::UpdateReport),
     /// index_status.
     Status(Box<crate::status::IndexStatus>),
+    /// change_impact.
+    Impact(Impact),
+    /// review_diff.
+    Review(Review),
 }
 
 /// Where an `EXPORT_SYMBOL*` line names the symbol.

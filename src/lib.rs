@@ -8,12 +8,14 @@
 
 pub mod cli;
 pub mod definers;
+pub mod diff;
 pub mod docs;
 pub mod edit;
 pub mod envelope;
 pub mod guard;
 pub mod index;
 pub mod macrodefs;
+pub mod maintainers;
 pub mod pathname;
 pub mod progress;
 pub mod query;

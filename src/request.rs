@@ -73,6 +73,18 @@ pub enum Ask {
         /// Words (`out of memory killer`).
         query: String,
     },
+    /// change_impact.
+    Impact {
+        /// The function.
+        symbol: String,
+        /// Levels of callers (0..=10).
+        depth: u32,
+    },
+    /// review_diff.
+    Review {
+        /// A unified diff.
+        diff: String,
+    },
 }
 
 impl Ask {
@@ -90,6 +102,8 @@ impl Ask {
             Ask::Files { .. } => "search_files",
             Ask::Grep(_) => "search_text",
             Ask::Docs { .. } => "search_docs",
+            Ask::Impact { .. } => "change_impact",
+            Ask::Review { .. } => "review_diff",
         }
     }
 }
@@ -152,7 +166,14 @@ fn check(ask: &Ask) -> Result<(), String> {
         Ask::Refs { symbol, .. }
         | Ask::Callers { symbol }
         | Ask::Callees { symbol }
-        | Ask::Body { symbol, .. } => name("symbol", symbol),
+        | Ask::Body { symbol, .. }
+        | Ask::Impact { symbol, .. } => name("symbol", symbol),
+        Ask::Review { diff } if diff.len() > crate::diff::MAX_DIFF_BYTES => Err(format!(
+            "the diff is {} bytes, more than {} MiB",
+            diff.len(),
+            crate::diff::MAX_DIFF_BYTES >> 20
+        )),
+        Ask::Review { .. } => Ok(()),
         Ask::Reach { from, to, .. } => name("from", from).and_then(|_| name("to", to)),
         Ask::Symbols { file, .. } if file.len() > MAX_PATH => Err(format!(
             "file path {} is longer than {MAX_PATH} bytes",
@@ -368,6 +389,8 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
         Ask::Files { query } => query::search_files(q, query),
         Ask::Grep(g) => query::search_text(q, g),
         Ask::Docs { query } => query::search_docs(q, query),
+        Ask::Impact { symbol, depth } => query::change_impact(q, symbol, *depth),
+        Ask::Review { diff } => query::review_diff(q, diff),
     }
 }
 

@@ -414,6 +414,88 @@ fn the_outline_of_sched_core_pages_from_its_end_and_status_counts_the_tree() {
 
 #[test]
 #[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn impact_of_vfs_read_reaches_the_read_syscalls_through_ksys_read() {
+    let tree = kernel();
+    let out = knav(&tree, &["impact", "vfs_read", "--limit", "1000"]);
+    let first = out.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("vfs_read: ")
+            && first
+                .contains(" · defined fs/read_write.c:549 (FILESYSTEMS (VFS and infrastructure))"),
+        "{out}"
+    );
+    assert!(!first.contains("capped"), "{out}");
+    assert!(
+        out.contains(
+            "\n1 ksys_read  fs/read_write.c:712  [FILESYSTEMS (VFS and infrastructure)]\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("\n1 read_code  fs/exec.c:"), "{out}");
+    assert!(
+        out.contains("\n2   sys_read → ksys_read  fs/read_write.c:722"),
+        "{out}"
+    );
+    assert!(out.contains("exported: EXPORT_SYMBOL"), "{out}");
+}
+
+/// A 10-hunk patch of three files of the tree, made with `diff -u` on copies: eight hunks in
+/// fs/read_write.c (seven functions changed, one added), one in a struct of
+/// include/linux/fs.h, one in a Kconfig entry's help.
+fn kernel_patch(tree: &str) -> String {
+    let edits: &[(&str, &[(&str, &str)])] = &[
+        (
+            "fs/read_write.c",
+            &[
+                ("\treturn vfs_setpos_cookie(file, offset, maxsize, NULL);\n",
+                 "\treturn vfs_setpos_cookie(file, offset, maxsize, NULL); /* no cookie */\n"),
+                ("\tint mask = read_write == READ ? MAY_READ : MAY_WRITE;\n",
+                 "\tconst int mask = read_write == READ ? MAY_READ : MAY_WRITE;\n"),
+                ("\treturn __kernel_read(file, buf, count, pos);\n",
+                 "\tWARN_ON_ONCE(!count);\n\treturn __kernel_read(file, buf, count, pos);\n"),
+                ("\t\tcount =  MAX_RW_COUNT;\n", "\t\tcount = MAX_RW_COUNT;\n"),
+                ("\t\tret = vfs_read(fd_file(f), buf, count, ppos);\n",
+                 "\t\tret = vfs_read(fd_file(f), buf, count, ppos);\n\t\tcond_resched();\n"),
+                ("ssize_t ksys_write(unsigned int fd, const char __user *buf, size_t count)\n{\n",
+                 "static bool ksys_io_allowed(unsigned int fd)\n{\n\treturn fd < NR_OPEN_DEFAULT;\n}\n\n\
+                  ssize_t ksys_write(unsigned int fd, const char __user *buf, size_t count)\n{\n"),
+            ],
+        ),
+        (
+            "include/linux/fs.h",
+            &[("\tfop_flags_t fop_flags;\n", "\tfop_flags_t fop_flags;\n\tunsigned int fop_spare;\n")],
+        ),
+        (
+            "fs/Kconfig",
+            &[("saves about 11k.\n", "saves about 12k.\n")],
+        ),
+    ];
+    let dir = std::env::temp_dir().join(format!("knav-kernel-patch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, changes) in edits {
+        let old = std::fs::read_to_string(std::path::Path::new(tree).join(path)).unwrap();
+        let mut new = old.clone();
+        for (from, to) in *changes {
+            assert!(new.contains(from), "{path} has no {from:?}");
+            new = new.replace(from, to);
+        }
+        for (side, text) in [("a", &old), ("b", &new)] {
+            let p = dir.join(side).join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+    }
+    let out = Command::new("diff")
+        .args(["-ruN", "a", "b"])
+        .current_dir(&dir)
+        .output()
+        .expect("diff (diffutils) makes the patch");
+    let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
 fn search_docs_ranks_the_ksm_oom_killer_and_stable_patch_sections() {
     let tree = kernel();
     let out = knav(
@@ -442,4 +524,32 @@ fn search_docs_ranks_the_ksm_oom_killer_and_stable_patch_sections() {
         ),
         "{out}"
     );
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn a_ten_hunk_patch_maps_onto_functions_a_struct_and_a_kconfig_entry() {
+    let tree = kernel();
+    let patch = kernel_patch(&tree);
+    assert_eq!(patch.matches("\n@@ ").count(), 10, "{patch}");
+    let path = std::env::temp_dir().join(format!("knav-kernel-{}.diff", std::process::id()));
+    std::fs::write(&path, &patch).unwrap();
+    let out = knav(&tree, &["diff", path.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&path);
+    assert!(out.starts_with("3 files, 10 hunks · "), "{out}");
+    for want in [
+        "    modified function vfs_setpos  line 83",
+        "    modified function rw_verify_area  line 448",
+        "    modified function kernel_read  line 538",
+        "    modified function vfs_read  line 549",
+        "    modified function vfs_write  line 663",
+        "    modified function ksys_read  line 701",
+        "    added function ksys_io_allowed  line ",
+        "    modified function do_sendfile  line 1315",
+        "    modified struct file_operations  line 2115",
+        "    modified kconfig CONFIG_FILE_LOCKING  line 123",
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    assert!(!out.contains(" no: "), "{out}");
 }

@@ -210,6 +210,8 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             "search_files",
             "search_text",
             "search_docs",
+            "change_impact",
+            "review_diff",
             "update_index",
             "index_status",
             "replace_symbol",
@@ -278,7 +280,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
         "the alwaysLoad tools take {always_loaded} characters"
     );
     assert!(
-        names.len() == 15 && catalog > 2000 && always_loaded > 500,
+        names.len() == 17 && catalog > 2000 && always_loaded > 500,
         "the catalog was measured"
     );
 }
@@ -304,6 +306,8 @@ fn tool_groups_chosen_by_flag_or_settings_list_and_answer_only_their_tools() {
             "search_files",
             "search_text",
             "search_docs",
+            "change_impact",
+            "review_diff",
             "index_status"
         ]
     );
@@ -315,7 +319,10 @@ fn tool_groups_chosen_by_flag_or_settings_list_and_answer_only_their_tools() {
     drop(c);
     std::fs::write(t.root.join(".knav.toml"), "[serve]\ntools = [\"review\"]\n").unwrap();
     let mut c = Client::start(&["--root", &root], &t.root, &[]);
-    assert_eq!(names(&mut c), ["index_status"]);
+    assert_eq!(
+        names(&mut c),
+        ["change_impact", "review_diff", "index_status"]
+    );
     drop(c);
     std::fs::write(t.root.join(".knav.toml"), "[serve]\ntools = [\"every\"]\n").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_knav"))
@@ -1209,5 +1216,36 @@ fn a_read_only_server_refuses_edits() {
     assert_eq!(
         std::fs::read(t.root.join("fs/read_write.c")).unwrap(),
         before
+    );
+}
+
+#[test]
+fn change_impact_and_review_diff_answer_over_the_wire_as_the_cli_does() {
+    let (t, mut c) = served("serve-change", &[]);
+    let (text, err) = c.call("change_impact", json!({"symbol": "ksys_read", "depth": 1}));
+    assert!(!err, "{text}");
+    let cli = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["impact", "ksys_read", "--depth", "1", "--root"])
+        .arg(&t.root)
+        .output()
+        .unwrap();
+    assert_eq!(text, String::from_utf8_lossy(&cli.stdout));
+    assert!(
+        text.starts_with("ksys_read: 2 direct callers, 0 more within depth 1"),
+        "{text}"
+    );
+    // The diff's last line is a context line of one space: kept, or the hunk would be short.
+    let diff = "--- a/fs/read_write.c\n+++ b/fs/read_write.c\n@@ -8,5 +8,5 @@\n \
+                static int check_count(size_t count)\n {\n-\treturn count > MAX_RW_COUNT ? -22 : 0;\n\
+                +\treturn count > MAX_RW_COUNT ? -75 : 0;\n }\n \n";
+    let (text, err) = c.call("review_diff", json!({"diff": diff, "format": "json"}));
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["results"]["definitions"][0]["symbol"], "check_count");
+    assert_eq!(v["results"]["definitions"][0]["callers"], 1);
+    let (text, err) = c.call("review_diff", json!({"diff": "no diff here"}));
+    assert!(
+        err && text.starts_with("Error: no file in the diff"),
+        "{text}"
     );
 }

@@ -4,9 +4,48 @@ use std::collections::HashSet;
 
 use super::{def_lines, not_found, role_of, valid_name, Query, Verdict};
 use crate::envelope::{CallSite, Envelope, Hidden, Results};
+use crate::index::segment::Posting;
 
 /// find_callers refuses names referenced in more files than this.
 pub const MAX_CALLER_FILES: usize = 500;
+
+/// A call site kept: `(segment, posting, active)`, `active` as [`CallSite::active`].
+pub type Call = (usize, Posting, Option<Option<bool>>);
+
+/// The calls among `postings` (a name's, `lines` its definitions' lines), in path and line
+/// order, one a line; those the active configuration does not build are split out, each with
+/// its reason.
+pub fn direct_calls(
+    q: &Query<'_>,
+    postings: Vec<(usize, Posting)>,
+    lines: &[(usize, u32, u32, knav_ctags::Kind)],
+) -> (Vec<Call>, Vec<Hidden>) {
+    let mut calls: Vec<_> = postings
+        .into_iter()
+        .filter(|(s, p)| role_of(p, lines, *s) == "call")
+        .collect();
+    calls.sort_by(|a, b| {
+        q.path(a.0, a.1.file)
+            .cmp(q.path(b.0, b.1.file))
+            .then(a.1.line.cmp(&b.1.line))
+    });
+    calls.dedup_by(|a, b| a.0 == b.0 && a.1.file == b.1.file && a.1.line == b.1.line);
+    let mut kept = Vec::with_capacity(calls.len());
+    let mut hidden = Vec::new();
+    for (s, p) in calls {
+        match q.verdict(s, p.file, p.line) {
+            Some(Verdict::Hidden(reason)) => hidden.push(Hidden {
+                path: q.path(s, p.file).to_string(),
+                line: p.line,
+                reason: reason.to_string(),
+            }),
+            Some(Verdict::Live) => kept.push((s, p, Some(Some(true)))),
+            Some(Verdict::Unknown) => kept.push((s, p, Some(None))),
+            None => kept.push((s, p, None)),
+        }
+    }
+    (kept, hidden)
+}
 
 /// Answers find_callers for `symbol`.
 pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
@@ -35,32 +74,9 @@ pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
         env.next_tools = vec!["find_references"];
         return env;
     }
-    let mut calls: Vec<_> = postings
-        .into_iter()
-        .filter(|(s, p)| role_of(p, &lines, *s) == "call")
-        .collect();
-    calls.sort_by(|a, b| {
-        q.path(a.0, a.1.file)
-            .cmp(q.path(b.0, b.1.file))
-            .then(a.1.line.cmp(&b.1.line))
-    });
-    calls.dedup_by(|a, b| a.0 == b.0 && a.1.file == b.1.file && a.1.line == b.1.line);
     let mut env = q.envelope(TOOL);
-    // Calls the active configuration does not build are left out, each with its reason.
-    let mut kept = Vec::with_capacity(calls.len());
-    for (s, p) in calls {
-        match q.verdict(s, p.file, p.line) {
-            Some(Verdict::Hidden(reason)) => env.hidden.push(Hidden {
-                path: q.path(s, p.file).to_string(),
-                line: p.line,
-                reason: reason.to_string(),
-            }),
-            Some(Verdict::Live) => kept.push((s, p, Some(Some(true)))),
-            Some(Verdict::Unknown) => kept.push((s, p, Some(None))),
-            None => kept.push((s, p, None)),
-        }
-    }
-    let calls = kept;
+    let (calls, hidden) = direct_calls(q, postings, &lines);
+    env.hidden = hidden;
     env.next_tools = vec!["get_symbol_body", "find_callees", "find_references"];
     if calls.is_empty() {
         env.message = Some(format!(

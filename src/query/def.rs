@@ -85,7 +85,7 @@ pub fn mark_resolved(env: &mut Envelope, name: &str) {
 }
 
 /// The macro a line starts with (`EXPORT_SYMBOL_GPL` of `EXPORT_SYMBOL_GPL(vfs_read);`).
-fn macro_on_line(q: &Query<'_>, seg: usize, file: u32, line: u32) -> Option<String> {
+pub(super) fn macro_on_line(q: &Query<'_>, seg: usize, file: u32, line: u32) -> Option<String> {
     let src = q.text_at(seg, file, line, line)?;
     let l = String::from_utf8_lossy(src.line(line)?).into_owned();
     let t = l.trim_start();

@@ -1,6 +1,7 @@
 //! Turning an envelope into what the user reads: compact text (default) or JSON. Both read the
 //! same envelope, so the CLI and the MCP server can never disagree.
 
+mod change;
 mod text;
 
 pub use text::text;

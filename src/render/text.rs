@@ -392,6 +392,8 @@ pub fn text(env: &Envelope) -> String {
         Some(Results::Reach(r)) => reach(r, &mut out),
         Some(Results::Index(r)) => index_report(r, &mut out),
         Some(Results::Status(s)) => status(s, &mut out),
+        Some(Results::Impact(i)) => super::change::impact(i, &mut out),
+        Some(Results::Review(r)) => super::change::review(env, r, &mut out),
         None => 0,
     };
     if let Some(m) = &env.message {

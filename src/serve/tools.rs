@@ -54,7 +54,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         ],
     ),
     ("edit", &["replace_symbol", "insert_symbol"]),
-    ("review", &["index_status"]),
+    ("review", &["index_status", "change_impact", "review_diff"]),
 ];
 
 /// The tools of `groups` (`None`: all), in catalog order; an unknown group is an error naming
@@ -255,6 +255,28 @@ struct DocsArgs {
     common: SearchCommon,
 }
 
+/// change_impact.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct ImpactArgs {
+    /// function
+    symbol: String,
+    /// levels of callers, 0-10, default 2
+    depth: Option<u64>,
+    #[serde(flatten)]
+    common: Common,
+}
+
+/// review_diff.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct DiffArgs {
+    /// unified diff text (git diff, mailed patch)
+    diff: String,
+    #[serde(flatten)]
+    common: Common,
+}
+
 /// update_index.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -376,6 +398,21 @@ const SPECS: &[Spec] = &[
         description: "Sections of Documentation/ (.rst, .txt) ranked for words. Use instead of \
                       grep -r Documentation.",
         schema: schema::<DocsArgs>,
+    },
+    Spec {
+        name: "change_impact",
+        description: "What a change to a function affects: its callers and theirs to a depth, \
+                      grouped by MAINTAINERS subsystem and top directory, with export status; \
+                      capped counts are floors. Use instead of repeated find_callers.",
+        schema: schema::<ImpactArgs>,
+    },
+    Spec {
+        name: "review_diff",
+        description: "The definitions a unified diff touches (functions, structs, macros, \
+                      Kconfig; added and removed too), each with guard, callers count and \
+                      subsystems; hunks that do not apply are reported. Use instead of reading \
+                      each hunk's file.",
+        schema: schema::<DiffArgs>,
     },
     Spec {
         name: "update_index",
@@ -560,6 +597,7 @@ fn check(tool: &str, schema: &JsonObject, mut args: JsonObject) -> Result<Value,
                 let max = match key.as_str() {
                     "active_config" => MAX_CONFIG_ARG,
                     "source" => crate::edit::MAX_SOURCE,
+                    "diff" => crate::diff::MAX_DIFF_BYTES,
                     _ => MAX_PATH,
                 };
                 if s.len() > max {
@@ -573,8 +611,9 @@ fn check(tool: &str, schema: &JsonObject, mut args: JsonObject) -> Result<Value,
                     if s.trim().is_empty() {
                         return Err(format!("{tool}: argument '{key}' is empty"));
                     }
-                    // A pattern's spaces are part of it, and a source's indentation.
-                    if key != "pattern" && key != "source" {
+                    // A pattern's spaces are part of it, a source's indentation, a diff's
+                    // context lines.
+                    if key != "pattern" && key != "source" && key != "diff" {
                         *s = s.trim().to_string();
                     }
                 }
@@ -789,6 +828,21 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
             let a: FilesArgs = typed(tool, args)?;
             (Ask::Files { query: a.query }, a.common.into())
         }
+        "change_impact" => {
+            let a: ImpactArgs = typed(tool, args)?;
+            let depth = a.depth.map_or(crate::query::impact::DEFAULT_DEPTH, |d| {
+                d.min(u32::MAX as u64) as u32
+            });
+            let ask = Ask::Impact {
+                symbol: a.symbol,
+                depth,
+            };
+            (ask, a.common)
+        }
+        "review_diff" => {
+            let a: DiffArgs = typed(tool, args)?;
+            (Ask::Review { diff: a.diff }, a.common)
+        }
         "search_text" => {
             let a: TextArgs = typed(tool, args)?;
             let mode = match a.output.as_deref() {
@@ -879,6 +933,8 @@ mod tests {
                 "search_files",
                 "search_text",
                 "search_docs",
+                "change_impact",
+                "review_diff",
                 "index_status"
             ]
         );
@@ -949,6 +1005,36 @@ mod tests {
         assert!(e("grep", json!({})).contains("unknown tool 'grep'"));
         assert!(e("search_text", json!({"pattern": "x", "paths": "fs"})).contains("array"));
         assert!(e("search_text", json!({"pattern": "x", "output": "all"})).contains("lines"));
+    }
+
+    #[test]
+    fn change_impact_and_review_diff_take_their_arguments() {
+        let c = parse_call("change_impact", args(json!({"symbol": "vfs_read"}))).unwrap();
+        assert_eq!(
+            c.ask,
+            Some(Ask::Impact {
+                symbol: "vfs_read".into(),
+                depth: 2
+            })
+        );
+        let c = parse_call("change_impact", args(json!({"symbol": "x", "depth": 0}))).unwrap();
+        assert_eq!(
+            c.ask,
+            Some(Ask::Impact {
+                symbol: "x".into(),
+                depth: 0
+            })
+        );
+        // A diff is long, and its last context line may be a lone space.
+        let diff = format!(
+            "--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-a\n+b\n {}\n ",
+            "x".repeat(8000)
+        );
+        let c = parse_call("review_diff", args(json!({"diff": diff, "limit": 5}))).unwrap();
+        assert_eq!(c.ask, Some(Ask::Review { diff }));
+        assert_eq!(c.page.limit, 5);
+        let e = parse_call("review_diff", args(json!({"diff": "  "}))).unwrap_err();
+        assert!(e.contains("'diff' is empty"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,161 @@
+//! The text form of what a change affects: change_impact's callers by level with their groups,
+//! review_diff's files, hunks and touched definitions.
+
+use std::fmt::Write;
+
+use crate::envelope::{Envelope, Impact, Review};
+
+/// `#if G` and the export of a row, as `  [..; ..]`.
+fn tags(parts: Vec<String>) -> String {
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("  [{}]", parts.join("; "))
+    }
+}
+
+fn guard_tag(guard: &Option<Vec<String>>) -> Option<String> {
+    guard
+        .as_ref()
+        .filter(|g| !g.is_empty())
+        .map(|g| format!("#if {}", g.join(" && ")))
+}
+
+/// `name functions/call sites` for each group, at most eight.
+fn groups(gs: &[crate::envelope::ImpactGroup], floor: &str) -> String {
+    let mut shown: Vec<String> = gs
+        .iter()
+        .take(8)
+        .map(|g| format!("{} {floor}{}", g.name, g.functions))
+        .collect();
+    if gs.len() > 8 {
+        shown.push(format!("… {} more", gs.len() - 8));
+    }
+    shown.join(", ")
+}
+
+/// change_impact: a summary line, the groups, then one row per affected function.
+pub fn impact(i: &Impact, out: &mut String) -> usize {
+    let floor = if i.counts_capped { "≥" } else { "" };
+    let mut head = format!(
+        "{}: {floor}{} direct callers, {floor}{} more within depth {} · {floor}{} call sites",
+        i.symbol, i.direct_callers, i.transitive_callers, i.depth, i.call_sites
+    );
+    if let Some(d) = &i.defined_at {
+        let _ = write!(head, " · defined {d}");
+    }
+    if let Some(s) = &i.subsystem {
+        let _ = write!(head, " ({s})");
+    }
+    if let Some(e) = &i.exported {
+        let _ = write!(head, " · exported: {e}");
+    }
+    if i.counts_capped {
+        head.push_str(" · counts capped: floors, not totals");
+    }
+    let _ = writeln!(out, "{head}");
+    if !i.subsystems.is_empty() {
+        let _ = writeln!(
+            out,
+            "subsystems (functions): {}",
+            groups(&i.subsystems, floor)
+        );
+        let _ = writeln!(out, "top dirs (functions): {}", groups(&i.top_dirs, floor));
+    }
+    for a in &i.callers {
+        let name = a.function.as_deref().unwrap_or("(file scope)");
+        let indent = "  ".repeat(a.level.saturating_sub(1) as usize);
+        let via = if a.level > 1 {
+            format!(" → {}", a.calls)
+        } else {
+            String::new()
+        };
+        let more = if a.call_sites > 1 {
+            format!(" (+{} calls)", a.call_sites - 1)
+        } else {
+            String::new()
+        };
+        let mut t: Vec<String> = a.subsystem.iter().cloned().collect();
+        t.extend(a.exported.iter().map(|e| format!("exported: {e}")));
+        t.extend(guard_tag(&a.guard));
+        let undecided = if a.active == Some(None) {
+            "  (config: undecided)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{} {indent}{name}{via}  {}:{}{more}{}{undecided}",
+            a.level,
+            a.path,
+            a.line,
+            tags(t)
+        );
+    }
+    i.callers.len()
+}
+
+/// review_diff: a summary line, then each file with its hunks and the touched definitions of
+/// this page under them.
+pub fn review(env: &Envelope, r: &Review, out: &mut String) -> usize {
+    let not = if r.hunks_not_applied > 0 {
+        format!(" ({} do not apply)", r.hunks_not_applied)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "{} files, {} hunks{not} · {} definitions touched",
+        r.files.len(),
+        r.hunks,
+        env.total
+    );
+    for f in &r.files {
+        let renamed = f
+            .old_path
+            .as_ref()
+            .map(|o| format!(" (from {o})"))
+            .unwrap_or_default();
+        let sub = f
+            .subsystem
+            .as_ref()
+            .map(|s| format!("  [{s}]"))
+            .unwrap_or_default();
+        let binary = if f.binary { ", binary" } else { "" };
+        let _ = writeln!(out, "{} {}{renamed}{binary}{sub}", f.status, f.path);
+        for h in &f.hunks {
+            let mut status = h.applies.to_string();
+            if h.offset != 0 {
+                let _ = write!(status, " at offset {:+}", h.offset);
+            }
+            if let Some(n) = &h.note {
+                let _ = write!(status, ": {n}");
+            }
+            let _ = writeln!(out, "  @@ {} @@ {status}", h.hunk);
+            for d in r
+                .definitions
+                .iter()
+                .filter(|d| d.path == f.path && d.hunk == h.hunk)
+            {
+                let mut t: Vec<String> = Vec::new();
+                t.extend(guard_tag(&d.guard));
+                if let Some(c) = d.callers {
+                    t.push(format!("{c} callers"));
+                }
+                if !d.subsystems.is_empty() {
+                    t.push(d.subsystems.join(", "));
+                }
+                let _ = writeln!(
+                    out,
+                    "    {} {} {}  line {}{}",
+                    d.change,
+                    d.kind,
+                    d.symbol,
+                    d.line,
+                    tags(t)
+                );
+            }
+        }
+    }
+    r.definitions.len()
+}
