@@ -11,6 +11,7 @@ pub mod definers;
 pub mod envelope;
 pub mod guard;
 pub mod index;
+pub mod indirect;
 pub mod macrodefs;
 pub mod pathname;
 pub mod progress;

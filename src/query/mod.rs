@@ -13,6 +13,7 @@ mod files;
 mod find;
 mod fuzzy;
 mod grep;
+mod indirect;
 mod nearmiss;
 mod reach;
 mod refs;
