@@ -100,6 +100,18 @@ struct Tok {
     line: u32,
 }
 
+/// Bytes that continue an identifier.
+const IDENT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_';
+        b += 1;
+    }
+    t
+};
+
 /// The tokens of `src`, without comments and preprocessor lines.
 fn tokens(src: &[u8]) -> Vec<Tok> {
     let mut out = Vec::with_capacity(src.len() / 5);
@@ -152,7 +164,7 @@ fn tokens(src: &[u8]) -> Vec<Tok> {
                 Kind::Other
             }
             _ if b.is_ascii_alphabetic() || b == b'_' => {
-                while i < n && (src[i].is_ascii_alphanumeric() || src[i] == b'_') {
+                while i < n && IDENT[src[i] as usize] {
                     i += 1;
                 }
                 Kind::Ident
@@ -406,7 +418,10 @@ impl Pass<'_> {
         self.parens = 0;
         self.in_body &= self.depth > 0;
         let d = self.depth;
-        self.vars.retain(|v| v.depth <= d);
+        // Names are declared in depth order: the ones of the closed block are last.
+        while self.vars.last().is_some_and(|v| v.depth > d) {
+            self.vars.pop();
+        }
         while self.inits.last().is_some_and(|(_, at)| *at > d) {
             self.inits.pop();
         }
