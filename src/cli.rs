@@ -110,6 +110,10 @@ enum Command {
         /// Calls to follow at most (1..12).
         #[arg(long, default_value_t = 8)]
         max_depth: u32,
+        /// Also follow calls through members whose struct type is not known (matched by the
+        /// member's name only).
+        #[arg(long)]
+        include_uncertain: bool,
     },
     /// The definitions in FILE (list_file_symbols).
     Symbols {
@@ -254,10 +258,12 @@ impl Command {
                 from,
                 to,
                 max_depth,
+                include_uncertain,
             } => Ask::Reach {
                 from: from.clone(),
                 to: to.clone(),
                 max_depth: *max_depth,
+                include_uncertain: *include_uncertain,
             },
             Command::Symbols { file, from } => Ask::Symbols {
                 file: crate::pathname::from_arg(file),

@@ -29,6 +29,9 @@ pub struct Template {
     /// A function declarator ends the macro: the invocation's own `{ … }` is its body, and an
     /// invocation followed by `;` only declares it.
     pub open: bool,
+    /// The struct tag of a variable's type (`const struct sched_class name##_sched_class`):
+    /// an invocation followed by `= {` initializes that struct ([`crate::indirect`]).
+    pub tag: Option<String>,
 }
 
 impl Template {
@@ -242,7 +245,13 @@ pub fn learn(params: &[&str], body: &[u8]) -> Learned {
                     }
                 }
                 if let (Some(pieces), true, false) = (pieces, typed, declaration_only) {
-                    if let Some(t) = declared(&toks, end, pieces) {
+                    let tag = match (i.checked_sub(2).map(|p| &toks[p]), prev) {
+                        (Some(Tok::Ident("struct" | "union")), Some(Tok::Ident(t))) => {
+                            Some(t.to_string())
+                        }
+                        _ => None,
+                    };
+                    if let Some(t) = declared(&toks, end, pieces, tag) {
                         out.templates.push(t);
                     }
                 }
@@ -259,12 +268,22 @@ pub fn learn(params: &[&str], body: &[u8]) -> Learned {
 /// What the declarator ending at `toks[end]` declares: a function (`(…)` then `{`, or the end
 /// of the body), a prototype (`(…);`) or a variable (`=`, `;`, `[`, `,`, an attribute, or the
 /// end of the body).
-fn declared(toks: &[Tok<'_>], end: usize, pieces: Vec<Piece>) -> Option<Template> {
+fn declared(
+    toks: &[Tok<'_>],
+    end: usize,
+    pieces: Vec<Piece>,
+    tag: Option<String>,
+) -> Option<Template> {
     let template = |kind, open| {
         Some(Template {
             pieces: pieces.clone(),
             kind,
             open,
+            tag: if kind == Kind::Variable {
+                tag.clone()
+            } else {
+                None
+            },
         })
     };
     match toks.get(end) {
@@ -329,6 +348,12 @@ fn call_args(toks: &[Tok<'_>], open: usize, params: &[&str]) -> Option<Vec<Optio
 }
 
 impl Definers {
+    /// The struct tag of the variable an invocation of `macro_name` declares, if it declares
+    /// one of a struct type.
+    pub fn struct_tag(&self, macro_name: &[u8]) -> Option<String> {
+        self.get(macro_name)?.iter().find_map(|t| t.tag.clone())
+    }
+
     /// The templates of `macro_name`.
     pub fn get(&self, macro_name: &[u8]) -> Option<&[Template]> {
         let name = std::str::from_utf8(macro_name).ok()?;
@@ -473,8 +498,8 @@ impl Definers {
         })
     }
 
-    /// Writes the resolved table, one `MACRO<TAB>KIND<TAB>OPEN<TAB>NAME{0}…` line per
-    /// template, for [`Definers::load`].
+    /// Writes the resolved table, one `MACRO<TAB>KIND<TAB>OPEN<TAB>NAME{0}…[<TAB>TAG]` line
+    /// per template, for [`Definers::load`].
     pub fn save_resolved(&self, path: &Path) -> std::io::Result<()> {
         let mut out = String::new();
         let mut names: Vec<&String> = self.map.keys().collect();
@@ -493,6 +518,10 @@ impl Definers {
                         Piece::Arg(k) => out.push_str(&format!("{{{k}}}")),
                     }
                 }
+                if let Some(tag) = &t.tag {
+                    out.push('\t');
+                    out.push_str(tag);
+                }
                 out.push('\n');
             }
         }
@@ -506,6 +535,7 @@ impl Definers {
         for line in text.lines() {
             let mut cols = line.split('\t');
             let (m, kind, open, name) = (cols.next()?, cols.next()?, cols.next()?, cols.next()?);
+            let tag = cols.next().map(str::to_string);
             let kind = match kind {
                 "f" => Kind::Function,
                 "p" => Kind::Prototype,
@@ -529,6 +559,7 @@ impl Definers {
                 pieces,
                 kind,
                 open: open == "1",
+                tag,
             });
         }
         Some(Definers { map })
@@ -613,6 +644,7 @@ fn substitute(t: &Template, args: &[Option<Vec<Piece>>]) -> Option<Template> {
         pieces,
         kind: t.kind,
         open: t.open,
+        tag: t.tag.clone(),
     })
 }
 

@@ -159,6 +159,16 @@ pub struct CallSite {
     /// With an active config: `true` when it builds the call, `null` when undecided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub active: Option<Option<bool>>,
+    /// A call through a pointer: the member called (`STRUCT.FIELD`) or `INDIRECT_CALL`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    /// A call through a member: `path:line` where the function was stored in it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registered_at: Option<String>,
+    /// A call through a pointer: `type` when the struct type of the call's expression is
+    /// known, `field-name` when only the member's name matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub certainty: Option<&'static str>,
 }
 
 /// One function called from a body.
@@ -170,6 +180,13 @@ pub struct Callee {
     pub line: u32,
     /// `path:line` of its best definition, if known.
     pub defined_at: Option<String>,
+    /// A call through a member (`symbol` is `STRUCT.FIELD`, or `FIELD` when the struct is
+    /// not known): how many functions are registered in it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registered: Option<u64>,
+    /// The first few of them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
 }
 
 /// find_callees' answer.
@@ -196,6 +213,10 @@ pub struct Reach {
     pub reachable: bool,
     /// The shortest chain found, `from` first.
     pub chain: Vec<String>,
+    /// Per call of the chain (`chain[i]` calls `chain[i + 1]`), the member it went through
+    /// (`STRUCT.FIELD`, `INDIRECT_CALL`), `null` for a direct call; empty when all are direct.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub via: Vec<Option<String>>,
     /// Functions whose bodies were searched.
     pub explored: u64,
 }

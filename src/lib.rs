@@ -14,6 +14,7 @@ pub mod edit;
 pub mod envelope;
 pub mod guard;
 pub mod index;
+pub mod indirect;
 pub mod macrodefs;
 pub mod maintainers;
 pub mod pathname;

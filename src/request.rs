@@ -46,6 +46,8 @@ pub enum Ask {
         to: String,
         /// Calls to follow at most.
         max_depth: u32,
+        /// Also follow calls through members whose struct type is not known.
+        include_uncertain: bool,
     },
     /// list_file_symbols.
     Symbols {
@@ -383,7 +385,8 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
             from,
             to,
             max_depth,
-        } => query::reachability(q, from, to, *max_depth),
+            include_uncertain,
+        } => query::reachability(q, from, to, *max_depth, *include_uncertain),
         Ask::Symbols { file, from_end } => query::list_file_symbols(q, file, *from_end),
         Ask::Find { query, kind } => query::search_symbols(q, query, *kind),
         Ask::Files { query } => query::search_files(q, query),
@@ -413,6 +416,7 @@ mod tests {
             from: "a".into(),
             to: "b-c".into(),
             max_depth: 8,
+            include_uncertain: false,
         })
         .unwrap_err();
         assert_eq!(e, "to 'b-c' is not a C identifier");

@@ -496,6 +496,42 @@ fn kernel_patch(tree: &str) -> String {
 
 #[test]
 #[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn callers_through_ops_tables_reach_vfs_and_network_implementations() {
+    let tree = kernel();
+    let out = knav(&tree, &["callers", "ext4_file_read_iter"]);
+    assert!(
+        out.contains(
+            "new_sync_read  fs/read_write.c:488: ret = filp->f_op->read_iter(&kiocb, &iter);  \
+             [via file_operations.read_iter, registered fs/ext4/file.c:933, type]"
+        ),
+        "{out}"
+    );
+    let out = knav(&tree, &["callers", "e1000_xmit_frame"]);
+    assert!(
+        out.contains(
+            "__netdev_start_xmit  include/linux/netdevice.h:5015: return ops->ndo_start_xmit(skb, dev);  \
+             [via net_device_ops.ndo_start_xmit, registered drivers/net/ethernet/intel/e1000/e1000_main.c:827, type]"
+        ),
+        "{out}"
+    );
+    // DEFINE_SCHED_CLASS(fair) = { … }: the struct type comes from the macro's #define.
+    let out = knav(&tree, &["callers", "task_tick_fair"]);
+    assert!(
+        out.contains("sched_tick  kernel/sched/core.c:5641:")
+            && out.contains(
+                "[via sched_class.task_tick, registered kernel/sched/fair.c:13763, type]"
+            ),
+        "{out}"
+    );
+    let out = knav(&tree, &["refs", "ext4_file_read_iter"]);
+    assert!(
+        out.contains("fs/ext4/file.c:933: .read_iter\t= ext4_file_read_iter,  [register]"),
+        "{out}"
+    );
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
 fn search_docs_ranks_the_ksm_oom_killer_and_stable_patch_sections() {
     let tree = kernel();
     let out = knav(
@@ -521,6 +557,20 @@ fn search_docs_ranks_the_ksm_oom_killer_and_stable_patch_sections() {
         out.starts_with(
             "Documentation/process/stable-kernel-rules.rst:34: Procedure for submitting patches \
              to the -stable tree  ["
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn the_read_syscall_reaches_ext4_through_file_operations() {
+    let tree = kernel();
+    let out = knav(&tree, &["reach", "sys_read", "ext4_file_read_iter"]);
+    assert!(
+        out.starts_with(
+            "sys_read reaches ext4_file_read_iter in 4 calls: sys_read → ksys_read → vfs_read → \
+             new_sync_read →[file_operations.read_iter] ext4_file_read_iter\n"
         ),
         "{out}"
     );

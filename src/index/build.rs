@@ -115,6 +115,8 @@ struct FileResult {
     ctags_bytes: u64,
     defs: Vec<DefRecord>,
     names: FileNames,
+    /// Calls through function pointers it shows.
+    indirect: crate::indirect::Facts,
 }
 
 /// The names of one file with their postings blocks.
@@ -230,10 +232,16 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
                 ctags_bytes: 0,
                 defs: Vec::new(),
                 names: FileNames::default(),
+                indirect: Default::default(),
             }
         }
     };
     let mut scanned = scan(&src);
+    let indirect = if crate::walk::is_asm_name(&f.path) {
+        Default::default()
+    } else {
+        crate::indirect::facts(&src, &|m| learned.struct_tag(m))
+    };
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them). Names that kernel
     // macros make are records, marked with their family.
@@ -279,6 +287,7 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
         ctags_bytes: 0,
         defs,
         names: group_by_name(&occurrences, &src, &extra),
+        indirect,
     }
 }
 
@@ -861,7 +870,7 @@ impl Scan<'_> {
                 })
                 .collect::<Result<Vec<_>, _>>()
         })?;
-        let facts = records.finish().map_err(io)?;
+        let facts = records.finish(meta).map_err(io)?;
         Ok((accumulators, facts))
     }
 
@@ -937,6 +946,8 @@ struct RecordWriter {
     files_idx: Vec<u8>,
     /// The kind and file of every definition written, for the merge.
     def_facts: DefFacts,
+    /// Calls through function pointers, written sorted at the end.
+    indirect: super::indirect::IndirectWriter,
     /// The families of the kernel macro table: definitions of other macros are counted together.
     table_families: std::collections::HashSet<&'static str>,
     buf: Vec<u8>,
@@ -962,6 +973,7 @@ impl RecordWriter {
             files_len: HEADER_LEN as u64,
             files_idx: Vec::with_capacity(files * 8),
             def_facts: DefFacts::default(),
+            indirect: Default::default(),
             table_families: knav_ctags::macros::MacroTable::kernel()
                 .families()
                 .iter()
@@ -1046,6 +1058,7 @@ impl RecordWriter {
             meta.macro_only_files += 1;
         }
         meta.ctags_bytes += r.ctags_bytes;
+        self.indirect.add(file_id, &r.indirect);
         self.buf.clear();
         r.record.encode(&mut self.buf);
         self.files_idx
@@ -1060,21 +1073,26 @@ impl RecordWriter {
         })
     }
 
-    /// Flushes `defs.dat` and `files.dat` and writes `files.idx`; returns what the merge needs
-    /// of the definitions.
-    fn finish(self) -> std::io::Result<DefFacts> {
+    /// Flushes `defs.dat` and `files.dat` and writes `files.idx` and `indirect.dat`, counting
+    /// its registrations and dispatch sites into `meta`; returns what the merge needs of the
+    /// definitions.
+    fn finish(self, meta: &mut SegmentMeta) -> std::io::Result<DefFacts> {
         let RecordWriter {
             out_dir,
             mut defs,
             mut files,
             files_idx,
             def_facts,
+            indirect,
             ..
         } = self;
         defs.flush()?;
         files.flush()?;
         drop((defs, files));
         write_file(&out_dir.join("files.idx"), b"FIDX", &files_idx)?;
+        meta.registrations = indirect.registrations;
+        meta.dispatch_sites = indirect.dispatches;
+        indirect.finish(&out_dir.join(super::indirect::FILE))?;
         Ok(def_facts)
     }
 }

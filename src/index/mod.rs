@@ -14,6 +14,7 @@ pub mod damage;
 pub mod defined;
 pub mod error;
 pub mod format;
+pub mod indirect;
 pub mod parts;
 pub mod postings;
 pub mod scratch;

@@ -51,6 +51,12 @@ pub struct SegmentMeta {
     /// Definitions kernel macros made, by family.
     #[serde(default)]
     pub macro_definitions: std::collections::BTreeMap<String, u64>,
+    /// Functions stored in struct members (ops tables, `x->f = fn`).
+    #[serde(default)]
+    pub registrations: u64,
+    /// Calls through struct members and `INDIRECT_CALL_n` targets.
+    #[serde(default)]
+    pub dispatch_sites: u64,
     /// Milliseconds spent scanning and running ctags, merging names, and checksumming.
     #[serde(default)]
     pub phase_ms: Vec<(String, u64)>,
@@ -80,6 +86,8 @@ pub struct Segment {
     defs: Mmap,
     files: Mmap,
     files_idx: Mmap,
+    /// `indirect.dat` ([`super::indirect`]).
+    indirect: Mmap,
     search: SearchTables,
     damage: Damage,
 }
@@ -127,7 +135,7 @@ pub fn segment_files() -> Vec<String> {
     let mut files: Vec<String> = (0..NAME_SHARDS)
         .flat_map(|k| [format!("names-{k}.fst"), format!("names-{k}.dat")])
         .collect();
-    files.extend(["defs.dat", "files.dat", "files.idx"].map(String::from));
+    files.extend(["defs.dat", "files.dat", "files.idx", super::indirect::FILE].map(String::from));
     files.extend(super::defined::files());
     files
 }
@@ -182,10 +190,12 @@ impl Segment {
         let defs = map(dir, "defs.dat", len("defs.dat"))?;
         let files = map(dir, "files.dat", len("files.dat"))?;
         let files_idx = map(dir, "files.idx", len("files.idx"))?;
+        let indirect = map(dir, super::indirect::FILE, len(super::indirect::FILE))?;
         for (m, kind, file) in [
             (&defs, b"DEFS", "defs.dat"),
             (&files, b"FILE", "files.dat"),
             (&files_idx, b"FIDX", "files.idx"),
+            (&indirect, b"INDI", super::indirect::FILE),
         ] {
             check_header(m, kind, &dir.join(file))?;
         }
@@ -204,9 +214,15 @@ impl Segment {
             defs,
             files,
             files_idx,
+            indirect,
             search,
             damage: Damage::default(),
         })
+    }
+
+    /// The lines of table `table` of `indirect.dat` with key `key`, split into their fields.
+    pub fn indirect(&self, table: &str, key: &str) -> Vec<Vec<&str>> {
+        super::indirect::lookup(&self.indirect[HEADER_LEN..], table, key)
     }
 
     /// The first damage a read of this segment ran into, as a clear error.

@@ -3,17 +3,35 @@
 use std::collections::HashSet;
 
 use super::span::function_span;
-use super::{not_found, valid_name, Found, Query};
+use super::{indirect, not_found, valid_name, Found, Query};
 use crate::envelope::{Callee, Callees, Envelope, Results};
 use knav_ctags::Kind;
 
 /// At most this many distinct callees are listed a page.
 pub const MAX_CALLEES: usize = 40;
 
+/// A call through a member lists at most this many of the functions registered in it.
+pub const MAX_TARGETS: usize = 5;
+
+/// What a body calls: a name, or a member of a struct through a pointer.
+#[derive(Clone, Debug)]
+pub struct Called {
+    /// The function called, or the member (`STRUCT.FIELD`, `?.FIELD` when the struct is not
+    /// known).
+    pub name: String,
+    /// Line of the first call.
+    pub line: u32,
+    /// A call through a member: the struct, when known, and the member.
+    pub through: Option<(Option<String>, String)>,
+    /// Named as a likely target by an `INDIRECT_CALL_n`.
+    pub listed: bool,
+}
+
 /// The distinct names called in the body of `f`, with the line of their first call: read from
 /// its name to its closing `}` (a function sharing its line with others calls only its own),
-/// in time linear in the body.
-pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<(String, u32)> {
+/// in time linear in the body. A call through a member is listed once per member, and the
+/// functions an `INDIRECT_CALL_n` lists are listed as called.
+pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<Called> {
     let end = f.def.end_line.unwrap_or(f.def.line);
     let Some(src) = q.text_at(f.seg, f.def.file, f.def.line, end) else {
         return Vec::new();
@@ -24,8 +42,9 @@ pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<(String, u32)> {
     };
     let body = &span.text;
     let scanned = crate::scan::scan(body);
-    let mut seen: HashSet<&[u8]> = HashSet::new();
-    let mut out: Vec<(String, u32)> = Vec::new();
+    let (dispatches, listed) = indirect::dispatches_in(q, body, f.def.line);
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out: Vec<Called> = Vec::new();
     for o in scanned
         .occurrences
         .iter()
@@ -37,14 +56,50 @@ pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<(String, u32)> {
             Some(at) => o.start as usize == at,
             None => o.line == 1 && name == f.def.name.as_bytes(),
         };
-        if own || !seen.insert(name) {
+        if own {
             continue;
         }
         // Identifiers are ASCII: the scanner reports no other bytes as one.
-        out.push((
-            String::from_utf8_lossy(name).into_owned(),
-            f.def.line + o.line - 1,
-        ));
+        let name = String::from_utf8_lossy(name).into_owned();
+        let line = f.def.line + o.line - 1;
+        let through = dispatches
+            .iter()
+            .find(|d| d.line == line && d.field == name)
+            .map(|d| (d.tag.clone(), d.field.clone()));
+        let name = match &through {
+            Some((tag, field)) => format!("{}.{field}", tag.as_deref().unwrap_or("?")),
+            None => name,
+        };
+        if seen.insert(name.clone()) {
+            out.push(Called {
+                name,
+                line,
+                through,
+                listed: false,
+            });
+        }
+    }
+    // Calls through a member the scanner did not see as calls: `INDIRECT_CALL_2(s->op->f, …)`.
+    for d in dispatches {
+        let name = format!("{}.{}", d.tag.as_deref().unwrap_or("?"), d.field);
+        if seen.insert(name.clone()) {
+            out.push(Called {
+                name,
+                line: d.line,
+                through: Some((d.tag, d.field)),
+                listed: false,
+            });
+        }
+    }
+    for (name, line) in listed {
+        if seen.insert(name.clone()) {
+            out.push(Called {
+                name,
+                line,
+                through: None,
+                listed: true,
+            });
+        }
     }
     out
 }
@@ -102,15 +157,30 @@ pub fn find_callees(q: &Query<'_>, symbol: &str) -> Envelope {
     let calls = q.paginate_by(&mut env, calls, size);
     let callees = calls
         .into_iter()
-        .map(|(name, line)| {
-            let defined_at = q
-                .definitions(&name)
-                .first()
-                .map(|d| format!("{}:{}", q.path(d.seg, d.def.file), d.def.line));
+        .map(|c| {
+            let Some((tag, field)) = c.through else {
+                let defined_at = q
+                    .definitions(&c.name)
+                    .first()
+                    .map(|d| format!("{}:{}", q.path(d.seg, d.def.file), d.def.line));
+                return Callee {
+                    symbol: c.name,
+                    line: c.line,
+                    defined_at,
+                    registered: None,
+                    targets: Vec::new(),
+                };
+            };
+            let regs = match &tag {
+                Some(tag) => indirect::registered_in(q, tag, &field),
+                None => indirect::registered_by_field(q, &field),
+            };
             Callee {
-                symbol: name,
-                line,
-                defined_at,
+                symbol: c.name,
+                line: c.line,
+                defined_at: None,
+                registered: Some(regs.len() as u64),
+                targets: regs.into_iter().take(MAX_TARGETS).map(|r| r.func).collect(),
             }
         })
         .collect();

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use super::{def_lines, not_found, role_of, valid_name, Query, Verdict};
+use super::{def_lines, indirect, not_found, role_of, valid_name, Query, Verdict};
 use crate::envelope::{CallSite, Envelope, Hidden, Results};
 use crate::index::segment::Posting;
 
@@ -77,8 +77,37 @@ pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
     let mut env = q.envelope(TOOL);
     let (calls, hidden) = direct_calls(q, postings, &lines);
     env.hidden = hidden;
+    // Then the calls through pointers, each also left out when its registration is not built.
+    let mut indirect = Vec::new();
+    for c in indirect::callers_through_pointers(q, symbol) {
+        let (s, file, line) = c.at;
+        let hidden = |at: indirect::At| match q.verdict(at.0, at.1, at.2) {
+            Some(Verdict::Hidden(reason)) => Some((at, reason)),
+            _ => None,
+        };
+        if let Some(((s, file, line), reason)) =
+            hidden(c.at).or_else(|| c.registered_at.and_then(hidden))
+        {
+            let path = q.path(s, file);
+            // Several calls through one member hidden by one registration: listed once.
+            if !env.hidden.iter().any(|h| h.path == path && h.line == line) {
+                env.hidden.push(Hidden {
+                    path: path.to_string(),
+                    line,
+                    reason: reason.to_string(),
+                });
+            }
+            continue;
+        }
+        let active = match q.verdict(s, file, line) {
+            Some(Verdict::Live) => Some(Some(true)),
+            Some(_) => Some(None),
+            None => None,
+        };
+        indirect.push((c, active));
+    }
     env.next_tools = vec!["get_symbol_body", "find_callees", "find_references"];
-    if calls.is_empty() {
+    if calls.is_empty() && indirect.is_empty() {
         env.message = Some(format!(
             "no calls to '{symbol}' found (it may be used through a function pointer; \
              find_references lists every mention)"
@@ -87,21 +116,57 @@ pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
         env.next_tools = vec!["find_references"];
         return env;
     }
-    let page = q.paginate(&mut env, calls);
+    if !indirect.is_empty() {
+        env.message = Some(format!(
+            "{} direct calls, {} through function pointers",
+            calls.len(),
+            indirect.len()
+        ));
+    }
+    let site = |s: usize, file: u32, line: u32, active: Option<Option<bool>>| CallSite {
+        caller: q.enclosing_function(s, file, line),
+        path: q.path(s, file).to_string(),
+        line,
+        snippet: q.snippet_at(s, file, line),
+        guard: q.guard(s, file, line),
+        active,
+        via: None,
+        registered_at: None,
+        certainty: None,
+    };
+    let rows: Vec<Row> = calls
+        .into_iter()
+        .map(|(s, p, active)| Row::Direct(s, p.file, p.line, active))
+        .chain(
+            indirect
+                .into_iter()
+                .map(|(c, active)| Row::Indirect(c, active)),
+        )
+        .collect();
+    let page = q.paginate(&mut env, rows);
     let sites = page
-        .iter()
-        .map(|(s, p, active)| {
-            let path = q.path(*s, p.file);
-            CallSite {
-                caller: q.enclosing_function(*s, p.file, p.line),
-                path: path.to_string(),
-                line: p.line,
-                snippet: q.snippet_at(*s, p.file, p.line),
-                guard: q.guard(*s, p.file, p.line),
-                active: *active,
+        .into_iter()
+        .map(|row| match row {
+            Row::Direct(s, file, line, active) => site(s, file, line, active),
+            Row::Indirect(c, active) => {
+                let (s, file, line) = c.at;
+                CallSite {
+                    via: Some(c.via),
+                    registered_at: c
+                        .registered_at
+                        .map(|(s, f, l)| format!("{}:{l}", q.path(s, f))),
+                    certainty: Some(c.certainty),
+                    ..site(s, file, line, active)
+                }
             }
         })
         .collect();
     env.results = Some(Results::Calls(sites));
     env
+}
+
+/// A call site kept: a direct call, or a call through a pointer.
+enum Row {
+    Direct(usize, u32, u32, Option<Option<bool>>),
+    Indirect(indirect::IndirectCall, Option<Option<bool>>),
 }

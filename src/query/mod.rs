@@ -15,6 +15,7 @@ mod find;
 mod fuzzy;
 mod grep;
 pub mod impact;
+mod indirect;
 mod nearmiss;
 mod reach;
 mod refs;

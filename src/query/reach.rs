@@ -3,7 +3,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::callees::{calls_in_body, function_defs};
-use super::{not_found, valid_name, Query};
+use super::{indirect, not_found, valid_name, Found, Query};
 use crate::envelope::{Envelope, Reach, Results};
 
 /// Default and largest search depths.
@@ -15,7 +15,16 @@ pub const MAX_DEPTH: u32 = 12;
 pub const MAX_EXPLORED: usize = 20_000;
 
 /// Answers reachability from `from` to `to` within `max_depth` calls.
-pub fn reachability(q: &Query<'_>, from: &str, to: &str, max_depth: u32) -> Envelope {
+/// Calls through members whose struct type is known are followed to every function registered
+/// in that member of that struct; with `include_uncertain`, also those matched by the member's
+/// name only.
+pub fn reachability(
+    q: &Query<'_>,
+    from: &str,
+    to: &str,
+    max_depth: u32,
+    include_uncertain: bool,
+) -> Envelope {
     const TOOL: &str = "reachability";
     for name in [from, to] {
         if !valid_name(name) {
@@ -34,7 +43,8 @@ pub fn reachability(q: &Query<'_>, from: &str, to: &str, max_depth: u32) -> Enve
     if q.definitions(to).is_empty() && q.postings(to).is_empty() {
         return not_found(q, TOOL, to);
     }
-    let mut parent: HashMap<String, Option<String>> = HashMap::new();
+    // Each function reached: what called it, and the member the call went through.
+    let mut parent: HashMap<String, Option<(String, Option<String>)>> = HashMap::new();
     parent.insert(from.to_string(), None);
     let mut queue = VecDeque::from([(from.to_string(), 0u32)]);
     let mut explored = 0usize;
@@ -51,11 +61,11 @@ pub fn reachability(q: &Query<'_>, from: &str, to: &str, max_depth: u32) -> Enve
         let defs = function_defs(q, &name);
         let Some(f) = defs.first() else { continue };
         explored += 1;
-        for (callee, _) in calls_in_body(q, f) {
+        for (callee, via) in edges(q, f, include_uncertain) {
             if parent.contains_key(&callee) {
                 continue;
             }
-            parent.insert(callee.clone(), Some(name.clone()));
+            parent.insert(callee.clone(), Some((name.clone(), via)));
             if callee == to {
                 found = true;
                 break 'bfs;
@@ -64,13 +74,22 @@ pub fn reachability(q: &Query<'_>, from: &str, to: &str, max_depth: u32) -> Enve
         }
     }
     let mut chain = Vec::new();
+    let mut via = Vec::new();
     if found {
         let mut at = Some(to.to_string());
         while let Some(n) = at {
-            at = parent.get(&n).cloned().flatten();
+            let up = parent.get(&n).cloned().flatten();
             chain.push(n);
+            at = up.map(|(p, v)| {
+                via.push(v);
+                p
+            });
         }
         chain.reverse();
+        via.reverse();
+        if via.iter().all(Option::is_none) {
+            via.clear();
+        }
     }
     let mut env = q.envelope(TOOL);
     // One answer, not a list: there is no page to skip to.
@@ -95,8 +114,34 @@ pub fn reachability(q: &Query<'_>, from: &str, to: &str, max_depth: u32) -> Enve
         to: to.to_string(),
         reachable: found,
         chain,
+        via,
         explored: explored as u64,
     }));
     env.next_tools = vec!["find_callees", "find_callers"];
     env
+}
+
+/// The functions the body of `f` calls, each with the member the call goes through (`None`
+/// for a direct call).
+fn edges(q: &Query<'_>, f: &Found<'_>, include_uncertain: bool) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    for c in calls_in_body(q, f) {
+        if c.listed {
+            out.push((c.name, Some(indirect::INDIRECT_CALL.to_string())));
+            continue;
+        }
+        let Some((tag, field)) = c.through else {
+            out.push((c.name, None));
+            continue;
+        };
+        let regs = match tag {
+            Some(tag) => indirect::registered_in(q, &tag, &field),
+            None if include_uncertain => indirect::registered_by_field(q, &field),
+            None => continue,
+        };
+        for r in regs {
+            out.push((r.func, Some(c.name.clone())));
+        }
+    }
+    out
 }

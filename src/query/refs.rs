@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::{def_lines, not_found, role_of, valid_name, Query, Verdict};
+use super::{def_lines, indirect, not_found, role_of, valid_name, Query, Verdict};
 use crate::envelope::{Envelope, FileGroup, Record, Results};
 
 /// References are grouped by file above this many rows when grouping is automatic.
@@ -163,6 +163,7 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
     }
     let rows: Vec<_> = rows.into_iter().zip(nth).collect();
     let page = q.paginate(&mut env, rows);
+    let registered = indirect::registration_lines(q, symbol);
     let records = page
         .iter()
         .map(|(row, nth)| {
@@ -180,7 +181,10 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
                     ..Default::default()
                 };
             };
-            let role = role_of(&p, &lines, s);
+            let role = match role_of(&p, &lines, s) {
+                "ref" if registered.contains(&(s, p.file, p.line)) => "register",
+                role => role,
+            };
             let def = defs
                 .iter()
                 .find(|f| f.seg == s && f.def.file == p.file && f.def.line == p.line);

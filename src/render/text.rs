@@ -213,7 +213,8 @@ fn calls(cs: &[crate::envelope::CallSite], out: &mut String) -> usize {
     while i < cs.len() {
         let c = &cs[i];
         let mut j = i + 1;
-        while j < cs.len() && cs[j].caller == c.caller && cs[j].path == c.path {
+        while j < cs.len() && cs[j].caller == c.caller && cs[j].path == c.path && cs[j].via == c.via
+        {
             j += 1;
         }
         let caller = c.caller.as_deref().unwrap_or("(file scope)");
@@ -228,9 +229,14 @@ fn calls(cs: &[crate::envelope::CallSite], out: &mut String) -> usize {
         } else {
             String::new()
         };
+        let via = match (&c.via, &c.registered_at, c.certainty) {
+            (Some(v), Some(r), Some(cert)) => format!("  [via {v}, registered {r}, {cert}]"),
+            (Some(v), _, _) => format!("  [via {v}]"),
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{caller}  {}:{}: {}{}{more}",
+            "{caller}  {}:{}: {}{}{more}{via}",
             c.path,
             c.line,
             c.snippet,
@@ -272,6 +278,21 @@ fn callees(env: &Envelope, c: &crate::envelope::Callees, out: &mut String) -> us
         c.symbol, c.path, c.line, env.total
     );
     for e in &c.callees {
+        if let Some(n) = e.registered {
+            let more = if n as usize > e.targets.len() {
+                ", …"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "  {}  line {} → through a pointer, {n} registered: {}{more}",
+                e.symbol,
+                e.line,
+                e.targets.join(", ")
+            );
+            continue;
+        }
         let at = e.defined_at.as_deref().unwrap_or("(no definition indexed)");
         let _ = writeln!(out, "  {}  line {} → {at}", e.symbol, e.line);
     }
@@ -287,10 +308,26 @@ fn reach(r: &crate::envelope::Reach, out: &mut String) -> usize {
             r.from,
             r.to,
             r.chain.len().saturating_sub(1),
-            r.chain.join(" → ")
+            chain(r)
         );
     }
     usize::from(r.reachable)
+}
+
+/// `a → b →[ops.f] c`: each call through a pointer shows the member it went through.
+fn chain(r: &crate::envelope::Reach) -> String {
+    let mut s = r.chain.first().cloned().unwrap_or_default();
+    for (i, next) in r.chain.iter().enumerate().skip(1) {
+        match r.via.get(i - 1).cloned().flatten() {
+            Some(via) => {
+                let _ = write!(s, " →[{via}] {next}");
+            }
+            None => {
+                let _ = write!(s, " → {next}");
+            }
+        }
+    }
+    s
 }
 
 /// What a build or refresh did, and what it could not index.

@@ -151,6 +151,8 @@ struct ReachArgs {
     to_symbol: String,
     /// calls to follow, 1-12, default 8
     max_depth: Option<u64>,
+    /// also follow calls through members of unknown struct type
+    include_uncertain: Option<bool>,
     #[serde(flatten)]
     common: Common,
 }
@@ -791,6 +793,7 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
                 from: a.from_symbol,
                 to: a.to_symbol,
                 max_depth: a.max_depth.map_or(8, |d| d.min(u32::MAX as u64) as u32),
+                include_uncertain: a.include_uncertain.unwrap_or(false),
             };
             (ask, a.common)
         }
@@ -970,7 +973,7 @@ mod tests {
             json!({"type": "integer", "minimum": 0, "description": "calls to follow, 1-12, default 8"})
         );
         assert_eq!(p["root"]["type"], "string");
-        assert_eq!(p.as_object().unwrap().len(), 9, "3 own and 6 common");
+        assert_eq!(p.as_object().unwrap().len(), 10, "4 own and 6 common");
     }
 
     #[test]

@@ -1,0 +1,866 @@
+//! Calls through function pointers, as far as one file shows them: the function-pointer and
+//! struct-typed members of its struct definitions, the functions it registers in ops tables
+//! (designated initializers of a struct, or `x->f = fn;` with `x`'s struct type in scope), and
+//! the calls it makes through a member (`ops->f(…)`, `(*x.f)(…)`, `INDIRECT_CALL_2(p, a, b, …)`)
+//! with the struct type of the expression as far as the declarations in scope give it.
+//!
+//! The pass reads tokens (comments, literals and preprocessor lines left out) and keeps a
+//! brace depth, the struct-typed names declared in scope and the initializers it is inside.
+//! A type reached through members (`file->f_op->read_iter`: `struct file`, then `f_op`) is
+//! kept as a [`TypePath`] and resolved later against every struct definition of the index.
+
+/// A struct type, possibly through members: `file.f_op` is the type of member `f_op` of
+/// `struct file`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypePath {
+    /// The struct tag the path starts at.
+    pub tag: String,
+    /// Members followed from it, in order.
+    pub chain: Vec<String>,
+}
+
+impl TypePath {
+    /// `tag.m1.m2`: how the index stores it.
+    pub fn encode(&self) -> String {
+        let mut s = self.tag.clone();
+        for m in &self.chain {
+            s.push('.');
+            s.push_str(m);
+        }
+        s
+    }
+}
+
+/// A member of a struct definition worth knowing: a function pointer, or of a struct type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// The struct it belongs to.
+    pub owner: String,
+    /// Its name.
+    pub name: String,
+    /// The struct tag of its type (`const struct file_operations *f_op`), if any.
+    pub tag: Option<String>,
+    /// Declared as `(*name)(…)`.
+    pub fnptr: bool,
+}
+
+/// A function stored in a struct member: `.read_iter = ext4_file_read_iter` or
+/// `ops->open = my_open;`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registration {
+    /// The struct whose member is set.
+    pub target: TypePath,
+    /// The member.
+    pub field: String,
+    /// The function stored.
+    pub func: String,
+    /// 1-based line of the function's name.
+    pub line: u32,
+}
+
+/// A call through a member: `expr->field(…)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dispatch {
+    /// The struct type of `expr`, when the declarations in scope give it.
+    pub target: Option<TypePath>,
+    /// The member called.
+    pub field: String,
+    /// 1-based line of the member's name.
+    pub line: u32,
+}
+
+/// What one file (or one function's text) shows of calls through pointers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// Members of its struct definitions.
+    pub members: Vec<Member>,
+    /// Functions it stores in members.
+    pub registrations: Vec<Registration>,
+    /// Calls through members.
+    pub dispatches: Vec<Dispatch>,
+    /// Functions an `INDIRECT_CALL_n(ptr, f1, …, fn, args)` names as likely targets, with the
+    /// line of each.
+    pub listed: Vec<(String, u32)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Ident,
+    Arrow,
+    Punct(u8),
+    /// A literal, a number or a two-byte operator.
+    Other,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Tok {
+    kind: Kind,
+    start: u32,
+    end: u32,
+    line: u32,
+}
+
+/// Bytes that continue an identifier.
+const IDENT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_';
+        b += 1;
+    }
+    t
+};
+
+/// The tokens of `src`, without comments and preprocessor lines.
+fn tokens(src: &[u8]) -> Vec<Tok> {
+    let mut out = Vec::with_capacity(src.len() / 5);
+    let (mut i, mut line, n) = (0usize, 1u32, src.len());
+    let mut line_start = true;
+    while i < n {
+        let b = src[i];
+        let start = i;
+        let kind = match b {
+            b'\n' => {
+                line += 1;
+                i += 1;
+                line_start = true;
+                continue;
+            }
+            b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => {
+                i += 1;
+                continue;
+            }
+            b'\\' => {
+                i += 1;
+                continue;
+            }
+            b'/' if src.get(i + 1) == Some(&b'*') => {
+                let end = memchr::memmem::find(&src[i + 2..], b"*/").map_or(n, |k| i + 2 + k + 2);
+                line += memchr::memchr_iter(b'\n', &src[i..end]).count() as u32;
+                i = end;
+                continue;
+            }
+            b'/' if src.get(i + 1) == Some(&b'/') => {
+                i = skip_logical_line(src, i, &mut line);
+                continue;
+            }
+            b'#' if line_start => {
+                i = skip_logical_line(src, i, &mut line);
+                continue;
+            }
+            b'"' | b'\'' => {
+                i += 1;
+                while i < n && src[i] != b && src[i] != b'\n' {
+                    if src[i] == b'\\' {
+                        if src.get(i + 1) == Some(&b'\n') {
+                            line += 1;
+                        }
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i = (i + 1).min(n);
+                Kind::Other
+            }
+            _ if b.is_ascii_alphabetic() || b == b'_' => {
+                while i < n && IDENT[src[i] as usize] {
+                    i += 1;
+                }
+                Kind::Ident
+            }
+            b'0'..=b'9' => {
+                while i < n && (src[i].is_ascii_alphanumeric() || src[i] == b'.') {
+                    i += 1;
+                }
+                Kind::Other
+            }
+            b'-' if src.get(i + 1) == Some(&b'>') => {
+                i += 2;
+                Kind::Arrow
+            }
+            b'=' | b'!' | b'<' | b'>' | b'+' | b'-' | b'*' | b'/' | b'%' | b'&' | b'|' | b'^'
+                if src.get(i + 1) == Some(&b'=') =>
+            {
+                i += 2;
+                Kind::Other
+            }
+            b'&' | b'|' | b'+' | b'-' if src.get(i + 1) == Some(&b) => {
+                i += 2;
+                Kind::Other
+            }
+            _ => {
+                i += 1;
+                Kind::Punct(b)
+            }
+        };
+        line_start = false;
+        out.push(Tok {
+            kind,
+            start: start as u32,
+            end: i as u32,
+            line,
+        });
+    }
+    out
+}
+
+/// The end of the logical line (continuations followed) that starts at or before `i`.
+fn skip_logical_line(src: &[u8], mut i: usize, line: &mut u32) -> usize {
+    while let Some(k) = memchr::memchr(b'\n', &src[i..]) {
+        let nl = i + k;
+        *line += 1;
+        let cont = nl > 0 && src[nl - 1] == b'\\'
+            || nl > 1 && src[nl - 1] == b'\r' && src[nl - 2] == b'\\';
+        i = nl + 1;
+        if !cont {
+            return i;
+        }
+    }
+    src.len()
+}
+
+/// What a brace of an initializer initializes.
+#[derive(Clone, Debug)]
+enum Init {
+    /// A struct of this type.
+    Struct(TypePath),
+    /// An array of structs of this type.
+    Array(TypePath),
+    /// Something else.
+    Unknown,
+}
+
+/// A struct-typed name in scope, declared at brace depth `depth`.
+struct Var {
+    name: (u32, u32),
+    tag: (u32, u32),
+    depth: u32,
+}
+
+struct Pass<'a> {
+    src: &'a [u8],
+    t: Vec<Tok>,
+    out: Facts,
+    depth: u32,
+    vars: Vec<Var>,
+    /// Parameters of a file-scope parenthesis: the body's names if a `{` follows.
+    params: Vec<Var>,
+    /// Struct definitions open: tag and the depth of their members.
+    structs: Vec<(String, u32)>,
+    /// Initializer braces open: what each initializes and its depth inside.
+    inits: Vec<(Init, u32)>,
+    /// The initializer of the next `{`.
+    pending_init: Option<Init>,
+    parens: u32,
+    /// Inside a function body (a `{` after a file-scope `)`), not a file-scope initializer.
+    in_body: bool,
+}
+
+/// The struct tag of the variable a learned macro declares (`DEFINE_SCHED_CLASS(fair)`:
+/// `const struct sched_class fair_sched_class`), by macro name.
+pub type MacroTags<'a> = &'a dyn Fn(&[u8]) -> Option<String>;
+
+/// Everything `src` shows of calls through pointers; `macro_tag` gives the struct type of the
+/// variable a macro invocation declares.
+pub fn facts(src: &[u8], macro_tag: MacroTags<'_>) -> Facts {
+    let mut p = Pass {
+        src,
+        t: tokens(src),
+        out: Facts::default(),
+        depth: 0,
+        vars: Vec::new(),
+        params: Vec::new(),
+        structs: Vec::new(),
+        inits: Vec::new(),
+        pending_init: None,
+        parens: 0,
+        in_body: false,
+    };
+    p.run(macro_tag);
+    p.out
+}
+
+fn is_type_qualifier(w: &[u8]) -> bool {
+    matches!(
+        w,
+        b"const" | b"volatile" | b"__rcu" | b"__iomem" | b"__user" | b"__percpu" | b"__private"
+    )
+}
+
+/// A name that may be a function: not a keyword, with a lower-case letter (`NULL`,
+/// `THIS_MODULE` and other macros are not).
+fn may_be_function(w: &[u8]) -> bool {
+    w.iter().any(|b| b.is_ascii_lowercase()) && !crate::scan::is_keyword(w)
+}
+
+impl Pass<'_> {
+    fn text(&self, k: usize) -> &[u8] {
+        let t = &self.t[k];
+        &self.src[t.start as usize..t.end as usize]
+    }
+
+    fn string(&self, k: usize) -> String {
+        String::from_utf8_lossy(self.text(k)).into_owned()
+    }
+
+    fn is(&self, k: usize, kind: Kind) -> bool {
+        self.t.get(k).is_some_and(|t| t.kind == kind)
+    }
+
+    fn range(&self, k: usize) -> (u32, u32) {
+        (self.t[k].start, self.t[k].end)
+    }
+
+    fn bytes(&self, r: (u32, u32)) -> &[u8] {
+        &self.src[r.0 as usize..r.1 as usize]
+    }
+
+    /// The index after the `)` or `]` that matches the opener at `k`.
+    fn after_group(&self, k: usize, open: u8, close: u8) -> usize {
+        let mut depth = 0u32;
+        for j in k..self.t.len() {
+            match self.t[j].kind {
+                Kind::Punct(b) if b == open => depth += 1,
+                Kind::Punct(b) if b == close => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return j + 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.t.len()
+    }
+
+    fn in_function(&self) -> bool {
+        self.in_body && self.structs.is_empty() && self.inits.is_empty()
+    }
+
+    fn run(&mut self, macro_tag: MacroTags<'_>) {
+        let mut k = 0;
+        while k < self.t.len() {
+            k = match self.t[k].kind {
+                Kind::Punct(b'{') => self.open_brace(k),
+                Kind::Punct(b'}') => self.close_brace(k),
+                Kind::Punct(b'(') => {
+                    if self.depth == 0 && self.parens == 0 {
+                        self.params.clear();
+                    }
+                    self.parens += 1;
+                    self.fnptr_member(k);
+                    k + 1
+                }
+                Kind::Punct(b')') => {
+                    self.parens = self.parens.saturating_sub(1);
+                    k + 1
+                }
+                Kind::Punct(b';') => {
+                    if self.depth == 0 {
+                        self.params.clear();
+                        self.parens = 0;
+                    }
+                    self.pending_init = None;
+                    k + 1
+                }
+                Kind::Punct(b'.') if !self.inits.is_empty() => self.designator(k),
+                Kind::Ident => self.ident(k, macro_tag),
+                _ => k + 1,
+            };
+        }
+    }
+
+    fn open_brace(&mut self, k: usize) -> usize {
+        if self.depth == 0 && self.is(k.wrapping_sub(1), Kind::Punct(b')')) {
+            let params = std::mem::take(&mut self.params);
+            self.vars
+                .extend(params.into_iter().map(|v| Var { depth: 1, ..v }));
+            self.in_body = true;
+        }
+        self.depth += 1;
+        self.parens = 0;
+        let init = match self.pending_init.take() {
+            Some(i) => Some(i),
+            None => match self.inits.last() {
+                Some((outer, d)) if *d == self.depth - 1 => Some(self.nested_init(k, outer)),
+                _ => None,
+            },
+        };
+        if let Some(i) = init {
+            self.inits.push((i, self.depth));
+        }
+        k + 1
+    }
+
+    /// What a `{` inside the initializer `outer` initializes.
+    fn nested_init(&self, k: usize, outer: &Init) -> Init {
+        // `.member = {`
+        if self.is(k.wrapping_sub(1), Kind::Punct(b'='))
+            && self.is(k.wrapping_sub(2), Kind::Ident)
+            && self.is(k.wrapping_sub(3), Kind::Punct(b'.'))
+        {
+            if let Init::Struct(p) = outer {
+                let mut p = p.clone();
+                p.chain.push(self.string(k - 2));
+                return Init::Struct(p);
+            }
+            return Init::Unknown;
+        }
+        match outer {
+            Init::Array(p) => Init::Struct(p.clone()),
+            _ => Init::Unknown,
+        }
+    }
+
+    fn close_brace(&mut self, k: usize) -> usize {
+        self.depth = self.depth.saturating_sub(1);
+        self.parens = 0;
+        self.in_body &= self.depth > 0;
+        let d = self.depth;
+        // Names are declared in depth order: the ones of the closed block are last.
+        while self.vars.last().is_some_and(|v| v.depth > d) {
+            self.vars.pop();
+        }
+        while self.inits.last().is_some_and(|(_, at)| *at > d) {
+            self.inits.pop();
+        }
+        while self.structs.last().is_some_and(|(_, at)| *at > d) {
+            self.structs.pop();
+        }
+        k + 1
+    }
+
+    /// `(*name)(` inside a struct definition: a function-pointer member.
+    fn fnptr_member(&mut self, k: usize) {
+        let Some((owner, at)) = self.structs.last() else {
+            return;
+        };
+        if *at == self.depth
+            && self.parens == 1
+            && self.is(k + 1, Kind::Punct(b'*'))
+            && self.is(k + 2, Kind::Ident)
+            && self.is(k + 3, Kind::Punct(b')'))
+            && self.is(k + 4, Kind::Punct(b'('))
+        {
+            let m = Member {
+                owner: owner.clone(),
+                name: self.string(k + 2),
+                tag: None,
+                fnptr: true,
+            };
+            self.out.members.push(m);
+        }
+    }
+
+    /// `.field = value` inside an initializer.
+    fn designator(&mut self, k: usize) -> usize {
+        let Some((Init::Struct(target), d)) = self.inits.last() else {
+            return k + 1;
+        };
+        if *d != self.depth || !self.is(k + 1, Kind::Ident) || !self.is(k + 2, Kind::Punct(b'=')) {
+            return k + 1;
+        }
+        let mut v = k + 3;
+        if self.is(v, Kind::Punct(b'&')) {
+            v += 1;
+        }
+        if self.is(v, Kind::Ident)
+            && matches!(
+                self.t.get(v + 1).map(|t| t.kind),
+                Some(Kind::Punct(b',' | b'}'))
+            )
+            && may_be_function(self.text(v))
+        {
+            let r = Registration {
+                target: target.clone(),
+                field: self.string(k + 1),
+                func: self.string(v),
+                line: self.t[v].line,
+            };
+            self.out.registrations.push(r);
+        }
+        k + 2
+    }
+
+    fn ident(&mut self, k: usize, macro_tag: MacroTags<'_>) -> usize {
+        let w = self.text(k);
+        if w == b"struct" || w == b"union" {
+            return self.tagged(k);
+        }
+        if w.starts_with(b"INDIRECT_CALL_") && self.is(k + 1, Kind::Punct(b'(')) {
+            self.indirect_call(k);
+            return k + 1;
+        }
+        let after_member = k > 0 && matches!(self.t[k - 1].kind, Kind::Arrow | Kind::Punct(b'.'));
+        if after_member && self.in_function() {
+            if self.is(k + 1, Kind::Punct(b'('))
+                || self.is(k + 1, Kind::Punct(b')')) && self.is(k + 2, Kind::Punct(b'('))
+            {
+                self.dispatch(k);
+            } else if self.is(k + 1, Kind::Punct(b'=')) {
+                self.assignment(k);
+            }
+            return k + 1;
+        }
+        // `DEFINE_SCHED_CLASS(fair) = {`
+        if self.depth == 0 && self.parens == 0 && self.is(k + 1, Kind::Punct(b'(')) && !after_member
+        {
+            let close = self.after_group(k + 1, b'(', b')');
+            if self.is(close, Kind::Punct(b'=')) && self.is(close + 1, Kind::Punct(b'{')) {
+                if let Some(tag) = macro_tag(w) {
+                    self.pending_init = Some(Init::Struct(TypePath {
+                        tag,
+                        chain: Vec::new(),
+                    }));
+                    return close + 1;
+                }
+            }
+        }
+        k + 1
+    }
+
+    /// `struct tag` (or `union tag`): a definition, a declaration of a struct-typed name, or a
+    /// mere mention.
+    fn tagged(&mut self, k: usize) -> usize {
+        if self.is(k + 1, Kind::Punct(b'{')) {
+            // An anonymous struct or union: its members are its enclosing struct's.
+            let owner = self.structs.last().filter(|(_, at)| *at == self.depth);
+            if let Some((owner, _)) = owner {
+                self.structs.push((owner.clone(), self.depth + 1));
+            }
+            return k + 1;
+        }
+        if !self.is(k + 1, Kind::Ident) {
+            return k + 1;
+        }
+        let tag = self.range(k + 1);
+        if self.is(k + 2, Kind::Punct(b'{')) {
+            self.structs.push((
+                String::from_utf8_lossy(self.bytes(tag)).into_owned(),
+                self.depth + 1,
+            ));
+            return k + 2;
+        }
+        // Pointers and qualifiers, then the declared name.
+        let mut j = k + 2;
+        while self.is(j, Kind::Punct(b'*'))
+            || self.is(j, Kind::Ident) && is_type_qualifier(self.text(j))
+        {
+            j += 1;
+        }
+        if !self.is(j, Kind::Ident) {
+            return k + 2;
+        }
+        let name = self.range(j);
+        let next = self.t.get(j + 1).map(|t| t.kind);
+        let declared = matches!(next, Some(Kind::Punct(b'=' | b';' | b',' | b')' | b'[')))
+            || self.is(j + 1, Kind::Ident) && self.text(j + 1).starts_with(b"__");
+        if !declared {
+            return k + 2;
+        }
+        let owner = self.structs.last().filter(|(_, at)| *at == self.depth);
+        if let (Some((owner, _)), 0) = (owner, self.parens) {
+            let m = Member {
+                owner: owner.clone(),
+                name: String::from_utf8_lossy(self.bytes(name)).into_owned(),
+                tag: Some(String::from_utf8_lossy(self.bytes(tag)).into_owned()),
+                fnptr: false,
+            };
+            self.out.members.push(m);
+            return j + 1;
+        }
+        let var = Var {
+            name,
+            tag,
+            depth: self.depth,
+        };
+        if self.depth == 0 && self.parens > 0 {
+            self.params.push(var);
+            return j + 1;
+        }
+        if self.parens == 0 {
+            self.vars.push(var);
+            self.initializer_after(j + 1, tag);
+        }
+        j + 1
+    }
+
+    /// After a declared struct-typed name: `= {` (or `[…] = {`, attributes between) starts an
+    /// initializer of `tag`.
+    fn initializer_after(&mut self, mut j: usize, tag: (u32, u32)) {
+        let mut array = false;
+        loop {
+            if self.is(j, Kind::Punct(b'[')) {
+                array = true;
+                j = self.after_group(j, b'[', b']');
+            } else if self.is(j, Kind::Ident) && self.text(j).starts_with(b"__") {
+                j += 1;
+                if self.is(j, Kind::Punct(b'(')) {
+                    j = self.after_group(j, b'(', b')');
+                }
+            } else {
+                break;
+            }
+        }
+        if self.is(j, Kind::Punct(b'=')) && self.is(j + 1, Kind::Punct(b'{')) {
+            let p = TypePath {
+                tag: String::from_utf8_lossy(self.bytes(tag)).into_owned(),
+                chain: Vec::new(),
+            };
+            self.pending_init = Some(if array {
+                Init::Array(p)
+            } else {
+                Init::Struct(p)
+            });
+        }
+    }
+
+    /// The struct type of the expression ending just before the member access at `k` (an
+    /// `->` or `.`): a name in scope, then members; `None` when it is anything else.
+    fn type_before(&self, k: usize) -> Option<TypePath> {
+        let mut chain = Vec::new();
+        let mut j = k;
+        loop {
+            // `self.t[j]` is `->` or `.`; before it a name, or `name[…]`.
+            let mut n = j.checked_sub(1)?;
+            if self.is(n, Kind::Punct(b']')) {
+                let mut depth = 0u32;
+                loop {
+                    match self.t[n].kind {
+                        Kind::Punct(b']') => depth += 1,
+                        Kind::Punct(b'[') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    n = n.checked_sub(1)?;
+                }
+                n = n.checked_sub(1)?;
+            }
+            if !self.is(n, Kind::Ident) {
+                return None;
+            }
+            let before = n.checked_sub(1).map(|p| self.t[p].kind);
+            if matches!(before, Some(Kind::Arrow | Kind::Punct(b'.'))) {
+                chain.push(self.string(n));
+                j = n - 1;
+                continue;
+            }
+            let name = self.text(n);
+            let var = self
+                .vars
+                .iter()
+                .rev()
+                .find(|v| self.bytes(v.name) == name)?;
+            chain.reverse();
+            return Some(TypePath {
+                tag: String::from_utf8_lossy(self.bytes(var.tag)).into_owned(),
+                chain,
+            });
+        }
+    }
+
+    /// `expr->field(…)` or `(*expr->field)(…)`.
+    fn dispatch(&mut self, k: usize) {
+        let d = Dispatch {
+            target: self.type_before(k - 1),
+            field: self.string(k),
+            line: self.t[k].line,
+        };
+        self.out.dispatches.push(d);
+    }
+
+    /// `x->field = fn;`
+    fn assignment(&mut self, k: usize) {
+        let v = k + 2;
+        if !(self.is(v, Kind::Ident)
+            && self.is(v + 1, Kind::Punct(b';'))
+            && may_be_function(self.text(v)))
+        {
+            return;
+        }
+        if let Some(target) = self.type_before(k - 1) {
+            let r = Registration {
+                target,
+                field: self.string(k),
+                func: self.string(v),
+                line: self.t[v].line,
+            };
+            self.out.registrations.push(r);
+        }
+    }
+
+    /// `INDIRECT_CALL_n(ptr, f1, …, fn, args…)`: the listed functions, and `ptr` as a dispatch
+    /// when it is a member.
+    fn indirect_call(&mut self, k: usize) {
+        let digits = &self.text(k)[b"INDIRECT_CALL_".len()..];
+        let Some(n) = std::str::from_utf8(digits)
+            .ok()
+            .and_then(|d| d.parse::<usize>().ok())
+        else {
+            return;
+        };
+        // The top-level arguments' token ranges.
+        let mut args: Vec<(usize, usize)> = Vec::new();
+        let (mut depth, mut start) = (0u32, k + 2);
+        for j in k + 1..self.t.len() {
+            match self.t[j].kind {
+                Kind::Punct(b'(' | b'[' | b'{') => depth += 1,
+                Kind::Punct(b')' | b']' | b'}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        args.push((start, j));
+                        break;
+                    }
+                }
+                Kind::Punct(b',') if depth == 1 => {
+                    args.push((start, j));
+                    start = j + 1;
+                    if args.len() > n {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(&(a, b)) = args.first() {
+            if b >= a + 3
+                && self.is(b - 1, Kind::Ident)
+                && matches!(self.t[b - 2].kind, Kind::Arrow | Kind::Punct(b'.'))
+            {
+                self.dispatch(b - 1);
+            }
+        }
+        for &(a, b) in args.iter().skip(1).take(n) {
+            if b == a + 1 && self.is(a, Kind::Ident) {
+                self.out.listed.push((self.string(a), self.t[a].line));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_macros(_: &[u8]) -> Option<String> {
+        None
+    }
+
+    fn regs(f: &Facts) -> Vec<(String, String, String, u32)> {
+        f.registrations
+            .iter()
+            .map(|r| (r.target.encode(), r.field.clone(), r.func.clone(), r.line))
+            .collect()
+    }
+
+    fn calls(f: &Facts) -> Vec<(Option<String>, String, u32)> {
+        f.dispatches
+            .iter()
+            .map(|d| {
+                (
+                    d.target.as_ref().map(TypePath::encode),
+                    d.field.clone(),
+                    d.line,
+                )
+            })
+            .collect()
+    }
+
+    fn s(x: &str) -> String {
+        x.to_string()
+    }
+
+    #[test]
+    fn members_of_a_struct_definition() {
+        let src = "struct file {\n\tconst struct file_operations *f_op;\n\tint x;\n\
+                   \tunion { struct inode *i; };\n};\n\
+                   struct file_operations {\n\tssize_t (*read_iter)(struct kiocb *, int);\n\
+                   \tint (*open)(struct inode *, struct file *);\n\tvoid *p;\n};\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        let got: Vec<_> = f
+            .members
+            .iter()
+            .map(|m| (m.owner.as_str(), m.name.as_str(), m.tag.as_deref(), m.fnptr))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("file", "f_op", Some("file_operations"), false),
+                ("file", "i", Some("inode"), false),
+                ("file_operations", "read_iter", None, true),
+                ("file_operations", "open", None, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn designated_initializers_arrays_nested_and_macros() {
+        let src = "static const struct file_operations fops = {\n\t.read_iter = my_read,\n\
+                   \t.owner = THIS_MODULE,\n\t.open = &my_open\n};\n\
+                   static struct proto_ops arr[] __read_mostly = {\n\t{ .bind = a_bind, },\n\
+                   \t[1] = { .bind = b_bind },\n};\n\
+                   struct outer o = { .inner = { .cb = in_cb }, .n = 3 };\n\
+                   DEFINE_CLASS(fair) = {\n\t.pick = pick_fair,\n};\n\
+                   int x = { 1 };\n\
+                   static const int regs[] = { [R(0) ... R(3)] = 3 };\n";
+        let tags = |m: &[u8]| (m == b"DEFINE_CLASS").then(|| s("sched_class"));
+        let f = facts(src.as_bytes(), &tags);
+        assert_eq!(
+            regs(&f),
+            [
+                (s("file_operations"), s("read_iter"), s("my_read"), 2),
+                (s("file_operations"), s("open"), s("my_open"), 4),
+                (s("proto_ops"), s("bind"), s("a_bind"), 7),
+                (s("proto_ops"), s("bind"), s("b_bind"), 8),
+                (s("outer.inner"), s("cb"), s("in_cb"), 10),
+                (s("sched_class"), s("pick"), s("pick_fair"), 12),
+            ]
+        );
+        // `[R(0) ... R(3)]` in a file-scope initializer is no call through a member.
+        assert!(f.dispatches.is_empty(), "{:?}", f.dispatches);
+    }
+
+    #[test]
+    fn dispatch_through_parameters_locals_chains_and_indirect_call() {
+        let src = "static int f(struct file *file, int n)\n{\n\
+                   \tstruct net_device_ops *ops = get();\n\
+                   \tfile->f_op->read_iter(file, n);\n\
+                   \tops->ndo_open(n);\n\
+                   \tunknown()->go(n);\n\
+                   \t(*file->f_op->open)(file);\n\
+                   \tx = INDIRECT_CALL_2(file->f_op->poll, p_one, p_two, file);\n\
+                   \tops->ndo_stop = my_stop;\n\
+                   \treturn 0;\n}\n\
+                   static void g(void)\n{\n\tops->ndo_open(1);\n}\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        assert_eq!(
+            calls(&f),
+            [
+                (Some(s("file.f_op")), s("read_iter"), 4),
+                (Some(s("net_device_ops")), s("ndo_open"), 5),
+                (None, s("go"), 6),
+                (Some(s("file.f_op")), s("open"), 7),
+                (Some(s("file.f_op")), s("poll"), 8),
+                (None, s("ndo_open"), 14),
+            ]
+        );
+        assert_eq!(f.listed, [(s("p_one"), 8), (s("p_two"), 8)]);
+        assert_eq!(
+            regs(&f),
+            [(s("net_device_ops"), s("ndo_stop"), s("my_stop"), 9)]
+        );
+    }
+
+    #[test]
+    fn comments_strings_and_preprocessor_lines_are_skipped() {
+        let src = "/* a->b(c) */\n#define X(p) p->q(1)\nvoid f(struct s *p)\n{\n\
+                   \t// p->c(1)\n\tputs(\"p->d(1)\");\n\tp->e(2);\n}\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        assert_eq!(calls(&f), [(Some(s("s")), s("e"), 7)]);
+    }
+}

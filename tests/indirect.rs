@@ -1,0 +1,242 @@
+//! Calls through function pointers on the fixture's stream layer (`fs/streams/stream.h`,
+//! `fs/streams/`): an ops struct with implementations registered by designated initializers,
+//! by assignment, in an array and through a registration macro; calls through a parameter, a
+//! local, a member chain, an expression of unknown type and `INDIRECT_CALL_2`; and a member of
+//! the same name in an unrelated struct (`sound_ops.fetch`) that must not match.
+
+use serde_json::{json as j, Value};
+
+mod common;
+use common::{fixture, json, knav};
+
+/// `CALLER LINE VIA CERTAINTY REGISTERED_AT` of each call site of a callers answer.
+fn sites(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}:{} {} {} {}",
+                r["caller"].as_str().unwrap_or("-"),
+                r["path"].as_str().unwrap(),
+                r["line"],
+                r["via"].as_str().unwrap_or("direct"),
+                r["certainty"].as_str().unwrap_or("-"),
+                r["registered_at"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn callers_through_an_ops_table_by_every_way_of_registering() {
+    let t = fixture("indirect-callers");
+    let fetch_sites = |reg: &str| {
+        vec![
+            format!("stream_fetch fs/streams/core.c:13 stream_operations.fetch type {reg}"),
+            format!("stream_fetch_fast fs/streams/core.c:23 stream_operations.fetch type {reg}"),
+        ]
+    };
+    for (func, reg) in [
+        ("plain_fetch", "fs/streams/impl.c:20"), // designated initializer
+        ("fancy_fetch", "fs/streams/impl.c:35"), // ops->fetch = fancy_fetch;
+        ("table_fetch", "fs/streams/impl.c:44"), // an array of ops structs
+        ("macro_fetch", "fs/streams/impl.c:53"), // DEFINE_STREAM_OPS(macro) = { … }
+    ] {
+        let (code, v) = json(&t, &["callers", func]);
+        assert_eq!(code, 0);
+        assert_eq!(sites(&v), fetch_sites(reg), "{func}");
+        assert_eq!(
+            v["message"], "0 direct calls, 2 through function pointers",
+            "{func}"
+        );
+    }
+    // A member chain (`s->s_op->open`), and the same-named member of another struct.
+    let (_, v) = json(&t, &["callers", "plain_open"]);
+    assert_eq!(
+        sites(&v),
+        ["stream_open fs/streams/core.c:6 stream_operations.open type fs/streams/impl.c:19"]
+    );
+    let (_, v) = json(&t, &["callers", "beep_fetch"]);
+    assert_eq!(
+        sites(&v),
+        ["sound_fetch fs/streams/core.c:33 sound_ops.fetch type fs/streams/impl.c:61"]
+    );
+    // A parameter's type, then an expression of unknown type matched by the member's name.
+    let (_, v) = json(&t, &["callers", "plain_release"]);
+    assert_eq!(
+        sites(&v),
+        [
+            "stream_release fs/streams/core.c:18 stream_operations.release type fs/streams/impl.c:21",
+            "stream_close fs/streams/core.c:28 stream_operations.release field-name fs/streams/impl.c:21",
+        ]
+    );
+    // Direct calls come first.
+    let (_, v) = json(&t, &["callers", "stream_fetch"]);
+    assert_eq!(
+        sites(&v),
+        ["ksys_stream_fetch fs/streams/core.c:38 direct - -"]
+    );
+    let (_, out) = knav(&t, &["callers", "plain_fetch"]);
+    assert!(
+        out.starts_with(
+            "stream_fetch  fs/streams/core.c:13: return ops->fetch(s, buf, n);  \
+             [via stream_operations.fetch, registered fs/streams/impl.c:20, type]\n"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn callers_through_pointers_respect_the_active_config_and_paging() {
+    let t = fixture("indirect-active");
+    let config = t.root.join(".config");
+    let config = config.to_str().unwrap();
+    let (_, v) = json(&t, &["callers", "ghost_fetch"]);
+    assert_eq!(
+        sites(&v).len(),
+        2,
+        "without a config the registration counts"
+    );
+    let (_, v) = json(&t, &["callers", "ghost_fetch", "--active-config", config]);
+    assert_eq!(v["results"], j!([]));
+    assert_eq!(
+        v["hidden"],
+        j!([{"path": "fs/streams/impl.c", "line": 70,
+             "reason": "#if CONFIG_HIGHMEM: CONFIG_HIGHMEM is not set"}])
+    );
+    let (_, v) = json(
+        &t,
+        &["callers", "plain_fetch", "--limit", "1", "--offset", "1"],
+    );
+    assert_eq!(
+        sites(&v),
+        ["stream_fetch_fast fs/streams/core.c:23 stream_operations.fetch type fs/streams/impl.c:20"]
+    );
+    assert_eq!(v["total"], 2);
+}
+
+#[test]
+fn callees_list_each_call_through_a_member_once_with_its_targets() {
+    let t = fixture("indirect-callees");
+    let (_, v) = json(&t, &["callees", "stream_fetch"]);
+    assert_eq!(
+        v["results"]["callees"],
+        j!([{"symbol": "stream_operations.fetch", "line": 13, "defined_at": null,
+             "registered": 5,
+             "targets": ["plain_fetch", "fancy_fetch", "table_fetch", "macro_fetch", "ghost_fetch"]}])
+    );
+    let config = t.root.join(".config");
+    let (_, v) = json(
+        &t,
+        &[
+            "callees",
+            "stream_fetch",
+            "--active-config",
+            config.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        v["results"]["callees"][0]["registered"], 4,
+        "ghost_fetch is not built"
+    );
+    let (_, v) = json(&t, &["callees", "stream_close"]);
+    assert_eq!(
+        v["results"]["callees"],
+        j!([{"symbol": "lookup_stream", "line": 28, "defined_at": null},
+            {"symbol": "?.release", "line": 28, "defined_at": null,
+             "registered": 1, "targets": ["plain_release"]}])
+    );
+    let (_, v) = json(&t, &["callees", "stream_fetch_fast"]);
+    let names: Vec<&str> = v["results"]["callees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["symbol"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "INDIRECT_CALL_2",
+            "stream_operations.fetch",
+            "plain_fetch",
+            "fancy_fetch"
+        ]
+    );
+}
+
+#[test]
+fn reachability_follows_type_certain_pointers_and_marks_the_hop() {
+    let t = fixture("indirect-reach");
+    let (code, v) = json(&t, &["reach", "ksys_stream_fetch", "table_fetch"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        v["results"]["chain"],
+        j!(["ksys_stream_fetch", "stream_fetch", "table_fetch"])
+    );
+    assert_eq!(v["results"]["via"], j!([null, "stream_operations.fetch"]));
+    let (_, out) = knav(&t, &["reach", "ksys_stream_fetch", "table_fetch"]);
+    assert!(
+        out.starts_with(
+            "ksys_stream_fetch reaches table_fetch in 2 calls: \
+             ksys_stream_fetch → stream_fetch →[stream_operations.fetch] table_fetch\n"
+        ),
+        "{out}"
+    );
+    // Never into the unrelated struct's implementation.
+    let (_, v) = json(&t, &["reach", "ksys_stream_fetch", "beep_fetch"]);
+    assert_eq!(v["results"]["reachable"], false);
+    // A call of unknown type only with --include-uncertain.
+    let (_, v) = json(&t, &["reach", "stream_close", "plain_release"]);
+    assert_eq!(v["results"]["reachable"], false);
+    let (_, v) = json(
+        &t,
+        &[
+            "reach",
+            "stream_close",
+            "plain_release",
+            "--include-uncertain",
+        ],
+    );
+    assert_eq!(v["results"]["chain"], j!(["stream_close", "plain_release"]));
+    assert_eq!(v["results"]["via"], j!(["?.release"]));
+    // A direct chain carries no `via`.
+    let (_, v) = json(&t, &["reach", "ksys_read", "vfs_read"]);
+    assert!(v["results"].get("via").is_none(), "{v}");
+}
+
+#[test]
+fn references_give_registrations_the_register_role() {
+    let t = fixture("indirect-refs");
+    let (_, v) = json(&t, &["refs", "plain_fetch"]);
+    let rows: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{}:{} {}",
+                r["path"].as_str().unwrap(),
+                r["line"],
+                r["role"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "fs/streams/core.c:23 ref",
+            "fs/streams/impl.c:9 def",
+            "fs/streams/impl.c:20 register",
+        ]
+    );
+    let (_, v) = json(&t, &["refs", "fancy_fetch"]);
+    let roles: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["ref", "def", "register"]);
+}
