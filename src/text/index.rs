@@ -1,10 +1,13 @@
 //! The trigram index of the text files: for every trigram (three bytes, ASCII letters folded
 //! to lower case), the files that hold it, as in Russ Cox's codesearch and in zoekt.
 //!
-//! A part directory (`tx-…`) holds three files: `files.bin` (the files by id, in path order,
-//! each with its size, mtime and whether it was indexed), `grams.bin` (the trigrams in order,
-//! each with its file count and where its list starts) and `post.bin` (each list as delta
-//! varints of file ids). Files over [`MAX_INDEXED_BYTES`] or that could not be read hold no
+//! The lists are of documents: a file is one document, or, when indexed whole and larger
+//! than [`BLOCK_BYTES`], one per block of whole lines (a search then reads only the blocks
+//! that hold its trigrams). A part directory (`tx-…`) holds four files: `files.bin` (the
+//! files by id, in path order, each with its size, mtime and whether it was indexed),
+//! `docs.bin` (each file's first document, and where each document starts), `grams.bin` (the
+//! trigrams in order, each with its document count and where its list starts) and `post.bin`
+//! (each list as delta varints of document ids). Files over [`MAX_INDEXED_BYTES`] or that could not be read hold no
 //! trigrams and are always candidates; a file with a NUL byte (rg calls it binary and stops
 //! at the NUL) is indexed up to its first NUL. Every read is bounds-checked: a damaged part
 //! gives an error, never a panic.
@@ -28,6 +31,9 @@ pub const UNINDEXED: u8 = 2;
 
 const FILES_MAGIC: &[u8; 8] = b"KNAVTXF1";
 const GRAMS_MAGIC: &[u8; 8] = b"KNAVTXG1";
+const DOCS_MAGIC: &[u8; 8] = b"KNAVTXD1";
+/// Bytes of one `docs.bin` document: byte offset (u32), first line (u32).
+const DOC_ENTRY: usize = 8;
 /// Bytes of one `grams.bin` entry: trigram (u32), file count (u32), list offset (u64).
 const GRAM_ENTRY: usize = 16;
 
@@ -188,11 +194,18 @@ impl Lists {
     }
 }
 
-/// What one file gave: its flag and its distinct trigrams, by shard.
+/// What one file gave: its flag, its hash and its blocks' trigrams.
 struct FileGrams {
     flag: u8,
     /// [`crate::index::codec::hash64`] of the file's bytes (0 when unread).
     hash: u64,
+    /// One or more: a file is one block unless indexed whole and larger than [`BLOCK_BYTES`].
+    docs: Vec<DocGrams>,
+}
+
+/// One block of a file: where it starts and its distinct trigrams, by shard.
+struct DocGrams {
+    start: Block,
     grams: Vec<u32>,
     /// Where each shard's trigrams end in `grams`.
     ends: [u32; SHARDS],
@@ -203,13 +216,18 @@ impl FileGrams {
         FileGrams {
             flag,
             hash: 0,
-            grams: Vec::new(),
-            ends: [0; SHARDS],
+            docs: vec![DocGrams {
+                start: Block::FIRST,
+                grams: Vec::new(),
+                ends: [0; SHARDS],
+            }],
         }
     }
+}
 
+impl DocGrams {
     /// `grams` ordered by shard (a counting sort).
-    fn by_shard(flag: u8, hash: u64, grams: Vec<u32>) -> FileGrams {
+    fn by_shard(start: Block, grams: Vec<u32>) -> DocGrams {
         let mut ends = [0u32; SHARDS];
         for &t in &grams {
             ends[t as usize % SHARDS] += 1;
@@ -227,9 +245,8 @@ impl FileGrams {
             out[at[k] as usize] = t;
             at[k] += 1;
         }
-        FileGrams {
-            flag,
-            hash,
+        DocGrams {
+            start,
             grams: out,
             ends,
         }
@@ -288,11 +305,64 @@ fn file_grams(opener: &Opener, f: &TextFile, seen: &mut Seen, bytes: &mut Vec<u8
     if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
         return FileGrams::none(UNINDEXED);
     }
-    let (text, flag) = match memchr::memchr(0, bytes) {
-        Some(nul) => (&bytes[..nul], BINARY),
-        None => (bytes, INDEXED),
+    let hash = crate::index::codec::hash64(bytes);
+    let docs = match memchr::memchr(0, bytes) {
+        Some(nul) => {
+            return FileGrams {
+                flag: BINARY,
+                hash,
+                docs: vec![DocGrams::by_shard(Block::FIRST, seen.grams(&bytes[..nul]))],
+            }
+        }
+        None => blocks(bytes)
+            .map(|(start, b)| {
+                // Two bytes past the block: a trigram across its last newline is kept too.
+                let end = (b.end + 2).min(bytes.len());
+                DocGrams::by_shard(start, seen.grams(&bytes[start.offset as usize..end]))
+            })
+            .collect(),
     };
-    FileGrams::by_shard(flag, crate::index::codec::hash64(bytes), seen.grams(text))
+    FileGrams {
+        flag: INDEXED,
+        hash,
+        docs,
+    }
+}
+
+/// A file indexed whole is split into blocks of whole lines, each at least this many bytes
+/// (but the last): each block is a document of the posting lists, so that a search reads only
+/// the blocks of a large file that hold its trigrams.
+pub const BLOCK_BYTES: usize = 256 << 10;
+
+/// Where a block of a file starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// Byte offset in the file.
+    pub offset: u32,
+    /// 1-based number of its first line.
+    pub line: u32,
+}
+
+impl Block {
+    const FIRST: Block = Block { offset: 0, line: 1 };
+}
+
+/// The blocks of `bytes` (at most [`MAX_INDEXED_BYTES`]): each start with its byte range.
+fn blocks(bytes: &[u8]) -> impl Iterator<Item = (Block, std::ops::Range<usize>)> + '_ {
+    let mut next = Some(Block::FIRST);
+    std::iter::from_fn(move || {
+        let start = next?;
+        let at = start.offset as usize;
+        let end = bytes
+            .get(at + BLOCK_BYTES..)
+            .and_then(|rest| memchr::memchr(b'\n', rest))
+            .map_or(bytes.len(), |nl| at + BLOCK_BYTES + nl + 1);
+        next = (end < bytes.len()).then(|| Block {
+            offset: end as u32,
+            line: start.line + memchr::memchr_iter(b'\n', &bytes[at..end]).count() as u32,
+        });
+        Some((start, at..end))
+    })
 }
 
 /// Files extracted together before their trigrams are added in id order.
@@ -308,9 +378,12 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
         .collect::<std::io::Result<_>>()
         .map_err(io)?;
     let mut flags: Vec<(u8, u64)> = Vec::with_capacity(files.len());
+    // Each file's first document, and where each document starts.
+    let mut first_doc: Vec<u32> = Vec::with_capacity(files.len() + 1);
+    let mut starts: Vec<Block> = Vec::with_capacity(files.len());
     let mut postings = 0u64;
     let opener = Opener::new(root);
-    for (b, batch) in files.chunks(BATCH).enumerate() {
+    for batch in files.chunks(BATCH) {
         let got: Vec<FileGrams> = batch
             .par_iter()
             .map_init(
@@ -318,13 +391,14 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
                 |(seen, buf), f| file_grams(&opener, f, seen, buf),
             )
             .collect();
-        let first = (b * BATCH) as u32;
+        let first = starts.len() as u32;
         shards
             .par_iter_mut()
             .enumerate()
             .try_for_each(|(k, lists)| {
-                for (j, g) in got.iter().enumerate() {
-                    for &t in g.shard(k) {
+                let docs = got.iter().flat_map(|g| &g.docs);
+                for (j, d) in docs.enumerate() {
+                    for &t in d.shard(k) {
                         lists.add(t, first + j as u32)?;
                     }
                 }
@@ -333,9 +407,14 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
             .map_err(io)?;
         for g in &got {
             flags.push((g.flag, g.hash));
-            postings += g.grams.len() as u64;
+            first_doc.push(starts.len() as u32);
+            for d in &g.docs {
+                starts.push(d.start);
+                postings += d.grams.len() as u64;
+            }
         }
     }
+    first_doc.push(starts.len() as u32);
     // files.bin
     let mut records = Vec::with_capacity(files.len() * 48);
     let mut offsets: Vec<u32> = Vec::with_capacity(files.len() + 1);
@@ -357,7 +436,24 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     out.extend_from_slice(&records);
     write_file(&dir.join("files.bin"), &out).map_err(io)?;
     let mut checksums = vec![("files.bin".to_string(), checksum_bytes(&out))];
+    let files_bytes = out.len() as u64;
     drop(out);
+    // docs.bin
+    let mut docs = Vec::with_capacity(16 + first_doc.len() * 4 + starts.len() * DOC_ENTRY);
+    docs.extend_from_slice(DOCS_MAGIC);
+    docs.extend_from_slice(&(files.len() as u32).to_le_bytes());
+    docs.extend_from_slice(&(starts.len() as u32).to_le_bytes());
+    for d in &first_doc {
+        docs.extend_from_slice(&d.to_le_bytes());
+    }
+    for b in &starts {
+        docs.extend_from_slice(&b.offset.to_le_bytes());
+        docs.extend_from_slice(&b.line.to_le_bytes());
+    }
+    write_file(&dir.join("docs.bin"), &docs).map_err(io)?;
+    checksums.push(("docs.bin".to_string(), checksum_bytes(&docs)));
+    let docs_bytes = docs.len() as u64;
+    drop(docs);
     // grams.bin and post.bin
     let mut order: Vec<(usize, List)> = shards
         .iter_mut()
@@ -408,7 +504,7 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     drop(shards);
     write_file(&dir.join("grams.bin"), &grams).map_err(io)?;
     checksums.push(("grams.bin".to_string(), checksum_bytes(&grams)));
-    let index_bytes = (12 + offsets.len() * 4 + records.len()) as u64 + grams.len() as u64 + at;
+    let index_bytes = files_bytes + docs_bytes + grams.len() as u64 + at;
     Ok(BuildStats {
         files: files.len() as u64,
         bytes: files.iter().map(|f| f.size).sum(),
@@ -449,9 +545,11 @@ pub struct Entry<'a> {
 /// An open part, its files mapped.
 pub struct TextIndex {
     files: memmap2::Mmap,
+    docs: memmap2::Mmap,
     grams: memmap2::Mmap,
     post: memmap2::Mmap,
     count: usize,
+    doc_count: usize,
 }
 
 fn map(path: &Path) -> Result<memmap2::Mmap, String> {
@@ -473,6 +571,7 @@ impl TextIndex {
     /// Opens the part in `dir`.
     pub fn open(dir: &Path) -> Result<TextIndex, String> {
         let files = map(&dir.join("files.bin"))?;
+        let docs = map(&dir.join("docs.bin"))?;
         let grams = map(&dir.join("grams.bin"))?;
         let post = map(&dir.join("post.bin"))?;
         if files.len() < 12 || &files[..8] != FILES_MAGIC {
@@ -489,12 +588,30 @@ impl TextIndex {
         if n.checked_mul(GRAM_ENTRY).and_then(|b| b.checked_add(16)) != Some(grams.len()) {
             return Err(damaged(dir, "grams.bin has the wrong size"));
         }
+        let doc_count = match docs.get(..16) {
+            Some(h) if &h[..8] == DOCS_MAGIC && h[8..12] == files[8..12] => {
+                u32::from_le_bytes([h[12], h[13], h[14], h[15]]) as usize
+            }
+            _ => return Err(damaged(dir, "docs.bin has no header")),
+        };
+        if docs.len() != 16 + (count + 1) * 4 + doc_count * DOC_ENTRY {
+            return Err(damaged(dir, "docs.bin has the wrong size"));
+        }
         let idx = TextIndex {
             files,
+            docs,
             grams,
             post,
             count,
+            doc_count,
         };
+        // Every file has one document or more, in order: checked once here.
+        if idx.first_doc(0) != 0
+            || idx.first_doc(count) != doc_count as u32
+            || (0..count).any(|i| idx.first_doc(i) >= idx.first_doc(i + 1))
+        {
+            return Err(damaged(dir, "docs.bin's documents are out of order"));
+        }
         // Every record must lie inside the file, in order: checked once here.
         let end = idx.offset(count).unwrap_or(usize::MAX);
         if (0..count).any(|i| idx.offset(i) > idx.offset(i + 1)) || end > idx.records().len() {
@@ -505,7 +622,48 @@ impl TextIndex {
 
     /// Bytes of the part's files.
     pub fn bytes(&self) -> u64 {
-        (self.files.len() + self.grams.len() + self.post.len()) as u64
+        (self.files.len() + self.docs.len() + self.grams.len() + self.post.len()) as u64
+    }
+
+    fn u32_at(bytes: &[u8], at: usize) -> u32 {
+        bytes
+            .get(at..at + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// The first document of file `id` (of `id` = [`TextIndex::len`]: the number of
+    /// documents).
+    fn first_doc(&self, id: usize) -> u32 {
+        Self::u32_at(&self.docs, 16 + id * 4)
+    }
+
+    /// The file of document `doc` (a valid document id).
+    pub fn file_of(&self, doc: u32) -> u32 {
+        // The last file whose first document is at most `doc`.
+        let (mut lo, mut hi) = (0usize, self.count);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.first_doc(mid) <= doc {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo as u32
+    }
+
+    /// The documents of file `id`: one, unless it was indexed in blocks.
+    pub fn docs(&self, id: u32) -> std::ops::Range<u32> {
+        self.first_doc(id as usize)..self.first_doc(id as usize + 1)
+    }
+
+    /// Where document `doc` starts in its file.
+    pub fn block(&self, doc: u32) -> Block {
+        let at = 16 + (self.count + 1) * 4 + doc as usize * DOC_ENTRY;
+        Block {
+            offset: Self::u32_at(&self.docs, at),
+            line: Self::u32_at(&self.docs, at + 4),
+        }
     }
 
     /// Files in the part.
@@ -575,7 +733,7 @@ impl TextIndex {
         None
     }
 
-    /// The files holding trigram `tri`, in id order; `Err` on a damaged list.
+    /// The documents holding trigram `tri`, in id order; `Err` on a damaged list.
     pub fn list(&self, tri: u32) -> Result<Vec<u32>, &'static str> {
         let n = (self.grams.len() - 16) / GRAM_ENTRY;
         let entry = |i: usize| -> (u32, u32, u64) {
@@ -608,7 +766,7 @@ impl TextIndex {
                         id += r.varint();
                         out.push(id as u32);
                     }
-                    if r.overrun || id >= self.count as u64 && count > 0 {
+                    if r.overrun || id >= self.doc_count as u64 && count > 0 {
                         return Err("a posting list is damaged");
                     }
                     return Ok(out);
