@@ -89,14 +89,24 @@ fn zeroed(len: usize) -> std::io::Result<memmap2::MmapMut> {
     memmap2::MmapMut::map_anon(len)
 }
 
+/// Bytes a list keeps in its own entry before they go to its blocks: most additions then
+/// touch one cache line, the entry's.
+const PEND: usize = 14;
+
+/// One list being built (its trigram is where the slot table points to it).
 #[derive(Clone, Copy)]
+#[repr(C, align(32))]
 struct List {
-    tri: u32,
     head: u32,
     tail: u32,
-    fill: u8,
     last: u32,
     count: u32,
+    /// Bytes used in the tail block.
+    fill: u8,
+    /// Bytes used in `pend`.
+    npend: u8,
+    /// The list's last bytes, not yet in its blocks.
+    pend: [u8; PEND],
 }
 
 impl Lists {
@@ -129,19 +139,20 @@ impl Lists {
         &mut self.arena[b / CHUNK_BLOCKS][at..at + BLOCK]
     }
 
-    /// Adds file `id` (larger than every id added before) to the list of `tri`.
+    /// Adds document `id` (larger than every id added before) to the list of `tri`.
     fn add(&mut self, tri: u32, id: u32) -> std::io::Result<()> {
         let key = tri as usize / SHARDS;
         let s = self.slot(key);
         let l = if s == 0 {
             let head = self.block()?;
             self.lists.push(List {
-                tri,
                 head,
                 tail: head,
-                fill: 0,
                 last: 0,
                 count: 0,
+                fill: 0,
+                npend: 0,
+                pend: [0; PEND],
             });
             let n = self.lists.len() as u32;
             self.slot[key * 4..key * 4 + 4].copy_from_slice(&n.to_le_bytes());
@@ -149,18 +160,28 @@ impl Lists {
         } else {
             s as usize - 1
         };
-        let mut v = [0u8; 5];
-        let mut n = 0;
-        let mut delta = id - self.lists[l].last;
+        if self.lists[l].npend as usize + 5 > PEND {
+            self.flush(l)?;
+        }
+        let list = &mut self.lists[l];
+        let mut n = list.npend as usize;
+        let mut delta = id - list.last;
         while delta >= 0x80 {
-            v[n] = (delta as u8) | 0x80;
+            list.pend[n] = (delta as u8) | 0x80;
             delta >>= 7;
             n += 1;
         }
-        v[n] = delta as u8;
-        n += 1;
+        list.pend[n] = delta as u8;
+        list.npend = n as u8 + 1;
+        list.last = id;
+        list.count += 1;
+        Ok(())
+    }
+
+    /// Moves the pending bytes of list `l` to its blocks.
+    fn flush(&mut self, l: usize) -> std::io::Result<()> {
         let mut list = self.lists[l];
-        for &byte in &v[..n] {
+        for &byte in &list.pend[..list.npend as usize] {
             if list.fill as usize == BLOCK_DATA {
                 let next = self.block()?;
                 self.block_bytes(list.tail)[BLOCK_DATA..].copy_from_slice(&next.to_le_bytes());
@@ -170,8 +191,7 @@ impl Lists {
             self.block_bytes(list.tail)[list.fill as usize] = byte;
             list.fill += 1;
         }
-        list.last = id;
-        list.count += 1;
+        list.npend = 0;
         self.lists[l] = list;
         Ok(())
     }
@@ -184,6 +204,7 @@ impl Lists {
             let at = (b as usize % CHUNK_BLOCKS) * BLOCK;
             if b == l.tail {
                 out.extend_from_slice(&chunk[at..at + l.fill as usize]);
+                out.extend_from_slice(&l.pend[..l.npend as usize]);
                 return;
             }
             out.extend_from_slice(&chunk[at..at + BLOCK_DATA]);
@@ -227,9 +248,9 @@ impl FileGrams {
 
 impl DocGrams {
     /// `grams` ordered by shard (a counting sort).
-    fn by_shard(start: Block, grams: Vec<u32>) -> DocGrams {
+    fn by_shard(start: Block, grams: &[u32]) -> DocGrams {
         let mut ends = [0u32; SHARDS];
-        for &t in &grams {
+        for &t in grams {
             ends[t as usize % SHARDS] += 1;
         }
         let mut at = [0u32; SHARDS];
@@ -240,7 +261,7 @@ impl DocGrams {
             ends[k] = sum;
         }
         let mut out = vec![0u32; grams.len()];
-        for t in grams {
+        for &t in grams {
             let k = t as usize % SHARDS;
             out[at[k] as usize] = t;
             at[k] += 1;
@@ -258,38 +279,68 @@ impl DocGrams {
     }
 }
 
-/// A per-thread set of the trigrams seen in the current file, cleared through the list of
-/// those set.
+/// A per-thread set of the trigrams seen in the current block, cleared through the list of
+/// those set: a bit for each trigram of ASCII bytes (2^21, a quarter of a megabyte, the part
+/// that is hot) and one for each of the others (2^24).
 struct Seen {
     bits: Vec<u64>,
+    /// The trigrams found, room for a window of bytes past them.
+    out: Vec<u32>,
 }
+
+/// Bytes looked at between checks that `Seen::out` has room.
+const WINDOW: usize = 1 << 16;
 
 impl Seen {
     fn new() -> Seen {
         Seen {
-            bits: vec![0; (1 << 24) / 64],
+            bits: vec![0; ((1 << 21) + (1 << 24)) / 64],
+            out: Vec::new(),
         }
     }
 
-    fn grams(&mut self, bytes: &[u8]) -> Vec<u32> {
-        let mut out = Vec::new();
-        if bytes.len() < 3 {
-            return out;
+    /// Where trigram `t` is in `bits`.
+    #[inline]
+    fn bit(t: u32) -> usize {
+        if t & 0x80_8080 == 0 {
+            ((t >> 2) & 0x1F_C000 | (t >> 1) & 0x3F80 | t & 0x7F) as usize
+        } else {
+            (1 << 21) + t as usize
         }
-        let mut t = trigram(0, bytes[0], bytes[1]);
-        for &c in &bytes[2..] {
-            t = ((t << 8) | c.to_ascii_lowercase() as u32) & 0xFF_FFFF;
-            let (w, bit) = ((t >> 6) as usize, 1u64 << (t & 63));
-            if self.bits[w] & bit == 0 {
-                self.bits[w] |= bit;
-                out.push(t);
+    }
+
+    /// The distinct trigrams of `bytes`, in the order first seen.
+    fn grams(&mut self, bytes: &[u8]) -> &[u32] {
+        let mut n = 0;
+        if bytes.len() >= 3 {
+            let mut t = trigram(0, bytes[0], bytes[1]);
+            for window in bytes[2..].chunks(WINDOW) {
+                if self.out.len() < n + window.len() {
+                    self.out.resize(n + window.len(), 0);
+                }
+                for &c in window {
+                    t = ((t << 8) | c.to_ascii_lowercase() as u32) & 0xFF_FFFF;
+                    let i = Self::bit(t);
+                    let (w, bit) = (i >> 6, 1u64 << (i & 63));
+                    if self.bits[w] & bit == 0 {
+                        self.bits[w] |= bit;
+                        self.out[n] = t;
+                        n += 1;
+                    }
+                }
+            }
+            for &t in &self.out[..n] {
+                self.bits[Self::bit(t) >> 6] = 0;
             }
         }
-        for &t in &out {
-            self.bits[(t >> 6) as usize] = 0;
-        }
-        out
+        &self.out[..n]
     }
+}
+
+thread_local! {
+    /// Each thread's [`Seen`] and read buffer, made once (not once per task rayon splits).
+    static SCRATCH: std::cell::RefCell<(Seen, Vec<u8>)> =
+        std::cell::RefCell::new((Seen::new(), Vec::new()));
 }
 
 fn file_grams(opener: &Opener, f: &TextFile, seen: &mut Seen, bytes: &mut Vec<u8>) -> FileGrams {
@@ -386,10 +437,12 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     for batch in files.chunks(BATCH) {
         let got: Vec<FileGrams> = batch
             .par_iter()
-            .map_init(
-                || (Seen::new(), Vec::new()),
-                |(seen, buf), f| file_grams(&opener, f, seen, buf),
-            )
+            .map(|f| {
+                SCRATCH.with(|s| {
+                    let (seen, buf) = &mut *s.borrow_mut();
+                    file_grams(&opener, f, seen, buf)
+                })
+            })
             .collect();
         let first = starts.len() as u32;
         shards
@@ -455,19 +508,24 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     let docs_bytes = docs.len() as u64;
     drop(docs);
     // grams.bin and post.bin
-    let mut order: Vec<(usize, List)> = shards
-        .iter_mut()
-        .enumerate()
-        .flat_map(|(k, l)| {
-            std::mem::take(&mut l.lists)
-                .into_iter()
-                .map(move |l| (k, l))
+    // The lists in trigram order: each shard's slot table read in key order.
+    let lists: usize = shards.iter().map(|l| l.lists.len()).sum();
+    let order = (0..(1usize << 24) / SHARDS).flat_map(|key| {
+        let shards = &shards;
+        (0..SHARDS).filter_map(move |k| {
+            let s = shards[k].slot(key);
+            (s != 0).then(|| {
+                (
+                    (key * SHARDS + k) as u32,
+                    k,
+                    shards[k].lists[s as usize - 1],
+                )
+            })
         })
-        .collect();
-    order.sort_unstable_by_key(|(_, l)| l.tri);
-    let mut grams = Vec::with_capacity(16 + order.len() * GRAM_ENTRY);
+    });
+    let mut grams = Vec::with_capacity(16 + lists * GRAM_ENTRY);
     grams.extend_from_slice(GRAMS_MAGIC);
-    grams.extend_from_slice(&(order.len() as u64).to_le_bytes());
+    grams.extend_from_slice(&(lists as u64).to_le_bytes());
     let post_path = dir.join("post.bin");
     let mut post =
         std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&post_path).map_err(io)?);
@@ -476,10 +534,10 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     // The checksum of post.bin as written, chunk by chunk as `checksum_bytes` takes it.
     let mut sum = 0u64;
     let mut chunk: Vec<u8> = Vec::with_capacity(CHECKSUM_CHUNK);
-    for (k, l) in &order {
+    for (tri, k, l) in order {
         buf.clear();
-        shards[*k].copy_list(l, &mut buf);
-        grams.extend_from_slice(&l.tri.to_le_bytes());
+        shards[k].copy_list(&l, &mut buf);
+        grams.extend_from_slice(&tri.to_le_bytes());
         grams.extend_from_slice(&l.count.to_le_bytes());
         grams.extend_from_slice(&at.to_le_bytes());
         post.write_all(&buf).map_err(io)?;
@@ -774,5 +832,47 @@ impl TextIndex {
             }
         }
         Ok(Vec::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seen_gives_each_folded_trigram_once_and_forgets_them_for_the_next_block() {
+        let mut seen = Seen::new();
+        let t = |s: &[u8]| trigram(s[0], s[1], s[2]);
+        let want = [t(b"abc"), t(b"bca"), t(b"cab")];
+        assert_eq!(seen.grams(b"abcABCab"), &want[..]);
+        assert_eq!(seen.grams(b"abcabc"), &want[..]);
+        // Bytes past ASCII have bits of their own: no trigram is taken for another.
+        let high = [b'a', 0xC3, 0xA9, b'a', b'b', b'c'];
+        let got = seen.grams(&high).to_vec();
+        assert_eq!(got.len(), 4);
+        assert!(got.contains(&t(&[b'a', 0xC3, 0xA9])) && got.contains(&t(b"abc")));
+        assert!(seen.grams(b"ab").is_empty());
+    }
+
+    #[test]
+    fn a_list_longer_than_its_pending_bytes_reads_back_whole() {
+        let mut lists = Lists::new().unwrap();
+        let ids: Vec<u32> = (0..500u32).map(|i| i * i).collect();
+        for &id in &ids {
+            lists.add(7 * SHARDS as u32, id).unwrap();
+        }
+        let mut bytes = Vec::new();
+        let list = lists.lists[0];
+        lists.copy_list(&list, &mut bytes);
+        let mut r = Reader::new(&bytes);
+        let mut id = 0u32;
+        let back: Vec<u32> = (0..list.count)
+            .map(|_| {
+                id += r.varint() as u32;
+                id
+            })
+            .collect();
+        assert_eq!(back, ids);
+        assert!(r.at_end());
     }
 }
