@@ -294,6 +294,52 @@ fn an_edit_a_new_file_and_a_deletion_are_searched_after_a_refresh() {
 }
 
 #[test]
+fn a_file_indexed_in_blocks_gives_rgs_line_numbers_in_every_block() {
+    let t = fixture("grep-blocks");
+    // About 1 MB of register definitions (four blocks of the text index), with markers in the
+    // first block, just past the first block's end, in the last block, on a CRLF line and on
+    // a last line without a newline.
+    let mut text = String::new();
+    let mut n = 0u32;
+    while text.len() < 1_000_000 {
+        n += 1;
+        let line = match n {
+            3 => "#define FIRST_MARKER_REG 1\n".to_string(),
+            7600 => "#define CRLF_MARKER_REG 2\r\n".to_string(),
+            _ if text.len() > 262_144 && !text.contains("BOUNDARY_MARKER") => {
+                "#define BOUNDARY_MARKER_REG 3\n".to_string()
+            }
+            _ => format!("#define mmREG_{n:06}_MASK 0x{:08x}\n", n * 7),
+        };
+        text.push_str(&line);
+    }
+    text.push_str("#define LAST_MARKER_REG 4");
+    std::fs::write(t.root.join("include/regs_sh_mask.h"), &text).unwrap();
+    let (code, out) = knav(&t, &["index"]);
+    assert_eq!(code, 0, "{out}");
+    for case in [
+        &["FIRST_MARKER"][..],
+        &["BOUNDARY_MARKER_REG"],
+        &[r"CRLF_MARKER_REG 2\r$"],
+        &["CRLF_MARKER_REG 2"],
+        &["LAST_MARKER_REG"],
+        &["-i", "last_marker_reg 4$"],
+        &["mmREG_0076"],
+        &["MARKER_REG"],
+        &[r"mmREG_00[0-2]\d\d7_"],
+    ] {
+        let (got, total) = knav_hits(&t, case);
+        let want = rg(&t.root, case);
+        assert!(!want.is_empty(), "{case:?}");
+        assert_eq!(got, want, "{case:?}");
+        assert_eq!(total, want.len() as u64, "{case:?}");
+    }
+    // Only the file with the marker is read.
+    let (_, v) = json(&t, &["grep", "BOUNDARY_MARKER_REG"]);
+    assert_eq!(v["search"]["files_read"], 1, "{v}");
+}
+
+#[test]
 fn a_damaged_text_index_is_reported_and_rebuilt_by_the_next_refresh() {
     let t = fixture("grep-damage");
     let (code, _) = knav(&t, &["index"]);

@@ -130,6 +130,18 @@ fn relative(root: &str, arg: &str) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
+/// A file to confirm.
+struct Candidate<'a> {
+    path: &'a str,
+    /// The index found it free of NUL bytes (base files only: what changed since is scanned
+    /// for one).
+    text_known: bool,
+    /// Its size when indexed.
+    size: u64,
+    /// The blocks to search (`start, end, first line`); empty: the whole file.
+    blocks: Vec<(u64, u64, u32)>,
+}
+
 /// Answers search_text.
 pub fn search_text(q: &Query<'_>, ask: &GrepAsk) -> Envelope {
     match search(q, ask) {
@@ -183,26 +195,58 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         .chain(&text.deleted)
         .map(String::as_str)
         .collect();
-    // Each with whether the index found it free of NUL bytes (base files only: what changed
-    // since is scanned for one).
-    let mut candidates: Vec<(&str, bool)> = Vec::new();
-    let base_ids: Box<dyn Iterator<Item = u32>> = match &selected {
-        Some(ids) => Box::new(ids.iter().copied()),
-        None => Box::new(0..idx.len() as u32),
-    };
-    for id in base_ids {
+    let mut candidates: Vec<Candidate<'_>> = Vec::new();
+    let mut push = |id: u32, blocks: Vec<(u64, u64, u32)>| {
         let e = idx.entry(id);
         if !stale.contains(e.path) && scope.holds(e.path) {
-            candidates.push((e.path, e.flag == crate::text::index::INDEXED));
+            candidates.push(Candidate {
+                path: e.path,
+                text_known: e.flag == crate::text::index::INDEXED,
+                size: e.size,
+                blocks,
+            });
         }
+    };
+    match &selected {
+        Some(docs) => {
+            // Documents to files: a file indexed in blocks is read in the blocks selected.
+            let mut at = 0;
+            while at < docs.len() {
+                let id = idx.file_of(docs[at]);
+                let all = idx.docs(id);
+                let mut blocks = Vec::new();
+                while at < docs.len() && all.contains(&docs[at]) {
+                    let d = docs[at];
+                    let end = if d + 1 < all.end {
+                        u64::from(idx.block(d + 1).offset)
+                    } else {
+                        idx.entry(id).size
+                    };
+                    let b = idx.block(d);
+                    blocks.push((u64::from(b.offset), end, b.line));
+                    at += 1;
+                }
+                if all.len() == 1 {
+                    blocks.clear();
+                }
+                push(id, blocks);
+            }
+        }
+        None => (0..idx.len() as u32).for_each(|id| push(id, Vec::new())),
     }
+    let whole = |path| Candidate {
+        path,
+        text_known: false,
+        size: 0,
+        blocks: Vec::new(),
+    };
     if selected.is_some() {
         candidates.extend(
             text.unindexed
                 .iter()
                 .map(String::as_str)
                 .filter(|p| !stale.contains(p) && scope.holds(p))
-                .map(|p| (p, false)),
+                .map(whole),
         );
     }
     candidates.extend(
@@ -210,10 +254,10 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
             .iter()
             .map(String::as_str)
             .filter(|p| scope.holds(p))
-            .map(|p| (p, false)),
+            .map(whole),
     );
-    candidates.sort_unstable();
-    candidates.dedup_by(|a, b| a.0 == b.0);
+    candidates.sort_unstable_by(|a, b| a.path.cmp(b.path));
+    candidates.dedup_by(|a, b| a.path == b.path);
     // What the search covers, for the summary.
     let (searched, binary) = if scope.is_filtered() {
         let mut n = 0u64;
@@ -237,10 +281,14 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         .enumerate()
         .map_init(
             || (crate::text::search::searcher(), Vec::new()),
-            |(s, buf), (i, (path, text_known))| {
-                let lines = opener.read_with(path, buf).map_or_else(Vec::new, |b| {
-                    crate::text::search::matching_lines(s, &matcher, &b, *text_known)
-                });
+            |(s, buf), (i, c)| {
+                let lines = if c.blocks.is_empty() {
+                    opener.read_with(c.path, buf).map_or_else(Vec::new, |b| {
+                        crate::text::search::matching_lines(s, &matcher, &b, c.text_known)
+                    })
+                } else {
+                    opener.matching_lines_in(c.path, c.size, &c.blocks, s, &matcher, buf)
+                };
                 (i, lines)
             },
         )
@@ -251,7 +299,7 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
     let mut hidden = 0usize;
     let mut hits: Vec<(&str, u32, Option<bool>)> = Vec::new();
     for (i, lines) in found {
-        let path = candidates[i].0;
+        let path = candidates[i].path;
         let ranges = scope.within.as_ref().and_then(|w| w.get(path));
         let at = q.snap.find_file(path);
         for line in lines {

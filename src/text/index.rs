@@ -1,10 +1,13 @@
 //! The trigram index of the text files: for every trigram (three bytes, ASCII letters folded
 //! to lower case), the files that hold it, as in Russ Cox's codesearch and in zoekt.
 //!
-//! A part directory (`tx-…`) holds three files: `files.bin` (the files by id, in path order,
-//! each with its size, mtime and whether it was indexed), `grams.bin` (the trigrams in order,
-//! each with its file count and where its list starts) and `post.bin` (each list as delta
-//! varints of file ids). Files over [`MAX_INDEXED_BYTES`] or that could not be read hold no
+//! The lists are of documents: a file is one document, or, when indexed whole and larger
+//! than [`BLOCK_BYTES`], one per block of whole lines (a search then reads only the blocks
+//! that hold its trigrams). A part directory (`tx-…`) holds four files: `files.bin` (the
+//! files by id, in path order, each with its size, mtime and whether it was indexed),
+//! `docs.bin` (each file's first document, and where each document starts), `grams.bin` (the
+//! trigrams in order, each with its document count and where its list starts) and `post.bin`
+//! (each list as delta varints of document ids). Files over [`MAX_INDEXED_BYTES`] or that could not be read hold no
 //! trigrams and are always candidates; a file with a NUL byte (rg calls it binary and stops
 //! at the NUL) is indexed up to its first NUL. Every read is bounds-checked: a damaged part
 //! gives an error, never a panic.
@@ -28,6 +31,9 @@ pub const UNINDEXED: u8 = 2;
 
 const FILES_MAGIC: &[u8; 8] = b"KNAVTXF1";
 const GRAMS_MAGIC: &[u8; 8] = b"KNAVTXG1";
+const DOCS_MAGIC: &[u8; 8] = b"KNAVTXD1";
+/// Bytes of one `docs.bin` document: byte offset (u32), first line (u32).
+const DOC_ENTRY: usize = 8;
 /// Bytes of one `grams.bin` entry: trigram (u32), file count (u32), list offset (u64).
 const GRAM_ENTRY: usize = 16;
 
@@ -83,14 +89,24 @@ fn zeroed(len: usize) -> std::io::Result<memmap2::MmapMut> {
     memmap2::MmapMut::map_anon(len)
 }
 
+/// Bytes a list keeps in its own entry before they go to its blocks: most additions then
+/// touch one cache line, the entry's.
+const PEND: usize = 14;
+
+/// One list being built (its trigram is where the slot table points to it).
 #[derive(Clone, Copy)]
+#[repr(C, align(32))]
 struct List {
-    tri: u32,
     head: u32,
     tail: u32,
-    fill: u8,
     last: u32,
     count: u32,
+    /// Bytes used in the tail block.
+    fill: u8,
+    /// Bytes used in `pend`.
+    npend: u8,
+    /// The list's last bytes, not yet in its blocks.
+    pend: [u8; PEND],
 }
 
 impl Lists {
@@ -123,19 +139,20 @@ impl Lists {
         &mut self.arena[b / CHUNK_BLOCKS][at..at + BLOCK]
     }
 
-    /// Adds file `id` (larger than every id added before) to the list of `tri`.
+    /// Adds document `id` (larger than every id added before) to the list of `tri`.
     fn add(&mut self, tri: u32, id: u32) -> std::io::Result<()> {
         let key = tri as usize / SHARDS;
         let s = self.slot(key);
         let l = if s == 0 {
             let head = self.block()?;
             self.lists.push(List {
-                tri,
                 head,
                 tail: head,
-                fill: 0,
                 last: 0,
                 count: 0,
+                fill: 0,
+                npend: 0,
+                pend: [0; PEND],
             });
             let n = self.lists.len() as u32;
             self.slot[key * 4..key * 4 + 4].copy_from_slice(&n.to_le_bytes());
@@ -143,18 +160,28 @@ impl Lists {
         } else {
             s as usize - 1
         };
-        let mut v = [0u8; 5];
-        let mut n = 0;
-        let mut delta = id - self.lists[l].last;
+        if self.lists[l].npend as usize + 5 > PEND {
+            self.flush(l)?;
+        }
+        let list = &mut self.lists[l];
+        let mut n = list.npend as usize;
+        let mut delta = id - list.last;
         while delta >= 0x80 {
-            v[n] = (delta as u8) | 0x80;
+            list.pend[n] = (delta as u8) | 0x80;
             delta >>= 7;
             n += 1;
         }
-        v[n] = delta as u8;
-        n += 1;
+        list.pend[n] = delta as u8;
+        list.npend = n as u8 + 1;
+        list.last = id;
+        list.count += 1;
+        Ok(())
+    }
+
+    /// Moves the pending bytes of list `l` to its blocks.
+    fn flush(&mut self, l: usize) -> std::io::Result<()> {
         let mut list = self.lists[l];
-        for &byte in &v[..n] {
+        for &byte in &list.pend[..list.npend as usize] {
             if list.fill as usize == BLOCK_DATA {
                 let next = self.block()?;
                 self.block_bytes(list.tail)[BLOCK_DATA..].copy_from_slice(&next.to_le_bytes());
@@ -164,8 +191,7 @@ impl Lists {
             self.block_bytes(list.tail)[list.fill as usize] = byte;
             list.fill += 1;
         }
-        list.last = id;
-        list.count += 1;
+        list.npend = 0;
         self.lists[l] = list;
         Ok(())
     }
@@ -178,6 +204,7 @@ impl Lists {
             let at = (b as usize % CHUNK_BLOCKS) * BLOCK;
             if b == l.tail {
                 out.extend_from_slice(&chunk[at..at + l.fill as usize]);
+                out.extend_from_slice(&l.pend[..l.npend as usize]);
                 return;
             }
             out.extend_from_slice(&chunk[at..at + BLOCK_DATA]);
@@ -188,11 +215,18 @@ impl Lists {
     }
 }
 
-/// What one file gave: its flag and its distinct trigrams, by shard.
+/// What one file gave: its flag, its hash and its blocks' trigrams.
 struct FileGrams {
     flag: u8,
     /// [`crate::index::codec::hash64`] of the file's bytes (0 when unread).
     hash: u64,
+    /// One or more: a file is one block unless indexed whole and larger than [`BLOCK_BYTES`].
+    docs: Vec<DocGrams>,
+}
+
+/// One block of a file: where it starts and its distinct trigrams, by shard.
+struct DocGrams {
+    start: Block,
     grams: Vec<u32>,
     /// Where each shard's trigrams end in `grams`.
     ends: [u32; SHARDS],
@@ -203,15 +237,20 @@ impl FileGrams {
         FileGrams {
             flag,
             hash: 0,
-            grams: Vec::new(),
-            ends: [0; SHARDS],
+            docs: vec![DocGrams {
+                start: Block::FIRST,
+                grams: Vec::new(),
+                ends: [0; SHARDS],
+            }],
         }
     }
+}
 
+impl DocGrams {
     /// `grams` ordered by shard (a counting sort).
-    fn by_shard(flag: u8, hash: u64, grams: Vec<u32>) -> FileGrams {
+    fn by_shard(start: Block, grams: &[u32]) -> DocGrams {
         let mut ends = [0u32; SHARDS];
-        for &t in &grams {
+        for &t in grams {
             ends[t as usize % SHARDS] += 1;
         }
         let mut at = [0u32; SHARDS];
@@ -222,14 +261,13 @@ impl FileGrams {
             ends[k] = sum;
         }
         let mut out = vec![0u32; grams.len()];
-        for t in grams {
+        for &t in grams {
             let k = t as usize % SHARDS;
             out[at[k] as usize] = t;
             at[k] += 1;
         }
-        FileGrams {
-            flag,
-            hash,
+        DocGrams {
+            start,
             grams: out,
             ends,
         }
@@ -241,38 +279,68 @@ impl FileGrams {
     }
 }
 
-/// A per-thread set of the trigrams seen in the current file, cleared through the list of
-/// those set.
+/// A per-thread set of the trigrams seen in the current block, cleared through the list of
+/// those set: a bit for each trigram of ASCII bytes (2^21, a quarter of a megabyte, the part
+/// that is hot) and one for each of the others (2^24).
 struct Seen {
     bits: Vec<u64>,
+    /// The trigrams found, room for a window of bytes past them.
+    out: Vec<u32>,
 }
+
+/// Bytes looked at between checks that `Seen::out` has room.
+const WINDOW: usize = 1 << 16;
 
 impl Seen {
     fn new() -> Seen {
         Seen {
-            bits: vec![0; (1 << 24) / 64],
+            bits: vec![0; ((1 << 21) + (1 << 24)) / 64],
+            out: Vec::new(),
         }
     }
 
-    fn grams(&mut self, bytes: &[u8]) -> Vec<u32> {
-        let mut out = Vec::new();
-        if bytes.len() < 3 {
-            return out;
+    /// Where trigram `t` is in `bits`.
+    #[inline]
+    fn bit(t: u32) -> usize {
+        if t & 0x80_8080 == 0 {
+            ((t >> 2) & 0x1F_C000 | (t >> 1) & 0x3F80 | t & 0x7F) as usize
+        } else {
+            (1 << 21) + t as usize
         }
-        let mut t = trigram(0, bytes[0], bytes[1]);
-        for &c in &bytes[2..] {
-            t = ((t << 8) | c.to_ascii_lowercase() as u32) & 0xFF_FFFF;
-            let (w, bit) = ((t >> 6) as usize, 1u64 << (t & 63));
-            if self.bits[w] & bit == 0 {
-                self.bits[w] |= bit;
-                out.push(t);
+    }
+
+    /// The distinct trigrams of `bytes`, in the order first seen.
+    fn grams(&mut self, bytes: &[u8]) -> &[u32] {
+        let mut n = 0;
+        if bytes.len() >= 3 {
+            let mut t = trigram(0, bytes[0], bytes[1]);
+            for window in bytes[2..].chunks(WINDOW) {
+                if self.out.len() < n + window.len() {
+                    self.out.resize(n + window.len(), 0);
+                }
+                for &c in window {
+                    t = ((t << 8) | c.to_ascii_lowercase() as u32) & 0xFF_FFFF;
+                    let i = Self::bit(t);
+                    let (w, bit) = (i >> 6, 1u64 << (i & 63));
+                    if self.bits[w] & bit == 0 {
+                        self.bits[w] |= bit;
+                        self.out[n] = t;
+                        n += 1;
+                    }
+                }
+            }
+            for &t in &self.out[..n] {
+                self.bits[Self::bit(t) >> 6] = 0;
             }
         }
-        for &t in &out {
-            self.bits[(t >> 6) as usize] = 0;
-        }
-        out
+        &self.out[..n]
     }
+}
+
+thread_local! {
+    /// Each thread's [`Seen`] and read buffer, made once (not once per task rayon splits).
+    static SCRATCH: std::cell::RefCell<(Seen, Vec<u8>)> =
+        std::cell::RefCell::new((Seen::new(), Vec::new()));
 }
 
 fn file_grams(opener: &Opener, f: &TextFile, seen: &mut Seen, bytes: &mut Vec<u8>) -> FileGrams {
@@ -288,11 +356,64 @@ fn file_grams(opener: &Opener, f: &TextFile, seen: &mut Seen, bytes: &mut Vec<u8
     if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
         return FileGrams::none(UNINDEXED);
     }
-    let (text, flag) = match memchr::memchr(0, bytes) {
-        Some(nul) => (&bytes[..nul], BINARY),
-        None => (bytes, INDEXED),
+    let hash = crate::index::codec::hash64(bytes);
+    let docs = match memchr::memchr(0, bytes) {
+        Some(nul) => {
+            return FileGrams {
+                flag: BINARY,
+                hash,
+                docs: vec![DocGrams::by_shard(Block::FIRST, seen.grams(&bytes[..nul]))],
+            }
+        }
+        None => blocks(bytes)
+            .map(|(start, b)| {
+                // Two bytes past the block: a trigram across its last newline is kept too.
+                let end = (b.end + 2).min(bytes.len());
+                DocGrams::by_shard(start, seen.grams(&bytes[start.offset as usize..end]))
+            })
+            .collect(),
     };
-    FileGrams::by_shard(flag, crate::index::codec::hash64(bytes), seen.grams(text))
+    FileGrams {
+        flag: INDEXED,
+        hash,
+        docs,
+    }
+}
+
+/// A file indexed whole is split into blocks of whole lines, each at least this many bytes
+/// (but the last): each block is a document of the posting lists, so that a search reads only
+/// the blocks of a large file that hold its trigrams.
+pub const BLOCK_BYTES: usize = 256 << 10;
+
+/// Where a block of a file starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// Byte offset in the file.
+    pub offset: u32,
+    /// 1-based number of its first line.
+    pub line: u32,
+}
+
+impl Block {
+    const FIRST: Block = Block { offset: 0, line: 1 };
+}
+
+/// The blocks of `bytes` (at most [`MAX_INDEXED_BYTES`]): each start with its byte range.
+fn blocks(bytes: &[u8]) -> impl Iterator<Item = (Block, std::ops::Range<usize>)> + '_ {
+    let mut next = Some(Block::FIRST);
+    std::iter::from_fn(move || {
+        let start = next?;
+        let at = start.offset as usize;
+        let end = bytes
+            .get(at + BLOCK_BYTES..)
+            .and_then(|rest| memchr::memchr(b'\n', rest))
+            .map_or(bytes.len(), |nl| at + BLOCK_BYTES + nl + 1);
+        next = (end < bytes.len()).then(|| Block {
+            offset: end as u32,
+            line: start.line + memchr::memchr_iter(b'\n', &bytes[at..end]).count() as u32,
+        });
+        Some((start, at..end))
+    })
 }
 
 /// Files extracted together before their trigrams are added in id order.
@@ -308,23 +429,29 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
         .collect::<std::io::Result<_>>()
         .map_err(io)?;
     let mut flags: Vec<(u8, u64)> = Vec::with_capacity(files.len());
+    // Each file's first document, and where each document starts.
+    let mut first_doc: Vec<u32> = Vec::with_capacity(files.len() + 1);
+    let mut starts: Vec<Block> = Vec::with_capacity(files.len());
     let mut postings = 0u64;
     let opener = Opener::new(root);
-    for (b, batch) in files.chunks(BATCH).enumerate() {
+    for batch in files.chunks(BATCH) {
         let got: Vec<FileGrams> = batch
             .par_iter()
-            .map_init(
-                || (Seen::new(), Vec::new()),
-                |(seen, buf), f| file_grams(&opener, f, seen, buf),
-            )
+            .map(|f| {
+                SCRATCH.with(|s| {
+                    let (seen, buf) = &mut *s.borrow_mut();
+                    file_grams(&opener, f, seen, buf)
+                })
+            })
             .collect();
-        let first = (b * BATCH) as u32;
+        let first = starts.len() as u32;
         shards
             .par_iter_mut()
             .enumerate()
             .try_for_each(|(k, lists)| {
-                for (j, g) in got.iter().enumerate() {
-                    for &t in g.shard(k) {
+                let docs = got.iter().flat_map(|g| &g.docs);
+                for (j, d) in docs.enumerate() {
+                    for &t in d.shard(k) {
                         lists.add(t, first + j as u32)?;
                     }
                 }
@@ -333,9 +460,14 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
             .map_err(io)?;
         for g in &got {
             flags.push((g.flag, g.hash));
-            postings += g.grams.len() as u64;
+            first_doc.push(starts.len() as u32);
+            for d in &g.docs {
+                starts.push(d.start);
+                postings += d.grams.len() as u64;
+            }
         }
     }
+    first_doc.push(starts.len() as u32);
     // files.bin
     let mut records = Vec::with_capacity(files.len() * 48);
     let mut offsets: Vec<u32> = Vec::with_capacity(files.len() + 1);
@@ -357,21 +489,43 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     out.extend_from_slice(&records);
     write_file(&dir.join("files.bin"), &out).map_err(io)?;
     let mut checksums = vec![("files.bin".to_string(), checksum_bytes(&out))];
+    let files_bytes = out.len() as u64;
     drop(out);
+    // docs.bin
+    let mut docs = Vec::with_capacity(16 + first_doc.len() * 4 + starts.len() * DOC_ENTRY);
+    docs.extend_from_slice(DOCS_MAGIC);
+    docs.extend_from_slice(&(files.len() as u32).to_le_bytes());
+    docs.extend_from_slice(&(starts.len() as u32).to_le_bytes());
+    for d in &first_doc {
+        docs.extend_from_slice(&d.to_le_bytes());
+    }
+    for b in &starts {
+        docs.extend_from_slice(&b.offset.to_le_bytes());
+        docs.extend_from_slice(&b.line.to_le_bytes());
+    }
+    write_file(&dir.join("docs.bin"), &docs).map_err(io)?;
+    checksums.push(("docs.bin".to_string(), checksum_bytes(&docs)));
+    let docs_bytes = docs.len() as u64;
+    drop(docs);
     // grams.bin and post.bin
-    let mut order: Vec<(usize, List)> = shards
-        .iter_mut()
-        .enumerate()
-        .flat_map(|(k, l)| {
-            std::mem::take(&mut l.lists)
-                .into_iter()
-                .map(move |l| (k, l))
+    // The lists in trigram order: each shard's slot table read in key order.
+    let lists: usize = shards.iter().map(|l| l.lists.len()).sum();
+    let order = (0..(1usize << 24) / SHARDS).flat_map(|key| {
+        let shards = &shards;
+        (0..SHARDS).filter_map(move |k| {
+            let s = shards[k].slot(key);
+            (s != 0).then(|| {
+                (
+                    (key * SHARDS + k) as u32,
+                    k,
+                    shards[k].lists[s as usize - 1],
+                )
+            })
         })
-        .collect();
-    order.sort_unstable_by_key(|(_, l)| l.tri);
-    let mut grams = Vec::with_capacity(16 + order.len() * GRAM_ENTRY);
+    });
+    let mut grams = Vec::with_capacity(16 + lists * GRAM_ENTRY);
     grams.extend_from_slice(GRAMS_MAGIC);
-    grams.extend_from_slice(&(order.len() as u64).to_le_bytes());
+    grams.extend_from_slice(&(lists as u64).to_le_bytes());
     let post_path = dir.join("post.bin");
     let mut post =
         std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&post_path).map_err(io)?);
@@ -380,10 +534,10 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     // The checksum of post.bin as written, chunk by chunk as `checksum_bytes` takes it.
     let mut sum = 0u64;
     let mut chunk: Vec<u8> = Vec::with_capacity(CHECKSUM_CHUNK);
-    for (k, l) in &order {
+    for (tri, k, l) in order {
         buf.clear();
-        shards[*k].copy_list(l, &mut buf);
-        grams.extend_from_slice(&l.tri.to_le_bytes());
+        shards[k].copy_list(&l, &mut buf);
+        grams.extend_from_slice(&tri.to_le_bytes());
         grams.extend_from_slice(&l.count.to_le_bytes());
         grams.extend_from_slice(&at.to_le_bytes());
         post.write_all(&buf).map_err(io)?;
@@ -408,7 +562,7 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     drop(shards);
     write_file(&dir.join("grams.bin"), &grams).map_err(io)?;
     checksums.push(("grams.bin".to_string(), checksum_bytes(&grams)));
-    let index_bytes = (12 + offsets.len() * 4 + records.len()) as u64 + grams.len() as u64 + at;
+    let index_bytes = files_bytes + docs_bytes + grams.len() as u64 + at;
     Ok(BuildStats {
         files: files.len() as u64,
         bytes: files.iter().map(|f| f.size).sum(),
@@ -449,9 +603,11 @@ pub struct Entry<'a> {
 /// An open part, its files mapped.
 pub struct TextIndex {
     files: memmap2::Mmap,
+    docs: memmap2::Mmap,
     grams: memmap2::Mmap,
     post: memmap2::Mmap,
     count: usize,
+    doc_count: usize,
 }
 
 fn map(path: &Path) -> Result<memmap2::Mmap, String> {
@@ -473,6 +629,7 @@ impl TextIndex {
     /// Opens the part in `dir`.
     pub fn open(dir: &Path) -> Result<TextIndex, String> {
         let files = map(&dir.join("files.bin"))?;
+        let docs = map(&dir.join("docs.bin"))?;
         let grams = map(&dir.join("grams.bin"))?;
         let post = map(&dir.join("post.bin"))?;
         if files.len() < 12 || &files[..8] != FILES_MAGIC {
@@ -489,12 +646,30 @@ impl TextIndex {
         if n.checked_mul(GRAM_ENTRY).and_then(|b| b.checked_add(16)) != Some(grams.len()) {
             return Err(damaged(dir, "grams.bin has the wrong size"));
         }
+        let doc_count = match docs.get(..16) {
+            Some(h) if &h[..8] == DOCS_MAGIC && h[8..12] == files[8..12] => {
+                u32::from_le_bytes([h[12], h[13], h[14], h[15]]) as usize
+            }
+            _ => return Err(damaged(dir, "docs.bin has no header")),
+        };
+        if docs.len() != 16 + (count + 1) * 4 + doc_count * DOC_ENTRY {
+            return Err(damaged(dir, "docs.bin has the wrong size"));
+        }
         let idx = TextIndex {
             files,
+            docs,
             grams,
             post,
             count,
+            doc_count,
         };
+        // Every file has one document or more, in order: checked once here.
+        if idx.first_doc(0) != 0
+            || idx.first_doc(count) != doc_count as u32
+            || (0..count).any(|i| idx.first_doc(i) >= idx.first_doc(i + 1))
+        {
+            return Err(damaged(dir, "docs.bin's documents are out of order"));
+        }
         // Every record must lie inside the file, in order: checked once here.
         let end = idx.offset(count).unwrap_or(usize::MAX);
         if (0..count).any(|i| idx.offset(i) > idx.offset(i + 1)) || end > idx.records().len() {
@@ -505,7 +680,48 @@ impl TextIndex {
 
     /// Bytes of the part's files.
     pub fn bytes(&self) -> u64 {
-        (self.files.len() + self.grams.len() + self.post.len()) as u64
+        (self.files.len() + self.docs.len() + self.grams.len() + self.post.len()) as u64
+    }
+
+    fn u32_at(bytes: &[u8], at: usize) -> u32 {
+        bytes
+            .get(at..at + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// The first document of file `id` (of `id` = [`TextIndex::len`]: the number of
+    /// documents).
+    fn first_doc(&self, id: usize) -> u32 {
+        Self::u32_at(&self.docs, 16 + id * 4)
+    }
+
+    /// The file of document `doc` (a valid document id).
+    pub fn file_of(&self, doc: u32) -> u32 {
+        // The last file whose first document is at most `doc`.
+        let (mut lo, mut hi) = (0usize, self.count);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.first_doc(mid) <= doc {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo as u32
+    }
+
+    /// The documents of file `id`: one, unless it was indexed in blocks.
+    pub fn docs(&self, id: u32) -> std::ops::Range<u32> {
+        self.first_doc(id as usize)..self.first_doc(id as usize + 1)
+    }
+
+    /// Where document `doc` starts in its file.
+    pub fn block(&self, doc: u32) -> Block {
+        let at = 16 + (self.count + 1) * 4 + doc as usize * DOC_ENTRY;
+        Block {
+            offset: Self::u32_at(&self.docs, at),
+            line: Self::u32_at(&self.docs, at + 4),
+        }
     }
 
     /// Files in the part.
@@ -575,7 +791,7 @@ impl TextIndex {
         None
     }
 
-    /// The files holding trigram `tri`, in id order; `Err` on a damaged list.
+    /// The documents holding trigram `tri`, in id order; `Err` on a damaged list.
     pub fn list(&self, tri: u32) -> Result<Vec<u32>, &'static str> {
         let n = (self.grams.len() - 16) / GRAM_ENTRY;
         let entry = |i: usize| -> (u32, u32, u64) {
@@ -608,7 +824,7 @@ impl TextIndex {
                         id += r.varint();
                         out.push(id as u32);
                     }
-                    if r.overrun || id >= self.count as u64 && count > 0 {
+                    if r.overrun || id >= self.doc_count as u64 && count > 0 {
                         return Err("a posting list is damaged");
                     }
                     return Ok(out);
@@ -616,5 +832,47 @@ impl TextIndex {
             }
         }
         Ok(Vec::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seen_gives_each_folded_trigram_once_and_forgets_them_for_the_next_block() {
+        let mut seen = Seen::new();
+        let t = |s: &[u8]| trigram(s[0], s[1], s[2]);
+        let want = [t(b"abc"), t(b"bca"), t(b"cab")];
+        assert_eq!(seen.grams(b"abcABCab"), &want[..]);
+        assert_eq!(seen.grams(b"abcabc"), &want[..]);
+        // Bytes past ASCII have bits of their own: no trigram is taken for another.
+        let high = [b'a', 0xC3, 0xA9, b'a', b'b', b'c'];
+        let got = seen.grams(&high).to_vec();
+        assert_eq!(got.len(), 4);
+        assert!(got.contains(&t(&[b'a', 0xC3, 0xA9])) && got.contains(&t(b"abc")));
+        assert!(seen.grams(b"ab").is_empty());
+    }
+
+    #[test]
+    fn a_list_longer_than_its_pending_bytes_reads_back_whole() {
+        let mut lists = Lists::new().unwrap();
+        let ids: Vec<u32> = (0..500u32).map(|i| i * i).collect();
+        for &id in &ids {
+            lists.add(7 * SHARDS as u32, id).unwrap();
+        }
+        let mut bytes = Vec::new();
+        let list = lists.lists[0];
+        lists.copy_list(&list, &mut bytes);
+        let mut r = Reader::new(&bytes);
+        let mut id = 0u32;
+        let back: Vec<u32> = (0..list.count)
+            .map(|_| {
+                id += r.varint() as u32;
+                id
+            })
+            .collect();
+        assert_eq!(back, ids);
+        assert!(r.at_end());
     }
 }

@@ -124,7 +124,7 @@ pub fn parse(pattern: &str, fixed: bool, ignore_case: bool) -> Result<Hir, Strin
         .map_err(|e| e.to_string())
 }
 
-/// The ids of the files of `idx` that satisfy `need`, in order; `None` for every file.
+/// The ids of the documents of `idx` that satisfy `need`, in order; `None` for every one.
 pub fn files(need: &Need, idx: &TextIndex) -> Result<Option<Vec<u32>>, &'static str> {
     Ok(match need {
         Need::All => None,

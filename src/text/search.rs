@@ -141,12 +141,51 @@ impl Opener {
     /// The bytes of root-relative `rel` (mapped when large, as the index build reads them);
     /// `None` when it cannot be read or is not a regular file below the root.
     pub fn read(&self, rel: &str) -> Option<crate::index::build::Source> {
-        let file = match self.open2(rel) {
-            Some(Ok(f)) => f,
-            Some(Err(())) => return None,
-            None => crate::query::source::open_beneath(&self.root, rel).ok()?,
+        crate::index::build::read_open(self.open(rel)?).ok()
+    }
+
+    /// Root-relative `rel` opened; `None` when it cannot be or is not a regular file below
+    /// the root.
+    fn open(&self, rel: &str) -> Option<std::fs::File> {
+        match self.open2(rel) {
+            Some(Ok(f)) => Some(f),
+            Some(Err(())) => None,
+            None => crate::query::source::open_beneath(&self.root, rel).ok(),
+        }
+    }
+
+    /// The lines of root-relative `rel` where `matcher` matches, searching only the byte
+    /// ranges `blocks` (`start, end, first line`, each of whole lines) of a file
+    /// without NUL bytes, when it still has `size` bytes; the whole file otherwise.
+    pub fn matching_lines_in(
+        &self,
+        rel: &str,
+        size: u64,
+        blocks: &[(u64, u64, u32)],
+        searcher: &mut Searcher,
+        matcher: &RegexMatcher,
+        buf: &mut Vec<u8>,
+    ) -> Vec<u32> {
+        use std::os::unix::fs::FileExt;
+        let Some(file) = self.open(rel) else {
+            return Vec::new();
         };
-        crate::index::build::read_open(file).ok()
+        if blocks.is_empty() || file.metadata().map(|m| m.len()).ok() != Some(size) {
+            drop(file);
+            return self
+                .read_with(rel, buf)
+                .map_or_else(Vec::new, |b| matching_lines(searcher, matcher, &b, false));
+        }
+        let mut out = Vec::new();
+        for &(start, end, line) in blocks {
+            buf.resize((end - start) as usize, 0);
+            if file.read_exact_at(buf, start).is_err() {
+                return Vec::new();
+            }
+            let lines = matching_lines(searcher, matcher, buf, true);
+            out.extend(lines.into_iter().map(|l| l + line - 1));
+        }
+        out
     }
 
     /// The bytes of root-relative `rel`: a file up to [`BUFFERED`] bytes read into `buf` (its
@@ -155,11 +194,7 @@ impl Opener {
     /// `None` when it cannot be read or is not a regular file below the root.
     pub fn read_with<'b>(&self, rel: &str, buf: &'b mut Vec<u8>) -> Option<Bytes<'b>> {
         use std::io::Read;
-        let file = match self.open2(rel) {
-            Some(Ok(f)) => f,
-            Some(Err(())) => return None,
-            None => crate::query::source::open_beneath(&self.root, rel).ok()?,
-        };
+        let file = self.open(rel)?;
         if file.metadata().ok()?.len() > BUFFERED {
             return crate::index::build::read_open(file).ok().map(Bytes::Own);
         }
