@@ -129,6 +129,16 @@ enum Command {
     /// The lines of any text file matching PATTERN, as `rg -n` finds them (search_text).
     /// Exit 0 with hits, 1 without, 2 on an error.
     Grep(GrepArgs),
+    /// Definitions ranked for what they do, in words (search_code):
+    /// `knav search choose a process to kill when memory runs out`.
+    Search {
+        /// Words saying what the code does.
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+        /// Only definitions of this kind (function, struct, union, enum, typedef).
+        #[arg(long, value_parser = crate::query::parse_kind)]
+        kind: Option<knav_ctags::Kind>,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -219,6 +229,10 @@ impl Command {
             },
             Command::Files { query } => Ask::Files {
                 query: query.join(" "),
+            },
+            Command::Search { query, kind } => Ask::Code {
+                query: query.join(" "),
+                kind: *kind,
             },
             Command::Grep(g) => Ask::Grep(Box::new(crate::query::GrepAsk {
                 pattern: crate::text::search::Pattern {

@@ -66,6 +66,13 @@ pub enum Ask {
     },
     /// search_text.
     Grep(Box<query::GrepAsk>),
+    /// search_code.
+    Code {
+        /// What the code does, in words (`choose a process to kill when memory runs out`).
+        query: String,
+        /// Only definitions of this kind.
+        kind: Option<knav_ctags::Kind>,
+    },
 }
 
 impl Ask {
@@ -82,6 +89,7 @@ impl Ask {
             Ask::Find { .. } => "search_symbols",
             Ask::Files { .. } => "search_files",
             Ask::Grep(_) => "search_text",
+            Ask::Code { .. } => "search_code",
         }
     }
 }
@@ -156,6 +164,11 @@ fn check(ask: &Ask) -> Result<(), String> {
             quote(query)
         )),
         Ask::Find { .. } | Ask::Files { .. } => Ok(()),
+        Ask::Code { query, .. } if query.len() > MAX_QUERY => Err(format!(
+            "query {} is longer than {MAX_QUERY} bytes",
+            quote(query)
+        )),
+        Ask::Code { .. } => Ok(()),
         Ask::Grep(g) => {
             if let Some(p) = g.paths.iter().find(|p| p.len() > MAX_PATH) {
                 return Err(format!("path {} is longer than {MAX_PATH} bytes", quote(p)));
@@ -355,6 +368,7 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
         Ask::Find { query, kind } => query::search_symbols(q, query, *kind),
         Ask::Files { query } => query::search_files(q, query),
         Ask::Grep(g) => query::search_text(q, g),
+        Ask::Code { query, kind } => query::search_code(q, query, *kind),
     }
 }
 

@@ -18,6 +18,9 @@ use std::time::Duration;
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
 use super::accum::{Accumulator, NameMap};
+use super::code::extract::{file_docs, FileDocs};
+use super::code::terms::Terms;
+use super::code::write::{write_code_index, Spool};
 use super::codec::hash64;
 use super::defined::{describe, write_file_parts, write_name_parts, DefinedWriter};
 use super::error::IndexError;
@@ -115,6 +118,8 @@ struct FileResult {
     ctags_bytes: u64,
     defs: Vec<DefRecord>,
     names: FileNames,
+    /// Its search documents, made once ctags's definitions are attached.
+    docs: FileDocs,
 }
 
 /// The names of one file with their postings blocks.
@@ -211,8 +216,14 @@ pub fn read_open(file: File) -> std::io::Result<Source> {
     }
 }
 
-/// Reads and scans one file; definitions are attached later by [`attach_tags`].
-fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> FileResult {
+/// Reads and scans one file; definitions are attached later by [`attach_tags`]. The bytes read
+/// are returned too, for the file's search documents.
+fn scan_file(
+    root: &Path,
+    input: &Input,
+    shorten: bool,
+    learned: &Definers,
+) -> (FileResult, Option<Source>) {
     let f = &input.file;
     let mut record = FileRecord {
         path: f.path.clone(),
@@ -223,14 +234,16 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
     let src = match read_to_scan(root, input, &mut record) {
         Some(src) => src,
         None => {
-            return FileResult {
+            let r = FileResult {
                 record,
                 macro_only: false,
                 ctags_text: None,
                 ctags_bytes: 0,
                 defs: Vec::new(),
                 names: FileNames::default(),
-            }
+                docs: FileDocs::default(),
+            };
+            return (r, None);
         }
     };
     let mut scanned = scan(&src);
@@ -272,14 +285,16 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
     record.warnings = guards.warnings;
     record.warnings.extend(expansion.warnings);
     let extra = add_exports(&mut occurrences, src.len(), expansion.exports);
-    FileResult {
+    let r = FileResult {
         record,
         macro_only,
         ctags_text,
         ctags_bytes: 0,
         defs,
         names: group_by_name(&occurrences, &src, &extra),
-    }
+        docs: FileDocs::default(),
+    };
+    (r, Some(src))
 }
 
 /// The bytes of `input` to scan, its size and hash recorded; `None` when there is nothing to
@@ -529,8 +544,18 @@ fn chunks(inputs: &[Input]) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// Scans a chunk of files and gives those with code to one ctags run; a chunk that times out
-/// is retried file by file, each with its own timeout.
+/// What a build worker keeps from one chunk to the next.
+#[derive(Default)]
+struct WorkerState {
+    /// The interactive ctags that retries files one by one, started on first need.
+    fallback: Option<Worker>,
+    /// Words already turned into search terms.
+    terms: Terms,
+}
+
+/// Scans a chunk of files, gives those with code to one ctags run (a chunk that times out is
+/// retried file by file, each with its own timeout), then makes each file's search documents
+/// from its bytes and definitions.
 #[allow(clippy::too_many_arguments)]
 fn process_chunk(
     root: &Path,
@@ -540,25 +565,56 @@ fn process_chunk(
     opts: &BuildOptions,
     scratch: Option<&Path>,
     chunk: usize,
-    fallback: &mut Option<Worker>,
+    state: &mut WorkerState,
 ) -> Vec<FileResult> {
     // Scratch space is only made when there is a ctags to read it.
     let shorten = scratch.is_some();
-    let mut results: Vec<FileResult> = inputs
+    let (mut results, sources): (Vec<FileResult>, Vec<Option<Source>>) = inputs
         .iter()
         .map(|i| scan_file(root, i, shorten, learned))
-        .collect();
+        .unzip();
+    let fallback = &mut state.fallback;
+    tag_chunk(
+        root,
+        inputs,
+        &mut results,
+        ctags,
+        opts,
+        scratch,
+        chunk,
+        fallback,
+    );
+    for (r, src) in results.iter_mut().zip(sources) {
+        if let Some(src) = src {
+            r.docs = file_docs(&src, &r.record.path, &r.defs, &mut state.terms);
+        }
+    }
+    results
+}
+
+/// Gives the files of a chunk that have code to one ctags run and attaches its definitions.
+#[allow(clippy::too_many_arguments)]
+fn tag_chunk(
+    root: &Path,
+    inputs: &[Input],
+    results: &mut [FileResult],
+    ctags: Option<&Ctags>,
+    opts: &BuildOptions,
+    scratch: Option<&Path>,
+    chunk: usize,
+    fallback: &mut Option<Worker>,
+) {
     let wanted: Vec<usize> = (0..results.len())
         .filter(|i| needs_ctags(&results[*i]))
         .collect();
     if wanted.is_empty() {
-        return results;
+        return;
     }
     let Some(ctags) = ctags else {
         for i in wanted {
             attach_tags(&mut results[i], Err("ctags not available".into()));
         }
-        return results;
+        return;
     };
     // `ctags -L -` reads one name a line: a file whose name has a newline is asked for alone.
     let (alone, wanted): (Vec<usize>, Vec<usize>) = wanted
@@ -609,7 +665,6 @@ fn process_chunk(
             .map_err(|e| e.to_string());
         attach_tags(&mut results[i], t);
     }
-    results
 }
 
 /// A chunk's files as ctags reads them, under one scratch directory with the tree's relative
@@ -722,6 +777,9 @@ pub fn build_segment(
     drop(facts);
     let names_at = started.elapsed();
     write_search_parts(out_dir, inputs)?;
+    let parts_at = started.elapsed();
+    progress.phase("code documents");
+    write_code_index(out_dir, inputs.len() as u32).map_err(write_error(out_dir))?;
     let merged_at = started.elapsed();
     seal(out_dir, &mut meta)?;
     meta.phase_ms = vec![
@@ -733,7 +791,11 @@ pub fn build_segment(
         ("merge".into(), (names_at - scanned_at).as_millis() as u64),
         (
             "search parts".into(),
-            (merged_at - names_at).as_millis() as u64,
+            (parts_at - names_at).as_millis() as u64,
+        ),
+        (
+            "code documents".into(),
+            (merged_at - parts_at).as_millis() as u64,
         ),
         (
             "checksum".into(),
@@ -873,7 +935,7 @@ impl Scan<'_> {
         scratch: Option<&Path>,
         tx: mpsc::SyncSender<(usize, FileResult)>,
     ) {
-        let mut fallback = None;
+        let mut state = WorkerState::default();
         loop {
             let c = next.fetch_add(1, Ordering::Relaxed);
             let Some(range) = chunks.get(c) else {
@@ -887,7 +949,7 @@ impl Scan<'_> {
                 self.opts,
                 scratch,
                 c,
-                &mut fallback,
+                &mut state,
             );
             for (id, r) in range.clone().zip(results) {
                 if tx.send((id, r)).is_err() {
@@ -939,6 +1001,8 @@ struct RecordWriter {
     def_facts: DefFacts,
     /// The families of the kernel macro table: definitions of other macros are counted together.
     table_families: std::collections::HashSet<&'static str>,
+    /// The files' search documents, in file order.
+    spool: Spool,
     buf: Vec<u8>,
 }
 
@@ -967,6 +1031,7 @@ impl RecordWriter {
                 .iter()
                 .map(|f| f.name.as_str())
                 .collect(),
+            spool: Spool::create(out_dir).map_err(IndexError::io("cannot create", out_dir))?,
             buf: Vec::new(),
         })
     }
@@ -1031,6 +1096,9 @@ impl RecordWriter {
             self.defs_len += self.buf.len() as u64;
         }
         meta.defs += r.defs.len() as u64;
+        self.spool
+            .add(file_id, &r.docs, &def_offsets)
+            .map_err(io())?;
         for d in &r.defs {
             if let Some(family) = &d.via {
                 // Macros learned from their `#define`s are counted together.
@@ -1069,8 +1137,10 @@ impl RecordWriter {
             mut files,
             files_idx,
             def_facts,
+            spool,
             ..
         } = self;
+        spool.finish()?;
         defs.flush()?;
         files.flush()?;
         drop((defs, files));

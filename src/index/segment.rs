@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
+use super::code::read::CodeIndex;
 use super::codec::Reader;
 use super::damage::{open_fst, Damage};
 use super::defined::{Search, SearchTables};
@@ -81,6 +82,7 @@ pub struct Segment {
     files: Mmap,
     files_idx: Mmap,
     search: SearchTables,
+    code: CodeIndex,
     damage: Damage,
 }
 
@@ -129,6 +131,7 @@ pub fn segment_files() -> Vec<String> {
         .collect();
     files.extend(["defs.dat", "files.dat", "files.idx"].map(String::from));
     files.extend(super::defined::files());
+    files.extend(super::code::files().map(String::from));
     files
 }
 
@@ -190,6 +193,7 @@ impl Segment {
             check_header(m, kind, &dir.join(file))?;
         }
         let search = SearchTables::open(dir, len)?;
+        let code = CodeIndex::open(dir, meta.files, len)?;
         if (files_idx.len() - HEADER_LEN) / 8 != meta.files as usize {
             return Err(IndexError::damaged(
                 dir.join("files.idx"),
@@ -205,6 +209,7 @@ impl Segment {
             files,
             files_idx,
             search,
+            code,
             damage: Damage::default(),
         })
     }
@@ -237,6 +242,11 @@ impl Segment {
     /// The search tables: defined names and the part indexes.
     pub fn search(&self) -> Search<'_> {
         self.search.with(&self.fsts)
+    }
+
+    /// The code search files: definitions as documents (search_code).
+    pub fn code(&self) -> &CodeIndex {
+        &self.code
     }
 
     /// Remembers damage a reader of `file` ran into (see [`Segment::damage`]).

@@ -8,6 +8,7 @@
 mod body;
 mod callees;
 mod callers;
+mod code;
 mod def;
 mod files;
 mod find;
@@ -36,6 +37,7 @@ use crate::scan::Role;
 pub use body::get_symbol_body;
 pub use callees::find_callees;
 pub use callers::find_callers;
+pub use code::search_code;
 pub use def::find_definition;
 pub use files::search_files;
 pub use find::{parse_kind, search_symbols};
