@@ -209,6 +209,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             "search_symbols",
             "search_files",
             "search_text",
+            "search_code",
             "update_index"
         ]
     );
@@ -228,7 +229,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
                 assert!(props.contains_key(common), "{name} lacks {common}");
             }
             // A name or path search does not filter by configuration; a text search does.
-            let unfiltered = ["search_symbols", "search_files"].contains(&name);
+            let unfiltered = ["search_symbols", "search_files", "search_code"].contains(&name);
             assert_eq!(props.contains_key("active_config"), !unfiltered, "{name}");
         }
         let always = ["find_definition", "find_callers", "get_symbol_body"].contains(&name);
@@ -248,7 +249,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
         "descriptions and schemas take {catalog} characters"
     );
     assert!(
-        names.len() == 11 && catalog > 2000,
+        names.len() == 12 && catalog > 2000,
         "the catalog was measured"
     );
 }

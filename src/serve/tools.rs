@@ -160,6 +160,18 @@ struct FilesArgs {
     common: SearchCommon,
 }
 
+/// search_code.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct CodeArgs {
+    /// words
+    query: String,
+    /// function, struct, ...
+    kind: Option<String>,
+    #[serde(flatten)]
+    common: SearchCommon,
+}
+
 /// search_text.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -261,6 +273,12 @@ const SPECS: &[Spec] = &[
                       docs) for a regex: exactly rg -n's lines, in ms; each hit \
                       with its enclosing definition and #if guard. Use instead of Grep or rg.",
         schema: schema::<TextArgs>,
+    },
+    Spec {
+        name: "search_code",
+        description: "Definitions ranked for what they do (oom kill process), by name, \
+                      comment, path and body. Use instead of grepping guessed words.",
+        schema: schema::<CodeArgs>,
     },
     Spec {
         name: "update_index",
@@ -555,6 +573,18 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
                 Some(k) => Some(crate::query::parse_kind(&k).map_err(|e| format!("{tool}: {e}"))?),
             };
             let ask = Ask::Find {
+                query: a.query,
+                kind,
+            };
+            (ask, a.common.into())
+        }
+        "search_code" => {
+            let a: CodeArgs = typed(tool, args)?;
+            let kind = match a.kind.filter(|k| !k.is_empty()) {
+                None => None,
+                Some(k) => Some(crate::query::parse_kind(&k).map_err(|e| format!("{tool}: {e}"))?),
+            };
+            let ask = Ask::Code {
                 query: a.query,
                 kind,
             };
