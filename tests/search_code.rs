@@ -2,8 +2,6 @@
 //! answers on small trees: field weights, stemming, the kernel before its copies, kind filter,
 //! empty answers, paging and a refreshed index.
 
-use serde_json::Value;
-
 mod common;
 use common::{json, knav, tree, Tree};
 
