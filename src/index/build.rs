@@ -770,16 +770,21 @@ pub fn build_segment(
         opts,
         learned: &learned,
     };
+    let mut trace = super::Trace::new();
     let (accumulators, facts) = scan.run(out_dir, &mut meta, progress)?;
+    trace.mark("segment: scan+ctags");
     let scanned_at = started.elapsed();
     progress.phase("merge names");
     merge_names(out_dir, inputs, accumulators, &facts, &mut meta)?;
     drop(facts);
+    trace.mark("segment: merge names");
     let names_at = started.elapsed();
     write_search_parts(out_dir, inputs)?;
+    trace.mark("segment: search parts");
     let parts_at = started.elapsed();
     progress.phase("code documents");
     write_code_index(out_dir, inputs.len() as u32).map_err(write_error(out_dir))?;
+    trace.mark("segment: code documents");
     let merged_at = started.elapsed();
     seal(out_dir, &mut meta)?;
     meta.phase_ms = vec![

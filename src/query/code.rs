@@ -3,7 +3,10 @@
 //! query term, its idf times the term's weighted, length-normalized frequency over the four
 //! fields (name > comment > path > body) saturated by `K1`. The kernel's own code comes before
 //! the copies `tools/`, `samples/` and selftests carry (their score is scaled down), and a
-//! document of a file a newer segment replaced is not counted.
+//! document of a file a newer segment replaced is not counted. The best [`RERANKED`] are then
+//! scaled up by how widely their name is used (the number of files it occurs in): among
+//! definitions that match a question alike, the kernel's own API (`kfree`, `mutex_lock`)
+//! answers it more often than a driver's helper.
 
 use std::cmp::Reverse;
 
@@ -11,13 +14,13 @@ use knav_ctags::Kind;
 
 use super::{Found, Query};
 use crate::envelope::{Envelope, Results, Score};
-use crate::index::code::extract::FIELDS;
+use crate::index::code::extract::{Field, FIELDS};
 use crate::index::code::terms::Terms;
 
 const TOOL: &str = "search_code";
 
 /// Field weights: name, comment, path, body.
-const WEIGHTS: [f32; FIELDS] = [4.0, 2.0, 1.5, 1.0];
+const WEIGHTS: [f32; FIELDS] = [6.0, 4.0, 1.0, 0.2];
 
 /// Length normalization of each field (0: none, 1: full).
 const B: [f32; FIELDS] = [0.5, 0.75, 0.5, 0.75];
@@ -29,8 +32,64 @@ const K1: f32 = 1.2;
 /// scaled by this.
 const COPY_FACTOR: f32 = 0.5;
 
+/// The score of a type (struct, union, enum, typedef) is scaled by this: a question in words
+/// asks more often what code does than what it holds.
+const TYPE_FACTOR: f32 = 0.6;
+
 /// The bit of [`crate::rank::rank_byte`] that marks such copies.
 const COPY_RANK: u8 = 1 << 4;
+
+/// Documents whose score the use of their name scales, best first; every other scores less
+/// than they do before and after.
+const RERANKED: usize = 1000;
+
+/// How much the use of a name counts: the score is scaled by `1 + POPULARITY * ln(1 + files)`.
+const POPULARITY: f32 = 0.3;
+
+/// The words kernel code abbreviates, and how: a query with every word on the left also
+/// searches for those on the right (`handle a hardware interrupt` for `irq`), each weighted
+/// [`EXPANDED`].
+const ABBREVIATIONS: &[(&str, &str)] = &[
+    ("address", "addr"),
+    ("buffer", "buf"),
+    ("configuration", "config cfg"),
+    ("device", "dev"),
+    ("directory", "dir"),
+    ("file descriptor", "fd"),
+    ("initialize", "init"),
+    ("interrupt", "irq"),
+    ("memory", "mem"),
+    ("message", "msg"),
+    ("number", "nr num"),
+    ("packet", "skb pkt"),
+    ("pointer", "ptr"),
+    ("process", "task proc"),
+    ("receive", "rx recv"),
+    ("reference", "ref"),
+    ("request", "req"),
+    ("signal", "sig"),
+    ("system call", "syscall"),
+    ("transmit", "tx xmit"),
+];
+
+/// How much an abbreviation a query did not write counts against its own words.
+const EXPANDED: f32 = 0.5;
+
+/// Adds to the term ids `ids` of a query those of the abbreviations of its words.
+fn expand(words: &mut Terms, ids: &mut Vec<u32>) {
+    let asked = ids.clone();
+    for (long, short) in ABBREVIATIONS {
+        let mut all = true;
+        words.of_text(long.as_bytes(), |id| all &= asked.contains(&id));
+        if all {
+            words.of_text(short.as_bytes(), |id| {
+                if !ids.contains(&id) {
+                    ids.push(id)
+                }
+            });
+        }
+    }
+}
 
 /// Query terms at most: a longer query is refused rather than walking every postings list.
 const MAX_TERMS: usize = 32;
@@ -52,7 +111,13 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelope {
             ids.push(id)
         }
     });
-    let terms: Vec<&str> = ids.iter().map(|&id| words.term(id)).collect();
+    let asked = ids.len();
+    expand(&mut words, &mut ids);
+    let terms: Vec<(&str, f32)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| (words.term(id), if i < asked { 1.0 } else { EXPANDED }))
+        .collect();
     if terms.is_empty() {
         return q.envelope_error(
             TOOL,
@@ -70,6 +135,7 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelope {
         );
     }
     let mut hits = score(q, &terms, kind);
+    rerank_by_use(q, &mut hits);
     let mut env = q.envelope(TOOL);
     super::order_pages(q, &mut hits, |h| (Reverse(h.score.to_bits()), h.seg, h.doc));
     let page = q.paginate(&mut env, hits);
@@ -106,47 +172,65 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelope {
 }
 
 /// Every live document with at least one of `terms` (of `kind`, under the path prefix), scored.
-fn score(q: &Query<'_>, terms: &[&str], kind: Option<Kind>) -> Vec<Hit> {
+fn score(q: &Query<'_>, terms: &[(&str, f32)], kind: Option<Kind>) -> Vec<Hit> {
     let segs = &q.snap.segments;
     let n: f32 = segs.iter().map(|s| s.code().len() as f32).sum();
     let mut hits = Vec::new();
     let idf: Vec<f32> = terms
         .iter()
-        .map(|t| {
+        .map(|(t, factor)| {
             let df: u64 = segs
                 .iter()
                 .filter_map(|s| s.code().postings(t))
                 .map(|p| p.docs)
                 .sum();
-            (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln()
+            factor * (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln()
         })
         .collect();
     for (s, seg) in segs.iter().enumerate() {
         let code = seg.code();
         let avg = code.averages();
+        let norm = |f: usize, len: u16| 1.0 - B[f] + B[f] * len as f32 / avg[f].max(1.0);
         let mut scores = vec![0f32; code.len() as usize];
-        for (t, idf) in terms.iter().zip(&idf) {
+        // A term's weighted frequency in each document, over its fields, and who has one.
+        let mut freq = vec![0f32; code.len() as usize];
+        let mut touched: Vec<u32> = Vec::new();
+        for ((t, _), idf) in terms.iter().zip(&idf) {
             let Some(mut postings) = code.postings(t) else {
                 continue;
             };
             for (doc, tf) in postings.by_ref() {
-                let (Some(d), Some(slot)) = (code.doc(doc), scores.get_mut(doc as usize)) else {
+                let (Some(d), Some(slot)) = (code.doc(doc), freq.get_mut(doc as usize)) else {
                     seg.mark_damaged("codepost.dat", "a posting names no document");
                     return Vec::new();
                 };
-                let mut w = 0f32;
-                for f in 0..FIELDS {
+                for f in [Field::Name, Field::Comment, Field::Body].map(|f| f as usize) {
                     if tf[f] > 0 {
-                        let norm = 1.0 - B[f] + B[f] * d.head.lens[f] as f32 / avg[f].max(1.0);
-                        w += WEIGHTS[f] * tf[f] as f32 / norm;
+                        *slot += WEIGHTS[f] * tf[f] as f32 / norm(f, d.head.lens[f]);
                     }
                 }
-                *slot += idf * w / (K1 + w);
+                touched.push(doc);
             }
             if postings.overrun {
                 seg.mark_damaged("codepost.dat", "a term's postings run past its end");
                 return Vec::new();
             }
+            let path = Field::Path as usize;
+            for (file, count) in postings.files() {
+                for doc in code.docs_of(file) {
+                    let Some(d) = code.doc(doc) else { break };
+                    if freq[doc as usize] == 0.0 {
+                        touched.push(doc);
+                    }
+                    freq[doc as usize] +=
+                        WEIGHTS[path] * count as f32 / norm(path, d.head.lens[path]);
+                }
+            }
+            for &doc in &touched {
+                let w = std::mem::take(&mut freq[doc as usize]);
+                scores[doc as usize] += idf * w / (K1 + w);
+            }
+            touched.clear();
         }
         let check_file = !q.snap.all_live(s) || q.page.path_prefix.is_some();
         for (doc, &score) in scores.iter().enumerate() {
@@ -168,14 +252,34 @@ fn score(q: &Query<'_>, terms: &[&str], kind: Option<Kind>) -> Vec<Hit> {
                 }
             }
             let copy = d.head.rank & COPY_RANK != 0;
-            hits.push(Hit {
-                seg: s,
-                doc,
-                score: if copy { score * COPY_FACTOR } else { score },
-            });
+            let mut score = if copy { score * COPY_FACTOR } else { score };
+            if d.head.kind != Kind::Function as u8 {
+                score *= TYPE_FACTOR;
+            }
+            hits.push(Hit { seg: s, doc, score });
         }
     }
     hits
+}
+
+/// Scales the scores of the best [`RERANKED`] hits by how many files use their name.
+fn rerank_by_use(q: &Query<'_>, hits: &mut [Hit]) {
+    let key = |h: &Hit| (Reverse(h.score.to_bits()), h.seg, h.doc);
+    if hits.len() > RERANKED {
+        hits.select_nth_unstable_by_key(RERANKED, key);
+    }
+    let n = hits.len().min(RERANKED);
+    for h in &mut hits[..n] {
+        let seg = &q.snap.segments[h.seg];
+        let Some(doc) = seg.code().doc(h.doc) else {
+            continue;
+        };
+        let name = seg.def_at(doc.def).name;
+        let uses = seg
+            .lookup(name.as_bytes())
+            .map_or(0.0, |e| e.files as f32 / e.defs.len().max(1) as f32);
+        h.score *= 1.0 + POPULARITY * (1.0 + uses).ln();
+    }
 }
 
 /// The words of a comment's line: without its `/*`, `*`, `//` and `*/`.

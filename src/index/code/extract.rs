@@ -9,7 +9,7 @@ use std::ops::Range;
 use knav_ctags::Kind;
 
 use super::terms::Terms;
-use crate::index::codec::put_varint;
+use crate::index::codec::{put_str, put_varint};
 use crate::index::format::DefRecord;
 
 /// A document's fields, in the order their term frequencies are kept.
@@ -52,47 +52,54 @@ pub struct DocHead {
     pub kind: u8,
     /// Its definition's [`crate::rank::rank_byte`].
     pub rank: u8,
-    /// Lines from the first line of words of its comment down to its line; 0 without one.
-    pub comment_back: u16,
-    /// Terms in each field (at most `u16::MAX`).
+    /// Lines from the first line of words of its comment down to its line; 0 without one (or
+    /// when it is more than 255 lines above).
+    pub comment_back: u8,
+    /// Terms in each field: the body's at most `u16::MAX`, the others' at most 255.
     pub lens: [u16; FIELDS],
 }
 
 /// Bytes of an encoded [`DocHead`].
-pub const HEAD_LEN: usize = 4 + 2 * FIELDS;
+pub const HEAD_LEN: usize = 8;
 
 impl DocHead {
     /// Appends the head's bytes to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&[self.kind, self.rank]);
-        out.extend_from_slice(&self.comment_back.to_le_bytes());
-        for l in self.lens {
-            out.extend_from_slice(&l.to_le_bytes());
-        }
+        let short = |f: Field| self.lens[f as usize].min(255) as u8;
+        out.extend_from_slice(&[self.kind, self.rank, self.comment_back]);
+        out.extend_from_slice(&[
+            short(Field::Name),
+            short(Field::Comment),
+            short(Field::Path),
+        ]);
+        out.extend_from_slice(&self.lens[Field::Body as usize].to_le_bytes());
     }
 
-    /// The head encoded at the start of `b`, which holds at least [`HEAD_LEN`] bytes.
+    /// The head encoded at the start of `b`.
     pub fn decode(b: &[u8]) -> Option<DocHead> {
         let b = b.get(..HEAD_LEN)?;
-        let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
-        let mut lens = [0u16; FIELDS];
-        for (f, l) in lens.iter_mut().enumerate() {
-            *l = u16_at(4 + 2 * f);
-        }
         Some(DocHead {
             kind: b[0],
             rank: b[1],
-            comment_back: u16_at(2),
-            lens,
+            comment_back: b[2],
+            lens: [
+                b[3] as u16,
+                b[4] as u16,
+                b[5] as u16,
+                u16::from_le_bytes([b[6], b[7]]),
+            ],
         })
     }
 }
 
-/// A file's documents, for the segment's document writer ([`super::write`]).
+/// A file's documents, for the segment's document writer ([`super::write`]). The path field is
+/// the file's: its terms are kept once, not in each document.
 #[derive(Debug, Default)]
 pub struct FileDocs {
     /// Per document, the index of its definition among the file's.
     pub defs: Vec<u32>,
+    /// The path's terms: their number, then each as its length, its bytes and its count.
+    pub path: Vec<u8>,
     /// Per document: its [`DocHead`], its number of terms, then each term as its length, its
     /// bytes and its frequency in each field (each at most 255), lengths and counts as varints.
     pub bytes: Vec<u8>,
@@ -108,6 +115,18 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
     let starts = line_starts(src);
     let mut path_ids = Vec::new();
     terms.of_text(path.as_bytes(), |id| path_ids.push(id));
+    let mut path_terms: Vec<(u32, u8)> = Vec::new();
+    for &id in &path_ids {
+        match path_terms.iter_mut().find(|(t, _)| *t == id) {
+            Some((_, n)) => *n = n.saturating_add(1),
+            None => path_terms.push((id, 1)),
+        }
+    }
+    put_varint(&mut out.path, path_terms.len() as u64);
+    for (id, n) in path_terms {
+        put_str(&mut out.path, terms.term(id).as_bytes());
+        out.path.push(n);
+    }
     let mut counts: Vec<[u16; FIELDS]> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
     for (i, d) in defs.iter().enumerate() {
@@ -119,6 +138,7 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
             rank: crate::rank::rank_byte(d.kind, path),
             ..Default::default()
         };
+        head.lens[Field::Path as usize] = path_ids.len().min(255) as u16;
         let mut add = |id: u32, f: Field| {
             let id = id as usize;
             if id >= counts.len() {
@@ -133,12 +153,9 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
         for &id in terms.of_ident(d.name.as_bytes()) {
             add(id, Field::Name);
         }
-        for &id in &path_ids {
-            add(id, Field::Path);
-        }
         if let Some((comment, first)) = leading_comment(src, &starts, d.line) {
             terms.of_text(&src[comment], |id| add(id, Field::Comment));
-            head.comment_back = (d.line - first).min(u16::MAX as u32) as u16;
+            head.comment_back = u8::try_from(d.line - first).unwrap_or(0);
         }
         let last = d.end_line.unwrap_or(d.line).max(d.line);
         terms.of_text(&src[lines(&starts, src.len(), d.line, last)], |id| {
@@ -281,8 +298,9 @@ mod tests {
         assert_eq!(head.comment_back, 1);
         // name: free page; comment: free page; path: mm page; body: free page page put page free
         assert_eq!(head.lens, [2, 2, 2, 6]);
+        assert_eq!(docs.path, b"\x02\x02mm\x01\x04page\x01");
         let mut rest = &docs.bytes[HEAD_LEN..];
-        assert_eq!(rest[0], 4, "free, page, mm, put");
+        assert_eq!(rest[0], 3, "free, page, put");
         rest = &rest[1..];
         let mut got = Vec::new();
         while !rest.is_empty() {
@@ -293,8 +311,7 @@ mod tests {
         }
         let tf = |t: &str| got.iter().find(|(g, _)| g == t).map(|(_, c)| c.clone());
         assert_eq!(tf("free"), Some(vec![1, 1, 0, 2]));
-        assert_eq!(tf("page"), Some(vec![1, 1, 1, 3]));
-        assert_eq!(tf("mm"), Some(vec![0, 0, 1, 0]));
+        assert_eq!(tf("page"), Some(vec![1, 1, 0, 3]));
         assert_eq!(tf("put"), Some(vec![0, 0, 0, 1]));
     }
 }

@@ -98,20 +98,28 @@ impl CodeIndex {
         let at = self.docs_at() + DOC_LEN * id as usize;
         let b = self.docs.get(at..at + DOC_LEN)?;
         let mut off = [0u8; 8];
-        off[..6].copy_from_slice(&b[..6]);
+        off[..5].copy_from_slice(&b[..5]);
         Some(Doc {
             def: u64::from_le_bytes(off),
-            head: DocHead::decode(&b[6..])?,
+            head: DocHead::decode(&b[5..])?,
         })
+    }
+
+    /// The first document of file `file` (`files` for the end of the last one).
+    fn start(&self, file: u32) -> u32 {
+        let at = HEADER_LEN + STATS_LEN + 4 * file.min(self.files) as usize;
+        let b = &self.docs[at..at + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+
+    /// The documents of file `file`, clamped to the documents there are.
+    pub fn docs_of(&self, file: u32) -> std::ops::Range<u32> {
+        let end = self.start(file.saturating_add(1)).min(self.n);
+        self.start(file).min(end)..end
     }
 
     /// The file of document `id`.
     pub fn file_of(&self, id: u32) -> Option<u32> {
-        let start = |f: u32| {
-            let at = HEADER_LEN + STATS_LEN + 4 * f as usize;
-            let b = &self.docs[at..at + 4];
-            u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-        };
         if id >= self.n {
             return None;
         }
@@ -119,7 +127,7 @@ impl CodeIndex {
         let (mut lo, mut hi) = (0u32, self.files);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if start(mid + 1) <= id {
+            if self.start(mid + 1) <= id {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -147,7 +155,8 @@ impl CodeIndex {
     }
 }
 
-/// A term's postings: `(document, frequency in each field)` in document order.
+/// A term's postings: `(document, frequency in each field)` in document order, then
+/// ([`Postings::files`]) the files whose path has it.
 pub struct Postings<'a> {
     r: Reader<'a>,
     /// The number of documents with the term.
@@ -156,6 +165,30 @@ pub struct Postings<'a> {
     doc: u64,
     /// Set when the postings ran past their file (damage).
     pub overrun: bool,
+}
+
+impl<'a> Postings<'a> {
+    /// The files whose path has the term, `(file, count)` in file order (the documents left
+    /// are skipped).
+    pub fn files(mut self) -> impl Iterator<Item = (u32, u8)> + 'a {
+        while self.next().is_some() {}
+        let mut r = self.r;
+        let mut left = if self.overrun { 0 } else { r.varint() };
+        let mut file = 0u64;
+        std::iter::from_fn(move || {
+            if left == 0 {
+                return None;
+            }
+            left -= 1;
+            file += r.varint();
+            let n = r.u8();
+            if r.overrun || file > u32::MAX as u64 {
+                left = 0;
+                return None;
+            }
+            Some((file as u32, n))
+        })
+    }
 }
 
 impl Iterator for Postings<'_> {

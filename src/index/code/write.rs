@@ -48,6 +48,8 @@ impl Spool {
             })?;
             put_varint(&mut self.buf, off);
         }
+        put_varint(&mut self.buf, docs.path.len() as u64);
+        self.buf.extend_from_slice(&docs.path);
         put_varint(&mut self.buf, docs.bytes.len() as u64);
         self.w.write_all(&self.buf)?;
         self.w.write_all(&docs.bytes)
@@ -59,11 +61,30 @@ impl Spool {
     }
 }
 
-/// One term's postings while they are built.
+/// One term's postings while they are built: over documents, and over files for the path.
+#[derive(Default)]
 struct Term {
     docs: u32,
     last: u32,
     bytes: Vec<u8>,
+    files: u32,
+    last_file: u32,
+    file_bytes: Vec<u8>,
+}
+
+impl Term {
+    /// The id of `term` in `ids`, added to `terms` when new.
+    fn id(ids: &mut NameMap<Box<[u8]>, u32>, terms: &mut Vec<Term>, term: &[u8]) -> u32 {
+        match ids.get(term) {
+            Some(&id) => id,
+            None => {
+                let id = terms.len() as u32;
+                ids.insert(term.into(), id);
+                terms.push(Term::default());
+                id
+            }
+        }
+    }
 }
 
 /// Writes `codedocs.dat`, `codeterms.fst` and `codepost.dat` in segment directory `dir` (of
@@ -93,29 +114,31 @@ pub fn write_code_index(dir: &Path, files: u32) -> io::Result<()> {
         blob.resize(read_varint(&mut r)?.unwrap_or(0) as usize, 0);
         r.read_exact(&mut blob)?;
         let mut b = Reader::new(&blob);
+        for _ in 0..b.varint() {
+            let id = Term::id(&mut ids, &mut terms, b.str());
+            let t = &mut terms[id as usize];
+            put_varint(&mut t.file_bytes, (file - t.last_file) as u64);
+            t.file_bytes.push(b.u8());
+            t.files += 1;
+            t.last_file = file;
+        }
+        if b.overrun || !b.at_end() {
+            return Err(bad("a file's path terms do not decode"));
+        }
+        blob.resize(read_varint(&mut r)?.unwrap_or(0) as usize, 0);
+        r.read_exact(&mut blob)?;
+        let mut b = Reader::new(&blob);
         for &off in &offsets {
             let head = DocHead::decode(b.bytes(HEAD_LEN)).ok_or_else(|| bad("it ends early"))?;
             for (s, l) in sums.iter_mut().zip(head.lens) {
                 *s += l as u64;
             }
-            docs.extend_from_slice(&off.to_le_bytes()[..6]);
+            docs.extend_from_slice(&off.to_le_bytes()[..5]);
             head.encode(&mut docs);
             for _ in 0..b.varint() {
                 let term = b.str();
                 let tf: [u8; FIELDS] = b.bytes(FIELDS).try_into().unwrap_or([0; FIELDS]);
-                let id = match ids.get(term) {
-                    Some(&id) => id,
-                    None => {
-                        let id = terms.len() as u32;
-                        ids.insert(term.into(), id);
-                        terms.push(Term {
-                            docs: 0,
-                            last: 0,
-                            bytes: Vec::new(),
-                        });
-                        id
-                    }
-                };
+                let id = Term::id(&mut ids, &mut terms, term);
                 let t = &mut terms[id as usize];
                 put_varint(&mut t.bytes, (n - t.last) as u64);
                 put_tf(&mut t.bytes, tf);
@@ -140,13 +163,15 @@ pub fn write_code_index(dir: &Path, files: u32) -> io::Result<()> {
         .map_err(io::Error::other)?;
     let mut count = Vec::new();
     for (term, id) in sorted {
-        let t = std::mem::take(&mut terms[id as usize].bytes);
+        let t = std::mem::take(&mut terms[id as usize]);
         map.insert(&term, at).map_err(io::Error::other)?;
-        count.clear();
-        put_varint(&mut count, terms[id as usize].docs as u64);
-        post.write_all(&count)?;
-        post.write_all(&t)?;
-        at += (count.len() + t.len()) as u64;
+        for (n, bytes) in [(t.docs, t.bytes), (t.files, t.file_bytes)] {
+            count.clear();
+            put_varint(&mut count, n as u64);
+            post.write_all(&count)?;
+            post.write_all(&bytes)?;
+            at += (count.len() + bytes.len()) as u64;
+        }
     }
     map.finish().map_err(io::Error::other)?;
     post.flush()?;
