@@ -101,7 +101,7 @@ pub struct FileDocs {
     /// The path's terms: their number, then each as its length, its bytes and its count.
     pub path: Vec<u8>,
     /// Per document: its [`DocHead`], its number of terms, then each term as its length, its
-    /// bytes and its frequency in each field (each at most 255), lengths and counts as varints.
+    /// bytes and its frequencies as [`super::put_tf`] writes them, lengths and counts as varints.
     pub bytes: Vec<u8>,
 }
 
@@ -169,7 +169,7 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
             put_varint(&mut out.bytes, term.len() as u64);
             out.bytes.extend_from_slice(term);
             let c = std::mem::take(&mut counts[id as usize]);
-            out.bytes.extend(c.map(|n| n.min(255) as u8));
+            super::put_tf(&mut out.bytes, c.map(|n| n.min(255) as u8));
         }
     }
     out
@@ -299,15 +299,12 @@ mod tests {
         // name: free page; comment: free page; path: mm page; body: free page page put page free
         assert_eq!(head.lens, [2, 2, 2, 6]);
         assert_eq!(docs.path, b"\x02\x02mm\x01\x04page\x01");
-        let mut rest = &docs.bytes[HEAD_LEN..];
-        assert_eq!(rest[0], 3, "free, page, put");
-        rest = &rest[1..];
+        let mut r = crate::index::codec::Reader::new(&docs.bytes[HEAD_LEN..]);
+        assert_eq!(r.varint(), 3, "free, page, put");
         let mut got = Vec::new();
-        while !rest.is_empty() {
-            let n = rest[0] as usize;
-            let term = std::str::from_utf8(&rest[1..1 + n]).unwrap().to_string();
-            got.push((term, rest[1 + n..5 + n].to_vec()));
-            rest = &rest[5 + n..];
+        while !r.at_end() {
+            let term = String::from_utf8(r.str().to_vec()).unwrap();
+            got.push((term, super::super::read_tf(&mut r).to_vec()));
         }
         let tf = |t: &str| got.iter().find(|(g, _)| g == t).map(|(_, c)| c.clone());
         assert_eq!(tf("free"), Some(vec![1, 1, 0, 2]));

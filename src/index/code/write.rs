@@ -10,7 +10,7 @@ use std::path::Path;
 use fst::MapBuilder;
 
 use super::extract::{DocHead, FileDocs, FIELDS, HEAD_LEN};
-use super::put_tf;
+use super::{put_tf, read_tf};
 use crate::index::accum::NameMap;
 use crate::index::codec::{put_varint, Reader};
 use crate::index::format::header;
@@ -137,7 +137,7 @@ pub fn write_code_index(dir: &Path, files: u32) -> io::Result<()> {
             head.encode(&mut docs);
             for _ in 0..b.varint() {
                 let term = b.str();
-                let tf: [u8; FIELDS] = b.bytes(FIELDS).try_into().unwrap_or([0; FIELDS]);
+                let tf = read_tf(&mut b);
                 let id = Term::id(&mut ids, &mut terms, term);
                 let t = &mut terms[id as usize];
                 put_varint(&mut t.bytes, (n - t.last) as u64);
