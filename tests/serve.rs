@@ -349,6 +349,17 @@ fn every_tool_answers_on_the_fixture_as_the_cli_does() {
          next: get_symbol_body, find_references\n"
     );
     let (text, err) = c.call(
+        "search_code",
+        json!({"query": "read from a file", "limit": 1}),
+    );
+    assert!(!err, "{text}");
+    assert_eq!(
+        text,
+        "2.53  ext2_file_read  fs/ext2/file.c:4-7: static ssize_t ext2_file_read(struct file *file, char *buf, size_t count, loff_t *pos)  [function]\n\
+         [1-1 of 10 · offset=1 for more]\n\
+         next: get_symbol_body, find_callers\n"
+    );
+    let (text, err) = c.call(
         "search_text",
         json!({"pattern": "kmap_high", "paths": ["include"]}),
     );
