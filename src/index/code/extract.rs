@@ -32,6 +32,10 @@ pub const FIELDS: usize = 4;
 /// `foo(void)`, an attribute line).
 const MAX_DECL_LINES: u32 = 2;
 
+/// Bytes of a file's lines read for its documents' bodies at most, as a multiple of its size:
+/// definitions sharing lines (50,000 functions on one line) would read them again each.
+const MAX_BODY_READS: usize = 4;
+
 /// Bytes searched back for the `/*` of a comment whose `*/` ends right above a definition.
 const MAX_COMMENT_BYTES: usize = 16 << 10;
 
@@ -127,6 +131,7 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
         put_str(&mut out.path, terms.term(id).as_bytes());
         out.path.push(n);
     }
+    let mut body_budget = MAX_BODY_READS * src.len() + (1 << 16);
     let mut counts: Vec<[u16; FIELDS]> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
     for (i, d) in defs.iter().enumerate() {
@@ -158,9 +163,11 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
             head.comment_back = u8::try_from(d.line - first).unwrap_or(0);
         }
         let last = d.end_line.unwrap_or(d.line).max(d.line);
-        terms.of_text(&src[lines(&starts, src.len(), d.line, last)], |id| {
-            add(id, Field::Body)
-        });
+        let body = lines(&starts, src.len(), d.line, last);
+        if body.len() <= body_budget {
+            body_budget -= body.len();
+            terms.of_text(&src[body], |id| add(id, Field::Body));
+        }
         out.defs.push(i as u32);
         head.encode(&mut out.bytes);
         put_varint(&mut out.bytes, touched.len() as u64);
