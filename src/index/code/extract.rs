@@ -283,6 +283,44 @@ mod tests {
         );
     }
 
+    fn function(name: String, line: u32, end_line: u32) -> DefRecord {
+        DefRecord {
+            file: 0,
+            name,
+            line,
+            end_line: Some(end_line),
+            kind: Kind::Function,
+            file_local: false,
+            typeref: None,
+            scope: None,
+            signature: None,
+            via: None,
+        }
+    }
+
+    #[test]
+    fn definitions_sharing_one_long_line_read_it_a_bounded_number_of_times() {
+        let line: String = (0..2000)
+            .map(|i| format!("int f{i}(void){{ return g(); }} "))
+            .collect();
+        let defs: Vec<DefRecord> = (0..2000).map(|i| function(format!("f{i}"), 1, 1)).collect();
+        let docs = file_docs(line.as_bytes(), "one.c", &defs, &mut Terms::default());
+        assert_eq!(docs.defs.len(), 2000);
+        let mut r = crate::index::codec::Reader::new(&docs.bytes);
+        let mut with_body = 0;
+        for _ in 0..2000 {
+            let head = DocHead::decode(r.bytes(HEAD_LEN)).unwrap();
+            with_body += (head.lens[Field::Body as usize] > 0) as usize;
+            for _ in 0..r.varint() {
+                r.str();
+                super::super::read_tf(&mut r);
+            }
+        }
+        assert!(r.at_end() && !r.overrun);
+        // The line is 60,890 bytes: 4 times it and 64 KiB cover 5 reads.
+        assert_eq!((line.len(), with_body), (60_890, 5));
+    }
+
     #[test]
     fn a_document_counts_its_terms_per_field() {
         let src =
