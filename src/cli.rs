@@ -165,6 +165,16 @@ enum Command {
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
     },
+    /// Definitions ranked for what they do, in words (search_code):
+    /// `knav search choose a process to kill when memory runs out`.
+    Search {
+        /// Words saying what the code does.
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+        /// Only definitions of this kind (function, struct, union, enum, typedef).
+        #[arg(long, value_parser = crate::query::parse_kind)]
+        kind: Option<knav_ctags::Kind>,
+    },
 }
 
 /// Where `knav symbols` starts its pages.
@@ -275,6 +285,10 @@ impl Command {
             },
             Command::Files { query } => Ask::Files {
                 query: query.join(" "),
+            },
+            Command::Search { query, kind } => Ask::Code {
+                query: query.join(" "),
+                kind: *kind,
             },
             Command::Grep(g) => Ask::Grep(Box::new(crate::query::GrepAsk {
                 pattern: crate::text::search::Pattern {

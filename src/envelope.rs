@@ -53,7 +53,20 @@ pub struct Record {
     /// decide. Absent without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub active: Option<Option<bool>>,
+    /// search_code: how well the definition matches the query (BM25F, higher is better).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<Score>,
+    /// search_code: the first line of words of the comment above the definition.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
 }
+
+/// A search_code score, rounded to two decimals; never NaN, so records stay comparable.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+#[serde(transparent)]
+pub struct Score(pub f64);
+
+impl Eq for Score {}
 
 /// One line a text search matched (search_text).
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]

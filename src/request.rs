@@ -87,6 +87,13 @@ pub enum Ask {
         /// A unified diff.
         diff: String,
     },
+    /// search_code.
+    Code {
+        /// What the code does, in words (`choose a process to kill when memory runs out`).
+        query: String,
+        /// Only definitions of this kind.
+        kind: Option<knav_ctags::Kind>,
+    },
 }
 
 impl Ask {
@@ -106,6 +113,7 @@ impl Ask {
             Ask::Docs { .. } => "search_docs",
             Ask::Impact { .. } => "change_impact",
             Ask::Review { .. } => "review_diff",
+            Ask::Code { .. } => "search_code",
         }
     }
 }
@@ -191,6 +199,11 @@ fn check(ask: &Ask) -> Result<(), String> {
             ))
         }
         Ask::Find { .. } | Ask::Files { .. } | Ask::Docs { .. } => Ok(()),
+        Ask::Code { query, .. } if query.len() > MAX_QUERY => Err(format!(
+            "query {} is longer than {MAX_QUERY} bytes",
+            quote(query)
+        )),
+        Ask::Code { .. } => Ok(()),
         Ask::Grep(g) => {
             if let Some(p) = g.paths.iter().find(|p| p.len() > MAX_PATH) {
                 return Err(format!("path {} is longer than {MAX_PATH} bytes", quote(p)));
@@ -394,6 +407,7 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
         Ask::Docs { query } => query::search_docs(q, query),
         Ask::Impact { symbol, depth } => query::change_impact(q, symbol, *depth),
         Ask::Review { diff } => query::review_diff(q, diff),
+        Ask::Code { query, kind } => query::search_code(q, query, *kind),
     }
 }
 

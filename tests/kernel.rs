@@ -412,6 +412,22 @@ fn the_outline_of_sched_core_pages_from_its_end_and_status_counts_the_tree() {
     );
 }
 
+/// The symbols of the first `limit` results of `knav search QUESTION`.
+fn searched(tree: &str, question: &str, limit: u32) -> Vec<String> {
+    let limit = limit.to_string();
+    let out = knav(
+        tree,
+        &["search", question, "--limit", &limit, "--format", "json"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    v["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|r| r["symbol"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
 #[test]
 #[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
 fn impact_of_vfs_read_reaches_the_read_syscalls_through_ksys_read() {
@@ -602,4 +618,51 @@ fn a_ten_hunk_patch_maps_onto_functions_a_struct_and_a_kconfig_entry() {
         assert!(out.contains(want), "{want}: {out}");
     }
     assert!(!out.contains(" no: "), "{out}");
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn search_code_answers_questions_in_words() {
+    let tree = kernel();
+    for (question, answer) in [
+        (
+            "where does the kernel choose which process to kill when memory runs out",
+            "select_bad_process",
+        ),
+        ("wait for an RCU grace period to end", "synchronize_rcu"),
+        ("load a kernel module into memory", "load_module"),
+        ("compute a CRC32 checksum", "crc32_le"),
+    ] {
+        let top = searched(&tree, question, 10);
+        assert!(top.iter().any(|s| s == answer), "{question}: {top:?}");
+    }
+}
+
+/// kernel-bench/questions.tsv: questions written before any tuning, each with the functions
+/// that answer it. Prints the share answered in the top 10 and the top 1, and each miss, and
+/// holds the share measured when the ranking was tuned (22 of 33 on 2026-12-01; issue 15's
+/// target is 80%, not reached).
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn search_code_scores_the_benchmark_questions() {
+    let tree = kernel();
+    let tsv = include_str!("../kernel-bench/questions.tsv");
+    let (mut asked, mut top1, mut top10) = (0, 0, 0);
+    for line in tsv.lines().filter(|l| !l.starts_with('#')).skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (question, answers) = (cols[0], cols[1].split_whitespace().collect::<Vec<_>>());
+        let top = searched(&tree, question, 10);
+        asked += 1;
+        match top.iter().position(|s| answers.contains(&s.as_str())) {
+            Some(0) => {
+                top1 += 1;
+                top10 += 1;
+            }
+            Some(_) => top10 += 1,
+            None => println!("miss: {question} (want {answers:?}): {top:?}"),
+        }
+    }
+    println!("search_code: {top10}/{asked} in the top 10, {top1}/{asked} in the top 1");
+    assert!(asked >= 30, "{asked} questions");
+    assert!(top10 >= 22, "{top10}/{asked} in the top 10");
 }

@@ -209,6 +209,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             "search_symbols",
             "search_files",
             "search_text",
+            "search_code",
             "search_docs",
             "change_impact",
             "review_diff",
@@ -250,6 +251,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
                 "search_files",
                 "index_status",
                 "search_docs",
+                "search_code",
             ]
             .contains(&name);
             assert_eq!(props.contains_key("active_config"), !unfiltered, "{name}");
@@ -280,7 +282,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
         "the alwaysLoad tools take {always_loaded} characters"
     );
     assert!(
-        names.len() == 17 && catalog > 2000 && always_loaded > 500,
+        names.len() == 18 && catalog > 2000 && always_loaded > 500,
         "the catalog was measured"
     );
 }
@@ -305,6 +307,7 @@ fn tool_groups_chosen_by_flag_or_settings_list_and_answer_only_their_tools() {
             "search_symbols",
             "search_files",
             "search_text",
+            "search_code",
             "search_docs",
             "change_impact",
             "review_diff",
@@ -433,6 +436,17 @@ fn every_tool_answers_on_the_fixture_as_the_cli_does() {
          fs/read_write.c:13-18: static int rw_verify_area(struct file *file, loff_t *pos, size_t count)  [function]\n\
          [1-2 of 7 · offset=2 for more]\n\
          next: get_symbol_body, find_references\n"
+    );
+    let (text, err) = c.call(
+        "search_code",
+        json!({"query": "read from a file", "limit": 1}),
+    );
+    assert!(!err, "{text}");
+    assert_eq!(
+        text,
+        "3.59  ext2_file_read  fs/ext2/file.c:4-7: static ssize_t ext2_file_read(struct file *file, char *buf, size_t count, loff_t *pos)  [function]\n\
+         [1-1 of 10 · offset=1 for more]\n\
+         next: get_symbol_body, find_callers\n"
     );
     let (text, err) = c.call(
         "search_text",

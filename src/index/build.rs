@@ -18,6 +18,9 @@ use std::time::Duration;
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
 use super::accum::{Accumulator, NameMap};
+use super::code::extract::{file_docs, FileDocs};
+use super::code::terms::Terms;
+use super::code::write::{write_code_index, Spool};
 use super::codec::hash64;
 use super::defined::{describe, write_file_parts, write_name_parts, DefinedWriter};
 use super::error::IndexError;
@@ -117,6 +120,8 @@ struct FileResult {
     names: FileNames,
     /// Calls through function pointers it shows.
     indirect: crate::indirect::Facts,
+    /// Its search documents, made once ctags's definitions are attached.
+    docs: FileDocs,
 }
 
 /// The names of one file with their postings blocks.
@@ -213,8 +218,14 @@ pub fn read_open(file: File) -> std::io::Result<Source> {
     }
 }
 
-/// Reads and scans one file; definitions are attached later by [`attach_tags`].
-fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> FileResult {
+/// Reads and scans one file; definitions are attached later by [`attach_tags`]. The bytes read
+/// are returned too, for the file's search documents.
+fn scan_file(
+    root: &Path,
+    input: &Input,
+    shorten: bool,
+    learned: &Definers,
+) -> (FileResult, Option<Source>) {
     let f = &input.file;
     let mut record = FileRecord {
         path: f.path.clone(),
@@ -225,7 +236,7 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
     let src = match read_to_scan(root, input, &mut record) {
         Some(src) => src,
         None => {
-            return FileResult {
+            let r = FileResult {
                 record,
                 macro_only: false,
                 ctags_text: None,
@@ -233,7 +244,9 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
                 defs: Vec::new(),
                 names: FileNames::default(),
                 indirect: Default::default(),
-            }
+                docs: FileDocs::default(),
+            };
+            return (r, None);
         }
     };
     let mut scanned = scan(&src);
@@ -280,7 +293,7 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
     record.warnings = guards.warnings;
     record.warnings.extend(expansion.warnings);
     let extra = add_exports(&mut occurrences, src.len(), expansion.exports);
-    FileResult {
+    let r = FileResult {
         record,
         macro_only,
         ctags_text,
@@ -288,7 +301,9 @@ fn scan_file(root: &Path, input: &Input, shorten: bool, learned: &Definers) -> F
         defs,
         names: group_by_name(&occurrences, &src, &extra),
         indirect,
-    }
+        docs: FileDocs::default(),
+    };
+    (r, Some(src))
 }
 
 /// The bytes of `input` to scan, its size and hash recorded; `None` when there is nothing to
@@ -538,8 +553,18 @@ fn chunks(inputs: &[Input]) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// Scans a chunk of files and gives those with code to one ctags run; a chunk that times out
-/// is retried file by file, each with its own timeout.
+/// What a build worker keeps from one chunk to the next.
+#[derive(Default)]
+struct WorkerState {
+    /// The interactive ctags that retries files one by one, started on first need.
+    fallback: Option<Worker>,
+    /// Words already turned into search terms.
+    terms: Terms,
+}
+
+/// Scans a chunk of files, gives those with code to one ctags run (a chunk that times out is
+/// retried file by file, each with its own timeout), then makes each file's search documents
+/// from its bytes and definitions.
 #[allow(clippy::too_many_arguments)]
 fn process_chunk(
     root: &Path,
@@ -549,25 +574,56 @@ fn process_chunk(
     opts: &BuildOptions,
     scratch: Option<&Path>,
     chunk: usize,
-    fallback: &mut Option<Worker>,
+    state: &mut WorkerState,
 ) -> Vec<FileResult> {
     // Scratch space is only made when there is a ctags to read it.
     let shorten = scratch.is_some();
-    let mut results: Vec<FileResult> = inputs
+    let (mut results, sources): (Vec<FileResult>, Vec<Option<Source>>) = inputs
         .iter()
         .map(|i| scan_file(root, i, shorten, learned))
-        .collect();
+        .unzip();
+    let fallback = &mut state.fallback;
+    tag_chunk(
+        root,
+        inputs,
+        &mut results,
+        ctags,
+        opts,
+        scratch,
+        chunk,
+        fallback,
+    );
+    for (r, src) in results.iter_mut().zip(sources) {
+        if let Some(src) = src {
+            r.docs = file_docs(&src, &r.record.path, &r.defs, &mut state.terms);
+        }
+    }
+    results
+}
+
+/// Gives the files of a chunk that have code to one ctags run and attaches its definitions.
+#[allow(clippy::too_many_arguments)]
+fn tag_chunk(
+    root: &Path,
+    inputs: &[Input],
+    results: &mut [FileResult],
+    ctags: Option<&Ctags>,
+    opts: &BuildOptions,
+    scratch: Option<&Path>,
+    chunk: usize,
+    fallback: &mut Option<Worker>,
+) {
     let wanted: Vec<usize> = (0..results.len())
         .filter(|i| needs_ctags(&results[*i]))
         .collect();
     if wanted.is_empty() {
-        return results;
+        return;
     }
     let Some(ctags) = ctags else {
         for i in wanted {
             attach_tags(&mut results[i], Err("ctags not available".into()));
         }
-        return results;
+        return;
     };
     // `ctags -L -` reads one name a line: a file whose name has a newline is asked for alone.
     let (alone, wanted): (Vec<usize>, Vec<usize>) = wanted
@@ -618,7 +674,6 @@ fn process_chunk(
             .map_err(|e| e.to_string());
         attach_tags(&mut results[i], t);
     }
-    results
 }
 
 /// A chunk's files as ctags reads them, under one scratch directory with the tree's relative
@@ -684,6 +739,17 @@ pub(crate) fn limit_malloc_arenas() {
     }
 }
 
+/// Gives the heap's free pages back to the system: what the scan's buffers (the files read,
+/// their names and search documents) leave free stays counted in the RSS otherwise, under the
+/// merge that follows.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory to the system; it is safe to call any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Writes a whole file and returns its length.
 fn write_file(path: &Path, kind: &[u8; 4], body: &[u8]) -> std::io::Result<u64> {
     let mut w = BufWriter::new(File::create(path)?);
@@ -724,13 +790,22 @@ pub fn build_segment(
         opts,
         learned: &learned,
     };
+    let mut trace = super::Trace::new();
     let (accumulators, facts) = scan.run(out_dir, &mut meta, progress)?;
+    release_free_memory();
+    trace.mark("segment: scan+ctags");
     let scanned_at = started.elapsed();
     progress.phase("merge names");
     merge_names(out_dir, inputs, accumulators, &facts, &mut meta)?;
     drop(facts);
+    trace.mark("segment: merge names");
     let names_at = started.elapsed();
     write_search_parts(out_dir, inputs)?;
+    trace.mark("segment: search parts");
+    let parts_at = started.elapsed();
+    progress.phase("code documents");
+    write_code_index(out_dir, inputs.len() as u32).map_err(write_error(out_dir))?;
+    trace.mark("segment: code documents");
     let merged_at = started.elapsed();
     seal(out_dir, &mut meta)?;
     meta.phase_ms = vec![
@@ -742,7 +817,11 @@ pub fn build_segment(
         ("merge".into(), (names_at - scanned_at).as_millis() as u64),
         (
             "search parts".into(),
-            (merged_at - names_at).as_millis() as u64,
+            (parts_at - names_at).as_millis() as u64,
+        ),
+        (
+            "code documents".into(),
+            (merged_at - parts_at).as_millis() as u64,
         ),
         (
             "checksum".into(),
@@ -882,7 +961,7 @@ impl Scan<'_> {
         scratch: Option<&Path>,
         tx: mpsc::SyncSender<(usize, FileResult)>,
     ) {
-        let mut fallback = None;
+        let mut state = WorkerState::default();
         loop {
             let c = next.fetch_add(1, Ordering::Relaxed);
             let Some(range) = chunks.get(c) else {
@@ -896,7 +975,7 @@ impl Scan<'_> {
                 self.opts,
                 scratch,
                 c,
-                &mut fallback,
+                &mut state,
             );
             for (id, r) in range.clone().zip(results) {
                 if tx.send((id, r)).is_err() {
@@ -950,6 +1029,8 @@ struct RecordWriter {
     indirect: super::indirect::IndirectWriter,
     /// The families of the kernel macro table: definitions of other macros are counted together.
     table_families: std::collections::HashSet<&'static str>,
+    /// The files' search documents, in file order.
+    spool: Spool,
     buf: Vec<u8>,
 }
 
@@ -979,6 +1060,7 @@ impl RecordWriter {
                 .iter()
                 .map(|f| f.name.as_str())
                 .collect(),
+            spool: Spool::create(out_dir).map_err(IndexError::io("cannot create", out_dir))?,
             buf: Vec::new(),
         })
     }
@@ -1043,6 +1125,9 @@ impl RecordWriter {
             self.defs_len += self.buf.len() as u64;
         }
         meta.defs += r.defs.len() as u64;
+        self.spool
+            .add(file_id, &r.docs, &def_offsets)
+            .map_err(io())?;
         for d in &r.defs {
             if let Some(family) = &d.via {
                 // Macros learned from their `#define`s are counted together.
@@ -1084,8 +1169,10 @@ impl RecordWriter {
             files_idx,
             def_facts,
             indirect,
+            spool,
             ..
         } = self;
+        spool.finish()?;
         defs.flush()?;
         files.flush()?;
         drop((defs, files));

@@ -9,6 +9,7 @@
 pub mod accum;
 pub mod build;
 pub mod buildfiles;
+pub mod code;
 pub mod codec;
 pub mod damage;
 pub mod defined;

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
+use super::code::read::CodeIndex;
 use super::codec::Reader;
 use super::damage::{open_fst, Damage};
 use super::defined::{Search, SearchTables};
@@ -89,6 +90,7 @@ pub struct Segment {
     /// `indirect.dat` ([`super::indirect`]).
     indirect: Mmap,
     search: SearchTables,
+    code: CodeIndex,
     damage: Damage,
 }
 
@@ -137,6 +139,7 @@ pub fn segment_files() -> Vec<String> {
         .collect();
     files.extend(["defs.dat", "files.dat", "files.idx", super::indirect::FILE].map(String::from));
     files.extend(super::defined::files());
+    files.extend(super::code::files().map(String::from));
     files
 }
 
@@ -200,6 +203,7 @@ impl Segment {
             check_header(m, kind, &dir.join(file))?;
         }
         let search = SearchTables::open(dir, len)?;
+        let code = CodeIndex::open(dir, meta.files, len)?;
         if (files_idx.len() - HEADER_LEN) / 8 != meta.files as usize {
             return Err(IndexError::damaged(
                 dir.join("files.idx"),
@@ -216,6 +220,7 @@ impl Segment {
             files_idx,
             indirect,
             search,
+            code,
             damage: Damage::default(),
         })
     }
@@ -253,6 +258,11 @@ impl Segment {
     /// The search tables: defined names and the part indexes.
     pub fn search(&self) -> Search<'_> {
         self.search.with(&self.fsts)
+    }
+
+    /// The code search files: definitions as documents (search_code).
+    pub fn code(&self) -> &CodeIndex {
+        &self.code
     }
 
     /// Remembers damage a reader of `file` ran into (see [`Segment::damage`]).

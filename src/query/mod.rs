@@ -8,6 +8,7 @@
 mod body;
 mod callees;
 mod callers;
+mod code;
 mod def;
 mod docs;
 mod files;
@@ -40,6 +41,7 @@ use crate::scan::Role;
 pub use body::get_symbol_body;
 pub use callees::find_callees;
 pub use callers::find_callers;
+pub use code::search_code;
 pub use def::find_definition;
 pub use docs::search_docs;
 pub use files::search_files;

@@ -109,11 +109,30 @@ fn records(rs: &[Record], named: bool, out: &mut String) -> usize {
                     .unwrap_or_else(|| format!("{} lines", crate::query::MAX_BODY_LINES));
                 let _ = writeln!(out, "… (body cut at {cap})");
             }
+        } else if let Some(score) = r.score {
+            scored_row(r, score.0, out);
         } else {
             record_row(r, named, out);
         }
     }
     rs.len()
+}
+
+/// A search_code row: score, name, place and first line, then the comment's first line.
+fn scored_row(r: &Record, score: f64, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "{score:.2}  {}  {}:{}-{}: {}{}",
+        r.symbol,
+        r.path,
+        r.line,
+        r.end_line.unwrap_or(r.line),
+        r.snippet,
+        tags(r.kind.as_deref(), &r.guard)
+    );
+    if let Some(c) = &r.comment {
+        let _ = writeln!(out, "      // {c}");
+    }
 }
 
 /// What a text search covered, in one line.

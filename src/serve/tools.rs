@@ -50,6 +50,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "search_symbols",
             "search_files",
             "search_text",
+            "search_code",
             "search_docs",
         ],
     ),
@@ -217,6 +218,18 @@ struct FindArgs {
 struct FilesArgs {
     /// path parts (all must match)
     query: String,
+    #[serde(flatten)]
+    common: SearchCommon,
+}
+
+/// search_code.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct CodeArgs {
+    /// words
+    query: String,
+    /// function, struct, ...
+    kind: Option<String>,
     #[serde(flatten)]
     common: SearchCommon,
 }
@@ -394,6 +407,12 @@ const SPECS: &[Spec] = &[
                       docs) for a regex: exactly rg -n's lines, in ms; each hit \
                       with its enclosing definition and #if guard. Use instead of Grep or rg.",
         schema: schema::<TextArgs>,
+    },
+    Spec {
+        name: "search_code",
+        description: "Definitions ranked for what they do (oom kill process), by name, \
+                      comment, path and body. Use instead of grepping guessed words.",
+        schema: schema::<CodeArgs>,
     },
     Spec {
         name: "search_docs",
@@ -827,6 +846,18 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
             };
             (ask, a.common.into())
         }
+        "search_code" => {
+            let a: CodeArgs = typed(tool, args)?;
+            let kind = match a.kind.filter(|k| !k.is_empty()) {
+                None => None,
+                Some(k) => Some(crate::query::parse_kind(&k).map_err(|e| format!("{tool}: {e}"))?),
+            };
+            let ask = Ask::Code {
+                query: a.query,
+                kind,
+            };
+            (ask, a.common.into())
+        }
         "search_files" => {
             let a: FilesArgs = typed(tool, args)?;
             (Ask::Files { query: a.query }, a.common.into())
@@ -935,6 +966,7 @@ mod tests {
                 "search_symbols",
                 "search_files",
                 "search_text",
+                "search_code",
                 "search_docs",
                 "change_impact",
                 "review_diff",

@@ -1,0 +1,222 @@
+//! Writing a segment's code search files. During the scan, the record writer appends each
+//! file's documents to a spool file in file order ([`Spool`]); after the names are merged (their
+//! memory freed), [`write_code_index`] reads the spool once, gives each document its id, builds
+//! every term's postings in memory (about 3 bytes a posting) and writes the three files.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use fst::MapBuilder;
+
+use super::extract::{DocHead, FileDocs, FIELDS, HEAD_LEN};
+use super::{put_tf, read_tf};
+use crate::index::accum::NameMap;
+use crate::index::codec::{put_varint, Reader};
+use crate::index::format::header;
+
+/// The spool file, removed once the code files are written.
+const SPOOL: &str = "codedocs.spool";
+
+/// The documents of a segment's files, appended in file order.
+pub struct Spool {
+    w: BufWriter<File>,
+    buf: Vec<u8>,
+}
+
+impl Spool {
+    /// Creates the spool in segment directory `dir`.
+    pub fn create(dir: &Path) -> io::Result<Spool> {
+        Ok(Spool {
+            w: BufWriter::with_capacity(1 << 20, File::create(dir.join(SPOOL))?),
+            buf: Vec::new(),
+        })
+    }
+
+    /// Adds the documents of file `file_id`, whose definitions are at `def_offsets` of
+    /// `defs.dat`.
+    pub fn add(&mut self, file_id: u32, docs: &FileDocs, def_offsets: &[u64]) -> io::Result<()> {
+        if docs.defs.is_empty() {
+            return Ok(());
+        }
+        self.buf.clear();
+        put_varint(&mut self.buf, file_id as u64);
+        put_varint(&mut self.buf, docs.defs.len() as u64);
+        for &i in &docs.defs {
+            let off = def_offsets.get(i as usize).copied().ok_or_else(|| {
+                io::Error::other("a document names a definition its file does not have")
+            })?;
+            put_varint(&mut self.buf, off);
+        }
+        put_varint(&mut self.buf, docs.path.len() as u64);
+        self.buf.extend_from_slice(&docs.path);
+        put_varint(&mut self.buf, docs.bytes.len() as u64);
+        self.w.write_all(&self.buf)?;
+        self.w.write_all(&docs.bytes)
+    }
+
+    /// Flushes the spool.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// One term's postings while they are built: over documents, and over files for the path.
+#[derive(Default)]
+struct Term {
+    docs: u32,
+    last: u32,
+    bytes: Vec<u8>,
+    files: u32,
+    last_file: u32,
+    file_bytes: Vec<u8>,
+}
+
+impl Term {
+    /// The id of `term` in `ids`, added to `terms` when new.
+    fn id(ids: &mut NameMap<Box<[u8]>, u32>, terms: &mut Vec<Term>, term: &[u8]) -> u32 {
+        match ids.get(term) {
+            Some(&id) => id,
+            None => {
+                let id = terms.len() as u32;
+                ids.insert(term.into(), id);
+                terms.push(Term::default());
+                id
+            }
+        }
+    }
+}
+
+/// Writes `codedocs.dat`, `codeterms.fst` and `codepost.dat` in segment directory `dir` (of
+/// `files` files) from its spool, and removes the spool.
+pub fn write_code_index(dir: &Path, files: u32) -> io::Result<()> {
+    let spool = dir.join(SPOOL);
+    let mut r = BufReader::with_capacity(1 << 20, File::open(&spool)?);
+    let mut ids: NameMap<Box<[u8]>, u32> = NameMap::default();
+    let mut terms: Vec<Term> = Vec::new();
+    let mut docs: Vec<u8> = Vec::new();
+    let mut starts: Vec<u32> = Vec::with_capacity(files as usize + 1);
+    let mut sums = [0u64; FIELDS];
+    let mut n: u32 = 0;
+    let mut offsets = Vec::new();
+    let mut blob = Vec::new();
+    let bad = |what: &str| io::Error::other(format!("{}: {what}", spool.display()));
+    while let Some(file) = read_varint(&mut r)? {
+        let file = u32::try_from(file).map_err(|_| bad("a file id is out of range"))?;
+        if file < starts.len() as u32 || file >= files {
+            return Err(bad("file ids are not in order"));
+        }
+        starts.resize(file as usize + 1, n);
+        offsets.clear();
+        for _ in 0..read_varint(&mut r)?.unwrap_or(0) {
+            offsets.push(read_varint(&mut r)?.ok_or_else(|| bad("it ends early"))?);
+        }
+        blob.resize(read_varint(&mut r)?.unwrap_or(0) as usize, 0);
+        r.read_exact(&mut blob)?;
+        let mut b = Reader::new(&blob);
+        for _ in 0..b.varint() {
+            let id = Term::id(&mut ids, &mut terms, b.str());
+            let t = &mut terms[id as usize];
+            put_varint(&mut t.file_bytes, (file - t.last_file) as u64);
+            t.file_bytes.push(b.u8());
+            t.files += 1;
+            t.last_file = file;
+        }
+        if b.overrun || !b.at_end() {
+            return Err(bad("a file's path terms do not decode"));
+        }
+        blob.resize(read_varint(&mut r)?.unwrap_or(0) as usize, 0);
+        r.read_exact(&mut blob)?;
+        let mut b = Reader::new(&blob);
+        for &off in &offsets {
+            let head = DocHead::decode(b.bytes(HEAD_LEN)).ok_or_else(|| bad("it ends early"))?;
+            for (s, l) in sums.iter_mut().zip(head.lens) {
+                *s += l as u64;
+            }
+            docs.extend_from_slice(&off.to_le_bytes()[..5]);
+            head.encode(&mut docs);
+            for _ in 0..b.varint() {
+                let term = b.str();
+                let tf = read_tf(&mut b);
+                let id = Term::id(&mut ids, &mut terms, term);
+                let t = &mut terms[id as usize];
+                put_varint(&mut t.bytes, (n - t.last) as u64);
+                put_tf(&mut t.bytes, tf);
+                t.docs += 1;
+                t.last = n;
+            }
+            n += 1;
+        }
+        if b.overrun || !b.at_end() {
+            return Err(bad("a file's documents do not decode"));
+        }
+    }
+    starts.resize(files as usize + 1, n);
+    write_docs(dir, n, &sums, &starts, &docs)?;
+    drop(docs);
+    let mut sorted: Vec<(Box<[u8]>, u32)> = ids.into_iter().collect();
+    sorted.sort_unstable();
+    let mut post = BufWriter::with_capacity(1 << 20, File::create(dir.join("codepost.dat"))?);
+    post.write_all(&header(b"CPST"))?;
+    let mut at = crate::index::format::HEADER_LEN as u64;
+    let mut map = MapBuilder::new(BufWriter::new(File::create(dir.join("codeterms.fst"))?))
+        .map_err(io::Error::other)?;
+    let mut count = Vec::new();
+    for (term, id) in sorted {
+        let t = std::mem::take(&mut terms[id as usize]);
+        map.insert(&term, at).map_err(io::Error::other)?;
+        for (n, bytes) in [(t.docs, t.bytes), (t.files, t.file_bytes)] {
+            count.clear();
+            put_varint(&mut count, n as u64);
+            post.write_all(&count)?;
+            post.write_all(&bytes)?;
+            at += (count.len() + bytes.len()) as u64;
+        }
+    }
+    map.finish().map_err(io::Error::other)?;
+    post.flush()?;
+    std::fs::remove_file(spool)
+}
+
+/// Writes `codedocs.dat`: `n` documents, the field length sums, each file's first document and
+/// the documents' records.
+fn write_docs(
+    dir: &Path,
+    n: u32,
+    sums: &[u64; FIELDS],
+    starts: &[u32],
+    docs: &[u8],
+) -> io::Result<()> {
+    let mut w = BufWriter::with_capacity(1 << 20, File::create(dir.join("codedocs.dat"))?);
+    w.write_all(&header(b"CDOC"))?;
+    w.write_all(&n.to_le_bytes())?;
+    for s in sums {
+        let avg = if n == 0 { 0.0 } else { *s as f32 / n as f32 };
+        w.write_all(&avg.to_le_bytes())?;
+    }
+    for s in starts {
+        w.write_all(&s.to_le_bytes())?;
+    }
+    w.write_all(docs)?;
+    w.flush()
+}
+
+/// The next varint of `r`; `None` at its end.
+fn read_varint(r: &mut impl Read) -> io::Result<Option<u64>> {
+    let mut v = 0u64;
+    let mut byte = [0u8; 1];
+    for shift in (0..64).step_by(7) {
+        if r.read(&mut byte)? == 0 {
+            return if shift == 0 {
+                Ok(None)
+            } else {
+                Err(io::Error::from(io::ErrorKind::UnexpectedEof))
+            };
+        }
+        v |= ((byte[0] & 0x7f) as u64) << shift;
+        if byte[0] < 0x80 {
+            return Ok(Some(v));
+        }
+    }
+    Err(io::Error::other("a varint longer than 64 bits"))
+}

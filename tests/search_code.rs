@@ -1,0 +1,226 @@
+//! search_code (`knav search`): ranked natural-language search over definitions, with exact
+//! answers on small trees: field weights, stemming, the kernel before its copies, kind filter,
+//! empty answers, paging and a refreshed index.
+
+mod common;
+use common::{json, knav, tree, Tree};
+
+/// `(symbol, path:line)` of each result of `knav ARGS --format json`.
+fn hits(t: &Tree, args: &[&str]) -> Vec<(String, String)> {
+    let (code, v) = json(t, args);
+    assert_eq!(code, 0, "{v}");
+    v["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|r| {
+            (
+                r["symbol"].as_str().unwrap().to_string(),
+                format!("{}:{}", r["path"].as_str().unwrap(), r["line"]),
+            )
+        })
+        .collect()
+}
+
+fn names(t: &Tree, args: &[&str]) -> Vec<String> {
+    hits(t, args).into_iter().map(|(n, _)| n).collect()
+}
+
+const OOM: &str = "\
+/**
+ * oom_badness - heuristic function to determine which candidate task to kill
+ * @p: task struct of which task we should calculate
+ */
+long oom_badness(struct task_struct *p)
+{
+\treturn p->points;
+}
+
+/* Pick the process to kill when memory is short. */
+static void select_bad_process(struct oom_control *oc)
+{
+\toom_badness(oc->chosen);
+}
+
+struct oom_control {
+\tint order;
+};
+";
+
+/// Four functions with the word `reap` in one field each, otherwise alike.
+const FIELDS: &[(&str, &str)] = &[
+    ("mm/a.c", "int reap_one(void)\n{\n\treturn zero();\n}\n"),
+    (
+        "mm/b.c",
+        "/* reap */\nint other_one(void)\n{\n\treturn zero();\n}\n",
+    ),
+    ("reap/c.c", "int third_one(void)\n{\n\treturn zero();\n}\n"),
+    ("mm/d.c", "int fourth_one(void)\n{\n\treturn reap();\n}\n"),
+];
+
+#[test]
+fn a_word_in_the_name_outranks_the_comment_the_path_and_the_body() {
+    let t = tree("code-fields", FIELDS);
+    assert_eq!(
+        hits(&t, &["search", "reap"]),
+        [
+            ("reap_one".to_string(), "mm/a.c:1".to_string()),
+            ("other_one".to_string(), "mm/b.c:2".to_string()),
+            ("third_one".to_string(), "reap/c.c:1".to_string()),
+            ("fourth_one".to_string(), "mm/d.c:1".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn words_meet_their_stems_and_stopwords_are_dropped() {
+    let t = tree("code-stems", &[("mm/oom_kill.c", OOM)]);
+    // "killing" → kill, "tasks" → task, "candidates" → candid; "the" dropped. oom_control
+    // has only its path's `kill`.
+    assert_eq!(
+        names(&t, &["search", "the", "candidates", "killing", "tasks"]),
+        ["oom_badness", "select_bad_process", "oom_control"]
+    );
+    let (code, v) = json(&t, &["search", "which", "task", "to", "kill"]);
+    assert_eq!(code, 0);
+    let first = &v["results"][0];
+    assert_eq!(first["symbol"], "oom_badness");
+    assert_eq!(first["end_line"], 8);
+    assert_eq!(first["kind"], "function");
+    assert_eq!(
+        first["comment"],
+        "oom_badness - heuristic function to determine which candidate task to kill"
+    );
+    assert!(first["score"].as_f64().unwrap() > 0.0, "{first}");
+    assert_eq!(
+        v["results"][1]["comment"],
+        "Pick the process to kill when memory is short."
+    );
+    assert_eq!(v["next_tools"][0], "get_symbol_body");
+}
+
+#[test]
+fn the_kind_filter_keeps_one_kind() {
+    let t = tree("code-kind", &[("mm/oom_kill.c", OOM)]);
+    assert_eq!(
+        names(&t, &["search", "oom"]),
+        ["oom_badness", "oom_control", "select_bad_process"]
+    );
+    assert_eq!(
+        hits(&t, &["search", "oom", "--kind", "struct"]),
+        [("oom_control".to_string(), "mm/oom_kill.c:16".to_string())]
+    );
+}
+
+#[test]
+fn the_kernel_comes_before_the_copies_in_tools() {
+    // The same file twice: the copy in tools/ comes first in file order, last in the answer.
+    let t = tree(
+        "code-tools",
+        &[("tools/perf/oom_kill.c", OOM), ("virt/kvm/oom_kill.c", OOM)],
+    );
+    assert_eq!(
+        hits(&t, &["search", "heuristic", "badness"]),
+        [
+            (
+                "oom_badness".to_string(),
+                "virt/kvm/oom_kill.c:5".to_string()
+            ),
+            (
+                "oom_badness".to_string(),
+                "tools/perf/oom_kill.c:5".to_string()
+            ),
+            (
+                "select_bad_process".to_string(),
+                "virt/kvm/oom_kill.c:11".to_string()
+            ),
+            (
+                "select_bad_process".to_string(),
+                "tools/perf/oom_kill.c:11".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_query_matching_nothing_says_so_and_suggests_find_and_grep() {
+    let t = tree("code-empty", &[("mm/oom_kill.c", OOM)]);
+    let (code, v) = json(&t, &["search", "zebra", "giraffe"]);
+    assert_eq!((code, v["total"].as_u64()), (0, Some(0)), "{v}");
+    assert_eq!(
+        v["message"],
+        "no definition matches 'zebra giraffe'; try other words, `knav find` \
+         (search_symbols) for parts of a name, or `knav grep` (search_text) for text"
+    );
+    assert_eq!(
+        v["next_tools"],
+        serde_json::json!(["search_symbols", "search_text"])
+    );
+    let (_, out) = knav(&t, &["search", "the", "of"]);
+    assert!(
+        out.starts_with("Error: query 'the of' has no word to search for"),
+        "{out}"
+    );
+}
+
+#[test]
+fn pages_cut_the_ranked_list_and_the_total_is_exact() {
+    let t = tree("code-pages", FIELDS);
+    let (_, v) = json(&t, &["search", "reap", "--limit", "2", "--offset", "1"]);
+    let page: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["symbol"].as_str().unwrap())
+        .collect();
+    assert_eq!(page, ["other_one", "third_one"]);
+    assert_eq!(
+        (v["total"].as_u64(), v["truncated"].as_bool()),
+        (Some(4), Some(true))
+    );
+    let (_, text) = knav(&t, &["search", "reap", "--limit", "2"]);
+    let rows: Vec<&str> = text.lines().collect();
+    assert!(
+        rows[0].ends_with("reap_one  mm/a.c:1-4: int reap_one(void)  [function]"),
+        "{text}"
+    );
+    assert_eq!(
+        rows[1].split_whitespace().nth(1),
+        Some("other_one"),
+        "{text}"
+    );
+    assert_eq!(rows[2], "      // reap");
+    assert_eq!(rows[3], "[1-2 of 4 · offset=2 for more]");
+}
+
+#[test]
+fn a_refreshed_file_is_searched_in_its_new_version_only() {
+    let t = tree(
+        "code-delta",
+        &[
+            ("mm/oom_kill.c", OOM),
+            ("mm/other.c", "int zero(void)\n{\n\treturn 0;\n}\n"),
+        ],
+    );
+    assert_eq!(
+        names(&t, &["search", "badness"]),
+        ["oom_badness", "select_bad_process"]
+    );
+    let path = t.root.join("mm/oom_kill.c");
+    std::fs::write(&path, OOM.replace("oom_badness", "oom_score")).unwrap();
+    let (code, out) = knav(&t, &["index"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("index incremental"), "{out}");
+    // `badness` and `bad` share their stem; the old oom_badness is gone, not listed twice.
+    assert_eq!(names(&t, &["search", "badness"]), ["select_bad_process"]);
+    assert_eq!(
+        hits(&t, &["search", "score"]),
+        [
+            ("oom_score".to_string(), "mm/oom_kill.c:5".to_string()),
+            (
+                "select_bad_process".to_string(),
+                "mm/oom_kill.c:11".to_string()
+            ),
+        ]
+    );
+}
