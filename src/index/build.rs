@@ -1054,7 +1054,8 @@ impl RecordWriter {
             files_len: HEADER_LEN as u64,
             files_idx: Vec::with_capacity(files * 8),
             def_facts: DefFacts::default(),
-            indirect: Default::default(),
+            indirect: super::indirect::IndirectWriter::create(out_dir)
+                .map_err(IndexError::io("cannot create indirect.spool in", out_dir))?,
             table_families: knav_ctags::macros::MacroTable::kernel()
                 .families()
                 .iter()
@@ -1143,7 +1144,7 @@ impl RecordWriter {
             meta.macro_only_files += 1;
         }
         meta.ctags_bytes += r.ctags_bytes;
-        self.indirect.add(file_id, &r.indirect);
+        self.indirect.add(file_id, &r.indirect).map_err(io())?;
         self.buf.clear();
         r.record.encode(&mut self.buf);
         self.files_idx

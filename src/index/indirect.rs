@@ -12,19 +12,24 @@
 //! - `D  FIELD  TYPE|?  FILE  LINE`: a call through member `FIELD` of `TYPE` (`?`: unknown);
 //! - `I  FUNC  FILE  LINE`: `INDIRECT_CALL_n` names `FUNC` as a likely target.
 
-use std::path::Path;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 
-use super::format::{header, HEADER_LEN};
+use super::format::header;
 use crate::indirect::Facts;
 
 /// The file's name in a segment.
 pub const FILE: &str = "indirect.dat";
+/// The spool its lines go to while the segment is built, removed when the table is written.
+const SPOOL: &str = "indirect.spool";
 
-/// Collects the lines of every file of a segment, then writes them sorted.
-#[derive(Default)]
+/// Collects the lines of every file of a segment, then writes them sorted. While the segment's
+/// files are scanned the lines go to a spool file beside the table, not to memory: the kernel's
+/// 60 MB of lines would otherwise sit on top of the scan's peak RSS.
 pub struct IndirectWriter {
-    text: Vec<u8>,
-    lines: Vec<(usize, usize)>,
+    spool_path: PathBuf,
+    spool: BufWriter<File>,
     /// Registrations and dispatch sites added.
     pub registrations: u64,
     /// Dispatch sites added.
@@ -32,57 +37,79 @@ pub struct IndirectWriter {
 }
 
 impl IndirectWriter {
-    fn line(&mut self, fields: &[&str]) {
-        let start = self.text.len();
+    /// A writer spooling to `SPOOL` in `dir`.
+    pub fn create(dir: &Path) -> std::io::Result<IndirectWriter> {
+        let spool_path = dir.join(SPOOL);
+        let spool = BufWriter::with_capacity(1 << 20, File::create(&spool_path)?);
+        Ok(IndirectWriter {
+            spool_path,
+            spool,
+            registrations: 0,
+            dispatches: 0,
+        })
+    }
+
+    fn line(&mut self, fields: &[&str]) -> std::io::Result<()> {
         for (i, f) in fields.iter().enumerate() {
             if i > 0 {
-                self.text.push(b'\t');
+                self.spool.write_all(b"\t")?;
             }
-            self.text.extend_from_slice(f.as_bytes());
+            self.spool.write_all(f.as_bytes())?;
         }
-        self.lines.push((start, self.text.len()));
+        self.spool.write_all(b"\n")
     }
 
     /// Adds what file `file` shows.
-    pub fn add(&mut self, file: u32, facts: &Facts) {
+    pub fn add(&mut self, file: u32, facts: &Facts) -> std::io::Result<()> {
         let file = file.to_string();
         for m in &facts.members {
             let key = format!("{}.{}", m.owner, m.name);
             let tag = m.tag.as_deref().unwrap_or("-");
-            self.line(&["M", &key, tag, if m.fnptr { "1" } else { "0" }]);
+            self.line(&["M", &key, tag, if m.fnptr { "1" } else { "0" }])?;
             if m.fnptr {
-                self.line(&["P", &m.name, &m.owner]);
+                self.line(&["P", &m.name, &m.owner])?;
             }
         }
         for r in &facts.registrations {
             let (target, line) = (r.target.encode(), r.line.to_string());
-            self.line(&["R", &r.func, &target, &r.field, &file, &line]);
-            self.line(&["F", &r.field, &target, &r.func, &file, &line]);
+            self.line(&["R", &r.func, &target, &r.field, &file, &line])?;
+            self.line(&["F", &r.field, &target, &r.func, &file, &line])?;
         }
         for d in &facts.dispatches {
             let target = d.target.as_ref().map_or("?".to_string(), |t| t.encode());
-            self.line(&["D", &d.field, &target, &file, &d.line.to_string()]);
+            self.line(&["D", &d.field, &target, &file, &d.line.to_string()])?;
         }
         for (func, line) in &facts.listed {
-            self.line(&["I", func, &file, &line.to_string()]);
+            self.line(&["I", func, &file, &line.to_string()])?;
         }
         self.registrations += facts.registrations.len() as u64;
         self.dispatches += (facts.dispatches.len() + facts.listed.len()) as u64;
+        Ok(())
     }
 
-    /// Writes the table, sorted and without repeated lines, to `path`.
-    pub fn finish(mut self, path: &Path) -> std::io::Result<()> {
-        let text = &self.text;
-        self.lines
-            .sort_unstable_by(|a, b| text[a.0..a.1].cmp(&text[b.0..b.1]));
-        self.lines.dedup_by(|a, b| text[a.0..a.1] == text[b.0..b.1]);
-        let mut out = Vec::with_capacity(HEADER_LEN + text.len() + self.lines.len());
-        out.extend_from_slice(&header(b"INDI"));
-        for &(a, b) in &self.lines {
-            out.extend_from_slice(&text[a..b]);
-            out.push(b'\n');
+    /// Writes the table, sorted and without repeated lines, to `path`, and removes the spool.
+    pub fn finish(self, path: &Path) -> std::io::Result<()> {
+        let IndirectWriter {
+            spool_path, spool, ..
+        } = self;
+        drop(spool.into_inner().map_err(|e| e.into_error())?);
+        let text = std::fs::read(&spool_path)?;
+        let mut lines: Vec<&[u8]> = text
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+        out.write_all(&header(b"INDI"))?;
+        for l in &lines {
+            out.write_all(l)?;
+            out.write_all(b"\n")?;
         }
-        std::fs::write(path, out)
+        out.into_inner().map_err(|e| e.into_error())?;
+        drop(lines);
+        drop(text);
+        std::fs::remove_file(&spool_path)
     }
 }
 
@@ -130,7 +157,7 @@ mod tests {
     fn lines_written_sorted_are_found_by_key() {
         let dir = std::env::temp_dir().join(format!("knav-indirect-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut w = IndirectWriter::default();
+        let mut w = IndirectWriter::create(&dir).unwrap();
         let path = |tag: &str| TypePath {
             tag: tag.to_string(),
             chain: Vec::new(),
@@ -163,13 +190,14 @@ mod tests {
             }],
             listed: Vec::new(),
         };
-        w.add(7, &facts);
-        w.add(7, &facts);
+        w.add(7, &facts).unwrap();
+        w.add(7, &facts).unwrap();
         let file = dir.join(FILE);
         w.finish(&file).unwrap();
         let bytes = std::fs::read(&file).unwrap();
+        assert!(!dir.join(SPOOL).exists(), "the spool is removed");
         std::fs::remove_dir_all(&dir).unwrap();
-        let body = &bytes[HEADER_LEN..];
+        let body = &bytes[crate::index::format::HEADER_LEN..];
         assert_eq!(lookup(body, "R", "a_read"), [["ops", "read", "7", "3"]]);
         assert_eq!(
             lookup(body, "F", "read"),
