@@ -324,6 +324,9 @@ pub struct Affected {
     /// With an active config: `true` when it builds the call, `null` when undecided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub active: Option<Option<bool>>,
+    /// `STRUCT.FIELD` when it calls `calls` through a function pointer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 /// review_diff's answer.

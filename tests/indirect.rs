@@ -240,3 +240,36 @@ fn references_give_registrations_the_register_role() {
         .collect();
     assert_eq!(roles, ["ref", "def", "register"]);
 }
+
+#[test]
+fn change_impact_of_a_static_ops_function_follows_its_calls_through_pointers() {
+    // Regression: plain_fetch is static and only registered in an ops table, so change_impact
+    // found no caller at all before it read the calls through pointers.
+    let t = fixture("indirect-impact");
+    let (code, out) = knav(&t, &["impact", "plain_fetch"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out,
+        "plain_fetch: 2 direct callers, 1 more within depth 2 · 3 call sites · defined fs/streams/impl.c:9 (THE REST)\n\
+         subsystems (functions): THE REST 3\n\
+         top dirs (functions): fs 3\n\
+         1 stream_fetch →[stream_operations.fetch] plain_fetch  fs/streams/core.c:13  [THE REST]\n\
+         1 stream_fetch_fast →[stream_operations.fetch] plain_fetch  fs/streams/core.c:23  [THE REST]\n\
+         2   ksys_stream_fetch → stream_fetch  fs/streams/core.c:38  [THE REST]\n\
+         next: find_callers, get_symbol_body, reachability\n"
+    );
+    let (_, v) = json(&t, &["impact", "plain_fetch", "--depth", "1"]);
+    let callers = v["results"]["callers"].as_array().unwrap();
+    assert_eq!(callers.len(), 2, "{v}");
+    assert_eq!(callers[0]["via"], "stream_operations.fetch");
+    // A guess by member name is not followed: stream_close calls `->release` on an untyped
+    // pointer, so only stream_release (typed) is affected by plain_release.
+    let (_, v) = json(&t, &["impact", "plain_release", "--depth", "1"]);
+    let names: Vec<&str> = v["results"]["callers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["stream_release"], "{v}");
+}

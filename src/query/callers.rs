@@ -47,6 +47,47 @@ pub fn direct_calls(
     (kept, hidden)
 }
 
+/// A call through a pointer kept: the call and `active` as [`CallSite::active`].
+pub type IndirectSite = (indirect::IndirectCall, Option<Option<bool>>);
+
+/// The calls through function pointers that can reach `symbol`; one whose site or registration
+/// the active configuration does not build is pushed to `hidden` instead (once a line).
+pub fn indirect_calls(
+    q: &Query<'_>,
+    symbol: &str,
+    hidden_out: &mut Vec<Hidden>,
+) -> Vec<IndirectSite> {
+    let mut indirect = Vec::new();
+    for c in indirect::callers_through_pointers(q, symbol) {
+        let (s, file, line) = c.at;
+        let hidden = |at: indirect::At| match q.verdict(at.0, at.1, at.2) {
+            Some(Verdict::Hidden(reason)) => Some((at, reason)),
+            _ => None,
+        };
+        if let Some(((s, file, line), reason)) =
+            hidden(c.at).or_else(|| c.registered_at.and_then(hidden))
+        {
+            let path = q.path(s, file);
+            // Several calls through one member hidden by one registration: listed once.
+            if !hidden_out.iter().any(|h| h.path == path && h.line == line) {
+                hidden_out.push(Hidden {
+                    path: path.to_string(),
+                    line,
+                    reason: reason.to_string(),
+                });
+            }
+            continue;
+        }
+        let active = match q.verdict(s, file, line) {
+            Some(Verdict::Live) => Some(Some(true)),
+            Some(_) => Some(None),
+            None => None,
+        };
+        indirect.push((c, active));
+    }
+    indirect
+}
+
 /// Answers find_callers for `symbol`.
 pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
     const TOOL: &str = "find_callers";
@@ -77,35 +118,8 @@ pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
     let mut env = q.envelope(TOOL);
     let (calls, hidden) = direct_calls(q, postings, &lines);
     env.hidden = hidden;
-    // Then the calls through pointers, each also left out when its registration is not built.
-    let mut indirect = Vec::new();
-    for c in indirect::callers_through_pointers(q, symbol) {
-        let (s, file, line) = c.at;
-        let hidden = |at: indirect::At| match q.verdict(at.0, at.1, at.2) {
-            Some(Verdict::Hidden(reason)) => Some((at, reason)),
-            _ => None,
-        };
-        if let Some(((s, file, line), reason)) =
-            hidden(c.at).or_else(|| c.registered_at.and_then(hidden))
-        {
-            let path = q.path(s, file);
-            // Several calls through one member hidden by one registration: listed once.
-            if !env.hidden.iter().any(|h| h.path == path && h.line == line) {
-                env.hidden.push(Hidden {
-                    path: path.to_string(),
-                    line,
-                    reason: reason.to_string(),
-                });
-            }
-            continue;
-        }
-        let active = match q.verdict(s, file, line) {
-            Some(Verdict::Live) => Some(Some(true)),
-            Some(_) => Some(None),
-            None => None,
-        };
-        indirect.push((c, active));
-    }
+    // Then the calls through pointers.
+    let indirect = indirect_calls(q, symbol, &mut env.hidden);
     env.next_tools = vec!["get_symbol_body", "find_callees", "find_references"];
     if calls.is_empty() && indirect.is_empty() {
         env.message = Some(format!(

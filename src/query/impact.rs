@@ -1,7 +1,8 @@
 //! change_impact: who is affected by a change to a function — its callers, their callers, to a
 //! depth — grouped by `MAINTAINERS` subsystem and top directory, each with its export status.
 //!
-//! The walk is breadth-first over the call sites find_callers reads ([`direct_calls`]). A
+//! The walk is breadth-first over the call sites find_callers reads ([`direct_calls`], and the
+//! calls through function pointers whose struct type is certain, [`indirect_calls`]). A
 //! `static` caller is followed only through the calls of its own file. The walk reads at most
 //! [`MAX_CALL_SITES`] call sites: past that every count is a floor (`counts_capped`), never a
 //! total.
@@ -10,8 +11,9 @@ use std::collections::{HashMap, HashSet};
 
 use knav_ctags::Kind;
 
-use super::callers::direct_calls;
+use super::callers::{direct_calls, indirect_calls};
 use super::def::macro_on_line;
+use super::indirect::TYPE;
 use super::{def_lines, not_found, valid_name, Query};
 use crate::envelope::{Affected, Envelope, Impact, ImpactGroup, Results};
 use crate::index::segment::Postings;
@@ -37,6 +39,8 @@ struct Reached {
     seg: usize,
     file: u32,
     active: Option<Option<bool>>,
+    /// `STRUCT.FIELD` when the call goes through a function pointer.
+    via: Option<String>,
 }
 
 /// Answers change_impact for `symbol` to `depth` levels of callers.
@@ -90,29 +94,42 @@ pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
                 .filter(|(s, p)| q.wanted_file(*s, p.file))
                 .filter(|(s, p)| scope.as_deref().is_none_or(|f| q.path(*s, p.file) == f))
                 .collect();
-            let (calls, out) = direct_calls(q, postings, &lines);
+            let (calls, mut out) = direct_calls(q, postings, &lines);
+            // Calls through function pointers whose struct type is certain, from any file (a
+            // static function stored in an ops table is called from elsewhere).
+            let through = indirect_calls(q, &name, &mut out);
             for h in out {
                 hidden += 1;
                 env.list_hidden(&h.path, h.line, &h.reason);
             }
-            for (s, p, active) in calls {
+            let calls = calls
+                .into_iter()
+                .map(|(s, p, active)| (s, p.file, p.line, active, None))
+                .chain(
+                    through
+                        .into_iter()
+                        .filter(|(c, _)| c.certainty == TYPE)
+                        .map(|(c, active)| (c.at.0, c.at.1, c.at.2, active, Some(c.via))),
+                );
+            for (s, file, line, active, via) in calls {
                 if read == MAX_CALL_SITES {
                     capped = true;
                     break 'walk;
                 }
                 read += 1;
-                let path = q.path(s, p.file).to_string();
-                let Some(caller) = q.enclosing_function(s, p.file, p.line) else {
+                let path = q.path(s, file).to_string();
+                let Some(caller) = q.enclosing_function(s, file, line) else {
                     file_scope.push((
                         path,
                         Reached {
                             level,
                             calls: name.clone(),
-                            line: p.line,
+                            line,
                             sites: 1,
                             seg: s,
-                            file: p.file,
+                            file,
                             active,
+                            via: via.clone(),
                         },
                     ));
                     continue;
@@ -126,10 +143,10 @@ pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
                     continue;
                 }
                 let is_static = statics
-                    .entry((s, p.file))
+                    .entry((s, file))
                     .or_insert_with(|| {
                         q.snap.segments[s]
-                            .file_defs(p.file)
+                            .file_defs(file)
                             .iter()
                             .filter(|d| d.kind == Kind::Function && d.file_local)
                             .map(|d| d.name.to_string())
@@ -145,11 +162,12 @@ pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
                     Reached {
                         level,
                         calls: name.clone(),
-                        line: p.line,
+                        line,
                         sites: 1,
                         seg: s,
-                        file: p.file,
+                        file,
                         active,
+                        via,
                     },
                 );
                 order.push(node);
@@ -225,6 +243,7 @@ pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
             call_sites: r.sites,
             path,
             active: r.active,
+            via: r.via,
         })
         .collect();
     if hidden > env.hidden.len() as u64 {

@@ -65,10 +65,10 @@ pub fn impact(i: &Impact, out: &mut String) -> usize {
     for a in &i.callers {
         let name = a.function.as_deref().unwrap_or("(file scope)");
         let indent = "  ".repeat(a.level.saturating_sub(1) as usize);
-        let via = if a.level > 1 {
-            format!(" → {}", a.calls)
-        } else {
-            String::new()
+        let via = match &a.via {
+            Some(v) => format!(" →[{v}] {}", a.calls),
+            None if a.level > 1 => format!(" → {}", a.calls),
+            None => String::new(),
         };
         let more = if a.call_sites > 1 {
             format!(" (+{} calls)", a.call_sites - 1)
