@@ -53,8 +53,8 @@ struct Args {
     /// DEVELOPERS.md unpacks Debian's; the rows are left out without one).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Measure only these questions (comma-separated: def, refs, callers, grep).
-    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers"])]
+    /// Measure only these questions (comma-separated: def, refs, callers, grep, tools).
+    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools"])]
     only: Vec<String>,
 }
 
@@ -272,12 +272,18 @@ fn run(args: Args) -> Result<(), String> {
     } else {
         suite::Grep::default()
     };
+    let tools = if args.only.is_empty() || args.only.iter().any(|q| q == "tools") {
+        setup.tools(&mut log)
+    } else {
+        Vec::new()
+    };
     let results = suite::Results {
         builds,
         refresh,
         latencies,
         sizes,
         grep,
+        tools,
     };
     let md = report::markdown(&cx, &peers, &results);
     let svg = report::svg(&results);

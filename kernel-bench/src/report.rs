@@ -336,6 +336,33 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
         }
     }
 
+    if !r.tools.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n## Search, pointer and review tools\n\nMedians, warm cache: a whole process \
+             (after one run), and a call through one `knav serve` (median of 5 after one call).\n"
+        );
+        let _ = writeln!(
+            o,
+            "| question | whole process | knav serve | goal | met |\n|---|---|---|---|---|"
+        );
+        for t in &r.tools {
+            let show = |d: Option<Duration>| d.map_or("failed".into(), ms);
+            let met = [t.process, t.serve]
+                .iter()
+                .all(|d| d.is_some_and(|d| d.as_millis() as u64 <= t.goal_ms));
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | ≤ {} ms | {} |",
+                t.label,
+                show(t.process),
+                show(t.serve),
+                t.goal_ms,
+                if met { "yes" } else { "no" }
+            );
+        }
+    }
+
     let _ = writeln!(o, "\n## Cold index\n");
     let _ = writeln!(
         o,

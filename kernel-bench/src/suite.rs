@@ -37,6 +37,68 @@ pub const SYMBOLS: &[&str] = &[
 
 /// Patterns `knav grep` is timed on against `rg -n` (the same flags to both, run in the tree):
 /// selective, common, case-insensitive, and without a literal the trigram index can use.
+/// The tools of issues 15-17 timed whole process and through `knav serve`: `(label, CLI
+/// arguments, MCP tool, MCP arguments, goal in ms)`.
+pub const TOOL_CASES: &[(&str, &[&str], &str, &str, u64)] = &[
+    (
+        "search_symbols `ext4 read iter`",
+        &["find", "ext4", "read", "iter"],
+        "search_symbols",
+        r#"{"query":"ext4 read iter"}"#,
+        10,
+    ),
+    (
+        "search_files `ext4 inode`",
+        &["files", "ext4", "inode"],
+        "search_files",
+        r#"{"query":"ext4 inode"}"#,
+        10,
+    ),
+    (
+        "search_code `choose which process to kill when memory runs out`",
+        &[
+            "search", "choose", "which", "process", "to", "kill", "when", "memory", "runs", "out",
+        ],
+        "search_code",
+        r#"{"query":"choose which process to kill when memory runs out"}"#,
+        50,
+    ),
+    (
+        "search_docs `out of memory killer`",
+        &["docs", "out", "of", "memory", "killer"],
+        "search_docs",
+        r#"{"query":"out of memory killer"}"#,
+        50,
+    ),
+    (
+        "find_callers `ext4_file_read_iter` (through ops tables)",
+        &["callers", "ext4_file_read_iter"],
+        "find_callers",
+        r#"{"symbol":"ext4_file_read_iter"}"#,
+        20,
+    ),
+    (
+        "change_impact `vfs_read`, depth 2",
+        &["impact", "vfs_read"],
+        "change_impact",
+        r#"{"symbol":"vfs_read"}"#,
+        100,
+    ),
+];
+
+/// One of [`TOOL_CASES`] timed.
+#[derive(Clone, Debug)]
+pub struct ToolTiming {
+    /// What was asked.
+    pub label: &'static str,
+    /// Whole process, median.
+    pub process: Option<Duration>,
+    /// Through `knav serve`, median of 5 after one call.
+    pub serve: Option<Duration>,
+    /// The goal.
+    pub goal_ms: u64,
+}
+
 pub const GREP_PATTERNS: &[&[&str]] = &[
     &["vfs_iter_read"],
     &[r"EXPORT_SYMBOL\(kmap"],
@@ -164,6 +226,8 @@ pub struct Results {
     pub sizes: Vec<Size>,
     /// knav grep against rg.
     pub grep: Grep,
+    /// The search, pointer and review tools.
+    pub tools: Vec<ToolTiming>,
 }
 
 /// Bytes of each answer to the questions about one symbol.
@@ -683,6 +747,63 @@ impl Setup {
         match self.serve_grep() {
             Ok(d) => out.serve = Some(d),
             Err(e) => out.notes.push(format!("knav serve: {e}")),
+        }
+        out
+    }
+
+    /// Times each of [`TOOL_CASES`] as a whole process and through one `knav serve`.
+    pub fn tools(&self, log: &mut dyn FnMut(&str)) -> Vec<ToolTiming> {
+        let mut out = Vec::new();
+        for &(label, args, _, _, goal_ms) in TOOL_CASES {
+            log(&format!("tools: {label}"));
+            let mut knav = self.knav();
+            knav.args(args)
+                .arg("--root")
+                .arg(&self.tree)
+                .arg("--index-dir")
+                .arg(self.knav_index_dir());
+            let mut samples = Vec::new();
+            for round in 0..=self.runs.max(1) {
+                match run(&mut knav) {
+                    Ok(r) if r.ok => {
+                        if round > 0 {
+                            samples.push(r.wall);
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            out.push(ToolTiming {
+                label,
+                process: (!samples.is_empty()).then(|| median_p90(&samples).0),
+                serve: None,
+                goal_ms,
+            });
+        }
+        log("tools: knav serve");
+        let served = self.with_server("3600", |mcp| {
+            let mut times = Vec::new();
+            for &(_, _, tool, arguments, _) in TOOL_CASES {
+                let call = format!(r#"{{"name":"{tool}","arguments":{arguments}}}"#);
+                let first = mcp.request("tools/call", &call)?;
+                if first.contains("\"isError\":true") {
+                    times.push(None);
+                    continue;
+                }
+                let mut samples = Vec::new();
+                for _ in 0..5 {
+                    let t = Instant::now();
+                    mcp.request("tools/call", &call)?;
+                    samples.push(t.elapsed());
+                }
+                times.push(Some(median_p90(&samples).0));
+            }
+            Ok(times)
+        });
+        if let Ok(times) = served {
+            for (t, d) in out.iter_mut().zip(times) {
+                t.serve = d;
+            }
         }
         out
     }
