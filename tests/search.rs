@@ -1,35 +1,8 @@
 //! search_symbols (`knav find`) and search_files (`knav files`): token matching, order, filters,
 //! paging and a refreshed index, with exact answers on the fixture and on small trees.
 
-use serde_json::Value;
-
 mod common;
-use common::{fixture, json, knav, tree, Tree};
-
-/// `(symbol, path:line)` of each result of `knav ARGS --format json`.
-fn hits(t: &Tree, args: &[&str]) -> Vec<(String, String)> {
-    let (code, v) = json(t, args);
-    assert_eq!(code, 0, "{v}");
-    rows(&v)
-}
-
-fn rows(v: &Value) -> Vec<(String, String)> {
-    v["results"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{v}"))
-        .iter()
-        .map(|r| {
-            (
-                r["symbol"].as_str().unwrap().to_string(),
-                format!("{}:{}", r["path"].as_str().unwrap(), r["line"]),
-            )
-        })
-        .collect()
-}
-
-fn names(t: &Tree, args: &[&str]) -> Vec<String> {
-    hits(t, args).into_iter().map(|(n, _)| n).collect()
-}
+use common::{fixture, hits, json, knav, names, rows, tree, Tree};
 
 fn paths(t: &Tree, args: &[&str]) -> Vec<String> {
     let (code, v) = json(t, args);

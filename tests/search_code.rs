@@ -3,28 +3,7 @@
 //! empty answers, paging and a refreshed index.
 
 mod common;
-use common::{json, knav, tree, Tree};
-
-/// `(symbol, path:line)` of each result of `knav ARGS --format json`.
-fn hits(t: &Tree, args: &[&str]) -> Vec<(String, String)> {
-    let (code, v) = json(t, args);
-    assert_eq!(code, 0, "{v}");
-    v["results"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{v}"))
-        .iter()
-        .map(|r| {
-            (
-                r["symbol"].as_str().unwrap().to_string(),
-                format!("{}:{}", r["path"].as_str().unwrap(), r["line"]),
-            )
-        })
-        .collect()
-}
-
-fn names(t: &Tree, args: &[&str]) -> Vec<String> {
-    hits(t, args).into_iter().map(|(n, _)| n).collect()
-}
+use common::{hits, json, knav, names, tree};
 
 const OOM: &str = "\
 /**

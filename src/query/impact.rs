@@ -118,20 +118,18 @@ pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
                 }
                 read += 1;
                 let path = q.path(s, file).to_string();
+                let here = Reached {
+                    level,
+                    calls: name.clone(),
+                    line,
+                    sites: 1,
+                    seg: s,
+                    file,
+                    active,
+                    via,
+                };
                 let Some(caller) = q.enclosing_function(s, file, line) else {
-                    file_scope.push((
-                        path,
-                        Reached {
-                            level,
-                            calls: name.clone(),
-                            line,
-                            sites: 1,
-                            seg: s,
-                            file,
-                            active,
-                            via: via.clone(),
-                        },
-                    ));
+                    file_scope.push((path, here));
                     continue;
                 };
                 let node = (caller, path);
@@ -157,19 +155,7 @@ pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
                 if followed.insert(follow.clone()) {
                     next.push(follow);
                 }
-                reached.insert(
-                    node.clone(),
-                    Reached {
-                        level,
-                        calls: name.clone(),
-                        line,
-                        sites: 1,
-                        seg: s,
-                        file,
-                        active,
-                        via,
-                    },
-                );
+                reached.insert(node.clone(), here);
                 order.push(node);
             }
         }

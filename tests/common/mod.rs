@@ -83,3 +83,30 @@ pub fn age(dir: &Path) {
     }
     std::fs::File::open(dir).unwrap().set_modified(old).unwrap();
 }
+
+/// `(symbol, path:line)` of each result of `knav ARGS --format json` (a search's records).
+pub fn hits(tree: &Tree, args: &[&str]) -> Vec<(String, String)> {
+    let (code, v) = json(tree, args);
+    assert_eq!(code, 0, "{v}");
+    rows(&v)
+}
+
+/// `(symbol, path:line)` of each record of a JSON answer.
+pub fn rows(v: &Value) -> Vec<(String, String)> {
+    v["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|r| {
+            (
+                r["symbol"].as_str().unwrap().to_string(),
+                format!("{}:{}", r["path"].as_str().unwrap(), r["line"]),
+            )
+        })
+        .collect()
+}
+
+/// The symbols of [`hits`].
+pub fn names(tree: &Tree, args: &[&str]) -> Vec<String> {
+    hits(tree, args).into_iter().map(|(n, _)| n).collect()
+}
