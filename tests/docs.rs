@@ -216,19 +216,7 @@ fn the_part_is_rebuilt_only_when_a_documentation_file_changes() {
 
 /// `(exit code, stdout + stderr)` of `knav docs victim` with `envs`.
 fn victim(t: &common::Tree, envs: &[(&str, &str)]) -> (i32, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(["docs", "victim", "--root"])
-        .arg(&t.root)
-        .env_remove("KNAV_INDEX_DIR")
-        .envs(envs.iter().copied())
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    common::knav_env(t, &["docs", "victim"], envs)
 }
 
 #[test]

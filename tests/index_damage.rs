@@ -3,28 +3,9 @@
 //! panic or an abort), `--verify` reports the damage, and the next `knav index` repairs it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 mod common;
-use common::{copy_dir, fixture, Tree};
-
-/// `(exit code, stdout + stderr)`; a signal is code -1.
-fn knav(tree: &Tree, args: &[&str], envs: &[(&str, &str)]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(args)
-        .arg("--root")
-        .arg(&tree.root)
-        .env_remove("KNAV_INDEX_DIR")
-        .envs(envs.iter().copied())
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
+use common::{copy_dir, fixture, knav_env as knav, Tree};
 
 fn queries(t: &Tree) -> Vec<Vec<String>> {
     let config = t.root.join(".config").display().to_string();

@@ -5,20 +5,11 @@
 use serde_json::Value;
 
 mod common;
-use common::{tree, Tree};
+use common::{paths, tree, Tree};
 
 /// The answer of `knav ARGS --format json` on `tree`.
 fn json(tree: &Tree, args: &[&str]) -> Value {
     common::json(tree, args).1
-}
-
-fn paths(v: &Value) -> Vec<String> {
-    v["results"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{v}"))
-        .iter()
-        .map(|r| r["path"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]

@@ -7,12 +7,7 @@ use common::{fixture, hits, json, knav, names, rows, tree, Tree};
 fn paths(t: &Tree, args: &[&str]) -> Vec<String> {
     let (code, v) = json(t, args);
     assert_eq!(code, 0, "{v}");
-    v["results"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{v}"))
-        .iter()
-        .map(|r| r["path"].as_str().unwrap().to_string())
-        .collect()
+    common::paths(&v)
 }
 
 #[test]

@@ -162,6 +162,7 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<Built, Index
         .iter()
         .map(|w| {
             w.vocab
+                .stems
                 .terms
                 .iter()
                 .map(|t| {

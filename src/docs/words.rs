@@ -22,6 +22,42 @@ fn stemmer() -> rust_stemmers::Stemmer {
     rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
 }
 
+/// Stems interned as term ids: a lowercase word is stemmed (Snowball English) and its stem
+/// given the next id the first time it is seen. Shared by the documentation and code searches.
+pub struct Stems {
+    stemmer: rust_stemmers::Stemmer,
+    /// Stem → term id.
+    ids: NameMap<Box<str>, u32>,
+    /// Term id → stem.
+    pub terms: Vec<Box<str>>,
+}
+
+impl Default for Stems {
+    fn default() -> Self {
+        Stems {
+            stemmer: stemmer(),
+            ids: NameMap::default(),
+            terms: Vec::new(),
+        }
+    }
+}
+
+impl Stems {
+    /// The term id of the stem of `lower`.
+    pub fn id(&mut self, lower: &str) -> u32 {
+        let stem = self.stemmer.stem(lower);
+        match self.ids.get(&*stem) {
+            Some(&id) => id,
+            None => {
+                let id = self.terms.len() as u32;
+                self.terms.push(stem.as_ref().into());
+                self.ids.insert(stem.as_ref().into(), id);
+                id
+            }
+        }
+    }
+}
+
 /// Calls `f` with each run of letters and digits of `text`, lowercased into `lower`.
 fn each_token(text: &str, lower: &mut String, mut f: impl FnMut(&str)) {
     for raw in text
@@ -71,27 +107,13 @@ const STOP: u32 = u32::MAX;
 
 /// The words of many texts as term ids: each distinct token is lowercased, checked against the
 /// stopwords and stemmed once; later occurrences are one hash lookup.
+#[derive(Default)]
 pub struct Vocab {
-    stemmer: rust_stemmers::Stemmer,
     /// Lowercase token → term id, or [`STOP`].
     tokens: NameMap<Box<str>, u32>,
-    /// Stem → term id.
-    ids: NameMap<Box<str>, u32>,
-    /// Term id → stem.
-    pub terms: Vec<Box<str>>,
+    /// The stems and their ids.
+    pub stems: Stems,
     lower: String,
-}
-
-impl Default for Vocab {
-    fn default() -> Self {
-        Vocab {
-            stemmer: stemmer(),
-            tokens: NameMap::default(),
-            ids: NameMap::default(),
-            terms: Vec::new(),
-            lower: String::new(),
-        }
-    }
 }
 
 impl Vocab {
@@ -105,16 +127,7 @@ impl Vocab {
                     let id = if is_stopword(w) {
                         STOP
                     } else {
-                        let stem = self.stemmer.stem(w);
-                        match self.ids.get(&*stem) {
-                            Some(&id) => id,
-                            None => {
-                                let id = self.terms.len() as u32;
-                                self.terms.push(stem.as_ref().into());
-                                self.ids.insert(stem.as_ref().into(), id);
-                                id
-                            }
-                        }
+                        self.stems.id(w)
                     };
                     self.tokens.insert(w.into(), id);
                     id
@@ -154,7 +167,7 @@ mod tests {
             ids.push(id)
         });
         assert_eq!(ids, [0, 1, 0, 2]);
-        let terms: Vec<&str> = v.terms.iter().map(|t| &**t).collect();
+        let terms: Vec<&str> = v.stems.terms.iter().map(|t| &**t).collect();
         assert_eq!(terms, ["alloc", "page", "über"]);
     }
 }

@@ -640,14 +640,7 @@ impl Update<'_> {
         text: &TextUpdate,
         docs: &crate::docs::DocsState,
     ) -> Result<UpdateReport, IndexError> {
-        let part = build_files_part(
-            self.root,
-            self.index_dir,
-            &walked.builds,
-            builds.fingerprint,
-            builds.old.as_ref(),
-            builds.same,
-        )?;
+        let part = build_files_part(self.root, self.index_dir, &walked.builds, builds)?;
         let (docs_part, docs_summary) = docs.part(self.root, self.index_dir)?;
         let mut manifest = snap.manifest.clone();
         manifest.generation += 1;
@@ -728,17 +721,10 @@ impl Update<'_> {
         // Not beside the segment build: what Kbuild and Kconfig take would add to its peak
         // memory.
         progress.phase("build files");
-        let part = build_files_part(
-            self.root,
-            self.index_dir,
-            &walked.builds,
-            builds.fingerprint,
-            builds.old.as_ref(),
-            builds.same,
-        )
-        .inspect_err(|_| {
-            let _ = std::fs::remove_dir_all(&seg_dir);
-        })?;
+        let part = build_files_part(self.root, self.index_dir, &walked.builds, builds)
+            .inspect_err(|_| {
+                let _ = std::fs::remove_dir_all(&seg_dir);
+            })?;
         report.build_files = part.summary;
         trace.mark("build files");
         let new_segment = SegmentRef {
@@ -1001,16 +987,15 @@ struct BuildFilesPart {
     summary: Option<String>,
 }
 
-/// The build-file part for `builds` (with their [`buildfiles::fingerprint`]): the old one when
-/// `same`, none when there are no build files, else a new one.
+/// The build-file part for `builds` (`state`: their [`buildfiles::fingerprint`] and the index's
+/// part): the old one when it still fits, none when there are no build files, else a new one.
 fn build_files_part(
     root: &Path,
     index_dir: &Path,
     builds: &[SourceFile],
-    fingerprint: u64,
-    old: Option<&buildfiles::BuildFilesRef>,
-    same: bool,
+    state: &BuildFilesState,
 ) -> Result<BuildFilesPart, IndexError> {
+    let (fingerprint, old, same) = (state.fingerprint, state.old.as_ref(), state.same);
     if same {
         let kept = old.map(|b| buildfiles::BuildFilesRef {
             previous: None,

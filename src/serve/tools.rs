@@ -58,6 +58,13 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ("review", &["index_status", "change_impact", "review_diff"]),
 ];
 
+/// A `kind` argument (an empty one is none).
+fn kind_arg(tool: &str, kind: Option<String>) -> Result<Option<knav_ctags::Kind>, String> {
+    kind.filter(|k| !k.is_empty())
+        .map(|k| crate::query::parse_kind(&k).map_err(|e| format!("{tool}: {e}")))
+        .transpose()
+}
+
 /// The tools of `groups` (`None`: all), in catalog order; an unknown group is an error naming
 /// the groups.
 pub fn select(groups: Option<&[String]>) -> Result<Vec<&'static str>, String> {
@@ -836,10 +843,7 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
         }
         "search_symbols" => {
             let a: FindArgs = typed(tool, args)?;
-            let kind = match a.kind.filter(|k| !k.is_empty()) {
-                None => None,
-                Some(k) => Some(crate::query::parse_kind(&k).map_err(|e| format!("{tool}: {e}"))?),
-            };
+            let kind = kind_arg(tool, a.kind)?;
             let ask = Ask::Find {
                 query: a.query,
                 kind,
@@ -848,10 +852,7 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
         }
         "search_code" => {
             let a: CodeArgs = typed(tool, args)?;
-            let kind = match a.kind.filter(|k| !k.is_empty()) {
-                None => None,
-                Some(k) => Some(crate::query::parse_kind(&k).map_err(|e| format!("{tool}: {e}"))?),
-            };
+            let kind = kind_arg(tool, a.kind)?;
             let ask = Ask::Code {
                 query: a.query,
                 kind,

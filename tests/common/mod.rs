@@ -110,3 +110,32 @@ pub fn rows(v: &Value) -> Vec<(String, String)> {
 pub fn names(tree: &Tree, args: &[&str]) -> Vec<String> {
     hits(tree, args).into_iter().map(|(n, _)| n).collect()
 }
+
+/// `(exit code, stdout + stderr)` of `knav ARGS --root TREE` with `envs` set and no
+/// `KNAV_INDEX_DIR` from the environment; a signal is code -1.
+pub fn knav_env(tree: &Tree, args: &[&str], envs: &[(&str, &str)]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(args)
+        .arg("--root")
+        .arg(&tree.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .envs(envs.iter().copied())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// The `path` of each record of a JSON answer.
+pub fn paths(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect()
+}

@@ -5,7 +5,7 @@
 
 use crate::index::accum::NameMap as HashMap;
 
-use rust_stemmers::{Algorithm, Stemmer};
+use crate::docs::words::Stems;
 
 /// Words that say nothing about what code does: common English words (a question's "where
 /// does the kernel …"), C keywords and types.
@@ -30,29 +30,15 @@ const MAX_CACHED: usize = 1 << 17;
 
 /// Turns text into search terms, each distinct word stemmed once. A term has an id, valid
 /// until [`Terms::forget`] empties the cache.
+#[derive(Default)]
 pub struct Terms {
-    stemmer: Stemmer,
     /// Identifier → its terms' ids, a range of `parts`.
     idents: HashMap<Box<[u8]>, (u32, u32)>,
     parts: Vec<u32>,
     /// Word (as written) → its term's id, `None` for a stopword.
     words: HashMap<Box<[u8]>, Option<u32>>,
     /// Term → id, and id → term.
-    ids: HashMap<Box<str>, u32>,
-    text: Vec<Box<str>>,
-}
-
-impl Default for Terms {
-    fn default() -> Self {
-        Terms {
-            stemmer: Stemmer::create(Algorithm::English),
-            idents: HashMap::default(),
-            parts: Vec::new(),
-            words: HashMap::default(),
-            ids: HashMap::default(),
-            text: Vec::new(),
-        }
-    }
+    stems: Stems,
 }
 
 impl Terms {
@@ -85,17 +71,17 @@ impl Terms {
 
     /// The term of id `id`.
     pub fn term(&self, id: u32) -> &str {
-        &self.text[id as usize]
+        &self.stems.terms[id as usize]
     }
 
     /// The number of ids given out since the cache was last emptied.
     pub fn len(&self) -> usize {
-        self.text.len()
+        self.stems.terms.len()
     }
 
     /// True when no id was given out.
     pub fn is_empty(&self) -> bool {
-        self.text.is_empty()
+        self.stems.terms.is_empty()
     }
 
     /// Empties the cache when it has grown past its bound; the ids given out are invalid then.
@@ -114,18 +100,7 @@ impl Terms {
         let keep = lower.len() > 1
             && !lower.bytes().all(|b| b.is_ascii_digit())
             && STOPWORDS.binary_search(&lower.as_str()).is_err();
-        let id = keep.then(|| {
-            let stem = self.stemmer.stem(&lower);
-            match self.ids.get(&*stem) {
-                Some(&id) => id,
-                None => {
-                    let id = self.text.len() as u32;
-                    self.text.push(stem.as_ref().into());
-                    self.ids.insert(stem.as_ref().into(), id);
-                    id
-                }
-            }
-        });
+        let id = keep.then(|| self.stems.id(&lower));
         self.words.insert(word.into(), id);
         id
     }
