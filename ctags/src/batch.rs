@@ -3,14 +3,14 @@
 //! tag-file output format costs ctags a fifth less than JSON, so the batch run uses it.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::worker::{base_args, die_with_parent, FileTags, WorkerError};
+use crate::worker::{base_args, FileTags, WorkerError};
 use crate::Ctags;
 
 /// Runs ctags once over `paths` (relative to `root`) and returns their tags in the same order;
@@ -28,28 +28,23 @@ pub fn tags_of_chunk(
     if paths.is_empty() {
         return Ok(out);
     }
-    let mut child = die_with_parent(&mut Command::new(&ctags.program))
-        .args(base_args().iter().filter(|a| {
+    let base = base_args();
+    let args: Vec<&OsStr> = base
+        .iter()
+        .filter(|a| {
             // The tag-file format costs ctags a fifth less than JSON; no pattern with numbers.
             !matches!(
                 **a,
                 "--_interactive" | "--output-format=json" | "--fields=-P"
             )
-        }))
-        .args(["--output-format=u-ctags", "--excmd=number"])
-        .args(extra_args)
-        .args(["-L", "-", "-o", "-"])
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(WorkerError::Spawn)?;
-    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(WorkerError::Died("no pipes to ctags".into()));
-    };
+        })
+        .chain(&["--output-format=u-ctags", "--excmd=number"])
+        .map(OsStr::new)
+        .chain(extra_args.iter().map(OsStr::new))
+        .chain(["-L", "-", "-o", "-"].map(OsStr::new))
+        .collect();
+    let (mut child, mut stdin, stdout) =
+        crate::spawn::spawn(&ctags.program, &args, root).map_err(WorkerError::Spawn)?;
     let mut list: Vec<u8> = Vec::new();
     for p in paths {
         // A name with a newline would be read as two: it is not listed, and gets no tags.
@@ -91,15 +86,15 @@ pub fn tags_of_chunk(
     });
     match rx.recv_timeout(timeout) {
         Ok(got) => {
-            let _ = child.wait();
+            child.wait();
             for (i, tag) in got {
                 out[i].tags.push(tag);
             }
             Ok(out)
         }
         Err(_) => {
-            let _ = child.kill();
-            let _ = child.wait();
+            child.kill();
+            child.wait();
             Err(WorkerError::Timeout(timeout))
         }
     }

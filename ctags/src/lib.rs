@@ -23,6 +23,7 @@ mod batch;
 pub mod kernel;
 pub mod macros;
 mod probe;
+mod spawn;
 mod tag;
 mod worker;
 

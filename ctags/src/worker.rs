@@ -4,7 +4,6 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -51,43 +50,11 @@ enum Msg {
     Eof(String),
 }
 
+/// A running ctags (killed and reaped when dropped), its input and its parsed output.
 struct Process {
-    child: Child,
-    stdin: ChildStdin,
+    _child: crate::spawn::Child,
+    stdin: std::fs::File,
     results: Receiver<Msg>,
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Makes the ctags that `cmd` starts die with knav: a build killed with SIGKILL must not leave
-/// ctags running. PDEATHSIG fires when the spawning *thread* exits, so ctags is started from
-/// the thread that waits for it (a chunk's worker thread, which outlives its ctags).
-pub(crate) fn die_with_parent(cmd: &mut Command) -> &mut Command {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: getpid is async-signal-safe; it runs before the fork.
-        let parent = unsafe { libc::getpid() };
-        // SAFETY: the closure calls only async-signal-safe functions (prctl, getppid, raise).
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // knav died between the fork and the prctl: nobody would kill this child.
-                if libc::getppid() != parent {
-                    libc::raise(libc::SIGKILL);
-                }
-                Ok(())
-            });
-        }
-    }
-    cmd
 }
 
 /// The options every ctags run gets: JSON, unsorted, C, prototypes and extern variables, no
@@ -129,17 +96,9 @@ impl Worker {
     }
 
     fn spawn(&self) -> Result<Process, WorkerError> {
-        let mut child = die_with_parent(&mut Command::new(&self.program))
-            .args(&self.args)
-            .current_dir(&self.root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(WorkerError::Spawn)?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(WorkerError::Died("no pipes to ctags".into()));
-        };
+        let args: Vec<&std::ffi::OsStr> = self.args.iter().map(|a| a.as_os_str()).collect();
+        let (child, stdin, stdout) =
+            crate::spawn::spawn(&self.program, &args, &self.root).map_err(WorkerError::Spawn)?;
         let (tx, results) = mpsc::channel();
         std::thread::spawn(move || {
             let mut reader = BufReader::with_capacity(1 << 16, stdout);
@@ -167,7 +126,7 @@ impl Worker {
             }
         });
         Ok(Process {
-            child,
+            _child: child,
             stdin,
             results,
         })
@@ -287,7 +246,10 @@ mod tests {
              echo '{\"_type\": \"completed\"}'\ndone\n",
         )
         .unwrap();
-        let made = Command::new("chmod").arg("+x").arg(&script).status();
+        let made = std::process::Command::new("chmod")
+            .arg("+x")
+            .arg(&script)
+            .status();
         assert!(matches!(made, Ok(s) if s.success()));
         let ctags = Ctags {
             program: script,

@@ -1,0 +1,298 @@
+//! Starting ctags without copying knav's address space.
+//!
+//! std's `Command` starts a program with `posix_spawn` (a vfork-like clone) only when it is
+//! asked for nothing `posix_spawn` cannot do; a `pre_exec` hook (knav's PDEATHSIG) or, in a
+//! statically linked knav, a working directory make it `fork()`. A fork of a build at 500 MB
+//! copies its page tables and makes every page it writes afterwards a copy-on-write fault: on
+//! the kernel's ~140 ctags runs that was about 4 s of CPU (perf: `dup_mmap`, `do_wp_page`, the
+//! child's `exit_mmap` at exec). Here the child is a `CLONE_VM | CLONE_VFORK` clone, as glibc's
+//! own `posix_spawn` makes, which sets PDEATHSIG, wires its pipes, changes directory and execs.
+
+use std::ffi::{CString, OsStr};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{FromRawFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// A started ctags: killed and reaped when dropped, unless already waited for.
+pub(crate) struct Child {
+    pid: libc::pid_t,
+    reaped: bool,
+}
+
+impl Child {
+    /// Kills the process (SIGKILL); a process already reaped is left alone.
+    pub(crate) fn kill(&mut self) {
+        if !self.reaped {
+            // SAFETY: kill has no memory effects; the pid is our unreaped child's.
+            unsafe {
+                libc::kill(self.pid, libc::SIGKILL);
+            }
+        }
+    }
+
+    /// Waits for the process to end and reaps it.
+    pub(crate) fn wait(&mut self) {
+        while !self.reaped {
+            let mut status = 0;
+            // SAFETY: status is a valid out-pointer; the pid is our child's.
+            let r = unsafe { libc::waitpid(self.pid, &mut status, 0) };
+            if r == self.pid || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                self.reaped = true;
+            }
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.kill();
+        self.wait();
+    }
+}
+
+/// An owned file descriptor closed when dropped (until made a `File`).
+struct Fd(RawFd);
+
+impl Fd {
+    /// Gives the descriptor to a `File`.
+    fn into_file(self) -> File {
+        let fd = self.0;
+        std::mem::forget(self);
+        // SAFETY: fd is open and owned by nobody else.
+        unsafe { File::from_raw_fd(fd) }
+    }
+}
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor is owned by this Fd.
+        unsafe {
+            libc::close(self.0);
+        }
+    }
+}
+
+/// Checks a libc return value.
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// Moves `fd` above the standard descriptors (a knav started with 0, 1 or 2 closed gets its
+/// pipes there, and the child's `dup2` onto 0, 1, 2 would then overwrite one with another).
+fn above_stdio(fd: Fd) -> io::Result<Fd> {
+    if fd.0 > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: fcntl on an open descriptor; the low one is closed when `fd` drops.
+    let high = cvt(unsafe { libc::fcntl(fd.0, libc::F_DUPFD_CLOEXEC, 3) })?;
+    Ok(Fd(high))
+}
+
+/// A pipe, both ends close-on-exec: (read end, write end).
+fn pipe() -> io::Result<(Fd, Fd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for the two descriptors.
+    cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    let (r, w) = (Fd(fds[0]), Fd(fds[1]));
+    Ok((above_stdio(r)?, above_stdio(w)?))
+}
+
+/// `program` as a path to exec: a bare name is looked up on `PATH`, as a shell would.
+fn resolve(program: &Path) -> PathBuf {
+    if program.as_os_str().as_bytes().contains(&b'/') {
+        return program.to_path_buf();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| {
+            use std::os::unix::fs::PermissionsExt;
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .unwrap_or_else(|| program.to_path_buf())
+}
+
+fn c_string(s: &OsStr) -> io::Result<CString> {
+    CString::new(s.as_bytes()).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{:?} has a NUL byte", s),
+        )
+    })
+}
+
+/// What the child needs, made before the clone: it may not allocate.
+struct ChildPlan {
+    program: CString,
+    argv: Vec<*const libc::c_char>,
+    cwd: CString,
+    /// Descriptors to become the child's 0, 1 and 2.
+    stdio: [RawFd; 3],
+    /// Where the child writes its errno when it cannot exec.
+    report: RawFd,
+    parent: libc::pid_t,
+    mask: libc::sigset_t,
+}
+
+/// The clone's first and only function: runs on its own stack in knav's memory while the
+/// parent thread waits, so it calls only async-signal-safe functions and touches nothing but
+/// the plan. Every signal is blocked on entry (the parent blocked them before the clone).
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: arg is the ChildPlan the parent keeps alive until the clone has exec'd or exited.
+    let plan = unsafe { &*(arg as *const ChildPlan) };
+    // SAFETY: only async-signal-safe calls on the plan's valid descriptors and strings.
+    unsafe {
+        let fail = |report: RawFd| -> ! {
+            let errno = *libc::__errno_location();
+            libc::write(report, (&errno as *const libc::c_int).cast(), 4);
+            libc::_exit(127)
+        };
+        // Handlers are knav's code: none may run here, nor in ctags (exec resets them anyway).
+        for sig in 1..=libc::SIGRTMAX() {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                && (old.sa_sigaction != libc::SIG_IGN || sig == libc::SIGPIPE)
+                && old.sa_sigaction != libc::SIG_DFL
+            {
+                let mut dfl: libc::sigaction = std::mem::zeroed();
+                dfl.sa_sigaction = libc::SIG_DFL;
+                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            }
+        }
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+            fail(plan.report);
+        }
+        // knav died before the prctl: nobody would kill this child.
+        if libc::getppid() != plan.parent {
+            libc::_exit(127);
+        }
+        for (target, &fd) in plan.stdio.iter().enumerate() {
+            if libc::dup2(fd, target as libc::c_int) < 0 {
+                fail(plan.report);
+            }
+        }
+        if libc::chdir(plan.cwd.as_ptr()) != 0 {
+            fail(plan.report);
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &plan.mask, std::ptr::null_mut());
+        libc::execv(plan.program.as_ptr(), plan.argv.as_ptr());
+        fail(plan.report)
+    }
+}
+
+/// Bytes of the clone's stack: it only makes system calls.
+const CHILD_STACK: usize = 64 << 10;
+
+/// Starts `program` with `args` in directory `cwd`, its stdin and stdout piped to the returned
+/// files and its stderr to /dev/null; it is killed (SIGKILL) when the thread that started it
+/// exits, so a killed knav leaves no ctags behind.
+pub(crate) fn spawn(
+    program: &Path,
+    args: &[&OsStr],
+    cwd: &Path,
+) -> io::Result<(Child, File, File)> {
+    let program_c = c_string(resolve(program).as_os_str())?;
+    let args_c = std::iter::once(program.as_os_str())
+        .chain(args.iter().copied())
+        .map(c_string)
+        .collect::<io::Result<Vec<_>>>()?;
+    let (in_r, in_w) = pipe()?;
+    let (out_r, out_w) = pipe()?;
+    let (report_r, report_w) = pipe()?;
+    let null = c"/dev/null";
+    // SAFETY: open with a valid C string.
+    let null = above_stdio(Fd(cvt(unsafe {
+        libc::open(null.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC)
+    })?))?;
+    let mut argv: Vec<*const libc::c_char> = args_c.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    // SAFETY: sigset_t is plain data; sigfillset and pthread_sigmask get valid pointers.
+    let (all, mut mask) = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        (all, std::mem::zeroed::<libc::sigset_t>())
+    };
+    // SAFETY: see above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut mask) };
+    let plan = ChildPlan {
+        program: program_c,
+        argv,
+        cwd: c_string(cwd.as_os_str())?,
+        stdio: [in_r.0, out_w.0, null.0],
+        report: report_w.0,
+        // SAFETY: getpid has no preconditions.
+        parent: unsafe { libc::getpid() },
+        mask,
+    };
+    let mut stack = vec![0u8; CHILD_STACK];
+    // SAFETY: the stack is writable and outlives the clone's run (CLONE_VFORK suspends this
+    // thread until the child execs or exits); child_main touches only the plan.
+    let pid = unsafe {
+        let top = stack.as_mut_ptr().add(CHILD_STACK) as usize & !15;
+        libc::clone(
+            child_main,
+            top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            &plan as *const ChildPlan as *mut libc::c_void,
+        )
+    };
+    let cloned = io::Error::last_os_error();
+    // SAFETY: restores this thread's mask.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &plan.mask, std::ptr::null_mut()) };
+    drop(stack);
+    if pid < 0 {
+        return Err(cloned);
+    }
+    let mut child = Child { pid, reaped: false };
+    drop((in_r, out_w, report_w, null));
+    let mut errno = [0u8; 4];
+    let mut report = report_r.into_file();
+    if let Ok(4) = report.read(&mut errno) {
+        child.wait();
+        return Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno)));
+    }
+    Ok((child, in_w.into_file(), out_r.into_file()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_spawned_program_reads_its_stdin_in_its_directory() {
+        let dir = std::env::temp_dir();
+        let (mut child, mut stdin, mut stdout) = spawn(
+            Path::new("sh"),
+            &[OsStr::new("-c"), OsStr::new("pwd; cat")],
+            &dir,
+        )
+        .unwrap();
+        stdin.write_all(b"hello\n").unwrap();
+        drop(stdin);
+        let mut out = String::new();
+        stdout.read_to_string(&mut out).unwrap();
+        child.wait();
+        let want = format!("{}\nhello\n", dir.canonicalize().unwrap().display());
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn a_missing_program_is_an_error_not_a_child() {
+        let err = spawn(Path::new("/nonexistent/ctags"), &[], Path::new("/"))
+            .err()
+            .expect("no such program");
+        assert_eq!(err.kind(), io::ErrorKind::NotFound, "{err}");
+        let err = spawn(Path::new("sh"), &[], Path::new("/nonexistent-dir"))
+            .err()
+            .expect("no such directory");
+        assert_eq!(err.kind(), io::ErrorKind::NotFound, "{err}");
+    }
+}
