@@ -134,6 +134,7 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
     let mut body_budget = MAX_BODY_READS * src.len() + (1 << 16);
     let mut counts: Vec<[u16; FIELDS]> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
+    let mut seen = crate::index::accum::NameMap::default();
     for (i, d) in defs.iter().enumerate() {
         if !is_document(d) {
             continue;
@@ -159,14 +160,14 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
             add(id, Field::Name);
         }
         if let Some((comment, first)) = leading_comment(src, &starts, d.line) {
-            terms.of_text(&src[comment], |id| add(id, Field::Comment));
+            terms.of_file_text(&src[comment], &mut seen, |id| add(id, Field::Comment));
             head.comment_back = u8::try_from(d.line - first).unwrap_or(0);
         }
         let last = d.end_line.unwrap_or(d.line).max(d.line);
         let body = lines(&starts, src.len(), d.line, last);
         if body.len() <= body_budget {
             body_budget -= body.len();
-            terms.of_text(&src[body], |id| add(id, Field::Body));
+            terms.of_file_text(&src[body], &mut seen, |id| add(id, Field::Body));
         }
         out.defs.push(i as u32);
         head.encode(&mut out.bytes);

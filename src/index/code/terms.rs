@@ -45,25 +45,53 @@ impl Terms {
     /// The ids of the terms of identifier `ident`'s words that are not stopwords
     /// (`ext4_file_read_iter` → `ext4`, `file`, `read`, `iter`).
     pub fn of_ident(&mut self, ident: &[u8]) -> &[u32] {
-        let (start, end) = match self.idents.get(ident) {
-            Some(&r) => r,
-            None => {
-                let start = self.parts.len() as u32;
-                let mut ids = Vec::new();
-                for_words(ident, |w| ids.extend(self.word(w)));
-                self.parts.extend(ids);
-                let r = (start, self.parts.len() as u32);
-                self.idents.insert(ident.into(), r);
-                r
-            }
-        };
+        let (start, end) = self.ident_range(ident);
         &self.parts[start as usize..end as usize]
+    }
+
+    /// Where `ident`'s term ids are in `parts`.
+    fn ident_range(&mut self, ident: &[u8]) -> (u32, u32) {
+        if let Some(&r) = self.idents.get(ident) {
+            return r;
+        }
+        let start = self.parts.len() as u32;
+        let mut ids = Vec::new();
+        for_words(ident, |w| ids.extend(self.word(w)));
+        self.parts.extend(ids);
+        let r = (start, self.parts.len() as u32);
+        self.idents.insert(ident.into(), r);
+        r
     }
 
     /// Calls `add` with the id of each term of free text (a comment, a path, a query).
     pub fn of_text(&mut self, text: &[u8], mut add: impl FnMut(u32)) {
         for ident in identifiers(text) {
             for &id in self.of_ident(ident) {
+                add(id);
+            }
+        }
+    }
+
+    /// [`Terms::of_text`] for the text of one file, `seen` holding the identifiers of the file
+    /// already looked up: a small table that stays in the cache, where a look-up in the
+    /// build-wide one (keys on the heap, hundreds of thousands of them) missed it and cost
+    /// most of the documents' build.
+    pub fn of_file_text<'s>(
+        &mut self,
+        text: &'s [u8],
+        seen: &mut HashMap<&'s [u8], (u32, u32)>,
+        mut add: impl FnMut(u32),
+    ) {
+        for ident in identifiers(text) {
+            let (start, end) = match seen.get(ident) {
+                Some(&r) => r,
+                None => {
+                    let r = self.ident_range(ident);
+                    seen.insert(ident, r);
+                    r
+                }
+            };
+            for &id in &self.parts[start as usize..end as usize] {
                 add(id);
             }
         }
