@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
@@ -791,7 +791,7 @@ pub fn build_segment(
         learned: &learned,
     };
     let mut trace = super::Trace::new();
-    let (accumulators, facts) = scan.run(out_dir, &mut meta, progress)?;
+    let (accumulators, facts, indirect) = scan.run(out_dir, &mut meta, progress)?;
     release_free_memory();
     trace.mark("segment: scan+ctags");
     let scanned_at = started.elapsed();
@@ -799,6 +799,10 @@ pub fn build_segment(
     merge_names(out_dir, inputs, accumulators, &facts, &mut meta)?;
     drop(facts);
     trace.mark("segment: merge names");
+    indirect
+        .finish(&out_dir.join(super::indirect::FILE))
+        .map_err(write_error(out_dir))?;
+    trace.mark("segment: calls through pointers");
     let names_at = started.elapsed();
     write_search_parts(out_dir, inputs)?;
     trace.mark("segment: search parts");
@@ -900,7 +904,7 @@ impl Scan<'_> {
         out_dir: &Path,
         meta: &mut SegmentMeta,
         progress: &mut Progress,
-    ) -> Result<(Vec<Accumulator>, DefFacts), IndexError> {
+    ) -> Result<(Vec<Accumulator>, DefFacts, super::indirect::IndirectWriter), IndexError> {
         let scratch = self.ctags.and_then(|_| Scratch::for_ctags());
         let scratch_dir = scratch.as_ref().map(|s| s.path());
         let chunks = chunks(self.inputs);
@@ -908,6 +912,8 @@ impl Scan<'_> {
         let mut records = RecordWriter::create(out_dir, self.inputs.len())?;
         let io = write_error(out_dir);
         let next = AtomicUsize::new(0);
+        // Each worker's chunk and one more finished may wait for the writer.
+        let window = Window::new(&chunks, workers + 1);
         let accumulators = std::thread::scope(|s| {
             let (shard_tx, shard_threads): (Vec<_>, Vec<_>) = (0..NAME_SHARDS)
                 .map(|k| {
@@ -922,16 +928,21 @@ impl Scan<'_> {
                 .unzip();
             let (tx, rx) = mpsc::sync_channel::<(usize, FileResult)>(workers * 8);
             for _ in 0..workers {
-                let (tx, next, chunks) = (tx.clone(), &next, &chunks);
-                s.spawn(move || self.work(chunks, next, scratch_dir, tx));
+                let (tx, next, chunks, window) = (tx.clone(), &next, &chunks, &window);
+                s.spawn(move || self.work(chunks, next, window, scratch_dir, tx));
             }
             drop(tx);
             let written = records.write_in_order(rx, self.inputs, meta, progress, |batch| {
+                let file = batch.file_id as usize;
                 for tx in &shard_tx {
                     // A closed channel means the shard thread failed; its join says why.
                     let _ = tx.send(Arc::clone(&batch));
                 }
-            })?;
+                window.written(file);
+            });
+            // Workers waiting for their turn stop when the writer does, even on an error.
+            window.close();
+            let written = written?;
             if written != self.inputs.len() {
                 return Err(IndexError::Build(format!(
                     "indexing stopped after {written} of {} files (a worker failed)",
@@ -949,8 +960,8 @@ impl Scan<'_> {
                 })
                 .collect::<Result<Vec<_>, _>>()
         })?;
-        let facts = records.finish(meta).map_err(io)?;
-        Ok((accumulators, facts))
+        let (facts, indirect) = records.finish(meta).map_err(io)?;
+        Ok((accumulators, facts, indirect))
     }
 
     /// A worker: takes the next chunk until none is left, and sends each file's result.
@@ -958,6 +969,7 @@ impl Scan<'_> {
         &self,
         chunks: &[std::ops::Range<usize>],
         next: &AtomicUsize,
+        window: &Window,
         scratch: Option<&Path>,
         tx: mpsc::SyncSender<(usize, FileResult)>,
     ) {
@@ -967,6 +979,9 @@ impl Scan<'_> {
             let Some(range) = chunks.get(c) else {
                 return;
             };
+            if !window.wait_for(c) {
+                return;
+            }
             let results = process_chunk(
                 self.root,
                 &self.inputs[range.clone()],
@@ -983,6 +998,53 @@ impl Scan<'_> {
                 }
             }
         }
+    }
+}
+
+/// How far ahead of the writer the workers may scan. Results are written in file order, so
+/// a chunk finished before the one being written waits in memory; without a bound, one slow
+/// chunk (a large generated file, a ctags retried file by file) let the others pile up behind it.
+struct Window {
+    /// Chunks written so far, and whether the writer has stopped.
+    state: Mutex<(usize, bool)>,
+    moved: Condvar,
+    /// Chunks that may be scanned or wait written from the first unwritten one on.
+    ahead: usize,
+    /// The end (one past the last file) of each chunk.
+    ends: Vec<usize>,
+}
+
+impl Window {
+    fn new(chunks: &[std::ops::Range<usize>], ahead: usize) -> Window {
+        Window {
+            state: Mutex::new((0, false)),
+            moved: Condvar::new(),
+            ahead,
+            ends: chunks.iter().map(|c| c.end).collect(),
+        }
+    }
+
+    /// Waits until chunk `chunk` may be scanned; false when the writer has stopped.
+    fn wait_for(&self, chunk: usize) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while !state.1 && chunk >= state.0 + self.ahead {
+            state = self.moved.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        !state.1
+    }
+
+    /// The writer has written file `file`.
+    fn written(&self, file: usize) {
+        if let Ok(k) = self.ends.binary_search(&(file + 1)) {
+            self.state.lock().unwrap_or_else(|e| e.into_inner()).0 = k + 1;
+            self.moved.notify_all();
+        }
+    }
+
+    /// The writer has stopped: no worker waits any more.
+    fn close(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.moved.notify_all();
     }
 }
 
@@ -1162,7 +1224,13 @@ impl RecordWriter {
     /// Flushes `defs.dat` and `files.dat` and writes `files.idx` and `indirect.dat`, counting
     /// its registrations and dispatch sites into `meta`; returns what the merge needs of the
     /// definitions.
-    fn finish(self, meta: &mut SegmentMeta) -> std::io::Result<DefFacts> {
+    /// Finishes the files; the calls through pointers are left to sort later
+    /// ([`super::indirect::IndirectWriter::finish`] reads the whole spool), when the names'
+    /// accumulators no longer hold their memory.
+    fn finish(
+        self,
+        meta: &mut SegmentMeta,
+    ) -> std::io::Result<(DefFacts, super::indirect::IndirectWriter)> {
         let RecordWriter {
             out_dir,
             mut defs,
@@ -1180,8 +1248,7 @@ impl RecordWriter {
         write_file(&out_dir.join("files.idx"), b"FIDX", &files_idx)?;
         meta.registrations = indirect.registrations;
         meta.dispatch_sites = indirect.dispatches;
-        indirect.finish(&out_dir.join(super::indirect::FILE))?;
-        Ok(def_facts)
+        Ok((def_facts, indirect))
     }
 }
 
