@@ -434,8 +434,8 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     let mut starts: Vec<Block> = Vec::with_capacity(files.len());
     let mut postings = 0u64;
     let opener = Opener::new(root);
-    for batch in files.chunks(BATCH) {
-        let got: Vec<FileGrams> = batch
+    let extract = |batch: &[TextFile]| -> Vec<FileGrams> {
+        batch
             .par_iter()
             .map(|f| {
                 SCRATCH.with(|s| {
@@ -443,21 +443,32 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
                     file_grams(&opener, f, seen, buf)
                 })
             })
-            .collect();
+            .collect()
+    };
+    // A batch's trigrams are added while the next batch's are extracted: either step alone
+    // left a core idle at its end (a large file, a long shard).
+    let mut batches = files.chunks(BATCH);
+    let mut got = batches.next().map(extract).unwrap_or_default();
+    while !got.is_empty() {
         let first = starts.len() as u32;
-        shards
-            .par_iter_mut()
-            .enumerate()
-            .try_for_each(|(k, lists)| {
-                let docs = got.iter().flat_map(|g| &g.docs);
-                for (j, d) in docs.enumerate() {
-                    for &t in d.shard(k) {
-                        lists.add(t, first + j as u32)?;
-                    }
-                }
-                Ok(())
-            })
-            .map_err(io)?;
+        let (next, added) = rayon::join(
+            || batches.next().map(extract).unwrap_or_default(),
+            || {
+                shards
+                    .par_iter_mut()
+                    .enumerate()
+                    .try_for_each(|(k, lists)| {
+                        let docs = got.iter().flat_map(|g| &g.docs);
+                        for (j, d) in docs.enumerate() {
+                            for &t in d.shard(k) {
+                                lists.add(t, first + j as u32)?;
+                            }
+                        }
+                        Ok(())
+                    })
+            },
+        );
+        added.map_err(io)?;
         for g in &got {
             flags.push((g.flag, g.hash));
             first_doc.push(starts.len() as u32);
@@ -466,6 +477,7 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
                 postings += d.grams.len() as u64;
             }
         }
+        got = next;
     }
     first_doc.push(starts.len() as u32);
     // files.bin
