@@ -638,20 +638,14 @@ fn search_code_answers_questions_in_words() {
     }
 }
 
-/// kernel-bench/questions.tsv: questions written before any tuning, each with the functions
-/// that answer it. Prints the share answered in the top 10 and the top 1, and each miss, and
-/// holds the share measured when the ranking was tuned (22 of 33 on 2026-12-01; issue 15's
-/// target is 80%, not reached).
-#[test]
-#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
-fn search_code_scores_the_benchmark_questions() {
-    let tree = kernel();
-    let tsv = include_str!("../kernel-bench/questions.tsv");
+/// The questions of a kernel-bench questions file asked, answered in the top 1 and in the top
+/// 10; prints each miss and the score.
+fn scored_questions(tree: &str, name: &str, tsv: &str) -> (usize, usize, usize) {
     let (mut asked, mut top1, mut top10) = (0, 0, 0);
     for line in tsv.lines().filter(|l| !l.starts_with('#')).skip(1) {
         let cols: Vec<&str> = line.split('\t').collect();
         let (question, answers) = (cols[0], cols[1].split_whitespace().collect::<Vec<_>>());
-        let top = searched(&tree, question, 10);
+        let top = searched(tree, question, 10);
         asked += 1;
         match top.iter().position(|s| answers.contains(&s.as_str())) {
             Some(0) => {
@@ -662,7 +656,35 @@ fn search_code_scores_the_benchmark_questions() {
             None => println!("miss: {question} (want {answers:?}): {top:?}"),
         }
     }
-    println!("search_code: {top10}/{asked} in the top 10, {top1}/{asked} in the top 1");
+    println!("search_code on {name}: {top10}/{asked} in the top 10, {top1}/{asked} in the top 1");
+    (asked, top1, top10)
+}
+
+/// kernel-bench/questions.tsv: questions written before any tuning, each with the functions
+/// that answer it. Prints the share answered in the top 10 and the top 1, and each miss, and
+/// holds the share measured when the ranking was tuned (27 of 33 on 2026-12-01, 22 before the
+/// abbreviations as alternatives of their words and the size and core priors; issue 15's
+/// target, 80%, is 27).
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn search_code_scores_the_benchmark_questions() {
+    let tree = kernel();
+    let tsv = include_str!("../kernel-bench/questions.tsv");
+    let (asked, _, top10) = scored_questions(&tree, "questions.tsv", tsv);
     assert!(asked >= 30, "{asked} questions");
-    assert!(top10 >= 22, "{top10}/{asked} in the top 10");
+    assert!(top10 >= 27, "{top10}/{asked} in the top 10");
+}
+
+/// kernel-bench/questions-holdout.tsv: questions about other parts of the kernel, written before
+/// the ranking was tuned and never tuned on. Holds the share measured before that tuning (9 of
+/// 25 in the top 10 on 2026-12-01; 13 after it), so that a tuning fitted to questions.tsv
+/// alone shows here.
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn search_code_scores_the_held_out_questions() {
+    let tree = kernel();
+    let tsv = include_str!("../kernel-bench/questions-holdout.tsv");
+    let (asked, _, top10) = scored_questions(&tree, "questions-holdout.tsv", tsv);
+    assert!(asked >= 15, "{asked} questions");
+    assert!(top10 >= 9, "{top10}/{asked} in the top 10");
 }

@@ -60,20 +60,22 @@ fn words_meet_their_stems_and_stopwords_are_dropped() {
         names(&t, &["search", "the", "candidates", "killing", "tasks"]),
         ["oom_badness", "select_bad_process", "oom_control"]
     );
+    // `task` also matches `process` (the word kernel code writes as `task`, and back), in
+    // select_bad_process's name and comment.
     let (code, v) = json(&t, &["search", "which", "task", "to", "kill"]);
     assert_eq!(code, 0);
     let first = &v["results"][0];
-    assert_eq!(first["symbol"], "oom_badness");
-    assert_eq!(first["end_line"], 8);
+    assert_eq!(first["symbol"], "select_bad_process");
+    assert_eq!(first["end_line"], 14);
     assert_eq!(first["kind"], "function");
     assert_eq!(
         first["comment"],
-        "oom_badness - heuristic function to determine which candidate task to kill"
+        "Pick the process to kill when memory is short."
     );
     assert!(first["score"].as_f64().unwrap() > 0.0, "{first}");
     assert_eq!(
         v["results"][1]["comment"],
-        "Pick the process to kill when memory is short."
+        "oom_badness - heuristic function to determine which candidate task to kill"
     );
     assert_eq!(v["next_tools"][0], "get_symbol_body");
 }
@@ -119,6 +121,75 @@ fn the_kernel_comes_before_the_copies_in_tools() {
             ),
         ]
     );
+}
+
+#[test]
+fn an_abbreviation_counts_as_the_words_it_stands_for() {
+    let t = tree(
+        "code-abbrev",
+        &[
+            (
+                "kernel/irq/handle.c",
+                "int handle_irq(void)\n{\n\treturn 0;\n}\n",
+            ),
+            ("kernel/sys.c", "int do_syscall(void)\n{\n\treturn 0;\n}\n"),
+        ],
+    );
+    assert_eq!(names(&t, &["search", "interrupt"]), ["handle_irq"]);
+    // One-word `interrupt` goes both ways; `system call` needs both its words.
+    assert_eq!(
+        names(&t, &["search", "handle", "interrupt"]),
+        names(&t, &["search", "handle", "irq"])
+    );
+    assert_eq!(names(&t, &["search", "system", "call"]), ["do_syscall"]);
+    assert_eq!(names(&t, &["search", "system"]), Vec::<String>::new());
+}
+
+/// A function alike in words, lines and use wherever it is (its file's name matches no query).
+const ALIKE: &str = "/* Reap the dead. */\nint reap(void)\n{\n\treturn 0;\n}\n";
+
+#[test]
+fn the_core_comes_before_drivers_and_other_architectures() {
+    let t = tree(
+        "code-core",
+        &[
+            ("arch/arm/kernel/a.c", ALIKE),
+            ("arch/x86/kernel/a.c", ALIKE),
+            ("drivers/net/a.c", ALIKE),
+            ("kernel/a.c", ALIKE),
+        ],
+    );
+    let found = hits(&t, &["search", "reap"]);
+    let paths: Vec<&str> = found.iter().map(|(_, p)| p.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "arch/x86/kernel/a.c:2",
+            "kernel/a.c:2",
+            "arch/arm/kernel/a.c:2",
+            "drivers/net/a.c:2",
+        ]
+    );
+}
+
+#[test]
+fn a_long_function_comes_before_a_short_one_matching_alike() {
+    let long: String = (0..400).map(|i| format!("\tstep({i});\n")).collect();
+    let t = tree(
+        "code-size",
+        &[
+            (
+                "mm/a.c",
+                "/* Reap the dead. */\nint reap_one(void)\n{\n\treturn 0;\n}\n",
+            ),
+            (
+                "mm/b.c",
+                &format!("/* Reap the dead. */\nint reap_big(void)\n{{\n{long}}}\n"),
+            ),
+        ],
+    );
+    // Alike but in their length (and their names' second words, no query's).
+    assert_eq!(names(&t, &["search", "reap"]), ["reap_big", "reap_one"]);
 }
 
 #[test]

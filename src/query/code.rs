@@ -1,12 +1,17 @@
 //! search_code: definitions ranked for a natural-language query with BM25F. The query's words
-//! become terms as the documents' did ([`crate::index::code::terms`]); each document scores, per
-//! query term, its idf times the term's weighted, length-normalized frequency over the four
-//! fields (name > comment > path > body) saturated by `K1`. The kernel's own code comes before
-//! the copies `tools/`, `samples/` and selftests carry (their score is scaled down), and a
-//! document of a file a newer segment replaced is not counted. The best [`RERANKED`] are then
-//! scaled up by how widely their name is used (the number of files it occurs in): among
-//! definitions that match a question alike, the kernel's own API (`kfree`, `mutex_lock`)
-//! answers it more often than a driver's helper.
+//! become terms as the documents' did ([`crate::index::code::terms`]), each word with the
+//! abbreviations that count as it ([`super::vocab`]: `interrupt` or `irq`); each document
+//! scores, per query word, its idf (of the documents with any of its terms) times the weighted,
+//! length-normalized frequency of its terms over the four fields (name > comment > path > body)
+//! saturated by `K1`. The kernel's own code comes before the copies `tools/`, `samples/` and
+//! selftests carry (their score is scaled down), and a document of a file a newer segment
+//! replaced is not counted. The best [`RERANKED`] are then scaled up by three priors, each
+//! measured on kernel-bench's questions (`questions.tsv`, and `questions-holdout.tsv` that was
+//! never tuned on): how widely their name is used (the number of files it occurs in: the
+//! kernel's own API, `kfree`, `mutex_lock`, answers a question more often than a driver's
+//! helper); their size (the function that does the work, `do_mmap`, `shrink_folio_list`, is
+//! long, and the one-line wrappers and accessors around it match the same words); and the
+//! kernel's core over device drivers and other architectures than x86 ([`is_core`]).
 
 use std::cmp::Reverse;
 
@@ -46,52 +51,17 @@ const RERANKED: usize = 1000;
 /// How much the use of a name counts: the score is scaled by `1 + POPULARITY * ln(1 + files)`.
 const POPULARITY: f32 = 0.3;
 
-/// The words kernel code abbreviates, and how: a query with every word on the left also
-/// searches for those on the right (`handle a hardware interrupt` for `irq`), each weighted
-/// [`EXPANDED`].
-const ABBREVIATIONS: &[(&str, &str)] = &[
-    ("address", "addr"),
-    ("buffer", "buf"),
-    ("configuration", "config cfg"),
-    ("device", "dev"),
-    ("directory", "dir"),
-    ("file descriptor", "fd"),
-    ("initialize", "init"),
-    ("interrupt", "irq"),
-    ("memory", "mem"),
-    ("message", "msg"),
-    ("number", "nr num"),
-    ("packet", "skb pkt"),
-    ("pointer", "ptr"),
-    ("process", "task proc"),
-    ("receive", "rx recv"),
-    ("reference", "ref"),
-    ("request", "req"),
-    ("signal", "sig"),
-    ("system call", "syscall"),
-    ("transmit", "tx xmit"),
-];
+/// How much a definition's size counts: the score is scaled by
+/// `1 + SIZE * ln(1 + body terms / SIZE_UNIT)`, flat for a short function.
+const SIZE: f32 = 0.3;
 
-/// How much an abbreviation a query did not write counts against its own words.
-const EXPANDED: f32 = 0.5;
+/// Body terms of a definition whose size doubles [`SIZE`]'s share (`ln 2`).
+const SIZE_UNIT: f32 = 200.0;
 
-/// Adds to the term ids `ids` of a query those of the abbreviations of its words.
-fn expand(words: &mut Terms, ids: &mut Vec<u32>) {
-    let asked = ids.clone();
-    for (long, short) in ABBREVIATIONS {
-        let mut all = true;
-        words.of_text(long.as_bytes(), |id| all &= asked.contains(&id));
-        if all {
-            words.of_text(short.as_bytes(), |id| {
-                if !ids.contains(&id) {
-                    ids.push(id)
-                }
-            });
-        }
-    }
-}
+/// The score of a definition of the kernel's core ([`is_core`]) is scaled by this.
+const CORE_FACTOR: f32 = 1.5;
 
-/// Query terms at most: a longer query is refused rather than walking every postings list.
+/// Query words at most: a longer query is refused rather than walking every postings list.
 const MAX_TERMS: usize = 32;
 
 /// A document that scored, in segment `seg`.
@@ -105,20 +75,8 @@ struct Hit {
 /// Answers search_code for `query`, keeping definitions of `kind` when given.
 pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelope {
     let mut words = Terms::default();
-    let mut ids = Vec::new();
-    words.of_text(query.as_bytes(), |id| {
-        if !ids.contains(&id) {
-            ids.push(id)
-        }
-    });
-    let asked = ids.len();
-    expand(&mut words, &mut ids);
-    let terms: Vec<(&str, f32)> = ids
-        .iter()
-        .enumerate()
-        .map(|(i, &id)| (words.term(id), if i < asked { 1.0 } else { EXPANDED }))
-        .collect();
-    if terms.is_empty() {
+    let slots = super::vocab::slots(&mut words, query);
+    if slots.is_empty() {
         return q.envelope_error(
             TOOL,
             format!(
@@ -128,14 +86,18 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelope {
             ),
         );
     }
-    if terms.len() > MAX_TERMS {
+    if slots.len() > MAX_TERMS {
         return q.envelope_error(
             TOOL,
-            format!("query has {} words; give at most {MAX_TERMS}", terms.len()),
+            format!("query has {} words; give at most {MAX_TERMS}", slots.len()),
         );
     }
+    let terms: Vec<Vec<&str>> = slots
+        .iter()
+        .map(|s| s.terms.iter().map(|&id| words.term(id)).collect())
+        .collect();
     let mut hits = score(q, &terms, kind);
-    rerank_by_use(q, &mut hits);
+    rerank(q, &mut hits);
     let mut env = q.envelope(TOOL);
     super::order_pages(q, &mut hits, |h| (Reverse(h.score.to_bits()), h.seg, h.doc));
     let page = q.paginate(&mut env, hits);
@@ -171,20 +133,23 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelope {
     env
 }
 
-/// Every live document with at least one of `terms` (of `kind`, under the path prefix), scored.
-fn score(q: &Query<'_>, terms: &[(&str, f32)], kind: Option<Kind>) -> Vec<Hit> {
+/// Every live document with at least one of the query's words (of `kind`, under the path
+/// prefix), scored. A query word is one of `slots`: the terms that count as it.
+fn score(q: &Query<'_>, slots: &[Vec<&str>], kind: Option<Kind>) -> Vec<Hit> {
     let segs = &q.snap.segments;
     let n: f32 = segs.iter().map(|s| s.code().len() as f32).sum();
     let mut hits = Vec::new();
-    let idf: Vec<f32> = terms
+    // A word's documents are at most those of all its terms.
+    let idf: Vec<f32> = slots
         .iter()
-        .map(|(t, factor)| {
-            let df: u64 = segs
+        .map(|terms| {
+            let df: u64 = terms
                 .iter()
-                .filter_map(|s| s.code().postings(t))
+                .flat_map(|t| segs.iter().filter_map(|s| s.code().postings(t)))
                 .map(|p| p.docs)
                 .sum();
-            factor * (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln()
+            let df = (df as f32).min(n);
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         })
         .collect();
     for (s, seg) in segs.iter().enumerate() {
@@ -192,43 +157,49 @@ fn score(q: &Query<'_>, terms: &[(&str, f32)], kind: Option<Kind>) -> Vec<Hit> {
         let avg = code.averages();
         let norm = |f: usize, len: u16| 1.0 - B[f] + B[f] * len as f32 / avg[f].max(1.0);
         let mut scores = vec![0f32; code.len() as usize];
-        // A term's weighted frequency in each document, over its fields, and who has one.
+        // A word's weighted frequency in each document, over its fields, and who has one.
         let mut freq = vec![0f32; code.len() as usize];
         let mut touched: Vec<u32> = Vec::new();
-        for ((t, _), idf) in terms.iter().zip(&idf) {
-            let Some(mut postings) = code.postings(t) else {
-                continue;
-            };
-            for (doc, tf) in postings.by_ref() {
-                let (Some(d), Some(slot)) = (code.doc(doc), freq.get_mut(doc as usize)) else {
-                    seg.mark_damaged("codepost.dat", "a posting names no document");
-                    return Vec::new();
+        for (terms, idf) in slots.iter().zip(&idf) {
+            for &t in terms {
+                let Some(mut postings) = code.postings(t) else {
+                    continue;
                 };
-                for f in [Field::Name, Field::Comment, Field::Body].map(|f| f as usize) {
-                    if tf[f] > 0 {
-                        *slot += WEIGHTS[f] * tf[f] as f32 / norm(f, d.head.lens[f]);
-                    }
-                }
-                touched.push(doc);
-            }
-            if postings.overrun {
-                seg.mark_damaged("codepost.dat", "a term's postings run past its end");
-                return Vec::new();
-            }
-            let path = Field::Path as usize;
-            for (file, count) in postings.files() {
-                for doc in code.docs_of(file) {
-                    let Some(d) = code.doc(doc) else { break };
-                    if freq[doc as usize] == 0.0 {
+                for (doc, tf) in postings.by_ref() {
+                    let (Some(d), Some(slot)) = (code.doc(doc), freq.get_mut(doc as usize)) else {
+                        seg.mark_damaged("codepost.dat", "a posting names no document");
+                        return Vec::new();
+                    };
+                    if *slot == 0.0 {
                         touched.push(doc);
                     }
-                    freq[doc as usize] +=
-                        WEIGHTS[path] * count as f32 / norm(path, d.head.lens[path]);
+                    for f in [Field::Name, Field::Comment, Field::Body].map(|f| f as usize) {
+                        if tf[f] > 0 {
+                            *slot += WEIGHTS[f] * tf[f] as f32 / norm(f, d.head.lens[f]);
+                        }
+                    }
+                }
+                if postings.overrun {
+                    seg.mark_damaged("codepost.dat", "a term's postings run past its end");
+                    return Vec::new();
+                }
+                let path = Field::Path as usize;
+                for (file, count) in postings.files() {
+                    for doc in code.docs_of(file) {
+                        let Some(d) = code.doc(doc) else { break };
+                        if freq[doc as usize] == 0.0 {
+                            touched.push(doc);
+                        }
+                        freq[doc as usize] +=
+                            WEIGHTS[path] * count as f32 / norm(path, d.head.lens[path]);
+                    }
                 }
             }
             for &doc in &touched {
                 let w = std::mem::take(&mut freq[doc as usize]);
-                scores[doc as usize] += idf * w / (K1 + w);
+                if w > 0.0 {
+                    scores[doc as usize] += idf * w / (K1 + w);
+                }
             }
             touched.clear();
         }
@@ -262,8 +233,18 @@ fn score(q: &Query<'_>, terms: &[(&str, f32)], kind: Option<Kind>) -> Vec<Hit> {
     hits
 }
 
-/// Scales the scores of the best [`RERANKED`] hits by how many files use their name.
-fn rerank_by_use(q: &Query<'_>, hits: &mut [Hit]) {
+/// True for the kernel's core: not a device driver (`drivers/` but the driver core
+/// `drivers/base/`, `sound/`) nor another architecture's code than x86's.
+fn is_core(path: &str) -> bool {
+    let driver = (path.starts_with("drivers/") && !path.starts_with("drivers/base/"))
+        || path.starts_with("sound/");
+    let other_arch = path.starts_with("arch/") && !path.starts_with("arch/x86/");
+    !driver && !other_arch
+}
+
+/// Scales the scores of the best [`RERANKED`] hits by how many files use their name, their
+/// size and whether they are the kernel's core.
+fn rerank(q: &Query<'_>, hits: &mut [Hit]) {
     let key = |h: &Hit| (Reverse(h.score.to_bits()), h.seg, h.doc);
     if hits.len() > RERANKED {
         hits.select_nth_unstable_by_key(RERANKED, key);
@@ -274,11 +255,16 @@ fn rerank_by_use(q: &Query<'_>, hits: &mut [Hit]) {
         let Some(doc) = seg.code().doc(h.doc) else {
             continue;
         };
-        let name = seg.def_at(doc.def).name;
+        let def = seg.def_at(doc.def);
         let uses = seg
-            .lookup(name.as_bytes())
+            .lookup(def.name.as_bytes())
             .map_or(0.0, |e| e.files as f32 / e.defs.len().max(1) as f32);
         h.score *= 1.0 + POPULARITY * (1.0 + uses).ln();
+        let body = doc.head.lens[Field::Body as usize] as f32;
+        h.score *= 1.0 + SIZE * (1.0 + body / SIZE_UNIT).ln();
+        if is_core(q.path(h.seg, def.file)) {
+            h.score *= CORE_FACTOR;
+        }
     }
 }
 
@@ -292,6 +278,21 @@ fn comment_words(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn drivers_and_other_architectures_are_not_the_core() {
+        for (path, core) in [
+            ("mm/vmscan.c", true),
+            ("arch/x86/entry/common.c", true),
+            ("drivers/base/dd.c", true),
+            ("include/linux/fs.h", true),
+            ("drivers/net/e1000/e1000_main.c", false),
+            ("sound/core/pcm.c", false),
+            ("arch/arm64/mm/fault.c", false),
+        ] {
+            assert_eq!(is_core(path), core, "{path}");
+        }
+    }
 
     #[test]
     fn a_comment_line_loses_its_markers() {

@@ -24,6 +24,7 @@ mod review;
 pub mod source;
 mod span;
 mod symbols;
+mod vocab;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
