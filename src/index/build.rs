@@ -799,17 +799,27 @@ pub fn build_segment(
     merge_names(out_dir, inputs, accumulators, &facts, &mut meta)?;
     drop(facts);
     trace.mark("segment: merge names");
-    indirect
-        .finish(&out_dir.join(super::indirect::FILE))
-        .map_err(write_error(out_dir))?;
-    trace.mark("segment: calls through pointers");
     let names_at = started.elapsed();
-    write_search_parts(out_dir, inputs)?;
-    trace.mark("segment: search parts");
-    let parts_at = started.elapsed();
-    progress.phase("code documents");
-    write_code_index(out_dir, inputs.len() as u32).map_err(write_error(out_dir))?;
-    trace.mark("segment: code documents");
+    progress.phase("search tables");
+    // The calls through pointers and the code documents read only what the scan spooled: they
+    // are written beside the search parts (after the merge, whose peak memory they would add to).
+    let (parts, side) = std::thread::scope(|s| {
+        let side = s.spawn(|| -> std::io::Result<std::time::Duration> {
+            let at = std::time::Instant::now();
+            indirect.finish(&out_dir.join(super::indirect::FILE))?;
+            write_code_index(out_dir, inputs.len() as u32)?;
+            Ok(at.elapsed())
+        });
+        let parts = write_search_parts(out_dir, inputs);
+        let parts_ms = started.elapsed() - names_at;
+        let side = side
+            .join()
+            .map_err(|_| IndexError::Build("the code documents' thread panicked".into()));
+        (parts.map(|()| parts_ms), side)
+    });
+    let parts_ms = parts?;
+    let code_ms = side?.map_err(write_error(out_dir))?;
+    trace.mark("segment: search parts, calls through pointers, code documents");
     let merged_at = started.elapsed();
     seal(out_dir, &mut meta)?;
     meta.phase_ms = vec![
@@ -819,14 +829,8 @@ pub fn build_segment(
             (scanned_at - learned_at).as_millis() as u64,
         ),
         ("merge".into(), (names_at - scanned_at).as_millis() as u64),
-        (
-            "search parts".into(),
-            (parts_at - names_at).as_millis() as u64,
-        ),
-        (
-            "code documents".into(),
-            (merged_at - parts_at).as_millis() as u64,
-        ),
+        ("search parts".into(), parts_ms.as_millis() as u64),
+        ("code documents".into(), code_ms.as_millis() as u64),
         (
             "checksum".into(),
             (started.elapsed() - merged_at).as_millis() as u64,
