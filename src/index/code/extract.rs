@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use knav_ctags::Kind;
 
-use super::terms::Terms;
+use super::terms::{FileTerms, Terms};
 use crate::index::codec::{put_str, put_varint};
 use crate::index::format::DefRecord;
 
@@ -134,7 +134,7 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
     let mut body_budget = MAX_BODY_READS * src.len() + (1 << 16);
     let mut counts: Vec<[u16; FIELDS]> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
-    let mut seen = crate::index::accum::NameMap::default();
+    let mut file = FileTerms::default();
     for (i, d) in defs.iter().enumerate() {
         if !is_document(d) {
             continue;
@@ -156,24 +156,24 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
             counts[id][f as usize] = counts[id][f as usize].saturating_add(1);
             head.lens[f as usize] = head.lens[f as usize].saturating_add(1);
         };
-        for &id in terms.of_ident(d.name.as_bytes()) {
+        for &id in file.of_ident(terms, d.name.as_bytes()) {
             add(id, Field::Name);
         }
         if let Some((comment, first)) = leading_comment(src, &starts, d.line) {
-            terms.of_file_text(&src[comment], &mut seen, |id| add(id, Field::Comment));
+            file.of_text(terms, &src[comment], |id| add(id, Field::Comment));
             head.comment_back = u8::try_from(d.line - first).unwrap_or(0);
         }
         let last = d.end_line.unwrap_or(d.line).max(d.line);
         let body = lines(&starts, src.len(), d.line, last);
         if body.len() <= body_budget {
             body_budget -= body.len();
-            terms.of_file_text(&src[body], &mut seen, |id| add(id, Field::Body));
+            file.of_text(terms, &src[body], |id| add(id, Field::Body));
         }
         out.defs.push(i as u32);
         head.encode(&mut out.bytes);
         put_varint(&mut out.bytes, touched.len() as u64);
         for id in touched.drain(..) {
-            let term = terms.term(id).as_bytes();
+            let term = file.term(terms, id).as_bytes();
             put_varint(&mut out.bytes, term.len() as u64);
             out.bytes.extend_from_slice(term);
             let c = std::mem::take(&mut counts[id as usize]);
