@@ -1319,7 +1319,7 @@ fn merge_names(
                         &mut |name, offset, defs, macro_file| {
                             let decoded = defs.iter().filter_map(|&off| facts.get(off));
                             match describe(name, decoded, macro_file, path_of) {
-                                Some(info) => defined.add(offset, info),
+                                Some(info) => defined.add(name, offset, info),
                                 None => Ok(()),
                             }
                         },

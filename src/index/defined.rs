@@ -82,9 +82,17 @@ pub fn describe<'a>(
     (info.kinds != 0).then_some(info)
 }
 
-/// Writes one shard's defined names, in name order.
+/// Writes one shard's defined names, in name order: the table, and the names themselves in a
+/// scratch file for [`write_name_parts`] (read back from `names-K.fst` instead, they cost a
+/// walk over every name of the shard, defined or not: a second of CPU on the kernel).
 pub struct DefinedWriter {
     dat: BufWriter<File>,
+    names: BufWriter<File>,
+}
+
+/// The scratch file of shard `shard`'s defined names: each as a varint length and its bytes.
+fn names_scratch(dir: &Path, shard: usize) -> std::path::PathBuf {
+    dir.join(format!("symnames-{shard}.names"))
 }
 
 impl DefinedWriter {
@@ -92,12 +100,16 @@ impl DefinedWriter {
     pub fn new(dir: &Path, shard: usize) -> io::Result<DefinedWriter> {
         let mut dat = BufWriter::new(File::create(dir.join(format!("symnames-{shard}.dat")))?);
         dat.write_all(&header(b"SYMN"))?;
-        Ok(DefinedWriter { dat })
+        let names = BufWriter::new(File::create(names_scratch(dir, shard))?);
+        Ok(DefinedWriter { dat, names })
     }
 
     /// Adds the next defined name (names come in increasing order), whose entry is at `offset`
     /// of `names-K.dat`.
-    pub fn add(&mut self, offset: u64, info: NameInfo) -> io::Result<()> {
+    pub fn add(&mut self, name: &[u8], offset: u64, info: NameInfo) -> io::Result<()> {
+        let mut entry = Vec::with_capacity(name.len() + 2);
+        super::codec::put_str(&mut entry, name);
+        self.names.write_all(&entry)?;
         let mut rec = [0u8; INFO_LEN];
         rec[..5].copy_from_slice(&offset.to_le_bytes()[..5]);
         rec[5..7].copy_from_slice(&info.kinds.to_le_bytes());
@@ -106,9 +118,10 @@ impl DefinedWriter {
         self.dat.write_all(&rec)
     }
 
-    /// Finishes the shard's file.
+    /// Finishes the shard's files.
     pub fn finish(self) -> io::Result<()> {
-        let mut dat = self.dat;
+        let (mut dat, mut names) = (self.dat, self.names);
+        names.flush()?;
         dat.flush()
     }
 }
@@ -141,35 +154,27 @@ pub fn write_name_parts(dir: &Path) -> Result<(), IndexError> {
         .map_err(IndexError::io("cannot write index in", dir))
 }
 
-/// The parts of shard `shard`'s defined names.
+/// The parts of shard `shard`'s defined names, read from the scratch file its
+/// [`DefinedWriter`] wrote (removed then).
 fn shard_parts(dir: &Path, shard: usize) -> Result<PartsWriter, IndexError> {
-    use fst::Streamer;
+    let path = names_scratch(dir, shard);
+    let names = std::fs::read(&path).map_err(IndexError::io("cannot read", &path))?;
+    let _ = std::fs::remove_file(&path);
     let mut parts = PartsWriter::default();
-    let fst = open_fst(dir, &format!("names-{shard}.fst"), None)?;
-    let table = map(dir, &format!("symnames-{shard}.dat"), None)?;
-    let records = table
-        .get(HEADER_LEN..)
-        .unwrap_or(&[])
-        .chunks_exact(INFO_LEN);
-    let mut stream = fst.stream();
-    for (ordinal, rec) in records.enumerate() {
-        let mut off = [0u8; 8];
-        off[..5].copy_from_slice(&rec[..5]);
-        let want = u64::from_le_bytes(off);
-        loop {
-            let Some((name, offset)) = stream.next() else {
-                return Err(IndexError::damaged(
-                    dir.join(format!("symnames-{shard}.dat")),
-                    format!("a defined name's entry is not in names-{shard}.fst"),
-                ));
-            };
-            if offset == want {
-                for part in name_parts(name) {
-                    parts.add(&part, id(shard, ordinal as u64));
-                }
-                break;
-            }
+    let mut r = super::codec::Reader::new(&names);
+    let mut ordinal = 0u64;
+    while !r.at_end() {
+        let name = r.str();
+        if r.overrun {
+            return Err(IndexError::damaged(
+                path,
+                "a defined name is cut short".to_string(),
+            ));
         }
+        for part in name_parts(name) {
+            parts.add(&part, id(shard, ordinal));
+        }
+        ordinal += 1;
     }
     Ok(parts)
 }
