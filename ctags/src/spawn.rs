@@ -103,20 +103,30 @@ fn pipe() -> io::Result<(Fd, Fd)> {
     Ok((above_stdio(r)?, above_stdio(w)?))
 }
 
-/// `program` as a path to exec: a bare name is looked up on `PATH`, as a shell would.
-fn resolve(program: &Path) -> PathBuf {
+/// `program` as an absolute path to exec (the child changes directory first): a bare name is
+/// looked up on `PATH` (glibc's default when it is unset) as `execvp` does, the first entry
+/// this process may execute.
+fn resolve(program: &Path) -> io::Result<PathBuf> {
+    let cwd = std::env::current_dir()?;
     if program.as_os_str().as_bytes().contains(&b'/') {
-        return program.to_path_buf();
+        return Ok(cwd.join(program));
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
     std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
+        .map(|dir| cwd.join(dir).join(program))
         .find(|p| {
-            use std::os::unix::fs::PermissionsExt;
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            p.is_file()
+                && c_string(p.as_os_str()).is_ok_and(|c| {
+                    // SAFETY: access with a valid C string.
+                    unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
+                })
         })
-        .unwrap_or_else(|| program.to_path_buf())
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{} is not on PATH", program.display()),
+            )
+        })
 }
 
 fn c_string(s: &OsStr) -> io::Result<CString> {
@@ -138,6 +148,7 @@ struct ChildPlan {
     /// Where the child writes its errno when it cannot exec.
     report: RawFd,
     parent: libc::pid_t,
+    /// The signal mask ctags starts with.
     mask: libc::sigset_t,
 }
 
@@ -198,7 +209,8 @@ pub(crate) fn spawn(
     args: &[&OsStr],
     cwd: &Path,
 ) -> io::Result<(Child, File, File)> {
-    let program_c = c_string(resolve(program).as_os_str())?;
+    let program_c = c_string(resolve(program)?.as_os_str())?;
+    let cwd_c = c_string(cwd.as_os_str())?;
     let args_c = std::iter::once(program.as_os_str())
         .chain(args.iter().copied())
         .map(c_string)
@@ -213,23 +225,27 @@ pub(crate) fn spawn(
     })?))?;
     let mut argv: Vec<*const libc::c_char> = args_c.iter().map(|a| a.as_ptr()).collect();
     argv.push(std::ptr::null());
-    // SAFETY: sigset_t is plain data; sigfillset and pthread_sigmask get valid pointers.
-    let (all, mut mask) = unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
+    // SAFETY: sigset_t is plain data; sigfillset, sigemptyset and pthread_sigmask get valid
+    // pointers. Nothing between the block and the restore below can return early.
+    let (all, empty, mut mask) = unsafe {
+        let (mut all, mut empty): (libc::sigset_t, libc::sigset_t) =
+            (std::mem::zeroed(), std::mem::zeroed());
         libc::sigfillset(&mut all);
-        (all, std::mem::zeroed::<libc::sigset_t>())
+        libc::sigemptyset(&mut empty);
+        (all, empty, std::mem::zeroed::<libc::sigset_t>())
     };
     // SAFETY: see above.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut mask) };
     let plan = ChildPlan {
         program: program_c,
         argv,
-        cwd: c_string(cwd.as_os_str())?,
+        cwd: cwd_c,
         stdio: [in_r.0, out_w.0, null.0],
         report: report_w.0,
         // SAFETY: getpid has no preconditions.
         parent: unsafe { libc::getpid() },
-        mask,
+        // ctags starts with no signal blocked, as std's Command makes it.
+        mask: empty,
     };
     let mut stack = vec![0u8; CHILD_STACK];
     // SAFETY: the stack is writable and outlives the clone's run (CLONE_VFORK suspends this
@@ -245,18 +261,23 @@ pub(crate) fn spawn(
     };
     let cloned = io::Error::last_os_error();
     // SAFETY: restores this thread's mask.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &plan.mask, std::ptr::null_mut()) };
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut()) };
     drop(stack);
     if pid < 0 {
         return Err(cloned);
     }
     let mut child = Child { pid, reaped: false };
     drop((in_r, out_w, report_w, null));
+    // The report pipe closes at exec (close-on-exec) or carries the errno of what failed.
     let mut errno = [0u8; 4];
     let mut report = report_r.into_file();
-    if let Ok(4) = report.read(&mut errno) {
-        child.wait();
-        return Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno)));
+    match report.read_exact(&mut errno) {
+        Ok(()) => {
+            child.wait();
+            return Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno)));
+        }
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {}
+        Err(e) => return Err(e),
     }
     Ok((child, in_w.into_file(), out_r.into_file()))
 }
@@ -289,6 +310,10 @@ mod tests {
         let err = spawn(Path::new("/nonexistent/ctags"), &[], Path::new("/"))
             .err()
             .expect("no such program");
+        assert_eq!(err.kind(), io::ErrorKind::NotFound, "{err}");
+        let err = spawn(Path::new("no-such-program-knav"), &[], Path::new("/"))
+            .err()
+            .expect("not on PATH");
         assert_eq!(err.kind(), io::ErrorKind::NotFound, "{err}");
         let err = spawn(Path::new("sh"), &[], Path::new("/nonexistent-dir"))
             .err()

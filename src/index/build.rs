@@ -728,19 +728,44 @@ impl Drop for CtagsTexts {
     }
 }
 
-/// Caps glibc's malloc arenas, and fixes its mmap threshold. Buffers made on worker threads
-/// are freed on accumulator threads; with an arena per thread, freed memory piles up where no
-/// one allocates again, and the peak RSS of a kernel build grows by about a tenth. And glibc
-/// raises its threshold to the largest block freed (up to 32 MiB): after the first large
-/// generated header, the buffers of every later one came from the heap and stayed counted
-/// in the RSS when freed. With the threshold fixed at 1 MiB they are mapped and unmapped: the
-/// kernel build's peak went from 480 MB to 425 MB, its CPU time no higher.
+/// Caps glibc's malloc arenas. Buffers made on worker threads are freed on accumulator
+/// threads; with an arena per thread, freed memory piles up where no one allocates again,
+/// and the peak RSS of a kernel build grows by about a tenth.
 pub(crate) fn limit_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes allocator tuning; it is safe to call at any time.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 2);
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
+}
+
+/// While alive, glibc maps every block of 1 MiB or more on its own and unmaps it when freed.
+/// glibc raises its threshold to the largest block freed (up to 32 MiB): after the first
+/// large generated header, the buffers of every later one came from the heap and stayed
+/// counted in the RSS when freed. With the threshold fixed at 1 MiB during a segment build,
+/// the kernel build's peak went from 480 MB to 425 MB, its CPU time no higher. Dropped, the
+/// threshold is 32 MiB, glibc's own ceiling, so that a server's queries reuse their large
+/// buffers instead of mapping them afresh.
+struct LargeBlocksMapped;
+
+impl LargeBlocksMapped {
+    fn new() -> LargeBlocksMapped {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: mallopt only changes allocator tuning; it is safe to call at any time.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        }
+        LargeBlocksMapped
+    }
+}
+
+impl Drop for LargeBlocksMapped {
+    fn drop(&mut self) {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: as above.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        }
     }
 }
 
@@ -781,6 +806,7 @@ pub fn build_segment(
         .map_err(IndexError::io("cannot create segment in", out_dir))?;
     let started = std::time::Instant::now();
     limit_malloc_arenas();
+    let _mapped = LargeBlocksMapped::new();
     let learned = learn_definers(root, inputs, out_dir, opts)?;
     let learned_at = started.elapsed();
     let mut meta = SegmentMeta {
@@ -941,6 +967,12 @@ impl Scan<'_> {
                 s.spawn(move || self.work(chunks, next, window, scratch_dir, tx));
             }
             drop(tx);
+            // Workers waiting for their turn stop when the writer does, even on an error or a
+            // panic.
+            let closes = Closes {
+                window: &window,
+                always: true,
+            };
             let written = records.write_in_order(rx, self.inputs, meta, progress, |batch| {
                 let file = batch.file_id as usize;
                 for tx in &shard_tx {
@@ -949,8 +981,7 @@ impl Scan<'_> {
                 }
                 window.written(file);
             });
-            // Workers waiting for their turn stop when the writer does, even on an error.
-            window.close();
+            drop(closes);
             let written = written?;
             if written != self.inputs.len() {
                 return Err(IndexError::Build(format!(
@@ -983,6 +1014,12 @@ impl Scan<'_> {
         tx: mpsc::SyncSender<(usize, FileResult)>,
     ) {
         let mut state = WorkerState::default();
+        // A worker that panics never sends its chunk: the writer, and the workers waiting
+        // for it, would wait for ever.
+        let _closes = Closes {
+            window,
+            always: false,
+        };
         loop {
             let c = next.fetch_add(1, Ordering::Relaxed);
             let Some(range) = chunks.get(c) else {
@@ -1054,6 +1091,20 @@ impl Window {
     fn close(&self) {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
         self.moved.notify_all();
+    }
+}
+
+/// Closes a [`Window`] when dropped: always, or only while its thread panics.
+struct Closes<'a> {
+    window: &'a Window,
+    always: bool,
+}
+
+impl Drop for Closes<'_> {
+    fn drop(&mut self) {
+        if self.always || std::thread::panicking() {
+            self.window.close();
+        }
     }
 }
 
