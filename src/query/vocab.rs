@@ -75,7 +75,18 @@ pub fn slots(words: &mut Terms, query: &str) -> Vec<Slot> {
             }
         }
     }
-    slots
+    // `irq interrupt` asks for one thing, not for it twice: a slot with the terms of an
+    // earlier one is dropped.
+    let mut kept: Vec<Slot> = Vec::with_capacity(slots.len());
+    for s in slots {
+        let same = |o: &Slot| {
+            o.terms.len() == s.terms.len() && o.terms.iter().all(|t| s.terms.contains(t))
+        };
+        if !kept.iter().any(same) {
+            kept.push(s);
+        }
+    }
+    kept
 }
 
 #[cfg(test)]
@@ -103,6 +114,7 @@ mod tests {
             [vec!["handl"], vec!["hardwar"], vec!["interrupt", "irq"]]
         );
         assert_eq!(terms("irq irq"), [vec!["irq", "interrupt"]]);
+        assert_eq!(terms("irq interrupt"), [vec!["irq", "interrupt"]]);
         assert_eq!(
             terms("create a kernel thread"),
             [
