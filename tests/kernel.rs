@@ -660,6 +660,17 @@ fn scored_questions(tree: &str, name: &str, tsv: &str) -> (usize, usize, usize) 
     (asked, top1, top10)
 }
 
+/// Scores the questions of `tsv` and holds at least `min_asked` questions and `min_top10`
+/// answered in the top 10.
+fn holds_score(name: &str, tsv: &str, min_asked: usize, min_top10: usize) {
+    let (asked, _, top10) = scored_questions(&kernel(), name, tsv);
+    assert!(asked >= min_asked, "{asked} questions in {name}");
+    assert!(
+        top10 >= min_top10,
+        "{top10}/{asked} of {name} in the top 10"
+    );
+}
+
 /// kernel-bench/questions.tsv: questions written before any tuning, each with the functions
 /// that answer it. Prints the share answered in the top 10 and the top 1, and each miss, and
 /// holds the share measured when the ranking was tuned (27 of 33 on 2026-12-01, 22 before the
@@ -668,11 +679,8 @@ fn scored_questions(tree: &str, name: &str, tsv: &str) -> (usize, usize, usize) 
 #[test]
 #[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
 fn search_code_scores_the_benchmark_questions() {
-    let tree = kernel();
     let tsv = include_str!("../kernel-bench/questions.tsv");
-    let (asked, _, top10) = scored_questions(&tree, "questions.tsv", tsv);
-    assert!(asked >= 30, "{asked} questions");
-    assert!(top10 >= 27, "{top10}/{asked} in the top 10");
+    holds_score("questions.tsv", tsv, 30, 27);
 }
 
 /// kernel-bench/questions-holdout.tsv: questions about other parts of the kernel, written before
@@ -682,9 +690,6 @@ fn search_code_scores_the_benchmark_questions() {
 #[test]
 #[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
 fn search_code_scores_the_held_out_questions() {
-    let tree = kernel();
     let tsv = include_str!("../kernel-bench/questions-holdout.tsv");
-    let (asked, _, top10) = scored_questions(&tree, "questions-holdout.tsv", tsv);
-    assert!(asked >= 15, "{asked} questions");
-    assert!(top10 >= 9, "{top10}/{asked} in the top 10");
+    holds_score("questions-holdout.tsv", tsv, 15, 9);
 }
