@@ -1054,7 +1054,7 @@ struct Window {
     /// Chunks written so far, and whether the writer has stopped.
     state: Mutex<(usize, bool)>,
     moved: Condvar,
-    /// Chunks that may be scanned or wait written from the first unwritten one on.
+    /// Chunks, from the first unwritten one on, that may be scanned or wait to be written.
     ahead: usize,
     /// The end (one past the last file) of each chunk.
     ends: Vec<usize>,
@@ -1281,12 +1281,10 @@ impl RecordWriter {
         })
     }
 
-    /// Flushes `defs.dat` and `files.dat` and writes `files.idx` and `indirect.dat`, counting
-    /// its registrations and dispatch sites into `meta`; returns what the merge needs of the
-    /// definitions.
-    /// Finishes the files; the calls through pointers are left to sort later
-    /// ([`super::indirect::IndirectWriter::finish`] reads the whole spool), when the names'
-    /// accumulators no longer hold their memory.
+    /// Flushes `defs.dat` and `files.dat` and writes `files.idx`, counting the registrations
+    /// and dispatch sites into `meta`; returns what the merge needs of the definitions, and the
+    /// calls through pointers, left to sort later ([`super::indirect::IndirectWriter::finish`]
+    /// reads the whole spool) when the names' accumulators no longer hold their memory.
     fn finish(
         self,
         meta: &mut SegmentMeta,

@@ -88,6 +88,8 @@ pub fn describe<'a>(
 pub struct DefinedWriter {
     dat: BufWriter<File>,
     names: BufWriter<File>,
+    /// One name's entry in `names`, reused.
+    entry: Vec<u8>,
 }
 
 /// The scratch file of shard `shard`'s defined names: each as a varint length and its bytes.
@@ -101,15 +103,19 @@ impl DefinedWriter {
         let mut dat = BufWriter::new(File::create(dir.join(format!("symnames-{shard}.dat")))?);
         dat.write_all(&header(b"SYMN"))?;
         let names = BufWriter::new(File::create(names_scratch(dir, shard))?);
-        Ok(DefinedWriter { dat, names })
+        Ok(DefinedWriter {
+            dat,
+            names,
+            entry: Vec::new(),
+        })
     }
 
     /// Adds the next defined name (names come in increasing order), whose entry is at `offset`
     /// of `names-K.dat`.
     pub fn add(&mut self, name: &[u8], offset: u64, info: NameInfo) -> io::Result<()> {
-        let mut entry = Vec::with_capacity(name.len() + 2);
-        super::codec::put_str(&mut entry, name);
-        self.names.write_all(&entry)?;
+        self.entry.clear();
+        super::codec::put_str(&mut self.entry, name);
+        self.names.write_all(&self.entry)?;
         let mut rec = [0u8; INFO_LEN];
         rec[..5].copy_from_slice(&offset.to_le_bytes()[..5]);
         rec[5..7].copy_from_slice(&info.kinds.to_le_bytes());

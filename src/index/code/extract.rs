@@ -326,18 +326,7 @@ mod tests {
     fn a_document_counts_its_terms_per_field() {
         let src =
             "/* Free the page. */\nvoid free_page(int page)\n{\n\tput(page, \"freeing\");\n}\n";
-        let def = DefRecord {
-            file: 0,
-            name: "free_page".into(),
-            line: 2,
-            end_line: Some(5),
-            kind: Kind::Function,
-            file_local: false,
-            typeref: None,
-            scope: None,
-            signature: None,
-            via: None,
-        };
+        let def = function("free_page".into(), 2, 5);
         let docs = file_docs(src.as_bytes(), "mm/page.c", &[def], &mut Terms::default());
         assert_eq!(docs.defs, [0]);
         let head = DocHead::decode(&docs.bytes).unwrap();
