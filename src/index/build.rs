@@ -30,6 +30,7 @@ use super::scratch::Scratch;
 use super::segment::{segment_files, SegmentMeta};
 use crate::definers::Definers;
 use crate::progress::Progress;
+use crate::rank::PathRank;
 use crate::scan::{scan, FileScan};
 use crate::settings::{Ignore, Settings};
 use crate::walk::SourceFile;
@@ -1320,10 +1321,21 @@ struct DefFacts {
     offsets: Vec<u64>,
     kinds: Vec<Kind>,
     files: Vec<u32>,
+    /// For each 2^[`FACTS_BUCKET`] bytes of `defs.dat`, the index of its first definition: a
+    /// lookup searches a bucket's few offsets, not all of them (a binary search over millions
+    /// missed the cache at every step).
+    buckets: Vec<u32>,
 }
+
+/// The base-2 logarithm of the bytes of `defs.dat` per bucket of [`DefFacts`].
+const FACTS_BUCKET: u32 = 10;
 
 impl DefFacts {
     fn push(&mut self, offset: u64, kind: Kind, file: u32) {
+        let bucket = (offset >> FACTS_BUCKET) as usize;
+        while self.buckets.len() <= bucket {
+            self.buckets.push(self.offsets.len() as u32);
+        }
         self.offsets.push(offset);
         self.kinds.push(kind);
         self.files.push(file);
@@ -1331,7 +1343,13 @@ impl DefFacts {
 
     /// The kind and file of the definition at `offset`.
     fn get(&self, offset: u64) -> Option<(Kind, u32)> {
-        let i = self.offsets.binary_search(&offset).ok()?;
+        let bucket = (offset >> FACTS_BUCKET) as usize;
+        let start = *self.buckets.get(bucket)? as usize;
+        let end = self
+            .buckets
+            .get(bucket + 1)
+            .map_or(self.offsets.len(), |&e| e as usize);
+        let i = start + self.offsets[start..end].binary_search(&offset).ok()?;
         Some((self.kinds[i], self.files[i]))
     }
 }
@@ -1347,10 +1365,12 @@ fn merge_names(
 ) -> Result<(), IndexError> {
     let defs_map = super::segment::map(out_dir, "defs.dat", None)?;
     let defs_dat: &[u8] = &defs_map;
-    let path_of = |file: u32| {
-        inputs
+    let ranks: Vec<PathRank> = inputs.iter().map(|i| PathRank::of(&i.file.path)).collect();
+    let path_rank = |file: u32| {
+        ranks
             .get(file as usize)
-            .map_or("", |i| i.file.path.as_str())
+            .copied()
+            .unwrap_or_else(|| PathRank::of(""))
     };
     // Each shard merges its runs and builds its FST (and its defined names' search table) at
     // the same time as the others.
@@ -1367,7 +1387,7 @@ fn merge_names(
                         defs_dat,
                         &mut |name, offset, defs, macro_file| {
                             let decoded = defs.iter().filter_map(|&off| facts.get(off));
-                            match describe(name, decoded, macro_file, path_of) {
+                            match describe(name, decoded, macro_file, path_rank) {
                                 Some(info) => defined.add(name, offset, info),
                                 None => Ok(()),
                             }

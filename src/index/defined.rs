@@ -23,6 +23,7 @@ use super::error::IndexError;
 use super::format::{check_header, header, HEADER_LEN, NAME_SHARDS};
 use super::parts::{name_parts, path_parts, PartsWriter};
 use super::segment::{map, MapBytes};
+use crate::rank::PathRank;
 
 /// Bytes per defined name in `symnames-K.dat`.
 const INFO_LEN: usize = 9;
@@ -61,13 +62,13 @@ pub struct NameInfo {
 }
 
 /// The [`NameInfo`] of a name with ctags definitions `defs` (kind, file) and, when it has `#define`s, one of
-/// them in file `macro_file`; `path` gives a file id's path. `None`: nothing search counts as
-/// a definition.
-pub fn describe<'a>(
+/// them in file `macro_file`; `path_rank` gives a file id's [`PathRank`]. `None`: nothing
+/// search counts as a definition.
+pub fn describe(
     name: &[u8],
     defs: impl Iterator<Item = (Kind, u32)>,
     macro_file: Option<u32>,
-    path: impl Fn(u32) -> &'a str,
+    path_rank: impl Fn(u32) -> PathRank,
 ) -> Option<NameInfo> {
     let mut info = NameInfo {
         kinds: 0,
@@ -77,7 +78,7 @@ pub fn describe<'a>(
     let defs = defs.filter(|(kind, _)| !matches!(kind, Kind::Entry | Kind::Label | Kind::Local));
     for (kind, file) in defs.chain(macro_file.map(|f| (Kind::Macro, f))) {
         info.kinds |= 1 << kind as u8;
-        info.rank = info.rank.min(crate::rank::rank_byte(kind, path(file)));
+        info.rank = info.rank.min(path_rank(file).byte(kind));
     }
     (info.kinds != 0).then_some(info)
 }
