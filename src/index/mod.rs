@@ -697,36 +697,41 @@ impl Update<'_> {
         let layout = self.layout(old.as_ref(), changes.as_ref(), &walked, &mut report);
         trace.mark("delta plan");
         // The text part first, while the process is small: its lists live in mappings it gives
-        // back whole, so the segment build's peak is not raised by them.
-        progress.phase("text index");
-        let text_part = text.part(self.root, self.index_dir, report.mode == UpdateMode::Full)?;
-        trace.mark("text index");
-        // The documentation part too: what it takes is freed before the segment build.
-        progress.phase("docs");
-        let (docs_part, docs_summary) = docs.part(self.root, self.index_dir)?;
+        // back whole, so the segment build's peak is not raised by them. The documentation and
+        // build-file parts are made beside it, on a thread of their own: they use about one
+        // core for a second, which the text part leaves idle at its start and end. (Kbuild and
+        // Kconfig are not parsed beside the segment build: they would add to its peak memory.)
+        progress.phase("text index, docs, build files");
+        let (text_part, side) = std::thread::scope(|s| {
+            let side = s.spawn(|| {
+                let docs = docs.part(self.root, self.index_dir);
+                let builds = build_files_part(self.root, self.index_dir, &walked.builds, builds);
+                (docs, builds)
+            });
+            let text_part = text.part(self.root, self.index_dir, report.mode == UpdateMode::Full);
+            (text_part, side.join())
+        });
+        let (docs, part) = side.map_err(|_| {
+            IndexError::Build("the documentation and build files thread panicked".into())
+        })?;
+        let text_part = text_part?;
+        let (docs_part, docs_summary) = docs?;
+        let part = part?;
         report.docs = docs_summary;
-        // What the text and documentation builds freed (their per-thread sets and buffers)
-        // goes back to the system before the segment build grows.
+        report.build_files = part.summary;
+        // What these builds freed (their per-thread sets and buffers) goes back to the system
+        // before the segment build grows.
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         // SAFETY: malloc_trim only releases free heap memory; no live allocation is touched.
         unsafe {
             libc::malloc_trim(0);
         }
-        trace.mark("docs");
+        trace.mark("text index, docs, build files");
         let ctags = knav_ctags::Ctags::probe().map_err(|e| IndexError::Ctags(e.into()))?;
         trace.mark("probe");
         let NewSegment { dir: seg_dir, meta } =
             self.new_segment(&walked, &layout, &ctags, opts, progress)?;
         trace.mark("build segment");
-        // Not beside the segment build: what Kbuild and Kconfig take would add to its peak
-        // memory.
-        progress.phase("build files");
-        let part = build_files_part(self.root, self.index_dir, &walked.builds, builds)
-            .inspect_err(|_| {
-                let _ = std::fs::remove_dir_all(&seg_dir);
-            })?;
-        report.build_files = part.summary;
-        trace.mark("build files");
         let new_segment = SegmentRef {
             dir: seg_dir
                 .file_name()
