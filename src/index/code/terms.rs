@@ -34,12 +34,11 @@ const MAX_WORDS: usize = 1 << 17;
 /// until [`Terms::forget`] empties the cache.
 #[derive(Default)]
 pub struct Terms {
-    /// Identifier (by its index in `idents`) → its terms' ids, a range of `parts`.
-    idents: Idents,
-    ranges: Vec<(u32, u32)>,
+    /// Identifier → its terms' ids, a range of `parts`.
+    idents: Table<(u32, u32)>,
     parts: Vec<u32>,
     /// Word (as written) → its term's id, `None` for a stopword.
-    words: HashMap<Box<[u8]>, Option<u32>>,
+    words: Table<Option<u32>>,
     /// Term → id, and id → term.
     stems: Stems,
 }
@@ -48,15 +47,18 @@ impl Terms {
     /// The ids of the terms of identifier `ident`'s words that are not stopwords
     /// (`ext4_file_read_iter` → `ext4`, `file`, `read`, `iter`).
     pub fn of_ident(&mut self, ident: &[u8]) -> &[u32] {
-        let (i, new) = self.idents.intern(ident);
-        if new {
-            let start = self.parts.len() as u32;
-            let mut parts = std::mem::take(&mut self.parts);
-            for_words(ident, |w| parts.extend(self.word(w)));
-            self.parts = parts;
-            self.ranges.push((start, self.parts.len() as u32));
-        }
-        let (start, end) = self.ranges[i as usize];
+        let (start, end) = match self.idents.find(ident) {
+            Ok(range) => range,
+            Err(vacant) => {
+                let start = self.parts.len() as u32;
+                let mut parts = std::mem::take(&mut self.parts);
+                for_words(ident, |w| parts.extend(self.word(w)));
+                self.parts = parts;
+                let range = (start, self.parts.len() as u32);
+                self.idents.insert(vacant, ident, range);
+                range
+            }
+        };
         &self.parts[start as usize..end as usize]
     }
 
@@ -91,22 +93,22 @@ impl Terms {
             *self = Terms::default();
         } else if self.idents.len() >= MAX_IDENTS {
             self.idents.clear();
-            self.ranges.clear();
             self.parts.clear();
         }
     }
 
     /// The term id of one word; `None` for a stopword, a number or one letter.
     fn word(&mut self, word: &[u8]) -> Option<u32> {
-        if let Some(&id) = self.words.get(word) {
-            return id;
-        }
+        let vacant = match self.words.find(word) {
+            Ok(id) => return id,
+            Err(vacant) => vacant,
+        };
         let lower = String::from_utf8_lossy(word).to_ascii_lowercase();
         let keep = lower.len() > 1
             && !lower.bytes().all(|b| b.is_ascii_digit())
             && STOPWORDS.binary_search(&lower.as_str()).is_err();
         let id = keep.then(|| self.stems.id(&lower));
-        self.words.insert(word.into(), id);
+        self.words.insert(vacant, word, id);
         id
     }
 }
@@ -117,8 +119,8 @@ impl Terms {
 /// table was most of the code documents' cost (perf: about 9 s of CPU on the kernel).
 #[derive(Default)]
 pub struct FileTerms {
-    /// Identifier (by its index in `idents`) → its terms' file ids, a range of `parts`.
-    idents: Idents,
+    /// Identifier → its index, and by it the range of `parts` of its terms' file ids.
+    idents: Table<u32>,
     ranges: Vec<(u32, u32)>,
     parts: Vec<u32>,
     /// File id → term id of [`Terms`].
@@ -130,19 +132,22 @@ pub struct FileTerms {
 impl FileTerms {
     /// The index of identifier `ident` among the file's (in the order first seen).
     pub fn ident(&mut self, terms: &mut Terms, ident: &[u8]) -> u32 {
-        let (i, new) = self.idents.intern(ident);
-        if new {
-            let start = self.parts.len() as u32;
-            for &global in terms.of_ident(ident) {
-                let next = self.globals.len() as u32;
-                let local = *self.locals.entry(global).or_insert(next);
-                if local == next {
-                    self.globals.push(global);
-                }
-                self.parts.push(local);
+        let vacant = match self.idents.find(ident) {
+            Ok(i) => return i,
+            Err(vacant) => vacant,
+        };
+        let start = self.parts.len() as u32;
+        for &global in terms.of_ident(ident) {
+            let next = self.globals.len() as u32;
+            let local = *self.locals.entry(global).or_insert(next);
+            if local == next {
+                self.globals.push(global);
             }
-            self.ranges.push((start, self.parts.len() as u32));
+            self.parts.push(local);
         }
+        let i = self.ranges.len() as u32;
+        self.ranges.push((start, self.parts.len() as u32));
+        self.idents.insert(vacant, ident, i);
         i
     }
 
@@ -175,28 +180,34 @@ impl FileTerms {
     }
 }
 
-/// Identifiers numbered in the order first seen. One is found by its length and first and last
-/// 8 bytes (the first and last 4, or the first, middle and last byte, when shorter), which are
-/// the whole of one of at most 16 bytes, compared as integers; a longer one's other bytes are
-/// compared too.
+/// Identifiers (or words) and a value each, in one open-addressing table. One is found by its
+/// length and first and last 8 bytes (the first and last 4, or the first, middle and last
+/// byte, when shorter), which are the whole of one of at most 16 bytes, compared as integers;
+/// a longer one's other bytes are compared too. A key and its value share a slot: a lookup
+/// reads one cache line (the build-wide table is too large for the caches).
 #[derive(Default)]
-struct Idents {
-    /// Open addressing: slot → 1 + the identifier's index, 0 when empty. Its length is 0 or a
-    /// power of two at least twice the identifiers'.
-    slots: Vec<u32>,
-    keys: Vec<Key>,
-    /// The bytes of the identifiers longer than 16.
+struct Table<V> {
+    /// A power of two long (or empty), at least twice the keys.
+    slots: Vec<(Key, V)>,
+    len: usize,
+    /// The bytes of the keys longer than 16.
     long: Vec<u8>,
 }
 
-/// An identifier's [`Idents`] key, and where its bytes are in [`Idents::long`] when it is
-/// longer than 16.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// A [`Table`]'s key: where its bytes are in [`Table::long`] when it is longer than 16.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 struct Key {
     head: u64,
     tail: u64,
+    /// The length plus 1; 0 in an empty slot.
     len: u32,
     at: u32,
+}
+
+/// Where a key not in a [`Table`] goes.
+struct Vacant {
+    slot: usize,
+    key: Key,
 }
 
 /// The 8 bytes of `s` at `at`, little-endian.
@@ -226,24 +237,25 @@ impl Key {
         Key {
             head,
             tail,
-            len: n as u32,
+            len: n as u32 + 1,
             at: 0,
         }
     }
 
-    fn hash(&self) -> u64 {
+    fn slot(&self, mask: usize) -> usize {
         const K: u64 = 0x517c_c1b7_2722_0a95;
         let h = (self.len as u64).wrapping_mul(K);
         let h = (h.rotate_left(5) ^ self.head).wrapping_mul(K);
-        (h.rotate_left(5) ^ self.tail).wrapping_mul(K)
+        let h = (h.rotate_left(5) ^ self.tail).wrapping_mul(K);
+        (h >> 32) as usize & mask
     }
 
-    /// True when `other`, the key of `ident`, is this one's.
-    fn is(&self, other: &Key, long: &[u8], ident: &[u8]) -> bool {
+    /// True when `other`, the key of `bytes`, is this one's.
+    fn is(&self, other: &Key, long: &[u8], bytes: &[u8]) -> bool {
         if (self.head, self.tail, self.len) != (other.head, other.tail, other.len) {
             return false;
         }
-        let n = ident.len();
+        let n = bytes.len();
         if n <= 16 {
             return true;
         }
@@ -251,60 +263,63 @@ impl Key {
         let mine = &long[self.at as usize..self.at as usize + n];
         (8..n - 8)
             .step_by(8)
-            .all(|i| word_at(mine, i) == word_at(ident, i))
+            .all(|i| word_at(mine, i) == word_at(bytes, i))
     }
 }
 
-impl Idents {
-    /// The index of `ident`, and whether it is new.
-    fn intern(&mut self, ident: &[u8]) -> (u32, bool) {
-        let mut key = Key::of(ident);
-        if self.slots.len() < 2 * (self.keys.len() + 1) {
+impl<V: Copy + Default> Table<V> {
+    /// The value of `bytes`, or where it goes.
+    fn find(&mut self, bytes: &[u8]) -> Result<V, Vacant> {
+        if self.slots.len() < 2 * (self.len + 1) {
             self.grow();
         }
+        let key = Key::of(bytes);
         let mask = self.slots.len() - 1;
-        let mut slot = (key.hash() >> 32) as usize & mask;
+        let mut slot = key.slot(mask);
         loop {
-            let at = self.slots[slot];
-            if at == 0 {
-                break;
+            let (k, v) = &self.slots[slot];
+            if k.len == 0 {
+                return Err(Vacant { slot, key });
             }
-            if self.keys[at as usize - 1].is(&key, &self.long, ident) {
-                return (at - 1, false);
+            if k.is(&key, &self.long, bytes) {
+                return Ok(*v);
             }
             slot = (slot + 1) & mask;
         }
-        if ident.len() > 16 {
+    }
+
+    /// Adds `bytes` with value `v` where [`Table::find`] said (the table unchanged since).
+    fn insert(&mut self, vacant: Vacant, bytes: &[u8], v: V) {
+        let mut key = vacant.key;
+        if bytes.len() > 16 {
             key.at = self.long.len() as u32;
-            self.long.extend_from_slice(ident);
+            self.long.extend_from_slice(bytes);
         }
-        self.keys.push(key);
-        self.slots[slot] = self.keys.len() as u32;
-        (self.keys.len() as u32 - 1, true)
+        self.slots[vacant.slot] = (key, v);
+        self.len += 1;
     }
 
     fn len(&self) -> usize {
-        self.keys.len()
+        self.len
     }
 
-    /// Forgets the identifiers, keeping the memory.
+    /// Forgets the keys, keeping the memory.
     fn clear(&mut self) {
-        self.slots.fill(0);
-        self.keys.clear();
+        self.slots.fill(Default::default());
+        self.len = 0;
         self.long.clear();
     }
 
-    /// Doubles the table (to 256 slots at first) and puts the identifiers back in.
+    /// Doubles the table (to 256 slots at first) and puts the keys back in.
     fn grow(&mut self) {
         let len = (self.slots.len() * 2).max(256);
-        self.slots.clear();
-        self.slots.resize(len, 0);
-        for (i, k) in self.keys.iter().enumerate() {
-            let mut slot = (k.hash() >> 32) as usize & (len - 1);
-            while self.slots[slot] != 0 {
+        let old = std::mem::replace(&mut self.slots, vec![Default::default(); len]);
+        for (k, v) in old.into_iter().filter(|(k, _)| k.len != 0) {
+            let mut slot = k.slot(len - 1);
+            while self.slots[slot].0.len != 0 {
                 slot = (slot + 1) & (len - 1);
             }
-            self.slots[slot] = i as u32 + 1;
+            self.slots[slot] = (k, v);
         }
     }
 }
