@@ -96,16 +96,20 @@ impl DocHead {
     }
 }
 
-/// A file's documents, for the segment's document writer ([`super::write`]). The path field is
-/// the file's: its terms are kept once, not in each document.
+/// A file's documents, for the segment's document writer ([`super::write`]). Their terms are
+/// kept once a file and named by their index there; the path field is the file's, also kept
+/// once.
 #[derive(Debug, Default)]
 pub struct FileDocs {
     /// Per document, the index of its definition among the file's.
     pub defs: Vec<u32>,
-    /// The path's terms: their number, then each as its length, its bytes and its count.
+    /// The terms of the file's documents and path: their number, then each as its length and
+    /// its bytes.
+    pub terms: Vec<u8>,
+    /// The path's terms: their number, then each as its index in `terms` and its count.
     pub path: Vec<u8>,
-    /// Per document: its [`DocHead`], its number of terms, then each term as its length, its
-    /// bytes and its frequencies as [`super::put_tf`] writes them, lengths and counts as varints.
+    /// Per document: its [`DocHead`], its number of terms, then each term as its index in
+    /// `terms` and its frequencies as [`super::put_tf`] writes them, numbers as varints.
     pub bytes: Vec<u8>,
 }
 
@@ -117,24 +121,16 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
     }
     terms.forget();
     let starts = line_starts(src);
-    let mut path_ids = Vec::new();
-    terms.of_text(path.as_bytes(), |id| path_ids.push(id));
-    let mut path_terms: Vec<(u32, u8)> = Vec::new();
-    for &id in &path_ids {
-        match path_terms.iter_mut().find(|(t, _)| *t == id) {
-            Some((_, n)) => *n = n.saturating_add(1),
-            None => path_terms.push((id, 1)),
-        }
-    }
-    put_varint(&mut out.path, path_terms.len() as u64);
-    for (id, n) in path_terms {
-        put_str(&mut out.path, terms.term(id).as_bytes());
-        out.path.push(n);
+    let mut file = FileTerms::default();
+    let mut counts = Counts::default();
+    file.each_ident(terms, path.as_bytes(), |i| counts.add(i, Field::Path));
+    let path_len = counts.sum_terms(&file)[Field::Path as usize].min(255) as u16;
+    put_varint(&mut out.path, counts.touched.len() as u64);
+    for (id, c) in counts.drain() {
+        put_varint(&mut out.path, id as u64);
+        out.path.push(c[Field::Path as usize].min(255) as u8);
     }
     let mut body_budget = MAX_BODY_READS * src.len() + (1 << 16);
-    let mut counts: Vec<[u16; FIELDS]> = Vec::new();
-    let mut touched: Vec<u32> = Vec::new();
-    let mut file = FileTerms::default();
     for (i, d) in defs.iter().enumerate() {
         if !is_document(d) {
             continue;
@@ -144,43 +140,90 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
             rank: crate::rank::rank_byte(d.kind, path),
             ..Default::default()
         };
-        head.lens[Field::Path as usize] = path_ids.len().min(255) as u16;
-        let mut add = |id: u32, f: Field| {
-            let id = id as usize;
-            if id >= counts.len() {
-                counts.resize(id + 1, [0; FIELDS]);
-            }
-            if counts[id] == [0; FIELDS] {
-                touched.push(id as u32);
-            }
-            counts[id][f as usize] = counts[id][f as usize].saturating_add(1);
-            head.lens[f as usize] = head.lens[f as usize].saturating_add(1);
-        };
-        for &id in file.of_ident(terms, d.name.as_bytes()) {
-            add(id, Field::Name);
-        }
+        counts.add(file.ident(terms, d.name.as_bytes()), Field::Name);
         if let Some((comment, first)) = leading_comment(src, &starts, d.line) {
-            file.of_text(terms, &src[comment], |id| add(id, Field::Comment));
+            file.each_ident(terms, &src[comment], |i| counts.add(i, Field::Comment));
             head.comment_back = u8::try_from(d.line - first).unwrap_or(0);
         }
         let last = d.end_line.unwrap_or(d.line).max(d.line);
         let body = lines(&starts, src.len(), d.line, last);
         if body.len() <= body_budget {
             body_budget -= body.len();
-            file.of_text(terms, &src[body], |id| add(id, Field::Body));
+            file.each_ident(terms, &src[body], |i| counts.add(i, Field::Body));
         }
+        let lens = counts.sum_terms(&file);
+        head.lens = lens.map(|n| n.min(u16::MAX as u64) as u16);
+        head.lens[Field::Path as usize] = path_len;
         out.defs.push(i as u32);
         head.encode(&mut out.bytes);
-        put_varint(&mut out.bytes, touched.len() as u64);
-        for id in touched.drain(..) {
-            let term = file.term(terms, id).as_bytes();
-            put_varint(&mut out.bytes, term.len() as u64);
-            out.bytes.extend_from_slice(term);
-            let c = std::mem::take(&mut counts[id as usize]);
+        put_varint(&mut out.bytes, counts.touched.len() as u64);
+        for (id, c) in counts.drain() {
+            put_varint(&mut out.bytes, id as u64);
             super::put_tf(&mut out.bytes, c.map(|n| n.min(255) as u8));
         }
     }
+    put_varint(&mut out.terms, file.len() as u64);
+    for id in 0..file.len() as u32 {
+        put_str(&mut out.terms, file.term(terms, id).as_bytes());
+    }
     out
+}
+
+/// A document's counts while it is made: per identifier of its file, its occurrences in each
+/// field; then per term of the file, the sum over its identifiers.
+#[derive(Default)]
+struct Counts {
+    idents: Vec<[u32; FIELDS]>,
+    /// The identifiers with counts.
+    seen: Vec<u32>,
+    terms: Vec<[u32; FIELDS]>,
+    /// The terms with counts.
+    touched: Vec<u32>,
+}
+
+impl Counts {
+    /// Counts an occurrence of the file's identifier of index `ident` in field `f`.
+    fn add(&mut self, ident: u32, f: Field) {
+        let i = ident as usize;
+        if i >= self.idents.len() {
+            self.idents.resize(i + 1, [0; FIELDS]);
+        }
+        if self.idents[i] == [0; FIELDS] {
+            self.seen.push(ident);
+        }
+        self.idents[i][f as usize] += 1;
+    }
+
+    /// Adds the identifiers' counts to their terms' and empties them; the number of terms in
+    /// each field.
+    fn sum_terms(&mut self, file: &FileTerms) -> [u64; FIELDS] {
+        let mut lens = [0u64; FIELDS];
+        for ident in self.seen.drain(..) {
+            let c = std::mem::take(&mut self.idents[ident as usize]);
+            for &t in file.parts(ident) {
+                let t = t as usize;
+                if t >= self.terms.len() {
+                    self.terms.resize(t + 1, [0; FIELDS]);
+                }
+                if self.terms[t] == [0; FIELDS] {
+                    self.touched.push(t as u32);
+                }
+                for f in 0..FIELDS {
+                    self.terms[t][f] += c[f];
+                    lens[f] += c[f] as u64;
+                }
+            }
+        }
+        lens
+    }
+
+    /// The terms with counts and their counts, emptied.
+    fn drain(&mut self) -> impl Iterator<Item = (u32, [u32; FIELDS])> + '_ {
+        let terms = &mut self.terms;
+        self.touched
+            .drain(..)
+            .map(|t| (t, std::mem::take(&mut terms[t as usize])))
+    }
 }
 
 /// The byte offset where each line starts.
@@ -313,7 +356,7 @@ mod tests {
             let head = DocHead::decode(r.bytes(HEAD_LEN)).unwrap();
             with_body += (head.lens[Field::Body as usize] > 0) as usize;
             for _ in 0..r.varint() {
-                r.str();
+                r.varint();
                 super::super::read_tf(&mut r);
             }
         }
@@ -333,12 +376,23 @@ mod tests {
         assert_eq!(head.comment_back, 1);
         // name: free page; comment: free page; path: mm page; body: free page page put page free
         assert_eq!(head.lens, [2, 2, 2, 6]);
-        assert_eq!(docs.path, b"\x02\x02mm\x01\x04page\x01");
+        let mut r = crate::index::codec::Reader::new(&docs.terms);
+        let names: Vec<String> = (0..r.varint())
+            .map(|_| String::from_utf8(r.str().to_vec()).unwrap())
+            .collect();
+        assert!(r.at_end());
+        let mut path = Vec::new();
+        let mut r = crate::index::codec::Reader::new(&docs.path);
+        for _ in 0..r.varint() {
+            path.push((names[r.varint() as usize].as_str(), r.u8()));
+        }
+        assert!(r.at_end());
+        assert_eq!(path, [("mm", 1), ("page", 1)]);
         let mut r = crate::index::codec::Reader::new(&docs.bytes[HEAD_LEN..]);
         assert_eq!(r.varint(), 3, "free, page, put");
         let mut got = Vec::new();
         while !r.at_end() {
-            let term = String::from_utf8(r.str().to_vec()).unwrap();
+            let term = names[r.varint() as usize].clone();
             got.push((term, super::super::read_tf(&mut r).to_vec()));
         }
         let tf = |t: &str| got.iter().find(|(g, _)| g == t).map(|(_, c)| c.clone());

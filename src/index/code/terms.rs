@@ -24,19 +24,26 @@ const STOPWORDS: &[&str] = &[
     "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your",
 ];
 
-/// Distinct identifiers cached before the cache is emptied (it lives as long as a build
-/// worker, and is emptied only between files: ids stay valid for one file).
-const MAX_CACHED: usize = 1 << 17;
+/// Distinct identifiers cached before their cache is emptied (it lives as long as a build
+/// worker, and is emptied only between files: ids stay valid for one file). Kept small so that
+/// it stays in the caches: the kernel's files look up 12 million (file, identifier) pairs, and
+/// with 2^18 identifiers cached (a table of 16 MB) a lookup cost about 200 ns, more than
+/// cutting a new identifier into words found in the words' cache (perf, whole kernel: 3.4 s
+/// of CPU with 2^13 against 4.4 s with 2^18).
+const MAX_IDENTS: usize = 1 << 13;
+/// Distinct words cached before the whole cache (words, stems and the ids they have) is
+/// emptied.
+const MAX_WORDS: usize = 1 << 17;
 
 /// Turns text into search terms, each distinct word stemmed once. A term has an id, valid
 /// until [`Terms::forget`] empties the cache.
 #[derive(Default)]
 pub struct Terms {
     /// Identifier → its terms' ids, a range of `parts`.
-    idents: HashMap<Box<[u8]>, (u32, u32)>,
+    idents: Table<(u32, u32)>,
     parts: Vec<u32>,
     /// Word (as written) → its term's id, `None` for a stopword.
-    words: HashMap<Box<[u8]>, Option<u32>>,
+    words: Table<Option<u32>>,
     /// Term → id, and id → term.
     stems: Stems,
 }
@@ -45,22 +52,19 @@ impl Terms {
     /// The ids of the terms of identifier `ident`'s words that are not stopwords
     /// (`ext4_file_read_iter` → `ext4`, `file`, `read`, `iter`).
     pub fn of_ident(&mut self, ident: &[u8]) -> &[u32] {
-        let (start, end) = self.ident_range(ident);
+        let (start, end) = match self.idents.find(ident) {
+            Ok(range) => range,
+            Err(vacant) => {
+                let start = self.parts.len() as u32;
+                let mut parts = std::mem::take(&mut self.parts);
+                for_words(ident, |w| parts.extend(self.word(w)));
+                self.parts = parts;
+                let range = (start, self.parts.len() as u32);
+                self.idents.insert(vacant, ident, range);
+                range
+            }
+        };
         &self.parts[start as usize..end as usize]
-    }
-
-    /// Where `ident`'s term ids are in `parts`.
-    fn ident_range(&mut self, ident: &[u8]) -> (u32, u32) {
-        if let Some(&r) = self.idents.get(ident) {
-            return r;
-        }
-        let start = self.parts.len() as u32;
-        let mut ids = Vec::new();
-        for_words(ident, |w| ids.extend(self.word(w)));
-        self.parts.extend(ids);
-        let r = (start, self.parts.len() as u32);
-        self.idents.insert(ident.into(), r);
-        r
     }
 
     /// Calls `add` with the id of each term of free text (a comment, a path, a query).
@@ -87,36 +91,42 @@ impl Terms {
         self.stems.terms.is_empty()
     }
 
-    /// Empties the cache when it has grown past its bound; the ids given out are invalid then.
+    /// Empties the identifiers' cache when it has grown past its bound, and the whole cache
+    /// when the words' has; the ids given out are invalid then.
     pub fn forget(&mut self) {
-        if self.idents.len() + self.words.len() >= MAX_CACHED {
+        if self.words.len() >= MAX_WORDS {
             *self = Terms::default();
+        } else if self.idents.len() >= MAX_IDENTS {
+            self.idents.clear();
+            self.parts.clear();
         }
     }
 
     /// The term id of one word; `None` for a stopword, a number or one letter.
     fn word(&mut self, word: &[u8]) -> Option<u32> {
-        if let Some(&id) = self.words.get(word) {
-            return id;
-        }
+        let vacant = match self.words.find(word) {
+            Ok(id) => return id,
+            Err(vacant) => vacant,
+        };
         let lower = String::from_utf8_lossy(word).to_ascii_lowercase();
         let keep = lower.len() > 1
             && !lower.bytes().all(|b| b.is_ascii_digit())
             && STOPWORDS.binary_search(&lower.as_str()).is_err();
         let id = keep.then(|| self.stems.id(&lower));
-        self.words.insert(word.into(), id);
+        self.words.insert(vacant, word, id);
         id
     }
 }
 
 /// One file's identifiers, each looked up in [`Terms`] once, and their terms numbered from 0
-/// for the file: a document's counts then live in a small array. Looking every occurrence up
-/// in the build-wide table and counting in an array indexed by its ids (hundreds of thousands)
-/// was most of the code documents' cost (perf: about 9 s of CPU on the kernel).
+/// for the file: a document counts the occurrences of its identifiers in a small array, and
+/// turns only the distinct ones into terms (the kernel's documents have 60 million occurrences
+/// of 12 million (file, identifier) pairs).
 #[derive(Default)]
-pub struct FileTerms<'s> {
-    /// Identifier → its terms' file ids, a range of `parts`.
-    idents: HashMap<Ident<'s>, (u32, u32)>,
+pub struct FileTerms {
+    /// Identifier → its index, and by it the range of `parts` of its terms' file ids.
+    idents: Table<u32>,
+    ranges: Vec<(u32, u32)>,
     parts: Vec<u32>,
     /// File id → term id of [`Terms`].
     globals: Vec<u32>,
@@ -124,52 +134,39 @@ pub struct FileTerms<'s> {
     locals: HashMap<u32, u32>,
 }
 
-/// An identifier as a key: hashed without its length, compared a word at a time.
-#[derive(Clone, Copy, Eq)]
-struct Ident<'s>(&'s [u8]);
-
-impl std::hash::Hash for Ident<'_> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write(self.0);
-    }
-}
-
-impl PartialEq for Ident<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        let (a, b) = (self.0, other.0);
-        let n = a.len();
-        if n != b.len() {
-            return false;
-        }
-        let word = |s: &[u8], at: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&s[at..at + 8]);
-            u64::from_le_bytes(w)
+impl FileTerms {
+    /// The index of identifier `ident` among the file's (in the order first seen).
+    pub fn ident(&mut self, terms: &mut Terms, ident: &[u8]) -> u32 {
+        let vacant = match self.idents.find(ident) {
+            Ok(i) => return i,
+            Err(vacant) => vacant,
         };
-        match n {
-            0..=7 => a.iter().zip(b).all(|(x, y)| x == y),
-            // Two words that overlap cover 8 to 16 bytes.
-            8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
-            _ => a == b,
-        }
-    }
-}
-
-impl<'s> FileTerms<'s> {
-    /// The file ids of the terms of `ident` (see [`Terms::of_ident`]).
-    pub fn of_ident(&mut self, terms: &mut Terms, ident: &'s [u8]) -> &[u32] {
-        let (start, end) = self.range(terms, ident);
-        &self.parts[start as usize..end as usize]
-    }
-
-    /// Calls `add` with the file id of each term of `text` (see [`Terms::of_text`]).
-    pub fn of_text(&mut self, terms: &mut Terms, text: &'s [u8], mut add: impl FnMut(u32)) {
-        for ident in identifiers(text) {
-            let (start, end) = self.range(terms, ident);
-            for &id in &self.parts[start as usize..end as usize] {
-                add(id);
+        let start = self.parts.len() as u32;
+        for &global in terms.of_ident(ident) {
+            let next = self.globals.len() as u32;
+            let local = *self.locals.entry(global).or_insert(next);
+            if local == next {
+                self.globals.push(global);
             }
+            self.parts.push(local);
         }
+        let i = self.ranges.len() as u32;
+        self.ranges.push((start, self.parts.len() as u32));
+        self.idents.insert(vacant, ident, i);
+        i
+    }
+
+    /// Calls `add` with the index of each identifier of `text` (see [`FileTerms::ident`]).
+    pub fn each_ident(&mut self, terms: &mut Terms, text: &[u8], mut add: impl FnMut(u32)) {
+        for ident in identifiers(text) {
+            add(self.ident(terms, ident));
+        }
+    }
+
+    /// The file ids of the terms of the identifier of index `ident` (see [`Terms::of_ident`]).
+    pub fn parts(&self, ident: u32) -> &[u32] {
+        let (start, end) = self.ranges[ident as usize];
+        &self.parts[start as usize..end as usize]
     }
 
     /// The term of file id `id`.
@@ -186,55 +183,183 @@ impl<'s> FileTerms<'s> {
     pub fn is_empty(&self) -> bool {
         self.globals.is_empty()
     }
+}
 
-    fn range(&mut self, terms: &mut Terms, ident: &'s [u8]) -> (u32, u32) {
-        if let Some(&r) = self.idents.get(&Ident(ident)) {
-            return r;
+/// Identifiers (or words) and a value each, in one open-addressing table. One is found by its
+/// length and first and last 8 bytes (the first and last 4, or the first, middle and last
+/// byte, when shorter), which are the whole of one of at most 16 bytes, compared as integers;
+/// a longer one's other bytes are compared too. A key and its value share a slot: a lookup
+/// reads one cache line.
+#[derive(Default)]
+struct Table<V> {
+    /// A power of two long (or empty), at least twice the keys.
+    slots: Vec<(Key, V)>,
+    len: usize,
+    /// The bytes of the keys longer than 16.
+    long: Vec<u8>,
+}
+
+/// A [`Table`]'s key: where its bytes are in [`Table::long`] when it is longer than 16.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct Key {
+    head: u64,
+    tail: u64,
+    /// The length plus 1; 0 in an empty slot.
+    len: u32,
+    at: u32,
+}
+
+/// Where a key not in a [`Table`] goes.
+struct Vacant {
+    slot: usize,
+    key: Key,
+}
+
+/// The 8 bytes of `s` at `at`, little-endian.
+fn word_at(s: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&s[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+impl Key {
+    fn of(s: &[u8]) -> Key {
+        let n = s.len();
+        let half = |at: usize| {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&s[at..at + 4]);
+            u32::from_le_bytes(w) as u64
+        };
+        let (head, tail) = match n {
+            0 => (0, 0),
+            1..=3 => (
+                s[0] as u64 | (s[n / 2] as u64) << 8 | (s[n - 1] as u64) << 16,
+                0,
+            ),
+            4..=7 => (half(0), half(n - 4)),
+            _ => (word_at(s, 0), word_at(s, n - 8)),
+        };
+        Key {
+            head,
+            tail,
+            len: n as u32 + 1,
+            at: 0,
         }
-        let start = self.parts.len() as u32;
-        for &global in terms.of_ident(ident) {
-            let next = self.globals.len() as u32;
-            let local = *self.locals.entry(global).or_insert(next);
-            if local == next {
-                self.globals.push(global);
+    }
+
+    fn slot(&self, mask: usize) -> usize {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let h = (self.len as u64).wrapping_mul(K);
+        let h = (h.rotate_left(5) ^ self.head).wrapping_mul(K);
+        let h = (h.rotate_left(5) ^ self.tail).wrapping_mul(K);
+        (h >> 32) as usize & mask
+    }
+
+    /// True when `other`, the key of `bytes`, is this one's.
+    fn is(&self, other: &Key, long: &[u8], bytes: &[u8]) -> bool {
+        if (self.head, self.tail, self.len) != (other.head, other.tail, other.len) {
+            return false;
+        }
+        let n = bytes.len();
+        if n <= 16 {
+            return true;
+        }
+        // The first and last 8 bytes are equal: compare the others 8 at a time.
+        let mine = &long[self.at as usize..self.at as usize + n];
+        (8..n - 8)
+            .step_by(8)
+            .all(|i| word_at(mine, i) == word_at(bytes, i))
+    }
+}
+
+impl<V: Copy + Default> Table<V> {
+    /// The value of `bytes`, or where it goes.
+    fn find(&mut self, bytes: &[u8]) -> Result<V, Vacant> {
+        if self.slots.len() < 2 * (self.len + 1) {
+            self.grow();
+        }
+        let key = Key::of(bytes);
+        let mask = self.slots.len() - 1;
+        let mut slot = key.slot(mask);
+        loop {
+            let (k, v) = &self.slots[slot];
+            if k.len == 0 {
+                return Err(Vacant { slot, key });
             }
-            self.parts.push(local);
+            if k.is(&key, &self.long, bytes) {
+                return Ok(*v);
+            }
+            slot = (slot + 1) & mask;
         }
-        let r = (start, self.parts.len() as u32);
-        self.idents.insert(Ident(ident), r);
-        r
+    }
+
+    /// Adds `bytes` with value `v` where [`Table::find`] said (the table unchanged since).
+    fn insert(&mut self, vacant: Vacant, bytes: &[u8], v: V) {
+        let mut key = vacant.key;
+        if bytes.len() > 16 {
+            key.at = self.long.len() as u32;
+            self.long.extend_from_slice(bytes);
+        }
+        self.slots[vacant.slot] = (key, v);
+        self.len += 1;
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Forgets the keys, keeping the memory.
+    fn clear(&mut self) {
+        self.slots.fill(Default::default());
+        self.len = 0;
+        self.long.clear();
+    }
+
+    /// Doubles the table (to 256 slots at first) and puts the keys back in.
+    fn grow(&mut self) {
+        let len = (self.slots.len() * 2).max(256);
+        let old = std::mem::replace(&mut self.slots, vec![Default::default(); len]);
+        for (k, v) in old.into_iter().filter(|(k, _)| k.len != 0) {
+            let mut slot = k.slot(len - 1);
+            while self.slots[slot].0.len != 0 {
+                slot = (slot + 1) & (len - 1);
+            }
+            self.slots[slot] = (k, v);
+        }
     }
 }
 
 /// The identifiers (ASCII letters, digits and `_`, not starting with a digit) of `text`.
 pub fn identifiers(text: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut at = 0;
-    std::iter::from_fn(move || {
-        while at < text.len() && !is_word_start(text[at]) {
-            if text[at].is_ascii_digit() {
-                // A number (or `0x1f`, `8ul`) is skipped whole.
-                while at < text.len() && is_word_byte(text[at]) {
-                    at += 1;
-                }
-            } else {
-                at += 1;
-            }
-        }
-        let start = at;
-        while at < text.len() && is_word_byte(text[at]) {
+    std::iter::from_fn(move || loop {
+        while at < text.len() && !WORD_BYTE[text[at] as usize] {
             at += 1;
         }
-        (at > start).then(|| &text[start..at])
+        if at == text.len() {
+            return None;
+        }
+        let start = at;
+        while at < text.len() && WORD_BYTE[text[at] as usize] {
+            at += 1;
+        }
+        // A number (or `0x1f`, `8ul`) is skipped whole.
+        if !text[start].is_ascii_digit() {
+            return Some(&text[start..at]);
+        }
     })
 }
 
-fn is_word_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_'
-}
-
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
+/// True for the bytes of identifiers: ASCII letters, digits and `_`.
+const WORD_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
+        b += 1;
+    }
+    t
+};
 
 /// Calls `f` with each word of an identifier: cut at `_`, between a lowercase letter or digit
 /// and an uppercase one, and before the last capital of a run followed by a lowercase letter
@@ -270,12 +395,16 @@ mod tests {
     }
 
     #[test]
-    fn identifiers_compare_equal_only_when_every_byte_is() {
+    fn a_file_gives_identifiers_one_index_each_only_when_every_byte_is_the_same() {
         let names = [
-            "",
             "a",
             "ab",
+            "ba",
+            "abc",
+            "axc",
+            "abcd",
             "abcdefg",
+            "abcxefg",
             "abcdefgh",
             "abcdefgx",
             "xbcdefgh",
@@ -284,15 +413,27 @@ mod tests {
             "abcdefghXjklmnop",
             "abcdefghijklmnopq",
             "abcdefghijklmnopr",
+            "abcdefghXjklmnopq",
+            "abcdefghYjklmnopq",
+            "abcdefgh_middle_one_ijklmnop",
+            "abcdefgh_middle_two_ijklmnop",
         ];
-        for a in names {
-            for b in names {
-                assert_eq!(
-                    Ident(a.as_bytes()) == Ident(b.as_bytes()),
-                    a == b,
-                    "{a:?} {b:?}"
-                );
-            }
+        let mut terms = Terms::default();
+        let mut file = FileTerms::default();
+        // Past the first table's 256 slots, so that it grows.
+        let many: Vec<String> = (0..300).map(|i| format!("n{i}")).collect();
+        let all: Vec<&str> = names
+            .iter()
+            .copied()
+            .chain(many.iter().map(String::as_str))
+            .collect();
+        let first: Vec<u32> = all
+            .iter()
+            .map(|n| file.ident(&mut terms, n.as_bytes()))
+            .collect();
+        assert_eq!(first, (0..all.len() as u32).collect::<Vec<_>>());
+        for (a, &i) in all.iter().zip(&first) {
+            assert_eq!(file.ident(&mut terms, a.as_bytes()), i, "{a:?}");
         }
     }
 
@@ -302,10 +443,10 @@ mod tests {
         terms.of_ident(b"unrelated_words");
         let mut file = FileTerms::default();
         let mut ids = Vec::new();
-        file.of_text(&mut terms, b"read_page(page); write_page", |id| {
-            ids.push(id)
-        });
-        assert_eq!(ids, [0, 1, 1, 2, 1]);
+        file.each_ident(&mut terms, b"read_page(page); write_page", |i| ids.push(i));
+        assert_eq!(ids, [0, 1, 2]);
+        let parts: Vec<&[u32]> = ids.iter().map(|&i| file.parts(i)).collect();
+        assert_eq!(parts, [&[0, 1][..], &[1], &[2, 1]]);
         let words: Vec<&str> = (0..file.len() as u32)
             .map(|i| file.term(&terms, i))
             .collect();

@@ -48,8 +48,10 @@ impl Spool {
             })?;
             put_varint(&mut self.buf, off);
         }
-        put_varint(&mut self.buf, docs.path.len() as u64);
-        self.buf.extend_from_slice(&docs.path);
+        for part in [&docs.terms, &docs.path] {
+            put_varint(&mut self.buf, part.len() as u64);
+            self.buf.extend_from_slice(part);
+        }
         put_varint(&mut self.buf, docs.bytes.len() as u64);
         self.w.write_all(&self.buf)?;
         self.w.write_all(&docs.bytes)
@@ -100,6 +102,8 @@ pub fn write_code_index(dir: &Path, files: u32) -> io::Result<()> {
     let mut n: u32 = 0;
     let mut offsets = Vec::new();
     let mut blob = Vec::new();
+    // The ids of the file's terms.
+    let mut local: Vec<u32> = Vec::new();
     let bad = |what: &str| io::Error::other(format!("{}: {what}", spool.display()));
     while let Some(file) = read_varint(&mut r)? {
         let file = u32::try_from(file).map_err(|_| bad("a file id is out of range"))?;
@@ -114,9 +118,25 @@ pub fn write_code_index(dir: &Path, files: u32) -> io::Result<()> {
         blob.resize(read_varint(&mut r)?.unwrap_or(0) as usize, 0);
         r.read_exact(&mut blob)?;
         let mut b = Reader::new(&blob);
+        local.clear();
         for _ in 0..b.varint() {
-            let id = Term::id(&mut ids, &mut terms, b.str());
-            let t = &mut terms[id as usize];
+            local.push(Term::id(&mut ids, &mut terms, b.str()));
+        }
+        if b.overrun || !b.at_end() {
+            return Err(bad("a file's terms do not decode"));
+        }
+        let term = |b: &mut Reader<'_>| {
+            let i = b.varint();
+            local
+                .get(i as usize)
+                .copied()
+                .ok_or_else(|| bad("a term is not its file's"))
+        };
+        blob.resize(read_varint(&mut r)?.unwrap_or(0) as usize, 0);
+        r.read_exact(&mut blob)?;
+        let mut b = Reader::new(&blob);
+        for _ in 0..b.varint() {
+            let t = &mut terms[term(&mut b)? as usize];
             put_varint(&mut t.file_bytes, (file - t.last_file) as u64);
             t.file_bytes.push(b.u8());
             t.files += 1;
@@ -136,10 +156,9 @@ pub fn write_code_index(dir: &Path, files: u32) -> io::Result<()> {
             docs.extend_from_slice(&off.to_le_bytes()[..5]);
             head.encode(&mut docs);
             for _ in 0..b.varint() {
-                let term = b.str();
-                let tf = read_tf(&mut b);
-                let id = Term::id(&mut ids, &mut terms, term);
+                let id = term(&mut b)?;
                 let t = &mut terms[id as usize];
+                let tf = read_tf(&mut b);
                 put_varint(&mut t.bytes, (n - t.last) as u64);
                 put_tf(&mut t.bytes, tf);
                 t.docs += 1;
