@@ -69,7 +69,8 @@ const BLOCK: usize = 64;
 const BLOCK_DATA: usize = 60;
 /// Blocks per arena chunk (1 MiB).
 const CHUNK_BLOCKS: usize = 1 << 14;
-/// The trigram space is split by its low bits into this many shards, built in parallel.
+/// The keys (see [`key`]) are split by their low bits into this many shards, built in
+/// parallel.
 const SHARDS: usize = 16;
 
 /// The lists of one shard being built, one per trigram seen, as chains of blocks in an arena
@@ -77,9 +78,12 @@ const SHARDS: usize = 16;
 /// are anonymous mappings: zeroed by the kernel as they are touched, and given back to it
 /// whole when dropped, so the segment build that follows does not find the heap grown.
 struct Lists {
-    /// Trigram / [`SHARDS`] → list index + 1 (0: none yet), as little-endian u32s.
+    /// Key / [`SHARDS`] → list index + 1 (0: none yet), as little-endian u32s: the ASCII
+    /// trigrams' part, half a megabyte, is the part that is hot.
     slot: memmap2::MmapMut,
     lists: Vec<List>,
+    /// The trigram of each list.
+    tris: Vec<u32>,
     arena: Vec<memmap2::MmapMut>,
     blocks: u32,
 }
@@ -112,8 +116,9 @@ struct List {
 impl Lists {
     fn new() -> std::io::Result<Lists> {
         Ok(Lists {
-            slot: zeroed((1 << 24) / SHARDS * 4)?,
+            slot: zeroed(KEYS / SHARDS * 4)?,
             lists: Vec::new(),
+            tris: Vec::new(),
             arena: Vec::new(),
             blocks: 0,
         })
@@ -139,9 +144,10 @@ impl Lists {
         &mut self.arena[b / CHUNK_BLOCKS][at..at + BLOCK]
     }
 
-    /// Adds document `id` (larger than every id added before) to the list of `tri`.
-    fn add(&mut self, tri: u32, id: u32) -> std::io::Result<()> {
-        let key = tri as usize / SHARDS;
+    /// Adds document `id` (larger than every id added before) to the list of the trigram
+    /// of key `k`.
+    fn add(&mut self, k: u32, id: u32) -> std::io::Result<()> {
+        let key = k as usize / SHARDS;
         let s = self.slot(key);
         let l = if s == 0 {
             let head = self.block()?;
@@ -154,6 +160,7 @@ impl Lists {
                 npend: 0,
                 pend: [0; PEND],
             });
+            self.tris.push(trigram_of(k));
             let n = self.lists.len() as u32;
             self.slot[key * 4..key * 4 + 4].copy_from_slice(&n.to_le_bytes());
             self.lists.len() - 1
@@ -181,15 +188,21 @@ impl Lists {
     /// Moves the pending bytes of list `l` to its blocks.
     fn flush(&mut self, l: usize) -> std::io::Result<()> {
         let mut list = self.lists[l];
-        for &byte in &list.pend[..list.npend as usize] {
+        let mut rest = &list.pend[..list.npend as usize];
+        while !rest.is_empty() {
             if list.fill as usize == BLOCK_DATA {
                 let next = self.block()?;
                 self.block_bytes(list.tail)[BLOCK_DATA..].copy_from_slice(&next.to_le_bytes());
                 list.tail = next;
                 list.fill = 0;
             }
-            self.block_bytes(list.tail)[list.fill as usize] = byte;
-            list.fill += 1;
+            let (at, take) = (
+                list.fill as usize,
+                rest.len().min(BLOCK_DATA - list.fill as usize),
+            );
+            self.block_bytes(list.tail)[at..at + take].copy_from_slice(&rest[..take]);
+            list.fill += take as u8;
+            rest = &rest[take..];
         }
         list.npend = 0;
         self.lists[l] = list;
@@ -224,7 +237,7 @@ struct FileGrams {
     docs: Vec<DocGrams>,
 }
 
-/// One block of a file: where it starts and its distinct trigrams, by shard.
+/// One block of a file: where it starts and the keys of its distinct trigrams, by shard.
 struct DocGrams {
     start: Block,
     grams: Vec<u32>,
@@ -279,12 +292,48 @@ impl DocGrams {
     }
 }
 
+/// Bits of the ASCII trigrams' keys: three 7-bit bytes.
+const ASCII_KEYS: usize = 1 << 21;
+/// Keys of all trigrams: the ASCII ones, then one for each trigram of 24 bits.
+const KEYS: usize = ASCII_KEYS + (1 << 24);
+
+/// The key of trigram `t`: its three bytes' low 7 bits when all are ASCII (a dense space of
+/// 2^21, the part that is hot), else [`ASCII_KEYS`] + `t`. Keys keep the trigram's low 7 bits,
+/// so a key's shard is its trigram's.
+#[cfg(test)]
+fn key(t: u32) -> u32 {
+    if t & 0x80_8080 == 0 {
+        (t >> 2) & 0x1F_C000 | (t >> 1) & 0x3F80 | t & 0x7F
+    } else {
+        ASCII_KEYS as u32 + t
+    }
+}
+
+/// The trigram of key `k` (the inverse of [`key`]).
+fn trigram_of(k: u32) -> u32 {
+    match k.checked_sub(ASCII_KEYS as u32) {
+        Some(t) => t,
+        None => (k & 0x1F_C000) << 2 | (k & 0x3F80) << 1 | k & 0x7F,
+    }
+}
+
+/// Each byte folded to lower case, its low 7 bits.
+static LOW7: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = (i as u8).to_ascii_lowercase() & 0x7F;
+        i += 1;
+    }
+    t
+};
+
 /// A per-thread set of the trigrams seen in the current block, cleared through the list of
-/// those set: a bit for each trigram of ASCII bytes (2^21, a quarter of a megabyte, the part
-/// that is hot) and one for each of the others (2^24).
+/// those set: a bit for each key (a quarter of a megabyte for the ASCII trigrams, two for
+/// the others).
 struct Seen {
     bits: Vec<u64>,
-    /// The trigrams found, room for a window of bytes past them.
+    /// The keys found, room for a window of bytes past them.
     out: Vec<u32>,
 }
 
@@ -294,43 +343,48 @@ const WINDOW: usize = 1 << 16;
 impl Seen {
     fn new() -> Seen {
         Seen {
-            bits: vec![0; ((1 << 21) + (1 << 24)) / 64],
+            bits: vec![0; KEYS / 64],
             out: Vec::new(),
         }
     }
 
-    /// Where trigram `t` is in `bits`.
-    #[inline]
-    fn bit(t: u32) -> usize {
-        if t & 0x80_8080 == 0 {
-            ((t >> 2) & 0x1F_C000 | (t >> 1) & 0x3F80 | t & 0x7F) as usize
-        } else {
-            (1 << 21) + t as usize
-        }
-    }
-
-    /// The distinct trigrams of `bytes`, in the order first seen.
+    /// The keys of the distinct trigrams of `bytes`, in the order first seen. The key of an
+    /// ASCII trigram is built a byte at a time as the window slides; a byte past ASCII in
+    /// the window sends it the slow way.
     fn grams(&mut self, bytes: &[u8]) -> &[u32] {
         let mut n = 0;
         if bytes.len() >= 3 {
-            let mut t = trigram(0, bytes[0], bytes[1]);
+            let (ascii, high) = self.bits.split_at_mut(ASCII_KEYS / 64);
+            let mut k = (LOW7[bytes[0] as usize] as u32) << 7 | LOW7[bytes[1] as usize] as u32;
+            let mut raw = (bytes[0] as u32) << 8 | bytes[1] as u32;
             for window in bytes[2..].chunks(WINDOW) {
                 if self.out.len() < n + window.len() {
                     self.out.resize(n + window.len(), 0);
                 }
+                let out = &mut self.out[..];
                 for &c in window {
-                    t = ((t << 8) | c.to_ascii_lowercase() as u32) & 0xFF_FFFF;
-                    let i = Self::bit(t);
-                    let (w, bit) = (i >> 6, 1u64 << (i & 63));
-                    if self.bits[w] & bit == 0 {
-                        self.bits[w] |= bit;
-                        self.out[n] = t;
-                        n += 1;
+                    k = (k << 7 | LOW7[c as usize] as u32) & (ASCII_KEYS as u32 - 1);
+                    raw = raw << 8 | c as u32;
+                    if raw & 0x80_8080 == 0 {
+                        let (w, bit) = (k as usize >> 6, 1u64 << (k & 63));
+                        if ascii[w] & bit == 0 {
+                            ascii[w] |= bit;
+                            out[n] = k;
+                            n += 1;
+                        }
+                    } else {
+                        let t = trigram((raw >> 16) as u8, (raw >> 8) as u8, c);
+                        let (w, bit) = (t as usize >> 6, 1u64 << (t & 63));
+                        if high[w] & bit == 0 {
+                            high[w] |= bit;
+                            out[n] = ASCII_KEYS as u32 + t;
+                            n += 1;
+                        }
                     }
                 }
             }
-            for &t in &self.out[..n] {
-                self.bits[Self::bit(t) >> 6] = 0;
+            for &key in &self.out[..n] {
+                self.bits[key as usize >> 6] = 0;
             }
         }
         &self.out[..n]
@@ -417,7 +471,7 @@ fn blocks(bytes: &[u8]) -> impl Iterator<Item = (Block, std::ops::Range<usize>)>
 }
 
 /// Files extracted together before their trigrams are added in id order.
-const BATCH: usize = 256;
+const BATCH: usize = 1024;
 
 /// Builds the part for `files` (sorted by path) in `dir`.
 pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, String> {
@@ -520,21 +574,14 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     let docs_bytes = docs.len() as u64;
     drop(docs);
     // grams.bin and post.bin
-    // The lists in trigram order: each shard's slot table read in key order.
-    let lists: usize = shards.iter().map(|l| l.lists.len()).sum();
-    let order = (0..(1usize << 24) / SHARDS).flat_map(|key| {
-        let shards = &shards;
-        (0..SHARDS).filter_map(move |k| {
-            let s = shards[k].slot(key);
-            (s != 0).then(|| {
-                (
-                    (key * SHARDS + k) as u32,
-                    k,
-                    shards[k].lists[s as usize - 1],
-                )
-            })
-        })
-    });
+    // The lists in trigram order.
+    let mut order: Vec<(u32, usize, u32)> = shards
+        .iter()
+        .enumerate()
+        .flat_map(|(k, l)| (0..l.tris.len() as u32).map(move |i| (l.tris[i as usize], k, i)))
+        .collect();
+    order.sort_unstable();
+    let lists = order.len();
     let mut grams = Vec::with_capacity(16 + lists * GRAM_ENTRY);
     grams.extend_from_slice(GRAMS_MAGIC);
     grams.extend_from_slice(&(lists as u64).to_le_bytes());
@@ -546,7 +593,8 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     // The checksum of post.bin as written, chunk by chunk as `checksum_bytes` takes it.
     let mut sum = 0u64;
     let mut chunk: Vec<u8> = Vec::with_capacity(CHECKSUM_CHUNK);
-    for (tri, k, l) in order {
+    for (tri, k, i) in order {
+        let l = shards[k].lists[i as usize];
         buf.clear();
         shards[k].copy_list(&l, &mut buf);
         grams.extend_from_slice(&tri.to_le_bytes());
@@ -854,16 +902,36 @@ mod tests {
     #[test]
     fn seen_gives_each_folded_trigram_once_and_forgets_them_for_the_next_block() {
         let mut seen = Seen::new();
+        let mut grams =
+            |b: &[u8]| -> Vec<u32> { seen.grams(b).iter().map(|&k| trigram_of(k)).collect() };
         let t = |s: &[u8]| trigram(s[0], s[1], s[2]);
         let want = [t(b"abc"), t(b"bca"), t(b"cab")];
-        assert_eq!(seen.grams(b"abcABCab"), &want[..]);
-        assert_eq!(seen.grams(b"abcabc"), &want[..]);
+        assert_eq!(grams(b"abcABCab"), want);
+        assert_eq!(grams(b"abcabc"), want);
         // Bytes past ASCII have bits of their own: no trigram is taken for another.
         let high = [b'a', 0xC3, 0xA9, b'a', b'b', b'c'];
-        let got = seen.grams(&high).to_vec();
-        assert_eq!(got.len(), 4);
-        assert!(got.contains(&t(&[b'a', 0xC3, 0xA9])) && got.contains(&t(b"abc")));
-        assert!(seen.grams(b"ab").is_empty());
+        let want = [
+            t(&[b'a', 0xC3, 0xA9]),
+            t(&[0xC3, 0xA9, b'a']),
+            t(&[0xA9, b'a', b'b']),
+            t(b"abc"),
+        ];
+        assert_eq!(grams(&high), want);
+        // A byte past ASCII is kept as it is; an ASCII letter next to it is folded.
+        let want = [t(&[0xC3, 0x89, b'a']), t(&[0x89, b'a', b'a'])];
+        assert_eq!(grams(&[0xC3, 0x89, b'A', b'a']), want);
+        assert!(grams(b"ab").is_empty());
+    }
+
+    #[test]
+    fn a_key_gives_back_its_trigram_and_keeps_its_low_bits() {
+        for t in [
+            0, 0x61_6263, 0x7F_7F7F, 0x80_0000, 0x61_8062, 0x00_0080, 0xFF_FFFF,
+        ] {
+            assert_eq!(trigram_of(key(t)), t, "{t:06x}");
+            assert_eq!(key(t) as usize % SHARDS, t as usize % SHARDS, "{t:06x}");
+        }
+        assert!(key(0x7F_7F7F) < ASCII_KEYS as u32 && key(0x61_8062) >= ASCII_KEYS as u32);
     }
 
     #[test]

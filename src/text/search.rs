@@ -141,16 +141,18 @@ impl Opener {
     /// The bytes of root-relative `rel` (mapped when large, as the index build reads them);
     /// `None` when it cannot be read or is not a regular file below the root.
     pub fn read(&self, rel: &str) -> Option<crate::index::build::Source> {
-        crate::index::build::read_open(self.open(rel)?).ok()
+        crate::index::build::read_open(self.open(rel)?.0).ok()
     }
 
-    /// Root-relative `rel` opened; `None` when it cannot be or is not a regular file below
-    /// the root.
-    fn open(&self, rel: &str) -> Option<std::fs::File> {
+    /// Root-relative `rel` opened, with its size; `None` when it cannot be or is not a
+    /// regular file below the root.
+    fn open(&self, rel: &str) -> Option<(std::fs::File, u64)> {
         match self.open2(rel) {
             Some(Ok(f)) => Some(f),
             Some(Err(())) => None,
-            None => crate::query::source::open_beneath(&self.root, rel).ok(),
+            None => crate::query::source::open_beneath_stat(&self.root, rel)
+                .ok()
+                .map(|(f, m)| (f, m.len())),
         }
     }
 
@@ -167,10 +169,10 @@ impl Opener {
         buf: &mut Vec<u8>,
     ) -> Vec<u32> {
         use std::os::unix::fs::FileExt;
-        let Some(file) = self.open(rel) else {
+        let Some((file, len)) = self.open(rel) else {
             return Vec::new();
         };
-        if blocks.is_empty() || file.metadata().map(|m| m.len()).ok() != Some(size) {
+        if blocks.is_empty() || len != size {
             drop(file);
             return self
                 .read_with(rel, buf)
@@ -194,18 +196,21 @@ impl Opener {
     /// `None` when it cannot be read or is not a regular file below the root.
     pub fn read_with<'b>(&self, rel: &str, buf: &'b mut Vec<u8>) -> Option<Bytes<'b>> {
         use std::io::Read;
-        let file = self.open(rel)?;
-        if file.metadata().ok()?.len() > BUFFERED {
+        let (file, len) = self.open(rel)?;
+        if len > BUFFERED {
             return crate::index::build::read_open(file).ok().map(Bytes::Own);
         }
         buf.clear();
-        (&file).read_to_end(buf).ok()?;
+        // One byte more than the file: the read that finds its end needs no room made. Read
+        // through `Take`, since `File`'s own `read_to_end` asks the system for the size again.
+        buf.reserve(len as usize + 1);
+        (&file).take(u64::MAX).read_to_end(buf).ok()?;
         Some(Bytes::Buffered(buf))
     }
 
     /// `openat2` with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS; `None` when the system lacks it.
     #[cfg(target_os = "linux")]
-    fn open2(&self, rel: &str) -> Option<Result<std::fs::File, ()>> {
+    fn open2(&self, rel: &str) -> Option<Result<(std::fs::File, u64), ()>> {
         use std::os::fd::{AsRawFd, FromRawFd};
         let dir = self.fd.as_ref()?;
         let Ok(name) = std::ffi::CString::new(rel) else {
@@ -235,13 +240,13 @@ impl Opener {
         // SAFETY: `fd` was just opened and is owned by nobody else.
         let file = unsafe { std::fs::File::from_raw_fd(fd as i32) };
         Some(match file.metadata() {
-            Ok(m) if m.is_file() => Ok(file),
+            Ok(m) if m.is_file() => Ok((file, m.len())),
             _ => Err(()),
         })
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn open2(&self, _rel: &str) -> Option<Result<std::fs::File, ()>> {
+    fn open2(&self, _rel: &str) -> Option<Result<(std::fs::File, u64), ()>> {
         None
     }
 }
