@@ -586,38 +586,34 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
     grams.extend_from_slice(GRAMS_MAGIC);
     grams.extend_from_slice(&(lists as u64).to_le_bytes());
     let post_path = dir.join("post.bin");
-    let mut post =
-        std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&post_path).map_err(io)?);
+    let mut post = std::fs::File::create(&post_path).map_err(io)?;
     let mut at = 0u64;
-    let mut buf = Vec::new();
-    // The checksum of post.bin as written, chunk by chunk as `checksum_bytes` takes it.
+    // The lists are copied into `chunk` and written from it a checksum chunk at a time; the
+    // checksum of post.bin is taken as written, chunk by chunk as `checksum_bytes` takes it.
     let mut sum = 0u64;
-    let mut chunk: Vec<u8> = Vec::with_capacity(CHECKSUM_CHUNK);
+    let mut chunk: Vec<u8> = Vec::with_capacity(2 * CHECKSUM_CHUNK);
     for (tri, k, i) in order {
         let l = shards[k].lists[i as usize];
-        buf.clear();
-        shards[k].copy_list(&l, &mut buf);
+        let before = chunk.len();
+        shards[k].copy_list(&l, &mut chunk);
         grams.extend_from_slice(&tri.to_le_bytes());
         grams.extend_from_slice(&l.count.to_le_bytes());
         grams.extend_from_slice(&at.to_le_bytes());
-        post.write_all(&buf).map_err(io)?;
-        at += buf.len() as u64;
-        let mut rest = &buf[..];
-        while !rest.is_empty() {
-            let take = rest.len().min(CHECKSUM_CHUNK - chunk.len());
-            chunk.extend_from_slice(&rest[..take]);
-            rest = &rest[take..];
-            if chunk.len() == CHECKSUM_CHUNK {
-                sum = sum.rotate_left(17) ^ crate::index::codec::hash64(&chunk);
-                chunk.clear();
+        at += (chunk.len() - before) as u64;
+        if chunk.len() >= CHECKSUM_CHUNK {
+            let full = chunk.len() - chunk.len() % CHECKSUM_CHUNK;
+            for c in chunk[..full].chunks(CHECKSUM_CHUNK) {
+                sum = sum.rotate_left(17) ^ crate::index::codec::hash64(c);
             }
+            post.write_all(&chunk[..full]).map_err(io)?;
+            chunk.drain(..full);
         }
     }
     if !chunk.is_empty() {
         sum = sum.rotate_left(17) ^ crate::index::codec::hash64(&chunk);
+        post.write_all(&chunk).map_err(io)?;
     }
     checksums.push(("post.bin".to_string(), sum));
-    let post = post.into_inner().map_err(|e| io(e.into_error()))?;
     post.sync_all().map_err(io)?;
     drop(shards);
     write_file(&dir.join("grams.bin"), &grams).map_err(io)?;
