@@ -121,6 +121,7 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
     }
     terms.forget();
     let starts = line_starts(src);
+    let path_rank = crate::rank::PathRank::of(path);
     let mut file = FileTerms::default();
     let mut counts = Counts::default();
     file.each_ident(terms, path.as_bytes(), |i| counts.add(i, Field::Path));
@@ -137,7 +138,7 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
         }
         let mut head = DocHead {
             kind: d.kind as u8,
-            rank: crate::rank::rank_byte(d.kind, path),
+            rank: path_rank.byte(d.kind),
             ..Default::default()
         };
         counts.add(file.ident(terms, d.name.as_bytes()), Field::Name);
