@@ -861,8 +861,12 @@ pub fn build_segment(
             (scanned_at - learned_at).as_millis() as u64,
         ),
         ("merge".into(), (names_at - scanned_at).as_millis() as u64),
+        // These two ran side by side: each is its own time, not a share of the total.
         ("search parts".into(), parts_ms.as_millis() as u64),
-        ("code documents".into(), code_ms.as_millis() as u64),
+        (
+            "calls through pointers + code documents".into(),
+            code_ms.as_millis() as u64,
+        ),
         (
             "checksum".into(),
             (started.elapsed() - merged_at).as_millis() as u64,

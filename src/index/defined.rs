@@ -4,7 +4,7 @@
 //!
 //! * `symnames-K.dat`: the defined names of name shard K in name order, 9 bytes each: the
 //!   offset of its entry in `names-K.dat` (its value in `names-K.fst`, 5 bytes), the kinds of
-//!   its definitions (a bit per [`Kind`]), the [`crate::rank::rank_byte`] of its best one, and
+//!   its definitions (a bit per [`Kind`]), the [`crate::rank::PathRank::byte`] of its best one, and
 //!   its length (at most 255). A name's id is `K << 32 | its ordinal`, so ids sort as names do
 //!   (shards are ranges of the name order). Its name is read back from `names-K.fst`, whose
 //!   values (entry offsets) grow with the names;
@@ -55,7 +55,7 @@ pub fn id(shard: usize, ordinal: u64) -> u64 {
 pub struct NameInfo {
     /// A bit per [`Kind`] (`1 << kind as u8`).
     pub kinds: u16,
-    /// The smallest [`crate::rank::rank_byte`] of its definitions.
+    /// The smallest [`crate::rank::PathRank::byte`] of its definitions.
     pub rank: u8,
     /// Its length in bytes, at most 255.
     pub len: u8,

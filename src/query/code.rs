@@ -41,7 +41,7 @@ const COPY_FACTOR: f32 = 0.5;
 /// asks more often what code does than what it holds.
 const TYPE_FACTOR: f32 = 0.6;
 
-/// The bit of [`crate::rank::rank_byte`] that marks such copies.
+/// The bit of [`crate::rank::PathRank::byte`] that marks such copies.
 const COPY_RANK: u8 = 1 << 4;
 
 /// Documents whose score the use of their name scales, best first; every other scores less

@@ -54,7 +54,7 @@ pub fn is_document(d: &DefRecord) -> bool {
 pub struct DocHead {
     /// Its definition's kind.
     pub kind: u8,
-    /// Its definition's [`crate::rank::rank_byte`].
+    /// Its definition's [`crate::rank::PathRank::byte`].
     pub rank: u8,
     /// Lines from the first line of words of its comment down to its line; 0 without one (or
     /// when it is more than 255 lines above).

@@ -1,9 +1,11 @@
 //! Words to search terms: an identifier or a phrase is cut into words (at `_`, at a lowercase
 //! to uppercase change, around digits), lowercased, stopwords dropped (common English words and
 //! C keywords), and each word stemmed with Snowball's English stemmer (`reading` → `read`).
-//! Documents and queries go through the same [`Terms::of_text`], so they meet on the same terms.
+//! Documents and queries go through the same [`Terms::of_ident`], so they meet on the same terms.
 
-use crate::index::accum::NameMap as HashMap;
+use std::hash::Hasher;
+
+use crate::index::accum::{NameHasher, NameMap as HashMap};
 
 use crate::docs::words::Stems;
 
@@ -36,7 +38,7 @@ const MAX_IDENTS: usize = 1 << 13;
 const MAX_WORDS: usize = 1 << 17;
 
 /// Turns text into search terms, each distinct word stemmed once. A term has an id, valid
-/// until [`Terms::forget`] empties the cache.
+/// until [`Terms::forget`] empties the words' cache (emptying only the identifiers' keeps it).
 #[derive(Default)]
 pub struct Terms {
     /// Identifier → its terms' ids, a range of `parts`.
@@ -67,7 +69,8 @@ impl Terms {
         &self.parts[start as usize..end as usize]
     }
 
-    /// Calls `add` with the id of each term of free text (a comment, a path, a query).
+    /// Calls `add` with the id of each term of free text (a query; a file's text goes through
+    /// [`FileTerms::each_ident`]).
     pub fn of_text(&mut self, text: &[u8], mut add: impl FnMut(u32)) {
         for ident in identifiers(text) {
             for &id in self.of_ident(ident) {
@@ -248,11 +251,11 @@ impl Key {
     }
 
     fn slot(&self, mask: usize) -> usize {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let h = (self.len as u64).wrapping_mul(K);
-        let h = (h.rotate_left(5) ^ self.head).wrapping_mul(K);
-        let h = (h.rotate_left(5) ^ self.tail).wrapping_mul(K);
-        (h >> 32) as usize & mask
+        let mut h = NameHasher::default();
+        h.write_u64(self.len as u64);
+        h.write_u64(self.head);
+        h.write_u64(self.tail);
+        (h.finish() >> 32) as usize & mask
     }
 
     /// True when `other`, the key of `bytes`, is this one's.
