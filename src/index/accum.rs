@@ -57,6 +57,20 @@ fn name_hash(name: &[u8]) -> u64 {
     h.finish()
 }
 
+/// Asks the CPU to bring the cache line of `p` in, without waiting for it.
+#[inline(always)]
+fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints the cache; it reads nothing and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (p as *const T).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// One name of the current run. Its postings are a chain of chunks in [`Accumulator::pool`].
 #[derive(Clone, Copy)]
 struct Entry {
@@ -98,6 +112,8 @@ pub struct Accumulator {
     pool: Vec<u8>,
     /// (entry, offset in `defs.dat`) in arrival order.
     defs: Vec<(u32, u64)>,
+    /// [`Accumulator::add_blocks`]'s hashes, kept for the next file.
+    hashes: Vec<u64>,
     budget: usize,
     runs: Vec<PathBuf>,
     tmp_dir: PathBuf,
@@ -124,6 +140,7 @@ impl Accumulator {
             slots: vec![0; 1024],
             pool: Vec::new(),
             defs: Vec::new(),
+            hashes: Vec::new(),
             budget,
             runs: Vec::new(),
             tmp_dir: tmp_dir.to_path_buf(),
@@ -142,7 +159,11 @@ impl Accumulator {
 
     /// The entry of `name`, created when new.
     fn entry(&mut self, name: &[u8]) -> usize {
-        let hash = name_hash(name);
+        self.entry_hashed(name, name_hash(name))
+    }
+
+    /// The entry of `name`, whose [`name_hash`] is `hash`, created when new.
+    fn entry_hashed(&mut self, name: &[u8], hash: u64) -> usize {
         let short = (hash >> 32) as u32;
         let mask = self.slots.len() - 1;
         let mut at = hash as usize & mask;
@@ -251,7 +272,48 @@ impl Accumulator {
     /// Adds the occurrences of `name` in `file`: `block` holds `count` encoded occurrences.
     /// Files must come in increasing id order.
     pub fn add_block(&mut self, name: &[u8], file: u32, count: u32, block: &[u8]) {
-        let i = self.entry(name);
+        self.add_block_hashed(name, name_hash(name), file, count, block);
+    }
+
+    /// Adds the blocks of one file (see [`Accumulator::add_block`]): `blocks` holds each
+    /// name, its count and its block. A run's table, entries, names and postings are far
+    /// larger than the caches, and a lookup missed them one after the other; here the memory
+    /// each name will need is asked for a few names ahead (its slot, then its entry, then the
+    /// entry's name and postings tail), so the misses overlap.
+    pub fn add_blocks(&mut self, file: u32, blocks: &[(&[u8], u32, &[u8])]) {
+        /// Names between asking for a slot and using it; the entry is asked for halfway.
+        const AHEAD: usize = 8;
+        let mut hashes = std::mem::take(&mut self.hashes);
+        hashes.clear();
+        hashes.extend(blocks.iter().map(|b| name_hash(b.0)));
+        for (i, &(name, count, block)) in blocks.iter().enumerate() {
+            let mask = self.slots.len() - 1;
+            if let Some(&h) = hashes.get(i + AHEAD) {
+                prefetch(&self.slots[h as usize & mask]);
+            }
+            if let Some(&h) = hashes.get(i + AHEAD / 2) {
+                if let Some(slot) = (self.slots[h as usize & mask] as usize).checked_sub(1) {
+                    prefetch(&self.entries[slot]);
+                }
+            }
+            if let Some(&h) = hashes.get(i + AHEAD / 4) {
+                if let Some(slot) = (self.slots[h as usize & mask] as usize).checked_sub(1) {
+                    let e = &self.entries[slot];
+                    if let Some(b) = self.names.get(e.name as usize) {
+                        prefetch(b);
+                    }
+                    if let Some(b) = self.pool.get(e.tail as usize) {
+                        prefetch(b);
+                    }
+                }
+            }
+            self.add_block_hashed(name, hashes[i], file, count, block);
+        }
+        self.hashes = hashes;
+    }
+
+    fn add_block_hashed(&mut self, name: &[u8], hash: u64, file: u32, count: u32, block: &[u8]) {
+        let i = self.entry_hashed(name, hash);
         let e = &mut self.entries[i];
         let delta = if e.n_files == 0 {
             e.first_file = file;

@@ -1127,14 +1127,13 @@ fn accumulate_shard(
             }
         }
         let names = &b.names;
-        for g in names.groups.iter().filter(|g| g.shard as usize == k) {
-            acc.add_block(
-                g.name(&names.text),
-                b.file_id,
-                g.count,
-                g.block(&names.blocks),
-            );
-        }
+        let blocks: Vec<(&[u8], u32, &[u8])> = names
+            .groups
+            .iter()
+            .filter(|g| g.shard as usize == k)
+            .map(|g| (g.name(&names.text), g.count, g.block(&names.blocks)))
+            .collect();
+        acc.add_blocks(b.file_id, &blocks);
         acc.maybe_spill()?;
     }
     Ok(acc)

@@ -366,12 +366,13 @@ impl Seen {
                     k = (k << 7 | LOW7[c as usize] as u32) & (ASCII_KEYS as u32 - 1);
                     raw = raw << 8 | c as u32;
                     if raw & 0x80_8080 == 0 {
+                        // Without a branch on whether it is new: which it is cannot be
+                        // predicted, and a mispredicted branch cost more than the store.
                         let (w, bit) = (k as usize >> 6, 1u64 << (k & 63));
-                        if ascii[w] & bit == 0 {
-                            ascii[w] |= bit;
-                            out[n] = k;
-                            n += 1;
-                        }
+                        let seen = ascii[w];
+                        ascii[w] = seen | bit;
+                        out[n] = k;
+                        n += (seen & bit == 0) as usize;
                     } else {
                         let t = trigram((raw >> 16) as u8, (raw >> 8) as u8, c);
                         let (w, bit) = (t as usize >> 6, 1u64 << (t & 63));
