@@ -16,6 +16,7 @@ use super::codec::{put_str, put_varint, Reader};
 use super::format::{header, Def, NameEntry};
 use super::postings::Postings;
 use super::stats::NameStats;
+use crate::prefetch::prefetch;
 use crate::scan::Role;
 use knav_ctags::Kind;
 
@@ -55,20 +56,6 @@ fn name_hash(name: &[u8]) -> u64 {
     let mut h = NameHasher::default();
     h.write(name);
     h.finish()
-}
-
-/// Asks the CPU to bring the cache line of `p` in, without waiting for it.
-#[inline(always)]
-fn prefetch<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch only hints the cache; it reads nothing and cannot fault.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (p as *const T).cast::<i8>(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// One name of the current run. Its postings are a chain of chunks in [`Accumulator::pool`].

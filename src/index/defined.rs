@@ -21,7 +21,7 @@ use memmap2::Mmap;
 use super::damage::open_fst;
 use super::error::IndexError;
 use super::format::{check_header, header, HEADER_LEN, NAME_SHARDS};
-use super::parts::{name_parts, path_parts, PartsWriter};
+use super::parts::{each_name_part, path_parts, PartsWriter};
 use super::segment::{map, MapBytes};
 use crate::rank::PathRank;
 
@@ -178,9 +178,7 @@ fn shard_parts(dir: &Path, shard: usize) -> Result<PartsWriter, IndexError> {
                 "a defined name is cut short".to_string(),
             ));
         }
-        for part in name_parts(name) {
-            parts.add(&part, id(shard, ordinal));
-        }
+        each_name_part(name, |part| parts.add(part, id(shard, ordinal)));
         ordinal += 1;
     }
     Ok(parts)

@@ -18,6 +18,7 @@ use std::path::Path;
 use super::search::Opener;
 use super::walk::TextFile;
 use crate::index::codec::{checksum_bytes, put_str, put_varint, Reader, CHECKSUM_CHUNK};
+use crate::prefetch::prefetch;
 
 /// Files larger than this hold no trigrams: they are read by every search.
 pub const MAX_INDEXED_BYTES: u64 = 64 << 20;
@@ -182,6 +183,26 @@ impl Lists {
         list.npend = n as u8 + 1;
         list.last = id;
         list.count += 1;
+        Ok(())
+    }
+
+    /// Adds document `id` (larger than every id added before) to the lists of the trigrams
+    /// of keys `keys`, asking for each one's slot and list a few keys ahead (see
+    /// [`crate::prefetch`]).
+    fn add_doc(&mut self, keys: &[u32], id: u32) -> std::io::Result<()> {
+        /// Keys between asking for a slot and using it; the list is asked for halfway.
+        const AHEAD: usize = 8;
+        for (i, &k) in keys.iter().enumerate() {
+            if let Some(&a) = keys.get(i + AHEAD) {
+                prefetch(self.slot[a as usize / SHARDS * 4..].as_ptr());
+            }
+            if let Some(&b) = keys.get(i + AHEAD / 2) {
+                if let Some(l) = (self.slot(b as usize / SHARDS) as usize).checked_sub(1) {
+                    prefetch(&self.lists[l]);
+                }
+            }
+            self.add(k, id)?;
+        }
         Ok(())
     }
 
@@ -515,9 +536,7 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
                     .try_for_each(|(k, lists)| {
                         let docs = got.iter().flat_map(|g| &g.docs);
                         for (j, d) in docs.enumerate() {
-                            for &t in d.shard(k) {
-                                lists.add(t, first + j as u32)?;
-                            }
+                            lists.add_doc(d.shard(k), first + j as u32)?;
                         }
                         Ok(())
                     })
