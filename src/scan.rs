@@ -16,7 +16,7 @@ mod include_guard;
 mod opaque;
 
 use include_guard::IncludeGuard;
-use opaque::Opaque;
+use opaque::{Opaque, PpLine};
 
 /// What an occurrence does, as far as the scanner can tell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -99,9 +99,9 @@ pub struct FileScan {
     /// macro learned from its `#define` ([`crate::definers`]) may define names.
     pub file_scope_calls: Vec<u32>,
     /// Byte ranges, in file order, where ctags can find no definition: the insides of
-    /// function bodies and initializers (`) {…}`, `= {…}`) with no preprocessor line and no
-    /// `typedef`, `extern` or `struct`/`union`/`enum` body in them (see the `opaque` module),
-    /// the text of comments outside those, and the bodies of `#define`s.
+    /// function bodies and initializers (`) {…}`, `= {…}`) with no unbalanced conditional and
+    /// no `typedef`, `extern` or `struct`/`union`/`enum` body in them (see the `opaque`
+    /// module), the text of comments outside those, and preprocessor lines but conditionals.
     pub opaque: Vec<(u32, u32)>,
 }
 
@@ -141,7 +141,7 @@ pub fn scan(src: &[u8]) -> FileScan {
     };
     s.run();
     s.out.guards = s.guards.finish(s.include_guard.closed_at_end());
-    s.out.opaque = std::mem::take(&mut s.opaque.spans);
+    s.out.opaque = s.opaque.finish();
     s.out.lines = if src.last() == Some(&b'\n') || src.is_empty() {
         s.line - 1
     } else {
@@ -717,6 +717,7 @@ impl<'a> Scanner<'a> {
 
     fn directive(&mut self) {
         let line = self.line;
+        let start = self.i;
         self.i += 1;
         self.skip_blanks();
         let word_start = self.i;
@@ -724,7 +725,13 @@ impl<'a> Scanner<'a> {
             self.i += 1;
         }
         let word = &self.src[word_start..self.i];
-        self.opaque.directive();
+        let pp_line = match word {
+            b"if" | b"ifdef" | b"ifndef" => PpLine::If,
+            b"elif" | b"elifdef" | b"elifndef" | b"else" => PpLine::Else,
+            b"endif" => PpLine::Endif,
+            _ => PpLine::Other,
+        };
+        self.opaque.directive(pp_line);
         self.declarator = false;
         let candidate = self.include_guard.directive(word);
         match word {
@@ -779,6 +786,9 @@ impl<'a> Scanner<'a> {
             // #include <a/b.h>, #error text, #pragma: nothing there to index.
             _ => self.skip_logical_line(),
         }
+        if pp_line == PpLine::Other {
+            self.opaque.other_directive(&self.src[start..self.i], start);
+        }
     }
 
     fn define(&mut self, line: u32, guard_candidate: Option<String>) {
@@ -795,8 +805,6 @@ impl<'a> Scanner<'a> {
         }
         self.push(start, end, Role::MacroDef);
         let mut signature = None;
-        // Where the replacement text starts: after the name and any parameter list.
-        let mut body_start = self.i;
         if self.peek(0) == b'(' {
             let sig_start = self.i;
             let close = memchr::memchr2(b')', b'\n', &self.src[self.i..]).map(|k| self.i + k);
@@ -814,13 +822,9 @@ impl<'a> Scanner<'a> {
                     sig = format!("{} … {more} more bytes)", &sig[..end]);
                 }
                 signature = Some(sig);
-                body_start = close + 1;
             }
         }
         self.directive_body(BodyMode::Define);
-        // ctags's C parser skips `#define`s (knav does not ask it for macros): it needs only
-        // the name.
-        self.opaque.hide(body_start, self.i);
         if end - start > MAX_IDENTIFIER_BYTES {
             return;
         }
@@ -1217,9 +1221,8 @@ b2;
 
     #[test]
     fn a_body_ctags_must_see_is_not_opaque() {
-        // A preprocessor line inside, a local tagged type, a typedef, an extern.
+        // A local tagged type, a typedef, an extern.
         for body in [
-            "#ifdef X\n\tfoo();\n#endif\n",
             "\tstruct local { int m; } l;\n",
             "\tenum\n\t{ LOCAL_A } v;\n",
             "\ttypedef int local_t;\n",
@@ -1241,7 +1244,7 @@ b2;
     }
 
     #[test]
-    fn comments_and_define_bodies_are_opaque_short_ones_are_not() {
+    fn comments_and_defines_are_opaque_short_ones_are_not() {
         let src = "/* a long comment\n   on two lines */\n// a line comment here\n\
                    #define LONG_ONE(a, b) ((a) + \\\n\t(b) * 2)\n#define S 1\n/* tiny */\n";
         assert_eq!(
@@ -1249,7 +1252,8 @@ b2;
             [
                 " a long comment\n   on two lines ",
                 " a line comment here",
-                " ((a) + \\\n\t(b) * 2)"
+                "#define LONG_ONE(a, b) ((a) + \\\n\t(b) * 2)",
+                "#define S 1"
             ]
         );
     }

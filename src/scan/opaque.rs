@@ -7,10 +7,16 @@
 //! one that may be a `struct`, `union` or `enum` body: after such a keyword at depth 0, a `{` is
 //! taken for its body (`struct __attribute__((packed)) {`) unless what came between shows a
 //! function's declarator (`struct s *f(…)`, `enum e f(…)`) or an initializer. The block stops
-//! being opaque when a preprocessor line falls inside it (its braces may then not balance), or
-//! when it holds something ctags reports from inside a function: a `typedef`, an `extern`
-//! declaration, or a tagged body (`struct s {`, `enum {`). After a `}` with no open brace the
-//! depth cannot be trusted, and no later block is opaque.
+//! being opaque when it holds something ctags reports from inside a function: a `typedef`, an
+//! `extern` declaration, or a tagged body (`struct s {`, `enum {`); or when a conditional
+//! group in it (`#if` … `#endif`) has a branch that leaves the brace depth elsewhere than its
+//! `#if` found it, or begins or ends outside it: then its braces may not balance in the
+//! branch the compiler takes. After a `}` with no open brace the depth cannot be trusted, and
+//! no later block is opaque.
+//!
+//! Preprocessor lines other than conditionals are hidden whole: ctags, told to skip macros,
+//! gets nothing from `#define`, `#include`, `#undef`, `#pragma` or `#error`, while it follows
+//! conditionals to choose branches.
 
 use super::{is_ident, is_ident_start};
 
@@ -30,8 +36,25 @@ pub(super) struct Opaque {
     tag_idents: u32,
     /// Parenthesis depth at brace depth 0.
     parens: u32,
+    /// The brace depth at each open conditional group that began inside the open block.
+    groups: Vec<u32>,
+    /// Spans inside the open block: dropped when it becomes one span, kept when it cannot.
+    inner: Vec<(u32, u32)>,
     /// The spans found, in file order.
-    pub(super) spans: Vec<(u32, u32)>,
+    spans: Vec<(u32, u32)>,
+}
+
+/// What a preprocessor line is to the brace count.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum PpLine {
+    /// `#if`, `#ifdef`, `#ifndef`: a group begins.
+    If,
+    /// `#elif`, `#elifdef`, `#elifndef`, `#else`: the next branch.
+    Else,
+    /// `#endif`.
+    Endif,
+    /// Any other: not a conditional.
+    Other,
 }
 
 impl Opaque {
@@ -59,6 +82,8 @@ impl Opaque {
                 if self.depth == 0 {
                     if !self.lost && !self.tag && matches!(self.last, b')' | b'=') {
                         self.open = Some(pos + 1);
+                        self.groups.clear();
+                        self.inner.clear();
                     }
                     self.tag = false;
                     self.parens = 0;
@@ -83,13 +108,18 @@ impl Opaque {
                 self.parens = 0;
                 match self.depth {
                     0 => self.lost = true,
-                    1 => {
-                        if let Some(open) = self.open.take() {
-                            if pos > open && pos <= u32::MAX as usize {
-                                self.spans.push((open as u32, pos as u32));
-                            }
+                    1 => match self.open {
+                        // A group that began inside goes on past the block's end.
+                        Some(open)
+                            if self.groups.is_empty() && pos > open && pos <= u32::MAX as usize =>
+                        {
+                            self.spans.push((open as u32, pos as u32));
+                            self.open = None;
+                            self.inner.clear();
                         }
-                    }
+                        Some(_) => self.cancel(),
+                        None => {}
+                    },
                     _ => {}
                 }
                 self.depth = self.depth.saturating_sub(1);
@@ -108,7 +138,7 @@ impl Opaque {
                 _ => false,
             };
             if visible {
-                self.open = None;
+                self.cancel();
             }
         } else if self.depth == 0
             && self.parens == 0
@@ -127,20 +157,64 @@ impl Opaque {
         }
     }
 
-    /// A preprocessor line: the open block's braces may not balance, and ctags follows only
-    /// some branches.
+    /// A preprocessor line, before its text is read: a conditional in the open block is
+    /// checked against the brace depth its group began at.
     #[inline]
-    pub(super) fn directive(&mut self) {
-        self.open = None;
+    pub(super) fn directive(&mut self, line: PpLine) {
+        if self.open.is_none() {
+            return;
+        }
+        let balanced = match line {
+            PpLine::If => {
+                self.groups.push(self.depth);
+                true
+            }
+            PpLine::Else => self.groups.last() == Some(&self.depth),
+            PpLine::Endif => self.groups.pop() == Some(self.depth),
+            PpLine::Other => true,
+        };
+        if !balanced {
+            self.cancel();
+        }
     }
 
-    /// Adds `start..end` (a comment's text, a `#define`'s body), unless it is too short to
-    /// matter or inside a block that may become one span.
+    /// A preprocessor line other than a conditional, `text` from its `#` at byte `start` to
+    /// the end of its logical line. It is hidden unless a comment begins on it and goes on
+    /// past its end (`#include "x.h" /* …`): ctags would read the comment's rest as code.
+    #[inline]
+    pub(super) fn other_directive(&mut self, text: &[u8], start: usize) {
+        let open_comment = memchr::memmem::rfind(text, b"/*")
+            .is_some_and(|k| memchr::memmem::find(&text[k + 2..], b"*/").is_none());
+        if !open_comment {
+            self.hide(start, start + text.len());
+        }
+    }
+
+    /// Adds `start..end` (a comment's text, a preprocessor line), unless it is too short to
+    /// matter.
     #[inline]
     pub(super) fn hide(&mut self, start: usize, end: usize) {
-        if end >= start + 8 && self.open.is_none() && end <= u32::MAX as usize {
-            self.spans.push((start as u32, end as u32));
+        if end >= start + 8 && end <= u32::MAX as usize {
+            let to = if self.open.is_some() {
+                &mut self.inner
+            } else {
+                &mut self.spans
+            };
+            to.push((start as u32, end as u32));
         }
+    }
+
+    /// The spans found, in file order; a block still open at the end of the file is not one.
+    pub(super) fn finish(&mut self) -> Vec<(u32, u32)> {
+        self.cancel();
+        std::mem::take(&mut self.spans)
+    }
+
+    /// The open block cannot be one span: the spans inside it are kept.
+    fn cancel(&mut self) {
+        self.open = None;
+        self.groups.clear();
+        self.spans.append(&mut self.inner);
     }
 }
 
@@ -167,4 +241,98 @@ fn tag_body_follows(rest: &[u8]) -> bool {
         return !plain_use;
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    /// The text of each opaque span of `src`.
+    fn opaque(src: &str) -> Vec<&str> {
+        crate::scan::scan(src.as_bytes())
+            .opaque
+            .iter()
+            .map(|&(a, b)| &src[a as usize..b as usize])
+            .collect()
+    }
+
+    #[test]
+    fn preprocessor_lines_but_conditionals_are_hidden_whole() {
+        let src = "#include <linux/types.h>\n#define MAX(a, b) \\\n\t((a) > (b) ? (a) : (b))\n\
+                   #undef S\n  #  pragma once\n#error no\n#ifdef CONFIG_X\nint x;\n\
+                   #elif defined(CONFIG_Y)\n#else\n#endif\n";
+        assert_eq!(
+            opaque(src),
+            [
+                "#include <linux/types.h>",
+                "#define MAX(a, b) \\\n\t((a) > (b) ? (a) : (b))",
+                "#undef S",
+                "#  pragma once",
+                "#error no",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_comment_begun_on_an_include_and_ended_below_it_keeps_the_line() {
+        // Hiding the `#include` with the comment's start left ctags its end, `*/`, as code:
+        // it lost the next tag.
+        let src = "#include \"x.h\" /* one\n   two */\nint after;\n";
+        assert!(opaque(src).is_empty(), "{:?}", opaque(src));
+        // A `#define` reads its comments: its logical line ends after them.
+        let src = "#define X 1 /* one\n   two */\nint after;\n";
+        assert_eq!(opaque(src), ["#define X 1 /* one\n   two */"]);
+    }
+
+    #[test]
+    fn a_body_with_other_preprocessor_lines_stays_opaque() {
+        let src = "int f(void)\n{\n#define N 4\n\treturn N;\n#undef N\n}\n";
+        assert_eq!(opaque(src), ["\n#define N 4\n\treturn N;\n#undef N\n"]);
+    }
+
+    #[test]
+    fn a_body_whose_conditional_branches_balance_stays_opaque() {
+        // Nested groups, an `#if 0` with text the compiler never reads, braces in a branch.
+        let src = "int f(void)\n{\n#if A\n#ifdef B\n\tb();\n#endif\n\tif (a) {\n\t\tc();\n\t}\n\
+                   #elif C\n#else\n#if 0\n\tdon't { look\n#endif\n#endif\n}\n";
+        assert_eq!(
+            opaque(src),
+            [
+                "\n#if A\n#ifdef B\n\tb();\n#endif\n\tif (a) {\n\t\tc();\n\t}\n\
+              #elif C\n#else\n#if 0\n\tdon't { look\n#endif\n#endif\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_body_with_a_branch_that_moves_the_brace_depth_is_not_opaque() {
+        let g = "int g(void)\n{\n\treturn 1;\n}\n";
+        // The braces balance across all branches, not in each.
+        for body in [
+            "#ifdef A\n\tif (a) {\n#endif\n\t\tc();\n#ifdef A\n\t}\n#endif\n",
+            // In a nested group.
+            "#if A\n#ifdef B\n\tif (b) {\n#endif\n\t\tc();\n#ifdef B\n\t}\n#endif\n#endif\n",
+            // In `#if 0`.
+            "#if 0\n\t{\n#endif\n\ta();\n#if 0\n\t}\n#endif\n",
+        ] {
+            let src = format!("void f(void)\n{{\n{body}}}\n{g}");
+            assert_eq!(opaque(&src), ["\n\treturn 1;\n"], "{body:?}");
+        }
+    }
+
+    #[test]
+    fn a_conditional_group_begun_or_ended_outside_a_body_makes_it_not_opaque() {
+        // With A: f { a(); } and g { b(); }; without: f { b(); }.
+        let src = "int f(void)\n{\n#ifdef A\n\ta();\n}\nint g(void)\n{\n#endif\n\tb();\n}\n\
+                   int h(void)\n{\n\treturn 1;\n}\n";
+        assert_eq!(opaque(src), ["\n\treturn 1;\n"]);
+    }
+
+    #[test]
+    fn a_body_ctags_must_see_keeps_its_comments_and_preprocessor_lines_hidden() {
+        let src = "int f(void)\n{\n\t/* a long comment */\n#ifdef A\n\
+                   \tstruct local { int m; } l;\n#endif\n#define LOCAL 1\n}\n";
+        assert_eq!(opaque(src), [" a long comment ", "#define LOCAL 1"]);
+        // A typedef in a balanced group still shows the body.
+        let src = "int f(void)\n{\n#ifdef A\n\ttypedef int t;\n#endif\n}\n";
+        assert!(opaque(src).is_empty(), "{:?}", opaque(src));
+    }
 }
