@@ -734,11 +734,13 @@ pub fn define_named(src: &[u8], s: usize) -> Option<(String, Learned)> {
         }
     }
     let mut learned = learn(&params, &src[close + 1..end]);
+    if learned.templates.is_empty() && learned.calls.is_empty() {
+        return None;
+    }
     learned.text = String::from_utf8_lossy(&src[s..end])
         .replace("\\\n", " ")
         .replace(['\n', '\t', '\r'], " ");
-    (!learned.templates.is_empty() || !learned.calls.is_empty())
-        .then(|| (name.to_string(), learned))
+    Some((name.to_string(), learned))
 }
 
 #[cfg(test)]

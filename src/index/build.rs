@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
+use std::hash::Hasher;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,7 +18,7 @@ use std::time::Duration;
 
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
-use super::accum::{Accumulator, NameMap};
+use super::accum::{Accumulator, NameHasher};
 use super::code::extract::{file_docs, FileDocs};
 use super::code::terms::Terms;
 use super::code::write::{write_code_index, Spool};
@@ -373,18 +374,48 @@ fn group_by_name(occurrences: &[crate::scan::Occurrence], src: &[u8], extra: &[u
             None => &src[start..start + len],
         }
     };
-    let mut ids: NameMap<&[u8], u32> = NameMap::default();
+    thread_local! {
+        /// The name table, its memory kept from file to file.
+        static SLOTS: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    // An open-addressing table at most half full: a slot holds the high half of the name's
+    // hash and its group + 1 (0: empty); a group's name is that of its first occurrence.
+    let mut slots = SLOTS.take();
+    let size = (occurrences.len() * 2).next_power_of_two().max(16);
+    slots.clear();
+    slots.resize(size, 0);
+    let mask = size - 1;
+    let mut first: Vec<u32> = Vec::new();
     let mut group_of: Vec<u32> = Vec::with_capacity(occurrences.len());
     let mut counts: Vec<u32> = Vec::new();
-    for o in occurrences {
-        let next = ids.len() as u32;
-        let g = *ids.entry(name_of(o)).or_insert(next);
-        if g == next {
-            counts.push(0);
-        }
-        counts[g as usize] += 1;
-        group_of.push(g);
+    for (i, o) in occurrences.iter().enumerate() {
+        let name = name_of(o);
+        let mut h = NameHasher::default();
+        h.write(name);
+        let h = h.finish();
+        let tag = h >> 32;
+        let mut at = h as usize & mask;
+        let g = loop {
+            let slot = slots[at];
+            if slot == 0 {
+                first.push(i as u32);
+                counts.push(0);
+                slots[at] = tag << 32 | first.len() as u64;
+                break first.len() - 1;
+            }
+            let g = (slot as u32 - 1) as usize;
+            if slot >> 32 == tag && name_of(&occurrences[first[g] as usize]) == name {
+                break g;
+            }
+            at = (at + 1) & mask;
+        };
+        counts[g] += 1;
+        group_of.push(g as u32);
     }
+    // A huge file's table is not kept.
+    slots.truncate(0);
+    slots.shrink_to(1 << 20);
+    SLOTS.set(slots);
     let mut starts: Vec<u32> = Vec::with_capacity(counts.len());
     let mut total = 0u32;
     for c in &counts {
@@ -1450,4 +1481,50 @@ pub fn unique_dir(dir: &Path, prefix: &str) -> PathBuf {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     dir.join(format!("{prefix}-{nanos:x}-{}", std::process::id()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `(name, count)` of each group of `src`'s names, in the order `group_by_name` gives.
+    fn groups(src: &str) -> Vec<(String, u32)> {
+        let occ = scan(src.as_bytes()).occurrences;
+        let names = group_by_name(&occ, src.as_bytes(), &[]);
+        names
+            .groups
+            .iter()
+            .map(|g| {
+                let name = String::from_utf8_lossy(g.name(&names.text)).into_owned();
+                (name, g.count)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn names_are_grouped_in_first_appearance_order_across_files() {
+        // Enough names to fill a table that is reused by the next, smaller file: a slot left
+        // from this file must not group the next file's names.
+        let mut big = String::new();
+        for i in 0..300 {
+            big.push_str(&format!("int v{i} = w{} + v{i};\n", i % 7));
+        }
+        let got = groups(&big);
+        assert_eq!(got.len(), 307);
+        assert_eq!(got[0], ("v0".to_string(), 2));
+        assert_eq!(got[1], ("w0".to_string(), 43));
+        assert_eq!(got[2], ("v1".to_string(), 2));
+        assert_eq!(got[13], ("w6".to_string(), 42));
+        assert_eq!(got[14], ("v7".to_string(), 2));
+        assert_eq!(got[306], ("v299".to_string(), 2));
+        assert_eq!(
+            groups("f(a, b);\nb = a + f(c);\n"),
+            [
+                ("f".to_string(), 2),
+                ("a".to_string(), 2),
+                ("b".to_string(), 2),
+                ("c".to_string(), 1)
+            ]
+        );
+    }
 }
