@@ -67,6 +67,8 @@ pub fn tags_of_chunk(
         let mut reader = BufReader::with_capacity(1 << 16, stdout);
         let mut buf = Vec::with_capacity(512);
         let mut got: Vec<(usize, crate::Tag)> = Vec::new();
+        // A file's tags come together: its path is looked up once, not once a tag.
+        let mut last: Option<(Vec<u8>, usize)> = None;
         loop {
             buf.clear();
             match reader.read_until(b'\n', &mut buf) {
@@ -77,7 +79,13 @@ pub fn tags_of_chunk(
                 continue; // pseudo tags
             }
             if let Some((tag, path)) = crate::Tag::parse_tag_line(&buf) {
-                if let Some(&i) = index.get(&path) {
+                let i = match &last {
+                    Some((p, i)) if **p == *path => Some(*i),
+                    _ => index.get(&*path).copied().inspect(|&i| {
+                        last = Some((path.to_vec(), i));
+                    }),
+                };
+                if let Some(i) = i {
                     got.push((i, tag));
                 }
             }

@@ -1,5 +1,7 @@
 //! One definition as universal-ctags reports it, parsed from a line of its JSON output.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 
 /// The kind of a definition, as ctags's C parser names it.
@@ -250,13 +252,16 @@ fn unescape_bytes(s: &[u8]) -> Vec<u8> {
 impl Tag {
     /// Parses one line of ctags's tag-file output (`--output-format=u-ctags --excmd=number`
     /// with the fields knav asks for) into the tag and its file's path.
-    pub fn parse_tag_line(line: &[u8]) -> Option<(Tag, Vec<u8>)> {
+    pub fn parse_tag_line(line: &[u8]) -> Option<(Tag, Cow<'_, [u8]>)> {
         let mut fields = line.splitn(3, |&b| b == b'\t');
         let (name, path) = (fields.next()?, fields.next()?);
         // Source bytes that are not UTF-8 (a Latin-1 comment in a signature) are kept lossily;
         // the path stays bytes, to be matched with the path ctags was given.
         let name = unescape(&String::from_utf8_lossy(name));
-        let path = unescape_bytes(path);
+        let path = match path.contains(&b'\\') {
+            true => Cow::Owned(unescape_bytes(path)),
+            false => Cow::Borrowed(path),
+        };
         let rest = String::from_utf8_lossy(fields.next()?);
         let mut fields = rest.trim_end_matches(['\n', '\r']).split('\t');
         let address = fields.next()?;
@@ -346,7 +351,7 @@ mod tests {
         let line =
             "b\ta.c\t2;\"\tmember\tline:2\tscope:struct:foo\ttyperef:typename:char *\tfile:\tend:2";
         let (tag, path) = Tag::parse_tag_line(line.as_bytes()).unwrap();
-        assert_eq!(path, b"a.c");
+        assert_eq!(&*path, b"a.c");
         assert_eq!(tag.name, "b");
         assert_eq!((tag.line, tag.end), (2, Some(2)));
         assert_eq!(tag.kind, Kind::Member);
@@ -355,7 +360,7 @@ mod tests {
         assert!(tag.file_local);
         let line = "vfs_read\tfs/a b.c\t9;\"\tfunction\tline:9\ttyperef:typename:ssize_t\tsignature:(struct file * file,char \\\\x)\tend:12\n";
         let (tag, path) = Tag::parse_tag_line(line.as_bytes()).unwrap();
-        assert_eq!(path, b"fs/a b.c");
+        assert_eq!(&*path, b"fs/a b.c");
         assert_eq!(
             tag.signature.as_deref(),
             Some("(struct file * file,char \\x)")
@@ -369,7 +374,7 @@ mod tests {
         let line =
             b"f\td\xfe/caf\xff\\\\\\t.c\t1;\"\tfunction\tline:1\tsignature:(char c\xe9)\tend:1\n";
         let (tag, path) = Tag::parse_tag_line(line).unwrap();
-        assert_eq!(path, b"d\xfe/caf\xff\\\t.c");
+        assert_eq!(&*path, b"d\xfe/caf\xff\\\t.c");
         assert_eq!(tag.name, "f");
         assert_eq!(tag.signature.as_deref(), Some("(char c\u{fffd})"));
         assert_eq!(tag.end, Some(1));
