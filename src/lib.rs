@@ -18,7 +18,7 @@ pub mod indirect;
 pub mod macrodefs;
 pub mod maintainers;
 pub mod pathname;
-pub mod prefetch;
+pub(crate) mod prefetch;
 pub mod progress;
 pub mod query;
 pub mod rank;

@@ -101,7 +101,8 @@ pub struct FileScan {
     /// Byte ranges, in file order, where ctags can find no definition: the insides of
     /// function bodies and initializers (`) {…}`, `= {…}`) with no unbalanced conditional and
     /// no `typedef`, `extern` or `struct`/`union`/`enum` body in them (see the `opaque`
-    /// module), the text of comments outside those, and preprocessor lines but conditionals.
+    /// module), the text of comments outside those, and preprocessor lines but conditionals
+    /// (not one on which a comment begins that ends on a later line).
     pub opaque: Vec<(u32, u32)>,
 }
 

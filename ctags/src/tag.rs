@@ -258,9 +258,10 @@ impl Tag {
         // Source bytes that are not UTF-8 (a Latin-1 comment in a signature) are kept lossily;
         // the path stays bytes, to be matched with the path ctags was given.
         let name = unescape(&String::from_utf8_lossy(name));
-        let path = match path.contains(&b'\\') {
-            true => Cow::Owned(unescape_bytes(path)),
-            false => Cow::Borrowed(path),
+        let path = if path.contains(&b'\\') {
+            Cow::Owned(unescape_bytes(path))
+        } else {
+            Cow::Borrowed(path)
         };
         let rest = String::from_utf8_lossy(fields.next()?);
         let mut fields = rest.trim_end_matches(['\n', '\r']).split('\t');

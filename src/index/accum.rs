@@ -52,7 +52,7 @@ impl Hasher for NameHasher {
 pub type NameMap<K, V> = HashMap<K, V, BuildHasherDefault<NameHasher>>;
 
 /// The [`NameHasher`] hash of a name's bytes.
-fn name_hash(name: &[u8]) -> u64 {
+pub(super) fn name_hash(name: &[u8]) -> u64 {
     let mut h = NameHasher::default();
     h.write(name);
     h.finish()
@@ -256,17 +256,12 @@ impl Accumulator {
         }
     }
 
-    /// Adds the occurrences of `name` in `file`: `block` holds `count` encoded occurrences.
-    /// Files must come in increasing id order.
-    pub fn add_block(&mut self, name: &[u8], file: u32, count: u32, block: &[u8]) {
-        self.add_block_hashed(name, name_hash(name), file, count, block);
-    }
-
-    /// Adds the blocks of one file (see [`Accumulator::add_block`]): `blocks` holds each
-    /// name, its count and its block. A run's table, entries, names and postings are far
-    /// larger than the caches, and a lookup missed them one after the other; here the memory
-    /// each name will need is asked for a few names ahead (its slot, then its entry, then the
-    /// entry's name and postings tail), so the misses overlap.
+    /// Adds the occurrences of names in `file`: `blocks` holds each name, its number of
+    /// occurrences and their encoding, one block a name. Files must come in increasing id
+    /// order. A run's table, entries, names and postings are far larger than the caches, and a
+    /// lookup missed them one after the other; here the memory each name will need is asked
+    /// for a few names ahead (its slot, then its entry, then the entry's name and postings
+    /// tail), so the misses overlap.
     pub fn add_blocks(&mut self, file: u32, blocks: &[(&[u8], u32, &[u8])]) {
         /// Names between asking for a slot and using it; the entry is asked for halfway.
         const AHEAD: usize = 8;
@@ -723,7 +718,7 @@ mod tests {
                 let len = (file as usize * 31 + k) % 300 + 1;
                 let block: Vec<u8> = (0..len).map(|j| (j as u8) & 0x7f).collect();
                 let count = 1;
-                acc.add_block(name.as_bytes(), file, count, &block);
+                acc.add_blocks(file, &[(name.as_bytes(), count, &block)]);
                 want[k].1.push((file, count, block));
                 if file % 97 == 0 {
                     acc.add_def(name.as_bytes(), def_off);
@@ -798,7 +793,7 @@ mod tests {
                     if !seen.insert(name.clone()) {
                         continue;
                     }
-                    acc.add_block(name, file, *count, block);
+                    acc.add_blocks(file, &[(name, *count, block)]);
                     model.entry(name.clone()).or_default().1.push((file, *count, block.clone()));
                 }
                 for name in defs {

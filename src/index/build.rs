@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::hash::Hasher;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,7 +17,7 @@ use std::time::Duration;
 
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
-use super::accum::{Accumulator, NameHasher};
+use super::accum::Accumulator;
 use super::code::extract::{file_docs, FileDocs};
 use super::code::terms::Terms;
 use super::code::write::{write_code_index, Spool};
@@ -390,9 +389,7 @@ fn group_by_name(occurrences: &[crate::scan::Occurrence], src: &[u8], extra: &[u
     let mut counts: Vec<u32> = Vec::new();
     for (i, o) in occurrences.iter().enumerate() {
         let name = name_of(o);
-        let mut h = NameHasher::default();
-        h.write(name);
-        let h = h.finish();
+        let h = super::accum::name_hash(name);
         let tag = h >> 32;
         let mut at = h as usize & mask;
         let g = loop {
@@ -412,9 +409,9 @@ fn group_by_name(occurrences: &[crate::scan::Occurrence], src: &[u8], extra: &[u
         counts[g] += 1;
         group_of.push(g as u32);
     }
-    // A huge file's table is not kept.
+    // A huge file's table is not kept: at most 64 Ki slots (half a megabyte) stay.
     slots.truncate(0);
-    slots.shrink_to(1 << 20);
+    slots.shrink_to(1 << 16);
     SLOTS.set(slots);
     let mut starts: Vec<u32> = Vec::with_capacity(counts.len());
     let mut total = 0u32;
@@ -460,8 +457,9 @@ fn group_by_name(occurrences: &[crate::scan::Occurrence], src: &[u8], extra: &[u
 }
 
 /// The text ctags reads for `src`: each opaque span (the inside of a function body or an
-/// initializer, where ctags finds nothing) is reduced to its newlines, so every line keeps its
-/// number and ctags tokenizes about half the bytes.
+/// initializer, a comment, a preprocessor line but a conditional: where ctags finds nothing) is
+/// reduced to its newlines, so every line keeps its number and ctags tokenizes about an eighth
+/// of the bytes.
 fn ctags_text(src: &[u8], opaque: &[(u32, u32)]) -> Vec<u8> {
     let mut out = Vec::with_capacity(src.len() / 2);
     let mut at = 0usize;

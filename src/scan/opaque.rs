@@ -1,7 +1,8 @@
 //! Opaque spans: the byte ranges of a file where ctags can find no definition.
 //!
 //! The scanner feeds this machine every code punctuator, keyword and identifier it lexes, and
-//! tells it of comments, `#define` bodies and preprocessor lines; it follows top-level brace
+//! tells it of comments, of each preprocessor line's kind and of the text of those that are not
+//! conditionals (hidden whole); it follows top-level brace
 //! blocks to find function bodies and initializers (`) {…}`, `= {…}`). Only a block opened at
 //! depth 0 right after `)` (a function body) or `=` (an initializer) can be opaque, and never
 //! one that may be a `struct`, `union` or `enum` body: after such a keyword at depth 0, a `{` is
@@ -109,7 +110,7 @@ impl Opaque {
                 match self.depth {
                     0 => self.lost = true,
                     1 => match self.open {
-                        // A group that began inside goes on past the block's end.
+                        // Opaque unless a group that began inside goes on past the block's end.
                         Some(open)
                             if self.groups.is_empty() && pos > open && pos <= u32::MAX as usize =>
                         {
@@ -191,7 +192,8 @@ impl Opaque {
     }
 
     /// Adds `start..end` (a comment's text, a preprocessor line), unless it is too short to
-    /// matter.
+    /// matter; inside a block that may become one span, it is held back until the block is
+    /// decided (dropped if it is, added if it is not).
     #[inline]
     pub(super) fn hide(&mut self, start: usize, end: usize) {
         if end >= start + 8 && end <= u32::MAX as usize {
