@@ -1,12 +1,12 @@
 //! Opaque spans: the byte ranges of a file where ctags can find no definition.
 //!
 //! The scanner feeds this machine every code punctuator, keyword and identifier it lexes, and
-//! tells it of comments, of each preprocessor line's kind and of the text of those that are not
-//! conditionals (hidden whole); it follows top-level brace
-//! blocks to find function bodies and initializers (`) {…}`, `= {…}`). Only a block opened at
-//! depth 0 right after `)` (a function body) or `=` (an initializer) can be opaque, and never
-//! one that may be a `struct`, `union` or `enum` body: after such a keyword at depth 0, a `{` is
-//! taken for its body (`struct __attribute__((packed)) {`) unless what came between shows a
+//! tells it of comments, of each preprocessor line's kind and of the text of those that are
+//! not conditionals (hidden whole); it follows top-level brace blocks to find function bodies
+//! and initializers (`) {…}`, `= {…}`). Only a block opened at depth 0 right after `)` (a
+//! function body) or `=` (an initializer) can be opaque, and never one that may be a
+//! `struct`, `union` or `enum` body: after such a keyword at depth 0, a `{` is taken for its
+//! body (`struct __attribute__((packed)) {`) unless what came between shows a
 //! function's declarator (`struct s *f(…)`, `enum e f(…)`) or an initializer. The block stops
 //! being opaque when it holds something ctags reports from inside a function: a `typedef`, an
 //! `extern` declaration, or a tagged body (`struct s {`, `enum {`); or when a conditional
