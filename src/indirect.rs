@@ -112,9 +112,10 @@ const IDENT: [bool; 256] = {
     t
 };
 
-/// The tokens of `src`, without comments and preprocessor lines.
-fn tokens(src: &[u8]) -> Vec<Tok> {
-    let mut out = Vec::with_capacity(src.len() / 5);
+/// The tokens of `src`, without comments and preprocessor lines, in place of what `out` held.
+fn tokens(src: &[u8], out: &mut Vec<Tok>) {
+    out.clear();
+    out.reserve(src.len() / 5);
     let (mut i, mut line, n) = (0usize, 1u32, src.len());
     let mut line_start = true;
     while i < n {
@@ -202,7 +203,6 @@ fn tokens(src: &[u8]) -> Vec<Tok> {
             line,
         });
     }
-    out
 }
 
 /// The end of the logical line (continuations followed) that starts at or before `i`.
@@ -264,9 +264,15 @@ pub type MacroTags<'a> = &'a dyn Fn(&[u8]) -> Option<String>;
 /// Everything `src` shows of calls through pointers; `macro_tag` gives the struct type of the
 /// variable a macro invocation declares.
 pub fn facts(src: &[u8], macro_tag: MacroTags<'_>) -> Facts {
+    thread_local! {
+        /// The token vector, its memory kept from file to file.
+        static TOKENS: std::cell::Cell<Vec<Tok>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    let mut t = TOKENS.take();
+    tokens(src, &mut t);
     let mut p = Pass {
         src,
-        t: tokens(src),
+        t,
         out: Facts::default(),
         depth: 0,
         vars: Vec::new(),
@@ -278,6 +284,10 @@ pub fn facts(src: &[u8], macro_tag: MacroTags<'_>) -> Facts {
         in_body: false,
     };
     p.run(macro_tag);
+    // A huge file's tokens are not kept: at most 64 Ki (a megabyte) stay.
+    p.t.clear();
+    p.t.shrink_to(1 << 16);
+    TOKENS.set(p.t);
     p.out
 }
 
