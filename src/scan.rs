@@ -127,12 +127,17 @@ pub fn mark_before(marks: &[u32], line: u32) -> (u32, u64) {
 
 /// Scans one file.
 pub fn scan(src: &[u8]) -> FileScan {
+    // Sized once rather than grown by doubling: the kernel has an identifier every 29 bytes,
+    // and at most a `#define` a `#`.
+    let mut out = FileScan::default();
+    out.occurrences.reserve(src.len() / 32);
+    out.macros.reserve(memchr::memchr_iter(b'#', src).count());
     let mut s = Scanner {
         src,
         i: 0,
         line: 1,
         line_start: 0,
-        out: FileScan::default(),
+        out,
         guards: GuardStack::default(),
         pending_export: false,
         include_guard: IncludeGuard::default(),
@@ -810,10 +815,9 @@ impl<'a> Scanner<'a> {
             let sig_start = self.i;
             let close = memchr::memchr2(b')', b'\n', &self.src[self.i..]).map(|k| self.i + k);
             if let Some(close) = close.filter(|c| self.src[*c] == b')') {
-                let mut sig: String = String::from_utf8_lossy(&self.src[sig_start..=close])
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join("");
+                let text = String::from_utf8_lossy(&self.src[sig_start..=close]);
+                let mut sig = String::with_capacity(text.len());
+                sig.extend(text.split_whitespace());
                 if sig.len() > MAX_SIGNATURE_BYTES {
                     let mut end = MAX_SIGNATURE_BYTES - 32;
                     while !sig.is_char_boundary(end) {
