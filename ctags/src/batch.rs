@@ -24,9 +24,8 @@ pub fn tags_of_chunk(
     paths: &[&Path],
     timeout: Duration,
 ) -> Result<Vec<FileTags>, WorkerError> {
-    let mut out: Vec<FileTags> = paths.iter().map(|_| FileTags::default()).collect();
     if paths.is_empty() {
-        return Ok(out);
+        return Ok(Vec::new());
     }
     let base = base_args();
     let args: Vec<&OsStr> = base
@@ -63,12 +62,22 @@ pub fn tags_of_chunk(
         .map(|(i, p)| (p.as_os_str().as_bytes().to_vec(), i))
         .collect();
     let (tx, rx) = mpsc::channel();
+    let files = paths.len();
     std::thread::spawn(move || {
         let mut reader = BufReader::with_capacity(1 << 16, stdout);
         let mut buf = Vec::with_capacity(512);
-        let mut got: Vec<(usize, crate::Tag)> = Vec::new();
-        // A file's tags come together: its path is looked up once, not once a tag.
+        let mut out: Vec<FileTags> = (0..files).map(|_| FileTags::default()).collect();
+        // A file's tags come together: its path is looked up once, not once a tag, and its
+        // tags are gathered in `run`, then moved to the file in a vector of their number.
         let mut last: Option<(Vec<u8>, usize)> = None;
+        let mut run: Vec<crate::Tag> = Vec::new();
+        let mut flush = |run: &mut Vec<crate::Tag>, last: &Option<(Vec<u8>, usize)>| {
+            if let Some((_, i)) = last {
+                let tags: &mut Vec<crate::Tag> = &mut out[*i].tags;
+                tags.reserve_exact(run.len());
+                tags.append(run);
+            }
+        };
         loop {
             buf.clear();
             match reader.read_until(b'\n', &mut buf) {
@@ -79,25 +88,25 @@ pub fn tags_of_chunk(
                 continue; // pseudo tags
             }
             if let Some((tag, path)) = crate::Tag::parse_tag_line(&buf) {
-                let i = match &last {
-                    Some((p, i)) if **p == *path => Some(*i),
-                    _ => index.get(&*path).copied().inspect(|&i| {
-                        last = Some((path.to_vec(), i));
-                    }),
+                let known = match &last {
+                    Some((p, _)) if **p == *path => true,
+                    _ => {
+                        flush(&mut run, &last);
+                        last = index.get(&*path).map(|&i| (path.to_vec(), i));
+                        last.is_some()
+                    }
                 };
-                if let Some(i) = i {
-                    got.push((i, tag));
+                if known {
+                    run.push(tag);
                 }
             }
         }
-        let _ = tx.send(got);
+        flush(&mut run, &last);
+        let _ = tx.send(out);
     });
     match rx.recv_timeout(timeout) {
-        Ok(got) => {
+        Ok(out) => {
             child.wait();
-            for (i, tag) in got {
-                out[i].tags.push(tag);
-            }
             Ok(out)
         }
         Err(_) => {
