@@ -262,13 +262,18 @@ impl Accumulator {
     /// lookup missed them one after the other; here the memory each name will need is asked
     /// for a few names ahead (its slot, then its entry, then the entry's name and postings
     /// tail), so the misses overlap.
-    pub fn add_blocks(&mut self, file: u32, blocks: &[(&[u8], u32, &[u8])]) {
+    /// `blocks` is gone through twice (the caller makes no vector of them).
+    pub fn add_blocks<'a>(
+        &mut self,
+        file: u32,
+        blocks: impl Iterator<Item = (&'a [u8], u32, &'a [u8])> + Clone,
+    ) {
         /// Names between asking for a slot and using it; the entry is asked for halfway.
         const AHEAD: usize = 8;
         let mut hashes = std::mem::take(&mut self.hashes);
         hashes.clear();
-        hashes.extend(blocks.iter().map(|b| name_hash(b.0)));
-        for (i, &(name, count, block)) in blocks.iter().enumerate() {
+        hashes.extend(blocks.clone().map(|b| name_hash(b.0)));
+        for (i, (name, count, block)) in blocks.enumerate() {
             let mask = self.slots.len() - 1;
             if let Some(&h) = hashes.get(i + AHEAD) {
                 prefetch(&self.slots[h as usize & mask]);
@@ -718,7 +723,7 @@ mod tests {
                 let len = (file as usize * 31 + k) % 300 + 1;
                 let block: Vec<u8> = (0..len).map(|j| (j as u8) & 0x7f).collect();
                 let count = 1;
-                acc.add_blocks(file, &[(name.as_bytes(), count, &block)]);
+                acc.add_blocks(file, [(name.as_bytes(), count, &block[..])].into_iter());
                 want[k].1.push((file, count, block));
                 if file % 97 == 0 {
                     acc.add_def(name.as_bytes(), def_off);
@@ -793,7 +798,7 @@ mod tests {
                     if !seen.insert(name.clone()) {
                         continue;
                     }
-                    acc.add_blocks(file, &[(name, *count, block)]);
+                    acc.add_blocks(file, [(&name[..], *count, &block[..])].into_iter());
                     model.entry(name.clone()).or_default().1.push((file, *count, block.clone()));
                 }
                 for name in defs {

@@ -112,9 +112,8 @@ struct FileResult {
     record: FileRecord,
     /// Only preprocessor lines: no ctags run was needed.
     macro_only: bool,
-    /// What ctags reads instead of the file: its opaque spans reduced to their newlines
-    /// ([`ctags_text`]); `None` when nothing is left out.
-    ctags_text: Option<Vec<u8>>,
+    /// The spans ctags need not read ([`ctags_text`]); empty when it reads the whole file.
+    opaque: Vec<(u32, u32)>,
     /// Bytes ctags read for this file.
     ctags_bytes: u64,
     defs: Vec<DefRecord>,
@@ -240,7 +239,7 @@ fn scan_file(
             let r = FileResult {
                 record,
                 macro_only: false,
-                ctags_text: None,
+                opaque: Vec::new(),
                 ctags_bytes: 0,
                 defs: Vec::new(),
                 names: FileNames::default(),
@@ -280,16 +279,15 @@ fn scan_file(
     let macro_only = !scanned.has_code || crate::walk::is_asm_name(&f.path);
     record.lines = scanned.lines;
     record.line_marks = std::mem::take(&mut scanned.line_marks);
-    let ctags_text = if !shorten || macro_only || scanned.opaque.is_empty() {
-        None
-    } else {
-        Some(ctags_text(&src, &scanned.opaque))
-    };
     let FileScan {
         mut occurrences,
         guards,
+        mut opaque,
         ..
     } = scanned;
+    if !shorten || macro_only {
+        opaque = Vec::new();
+    }
     record.guards = guards.transitions;
     record.warnings = guards.warnings;
     record.warnings.extend(expansion.warnings);
@@ -297,7 +295,7 @@ fn scan_file(
     let r = FileResult {
         record,
         macro_only,
-        ctags_text,
+        opaque,
         ctags_bytes: 0,
         defs,
         names: group_by_name(&occurrences, &src, &extra),
@@ -362,6 +360,39 @@ fn add_exports(
     extra
 }
 
+/// [`group_by_name`]'s working vectors, their memory kept from file to file.
+#[derive(Default)]
+struct Grouping {
+    /// The name table.
+    slots: Vec<u64>,
+    /// Per group, its first occurrence; then where its occurrences end in `order`.
+    first: Vec<u32>,
+    /// Per group, its occurrences; then where the next of them goes in `order`.
+    counts: Vec<u32>,
+    /// Per occurrence, its group.
+    group_of: Vec<u32>,
+    /// The occurrences, grouped.
+    order: Vec<u32>,
+}
+
+impl Grouping {
+    /// Empties the vectors, keeping at most 64 Ki entries of each (half a megabyte of
+    /// `slots`) for the next file: a huge file's are not kept.
+    fn shrink(&mut self) {
+        for v in [
+            &mut self.first,
+            &mut self.counts,
+            &mut self.group_of,
+            &mut self.order,
+        ] {
+            v.clear();
+            v.shrink_to(1 << 16);
+        }
+        self.slots.clear();
+        self.slots.shrink_to(1 << 16);
+    }
+}
+
 /// Groups `occurrences` by name without sorting: number each distinct name, count, then place
 /// (a counting sort, stable, so each name's occurrences stay in line order). An occurrence's
 /// text is in `src`, or past its end in `extra` ([`add_exports`]).
@@ -374,94 +405,100 @@ fn group_by_name(occurrences: &[crate::scan::Occurrence], src: &[u8], extra: &[u
         }
     };
     thread_local! {
-        /// The name table, its memory kept from file to file.
-        static SLOTS: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
+        static GROUPING: std::cell::Cell<Grouping> = const {
+            std::cell::Cell::new(Grouping {
+                slots: Vec::new(),
+                first: Vec::new(),
+                counts: Vec::new(),
+                group_of: Vec::new(),
+                order: Vec::new(),
+            })
+        };
     }
+    let mut w = GROUPING.take();
     // An open-addressing table at most half full: a slot holds the high half of the name's
     // hash and its group + 1 (0: empty); a group's name is that of its first occurrence.
-    let mut slots = SLOTS.take();
     let size = (occurrences.len() * 2).next_power_of_two().max(16);
-    slots.clear();
-    slots.resize(size, 0);
+    w.slots.resize(size, 0);
     let mask = size - 1;
-    let mut first: Vec<u32> = Vec::new();
-    let mut group_of: Vec<u32> = Vec::with_capacity(occurrences.len());
-    let mut counts: Vec<u32> = Vec::new();
+    let mut text_len = 0;
     for (i, o) in occurrences.iter().enumerate() {
         let name = name_of(o);
         let h = super::accum::name_hash(name);
         let tag = h >> 32;
         let mut at = h as usize & mask;
         let g = loop {
-            let slot = slots[at];
+            let slot = w.slots[at];
             if slot == 0 {
-                first.push(i as u32);
-                counts.push(0);
-                slots[at] = tag << 32 | first.len() as u64;
-                break first.len() - 1;
+                w.first.push(i as u32);
+                w.counts.push(0);
+                w.slots[at] = tag << 32 | w.first.len() as u64;
+                text_len += name.len();
+                break w.first.len() - 1;
             }
             let g = (slot as u32 - 1) as usize;
-            if slot >> 32 == tag && name_of(&occurrences[first[g] as usize]) == name {
+            if slot >> 32 == tag && name_of(&occurrences[w.first[g] as usize]) == name {
                 break g;
             }
             at = (at + 1) & mask;
         };
-        counts[g] += 1;
-        group_of.push(g as u32);
+        w.counts[g] += 1;
+        w.group_of.push(g as u32);
     }
-    // A huge file's table is not kept: at most 64 Ki slots (half a megabyte) stay.
-    slots.truncate(0);
-    slots.shrink_to(1 << 16);
-    SLOTS.set(slots);
-    let mut starts: Vec<u32> = Vec::with_capacity(counts.len());
+    let mut out = FileNames {
+        text: Vec::with_capacity(text_len),
+        groups: Vec::with_capacity(w.first.len()),
+        blocks: Vec::with_capacity(occurrences.len() * 3),
+    };
+    // Each group's count becomes where its occurrences start in `order`, then (once placed)
+    // where they end.
     let mut total = 0u32;
-    for c in &counts {
-        starts.push(total);
-        total += c;
+    for c in w.counts.iter_mut() {
+        (*c, total) = (total, total + *c);
     }
-    let mut order = vec![0u32; occurrences.len()];
-    let mut fill = starts;
+    w.order.resize(occurrences.len(), 0);
+    let Grouping {
+        counts: fill,
+        group_of,
+        order,
+        first,
+        ..
+    } = &mut w;
     for (i, g) in group_of.iter().enumerate() {
         order[fill[*g as usize] as usize] = i as u32;
         fill[*g as usize] += 1;
     }
-    let mut out = FileNames {
-        text: Vec::new(),
-        groups: Vec::new(),
-        blocks: Vec::with_capacity(occurrences.len() * 3),
-    };
-    let mut i = 0;
-    while i < order.len() {
-        let first = &occurrences[order[i] as usize];
-        let name = name_of(first);
+    let mut start = 0;
+    for (&first, &end) in first.iter().zip(fill.iter()) {
+        let name = name_of(&occurrences[first as usize]);
         let name_off = out.text.len() as u32;
         out.text.extend_from_slice(name);
         let block_off = out.blocks.len() as u32;
         let mut prev_line = 0u32;
-        let mut count = 0u32;
-        while i < order.len() && name_of(&occurrences[order[i] as usize]) == name {
-            let o = &occurrences[order[i] as usize];
+        for &k in &order[start as usize..end as usize] {
+            let o = &occurrences[k as usize];
             super::postings::put_occurrence(&mut out.blocks, o.line - prev_line, o.role);
             prev_line = o.line;
-            count += 1;
-            i += 1;
         }
         out.groups.push(NameGroup {
             name: (name_off, name.len() as u32),
             block: (block_off, out.blocks.len() as u32 - block_off),
-            count,
+            count: end - start,
             shard: shard_of(name) as u8,
         });
+        start = end;
     }
+    w.shrink();
+    GROUPING.set(w);
     out
 }
 
 /// The text ctags reads for `src`: each opaque span (the inside of a function body or an
 /// initializer, a comment, a preprocessor line but a conditional: where ctags finds nothing) is
 /// reduced to its newlines, so every line keeps its number and ctags tokenizes about an eighth
-/// of the bytes.
-fn ctags_text(src: &[u8], opaque: &[(u32, u32)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(src.len() / 2);
+/// of the bytes. It replaces what `out` held.
+fn ctags_text(src: &[u8], opaque: &[(u32, u32)], out: &mut Vec<u8>) {
+    out.clear();
     let mut at = 0usize;
     for &(start, end) in opaque {
         let (start, end) = (start as usize, end as usize);
@@ -471,7 +508,6 @@ fn ctags_text(src: &[u8], opaque: &[(u32, u32)]) -> Vec<u8> {
         at = end;
     }
     out.extend_from_slice(&src[at..]);
-    out
 }
 
 /// True when the file needs ctags: it was read and has code beyond preprocessor lines.
@@ -483,6 +519,7 @@ fn needs_ctags(r: &FileResult) -> bool {
 fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
     match tags {
         Ok(tags) => {
+            r.defs.reserve(tags.tags.len());
             for t in tags.tags {
                 if t.kind == Kind::Macro || t.is_macro_pseudo_definition() {
                     // `SYSCALL_DEFINE3(read, …) { … }` looks to ctags like a function named
@@ -530,21 +567,27 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
 /// A variable a macro made inside a function's body (`DEFINE_WAIT(wait);`) is a local of that
 /// function, not a global.
 fn mark_locals(defs: &mut [DefRecord]) {
-    let functions: Vec<(u32, u32, String)> = defs
+    let is_macro_variable = |d: &DefRecord| d.via.is_some() && d.kind == Kind::Variable;
+    if !defs.iter().any(is_macro_variable) {
+        return;
+    }
+    let functions: Vec<(u32, u32, usize)> = defs
         .iter()
-        .filter(|d| d.kind == Kind::Function && d.via.is_none())
-        .filter_map(|d| Some((d.line, d.end_line?, d.name.clone())))
+        .enumerate()
+        .filter(|(_, d)| d.kind == Kind::Function && d.via.is_none())
+        .filter_map(|(k, d)| Some((d.line, d.end_line?, k)))
         .collect();
-    for d in defs
-        .iter_mut()
-        .filter(|d| d.via.is_some() && d.kind == Kind::Variable)
-    {
-        if let Some((_, _, f)) = functions
+    for i in 0..defs.len() {
+        if !is_macro_variable(&defs[i]) {
+            continue;
+        }
+        let line = defs[i].line;
+        if let Some(&(_, _, f)) = functions
             .iter()
-            .find(|(start, end, _)| *start < d.line && d.line <= *end)
+            .find(|(start, end, _)| *start < line && line <= *end)
         {
-            d.kind = Kind::Local;
-            d.scope = Some(f.clone());
+            defs[i].scope = Some(defs[f].name.clone());
+            defs[i].kind = Kind::Local;
         }
     }
 }
@@ -617,6 +660,7 @@ fn process_chunk(
         root,
         inputs,
         &mut results,
+        &sources,
         ctags,
         opts,
         scratch,
@@ -637,6 +681,7 @@ fn tag_chunk(
     root: &Path,
     inputs: &[Input],
     results: &mut [FileResult],
+    sources: &[Option<Source>],
     ctags: Option<&Ctags>,
     opts: &BuildOptions,
     scratch: Option<&Path>,
@@ -660,7 +705,6 @@ fn tag_chunk(
         .into_iter()
         .partition(|&i| crate::pathname::decode(&inputs[i].file.path).contains(&b'\n'));
     for &i in &alone {
-        results[i].ctags_text = None;
         results[i].ctags_bytes = inputs[i].file.size;
     }
     // ctags is given the files' real names: its anonymous types are named after them.
@@ -671,17 +715,13 @@ fn tag_chunk(
     let paths: Vec<&Path> = paths.iter().map(|p| &**p).collect();
     let bytes: u64 = wanted.iter().map(|i| inputs[*i].file.size).sum();
     let timeout = opts.ctags_timeout + Duration::from_secs(bytes >> 20);
-    let texts: Vec<Option<Vec<u8>>> = wanted
-        .iter()
-        .map(|&i| results[i].ctags_text.take())
-        .collect();
-    let shortened: Vec<Option<u64>> = texts
-        .iter()
-        .map(|t| t.as_ref().map(|t| t.len() as u64))
-        .collect();
-    let texts = CtagsTexts::write(scratch, chunk, root, &paths, texts.into_iter());
-    for (&i, short) in wanted.iter().zip(shortened) {
-        let short = short.filter(|_| texts.is_some());
+    let shortened = wanted.iter().map(|&i| {
+        let opaque = std::mem::take(&mut results[i].opaque);
+        Some((sources[i].as_deref()?, opaque)).filter(|(_, o)| !o.is_empty())
+    });
+    let texts = CtagsTexts::write(scratch, chunk, root, &paths, shortened);
+    for (k, &i) in wanted.iter().enumerate() {
+        let short = texts.as_ref().and_then(|t| t.lens[k]);
         results[i].ctags_bytes = short.unwrap_or(inputs[i].file.size);
     }
     let ctags_root = texts.as_ref().map_or(root, |t| t.dir.as_path());
@@ -711,25 +751,30 @@ fn tag_chunk(
 /// its [`ctags_text`], any other as a symlink to the original. Removed when dropped.
 struct CtagsTexts {
     dir: PathBuf,
+    /// The bytes of each file's text; `None` for a symlink.
+    lens: Vec<Option<u64>>,
 }
 
 impl CtagsTexts {
-    /// Writes the texts of chunk number `chunk` into `scratch`; `None` (ctags then reads the
-    /// tree itself) when there is no scratch space or anything fails.
-    fn write(
+    /// Writes the texts of chunk number `chunk` into `scratch`, each file given by its bytes
+    /// and opaque spans, or `None` to be linked; `None` (ctags then reads the tree itself)
+    /// when there is no scratch space or anything fails.
+    fn write<'a>(
         scratch: Option<&Path>,
         chunk: usize,
         root: &Path,
         paths: &[&Path],
-        texts: impl Iterator<Item = Option<Vec<u8>>>,
+        texts: impl Iterator<Item = Option<(&'a [u8], Vec<(u32, u32)>)>>,
     ) -> Option<CtagsTexts> {
-        let out = CtagsTexts {
+        let mut out = CtagsTexts {
             dir: scratch?.join(format!("ctags-in-{chunk}")),
+            lens: Vec::with_capacity(paths.len()),
         };
+        let mut text = Vec::new();
         std::fs::create_dir(&out.dir).ok()?;
         let root = std::path::absolute(root).ok()?;
         let mut made: std::collections::HashSet<&Path> = std::collections::HashSet::new();
-        for (rel, text) in paths.iter().zip(texts) {
+        for (rel, file) in paths.iter().zip(texts) {
             if rel.is_absolute()
                 || rel
                     .components()
@@ -743,9 +788,16 @@ impl CtagsTexts {
                     std::fs::create_dir_all(out.dir.join(parent)).ok()?;
                 }
             }
-            match text {
-                Some(text) => std::fs::write(&at, text).ok()?,
-                None => std::os::unix::fs::symlink(root.join(rel), &at).ok()?,
+            match file {
+                Some((src, opaque)) => {
+                    ctags_text(src, &opaque, &mut text);
+                    std::fs::write(&at, &text).ok()?;
+                    out.lens.push(Some(text.len() as u64));
+                }
+                None => {
+                    std::os::unix::fs::symlink(root.join(rel), &at).ok()?;
+                    out.lens.push(None);
+                }
             }
         }
         Some(out)
@@ -1156,13 +1208,12 @@ fn accumulate_shard(
             }
         }
         let names = &b.names;
-        let blocks: Vec<(&[u8], u32, &[u8])> = names
+        let blocks = names
             .groups
             .iter()
             .filter(|g| g.shard as usize == k)
-            .map(|g| (g.name(&names.text), g.count, g.block(&names.blocks)))
-            .collect();
-        acc.add_blocks(b.file_id, &blocks);
+            .map(|g| (g.name(&names.text), g.count, g.block(&names.blocks)));
+        acc.add_blocks(b.file_id, blocks);
         acc.maybe_spill()?;
     }
     Ok(acc)
@@ -1292,7 +1343,12 @@ impl RecordWriter {
                 } else {
                     LEARNED_FAMILY
                 };
-                *meta.macro_definitions.entry(key.to_string()).or_default() += 1;
+                match meta.macro_definitions.get_mut(key) {
+                    Some(n) => *n += 1,
+                    None => {
+                        meta.macro_definitions.insert(key.to_string(), 1);
+                    }
+                }
             }
         }
         if r.macro_only {
