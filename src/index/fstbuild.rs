@@ -9,25 +9,34 @@
 //! 10,000×2 LRU cache of nodes, each a heap `Vec` that is hashed, compared through and cloned
 //! on every miss) at ~7% of all CPU, mostly in the names FSTs (~4.7 M keys). Here the
 //! unfinished nodes keep their transition vectors for the whole build (no allocation per
-//! node), and the registry is a power-of-two table of (hash, where the node's bytes are) that
-//! checks a candidate by encoding it at the cached node's place and comparing the bytes, so
-//! it holds no copies of nodes. The table grows to [`MAX_SLOTS`], then replaces. The FST is
-//! built in memory and written by `finish`.
+//! node), and the registry holds no nodes: a slot is 8 bytes, where a node starts and a tag
+//! of its hash. A candidate is checked by encoding the new node at the candidate's address
+//! and comparing those bytes with the bytes written there, so equal bytes are the proof (the
+//! reader decodes the node from them); a hash is never trusted alone.
 //!
-//! Measured on 2 loaded, shared cores (`bench_against_fst_builder` below over the kernel's
-//! names-1.fst keys, 2,661,323 keys, three runs each): `fst::MapBuilder` 2.63 s, 2.59 s,
-//! 2.12 s (22,079,894 bytes); this writer 2.54 s, 1.67 s, 1.72 s (25,304,354 bytes, +15%:
-//! input bytes are never folded into the state byte, and the registry forgets). With a
-//! 4 M-slot registry the bytes were 24,534,756 but the time only ~20% less (its 64 MB table
-//! misses the cache); with 512 K slots, 1.69–2.17 s and 25,840,539 bytes. A cold kernel
-//! index (one run each): the "merge names" phase took 6.1 s of CPU, main 8.5 s; the whole
-//! build 72.4 s of CPU (user+sys), main 84.0 s; peak RSS 503 MB, main 454 MB.
+//! Memory is bounded: nodes stream to the writer, and only the last [`WINDOW`] to
+//! 2×[`WINDOW`] bytes written are kept for those checks. A candidate older than that is a
+//! miss, and the node is written again (a popular node, once a window). The registry starts
+//! small and doubles, to at most [`MAX_SLOTS`], by copying each slot into both slots its
+//! nodes can hash to now, so growing forgets nothing.
 //!
-//! Nodes are encoded as `fst` reads them: a node of one transition and no final state is
+//! Measured on 2 loaded, shared cores (`bench_against_fst_builder` below, over the keys of a
+//! kernel index's names FSTs; [`WINDOW`] 512 KiB, [`MAX_SLOTS`] 128 Ki, so a writer holds
+//! ~2 MB): names-1 (2,661,323 keys) `fst::MapBuilder` 4.71 s, 3.77 s, this writer 1.43 s,
+//! 1.43 s (2.6-3.3x), 21,987,333 bytes against `fst`'s 22,079,894 (-0.4%); names-0
+//! (2,028,430 keys) 4.70 s, 2.38 s against 2.13 s, 1.10 s, 15,013,038 bytes against
+//! 15,183,209 (-1.1%). A window and registry twice as large: 1.5% and 6.4% smaller, ~1.4x
+//! slower (the table misses the cache); half as large: ~as fast, +0.6% and +4.5% larger. A
+//! cold kernel index, three runs each alternating with main: "merge names" 4.5, 5.2, 4.4 s of
+//! CPU, main 8.3, 8.4, 8.8 s; peak RSS 452.9, 444.0, 447.4 MB, main 444.3, 454.8, 444.5 MB
+//! (run-to-run noise); every FST 0.1-2.1% smaller, every other file the same.
+//!
+//! Nodes are encoded as `fst` encodes them: a node of one transition and no final state is
 //! "one transition" (or "one transition to the node just written", when that is where it
-//! goes and it has no output); every other node lists its transitions, with a 256-byte index
-//! past 32 of them. Input bytes are always written out (the format's table of common bytes is
-//! optional to a writer).
+//! goes and it has no output), with the input byte folded into the state byte when it is one
+//! of `fst`'s 63 common bytes; every other node lists its transitions, with a 256-byte index
+//! past 32 of them. For a key set whose nodes all fit in the registry and window, the bytes
+//! are `fst::MapBuilder`'s own.
 
 use std::io::{self, Write};
 
@@ -35,16 +44,38 @@ use std::io::{self, Write};
 const VERSION: u64 = 3;
 /// The address of the final node with no transitions and no output, which is never written.
 const EMPTY_ADDRESS: u64 = 0;
-/// The registry's size when it stops growing (16 bytes a slot).
-pub const MAX_SLOTS: usize = 1 << 20;
+/// The bytes, at least, kept after they are written, for the registry's checks.
+pub const WINDOW: usize = 1 << 19;
+/// The registry's size when it stops growing (8 bytes a slot).
+pub const MAX_SLOTS: usize = 1 << 17;
+/// A registry slot's low bits hold a tag of the node's hash, the rest where the node starts.
+const TAG_BITS: u32 = 20;
 /// Nodes with more transitions than this carry a 256-byte index of their inputs.
 const TRANS_INDEX_THRESHOLD: usize = 32;
+/// The 63 input bytes `fst` folds into a state byte, most common first (its
+/// `COMMON_INPUTS_INV`): byte `COMMON[i]` is written as `i + 1`.
+const COMMON: &[u8; 63] = b"te/oasripcnw.hlm-du012g=:bf3y5&_4v9678k%?xCDASFIBEjPTzRNM+LOqHG";
+/// Each byte's index in [`COMMON`] plus one, or 0 for a byte that is not there.
+const COMMON_INDEX: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < COMMON.len() {
+        t[COMMON[i] as usize] = i as u8 + 1;
+        i += 1;
+    }
+    t
+};
 
 /// Writes one FST map; see the module's doc.
 pub struct MapWriter<W> {
     out: W,
-    /// The whole FST so far, header included, so offsets are addresses.
-    buf: Vec<u8>,
+    /// The bytes from address `base` on, not yet given to `out`.
+    recent: Vec<u8>,
+    base: u64,
+    /// How many bytes `recent` keeps at least (it holds up to twice this).
+    window: usize,
+    /// The CRC32C (unmasked, inverted) of the bytes given to `out`.
+    crc: u32,
     /// The unfinished nodes along the last key; `depth` of them are in use.
     stack: Vec<Level>,
     depth: usize,
@@ -52,8 +83,10 @@ pub struct MapWriter<W> {
     len: u64,
     /// The address of the node written last.
     last_addr: u64,
-    registry: Vec<Slot>,
-    registered: usize,
+    registry: Vec<u64>,
+    /// Nodes written since the registry last grew.
+    written: usize,
+    max_slots: usize,
     scratch: Vec<u8>,
 }
 
@@ -74,29 +107,33 @@ struct Level {
     last: Option<(u8, u64)>,
 }
 
-/// A registered node: its hash, and its first byte's offset (high 48 bits) and length.
-#[derive(Clone, Copy, Default)]
-struct Slot {
-    hash: u64,
-    at: u64,
-}
-
 impl<W: Write> MapWriter<W> {
-    /// A writer that writes the FST to `out` when finished.
+    /// A writer that streams the FST to `out` (it writes in large pieces).
     pub fn new(out: W) -> MapWriter<W> {
-        let mut buf = Vec::with_capacity(1 << 16);
-        buf.extend_from_slice(&VERSION.to_le_bytes());
-        buf.extend_from_slice(&0u64.to_le_bytes());
+        MapWriter::with_limits(out, WINDOW, MAX_SLOTS)
+    }
+
+    /// A writer keeping at least `window` written bytes and at most `max_slots` (a power of
+    /// two) registry slots.
+    fn with_limits(out: W, window: usize, max_slots: usize) -> MapWriter<W> {
+        // Room for twice the window and a node of 256 transitions: no copying as it fills.
+        let mut recent = Vec::with_capacity(2 * window + (1 << 13));
+        recent.extend_from_slice(&VERSION.to_le_bytes());
+        recent.extend_from_slice(&0u64.to_le_bytes());
         MapWriter {
             out,
-            buf,
+            recent,
+            base: 0,
+            window,
+            crc: !0,
             stack: vec![Level::default()],
             depth: 1,
             last_key: None,
             len: 0,
             last_addr: 1,
-            registry: vec![Slot::default(); 1 << 12],
-            registered: 0,
+            registry: vec![0; max_slots.min(1 << 12)],
+            written: 0,
+            max_slots,
             scratch: Vec::new(),
         }
     }
@@ -156,7 +193,7 @@ impl<W: Write> MapWriter<W> {
                 }
             }
         }
-        self.freeze_from(i);
+        self.freeze_from(i)?;
         self.stack[self.depth - 1].last = Some((key[i], out));
         for &b in &key[i + 1..] {
             self.push(false).last = Some((b, 0));
@@ -165,16 +202,16 @@ impl<W: Write> MapWriter<W> {
         Ok(())
     }
 
-    /// Finishes the FST and writes it; returns the writer, flushed.
+    /// Finishes the FST and writes the rest of it; returns the writer, flushed.
     pub fn finish(mut self) -> io::Result<W> {
-        self.freeze_from(0);
+        self.freeze_from(0)?;
         let root = std::mem::take(&mut self.stack[0]);
-        let root_addr = self.compile(&root);
-        self.buf.extend_from_slice(&self.len.to_le_bytes());
-        self.buf.extend_from_slice(&root_addr.to_le_bytes());
-        let sum = masked_crc32c(&self.buf);
-        self.out.write_all(&self.buf)?;
-        self.out.write_all(&sum.to_le_bytes())?;
+        let root_addr = self.compile(&root)?;
+        self.recent.extend_from_slice(&self.len.to_le_bytes());
+        self.recent.extend_from_slice(&root_addr.to_le_bytes());
+        let crc = crc32c_update(self.crc, &self.recent);
+        self.out.write_all(&self.recent)?;
+        self.out.write_all(&mask(!crc).to_le_bytes())?;
         self.out.flush()?;
         Ok(self.out)
     }
@@ -195,60 +232,70 @@ impl<W: Write> MapWriter<W> {
 
     /// Compiles the unfinished nodes deeper than `depth`, so the node at `depth` is the last
     /// unfinished one and its last transition points at a compiled node.
-    fn freeze_from(&mut self, depth: usize) {
+    fn freeze_from(&mut self, depth: usize) -> io::Result<()> {
         let mut addr = None;
         while depth + 1 < self.depth {
             self.depth -= 1;
             let mut level = std::mem::take(&mut self.stack[self.depth]);
             close_last(&mut level, addr);
-            addr = Some(self.compile(&level));
+            addr = Some(self.compile(&level)?);
             self.stack[self.depth] = level;
         }
         close_last(&mut self.stack[self.depth - 1], addr);
+        Ok(())
     }
 
-    /// Writes `node` unless an equal node was written before; returns its address.
-    fn compile(&mut self, node: &Level) -> u64 {
+    /// Writes `node` unless an equal node is in the registry and the window; returns its
+    /// address.
+    fn compile(&mut self, node: &Level) -> io::Result<u64> {
         if node.is_final && node.trans.is_empty() && node.final_out == 0 {
-            return EMPTY_ADDRESS;
+            return Ok(EMPTY_ADDRESS);
         }
         let hash = node_hash(node);
-        let i = slot_of(hash, self.registry.len());
+        let i = ((hash >> 1) >> (63 - self.registry.len().trailing_zeros())) as usize;
+        let tag = (hash >> 24) & ((1 << TAG_BITS) - 1);
         let slot = self.registry[i];
-        if slot.at != 0 && slot.hash == hash {
-            let (start, len) = (slot.at >> 16, (slot.at & 0xffff) as usize);
+        let start = slot >> TAG_BITS;
+        if slot != 0 && slot & ((1 << TAG_BITS) - 1) == tag && start >= self.base {
             self.scratch.clear();
             encode(node, start, start - 1, &mut self.scratch);
-            let start = start as usize;
-            if self.buf[start..start + len] == self.scratch[..] {
-                return (start + len - 1) as u64;
+            let from = (start - self.base) as usize;
+            if self.recent.get(from..from + self.scratch.len()) == Some(&self.scratch[..]) {
+                return Ok(start + self.scratch.len() as u64 - 1);
             }
         }
-        let start = self.buf.len() as u64;
-        self.scratch.clear();
-        encode(node, start, self.last_addr, &mut self.scratch);
-        self.buf.extend_from_slice(&self.scratch);
-        self.last_addr = self.buf.len() as u64 - 1;
-        let at = start << 16 | self.scratch.len() as u64;
-        if slot.at == 0 {
-            self.registered += 1;
+        let start = self.base + self.recent.len() as u64;
+        encode(node, start, self.last_addr, &mut self.recent);
+        self.last_addr = self.base + self.recent.len() as u64 - 1;
+        if start < 1 << (64 - TAG_BITS) {
+            self.registry[i] = (start << TAG_BITS) | tag;
         }
-        self.registry[i] = Slot { hash, at };
-        if self.registered * 2 > self.registry.len() && self.registry.len() < MAX_SLOTS {
+        self.written += 1;
+        if self.written * 2 > self.registry.len() && self.registry.len() < self.max_slots {
             self.grow();
         }
-        self.last_addr
+        if self.recent.len() >= 2 * self.window {
+            self.give_oldest()?;
+        }
+        Ok(self.last_addr)
     }
 
-    /// Doubles the registry, keeping its nodes.
+    /// Doubles the registry. A node in slot `i` can hash to slot `2i` or `2i + 1` now, so
+    /// both get it; the wrong one is a tag or bytes mismatch later, never a wrong answer.
     fn grow(&mut self) {
-        let mut bigger = vec![Slot::default(); self.registry.len() * 2];
-        let len = bigger.len();
-        for s in self.registry.iter().filter(|s| s.at != 0) {
-            bigger[slot_of(s.hash, len)] = *s;
-        }
-        self.registered = bigger.iter().filter(|s| s.at != 0).count();
-        self.registry = bigger;
+        self.registry = self.registry.iter().flat_map(|&s| [s, s]).collect();
+        self.written = 0;
+    }
+
+    /// Gives `out` the written bytes but the last `window`.
+    fn give_oldest(&mut self) -> io::Result<()> {
+        let n = self.recent.len() - self.window;
+        self.out.write_all(&self.recent[..n])?;
+        self.crc = crc32c_update(self.crc, &self.recent[..n]);
+        self.recent.copy_within(n.., 0);
+        self.recent.truncate(self.window);
+        self.base += n as u64;
+        Ok(())
     }
 }
 
@@ -272,12 +319,6 @@ fn node_hash(node: &Level) -> u64 {
     h
 }
 
-/// A hash's slot in a table of `len` (a power of two) slots: its high bits, which the last
-/// multiply mixed best.
-fn slot_of(hash: u64, len: usize) -> usize {
-    (hash >> (64 - len.trailing_zeros())) as usize
-}
-
 /// Appends `node` encoded to start at address `start`, the node written before it ending at
 /// `last_addr`.
 fn encode(node: &Level, start: u64, last_addr: u64, out: &mut Vec<u8>) {
@@ -289,8 +330,12 @@ fn encode(node: &Level, start: u64, last_addr: u64, out: &mut Vec<u8>) {
         }
     };
     if let ([t], false) = (&node.trans[..], node.is_final) {
+        let common = COMMON_INDEX[t.inp as usize];
         if t.addr == last_addr && t.out == 0 {
-            out.extend_from_slice(&[t.inp, 0b11_000000]);
+            if common == 0 {
+                out.push(t.inp);
+            }
+            out.push(0b11_000000 | common);
             return;
         }
         let osize = if t.out == 0 {
@@ -300,7 +345,11 @@ fn encode(node: &Level, start: u64, last_addr: u64, out: &mut Vec<u8>) {
         };
         let d = delta(t.addr);
         let tsize = pack(out, d, pack_size(d));
-        out.extend_from_slice(&[tsize << 4 | osize, t.inp, 0b10_000000]);
+        out.push(tsize << 4 | osize);
+        if common == 0 {
+            out.push(t.inp);
+        }
+        out.push(0b10_000000 | common);
         return;
     }
     let n = node.trans.len();
@@ -354,10 +403,10 @@ fn pack(out: &mut Vec<u8>, n: u64, size: u8) -> u8 {
     size
 }
 
-/// CRC32C (Castagnoli), 8 bytes at a time, masked as `fst` (and Snappy) mask it.
-fn masked_crc32c(bytes: &[u8]) -> u32 {
+/// Feeds `bytes` to a CRC32C (Castagnoli) register `crc`, 8 bytes at a time (start with
+/// `!0`; the sum is the register inverted).
+fn crc32c_update(mut crc: u32, bytes: &[u8]) -> u32 {
     const TABLES: [[u32; 256]; 8] = crc_tables();
-    let mut crc = !0u32;
     let mut chunks = bytes.chunks_exact(8);
     for c in &mut chunks {
         let lo = crc ^ u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
@@ -373,8 +422,12 @@ fn masked_crc32c(bytes: &[u8]) -> u32 {
     for &b in chunks.remainder() {
         crc = TABLES[0][((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8);
     }
-    let sum = !crc;
-    (sum.rotate_right(15)).wrapping_add(0xa282_ead8)
+    crc
+}
+
+/// A CRC32C sum masked as `fst` (and Snappy) mask it.
+fn mask(sum: u32) -> u32 {
+    sum.rotate_right(15).wrapping_add(0xa282_ead8)
 }
 
 /// The slice-by-8 tables of the reflected CRC32C polynomial.
@@ -414,12 +467,21 @@ mod tests {
     use fst::{Automaton, IntoStreamer, Streamer};
     use proptest::prelude::*;
 
-    fn ours(keys: &[(Vec<u8>, u64)]) -> fst::Map<Vec<u8>> {
-        let mut w = MapWriter::new(Vec::new());
+    /// Our map of `keys`, written with at least `window` bytes kept and `slots` slots at
+    /// most, checking on the way that no more than that is held back from the writer.
+    fn ours_with(keys: &[(Vec<u8>, u64)], window: usize, slots: usize) -> fst::Map<Vec<u8>> {
+        let mut w = MapWriter::with_limits(Vec::new(), window, slots);
         for (k, v) in keys {
             w.insert(k, *v).unwrap();
+            // Twice the window, and a node: 256 transitions of 8-byte outputs and addresses.
+            assert!(w.recent.len() < 2 * window + 256 * 17 + 256 + 3);
+            assert!(w.registry.len() <= slots);
         }
         fst::Map::new(w.finish().unwrap()).unwrap()
+    }
+
+    fn ours(keys: &[(Vec<u8>, u64)]) -> fst::Map<Vec<u8>> {
+        ours_with(keys, WINDOW, MAX_SLOTS)
     }
 
     fn theirs(keys: &[(Vec<u8>, u64)]) -> fst::Map<Vec<u8>> {
@@ -436,7 +498,12 @@ mod tests {
 
     /// Checks our map against the input and against `fst`'s own map of it.
     fn check(keys: &[(Vec<u8>, u64)]) {
-        let map = ours(keys);
+        check_map(keys, ours(keys));
+        // A window of a few nodes and a registry of two slots: most candidates miss.
+        check_map(keys, ours_with(keys, 24, 2));
+    }
+
+    fn check_map(keys: &[(Vec<u8>, u64)], map: fst::Map<Vec<u8>>) {
         map.as_fst().verify().unwrap();
         let reference = theirs(keys);
         assert_eq!(map.len(), keys.len());
@@ -508,6 +575,46 @@ mod tests {
                 .map(|b| (vec![b], 1000 - b as u64))
                 .collect::<Vec<_>>(),
         );
+    }
+
+    /// Small key sets fit in the registry, so the bytes must be `fst`'s own: this checks
+    /// the encoding byte for byte, common inputs folded into state bytes included.
+    #[test]
+    fn small_maps_are_byte_for_byte_fst_s_own() {
+        let sets = [
+            offsets(&["a", "ab", "abc", "abcd", "b", "xb", "xbc", "yb", "ybc"]),
+            offsets(&["kfree", "kmalloc", "kzalloc", "spin_lock", "spin_unlock"]),
+            offsets(&["A\x01", "A\x01\x02", "AZ", "Q~", "q{}"]),
+            (0..=255u8).map(|b| (vec![b'k', b], b as u64)).collect(),
+            vec![(vec![], 9), (b"te".to_vec(), 0), (b"te/".to_vec(), 1 << 33)],
+        ];
+        for keys in &sets {
+            let mut w = MapWriter::new(Vec::new());
+            for (k, v) in keys {
+                w.insert(k, *v).unwrap();
+            }
+            assert_eq!(w.finish().unwrap(), theirs(keys).into_fst().into_inner());
+        }
+    }
+
+    /// A window of 64 bytes: the writer gets the FST while it is built, and a node seen
+    /// again past the window is written again (the FST grows) yet reads back right.
+    #[test]
+    fn window_streams_and_forgets_old_nodes() {
+        let suffix = "_lock_irqsave";
+        let names: Vec<String> = (0..200).map(|i| format!("f{i:03}{suffix}")).collect();
+        let keys = offsets(&names.iter().map(String::as_str).collect::<Vec<_>>());
+        let mut w = MapWriter::with_limits(Vec::new(), 64, 1 << 10);
+        for (k, v) in &keys[..100] {
+            w.insert(k, *v).unwrap();
+        }
+        assert!(w.base > 0 && w.out.len() as u64 == w.base);
+        let small = w.recent.len();
+        assert!((64..128 + 64).contains(&small), "{small} bytes held back");
+        let narrow = ours_with(&keys, 64, 1 << 10);
+        let wide = ours(&keys);
+        assert!(narrow.as_fst().size() > wide.as_fst().size());
+        check_map(&keys, narrow);
     }
 
     #[test]
