@@ -256,7 +256,13 @@ impl<W: Write> MapWriter<W> {
         let tag = (hash >> 24) & ((1 << TAG_BITS) - 1);
         let slot = self.registry[i];
         let start = slot >> TAG_BITS;
-        if slot != 0 && slot & ((1 << TAG_BITS) - 1) == tag && start >= self.base {
+        // A node written at `start` only goes to nodes written before it: an equal tag for a
+        // node going further is a collision (and its deltas would not encode).
+        if slot != 0
+            && slot & ((1 << TAG_BITS) - 1) == tag
+            && start >= self.base
+            && node.trans.iter().all(|t| t.addr < start)
+        {
             self.scratch.clear();
             encode(node, start, start - 1, &mut self.scratch);
             let from = (start - self.base) as usize;
@@ -615,6 +621,42 @@ mod tests {
         let wide = ours(&keys);
         assert!(narrow.as_fst().size() > wide.as_fst().size());
         check_map(&keys, narrow);
+    }
+
+    /// A candidate whose tag matches but which starts before a node the new node goes to
+    /// (a hash collision) is a miss: encoding the new node there would need a negative delta.
+    #[test]
+    fn colliding_candidate_older_than_a_target_is_a_miss() {
+        let mut w = MapWriter::new(Vec::new());
+        let leaf = |inp| Level {
+            is_final: false,
+            final_out: 0,
+            trans: vec![Trans {
+                inp,
+                out: 7,
+                addr: 0,
+            }],
+            last: None,
+        };
+        let first = w.compile(&leaf(b'x')).unwrap();
+        let second = w.compile(&leaf(b'y')).unwrap();
+        assert!(16 < first && first < second);
+        let node = Level {
+            is_final: true,
+            final_out: 0,
+            trans: vec![Trans {
+                inp: b'a',
+                out: 0,
+                addr: second,
+            }],
+            last: None,
+        };
+        let hash = node_hash(&node);
+        let i = ((hash >> 1) >> (63 - w.registry.len().trailing_zeros())) as usize;
+        w.registry[i] = (16 << TAG_BITS) | ((hash >> 24) & ((1 << TAG_BITS) - 1));
+        let third = w.compile(&node).unwrap();
+        assert_eq!(third, w.last_addr);
+        assert!(third > second);
     }
 
     #[test]
