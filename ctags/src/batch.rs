@@ -1,6 +1,12 @@
 //! One `ctags -L -` process over a chunk of files: the fast path. ctags's interactive mode
 //! costs about a quarter more per byte, so it is kept for retrying a chunk file by file, and the
 //! tag-file output format costs ctags a fifth less than JSON, so the batch run uses it.
+//!
+//! Told to write to standard output (`-o -`), ctags writes its tags to a temporary file in
+//! `$TMPDIR` and, at its end, copies that to its output a character at a time (`getc`,
+//! `putc`): given a tag file of its own on a RAM file system, its CPU time over a chunk of
+//! kernel sources was about a sixth less (3,000 files, three runs each: 1.89 s against 2.27 s
+//! of user and system time). The tags are then read from that file once ctags is done.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -16,13 +22,16 @@ use crate::Ctags;
 /// Runs ctags once over `paths` (relative to `root`) and returns their tags in the same order;
 /// a path with a newline cannot be listed to ctags and gets none (ask [`crate::Worker`]).
 /// When the whole chunk takes longer than `timeout`, ctags is killed and the chunk fails with
-/// [`WorkerError::Timeout`]; the caller retries it file by file.
+/// [`WorkerError::Timeout`]; the caller retries it file by file. With `tag_file` (a path that
+/// does not exist yet, best on a RAM file system), ctags writes its tags there rather than to
+/// its output; the file is removed once read.
 pub fn tags_of_chunk(
     ctags: &Ctags,
     root: &Path,
     extra_args: &[String],
     paths: &[&Path],
     timeout: Duration,
+    tag_file: Option<&Path>,
 ) -> Result<Vec<FileTags>, WorkerError> {
     if paths.is_empty() {
         return Ok(Vec::new());
@@ -40,8 +49,14 @@ pub fn tags_of_chunk(
         .chain(&["--output-format=u-ctags", "--excmd=number"])
         .map(OsStr::new)
         .chain(extra_args.iter().map(OsStr::new))
-        .chain(["-L", "-", "-o", "-"].map(OsStr::new))
+        .chain(["-L", "-", "-o"].map(OsStr::new))
+        .chain([tag_file.map_or(OsStr::new("-"), Path::as_os_str)])
         .collect();
+    // A tag file left by an earlier run would be appended to, or refused.
+    let tag_file = tag_file.map(|f| {
+        let _ = std::fs::remove_file(f);
+        RemovedOnDrop(f.to_path_buf())
+    });
     let (mut child, mut stdin, stdout) =
         crate::spawn::spawn(&ctags.program, &args, root).map_err(WorkerError::Spawn)?;
     let mut list: Vec<u8> = Vec::new();
@@ -63,8 +78,19 @@ pub fn tags_of_chunk(
         .collect();
     let (tx, rx) = mpsc::channel();
     let files = paths.len();
+    let tags_from = tag_file.as_ref().map(|f| f.0.clone());
     std::thread::spawn(move || {
-        let mut reader = BufReader::with_capacity(1 << 16, stdout);
+        let mut reader: BufReader<Box<dyn std::io::Read>> = match tags_from {
+            // ctags's output is empty: it has ended when it closes it.
+            Some(file) => {
+                let _ = std::io::copy(&mut { stdout }, &mut std::io::sink());
+                match std::fs::File::open(file) {
+                    Ok(f) => BufReader::with_capacity(1 << 16, Box::new(f)),
+                    Err(_) => BufReader::new(Box::new(std::io::empty())),
+                }
+            }
+            None => BufReader::with_capacity(1 << 16, Box::new(stdout)),
+        };
         let mut buf = Vec::with_capacity(512);
         let mut out: Vec<FileTags> = (0..files).map(|_| FileTags::default()).collect();
         // A file's tags come together: its path is looked up once, not once a tag, and its
@@ -117,6 +143,15 @@ pub fn tags_of_chunk(
     }
 }
 
+/// A file removed when dropped.
+struct RemovedOnDrop(std::path::PathBuf);
+
+impl Drop for RemovedOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,22 +173,30 @@ mod tests {
         let newline = Path::new("nl\nb.h");
         std::fs::write(dir.join(newline), "int nl;\n").unwrap();
         let paths = ["a.c", "empty.c", "b.h"].map(Path::new);
-        let got = tags_of_chunk(
-            &ctags,
-            &dir,
-            &[],
-            &[paths[0], paths[1], newline, paths[2], odd],
-            Duration::from_secs(30),
-        )
-        .unwrap();
-        let names: Vec<Vec<&str>> = got
-            .iter()
-            .map(|f| f.tags.iter().map(|t| t.name.as_str()).collect())
-            .collect();
-        assert_eq!(
-            names,
-            [vec!["a", "f"], vec![], vec![], vec!["s", "m"], vec!["g"]]
-        );
+        // A tag file of ctags's own, outside the listed tree; a stale one there is replaced.
+        let tag_file = dir.with_extension("tags");
+        std::fs::write(&tag_file, "stale\ta.c\t1;\"\tvariable\tline:1\n").unwrap();
+        for tags_to in [None, Some(tag_file.as_path())] {
+            let got = tags_of_chunk(
+                &ctags,
+                &dir,
+                &[],
+                &[paths[0], paths[1], newline, paths[2], odd],
+                Duration::from_secs(30),
+                tags_to,
+            )
+            .unwrap();
+            let names: Vec<Vec<&str>> = got
+                .iter()
+                .map(|f| f.tags.iter().map(|t| t.name.as_str()).collect())
+                .collect();
+            assert_eq!(
+                names,
+                [vec!["a", "f"], vec![], vec![], vec!["s", "m"], vec!["g"]],
+                "tags to {tags_to:?}"
+            );
+        }
+        assert!(!tag_file.exists(), "the tag file is removed once read");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -45,6 +45,10 @@ struct Args {
     /// Parallel ctags processes (default: the number of cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Cold builds of knav and gtags, taken in turns; the median of each is reported (default
+    /// 3; 1 with --quick). One run says little on a machine whose other tenants come and go.
+    #[arg(long)]
+    cold_runs: Option<usize>,
     /// Keep the indexes already in --work instead of building them (cold builds and refreshes
     /// are then not measured): for re-measuring queries after a change to knav's query code.
     #[arg(long, requires = "work")]
@@ -207,6 +211,10 @@ fn run(args: Args) -> Result<(), String> {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
         .clamp(1, 256);
+    let cold_runs = args
+        .cold_runs
+        .unwrap_or(if args.quick { 1 } else { 3 })
+        .clamp(1, 20);
     let work = match &args.work {
         Some(w) => w.clone(),
         None => std::env::temp_dir().join(format!("kernel-bench-{}", std::process::id())),
@@ -244,6 +252,7 @@ fn run(args: Args) -> Result<(), String> {
         knav,
         runs,
         jobs,
+        cold_runs,
         config,
     };
     let started = std::time::Instant::now();

@@ -383,11 +383,18 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
                 } else {
                     format!(" (exit != 0: {})", run.stderr_tail.replace('|', "/"))
                 };
+                let runs = if b.walls.len() > 1 {
+                    let all: Vec<String> = b.walls.iter().map(|w| ms(*w)).collect();
+                    format!(" (median of {})", all.join(", "))
+                } else {
+                    String::new()
+                };
                 let _ = writeln!(
                     o,
-                    "| {} | {}{} | {:.0} MB | {} | {} |",
+                    "| {} | {}{}{} | {:.0} MB | {} | {} |",
                     b.tool,
                     ms(run.wall),
+                    runs,
                     status,
                     run.max_rss_kb as f64 / 1024.0,
                     mb(b.bytes),

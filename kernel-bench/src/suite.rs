@@ -163,6 +163,8 @@ pub struct Setup {
     pub runs: usize,
     /// Parallel ctags processes.
     pub jobs: usize,
+    /// Cold builds of knav and of gtags, in turns (the median of each is kept).
+    pub cold_runs: usize,
     /// A .config: knav's questions are asked again with `--active-config` it.
     pub config: Option<PathBuf>,
 }
@@ -176,6 +178,35 @@ pub struct Build {
     pub run: Option<Result<Run, String>>,
     /// Bytes of the index it wrote.
     pub bytes: u64,
+    /// The wall time of every run when there were several (`run` is their median).
+    pub walls: Vec<Duration>,
+}
+
+impl Build {
+    /// One build from `tool`'s runs: the median run by wall time, or the first that failed.
+    fn median(tool: &str, mut runs: Vec<(Option<Result<Run, String>>, u64)>) -> Build {
+        let failed = runs
+            .iter()
+            .position(|(r, _)| !matches!(r, Some(Ok(run)) if run.ok));
+        let walls = runs
+            .iter()
+            .filter_map(|(r, _)| r.as_ref()?.as_ref().ok().map(|run| run.wall))
+            .collect();
+        let (run, bytes) = match failed {
+            Some(i) => runs.swap_remove(i),
+            None => {
+                runs.sort_by_key(|(r, _)| r.as_ref().and_then(|r| r.as_ref().ok()).map(|r| r.wall));
+                let mid = runs.len() / 2;
+                runs.swap_remove(mid)
+            }
+        };
+        Build {
+            tool: tool.into(),
+            run,
+            bytes,
+            walls,
+        }
+    }
 }
 
 /// Latency of one tool on one symbol.
@@ -321,33 +352,31 @@ impl Setup {
         let mut out = Vec::new();
         let tree = &self.tree;
 
-        log("cold build: knav");
-        let dir = self.knav_index_dir();
-        let _ = std::fs::remove_dir_all(&dir);
-        let r = run(self
-            .knav()
-            .arg("index")
-            .arg("--root")
-            .arg(tree)
-            .arg("--index-dir")
-            .arg(&dir));
-        out.push(Build {
-            tool: "knav index".into(),
-            run: Some(r),
-            bytes: dir_bytes(&dir),
-        });
+        // knav and gtags in turns, so that a slow spell of the machine falls on both.
+        let (mut knav, mut gtags) = (Vec::new(), Vec::new());
+        for i in 1..=self.cold_runs {
+            log(&format!("cold build {i}/{}: knav", self.cold_runs));
+            let dir = self.knav_index_dir();
+            let _ = std::fs::remove_dir_all(&dir);
+            let r = run(self
+                .knav()
+                .arg("index")
+                .arg("--root")
+                .arg(tree)
+                .arg("--index-dir")
+                .arg(&dir));
+            knav.push((Some(r), dir_bytes(&dir)));
 
-        log("cold build: gtags");
-        let dir = self.gtags_dir();
-        let r = peers.gtags.cmd().map(|mut c| {
-            fresh_dir(&dir)?;
-            run(c.current_dir(tree).arg(&dir))
-        });
-        out.push(Build {
-            tool: "gtags".into(),
-            run: r,
-            bytes: dir_bytes(&dir),
-        });
+            log(&format!("cold build {i}/{}: gtags", self.cold_runs));
+            let dir = self.gtags_dir();
+            let r = peers.gtags.cmd().map(|mut c| {
+                fresh_dir(&dir)?;
+                run(c.current_dir(tree).arg(&dir))
+            });
+            gtags.push((r, dir_bytes(&dir)));
+        }
+        out.push(Build::median("knav index", knav));
+        out.push(Build::median("gtags", gtags));
 
         log("cold build: ctags -R");
         let tags = self.tags_file();
@@ -363,6 +392,7 @@ impl Setup {
             tool: "ctags -R (unsorted)".into(),
             run: r,
             bytes: dir_bytes(&tags),
+            walls: Vec::new(),
         });
 
         log("cold build: ctags in parallel");
@@ -375,6 +405,7 @@ impl Setup {
             tool: format!("ctags, {} processes (C files)", self.jobs),
             run: r,
             bytes: dir_bytes(&dir),
+            walls: Vec::new(),
         });
 
         log("cold build: cscope");
@@ -390,6 +421,7 @@ impl Setup {
             tool: "cscope -bqk".into(),
             run: r,
             bytes: dir_bytes(file.parent().unwrap_or(&self.work)),
+            walls: Vec::new(),
         });
         out
     }

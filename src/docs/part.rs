@@ -213,8 +213,8 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<Built, Index
     let mut order: Vec<u32> = (0..terms.len() as u32).collect();
     order.sort_unstable_by_key(|&t| terms[t as usize]);
     let mut postings = header(POSTINGS_KIND).to_vec();
-    let mut fst = fst::MapBuilder::memory();
-    let fst_error = |e: fst::Error| IndexError::io("cannot write", dir)(std::io::Error::other(e));
+    let mut fst = crate::index::fstbuild::MapWriter::new(Vec::new());
+    let fst_error = |e| IndexError::io("cannot write", dir)(e);
     for t in order {
         let list = &lists[t as usize];
         fst.insert(terms[t as usize].as_bytes(), postings.len() as u64)
@@ -222,7 +222,7 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<Built, Index
         put_varint(&mut postings, list.count);
         postings.extend_from_slice(&list.bytes);
     }
-    let fst = fst.into_inner().map_err(fst_error)?;
+    let fst = fst.finish().map_err(fst_error)?;
     put_varint(&mut docs, fst.len() as u64);
     put_varint(&mut docs, postings.len() as u64);
     std::fs::create_dir_all(dir).map_err(IndexError::io("cannot create", dir))?;

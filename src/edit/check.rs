@@ -152,6 +152,7 @@ pub fn defined_names(
             ctags_args,
             &[Path::new(name)],
             std::time::Duration::from_secs(30),
+            None,
         )
         .map_err(|e| e.to_string())
     });

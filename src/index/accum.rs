@@ -442,16 +442,16 @@ impl Accumulator {
         let fst_file = BufWriter::with_capacity(1 << 20, File::create(fst_path)?);
         let (tx, rx) = std::sync::mpsc::sync_channel::<FstBatch>(4);
         let fst_thread = std::thread::spawn(move || -> io::Result<()> {
-            let mut fst = fst::MapBuilder::new(fst_file).map_err(io::Error::other)?;
+            let mut fst = super::fstbuild::MapWriter::new(fst_file);
             for batch in rx {
                 let mut at = 0usize;
                 for &(len, value) in &batch.keys {
                     let key = &batch.bytes[at..at + len as usize];
-                    fst.insert(key, value).map_err(io::Error::other)?;
+                    fst.insert(key, value)?;
                     at += len as usize;
                 }
             }
-            fst.finish().map_err(io::Error::other)
+            fst.finish().map(drop)
         });
 
         let mut dat = BufWriter::with_capacity(1 << 20, File::create(dat_path)?);

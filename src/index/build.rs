@@ -725,7 +725,16 @@ fn tag_chunk(
         results[i].ctags_bytes = short.unwrap_or(inputs[i].file.size);
     }
     let ctags_root = texts.as_ref().map_or(root, |t| t.dir.as_path());
-    let batch = knav_ctags::tags_of_chunk(ctags, ctags_root, &opts.ctags_args, &paths, timeout);
+    // Beside the texts, on the same RAM file system: ctags's own tag file (see knav_ctags::batch).
+    let tag_file = texts.as_ref().map(|t| t.dir.with_extension("tags"));
+    let batch = knav_ctags::tags_of_chunk(
+        ctags,
+        ctags_root,
+        &opts.ctags_args,
+        &paths,
+        timeout,
+        tag_file.as_deref(),
+    );
     drop(texts);
     let retried = match batch {
         Ok(tags) => {

@@ -435,14 +435,11 @@ fn write_part(dir: &Path, part: &PartData<'_>) -> Result<(), IndexError> {
     std::fs::create_dir_all(dir).map_err(io(""))?;
     std::fs::write(dir.join("data.bin"), data).map_err(io("data.bin"))?;
     let name = "symbols.fst";
-    let mut b = fst::MapBuilder::memory();
+    let mut b = super::fstbuild::MapWriter::new(Vec::new());
     for (k, v) in &part.symbol_keys {
-        b.insert(k, *v)
-            .map_err(|e| io(name)(std::io::Error::other(e)))?;
+        b.insert(k, *v).map_err(io(name))?;
     }
-    let bytes = b
-        .into_inner()
-        .map_err(|e| io(name)(std::io::Error::other(e)))?;
+    let bytes = b.finish().map_err(io(name))?;
     let meta = PartMeta {
         version: super::format::VERSION,
         lengths: vec![

@@ -15,6 +15,7 @@ pub mod damage;
 pub mod defined;
 pub mod error;
 pub mod format;
+pub mod fstbuild;
 pub mod indirect;
 pub mod parts;
 pub mod postings;

@@ -109,21 +109,20 @@ impl PartsWriter {
     pub fn finish(self, fst_path: &Path, dat_path: &Path) -> io::Result<()> {
         let mut parts: Vec<(Box<[u8]>, PartIds)> = self.parts.into_iter().collect();
         parts.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut fst = fst::MapBuilder::new(BufWriter::new(File::create(fst_path)?))
-            .map_err(io::Error::other)?;
+        let mut fst = super::fstbuild::MapWriter::new(BufWriter::new(File::create(fst_path)?));
         let mut dat = BufWriter::new(File::create(dat_path)?);
         dat.write_all(&header(b"PART"))?;
         let mut offset = HEADER_LEN as u64;
         let mut count = Vec::new();
         for (part, ids) in &parts {
-            fst.insert(part, offset).map_err(io::Error::other)?;
+            fst.insert(part, offset)?;
             count.clear();
             put_varint(&mut count, ids.count);
             dat.write_all(&count)?;
             dat.write_all(&ids.deltas)?;
             offset += (count.len() + ids.deltas.len()) as u64;
         }
-        fst.finish().map_err(io::Error::other)?;
+        fst.finish()?;
         dat.flush()
     }
 }

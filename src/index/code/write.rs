@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-use fst::MapBuilder;
+use crate::index::fstbuild::MapWriter;
 
 use super::extract::{DocHead, FileDocs, FIELDS, HEAD_LEN};
 use super::{put_tf, read_tf};
@@ -178,12 +178,11 @@ pub fn write_code_index(dir: &Path, files: u32) -> io::Result<()> {
     let mut post = BufWriter::with_capacity(1 << 20, File::create(dir.join("codepost.dat"))?);
     post.write_all(&header(b"CPST"))?;
     let mut at = crate::index::format::HEADER_LEN as u64;
-    let mut map = MapBuilder::new(BufWriter::new(File::create(dir.join("codeterms.fst"))?))
-        .map_err(io::Error::other)?;
+    let mut map = MapWriter::new(BufWriter::new(File::create(dir.join("codeterms.fst"))?));
     let mut count = Vec::new();
     for (term, id) in sorted {
         let t = std::mem::take(&mut terms[id as usize]);
-        map.insert(&term, at).map_err(io::Error::other)?;
+        map.insert(&term, at)?;
         for (n, bytes) in [(t.docs, t.bytes), (t.files, t.file_bytes)] {
             count.clear();
             put_varint(&mut count, n as u64);
@@ -192,7 +191,7 @@ pub fn write_code_index(dir: &Path, files: u32) -> io::Result<()> {
             at += (count.len() + bytes.len()) as u64;
         }
     }
-    map.finish().map_err(io::Error::other)?;
+    map.finish()?;
     post.flush()?;
     std::fs::remove_file(spool)
 }
