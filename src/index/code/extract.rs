@@ -181,9 +181,7 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], state: &mut DocStat
         }
     }
     put_varint(&mut out.terms, file.len() as u64);
-    for id in 0..file.len() as u32 {
-        put_str(&mut out.terms, file.term(terms, id).as_bytes());
-    }
+    file.each_term(terms, |t| put_str(&mut out.terms, t.as_bytes()));
     out
 }
 
