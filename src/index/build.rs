@@ -18,8 +18,7 @@ use std::time::Duration;
 use knav_ctags::{Ctags, FileTags, Kind, Worker};
 
 use super::accum::Accumulator;
-use super::code::extract::{file_docs, FileDocs};
-use super::code::terms::Terms;
+use super::code::extract::{file_docs, DocState, FileDocs};
 use super::code::write::{write_code_index, Spool};
 use super::codec::hash64;
 use super::defined::{describe, write_file_parts, write_name_parts, DefinedWriter};
@@ -631,8 +630,8 @@ fn chunks(inputs: &[Input]) -> Vec<std::ops::Range<usize>> {
 struct WorkerState {
     /// The interactive ctags that retries files one by one, started on first need.
     fallback: Option<Worker>,
-    /// Words already turned into search terms.
-    terms: Terms,
+    /// Words already turned into search terms, and the memory for a file's documents.
+    docs: DocState,
 }
 
 /// Scans a chunk of files, gives those with code to one ctags run (a chunk that times out is
@@ -669,7 +668,7 @@ fn process_chunk(
     );
     for (r, src) in results.iter_mut().zip(sources) {
         if let Some(src) = src {
-            r.docs = file_docs(&src, &r.record.path, &r.defs, &mut state.terms);
+            r.docs = file_docs(&src, &r.record.path, &r.defs, &mut state.docs);
         }
     }
     results

@@ -113,19 +113,35 @@ pub struct FileDocs {
     pub bytes: Vec<u8>,
 }
 
+/// What making documents keeps from one file to the next (a build worker has one): the words
+/// already turned into terms, and the memory of a file's tables.
+#[derive(Default)]
+pub struct DocState {
+    terms: Terms,
+    file: FileTerms,
+    counts: Counts,
+    starts: Vec<usize>,
+}
+
 /// The documents of the file at `path` with bytes `src` and definitions `defs`.
-pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) -> FileDocs {
+pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], state: &mut DocState) -> FileDocs {
     let mut out = FileDocs::default();
     if !defs.iter().any(is_document) {
         return out;
     }
+    let DocState {
+        terms,
+        file,
+        counts,
+        starts,
+    } = state;
     terms.forget();
-    let starts = line_starts(src);
+    file.clear();
+    line_starts(src, starts);
     let path_rank = crate::rank::PathRank::of(path);
-    let mut file = FileTerms::default();
-    let mut counts = Counts::default();
-    file.each_ident(terms, path.as_bytes(), |i| counts.add(i, Field::Path));
-    let path_len = counts.sum_terms(&file)[Field::Path as usize].min(255) as u16;
+    file.each_ident(path.as_bytes(), |i| counts.add(i, Field::Path));
+    file.resolve(terms);
+    let path_len = counts.sum_terms(file)[Field::Path as usize].min(255) as u16;
     put_varint(&mut out.path, counts.touched.len() as u64);
     for (id, c) in counts.drain() {
         put_varint(&mut out.path, id as u64);
@@ -141,18 +157,19 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
             rank: path_rank.byte(d.kind),
             ..Default::default()
         };
-        counts.add(file.ident(terms, d.name.as_bytes()), Field::Name);
-        if let Some((comment, first)) = leading_comment(src, &starts, d.line) {
-            file.each_ident(terms, &src[comment], |i| counts.add(i, Field::Comment));
+        counts.add(file.ident(d.name.as_bytes()), Field::Name);
+        if let Some((comment, first)) = leading_comment(src, starts, d.line) {
+            file.each_ident(&src[comment], |i| counts.add(i, Field::Comment));
             head.comment_back = u8::try_from(d.line - first).unwrap_or(0);
         }
         let last = d.end_line.unwrap_or(d.line).max(d.line);
-        let body = lines(&starts, src.len(), d.line, last);
+        let body = lines(starts, src.len(), d.line, last);
         if body.len() <= body_budget {
             body_budget -= body.len();
-            file.each_ident(terms, &src[body], |i| counts.add(i, Field::Body));
+            file.each_ident(&src[body], |i| counts.add(i, Field::Body));
         }
-        let lens = counts.sum_terms(&file);
+        file.resolve(terms);
+        let lens = counts.sum_terms(file);
         head.lens = lens.map(|n| n.min(u16::MAX as u64) as u16);
         head.lens[Field::Path as usize] = path_len;
         out.defs.push(i as u32);
@@ -164,9 +181,7 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], terms: &mut Terms) 
         }
     }
     put_varint(&mut out.terms, file.len() as u64);
-    for id in 0..file.len() as u32 {
-        put_str(&mut out.terms, file.term(terms, id).as_bytes());
-    }
+    file.each_term(terms, |t| put_str(&mut out.terms, t.as_bytes()));
     out
 }
 
@@ -199,20 +214,23 @@ impl Counts {
     /// each field.
     fn sum_terms(&mut self, file: &FileTerms) -> [u64; FIELDS] {
         let mut lens = [0u64; FIELDS];
+        if self.terms.len() < file.len() {
+            self.terms.resize(file.len(), [0; FIELDS]);
+        }
         for ident in self.seen.drain(..) {
             let c = std::mem::take(&mut self.idents[ident as usize]);
-            for &t in file.parts(ident) {
-                let t = t as usize;
-                if t >= self.terms.len() {
-                    self.terms.resize(t + 1, [0; FIELDS]);
-                }
-                if self.terms[t] == [0; FIELDS] {
-                    self.touched.push(t as u32);
+            let parts = file.parts(ident);
+            for &t in parts {
+                let sum = &mut self.terms[t as usize];
+                if *sum == [0; FIELDS] {
+                    self.touched.push(t);
                 }
                 for f in 0..FIELDS {
-                    self.terms[t][f] += c[f];
-                    lens[f] += c[f] as u64;
+                    sum[f] += c[f];
                 }
+            }
+            for f in 0..FIELDS {
+                lens[f] += c[f] as u64 * parts.len() as u64;
             }
         }
         lens
@@ -227,11 +245,11 @@ impl Counts {
     }
 }
 
-/// The byte offset where each line starts.
-fn line_starts(src: &[u8]) -> Vec<usize> {
-    std::iter::once(0)
-        .chain(memchr::memchr_iter(b'\n', src).map(|i| i + 1))
-        .collect()
+/// Sets `starts` to the byte offset where each line of `src` starts.
+fn line_starts(src: &[u8], starts: &mut Vec<usize>) {
+    starts.clear();
+    starts.push(0);
+    starts.extend(memchr::memchr_iter(b'\n', src).map(|i| i + 1));
 }
 
 /// The bytes of lines `from..=to` (1-based), clamped to the file.
@@ -299,7 +317,8 @@ mod tests {
     use super::*;
 
     fn comment(src: &str, line: u32) -> Option<(String, u32)> {
-        let starts = line_starts(src.as_bytes());
+        let mut starts = Vec::new();
+        line_starts(src.as_bytes(), &mut starts);
         leading_comment(src.as_bytes(), &starts, line).map(|(r, first)| (src[r].to_string(), first))
     }
 
@@ -343,13 +362,71 @@ mod tests {
         }
     }
 
+    /// A file of C-like text made of `pieces`, and definitions on its lines.
+    fn file_strategy() -> impl proptest::strategy::Strategy<Value = (String, Vec<DefRecord>)> {
+        use proptest::prelude::*;
+        let piece = prop::sample::select(vec![
+            "page",
+            "free_page",
+            "FreePage",
+            "HTTPServer",
+            "ext4_file_read_iter",
+            "a_name_longer_than_sixteen_bytes",
+            "a_name_longer_than_sixteen_bytez",
+            "x",
+            "42",
+            "0x1f",
+            "the",
+            "/*",
+            "*/",
+            "//",
+            "\n",
+            "\n",
+            " ",
+            "(",
+            "{",
+            "}",
+            ";",
+            "@param",
+        ]);
+        let def = (0u32..40, 0u32..12, 0usize..3).prop_map(|(line, more, kind)| DefRecord {
+            kind: [Kind::Function, Kind::Struct, Kind::Variable][kind],
+            ..function(format!("name{}", line % 5), line.max(1), line.max(1) + more)
+        });
+        (
+            prop::collection::vec(piece, 0..300).prop_map(|p| p.concat()),
+            prop::collection::vec(def, 0..8).prop_map(|mut d| {
+                d.sort_by_key(|d| d.line);
+                d
+            }),
+        )
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_reused_state_makes_the_same_documents_as_a_new_one(
+            files in proptest::collection::vec(file_strategy(), 1..8)
+        ) {
+            let mut state = DocState::default();
+            for (i, (src, defs)) in files.iter().enumerate() {
+                let path = ["mm/page.c", "fs/ext4/file.c"][i % 2];
+                let reused = file_docs(src.as_bytes(), path, defs, &mut state);
+                let new = file_docs(src.as_bytes(), path, defs, &mut DocState::default());
+                proptest::prop_assert_eq!(
+                    (&reused.defs, &reused.terms, &reused.path, &reused.bytes),
+                    (&new.defs, &new.terms, &new.path, &new.bytes)
+                );
+            }
+        }
+    }
+
     #[test]
     fn definitions_sharing_one_long_line_read_it_a_bounded_number_of_times() {
         let line: String = (0..2000)
             .map(|i| format!("int f{i}(void){{ return g(); }} "))
             .collect();
         let defs: Vec<DefRecord> = (0..2000).map(|i| function(format!("f{i}"), 1, 1)).collect();
-        let docs = file_docs(line.as_bytes(), "one.c", &defs, &mut Terms::default());
+        let docs = file_docs(line.as_bytes(), "one.c", &defs, &mut DocState::default());
         assert_eq!(docs.defs.len(), 2000);
         let mut r = crate::index::codec::Reader::new(&docs.bytes);
         let mut with_body = 0;
@@ -371,7 +448,12 @@ mod tests {
         let src =
             "/* Free the page. */\nvoid free_page(int page)\n{\n\tput(page, \"freeing\");\n}\n";
         let def = function("free_page".into(), 2, 5);
-        let docs = file_docs(src.as_bytes(), "mm/page.c", &[def], &mut Terms::default());
+        let docs = file_docs(
+            src.as_bytes(),
+            "mm/page.c",
+            &[def],
+            &mut DocState::default(),
+        );
         assert_eq!(docs.defs, [0]);
         let head = DocHead::decode(&docs.bytes).unwrap();
         assert_eq!(head.comment_back, 1);

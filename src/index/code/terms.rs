@@ -3,10 +3,6 @@
 //! C keywords), and each word stemmed with Snowball's English stemmer (`reading` → `read`).
 //! Documents and queries go through the same [`Terms::of_ident`], so they meet on the same terms.
 
-use std::hash::Hasher;
-
-use crate::index::accum::{NameHasher, NameMap as HashMap};
-
 use crate::docs::words::Stems;
 
 /// Words that say nothing about what code does: common English words (a question's "where
@@ -48,6 +44,8 @@ pub struct Terms {
     words: Table<Option<u32>>,
     /// Term → id, and id → term.
     stems: Stems,
+    /// A new word lowercased.
+    lower: String,
 }
 
 impl Terms {
@@ -67,6 +65,20 @@ impl Terms {
             }
         };
         &self.parts[start as usize..end as usize]
+    }
+
+    /// Asks for the memory that [`Terms::of_ident`] of each of `idents` reads: their slots in
+    /// the identifiers' cache, then the words' slots of those not in it. The lookups of a
+    /// document's new identifiers would otherwise miss the caches one after the other.
+    fn prefetch<'a>(&mut self, idents: impl Iterator<Item = &'a [u8]> + Clone) {
+        for ident in idents.clone() {
+            self.idents.prefetch(ident);
+        }
+        for ident in idents {
+            if self.idents.find(ident).is_err() {
+                for_words(ident, |w| self.words.prefetch(w));
+            }
+        }
     }
 
     /// Calls `add` with the id of each term of free text (a query; a file's text goes through
@@ -111,11 +123,14 @@ impl Terms {
             Ok(id) => return id,
             Err(vacant) => vacant,
         };
-        let lower = String::from_utf8_lossy(word).to_ascii_lowercase();
+        let lower = &mut self.lower;
+        lower.clear();
+        lower.push_str(&String::from_utf8_lossy(word));
+        lower.make_ascii_lowercase();
         let keep = lower.len() > 1
             && !lower.bytes().all(|b| b.is_ascii_digit())
             && STOPWORDS.binary_search(&lower.as_str()).is_err();
-        let id = keep.then(|| self.stems.id(&lower));
+        let id = keep.then(|| self.stems.id(lower));
         self.words.insert(vacant, word, id);
         id
     }
@@ -124,50 +139,108 @@ impl Terms {
 /// One file's identifiers, each looked up in [`Terms`] once, and their terms numbered from 0
 /// for the file: a document counts the occurrences of its identifiers in a small array, and
 /// turns only the distinct ones into terms (the kernel's documents have 60 million occurrences
-/// of 12 million (file, identifier) pairs).
+/// of 12 million (file, identifier) pairs). New identifiers are turned into terms together
+/// ([`FileTerms::resolve`]), so that their lookups in [`Terms`]'s large tables, which miss the
+/// caches, overlap. [`FileTerms::clear`] makes it ready for the next file, keeping its memory.
 #[derive(Default)]
 pub struct FileTerms {
     /// Identifier → its index, and by it the range of `parts` of its terms' file ids.
     idents: Table<u32>,
     ranges: Vec<(u32, u32)>,
     parts: Vec<u32>,
+    /// The identifiers from this index on are not turned into terms yet; their bytes, one
+    /// after the other, and where each ends.
+    resolved: usize,
+    new_bytes: Vec<u8>,
+    new_ends: Vec<usize>,
     /// File id → term id of [`Terms`].
     globals: Vec<u32>,
-    /// Term id → file id.
-    locals: HashMap<u32, u32>,
+    /// Term id → file id, [`NO_ID`] for the terms not in the file.
+    locals: Vec<u32>,
 }
 
+/// A term id that is not in [`FileTerms::locals`].
+const NO_ID: u32 = u32::MAX;
+
 impl FileTerms {
-    /// The index of identifier `ident` among the file's (in the order first seen).
-    pub fn ident(&mut self, terms: &mut Terms, ident: &[u8]) -> u32 {
-        let vacant = match self.idents.find(ident) {
-            Ok(i) => return i,
-            Err(vacant) => vacant,
-        };
-        let start = self.parts.len() as u32;
-        for &global in terms.of_ident(ident) {
-            let next = self.globals.len() as u32;
-            let local = *self.locals.entry(global).or_insert(next);
-            if local == next {
-                self.globals.push(global);
-            }
-            self.parts.push(local);
+    /// Forgets the file's identifiers and terms, keeping the memory for the next file's.
+    pub fn clear(&mut self) {
+        for &global in &self.globals {
+            self.locals[global as usize] = NO_ID;
         }
+        self.globals.clear();
+        self.idents.clear();
+        self.ranges.clear();
+        self.parts.clear();
+        self.resolved = 0;
+        self.new_bytes.clear();
+        self.new_ends.clear();
+    }
+
+    /// The index of identifier `ident` among the file's (in the order first seen). A new one
+    /// has terms ([`FileTerms::parts`]) once [`FileTerms::resolve`] is called.
+    #[inline]
+    pub fn ident(&mut self, ident: &[u8]) -> u32 {
+        match self.idents.find(ident) {
+            Ok(i) => i,
+            Err(vacant) => self.new_ident(vacant, ident),
+        }
+    }
+
+    /// Gives identifier `ident`, new to the file, the next index (out of line: four
+    /// occurrences in five find theirs).
+    #[inline(never)]
+    fn new_ident(&mut self, vacant: Vacant, ident: &[u8]) -> u32 {
+        self.new_bytes.extend_from_slice(ident);
+        self.new_ends.push(self.new_bytes.len());
         let i = self.ranges.len() as u32;
-        self.ranges.push((start, self.parts.len() as u32));
+        self.ranges.push((0, 0));
         self.idents.insert(vacant, ident, i);
         i
     }
 
     /// Calls `add` with the index of each identifier of `text` (see [`FileTerms::ident`]).
-    pub fn each_ident(&mut self, terms: &mut Terms, text: &[u8], mut add: impl FnMut(u32)) {
+    pub fn each_ident(&mut self, text: &[u8], mut add: impl FnMut(u32)) {
         for ident in identifiers(text) {
-            add(self.ident(terms, ident));
+            add(self.ident(ident));
         }
+    }
+
+    /// Turns the identifiers that are new since the last call into terms, numbering the terms
+    /// new to the file in the order of the identifiers and of their words.
+    pub fn resolve(&mut self, terms: &mut Terms) {
+        let bytes = &self.new_bytes;
+        let new = || {
+            let starts = std::iter::once(0).chain(self.new_ends.iter().copied());
+            starts.zip(&self.new_ends).map(|(s, &e)| &bytes[s..e])
+        };
+        terms.prefetch(new());
+        for (i, ident) in (self.resolved..).zip(new()) {
+            let start = self.parts.len() as u32;
+            for &global in terms.of_ident(ident) {
+                let g = global as usize;
+                if g >= self.locals.len() {
+                    self.locals.resize(g + 1, NO_ID);
+                }
+                if self.locals[g] == NO_ID {
+                    self.locals[g] = self.globals.len() as u32;
+                    self.globals.push(global);
+                }
+                self.parts.push(self.locals[g]);
+            }
+            self.ranges[i] = (start, self.parts.len() as u32);
+        }
+        self.resolved = self.ranges.len();
+        self.new_bytes.clear();
+        self.new_ends.clear();
     }
 
     /// The file ids of the terms of the identifier of index `ident` (see [`Terms::of_ident`]).
     pub fn parts(&self, ident: u32) -> &[u32] {
+        debug_assert!(
+            (ident as usize) < self.resolved,
+            "identifier {ident} is not resolved"
+        );
         let (start, end) = self.ranges[ident as usize];
         &self.parts[start as usize..end as usize]
     }
@@ -175,6 +248,21 @@ impl FileTerms {
     /// The term of file id `id`.
     pub fn term<'t>(&self, terms: &'t Terms, id: u32) -> &'t str {
         terms.term(self.globals[id as usize])
+    }
+
+    /// Calls `f` with the term of each file id in order (see [`FileTerms::term`]). The terms
+    /// are scattered in memory: each is asked for a few terms ahead, so that the misses overlap.
+    pub fn each_term<'t>(&self, terms: &'t Terms, mut f: impl FnMut(&'t str)) {
+        let all = &terms.stems.terms;
+        for (i, &global) in self.globals.iter().enumerate() {
+            if let Some(&ahead) = self.globals.get(i + 16) {
+                crate::prefetch::prefetch(&all[ahead as usize]);
+            }
+            if let Some(&near) = self.globals.get(i + 8) {
+                crate::prefetch::prefetch(all[near as usize].as_ptr());
+            }
+            f(&all[global as usize]);
+        }
     }
 
     /// The number of file ids given out.
@@ -251,11 +339,10 @@ impl Key {
     }
 
     fn slot(&self, mask: usize) -> usize {
-        let mut h = NameHasher::default();
-        h.write_u64(self.len as u64);
-        h.write_u64(self.head);
-        h.write_u64(self.tail);
-        (h.finish() >> 32) as usize & mask
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let h = (self.head ^ (self.len as u64) << 40).wrapping_mul(K);
+        let h = (h.rotate_left(29) ^ self.tail).wrapping_mul(K);
+        (h >> 32) as usize & mask
     }
 
     /// True when `other`, the key of `bytes`, is this one's.
@@ -277,6 +364,7 @@ impl Key {
 
 impl<V: Copy + Default> Table<V> {
     /// The value of `bytes`, or where it goes.
+    #[inline]
     fn find(&mut self, bytes: &[u8]) -> Result<V, Vacant> {
         if self.slots.len() < 2 * (self.len + 1) {
             self.grow();
@@ -296,6 +384,14 @@ impl<V: Copy + Default> Table<V> {
         }
     }
 
+    /// Asks for the memory of the slot where looking `bytes` up starts.
+    fn prefetch(&self, bytes: &[u8]) {
+        if !self.slots.is_empty() {
+            let slot = Key::of(bytes).slot(self.slots.len() - 1);
+            crate::prefetch::prefetch(&self.slots[slot]);
+        }
+    }
+
     /// Adds `bytes` with value `v` where [`Table::find`] said (the table unchanged since).
     fn insert(&mut self, vacant: Vacant, bytes: &[u8], v: V) {
         let mut key = vacant.key;
@@ -311,14 +407,18 @@ impl<V: Copy + Default> Table<V> {
         self.len
     }
 
-    /// Forgets the keys, keeping the memory.
+    /// Forgets the keys, keeping the memory (at most 4 slots a key it had, so that a table
+    /// grown large once costs little to clear again).
     fn clear(&mut self) {
+        self.slots
+            .truncate((4 * self.len).next_power_of_two().max(256));
         self.slots.fill(Default::default());
         self.len = 0;
         self.long.clear();
     }
 
     /// Doubles the table (to 256 slots at first) and puts the keys back in.
+    #[inline(never)]
     fn grow(&mut self) {
         let len = (self.slots.len() * 2).max(256);
         let old = std::mem::replace(&mut self.slots, vec![Default::default(); len]);
@@ -421,7 +521,6 @@ mod tests {
             "abcdefgh_middle_one_ijklmnop",
             "abcdefgh_middle_two_ijklmnop",
         ];
-        let mut terms = Terms::default();
         let mut file = FileTerms::default();
         // Past the first table's 256 slots, so that it grows.
         let many: Vec<String> = (0..300).map(|i| format!("n{i}")).collect();
@@ -430,13 +529,10 @@ mod tests {
             .copied()
             .chain(many.iter().map(String::as_str))
             .collect();
-        let first: Vec<u32> = all
-            .iter()
-            .map(|n| file.ident(&mut terms, n.as_bytes()))
-            .collect();
+        let first: Vec<u32> = all.iter().map(|n| file.ident(n.as_bytes())).collect();
         assert_eq!(first, (0..all.len() as u32).collect::<Vec<_>>());
         for (a, &i) in all.iter().zip(&first) {
-            assert_eq!(file.ident(&mut terms, a.as_bytes()), i, "{a:?}");
+            assert_eq!(file.ident(a.as_bytes()), i, "{a:?}");
         }
     }
 
@@ -446,7 +542,8 @@ mod tests {
         terms.of_ident(b"unrelated_words");
         let mut file = FileTerms::default();
         let mut ids = Vec::new();
-        file.each_ident(&mut terms, b"read_page(page); write_page", |i| ids.push(i));
+        file.each_ident(b"read_page(page); write_page", |i| ids.push(i));
+        file.resolve(&mut terms);
         assert_eq!(ids, [0, 1, 2]);
         let parts: Vec<&[u32]> = ids.iter().map(|&i| file.parts(i)).collect();
         assert_eq!(parts, [&[0, 1][..], &[1], &[2, 1]]);
@@ -454,6 +551,56 @@ mod tests {
             .map(|i| file.term(&terms, i))
             .collect();
         assert_eq!(words, ["read", "page", "write"]);
+    }
+
+    proptest::proptest! {
+        /// Files of texts (`resolve` after each text), against a simple model: an identifier's
+        /// index is its rank among the file's distinct identifiers, a term's file id its rank
+        /// among the file's distinct terms, in the order of the identifiers and their words.
+        #[test]
+        fn a_files_identifiers_and_terms_are_numbered_as_a_simple_model_does(
+            files in proptest::collection::vec(
+                proptest::collection::vec("[a-zA-Z_0-9 ]{0,40}", 1..6),
+                1..5,
+            )
+        ) {
+            let mut terms = Terms::default();
+            let mut file = FileTerms::default();
+            for texts in &files {
+                file.clear();
+                let mut model_idents: Vec<&[u8]> = Vec::new();
+                let mut model_terms: Vec<String> = Vec::new();
+                for text in texts {
+                    let mut got = Vec::new();
+                    file.each_ident(text.as_bytes(), |i| got.push(i));
+                    file.resolve(&mut terms);
+                    for (ident, &i) in identifiers(text.as_bytes()).zip(&got) {
+                        let at = model_idents.iter().position(|&m| m == ident);
+                        let want = at.unwrap_or(model_idents.len());
+                        proptest::prop_assert_eq!(i as usize, want);
+                        if at.is_none() {
+                            model_idents.push(ident);
+                        }
+                        let mut want_parts = Vec::new();
+                        let globals = terms.of_ident(ident).to_vec();
+                        for g in globals {
+                            let term = terms.term(g).to_string();
+                            let at = model_terms.iter().position(|t| *t == term);
+                            want_parts.push(at.unwrap_or(model_terms.len()) as u32);
+                            if at.is_none() {
+                                model_terms.push(term);
+                            }
+                        }
+                        proptest::prop_assert_eq!(file.parts(i), &want_parts[..]);
+                    }
+                }
+                let got: Vec<&str> = (0..file.len() as u32).map(|i| file.term(&terms, i)).collect();
+                proptest::prop_assert_eq!(&got, &model_terms);
+                let mut each = Vec::new();
+                file.each_term(&terms, |t| each.push(t));
+                proptest::prop_assert_eq!(each, got);
+            }
+        }
     }
 
     #[test]
