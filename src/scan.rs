@@ -128,10 +128,12 @@ pub fn mark_before(marks: &[u32], line: u32) -> (u32, u64) {
 /// Scans one file.
 pub fn scan(src: &[u8]) -> FileScan {
     // Sized once rather than grown by doubling: the kernel has an identifier every 29 bytes,
-    // and at most a `#define` a `#`.
+    // and at most a `#define` a `#` (a guess only: a file of `#`s would ask for gigabytes, so
+    // it stops at 16 Ki, past which the vector grows as it must).
     let mut out = FileScan::default();
     out.occurrences.reserve(src.len() / 32);
-    out.macros.reserve(memchr::memchr_iter(b'#', src).count());
+    out.macros
+        .reserve(memchr::memchr_iter(b'#', src).count().min(1 << 14));
     let mut s = Scanner {
         src,
         i: 0,

@@ -36,6 +36,11 @@ pub fn tags_of_chunk(
     if paths.is_empty() {
         return Ok(Vec::new());
     }
+    // ctags opens it from `root`, knav from its own directory: the path must be absolute.
+    let tag_path = match tag_file.map(std::path::absolute).transpose() {
+        Ok(f) => f,
+        Err(e) => return Err(WorkerError::Died(format!("no path for a tag file: {e}"))),
+    };
     let base = base_args();
     let args: Vec<&OsStr> = base
         .iter()
@@ -50,12 +55,12 @@ pub fn tags_of_chunk(
         .map(OsStr::new)
         .chain(extra_args.iter().map(OsStr::new))
         .chain(["-L", "-", "-o"].map(OsStr::new))
-        .chain([tag_file.map_or(OsStr::new("-"), Path::as_os_str)])
+        .chain([tag_path.as_deref().map_or(OsStr::new("-"), Path::as_os_str)])
         .collect();
     // A tag file left by an earlier run would be appended to, or refused.
-    let tag_file = tag_file.map(|f| {
-        let _ = std::fs::remove_file(f);
-        RemovedOnDrop(f.to_path_buf())
+    let tag_file = tag_path.clone().map(|f| {
+        let _ = std::fs::remove_file(&f);
+        RemovedOnDrop(f)
     });
     let (mut child, mut stdin, stdout) =
         crate::spawn::spawn(&ctags.program, &args, root).map_err(WorkerError::Spawn)?;
@@ -86,7 +91,10 @@ pub fn tags_of_chunk(
                 let _ = std::io::copy(&mut { stdout }, &mut std::io::sink());
                 match std::fs::File::open(file) {
                     Ok(f) => BufReader::with_capacity(1 << 16, Box::new(f)),
-                    Err(_) => BufReader::new(Box::new(std::io::empty())),
+                    Err(_) => {
+                        let _ = tx.send(None);
+                        return;
+                    }
                 }
             }
             None => BufReader::with_capacity(1 << 16, Box::new(stdout)),
@@ -128,13 +136,19 @@ pub fn tags_of_chunk(
             }
         }
         flush(&mut run, &last);
-        let _ = tx.send(out);
+        let _ = tx.send(Some(out));
     });
     match rx.recv_timeout(timeout) {
-        Ok(out) => {
-            child.wait();
-            Ok(out)
-        }
+        // A tag file of its own is whole only when ctags ended well (it exits 1 when it cannot
+        // write it, on a full disk for one); the caller then retries the files one by one.
+        Ok(out) => match (child.wait(), out) {
+            (true, Some(out)) => Ok(out),
+            (false, Some(_)) if tag_file.is_some() => Err(WorkerError::Died(
+                "ctags failed while it wrote its tag file".into(),
+            )),
+            (_, Some(out)) => Ok(out),
+            (_, None) => Err(WorkerError::Died("ctags wrote no tag file".into())),
+        },
         Err(_) => {
             child.kill();
             child.wait();
@@ -197,6 +211,18 @@ mod tests {
             );
         }
         assert!(!tag_file.exists(), "the tag file is removed once read");
+        // ctags cannot write a tag file where there is no directory: the chunk fails (and is
+        // retried file by file), never a chunk of files without tags.
+        let nowhere = dir.join("no-such-dir/tags");
+        let failed = tags_of_chunk(
+            &ctags,
+            &dir,
+            &[],
+            &[paths[0]],
+            Duration::from_secs(30),
+            Some(&nowhere),
+        );
+        assert!(matches!(failed, Err(WorkerError::Died(_))), "{failed:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

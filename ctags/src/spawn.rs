@@ -32,16 +32,20 @@ impl Child {
         }
     }
 
-    /// Waits for the process to end and reaps it.
-    pub(crate) fn wait(&mut self) {
+    /// Waits for the process to end and reaps it; true when it exited with status 0 (false
+    /// when it was killed, failed, or had been reaped before).
+    pub(crate) fn wait(&mut self) -> bool {
+        let mut ok = false;
         while !self.reaped {
             let mut status = 0;
             // SAFETY: status is a valid out-pointer; the pid is our child's.
             let r = unsafe { libc::waitpid(self.pid, &mut status, 0) };
             if r == self.pid || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
                 self.reaped = true;
+                ok = r == self.pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
             }
         }
+        ok
     }
 }
 

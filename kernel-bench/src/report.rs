@@ -383,7 +383,7 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
                 } else {
                     format!(" (exit != 0: {})", run.stderr_tail.replace('|', "/"))
                 };
-                let runs = if b.walls.len() > 1 {
+                let runs = if run.ok && b.walls.len() > 1 {
                     let all: Vec<String> = b.walls.iter().map(|w| ms(*w)).collect();
                     format!(" (median of {})", all.join(", "))
                 } else {

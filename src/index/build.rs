@@ -364,9 +364,10 @@ fn add_exports(
 struct Grouping {
     /// The name table.
     slots: Vec<u64>,
-    /// Per group, its first occurrence; then where its occurrences end in `order`.
+    /// Per group, its first occurrence.
     first: Vec<u32>,
-    /// Per group, its occurrences; then where the next of them goes in `order`.
+    /// Per group, its occurrences; then where the next of them goes in `order` (once all are
+    /// placed, where they end).
     counts: Vec<u32>,
     /// Per occurrence, its group.
     group_of: Vec<u32>,

@@ -36,8 +36,9 @@
 //! "one transition" (or "one transition to the node just written", when that is where it
 //! goes and it has no output), with the input byte folded into the state byte when it is one
 //! of `fst`'s 63 common bytes; every other node lists its transitions, with a 256-byte index
-//! past 32 of them. For a key set whose nodes all fit in the registry and window, the bytes
-//! are `fst::MapBuilder`'s own.
+//! past 32 of them. For small key sets (tested) the bytes are `fst::MapBuilder`'s own; on
+//! larger ones the two registries forget different nodes, and either may write a node again
+//! that the other reuses.
 
 use std::io::{self, Write};
 

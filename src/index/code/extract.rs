@@ -137,6 +137,7 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], state: &mut DocStat
     } = state;
     terms.forget();
     file.clear();
+    counts.trim();
     line_starts(src, starts);
     let path_rank = crate::rank::PathRank::of(path);
     file.each_ident(path.as_bytes(), |i| counts.add(i, Field::Path));
@@ -198,6 +199,15 @@ struct Counts {
 }
 
 impl Counts {
+    /// Gives back the room of a huge file's counts (they are all zero between documents).
+    fn trim(&mut self) {
+        for v in [&mut self.idents, &mut self.terms] {
+            if v.len() > super::terms::KEEP {
+                super::terms::clear_kept(v);
+            }
+        }
+    }
+
     /// Counts an occurrence of the file's identifier of index `ident` in field `f`.
     fn add(&mut self, ident: u32, f: Field) {
         let i = ident as usize;
@@ -247,7 +257,7 @@ impl Counts {
 
 /// Sets `starts` to the byte offset where each line of `src` starts.
 fn line_starts(src: &[u8], starts: &mut Vec<usize>) {
-    starts.clear();
+    super::terms::clear_kept(starts);
     starts.push(0);
     starts.extend(memchr::memchr_iter(b'\n', src).map(|i| i + 1));
 }

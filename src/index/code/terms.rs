@@ -162,19 +162,30 @@ pub struct FileTerms {
 /// A term id that is not in [`FileTerms::locals`].
 const NO_ID: u32 = u32::MAX;
 
+/// Entries a reused vector keeps room for between files: a huge file's tables are given
+/// back, not held by the worker for the rest of the build.
+pub(super) const KEEP: usize = 1 << 16;
+
+/// Empties `v`, keeping room for at most [`KEEP`] entries.
+pub(super) fn clear_kept<T>(v: &mut Vec<T>) {
+    v.clear();
+    v.shrink_to(KEEP);
+}
+
 impl FileTerms {
-    /// Forgets the file's identifiers and terms, keeping the memory for the next file's.
+    /// Forgets the file's identifiers and terms, keeping the memory for the next file's (at
+    /// most [`KEEP`] entries a table).
     pub fn clear(&mut self) {
         for &global in &self.globals {
             self.locals[global as usize] = NO_ID;
         }
-        self.globals.clear();
+        clear_kept(&mut self.globals);
         self.idents.clear();
-        self.ranges.clear();
-        self.parts.clear();
+        clear_kept(&mut self.ranges);
+        clear_kept(&mut self.parts);
         self.resolved = 0;
-        self.new_bytes.clear();
-        self.new_ends.clear();
+        clear_kept(&mut self.new_bytes);
+        clear_kept(&mut self.new_ends);
     }
 
     /// The index of identifier `ident` among the file's (in the order first seen). A new one
@@ -245,12 +256,14 @@ impl FileTerms {
         &self.parts[start as usize..end as usize]
     }
 
-    /// The term of file id `id`.
+    /// The term of file id `id` (the tests' view; a build writes them with
+    /// [`FileTerms::each_term`]).
+    #[cfg(test)]
     pub fn term<'t>(&self, terms: &'t Terms, id: u32) -> &'t str {
         terms.term(self.globals[id as usize])
     }
 
-    /// Calls `f` with the term of each file id in order (see [`FileTerms::term`]). The terms
+    /// Calls `f` with the term of each file id in order. The terms
     /// are scattered in memory: each is asked for a few terms ahead, so that the misses overlap.
     pub fn each_term<'t>(&self, terms: &'t Terms, mut f: impl FnMut(&'t str)) {
         let all = &terms.stems.terms;
@@ -408,10 +421,11 @@ impl<V: Copy + Default> Table<V> {
     }
 
     /// Forgets the keys, keeping the memory (at most 4 slots a key it had, so that a table
-    /// grown large once costs little to clear again).
+    /// grown large once costs little to clear again, and at most [`KEEP`]).
     fn clear(&mut self) {
         self.slots
-            .truncate((4 * self.len).next_power_of_two().max(256));
+            .truncate((4 * self.len).next_power_of_two().clamp(256, KEEP));
+        self.slots.shrink_to(KEEP);
         self.slots.fill(Default::default());
         self.len = 0;
         self.long.clear();
