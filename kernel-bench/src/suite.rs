@@ -300,8 +300,9 @@ pub fn c_files(root: &Path) -> Vec<(PathBuf, u64)> {
 }
 
 /// Reads every file under `root` once, so that each tool's first build finds the tree in the
-/// page cache as the later ones do (the first cold build paid for the disk, and the tool run
-/// after it gained from its reads).
+/// page cache as the later ones do: with a tree not cached (a fresh unpack, a cache emptied by
+/// other work), the first cold build would pay for the disk and the tool run after it gain
+/// from its reads.
 fn warm_page_cache(root: &Path) {
     let mut buf = Vec::new();
     for (path, _) in files(root, |_| true) {
