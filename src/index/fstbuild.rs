@@ -692,46 +692,10 @@ mod tests {
         assert_eq!(found, all(reference.search(&lev).into_stream()));
         let found: Vec<&[u8]> = found.iter().map(|(k, _)| &k[..]).collect();
         assert_eq!(found, [&b"spin_lock"[..], b"sping_lock"]);
-        let dfa = Dfa::new("k[mz]alloc.*");
+        let dfa = crate::query::find::NameRegex::new("k[mz]alloc.*").unwrap();
         let found = all(map.search(&dfa).into_stream());
         assert_eq!(found, all(reference.search(&dfa).into_stream()));
         assert_eq!(found.len(), 3);
-    }
-
-    /// A whole-key regex, searched as src/query/find.rs searches names.
-    struct Dfa(regex_automata::dfa::dense::DFA<Vec<u32>>);
-
-    impl Dfa {
-        fn new(re: &str) -> Dfa {
-            use regex_automata::dfa::dense;
-            let config = dense::Config::new().start_kind(regex_automata::dfa::StartKind::Anchored);
-            Dfa(dense::Builder::new()
-                .configure(config)
-                .build(&format!("(?:{re})$"))
-                .unwrap())
-        }
-    }
-
-    impl fst::Automaton for Dfa {
-        type State = Option<regex_automata::util::primitives::StateID>;
-        fn start(&self) -> Self::State {
-            use regex_automata::dfa::Automaton;
-            let config =
-                regex_automata::util::start::Config::new().anchored(regex_automata::Anchored::Yes);
-            self.0.start_state(&config).ok()
-        }
-        fn is_match(&self, s: &Self::State) -> bool {
-            use regex_automata::dfa::Automaton;
-            s.is_some_and(|s| self.0.is_match_state(self.0.next_eoi_state(s)))
-        }
-        fn can_match(&self, s: &Self::State) -> bool {
-            use regex_automata::dfa::Automaton;
-            s.is_some_and(|s| !self.0.is_dead_state(s))
-        }
-        fn accept(&self, s: &Self::State, b: u8) -> Self::State {
-            use regex_automata::dfa::Automaton;
-            s.map(|s| self.0.next_state(s, b))
-        }
     }
 
     proptest! {

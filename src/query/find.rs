@@ -295,13 +295,13 @@ fn regex_hits(q: &Query<'_>, re: &str) -> Result<Vec<Hit>, String> {
 }
 
 /// A regular expression over whole names, as a DFA the FST can be searched with.
-struct NameRegex(regex_automata::dfa::dense::DFA<Vec<u32>>);
+pub(crate) struct NameRegex(regex_automata::dfa::dense::DFA<Vec<u32>>);
 
 /// The largest DFA a query may build.
 const MAX_DFA_BYTES: usize = 16 << 20;
 
 impl NameRegex {
-    fn new(re: &str) -> Result<NameRegex, String> {
+    pub(crate) fn new(re: &str) -> Result<NameRegex, String> {
         use regex_automata::dfa::dense;
         use regex_automata::util::syntax;
         let dfa = dense::Builder::new()

@@ -12,7 +12,7 @@ mod code;
 mod def;
 mod docs;
 mod files;
-mod find;
+pub(crate) mod find;
 mod fuzzy;
 mod grep;
 pub mod impact;
