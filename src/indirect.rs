@@ -284,9 +284,7 @@ pub fn facts(src: &[u8], macro_tag: MacroTags<'_>) -> Facts {
         in_body: false,
     };
     p.run(macro_tag);
-    // A huge file's tokens are not kept: at most 64 Ki (a megabyte) stay.
-    p.t.clear();
-    p.t.shrink_to(1 << 16);
+    crate::keep::clear_kept(&mut p.t);
     TOKENS.set(p.t);
     p.out
 }

@@ -15,6 +15,7 @@ pub mod envelope;
 pub mod guard;
 pub mod index;
 pub mod indirect;
+pub(crate) mod keep;
 pub mod macrodefs;
 pub mod maintainers;
 pub mod pathname;

@@ -1251,6 +1251,20 @@ b2;
     }
 
     #[test]
+    fn a_file_of_hashes_does_not_reserve_a_macro_for_each() {
+        // The room reserved for macros is a guess from the `#`s; a file of them once asked for
+        // a 40-byte record each (gigabytes for a 64 MiB file).
+        let src = vec![b'#'; 1 << 20];
+        let scanned = scan(&src);
+        assert!(scanned.macros.is_empty());
+        assert!(
+            scanned.macros.capacity() <= 1 << 14,
+            "{}",
+            scanned.macros.capacity()
+        );
+    }
+
+    #[test]
     fn comments_and_defines_are_opaque_short_ones_are_not() {
         let src = "/* a long comment\n   on two lines */\n// a line comment here\n\
                    #define LONG_ONE(a, b) ((a) + \\\n\t(b) * 2)\n#define S 1\n/* tiny */\n";

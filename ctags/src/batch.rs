@@ -83,7 +83,7 @@ pub fn tags_of_chunk(
         .collect();
     let (tx, rx) = mpsc::channel();
     let files = paths.len();
-    let tags_from = tag_file.as_ref().map(|f| f.0.clone());
+    let tags_from = tag_path;
     std::thread::spawn(move || {
         let mut reader: BufReader<Box<dyn std::io::Read>> = match tags_from {
             // ctags's output is empty: it has ended when it closes it.

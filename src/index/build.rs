@@ -376,8 +376,8 @@ struct Grouping {
 }
 
 impl Grouping {
-    /// Empties the vectors, keeping at most 64 Ki entries of each (half a megabyte of
-    /// `slots`) for the next file: a huge file's are not kept.
+    /// Empties the vectors, keeping room for at most [`crate::keep::KEEP`] entries of each
+    /// for the next file.
     fn shrink(&mut self) {
         for v in [
             &mut self.first,
@@ -385,11 +385,9 @@ impl Grouping {
             &mut self.group_of,
             &mut self.order,
         ] {
-            v.clear();
-            v.shrink_to(1 << 16);
+            crate::keep::clear_kept(v);
         }
-        self.slots.clear();
-        self.slots.shrink_to(1 << 16);
+        crate::keep::clear_kept(&mut self.slots);
     }
 }
 

@@ -202,10 +202,12 @@ impl Counts {
     /// Gives back the room of a huge file's counts (they are all zero between documents).
     fn trim(&mut self) {
         for v in [&mut self.idents, &mut self.terms] {
-            if v.len() > super::terms::KEEP {
-                super::terms::clear_kept(v);
+            if v.len() > crate::keep::KEEP {
+                crate::keep::clear_kept(v);
             }
         }
+        crate::keep::clear_kept(&mut self.seen);
+        crate::keep::clear_kept(&mut self.touched);
     }
 
     /// Counts an occurrence of the file's identifier of index `ident` in field `f`.
@@ -257,7 +259,7 @@ impl Counts {
 
 /// Sets `starts` to the byte offset where each line of `src` starts.
 fn line_starts(src: &[u8], starts: &mut Vec<usize>) {
-    super::terms::clear_kept(starts);
+    crate::keep::clear_kept(starts);
     starts.push(0);
     starts.extend(memchr::memchr_iter(b'\n', src).map(|i| i + 1));
 }
@@ -427,6 +429,46 @@ mod tests {
                     (&new.defs, &new.terms, &new.path, &new.bytes)
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_huge_files_tables_are_not_kept_for_the_next_file() {
+        // 200,000 lines and 100,000 distinct identifiers in one function's body.
+        let mut huge = String::from("int f(void)\n{\n");
+        for i in 0..100_000 {
+            huge.push_str(&format!("\tv{i}++;\n\n"));
+        }
+        huge.push_str("}\n");
+        let lines = huge.lines().count() as u32;
+        let mut state = DocState::default();
+        let docs = file_docs(
+            huge.as_bytes(),
+            "huge.c",
+            &[function("f".into(), 1, lines)],
+            &mut state,
+        );
+        assert_eq!(docs.defs, [0]);
+        assert!(state.starts.capacity() > crate::keep::KEEP);
+        let small = "int g(void)\n{\n\treturn 0;\n}\n";
+        file_docs(
+            small.as_bytes(),
+            "small.c",
+            &[function("g".into(), 1, 4)],
+            &mut state,
+        );
+        assert!(state.starts.capacity() <= crate::keep::KEEP);
+        assert!(
+            state.file.capacity() <= crate::keep::KEEP,
+            "{}",
+            state.file.capacity()
+        );
+        let counts = &state.counts;
+        for v in [&counts.idents, &counts.terms] {
+            assert!(v.capacity() <= crate::keep::KEEP, "{}", v.capacity());
+        }
+        for v in [&counts.seen, &counts.touched] {
+            assert!(v.capacity() <= crate::keep::KEEP, "{}", v.capacity());
         }
     }
 

@@ -4,6 +4,7 @@
 //! Documents and queries go through the same [`Terms::of_ident`], so they meet on the same terms.
 
 use crate::docs::words::Stems;
+use crate::keep::{clear_kept, KEEP};
 
 /// Words that say nothing about what code does: common English words (a question's "where
 /// does the kernel …"), C keywords and types.
@@ -162,16 +163,6 @@ pub struct FileTerms {
 /// A term id that is not in [`FileTerms::locals`].
 const NO_ID: u32 = u32::MAX;
 
-/// Entries a reused vector keeps room for between files: a huge file's tables are given
-/// back, not held by the worker for the rest of the build.
-pub(super) const KEEP: usize = 1 << 16;
-
-/// Empties `v`, keeping room for at most [`KEEP`] entries.
-pub(super) fn clear_kept<T>(v: &mut Vec<T>) {
-    v.clear();
-    v.shrink_to(KEEP);
-}
-
 impl FileTerms {
     /// Forgets the file's identifiers and terms, keeping the memory for the next file's (at
     /// most [`KEEP`] entries a table).
@@ -276,6 +267,23 @@ impl FileTerms {
             }
             f(&all[global as usize]);
         }
+    }
+
+    /// The most entries any of the file's tables has room for (not `locals`, which is as long
+    /// as the words' cache).
+    #[cfg(test)]
+    pub fn capacity(&self) -> usize {
+        [
+            self.idents.slots.capacity(),
+            self.ranges.capacity(),
+            self.parts.capacity(),
+            self.new_bytes.capacity(),
+            self.new_ends.capacity(),
+            self.globals.capacity(),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0)
     }
 
     /// The number of file ids given out.
