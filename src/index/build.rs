@@ -21,6 +21,7 @@ use super::accum::Accumulator;
 use super::code::extract::{file_docs, DocState, FileDocs};
 use super::code::write::{write_code_index, Spool};
 use super::codec::hash64;
+use super::ctagstext::CtagsTexts;
 use super::defined::{describe, write_file_parts, write_name_parts, DefinedWriter};
 use super::error::IndexError;
 use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
@@ -111,7 +112,8 @@ struct FileResult {
     record: FileRecord,
     /// Only preprocessor lines: no ctags run was needed.
     macro_only: bool,
-    /// The spans ctags need not read ([`ctags_text`]); empty when it reads the whole file.
+    /// The spans ctags need not read ([`super::ctagstext::ctags_text`]); empty when it reads
+    /// the whole file.
     opaque: Vec<(u32, u32)>,
     /// Bytes ctags read for this file.
     ctags_bytes: u64,
@@ -491,23 +493,6 @@ fn group_by_name(occurrences: &[crate::scan::Occurrence], src: &[u8], extra: &[u
     out
 }
 
-/// The text ctags reads for `src`: each opaque span (the inside of a function body or an
-/// initializer, a comment, a preprocessor line but a conditional: where ctags finds nothing) is
-/// reduced to its newlines, so every line keeps its number and ctags tokenizes about an eighth
-/// of the bytes. It replaces what `out` held.
-fn ctags_text(src: &[u8], opaque: &[(u32, u32)], out: &mut Vec<u8>) {
-    out.clear();
-    let mut at = 0usize;
-    for &(start, end) in opaque {
-        let (start, end) = (start as usize, end as usize);
-        out.extend_from_slice(&src[at..start]);
-        let newlines = memchr::memchr_iter(b'\n', &src[start..end]).count();
-        out.resize(out.len() + newlines, b'\n');
-        at = end;
-    }
-    out.extend_from_slice(&src[at..]);
-}
-
 /// True when the file needs ctags: it was read and has code beyond preprocessor lines.
 fn needs_ctags(r: &FileResult) -> bool {
     r.record.status == FileStatus::Indexed && !r.macro_only
@@ -717,10 +702,13 @@ fn tag_chunk(
         let opaque = std::mem::take(&mut results[i].opaque);
         Some((sources[i].as_deref()?, opaque)).filter(|(_, o)| !o.is_empty())
     });
-    let texts = CtagsTexts::write(scratch, chunk, root, &paths, shortened);
+    let mut texts = CtagsTexts::write(scratch, chunk, root, &paths, shortened);
+    // Where each text's lines moved: ctags's line numbers are put back to the file's.
+    let mut moved: Vec<Option<super::ctagstext::LineMap>> = Vec::with_capacity(wanted.len());
     for (k, &i) in wanted.iter().enumerate() {
-        let short = texts.as_ref().and_then(|t| t.lens[k]);
-        results[i].ctags_bytes = short.unwrap_or(inputs[i].file.size);
+        let text = texts.as_mut().and_then(|t| t.texts[k].take());
+        results[i].ctags_bytes = text.as_ref().map_or(inputs[i].file.size, |t| t.0);
+        moved.push(text.map(|t| t.1));
     }
     let ctags_root = texts.as_ref().map_or(root, |t| t.dir.as_path());
     // Beside the texts, on the same RAM file system: ctags's own tag file (see knav_ctags::batch).
@@ -736,7 +724,13 @@ fn tag_chunk(
     drop(texts);
     let retried = match batch {
         Ok(tags) => {
-            for (&i, t) in wanted.iter().zip(tags) {
+            for ((&i, mut t), lines) in wanted.iter().zip(tags).zip(moved) {
+                if let Some(lines) = lines {
+                    for tag in &mut t.tags {
+                        tag.line = lines.file_line(tag.line);
+                        tag.end = tag.end.map(|e| lines.file_line(e));
+                    }
+                }
                 attach_tags(&mut results[i], Ok(t));
             }
             Vec::new()
@@ -750,70 +744,6 @@ fn tag_chunk(
             .tags(&crate::pathname::to_path(&inputs[i].file.path))
             .map_err(|e| e.to_string());
         attach_tags(&mut results[i], t);
-    }
-}
-
-/// A chunk's files as ctags reads them, under one scratch directory with the tree's relative
-/// paths (ctags names anonymous types after the path it is given): a file with opaque spans as
-/// its [`ctags_text`], any other as a symlink to the original. Removed when dropped.
-struct CtagsTexts {
-    dir: PathBuf,
-    /// The bytes of each file's text; `None` for a symlink.
-    lens: Vec<Option<u64>>,
-}
-
-impl CtagsTexts {
-    /// Writes the texts of chunk number `chunk` into `scratch`, each file given by its bytes
-    /// and opaque spans, or `None` to be linked; `None` (ctags then reads the tree itself)
-    /// when there is no scratch space or anything fails.
-    fn write<'a>(
-        scratch: Option<&Path>,
-        chunk: usize,
-        root: &Path,
-        paths: &[&Path],
-        texts: impl Iterator<Item = Option<(&'a [u8], Vec<(u32, u32)>)>>,
-    ) -> Option<CtagsTexts> {
-        let mut out = CtagsTexts {
-            dir: scratch?.join(format!("ctags-in-{chunk}")),
-            lens: Vec::with_capacity(paths.len()),
-        };
-        let mut text = Vec::new();
-        std::fs::create_dir(&out.dir).ok()?;
-        let root = std::path::absolute(root).ok()?;
-        let mut made: std::collections::HashSet<&Path> = std::collections::HashSet::new();
-        for (rel, file) in paths.iter().zip(texts) {
-            if rel.is_absolute()
-                || rel
-                    .components()
-                    .any(|c| c == std::path::Component::ParentDir)
-            {
-                return None;
-            }
-            let at = out.dir.join(rel);
-            if let Some(parent) = rel.parent() {
-                if made.insert(parent) {
-                    std::fs::create_dir_all(out.dir.join(parent)).ok()?;
-                }
-            }
-            match file {
-                Some((src, opaque)) => {
-                    ctags_text(src, &opaque, &mut text);
-                    std::fs::write(&at, &text).ok()?;
-                    out.lens.push(Some(text.len() as u64));
-                }
-                None => {
-                    std::os::unix::fs::symlink(root.join(rel), &at).ok()?;
-                    out.lens.push(None);
-                }
-            }
-        }
-        Some(out)
-    }
-}
-
-impl Drop for CtagsTexts {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -11,6 +11,7 @@ pub mod build;
 pub mod buildfiles;
 pub mod code;
 pub mod codec;
+pub mod ctagstext;
 pub mod damage;
 pub mod defined;
 pub mod error;

@@ -1,6 +1,6 @@
 //! A RAM directory for the texts ctags reads instead of the tree's files.
 //!
-//! ctags takes paths, not bytes, so the shortened texts of a chunk (see `build::ctags_text`)
+//! ctags takes paths, not bytes, so the shortened texts of a chunk (see `ctagstext`)
 //! are written as files. On a disk file system that costs more kernel time than ctags saves
 //! (creating, writing and unlinking 60,000 files on ext4 took a minute of system time for the
 //! kernel); on tmpfs it is nearly free. So the texts go to `/dev/shm` when it is a tmpfs, and
