@@ -975,7 +975,10 @@ impl Scan<'_> {
         let accumulators = std::thread::scope(|s| {
             let (shard_tx, shard_threads): (Vec<_>, Vec<_>) = (0..NAME_SHARDS)
                 .map(|k| {
-                    let (tx, rx) = mpsc::sync_channel::<Arc<Batch>>(16);
+                    // A chunk's batches go together: one message, one wake-up, a chunk
+                    // (sending each file's cost a second of CPU in futex calls over the
+                    // kernel). One chunk waits at most.
+                    let (tx, rx) = mpsc::sync_channel::<Arc<Vec<Batch>>>(1);
                     let acc = Accumulator::new(
                         out_dir,
                         &format!("run-{k}"),
@@ -984,7 +987,7 @@ impl Scan<'_> {
                     (tx, s.spawn(move || accumulate_shard(k, acc, rx)))
                 })
                 .unzip();
-            let (tx, rx) = mpsc::sync_channel::<(usize, FileResult)>(workers * 8);
+            let (tx, rx) = mpsc::sync_channel::<(usize, Vec<FileResult>)>(workers);
             for _ in 0..workers {
                 let (tx, next, chunks, window) = (tx.clone(), &next, &chunks, &window);
                 s.spawn(move || self.work(chunks, next, window, scratch_dir, tx));
@@ -996,13 +999,15 @@ impl Scan<'_> {
                 window: &window,
                 always: true,
             };
-            let written = records.write_in_order(rx, self.inputs, meta, progress, |batch| {
-                let file = batch.file_id as usize;
+            let written = records.write_in_order(rx, self.inputs, meta, progress, |batches| {
+                let last = batches.last().map(|b| b.file_id as usize);
                 for tx in &shard_tx {
                     // A closed channel means the shard thread failed; its join says why.
-                    let _ = tx.send(Arc::clone(&batch));
+                    let _ = tx.send(Arc::clone(&batches));
                 }
-                window.written(file);
+                if let Some(file) = last {
+                    window.written(file);
+                }
             });
             drop(closes);
             let written = written?;
@@ -1034,7 +1039,7 @@ impl Scan<'_> {
         next: &AtomicUsize,
         window: &Window,
         scratch: Option<&Path>,
-        tx: mpsc::SyncSender<(usize, FileResult)>,
+        tx: mpsc::SyncSender<(usize, Vec<FileResult>)>,
     ) {
         let mut state = WorkerState::default();
         // A worker that panics never sends its chunk: the writer, and the workers waiting
@@ -1061,10 +1066,8 @@ impl Scan<'_> {
                 c,
                 &mut state,
             );
-            for (id, r) in range.clone().zip(results) {
-                if tx.send((id, r)).is_err() {
-                    return;
-                }
+            if tx.send((c, results)).is_err() {
+                return;
             }
         }
     }
@@ -1136,22 +1139,24 @@ impl Drop for Closes<'_> {
 fn accumulate_shard(
     k: usize,
     mut acc: Accumulator,
-    rx: mpsc::Receiver<Arc<Batch>>,
+    rx: mpsc::Receiver<Arc<Vec<Batch>>>,
 ) -> std::io::Result<Accumulator> {
-    for b in rx {
-        for (d, off) in b.defs.iter().zip(&b.def_offsets) {
-            if shard_of(d.name.as_bytes()) == k {
-                acc.add_def(d.name.as_bytes(), *off);
+    for chunk in rx {
+        for b in chunk.iter() {
+            for (d, off) in b.defs.iter().zip(&b.def_offsets) {
+                if shard_of(d.name.as_bytes()) == k {
+                    acc.add_def(d.name.as_bytes(), *off);
+                }
             }
+            let names = &b.names;
+            let blocks = names
+                .groups
+                .iter()
+                .filter(|g| g.shard as usize == k)
+                .map(|g| (g.name(&names.text), g.count, g.block(&names.blocks)));
+            acc.add_blocks(b.file_id, blocks);
+            acc.maybe_spill()?;
         }
-        let names = &b.names;
-        let blocks = names
-            .groups
-            .iter()
-            .filter(|g| g.shard as usize == k)
-            .map(|g| (g.name(&names.text), g.count, g.block(&names.blocks)));
-        acc.add_blocks(b.file_id, blocks);
-        acc.maybe_spill()?;
     }
     Ok(acc)
 }
@@ -1213,35 +1218,41 @@ impl RecordWriter {
     /// hands each file's names to `send`; returns how many files were written.
     fn write_in_order(
         &mut self,
-        rx: mpsc::Receiver<(usize, FileResult)>,
+        rx: mpsc::Receiver<(usize, Vec<FileResult>)>,
         inputs: &[Input],
         meta: &mut SegmentMeta,
         progress: &mut Progress,
-        send: impl Fn(Arc<Batch>),
+        send: impl Fn(Arc<Vec<Batch>>),
     ) -> Result<usize, IndexError> {
         let total_bytes: u64 = inputs
             .iter()
             .filter(|i| !i.too_big)
             .map(|i| i.file.size)
             .sum();
-        let mut pending: BTreeMap<usize, FileResult> = BTreeMap::new();
-        let mut want = 0usize;
+        // Chunks by number; their files follow one another from file 0 on.
+        let mut pending: BTreeMap<usize, Vec<FileResult>> = BTreeMap::new();
+        let (mut want_chunk, mut want) = (0usize, 0usize);
         let mut bytes_done = 0u64;
-        for (id, r) in rx {
-            pending.insert(id, r);
-            while let Some(r) = pending.remove(&want) {
-                send(Arc::new(self.write(want as u32, r, meta)?));
-                if !inputs[want].too_big {
-                    bytes_done += inputs[want].file.size;
+        for (chunk, results) in rx {
+            pending.insert(chunk, results);
+            while let Some(results) = pending.remove(&want_chunk) {
+                let mut batches = Vec::with_capacity(results.len());
+                for r in results {
+                    batches.push(self.write(want as u32, r, meta)?);
+                    if !inputs[want].too_big {
+                        bytes_done += inputs[want].file.size;
+                    }
+                    want += 1;
+                    progress.update(
+                        "index",
+                        want as u64,
+                        inputs.len() as u64,
+                        bytes_done,
+                        total_bytes,
+                    );
                 }
-                want += 1;
-                progress.update(
-                    "index",
-                    want as u64,
-                    inputs.len() as u64,
-                    bytes_done,
-                    total_bytes,
-                );
+                send(Arc::new(batches));
+                want_chunk += 1;
             }
         }
         meta.source_bytes = bytes_done;
