@@ -364,7 +364,7 @@ pub type MacroTags<'a> = &'a dyn Fn(&[u8]) -> Option<String>;
 /// variable a macro invocation declares.
 pub fn facts(src: &[u8], macro_tag: MacroTags<'_>) -> Facts {
     thread_local! {
-        /// The token vector, its memory kept from file to file.
+        /// The token vectors, their memory kept from file to file.
         static TOKENS: std::cell::Cell<Tokens> = std::cell::Cell::new(Tokens::default());
     }
     let mut t = TOKENS.take();
