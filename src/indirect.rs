@@ -92,7 +92,7 @@ enum Kind {
     Other,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Tok {
     kind: Kind,
     start: u32,
@@ -112,32 +112,130 @@ const IDENT: [bool; 256] = {
     t
 };
 
+/// Eight bytes at a time: the tokenizer's runs (identifiers, blanks) end at an unpredictable
+/// byte, and a branch per byte mispredicts at the end of almost every run.
+mod swar {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+
+    /// The high bit of each byte of `x` equal to `b`.
+    fn eq(x: u64, b: u8) -> u64 {
+        let z = x ^ (LO * b as u64);
+        !(((z & !HI) + !HI) | z) & HI
+    }
+
+    /// The high bit of each byte of `x` (high bits clear) in `lo..=hi`.
+    fn within(x: u64, lo: u8, hi: u8) -> u64 {
+        (x + LO * (0x80 - lo) as u64) & !(x + LO * (0x7f - hi) as u64) & HI
+    }
+
+    /// The end of the run of bytes at `i` that `of` marks (in a word, as high bits).
+    fn run_end(src: &[u8], mut i: usize, of: fn(u64) -> u64, byte: fn(u8) -> bool) -> usize {
+        while let Some(w) = src.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+            let stop = !of(u64::from_le_bytes(*w)) & HI;
+            if stop != 0 {
+                return i + stop.trailing_zeros() as usize / 8;
+            }
+            i += 8;
+        }
+        while i < src.len() && byte(src[i]) {
+            i += 1;
+        }
+        i
+    }
+
+    /// The end of the identifier characters (`[A-Za-z0-9_]`) from `i`.
+    pub fn ident_end(src: &[u8], i: usize) -> usize {
+        fn of(x: u64) -> u64 {
+            let low = x & !HI;
+            let alnum = within(low, b'0', b'9') | within(low | (LO * 0x20), b'a', b'z');
+            (alnum | eq(x, b'_')) & !x
+        }
+        run_end(src, i, of, |b| super::IDENT[b as usize])
+    }
+
+    /// The end of the spaces and tabs from `i`.
+    pub fn blank_end(src: &[u8], i: usize) -> usize {
+        run_end(
+            src,
+            i,
+            |x| eq(x, b' ') | eq(x, b'\t'),
+            |b| b == b' ' || b == b'\t',
+        )
+    }
+}
+
+/// A file's tokens, and the ones [`Pass`] acts on.
+#[derive(Clone, Default)]
+struct Tokens {
+    all: Vec<Tok>,
+    /// Indices in `all` of the tokens the pass must visit: the others (literals, most
+    /// punctuation, a name that is no `struct`, member or callee) change nothing.
+    visit: Vec<u32>,
+}
+
+/// True for a name the pass acts on wherever it is: `struct`, `union`, `INDIRECT_CALL_n`.
+fn is_pass_keyword(w: &[u8]) -> bool {
+    w == b"struct" || w == b"union" || w.starts_with(b"INDIRECT_CALL_")
+}
+
 /// The tokens of `src`, without comments and preprocessor lines, in place of what `out` held.
-fn tokens(src: &[u8], out: &mut Vec<Tok>) {
+fn tokens(src: &[u8], out: &mut Tokens) {
+    static COMMENT_END: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"*/"));
+    let Tokens { all: out, visit } = out;
     out.clear();
     out.reserve(src.len() / 5);
+    visit.clear();
     let (mut i, mut line, n) = (0usize, 1u32, src.len());
     let mut line_start = true;
     while i < n {
         let b = src[i];
         let start = i;
         let kind = match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+                i = swar::ident_end(src, i + 1);
+                let after_member = out
+                    .last()
+                    .is_some_and(|t| matches!(t.kind, Kind::Arrow | Kind::Punct(b'.')));
+                if after_member || is_pass_keyword(&src[start..i]) {
+                    visit.push(out.len() as u32);
+                }
+                Kind::Ident
+            }
+            b'(' => {
+                // A name before `(` may be a callee or a macro that declares a variable.
+                let k = out.len() as u32;
+                if out.last().is_some_and(|t| t.kind == Kind::Ident)
+                    && visit.last() != Some(&(k - 1))
+                {
+                    visit.push(k - 1);
+                }
+                visit.push(k);
+                i += 1;
+                Kind::Punct(b)
+            }
+            b'{' | b'}' | b')' | b';' | b'.' => {
+                visit.push(out.len() as u32);
+                i += 1;
+                Kind::Punct(b)
+            }
+            b' ' | b'\t' => {
+                i = swar::blank_end(src, i + 1);
+                continue;
+            }
             b'\n' => {
                 line += 1;
-                i += 1;
+                i = swar::blank_end(src, i + 1);
                 line_start = true;
                 continue;
             }
-            b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => {
-                i += 1;
-                continue;
-            }
-            b'\\' => {
+            b'\r' | b'\x0b' | b'\x0c' | b'\\' => {
                 i += 1;
                 continue;
             }
             b'/' if src.get(i + 1) == Some(&b'*') => {
-                let end = memchr::memmem::find(&src[i + 2..], b"*/").map_or(n, |k| i + 2 + k + 2);
+                let end = COMMENT_END.find(&src[i + 2..]).map_or(n, |k| i + 2 + k + 2);
                 line += memchr::memchr_iter(b'\n', &src[i..end]).count() as u32;
                 i = end;
                 continue;
@@ -152,25 +250,25 @@ fn tokens(src: &[u8], out: &mut Vec<Tok>) {
             }
             b'"' | b'\'' => {
                 i += 1;
-                while i < n && src[i] != b && src[i] != b'\n' {
-                    if src[i] == b'\\' {
-                        if src.get(i + 1) == Some(&b'\n') {
-                            line += 1;
-                        }
-                        i += 1;
+                loop {
+                    let Some(k) = memchr::memchr3(b, b'\n', b'\\', &src[i..]) else {
+                        i = n;
+                        break;
+                    };
+                    i += k;
+                    if src[i] != b'\\' {
+                        break;
                     }
-                    i += 1;
+                    if src.get(i + 1) == Some(&b'\n') {
+                        line += 1;
+                    }
+                    i = (i + 2).min(n);
                 }
                 i = (i + 1).min(n);
                 Kind::Other
             }
-            _ if b.is_ascii_alphabetic() || b == b'_' => {
-                while i < n && IDENT[src[i] as usize] {
-                    i += 1;
-                }
-                Kind::Ident
-            }
             b'0'..=b'9' => {
+                i += 1;
                 while i < n && (src[i].is_ascii_alphanumeric() || src[i] == b'.') {
                     i += 1;
                 }
@@ -241,6 +339,7 @@ struct Var {
 struct Pass<'a> {
     src: &'a [u8],
     t: Vec<Tok>,
+    visit: Vec<u32>,
     out: Facts,
     depth: u32,
     vars: Vec<Var>,
@@ -265,14 +364,24 @@ pub type MacroTags<'a> = &'a dyn Fn(&[u8]) -> Option<String>;
 /// variable a macro invocation declares.
 pub fn facts(src: &[u8], macro_tag: MacroTags<'_>) -> Facts {
     thread_local! {
-        /// The token vector, its memory kept from file to file.
-        static TOKENS: std::cell::Cell<Vec<Tok>> = const { std::cell::Cell::new(Vec::new()) };
+        /// The token vectors, their memory kept from file to file.
+        static TOKENS: std::cell::Cell<Tokens> = std::cell::Cell::new(Tokens::default());
     }
     let mut t = TOKENS.take();
     tokens(src, &mut t);
+    let (out, mut t) = pass(src, t, macro_tag);
+    crate::keep::clear_kept(&mut t.all);
+    crate::keep::clear_kept(&mut t.visit);
+    TOKENS.set(t);
+    out
+}
+
+/// The facts the tokens `t` of `src` show, and the tokens back (for their memory).
+fn pass(src: &[u8], t: Tokens, macro_tag: MacroTags<'_>) -> (Facts, Tokens) {
     let mut p = Pass {
         src,
-        t,
+        t: t.all,
+        visit: t.visit,
         out: Facts::default(),
         depth: 0,
         vars: Vec::new(),
@@ -284,9 +393,11 @@ pub fn facts(src: &[u8], macro_tag: MacroTags<'_>) -> Facts {
         in_body: false,
     };
     p.run(macro_tag);
-    crate::keep::clear_kept(&mut p.t);
-    TOKENS.set(p.t);
-    p.out
+    let t = Tokens {
+        all: p.t,
+        visit: p.visit,
+    };
+    (p.out, t)
 }
 
 fn is_type_qualifier(w: &[u8]) -> bool {
@@ -347,9 +458,14 @@ impl Pass<'_> {
     }
 
     fn run(&mut self, macro_tag: MacroTags<'_>) {
-        let mut k = 0;
-        while k < self.t.len() {
-            k = match self.t[k].kind {
+        // The next token to visit: a step may consume the tokens after its own.
+        let mut next = 0;
+        for v in 0..self.visit.len() {
+            let k = self.visit[v] as usize;
+            if k < next {
+                continue;
+            }
+            next = match self.t[k].kind {
                 Kind::Punct(b'{') => self.open_brace(k),
                 Kind::Punct(b'}') => self.close_brace(k),
                 Kind::Punct(b'(') => {
@@ -754,6 +870,195 @@ impl Pass<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The tokenizer as it was first written, a byte at a time: the reference for `tokens`.
+    fn tokens_bytewise(src: &[u8]) -> Vec<Tok> {
+        let mut out = Vec::new();
+        let (mut i, mut line, n) = (0usize, 1u32, src.len());
+        let mut line_start = true;
+        while i < n {
+            let b = src[i];
+            let start = i;
+            let kind = match b {
+                b'\n' => {
+                    line += 1;
+                    i += 1;
+                    line_start = true;
+                    continue;
+                }
+                b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' | b'\\' => {
+                    i += 1;
+                    continue;
+                }
+                b'/' if src.get(i + 1) == Some(&b'*') => {
+                    let end =
+                        memchr::memmem::find(&src[i + 2..], b"*/").map_or(n, |k| i + 2 + k + 2);
+                    line += memchr::memchr_iter(b'\n', &src[i..end]).count() as u32;
+                    i = end;
+                    continue;
+                }
+                b'/' if src.get(i + 1) == Some(&b'/') => {
+                    i = skip_logical_line(src, i, &mut line);
+                    continue;
+                }
+                b'#' if line_start => {
+                    i = skip_logical_line(src, i, &mut line);
+                    continue;
+                }
+                b'"' | b'\'' => {
+                    i += 1;
+                    while i < n && src[i] != b && src[i] != b'\n' {
+                        if src[i] == b'\\' {
+                            if src.get(i + 1) == Some(&b'\n') {
+                                line += 1;
+                            }
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    i = (i + 1).min(n);
+                    Kind::Other
+                }
+                _ if b.is_ascii_alphabetic() || b == b'_' => {
+                    while i < n && IDENT[src[i] as usize] {
+                        i += 1;
+                    }
+                    Kind::Ident
+                }
+                b'0'..=b'9' => {
+                    while i < n && (src[i].is_ascii_alphanumeric() || src[i] == b'.') {
+                        i += 1;
+                    }
+                    Kind::Other
+                }
+                b'-' if src.get(i + 1) == Some(&b'>') => {
+                    i += 2;
+                    Kind::Arrow
+                }
+                b'=' | b'!' | b'<' | b'>' | b'+' | b'-' | b'*' | b'/' | b'%' | b'&' | b'|'
+                | b'^'
+                    if src.get(i + 1) == Some(&b'=') =>
+                {
+                    i += 2;
+                    Kind::Other
+                }
+                b'&' | b'|' | b'+' | b'-' if src.get(i + 1) == Some(&b) => {
+                    i += 2;
+                    Kind::Other
+                }
+                _ => {
+                    i += 1;
+                    Kind::Punct(b)
+                }
+            };
+            line_start = false;
+            let (start, end) = (start as u32, i as u32);
+            out.push(Tok {
+                kind,
+                start,
+                end,
+                line,
+            });
+        }
+        out
+    }
+
+    /// Bytes that are mostly C's own, so that every state of the tokenizer and of the pass is
+    /// reached often; any byte can still appear.
+    fn c_like_bytes() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            any::<u8>().prop_map(|b| vec![b]),
+            prop::sample::select(vec![
+                "int f(struct s *p)\n{",
+                "p->f(",
+                "p->f = g;",
+                "(*p->g)(",
+                ".f = g,",
+                "struct s v = {",
+                "struct s a[] = {",
+                "};",
+                "DEFINE_X(y) = {",
+                "int (*f)(int);",
+                "struct s {",
+                "p[i].f(",
+                "INDIRECT_CALL_2(p->f, a, b, c);",
+                "struct ",
+                "union ",
+                "s ",
+                "ops",
+                "f_op",
+                "INDIRECT_CALL_2",
+                "DEFINE_X",
+                "a1",
+                "_x",
+                "0x1f",
+                "1.5",
+                "->",
+                "-",
+                ">",
+                ".",
+                "=",
+                "==",
+                "&",
+                "&&",
+                "+",
+                "++",
+                "|",
+                "*",
+                "(",
+                ")",
+                "[",
+                "]",
+                "{",
+                "}",
+                ";",
+                ",",
+                "/*",
+                "*/",
+                "//",
+                "#",
+                "\"",
+                "'",
+                "\\",
+                "\\\n",
+                "\n",
+                "\r\n",
+                " ",
+                "\t",
+                "\t\t",
+                "const ",
+                "__rcu ",
+                "__read_mostly ",
+                "é",
+            ])
+            .prop_map(|s| s.as_bytes().to_vec()),
+        ];
+        prop::collection::vec(piece, 0..120).prop_map(|v| v.concat())
+    }
+
+    fn macro_tags(m: &[u8]) -> Option<String> {
+        (m == b"DEFINE_X").then(|| "x_ops".to_string())
+    }
+
+    proptest! {
+        #[test]
+        fn tokens_are_the_bytewise_tokenizers(src in c_like_bytes()) {
+            let mut t = Tokens::default();
+            tokens(&src, &mut t);
+            prop_assert_eq!(t.all, tokens_bytewise(&src));
+        }
+
+        #[test]
+        fn visiting_only_the_listed_tokens_changes_no_fact(src in c_like_bytes()) {
+            let mut t = Tokens::default();
+            tokens(&src, &mut t);
+            let (listed, mut t) = pass(&src, t, &macro_tags);
+            t.visit = (0..t.all.len() as u32).collect();
+            let (all, _) = pass(&src, t, &macro_tags);
+            prop_assert_eq!(listed, all);
+        }
+    }
 
     fn no_macros(_: &[u8]) -> Option<String> {
         None
