@@ -184,9 +184,7 @@ impl Opaque {
     /// past its end (`#include "x.h" /* …`): ctags would read the comment's rest as code.
     #[inline]
     pub(super) fn other_directive(&mut self, text: &[u8], start: usize) {
-        let open_comment = memchr::memmem::rfind(text, b"/*")
-            .is_some_and(|k| memchr::memmem::find(&text[k + 2..], b"*/").is_none());
-        if !open_comment {
+        if !ends_in_open_comment(text) {
             self.hide(start, start + text.len());
         }
     }
@@ -220,6 +218,16 @@ impl Opaque {
     }
 }
 
+/// True when the last `/*` of `text` has no `*/` after it. Two byte searches rather than a
+/// substring searcher built for each of the kernel's five million directives.
+fn ends_in_open_comment(text: &[u8]) -> bool {
+    let Some(star) = memchr::memrchr_iter(b'*', text).find(|&k| k > 0 && text[k - 1] == b'/')
+    else {
+        return false;
+    };
+    !memchr::memchr_iter(b'/', &text[star + 1..]).any(|k| k > 0 && text[star + k] == b'*')
+}
+
 /// True when a tag's body may follow the `struct`/`union`/`enum` whose following text is
 /// `rest`: `{` or `NAME {`, across blanks and newlines. Only a plain use (`struct s *p`,
 /// `sizeof(struct s)`) is a "no": a wrong "no" would hide a definition from ctags, a wrong "yes"
@@ -247,6 +255,16 @@ fn tag_body_follows(rest: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    proptest::proptest! {
+        #[test]
+        fn the_open_comment_check_agrees_with_substring_search(text in "[/* a\n]{0,24}") {
+            let text = text.as_bytes();
+            let reference = memchr::memmem::rfind(text, b"/*")
+                .is_some_and(|k| memchr::memmem::find(&text[k + 2..], b"*/").is_none());
+            proptest::prop_assert_eq!(super::ends_in_open_comment(text), reference);
+        }
+    }
+
     /// The text of each opaque span of `src`.
     fn opaque(src: &str) -> Vec<&str> {
         crate::scan::scan(src.as_bytes())
