@@ -242,6 +242,7 @@ fn tokens(src: &[u8], out: &mut Tokens) {
             }
             b'/' if src.get(i + 1) == Some(&b'/') => {
                 i = skip_logical_line(src, i, &mut line);
+                line_start = true;
                 continue;
             }
             b'#' if line_start => {
@@ -900,6 +901,7 @@ mod tests {
                 }
                 b'/' if src.get(i + 1) == Some(&b'/') => {
                     i = skip_logical_line(src, i, &mut line);
+                    line_start = true;
                     continue;
                 }
                 b'#' if line_start => {
@@ -1175,5 +1177,19 @@ mod tests {
                    \t// p->c(1)\n\tputs(\"p->d(1)\");\n\tp->e(2);\n}\n";
         let f = facts(src.as_bytes(), &no_macros);
         assert_eq!(calls(&f), [(Some(s("s")), s("e"), 7)]);
+    }
+
+    #[test]
+    fn a_directive_after_a_line_comment_is_skipped() {
+        // The line after a `//` comment starts a line: its `#define` was read as code.
+        let src = "void f(struct s *p)
+{
+	int a = 0; // note
+#define X(q) q->cb(q)
+                   	p->e(a);
+}
+";
+        let f = facts(src.as_bytes(), &no_macros);
+        assert_eq!(calls(&f), [(Some(s("s")), s("e"), 5)]);
     }
 }
