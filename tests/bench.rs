@@ -1,8 +1,8 @@
-//! A bench of the scanner alone (`knav::scan::scan`) over a real kernel tree, not a test: it
-//! reads every `.c` and `.h` file into memory, then times `scan()` over all of them with the
-//! thread's CPU clock, several rounds, and prints a digest of everything scanned (to compare
-//! two versions of the scanner). Run with
-//! `KNAV_KERNEL_TREE=/var/tmp/k/linux-source-6.12 cargo test --release --test scan_bench -- --ignored --nocapture`.
+//! Benches of one build step alone over a real kernel tree, not tests (`#[ignore]`d): every
+//! `.c` and `.h` file of `KNAV_KERNEL_TREE` is read into memory first, then the step runs over
+//! all of them for `ROUNDS` rounds (3 by default), timed with the thread's CPU clock; a digest
+//! of everything the step gave tells two versions of it apart. Run with
+//! `KNAV_KERNEL_TREE=/var/tmp/k/linux-source-6.12 cargo test --release --test bench -- --ignored --nocapture`.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -34,9 +34,9 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-#[ignore = "a bench: needs KNAV_KERNEL_TREE, a kernel source tree"]
-fn scan_the_kernel() {
+/// Times `step` over every C file of the tree and prints its CPU seconds per round and the
+/// digest of what it gave for each file.
+fn bench<T: std::fmt::Debug>(name: &str, step: impl Fn(&[u8]) -> T) {
     let tree = std::env::var("KNAV_KERNEL_TREE").expect("KNAV_KERNEL_TREE names a kernel tree");
     let mut paths = Vec::new();
     sources(Path::new(&tree), &mut paths);
@@ -50,22 +50,34 @@ fn scan_the_kernel() {
     let mut times = Vec::new();
     for _ in 0..rounds {
         let t = thread_cpu_seconds();
-        let mut occurrences = 0;
         for f in &files {
-            occurrences += knav::scan::scan(f).occurrences.len();
+            std::hint::black_box(step(f));
         }
         times.push(thread_cpu_seconds() - t);
-        std::hint::black_box(occurrences);
     }
     let mut digest = std::collections::hash_map::DefaultHasher::new();
     for f in &files {
-        format!("{:?}", knav::scan::scan(f)).hash(&mut digest);
+        format!("{:?}", step(f)).hash(&mut digest);
     }
     println!(
-        "{} files, {} MB; scan CPU seconds per round: {:.3?}; digest {:016x}",
+        "{name}: {} files, {} MB; CPU seconds per round: {:.3?}; digest {:016x}",
         files.len(),
         bytes >> 20,
         times,
         digest.finish()
     );
+}
+
+#[test]
+#[ignore = "a bench: needs KNAV_KERNEL_TREE, a kernel source tree"]
+fn scan_the_kernel() {
+    bench("scan", knav::scan::scan);
+}
+
+#[test]
+#[ignore = "a bench: needs KNAV_KERNEL_TREE, a kernel source tree"]
+fn pointer_facts_of_the_kernel() {
+    // Macros named DEFINE_* declare a `struct sched_class`, as DEFINE_SCHED_CLASS does.
+    let tag = |m: &[u8]| m.starts_with(b"DEFINE_").then(|| "sched_class".to_string());
+    bench("indirect::facts", |f| knav::indirect::facts(f, &tag));
 }
