@@ -179,7 +179,10 @@ fn is_pass_keyword(w: &[u8]) -> bool {
     w == b"struct" || w == b"union" || w.starts_with(b"INDIRECT_CALL_")
 }
 
-/// The tokens of `src`, without comments and preprocessor lines, in place of what `out` held.
+/// The tokens of `src`, without comments and preprocessor lines, in place of what `out` held:
+/// all of them in `out.all`, and in `out.visit` the indexes of those [`Pass::run`] acts on
+/// (braces, parentheses, `;`, `.`, `struct`, `union`, `INDIRECT_CALL_n`, a name after `->` or
+/// `.`, a name before `(`).
 fn tokens(src: &[u8], out: &mut Tokens) {
     static COMMENT_END: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"*/"));

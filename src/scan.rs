@@ -286,7 +286,10 @@ const KEYWORD_SLOTS: usize = 512;
 /// and costs the same for any name (it runs on every identifier of the tree).
 const fn keyword_hash(name: &[u8]) -> usize {
     let n = name.len();
-    let h = (n as u32) ^ (name[0] as u32) << 4 ^ (name[1] as u32) << 9 ^ (name[n - 1] as u32) << 14;
+    let h = (n as u32)
+        ^ ((name[0] as u32) << 4)
+        ^ ((name[1] as u32) << 9)
+        ^ ((name[n - 1] as u32) << 14);
     (h.wrapping_mul(0x9E37_79B1) >> 23) as usize
 }
 
@@ -445,7 +448,7 @@ impl<'a> Scanner<'a> {
         self.include_guard.code();
     }
 
-    /// One token outside directives.
+    /// One token outside directives that is not an identifier ([`Scanner::run`] takes those).
     fn code_token(&mut self) {
         self.saw_code();
         let b = self.src[self.i];
@@ -453,7 +456,6 @@ impl<'a> Scanner<'a> {
             b'"' | b'\'' => self.literal(b),
             b'0'..=b'9' => self.number(),
             b'.' if self.peek(1).is_ascii_digit() => self.number(),
-            _ if is_ident_start(b) => self.identifier(BodyMode::Define, false),
             _ => {
                 if b == b';' {
                     self.pending_export = false;
@@ -465,7 +467,7 @@ impl<'a> Scanner<'a> {
                 self.i += 1;
             }
         }
-        if !is_ident_start(b) && b != b'*' {
+        if b != b'*' {
             self.declarator = false;
         }
         self.opaque.last_byte(self.src[self.i - 1]);

@@ -1,7 +1,8 @@
 //! Benches of one build step alone over a real kernel tree, not tests (`#[ignore]`d): every
 //! `.c` and `.h` file of `KNAV_KERNEL_TREE` is read into memory first, then the step runs over
 //! all of them for `ROUNDS` rounds (3 by default), timed with the thread's CPU clock; a digest
-//! of everything the step gave tells two versions of it apart. Run with
+//! of everything the step gave tells two versions of it apart (built by the same toolchain:
+//! the digest is std's `DefaultHasher`, whose algorithm may change between releases). Run with
 //! `KNAV_KERNEL_TREE=/var/tmp/k/linux-source-6.12 cargo test --release --test bench -- --ignored --nocapture`.
 
 use std::hash::{Hash, Hasher};

@@ -21,7 +21,7 @@ use super::accum::Accumulator;
 use super::code::extract::{file_docs, DocState, FileDocs};
 use super::code::write::{write_code_index, Spool};
 use super::codec::hash64;
-use super::ctagstext::CtagsTexts;
+use super::ctagstext::{CtagsTexts, LineMap};
 use super::defined::{describe, write_file_parts, write_name_parts, DefinedWriter};
 use super::error::IndexError;
 use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
@@ -704,11 +704,11 @@ fn tag_chunk(
     });
     let mut texts = CtagsTexts::write(scratch, chunk, root, &paths, shortened);
     // Where each text's lines moved: ctags's line numbers are put back to the file's.
-    let mut moved: Vec<Option<super::ctagstext::LineMap>> = Vec::with_capacity(wanted.len());
+    let mut moved: Vec<Option<LineMap>> = Vec::with_capacity(wanted.len());
     for (k, &i) in wanted.iter().enumerate() {
         let text = texts.as_mut().and_then(|t| t.texts[k].take());
-        results[i].ctags_bytes = text.as_ref().map_or(inputs[i].file.size, |t| t.0);
-        moved.push(text.map(|t| t.1));
+        results[i].ctags_bytes = text.as_ref().map_or(inputs[i].file.size, |t| t.len);
+        moved.push(text.map(|t| t.lines));
     }
     let ctags_root = texts.as_ref().map_or(root, |t| t.dir.as_path());
     // Beside the texts, on the same RAM file system: ctags's own tag file (see knav_ctags::batch).
@@ -971,13 +971,14 @@ impl Scan<'_> {
         let io = write_error(out_dir);
         let next = AtomicUsize::new(0);
         // Each worker's chunk and one more finished may wait for the writer.
-        let window = Window::new(&chunks, workers + 1);
+        let window = Window::new(workers + 1);
         let accumulators = std::thread::scope(|s| {
             let (shard_tx, shard_threads): (Vec<_>, Vec<_>) = (0..NAME_SHARDS)
                 .map(|k| {
                     // A chunk's batches go together: one message, one wake-up, a chunk
                     // (sending each file's cost a second of CPU in futex calls over the
-                    // kernel). One chunk waits at most.
+                    // kernel). With one chunk in the channel, at most three chunks' names
+                    // are alive: the slowest shard's, the one waiting, the writer's.
                     let (tx, rx) = mpsc::sync_channel::<Arc<Vec<Batch>>>(1);
                     let acc = Accumulator::new(
                         out_dir,
@@ -999,16 +1000,14 @@ impl Scan<'_> {
                 window: &window,
                 always: true,
             };
-            let written = records.write_in_order(rx, self.inputs, meta, progress, |batches| {
-                let last = batches.last().map(|b| b.file_id as usize);
-                for tx in &shard_tx {
-                    // A closed channel means the shard thread failed; its join says why.
-                    let _ = tx.send(Arc::clone(&batches));
-                }
-                if let Some(file) = last {
-                    window.written(file);
-                }
-            });
+            let written =
+                records.write_in_order(rx, self.inputs, &chunks, meta, progress, |c, batches| {
+                    for tx in &shard_tx {
+                        // A closed channel means the shard thread failed; its join says why.
+                        let _ = tx.send(Arc::clone(&batches));
+                    }
+                    window.written(c);
+                });
             drop(closes);
             let written = written?;
             if written != self.inputs.len() {
@@ -1032,7 +1031,8 @@ impl Scan<'_> {
         Ok((accumulators, facts, indirect))
     }
 
-    /// A worker: takes the next chunk until none is left, and sends each file's result.
+    /// A worker: takes the next chunk until none is left, and sends its files' results
+    /// together with its number.
     fn work(
         &self,
         chunks: &[std::ops::Range<usize>],
@@ -1082,17 +1082,14 @@ struct Window {
     moved: Condvar,
     /// Chunks, from the first unwritten one on, that may be scanned or wait to be written.
     ahead: usize,
-    /// The end (one past the last file) of each chunk.
-    ends: Vec<usize>,
 }
 
 impl Window {
-    fn new(chunks: &[std::ops::Range<usize>], ahead: usize) -> Window {
+    fn new(ahead: usize) -> Window {
         Window {
             state: Mutex::new((0, false)),
             moved: Condvar::new(),
             ahead,
-            ends: chunks.iter().map(|c| c.end).collect(),
         }
     }
 
@@ -1105,12 +1102,10 @@ impl Window {
         !state.1
     }
 
-    /// The writer has written file `file`.
-    fn written(&self, file: usize) {
-        if let Ok(k) = self.ends.binary_search(&(file + 1)) {
-            self.state.lock().unwrap_or_else(|e| e.into_inner()).0 = k + 1;
-            self.moved.notify_all();
-        }
+    /// The writer has written chunk `chunk` (and every one before it).
+    fn written(&self, chunk: usize) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).0 = chunk + 1;
+        self.moved.notify_all();
     }
 
     /// The writer has stopped: no worker waits any more.
@@ -1214,28 +1209,36 @@ impl RecordWriter {
         })
     }
 
-    /// Writes the results arriving on `rx` in file-id order, counting them into `meta`, and
-    /// hands each file's names to `send`; returns how many files were written.
+    /// Writes the results arriving on `rx`, each chunk's (by its number in `chunks`) in file
+    /// order, chunks in order, counting them into `meta`, and hands each chunk's names to
+    /// `send` with its number; returns how many files were written.
     fn write_in_order(
         &mut self,
         rx: mpsc::Receiver<(usize, Vec<FileResult>)>,
         inputs: &[Input],
+        chunks: &[std::ops::Range<usize>],
         meta: &mut SegmentMeta,
         progress: &mut Progress,
-        send: impl Fn(Arc<Vec<Batch>>),
+        send: impl Fn(usize, Arc<Vec<Batch>>),
     ) -> Result<usize, IndexError> {
         let total_bytes: u64 = inputs
             .iter()
             .filter(|i| !i.too_big)
             .map(|i| i.file.size)
             .sum();
-        // Chunks by number; their files follow one another from file 0 on.
         let mut pending: BTreeMap<usize, Vec<FileResult>> = BTreeMap::new();
         let (mut want_chunk, mut want) = (0usize, 0usize);
         let mut bytes_done = 0u64;
         for (chunk, results) in rx {
             pending.insert(chunk, results);
             while let Some(results) = pending.remove(&want_chunk) {
+                let range = &chunks[want_chunk];
+                if range.start != want || range.len() != results.len() {
+                    return Err(IndexError::Build(format!(
+                        "chunk {want_chunk} of files {range:?} came with {} results at file {want}",
+                        results.len()
+                    )));
+                }
                 let mut batches = Vec::with_capacity(results.len());
                 for r in results {
                     batches.push(self.write(want as u32, r, meta)?);
@@ -1251,7 +1254,7 @@ impl RecordWriter {
                         total_bytes,
                     );
                 }
-                send(Arc::new(batches));
+                send(want_chunk, Arc::new(batches));
                 want_chunk += 1;
             }
         }

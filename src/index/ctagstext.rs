@@ -62,11 +62,19 @@ pub fn ctags_text(src: &[u8], opaque: &[(u32, u32)], out: &mut Vec<u8>) -> LineM
 /// A chunk's files as ctags reads them, under one scratch directory with the tree's relative
 /// paths (ctags names anonymous types after the path it is given): a file with opaque spans as
 /// its [`ctags_text`], any other as a symlink to the original. Removed when dropped.
-pub struct CtagsTexts {
+pub(crate) struct CtagsTexts {
     /// The scratch directory the texts are under, with the tree's relative paths.
     pub dir: PathBuf,
-    /// Each file's text: its bytes and where its lines moved; `None` for a symlink.
-    pub texts: Vec<Option<(u64, LineMap)>>,
+    /// Each file's text; `None` for a symlink.
+    pub texts: Vec<Option<Text>>,
+}
+
+/// One file's text as written for ctags.
+pub(crate) struct Text {
+    /// Its bytes.
+    pub len: u64,
+    /// Where its lines moved from the file's.
+    pub lines: LineMap,
 }
 
 impl CtagsTexts {
@@ -106,7 +114,10 @@ impl CtagsTexts {
                 Some((src, opaque)) => {
                     let lines = ctags_text(src, &opaque, &mut text);
                     std::fs::write(&at, &text).ok()?;
-                    out.texts.push(Some((text.len() as u64, lines)));
+                    out.texts.push(Some(Text {
+                        len: text.len() as u64,
+                        lines,
+                    }));
                 }
                 None => {
                     std::os::unix::fs::symlink(root.join(rel), &at).ok()?;

@@ -517,8 +517,8 @@ impl WordRuns<'_> {
 
 /// Bit `i` set when byte `at + i` of `text` is an identifier byte (bytes past the end are not).
 fn word_mask(text: &[u8], at: usize) -> u64 {
-    match text.get(at..at + 64) {
-        Some(chunk) => chunk_mask(chunk.try_into().expect("64 bytes")),
+    match text.get(at..).and_then(|t| t.first_chunk::<64>()) {
+        Some(chunk) => chunk_mask(chunk),
         None => {
             let mut chunk = [0u8; 64];
             let tail = text.get(at..).unwrap_or_default();
@@ -529,7 +529,7 @@ fn word_mask(text: &[u8], at: usize) -> u64 {
 }
 
 /// Bit `i` set when byte `i` is an ASCII letter, digit or `_`, with SSE2 16 bytes at a time.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 fn chunk_mask(chunk: &[u8; 64]) -> u64 {
     use std::arch::x86_64::*;
     let mut mask = 0;
@@ -553,13 +553,13 @@ fn chunk_mask(chunk: &[u8; 64]) -> u64 {
 }
 
 /// Bit `i` set when byte `i` is an ASCII letter, digit or `_`.
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 fn chunk_mask(chunk: &[u8; 64]) -> u64 {
     (0..64).fold(0, |m, i| m | (is_word_byte(chunk[i]) as u64) << i)
 }
 
 /// True for the bytes of identifiers: ASCII letters, digits and `_`.
-#[cfg(any(test, not(target_arch = "x86_64")))]
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
 fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
