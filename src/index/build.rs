@@ -749,12 +749,14 @@ fn tag_chunk(
 
 /// Caps glibc's malloc arenas. Buffers made on worker threads are freed on accumulator
 /// threads; with an arena per thread, freed memory piles up where no one allocates again,
-/// and the peak RSS of a kernel build grows by about a tenth.
+/// and the peak RSS of a kernel build grows by about a tenth. With two arenas for the build's
+/// five busy threads, waiting for an arena's lock took 1.5% of a kernel build's CPU; with
+/// four, 0.2%, for a peak 9 MB higher (454 MB against 445 MB).
 pub(crate) fn limit_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes allocator tuning; it is safe to call at any time.
     unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_ARENA_MAX, 4);
     }
 }
 
