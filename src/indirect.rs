@@ -100,18 +100,6 @@ struct Tok {
     line: u32,
 }
 
-/// Bytes that continue an identifier.
-const IDENT: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = c.is_ascii_alphanumeric() || c == b'_';
-        b += 1;
-    }
-    t
-};
-
 /// Eight bytes at a time: the tokenizer's runs (identifiers, blanks) end at an unpredictable
 /// byte, and a branch per byte mispredicts at the end of almost every run.
 mod swar {
@@ -151,7 +139,7 @@ mod swar {
             let alnum = within(low, b'0', b'9') | within(low | (LO * 0x20), b'a', b'z');
             (alnum | eq(x, b'_')) & !x
         }
-        run_end(src, i, of, |b| super::IDENT[b as usize])
+        run_end(src, i, of, crate::scan::is_ident)
     }
 
     /// The end of the spaces and tabs from `i`.
@@ -926,7 +914,7 @@ mod tests {
                     Kind::Other
                 }
                 _ if b.is_ascii_alphabetic() || b == b'_' => {
-                    while i < n && IDENT[src[i] as usize] {
+                    while i < n && crate::scan::is_ident(src[i]) {
                         i += 1;
                     }
                     Kind::Ident

@@ -555,13 +555,7 @@ fn chunk_mask(chunk: &[u8; 64]) -> u64 {
 /// Bit `i` set when byte `i` is an ASCII letter, digit or `_`.
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 fn chunk_mask(chunk: &[u8; 64]) -> u64 {
-    (0..64).fold(0, |m, i| m | (is_word_byte(chunk[i]) as u64) << i)
-}
-
-/// True for the bytes of identifiers: ASCII letters, digits and `_`.
-#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
+    (0..64).fold(0, |m, i| m | (crate::scan::is_ident(chunk[i]) as u64) << i)
 }
 
 /// Calls `f` with each word of an identifier: cut at `_`, between a lowercase letter or digit
@@ -705,7 +699,7 @@ mod tests {
 
     /// The identifiers of `text`, a byte at a time.
     fn identifiers_model(text: &[u8]) -> Vec<&[u8]> {
-        text.split(|&b| !is_word_byte(b))
+        text.split(|&b| !crate::scan::is_ident(b))
             .filter(|w| w.first().is_some_and(|b| !b.is_ascii_digit()))
             .collect()
     }
@@ -716,7 +710,7 @@ mod tests {
         for chunk in all.chunks(64) {
             let mask = chunk_mask(chunk.try_into().unwrap());
             for (i, &b) in chunk.iter().enumerate() {
-                assert_eq!(mask >> i & 1 == 1, is_word_byte(b), "byte {b:#x}");
+                assert_eq!(mask >> i & 1 == 1, crate::scan::is_ident(b), "byte {b:#x}");
             }
         }
     }
