@@ -238,16 +238,16 @@ impl Accumulator {
         }
     }
 
-    /// The postings of `e`, appended to `out`.
-    fn postings_of(&self, e: &Entry, out: &mut Vec<u8>) {
+    /// Writes the postings of `e` to `out`, chunk by chunk.
+    fn write_postings(&self, e: &Entry, out: &mut impl Write) -> io::Result<()> {
         let (mut at, mut level, mut left) = (e.head as usize, 0usize, e.len as usize);
         loop {
             let size = CHUNK_SIZES[level] as usize;
             let n = left.min(size);
-            out.extend_from_slice(&self.pool[at..at + n]);
+            out.write_all(&self.pool[at..at + n])?;
             left -= n;
             if left == 0 {
-                return;
+                return Ok(());
             }
             let mut next = [0u8; 4];
             next.copy_from_slice(&self.pool[at + size..at + size + 4]);
@@ -369,11 +369,15 @@ impl Accumulator {
             .enumerate()
             .map(|(i, e)| (prefix(name(e)), i as u32))
             .collect();
-        order.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0).then_with(|| {
-                name(&self.entries[a.1 as usize]).cmp(name(&self.entries[b.1 as usize]))
-            })
-        });
+        radix_sort(&mut order);
+        // Names sharing their first 8 bytes are next to each other: order them by the rest.
+        for same in order.chunk_by_mut(|a, b| a.0 == b.0) {
+            if same.len() > 1 {
+                same.sort_unstable_by(|a, b| {
+                    name(&self.entries[a.1 as usize]).cmp(name(&self.entries[b.1 as usize]))
+                });
+            }
+        }
         // Each entry's definitions, in arrival order: a counting sort by entry.
         let mut def_start: Vec<u32> = Vec::with_capacity(self.entries.len());
         let mut total = 0u32;
@@ -387,9 +391,20 @@ impl Accumulator {
             defs[fill[i as usize] as usize] = off;
             fill[i as usize] += 1;
         }
+        /// Entries between asking for an entry and using it; its name and postings are asked
+        /// for halfway (the order is random in the pool).
+        const AHEAD: usize = 8;
         let mut buf = Vec::new();
         let mut len = Vec::new();
-        for (_, i) in order {
+        for (k, &(_, i)) in order.iter().enumerate() {
+            if let Some(&(_, ahead)) = order.get(k + AHEAD) {
+                prefetch(&self.entries[ahead as usize]);
+            }
+            if let Some(&(_, ahead)) = order.get(k + AHEAD / 2) {
+                let e = &self.entries[ahead as usize];
+                prefetch(self.names.as_ptr().wrapping_add(e.name as usize));
+                prefetch(self.pool.as_ptr().wrapping_add(e.head as usize));
+            }
             let e = &self.entries[i as usize];
             buf.clear();
             len.clear();
@@ -404,10 +419,10 @@ impl Accumulator {
             put_varint(&mut buf, e.first_file as u64);
             put_varint(&mut buf, e.last_file as u64);
             put_varint(&mut buf, e.len as u64);
-            self.postings_of(e, &mut buf);
-            put_varint(&mut len, buf.len() as u64);
+            put_varint(&mut len, (buf.len() + e.len as usize) as u64);
             w.write_all(&len)?;
             w.write_all(&buf)?;
+            self.write_postings(e, &mut w)?;
         }
         w.flush()
     }
@@ -464,7 +479,7 @@ impl Accumulator {
         let mut batch = FstBatch::default();
         let mut out = Vec::new();
         let mut defs: Vec<u64> = Vec::new();
-        let mut postings: Vec<u8> = Vec::new();
+        let mut merged: Vec<u8> = Vec::new();
         let mut same: Vec<usize> = Vec::with_capacity(heads.len());
         loop {
             // The heads holding the smallest name; few runs, so a linear scan beats a heap.
@@ -487,7 +502,7 @@ impl Accumulator {
             let name_range = heads[first].entry.as_ref().map_or(0..0, |e| e.name.clone());
             batch.push(&heads[first].buf[name_range.clone()], offset);
             defs.clear();
-            postings.clear();
+            merged.clear();
             let (mut n_occ, mut n_files, mut last_file) = (0u64, 0u64, 0u32);
             for &i in &same {
                 let h = &heads[i];
@@ -498,22 +513,29 @@ impl Accumulator {
                 }
                 let block = &h.buf[e.postings.clone()];
                 if e.n_files > 0 {
-                    if n_files == 0 {
-                        postings.extend_from_slice(block);
+                    if same.len() == 1 {
+                        // Taken from the run as it is, below.
+                    } else if n_files == 0 {
+                        merged.extend_from_slice(block);
                     } else {
                         // The run's first block holds an absolute file id; make it a delta.
                         let mut r = Reader::new(block);
                         let first = r.varint();
-                        put_varint(&mut postings, first - last_file as u64);
-                        postings.extend_from_slice(&block[r.pos()..]);
+                        put_varint(&mut merged, first - last_file as u64);
+                        merged.extend_from_slice(&block[r.pos()..]);
                     }
                     last_file = e.last_file;
                     n_files += e.n_files;
                     n_occ += e.n_occ;
                 }
             }
+            // A name in one run (most) has its postings there already: no copy.
+            let postings = match (&same[..], &heads[first].entry) {
+                ([_], Some(e)) => &heads[first].buf[e.postings.clone()],
+                _ => &merged[..],
+            };
             out.clear();
-            let stats = NameEntry::encode(&mut out, &defs, n_occ, n_files, &postings, || {
+            let stats = NameEntry::encode(&mut out, &defs, n_occ, n_files, postings, || {
                 let mut lines: Vec<(u32, u32)> = defs
                     .iter()
                     .map(|&off| {
@@ -524,11 +546,11 @@ impl Accumulator {
                     .map(|d| (d.file, d.line))
                     .collect();
                 lines.sort_unstable();
-                NameStats::compute(&postings, &lines)
+                NameStats::compute(postings, &lines)
             });
             let macro_file = match &stats {
                 Some(st) => st.macro_defs.first().map(|&(file, _)| file),
-                None => Postings::new(&postings)
+                None => Postings::new(postings)
                     .find(|p| p.role == Role::MacroDef)
                     .map(|p| p.file),
             };
@@ -559,6 +581,32 @@ impl Accumulator {
             let _ = std::fs::remove_file(run);
         }
         Ok(summary)
+    }
+}
+
+/// Sorts `v` by its keys (the `u64`s), stably: a byte at a time from the lowest, skipping a byte
+/// all keys share (quicksort's comparisons of names with the same first 8 bytes missed the
+/// cache).
+fn radix_sort(v: &mut Vec<(u64, u32)>) {
+    let mut other = vec![(0u64, 0u32); v.len()];
+    for shift in (0..64).step_by(8) {
+        let mut counts = [0usize; 256];
+        for &(key, _) in v.iter() {
+            counts[(key >> shift) as usize & 0xff] += 1;
+        }
+        if counts.contains(&v.len()) {
+            continue;
+        }
+        let mut at = 0;
+        for c in counts.iter_mut() {
+            (*c, at) = (at, at + *c);
+        }
+        for &item in v.iter() {
+            let digit = (item.0 >> shift) as usize & 0xff;
+            other[counts[digit]] = item;
+            counts[digit] += 1;
+        }
+        std::mem::swap(v, &mut other);
     }
 }
 
@@ -769,6 +817,32 @@ mod tests {
             prop::collection::vec(posting, 0..12),
             prop::collection::vec(name, 0..3),
         )
+    }
+
+    proptest::proptest! {
+        /// Keys from a few values in each byte (so that some bytes are shared by all and
+        /// many keys are equal), against the standard library's stable sort.
+        #[test]
+        fn radix_sort_is_a_stable_sort_by_key(
+            keys in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(vec![0u8, 1, 0x80, 0xff]), 8),
+                0..300),
+            shared in proptest::prelude::any::<u64>(),
+            mask in proptest::prelude::any::<u64>(),
+        ) {
+            let mut v: Vec<(u64, u32)> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| {
+                    let key = u64::from_le_bytes(k[..].try_into().unwrap());
+                    ((key & mask) | (shared & !mask), i as u32)
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort_by_key(|e| e.0);
+            radix_sort(&mut v);
+            proptest::prop_assert_eq!(v, want);
+        }
     }
 
     proptest::proptest! {

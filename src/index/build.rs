@@ -1367,19 +1367,27 @@ impl RecordWriter {
 }
 
 /// The kind and file of every definition of a segment by its offset in `defs.dat`: what the
-/// defined names' search table needs of them, kept as it is written (13 bytes a definition)
+/// defined names' search table needs of them, kept as it is written (8 bytes a definition)
 /// instead of read back from `defs.dat`, whose every page the merge would otherwise map in
 /// (157 MB of the kernel's peak RSS).
 #[derive(Default)]
 struct DefFacts {
-    /// Offsets, ascending.
-    offsets: Vec<u64>,
-    kinds: Vec<Kind>,
-    files: Vec<u32>,
+    /// In offset order.
+    facts: Vec<DefFact>,
     /// For each 2^[`FACTS_BUCKET`] bytes of `defs.dat`, the index of its first definition: a
-    /// lookup searches a bucket's few offsets, not all of them (a binary search over millions
+    /// lookup searches a bucket's few facts, not all of them (a binary search over millions
     /// missed the cache at every step).
     buckets: Vec<u32>,
+}
+
+/// One definition's facts: a lookup reads one record, not an offset, a kind and a file from
+/// three arrays (each a cache miss).
+#[derive(Clone, Copy)]
+struct DefFact {
+    file: u32,
+    /// The offset's low [`FACTS_BUCKET`] bits: its bucket holds the rest.
+    low: u16,
+    kind: Kind,
 }
 
 /// The base-2 logarithm of the bytes of `defs.dat` per bucket of [`DefFacts`].
@@ -1389,11 +1397,13 @@ impl DefFacts {
     fn push(&mut self, offset: u64, kind: Kind, file: u32) {
         let bucket = (offset >> FACTS_BUCKET) as usize;
         while self.buckets.len() <= bucket {
-            self.buckets.push(self.offsets.len() as u32);
+            self.buckets.push(self.facts.len() as u32);
         }
-        self.offsets.push(offset);
-        self.kinds.push(kind);
-        self.files.push(file);
+        self.facts.push(DefFact {
+            file,
+            low: (offset & ((1 << FACTS_BUCKET) - 1)) as u16,
+            kind,
+        });
     }
 
     /// The kind and file of the definition at `offset`.
@@ -1403,9 +1413,11 @@ impl DefFacts {
         let end = self
             .buckets
             .get(bucket + 1)
-            .map_or(self.offsets.len(), |&e| e as usize);
-        let i = start + self.offsets[start..end].binary_search(&offset).ok()?;
-        Some((self.kinds[i], self.files[i]))
+            .map_or(self.facts.len(), |&e| e as usize);
+        let low = (offset & ((1 << FACTS_BUCKET) - 1)) as u16;
+        let facts = &self.facts[start..end];
+        let i = facts.binary_search_by_key(&low, |f| f.low).ok()?;
+        Some((facts[i].kind, facts[i].file))
     }
 }
 

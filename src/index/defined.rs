@@ -21,7 +21,7 @@ use memmap2::Mmap;
 use super::damage::open_fst;
 use super::error::IndexError;
 use super::format::{check_header, header, HEADER_LEN, NAME_SHARDS};
-use super::parts::{each_name_part, path_parts, PartsWriter};
+use super::parts::{path_parts, NameParts, PartsWriter};
 use super::segment::{map, MapBytes};
 use crate::rank::PathRank;
 
@@ -168,6 +168,7 @@ fn shard_parts(dir: &Path, shard: usize) -> Result<PartsWriter, IndexError> {
     let names = std::fs::read(&path).map_err(IndexError::io("cannot read", &path))?;
     let _ = std::fs::remove_file(&path);
     let mut parts = PartsWriter::default();
+    let mut name_parts = NameParts::default();
     let mut r = super::codec::Reader::new(&names);
     let mut ordinal = 0u64;
     while !r.at_end() {
@@ -178,7 +179,7 @@ fn shard_parts(dir: &Path, shard: usize) -> Result<PartsWriter, IndexError> {
                 "a defined name is cut short".to_string(),
             ));
         }
-        each_name_part(name, |part| parts.add(part, id(shard, ordinal)));
+        name_parts.add(&mut parts, name, id(shard, ordinal));
         ordinal += 1;
     }
     Ok(parts)

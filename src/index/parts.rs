@@ -15,15 +15,54 @@ use super::accum::NameMap;
 use super::codec::{put_varint, Reader};
 use super::format::{header, HEADER_LEN};
 
-/// Calls `f` with each `_`-separated part of a C name, lowercase, empty ones left out (in a
-/// buffer `f` may not keep: the kernel's defined names have 12 million parts, and a buffer
-/// each cost a tenth of the part index's build).
-pub fn each_name_part(name: &[u8], mut f: impl FnMut(&[u8])) {
-    let mut lower = Vec::with_capacity(name.len());
-    for part in name.split(|&b| b == b'_').filter(|p| !p.is_empty()) {
-        lower.clear();
-        lower.extend(part.iter().map(u8::to_ascii_lowercase));
-        f(&lower);
+/// Adds the `_`-separated parts of C names, lowercase, empty ones left out, to a
+/// [`PartsWriter`]. Names come in name order, and a part that ends inside the prefix a name
+/// shares with the one before (`ext4_file_read` after `ext4_file_open`: `ext4`, `file`) is that
+/// name's part again: its handle is kept, not looked up (on the kernel's defined names, most of
+/// the 12 million parts; each lookup missed the cache).
+#[derive(Default)]
+pub struct NameParts {
+    /// The name added last.
+    prev: Vec<u8>,
+    /// Its parts: where each ends in it, and its handle.
+    parts: Vec<(usize, u32)>,
+    /// The part being lowercased.
+    lower: Vec<u8>,
+}
+
+impl NameParts {
+    /// Records that `id` has each part of `name`.
+    pub fn add(&mut self, w: &mut PartsWriter, name: &[u8], id: u64) {
+        let common = self
+            .prev
+            .iter()
+            .zip(name)
+            .take_while(|(a, b)| a == b)
+            .count();
+        // A part ending before `common` is followed by the same `_` in both names.
+        let kept = self.parts.iter().take_while(|p| p.0 < common).count();
+        self.parts.truncate(kept);
+        for &(_, handle) in &self.parts {
+            w.add_to(handle, id);
+        }
+        let mut start = self.parts.last().map_or(0, |p| p.0);
+        while start < name.len() {
+            let end = name[start..]
+                .iter()
+                .position(|&b| b == b'_')
+                .map_or(name.len(), |i| start + i);
+            if end > start {
+                self.lower.clear();
+                self.lower
+                    .extend(name[start..end].iter().map(u8::to_ascii_lowercase));
+                let handle = w.handle(&self.lower);
+                w.add_to(handle, id);
+                self.parts.push((end, handle));
+            }
+            start = end + 1;
+        }
+        self.prev.clear();
+        self.prev.extend_from_slice(name);
     }
 }
 
@@ -65,11 +104,13 @@ pub fn at_boundary(text: &[u8], token: &[u8], sep: impl Fn(u8) -> bool) -> bool 
 /// they are written, deltas in varints (on the kernel, 12 million ids in 30 MB rather than 96).
 #[derive(Default)]
 pub struct PartsWriter {
-    parts: NameMap<Box<[u8]>, PartIds>,
+    /// Each part's handle: its index in `ids`.
+    handles: NameMap<Box<[u8]>, u32>,
+    ids: Vec<PartIds>,
 }
 
 /// One part's ids so far.
-#[derive(Default)]
+#[derive(Default, Debug, PartialEq)]
 struct PartIds {
     count: u64,
     last: u64,
@@ -79,10 +120,24 @@ struct PartIds {
 impl PartsWriter {
     /// Records that `id` has `part`. Ids must be added in increasing order per part.
     pub fn add(&mut self, part: &[u8], id: u64) {
-        let ids = match self.parts.get_mut(part) {
-            Some(ids) => ids,
-            None => self.parts.entry(part.into()).or_default(),
-        };
+        let handle = self.handle(part);
+        self.add_to(handle, id);
+    }
+
+    /// The handle of `part`, which [`PartsWriter::add_to`] takes.
+    pub fn handle(&mut self, part: &[u8]) -> u32 {
+        if let Some(&handle) = self.handles.get(part) {
+            return handle;
+        }
+        let handle = self.ids.len() as u32;
+        self.ids.push(PartIds::default());
+        self.handles.insert(part.into(), handle);
+        handle
+    }
+
+    /// Records that `id` has the part of `handle`, as [`PartsWriter::add`] does.
+    pub fn add_to(&mut self, handle: u32, id: u64) {
+        let ids = &mut self.ids[handle as usize];
         if ids.count > 0 && ids.last == id {
             return;
         }
@@ -92,9 +147,11 @@ impl PartsWriter {
     }
 
     /// Appends `other`'s ids after this one's (all of `other`'s ids are larger).
-    pub fn append(&mut self, other: PartsWriter) {
-        for (part, later) in other.parts {
-            let ids = self.parts.entry(part).or_default();
+    pub fn append(&mut self, mut other: PartsWriter) {
+        for (part, handle) in other.handles {
+            let later = std::mem::take(&mut other.ids[handle as usize]);
+            let handle = self.handle(&part);
+            let ids = &mut self.ids[handle as usize];
             // `later`'s first delta is from 0: make it one from this part's last id.
             let mut r = Reader::new(&later.deltas);
             let first = r.varint();
@@ -107,14 +164,15 @@ impl PartsWriter {
 
     /// Writes `fst_path` and `dat_path`.
     pub fn finish(self, fst_path: &Path, dat_path: &Path) -> io::Result<()> {
-        let mut parts: Vec<(Box<[u8]>, PartIds)> = self.parts.into_iter().collect();
+        let mut parts: Vec<(Box<[u8]>, u32)> = self.handles.into_iter().collect();
         parts.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut fst = super::fstbuild::MapWriter::new(BufWriter::new(File::create(fst_path)?));
         let mut dat = BufWriter::new(File::create(dat_path)?);
         dat.write_all(&header(b"PART"))?;
         let mut offset = HEADER_LEN as u64;
         let mut count = Vec::new();
-        for (part, ids) in &parts {
+        for (part, handle) in &parts {
+            let ids = &self.ids[*handle as usize];
             fst.insert(part, offset)?;
             count.clear();
             put_varint(&mut count, ids.count);
@@ -197,14 +255,90 @@ pub fn intersect(a: &[u64], b: &[u64]) -> Vec<u64> {
 mod tests {
     use super::*;
 
+    /// What [`NameParts`] replaced, the oracle of its tests: each part looked up.
+    fn each_name_part(name: &[u8], mut f: impl FnMut(&[u8])) {
+        let mut lower = Vec::with_capacity(name.len());
+        for part in name.split(|&b| b == b'_').filter(|p| !p.is_empty()) {
+            lower.clear();
+            lower.extend(part.iter().map(u8::to_ascii_lowercase));
+            f(&lower);
+        }
+    }
+
+    /// Every part of `w` with its ids, sorted by part.
+    fn contents(w: &PartsWriter) -> Vec<(&[u8], &PartIds)> {
+        let mut out: Vec<_> = w
+            .handles
+            .iter()
+            .map(|(part, &h)| (&part[..], &w.ids[h as usize]))
+            .collect();
+        out.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        out
+    }
+
+    /// Both ways of adding the parts of `names` (the id of each is its index) must agree.
+    fn check_name_parts(names: &[Vec<u8>]) {
+        let (mut cached, mut looked_up) = (PartsWriter::default(), PartsWriter::default());
+        let mut parts = NameParts::default();
+        for (id, name) in names.iter().enumerate() {
+            parts.add(&mut cached, name, id as u64);
+            each_name_part(name, |p| looked_up.add(p, id as u64));
+        }
+        assert_eq!(contents(&cached), contents(&looked_up));
+    }
+
     #[test]
     fn names_split_into_lowercase_parts() {
-        let mut parts: Vec<Vec<u8>> = Vec::new();
-        each_name_part(b"__x64_sys_READ", |p| parts.push(p.to_vec()));
-        assert_eq!(
-            parts,
-            vec![b"x64".to_vec(), b"sys".to_vec(), b"read".to_vec()]
-        );
+        let mut w = PartsWriter::default();
+        NameParts::default().add(&mut w, b"__x64_sys_READ", 7);
+        let parts: Vec<&[u8]> = contents(&w).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(parts, [&b"read"[..], b"sys", b"x64"]);
+    }
+
+    #[test]
+    fn parts_inside_a_shared_prefix_are_the_last_name_s() {
+        let names: Vec<Vec<u8>> = [
+            "ext4_file",
+            "ext4_file_open",
+            "ext4_file_read",
+            "ext4_filex",
+            "ext4__file",
+            "ext4_",
+            "Ext4_file_file",
+            "x",
+            "x__",
+        ]
+        .iter()
+        .map(|n| n.as_bytes().to_vec())
+        .collect();
+        check_name_parts(&names);
+        let mut w = PartsWriter::default();
+        let mut parts = NameParts::default();
+        for (id, name) in names.iter().enumerate() {
+            parts.add(&mut w, name, id as u64);
+        }
+        let file = w.handles[&b"file"[..]];
+        // Names 0-4 and 6 (twice in it, once in its ids).
+        assert_eq!(w.ids[file as usize].count, 5);
+        assert_eq!(w.ids[file as usize].deltas, [0, 1, 1, 2, 2]);
+    }
+
+    proptest::proptest! {
+        /// Names sorted (as a shard gives them) and not, from an alphabet of few letters so
+        /// that they share prefixes and parts.
+        #[test]
+        fn name_parts_kept_from_the_last_name_are_the_ones_looked_up(
+            mut names in proptest::collection::vec(
+                proptest::collection::vec(
+                    proptest::sample::select(vec![b'a', b'B', b'b', b'_']), 0..10),
+                0..60),
+            sort in proptest::prelude::any::<bool>(),
+        ) {
+            if sort {
+                names.sort();
+            }
+            check_name_parts(&names);
+        }
     }
 
     #[test]
