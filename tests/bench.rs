@@ -82,3 +82,84 @@ fn pointer_facts_of_the_kernel() {
     let tag = |m: &[u8]| m.starts_with(b"DEFINE_").then(|| "sched_class".to_string());
     bench("indirect::facts", |f| knav::indirect::facts(f, &tag));
 }
+
+/// The definitions of every file of the index at `KNAV_BENCH_INDEX` with its bytes in the tree
+/// (those without a document left out): what the build gives [`file_docs`] after ctags.
+///
+/// [`file_docs`]: knav::index::code::extract::file_docs
+fn files_with_definitions() -> Vec<(String, Vec<u8>, Vec<knav::index::format::DefRecord>)> {
+    use knav::index::code::extract::is_document;
+    use knav::index::format::DefRecord;
+    let tree = std::env::var("KNAV_KERNEL_TREE").expect("KNAV_KERNEL_TREE names a kernel tree");
+    let index = std::env::var("KNAV_BENCH_INDEX").expect("KNAV_BENCH_INDEX names its index");
+    let seg = std::fs::read_dir(&index)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("seg-"))
+        .expect("the index has a segment");
+    let seg = knav::index::segment::Segment::open(&seg).unwrap();
+    let mut files = Vec::new();
+    for id in 0..seg.file_count() {
+        let defs: Vec<DefRecord> = seg
+            .file_defs(id)
+            .iter()
+            .map(|d| DefRecord {
+                file: d.file,
+                name: d.name.to_string(),
+                line: d.line,
+                end_line: d.end_line,
+                kind: d.kind,
+                file_local: d.file_local,
+                typeref: d.typeref.map(String::from),
+                scope: d.scope.map(String::from),
+                signature: d.signature.map(String::from),
+                via: d.via.map(String::from),
+            })
+            .collect();
+        if !defs.iter().any(is_document) {
+            continue;
+        }
+        let path = seg.file_path(id).to_string();
+        if let Ok(src) = std::fs::read(Path::new(&tree).join(&path)) {
+            files.push((path, src, defs));
+        }
+    }
+    files
+}
+
+#[test]
+#[ignore = "a bench: needs KNAV_KERNEL_TREE, a kernel source tree, and KNAV_BENCH_INDEX, its index"]
+fn code_documents_of_the_kernel() {
+    use knav::index::code::extract::{file_docs, DocState};
+    let files = files_with_definitions();
+    let bytes: usize = files.iter().map(|f| f.1.len()).sum();
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let mut times = Vec::new();
+    let mut digests = Vec::new();
+    for _ in 0..rounds {
+        // A build worker's state lives from file to file, as here.
+        let mut state = DocState::default();
+        let mut digest = std::collections::hash_map::DefaultHasher::new();
+        let mut cpu = 0.0;
+        for (path, src, defs) in &files {
+            let t = thread_cpu_seconds();
+            let docs = file_docs(src, path, defs, &mut state);
+            cpu += thread_cpu_seconds() - t;
+            (&docs.defs, &docs.terms, &docs.path, &docs.bytes).hash(&mut digest);
+        }
+        times.push(cpu);
+        digests.push(digest.finish());
+    }
+    assert!(digests.windows(2).all(|w| w[0] == w[1]), "{digests:x?}");
+    println!(
+        "file_docs: {} files, {} MB; CPU seconds per round: {:.3?}; digest {:016x}",
+        files.len(),
+        bytes >> 20,
+        times,
+        digests[0]
+    );
+}
