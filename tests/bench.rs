@@ -82,3 +82,17 @@ fn pointer_facts_of_the_kernel() {
     let tag = |m: &[u8]| m.starts_with(b"DEFINE_").then(|| "sched_class".to_string());
     bench("indirect::facts", |f| knav::indirect::facts(f, &tag));
 }
+
+#[test]
+#[ignore = "a bench: needs KNAV_KERNEL_TREE, a kernel source tree"]
+fn trigrams_of_the_kernel() {
+    // The count of each file's distinct trigrams and an order-sensitive fold of their keys.
+    bench("text::index trigram keys", |f| {
+        knav::text::index::trigram_keys(f, |keys| {
+            (
+                keys.len(),
+                keys.iter().fold(0u32, |h, &k| h.rotate_left(5) ^ k),
+            )
+        })
+    });
+}

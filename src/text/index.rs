@@ -419,6 +419,13 @@ thread_local! {
         std::cell::RefCell::new((Seen::new(), Vec::new()));
 }
 
+/// Calls `f` with the keys of the distinct trigrams of `bytes`, in the order first seen (an
+/// ASCII trigram's key is its three bytes' low 7 bits, another's 2^21 + the trigram), as the
+/// build takes them from one document: for benches of that step.
+pub fn trigram_keys<R>(bytes: &[u8], f: impl FnOnce(&[u32]) -> R) -> R {
+    SCRATCH.with(|s| f(s.borrow_mut().0.grams(bytes)))
+}
+
 fn file_grams(opener: &Opener, f: &TextFile, seen: &mut Seen, bytes: &mut Vec<u8>) -> FileGrams {
     if f.size > MAX_INDEXED_BYTES {
         return FileGrams::none(UNINDEXED);
