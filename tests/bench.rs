@@ -163,3 +163,17 @@ fn code_documents_of_the_kernel() {
         digests[0]
     );
 }
+
+#[test]
+#[ignore = "a bench: needs KNAV_KERNEL_TREE, a kernel source tree"]
+fn trigrams_of_the_kernel() {
+    // The count of each file's distinct trigrams and an order-sensitive fold of their keys.
+    bench("text::index trigram keys", |f| {
+        knav::text::index::trigram_keys(f, |keys| {
+            (
+                keys.len(),
+                keys.iter().fold(0u32, |h, &k| h.rotate_left(5) ^ k),
+            )
+        })
+    });
+}
