@@ -388,6 +388,7 @@ impl TextUpdate {
         root: &Path,
         index_dir: &Path,
         rebuild: bool,
+        files_read: &dyn Fn(),
     ) -> Result<Option<crate::text::TextRef>, IndexError> {
         if self.same && !rebuild {
             return Ok(self.old.clone().map(|t| crate::text::TextRef {
@@ -401,6 +402,7 @@ impl TextUpdate {
             &self.walk.files,
             self.old.as_ref(),
             rebuild,
+            files_read,
         )
         .map(Some)
         .map_err(IndexError::Build)
@@ -600,7 +602,7 @@ impl Update<'_> {
         walked: &crate::walk::Walk,
         text: &TextUpdate,
     ) -> Result<UpdateReport, IndexError> {
-        let part = text.part(self.root, self.index_dir, false)?;
+        let part = text.part(self.root, self.index_dir, false, &|| ())?;
         if part != snap.manifest.text {
             // Only text files changed: a new overlay (or text base), the rest as it was.
             let mut manifest = snap.manifest.clone();
@@ -648,7 +650,7 @@ impl Update<'_> {
         manifest.generation += 1;
         manifest.retired = Vec::new();
         manifest.build_files = part.part;
-        manifest.text = text.part(self.root, self.index_dir, false)?;
+        manifest.text = text.part(self.root, self.index_dir, false, &|| ())?;
         manifest.docs = docs_part;
         manifest.published_unix = now_unix();
         store::publish(self.index_dir, &manifest)?;
@@ -703,37 +705,59 @@ impl Update<'_> {
         // build-file parts are made beside it, on a thread of their own: they use about one
         // core for a second, which the text part leaves idle at its start and end. (Kbuild and
         // Kconfig are not parsed beside the segment build: they would add to its peak memory.)
+        // The text part says when it has read its files: what is left of it (its lists sorted
+        // and written, one thread's work for about half a second) goes on beside the segment
+        // build's start, which waited for it with a core idle.
         progress.phase("text index, docs, build files");
-        let (text_part, side) = std::thread::scope(|s| {
+        let full = report.mode == UpdateMode::Full;
+        let built = std::thread::scope(|s| -> Result<_, IndexError> {
+            let (read, files_read) = std::sync::mpsc::channel::<()>();
+            let text_part = s.spawn(move || {
+                text.part(self.root, self.index_dir, full, &|| {
+                    let _ = read.send(());
+                })
+            });
+            let join_text = |h: std::thread::ScopedJoinHandle<'_, _>| {
+                h.join()
+                    .map_err(|_| IndexError::Build("the text index thread panicked".into()))?
+            };
             let side = s.spawn(|| {
                 let docs = docs.part(self.root, self.index_dir);
                 let builds = build_files_part(self.root, self.index_dir, &walked.builds, builds);
                 (docs, builds)
             });
-            let text_part = text.part(self.root, self.index_dir, report.mode == UpdateMode::Full);
-            (text_part, side.join())
+            // Without the signal, the text part has ended (no new base, or an error): its
+            // answer is known before the segment is built.
+            let (text_part, early) = match files_read.recv() {
+                Ok(()) => (Some(text_part), None),
+                Err(_) => (None, Some(join_text(text_part)?)),
+            };
+            let (docs, part) = side.join().map_err(|_| {
+                IndexError::Build("the documentation and build files thread panicked".into())
+            })?;
+            let (docs_part, docs_summary) = docs?;
+            let part = part?;
+            report.docs = docs_summary;
+            report.build_files = part.summary;
+            // What these builds freed (their per-thread sets and buffers) goes back to the
+            // system before the segment build grows.
+            #[cfg(all(target_os = "linux", target_env = "gnu"))]
+            // SAFETY: malloc_trim only releases free heap memory; no live allocation is touched.
+            unsafe {
+                libc::malloc_trim(0);
+            }
+            trace.mark("text index, docs, build files");
+            let ctags = knav_ctags::Ctags::probe().map_err(|e| IndexError::Ctags(e.into()))?;
+            trace.mark("probe");
+            let segment = self.new_segment(&walked, &layout, &ctags, opts, progress)?;
+            trace.mark("build segment");
+            let text_part = match (text_part, early) {
+                (Some(h), _) => join_text(h)?,
+                (None, early) => early.flatten(),
+            };
+            Ok((text_part, docs_part, part.part, ctags, segment))
         });
-        let (docs, part) = side.map_err(|_| {
-            IndexError::Build("the documentation and build files thread panicked".into())
-        })?;
-        let text_part = text_part?;
-        let (docs_part, docs_summary) = docs?;
-        let part = part?;
-        report.docs = docs_summary;
-        report.build_files = part.summary;
-        // What these builds freed (their per-thread sets and buffers) goes back to the system
-        // before the segment build grows.
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: malloc_trim only releases free heap memory; no live allocation is touched.
-        unsafe {
-            libc::malloc_trim(0);
-        }
-        trace.mark("text index, docs, build files");
-        let ctags = knav_ctags::Ctags::probe().map_err(|e| IndexError::Ctags(e.into()))?;
-        trace.mark("probe");
-        let NewSegment { dir: seg_dir, meta } =
-            self.new_segment(&walked, &layout, &ctags, opts, progress)?;
-        trace.mark("build segment");
+        let (text_part, docs_part, build_part, ctags, NewSegment { dir: seg_dir, meta }) = built?;
         let new_segment = SegmentRef {
             dir: seg_dir
                 .file_name()
@@ -755,7 +779,7 @@ impl Update<'_> {
             options_hash: self.options_hash,
             other_files: walked.other_files,
             symlinks: walked.symlinks,
-            build_files: part.part,
+            build_files: build_part,
             text: text_part,
             docs: docs_part,
             ..Default::default()

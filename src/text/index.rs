@@ -546,8 +546,14 @@ fn blocks(bytes: &[u8]) -> impl Iterator<Item = (Block, std::ops::Range<usize>)>
 /// Files extracted together before their trigrams are added in id order.
 const BATCH: usize = 1024;
 
-/// Builds the part for `files` (sorted by path) in `dir`.
-pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, String> {
+/// Builds the part for `files` (sorted by path) in `dir`, calling `files_read` once every file
+/// is read (the rest is one thread's work).
+pub fn build(
+    root: &Path,
+    files: &[TextFile],
+    dir: &Path,
+    files_read: &dyn Fn(),
+) -> Result<BuildStats, String> {
     use rayon::prelude::*;
     let io = |e: std::io::Error| format!("cannot write the text index in {}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(io)?;
@@ -605,6 +611,7 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<BuildStats, 
         got = next;
     }
     first_doc.push(starts.len() as u32);
+    files_read();
     // files.bin
     let mut records = Vec::with_capacity(files.len() * 48);
     let mut offsets: Vec<u32> = Vec::with_capacity(files.len() + 1);

@@ -59,6 +59,7 @@ pub fn update(
     walked: &[TextFile],
     old: Option<&TextRef>,
     rebuild: bool,
+    files_read: &dyn Fn(),
 ) -> Result<TextRef, String> {
     if let Some(old) = old.filter(|_| !rebuild) {
         if let Ok(base) = index::TextIndex::open(&index_dir.join(&old.dir)) {
@@ -76,7 +77,7 @@ pub fn update(
         }
     }
     let dir = crate::index::build::unique_dir(index_dir, "tx");
-    let stats = index::build(root, walked, &dir).inspect_err(|_| {
+    let stats = index::build(root, walked, &dir, files_read).inspect_err(|_| {
         let _ = std::fs::remove_dir_all(&dir);
     })?;
     Ok(TextRef {
