@@ -6,8 +6,8 @@
 //! free took 4.6 s of its 65 s of CPU (`_int_malloc`, `unlink_chunk`, `malloc_consolidate`);
 //! with this allocator, mimalloc's took 2.7 s and glibc's 0.05 s. mimalloc alone kept freed
 //! large buffers mapped, and the build's peak RSS rose from 455 MB to 695 MB; large blocks stay
-//! with glibc, whose thresholds and trims the build sets (see `index::build`), and mimalloc
-//! gives its free pages back at once ([`configure`]).
+//! with glibc, whose thresholds and trims the build sets (see `index::build`), and the peak is
+//! about 465 MB.
 //!
 //! Which allocator owns a block is known from its size alone: Rust passes a block's layout to
 //! `dealloc` and `realloc`, the same as it was allocated with.
@@ -18,23 +18,6 @@ use mimalloc::MiMalloc;
 
 /// The largest block mimalloc serves.
 pub const SMALL: usize = 64 << 10;
-
-/// mimalloc's option `mi_option_purge_delay` (`mimalloc.h`): milliseconds before the pages it
-/// has freed go back to the system.
-const PURGE_DELAY: std::ffi::c_int = 15;
-
-extern "C" {
-    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
-}
-
-/// Makes mimalloc give the pages it has freed back to the system at once, not 10 ms later: a
-/// kernel build's threads free the scan's blocks and go on allocating in the merge, and with
-/// the delay the build's peak RSS was 534 MB; without it, 434 MB, its CPU time no higher.
-/// Called first thing in `main`.
-pub fn configure() {
-    // SAFETY: mi_option_set only stores an option's value; any thread may call it any time.
-    unsafe { mi_option_set(PURGE_DELAY, 0) }
-}
 
 /// Small blocks from mimalloc, large ones from [`System`].
 pub struct Split;

@@ -4,6 +4,5 @@
 static ALLOC: knav::alloc::Split = knav::alloc::Split;
 
 fn main() {
-    knav::alloc::configure();
     std::process::exit(knav::cli::main());
 }
