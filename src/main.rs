@@ -1,8 +1,5 @@
 //! The `knav` binary: everything lives in the library; this only hands over the arguments.
 
-#[global_allocator]
-static ALLOC: knav::alloc::Split = knav::alloc::Split;
-
 fn main() {
     std::process::exit(knav::cli::main());
 }
