@@ -6,6 +6,7 @@
 //! envelope into compact text or JSON. The CLI ([`cli`]) only wires these together.
 #![deny(missing_docs)]
 
+pub mod alloc;
 pub mod cli;
 pub mod definers;
 pub mod diff;

@@ -244,3 +244,43 @@ fn a_body_line_longer_than_the_line_cap_is_cut_with_an_ellipsis() {
     assert!(third.ends_with('…'), "{third}");
     assert!(body.ends_with("\n}"), "{body}");
 }
+
+/// A build of more files than `MIMALLOC_FILES` (4096) switches its small blocks to mimalloc,
+/// with blocks made before the switch still freed by glibc: it must index and answer as any
+/// other build does.
+#[test]
+fn a_build_large_enough_for_mimalloc_indexes_every_file() {
+    let files: Vec<(String, String)> = (0..4200)
+        .map(|i| {
+            (
+                format!("d{}/f{i}.c", i % 50),
+                format!("int helper_{i}(int x)\n{{\n\treturn x + {i};\n}}\n\nint caller_{i}(void)\n{{\n\treturn helper_{i}(1);\n}}\n"),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let t = tree("mimalloc-build", &refs);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--root"])
+        .arg(&t.root)
+        .env("KNAV_TRACE", "1")
+        .env_remove("KNAV_INDEX_DIR")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("small blocks from mimalloc"),
+        "the build did not switch: {err}"
+    );
+    let (_, v) = json(&t, &["def", "helper_4199"]);
+    assert_eq!(v["total"], 1, "{v}");
+    assert_eq!(v["results"][0]["path"], "d49/f4199.c", "{v}");
+    assert_eq!(v["results"][0]["line"], 1, "{v}");
+    let (_, v) = json(&t, &["callers", "helper_17"]);
+    assert_eq!(v["results"][0]["caller"], "caller_17", "{v}");
+}

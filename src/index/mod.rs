@@ -122,6 +122,8 @@ impl std::fmt::Display for UpdateMode {
 const DELTA_MAX_SHARE: f64 = 0.05;
 /// …but a delta of this many files is always fine.
 const DELTA_MIN_FILES: usize = 500;
+/// Builds of at least this many files take their small blocks from mimalloc.
+const MIMALLOC_FILES: usize = 4096;
 
 fn options_hash(opts: &BuildOptions, max_file_bytes: u64) -> u64 {
     let mut s = opts.ctags_args.join("\u{1}");
@@ -700,6 +702,11 @@ impl Update<'_> {
         };
         let layout = self.layout(old.as_ref(), changes.as_ref(), &walked, &mut report);
         trace.mark("delta plan");
+        // A large build's small blocks come from mimalloc (see `crate::alloc`); a small one's
+        // (a refresh) not, as mimalloc's start would cost it more than it saves.
+        if layout.inputs.len() >= MIMALLOC_FILES && crate::alloc::small_blocks_from_mimalloc() {
+            trace.mark("small blocks from mimalloc");
+        }
         // The text part first, while the process is small: its lists live in mappings it gives
         // back whole, so the segment build's peak is not raised by them. The documentation and
         // build-file parts are made beside it, on a thread of their own: they use about one
