@@ -211,11 +211,40 @@ pub fn read_open(file: File) -> std::io::Result<Source> {
         let m = unsafe { memmap2::Mmap::map(&file) }?;
         Ok(Source::Mapped(m))
     } else {
-        // One byte more than the file: `read_to_end` then sees the end without growing (and
-        // copying) the buffer.
-        let mut v = Vec::with_capacity(len as usize + 1);
-        std::io::Read::read_to_end(&mut { file }, &mut v)?;
+        let mut v = Vec::new();
+        read_to_end(&file, len, &mut v)?;
         Ok(Source::Read(v))
+    }
+}
+
+/// Appends the bytes of `file`, `len` bytes long when it was last looked at, to `buf`, up to
+/// its end (past `len` when it grew since). One read takes the file and one more finds its
+/// end: `File::read_to_end` first asks the system for the file's size and position again (a
+/// statx and an lseek), and through `Read::take` its reads start at 8 KiB and double, four
+/// or five for a file of 100 KB.
+pub fn read_to_end(file: &File, len: u64, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // One byte more than the file: the read that finds its end needs no room made.
+    buf.reserve(usize::try_from(len).unwrap_or(usize::MAX).saturating_add(1));
+    loop {
+        if buf.len() == buf.capacity() {
+            buf.reserve(buf.len().max(8 << 10));
+        }
+        let spare = buf.spare_capacity_mut();
+        // SAFETY: read(2) writes at most `spare.len()` bytes at the start of `buf`'s spare
+        // room, which `buf` owns; the length grows only by the count it says it wrote.
+        let n = unsafe { libc::read(file.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
+        match n {
+            0 => return Ok(()),
+            // SAFETY: as above, the first `n` spare bytes were written.
+            n if n > 0 => unsafe { buf.set_len(buf.len() + n as usize) },
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
     }
 }
 
@@ -1519,6 +1548,33 @@ pub fn unique_dir(dir: &Path, prefix: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file is read to its end whatever length it was said to have (it may have grown or
+    /// shrunk since it was looked at), after what the buffer held, and across reads of any
+    /// size.
+    #[test]
+    fn read_to_end_reads_the_whole_file_whatever_its_length_was_said_to_be() {
+        let dir = std::env::temp_dir().join(format!("knav-read-to-end-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f");
+        let bytes: Vec<u8> = (0..100_000u32).map(|i| (i % 253) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        for said in [0, 1, 99_999, 100_000, 100_001, 1 << 20] {
+            let mut buf = b"kept".to_vec();
+            read_to_end(&File::open(&path).unwrap(), said, &mut buf).unwrap();
+            assert_eq!(&buf[..4], b"kept");
+            assert!(
+                buf[4..] == bytes[..],
+                "said {said}: {} bytes",
+                buf.len() - 4
+            );
+        }
+        std::fs::write(&path, b"").unwrap();
+        let mut buf = Vec::new();
+        read_to_end(&File::open(&path).unwrap(), 10, &mut buf).unwrap();
+        assert!(buf.is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// `(name, count)` of each group of `src`'s names, in the order `group_by_name` gives.
     fn groups(src: &str) -> Vec<(String, u32)> {

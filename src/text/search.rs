@@ -195,16 +195,12 @@ impl Opener {
     /// mapping to set up and tear down for each), a larger one as the index build reads it;
     /// `None` when it cannot be read or is not a regular file below the root.
     pub fn read_with<'b>(&self, rel: &str, buf: &'b mut Vec<u8>) -> Option<Bytes<'b>> {
-        use std::io::Read;
         let (file, len) = self.open(rel)?;
         if len > BUFFERED {
             return crate::index::build::read_open(file).ok().map(Bytes::Own);
         }
         buf.clear();
-        // One byte more than the file: the read that finds its end needs no room made. Read
-        // through `Take`, since `File`'s own `read_to_end` asks the system for the size again.
-        buf.reserve(len as usize + 1);
-        (&file).take(u64::MAX).read_to_end(buf).ok()?;
+        crate::index::build::read_to_end(&file, len, buf).ok()?;
         Some(Bytes::Buffered(buf))
     }
 
