@@ -46,7 +46,8 @@ struct Args {
     #[arg(long)]
     jobs: Option<usize>,
     /// Cold builds of knav and gtags, taken in turns; the median of each is reported (default
-    /// 3; 1 with --quick). One run says little on a machine whose other tenants come and go.
+    /// 5; 1 with --quick). One run says little on a machine whose other tenants come and go,
+    /// and with three, one slow spell of the machine moved the ratio by a tenth.
     #[arg(long)]
     cold_runs: Option<usize>,
     /// Keep the indexes already in --work instead of building them (cold builds and refreshes
@@ -213,7 +214,7 @@ fn run(args: Args) -> Result<(), String> {
         .clamp(1, 256);
     let cold_runs = args
         .cold_runs
-        .unwrap_or(if args.quick { 1 } else { 3 })
+        .unwrap_or(if args.quick { 1 } else { 5 })
         .clamp(1, 20);
     let work = match &args.work {
         Some(w) => w.clone(),
