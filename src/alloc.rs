@@ -38,7 +38,6 @@ static ASKED: AtomicBool = AtomicBool::new(false);
 const MI_OPTION_PURGE_DELAY: i32 = 15;
 const MI_OPTION_DISALLOW_OS_ALLOC: i32 = 17;
 const MI_OPTION_ARENA_PURGE_MULT: i32 = 24;
-const MI_OPTION_ALLOW_THP: i32 = 43;
 
 extern "C" {
     fn mi_option_set(option: i32, value: std::ffi::c_long);
@@ -69,7 +68,6 @@ pub fn small_blocks_from_mimalloc() -> bool {
         // build's peak RSS grew from 437 MB to 534 MB.
         mi_option_set(MI_OPTION_PURGE_DELAY, 0);
         mi_option_set(MI_OPTION_ARENA_PURGE_MULT, 0);
-        mi_option_set(MI_OPTION_ALLOW_THP, 0);
         mi_option_set(MI_OPTION_DISALLOW_OS_ALLOC, 1);
         let reserved = ARENA_BYTES
             .iter()
