@@ -101,6 +101,23 @@ fn from_mimalloc(size: usize) -> bool {
 /// The system's allocator, and mimalloc for small blocks once switched on.
 pub struct Alloc;
 
+/// A block of `layout` from mimalloc's `mi` (its size and alignment as arguments) when it is
+/// to come from mimalloc and mimalloc has room, else from `system`.
+#[inline(always)]
+unsafe fn from_either(
+    layout: Layout,
+    mi: unsafe extern "C" fn(usize, usize) -> *mut c_void,
+    system: impl FnOnce() -> *mut u8,
+) -> *mut u8 {
+    if from_mimalloc(layout.size()) {
+        let p = mi(layout.size(), layout.align()) as *mut u8;
+        if !p.is_null() {
+            return p;
+        }
+    }
+    system()
+}
+
 // SAFETY: a block is freed by the allocator that owns its address (mimalloc's arena or not),
 // whichever allocated it; mimalloc returns blocks of the asked size and alignment, or null
 // (the arena full), and then glibc is asked. `realloc` keeps a block with its owner, or copies
@@ -108,24 +125,16 @@ pub struct Alloc;
 unsafe impl GlobalAlloc for Alloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if from_mimalloc(layout.size()) {
-            let p = libmimalloc_sys::mi_malloc_aligned(layout.size(), layout.align()) as *mut u8;
-            if !p.is_null() {
-                return p;
-            }
-        }
-        System.alloc(layout)
+        from_either(layout, libmimalloc_sys::mi_malloc_aligned, || {
+            System.alloc(layout)
+        })
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if from_mimalloc(layout.size()) {
-            let p = libmimalloc_sys::mi_zalloc_aligned(layout.size(), layout.align()) as *mut u8;
-            if !p.is_null() {
-                return p;
-            }
-        }
-        System.alloc_zeroed(layout)
+        from_either(layout, libmimalloc_sys::mi_zalloc_aligned, || {
+            System.alloc_zeroed(layout)
+        })
     }
 
     #[inline]
