@@ -5,8 +5,9 @@
 //! A kernel build makes and frees hundreds of millions of small blocks (names, tags, per-file
 //! tables) on five busy threads; glibc's malloc and free took 4.6 s of its 57 s of CPU in a
 //! perf profile (`_int_malloc`, `unlink_chunk`, `malloc_consolidate`), mimalloc's about 2.7 s.
-//! A query never uses mimalloc: as the whole process's allocator it made `knav def` take 1.36×
-//! its time (mimalloc's start, its transparent huge pages, its purges at exit). Large blocks
+//! A query never takes a block from mimalloc (mimalloc only starts in each process, two page
+//! faults): as the whole process's allocator it made `knav def` take 1.36× its time (its
+//! transparent huge pages, its purges at exit). Large blocks
 //! stay with glibc, whose thresholds and trims the build sets (see `index::build`): with
 //! mimalloc for every block, a kernel build's peak RSS rose from 455 MB to 695 MB.
 //!
@@ -58,6 +59,12 @@ pub fn small_blocks_from_mimalloc() -> bool {
     if ASKED.swap(true, Ordering::SeqCst) {
         return END.load(Ordering::Acquire) != 0;
     }
+    // mimalloc reads its settings from the environment at its start: MIMALLOC_RESERVE_OS_MEMORY
+    // and others make it reserve arenas of its own, whose blocks glibc would then be given to
+    // free. With any of them set, the build keeps glibc.
+    if std::env::vars_os().any(|(k, _)| k.as_encoded_bytes().starts_with(b"MIMALLOC_")) {
+        return false;
+    }
     let mut arena: *mut c_void = std::ptr::null_mut();
     let mut size = 0usize;
     // SAFETY: mimalloc's options are plain settings, set before it allocates anything (no
@@ -89,7 +96,8 @@ pub fn small_blocks_from_mimalloc() -> bool {
 #[inline]
 fn mimalloc_owns(ptr: *mut u8) -> bool {
     let p = ptr as usize;
-    p < END.load(Ordering::Relaxed) && p >= START.load(Ordering::Relaxed)
+    // Acquire: a thread that sees END set sees START too (stored before END's Release).
+    p < END.load(Ordering::Acquire) && p >= START.load(Ordering::Relaxed)
 }
 
 /// True when a block of `size` bytes is to come from mimalloc.

@@ -283,4 +283,19 @@ fn a_build_large_enough_for_mimalloc_indexes_every_file() {
     assert_eq!(v["results"][0]["line"], 1, "{v}");
     let (_, v) = json(&t, &["callers", "helper_17"]);
     assert_eq!(v["results"][0]["caller"], "caller_17", "{v}");
+    // mimalloc's own settings could give it arenas whose blocks glibc would be asked to free:
+    // with any set, the build keeps glibc.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--full", "--root"])
+        .arg(&t.root)
+        .env("KNAV_TRACE", "1")
+        .env("MIMALLOC_RESERVE_OS_MEMORY", "64MiB")
+        .env_remove("KNAV_INDEX_DIR")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("small blocks from mimalloc"), "{err}");
+    let (_, v) = json(&t, &["def", "helper_4199"]);
+    assert_eq!(v["total"], 1, "{v}");
 }
