@@ -26,7 +26,7 @@ pub const SMALL: usize = 64 << 10;
 
 /// Address space asked for mimalloc's arena, the first size the system grants: far more than
 /// a kernel build's small blocks at their peak (about 300 MB). When it is full, blocks come
-/// from glibc again. (16 GiB was refused on a machine of 23 GB, not overcommitting.)
+/// from glibc again. (16 GiB was refused on a machine of 23 GB under the kernel's heuristic overcommit.)
 const ARENA_BYTES: [usize; 3] = [4 << 30, 1 << 30, 256 << 20];
 
 /// Where mimalloc's arena starts and ends; both 0 until it is switched on.
@@ -53,8 +53,8 @@ extern "C" {
 }
 
 /// Makes later blocks of at most [`SMALL`] bytes come from mimalloc, for the rest of the
-/// process; true when they do. Meant for a large index build: mimalloc's start costs a
-/// process about a millisecond. Only the first call does anything.
+/// process; true when they do. Meant for a large index build (see `index::MIMALLOC_FILES`).
+/// Only the first call does anything.
 pub fn small_blocks_from_mimalloc() -> bool {
     if ASKED.swap(true, Ordering::SeqCst) {
         return END.load(Ordering::Acquire) != 0;

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 mod common;
-use common::{fixture, json, knav, tree};
+use common::{fixture, json, knav, knav_env, tree};
 
 fn callee_names(v: &Value) -> Vec<String> {
     v["results"]["callees"]
@@ -263,15 +263,8 @@ fn a_build_large_enough_for_mimalloc_indexes_every_file() {
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
     let t = tree("mimalloc-build", &refs);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(["index", "--root"])
-        .arg(&t.root)
-        .env("KNAV_TRACE", "1")
-        .env_remove("KNAV_INDEX_DIR")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let (code, err) = knav_env(&t, &["index"], &[("KNAV_TRACE", "1")]);
+    assert_eq!(code, 0, "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert!(
         err.contains("small blocks from mimalloc"),
@@ -285,16 +278,12 @@ fn a_build_large_enough_for_mimalloc_indexes_every_file() {
     assert_eq!(v["results"][0]["caller"], "caller_17", "{v}");
     // mimalloc's own settings could give it arenas whose blocks glibc would be asked to free:
     // with any set, the build keeps glibc.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(["index", "--full", "--root"])
-        .arg(&t.root)
-        .env("KNAV_TRACE", "1")
-        .env("MIMALLOC_RESERVE_OS_MEMORY", "64MiB")
-        .env_remove("KNAV_INDEX_DIR")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let (code, err) = knav_env(
+        &t,
+        &["index", "--full"],
+        &[("KNAV_TRACE", "1"), ("MIMALLOC_RESERVE_OS_MEMORY", "64MiB")],
+    );
+    assert_eq!(code, 0, "{err}");
     assert!(!err.contains("small blocks from mimalloc"), "{err}");
     let (_, v) = json(&t, &["def", "helper_4199"]);
     assert_eq!(v["total"], 1, "{v}");

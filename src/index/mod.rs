@@ -702,8 +702,8 @@ impl Update<'_> {
         };
         let layout = self.layout(old.as_ref(), changes.as_ref(), &walked, &mut report);
         trace.mark("delta plan");
-        // A large build's small blocks come from mimalloc (see `crate::alloc`); a small one's
-        // (a refresh) not, as mimalloc's start would cost it more than it saves.
+        // A large build's small blocks come from mimalloc (see `crate::alloc`); a small one (a
+        // refresh) keeps glibc: the switch was measured on whole-tree builds only.
         if layout.inputs.len() >= MIMALLOC_FILES && crate::alloc::small_blocks_from_mimalloc() {
             trace.mark("small blocks from mimalloc");
         }

@@ -318,7 +318,7 @@ mod tests {
             parts.add(&mut w, name, id as u64);
         }
         let file = w.handles[&b"file"[..]];
-        // Names 0-4 and 6 (twice in it, once in its ids).
+        // Names 0, 1, 2, 4 and 6 (twice in 6, once in its ids).
         assert_eq!(w.ids[file as usize].count, 5);
         assert_eq!(w.ids[file as usize].deltas, [0, 1, 1, 2, 2]);
     }
