@@ -148,7 +148,7 @@ fn cache_dir(root: &Path) -> Option<PathBuf> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "root".into());
-    let h = super::codec::hash64(root.as_os_str().as_encoded_bytes());
+    let h = super::codec::hash64_one_lane(root.as_os_str().as_encoded_bytes());
     Some(base.join("knav").join(format!("{name}-{h:016x}")))
 }
 
