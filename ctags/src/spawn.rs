@@ -146,6 +146,8 @@ fn c_string(s: &OsStr) -> io::Result<CString> {
 struct ChildPlan {
     program: CString,
     argv: Vec<*const libc::c_char>,
+    /// The environment, pointers into [`ChildEnv`]'s strings, null-terminated.
+    envp: Vec<*const libc::c_char>,
     cwd: CString,
     /// Descriptors to become the child's 0, 1 and 2.
     stdio: [RawFd; 3],
@@ -197,9 +199,76 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             fail(plan.report);
         }
         libc::pthread_sigmask(libc::SIG_SETMASK, &plan.mask, std::ptr::null_mut());
-        libc::execv(plan.program.as_ptr(), plan.argv.as_ptr());
+        libc::execve(
+            plan.program.as_ptr(),
+            plan.argv.as_ptr(),
+            plan.envp.as_ptr(),
+        );
         fail(plan.report)
     }
+}
+
+/// The glibc tunable that lets a thread keep up to 4,096 freed blocks of each small size
+/// for reuse (glibc's default is 7). ctags makes and frees a token or a string at nearly
+/// every word; with the default, most frees went on to glibc's bins and their consolidation
+/// (`_int_malloc`, `_int_free`, `malloc_consolidate`: ~9% of its CPU in a perf profile of
+/// it over the kernel's texts). With this setting it ran 5.2% fewer instructions over 800
+/// of them (cachegrind: 1,441.8 M against 1,366.4 M), and in four pairs of runs over all
+/// 54,491 texts, each pair side by side, its CPU time was 0.93-1.03 of the default's
+/// (mean 0.965); its peak RSS was 15.7 MB against 10.3 MB over 5,455 texts.
+const CTAGS_TUNABLE: &str = "glibc.malloc.tcache_count=4096";
+
+/// The environment ctags starts with: knav's own, with [`CTAGS_TUNABLE`] added to
+/// `GLIBC_TUNABLES` unless that already sets `tcache_count`. (A ctags not linked with glibc
+/// ignores it.)
+struct ChildEnv(Vec<CString>);
+
+impl ChildEnv {
+    fn new() -> ChildEnv {
+        let mut tuned = false;
+        let mut vars: Vec<CString> = std::env::vars_os()
+            .filter_map(|(k, v)| {
+                let mut kv = k.as_bytes().to_vec();
+                kv.push(b'=');
+                if k == "GLIBC_TUNABLES" {
+                    tuned = true;
+                    kv.extend(tunables(Some(v.as_bytes())));
+                } else {
+                    kv.extend_from_slice(v.as_bytes());
+                }
+                // A variable with a NUL byte cannot be passed on: left out.
+                CString::new(kv).ok()
+            })
+            .collect();
+        if !tuned {
+            let mut kv = b"GLIBC_TUNABLES=".to_vec();
+            kv.extend(tunables(None));
+            vars.extend(CString::new(kv).ok());
+        }
+        ChildEnv(vars)
+    }
+
+    /// The pointers `execve` takes, valid while `self` lives.
+    fn pointers(&self) -> Vec<*const libc::c_char> {
+        let mut p: Vec<*const libc::c_char> = self.0.iter().map(|v| v.as_ptr()).collect();
+        p.push(std::ptr::null());
+        p
+    }
+}
+
+/// The value of `GLIBC_TUNABLES` for ctags, from knav's own (`None`: unset).
+fn tunables(own: Option<&[u8]>) -> Vec<u8> {
+    let mut v = own.unwrap_or_default().to_vec();
+    if !v
+        .windows(b"tcache_count".len())
+        .any(|w| w == b"tcache_count")
+    {
+        if !v.is_empty() {
+            v.push(b':');
+        }
+        v.extend_from_slice(CTAGS_TUNABLE.as_bytes());
+    }
+    v
 }
 
 /// Bytes of the clone's stack: it only makes system calls.
@@ -229,6 +298,7 @@ pub(crate) fn spawn(
     })?))?;
     let mut argv: Vec<*const libc::c_char> = args_c.iter().map(|a| a.as_ptr()).collect();
     argv.push(std::ptr::null());
+    let env = ChildEnv::new();
     // SAFETY: sigset_t is plain data; sigfillset, sigemptyset and pthread_sigmask get valid
     // pointers. Nothing between the block and the restore below can return early.
     let (all, empty, mut mask) = unsafe {
@@ -243,6 +313,7 @@ pub(crate) fn spawn(
     let plan = ChildPlan {
         program: program_c,
         argv,
+        envp: env.pointers(),
         cwd: cwd_c,
         stdio: [in_r.0, out_w.0, null.0],
         report: report_w.0,
@@ -307,6 +378,42 @@ mod tests {
         child.wait();
         let want = format!("{}\nhello\n", dir.canonicalize().unwrap().display());
         assert_eq!(out, want);
+    }
+
+    #[test]
+    fn ctags_gets_the_environment_with_a_larger_malloc_cache() {
+        let (mut child, stdin, mut stdout) = spawn(
+            Path::new("sh"),
+            &[
+                OsStr::new("-c"),
+                OsStr::new("echo \"$GLIBC_TUNABLES\"; echo \"$PATH\""),
+            ],
+            Path::new("/"),
+        )
+        .unwrap();
+        drop(stdin);
+        let mut out = String::new();
+        stdout.read_to_string(&mut out).unwrap();
+        child.wait();
+        let own = std::env::var("GLIBC_TUNABLES").ok();
+        let want = String::from_utf8(tunables(own.as_deref().map(str::as_bytes))).unwrap();
+        let path = std::env::var("PATH").unwrap_or_default();
+        assert_eq!(out, format!("{want}\n{path}\n"));
+        assert!(want.contains(CTAGS_TUNABLE) || want.contains("tcache_count"));
+    }
+
+    #[test]
+    fn the_tunable_is_added_to_the_users_unless_it_sets_the_same() {
+        assert_eq!(tunables(None), b"glibc.malloc.tcache_count=4096");
+        assert_eq!(tunables(Some(b"")), b"glibc.malloc.tcache_count=4096");
+        assert_eq!(
+            tunables(Some(b"glibc.malloc.check=3")),
+            b"glibc.malloc.check=3:glibc.malloc.tcache_count=4096"
+        );
+        assert_eq!(
+            tunables(Some(b"glibc.malloc.tcache_count=0")),
+            b"glibc.malloc.tcache_count=0"
+        );
     }
 
     #[test]
