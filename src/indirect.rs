@@ -100,59 +100,6 @@ struct Tok {
     line: u32,
 }
 
-/// Eight bytes at a time: the tokenizer's runs (identifiers, blanks) end at an unpredictable
-/// byte, and a branch per byte mispredicts at the end of almost every run.
-mod swar {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-
-    /// The high bit of each byte of `x` equal to `b`.
-    fn eq(x: u64, b: u8) -> u64 {
-        let z = x ^ (LO * b as u64);
-        !(((z & !HI) + !HI) | z) & HI
-    }
-
-    /// The high bit of each byte of `x` (high bits clear) in `lo..=hi`.
-    fn within(x: u64, lo: u8, hi: u8) -> u64 {
-        (x + LO * (0x80 - lo) as u64) & !(x + LO * (0x7f - hi) as u64) & HI
-    }
-
-    /// The end of the run of bytes at `i` that `of` marks (in a word, as high bits).
-    fn run_end(src: &[u8], mut i: usize, of: fn(u64) -> u64, byte: fn(u8) -> bool) -> usize {
-        while let Some(w) = src.get(i..).and_then(<[u8]>::first_chunk::<8>) {
-            let stop = !of(u64::from_le_bytes(*w)) & HI;
-            if stop != 0 {
-                return i + stop.trailing_zeros() as usize / 8;
-            }
-            i += 8;
-        }
-        while i < src.len() && byte(src[i]) {
-            i += 1;
-        }
-        i
-    }
-
-    /// The end of the identifier characters (`[A-Za-z0-9_]`) from `i`.
-    pub fn ident_end(src: &[u8], i: usize) -> usize {
-        fn of(x: u64) -> u64 {
-            let low = x & !HI;
-            let alnum = within(low, b'0', b'9') | within(low | (LO * 0x20), b'a', b'z');
-            (alnum | eq(x, b'_')) & !x
-        }
-        run_end(src, i, of, crate::scan::is_ident)
-    }
-
-    /// The end of the spaces and tabs from `i`.
-    pub fn blank_end(src: &[u8], i: usize) -> usize {
-        run_end(
-            src,
-            i,
-            |x| eq(x, b' ') | eq(x, b'\t'),
-            |b| b == b' ' || b == b'\t',
-        )
-    }
-}
-
 /// A file's tokens, and the ones [`Pass`] acts on.
 #[derive(Clone, Default)]
 struct Tokens {
@@ -185,7 +132,7 @@ fn tokens(src: &[u8], out: &mut Tokens) {
         let start = i;
         let kind = match b {
             b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
-                i = swar::ident_end(src, i + 1);
+                i = crate::scan::swar::ident_end(src, i + 1);
                 let after_member = out
                     .last()
                     .is_some_and(|t| matches!(t.kind, Kind::Arrow | Kind::Punct(b'.')));
@@ -212,12 +159,12 @@ fn tokens(src: &[u8], out: &mut Tokens) {
                 Kind::Punct(b)
             }
             b' ' | b'\t' => {
-                i = swar::blank_end(src, i + 1);
+                i = crate::scan::swar::blank_end(src, i + 1);
                 continue;
             }
             b'\n' => {
                 line += 1;
-                i = swar::blank_end(src, i + 1);
+                i = crate::scan::swar::blank_end(src, i + 1);
                 line_start = true;
                 continue;
             }

@@ -14,6 +14,7 @@ use crate::guard::{Directive, GuardStack, Guards};
 
 mod include_guard;
 mod opaque;
+pub(crate) mod swar;
 
 use include_guard::IncludeGuard;
 use opaque::{Opaque, PpLine};
@@ -402,8 +403,14 @@ impl<'a> Scanner<'a> {
             }
             if is_blank(b) {
                 self.i += 1;
-                while self.i < n && is_blank(src[self.i]) {
-                    self.i += 1;
+                // Spaces and tabs eight at a time; `\r`, `\v` and `\f` a byte at a time.
+                loop {
+                    self.i = swar::blank_end(src, self.i);
+                    if self.i < n && is_blank(src[self.i]) {
+                        self.i += 1;
+                    } else {
+                        break;
+                    }
                 }
                 continue;
             }
@@ -524,13 +531,7 @@ impl<'a> Scanner<'a> {
 
     fn read_ident(&mut self) -> (usize, usize) {
         let start = self.i;
-        let rest = &self.src[start + 1..];
-        self.i = start
-            + 1
-            + rest
-                .iter()
-                .position(|&b| !is_ident(b))
-                .unwrap_or(rest.len());
+        self.i = swar::ident_end(self.src, start + 1);
         (start, self.i)
     }
 
