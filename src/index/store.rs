@@ -144,12 +144,18 @@ fn cache_dir(root: &Path) -> Option<PathBuf> {
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(cache_dir_in(&base, root))
+}
+
+/// The directory of `root`'s index under the cache directory `base`: named after the root and
+/// the one-lane hash of its path, so that it never moves between releases.
+fn cache_dir_in(base: &Path, root: &Path) -> PathBuf {
     let name = root
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "root".into());
     let h = super::codec::hash64_one_lane(root.as_os_str().as_encoded_bytes());
-    Some(base.join("knav").join(format!("{name}-{h:016x}")))
+    base.join("knav").join(format!("{name}-{h:016x}"))
 }
 
 /// Reads the manifest, or `None` when there is no index.
@@ -715,5 +721,22 @@ impl Snapshot {
             unindexed,
             unindexed_sources: why,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_roots_cache_directory_is_named_as_knavs_first_releases_named_it() {
+        // Named after the root and its one-lane hash: an index found there before a change of
+        // the hash is found there after it.
+        let dir = super::cache_dir_in(
+            std::path::Path::new("/c"),
+            std::path::Path::new("/home/someone/src/linux-6.12-with-a-long-name"),
+        );
+        assert_eq!(
+            dir,
+            std::path::Path::new("/c/knav/linux-6.12-with-a-long-name-e79f096b3cfc977d")
+        );
     }
 }
