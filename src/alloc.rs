@@ -26,7 +26,8 @@ pub const SMALL: usize = 64 << 10;
 
 /// Address space asked for mimalloc's arena, the first size the system grants: far more than
 /// a kernel build's small blocks at their peak (about 300 MB). When it is full, blocks come
-/// from glibc again. (16 GiB was refused on a machine of 23 GB under the kernel's heuristic overcommit.)
+/// from glibc again. (16 GiB was refused on a machine of 23 GB under the kernel's heuristic
+/// overcommit.)
 const ARENA_BYTES: [usize; 3] = [4 << 30, 1 << 30, 256 << 20];
 
 /// Where mimalloc's arena starts and ends; both 0 until it is switched on.
