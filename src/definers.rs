@@ -488,11 +488,13 @@ impl Definers {
                 old.entry(path).or_default().push(define);
             }
         }
+        let beneath = crate::beneath::Root::open(root).ok();
         paths.iter().any(|p| {
-            let now: Vec<String> =
-                crate::index::build::read_source(&root.join(crate::pathname::to_path(p)))
-                    .map(|src| of_source(&src).into_iter().map(|(_, l)| l.text).collect())
-                    .unwrap_or_default();
+            let now: Vec<String> = beneath
+                .as_ref()
+                .and_then(|b| b.read(p).ok())
+                .map(|src| of_source(&src).into_iter().map(|(_, l)| l.text).collect())
+                .unwrap_or_default();
             let was = old.get(p).map_or(&[][..], Vec::as_slice);
             now.len() != was.len() || now.iter().zip(was).any(|(a, b)| a != b)
         })
@@ -585,6 +587,10 @@ impl Definers {
     /// of the names it makes, and the index must not depend on the threads' timing).
     fn of_headers(root: &Path, paths: &[&str], threads: usize) -> Vec<HeaderDefines> {
         let next = std::sync::atomic::AtomicUsize::new(0);
+        let Ok(beneath) = crate::beneath::Root::open(root) else {
+            return Vec::new();
+        };
+        let beneath = &beneath;
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads.max(1))
                 .map(|_| {
@@ -601,9 +607,7 @@ impl Definers {
                             }
                             for (i, p) in (k..).zip(batch) {
                                 // Large (register) headers are mapped, not copied.
-                                if let Ok(src) = crate::index::build::read_source(
-                                    &root.join(crate::pathname::to_path(p)),
-                                ) {
+                                if let Ok(src) = beneath.read(p) {
                                     let learned = of_source(&src);
                                     if !learned.is_empty() {
                                         out.push((i, (p.to_string(), learned)));

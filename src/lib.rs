@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod alloc;
+pub mod beneath;
 pub mod cli;
 pub mod definers;
 pub mod diff;

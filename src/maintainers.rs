@@ -216,8 +216,8 @@ const MAX_PARSED: usize = 4;
 /// The `MAINTAINERS` file at the top of `root`, parsed (once per content by this process);
 /// `Ok(None)` when the tree has none. It is opened without following a symbolic link.
 pub fn for_root(root: &Path) -> Result<Option<Arc<Maintainers>>, String> {
-    use crate::query::source::{open_beneath_stat, Unread};
-    let (file, meta) = match open_beneath_stat(root, "MAINTAINERS") {
+    use crate::beneath::Unread;
+    let (file, meta) = match crate::beneath::open_file(root, "MAINTAINERS") {
         Ok(f) => f,
         Err(Unread::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(Unread::Io(e)) => return Err(format!("{}/MAINTAINERS: {e}", root.display())),

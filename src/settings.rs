@@ -113,13 +113,24 @@ const RESERVED_CTAGS_OPTIONS: &[&str] = &[
     "-R",
 ];
 
+/// The largest `.knav.toml` read, in bytes.
+const MAX_SETTINGS_BYTES: u64 = 1 << 20;
+
 impl Settings {
     /// The settings of the tree at `root`: its `.knav.toml`, or the defaults.
     pub fn load(root: &Path) -> Result<Settings, String> {
+        use crate::beneath::Unread;
         let path = root.join(FILE_NAME);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+        let read = crate::beneath::Root::open(root)
+            .map_err(Unread::Io)
+            .and_then(|r| r.read_capped(FILE_NAME, MAX_SETTINGS_BYTES));
+        let text = match read {
+            Ok(t) => {
+                String::from_utf8(t).map_err(|e| format!("{}: not UTF-8: {e}", path.display()))?
+            }
+            Err(Unread::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Settings::default())
+            }
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
         Settings::parse(&text).map_err(|e| format!("{}: {e}", path.display()))

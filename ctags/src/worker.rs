@@ -136,26 +136,35 @@ impl Worker {
     pub fn tags(&mut self, path: &Path) -> Result<FileTags, WorkerError> {
         // A JSON request names a file in UTF-8: another name's file is sent with the request,
         // under its name made UTF-8 (which only names anonymous types).
-        let (request, text) = match path.to_str() {
-            Some(name) => (
-                serde_json::json!({"command": "generate-tags", "filename": name}),
-                Vec::new(),
-            ),
+        match path.to_str() {
+            Some(name) => {
+                let request = serde_json::json!({"command": "generate-tags", "filename": name});
+                self.ask(&request, &[])
+            }
             None => {
                 let text = std::fs::read(self.root.join(path)).map_err(WorkerError::Read)?;
-                let name = path.to_string_lossy();
-                let request = serde_json::json!(
-                    {"command": "generate-tags", "filename": name, "size": text.len()}
-                );
-                (request, text)
+                self.tags_of_text(path, &text)
             }
-        };
+        }
+    }
+
+    /// The definitions in `text`, the bytes of the file `path` (which names anonymous types
+    /// only: ctags reads nothing but `text`).
+    pub fn tags_of_text(&mut self, path: &Path, text: &[u8]) -> Result<FileTags, WorkerError> {
+        let name = path.to_string_lossy();
+        let request =
+            serde_json::json!({"command": "generate-tags", "filename": name, "size": text.len()});
+        self.ask(&request, text)
+    }
+
+    /// Sends `request` (and `text` after it) and waits for its tags.
+    fn ask(&mut self, request: &serde_json::Value, text: &[u8]) -> Result<FileTags, WorkerError> {
         let mut process = match self.process.take() {
             Some(p) => p,
             None => self.spawn()?,
         };
         let sent = writeln!(process.stdin, "{request}")
-            .and_then(|_| process.stdin.write_all(&text))
+            .and_then(|_| process.stdin.write_all(text))
             .and_then(|_| process.stdin.flush());
         if let Err(e) = sent {
             return Err(WorkerError::Died(format!("cannot write to ctags: {e}")));

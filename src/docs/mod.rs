@@ -64,10 +64,12 @@ fn fingerprint(files: &[TextFile]) -> u64 {
 /// parallel); one that cannot be read counts as empty.
 fn content_hash(root: &Path, files: &[TextFile]) -> u64 {
     use rayon::prelude::*;
+    let beneath = crate::beneath::Root::open(root).ok();
     let hashes: Vec<u64> = files
         .par_iter()
         .map(|f| {
-            hash64(&std::fs::read(root.join(crate::pathname::to_path(&f.path))).unwrap_or_default())
+            let bytes = beneath.as_ref().and_then(|b| b.read(&f.path).ok());
+            hash64(bytes.as_deref().unwrap_or_default())
         })
         .collect();
     combine(files.iter().map(|f| f.path.as_str()).zip(hashes))

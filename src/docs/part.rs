@@ -112,15 +112,16 @@ impl Worker {
     }
 
     /// Reads file `i` at `path` and counts its sections.
-    fn read(&mut self, root: &Path, i: usize, path: &str) {
-        let bytes = std::fs::read(root.join(crate::pathname::to_path(path))).unwrap_or_default();
-        let text = String::from_utf8_lossy(&bytes);
+    fn read(&mut self, root: Option<&crate::beneath::Root>, i: usize, path: &str) {
+        let bytes = root.and_then(|r| r.read(path).ok());
+        let bytes = bytes.as_deref().unwrap_or_default();
+        let text = String::from_utf8_lossy(bytes);
         let lines: Vec<&str> = text.lines().collect();
         let counted = sections(&lines)
             .into_iter()
             .map(|s| self.count(s, &lines))
             .collect();
-        self.files.push((i, hash64(&bytes), counted));
+        self.files.push((i, hash64(bytes), counted));
     }
 }
 
@@ -139,10 +140,11 @@ pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<Built, Index
     let workers: Vec<Mutex<Worker>> = (0..rayon::current_num_threads())
         .map(|_| Mutex::default())
         .collect();
+    let beneath = crate::beneath::Root::open(root).ok();
     files.par_iter().enumerate().for_each(|(i, f)| {
         let at = rayon::current_thread_index().unwrap_or(0) % workers.len();
         let mut w = workers[at].lock().unwrap_or_else(|e| e.into_inner());
-        w.read(root, i, &f.path);
+        w.read(beneath.as_ref(), i, &f.path);
     });
     let mut workers: Vec<Worker> = workers
         .into_iter()

@@ -128,7 +128,8 @@ pub fn imbalance(text: &[u8]) -> Option<(u32, String)> {
 
 /// The names defined on lines `from..=to` of `text` (a file called `name`), as ctags (run with
 /// `ctags_args`) and knav's scanner (`#define`s) find them, in line order: members,
-/// enumerators, locals and labels left out.
+/// enumerators, locals and labels left out. ctags is handed the text on its input: nothing is
+/// written to disk.
 pub fn defined_names(
     text: &[u8],
     name: &str,
@@ -137,30 +138,18 @@ pub fn defined_names(
     to: u32,
 ) -> Result<Vec<(u32, String)>, String> {
     let ctags = knav_ctags::Ctags::probe().map_err(|e| e.to_string())?;
-    let dir = std::env::temp_dir().join(format!(
-        "knav-edit-{}-{}",
-        std::process::id(),
-        crate::index::codec::hash64(text)
-    ));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| format!("cannot make the scratch directory {}: {e}", dir.display()))?;
-    let written = std::fs::write(dir.join(name), text);
-    let tags = written.map_err(|e| e.to_string()).and_then(|_| {
-        knav_ctags::tags_of_chunk(
-            &ctags,
-            &dir,
-            ctags_args,
-            &[Path::new(name)],
-            std::time::Duration::from_secs(30),
-            None,
-        )
-        .map_err(|e| e.to_string())
-    });
-    let _ = std::fs::remove_dir_all(&dir);
-    let tags = tags.map_err(|e| format!("ctags could not read the new text: {e}"))?;
+    let mut worker = knav_ctags::Worker::new(
+        &ctags,
+        Path::new("/"),
+        ctags_args,
+        std::time::Duration::from_secs(30),
+    );
+    let tags = worker
+        .tags_of_text(Path::new(name), text)
+        .map_err(|e| format!("ctags could not read the new text: {e}"))?;
     let mut names: Vec<(u32, String)> = tags
+        .tags
         .into_iter()
-        .flat_map(|f| f.tags)
         .filter(|t| {
             (from..=to).contains(&t.line)
                 && !t.is_macro_pseudo_definition()
@@ -180,6 +169,17 @@ pub fn defined_names(
     names.sort();
     names.dedup();
     Ok(names)
+}
+
+/// The first byte of `source` that would make a C file binary or hide what it holds: NUL and
+/// the other control characters but tab, newline, carriage return and form feed.
+/// `(1-based line, byte)`.
+pub fn control_byte(source: &[u8]) -> Option<(u32, u8)> {
+    let at = source
+        .iter()
+        .position(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c)) || b == 0x7f)?;
+    let line = memchr::memchr_iter(b'\n', &source[..at]).count() as u32 + 1;
+    Some((line, source[at]))
 }
 
 #[cfg(test)]

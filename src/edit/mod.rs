@@ -11,9 +11,13 @@
 
 pub mod check;
 
+use std::ffi::{CStr, CString};
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Component, Path, PathBuf};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Component, Path};
+
+use crate::beneath::{Dir, Root, Unread};
 
 use knav_ctags::Kind;
 
@@ -80,10 +84,10 @@ pub struct Written {
     pub what: String,
 }
 
-/// `file` (as a call gives it) as a path inside `root`, checked lexically (no `..`, nothing
-/// absolute outside the root) and by its real path (no symbolic link leading out of the root,
-/// none at all on the way: the index never follows one). `(relative, path)`.
-pub fn resolve(root: &Path, file: &str) -> Result<(String, PathBuf), String> {
+/// `file` (as a call gives it) as a path relative to `root`, checked lexically (no `..`,
+/// nothing absolute outside the root). Links are refused when the file is opened
+/// ([`crate::beneath`]), on every component, at every step of the edit.
+pub fn resolve(root: &Path, file: &str) -> Result<String, String> {
     let root_s = root.display().to_string();
     let rel = file
         .strip_prefix(&root_s)
@@ -99,21 +103,18 @@ pub fn resolve(root: &Path, file: &str) -> Result<(String, PathBuf), String> {
             "{file} is outside the root {root_s}; give a path relative to the root, without '..'"
         ));
     }
-    let path = root.join(rel);
-    let real = std::fs::canonicalize(&path).map_err(|e| format!("{file}: {e}"))?;
-    if !real.starts_with(root) {
-        return Err(format!(
-            "{file} resolves through a symbolic link to {}, outside the root {root_s}",
-            real.display()
-        ));
+    Ok(rel.to_string())
+}
+
+/// Why `rel` could not be opened below the root, for an edit's answer.
+fn unopened(rel: &str, e: Unread) -> String {
+    match e {
+        Unread::Changed(what) => format!(
+            "{rel} is refused ({what}: knav opens only regular files below the root, and never \
+             through a link); edit the file by its own path; it is unchanged"
+        ),
+        Unread::Io(e) => format!("cannot open {rel}: {e}"),
     }
-    if real != path {
-        return Err(format!(
-            "{file} is reached through a symbolic link (it is {}); edit the file by its own path",
-            real.display()
-        ));
-    }
-    Ok((rel.to_string(), path))
 }
 
 /// Byte offset where 1-based `line` starts in `text` (its length past the last line).
@@ -133,23 +134,80 @@ fn line_of(text: &[u8], n: u32) -> &[u8] {
     &text[s..e]
 }
 
+/// `line` without a comment that ends it (`int n; // count`, `int n; /* count */`), trimmed.
+fn code_of(line: &[u8]) -> String {
+    let line = String::from_utf8_lossy(line);
+    let mut code = line.trim();
+    if let Some(at) = code.find("//") {
+        code = code[..at].trim_end();
+    }
+    while code.ends_with("*/") {
+        match code.rfind("/*") {
+            Some(at) => code = code[..at].trim_end(),
+            None => break,
+        }
+    }
+    code.to_string()
+}
+
 /// The first line of a definition named on line `line`: earlier lines that carry its type or
-/// attributes (`static int __init` above `foo(void)`) belong to it.
+/// attributes (`static int __init` above `foo(void)`) belong to it; a line that ends a
+/// statement, a block or a directive, or is a comment, does not (also when a comment follows
+/// its code: `int calls; // count`).
 fn decl_start(text: &[u8], line: u32) -> u32 {
     let mut start = line;
     while start > 1 {
-        let prev = String::from_utf8_lossy(line_of(text, start - 1));
-        let p = prev.trim();
+        let raw = String::from_utf8_lossy(line_of(text, start - 1))
+            .trim()
+            .to_string();
+        let p = code_of(line_of(text, start - 1));
         let continues = !p.is_empty()
-            && !p.starts_with(['#', '/', '*', '}'])
-            && !p.ends_with([';', '{', '}', ')', ',', '\\'])
-            && !p.ends_with("*/");
+            && !raw.starts_with(['#', '/', '*', '}'])
+            && !p.ends_with([';', '{', '}', ')', ',', '\\']);
         if !continues {
             break;
         }
         start -= 1;
     }
     start
+}
+
+/// The first line of the comment block that ends on the line just above `first` (`/* … */`
+/// whose first line starts with `/*`, or a run of `//` lines); `first` when there is none.
+fn comment_above(text: &[u8], first: u32) -> u32 {
+    let trimmed = |n: u32| String::from_utf8_lossy(line_of(text, n)).trim().to_string();
+    if first <= 1 {
+        return first;
+    }
+    let last = trimmed(first - 1);
+    if last.starts_with("//") {
+        let mut start = first - 1;
+        while start > 1 && trimmed(start - 1).starts_with("//") {
+            start -= 1;
+        }
+        return start;
+    }
+    if !last.ends_with("*/") {
+        return first;
+    }
+    let mut at = first - 1;
+    loop {
+        let l = trimmed(at);
+        if let Some(open) = l.find("/*") {
+            // The comment's first line: a comment only, not code before it.
+            return if open == 0 { at } else { first };
+        }
+        if at == 1 {
+            return first;
+        }
+        at -= 1;
+    }
+}
+
+/// True when `source` (trimmed) opens with a comment: it brings the definition's own.
+fn starts_with_comment(source: &str) -> bool {
+    let s = source.trim_start();
+    s.starts_with("/*") || s.starts_with("//")
 }
 
 /// True when `line` is `EXPORT_SYMBOL…(name);`.
@@ -216,116 +274,82 @@ fn locate(snap: &Snapshot, rel: &str, symbol: &str) -> Result<(u32, u32, Kind), 
     }
 }
 
-/// `source` as lines to splice in: leading and trailing blank lines dropped, one final newline.
-fn normalized(source: &str) -> String {
+/// `source` as lines to splice in: leading and trailing blank lines dropped, one final line
+/// ending, every line ending `nl` (the file's).
+fn normalized(source: &str, nl: &str) -> String {
     let s = source.trim_end();
     let s = s.trim_start_matches(['\n', '\r']);
-    format!("{s}\n")
+    let s = s.replace("\r\n", "\n");
+    let mut out = if nl == "\n" { s } else { s.replace('\n', nl) };
+    out.push_str(nl);
+    out
+}
+
+/// The line ending of `text`: `\r\n` when its first line ends so, else `\n`.
+fn line_ending(text: &[u8]) -> &'static str {
+    match memchr::memchr(b'\n', text) {
+        Some(i) if i > 0 && text[i - 1] == b'\r' => "\r\n",
+        _ => "\n",
+    }
 }
 
 /// Applies `edit` to its file under `snap`'s root, or refuses it leaving the file unchanged.
 pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Written, String> {
-    let root = &snap.root;
-    let (rel, path) = resolve(root, edit.file())?;
+    let rel = resolve(&snap.root, edit.file())?;
+    let root = Root::open(&snap.root).map_err(|e| format!("{}: {e}", snap.root.display()))?;
+    let (dir, name) = root.parent_of(&rel).map_err(|e| unopened(&rel, e))?;
+    let (file, meta) = dir
+        .open_file(std::ffi::OsStr::from_bytes(name.as_bytes()))
+        .map_err(|e| unopened(&rel, e))?;
     if snap.find_file(&rel).is_none() {
         return Err(format!(
             "{rel} is not an indexed C source of {}; only indexed .c, .h and .S files are edited",
-            root.display()
+            snap.root.display()
         ));
     }
-    let meta = std::fs::symlink_metadata(&path).map_err(|e| format!("{rel}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("{rel} is not a regular file"));
-    }
-    let old = std::fs::read(&path).map_err(|e| format!("cannot read {rel}: {e}"))?;
+    let old = crate::index::build::read_open(file)
+        .map_err(|e| format!("cannot read {rel}: {e}"))?
+        .to_vec();
     let (symbol, source) = match edit {
         Edit::Replace { symbol, source, .. } => (symbol, source),
         Edit::Insert { anchor, source, .. } => (anchor, source),
     };
+    if let Some((at, byte)) = check::control_byte(source.as_bytes()) {
+        return Err(format!(
+            "refused: line {at} of source holds the control byte 0x{byte:02x}, which would make \
+             {rel} binary or hide text; {rel} is unchanged"
+        ));
+    }
     let (line, end, kind) = locate(snap, &rel, symbol)?;
-    let first = if kind == Kind::Macro {
-        line
-    } else {
-        decl_start(&old, line)
-    };
-    let src = normalized(source);
+    let nl = line_ending(&old);
+    let src = normalized(source, nl);
     if let Some((at, what)) = check::imbalance(src.as_bytes()) {
         return Err(format!(
             "refused: line {at} of source: {what}; {rel} is unchanged"
         ));
     }
-    // After a definition comes after its `EXPORT_SYMBOL(name);` line too.
-    let end = match edit {
-        Edit::Insert { before: false, .. } if exports(line_of(&old, end + 1), symbol) => end + 1,
-        _ => end,
-    };
-    let (start, stop) = (line_start(&old, first), line_start(&old, end + 1));
-    let mut new: Vec<u8> = Vec::with_capacity(old.len() + src.len() + 2);
-    let (new_first, what) = match edit {
-        Edit::Replace { .. } => {
-            new.extend_from_slice(&old[..start]);
-            new.extend_from_slice(src.as_bytes());
-            new.extend_from_slice(&old[stop..]);
-            (first, format!("replaced lines {first}-{end} of {rel}"))
-        }
-        Edit::Insert { before: false, .. } => {
-            // anchor, one blank line, the new definition, one blank line, what followed.
-            let rest = &old[stop..];
-            let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
-            new.extend_from_slice(&old[..stop]);
-            if !old[..stop].ends_with(b"\n") {
-                new.push(b'\n');
-            }
-            new.push(b'\n');
-            let at = new.iter().filter(|b| **b == b'\n').count() as u32 + 1;
-            new.extend_from_slice(src.as_bytes());
-            if !rest.is_empty() {
-                new.push(b'\n');
-                new.extend_from_slice(rest);
-            }
-            (at, format!("inserted after {symbol} (line {end}) in {rel}"))
-        }
-        Edit::Insert { before: true, .. } => {
-            // what preceded, one blank line, the new definition, one blank line, the anchor.
-            let head = &old[..start];
-            let kept = head.len()
-                - head
-                    .iter()
-                    .rev()
-                    .take_while(|b| b.is_ascii_whitespace())
-                    .count();
-            new.extend_from_slice(&head[..kept]);
-            if kept > 0 {
-                new.extend_from_slice(b"\n\n");
-            }
-            let at = new.iter().filter(|b| **b == b'\n').count() as u32 + 1;
-            new.extend_from_slice(src.as_bytes());
-            new.push(b'\n');
-            new.extend_from_slice(&old[start..]);
-            (
-                at,
-                format!("inserted before {symbol} (line {first}) in {rel}"),
-            )
-        }
-    };
-    let new_end = new_first + src.matches('\n').count() as u32 - 1;
+    let spliced = splice(edit, &old, &src, nl, (line, end, kind), &rel);
     if check::imbalance(&old).is_none() {
-        if let Some((at, what)) = check::imbalance(&new) {
+        if let Some((at, what)) = check::imbalance(&spliced.text) {
             return Err(format!(
                 "refused: the edited {rel} would be unbalanced at its line {at}: {what}; {rel} \
                  is unchanged"
             ));
         }
     }
-    let base = path
-        .file_name()
-        .map_or("file.c".into(), |n| n.to_string_lossy().into_owned());
-    let names = check::defined_names(&new, &base, ctags_args, new_first, new_end)?;
-    let name = match edit {
+    let (new_first, new_end) = (
+        spliced.first,
+        spliced.first + src.matches('\n').count() as u32 - 1,
+    );
+    let base = Path::new(std::ffi::OsStr::from_bytes(name.as_bytes()))
+        .to_string_lossy()
+        .into_owned();
+    let names = check::defined_names(&spliced.text, &base, ctags_args, new_first, new_end)?;
+    let name_found = match edit {
         Edit::Replace { symbol, .. } => names.iter().find(|(_, n)| n == symbol).map(|_| symbol),
         Edit::Insert { .. } => names.first().map(|(_, n)| n),
     };
-    let Some(name) = name.cloned() else {
+    let Some(defined) = name_found.cloned() else {
         let found: Vec<&str> = names.iter().map(|(_, n)| n.as_str()).collect();
         let wanted = match edit {
             Edit::Replace { symbol, .. } => format!("define {symbol}"),
@@ -341,48 +365,201 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
             }
         ));
     };
-    write_atomically(&path, &old, &new, &meta)?;
+    let at = Target {
+        root: &root,
+        rel: &rel,
+        dir: &dir,
+        name: &name,
+        meta: &meta,
+    };
+    write_atomically(&at, &old, &spliced.text)?;
     Ok(Written {
         file: rel,
-        name,
+        name: defined,
         line: new_first,
         end_line: new_end,
-        what,
+        what: spliced.what,
     })
 }
 
-/// Replaces `path` (read as `old`) with `new`: a temporary file beside it with its mode, then a
-/// rename. Refused when the file changed since it was read.
-fn write_atomically(
-    path: &Path,
+/// A file's new text, with where the new definition starts and what was done.
+struct Spliced {
+    text: Vec<u8>,
+    first: u32,
+    what: String,
+}
+
+/// `old` with the definition at `(line, end, kind)` replaced by `src`, or `src` inserted next
+/// to it, one blank line apart.
+fn splice(
+    edit: &Edit,
     old: &[u8],
-    new: &[u8],
-    meta: &std::fs::Metadata,
-) -> Result<(), String> {
-    let shown = path.display();
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}.knav-edit-{}", std::process::id()));
-    let written = (|| {
-        let mut f = std::fs::File::options()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(new)?;
-        f.set_permissions(std::fs::Permissions::from_mode(meta.permissions().mode()))?;
-        f.sync_all()?;
-        if std::fs::read(path)? != old {
-            return Err(std::io::Error::other(
-                "it changed while the edit was checked; read it again",
-            ));
+    src: &str,
+    nl: &str,
+    (line, end, kind): (u32, u32, Kind),
+    rel: &str,
+) -> Spliced {
+    let mut first = if kind == Kind::Macro {
+        line
+    } else {
+        decl_start(old, line)
+    };
+    // A source that brings its own comment replaces the definition's.
+    if matches!(edit, Edit::Replace { .. }) && starts_with_comment(src) {
+        first = comment_above(old, first);
+    }
+    let symbol = match edit {
+        Edit::Replace { symbol, .. } => symbol,
+        Edit::Insert { anchor, .. } => anchor,
+    };
+    // After a definition comes after its `EXPORT_SYMBOL(name);` line too.
+    let end = match edit {
+        Edit::Insert { before: false, .. } if exports(line_of(old, end + 1), symbol) => end + 1,
+        _ => end,
+    };
+    let nl = nl.as_bytes();
+    let (start, stop) = (line_start(old, first), line_start(old, end + 1));
+    let mut new: Vec<u8> = Vec::with_capacity(old.len() + src.len() + 4);
+    let lines_in = |b: &[u8]| memchr::memchr_iter(b'\n', b).count() as u32;
+    let (at, what) = match edit {
+        Edit::Replace { .. } => {
+            new.extend_from_slice(&old[..start]);
+            new.extend_from_slice(src.as_bytes());
+            new.extend_from_slice(&old[stop..]);
+            (first, format!("replaced lines {first}-{end} of {rel}"))
         }
-        std::fs::rename(&tmp, path)
+        Edit::Insert { before: false, .. } => {
+            // anchor, one blank line, the new definition, one blank line, what followed.
+            let rest = &old[stop..];
+            let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+            new.extend_from_slice(&old[..stop]);
+            if !old[..stop].ends_with(b"\n") {
+                new.extend_from_slice(nl);
+            }
+            new.extend_from_slice(nl);
+            let at = lines_in(&new) + 1;
+            new.extend_from_slice(src.as_bytes());
+            if !rest.is_empty() {
+                new.extend_from_slice(nl);
+                new.extend_from_slice(rest);
+            }
+            (at, format!("inserted after {symbol} (line {end}) in {rel}"))
+        }
+        Edit::Insert { before: true, .. } => {
+            // what preceded, one blank line, the new definition, one blank line, the anchor.
+            let head = &old[..start];
+            let kept = head.len()
+                - head
+                    .iter()
+                    .rev()
+                    .take_while(|b| b.is_ascii_whitespace())
+                    .count();
+            new.extend_from_slice(&head[..kept]);
+            if kept > 0 {
+                new.extend_from_slice(nl);
+                new.extend_from_slice(nl);
+            }
+            let at = lines_in(&new) + 1;
+            new.extend_from_slice(src.as_bytes());
+            new.extend_from_slice(nl);
+            new.extend_from_slice(&old[start..]);
+            (
+                at,
+                format!("inserted before {symbol} (line {first}) in {rel}"),
+            )
+        }
+    };
+    Spliced {
+        text: new,
+        first: at,
+        what,
+    }
+}
+
+/// The file an edit replaces: as it was opened when the edit began.
+struct Target<'a> {
+    root: &'a Root,
+    rel: &'a str,
+    /// Its directory, opened when the edit began.
+    dir: &'a Dir,
+    /// Its name in `dir`.
+    name: &'a CStr,
+    /// Its metadata then.
+    meta: &'a std::fs::Metadata,
+}
+
+/// Replaces the file of `at` (read as `old`) with `new`: a temporary file in its directory with
+/// its owner, group and mode, then a rename in that directory. Refused when the directory is no
+/// longer where it was (moved, or swapped for a link) or the file changed since it was read.
+fn write_atomically(at: &Target<'_>, old: &[u8], new: &[u8]) -> Result<(), String> {
+    let rel = at.rel;
+    let unchanged = |why: String| format!("cannot write {rel}: {why}; it is unchanged");
+    // The directory as the path reaches it now must be the one opened at the start.
+    let (dir, name) = at.root.parent_of(rel).map_err(|e| unopened(rel, e))?;
+    let (was, is) = (at.dir.identity(), dir.identity());
+    if name.as_c_str() != at.name || was.is_err() || was.ok() != is.ok() {
+        return Err(unchanged(
+            "its directory was moved or replaced while the edit was checked; read it again".into(),
+        ));
+    }
+    let (file, meta) = dir
+        .open_file(std::ffi::OsStr::from_bytes(name.as_bytes()))
+        .map_err(|e| unopened(rel, e))?;
+    let now = crate::index::build::read_open(file).map_err(|e| unchanged(e.to_string()))?;
+    if (meta.dev(), meta.ino()) != (at.meta.dev(), at.meta.ino()) || *now != *old {
+        return Err(unchanged(
+            "it changed while the edit was checked; read it again".into(),
+        ));
+    }
+    let tmp = scratch_name(&name);
+    let written = (|| {
+        let mut f = dir.create_new(&tmp, 0o600)?;
+        f.write_all(new)?;
+        keep_owner(&f, at.meta)?;
+        f.set_permissions(std::fs::Permissions::from_mode(at.meta.mode() & 0o7777))?;
+        f.sync_all()?;
+        dir.rename(&tmp, &name)
     })();
     if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write {shown}: {e}; it is unchanged"));
+        let _ = dir.remove(&tmp);
+        let why = if e.kind() == std::io::ErrorKind::PermissionDenied {
+            format!(
+                "its owner {}:{} cannot be kept by this user ({e})",
+                at.meta.uid(),
+                at.meta.gid()
+            )
+        } else {
+            e.to_string()
+        };
+        return Err(unchanged(why));
     }
     Ok(())
+}
+
+/// Gives `f` the owner and group of `meta` when they differ from what it was made with.
+fn keep_owner(f: &std::fs::File, meta: &std::fs::Metadata) -> std::io::Result<()> {
+    let made = f.metadata()?;
+    if (made.uid(), made.gid()) == (meta.uid(), meta.gid()) {
+        return Ok(());
+    }
+    std::os::unix::fs::fchown(f, Some(meta.uid()), Some(meta.gid()))
+}
+
+/// A temporary name beside `name` that no one can guess: `.NAME.knav-edit-PID-RANDOM`.
+fn scratch_name(name: &CStr) -> CString {
+    let mut random = [0u8; 8];
+    // SAFETY: getrandom writes at most `random.len()` bytes into `random`.
+    let got = unsafe { libc::getrandom(random.as_mut_ptr().cast(), random.len(), 0) };
+    let r = if got == random.len() as isize {
+        u64::from_ne_bytes(random)
+    } else {
+        crate::index::codec::hash64(&crate::walk::now_ns().to_ne_bytes())
+    };
+    let mut bytes = b".".to_vec();
+    bytes.extend_from_slice(name.to_bytes());
+    bytes.extend_from_slice(format!(".knav-edit-{}-{r:016x}", std::process::id()).as_bytes());
+    // The name had no NUL; the suffix has none.
+    CString::new(bytes).unwrap_or_default()
 }
 
 /// The answer to a written edit, from the index refreshed after it: the new definition's
@@ -433,12 +610,56 @@ mod tests {
     }
 
     #[test]
+    fn a_definition_does_not_start_above_a_line_that_ends_in_a_comment() {
+        let text = b"int call_count; // number of calls\nint target_one(void)\n{\n}\n\
+                     int n; /* count */\nstatic int /* why */\nbar(void)\n";
+        assert_eq!(decl_start(text, 2), 2);
+        assert_eq!(
+            decl_start(text, 7),
+            6,
+            "a type line with a comment inside belongs"
+        );
+        assert_eq!(code_of(b"  int n; /* a */ /* b */ "), "int n;");
+        assert_eq!(code_of(b"static int // x"), "static int");
+    }
+
+    #[test]
+    fn the_comment_above_a_definition_is_found_whole() {
+        let text = b"int a;\n/**\n * doc\n */\nint f(void)\n// one\n// two\nint g;\nint x; /* t */\nint h;\n";
+        assert_eq!(comment_above(text, 5), 2);
+        assert_eq!(comment_above(text, 8), 6);
+        assert_eq!(
+            comment_above(text, 10),
+            10,
+            "a comment after code is the code's"
+        );
+        assert_eq!(comment_above(text, 2), 2);
+    }
+
+    #[test]
+    fn source_takes_the_files_line_ending() {
+        assert_eq!(
+            normalized("\nint a;\r\nint b;\n\n", "\n"),
+            "int a;\nint b;\n"
+        );
+        assert_eq!(
+            normalized("int a;\r\nint b;\n", "\r\n"),
+            "int a;\r\nint b;\r\n"
+        );
+        assert_eq!(line_ending(b"a\r\nb\n"), "\r\n");
+        assert_eq!(line_ending(b"a\nb\r\n"), "\n");
+        assert_eq!(check::control_byte(b"int a;\n\tint b;\x0c\r\n"), None);
+        assert_eq!(check::control_byte(b"int a;\nint\0 b;"), Some((2, 0)));
+        assert_eq!(check::control_byte(b"\x7f"), Some((1, 0x7f)));
+    }
+
+    #[test]
     fn a_path_must_stay_inside_the_root_lexically() {
         let root = std::fs::canonicalize(env!("CARGO_MANIFEST_DIR")).unwrap();
         let fixture = "tests/fixtures/minikernel/fs/read_write.c";
-        assert_eq!(resolve(&root, fixture).unwrap().0, fixture);
+        assert_eq!(resolve(&root, fixture).unwrap(), fixture);
         let abs = root.join(fixture).display().to_string();
-        assert_eq!(resolve(&root, &abs).unwrap().0, fixture);
+        assert_eq!(resolve(&root, &abs).unwrap(), fixture);
         for bad in ["../x.c", "fs/../../x.c", "/etc/passwd", ""] {
             let e = resolve(&root, bad).unwrap_err();
             assert!(e.contains("is outside the root"), "{bad}: {e}");

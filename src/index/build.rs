@@ -7,6 +7,7 @@
 //! takes them in file-id order, writes definition and file records, and feeds the postings
 //! accumulator. Nothing waits for the whole tree.
 
+use crate::beneath::{Root, Unread};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -21,7 +22,7 @@ use super::accum::Accumulator;
 use super::code::extract::{file_docs, DocState, FileDocs};
 use super::code::write::{write_code_index, Spool};
 use super::codec::hash64;
-use super::ctagstext::{CtagsTexts, LineMap};
+use super::ctagstext::CtagsTexts;
 use super::defined::{describe, write_file_parts, write_name_parts, DefinedWriter};
 use super::error::IndexError;
 use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
@@ -187,16 +188,12 @@ impl std::ops::Deref for Source {
     }
 }
 
-/// Whether [`read_source`] may memory-map large files. The server turns it off: a file
+/// Whether [`read_open`] may memory-map large files. The server turns it off: a file
 /// truncated while mapped raises SIGBUS, which would end every session it serves.
 pub static MAP_SOURCES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
-/// Reads a source file; large ones are memory-mapped unless [`MAP_SOURCES`] is off.
-pub fn read_source(path: &Path) -> std::io::Result<Source> {
-    read_open(File::open(path)?)
-}
-
-/// Reads an open source file, as [`read_source`].
+/// Reads an open source file; large ones are memory-mapped unless [`MAP_SOURCES`] is off.
+/// Files below a root are opened by [`crate::beneath::Root`].
 ///
 /// # Safety
 ///
@@ -251,7 +248,7 @@ pub fn read_to_end(file: &File, len: u64, buf: &mut Vec<u8>) -> std::io::Result<
 /// Reads and scans one file; definitions are attached later by [`attach_tags`]. The bytes read
 /// are returned too, for the file's search documents.
 fn scan_file(
-    root: &Path,
+    root: Option<&Root>,
     input: &Input,
     shorten: bool,
     learned: &Definers,
@@ -337,13 +334,17 @@ fn scan_file(
 
 /// The bytes of `input` to scan, its size and hash recorded; `None` when there is nothing to
 /// scan (too big, unreadable, binary), with the reason in `record`.
-fn read_to_scan(root: &Path, input: &Input, record: &mut FileRecord) -> Option<Source> {
+fn read_to_scan(root: Option<&Root>, input: &Input, record: &mut FileRecord) -> Option<Source> {
     if input.too_big {
         record.status = FileStatus::TooBig;
         record.note = Some(format!("{} bytes: over the size cap", input.file.size));
         return None;
     }
-    let src = match read_source(&root.join(crate::pathname::to_path(&input.file.path))) {
+    let read = root.map_or(
+        Err(Unread::Changed("in a root that cannot be opened")),
+        |r| r.read(&input.file.path),
+    );
+    let src = match read {
         Ok(s) => s,
         Err(e) => {
             record.status = FileStatus::Unreadable;
@@ -663,9 +664,10 @@ fn process_chunk(
 ) -> Vec<FileResult> {
     // Scratch space is only made when there is a ctags to read it.
     let shorten = scratch.is_some();
+    let beneath = Root::open(root).ok();
     let (mut results, sources): (Vec<FileResult>, Vec<Option<Source>>) = inputs
         .iter()
-        .map(|i| scan_file(root, i, shorten, learned))
+        .map(|i| scan_file(beneath.as_ref(), i, shorten, learned))
         .unzip();
     let fallback = &mut state.fallback;
     tag_chunk(
@@ -727,52 +729,62 @@ fn tag_chunk(
     let paths: Vec<&Path> = paths.iter().map(|p| &**p).collect();
     let bytes: u64 = wanted.iter().map(|i| inputs[*i].file.size).sum();
     let timeout = opts.ctags_timeout + Duration::from_secs(bytes >> 20);
+    // ctags reads the bytes knav read, never the tree: texts in the scratch directory, else
+    // each file sent to a worker (a file swapped for a link since must not give its names).
     let shortened = wanted.iter().map(|&i| {
         let opaque = std::mem::take(&mut results[i].opaque);
-        Some((sources[i].as_deref()?, opaque)).filter(|(_, o)| !o.is_empty())
+        (sources[i].as_deref().unwrap_or_default(), opaque)
     });
-    let mut texts = CtagsTexts::write(scratch, chunk, root, &paths, shortened);
-    // Where each text's lines moved: ctags's line numbers are put back to the file's.
-    let mut moved: Vec<Option<LineMap>> = Vec::with_capacity(wanted.len());
-    for (k, &i) in wanted.iter().enumerate() {
-        let text = texts.as_mut().and_then(|t| t.texts[k].take());
-        results[i].ctags_bytes = text.as_ref().map_or(inputs[i].file.size, |t| t.len);
-        moved.push(text.map(|t| t.lines));
-    }
-    let ctags_root = texts.as_ref().map_or(root, |t| t.dir.as_path());
-    // Beside the texts, on the same RAM file system: ctags's own tag file (see knav_ctags::batch).
-    let tag_file = texts.as_ref().map(|t| t.dir.with_extension("tags"));
-    let batch = knav_ctags::tags_of_chunk(
-        ctags,
-        ctags_root,
-        &opts.ctags_args,
-        &paths,
-        timeout,
-        tag_file.as_deref(),
-    );
-    drop(texts);
-    let retried = match batch {
-        Ok(tags) => {
-            for ((&i, mut t), lines) in wanted.iter().zip(tags).zip(moved) {
-                if let Some(lines) = lines {
-                    for tag in &mut t.tags {
-                        tag.line = lines.file_line(tag.line);
-                        tag.end = tag.end.map(|e| lines.file_line(e));
-                    }
-                }
-                attach_tags(&mut results[i], Ok(t));
+    let texts = scratch.and_then(|s| CtagsTexts::write(s, chunk, &paths, shortened));
+    let retried = match &texts {
+        Some(texts) => {
+            for (k, &i) in wanted.iter().enumerate() {
+                results[i].ctags_bytes = texts.texts[k].len;
             }
-            Vec::new()
+            // Beside the texts, on the same RAM file system: ctags's own tag file (see
+            // knav_ctags::batch).
+            let tag_file = texts.dir.with_extension("tags");
+            let batch = knav_ctags::tags_of_chunk(
+                ctags,
+                &texts.dir,
+                &opts.ctags_args,
+                &paths,
+                timeout,
+                Some(&tag_file),
+            );
+            match batch {
+                Ok(tags) => {
+                    for ((&i, mut t), text) in wanted.iter().zip(tags).zip(&texts.texts) {
+                        for tag in &mut t.tags {
+                            tag.line = text.lines.file_line(tag.line);
+                            tag.end = tag.end.map(|e| text.lines.file_line(e));
+                        }
+                        attach_tags(&mut results[i], Ok(t));
+                    }
+                    Vec::new()
+                }
+                Err(_) => wanted,
+            }
         }
-        Err(_) => wanted,
+        None => {
+            for &i in &wanted {
+                results[i].ctags_bytes = inputs[i].file.size;
+            }
+            wanted
+        }
     };
+    drop(texts);
     for i in retried.into_iter().chain(alone) {
         let worker = fallback
             .get_or_insert_with(|| Worker::new(ctags, root, &opts.ctags_args, opts.ctags_timeout));
-        let t = worker
-            .tags(&crate::pathname::to_path(&inputs[i].file.path))
-            .map_err(|e| e.to_string());
-        attach_tags(&mut results[i], t);
+        let path = crate::pathname::to_path(&inputs[i].file.path);
+        let t = match sources[i].as_deref() {
+            Some(text) => worker.tags_of_text(&path, text),
+            None => Err(knav_ctags::WorkerError::Read(std::io::Error::other(
+                "not read by knav",
+            ))),
+        };
+        attach_tags(&mut results[i], t.map_err(|e| e.to_string()));
     }
 }
 

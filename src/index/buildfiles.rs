@@ -125,15 +125,14 @@ struct BuildTexts {
 impl BuildTexts {
     /// Reads `files` of `root` in parallel.
     fn read(root: &Path, files: &[SourceFile]) -> BuildTexts {
+        let beneath = crate::beneath::Root::open(root).ok();
         let read: Vec<(&SourceFile, Option<(u64, String)>)> = files
             .par_iter()
             .map(|f| {
-                let text = knav_kconfig::read_file(
-                    &root.join(crate::pathname::to_path(&f.path)),
-                    MAX_BUILD_FILE_BYTES,
-                )
-                .ok()
-                .map(|b| (hash64(&b), String::from_utf8_lossy(&b).into_owned()));
+                let text = beneath
+                    .as_ref()
+                    .and_then(|b| b.read_capped(&f.path, MAX_BUILD_FILE_BYTES).ok())
+                    .map(|b| (hash64(&b), String::from_utf8_lossy(&b).into_owned()));
                 (f, text)
             })
             .collect();
@@ -173,6 +172,7 @@ impl BuildTexts {
             .iter()
             .flat_map(|(_, k)| k.sources.iter().cloned())
             .collect();
+        let beneath = crate::beneath::Root::open(root).ok();
         while let Some(src) = todo.pop() {
             let expanded: Vec<String> = if src.contains("$(") {
                 self.arches
@@ -189,12 +189,11 @@ impl BuildTexts {
                 if p.contains("..") || p.starts_with('/') || !seen.insert(p.clone()) {
                     continue;
                 }
-                // Regular files only: a symbolic link may lead out of the tree.
-                let path = root.join(crate::pathname::to_path(&p));
-                if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-                    continue;
-                }
-                let Ok(bytes) = knav_kconfig::read_file(&path, MAX_BUILD_FILE_BYTES) else {
+                // Regular files only, reached without a link: a link may lead out of the tree.
+                let Some(Ok(bytes)) = beneath
+                    .as_ref()
+                    .map(|b| b.read_capped(&p, MAX_BUILD_FILE_BYTES))
+                else {
                     continue;
                 };
                 let k = kconfig::parse(&p, &String::from_utf8_lossy(&bytes));
@@ -936,12 +935,15 @@ impl BuildFiles {
             .into_iter()
             .map(|(f, h)| (f.path, (f.size, f.mtime_ns, h)))
             .collect();
+        let beneath = crate::beneath::Root::open(root).ok();
         inputs.len() == files.len()
             && files.par_iter().all(|f| match inputs.get(&f.path) {
                 Some(&(size, mtime, hash)) if size == f.size => {
                     mtime == f.mtime_ns
-                        || std::fs::read(root.join(crate::pathname::to_path(&f.path)))
-                            .is_ok_and(|b| hash64(&b) == hash)
+                        || beneath
+                            .as_ref()
+                            .and_then(|b| b.read_capped(&f.path, MAX_BUILD_FILE_BYTES).ok())
+                            .is_some_and(|b| hash64(&b) == hash)
                 }
                 _ => false,
             })

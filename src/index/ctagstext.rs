@@ -60,13 +60,14 @@ pub fn ctags_text(src: &[u8], opaque: &[(u32, u32)], out: &mut Vec<u8>) -> LineM
 }
 
 /// A chunk's files as ctags reads them, under one scratch directory with the tree's relative
-/// paths (ctags names anonymous types after the path it is given): a file with opaque spans as
-/// its [`ctags_text`], any other as a symlink to the original. Removed when dropped.
+/// paths (ctags names anonymous types after the path it is given): each file's
+/// [`ctags_text`], made from the bytes knav read (ctags never reads the tree: a file swapped for
+/// a link after knav read it cannot feed ctags another file's names). Removed when dropped.
 pub(crate) struct CtagsTexts {
     /// The scratch directory the texts are under, with the tree's relative paths.
     pub dir: PathBuf,
-    /// Each file's text; `None` for a symlink.
-    pub texts: Vec<Option<Text>>,
+    /// Each file's text.
+    pub texts: Vec<Text>,
 }
 
 /// One file's text as written for ctags.
@@ -79,24 +80,21 @@ pub(crate) struct Text {
 
 impl CtagsTexts {
     /// Writes the texts of chunk number `chunk` into `scratch`, each file given by its bytes
-    /// and opaque spans, or `None` to be linked; `None` (ctags then reads the tree itself)
-    /// when there is no scratch space or anything fails.
+    /// and opaque spans; `None` when anything fails.
     pub fn write<'a>(
-        scratch: Option<&Path>,
+        scratch: &Path,
         chunk: usize,
-        root: &Path,
         paths: &[&Path],
-        texts: impl Iterator<Item = Option<(&'a [u8], Vec<(u32, u32)>)>>,
+        texts: impl Iterator<Item = (&'a [u8], Vec<(u32, u32)>)>,
     ) -> Option<CtagsTexts> {
         let mut out = CtagsTexts {
-            dir: scratch?.join(format!("ctags-in-{chunk}")),
+            dir: scratch.join(format!("ctags-in-{chunk}")),
             texts: Vec::with_capacity(paths.len()),
         };
         let mut text = Vec::new();
         std::fs::create_dir(&out.dir).ok()?;
-        let root = std::path::absolute(root).ok()?;
         let mut made: std::collections::HashSet<&Path> = std::collections::HashSet::new();
-        for (rel, file) in paths.iter().zip(texts) {
+        for (rel, (src, opaque)) in paths.iter().zip(texts) {
             if rel.is_absolute()
                 || rel
                     .components()
@@ -110,22 +108,14 @@ impl CtagsTexts {
                     std::fs::create_dir_all(out.dir.join(parent)).ok()?;
                 }
             }
-            match file {
-                Some((src, opaque)) => {
-                    let lines = ctags_text(src, &opaque, &mut text);
-                    std::fs::write(&at, &text).ok()?;
-                    out.texts.push(Some(Text {
-                        len: text.len() as u64,
-                        lines,
-                    }));
-                }
-                None => {
-                    std::os::unix::fs::symlink(root.join(rel), &at).ok()?;
-                    out.texts.push(None);
-                }
-            }
+            let lines = ctags_text(src, &opaque, &mut text);
+            std::fs::write(&at, &text).ok()?;
+            out.texts.push(Text {
+                len: text.len() as u64,
+                lines,
+            });
         }
-        Some(out)
+        (out.texts.len() == paths.len()).then_some(out)
     }
 }
 

@@ -1136,6 +1136,7 @@ fn diff<'a>(
     mut known: Indexed<'_>,
     files: impl Iterator<Item = &'a SourceFile>,
 ) -> Diff {
+    let beneath = crate::beneath::Root::open(root).ok();
     let mut changed = Vec::new();
     let mut modified = 0;
     for f in files {
@@ -1149,9 +1150,10 @@ fn diff<'a>(
                 // Same size, new mtime: compare contents before re-indexing.
                 let same = was.size == f.size
                     && was.status != FileStatus::TooBig
-                    && build::read_source(&root.join(crate::pathname::to_path(&f.path)))
-                        .map(|b| codec::hash64(&b) == was.hash)
-                        .unwrap_or(false);
+                    && beneath
+                        .as_ref()
+                        .and_then(|b| b.read(&f.path).ok())
+                        .is_some_and(|b| codec::hash64(&b) == was.hash);
                 if !same {
                     changed.push(f.path.clone());
                     modified += 1;

@@ -7,7 +7,7 @@
 //! nowhere otherwise: ctags then reads the tree itself.
 //!
 //! `KNAV_SCRATCH_DIR` overrides the place (empty: no scratch space, ctags reads the tree).
-//! Each build gets `/dev/shm/knav-PID-N`, removed when the build ends. A build that was killed
+//! Each build gets `/dev/shm/knav-PID-XXXXXX` (made by `mkdtemp`, 0700), removed when the build ends. A build that was killed
 //! leaves its directory behind; the next `knav index` (one with nothing to do too) removes
 //! directories whose process is gone.
 
@@ -32,18 +32,25 @@ impl Scratch {
         Scratch::new_in(&parent)
     }
 
-    /// A fresh scratch directory in `parent`.
+    /// A fresh scratch directory in `parent`, `knav-PID-XXXXXX` made by `mkdtemp`: a name no
+    /// one can guess, created new (never one another user made first), readable by this user
+    /// only (/dev/shm is shared by every user).
     pub fn new_in(parent: &Path) -> Option<Scratch> {
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = parent.join(format!("knav-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        // Only this user may read the texts: /dev/shm is shared by every user.
-        let mut builder = std::fs::DirBuilder::new();
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(&dir).ok()?;
-        Some(Scratch { dir })
+        use std::os::unix::ffi::{OsStrExt, OsStringExt};
+        let template = parent.join(format!("knav-{}-XXXXXX", std::process::id()));
+        let mut bytes = std::ffi::CString::new(template.as_os_str().as_bytes())
+            .ok()?
+            .into_bytes_with_nul();
+        // SAFETY: `bytes` is a NUL-terminated template ending in XXXXXX, which mkdtemp
+        // overwrites in place.
+        let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+        if made.is_null() {
+            return None;
+        }
+        bytes.pop();
+        Some(Scratch {
+            dir: PathBuf::from(std::ffi::OsString::from_vec(bytes)),
+        })
     }
 
     /// The directory.
@@ -97,7 +104,7 @@ fn is_tmpfs(dir: &Path) -> bool {
     }
 }
 
-/// Removes `knav-PID-N` directories in `parent` whose process no longer runs.
+/// Removes `knav-PID-XXXXXX` directories in `parent` whose process no longer runs.
 fn remove_abandoned(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
@@ -151,6 +158,37 @@ mod tests {
         assert!(unrelated.exists());
         drop(s);
         assert!(!kept.exists());
+        let _ = std::fs::remove_dir_all(&parent);
+    }
+
+    #[test]
+    fn a_scratch_dir_has_a_name_no_one_can_guess_and_is_always_new() {
+        let parent =
+            std::env::temp_dir().join(format!("knav-scratch-names-{}", std::process::id()));
+        std::fs::create_dir_all(&parent).unwrap();
+        // The names scratch directories had before (knav-PID-N), made first by someone else,
+        // and a link among them: none is used or followed.
+        let trap = parent.join("trap");
+        std::fs::create_dir_all(&trap).unwrap();
+        for n in 0..4 {
+            let old = parent.join(format!("knav-{}-{n}", std::process::id()));
+            std::os::unix::fs::symlink(&trap, old).unwrap();
+        }
+        let (a, b) = (
+            Scratch::new_in(&parent).unwrap(),
+            Scratch::new_in(&parent).unwrap(),
+        );
+        assert_ne!(a.path(), b.path());
+        for s in [&a, &b] {
+            let name = s.path().file_name().unwrap().to_str().unwrap();
+            let suffix = name
+                .strip_prefix(&format!("knav-{}-", std::process::id()))
+                .unwrap();
+            assert_eq!(suffix.len(), 6, "{name}");
+            assert!(!std::fs::symlink_metadata(s.path()).unwrap().is_symlink());
+        }
+        assert_eq!(std::fs::read_dir(&trap).unwrap().count(), 0);
+        drop((a, b));
         let _ = std::fs::remove_dir_all(&parent);
     }
 }

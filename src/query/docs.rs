@@ -71,12 +71,13 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
     let page = q.paginate(&mut env, hits);
     // Each file read once, however many of its sections the page holds.
     let mut read: HashMap<String, Rc<String>> = HashMap::new();
+    let beneath = crate::beneath::Root::open(&q.snap.root).ok();
     let mut text = |path: &str| -> Rc<String> {
         read.entry(path.to_string())
             .or_insert_with(|| {
-                let file = q.snap.root.join(crate::pathname::to_path(path));
-                let bytes = std::fs::read(file).unwrap_or_default();
-                Rc::new(String::from_utf8_lossy(&bytes).into_owned())
+                let bytes = beneath.as_ref().and_then(|b| b.read(path).ok());
+                let bytes = bytes.as_deref().unwrap_or_default();
+                Rc::new(String::from_utf8_lossy(bytes).into_owned())
             })
             .clone()
     };

@@ -4,91 +4,19 @@
 //! ([`open_beneath`]): a file swapped for a link after indexing must not show what the link
 //! points to.
 
-use std::ffi::CString;
 use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path};
+use std::path::Path;
 
 use super::MAX_LINE_CHARS;
 use crate::index::build::{read_open, Source};
 use crate::index::segment::LineHint;
 
-/// Why a source file was not read.
-#[derive(Debug)]
-pub enum Unread {
-    /// It cannot be read (gone, no permission): its lines are simply left out.
-    Io(std::io::Error),
-    /// It is no longer the file that was indexed: a link, not a regular file, or a path with
-    /// a link on the way. What it leads to is never read.
-    Changed(&'static str),
-}
-
-/// True when `name` in `dir` is a symbolic link.
-fn is_link(dir: &OwnedFd, name: &CString) -> bool {
-    // SAFETY: a zeroed stat is a valid out-parameter; `name` is NUL-terminated.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let r = unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFLNK
-}
+pub use crate::beneath::Unread;
 
 /// Opens root-relative `rel` (escaped as [`crate::pathname`] keeps paths) under `root`, refusing
 /// a symbolic link at any component below the root and anything but a regular file.
 pub fn open_beneath(root: &Path, rel: &str) -> Result<File, Unread> {
-    open_beneath_stat(root, rel).map(|(f, _)| f)
-}
-
-/// [`open_beneath`], with the file's metadata (taken anyway to check it is a regular file).
-pub fn open_beneath_stat(root: &Path, rel: &str) -> Result<(File, std::fs::Metadata), Unread> {
-    let rel = crate::pathname::to_path(rel);
-    let parts: Vec<&std::ffi::OsStr> = rel
-        .components()
-        .map(|c| match c {
-            Component::Normal(p) => Ok(p),
-            Component::CurDir => Ok(std::ffi::OsStr::new(".")),
-            _ => Err(Unread::Changed("a path leading out of the root")),
-        })
-        .collect::<Result<_, _>>()?;
-    let Some((last, dirs)) = parts.split_last() else {
-        return Err(Unread::Changed("an empty path"));
-    };
-    let open_at = |dir: &OwnedFd, name: &std::ffi::OsStr, flags: i32| -> Result<OwnedFd, Unread> {
-        let name = CString::new(name.as_bytes()).map_err(|_| Unread::Changed("a path with NUL"))?;
-        let flags = flags | libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW;
-        // SAFETY: `name` is NUL-terminated and `dir` an open descriptor.
-        let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
-        if fd < 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(match e.raw_os_error() {
-                Some(libc::ELOOP) => Unread::Changed("a symbolic link"),
-                // O_DIRECTORY on a link to a directory says ENOTDIR: tell the two apart.
-                Some(libc::ENOTDIR) if is_link(dir, &name) => Unread::Changed("a symbolic link"),
-                Some(libc::ENOTDIR) => Unread::Changed("a path through something not a directory"),
-                _ => Unread::Io(e),
-            });
-        }
-        // SAFETY: `fd` was just opened and is owned by nobody else.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-    };
-    // The root itself was resolved when the index was opened.
-    let mut dir: OwnedFd = File::open(root).map_err(Unread::Io)?.into();
-    for d in dirs {
-        dir = open_at(&dir, d, libc::O_DIRECTORY)?;
-    }
-    // Non-blocking, so that a FIFO put in the file's place does not hang the open.
-    let file = File::from(open_at(&dir, last, libc::O_NONBLOCK)?);
-    let meta = file.metadata().map_err(Unread::Io)?;
-    if !meta.is_file() {
-        return Err(Unread::Changed("not a regular file"));
-    }
-    Ok((file, meta))
+    crate::beneath::open_file(root, rel).map(|(f, _)| f)
 }
 
 /// A source file, or a window of whole lines of one, and the offsets of its lines.
@@ -135,7 +63,7 @@ impl SourceText {
         after: u32,
     ) -> Option<SourceText> {
         use std::os::unix::fs::FileExt;
-        let (file, meta) = open_beneath_stat(root, rel).ok()?;
+        let (file, meta) = crate::beneath::open_file(root, rel).ok()?;
         let size = meta.len();
         if size != hint.size || crate::walk::mtime_ns(&meta) != hint.mtime_ns || hint.offset > size
         {
@@ -325,6 +253,8 @@ pub fn find_word(line: &[u8], word: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
 
     #[test]
     fn lines_and_words() {

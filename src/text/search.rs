@@ -4,7 +4,7 @@
 //! without a newline, and rg's binary rule for files found by walking (a file is searched up
 //! to the buffer where its first NUL byte shows up).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
@@ -118,23 +118,17 @@ impl std::ops::Deref for Bytes<'_> {
     }
 }
 
-/// Opens files under a root for reading, refusing a symbolic link at any component below the
-/// root and anything but a regular file, as [`crate::query::source::open_beneath`] does, but in
-/// one `openat2` call from a root opened once (Linux 5.6 and later; elsewhere, and where the
-/// call is refused, component by component): a search may open every file of the tree.
+/// Opens files under a root for reading through one [`crate::beneath::Root`] opened once: a
+/// search may open every file of the tree.
 pub struct Opener {
-    root: PathBuf,
-    #[cfg(target_os = "linux")]
-    fd: Option<std::os::fd::OwnedFd>,
+    root: Option<crate::beneath::Root>,
 }
 
 impl Opener {
-    /// An opener for files under `root`.
+    /// An opener for files under `root` (one that opens nothing when `root` cannot be opened).
     pub fn new(root: &Path) -> Opener {
         Opener {
-            root: root.to_path_buf(),
-            #[cfg(target_os = "linux")]
-            fd: std::fs::File::open(root).ok().map(Into::into),
+            root: crate::beneath::Root::open(root).ok(),
         }
     }
 
@@ -147,13 +141,8 @@ impl Opener {
     /// Root-relative `rel` opened, with its size; `None` when it cannot be or is not a
     /// regular file below the root.
     fn open(&self, rel: &str) -> Option<(std::fs::File, u64)> {
-        match self.open2(rel) {
-            Some(Ok(f)) => Some(f),
-            Some(Err(())) => None,
-            None => crate::query::source::open_beneath_stat(&self.root, rel)
-                .ok()
-                .map(|(f, m)| (f, m.len())),
-        }
+        let (file, meta) = self.root.as_ref()?.open_file(rel).ok()?;
+        Some((file, meta.len()))
     }
 
     /// The lines of root-relative `rel` where `matcher` matches, searching only the byte
@@ -202,47 +191,5 @@ impl Opener {
         buf.clear();
         crate::index::build::read_to_end(&file, len, buf).ok()?;
         Some(Bytes::Buffered(buf))
-    }
-
-    /// `openat2` with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS; `None` when the system lacks it.
-    #[cfg(target_os = "linux")]
-    fn open2(&self, rel: &str) -> Option<Result<(std::fs::File, u64), ()>> {
-        use std::os::fd::{AsRawFd, FromRawFd};
-        let dir = self.fd.as_ref()?;
-        let Ok(name) = std::ffi::CString::new(rel) else {
-            return Some(Err(()));
-        };
-        // SAFETY: open_how is plain data; all zeros is a valid value.
-        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-        how.flags = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK) as u64;
-        how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS;
-        // SAFETY: `name` is NUL-terminated, `how` is a valid open_how of the size passed, and
-        // `dir` an open descriptor; the returned descriptor is owned by the File below.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                dir.as_raw_fd(),
-                name.as_ptr(),
-                &how as *const libc::open_how,
-                std::mem::size_of::<libc::open_how>(),
-            )
-        };
-        if fd < 0 {
-            return match std::io::Error::last_os_error().raw_os_error() {
-                Some(libc::ENOSYS) | Some(libc::EPERM) => None,
-                _ => Some(Err(())),
-            };
-        }
-        // SAFETY: `fd` was just opened and is owned by nobody else.
-        let file = unsafe { std::fs::File::from_raw_fd(fd as i32) };
-        Some(match file.metadata() {
-            Ok(m) if m.is_file() => Ok((file, m.len())),
-            _ => Err(()),
-        })
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn open2(&self, _rel: &str) -> Option<Result<(std::fs::File, u64), ()>> {
-        None
     }
 }

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
+pub mod client;
 mod tree;
 // Each test uses some of them.
 #[allow(unused_imports)]
