@@ -29,8 +29,9 @@ fn outside(name: &str) -> Outside {
     Outside(dir)
 }
 
-/// A stand-in for ctags in `dir`: the real one, except that while `dir/armed` exists each
-/// interactive run (an edit's check) first makes `dir/started` and waits for `dir/go`.
+/// A stand-in for ctags in `dir`: the real one, except that while `dir/armed` exists (after
+/// the first build: the next run is an edit's check) each run first makes `dir/started` and
+/// waits for `dir/go`; it lists what `$TMPDIR` holds then in `dir/tmp-seen`.
 fn gated_ctags(dir: &Path) -> PathBuf {
     let path = dir.join("gated-ctags");
     let d = dir.display();
@@ -38,12 +39,11 @@ fn gated_ctags(dir: &Path) -> PathBuf {
         &path,
         format!(
             "#!/bin/sh\n\
-             case \"$*\" in *--_interactive*)\n\
-               if [ -e '{d}/armed' ]; then\n\
-                 touch '{d}/started'\n\
-                 while [ ! -e '{d}/go' ]; do sleep 0.01; done\n\
-               fi;;\n\
-             esac\n\
+             if [ -e '{d}/armed' ]; then\n\
+               if [ -n \"$TMPDIR\" ]; then ls -A \"$TMPDIR\" >> '{d}/tmp-seen'; fi\n\
+               touch '{d}/started'\n\
+               while [ ! -e '{d}/go' ]; do sleep 0.01; done\n\
+             fi\n\
              exec ctags \"$@\"\n"
         ),
     )
@@ -194,6 +194,12 @@ fn an_edit_check_writes_no_scratch_file() {
     assert!(!err, "{text}");
     assert_eq!(listing(&tmp.0), before);
     assert_eq!(listing(&t.root.join("e")), ["e.c"]);
+    // At every start of ctags during the check, too.
+    let seen = std::fs::read_to_string(gate.0.join("tmp-seen")).unwrap();
+    assert_eq!(
+        seen, "",
+        "the temporary directory held files when ctags started"
+    );
     assert_eq!(
         std::fs::read_to_string(t.root.join("e/e.c")).unwrap(),
         NEW_TARGET
