@@ -1,7 +1,8 @@
-//! review_diff's bounds (issue 28, finding 6): a diff past its files or hunks is refused while
-//! it is read; `limit`/`offset` page the whole answer (hunks, files without hunks, definitions)
-//! with the totals of every page; a rename shows both its paths; a path that leaves the root is
-//! refused as such, for its file alone.
+//! review_diff's bounds (issue 28, finding 6) and the stdio transport's parse errors (finding
+//! 7): a diff past its files or hunks is refused while it is read; `limit`/`offset` page the
+//! whole answer (hunks, files without hunks, definitions) with the totals of every page; a
+//! rename shows both its paths; a path that leaves the root is refused as such, for its file
+//! alone; a line that is not UTF-8 or has a lone surrogate escape is a parse error with its id.
 
 mod common;
 
@@ -398,6 +399,32 @@ fn served_replies(t: &Tree, lines: &[&[u8]], n: usize) -> Vec<Value> {
     let _ = child.kill();
     let _ = child.wait();
     replies
+}
+
+#[test]
+fn a_lone_surrogate_or_a_0xff_byte_is_a_parse_error_with_its_id_not_nesting() {
+    let t = fixture("review-wire");
+    let surrogate = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"review_diff","arguments":{"diff":"\ud800"}}}"#;
+    let mut raw = br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"review_diff","arguments":{"diff":""#.to_vec();
+    let at = raw.len();
+    raw.extend_from_slice(b"\xff\"}}}");
+    // Both were "-32600 Invalid Request: the message is nested more than 128 levels deep".
+    // The column after the escape, where serde_json finds the pair's second half missing.
+    let column = surrogate.windows(6).position(|w| w == br"\ud800").unwrap() + 7;
+    let replies = served_replies(&t, &[surrogate, &raw], 2);
+    assert_eq!(
+        replies[0],
+        json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32700,
+               "message": format!("Parse error: a \\u escape that is not a character (a UTF-16 \
+                                   surrogate must come in a pair): unexpected end of hex escape \
+                                   at line 1 column {column}")}})
+    );
+    assert_eq!(
+        replies[1],
+        json!({"jsonrpc": "2.0", "id": 8, "error": {"code": -32700,
+               "message": format!("Parse error: the message is not UTF-8: byte {at} is 0xff; \
+                                   send JSON text as UTF-8")}})
+    );
 }
 
 #[test]
