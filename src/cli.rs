@@ -150,7 +150,8 @@ enum Command {
         depth: u32,
     },
     /// The definitions a unified diff touches, with guards, callers and subsystems
-    /// (review_diff).
+    /// (review_diff). `--limit`/`--offset` page its hunks and definitions together, in diff
+    /// order; a diff of more than 16 MiB, 10,000 files or 50,000 hunks is refused.
     Diff {
         /// The diff (git diff, diff -u or a mailed patch); `-` or none: standard input.
         file: Option<PathBuf>,
@@ -351,7 +352,8 @@ fn read_diff(file: Option<&Path>) -> Result<String, String> {
     read.map_err(|e| format!("cannot read the diff from {what}: {e}"))?;
     if bytes.len() as u64 > max {
         return Err(format!(
-            "the diff in {what} is larger than {} MiB",
+            "the diff in {what} is larger than {} MiB (the most review_diff reads): split the \
+             patch and review each part",
             max >> 20
         ));
     }

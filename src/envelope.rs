@@ -329,17 +329,22 @@ pub struct Affected {
     pub via: Option<String>,
 }
 
-/// review_diff's answer.
+/// review_diff's answer: one page of rows in diff order (a hunk, a touched definition, a file
+/// without hunks), with the totals of all pages.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Review {
-    /// The diff's files with their hunks.
+    /// The files of this page's rows, each with this page's hunks of it.
     pub files: Vec<ReviewFile>,
-    /// Hunks in the diff.
+    /// Hunks in the diff, on all pages.
     pub hunks: u64,
-    /// Hunks neither of whose sides is in the tree's file.
+    /// Hunks neither of whose sides is in the tree's file, on all pages.
     pub hunks_not_applied: u64,
     /// The touched definitions of this page, in diff order.
     pub definitions: Vec<Touched>,
+    /// Files in the diff, on all pages.
+    pub files_total: u64,
+    /// Touched definitions, on all pages.
+    pub definitions_total: u64,
 }
 
 /// One file of a reviewed diff.
@@ -347,7 +352,7 @@ pub struct Review {
 pub struct ReviewFile {
     /// Its path (the new one; the old one for a deleted file).
     pub path: String,
-    /// A renamed file's old path.
+    /// A renamed file's old path (its definitions' path while the tree has that one).
     pub old_path: Option<String>,
     /// modified, added, deleted or renamed.
     pub status: &'static str,
@@ -355,8 +360,12 @@ pub struct ReviewFile {
     pub binary: bool,
     /// Its `MAINTAINERS` subsystem.
     pub subsystem: Option<String>,
-    /// Its hunks.
+    /// Its hunks on this page.
     pub hunks: Vec<HunkStatus>,
+    /// Its hunks in the diff, on all pages.
+    pub hunks_total: u64,
+    /// Why it is not reviewed (a path that leaves the root); nothing of it is read.
+    pub error: Option<String>,
 }
 
 /// Whether one hunk applies to the tree.

@@ -178,12 +178,7 @@ fn check(ask: &Ask) -> Result<(), String> {
         | Ask::Callees { symbol }
         | Ask::Body { symbol, .. }
         | Ask::Impact { symbol, .. } => name("symbol", symbol),
-        Ask::Review { diff } if diff.len() > crate::diff::MAX_DIFF_BYTES => Err(format!(
-            "the diff is {} bytes, more than {} MiB",
-            diff.len(),
-            crate::diff::MAX_DIFF_BYTES >> 20
-        )),
-        Ask::Review { .. } => Ok(()),
+        Ask::Review { diff } => crate::diff::check_bytes(diff.len()).map_err(|e| e.to_string()),
         Ask::Reach { from, to, .. } => name("from", from).and_then(|_| name("to", to)),
         Ask::Symbols { file, .. } if file.len() > MAX_PATH => Err(format!(
             "file path {} is longer than {MAX_PATH} bytes",

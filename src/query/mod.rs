@@ -423,6 +423,12 @@ impl<'s> Query<'s> {
         text
     }
 
+    /// Drops the text of `path` that [`Query::source`] keeps: a tool reading many files once
+    /// each (review_diff's up to 10,000) does not hold them all until it answers.
+    pub fn forget_source(&self, path: &str) {
+        self.sources.borrow_mut().remove(path);
+    }
+
     /// Text holding lines `from..=to` of file `file` of segment `seg` (or as many as it has):
     /// the whole file when it was read already; else a window read from the line mark before
     /// `from` (a snippet of line 4,800 should not read 200 KB); the whole file when it no

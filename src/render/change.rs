@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::envelope::{Envelope, Impact, Review};
+use crate::envelope::{Envelope, Impact, Review, ReviewFile, Touched};
 
 /// `#if G` and the export of a row, as `  [..; ..]`.
 fn tags(parts: Vec<String>) -> String {
@@ -95,8 +95,9 @@ pub fn impact(i: &Impact, out: &mut String) -> usize {
     i.callers.len()
 }
 
-/// review_diff: a summary line, then each file with its hunks and the touched definitions of
-/// this page under them.
+/// review_diff: a summary line with the totals of all pages, then each file of the page with
+/// its hunks and the touched definitions under them; a line says what a cut page leaves out.
+/// Returns the page's rows (hunks, files without hunks, definitions), as the footer counts them.
 pub fn review(env: &Envelope, r: &Review, out: &mut String) -> usize {
     let not = if r.hunks_not_applied > 0 {
         format!(" ({} do not apply)", r.hunks_not_applied)
@@ -106,23 +107,22 @@ pub fn review(env: &Envelope, r: &Review, out: &mut String) -> usize {
     let _ = writeln!(
         out,
         "{} files, {} hunks{not} · {} definitions touched",
-        r.files.len(),
-        r.hunks,
-        env.total
+        r.files_total, r.hunks, r.definitions_total
     );
+    let mut defs = r.definitions.iter().peekable();
     for f in &r.files {
-        let renamed = f
-            .old_path
-            .as_ref()
-            .map(|o| format!(" (from {o})"))
-            .unwrap_or_default();
-        let sub = f
-            .subsystem
-            .as_ref()
-            .map(|s| format!("  [{s}]"))
-            .unwrap_or_default();
-        let binary = if f.binary { ", binary" } else { "" };
-        let _ = writeln!(out, "{} {}{renamed}{binary}{sub}", f.status, f.path);
+        review_file_line(f, out);
+        // Definitions at the top of the page whose hunk an earlier page showed.
+        let mut earlier: Option<&str> = None;
+        while let Some(d) =
+            defs.next_if(|d| holds(f, d) && f.hunks.first().is_none_or(|h| h.hunk != d.hunk))
+        {
+            if earlier != Some(d.hunk.as_str()) {
+                let _ = writeln!(out, "  @@ {} @@ (on an earlier page)", d.hunk);
+                earlier = Some(d.hunk.as_str());
+            }
+            touched_line(d, out);
+        }
         for h in &f.hunks {
             let mut status = h.applies.to_string();
             if h.offset != 0 {
@@ -132,30 +132,73 @@ pub fn review(env: &Envelope, r: &Review, out: &mut String) -> usize {
                 let _ = write!(status, ": {n}");
             }
             let _ = writeln!(out, "  @@ {} @@ {status}", h.hunk);
-            for d in r
-                .definitions
-                .iter()
-                .filter(|d| d.path == f.path && d.hunk == h.hunk)
-            {
-                let mut t: Vec<String> = Vec::new();
-                t.extend(guard_tag(&d.guard));
-                if let Some(c) = d.callers {
-                    t.push(format!("{c} callers"));
-                }
-                if !d.subsystems.is_empty() {
-                    t.push(d.subsystems.join(", "));
-                }
-                let _ = writeln!(
-                    out,
-                    "    {} {} {}  line {}{}",
-                    d.change,
-                    d.kind,
-                    d.symbol,
-                    d.line,
-                    tags(t)
-                );
+            while let Some(d) = defs.next_if(|d| holds(f, d) && d.hunk == h.hunk) {
+                touched_line(d, out);
             }
         }
     }
-    r.definitions.len()
+    let hunks: usize = r.files.iter().map(|f| f.hunks.len()).sum();
+    if env.truncated || env.offset > 0 {
+        let _ = writeln!(
+            out,
+            "cut: this page has {hunks} of {} hunks and {} of {} definitions, in {} of {} files",
+            r.hunks,
+            r.definitions.len(),
+            r.definitions_total,
+            r.files.len(),
+            r.files_total
+        );
+    }
+    let bare = r
+        .files
+        .iter()
+        .filter(|f| f.hunks_total == 0 || f.error.is_some())
+        .count();
+    hunks + bare + r.definitions.len()
+}
+
+/// True when `d` is a definition of file `f` (a renamed file's are under its old path while
+/// the tree has that one).
+fn holds(f: &ReviewFile, d: &Touched) -> bool {
+    d.path == f.path || f.old_path.as_deref() == Some(d.path.as_str())
+}
+
+/// `renamed NEW (from OLD), binary  [SUBSYSTEM]`, and why it is not reviewed.
+fn review_file_line(f: &ReviewFile, out: &mut String) {
+    let renamed = f
+        .old_path
+        .as_ref()
+        .map(|o| format!(" (from {o})"))
+        .unwrap_or_default();
+    let sub = f
+        .subsystem
+        .as_ref()
+        .map(|s| format!("  [{s}]"))
+        .unwrap_or_default();
+    let binary = if f.binary { ", binary" } else { "" };
+    let _ = writeln!(out, "{} {}{renamed}{binary}{sub}", f.status, f.path);
+    if let Some(e) = &f.error {
+        let _ = writeln!(out, "  not reviewed: {e}");
+    }
+}
+
+/// `    CHANGE KIND NAME  line N  [#if G; N callers; SUBSYSTEMS]`.
+fn touched_line(d: &Touched, out: &mut String) {
+    let mut t: Vec<String> = Vec::new();
+    t.extend(guard_tag(&d.guard));
+    if let Some(c) = d.callers {
+        t.push(format!("{c} callers"));
+    }
+    if !d.subsystems.is_empty() {
+        t.push(d.subsystems.join(", "));
+    }
+    let _ = writeln!(
+        out,
+        "    {} {} {}  line {}{}",
+        d.change,
+        d.kind,
+        d.symbol,
+        d.line,
+        tags(t)
+    );
 }

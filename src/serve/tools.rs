@@ -293,7 +293,7 @@ struct ImpactArgs {
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 struct DiffArgs {
-    /// unified diff text (git diff, mailed patch)
+    /// unified diff text (git diff, mailed patch); at most 10000 files, 50000 hunks
     diff: String,
     #[serde(flatten)]
     common: Common,
@@ -438,7 +438,8 @@ const SPECS: &[Spec] = &[
         name: "review_diff",
         description: "The definitions a unified diff touches (functions, structs, macros, \
                       Kconfig; added and removed too), each with guard, callers count and \
-                      subsystems; hunks that do not apply are reported. Use instead of reading \
+                      subsystems; hunks that do not apply are reported. limit/offset page hunks \
+                      and definitions in diff order; totals always given. Use instead of reading \
                       each hunk's file.",
         schema: schema::<DiffArgs>,
     },

@@ -4,9 +4,10 @@
 //! params nested deeper than serde_json's recursion limit, an oversized line), answers an
 //! invalid request without its id (so the client waiting on that id hangs) and takes a
 //! `tools/call` whose params do not fit for an unknown method. This one answers every request
-//! it reads: -32700 (id null) for what is not JSON, -32600 for what is not a JSON-RPC request
-//! (with its id when one can be read), -32602 for a known method with bad params. Parsing
-//! never recurses deeper than serde_json's limit, so no input can overflow a stack.
+//! it reads: -32700 for what is not JSON (saying what is wrong: bytes that are not UTF-8, a lone
+//! surrogate escape, …), -32600 for what is not a JSON-RPC request or is nested too deep to take,
+//! -32602 for a known method with bad params; each with the request's id when one can be read.
+//! Parsing never recurses deeper than serde_json's limit, so no input can overflow a stack.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -208,17 +209,7 @@ pub fn parse(line: &[u8]) -> Read {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     let value: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
-        Err(e) => {
-            // Valid JSON too deep to hold (serde_json stops at 128 levels) still has its id.
-            return Read::Reply(match serde_json::from_slice::<IdOnly>(line) {
-                Ok(head) => error_line(
-                    &id_of(head.id.as_ref()),
-                    INVALID_REQUEST,
-                    "Invalid Request: the message is nested more than 128 levels deep",
-                ),
-                Err(_) => error_line(&Value::Null, PARSE_ERROR, &format!("Parse error: {e}")),
-            });
-        }
+        Err(e) => return Read::Reply(unparsed(line, &e)),
     };
     if !value.is_object() {
         // A batch (MCP dropped them) or a bare value: nothing to take an id from.
@@ -262,6 +253,49 @@ pub fn parse(line: &[u8]) -> Read {
                     .unwrap_or_default()
             ),
         )),
+    }
+}
+
+/// The reply to a line serde_json cannot hold as a [`Value`], saying what is wrong with it:
+/// bytes that are not UTF-8 (-32700, at the first such byte), JSON nested past serde_json's 128
+/// levels (-32600: the message is JSON, just too deep to take), or what the parser found (-32700:
+/// a lone surrogate escape, a missing bracket, …, at its line and column). The id is kept when
+/// the line can be read for it (serde skips what it does not keep without holding it), so a
+/// client waiting on it hears back.
+fn unparsed(line: &[u8], e: &serde_json::Error) -> Vec<u8> {
+    let head = serde_json::from_slice::<IdOnly>(line);
+    let id = head.as_ref().map_or(Value::Null, |h| id_of(h.id.as_ref()));
+    if let Err(u) = std::str::from_utf8(line) {
+        let at = u.valid_up_to();
+        return error_line(
+            &id,
+            PARSE_ERROR,
+            &format!(
+                "Parse error: the message is not UTF-8: byte {at} is 0x{:02x}; send JSON text as \
+                 UTF-8",
+                line[at]
+            ),
+        );
+    }
+    let too_deep = e.to_string().starts_with("recursion limit exceeded");
+    match head {
+        Ok(_) if too_deep => error_line(
+            &id,
+            INVALID_REQUEST,
+            "Invalid Request: the message is nested more than 128 levels deep",
+        ),
+        // Too deep and not JSON either: what is wrong past the depth is what to fix.
+        Err(h) if too_deep => error_line(&id, PARSE_ERROR, &format!("Parse error: {h}")),
+        // serde_json says of `"\ud800"` only that the escape after it is missing.
+        _ if e.to_string().contains("hex escape") => error_line(
+            &id,
+            PARSE_ERROR,
+            &format!(
+                "Parse error: a \\u escape that is not a character (a UTF-16 surrogate must come \
+                 in a pair): {e}"
+            ),
+        ),
+        _ => error_line(&id, PARSE_ERROR, &format!("Parse error: {e}")),
     }
 }
 
@@ -351,7 +385,11 @@ mod tests {
     use super::*;
 
     fn reply(line: &str) -> Value {
-        match parse(line.as_bytes()) {
+        reply_bytes(line.as_bytes())
+    }
+
+    fn reply_bytes(line: &[u8]) -> Value {
+        match parse(line) {
             Read::Reply(r) => serde_json::from_slice(&r).unwrap(),
             Read::Message(m) => panic!("taken as a message: {m:?}"),
             Read::Skip => panic!("skipped"),
@@ -396,13 +434,66 @@ mod tests {
             (Some(9), Some(-32600)),
             "{r}"
         );
-        assert!(r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("128 levels"));
-        // Unbalanced, it is not JSON at all.
+        assert_eq!(
+            r["error"]["message"],
+            "Invalid Request: the message is nested more than 128 levels deep"
+        );
+        // Unbalanced, it is not JSON at all: the parse error is the end of the line, not depth.
         let r = reply(&deep[..deep.len() - 1000]);
         assert_eq!(r["error"]["code"], -32700, "{r}");
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("Parse error: EOF while parsing"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_lone_surrogate_escape_is_a_parse_error_at_its_column_not_nesting() {
+        let line = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"\ud800"}}"#;
+        let r = reply(line);
+        assert_eq!(
+            r["error"],
+            json!({"code": -32700,
+                   "message": "Parse error: a \\u escape that is not a character (a UTF-16 \
+                               surrogate must come in a pair): unexpected end of hex escape at \
+                               line 1 column 71"}),
+            "{r}"
+        );
+        assert_eq!(r["id"], 7, "the id is read past the bad escape: {r}");
+    }
+
+    #[test]
+    fn raw_0xff_bytes_are_a_parse_error_naming_the_byte_not_nesting() {
+        let mut line =
+            br#"{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"name":"a"#.to_vec();
+        let at = line.len();
+        line.extend_from_slice(b"\xff\"}}");
+        let Read::Reply(r) = parse(&line) else {
+            panic!("not answered with an error");
+        };
+        let r: Value = serde_json::from_slice(&r).unwrap();
+        assert_eq!(
+            r["error"],
+            json!({"code": -32700,
+                   "message": format!("Parse error: the message is not UTF-8: byte {at} is 0xff; send JSON text as UTF-8")}),
+            "{r}"
+        );
+        assert_eq!(r["id"], "q", "{r}");
+        // Outside a string the id cannot be read past it: null.
+        let r = reply_bytes(b"{\"id\": 3, \xff}");
+        assert_eq!(
+            (r["id"].clone(), r["error"]["code"].clone()),
+            (Value::Null, json!(-32700)),
+            "{r}"
+        );
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("byte 10 is 0xff"),
+            "{r}"
+        );
     }
 
     #[test]
