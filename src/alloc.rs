@@ -35,8 +35,15 @@ static START: AtomicUsize = AtomicUsize::new(0);
 static END: AtomicUsize = AtomicUsize::new(0);
 /// Set by the first call of [`small_blocks_from_mimalloc`].
 static ASKED: AtomicBool = AtomicBool::new(false);
+/// Set when mimalloc gave a block outside its arena: no block is asked of it again (those it
+/// made in its arena are still freed by it).
+static STRAYED: AtomicBool = AtomicBool::new(false);
 
-/// mimalloc's options (`mi_option_t` of mimalloc 3, which libmimalloc-sys builds).
+/// mimalloc's options (`mi_option_t` of mimalloc 3, which libmimalloc-sys builds). The crate's
+/// version is pinned exactly in Cargo.toml, and a test reads these numbers out of the header it
+/// builds from: a new mimalloc that renumbers them fails that test rather than the heap. Should
+/// one mean something else all the same, a block from outside the arena is noticed when it is
+/// made (see [`from_either`]) and mimalloc is no longer used.
 const MI_OPTION_PURGE_DELAY: i32 = 15;
 const MI_OPTION_DISALLOW_OS_ALLOC: i32 = 17;
 const MI_OPTION_ARENA_PURGE_MULT: i32 = 24;
@@ -51,6 +58,7 @@ extern "C" {
         arena_id: *mut *mut c_void,
     ) -> i32;
     fn mi_arena_area(arena_id: *mut c_void, size: *mut usize) -> *mut c_void;
+    fn mi_usable_size(p: *const c_void) -> usize;
 }
 
 /// Makes later blocks of at most [`SMALL`] bytes come from mimalloc, for the rest of the
@@ -104,7 +112,20 @@ fn mimalloc_owns(ptr: *mut u8) -> bool {
 /// True when a block of `size` bytes is to come from mimalloc.
 #[inline]
 fn from_mimalloc(size: usize) -> bool {
-    size <= SMALL && END.load(Ordering::Relaxed) != 0
+    size <= SMALL && END.load(Ordering::Relaxed) != 0 && !STRAYED.load(Ordering::Relaxed)
+}
+
+/// `p`, a block mimalloc just made, when it lies in its arena; else (mimalloc took memory from
+/// elsewhere, which its options forbid) the block is given back to mimalloc, mimalloc is not
+/// asked again, and null is returned: glibc must never be handed such a block to free.
+#[inline]
+unsafe fn in_arena(p: *mut u8) -> *mut u8 {
+    if p.is_null() || mimalloc_owns(p) {
+        return p;
+    }
+    STRAYED.store(true, Ordering::Relaxed);
+    libmimalloc_sys::mi_free(p as *mut c_void);
+    std::ptr::null_mut()
 }
 
 /// The system's allocator, and mimalloc for small blocks once switched on.
@@ -119,7 +140,7 @@ unsafe fn from_either(
     system: impl FnOnce() -> *mut u8,
 ) -> *mut u8 {
     if from_mimalloc(layout.size()) {
-        let p = mi(layout.size(), layout.align()) as *mut u8;
+        let p = in_arena(mi(layout.size(), layout.align()) as *mut u8);
         if !p.is_null() {
             return p;
         }
@@ -160,11 +181,20 @@ unsafe impl GlobalAlloc for Alloc {
         if !mimalloc_owns(ptr) {
             return System.realloc(ptr, layout, new_size);
         }
-        if new_size <= SMALL {
+        // A block that already has the room keeps its place (it is in the arena).
+        if new_size <= mi_usable_size(ptr as *const c_void) {
+            return ptr;
+        }
+        if new_size <= SMALL && !STRAYED.load(Ordering::Relaxed) {
+            // Into a new block of mimalloc's, checked to be in the arena, then copied: mimalloc's
+            // own realloc frees the old block when it moves it, and a stray new block could then
+            // not be refused.
             let p =
-                libmimalloc_sys::mi_realloc_aligned(ptr as *mut c_void, new_size, layout.align());
+                in_arena(libmimalloc_sys::mi_malloc_aligned(new_size, layout.align()) as *mut u8);
             if !p.is_null() {
-                return p as *mut u8;
+                std::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size));
+                libmimalloc_sys::mi_free(ptr as *mut c_void);
+                return p;
             }
         }
         // Too large for mimalloc (or its arena full): into a block of glibc's.
@@ -182,6 +212,54 @@ unsafe impl GlobalAlloc for Alloc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The option numbers above are mimalloc's in the header of the pinned libmimalloc-sys that
+    /// the build compiled (from Cargo's registry).
+    #[test]
+    fn mimalloc_option_numbers_match_the_pinned_header() {
+        let manifest = include_str!("../Cargo.toml");
+        let version = manifest
+            .lines()
+            .find_map(|l| l.strip_prefix("libmimalloc-sys = { version = \"="))
+            .and_then(|l| l.split('"').next())
+            .expect("Cargo.toml pins libmimalloc-sys with an exact version (=x.y.z)");
+        let home = std::env::var_os("CARGO_HOME")
+            .map(std::path::PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")))
+            .expect("CARGO_HOME or HOME");
+        let header = std::fs::read_dir(home.join("registry/src"))
+            .expect("Cargo's registry sources (the build read libmimalloc-sys from there)")
+            .flatten()
+            .map(|d| {
+                d.path()
+                    .join(format!("libmimalloc-sys-{version}"))
+                    .join("c_src/mimalloc/v3/include/mimalloc.h")
+            })
+            .find(|p| p.exists())
+            .unwrap_or_else(|| panic!("no mimalloc.h of libmimalloc-sys {version} in {home:?}"));
+        let text = std::fs::read_to_string(&header).unwrap();
+        let body = text
+            .split("typedef enum mi_option_e {")
+            .nth(1)
+            .and_then(|b| b.split('}').next())
+            .expect("mi_option_e in mimalloc.h");
+        let names: Vec<&str> = body
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or("").trim())
+            .filter(|l| l.starts_with("mi_option_") && !l.contains('='))
+            .map(|l| l.trim_end_matches(','))
+            .collect();
+        let number = |name: &str| names.iter().position(|n| *n == name).map(|i| i as i32);
+        assert_eq!(number("mi_option_purge_delay"), Some(MI_OPTION_PURGE_DELAY));
+        assert_eq!(
+            number("mi_option_disallow_os_alloc"),
+            Some(MI_OPTION_DISALLOW_OS_ALLOC)
+        );
+        assert_eq!(
+            number("mi_option_arena_purge_mult"),
+            Some(MI_OPTION_ARENA_PURGE_MULT)
+        );
+    }
 
     /// Blocks made before the switch and after it, small and large, keep their bytes through
     /// `realloc` across the threshold and are freed by their owners.

@@ -307,7 +307,7 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
             snap.root.display()
         ));
     }
-    let old = crate::index::build::read_open(file)
+    let old = crate::beneath::read_open(file)
         .map_err(|e| format!("cannot read {rel}: {e}"))?
         .to_vec();
     let (symbol, source) = match edit {
@@ -505,7 +505,7 @@ fn write_atomically(at: &Target<'_>, old: &[u8], new: &[u8]) -> Result<(), Strin
     let (file, meta) = dir
         .open_file(std::ffi::OsStr::from_bytes(name.as_bytes()))
         .map_err(|e| unopened(rel, e))?;
-    let now = crate::index::build::read_open(file).map_err(|e| unchanged(e.to_string()))?;
+    let now = crate::beneath::read_open(file).map_err(|e| unchanged(e.to_string()))?;
     if (meta.dev(), meta.ino()) != (at.meta.dev(), at.meta.ino()) || *now != *old {
         return Err(unchanged(
             "it changed while the edit was checked; read it again".into(),

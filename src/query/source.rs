@@ -8,7 +8,7 @@ use std::fs::File;
 use std::path::Path;
 
 use super::MAX_LINE_CHARS;
-use crate::index::build::{read_open, Source};
+use crate::beneath::{read_open, Source};
 use crate::index::segment::LineHint;
 
 pub use crate::beneath::Unread;

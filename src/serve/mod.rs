@@ -230,7 +230,7 @@ fn tools_name(name: &str) -> &'static str {
 /// Runs the server on stdio until the client closes it; returns the exit code.
 pub fn run(opts: &ServeOptions) -> i32 {
     // A file truncated while mapped raises SIGBUS, which would end every session: read instead.
-    crate::index::build::MAP_SOURCES.store(false, std::sync::atomic::Ordering::Relaxed);
+    crate::beneath::MAP_SOURCES.store(false, std::sync::atomic::Ordering::Relaxed);
     let server = match Server::new(opts) {
         Ok(s) => Arc::new(s),
         Err(e) => {

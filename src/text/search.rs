@@ -105,7 +105,7 @@ pub enum Bytes<'b> {
     /// In the buffer passed.
     Buffered(&'b [u8]),
     /// Read or mapped on their own.
-    Own(crate::index::build::Source),
+    Own(crate::beneath::Source),
 }
 
 impl std::ops::Deref for Bytes<'_> {
@@ -134,8 +134,8 @@ impl Opener {
 
     /// The bytes of root-relative `rel` (mapped when large, as the index build reads them);
     /// `None` when it cannot be read or is not a regular file below the root.
-    pub fn read(&self, rel: &str) -> Option<crate::index::build::Source> {
-        crate::index::build::read_open(self.open(rel)?.0).ok()
+    pub fn read(&self, rel: &str) -> Option<crate::beneath::Source> {
+        crate::beneath::read_open(self.open(rel)?.0).ok()
     }
 
     /// Root-relative `rel` opened, with its size; `None` when it cannot be or is not a
@@ -186,10 +186,10 @@ impl Opener {
     pub fn read_with<'b>(&self, rel: &str, buf: &'b mut Vec<u8>) -> Option<Bytes<'b>> {
         let (file, len) = self.open(rel)?;
         if len > BUFFERED {
-            return crate::index::build::read_open(file).ok().map(Bytes::Own);
+            return crate::beneath::read_open(file).ok().map(Bytes::Own);
         }
         buf.clear();
-        crate::index::build::read_to_end(&file, len, buf).ok()?;
+        crate::beneath::read_to_end(&file, len, buf).ok()?;
         Some(Bytes::Buffered(buf))
     }
 }
