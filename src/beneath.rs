@@ -381,6 +381,23 @@ pub fn read_to_end(file: &File, len: u64, buf: &mut Vec<u8>) -> std::io::Result<
     }
 }
 
+/// `root` made absolute and canonical, or an error that says what is wrong with it.
+pub fn resolve_root(root: &Path) -> Result<PathBuf, String> {
+    let meta = std::fs::metadata(root).map_err(|e| {
+        format!(
+            "root {} cannot be read: {e}; pass --root with an existing directory",
+            root.display()
+        )
+    })?;
+    if !meta.is_dir() {
+        return Err(format!(
+            "root {} is not a directory; pass --root with the top of a source tree",
+            root.display()
+        ));
+    }
+    std::fs::canonicalize(root).map_err(|e| format!("root {}: {e}", root.display()))
+}
+
 /// Root-relative `rel` under the root directory `root` opened for reading, as
 /// [`Root::open_file`] opens it (for one file: a caller opening many keeps a [`Root`]).
 pub fn open_file(root: &Path, rel: &str) -> Result<(File, std::fs::Metadata), Unread> {

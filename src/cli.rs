@@ -292,7 +292,7 @@ impl Command {
                 kind: *kind,
             },
             Command::Grep(g) => Ask::Grep(Box::new(crate::query::GrepAsk {
-                pattern: crate::text::search::Pattern {
+                pattern: crate::index::text::search::Pattern {
                     text: g.pattern.clone(),
                     fixed: g.fixed_strings,
                     ignore_case: g.ignore_case,
@@ -374,7 +374,7 @@ fn run(common: &Common, command: &Command, trace: &mut crate::index::Trace) -> E
         _ => ask.as_ref().map_or("update_index", Ask::tool),
     };
     let root_arg = common.root.clone().unwrap_or_else(|| PathBuf::from("."));
-    let root = match crate::walk::resolve_root(&root_arg) {
+    let root = match crate::beneath::resolve_root(&root_arg) {
         Ok(r) => r,
         Err(e) => return Envelope::error(tool, &root_arg.display().to_string(), e),
     };

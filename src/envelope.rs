@@ -427,7 +427,7 @@ pub enum Results {
     /// update_index.
     Index(crate::index::UpdateReport),
     /// index_status.
-    Status(Box<crate::status::IndexStatus>),
+    Status(Box<IndexStatus>),
     /// change_impact.
     Impact(Impact),
     /// review_diff.
@@ -601,5 +601,69 @@ impl Envelope {
             (_, true) => 1,
             _ => 0,
         }
+    }
+}
+
+/// What index_status answers.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct IndexStatus {
+    /// The index directory.
+    pub index_dir: String,
+    /// True when a published index can be opened.
+    pub indexed: bool,
+    /// Why not, when there is an index that cannot be opened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unusable: Option<String>,
+    /// The index generation (each publish adds one).
+    pub generation: u64,
+    /// Seconds since it was published.
+    pub age_s: u64,
+    /// C sources (`.c`, `.h`, `.S`) scanned.
+    pub files_scanned: u64,
+    /// Files not (fully) indexed, as every answer counts them.
+    pub files_unindexed: u64,
+    /// The same by reason.
+    pub unindexed: Unindexed,
+    /// Symbolic links skipped.
+    pub symlinks: u64,
+    /// Bytes of the index directory.
+    pub size_bytes: u64,
+    /// The build running now, if any.
+    pub build: Option<Build>,
+}
+
+/// Files not (fully) indexed, by reason.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Unindexed {
+    /// Not C sources (the walk saw them; `knav grep` searches them).
+    pub not_c: u64,
+    /// ctags failed or timed out: references only.
+    pub no_definitions: u64,
+    /// NUL bytes.
+    pub binary: u64,
+    /// Over the size cap.
+    pub too_big: u64,
+    /// Could not be read.
+    pub unreadable: u64,
+}
+
+/// A build in progress.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Build {
+    /// The process holding the build lock, when it wrote its pid.
+    pub pid: Option<u32>,
+    /// How far along it is, when this process runs it.
+    pub progress: Option<String>,
+}
+
+/// How many characters of user input an error quotes.
+const QUOTE_CHARS: usize = 80;
+
+/// `s` quoted for an error message: whole when short, else its first characters, an ellipsis
+/// and its length, so a huge input never comes back as a huge error.
+pub fn quote(s: &str) -> String {
+    match s.char_indices().nth(QUOTE_CHARS) {
+        None => format!("'{s}'"),
+        Some((cut, _)) => format!("'{}…' ({} bytes)", &s[..cut], s.len()),
     }
 }

@@ -1,9 +1,13 @@
 //! knav: a code navigator for the Linux kernel and other large C trees.
 //!
-//! Data flows one way: [`walk`] finds the files, [`scan`] (knav's own scanner) and the
-//! `knav-ctags` crate (universal-ctags) read them, [`index`] writes and publishes the index,
-//! [`query`] answers a question with an [`envelope::Envelope`], and [`render`] turns that
-//! envelope into compact text or JSON. The CLI ([`cli`]) only wires these together.
+//! Data flows one way: [`walk`] finds the files, [`beneath`] opens every file below the root
+//! (never through a link), [`scan`] (knav's own scanner) and the `knav-ctags` crate
+//! (universal-ctags) read them, [`index`] builds its parts (the symbol segment, text, docs, code
+//! search, pointer calls, build files) and publishes them atomically, [`query`] answers a
+//! question with an [`envelope::Envelope`], and [`render`] turns that envelope into compact
+//! text or JSON. The CLI ([`cli`]) and the MCP server ([`serve`]) only wire these together
+//! through [`request`]. No top-level module imports one that imports it back
+//! (`tests/shape.rs`).
 #![deny(missing_docs)]
 
 pub mod alloc;
@@ -11,7 +15,6 @@ pub mod beneath;
 pub mod cli;
 pub mod definers;
 pub mod diff;
-pub mod docs;
 pub mod edit;
 pub mod envelope;
 pub mod guard;
@@ -31,7 +34,6 @@ pub mod scan;
 pub mod serve;
 pub mod settings;
 pub mod status;
-pub mod text;
 pub mod walk;
 
 /// Cases a property test runs: its own count `n`, or `PROPTEST_CASES` when set

@@ -44,11 +44,6 @@ pub struct Expansion {
 /// from its first arguments). A longer argument is cut, and the names that need it are not made.
 const MAX_ARG_BYTES: usize = 64 << 10;
 
-/// Macros whose argument names a tracepoint, not a symbol of its own.
-pub fn is_tracepoint_export(name: &[u8]) -> bool {
-    name.starts_with(b"EXPORT_TRACEPOINT_SYMBOL")
-}
-
 /// What the invocations of the scanned file `src` make: the table's families, then the macros
 /// `learned` knows or the file's own `#define`s define.
 pub fn expand_file(src: &[u8], scanned: &FileScan, learned: Option<&Definers>) -> Expansion {
@@ -153,7 +148,7 @@ fn expand_with(
             continue;
         };
         let after = start + o.len as usize;
-        if is_tracepoint_export(macro_name) {
+        if crate::scan::is_tracepoint_export(macro_name) {
             let call = read_call(src, after, 1, false, budget);
             if let Some(tp) = call.args.first().filter(|a| is_ident(a)) {
                 out.exports.push((format!("trace_{tp}"), o.line));

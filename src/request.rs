@@ -2,6 +2,7 @@
 //! [`Ask`] and a [`Page`], and [`answer`] turns those into an envelope against one snapshot, so
 //! the two front ends cannot disagree.
 
+use crate::envelope::quote;
 use crate::envelope::Envelope;
 use crate::index::store::Snapshot;
 use crate::query::{self, GroupBy, Page, Query};
@@ -127,18 +128,6 @@ pub const MAX_PATH: usize = 4096;
 pub const MAX_QUERY: usize = 1024;
 /// The longest `active_config` argument, in bytes (a long list of CONFIG_X=y).
 pub const MAX_CONFIG_ARG: usize = 64 << 10;
-/// How many characters of user input an error quotes.
-const QUOTE_CHARS: usize = 80;
-
-/// `s` quoted for an error message: whole when short, else its first characters, an ellipsis
-/// and its length, so a huge input never comes back as a huge error.
-pub fn quote(s: &str) -> String {
-    match s.char_indices().nth(QUOTE_CHARS) {
-        None => format!("'{s}'"),
-        Some((cut, _)) => format!("'{}…' ({} bytes)", &s[..cut], s.len()),
-    }
-}
-
 /// `path` for an error: whole when short, else its first characters and its length (an
 /// `active_config` argument of 60 KB names no file, and must not come back whole).
 fn shown(path: &std::path::Path) -> String {
@@ -309,14 +298,16 @@ fn read_config_within(
         ));
     };
     let rel = crate::pathname::encode_os(rel.as_os_str());
-    let file = crate::query::source::open_beneath(dir, &rel).map_err(|e| match e {
-        crate::query::source::Unread::Io(e) => format!("active_config {}: {e}", shown(path)),
-        crate::query::source::Unread::Changed(what) => format!(
-            "active_config {} is {what}, not a regular file inside {}",
-            shown(path),
-            dir.display()
-        ),
-    })?;
+    let file = crate::beneath::open_file(dir, &rel)
+        .map(|(f, _)| f)
+        .map_err(|e| match e {
+            crate::beneath::Unread::Io(e) => format!("active_config {}: {e}", shown(path)),
+            crate::beneath::Unread::Changed(what) => format!(
+                "active_config {} is {what}, not a regular file inside {}",
+                shown(path),
+                dir.display()
+            ),
+        })?;
     let mut bytes = Vec::new();
     file.take(MAX_CONFIG_FILE + 1)
         .read_to_end(&mut bytes)

@@ -607,8 +607,7 @@ impl<'a> Scanner<'a> {
         let call = self.followed_by_paren();
         let maker = call
             && !in_directive
-            && (MacroTable::kernel().family(name).is_some()
-                || crate::macrodefs::is_tracepoint_export(name));
+            && (MacroTable::kernel().family(name).is_some() || is_tracepoint_export(name));
         // `int f(void);` and `INDIRECT_CALLABLE_DECLARE(int f(void));` at file scope declare f.
         let declared = call
             && !in_directive
@@ -901,6 +900,11 @@ impl<'a> Scanner<'a> {
         };
         self.out.macros.push(def);
     }
+}
+
+/// Macros whose argument names a tracepoint, not a symbol of its own.
+pub fn is_tracepoint_export(name: &[u8]) -> bool {
+    name.starts_with(b"EXPORT_TRACEPOINT_SYMBOL")
 }
 
 #[cfg(test)]

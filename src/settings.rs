@@ -198,7 +198,7 @@ impl Settings {
 fn resolve_dirs(root: &Path, dirs: &[String], key: &str) -> Result<Vec<PathBuf>, String> {
     dirs.iter()
         .map(|d| {
-            crate::walk::resolve_root(&root.join(d))
+            crate::beneath::resolve_root(&root.join(d))
                 .map_err(|e| format!("{}: {key}: {e}", root.join(FILE_NAME).display()))
         })
         .collect()

@@ -5,63 +5,9 @@
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
-
-use crate::envelope::{Envelope, Results};
+use crate::envelope::{Build, Envelope, IndexStatus, Results};
 use crate::index::format::FileStatus;
 use crate::index::store::{read_manifest, Snapshot};
-
-/// What index_status answers.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
-pub struct IndexStatus {
-    /// The index directory.
-    pub index_dir: String,
-    /// True when a published index can be opened.
-    pub indexed: bool,
-    /// Why not, when there is an index that cannot be opened.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unusable: Option<String>,
-    /// The index generation (each publish adds one).
-    pub generation: u64,
-    /// Seconds since it was published.
-    pub age_s: u64,
-    /// C sources (`.c`, `.h`, `.S`) scanned.
-    pub files_scanned: u64,
-    /// Files not (fully) indexed, as every answer counts them.
-    pub files_unindexed: u64,
-    /// The same by reason.
-    pub unindexed: Unindexed,
-    /// Symbolic links skipped.
-    pub symlinks: u64,
-    /// Bytes of the index directory.
-    pub size_bytes: u64,
-    /// The build running now, if any.
-    pub build: Option<Build>,
-}
-
-/// Files not (fully) indexed, by reason.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
-pub struct Unindexed {
-    /// Not C sources (the walk saw them; `knav grep` searches them).
-    pub not_c: u64,
-    /// ctags failed or timed out: references only.
-    pub no_definitions: u64,
-    /// NUL bytes.
-    pub binary: u64,
-    /// Over the size cap.
-    pub too_big: u64,
-    /// Could not be read.
-    pub unreadable: u64,
-}
-
-/// A build in progress.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
-pub struct Build {
-    /// The process holding the build lock, when it wrote its pid.
-    pub pid: Option<u32>,
-    /// How far along it is, when this process runs it.
-    pub progress: Option<String>,
-}
 
 /// The pid of the process holding `index_dir`'s build lock, `Some(None)` when it is held by one
 /// that did not say; `None` when no build runs. Opens the lock read-only and creates nothing.

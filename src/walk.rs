@@ -8,7 +8,7 @@
 //! index sorts the files by path, so file ids are stable.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use crate::pathname;
@@ -626,21 +626,4 @@ fn list_dir(
     out.symlinks = listing.symlinks as u64;
     out.dirs.push(listing);
     (out, subdirs)
-}
-
-/// `root` made absolute and canonical, or an error that says what is wrong with it.
-pub fn resolve_root(root: &Path) -> Result<PathBuf, String> {
-    let meta = std::fs::metadata(root).map_err(|e| {
-        format!(
-            "root {} cannot be read: {e}; pass --root with an existing directory",
-            root.display()
-        )
-    })?;
-    if !meta.is_dir() {
-        return Err(format!(
-            "root {} is not a directory; pass --root with the top of a source tree",
-            root.display()
-        ));
-    }
-    std::fs::canonicalize(root).map_err(|e| format!("root {}: {e}", root.display()))
 }

@@ -169,7 +169,7 @@ fn code_documents_of_the_kernel() {
 fn trigrams_of_the_kernel() {
     // The count of each file's distinct trigrams and an order-sensitive fold of their keys.
     bench("text::index trigram keys", |f| {
-        knav::text::index::trigram_keys(f, |keys| {
+        knav::index::text::index::trigram_keys(f, |keys| {
             (
                 keys.len(),
                 keys.iter().fold(0u32, |h, &k| h.rotate_left(5) ^ k),

@@ -1,8 +1,8 @@
 //! The shape the code keeps (ARCHITECTURE.md): no import cycle between the top-level modules of
 //! a crate, and no function over 120 lines outside tests. Both are read from the sources as
-//! rustfmt leaves them. What is over today is listed here by name, to be taken off the lists as
-//! it is fixed: a new cycle or a new long function fails, and so does a listed one that is gone
-//! (the list must shrink with the code).
+//! rustfmt leaves them (comments and `#[cfg(test)]` modules left out). The functions over today
+//! are listed by name, to be taken off the list as they are split: a new long function fails,
+//! and so does a listed one that is gone (the list shrinks with the code).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -14,28 +14,19 @@ const MAX_FN_LINES: usize = 120;
 const LONG_TODAY: &[&str] = &[
     "src/index/accum.rs:finish",
     "src/index/mod.rs:build",
+    "src/index/text/index.rs:build",
+    "src/index/text/walk.rs:refresh",
     "src/indirect.rs:tokens",
     "src/query/def.rs:answer",
     "src/query/grep.rs:search",
     "src/query/impact.rs:change_impact",
     "src/query/refs.rs:find_references",
     "src/serve/tools.rs:parse_call",
-    "src/text/index.rs:build",
-    "src/text/walk.rs:refresh",
     "ctags/src/batch.rs:tags_of_chunk",
     "kconfig/src/kconfig.rs:parse",
     "kernel-bench/src/main.rs:run",
     "kernel-bench/src/report.rs:targets",
     "kernel-bench/src/report.rs:markdown",
-];
-
-/// Import cycles between top-level modules today: `crate: modules`, sorted.
-const CYCLES_TODAY: &[&str] = &[
-    "knav: docs index text",
-    "knav: envelope status",
-    "knav: macrodefs scan",
-    "knav: query request",
-    "knav: settings walk",
 ];
 
 /// The crates whose sources are checked: `(name, src dir)`.
@@ -257,16 +248,16 @@ fn long_functions(shown: &str, text: &str) -> Vec<(String, usize)> {
 }
 
 #[test]
-fn no_new_import_cycle_between_top_level_modules() {
+fn no_import_cycle_between_top_level_modules() {
     let mut found = Vec::new();
     for (name, src) in crates() {
         for c in cycles(&graph(&src)) {
             found.push(format!("{name}: {}", c.join(" ")));
         }
     }
-    assert_eq!(
-        found, CYCLES_TODAY,
-        "import cycles between top-level modules"
+    assert!(
+        found.is_empty(),
+        "import cycles between top-level modules: {found:?}"
     );
 }
 

@@ -14,6 +14,7 @@ pub mod codec;
 pub mod ctagstext;
 pub mod damage;
 pub mod defined;
+pub mod docs;
 pub mod error;
 pub mod format;
 pub mod fstbuild;
@@ -24,6 +25,7 @@ pub mod scratch;
 pub mod segment;
 pub mod stats;
 pub mod store;
+pub mod text;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -293,7 +295,7 @@ pub fn update_hinted(
         .map(|_| diff(root, indexed, walked.sources.iter().chain(&walked.too_big)));
     trace.mark("diff");
     let builds = BuildFilesState::of(root, old.as_ref(), &walked.builds);
-    let docs = crate::docs::DocsState::of(
+    let docs = crate::index::docs::DocsState::of(
         root,
         old.as_ref().and_then(|s| s.manifest.docs.as_ref()),
         text.listed(),
@@ -319,9 +321,9 @@ pub fn update_hinted(
 /// The text part's side of an update (`knav grep`'s index): rg's file set, walked with its own
 /// cache, and the part the new manifest names.
 struct TextUpdate {
-    walk: crate::text::walk::TextWalk,
+    walk: crate::index::text::walk::TextWalk,
     /// The index's text part.
-    old: Option<crate::text::TextRef>,
+    old: Option<crate::index::text::TextRef>,
     /// The walk found every file as the cache of the index's part has it.
     same: bool,
 }
@@ -339,8 +341,8 @@ impl TextUpdate {
         opts: &BuildOptions,
         list: bool,
     ) -> TextUpdate {
-        use crate::text::walk::Known;
-        let cached = old.and_then(|_| crate::text::read_cache(index_dir));
+        use crate::index::text::walk::Known;
+        let cached = old.and_then(|_| crate::index::text::read_cache(index_dir));
         let old_text = old.and_then(|s| s.manifest.text.clone());
         let stats: std::collections::HashMap<&str, (u64, i64)> = if same_walk {
             Default::default()
@@ -364,7 +366,7 @@ impl TextUpdate {
             .as_ref()
             .zip(cached.as_ref())
             .is_some_and(|(t, (_, part))| t.dir == *part);
-        let walk = crate::text::walk::walk(
+        let walk = crate::index::text::walk::walk(
             root,
             cached.as_ref().map(|(c, _)| c),
             &known,
@@ -379,7 +381,7 @@ impl TextUpdate {
 
     /// Every file the walk found, in path order; `None` when it found them all as cached
     /// and did not list them.
-    fn listed(&self) -> Option<&[crate::text::walk::TextFile]> {
+    fn listed(&self) -> Option<&[crate::index::text::walk::TextFile]> {
         (!self.same || !self.walk.files.is_empty()).then_some(&self.walk.files)
     }
 
@@ -391,14 +393,14 @@ impl TextUpdate {
         index_dir: &Path,
         rebuild: bool,
         files_read: &dyn Fn(),
-    ) -> Result<Option<crate::text::TextRef>, IndexError> {
+    ) -> Result<Option<crate::index::text::TextRef>, IndexError> {
         if self.same && !rebuild {
-            return Ok(self.old.clone().map(|t| crate::text::TextRef {
+            return Ok(self.old.clone().map(|t| crate::index::text::TextRef {
                 previous: None,
                 ..t
             }));
         }
-        crate::text::update(
+        crate::index::text::update(
             root,
             index_dir,
             &self.walk.files,
@@ -414,11 +416,13 @@ impl TextUpdate {
     fn write_cache(
         &self,
         index_dir: &Path,
-        text: &Option<crate::text::TextRef>,
+        text: &Option<crate::index::text::TextRef>,
     ) -> Result<(), IndexError> {
         match text {
-            Some(t) if !self.same => crate::text::write_cache(index_dir, &self.walk.cache, &t.dir)
-                .map_err(IndexError::Build),
+            Some(t) if !self.same => {
+                crate::index::text::write_cache(index_dir, &self.walk.cache, &t.dir)
+                    .map_err(IndexError::Build)
+            }
             _ => Ok(()),
         }
     }
@@ -644,7 +648,7 @@ impl Update<'_> {
         walked: &crate::walk::Walk,
         builds: &BuildFilesState,
         text: &TextUpdate,
-        docs: &crate::docs::DocsState,
+        docs: &crate::index::docs::DocsState,
     ) -> Result<UpdateReport, IndexError> {
         let part = build_files_part(self.root, self.index_dir, &walked.builds, builds)?;
         let (docs_part, docs_summary) = docs.part(self.root, self.index_dir)?;
@@ -688,7 +692,7 @@ impl Update<'_> {
         walked: crate::walk::Walk,
         builds: &BuildFilesState,
         text: &TextUpdate,
-        docs: &crate::docs::DocsState,
+        docs: &crate::index::docs::DocsState,
         opts: &BuildOptions,
         progress: &mut Progress,
         trace: &mut Trace,

@@ -54,10 +54,10 @@ pub struct Manifest {
     pub build_files: Option<super::buildfiles::BuildFilesRef>,
     /// The text part (`knav grep`): every file rg searches, as trigram postings.
     #[serde(default)]
-    pub text: Option<crate::text::TextRef>,
+    pub text: Option<crate::index::text::TextRef>,
     /// The documentation part (search_docs), when the tree has documentation files.
     #[serde(default)]
-    pub docs: Option<crate::docs::DocsRef>,
+    pub docs: Option<crate::index::docs::DocsRef>,
 }
 
 /// One segment of the index.
@@ -655,10 +655,10 @@ impl Snapshot {
             b.verify()?;
         }
         if let Some(t) = &self.manifest.text {
-            crate::text::verify(&self.index_dir, t)?;
+            crate::index::text::verify(&self.index_dir, t)?;
         }
         match &self.manifest.docs {
-            Some(d) => crate::docs::verify(&self.index_dir, d),
+            Some(d) => crate::index::docs::verify(&self.index_dir, d),
             None => Ok(()),
         }
     }

@@ -82,7 +82,7 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelope {
             format!(
                 "query {} has no word to search for (only stopwords, numbers or single \
                  letters); describe what the code does: `oom kill process`",
-                crate::request::quote(query)
+                crate::envelope::quote(query)
             ),
         );
     }

@@ -30,7 +30,7 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
     if !valid_name(symbol) {
         return q.envelope_error(
             TOOL,
-            format!("{} is not a C identifier", crate::request::quote(symbol)),
+            format!("{} is not a C identifier", crate::envelope::quote(symbol)),
         );
     }
     let (defs, counts) = definitions_counted(q, symbol);

@@ -1,5 +1,5 @@
 //! search_docs: the sections of the tree's documentation ranked for a query in words
-//! ([`crate::docs::rank::bm25f`]); a section needs one of the query's words. Order: score,
+//! ([`crate::index::docs::rank::bm25f`]); a section needs one of the query's words. Order: score,
 //! then path and line. Each row carries the section's best line (the most query words), read
 //! from the file as it is now.
 
@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::Query;
-use crate::docs::part::Docs;
-use crate::docs::sections::adornment;
-use crate::docs::words::Words;
 use crate::envelope::{DocHit, Envelope, Results};
+use crate::index::docs::part::Docs;
+use crate::index::docs::sections::adornment;
+use crate::index::docs::words::Words;
 use crate::index::error::IndexError;
 
 const TOOL: &str = "search_docs";
@@ -32,7 +32,7 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
             format!(
                 "query {} has no word to search for (common English words are left out); \
                  give a few words (out of memory killer)",
-                crate::request::quote(query)
+                crate::envelope::quote(query)
             ),
         );
     }
@@ -47,7 +47,7 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
         return env;
     };
     let ranked = open(q, part).and_then(|docs| {
-        let scores = crate::docs::rank::bm25f(&docs, &terms)?;
+        let scores = crate::index::docs::rank::bm25f(&docs, &terms)?;
         Ok((docs, scores))
     });
     let (docs, scores) = match ranked {
@@ -108,10 +108,10 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
 }
 
 /// Opens the documentation part; a small one is checksummed first, as the other parts are.
-fn open(q: &Query<'_>, part: &crate::docs::DocsRef) -> Result<Docs, IndexError> {
+fn open(q: &Query<'_>, part: &crate::index::docs::DocsRef) -> Result<Docs, IndexError> {
     let docs = Docs::open(&q.snap.index_dir.join(&part.dir))?;
     if crate::index::damage::checksum_at_open(docs.bytes()) {
-        crate::docs::verify(&q.snap.index_dir, part)?;
+        crate::index::docs::verify(&q.snap.index_dir, part)?;
     }
     Ok(docs)
 }
@@ -119,7 +119,12 @@ fn open(q: &Query<'_>, part: &crate::docs::DocsRef) -> Result<Docs, IndexError> 
 /// The line of the section `doc` of `text` with the most of `terms` (the first such; never
 /// the title or an adornment), trimmed and cut at [`SNIPPET_CHARS`]; without one, the first
 /// other line; empty when the file cannot be read.
-fn snippet(text: &str, doc: &crate::docs::part::Doc, words: &Words, terms: &[String]) -> String {
+fn snippet(
+    text: &str,
+    doc: &crate::index::docs::part::Doc,
+    words: &Words,
+    terms: &[String],
+) -> String {
     let mut best = (0usize, "");
     for (n, line) in text
         .lines()
@@ -145,5 +150,5 @@ fn snippet(text: &str, doc: &crate::docs::part::Doc, words: &Words, terms: &[Str
             best = (found.len(), line);
         }
     }
-    crate::docs::sections::cut(best.1.trim(), SNIPPET_CHARS)
+    crate::index::docs::sections::cut(best.1.trim(), SNIPPET_CHARS)
 }

@@ -26,7 +26,7 @@ pub fn search_files(q: &Query<'_>, query: &str) -> Envelope {
             TOOL,
             format!(
                 "query {} has no token to match; give parts of a path (ext2 file)",
-                crate::request::quote(query)
+                crate::envelope::quote(query)
             ),
         );
     }

@@ -46,7 +46,7 @@ pub fn parse_kind(name: &str) -> Result<Kind, String> {
         .ok_or_else(|| {
             format!(
                 "unknown kind {}; the kinds are {}",
-                crate::request::quote(name),
+                crate::envelope::quote(name),
                 kind_names().join(", ")
             )
         })
@@ -197,13 +197,13 @@ fn token_hits(q: &Query<'_>, query: &str) -> Result<Vec<Hit>, String> {
     if tokens.is_empty() {
         return Err(format!(
             "query {} has no token to match; give parts of a name (ext4 read iter) or /REGEX/",
-            crate::request::quote(query)
+            crate::envelope::quote(query)
         ));
     }
     if let Some(t) = tokens.iter().find(|t| !crate::query::valid_name(t)) {
         return Err(format!(
             "token {} is not part of a C identifier; use /REGEX/ for patterns",
-            crate::request::quote(t)
+            crate::envelope::quote(t)
         ));
     }
     let joined = tokens.join("_");

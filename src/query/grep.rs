@@ -10,8 +10,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::{source, Query, Verdict};
 use crate::envelope::{Context, Enclosing, Envelope, FileGroup, Hit, Results};
-use crate::text::index::{TextIndex, BINARY};
-use crate::text::search::Pattern;
+use crate::index::text::index::{TextIndex, BINARY};
+use crate::index::text::search::Pattern;
 
 /// Lines of context either side at most.
 pub const MAX_CONTEXT: u32 = 10;
@@ -109,7 +109,7 @@ fn relative(root: &str, arg: &str) -> Result<String, String> {
         _ if arg.starts_with('/') => {
             return Err(format!(
                 "{} is outside the root {root}; give a path relative to the root",
-                crate::request::quote(arg)
+                crate::envelope::quote(arg)
             ))
         }
         _ => arg,
@@ -121,7 +121,7 @@ fn relative(root: &str, arg: &str) -> Result<String, String> {
             ".." => {
                 return Err(format!(
                     "{} leaves the root; give a path inside it",
-                    crate::request::quote(arg)
+                    crate::envelope::quote(arg)
                 ))
             }
             c => parts.push(c),
@@ -178,15 +178,15 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
     let idx = TextIndex::open(&q.snap.index_dir.join(&text.dir))?;
     // A small part is checksummed at every open, as the other parts are.
     if crate::index::damage::checksum_at_open(idx.bytes()) {
-        crate::text::verify(&q.snap.index_dir, text).map_err(|e| e.rebuild().to_string())?;
+        crate::index::text::verify(&q.snap.index_dir, text).map_err(|e| e.rebuild().to_string())?;
     }
     let scope = scope(q, ask, &root)?;
     // The candidates: what the trigrams select, less what changed since, plus what changed
     // and what holds no trigrams.
-    let need = crate::text::plan::parse(&p.text, p.fixed, p.ignore_case)
-        .map(|hir| crate::text::plan::need(&hir))
-        .unwrap_or(crate::text::plan::Need::All);
-    let selected = crate::text::plan::files(&need, &idx).map_err(|e| {
+    let need = crate::index::text::plan::parse(&p.text, p.fixed, p.ignore_case)
+        .map(|hir| crate::index::text::plan::need(&hir))
+        .unwrap_or(crate::index::text::plan::Need::All);
+    let selected = crate::index::text::plan::files(&need, &idx).map_err(|e| {
         format!("the text index is damaged ({e}); run `knav index --full` to rebuild it")
     })?;
     let stale: HashSet<&str> = text
@@ -201,7 +201,7 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         if !stale.contains(e.path) && scope.holds(e.path) {
             candidates.push(Candidate {
                 path: e.path,
-                text_known: e.flag == crate::text::index::INDEXED,
+                text_known: e.flag == crate::index::text::index::INDEXED,
                 size: e.size,
                 blocks,
             });
@@ -275,16 +275,16 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         (text.files, text.binary)
     };
     // Confirm in parallel.
-    let opener = crate::text::search::Opener::new(&q.snap.root);
+    let opener = crate::index::text::search::Opener::new(&q.snap.root);
     let found: Vec<(usize, Vec<u32>)> = candidates
         .par_iter()
         .enumerate()
         .map_init(
-            || (crate::text::search::searcher(), Vec::new()),
+            || (crate::index::text::search::searcher(), Vec::new()),
             |(s, buf), (i, c)| {
                 let lines = if c.blocks.is_empty() {
                     opener.read_with(c.path, buf).map_or_else(Vec::new, |b| {
-                        crate::text::search::matching_lines(s, &matcher, &b, c.text_known)
+                        crate::index::text::search::matching_lines(s, &matcher, &b, c.text_known)
                     })
                 } else {
                     opener.matching_lines_in(c.path, c.size, &c.blocks, s, &matcher, buf)
@@ -373,7 +373,7 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         .map(|(path, line, active)| {
             let src = q.source(path);
             let l = src.as_deref().and_then(|s| s.line(line)).unwrap_or(b"");
-            let col = crate::text::search::column(&matcher, l);
+            let col = crate::index::text::search::column(&matcher, l);
             let at = q.snap.find_file(path);
             let context = (ask.context > 0).then(|| {
                 let get = |n: u32| src.as_deref().and_then(|s| s.line(n)).map(source::cut);
@@ -400,7 +400,7 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
     if env.total == 0 && env.message.is_none() {
         env.message = Some(format!(
             "no line matches {} in {searched} files",
-            crate::request::quote(&p.text)
+            crate::envelope::quote(&p.text)
         ));
     }
     Ok(env)
@@ -419,7 +419,7 @@ fn scope(q: &Query<'_>, ask: &GrepAsk, root: &str) -> Result<Scope, String> {
         let mut b = ignore::overrides::OverrideBuilder::new(&q.snap.root);
         for g in &ask.globs {
             b.add(g)
-                .map_err(|e| format!("bad glob {}: {e}", crate::request::quote(g)))?;
+                .map_err(|e| format!("bad glob {}: {e}", crate::envelope::quote(g)))?;
         }
         Some(b.build().map_err(|e| format!("bad glob: {e}"))?)
     };
@@ -430,7 +430,7 @@ fn scope(q: &Query<'_>, ask: &GrepAsk, root: &str) -> Result<Scope, String> {
             if defs.is_empty() {
                 return Err(format!(
                     "no symbol named {} in the index for within",
-                    crate::request::quote(symbol)
+                    crate::envelope::quote(symbol)
                 ));
             }
             let mut w: HashMap<String, Vec<(u32, u32)>> = HashMap::new();

@@ -275,7 +275,7 @@ fn under_root(root: Option<&str>, p: &str) -> Result<String, String> {
         format!(
             "{} leaves the root; fix the patch's paths (relative to the tree's root, as git \
              diff writes them)",
-            crate::request::quote(p)
+            crate::envelope::quote(p)
         )
     };
     let rel = match root.and_then(|r| p.strip_prefix(r)) {
@@ -295,7 +295,7 @@ fn under_root(root: Option<&str>, p: &str) -> Result<String, String> {
         return Err(format!(
             "{} names no file; fix the patch's paths (relative to the tree's root, as git diff \
              writes them)",
-            crate::request::quote(p)
+            crate::envelope::quote(p)
         ));
     }
     Ok(parts.join("/"))

@@ -481,7 +481,7 @@ pub fn text(env: &Envelope) -> String {
 }
 
 /// index_status: one line for the index, one for what it left out, one for a running build.
-fn status(s: &crate::status::IndexStatus, out: &mut String) -> usize {
+fn status(s: &crate::envelope::IndexStatus, out: &mut String) -> usize {
     if s.indexed || s.unusable.is_some() {
         let _ = writeln!(
             out,

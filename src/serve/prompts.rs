@@ -4,7 +4,7 @@
 
 use rmcp::model::{GetPromptResult, JsonObject, Prompt, PromptArgument, PromptMessage, Role};
 
-use crate::request::quote;
+use crate::envelope::quote;
 
 /// Bytes a prompt argument may have (a diff; a path or a symbol is far shorter).
 const MAX_ARGUMENT: usize = 1 << 20;

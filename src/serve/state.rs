@@ -97,12 +97,13 @@ impl Server {
     /// A server for `opts`, its default root resolved.
     pub fn new(opts: &ServeOptions) -> Result<Server, String> {
         let (root, writable) = match &opts.root {
-            Some(r) => (crate::walk::resolve_root(r)?, true),
-            None => (crate::walk::resolve_root(Path::new("."))?, false),
+            Some(r) => (crate::beneath::resolve_root(r)?, true),
+            None => (crate::beneath::resolve_root(Path::new("."))?, false),
         };
         let mut allowed = vec![root.clone()];
         for r in &opts.allow_roots {
-            allowed.push(crate::walk::resolve_root(r).map_err(|e| format!("--allow-root: {e}"))?);
+            allowed
+                .push(crate::beneath::resolve_root(r).map_err(|e| format!("--allow-root: {e}"))?);
         }
         // A bad settings file is better reported at start than on the first call; a read-only
         // server serves what it can.
@@ -143,7 +144,7 @@ impl Server {
     pub fn tree(&self, root: Option<&str>) -> Result<Arc<Tree>, String> {
         let root = match root {
             None => self.default_root.clone(),
-            Some(r) => crate::walk::resolve_root(Path::new(r))?,
+            Some(r) => crate::beneath::resolve_root(Path::new(r))?,
         };
         if !self.allowed.contains(&root) {
             let served: Vec<String> = self

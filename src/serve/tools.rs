@@ -10,9 +10,10 @@ use rmcp::schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::envelope::quote;
 use crate::query::{GroupBy, Page, MAX_LIMIT};
 use crate::render::Format;
-use crate::request::{quote, Ask, MAX_CONFIG_ARG, MAX_PATH};
+use crate::request::{Ask, MAX_CONFIG_ARG, MAX_PATH};
 
 /// Characters all descriptions and input schemas together may take (4,500 tokens at 4
 /// characters a token).
@@ -893,7 +894,7 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
                 }
             };
             let ask = Ask::Grep(Box::new(crate::query::GrepAsk {
-                pattern: crate::text::search::Pattern {
+                pattern: crate::index::text::search::Pattern {
                     text: a.pattern,
                     fixed: a.fixed_strings.unwrap_or(false),
                     ignore_case: a.ignore_case.unwrap_or(false),

@@ -249,7 +249,7 @@ pub fn parse(line: &[u8]) -> Read {
             &format!(
                 "Invalid Request{}: {e}",
                 method
-                    .map(|m| format!(" {}", crate::request::quote(&m)))
+                    .map(|m| format!(" {}", crate::envelope::quote(&m)))
                     .unwrap_or_default()
             ),
         )),

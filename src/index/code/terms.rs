@@ -3,7 +3,7 @@
 //! C keywords), and each word stemmed with Snowball's English stemmer (`reading` → `read`).
 //! Documents and queries go through the same [`Terms::of_ident`], so they meet on the same terms.
 
-use crate::docs::words::Stems;
+use crate::index::docs::words::Stems;
 use crate::keep::{clear_kept, KEEP};
 
 /// Words that say nothing about what code does: common English words (a question's "where

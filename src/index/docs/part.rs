@@ -19,7 +19,7 @@ use crate::index::codec::{checksum_bytes, hash64, put_str, put_varint, Reader};
 use crate::index::error::IndexError;
 use crate::index::format::{check_header, header, HEADER_LEN};
 use crate::index::segment::MapBytes;
-use crate::text::walk::TextFile;
+use crate::index::text::walk::TextFile;
 
 /// The part's files, in the order [`build`] writes them.
 pub const FILES: [&str; 3] = ["docs.dat", "terms.fst", "postings.dat"];

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::index::codec::{hash64, put_str};
 use crate::index::error::IndexError;
-use crate::text::walk::TextFile;
+use crate::index::text::walk::TextFile;
 
 /// Where the documentation part is, as the manifest names it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
