@@ -98,16 +98,10 @@ fn tokens(body: &[u8]) -> Vec<Tok<'_>> {
         let b = body[i];
         match b {
             b'\\' | b' ' | b'\t' | b'\n' | b'\r' => i += 1,
-            b'/' if body.get(i + 1) == Some(&b'*') => {
-                i = memchr::memmem::find(&body[i + 2..], b"*/").map_or(body.len(), |p| i + p + 4);
-            }
+            b'/' if body.get(i + 1) == Some(&b'*') => i = crate::lex::block_comment_end(body, i),
             b'/' if body.get(i + 1) == Some(&b'/') => break,
             b'"' | b'\'' => {
-                i += 1;
-                while i < body.len() && body[i] != b {
-                    i += if body[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
+                i = crate::lex::literal_end(body, i).0;
                 out.push(Tok::Punct(b'0'));
             }
             b'#' if body.get(i + 1) == Some(&b'#') => {

@@ -21,6 +21,7 @@ pub mod guard;
 pub mod index;
 pub mod indirect;
 pub(crate) mod keep;
+pub mod lex;
 pub mod macrodefs;
 pub mod maintainers;
 pub mod pathname;

@@ -235,11 +235,11 @@ fn read_call(src: &[u8], at: usize, want: usize, body: bool, budget: &mut usize)
         // become a blank, a line continuation nothing.
         let kept: &[u8] = match src[i] {
             b'/' if src.get(i + 1) == Some(&b'*') => {
-                i = comment_end(src, i);
+                i = crate::lex::block_comment_end(src, i);
                 b" "
             }
             b'/' if src.get(i + 1) == Some(&b'/') => {
-                i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |p| i + p);
+                i = crate::lex::line_comment_end(src, i);
                 b" "
             }
             b'"' | b'\'' => {
@@ -317,7 +317,7 @@ fn skip_blank(src: &[u8], mut i: usize, budget: &mut usize) -> usize {
         match src[i] {
             b if b.is_ascii_whitespace() => i += 1,
             b'\\' if src.get(i + 1) == Some(&b'\n') => i += 2,
-            b'/' if src.get(i + 1) == Some(&b'*') => i = comment_end(src, i),
+            b'/' if src.get(i + 1) == Some(&b'*') => i = crate::lex::block_comment_end(src, i),
             _ => break,
         }
     }
@@ -325,20 +325,13 @@ fn skip_blank(src: &[u8], mut i: usize, budget: &mut usize) -> usize {
     i
 }
 
-/// Past the `*/` of the comment opening at `i` (the end of the file when unclosed).
-fn comment_end(src: &[u8], i: usize) -> usize {
-    let from = (i + 2).min(src.len());
-    memchr::memmem::find(&src[from..], b"*/").map_or(src.len(), |p| from + p + 2)
-}
-
-/// Past the closing quote of the literal opening at `i`; an unterminated one ends at its line.
+/// Past the closing quote of the literal opening at `i`; an unterminated one ends past its
+/// line's newline.
 fn literal_end(src: &[u8], i: usize) -> usize {
-    let quote = src[i];
-    let mut j = i + 1;
-    while j < src.len() && src[j] != quote && src[j] != b'\n' {
-        j += if src[j] == b'\\' { 2 } else { 1 };
+    match crate::lex::literal_end(src, i) {
+        (end, true) => end,
+        (nl, false) => (nl + 1).min(src.len()),
     }
-    (j + 1).min(src.len())
 }
 
 /// Past the `}` of a body `{ … }` that follows `at` (blanks and comments between), if any.
@@ -351,9 +344,9 @@ fn body_end(src: &[u8], at: usize, budget: &mut usize) -> Option<usize> {
     while i < src.len() && *budget > 0 {
         let from = i;
         match src[i] {
-            b'/' if src.get(i + 1) == Some(&b'*') => i = comment_end(src, i),
+            b'/' if src.get(i + 1) == Some(&b'*') => i = crate::lex::block_comment_end(src, i),
             b'/' if src.get(i + 1) == Some(&b'/') => {
-                i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |p| i + p);
+                i = crate::lex::line_comment_end(src, i);
             }
             b'"' | b'\'' => i = literal_end(src, i),
             b'{' => {

@@ -54,48 +54,36 @@ pub fn imbalance(text: &[u8]) -> Option<(u32, String)> {
                 continue;
             }
             b'/' if text.get(i + 1) == Some(&b'/') => {
-                while i < text.len() && text[i] != b'\n' {
-                    i += 1;
-                }
+                // To its newline, over continued lines (`\` at a line's end).
+                let end = crate::lex::line_comment_end(text, i);
+                line += newlines(&text[i..end]);
+                i = end;
                 continue;
             }
             b'/' if text.get(i + 1) == Some(&b'*') => {
-                let from = line;
-                i += 2;
-                loop {
-                    match text.get(i) {
-                        None => return Some((from, "comment not closed".into())),
-                        Some(b'*') if text.get(i + 1) == Some(&b'/') => {
-                            i += 2;
-                            break;
-                        }
-                        Some(b'\n') => line += 1,
-                        _ => {}
-                    }
-                    i += 1;
+                let end = crate::lex::block_comment_end(text, i);
+                if end == text.len() && (end < i + 4 || !text.ends_with(b"*/")) {
+                    return Some((line, "comment not closed".into()));
                 }
+                line += newlines(&text[i..end]);
+                i = end;
                 line_start = false;
                 continue;
             }
             b'"' | b'\'' => {
-                let from = line;
-                i += 1;
-                loop {
-                    match text.get(i) {
-                        None | Some(b'\n') => {
-                            let what = if c == b'"' {
-                                "string"
-                            } else {
-                                "character literal"
-                            };
-                            return Some((from, format!("{what} not closed on its line")));
-                        }
-                        Some(b'\\') => i += 1,
-                        Some(q) if *q == c => break,
-                        _ => {}
-                    }
-                    i += 1;
+                let (end, closed) = crate::lex::literal_end(text, i);
+                if !closed {
+                    let what = if c == b'"' {
+                        "string"
+                    } else {
+                        "character literal"
+                    };
+                    return Some((line, format!("{what} not closed on its line")));
                 }
+                line += newlines(&text[i..end]);
+                i = end;
+                line_start = false;
+                continue;
             }
             b'{' | b'(' | b'[' => open.push((c, line)),
             b'}' | b')' | b']' => {
@@ -124,6 +112,11 @@ pub fn imbalance(text: &[u8]) -> Option<(u32, String)> {
         return Some((at, format!("'{}' is never closed", o as char)));
     }
     conds.pop().map(|at| (at, "#if without #endif".to_string()))
+}
+
+/// The newlines in `bytes`.
+fn newlines(bytes: &[u8]) -> u32 {
+    memchr::memchr_iter(b'\n', bytes).count() as u32
 }
 
 /// The names defined on lines `from..=to` of `text` (a file called `name`), as ctags (run with
@@ -212,6 +205,25 @@ mod tests {
             imbalance(b"#define M(x) { (x\nchar c = '{';\n"),
             None,
             "a directive's and a literal's brackets are not code"
+        );
+    }
+
+    #[test]
+    fn a_line_comment_continued_by_a_backslash_hides_the_next_line_too() {
+        // The edit check ended a `//` comment at its newline; C (and the pointer pass) go on.
+        assert_eq!(imbalance(b"int a; // note \\\n{ (\nint b;\n"), None);
+        assert_eq!(
+            imbalance(b"// a \\\n b\n}\n"),
+            Some((3, "'}' closes nothing".into())),
+            "lines are still counted over the continuation"
+        );
+        assert_eq!(
+            imbalance(b"char *s = \"a\\\nb\";\n)"),
+            Some((3, "')' closes nothing".into()))
+        );
+        assert_eq!(
+            imbalance(b"x;\n/* open"),
+            Some((2, "comment not closed".into()))
         );
     }
 }

@@ -1,0 +1,97 @@
+//! C's lexical skips, written once: where a block comment, a line comment and a string or
+//! character literal that start at a given byte end, with C's line continuations (a backslash
+//! at the end of a line continues a `//` comment and a literal onto the next line).
+//!
+//! The edit checks, macro expansion and the definers' reader use these. The scanner, the pointer
+//! pass and the span finder (`scan`, `indirect`, `query::span`) still walk bytes with loops of
+//! their own, tuned for speed or kept line by line, over the same rules.
+
+/// Past the `*/` of the block comment whose `/*` is at `i`; the end of `src` when it is never
+/// closed.
+#[inline]
+pub fn block_comment_end(src: &[u8], i: usize) -> usize {
+    let from = (i + 2).min(src.len());
+    memchr::memmem::find(&src[from..], b"*/").map_or(src.len(), |p| from + p + 2)
+}
+
+/// The newline that ends the `//` comment at `i` (the end of `src` when none): the first one
+/// not continued by a backslash before it (`\` then `\r\n` continues too).
+#[inline]
+pub fn line_comment_end(src: &[u8], i: usize) -> usize {
+    let mut at = i;
+    loop {
+        match memchr::memchr(b'\n', &src[at..]) {
+            None => return src.len(),
+            Some(p) => {
+                let nl = at + p;
+                if continued(src, nl) {
+                    at = nl + 1;
+                } else {
+                    return nl;
+                }
+            }
+        }
+    }
+}
+
+/// True when the newline at `nl` is escaped by a backslash (`\` `\n` or `\` `\r` `\n`).
+#[inline]
+fn continued(src: &[u8], nl: usize) -> bool {
+    let before = &src[..nl];
+    let before = before.strip_suffix(b"\r").unwrap_or(before);
+    before.last() == Some(&b'\\')
+}
+
+/// Where the string or character literal whose quote is at `i` ends: `(past its closing quote,
+/// true)`, or `(the newline that ends it unclosed, false)` (the end of `src` when none). A
+/// backslash escapes the byte after it, a newline too (a continuation).
+#[inline]
+pub fn literal_end(src: &[u8], i: usize) -> (usize, bool) {
+    let quote = src[i];
+    let mut j = i + 1;
+    while j < src.len() {
+        match src[j] {
+            b'\\' => j += if src.get(j + 1) == Some(&b'\r') { 3 } else { 2 },
+            b'\n' => return (j, false),
+            b if b == quote => return (j + 1, true),
+            _ => j += 1,
+        }
+    }
+    (src.len(), false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_end_where_c_ends_them() {
+        let s = b"a /* x */ b";
+        assert_eq!(block_comment_end(s, 2), 9);
+        assert_eq!(block_comment_end(b"/* open", 0), 7);
+        assert_eq!(
+            block_comment_end(b"/*/", 0),
+            3,
+            "the opening's star closes nothing"
+        );
+        let s = b"// one \\\n two\nthree";
+        assert_eq!(line_comment_end(s, 0), 13, "a continued // comment goes on");
+        assert_eq!(line_comment_end(b"// a\\\r\nb\nc", 0), 8);
+        assert_eq!(line_comment_end(b"// end", 0), 6);
+    }
+
+    #[test]
+    fn literals_end_at_their_quote_or_their_line() {
+        assert_eq!(literal_end(b"\"a\\\"b\" x", 0), (6, true));
+        assert_eq!(literal_end(b"'\\''", 0), (4, true));
+        assert_eq!(literal_end(b"\"open\nx\"", 0), (5, false));
+        assert_eq!(literal_end(b"\"a\\\nb\"", 0), (6, true), "a continuation");
+        assert_eq!(literal_end(b"\"a\\\r\nb\"", 0), (7, true));
+        assert_eq!(literal_end(b"\"end", 0), (4, false));
+        assert_eq!(
+            literal_end(b"\"\\", 0),
+            (2, false),
+            "a backslash at the end"
+        );
+    }
+}
