@@ -1,0 +1,204 @@
+//! The documents at the top of the repository (README.md, GUIDE.md, TESTING.md, BENCHMARKS.md,
+//! ARCHITECTURE.md, SECURITY.md): the README stays short and keeps, word for word, the two
+//! set-up commands `.ci/run` and the project's rules depend on, and every relative link between
+//! the documents resolves, to a file and, after a `#`, to one of its headings.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The documents, from the repository's root.
+const DOCUMENTS: &[&str] = &[
+    "README.md",
+    "GUIDE.md",
+    "TESTING.md",
+    "BENCHMARKS.md",
+    "ARCHITECTURE.md",
+    "SECURITY.md",
+];
+
+/// The longest the README may be, in lines.
+const README_LINES: usize = 200;
+
+/// The set-up commands the README must show as they are: the main job, then the tests.
+const SET_UP: &[&str] = &[
+    "cargo run --release -- def kmap --root tests/fixtures/minikernel",
+    "cargo test --workspace",
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The lines of `text` outside fenced code blocks, numbered from 1.
+fn prose(text: &str) -> Vec<(usize, &str)> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            out.push((i + 1, line));
+        }
+    }
+    out
+}
+
+/// The lines inside fenced code blocks.
+fn fenced(text: &str) -> Vec<&str> {
+    let outside: BTreeSet<usize> = prose(text).into_iter().map(|(n, _)| n).collect();
+    text.lines()
+        .enumerate()
+        .filter(|(i, l)| !outside.contains(&(i + 1)) && !l.trim_start().starts_with("```"))
+        .map(|(_, l)| l)
+        .collect()
+}
+
+/// A heading's anchor as GitHub makes it: lower case, letters, digits, `-` and `_` kept,
+/// spaces turned into `-`, everything else dropped.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors of a document's headings; a repeated one gets `-1`, `-2`, … as on GitHub.
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (_, line) in prose(text) {
+        let hashes = line.len() - line.trim_start_matches('#').len();
+        if hashes == 0 || !line[hashes..].starts_with(' ') {
+            continue;
+        }
+        let base = slug(&line[hashes..]);
+        let mut anchor = base.clone();
+        let mut n = 0;
+        while out.contains(&anchor) {
+            n += 1;
+            anchor = format!("{base}-{n}");
+        }
+        out.insert(anchor);
+    }
+    out
+}
+
+/// A line with its inline code spans taken out.
+fn without_code(line: &str) -> String {
+    line.split('`').step_by(2).collect::<Vec<_>>().join(" ")
+}
+
+/// The targets of the Markdown links of `text` outside code: `(line, target)`.
+fn links(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in prose(text) {
+        let line = without_code(line);
+        let mut rest = line.as_str();
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let end = after.find(')').unwrap_or(after.len());
+            out.push((n, after[..end].to_string()));
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+#[test]
+fn the_readme_is_short_and_keeps_the_two_set_up_commands() {
+    let readme = read(&root().join("README.md"));
+    let lines = readme.lines().count();
+    assert!(
+        lines <= README_LINES,
+        "README.md has {lines} lines, more than {README_LINES}: move the details to GUIDE.md"
+    );
+    let code = fenced(&readme);
+    for command in SET_UP {
+        assert!(
+            code.iter().any(|l| l.trim_end() == *command),
+            "README.md does not show `{command}` on a line of its own in a code block"
+        );
+    }
+}
+
+#[test]
+fn every_relative_link_between_the_documents_resolves() {
+    let root = root();
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for doc in DOCUMENTS {
+        let text = read(&root.join(doc));
+        for (n, target) in links(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            let (file, fragment) = match target.split_once('#') {
+                Some((f, a)) => (f, Some(a)),
+                None => (target.as_str(), None),
+            };
+            let path = if file.is_empty() {
+                root.join(doc)
+            } else {
+                root.join(file)
+            };
+            if !path.exists() {
+                broken.push(format!("{doc}:{n}: {target}: no such file"));
+                continue;
+            }
+            if let Some(anchor) = fragment {
+                let is_md = path.extension().is_some_and(|e| e == "md");
+                if !is_md || !anchors(&read(&path)).contains(anchor) {
+                    broken.push(format!("{doc}:{n}: {target}: no such heading"));
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 0,
+        "no relative link found: the link reader is broken"
+    );
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_readme_links_every_other_document() {
+    let readme = read(&root().join("README.md"));
+    let targets: BTreeSet<String> = links(&readme)
+        .into_iter()
+        .map(|(_, t)| t.split('#').next().unwrap_or_default().to_string())
+        .collect();
+    for doc in &DOCUMENTS[1..] {
+        assert!(targets.contains(*doc), "README.md does not link {doc}");
+    }
+}
+
+#[test]
+fn the_link_and_heading_readers_see_what_github_does() {
+    let text = "# A title\n\n## Settings: `.knav.toml`\n\n## Settings: `.knav.toml`\n\n\
+                ```\n# not a heading\n[x](nowhere.md)\n```\n\n\
+                See [the guide](GUIDE.md#build-and-install) and `[not](a-link)`.\n";
+    let a = anchors(text);
+    let want: BTreeSet<String> = ["a-title", "settings-knavtoml", "settings-knavtoml-1"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(a, want);
+    assert_eq!(
+        links(text),
+        vec![(12, "GUIDE.md#build-and-install".to_string())]
+    );
+    assert_eq!(
+        slug("Which code a .config builds: `--active-config`"),
+        "which-code-a-config-builds---active-config"
+    );
+}
