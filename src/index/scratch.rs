@@ -6,7 +6,8 @@
 //! kernel); on tmpfs it is nearly free. So the texts go to `/dev/shm` when it is a tmpfs, and
 //! nowhere otherwise: ctags then reads the tree itself.
 //!
-//! `KNAV_SCRATCH_DIR` overrides the place (empty: no scratch space, ctags reads the tree).
+//! `KNAV_SCRATCH_DIR` overrides the place (empty: no scratch space; ctags is then sent each
+//! file's bytes, see `build::tag_chunk`).
 //! Each build gets `/dev/shm/knav-PID-XXXXXX` (made by `mkdtemp`, 0700), removed when the build ends. A build that was killed
 //! leaves its directory behind; the next `knav index` (one with nothing to do too) removes
 //! directories whose process is gone.
