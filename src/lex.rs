@@ -2,16 +2,19 @@
 //! character literal that start at a given byte end, with C's line continuations (a backslash
 //! at the end of a line continues a `//` comment and a literal onto the next line).
 //!
-//! The edit checks, macro expansion and the definers' reader use these. The scanner, the pointer
-//! pass and the span finder (`scan`, `indirect`, `query::span`) still walk bytes with loops of
-//! their own, tuned for speed or kept line by line, over the same rules.
+//! The scanner, the edit checks, macro expansion and the definers' reader use these. The
+//! pointer pass and the span finder (`indirect`, `query::span`) still walk bytes with loops of
+//! their own (one tuned token by token, one kept line by line) over the same rules.
 
 /// Past the `*/` of the block comment whose `/*` is at `i`; the end of `src` when it is never
-/// closed.
+/// closed. The first `/` after a `*` of the comment's text: a substring searcher built for
+/// each of the kernel's comments would cost more than it saves.
 #[inline]
 pub fn block_comment_end(src: &[u8], i: usize) -> usize {
-    let from = (i + 2).min(src.len());
-    memchr::memmem::find(&src[from..], b"*/").map_or(src.len(), |p| from + p + 2)
+    let start = (i + 2).min(src.len());
+    memchr::memchr_iter(b'/', &src[start..])
+        .find(|&k| k > 0 && src[start + k - 1] == b'*')
+        .map_or(src.len(), |k| start + k + 1)
 }
 
 /// The newline that ends the `//` comment at `i` (the end of `src` when none): the first one

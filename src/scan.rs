@@ -326,15 +326,6 @@ pub fn is_keyword(name: &[u8]) -> bool {
     }
 }
 
-/// Where the block comment whose text starts at `start` ends: past its `*/`, or at the end of
-/// `src`. The first `/` after a `*` of the text: a substring searcher built for each of the
-/// kernel's comments would cost more than it saves.
-fn comment_end(src: &[u8], start: usize) -> usize {
-    memchr::memchr_iter(b'/', &src[start..])
-        .find(|&k| k > 0 && src[start + k - 1] == b'*')
-        .map_or(src.len(), |k| start + k + 1)
-}
-
 /// Names whose parenthesised argument is an exported symbol (`EXPORT_TRACEPOINT_SYMBOL(x)`
 /// exports `trace_x`'s tracepoint, not `x`: see [`crate::macrodefs`]).
 fn is_export_macro(name: &[u8]) -> bool {
@@ -462,7 +453,7 @@ impl<'a> Scanner<'a> {
         self.saw_code();
         let b = self.src[self.i];
         match b {
-            b'"' | b'\'' => self.literal(b),
+            b'"' | b'\'' => self.literal(),
             b'0'..=b'9' => self.number(),
             b'.' if self.peek(1).is_ascii_digit() => self.number(),
             _ => {
@@ -484,7 +475,7 @@ impl<'a> Scanner<'a> {
 
     fn block_comment(&mut self) {
         let start = self.i + 2;
-        let end = comment_end(self.src, start);
+        let end = crate::lex::block_comment_end(self.src, self.i);
         for nl in memchr::memchr_iter(b'\n', &self.src[start..end]) {
             self.newline_at(start + nl);
         }
@@ -492,26 +483,13 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string or character literal; ends at its closing quote or, unterminated, at the line end.
-    fn literal(&mut self, quote: u8) {
-        self.i += 1;
-        let n = self.src.len();
-        while self.i < n {
-            match self.src[self.i] {
-                b'\\' => {
-                    if self.peek(1) == b'\n' {
-                        self.newline_at(self.i + 1);
-                    }
-                    self.i += 2;
-                }
-                b'\n' => return,
-                c if c == quote => {
-                    self.i += 1;
-                    return;
-                }
-                _ => self.i += 1,
-            }
+    fn literal(&mut self) {
+        let (end, _) = crate::lex::literal_end(self.src, self.i);
+        // Newlines inside are continuations (an unclosed literal ends at its newline).
+        for nl in memchr::memchr_iter(b'\n', &self.src[self.i..end]) {
+            self.newline_at(self.i + nl);
         }
-        self.i = self.i.min(n);
+        self.i = end;
     }
 
     fn number(&mut self) {
@@ -577,8 +555,7 @@ impl<'a> Scanner<'a> {
         let name = &self.src[start..end];
         // String prefixes: L"…", u8"…", u'…'.
         if matches!(name, b"L" | b"u" | b"U" | b"u8") && matches!(self.peek(0), b'"' | b'\'') {
-            let q = self.src[self.i];
-            self.literal(q);
+            self.literal();
             self.declarator = false;
             return;
         }
@@ -673,10 +650,7 @@ impl<'a> Scanner<'a> {
                     self.newline_at(self.i);
                     self.i += 1;
                 }
-                b'"' | b'\'' => {
-                    let q = self.src[self.i];
-                    self.literal(q);
-                }
+                b'"' | b'\'' => self.literal(),
                 b'/' if self.peek(1) == b'*' => self.block_comment(),
                 _ => self.i += 1,
             }
@@ -700,26 +674,12 @@ impl<'a> Scanner<'a> {
     /// Skips to the end of a logical line (not consuming the newline): the rest of a directive,
     /// or a `//` comment, both continued by a trailing backslash.
     fn skip_logical_line(&mut self) {
-        loop {
-            match memchr::memchr(b'\n', &self.src[self.i..]) {
-                Some(k) => {
-                    let nl = self.i + k;
-                    let continued = nl > 0 && self.src[nl - 1] == b'\\'
-                        || nl > 1 && self.src[nl - 1] == b'\r' && self.src[nl - 2] == b'\\';
-                    if continued {
-                        self.newline_at(nl);
-                        self.i = nl + 1;
-                    } else {
-                        self.i = nl;
-                        return;
-                    }
-                }
-                None => {
-                    self.i = self.src.len();
-                    return;
-                }
-            }
+        let end = crate::lex::line_comment_end(self.src, self.i);
+        // Newlines before `end` are continued ones.
+        for nl in memchr::memchr_iter(b'\n', &self.src[self.i..end]) {
+            self.newline_at(self.i + nl);
         }
+        self.i = end;
     }
 
     /// Lexes a directive body up to the end of its logical line, reporting identifiers, and
@@ -766,7 +726,7 @@ impl<'a> Scanner<'a> {
             blank = false;
             let start = self.i;
             match b {
-                b'"' | b'\'' => self.literal(b),
+                b'"' | b'\'' => self.literal(),
                 b'0'..=b'9' => self.number(),
                 b'.' if self.peek(1).is_ascii_digit() => self.number(),
                 _ if is_ident_start(b) => self.identifier(mode, true),
@@ -964,7 +924,7 @@ mod tests {
         fn a_comment_ends_where_a_substring_search_finds_its_end(text in "[/* a\n]{0,24}") {
             let src = format!("/*{text}").into_bytes();
             let reference = memchr::memmem::find(&src[2..], b"*/").map_or(src.len(), |k| k + 4);
-            proptest::prop_assert_eq!(comment_end(&src, 2), reference);
+            proptest::prop_assert_eq!(crate::lex::block_comment_end(&src, 0), reference);
         }
     }
 

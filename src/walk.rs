@@ -439,27 +439,16 @@ pub(crate) fn stat_dir<'n>(
     dir: &Path,
     names: impl Iterator<Item = &'n str>,
 ) -> Option<(i64, Vec<Option<(u64, i64)>>)> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let cdir = CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `cdir` is a valid NUL-terminated path; the descriptor is closed below.
-    let fd = unsafe {
-        libc::open(
-            cdir.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: `st` is plain data that fstat fills; `fd` is open.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        // SAFETY: `fd` is open and not used after this.
-        unsafe { libc::close(fd) };
-        return None;
-    }
-    let mtime = st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let dir = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(dir)
+        .ok()?;
+    let meta = dir.metadata().ok()?;
+    let mtime = meta.mtime() * 1_000_000_000 + meta.mtime_nsec();
+    let fd = dir.as_raw_fd();
     // One buffer for every name's C string.
     let mut cname: Vec<u8> = Vec::with_capacity(256);
     let out = names
@@ -471,8 +460,8 @@ pub(crate) fn stat_dir<'n>(
             cname.clear();
             cname.extend_from_slice(&name);
             cname.push(0);
-            // SAFETY: `st` is plain data that fstatat fills; `fd` is open; `cname` is a
-            // NUL-terminated string without inner NULs.
+            // SAFETY: `st` is plain data that fstatat fills; `fd` is open while `dir` lives;
+            // `cname` is a NUL-terminated string without inner NULs.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
             let rc = unsafe {
                 libc::fstatat(
@@ -491,8 +480,6 @@ pub(crate) fn stat_dir<'n>(
             ))
         })
         .collect();
-    // SAFETY: `fd` was opened above and is not used after this.
-    unsafe { libc::close(fd) };
     Some((mtime, out))
 }
 

@@ -140,88 +140,12 @@ fn impact_counts_past_the_cap_are_floors() {
     );
 }
 
-/// A git diff touching two functions of fs/read_write.c and adding one, a struct and a macro
-/// of include/linux/fs.h, and a hunk of mm/highmem.c whose context is not the file's.
-const PATCH: &str = "\
-From: A Developer <a@example.org>
-Subject: [PATCH] fs: check reads
-
----
- fs/read_write.c    | 10 +++++++++-
- include/linux/fs.h |  3 ++-
- mm/highmem.c       |  2 +-
-
-diff --git a/fs/read_write.c b/fs/read_write.c
-index 75da830..6afd506 100644
---- a/fs/read_write.c
-+++ b/fs/read_write.c
-@@ -21,7 +21,7 @@ ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos)
- {
- \tint ret = rw_verify_area(file, pos, count);
- 
--\tif (ret)
-+\tif (ret < 0)
- \t\tpr_warn(\"vfs_read failed: %d\\n\", ret);
- \treturn ret;
- }
-@@ -32,10 +32,18 @@ ssize_t kernel_read(struct file *file, void *buf, size_t count, loff_t *pos)
- }
- EXPORT_SYMBOL(kernel_read);
- 
-+static ssize_t kernel_read_all(struct file *file, void *buf, size_t count)
-+{
-+\treturn kernel_read(file, buf, count, &file->f_pos);
-+}
-+
- ssize_t ksys_read(unsigned int fd, char *buf, size_t count)
- {
- \tstruct file *f = fget(fd);
- 
-+\tif (!f)
-+\t\treturn -9;
-+
- \treturn vfs_read(f, buf, count, &f->f_pos);
- }
- 
-diff --git a/include/linux/fs.h b/include/linux/fs.h
-index 37e6dfd..d78bb2c 100644
---- a/include/linux/fs.h
-+++ b/include/linux/fs.h
-@@ -9,6 +9,7 @@ typedef long long loff_t;
- struct file {
- \tloff_t f_pos;
- \tunsigned int f_flags;
-+\tunsigned int f_mode;
- };
- 
- struct file_operations {
-@@ -20,6 +21,6 @@ extern ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos)
- extern ssize_t kernel_read(struct file *file, void *buf, size_t count, loff_t *pos);
- ssize_t ksys_read(unsigned int fd, char *buf, size_t count);
- 
--#define MAX_RW_COUNT (1L << 30)
-+#define MAX_RW_COUNT (1L << 31)
- 
- #endif /* _LINUX_FS_H */
-diff --git a/mm/highmem.c b/mm/highmem.c
---- a/mm/highmem.c
-+++ b/mm/highmem.c
-@@ -12,4 +12,4 @@
- int copy_page_data(struct page *dst, struct page *src)
- {
--\tvoid *from = kmap_atomic(src);
-+\tvoid *from = kmap_local_page(src);
- \tvoid *to = kmap(dst);
--- 
-2.43.0
-";
-
-/// [`PATCH`] written beside the tree (not in it: it would be indexed).
+/// [`common::PATCH`] written beside the tree (not in it: it would be indexed).
 fn patch_file(t: &common::Tree) -> String {
     let mut name = t.root.file_name().unwrap().to_os_string();
     name.push(".diff");
     let p = t.root.with_file_name(name);
-    std::fs::write(&p, PATCH).unwrap();
+    std::fs::write(&p, common::PATCH).unwrap();
     p.display().to_string()
 }
 

@@ -6,89 +6,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-
+use common::client::Client;
 use common::{fixture, index_with_cli, json, knav, Tree};
 use serde_json::{json, Value};
-
-/// A git diff of the fixture (tests/change.rs's): rows in diff order are hunk 1 of
-/// fs/read_write.c and vfs_read; hunk 2, ksys_read and kernel_read_all; hunk 1 of
-/// include/linux/fs.h and struct file; hunk 2 and MAX_RW_COUNT; mm/highmem.c's hunk, which does
-/// not apply: ten rows.
-const PATCH: &str = "\
-From: A Developer <a@example.org>
-Subject: [PATCH] fs: check reads
-
----
- fs/read_write.c    | 10 +++++++++-
- include/linux/fs.h |  3 ++-
- mm/highmem.c       |  2 +-
-
-diff --git a/fs/read_write.c b/fs/read_write.c
-index 75da830..6afd506 100644
---- a/fs/read_write.c
-+++ b/fs/read_write.c
-@@ -21,7 +21,7 @@ ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos)
- {
- \tint ret = rw_verify_area(file, pos, count);
- 
--\tif (ret)
-+\tif (ret < 0)
- \t\tpr_warn(\"vfs_read failed: %d\\n\", ret);
- \treturn ret;
- }
-@@ -32,10 +32,18 @@ ssize_t kernel_read(struct file *file, void *buf, size_t count, loff_t *pos)
- }
- EXPORT_SYMBOL(kernel_read);
- 
-+static ssize_t kernel_read_all(struct file *file, void *buf, size_t count)
-+{
-+\treturn kernel_read(file, buf, count, &file->f_pos);
-+}
-+
- ssize_t ksys_read(unsigned int fd, char *buf, size_t count)
- {
- \tstruct file *f = fget(fd);
- 
-+\tif (!f)
-+\t\treturn -9;
-+
- \treturn vfs_read(f, buf, count, &f->f_pos);
- }
- 
-diff --git a/include/linux/fs.h b/include/linux/fs.h
-index 37e6dfd..d78bb2c 100644
---- a/include/linux/fs.h
-+++ b/include/linux/fs.h
-@@ -9,6 +9,7 @@ typedef long long loff_t;
- struct file {
- \tloff_t f_pos;
- \tunsigned int f_flags;
-+\tunsigned int f_mode;
- };
- 
- struct file_operations {
-@@ -20,6 +21,6 @@ extern ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos)
- extern ssize_t kernel_read(struct file *file, void *buf, size_t count, loff_t *pos);
- ssize_t ksys_read(unsigned int fd, char *buf, size_t count);
- 
--#define MAX_RW_COUNT (1L << 30)
-+#define MAX_RW_COUNT (1L << 31)
- 
- #endif /* _LINUX_FS_H */
-diff --git a/mm/highmem.c b/mm/highmem.c
---- a/mm/highmem.c
-+++ b/mm/highmem.c
-@@ -12,4 +12,4 @@
- int copy_page_data(struct page *dst, struct page *src)
- {
--\tvoid *from = kmap_atomic(src);
-+\tvoid *from = kmap_local_page(src);
- \tvoid *to = kmap(dst);
--- 
-2.43.0
-";
 
 /// `text` written beside the tree `t` (not in it: it would be indexed), as `ROOT-NAME.diff`.
 fn diff_file(t: &Tree, name: &str, text: &str) -> String {
@@ -199,7 +119,7 @@ fn limit_5_of_2000_one_hunk_files_answers_five_rows_and_the_totals_not_every_fil
 #[test]
 fn a_page_cut_between_a_hunk_and_its_definitions_shows_them_under_that_hunk() {
     let t = fixture("review-page");
-    let p = diff_file(&t, "page", PATCH);
+    let p = diff_file(&t, "page", common::PATCH);
     // Rows 4-6: ksys_read and kernel_read_all (their hunk was row 3), then fs.h's first hunk.
     let (code, out) = knav(&t, &["diff", &p, "--limit", "3", "--offset", "3"]);
     assert_eq!(code, 0, "{out}");
@@ -358,47 +278,12 @@ fn paths_that_leave_the_root_are_refused_not_changed_since_indexing() {
 /// `lines`, sent after the handshake, until it has answered `n` of them.
 fn served_replies(t: &Tree, lines: &[&[u8]], n: usize) -> Vec<Value> {
     index_with_cli(&t.root);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(["serve", "--root"])
-        .arg(&t.root)
-        .env_remove("KNAV_INDEX_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                      "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                                 "clientInfo": {"name": "knav-test", "version": "1"}}});
-    writeln!(stdin, "{init}").unwrap();
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .unwrap();
+    let root = t.root.display().to_string();
+    let mut c = Client::start(&["--root", &root], &t.root, &[]);
     for l in lines {
-        stdin.write_all(l).unwrap();
-        stdin.write_all(b"\n").unwrap();
+        c.write_bytes(l);
     }
-    stdin.flush().unwrap();
-    let mut replies = Vec::new();
-    while replies.len() < n {
-        line.clear();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        let v: Value = serde_json::from_str(&line).unwrap();
-        if v.get("id").is_some() {
-            replies.push(v);
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    replies
+    (0..n).map(|_| c.next_reply()).collect()
 }
 
 #[test]

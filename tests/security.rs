@@ -76,6 +76,15 @@ fn serve(t: &Tree, first: &str, env: &[(&str, &str)]) -> Client {
 const TARGET: &str = "int target(void)\n{\n\treturn 1;\n}\n";
 const NEW_TARGET: &str = "int target(void)\n{\n\treturn 2;\n}\n";
 
+/// Sends replace_symbol of `target` in `e/e.c` without waiting; its request id.
+fn send_replace(c: &mut Client) -> u64 {
+    c.send(
+        "tools/call",
+        json!({"name": "replace_symbol",
+               "arguments": {"file": "e/e.c", "symbol": "target", "source": NEW_TARGET}}),
+    )
+}
+
 /// Starts an edit of `e/e.c` held inside its ctags check, runs `swap`, lets the check go on,
 /// and returns the edit's answer.
 fn edit_raced_by(name: &str, swap: impl FnOnce(&Path)) -> (Tree, Outside, String, bool) {
@@ -88,11 +97,7 @@ fn edit_raced_by(name: &str, swap: impl FnOnce(&Path)) -> (Tree, Outside, String
     let ctags = gated_ctags(&gate.0);
     let mut c = serve(&t, "target", &[("KNAV_CTAGS", ctags.to_str().unwrap())]);
     std::fs::write(gate.0.join("armed"), "").unwrap();
-    let id = c.send(
-        "tools/call",
-        json!({"name": "replace_symbol",
-               "arguments": {"file": "e/e.c", "symbol": "target", "source": NEW_TARGET}}),
-    );
+    let id = send_replace(&mut c);
     wait_for(&gate.0.join("started"));
     swap(&t.root);
     std::fs::write(gate.0.join("go"), "").unwrap();
@@ -180,11 +185,7 @@ fn an_edit_check_writes_no_scratch_file() {
     };
     let before = listing(&tmp.0);
     std::fs::write(gate.0.join("armed"), "").unwrap();
-    let id = c.send(
-        "tools/call",
-        json!({"name": "replace_symbol",
-               "arguments": {"file": "e/e.c", "symbol": "target", "source": NEW_TARGET}}),
-    );
+    let id = send_replace(&mut c);
     wait_for(&gate.0.join("started"));
     assert_eq!(listing(&tmp.0), before, "a scratch file while ctags runs");
     // Nor beside the file: the temporary file there is made only after the check.

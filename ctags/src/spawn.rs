@@ -7,6 +7,7 @@
 //! the kernel's ~140 ctags runs that was about 4 s of CPU (perf: `dup_mmap`, `do_wp_page`, the
 //! child's `exit_mmap` at exec). Here the child is a `CLONE_VM | CLONE_VFORK` clone, as glibc's
 //! own `posix_spawn` makes, which sets PDEATHSIG, wires its pipes, changes directory and execs.
+//! Where the clone is refused, std's `Command` starts it (`spawn_std`), forking.
 
 use std::ffi::{CString, OsStr};
 use std::fs::File;
@@ -339,7 +340,11 @@ pub(crate) fn spawn(
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut()) };
     drop(stack);
     if pid < 0 {
-        return Err(cloned);
+        // A clone refused (a seccomp filter that allows only fork-like clones, say): std's way,
+        // which forks in a static knav but works wherever a process can be started.
+        drop((in_r, in_w, out_r, out_w, report_r, report_w, null));
+        return spawn_std(program, args, cwd)
+            .map_err(|e| io::Error::new(e.kind(), format!("clone refused ({cloned}), then: {e}")));
     }
     let mut child = Child { pid, reaped: false };
     drop((in_r, out_w, report_w, null));
@@ -357,9 +362,72 @@ pub(crate) fn spawn(
     Ok((child, in_w.into_file(), out_r.into_file()))
 }
 
+/// [`spawn`] through std's `Command`, for where the clone is refused: the same pipes,
+/// directory, environment and PDEATHSIG.
+fn spawn_std(program: &Path, args: &[&OsStr], cwd: &Path) -> io::Result<(Child, File, File)> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let own = std::env::var_os("GLIBC_TUNABLES");
+    let tuned = tunables(own.as_deref().map(OsStr::as_bytes));
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("GLIBC_TUNABLES", OsStr::from_bytes(&tuned))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut started = cmd.spawn()?;
+    let (Some(stdin), Some(stdout)) = (started.stdin.take(), started.stdout.take()) else {
+        return Err(io::Error::other("ctags started without its pipes"));
+    };
+    // The std handle is dropped without waiting: `Child` reaps the process by its pid.
+    let pid = started.id() as libc::pid_t;
+    Ok((
+        Child { pid, reaped: false },
+        File::from(std::os::fd::OwnedFd::from(stdin)),
+        File::from(std::os::fd::OwnedFd::from(stdout)),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_std_fallback_starts_a_program_with_the_same_pipes_and_environment() {
+        use std::io::Write;
+        let dir = std::env::temp_dir();
+        let script = OsStr::new("cat; printf '%s' \"$GLIBC_TUNABLES\"; pwd");
+        let (mut child, mut stdin, mut stdout) =
+            spawn_std(Path::new("/bin/sh"), &[OsStr::new("-c"), script], &dir).unwrap();
+        stdin.write_all(b"in\n").unwrap();
+        drop(stdin);
+        let mut out = String::new();
+        stdout.read_to_string(&mut out).unwrap();
+        assert!(child.wait(), "{out}");
+        let cwd = std::fs::canonicalize(&dir).unwrap();
+        assert_eq!(
+            out,
+            format!(
+                "in\n{}{}\n",
+                String::from_utf8_lossy(&tunables(
+                    std::env::var_os("GLIBC_TUNABLES")
+                        .as_deref()
+                        .map(OsStr::as_bytes)
+                )),
+                cwd.display()
+            )
+        );
+    }
     use std::io::Write;
 
     #[test]

@@ -1148,7 +1148,12 @@ fn diff<'a>(
         match known.remove(f.path.as_str()) {
             None => changed.push(f.path.clone()),
             Some(was) => {
-                if was.size == f.size && was.mtime_ns == f.mtime_ns {
+                // A file that could not be read (gone for a moment, swapped for a link or a FIFO
+                // while it was read) is read again, whatever its stamp says.
+                if was.size == f.size
+                    && was.mtime_ns == f.mtime_ns
+                    && was.status != FileStatus::Unreadable
+                {
                     continue;
                 }
                 // Same size, new mtime: compare contents before re-indexing.
@@ -1228,4 +1233,38 @@ pub(crate) fn status(field: &str) -> String {
             Some(line[field.len()..].trim().to_string())
         })
         .unwrap_or_else(|| "?".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::walk::SourceFile;
+
+    #[test]
+    fn a_file_unreadable_at_the_last_refresh_is_read_again_with_the_same_stamp() {
+        // It was swapped for a link while a refresh read it: the walk saw it, the read refused
+        // it. Swapped back, it has its old size and mtime; it must not stay unreadable.
+        let stat = |path: &'static str, status| FileStat {
+            path,
+            size: 10,
+            mtime_ns: 5,
+            hash: 0,
+            lines: 1,
+            status,
+        };
+        let mut known = Indexed::default();
+        known.insert("d/a.c", stat("d/a.c", FileStatus::Unreadable));
+        known.insert("d/b.c", stat("d/b.c", FileStatus::Indexed));
+        let files: Vec<SourceFile> = ["d/a.c", "d/b.c"]
+            .iter()
+            .map(|p| SourceFile {
+                path: p.to_string(),
+                size: 10,
+                mtime_ns: 5,
+            })
+            .collect();
+        let d = diff(Path::new("/nonexistent"), known, files.iter());
+        assert_eq!(d.changed, ["d/a.c"]);
+        assert!(d.deleted.is_empty());
+    }
 }

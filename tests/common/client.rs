@@ -87,6 +87,27 @@ impl Client {
         self.stdin.flush().unwrap();
     }
 
+    /// Writes one raw line of bytes (they need not be UTF-8).
+    pub fn write_bytes(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next message that carries an id (null included), in the order they come.
+    pub fn next_reply(&mut self) -> Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .expect("a reply within a minute");
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            if v.get("id").is_some() {
+                return v;
+            }
+        }
+    }
+
     /// The next message whose id is null (an error about a line whose id could not be read).
     pub fn null_id_message(&mut self) -> Value {
         loop {
