@@ -13,6 +13,19 @@ use std::sync::{Once, OnceLock};
 use super::error::IndexError;
 use super::segment::{map, MapBytes};
 
+/// Re-reads each file `name` of the part directory `dir` and compares its checksum with `sum`,
+/// the one recorded when it was built: every part's `verify`.
+pub fn verify_checksums(dir: &Path, sums: &[(String, u64)]) -> Result<(), IndexError> {
+    for (name, sum) in sums {
+        let path = dir.join(name);
+        let got = super::codec::checksum_file(&path).map_err(IndexError::io("", &path))?;
+        if got != *sum {
+            return Err(IndexError::damaged(path, "checksum mismatch"));
+        }
+    }
+    Ok(())
+}
+
 /// An index up to this many bytes has every file checksummed when it is opened (a few hundred
 /// µs of hashing in a release build; a 2 MB index took 65 ms more per query in a debug build);
 /// `KNAV_OPEN_CHECK_BYTES` sets another limit (0: never).

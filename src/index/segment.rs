@@ -242,13 +242,7 @@ impl Segment {
 
     /// Re-reads every index file and compares its checksum with the one recorded at build time.
     pub fn verify(&self) -> Result<(), IndexError> {
-        for (name, sum) in &self.meta.checksums {
-            let path = self.dir.join(name);
-            let got = super::codec::checksum_file(&path).map_err(IndexError::io("", &path))?;
-            if got != *sum {
-                return Err(IndexError::damaged(path, "checksum mismatch"));
-            }
-        }
+        super::damage::verify_checksums(&self.dir, &self.meta.checksums)?;
         if let Some(d) = self.damage() {
             return Err(d.clone());
         }

@@ -176,13 +176,5 @@ impl DocsState {
 
 /// Checks every file of the documentation part `docs` in `index_dir` against its checksum.
 pub fn verify(index_dir: &Path, docs: &DocsRef) -> Result<(), IndexError> {
-    for (name, sum) in &docs.checksums {
-        let path = index_dir.join(&docs.dir).join(name);
-        let got = crate::index::codec::checksum_file(&path)
-            .map_err(|e| IndexError::damaged(&path, e.to_string()))?;
-        if got != *sum {
-            return Err(IndexError::damaged(&path, "checksum mismatch"));
-        }
-    }
-    Ok(())
+    crate::index::damage::verify_checksums(&index_dir.join(&docs.dir), &docs.checksums)
 }

@@ -144,15 +144,7 @@ fn same_bytes(opener: &search::Opener, f: &TextFile, hash: u64) -> bool {
 
 /// Checks every file of the text part `text` in `index_dir` against its checksum.
 pub fn verify(index_dir: &Path, text: &TextRef) -> Result<(), IndexError> {
-    for (name, sum) in &text.checksums {
-        let path = index_dir.join(&text.dir).join(name);
-        let got = crate::index::codec::checksum_file(&path)
-            .map_err(|e| IndexError::damaged(&path, e.to_string()))?;
-        if got != *sum {
-            return Err(IndexError::damaged(&path, "checksum mismatch"));
-        }
-    }
-    Ok(())
+    crate::index::damage::verify_checksums(&index_dir.join(&text.dir), &text.checksums)
 }
 
 /// The file the text walk's listings are kept in.
