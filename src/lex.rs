@@ -2,19 +2,25 @@
 //! character literal that start at a given byte end, with C's line continuations (a backslash
 //! at the end of a line continues a `//` comment and a literal onto the next line).
 //!
-//! The scanner, the edit checks, macro expansion and the definers' reader use these. The
-//! pointer pass and the span finder (`indirect`, `query::span`) still walk bytes with loops of
-//! their own (one tuned token by token, one kept line by line) over the same rules.
+//! The scanner, the span finder, the edit checks, macro expansion and the definers' reader use
+//! these. The pointer pass (`indirect`) still walks bytes with a loop of its own, tuned token by
+//! token, over the same rules.
 
 /// Past the `*/` of the block comment whose `/*` is at `i`; the end of `src` when it is never
 /// closed. The first `/` after a `*` of the comment's text: a substring searcher built for
 /// each of the kernel's comments would cost more than it saves.
 #[inline]
 pub fn block_comment_end(src: &[u8], i: usize) -> usize {
-    let start = (i + 2).min(src.len());
-    memchr::memchr_iter(b'/', &src[start..])
-        .find(|&k| k > 0 && src[start + k - 1] == b'*')
-        .map_or(src.len(), |k| start + k + 1)
+    block_comment_rest(src, (i + 2).min(src.len())).unwrap_or(src.len())
+}
+
+/// Past the first `*/` that starts at or after `from` (inside a block comment); `None` when
+/// there is none.
+#[inline]
+pub fn block_comment_rest(src: &[u8], from: usize) -> Option<usize> {
+    memchr::memchr_iter(b'/', &src[from..])
+        .find(|&k| k > 0 && src[from + k - 1] == b'*')
+        .map(|k| from + k + 1)
 }
 
 /// The newline that ends the `//` comment at `i` (the end of `src` when none): the first one
@@ -37,6 +43,12 @@ pub fn line_comment_end(src: &[u8], i: usize) -> usize {
     }
 }
 
+/// True when `line` (without its line ending) ends in a backslash: it continues onto the next.
+#[inline]
+pub fn continues(line: &[u8]) -> bool {
+    line.last() == Some(&b'\\')
+}
+
 /// True when the newline at `nl` is escaped by a backslash (`\` `\n` or `\` `\r` `\n`).
 #[inline]
 fn continued(src: &[u8], nl: usize) -> bool {
@@ -50,8 +62,13 @@ fn continued(src: &[u8], nl: usize) -> bool {
 /// backslash escapes the byte after it, a newline too (a continuation).
 #[inline]
 pub fn literal_end(src: &[u8], i: usize) -> (usize, bool) {
-    let quote = src[i];
-    let mut j = i + 1;
+    literal_rest(src, i + 1, src[i])
+}
+
+/// [`literal_end`] from byte `from` inside a literal closed by `quote`.
+#[inline]
+pub fn literal_rest(src: &[u8], from: usize, quote: u8) -> (usize, bool) {
+    let mut j = from;
     while j < src.len() {
         match src[j] {
             b'\\' => j += if src.get(j + 1) == Some(&b'\r') { 3 } else { 2 },

@@ -29,6 +29,8 @@ pub struct Span {
 enum Lex {
     Code,
     BlockComment,
+    /// A `//` comment continued onto this line.
+    LineComment,
     /// A string or character literal closed by this quote.
     Literal(u8),
 }
@@ -158,48 +160,63 @@ fn closing_brace(
             }
             i = step(l, i, &mut lex);
         }
-        // A line comment or an unterminated literal ends with its line.
-        if matches!(lex, Lex::Literal(_)) {
-            lex = Lex::Code;
-        }
     }
     Ok(None)
 }
 
-/// Moves past byte `i` of `line` (a comment's or literal's opening or closing takes two bytes
-/// or more), updating `lex`; a `//` comment jumps to the end of the line.
+/// Moves past byte `i` of `line` (a comment or a literal at once, through [`crate::lex`]),
+/// updating `lex` for the next line when one goes on past the line's end: a block comment not
+/// closed, a `//` comment or a literal whose line ends in a backslash.
 fn step(line: &[u8], i: usize, lex: &mut Lex) -> usize {
     let b = line[i];
     let next = line.get(i + 1).copied();
     match *lex {
         Lex::Code => match (b, next) {
-            (b'/', Some(b'/')) => line.len(),
-            (b'/', Some(b'*')) => {
-                *lex = Lex::BlockComment;
-                i + 2
+            (b'/', Some(b'/')) => {
+                if crate::lex::continues(line) {
+                    *lex = Lex::LineComment;
+                }
+                line.len()
             }
-            (b'"' | b'\'', _) => {
-                *lex = Lex::Literal(b);
-                i + 1
-            }
+            (b'/', Some(b'*')) => comment_from(line, i + 2, lex),
+            (b'"' | b'\'', _) => literal_from(line, i + 1, b, lex),
             _ => i + 1,
         },
-        Lex::BlockComment => match memchr::memmem::find(&line[i..], b"*/") {
-            Some(k) => {
+        Lex::BlockComment => comment_from(line, i, lex),
+        Lex::LineComment => {
+            if !crate::lex::continues(line) {
                 *lex = Lex::Code;
-                i + k + 2
             }
-            None => line.len(),
-        },
-        Lex::Literal(q) => match (b, next) {
-            (b'\\', Some(_)) => i + 2,
-            _ if b == q => {
-                *lex = Lex::Code;
-                i + 1
-            }
-            _ => i + 1,
-        },
+            line.len()
+        }
+        Lex::Literal(q) => literal_from(line, i, q, lex),
     }
+}
+
+/// Past the `*/` at or after byte `from` of `line`, or its end (the comment goes on).
+fn comment_from(line: &[u8], from: usize, lex: &mut Lex) -> usize {
+    match crate::lex::block_comment_rest(line, from.min(line.len())) {
+        Some(end) => {
+            *lex = Lex::Code;
+            end
+        }
+        None => {
+            *lex = Lex::BlockComment;
+            line.len()
+        }
+    }
+}
+
+/// Past the closing `quote` at or after byte `from` of `line`, or its end: an unclosed literal
+/// ends with its line unless a backslash continues it.
+fn literal_from(line: &[u8], from: usize, quote: u8, lex: &mut Lex) -> usize {
+    let (end, closed) = crate::lex::literal_rest(line, from, quote);
+    *lex = if closed || !crate::lex::continues(line) {
+        Lex::Code
+    } else {
+        Lex::Literal(quote)
+    };
+    end
 }
 
 fn is_ident(b: u8) -> bool {
@@ -221,6 +238,18 @@ mod tests {
 
     fn s(sp: &Span) -> &str {
         std::str::from_utf8(&sp.text).unwrap()
+    }
+
+    #[test]
+    fn a_continued_line_comment_or_literal_hides_the_next_lines_braces() {
+        let text = "int f(void)\n{\n\tg(); // note \\\n\t}\n\ts(\"a\\\n}\");\n\treturn 0;\n}\n";
+        let file = format!("knav-span-cont-{}", std::process::id());
+        let path = std::env::temp_dir().join(&file);
+        std::fs::write(&path, text).unwrap();
+        let src = SourceText::read(&std::env::temp_dir(), &file).unwrap();
+        let _ = std::fs::remove_file(&path);
+        // The `}` on line 4 is in the comment, the one on line 6 in the string.
+        assert_eq!(closing_brace(&src, 1, 8, 0), Ok(Some((8, 0))));
     }
 
     #[test]
