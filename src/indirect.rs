@@ -188,22 +188,7 @@ fn tokens(src: &[u8], out: &mut Tokens) {
                 continue;
             }
             b'"' | b'\'' => {
-                i += 1;
-                loop {
-                    let Some(k) = memchr::memchr3(b, b'\n', b'\\', &src[i..]) else {
-                        i = n;
-                        break;
-                    };
-                    i += k;
-                    if src[i] != b'\\' {
-                        break;
-                    }
-                    if src.get(i + 1) == Some(&b'\n') {
-                        line += 1;
-                    }
-                    i = (i + 2).min(n);
-                }
-                i = (i + 1).min(n);
+                i = literal_end(src, i, &mut line);
                 Kind::Other
             }
             b'0'..=b'9' => {
@@ -240,6 +225,30 @@ fn tokens(src: &[u8], out: &mut Tokens) {
             line,
         });
     }
+}
+
+/// The end of the string or character literal whose opening quote is at `i`: past its closing
+/// quote, or past the end of its line when it is not closed there (escaped newlines counted
+/// into `line`).
+#[inline]
+fn literal_end(src: &[u8], mut i: usize, line: &mut u32) -> usize {
+    let (quote, n) = (src[i], src.len());
+    i += 1;
+    loop {
+        let Some(k) = memchr::memchr3(quote, b'\n', b'\\', &src[i..]) else {
+            i = n;
+            break;
+        };
+        i += k;
+        if src[i] != b'\\' {
+            break;
+        }
+        if src.get(i + 1) == Some(&b'\n') {
+            *line += 1;
+        }
+        i = (i + 2).min(n);
+    }
+    (i + 1).min(n)
 }
 
 /// The end of the logical line (continuations followed) that starts at or before `i`.

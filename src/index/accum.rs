@@ -442,32 +442,8 @@ impl Accumulator {
         if !self.entries.is_empty() || self.runs.is_empty() {
             self.spill()?;
         }
-        let mut heads: Vec<RunReader> = Vec::with_capacity(self.runs.len());
-        for run in &self.runs {
-            let f = File::open(run)?;
-            let mut r = RunReader {
-                file: BufReader::with_capacity(1 << 20, f),
-                buf: Vec::new(),
-                entry: None,
-            };
-            r.advance()?;
-            heads.push(r);
-        }
-
-        let fst_file = BufWriter::with_capacity(1 << 20, File::create(fst_path)?);
-        let (tx, rx) = std::sync::mpsc::sync_channel::<FstBatch>(4);
-        let fst_thread = std::thread::spawn(move || -> io::Result<()> {
-            let mut fst = super::fstbuild::MapWriter::new(fst_file);
-            for batch in rx {
-                let mut at = 0usize;
-                for &(len, value) in &batch.keys {
-                    let key = &batch.bytes[at..at + len as usize];
-                    fst.insert(key, value)?;
-                    at += len as usize;
-                }
-            }
-            fst.finish().map(drop)
-        });
+        let mut heads = self.open_runs()?;
+        let (tx, fst_thread) = spawn_fst_builder(fst_path)?;
 
         let mut dat = BufWriter::with_capacity(1 << 20, File::create(dat_path)?);
         dat.write_all(&header(b"NAME"))?;
@@ -477,94 +453,27 @@ impl Accumulator {
             ..Default::default()
         };
         let mut batch = FstBatch::default();
-        let mut out = Vec::new();
-        let mut defs: Vec<u64> = Vec::new();
-        let mut merged: Vec<u8> = Vec::new();
-        let mut same: Vec<usize> = Vec::with_capacity(heads.len());
+        let mut m = Merge {
+            same: Vec::with_capacity(heads.len()),
+            ..Default::default()
+        };
         loop {
-            // The heads holding the smallest name; few runs, so a linear scan beats a heap.
-            same.clear();
-            let mut min: Option<&[u8]> = None;
-            for (i, h) in heads.iter().enumerate() {
-                let Some(e) = &h.entry else { continue };
-                let name = &h.buf[e.name.clone()];
-                match min.map(|m| name.cmp(m)) {
-                    None | Some(std::cmp::Ordering::Less) => {
-                        min = Some(name);
-                        same.clear();
-                        same.push(i);
-                    }
-                    Some(std::cmp::Ordering::Equal) => same.push(i),
-                    Some(std::cmp::Ordering::Greater) => {}
-                }
-            }
-            let Some(&first) = same.first() else { break };
+            smallest(&heads, &mut m.same);
+            let Some(&first) = m.same.first() else { break };
             let name_range = heads[first].entry.as_ref().map_or(0..0, |e| e.name.clone());
             batch.push(&heads[first].buf[name_range.clone()], offset);
-            defs.clear();
-            merged.clear();
-            let (mut n_occ, mut n_files, mut last_file) = (0u64, 0u64, 0u32);
-            for &i in &same {
-                let h = &heads[i];
-                let Some(e) = &h.entry else { continue };
-                let mut r = Reader::new(&h.buf[e.defs.clone()]);
-                for _ in 0..e.n_defs {
-                    defs.push(r.varint());
-                }
-                let block = &h.buf[e.postings.clone()];
-                if e.n_files > 0 {
-                    if same.len() == 1 {
-                        // Taken from the run as it is, below.
-                    } else if n_files == 0 {
-                        merged.extend_from_slice(block);
-                    } else {
-                        // The run's first block holds an absolute file id; make it a delta.
-                        let mut r = Reader::new(block);
-                        let first = r.varint();
-                        put_varint(&mut merged, first - last_file as u64);
-                        merged.extend_from_slice(&block[r.pos()..]);
-                    }
-                    last_file = e.last_file;
-                    n_files += e.n_files;
-                    n_occ += e.n_occ;
-                }
-            }
-            // A name in one run (most) has its postings there already: no copy.
-            let postings = match (&same[..], &heads[first].entry) {
-                ([_], Some(e)) => &heads[first].buf[e.postings.clone()],
-                _ => &merged[..],
-            };
-            out.clear();
-            let stats = NameEntry::encode(&mut out, &defs, n_occ, n_files, postings, || {
-                let mut lines: Vec<(u32, u32)> = defs
-                    .iter()
-                    .map(|&off| {
-                        let body = defs_dat.get(off as usize..).unwrap_or(&[]);
-                        Def::decode(&mut Reader::new(body))
-                    })
-                    .filter(|d| d.kind != Kind::Entry)
-                    .map(|d| (d.file, d.line))
-                    .collect();
-                lines.sort_unstable();
-                NameStats::compute(postings, &lines)
-            });
-            let macro_file = match &stats {
-                Some(st) => st.macro_defs.first().map(|&(file, _)| file),
-                None => Postings::new(postings)
-                    .find(|p| p.role == Role::MacroDef)
-                    .map(|p| p.file),
-            };
+            let (n_occ, macro_file) = m.merge_name(&heads, defs_dat);
             named(
                 &heads[first].buf[name_range.clone()],
                 offset,
-                &defs,
+                &m.defs,
                 macro_file,
             )?;
-            dat.write_all(&out)?;
-            offset += out.len() as u64;
+            dat.write_all(&m.out)?;
+            offset += m.out.len() as u64;
             summary.names += 1;
             summary.occurrences += n_occ;
-            for &i in &same {
+            for &i in &m.same {
                 heads[i].advance()?;
             }
             if batch.keys.len() >= 4096 && tx.send(std::mem::take(&mut batch)).is_err() {
@@ -581,6 +490,161 @@ impl Accumulator {
             let _ = std::fs::remove_file(run);
         }
         Ok(summary)
+    }
+
+    /// Opens the spilled runs, each at its first entry.
+    fn open_runs(&self) -> io::Result<Vec<RunReader>> {
+        let mut heads: Vec<RunReader> = Vec::with_capacity(self.runs.len());
+        for run in &self.runs {
+            let f = File::open(run)?;
+            let mut r = RunReader {
+                file: BufReader::with_capacity(1 << 20, f),
+                buf: Vec::new(),
+                entry: None,
+            };
+            r.advance()?;
+            heads.push(r);
+        }
+        Ok(heads)
+    }
+}
+
+/// The FST builder of [`Accumulator::finish`]: a thread writing `fst_path` from the batches sent
+/// to it, in order.
+type FstBuilder = (
+    std::sync::mpsc::SyncSender<FstBatch>,
+    std::thread::JoinHandle<io::Result<()>>,
+);
+
+/// Creates `fst_path` and starts the thread that builds the FST into it from the batches sent.
+fn spawn_fst_builder(fst_path: &Path) -> io::Result<FstBuilder> {
+    let fst_file = BufWriter::with_capacity(1 << 20, File::create(fst_path)?);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<FstBatch>(4);
+    let fst_thread = std::thread::spawn(move || -> io::Result<()> {
+        let mut fst = super::fstbuild::MapWriter::new(fst_file);
+        for batch in rx {
+            let mut at = 0usize;
+            for &(len, value) in &batch.keys {
+                let key = &batch.bytes[at..at + len as usize];
+                fst.insert(key, value)?;
+                at += len as usize;
+            }
+        }
+        fst.finish().map(drop)
+    });
+    Ok((tx, fst_thread))
+}
+
+/// Sets `same` to the heads holding the smallest name (empty when all runs are done); few runs,
+/// so a linear scan beats a heap.
+#[inline]
+fn smallest(heads: &[RunReader], same: &mut Vec<usize>) {
+    same.clear();
+    let mut min: Option<&[u8]> = None;
+    for (i, h) in heads.iter().enumerate() {
+        let Some(e) = &h.entry else { continue };
+        let name = &h.buf[e.name.clone()];
+        match min.map(|m| name.cmp(m)) {
+            None | Some(std::cmp::Ordering::Less) => {
+                min = Some(name);
+                same.clear();
+                same.push(i);
+            }
+            Some(std::cmp::Ordering::Equal) => same.push(i),
+            Some(std::cmp::Ordering::Greater) => {}
+        }
+    }
+}
+
+/// The buffers the merge of [`Accumulator::finish`] reuses from name to name.
+#[derive(Default)]
+struct Merge {
+    /// The heads holding the current name ([`smallest`]).
+    same: Vec<usize>,
+    /// The name's definitions, as offsets in `defs.dat`.
+    defs: Vec<u64>,
+    /// The name's postings when more than one run holds it.
+    merged: Vec<u8>,
+    /// The name's `names.dat` entry.
+    out: Vec<u8>,
+}
+
+impl Merge {
+    /// Merges the name the heads in `same` hold: its definitions into `defs` and its
+    /// `names.dat` entry into `out`. Returns its occurrences and the file of its first
+    /// `#define`.
+    #[inline]
+    fn merge_name(&mut self, heads: &[RunReader], defs_dat: &[u8]) -> (u64, Option<u32>) {
+        let (n_occ, n_files) = self.gather(heads);
+        let Merge {
+            same,
+            defs,
+            merged,
+            out,
+        } = self;
+        let first = same[0];
+        // A name in one run (most) has its postings there already: no copy.
+        let postings = match (&same[..], &heads[first].entry) {
+            ([_], Some(e)) => &heads[first].buf[e.postings.clone()],
+            _ => &merged[..],
+        };
+        out.clear();
+        let stats = NameEntry::encode(out, defs, n_occ, n_files, postings, || {
+            let mut lines: Vec<(u32, u32)> = defs
+                .iter()
+                .map(|&off| {
+                    let body = defs_dat.get(off as usize..).unwrap_or(&[]);
+                    Def::decode(&mut Reader::new(body))
+                })
+                .filter(|d| d.kind != Kind::Entry)
+                .map(|d| (d.file, d.line))
+                .collect();
+            lines.sort_unstable();
+            NameStats::compute(postings, &lines)
+        });
+        let macro_file = match &stats {
+            Some(st) => st.macro_defs.first().map(|&(file, _)| file),
+            None => Postings::new(postings)
+                .find(|p| p.role == Role::MacroDef)
+                .map(|p| p.file),
+        };
+        (n_occ, macro_file)
+    }
+
+    /// Collects the definitions of the name the heads in `same` hold into `defs` and, when more
+    /// than one run holds it, its postings into `merged`, in run order. Returns its occurrences
+    /// and files.
+    #[inline]
+    fn gather(&mut self, heads: &[RunReader]) -> (u64, u64) {
+        self.defs.clear();
+        self.merged.clear();
+        let (mut n_occ, mut n_files, mut last_file) = (0u64, 0u64, 0u32);
+        for &i in &self.same {
+            let h = &heads[i];
+            let Some(e) = &h.entry else { continue };
+            let mut r = Reader::new(&h.buf[e.defs.clone()]);
+            for _ in 0..e.n_defs {
+                self.defs.push(r.varint());
+            }
+            let block = &h.buf[e.postings.clone()];
+            if e.n_files > 0 {
+                if self.same.len() == 1 {
+                    // Taken from the run as it is, by merge_name.
+                } else if n_files == 0 {
+                    self.merged.extend_from_slice(block);
+                } else {
+                    // The run's first block holds an absolute file id; make it a delta.
+                    let mut r = Reader::new(block);
+                    let first = r.varint();
+                    put_varint(&mut self.merged, first - last_file as u64);
+                    self.merged.extend_from_slice(&block[r.pos()..]);
+                }
+                last_file = e.last_file;
+                n_files += e.n_files;
+                n_occ += e.n_occ;
+            }
+        }
+        (n_occ, n_files)
     }
 }
 

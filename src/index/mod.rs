@@ -711,64 +711,23 @@ impl Update<'_> {
         if layout.inputs.len() >= MIMALLOC_FILES && crate::alloc::small_blocks_from_mimalloc() {
             trace.mark("small blocks from mimalloc");
         }
-        // The text part first, while the process is small: its lists live in mappings it gives
-        // back whole, so the segment build's peak is not raised by them. The documentation and
-        // build-file parts are made beside it, on a thread of their own: they use about one
-        // core for a second, which the text part leaves idle at its start and end. (Kbuild and
-        // Kconfig are not parsed beside the segment build: they would add to its peak memory.)
-        // The text part says when it has read its files: what is left of it (its lists sorted
-        // and written, one thread's work for about half a second) goes on beside the segment
-        // build's start, which waited for it with a core idle.
         progress.phase("text index, docs, build files");
-        let full = report.mode == UpdateMode::Full;
-        let built = std::thread::scope(|s| -> Result<_, IndexError> {
-            let (read, files_read) = std::sync::mpsc::channel::<()>();
-            let text_part = s.spawn(move || {
-                text.part(self.root, self.index_dir, full, &|| {
-                    let _ = read.send(());
-                })
-            });
-            let join_text = |h: std::thread::ScopedJoinHandle<'_, _>| {
-                h.join()
-                    .map_err(|_| IndexError::Build("the text index thread panicked".into()))?
-            };
-            let side = s.spawn(|| {
-                let docs = docs.part(self.root, self.index_dir);
-                let builds = build_files_part(self.root, self.index_dir, &walked.builds, builds);
-                (docs, builds)
-            });
-            // Without the signal, the text part has ended (no new base, or an error): its
-            // answer is known before the segment is built.
-            let (text_part, early) = match files_read.recv() {
-                Ok(()) => (Some(text_part), None),
-                Err(_) => (None, Some(join_text(text_part)?)),
-            };
-            let (docs, part) = side.join().map_err(|_| {
-                IndexError::Build("the documentation and build files thread panicked".into())
-            })?;
-            let (docs_part, docs_summary) = docs?;
-            let part = part?;
-            report.docs = docs_summary;
-            report.build_files = part.summary;
-            // What these builds freed (their per-thread sets and buffers) goes back to the
-            // system before the segment build grows.
-            #[cfg(all(target_os = "linux", target_env = "gnu"))]
-            // SAFETY: malloc_trim only releases free heap memory; no live allocation is touched.
-            unsafe {
-                libc::malloc_trim(0);
-            }
-            trace.mark("text index, docs, build files");
-            let ctags = knav_ctags::Ctags::probe().map_err(|e| IndexError::Ctags(e.into()))?;
-            trace.mark("probe");
-            let segment = self.new_segment(&walked, &layout, &ctags, opts, progress)?;
-            trace.mark("build segment");
-            let text_part = match (text_part, early) {
-                (Some(h), _) => join_text(h)?,
-                (None, early) => early.flatten(),
-            };
-            Ok((text_part, docs_part, part.part, ctags, segment))
-        });
-        let (text_part, docs_part, build_part, ctags, NewSegment { dir: seg_dir, meta }) = built?;
+        let sides = Sides {
+            builds,
+            text,
+            docs,
+            full: report.mode == UpdateMode::Full,
+        };
+        let built = self.build_all(&walked, &layout, &sides, opts, progress, trace)?;
+        let Built {
+            text: text_part,
+            docs: (docs_part, docs_summary),
+            build_files: part,
+            ctags,
+            segment: NewSegment { dir: seg_dir, meta },
+        } = built;
+        report.docs = docs_summary;
+        report.build_files = part.summary;
         let new_segment = SegmentRef {
             dir: seg_dir
                 .file_name()
@@ -790,7 +749,7 @@ impl Update<'_> {
             options_hash: self.options_hash,
             other_files: walked.other_files,
             symlinks: walked.symlinks,
-            build_files: build_part,
+            build_files: part.part,
             text: text_part,
             docs: docs_part,
             ..Default::default()
@@ -822,6 +781,84 @@ impl Update<'_> {
         trace.mark("walk cache + size");
         report.elapsed_ms = self.started.elapsed().as_millis() as u64;
         Ok(report)
+    }
+
+    /// Builds the parts `sides` says how to make and the segment of `layout`, each text,
+    /// documentation and build-file part beside the segment where it can be.
+    fn build_all(
+        &self,
+        walked: &crate::walk::Walk,
+        layout: &Layout,
+        sides: &Sides<'_>,
+        opts: &BuildOptions,
+        progress: &mut Progress,
+        trace: &mut Trace,
+    ) -> Result<Built, IndexError> {
+        let Sides {
+            builds,
+            text,
+            docs,
+            full,
+        } = *sides;
+        // The text part first, while the process is small: its lists live in mappings it gives
+        // back whole, so the segment build's peak is not raised by them. The documentation and
+        // build-file parts are made beside it, on a thread of their own: they use about one
+        // core for a second, which the text part leaves idle at its start and end. (Kbuild and
+        // Kconfig are not parsed beside the segment build: they would add to its peak memory.)
+        // The text part says when it has read its files: what is left of it (its lists sorted
+        // and written, one thread's work for about half a second) goes on beside the segment
+        // build's start, which waited for it with a core idle.
+        std::thread::scope(|s| -> Result<_, IndexError> {
+            let (read, files_read) = std::sync::mpsc::channel::<()>();
+            let text_part = s.spawn(move || {
+                text.part(self.root, self.index_dir, full, &|| {
+                    let _ = read.send(());
+                })
+            });
+            let join_text = |h: std::thread::ScopedJoinHandle<'_, _>| {
+                h.join()
+                    .map_err(|_| IndexError::Build("the text index thread panicked".into()))?
+            };
+            let side = s.spawn(|| {
+                let docs = docs.part(self.root, self.index_dir);
+                let builds = build_files_part(self.root, self.index_dir, &walked.builds, builds);
+                (docs, builds)
+            });
+            // Without the signal, the text part has ended (no new base, or an error): its
+            // answer is known before the segment is built.
+            let (text_part, early) = match files_read.recv() {
+                Ok(()) => (Some(text_part), None),
+                Err(_) => (None, Some(join_text(text_part)?)),
+            };
+            let (docs, part) = side.join().map_err(|_| {
+                IndexError::Build("the documentation and build files thread panicked".into())
+            })?;
+            let docs = docs?;
+            let part = part?;
+            // What these builds freed (their per-thread sets and buffers) goes back to the
+            // system before the segment build grows.
+            #[cfg(all(target_os = "linux", target_env = "gnu"))]
+            // SAFETY: malloc_trim only releases free heap memory; no live allocation is touched.
+            unsafe {
+                libc::malloc_trim(0);
+            }
+            trace.mark("text index, docs, build files");
+            let ctags = knav_ctags::Ctags::probe().map_err(|e| IndexError::Ctags(e.into()))?;
+            trace.mark("probe");
+            let segment = self.new_segment(walked, layout, &ctags, opts, progress)?;
+            trace.mark("build segment");
+            let text_part = match (text_part, early) {
+                (Some(h), _) => join_text(h)?,
+                (None, early) => early.flatten(),
+            };
+            Ok(Built {
+                text: text_part,
+                docs,
+                build_files: part,
+                ctags,
+                segment,
+            })
+        })
     }
 
     /// A delta of the files `changes` names and the old delta's, or a new base of every file;
@@ -929,6 +966,32 @@ impl Update<'_> {
         manifest.files_unindexed = counts.unindexed + manifest.other_files;
         Ok(counts.unindexed_sources)
     }
+}
+
+/// How an update makes the parts beside its segment ([`Update::build_all`]).
+struct Sides<'a> {
+    /// The tree's build files against the index's part.
+    builds: &'a BuildFilesState,
+    /// The text part's walk.
+    text: &'a TextUpdate,
+    /// The documentation files against the index's part.
+    docs: &'a crate::index::docs::DocsState,
+    /// A full build: the text part is built anew.
+    full: bool,
+}
+
+/// What [`Update::build_all`] made, not yet published.
+struct Built {
+    /// The text part.
+    text: Option<crate::index::text::TextRef>,
+    /// The documentation part and, when new, what reading the files found.
+    docs: (Option<crate::index::docs::DocsRef>, Option<String>),
+    /// The build-file part.
+    build_files: BuildFilesPart,
+    /// The ctags that indexed the segment.
+    ctags: knav_ctags::Ctags,
+    /// The segment.
+    segment: NewSegment,
 }
 
 /// A segment built, not yet published.

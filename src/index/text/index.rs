@@ -554,13 +554,73 @@ pub fn build(
     dir: &Path,
     files_read: &dyn Fn(),
 ) -> Result<BuildStats, String> {
-    use rayon::prelude::*;
     let io = |e: std::io::Error| format!("cannot write the text index in {}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(io)?;
     let mut shards: Vec<Lists> = (0..SHARDS)
         .map(|_| Lists::new())
         .collect::<std::io::Result<_>>()
         .map_err(io)?;
+    let ReadFiles {
+        flags,
+        first_doc,
+        starts,
+        postings,
+    } = read_files(root, files, &mut shards).map_err(io)?;
+    files_read();
+    // files.bin
+    let out = files_bin(files, &flags);
+    write_file(&dir.join("files.bin"), &out).map_err(io)?;
+    let mut checksums = vec![("files.bin".to_string(), checksum_bytes(&out))];
+    let files_bytes = out.len() as u64;
+    drop(out);
+    // docs.bin
+    let docs = docs_bin(files.len(), &first_doc, &starts);
+    write_file(&dir.join("docs.bin"), &docs).map_err(io)?;
+    checksums.push(("docs.bin".to_string(), checksum_bytes(&docs)));
+    let docs_bytes = docs.len() as u64;
+    drop(docs);
+    // grams.bin and post.bin
+    let Written {
+        grams,
+        post_sum,
+        post_bytes,
+    } = write_lists(dir, shards).map_err(io)?;
+    checksums.push(("post.bin".to_string(), post_sum));
+    write_file(&dir.join("grams.bin"), &grams).map_err(io)?;
+    checksums.push(("grams.bin".to_string(), checksum_bytes(&grams)));
+    let index_bytes = files_bytes + docs_bytes + grams.len() as u64 + post_bytes;
+    Ok(BuildStats {
+        files: files.len() as u64,
+        bytes: files.iter().map(|f| f.size).sum(),
+        binary: flags.iter().filter(|f| f.0 == BINARY).count() as u64,
+        unindexed: files
+            .iter()
+            .zip(&flags)
+            .filter(|(_, f)| f.0 == UNINDEXED)
+            .map(|(f, _)| f.path.clone())
+            .collect(),
+        postings,
+        index_bytes,
+        checksums,
+    })
+}
+
+/// What [`read_files`] found of each file, in file order.
+struct ReadFiles {
+    /// Each file's flag and hash.
+    flags: Vec<(u8, u64)>,
+    /// Each file's first document, then the number of documents.
+    first_doc: Vec<u32>,
+    /// Where each document starts.
+    starts: Vec<Block>,
+    /// Trigrams added to the lists.
+    postings: u64,
+}
+
+/// Reads `files` and adds the trigrams of their documents to `shards`, documents numbered in
+/// file order.
+fn read_files(root: &Path, files: &[TextFile], shards: &mut [Lists]) -> std::io::Result<ReadFiles> {
+    use rayon::prelude::*;
     let mut flags: Vec<(u8, u64)> = Vec::with_capacity(files.len());
     // Each file's first document, and where each document starts.
     let mut first_doc: Vec<u32> = Vec::with_capacity(files.len() + 1);
@@ -584,7 +644,7 @@ pub fn build(
     let mut got = batches.next().map(extract).unwrap_or_default();
     while !got.is_empty() {
         let first = starts.len() as u32;
-        let (next, added) = rayon::join(
+        let (next, added): (_, std::io::Result<()>) = rayon::join(
             || batches.next().map(extract).unwrap_or_default(),
             || {
                 shards
@@ -599,7 +659,7 @@ pub fn build(
                     })
             },
         );
-        added.map_err(io)?;
+        added?;
         for g in &got {
             flags.push((g.flag, g.hash));
             first_doc.push(starts.len() as u32);
@@ -611,11 +671,19 @@ pub fn build(
         got = next;
     }
     first_doc.push(starts.len() as u32);
-    files_read();
-    // files.bin
+    Ok(ReadFiles {
+        flags,
+        first_doc,
+        starts,
+        postings,
+    })
+}
+
+/// The bytes of `files.bin`: each file's offset, then its flag, size, mtime, hash and path.
+fn files_bin(files: &[TextFile], flags: &[(u8, u64)]) -> Vec<u8> {
     let mut records = Vec::with_capacity(files.len() * 48);
     let mut offsets: Vec<u32> = Vec::with_capacity(files.len() + 1);
-    for (f, (flag, hash)) in files.iter().zip(&flags) {
+    for (f, (flag, hash)) in files.iter().zip(flags) {
         offsets.push(records.len() as u32);
         records.push(*flag);
         put_varint(&mut records, f.size);
@@ -631,27 +699,39 @@ pub fn build(
         out.extend_from_slice(&o.to_le_bytes());
     }
     out.extend_from_slice(&records);
-    write_file(&dir.join("files.bin"), &out).map_err(io)?;
-    let mut checksums = vec![("files.bin".to_string(), checksum_bytes(&out))];
-    let files_bytes = out.len() as u64;
-    drop(out);
-    // docs.bin
+    out
+}
+
+/// The bytes of `docs.bin`: each of the `files` files' first document, then where each
+/// document starts.
+fn docs_bin(files: usize, first_doc: &[u32], starts: &[Block]) -> Vec<u8> {
     let mut docs = Vec::with_capacity(16 + first_doc.len() * 4 + starts.len() * DOC_ENTRY);
     docs.extend_from_slice(DOCS_MAGIC);
-    docs.extend_from_slice(&(files.len() as u32).to_le_bytes());
+    docs.extend_from_slice(&(files as u32).to_le_bytes());
     docs.extend_from_slice(&(starts.len() as u32).to_le_bytes());
-    for d in &first_doc {
+    for d in first_doc {
         docs.extend_from_slice(&d.to_le_bytes());
     }
-    for b in &starts {
+    for b in starts {
         docs.extend_from_slice(&b.offset.to_le_bytes());
         docs.extend_from_slice(&b.line.to_le_bytes());
     }
-    write_file(&dir.join("docs.bin"), &docs).map_err(io)?;
-    checksums.push(("docs.bin".to_string(), checksum_bytes(&docs)));
-    let docs_bytes = docs.len() as u64;
-    drop(docs);
-    // grams.bin and post.bin
+    docs
+}
+
+/// What [`write_lists`] wrote, and what is left to write.
+struct Written {
+    /// The bytes of `grams.bin`.
+    grams: Vec<u8>,
+    /// The checksum of `post.bin`.
+    post_sum: u64,
+    /// The bytes of `post.bin`.
+    post_bytes: u64,
+}
+
+/// Writes the lists of `shards` to `post.bin` in `dir`, in trigram order, and returns the
+/// `grams.bin` that finds them; the shards are dropped once written.
+fn write_lists(dir: &Path, shards: Vec<Lists>) -> std::io::Result<Written> {
     // The lists in trigram order.
     let mut order: Vec<(u32, usize, u32)> = shards
         .iter()
@@ -664,7 +744,7 @@ pub fn build(
     grams.extend_from_slice(GRAMS_MAGIC);
     grams.extend_from_slice(&(lists as u64).to_le_bytes());
     let post_path = dir.join("post.bin");
-    let mut post = std::fs::File::create(&post_path).map_err(io)?;
+    let mut post = std::fs::File::create(&post_path)?;
     let mut at = 0u64;
     // The lists are copied into `chunk` and written from it a checksum chunk at a time; the
     // checksum of post.bin is taken as written, chunk by chunk as `checksum_bytes` takes it.
@@ -683,33 +763,20 @@ pub fn build(
             for c in chunk[..full].chunks(CHECKSUM_CHUNK) {
                 sum = sum.rotate_left(17) ^ crate::index::codec::hash64(c);
             }
-            post.write_all(&chunk[..full]).map_err(io)?;
+            post.write_all(&chunk[..full])?;
             chunk.drain(..full);
         }
     }
     if !chunk.is_empty() {
         sum = sum.rotate_left(17) ^ crate::index::codec::hash64(&chunk);
-        post.write_all(&chunk).map_err(io)?;
+        post.write_all(&chunk)?;
     }
-    checksums.push(("post.bin".to_string(), sum));
-    post.sync_all().map_err(io)?;
+    post.sync_all()?;
     drop(shards);
-    write_file(&dir.join("grams.bin"), &grams).map_err(io)?;
-    checksums.push(("grams.bin".to_string(), checksum_bytes(&grams)));
-    let index_bytes = files_bytes + docs_bytes + grams.len() as u64 + at;
-    Ok(BuildStats {
-        files: files.len() as u64,
-        bytes: files.iter().map(|f| f.size).sum(),
-        binary: flags.iter().filter(|f| f.0 == BINARY).count() as u64,
-        unindexed: files
-            .iter()
-            .zip(&flags)
-            .filter(|(_, f)| f.0 == UNINDEXED)
-            .map(|(f, _)| f.path.clone())
-            .collect(),
-        postings,
-        index_bytes,
-        checksums,
+    Ok(Written {
+        grams,
+        post_sum: sum,
+        post_bytes: at,
     })
 }
 

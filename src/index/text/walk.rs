@@ -251,90 +251,7 @@ fn refresh(
     let parts: Vec<Option<Seen>> = cache
         .dirs
         .par_iter()
-        .map(|d| {
-            let dir = root.join(&d.path);
-            // The stats the index's walk has; the other files are stat'ed here.
-            let mut path = String::new();
-            let given: Vec<Option<(u64, i64)>> = d
-                .names
-                .iter()
-                .zip(&d.stats)
-                .map(|(name, &(size, mtime))| {
-                    let indexed =
-                        crate::walk::is_source_name(name) || crate::walk::is_build_name(name);
-                    match known {
-                        Known::AsCached if indexed => Some((size, mtime)),
-                        Known::Stats(m) if indexed => {
-                            path.clear();
-                            if !d.path.is_empty() {
-                                path.push_str(&d.path);
-                                path.push('/');
-                            }
-                            path.push_str(name);
-                            m.get(path.as_str()).copied()
-                        }
-                        _ => None,
-                    }
-                })
-                .collect();
-            let names = d
-                .names
-                .iter()
-                .zip(&given)
-                .filter(|(_, g)| g.is_none())
-                .map(|(n, _)| n)
-                .chain(d.ignores.iter().map(|f| f.0.as_str()));
-            let Some((mtime, stats)) = crate::walk::stat_dir(&dir, names) else {
-                // Gone: its parent changed and was listed again.
-                return Some(Seen::Changed(Vec::new()));
-            };
-            let stated = stats.len() - d.ignores.len();
-            let (looked, ignore_stats) = stats.split_at(stated);
-            let ignores_same = ignore_stats
-                .iter()
-                .zip(&d.ignores)
-                .all(|(s, (_, size, mtime))| *s == Some((*size, *mtime)));
-            if !ignores_same {
-                return None;
-            }
-            if mtime == d.mtime_ns && d.mtime_ns < cache.taken_ns - CACHE_SLACK_NS {
-                let mut looked = looked.iter();
-                let now: Vec<Option<(u64, i64)>> = given
-                    .iter()
-                    .map(|g| g.or_else(|| looked.next().copied().flatten()))
-                    .collect();
-                if now.iter().zip(&d.stats).all(|(n, c)| *n == Some(*c)) {
-                    return Some(Seen::Same);
-                }
-                // Files edited in place (or gone: the mtime would say so, unless in the same
-                // tick): the listing with their new stats.
-                let mut listing = TextDir {
-                    path: d.path.clone(),
-                    mtime_ns: d.mtime_ns,
-                    ignores: d.ignores.clone(),
-                    ..Default::default()
-                };
-                for (name, s) in d.names.iter().zip(&now) {
-                    if let Some(s) = s {
-                        listing.names.push(name);
-                        listing.stats.push(*s);
-                    }
-                }
-                return Some(Seen::Changed(vec![listing]));
-            }
-            // Listed again; a subdirectory the cache does not know is walked whole.
-            let (mut listed, subdirs) = list_with(root, &d.path, Some(1));
-            if listed
-                .iter()
-                .any(|l| l.path == d.path && l.ignores != d.ignores)
-            {
-                return None;
-            }
-            for s in subdirs.iter().filter(|s| !cached_dirs.contains(s.as_str())) {
-                listed.extend(list_tree(root, s));
-            }
-            Some(Seen::Changed(listed))
-        })
+        .map(|d| see_dir(root, cache, d, known, &cached_dirs))
         .collect();
     let mut parts: Vec<Seen> = parts.into_iter().collect::<Option<_>>()?;
     let same = parts.iter().all(|p| matches!(p, Seen::Same));
@@ -359,6 +276,103 @@ fn refresh(
         None => d.path.is_empty() || kept.contains(""),
     });
     Some(finish(dirs, taken_ns, same))
+}
+
+/// What the cached directory `d` of `cache` is now: stats its files (those `known` has not) and
+/// lists it again when its mtime changed. `None` when one of its ignore files changed.
+fn see_dir(
+    root: &Path,
+    cache: &TextCache,
+    d: &TextDir,
+    known: &Known<'_>,
+    cached_dirs: &HashSet<&str>,
+) -> Option<Seen> {
+    let dir = root.join(&d.path);
+    // The stats the index's walk has; the other files are stat'ed here.
+    let given = known_stats(d, known);
+    let names = d
+        .names
+        .iter()
+        .zip(&given)
+        .filter(|(_, g)| g.is_none())
+        .map(|(n, _)| n)
+        .chain(d.ignores.iter().map(|f| f.0.as_str()));
+    let Some((mtime, stats)) = crate::walk::stat_dir(&dir, names) else {
+        // Gone: its parent changed and was listed again.
+        return Some(Seen::Changed(Vec::new()));
+    };
+    let stated = stats.len() - d.ignores.len();
+    let (looked, ignore_stats) = stats.split_at(stated);
+    let ignores_same = ignore_stats
+        .iter()
+        .zip(&d.ignores)
+        .all(|(s, (_, size, mtime))| *s == Some((*size, *mtime)));
+    if !ignores_same {
+        return None;
+    }
+    if mtime == d.mtime_ns && d.mtime_ns < cache.taken_ns - CACHE_SLACK_NS {
+        let mut looked = looked.iter();
+        let now: Vec<Option<(u64, i64)>> = given
+            .iter()
+            .map(|g| g.or_else(|| looked.next().copied().flatten()))
+            .collect();
+        if now.iter().zip(&d.stats).all(|(n, c)| *n == Some(*c)) {
+            return Some(Seen::Same);
+        }
+        // Files edited in place (or gone: the mtime would say so, unless in the same
+        // tick): the listing with their new stats.
+        let mut listing = TextDir {
+            path: d.path.clone(),
+            mtime_ns: d.mtime_ns,
+            ignores: d.ignores.clone(),
+            ..Default::default()
+        };
+        for (name, s) in d.names.iter().zip(&now) {
+            if let Some(s) = s {
+                listing.names.push(name);
+                listing.stats.push(*s);
+            }
+        }
+        return Some(Seen::Changed(vec![listing]));
+    }
+    // Listed again; a subdirectory the cache does not know is walked whole.
+    let (mut listed, subdirs) = list_with(root, &d.path, Some(1));
+    if listed
+        .iter()
+        .any(|l| l.path == d.path && l.ignores != d.ignores)
+    {
+        return None;
+    }
+    for s in subdirs.iter().filter(|s| !cached_dirs.contains(s.as_str())) {
+        listed.extend(list_tree(root, s));
+    }
+    Some(Seen::Changed(listed))
+}
+
+/// The stats of the files of the cached directory `d` that `known` gives (the C sources and
+/// build files the index's walk has), in the order of its names; `None` for the others.
+fn known_stats(d: &TextDir, known: &Known<'_>) -> Vec<Option<(u64, i64)>> {
+    let mut path = String::new();
+    d.names
+        .iter()
+        .zip(&d.stats)
+        .map(|(name, &(size, mtime))| {
+            let indexed = crate::walk::is_source_name(name) || crate::walk::is_build_name(name);
+            match known {
+                Known::AsCached if indexed => Some((size, mtime)),
+                Known::Stats(m) if indexed => {
+                    path.clear();
+                    if !d.path.is_empty() {
+                        path.push_str(&d.path);
+                        path.push('/');
+                    }
+                    path.push_str(name);
+                    m.get(path.as_str()).copied()
+                }
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 fn join(dir: &str, name: &str) -> String {
