@@ -119,8 +119,6 @@ fn is_pass_keyword(w: &[u8]) -> bool {
 /// (braces, parentheses, `;`, `.`, `struct`, `union`, `INDIRECT_CALL_n`, a name after `->` or
 /// `.`, a name before `(`).
 fn tokens(src: &[u8], out: &mut Tokens) {
-    static COMMENT_END: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"*/"));
     let Tokens { all: out, visit } = out;
     out.clear();
     out.reserve(src.len() / 5);
@@ -173,7 +171,7 @@ fn tokens(src: &[u8], out: &mut Tokens) {
                 continue;
             }
             b'/' if src.get(i + 1) == Some(&b'*') => {
-                let end = COMMENT_END.find(&src[i + 2..]).map_or(n, |k| i + 2 + k + 2);
+                let end = crate::lex::block_comment_end(src, i);
                 line += memchr::memchr_iter(b'\n', &src[i..end]).count() as u32;
                 i = end;
                 continue;
@@ -227,43 +225,21 @@ fn tokens(src: &[u8], out: &mut Tokens) {
     }
 }
 
-/// The end of the string or character literal whose opening quote is at `i`: past its closing
-/// quote, or past the end of its line when it is not closed there (escaped newlines counted
-/// into `line`).
-#[inline]
-fn literal_end(src: &[u8], mut i: usize, line: &mut u32) -> usize {
-    let (quote, n) = (src[i], src.len());
-    i += 1;
-    loop {
-        let Some(k) = memchr::memchr3(quote, b'\n', b'\\', &src[i..]) else {
-            i = n;
-            break;
-        };
-        i += k;
-        if src[i] != b'\\' {
-            break;
-        }
-        if src.get(i + 1) == Some(&b'\n') {
-            *line += 1;
-        }
-        i = (i + 2).min(n);
-    }
-    (i + 1).min(n)
+/// Past the closing quote of the literal opening at `i` (its continued lines counted); an
+/// unclosed one ends at its newline, which the caller then counts.
+fn literal_end(src: &[u8], i: usize, line: &mut u32) -> usize {
+    let (end, _) = crate::lex::literal_end(src, i);
+    *line += memchr::memchr_iter(b'\n', &src[i..end]).count() as u32;
+    end
 }
 
-/// The end of the logical line (continuations followed) that starts at or before `i`.
-fn skip_logical_line(src: &[u8], mut i: usize, line: &mut u32) -> usize {
-    while let Some(k) = memchr::memchr(b'\n', &src[i..]) {
-        let nl = i + k;
-        *line += 1;
-        let cont = nl > 0 && src[nl - 1] == b'\\'
-            || nl > 1 && src[nl - 1] == b'\r' && src[nl - 2] == b'\\';
-        i = nl + 1;
-        if !cont {
-            return i;
-        }
-    }
-    src.len()
+/// Past the newline that ends the logical line (continuations followed) at `i`, every newline
+/// of it counted.
+fn skip_logical_line(src: &[u8], i: usize, line: &mut u32) -> usize {
+    let end = crate::lex::line_comment_end(src, i);
+    let past = (end + 1).min(src.len());
+    *line += memchr::memchr_iter(b'\n', &src[i..past]).count() as u32;
+    past
 }
 
 /// What a brace of an initializer initializes.
@@ -861,12 +837,21 @@ mod tests {
                         if src[i] == b'\\' {
                             if src.get(i + 1) == Some(&b'\n') {
                                 line += 1;
+                            } else if src.get(i + 1) == Some(&b'\r')
+                                && src.get(i + 2) == Some(&b'\n')
+                            {
+                                line += 1;
+                                i += 1;
                             }
                             i += 1;
                         }
                         i += 1;
                     }
-                    i = (i + 1).min(n);
+                    // Past the closing quote; an unclosed literal ends at its newline.
+                    if i < n && src[i] == b {
+                        i += 1;
+                    }
+                    i = i.min(n);
                     Kind::Other
                 }
                 _ if b.is_ascii_alphabetic() || b == b'_' => {
@@ -1124,6 +1109,15 @@ mod tests {
                    \t// p->c(1)\n\tputs(\"p->d(1)\");\n\tp->e(2);\n}\n";
         let f = facts(src.as_bytes(), &no_macros);
         assert_eq!(calls(&f), [(Some(s("s")), s("e"), 7)]);
+    }
+
+    #[test]
+    fn an_unclosed_quote_does_not_shift_the_lines_after_it() {
+        // `don't` in a comment-like line of code: the quote is never closed; its newline was
+        // swallowed with it, and every later fact of the file was a line early.
+        let src = "#if 0\nthis don't build\n#endif\nvoid f(struct s *p)\n{\n\tp->e(1);\n}\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        assert_eq!(calls(&f), [(Some(s("s")), s("e"), 6)]);
     }
 
     #[test]
