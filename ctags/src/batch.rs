@@ -41,23 +41,7 @@ pub fn tags_of_chunk(
         Ok(f) => f,
         Err(e) => return Err(WorkerError::Died(format!("no path for a tag file: {e}"))),
     };
-    let base = base_args();
-    let args: Vec<&OsStr> = base
-        .iter()
-        .filter(|a| {
-            // The tag-file format costs ctags a fifth less than JSON; no pattern with numbers,
-            // and no `line:` field, which would say the number a second time.
-            !matches!(
-                **a,
-                "--_interactive" | "--output-format=json" | "--fields=-P"
-            )
-        })
-        .chain(&["--output-format=u-ctags", "--excmd=number", "--fields=-n"])
-        .map(OsStr::new)
-        .chain(extra_args.iter().map(OsStr::new))
-        .chain(["-L", "-", "-o"].map(OsStr::new))
-        .chain([tag_path.as_deref().map_or(OsStr::new("-"), Path::as_os_str)])
-        .collect();
+    let args = batch_args(extra_args, tag_path.as_deref());
     // A tag file left by an earlier run would be appended to, or refused.
     let tag_file = tag_path.clone().map(|f| {
         let _ = std::fs::remove_file(&f);
@@ -86,58 +70,7 @@ pub fn tags_of_chunk(
     let files = paths.len();
     let tags_from = tag_path;
     std::thread::spawn(move || {
-        let mut reader: BufReader<Box<dyn std::io::Read>> = match tags_from {
-            // ctags's output is empty: it has ended when it closes it.
-            Some(file) => {
-                let _ = std::io::copy(&mut { stdout }, &mut std::io::sink());
-                match std::fs::File::open(file) {
-                    Ok(f) => BufReader::with_capacity(1 << 16, Box::new(f)),
-                    Err(_) => {
-                        let _ = tx.send(None);
-                        return;
-                    }
-                }
-            }
-            None => BufReader::with_capacity(1 << 16, Box::new(stdout)),
-        };
-        let mut buf = Vec::with_capacity(512);
-        let mut out: Vec<FileTags> = (0..files).map(|_| FileTags::default()).collect();
-        // A file's tags come together: its path is looked up once, not once a tag, and its
-        // tags are gathered in `run`, then moved to the file in a vector of their number.
-        let mut last: Option<(Vec<u8>, usize)> = None;
-        let mut run: Vec<crate::Tag> = Vec::new();
-        let mut flush = |run: &mut Vec<crate::Tag>, last: &Option<(Vec<u8>, usize)>| {
-            if let Some((_, i)) = last {
-                let tags: &mut Vec<crate::Tag> = &mut out[*i].tags;
-                tags.reserve_exact(run.len());
-                tags.append(run);
-            }
-        };
-        loop {
-            buf.clear();
-            match reader.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            if buf.starts_with(b"!_") {
-                continue; // pseudo tags
-            }
-            if let Some((tag, path)) = crate::Tag::parse_tag_line(&buf) {
-                let known = match &last {
-                    Some((p, _)) if **p == *path => true,
-                    _ => {
-                        flush(&mut run, &last);
-                        last = index.get(&*path).map(|&i| (path.to_vec(), i));
-                        last.is_some()
-                    }
-                };
-                if known {
-                    run.push(tag);
-                }
-            }
-        }
-        flush(&mut run, &last);
-        let _ = tx.send(Some(out));
+        let _ = tx.send(read_tags(stdout, tags_from, &index, files));
     });
     match rx.recv_timeout(timeout) {
         // A tag file of its own is whole only when ctags ended well (it exits 1 when it cannot
@@ -156,6 +89,88 @@ pub fn tags_of_chunk(
             Err(WorkerError::Timeout(timeout))
         }
     }
+}
+
+/// The arguments of a batch run: the interactive run's, in the tag-file format, then
+/// `extra_args`, reading the list of files from standard input and writing the tags to
+/// `tag_path` (standard output without one).
+fn batch_args<'a>(extra_args: &'a [String], tag_path: Option<&'a Path>) -> Vec<&'a OsStr> {
+    base_args()
+        .into_iter()
+        .filter(|a| {
+            // The tag-file format costs ctags a fifth less than JSON; no pattern with numbers,
+            // and no `line:` field, which would say the number a second time.
+            !matches!(
+                *a,
+                "--_interactive" | "--output-format=json" | "--fields=-P"
+            )
+        })
+        .chain(["--output-format=u-ctags", "--excmd=number", "--fields=-n"])
+        .map(OsStr::new)
+        .chain(extra_args.iter().map(OsStr::new))
+        .chain(["-L", "-", "-o"].map(OsStr::new))
+        .chain([tag_path.map_or(OsStr::new("-"), Path::as_os_str)])
+        .collect()
+}
+
+/// The tags ctags wrote to `stdout`, or to `tags_from` once it has closed `stdout`, for each
+/// of the `files` files `index` numbers by path, in order; `None` when the tag file cannot be
+/// opened.
+fn read_tags(
+    stdout: std::fs::File,
+    tags_from: Option<std::path::PathBuf>,
+    index: &HashMap<Vec<u8>, usize>,
+    files: usize,
+) -> Option<Vec<FileTags>> {
+    let mut reader: BufReader<Box<dyn std::io::Read>> = match tags_from {
+        // ctags's output is empty: it has ended when it closes it.
+        Some(file) => {
+            let _ = std::io::copy(&mut { stdout }, &mut std::io::sink());
+            match std::fs::File::open(file) {
+                Ok(f) => BufReader::with_capacity(1 << 16, Box::new(f)),
+                Err(_) => return None,
+            }
+        }
+        None => BufReader::with_capacity(1 << 16, Box::new(stdout)),
+    };
+    let mut buf = Vec::with_capacity(512);
+    let mut out: Vec<FileTags> = (0..files).map(|_| FileTags::default()).collect();
+    // A file's tags come together: its path is looked up once, not once a tag, and its
+    // tags are gathered in `run`, then moved to the file in a vector of their number.
+    let mut last: Option<(Vec<u8>, usize)> = None;
+    let mut run: Vec<crate::Tag> = Vec::new();
+    let mut flush = |run: &mut Vec<crate::Tag>, last: &Option<(Vec<u8>, usize)>| {
+        if let Some((_, i)) = last {
+            let tags: &mut Vec<crate::Tag> = &mut out[*i].tags;
+            tags.reserve_exact(run.len());
+            tags.append(run);
+        }
+    };
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if buf.starts_with(b"!_") {
+            continue; // pseudo tags
+        }
+        if let Some((tag, path)) = crate::Tag::parse_tag_line(&buf) {
+            let known = match &last {
+                Some((p, _)) if **p == *path => true,
+                _ => {
+                    flush(&mut run, &last);
+                    last = index.get(&*path).map(|&i| (path.to_vec(), i));
+                    last.is_some()
+                }
+            };
+            if known {
+                run.push(tag);
+            }
+        }
+    }
+    flush(&mut run, &last);
+    Some(out)
 }
 
 /// A file removed when dropped.

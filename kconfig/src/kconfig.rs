@@ -60,39 +60,23 @@ enum Block {
 
 /// Parses Kconfig text of root-relative `path`.
 pub fn parse(path: &str, text: &str) -> KconfigFile {
-    let mut out = KconfigFile::default();
-    // `if EXPR` blocks and menus' `depends on`, innermost last; a menu without one pushes "".
-    let mut enclosing: Vec<(&'static str, String)> = Vec::new();
-    // `if`s and menus opened beyond MAX_NESTING and not closed yet.
-    let mut too_deep = 0usize;
-    // Each entry's enclosing conditions, joined to its own `depends on` at the end.
-    let mut inherited: Vec<Vec<String>> = Vec::new();
-    let mut block = Block::Other;
-    // Inside a help text: the indentation of the `help` line, and of its first text line.
-    let mut help: Option<(usize, Option<usize>)> = None;
+    let mut p = Parser {
+        path,
+        out: KconfigFile::default(),
+        enclosing: Vec::new(),
+        too_deep: 0,
+        inherited: Vec::new(),
+        block: Block::Other,
+        help: None,
+    };
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
     while i < lines.len() {
         let first = i;
         let raw = lines[i];
         i += 1;
-        if let Some((help_indent, text_indent)) = help {
-            if raw.trim().is_empty() {
-                continue;
-            }
-            let indent = indentation(raw);
-            match text_indent {
-                None if indent > help_indent => {
-                    help = Some((help_indent, Some(indent)));
-                    extend(&mut out, &block, first);
-                    continue;
-                }
-                Some(t) if indent >= t => {
-                    extend(&mut out, &block, first);
-                    continue;
-                }
-                _ => help = None,
-            }
+        if p.help_text(raw, first) {
+            continue;
         }
         let mut logical = raw.to_string();
         while logical.ends_with('\\') && i < lines.len() {
@@ -101,7 +85,6 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
             logical.push_str(lines[i]);
             i += 1;
         }
-        let line_no = first as u32 + 1;
         let body = strip_comment(&logical);
         let t = body.trim();
         if t.is_empty() {
@@ -109,6 +92,72 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
         }
         let (word, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
         let rest = rest.trim();
+        if p.structure(word, rest, raw, first) {
+            continue;
+        }
+        extend(&mut p.out, &p.block, first);
+        p.attribute(word, rest, first as u32 + 1);
+    }
+    let mut out = p.out;
+    for (e, inherited) in out.entries.iter_mut().zip(p.inherited) {
+        e.depends.reverse();
+        e.depends.extend(inherited);
+    }
+    out
+}
+
+/// What [`parse`] keeps from line to line.
+struct Parser<'p> {
+    /// The file's root-relative path.
+    path: &'p str,
+    /// What the file holds so far.
+    out: KconfigFile,
+    /// `if EXPR` blocks and menus' `depends on`, innermost last; a menu without one pushes "".
+    enclosing: Vec<(&'static str, String)>,
+    /// `if`s and menus opened beyond MAX_NESTING and not closed yet.
+    too_deep: usize,
+    /// Each entry's enclosing conditions, joined to its own `depends on` at the end.
+    inherited: Vec<Vec<String>>,
+    /// The block the attribute lines belong to.
+    block: Block,
+    /// Inside a help text: the indentation of the `help` line, and of its first text line.
+    help: Option<(usize, Option<usize>)>,
+}
+
+impl Parser<'_> {
+    /// True when `raw`, the line at index `at`, is part of a help text (or blank inside one);
+    /// a line indented less than the text ends it.
+    fn help_text(&mut self, raw: &str, at: usize) -> bool {
+        let Some((help_indent, text_indent)) = self.help else {
+            return false;
+        };
+        if raw.trim().is_empty() {
+            return true;
+        }
+        let indent = indentation(raw);
+        match text_indent {
+            None if indent > help_indent => {
+                self.help = Some((help_indent, Some(indent)));
+                extend(&mut self.out, &self.block, at);
+                true
+            }
+            Some(t) if indent >= t => {
+                extend(&mut self.out, &self.block, at);
+                true
+            }
+            _ => {
+                self.help = None;
+                false
+            }
+        }
+    }
+
+    /// Takes the line at index `at` (`raw` as written), whose first word is `word`, when it
+    /// opens or closes a block (an entry, menu, `if`, choice, help text) or sources a file;
+    /// false for an attribute of the current block.
+    fn structure(&mut self, word: &str, rest: &str, raw: &str, at: usize) -> bool {
+        let line_no = at as u32 + 1;
+        let out = &mut self.out;
         match word {
             "config" | "menuconfig" => {
                 let symbol = format!("CONFIG_{rest}");
@@ -119,9 +168,9 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
                     end_line: line_no,
                     ..Default::default()
                 });
-                inherited.push(inherit(&enclosing, too_deep > 0));
-                block = Block::Entry(out.entries.len() - 1);
-                continue;
+                self.inherited
+                    .push(inherit(&self.enclosing, self.too_deep > 0));
+                self.block = Block::Entry(out.entries.len() - 1);
             }
             "menu" | "if" => {
                 let kind = if word == "if" {
@@ -130,37 +179,37 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
                 } else {
                     "menu"
                 };
-                if enclosing.len() < MAX_NESTING {
+                if self.enclosing.len() < MAX_NESTING {
                     let cond = if kind == "if" { rest } else { "" };
-                    enclosing.push((kind, cond.to_string()));
+                    self.enclosing.push((kind, cond.to_string()));
                 } else {
-                    too_deep += 1;
+                    self.too_deep += 1;
                 }
                 // A menu's own `depends on` lines follow it; one that is too deep keeps none.
-                block = if kind == "menu" && too_deep == 0 {
+                self.block = if kind == "menu" && self.too_deep == 0 {
                     Block::Menu
                 } else {
                     Block::Other
                 };
-                continue;
             }
             "endmenu" | "endif" => {
-                if too_deep > 0 {
-                    too_deep -= 1;
+                if self.too_deep > 0 {
+                    self.too_deep -= 1;
                 } else {
-                    pop(&mut enclosing, if word == "endif" { "if" } else { "menu" });
+                    pop(
+                        &mut self.enclosing,
+                        if word == "endif" { "if" } else { "menu" },
+                    );
                 }
-                block = Block::Other;
-                continue;
+                self.block = Block::Other;
             }
             "choice" | "endchoice" | "comment" | "mainmenu" => {
-                block = Block::Other;
-                continue;
+                self.block = Block::Other;
             }
             "source" | "rsource" | "osource" | "orsource" => {
                 let file = rest.trim_matches('"');
                 let file = if word.starts_with('o') || word == "rsource" {
-                    match (word, path.rsplit_once('/')) {
+                    match (word, self.path.rsplit_once('/')) {
                         ("rsource" | "orsource", Some((dir, _))) => format!("{dir}/{file}"),
                         _ => file.to_string(),
                     }
@@ -168,24 +217,27 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
                     file.to_string()
                 };
                 out.sources.push(file);
-                block = Block::Other;
-                continue;
+                self.block = Block::Other;
             }
             "help" | "---help---" => {
-                help = Some((indentation(raw), None));
-                extend(&mut out, &block, first);
-                continue;
+                self.help = Some((indentation(raw), None));
+                extend(out, &self.block, at);
             }
-            _ => {}
+            _ => return false,
         }
-        extend(&mut out, &block, first);
-        // An attribute of the current block.
+        true
+    }
+
+    /// Takes the attribute line `line_no` of the current block, whose first word is `word`:
+    /// its type, prompt, `depends on`, `select`, `default`, and the symbols it names.
+    fn attribute(&mut self, word: &str, rest: &str, line_no: u32) {
+        let (out, block) = (&mut self.out, &self.block);
         let expr_of = |s: &str| s.to_string();
         match word {
             "bool" | "tristate" | "string" | "hex" | "int" | "def_bool" | "def_tristate" => {
                 let kind = word.trim_start_matches("def_").to_string();
                 let (value, cond) = split_if(rest);
-                if let Block::Entry(e) = block {
+                if let Block::Entry(e) = *block {
                     let entry = &mut out.entries[e];
                     entry.kind = Some(kind);
                     if word.starts_with("def_") {
@@ -201,7 +253,7 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
             }
             "prompt" => {
                 let (value, cond) = split_if(rest);
-                if let Block::Entry(e) = block {
+                if let Block::Entry(e) = *block {
                     out.entries[e].prompt = quoted(value);
                 }
                 uses(cond, line_no, &mut out.uses);
@@ -209,10 +261,10 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
             "depends" => {
                 let expr = rest.strip_prefix("on").unwrap_or(rest).trim();
                 uses(expr, line_no, &mut out.uses);
-                match block {
+                match *block {
                     // Innermost first: the entry's last `depends on` line comes first.
                     Block::Entry(e) => out.entries[e].depends.push(expr.to_string()),
-                    Block::Menu => match enclosing.last_mut() {
+                    Block::Menu => match self.enclosing.last_mut() {
                         Some((_, cond)) if cond.is_empty() => *cond = expr.to_string(),
                         // Past what an answer shows, more `depends on` lines add nothing.
                         Some((_, cond)) if cond.len() <= MAX_INHERITED_BYTES => {
@@ -226,13 +278,13 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
             }
             "select" | "imply" => {
                 uses(rest, line_no, &mut out.uses);
-                if let Block::Entry(e) = block {
+                if let Block::Entry(e) = *block {
                     out.entries[e].selects.push(format!("{word} {rest}"));
                 }
             }
             "default" => {
                 uses(rest, line_no, &mut out.uses);
-                if let Block::Entry(e) = block {
+                if let Block::Entry(e) = *block {
                     out.entries[e].defaults.push(rest.to_string());
                 }
             }
@@ -240,11 +292,6 @@ pub fn parse(path: &str, text: &str) -> KconfigFile {
             _ => {}
         }
     }
-    for (e, inherited) in out.entries.iter_mut().zip(inherited) {
-        e.depends.reverse();
-        e.depends.extend(inherited);
-    }
-    out
 }
 
 /// The conditions of the `if` blocks and menus around an entry, innermost first, at most

@@ -189,20 +189,7 @@ fn output(cmd: &mut Command) -> String {
 }
 
 fn run(args: Args) -> Result<(), String> {
-    let tree = match (&args.tree, args.prepare) {
-        (Some(t), _) => t.clone(),
-        (None, _) => prepare()?,
-    };
-    let tree =
-        std::fs::canonicalize(&tree).map_err(|e| format!("--tree {}: {e}", tree.display()))?;
-    if !tree.is_dir() {
-        return Err(format!("--tree {}: not a directory", tree.display()));
-    }
-    let tree = if args.quick && tree.join("fs").is_dir() {
-        tree.join("fs")
-    } else {
-        tree
-    };
+    let tree = tree_of(&args)?;
     let knav = find_knav(args.knav.clone())?;
     let runs = args
         .runs
@@ -263,38 +250,7 @@ fn run(args: Args) -> Result<(), String> {
             started.elapsed().as_secs_f64()
         )
     };
-    let (builds, refresh) = if args.reuse {
-        if !setup.work.join("knav/CURRENT").is_file() {
-            return Err(format!(
-                "--reuse: no knav index in {}; run once without --reuse",
-                setup.work.display()
-            ));
-        }
-        log("reusing the indexes in --work: cold builds and refreshes not measured");
-        (Vec::new(), suite::Refresh::default())
-    } else {
-        (setup.cold_builds(&peers, &mut log), setup.refresh(&mut log))
-    };
-    let (mut latencies, sizes) = setup.queries(&peers, suite::SYMBOLS, &args.only, &mut log);
-    latencies.retain(|l| args.only.is_empty() || args.only.iter().any(|q| q == l.question));
-    let grep = if args.only.is_empty() || args.only.iter().any(|q| q == "grep") {
-        setup.grep(&peers, &mut log)
-    } else {
-        suite::Grep::default()
-    };
-    let tools = if args.only.is_empty() || args.only.iter().any(|q| q == "tools") {
-        setup.tools(&mut log)
-    } else {
-        Vec::new()
-    };
-    let results = suite::Results {
-        builds,
-        refresh,
-        latencies,
-        sizes,
-        grep,
-        tools,
-    };
+    let results = measure(&args, &setup, &peers, &mut log)?;
     let md = report::markdown(&cx, &peers, &results);
     let svg = report::svg(&results);
     let md_path = args.out.join("report.md");
@@ -310,6 +266,67 @@ fn run(args: Args) -> Result<(), String> {
         svg_path.display()
     ));
     Ok(())
+}
+
+/// The tree to measure: `--tree` (or the tree `--prepare` unpacks), made absolute; its `fs/`
+/// with `--quick`.
+fn tree_of(args: &Args) -> Result<PathBuf, String> {
+    let tree = match (&args.tree, args.prepare) {
+        (Some(t), _) => t.clone(),
+        (None, _) => prepare()?,
+    };
+    let tree =
+        std::fs::canonicalize(&tree).map_err(|e| format!("--tree {}: {e}", tree.display()))?;
+    if !tree.is_dir() {
+        return Err(format!("--tree {}: not a directory", tree.display()));
+    }
+    Ok(if args.quick && tree.join("fs").is_dir() {
+        tree.join("fs")
+    } else {
+        tree
+    })
+}
+
+/// Takes every measurement `args` asks for (cold builds and refreshes unless `--reuse`, then
+/// the questions of `--only`) with `setup`.
+fn measure(
+    args: &Args,
+    setup: &suite::Setup,
+    peers: &peers::Peers,
+    log: &mut dyn FnMut(&str),
+) -> Result<suite::Results, String> {
+    let (builds, refresh) = if args.reuse {
+        if !setup.work.join("knav/CURRENT").is_file() {
+            return Err(format!(
+                "--reuse: no knav index in {}; run once without --reuse",
+                setup.work.display()
+            ));
+        }
+        log("reusing the indexes in --work: cold builds and refreshes not measured");
+        (Vec::new(), suite::Refresh::default())
+    } else {
+        (setup.cold_builds(peers, log), setup.refresh(log))
+    };
+    let (mut latencies, sizes) = setup.queries(peers, suite::SYMBOLS, &args.only, log);
+    latencies.retain(|l| args.only.is_empty() || args.only.iter().any(|q| q == l.question));
+    let grep = if args.only.is_empty() || args.only.iter().any(|q| q == "grep") {
+        setup.grep(peers, log)
+    } else {
+        suite::Grep::default()
+    };
+    let tools = if args.only.is_empty() || args.only.iter().any(|q| q == "tools") {
+        setup.tools(log)
+    } else {
+        Vec::new()
+    };
+    Ok(suite::Results {
+        builds,
+        refresh,
+        latencies,
+        sizes,
+        grep,
+        tools,
+    })
 }
 
 #[cfg(test)]

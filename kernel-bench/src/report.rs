@@ -88,10 +88,30 @@ fn one(lat: &[Latency], question: &str, tool: &str, symbol: &str) -> Option<Dura
 
 /// The targets of the design, from one run.
 pub fn targets(r: &Results) -> Vec<Ratio> {
-    let symbols: Vec<&str> = r.sizes.iter().map(|s| s.symbol).collect();
+    let mut out = Vec::new();
+    build_targets(r, &mut out);
+    refresh_targets(r, &mut out);
+    query_targets(r, &mut out);
+    grep_targets(r, &mut out);
+    let knav_bytes: usize = r.sizes.iter().map(|s| s.def_text + s.refs_text).sum();
+    let rg_bytes: Option<usize> = r.sizes.iter().map(|s| s.rg.map(|b| 2 * b)).sum();
+    out.push(Ratio {
+        label: "answer tokens (def + refs), knav text / rg -w -n".into(),
+        knav: format!("{} tokens", knav_bytes.div_ceil(4)),
+        peer: rg_bytes.map_or("missing".into(), |b| format!("{} tokens", b.div_ceil(4))),
+        value: rg_bytes
+            .filter(|&b| b > 0)
+            .map(|b| knav_bytes as f64 / b as f64),
+        goal: 0.10,
+    });
+    out
+}
+
+/// The targets of the cold builds: knav's wall time and index bytes against gtags', and its
+/// peak RSS.
+fn build_targets(r: &Results, out: &mut Vec<Ratio>) {
     let knav_build = build(r, "knav");
     let gtags_build = build(r, "gtags");
-    let mut out = Vec::new();
     let (kw, gw) = (build_wall(knav_build), build_wall(gtags_build));
     out.push(Ratio {
         label: "cold index wall, knav / gtags".into(),
@@ -120,6 +140,10 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
         value: rss.map(|k| k as f64 / 1024.0 / 512.0),
         goal: 1.0,
     });
+}
+
+/// The targets of knav's refreshes, `knav index` and `knav serve`, in milliseconds.
+fn refresh_targets(r: &Results, out: &mut Vec<Ratio>) {
     for (label, d, goal_ms) in [
         (
             "no-change refresh, `knav index` / 150 ms",
@@ -150,6 +174,12 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
             goal: 1.0,
         });
     }
+}
+
+/// The targets of the queries: definitions against global, references against cscope, and
+/// the cost of `--active-config`.
+fn query_targets(r: &Results, out: &mut Vec<Ratio>) {
+    let symbols: Vec<&str> = r.sizes.iter().map(|s| s.symbol).collect();
     let (kd, gd) = (
         total(&r.latencies, "def", "knav def", &symbols),
         total(&r.latencies, "def", "global -x", &symbols),
@@ -197,6 +227,10 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
             });
         }
     }
+}
+
+/// The targets of knav grep: against rg, through `knav serve`, and its index's size.
+fn grep_targets(r: &Results, out: &mut Vec<Ratio>) {
     let g = &r.grep;
     let ratios = grep_ratios(g);
     let median = ratios.get(ratios.len() / 2).copied();
@@ -236,18 +270,6 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
             .map(|(i, c)| i as f64 / c as f64),
         goal: 0.2,
     });
-    let knav_bytes: usize = r.sizes.iter().map(|s| s.def_text + s.refs_text).sum();
-    let rg_bytes: Option<usize> = r.sizes.iter().map(|s| s.rg.map(|b| 2 * b)).sum();
-    out.push(Ratio {
-        label: "answer tokens (def + refs), knav text / rg -w -n".into(),
-        knav: format!("{} tokens", knav_bytes.div_ceil(4)),
-        peer: rg_bytes.map_or("missing".into(), |b| format!("{} tokens", b.div_ceil(4))),
-        value: rg_bytes
-            .filter(|&b| b > 0)
-            .map(|b| knav_bytes as f64 / b as f64),
-        goal: 0.10,
-    });
-    out
 }
 
 /// knav grep / rg per pattern measured, smallest first.
@@ -265,6 +287,20 @@ fn grep_ratios(g: &crate::suite::Grep) -> Vec<f64> {
 /// The Markdown report.
 pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     let mut o = String::new();
+    head(&mut o, cx, peers);
+    targets_section(&mut o, r);
+    grep_section(&mut o, r);
+    tools_section(&mut o, r);
+    cold_index_section(&mut o, r);
+    refresh_section(&mut o, r);
+    latency_section(&mut o, cx, r);
+    answer_size_section(&mut o, r);
+    let _ = writeln!(o, "\n![ratios](chart.svg)");
+    o
+}
+
+/// The report's head: the tree, the machine and every tool's version.
+fn head(o: &mut String, cx: &Context, peers: &Peers) {
     let _ = writeln!(o, "# kernel-bench: knav against its peers\n");
     let _ = writeln!(
         o,
@@ -286,7 +322,10 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     for p in peers.all() {
         let _ = writeln!(o, "| {} | {} |", p.name, p.version);
     }
+}
 
+/// The table of the targets, met or missed.
+fn targets_section(o: &mut String, r: &Results) {
     let _ = writeln!(o, "\n## Targets\n");
     let _ = writeln!(
         o,
@@ -306,7 +345,10 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
             t.label, t.knav, t.peer, ratio, t.goal, met
         );
     }
+}
 
+/// knav grep against rg, pattern by pattern (nothing when grep was not measured).
+fn grep_section(o: &mut String, r: &Results) {
     if !r.grep.timings.is_empty() || !r.grep.notes.is_empty() {
         let _ = writeln!(
             o,
@@ -335,7 +377,10 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
             let _ = writeln!(o, "\n{n}");
         }
     }
+}
 
+/// The search, pointer and review tools' timings (nothing when they were not measured).
+fn tools_section(o: &mut String, r: &Results) {
     if !r.tools.is_empty() {
         let _ = writeln!(
             o,
@@ -362,7 +407,10 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
             );
         }
     }
+}
 
+/// Every tool's cold index build: wall time, peak RSS, index size.
+fn cold_index_section(o: &mut String, r: &Results) {
     let _ = writeln!(o, "\n## Cold index\n");
     let _ = writeln!(
         o,
@@ -411,7 +459,10 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
         "\nPeak RSS is each process's own (`wait4`); for the parallel ctags row, the largest \
          process's. Index sizes are the bytes each tool wrote (knav: its index directory)."
     );
+}
 
+/// knav's refreshes, by `knav index` and `knav serve`.
+fn refresh_section(o: &mut String, r: &Results) {
     let _ = writeln!(o, "\n## knav refresh\n");
     let f = &r.refresh;
     let row = |o: &mut String, what: &str, d: Option<Duration>| {
@@ -419,12 +470,12 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     };
     let _ = writeln!(o, "| case | time |\n|---|---|");
     row(
-        &mut o,
+        o,
         "`knav index`, nothing changed (median of 3)",
         f.unchanged,
     );
     row(
-        &mut o,
+        o,
         &format!(
             "`knav index`, {} edited (median of 3)",
             f.files.first().map_or("a .c file", |s| s)
@@ -432,7 +483,7 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
         f.c_edit,
     );
     row(
-        &mut o,
+        o,
         &format!(
             "`knav index`, {} edited (median of 3)",
             f.files.get(1).map_or("a header", |s| s)
@@ -440,19 +491,22 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
         f.h_edit,
     );
     row(
-        &mut o,
+        o,
         "`knav serve`, call past the debounce window, nothing changed (median of 5)",
         f.serve_unchanged,
     );
     row(
-        &mut o,
+        o,
         "`knav serve`, call past the debounce window after a .c edit (answer sees it)",
         f.serve_c_edit,
     );
     for n in &f.notes {
         let _ = writeln!(o, "\nNote: {n}");
     }
+}
 
+/// Every tool's latency per question and symbol, with knav's ratio to each.
+fn latency_section(o: &mut String, cx: &Context, r: &Results) {
     let _ = writeln!(o, "\n## Query latency\n");
     let _ = writeln!(
         o,
@@ -513,7 +567,10 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
         }
         let _ = writeln!(o);
     }
+}
 
+/// The size of knav's answers against rg's, per symbol.
+fn answer_size_section(o: &mut String, r: &Results) {
     let _ = writeln!(o, "## Answer size\n");
     let _ = writeln!(
         o,
@@ -540,8 +597,6 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
             z.rg.map_or("missing".into(), tok)
         );
     }
-    let _ = writeln!(o, "\n![ratios](chart.svg)");
-    o
 }
 
 /// A horizontal bar chart of the target ratios on a log scale, with each goal marked.

@@ -223,15 +223,7 @@ fn answer<'s>(
     // `module_init(fn)` marks `fn`; it is not a definition of its own.
     let (entries, defs): (Vec<_>, Vec<_>) =
         defs.into_iter().partition(|f| f.def.kind == Kind::Entry);
-    let entry_point = entries.first().map(|f| {
-        let path = q.path(f.seg, f.def.file);
-        Export {
-            macro_name: macro_on_line(q, f.seg, f.def.file, f.def.line)
-                .unwrap_or_else(|| f.def.via.unwrap_or("module_init").to_string()),
-            path: path.to_string(),
-            line: f.def.line,
-        }
-    });
+    let entry_point = entries.first().map(|f| entry_point(q, f));
     if defs.is_empty() && kconfig.is_empty() && q.postings_iter(symbol).next().is_none() {
         return not_found(q, TOOL, symbol);
     }
@@ -242,17 +234,7 @@ fn answer<'s>(
         files,
         mut per_file,
         exported,
-    } = match counts {
-        Some(c) => c,
-        None => {
-            let lines = def_lines(&defs);
-            let mut c = Counts::default();
-            for (s, p) in q.postings_iter(symbol) {
-                c.add(q, s, &p, matches!(role_of(&p, &lines, s), "def" | "decl"));
-            }
-            c
-        }
-    };
+    } = counts.unwrap_or_else(|| count(q, symbol, &defs));
     // Kconfig files and Makefiles naming a `CONFIG_` symbol count as references too.
     let build_uses = if kconfig.is_empty() && !symbol.starts_with("CONFIG_") {
         Vec::new()
@@ -263,22 +245,7 @@ fn answer<'s>(
     let build_files: BTreeSet<&str> = build_uses.iter().map(|u| u.path.as_str()).collect();
     // A file can appear twice only across segments (shadowed copies are not live).
     let file_count = files + build_files.len() as u64;
-    // Only the top few are shown: select them as a hot name's stored list was, then sort them.
-    // Paths (which break ties) are looked up only for files that can make the five shown: a
-    // lookup touches the index's file table at random.
-    keep_top(&mut per_file);
-    per_file.sort_unstable_by_key(|e| std::cmp::Reverse(e.1));
-    let fifth = per_file.get(4).map_or(0, |e| e.1);
-    let mut top: Vec<TopFile> = per_file
-        .iter()
-        .take_while(|(_, c)| *c >= fifth)
-        .map(|((s, f), c)| TopFile {
-            path: q.path(*s, *f).to_string(),
-            count: *c,
-        })
-        .collect();
-    top.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.path.cmp(&b.path)));
-    top.truncate(5);
+    let top = top_files(q, &mut per_file);
 
     let in_prefix: Vec<_> = defs
         .iter()
@@ -333,8 +300,59 @@ fn answer<'s>(
         env.results = Some(Results::Records(Vec::new()));
         return env;
     }
+    show_page(q, &mut env, shown);
+    env
+}
+
+/// The entry point `f` (a `module_init(fn)` line) makes of its function, as an [`Export`] of
+/// the macro that names it.
+fn entry_point(q: &Query<'_>, f: &Found<'_>) -> Export {
+    let path = q.path(f.seg, f.def.file);
+    Export {
+        macro_name: macro_on_line(q, f.seg, f.def.file, f.def.line)
+            .unwrap_or_else(|| f.def.via.unwrap_or("module_init").to_string()),
+        path: path.to_string(),
+        line: f.def.line,
+    }
+}
+
+/// The [`Counts`] of the postings of `symbol`, whose definitions are `defs`.
+fn count(q: &Query<'_>, symbol: &str, defs: &[Found<'_>]) -> Counts {
+    let lines = def_lines(defs);
+    let mut c = Counts::default();
+    for (s, p) in q.postings_iter(symbol) {
+        c.add(q, s, &p, matches!(role_of(&p, &lines, s), "def" | "decl"));
+    }
+    c
+}
+
+/// The five files of `per_file` (references per file) with the most references, ties broken
+/// by path; `per_file` is left trimmed to the files that could be among them.
+fn top_files(q: &Query<'_>, per_file: &mut Vec<((usize, u32), u64)>) -> Vec<TopFile> {
+    // Only the top few are shown: select them as a hot name's stored list was, then sort them.
+    // Paths (which break ties) are looked up only for files that can make the five shown: a
+    // lookup touches the index's file table at random.
+    keep_top(per_file);
+    per_file.sort_unstable_by_key(|e| std::cmp::Reverse(e.1));
+    let fifth = per_file.get(4).map_or(0, |e| e.1);
+    let mut top: Vec<TopFile> = per_file
+        .iter()
+        .take_while(|(_, c)| *c >= fifth)
+        .map(|((s, f), c)| TopFile {
+            path: q.path(*s, *f).to_string(),
+            count: *c,
+        })
+        .collect();
+    top.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.path.cmp(&b.path)));
+    top.truncate(5);
+    top
+}
+
+/// Sets the results of `env` to the page of `shown` asked for (each with whether the active
+/// configuration builds it, when there is one) and the tools to go on with.
+fn show_page(q: &Query<'_>, env: &mut Envelope, shown: Vec<(Shown<'_>, Option<bool>)>) {
     let only_kconfig = shown.iter().all(|(s, _)| matches!(s, Shown::Kconfig(_)));
-    let page = q.paginate(&mut env, shown);
+    let page = q.paginate(env, shown);
     env.results = Some(Results::Records(
         page.into_iter()
             .map(|(f, active)| {
@@ -354,5 +372,4 @@ fn answer<'s>(
     } else {
         vec!["get_symbol_body", "find_callers", "find_references"]
     };
-    env
 }

@@ -154,8 +154,8 @@ pub fn search_text(q: &Query<'_>, ask: &GrepAsk) -> Envelope {
     }
 }
 
+/// The answer to `ask`, or why there is none.
 fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
-    use rayon::prelude::*;
     let p = &ask.pattern;
     if p.text.len() > MAX_PATTERN {
         return Err(format!(
@@ -195,88 +195,171 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         .chain(&text.deleted)
         .map(String::as_str)
         .collect();
-    let mut candidates: Vec<Candidate<'_>> = Vec::new();
-    let mut push = |id: u32, blocks: Vec<(u64, u64, u32)>| {
-        let e = idx.entry(id);
-        if !stale.contains(e.path) && scope.holds(e.path) {
-            candidates.push(Candidate {
-                path: e.path,
-                text_known: e.flag == crate::index::text::index::INDEXED,
-                size: e.size,
-                blocks,
-            });
-        }
+    let from = Searched {
+        idx: &idx,
+        text,
+        scope: &scope,
+        stale: &stale,
     };
-    match &selected {
-        Some(docs) => {
-            // Documents to files: a file indexed in blocks is read in the blocks selected.
-            let mut at = 0;
-            while at < docs.len() {
-                let id = idx.file_of(docs[at]);
-                let all = idx.docs(id);
-                let mut blocks = Vec::new();
-                while at < docs.len() && all.contains(&docs[at]) {
-                    let d = docs[at];
-                    let end = if d + 1 < all.end {
-                        u64::from(idx.block(d + 1).offset)
-                    } else {
-                        idx.entry(id).size
-                    };
-                    let b = idx.block(d);
-                    blocks.push((u64::from(b.offset), end, b.line));
-                    at += 1;
-                }
-                if all.len() == 1 {
-                    blocks.clear();
-                }
-                push(id, blocks);
-            }
-        }
-        None => (0..idx.len() as u32).for_each(|id| push(id, Vec::new())),
-    }
-    let whole = |path| Candidate {
-        path,
-        text_known: false,
-        size: 0,
-        blocks: Vec::new(),
-    };
-    if selected.is_some() {
-        candidates.extend(
-            text.unindexed
-                .iter()
-                .map(String::as_str)
-                .filter(|p| !stale.contains(p) && scope.holds(p))
-                .map(whole),
-        );
-    }
-    candidates.extend(
-        text.dirty
-            .iter()
-            .map(String::as_str)
-            .filter(|p| scope.holds(p))
-            .map(whole),
-    );
-    candidates.sort_unstable_by(|a, b| a.path.cmp(b.path));
-    candidates.dedup_by(|a, b| a.path == b.path);
+    let candidates = from.candidates(selected.as_deref());
     // What the search covers, for the summary.
-    let (searched, binary) = if scope.is_filtered() {
-        let mut n = 0u64;
-        let mut b = 0u64;
-        for id in 0..idx.len() as u32 {
+    let (searched, binary) = from.covered();
+    let found = confirm(q, &candidates, &matcher);
+    // Keep what `within` and the active config keep.
+    let mut env = q.envelope(TOOL);
+    let hits = kept_hits(q, &mut env, &scope, &candidates, found);
+    let mut files_with_hits = 0u64;
+    for (k, h) in hits.iter().enumerate() {
+        if k == 0 || hits[k - 1].0 != h.0 {
+            files_with_hits += 1;
+        }
+    }
+    env.search = Some(crate::envelope::SearchSummary {
+        pattern: p.text.clone(),
+        mode: match ask.mode {
+            GrepMode::Lines => "lines",
+            GrepMode::Files => "files",
+            GrepMode::Count => "count",
+        },
+        hits: hits.len() as u64,
+        files_with_hits,
+        files_searched: searched,
+        files_read: candidates.len() as u64,
+        files_binary: binary,
+    });
+    env.next_tools = vec!["get_symbol_body", "find_references"];
+    if ask.mode != GrepMode::Lines {
+        let page = q.paginate(&mut env, file_groups(&hits));
+        env.results = Some(Results::Groups(page));
+        return Ok(env);
+    }
+    let page = q.paginate(&mut env, hits);
+    env.results = Some(Results::Hits(hit_records(q, page, &matcher, ask.context)));
+    if env.total == 0 && env.message.is_none() {
+        env.message = Some(format!(
+            "no line matches {} in {searched} files",
+            crate::envelope::quote(&p.text)
+        ));
+    }
+    Ok(env)
+}
+
+/// A hit kept: its path, line and whether the active configuration builds it (`None`: no
+/// active configuration, or unknown).
+type KeptHit<'a> = (&'a str, u32, Option<bool>);
+
+/// What a search looks through: the text part, its index, the scope asked for and the files
+/// changed or deleted since the index was built.
+struct Searched<'a> {
+    idx: &'a TextIndex,
+    text: &'a crate::index::text::TextRef,
+    scope: &'a Scope,
+    stale: &'a HashSet<&'a str>,
+}
+
+impl<'a> Searched<'a> {
+    /// The files to confirm, sorted by path: those of the index's documents `selected` (every
+    /// file when `None`) in the scope and not stale, in the blocks selected, and (whole) those
+    /// the index holds no trigrams for and those changed since.
+    fn candidates(&self, selected: Option<&[u32]>) -> Vec<Candidate<'a>> {
+        let (idx, text, scope, stale) = (self.idx, self.text, self.scope, self.stale);
+        let mut candidates: Vec<Candidate<'_>> = Vec::new();
+        let mut push = |id: u32, blocks: Vec<(u64, u64, u32)>| {
             let e = idx.entry(id);
             if !stale.contains(e.path) && scope.holds(e.path) {
-                n += 1;
-                b += (e.flag == BINARY) as u64;
+                candidates.push(Candidate {
+                    path: e.path,
+                    text_known: e.flag == crate::index::text::index::INDEXED,
+                    size: e.size,
+                    blocks,
+                });
             }
+        };
+        match selected {
+            Some(docs) => {
+                // Documents to files: a file indexed in blocks is read in the blocks selected.
+                let mut at = 0;
+                while at < docs.len() {
+                    let id = idx.file_of(docs[at]);
+                    let all = idx.docs(id);
+                    let mut blocks = Vec::new();
+                    while at < docs.len() && all.contains(&docs[at]) {
+                        let d = docs[at];
+                        let end = if d + 1 < all.end {
+                            u64::from(idx.block(d + 1).offset)
+                        } else {
+                            idx.entry(id).size
+                        };
+                        let b = idx.block(d);
+                        blocks.push((u64::from(b.offset), end, b.line));
+                        at += 1;
+                    }
+                    if all.len() == 1 {
+                        blocks.clear();
+                    }
+                    push(id, blocks);
+                }
+            }
+            None => (0..idx.len() as u32).for_each(|id| push(id, Vec::new())),
         }
-        n += text.dirty.iter().filter(|p| scope.holds(p)).count() as u64;
-        (n, b)
-    } else {
-        (text.files, text.binary)
-    };
-    // Confirm in parallel.
+        let whole = |path| Candidate {
+            path,
+            text_known: false,
+            size: 0,
+            blocks: Vec::new(),
+        };
+        if selected.is_some() {
+            candidates.extend(
+                text.unindexed
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|p| !stale.contains(p) && scope.holds(p))
+                    .map(whole),
+            );
+        }
+        candidates.extend(
+            text.dirty
+                .iter()
+                .map(String::as_str)
+                .filter(|p| scope.holds(p))
+                .map(whole),
+        );
+        candidates.sort_unstable_by(|a, b| a.path.cmp(b.path));
+        candidates.dedup_by(|a, b| a.path == b.path);
+        candidates
+    }
+
+    /// The files the search covers and how many of them are binary.
+    fn covered(&self) -> (u64, u64) {
+        let (idx, text, scope, stale) = (self.idx, self.text, self.scope, self.stale);
+        if scope.is_filtered() {
+            let mut n = 0u64;
+            let mut b = 0u64;
+            for id in 0..idx.len() as u32 {
+                let e = idx.entry(id);
+                if !stale.contains(e.path) && scope.holds(e.path) {
+                    n += 1;
+                    b += (e.flag == BINARY) as u64;
+                }
+            }
+            n += text.dirty.iter().filter(|p| scope.holds(p)).count() as u64;
+            (n, b)
+        } else {
+            (text.files, text.binary)
+        }
+    }
+}
+
+/// The matching lines of each candidate with a match, confirmed in parallel by rg's matcher:
+/// `(index in candidates, lines)`.
+fn confirm(
+    q: &Query<'_>,
+    candidates: &[Candidate<'_>],
+    matcher: &grep_regex::RegexMatcher,
+) -> Vec<(usize, Vec<u32>)> {
+    use rayon::prelude::*;
     let opener = crate::index::text::search::Opener::new(&q.snap.root);
-    let found: Vec<(usize, Vec<u32>)> = candidates
+    candidates
         .par_iter()
         .enumerate()
         .map_init(
@@ -284,20 +367,29 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
             |(s, buf), (i, c)| {
                 let lines = if c.blocks.is_empty() {
                     opener.read_with(c.path, buf).map_or_else(Vec::new, |b| {
-                        crate::index::text::search::matching_lines(s, &matcher, &b, c.text_known)
+                        crate::index::text::search::matching_lines(s, matcher, &b, c.text_known)
                     })
                 } else {
-                    opener.matching_lines_in(c.path, c.size, &c.blocks, s, &matcher, buf)
+                    opener.matching_lines_in(c.path, c.size, &c.blocks, s, matcher, buf)
                 };
                 (i, lines)
             },
         )
         .filter(|(_, l)| !l.is_empty())
-        .collect();
-    // Keep what `within` and the active config keep.
-    let mut env = q.envelope(TOOL);
+        .collect()
+}
+
+/// The lines `found` in `candidates` that `within` and the active configuration keep; those
+/// the configuration hides are listed in `env`.
+fn kept_hits<'a>(
+    q: &Query<'_>,
+    env: &mut Envelope,
+    scope: &Scope,
+    candidates: &[Candidate<'a>],
+    found: Vec<(usize, Vec<u32>)>,
+) -> Vec<KeptHit<'a>> {
     let mut hidden = 0usize;
-    let mut hits: Vec<(&str, u32, Option<bool>)> = Vec::new();
+    let mut hits: Vec<KeptHit<'a>> = Vec::new();
     for (i, lines) in found {
         let path = candidates[i].path;
         let ranges = scope.within.as_ref().and_then(|w| w.get(path));
@@ -330,58 +422,47 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
             env.hidden.len()
         ));
     }
-    let mut files_with_hits = 0u64;
-    for (k, h) in hits.iter().enumerate() {
-        if k == 0 || hits[k - 1].0 != h.0 {
-            files_with_hits += 1;
+    hits
+}
+
+/// One row per file of `hits` (in path order), with its count of matching lines.
+fn file_groups(hits: &[KeptHit<'_>]) -> Vec<FileGroup> {
+    let mut groups: Vec<FileGroup> = Vec::new();
+    for (path, _, _) in hits {
+        match groups.last_mut() {
+            Some(g) if g.path == *path => g.count += 1,
+            _ => groups.push(FileGroup {
+                path: path.to_string(),
+                count: 1,
+                lines: Vec::new(),
+            }),
         }
     }
-    env.search = Some(crate::envelope::SearchSummary {
-        pattern: p.text.clone(),
-        mode: match ask.mode {
-            GrepMode::Lines => "lines",
-            GrepMode::Files => "files",
-            GrepMode::Count => "count",
-        },
-        hits: hits.len() as u64,
-        files_with_hits,
-        files_searched: searched,
-        files_read: candidates.len() as u64,
-        files_binary: binary,
-    });
-    env.next_tools = vec!["get_symbol_body", "find_references"];
-    if ask.mode != GrepMode::Lines {
-        let mut groups: Vec<FileGroup> = Vec::new();
-        for (path, _, _) in &hits {
-            match groups.last_mut() {
-                Some(g) if g.path == *path => g.count += 1,
-                _ => groups.push(FileGroup {
-                    path: path.to_string(),
-                    count: 1,
-                    lines: Vec::new(),
-                }),
-            }
-        }
-        let page = q.paginate(&mut env, groups);
-        env.results = Some(Results::Groups(page));
-        return Ok(env);
-    }
-    let page = q.paginate(&mut env, hits);
+    groups
+}
+
+/// The records of the hits of a page: each line's column, snippet, enclosing definition,
+/// guard and `context` lines either side.
+fn hit_records(
+    q: &Query<'_>,
+    page: Vec<KeptHit<'_>>,
+    matcher: &grep_regex::RegexMatcher,
+    context: u32,
+) -> Vec<Hit> {
     let mut defs = FileDefs::default();
-    let records = page
-        .into_iter()
+    page.into_iter()
         .map(|(path, line, active)| {
             let src = q.source(path);
             let l = src.as_deref().and_then(|s| s.line(line)).unwrap_or(b"");
-            let col = crate::index::text::search::column(&matcher, l);
+            let col = crate::index::text::search::column(matcher, l);
             let at = q.snap.find_file(path);
-            let context = (ask.context > 0).then(|| {
+            let context = (context > 0).then(|| {
                 let get = |n: u32| src.as_deref().and_then(|s| s.line(n)).map(source::cut);
                 Context {
-                    before: (line.saturating_sub(ask.context).max(1)..line)
+                    before: (line.saturating_sub(context).max(1)..line)
                         .filter_map(get)
                         .collect(),
-                    after: (line + 1..=line + ask.context).map_while(get).collect(),
+                    after: (line + 1..=line + context).map_while(get).collect(),
                 }
             });
             Hit {
@@ -395,15 +476,7 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
                 active: q.page.active.as_ref().map(|_| active),
             }
         })
-        .collect();
-    env.results = Some(Results::Hits(records));
-    if env.total == 0 && env.message.is_none() {
-        env.message = Some(format!(
-            "no line matches {} in {searched} files",
-            crate::envelope::quote(&p.text)
-        ));
-    }
-    Ok(env)
+        .collect()
 }
 
 /// The scope of `ask`: its paths, globs, the path prefix and the `within` ranges.

@@ -75,145 +75,16 @@ pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
             .map(str::to_string)
     };
 
-    let mut reached: HashMap<Node, Reached> = HashMap::new();
-    let mut order: Vec<Node> = Vec::new();
-    let mut file_scope: Vec<(String, Reached)> = Vec::new();
-    let mut followed: HashSet<(String, Option<String>)> = HashSet::new();
-    followed.insert((symbol.to_string(), None));
-    let mut frontier: Vec<(String, Option<String>)> = vec![(symbol.to_string(), None)];
-    let mut read = 0usize;
-    let mut hidden = 0u64;
-    let mut capped = false;
-    let mut statics: HashMap<(usize, u32), HashSet<String>> = HashMap::new();
-    'walk: for level in 1..=depth {
-        let mut next = Vec::new();
-        for (name, scope) in frontier {
-            let lines = def_lines(&q.definitions(&name));
-            let postings: Vec<_> = q
-                .postings_iter(&name)
-                .filter(|(s, p)| q.wanted_file(*s, p.file))
-                .filter(|(s, p)| scope.as_deref().is_none_or(|f| q.path(*s, p.file) == f))
-                .collect();
-            let (calls, mut out) = direct_calls(q, postings, &lines);
-            // Calls through function pointers whose struct type is certain, from any file (a
-            // static function stored in an ops table is called from elsewhere).
-            let through = indirect_calls(q, &name, &mut out);
-            for h in out {
-                hidden += 1;
-                env.list_hidden(&h.path, h.line, &h.reason);
-            }
-            let calls = calls
-                .into_iter()
-                .map(|(s, p, active)| (s, p.file, p.line, active, None))
-                .chain(
-                    through
-                        .into_iter()
-                        .filter(|(c, _)| c.certainty == TYPE)
-                        .map(|(c, active)| (c.at.0, c.at.1, c.at.2, active, Some(c.via))),
-                );
-            for (s, file, line, active, via) in calls {
-                if read == MAX_CALL_SITES {
-                    capped = true;
-                    break 'walk;
-                }
-                read += 1;
-                let path = q.path(s, file).to_string();
-                let here = Reached {
-                    level,
-                    calls: name.clone(),
-                    line,
-                    sites: 1,
-                    seg: s,
-                    file,
-                    active,
-                    via,
-                };
-                let Some(caller) = q.enclosing_function(s, file, line) else {
-                    file_scope.push((path, here));
-                    continue;
-                };
-                let node = (caller, path);
-                if let Some(r) = reached.get_mut(&node) {
-                    r.sites += 1;
-                    continue;
-                }
-                if node.0 == symbol {
-                    continue;
-                }
-                let is_static = statics
-                    .entry((s, file))
-                    .or_insert_with(|| {
-                        q.snap.segments[s]
-                            .file_defs(file)
-                            .iter()
-                            .filter(|d| d.kind == Kind::Function && d.file_local)
-                            .map(|d| d.name.to_string())
-                            .collect()
-                    })
-                    .contains(&node.0);
-                let follow = (node.0.clone(), is_static.then(|| node.1.clone()));
-                if followed.insert(follow.clone()) {
-                    next.push(follow);
-                }
-                reached.insert(node.clone(), here);
-                order.push(node);
-            }
-        }
-        frontier = next;
-    }
-
-    // Groups over every affected function and call site, not one page.
-    let mut by_subsystem: HashMap<String, (u64, u64)> = HashMap::new();
-    let mut by_dir: HashMap<String, (u64, u64)> = HashMap::new();
-    let mut count = |path: &str, function: bool, sites: u64| {
-        let sub = subsystem_of(path).unwrap_or_else(|| "(no MAINTAINERS entry)".into());
-        for (map, key) in [
-            (&mut by_subsystem, sub),
-            (&mut by_dir, top_dir(path).to_string()),
-        ] {
-            let e = map.entry(key).or_default();
-            e.0 += function as u64;
-            e.1 += sites;
-        }
-    };
-    for (node, r) in &reached {
-        count(&node.1, true, r.sites);
-    }
-    for (path, _) in &file_scope {
-        count(path, false, 1);
-    }
-    let groups = |map: HashMap<String, (u64, u64)>| {
-        let mut g: Vec<ImpactGroup> = map
-            .into_iter()
-            .map(|(name, (functions, call_sites))| ImpactGroup {
-                name,
-                functions,
-                call_sites,
-            })
-            .collect();
-        g.sort_by(|a, b| {
-            (b.functions, b.call_sites)
-                .cmp(&(a.functions, a.call_sites))
-                .then(a.name.cmp(&b.name))
-        });
-        g
-    };
-    let direct = reached.values().filter(|r| r.level == 1).count() as u64;
+    let mut walk = CallerWalk::run(q, &mut env, symbol, depth);
+    let (by_subsystem, by_dir) = walk.groups(&subsystem_of);
+    let direct = walk.reached.values().filter(|r| r.level == 1).count() as u64;
     // Its best-ranked definition (a `#define` of kmalloc before a copy in tools/).
     let best = defs.iter().find(|f| f.def.kind != Kind::Entry);
     let defined = best.map(|f| format!("{}:{}", q.path(f.seg, f.def.file), f.def.line));
     let subsystem = best.and_then(|f| subsystem_of(q.path(f.seg, f.def.file)));
     let exported = export_macro(q, symbol);
 
-    let mut rows: Vec<(Option<String>, String, Reached)> = order
-        .into_iter()
-        .filter_map(|node| {
-            let r = reached.remove(&node)?;
-            Some((Some(node.0), node.1, r))
-        })
-        .chain(file_scope.into_iter().map(|(path, r)| (None, path, r)))
-        .collect();
-    rows.sort_by(|a, b| (a.2.level, &a.1, a.2.line, &a.0).cmp(&(b.2.level, &b.1, b.2.line, &b.0)));
+    let rows = walk.rows();
     let functions = rows.iter().filter(|r| r.0.is_some()).count() as u64;
     let page = q.paginate(&mut env, rows);
     let callers = page
@@ -232,13 +103,14 @@ pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
             via: r.via,
         })
         .collect();
-    if hidden > env.hidden.len() as u64 {
+    if walk.hidden > env.hidden.len() as u64 {
         env.warn(format!(
-            "{hidden} call sites hidden by the active config; {} listed",
+            "{} call sites hidden by the active config; {} listed",
+            walk.hidden,
             env.hidden.len()
         ));
     }
-    if capped {
+    if walk.capped {
         env.warn(format!(
             "the walk stopped after {MAX_CALL_SITES} call sites: every count is a floor"
         ));
@@ -257,14 +129,231 @@ pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
         exported,
         direct_callers: direct,
         transitive_callers: functions - direct,
-        call_sites: read as u64,
-        counts_capped: capped,
-        subsystems: groups(by_subsystem),
-        top_dirs: groups(by_dir),
+        call_sites: walk.read as u64,
+        counts_capped: walk.capped,
+        subsystems: by_subsystem,
+        top_dirs: by_dir,
         callers,
     }));
     env.next_tools = vec!["find_callers", "get_symbol_body", "reachability"];
     env
+}
+
+/// A call site read: `(segment, file, line, active, via)`, `via` the `STRUCT.FIELD` of a call
+/// through a function pointer.
+type Site = (usize, u32, u32, Option<Option<bool>>, Option<String>);
+
+/// A function to follow: its name and, for a `static` one, the path of its file.
+type Follow = (String, Option<String>);
+
+/// A row of the answer: the affected function (`None`: a call at file scope), its path and
+/// what is known of it.
+type Row = (Option<String>, String, Reached);
+
+/// The breadth-first walk of change_impact over callers, and what it found.
+#[derive(Default)]
+struct CallerWalk {
+    /// The functions reached.
+    reached: HashMap<Node, Reached>,
+    /// The functions reached, in the order reached.
+    order: Vec<Node>,
+    /// Call sites outside any function, with their paths.
+    file_scope: Vec<(String, Reached)>,
+    /// The functions followed (or to follow).
+    followed: HashSet<Follow>,
+    /// Call sites read.
+    read: usize,
+    /// Call sites the active config hides.
+    hidden: u64,
+    /// The walk stopped at [`MAX_CALL_SITES`].
+    capped: bool,
+    /// The names of the `static` functions of each file read, by `(segment, file)`.
+    statics: HashMap<(usize, u32), HashSet<String>>,
+}
+
+impl CallerWalk {
+    /// Walks the callers of `symbol`, to `depth` levels; the call sites the active config
+    /// hides are listed in `env`.
+    fn run(q: &Query<'_>, env: &mut Envelope, symbol: &str, depth: u32) -> CallerWalk {
+        let mut w = CallerWalk::default();
+        w.followed.insert((symbol.to_string(), None));
+        let mut frontier: Vec<Follow> = vec![(symbol.to_string(), None)];
+        'walk: for level in 1..=depth {
+            let mut next = Vec::new();
+            for (name, scope) in frontier {
+                for site in w.calls(q, env, &name, scope.as_deref()) {
+                    if w.read == MAX_CALL_SITES {
+                        w.capped = true;
+                        break 'walk;
+                    }
+                    w.read += 1;
+                    w.reach(q, symbol, level, &name, site, &mut next);
+                }
+            }
+            frontier = next;
+        }
+        w
+    }
+
+    /// The call sites of `name` (only those in the file `scope` for a `static` function): its
+    /// direct calls, then the calls through function pointers whose struct type is certain.
+    /// Those the active config hides are counted and listed in `env`.
+    fn calls(
+        &mut self,
+        q: &Query<'_>,
+        env: &mut Envelope,
+        name: &str,
+        scope: Option<&str>,
+    ) -> Vec<Site> {
+        let lines = def_lines(&q.definitions(name));
+        let postings: Vec<_> = q
+            .postings_iter(name)
+            .filter(|(s, p)| q.wanted_file(*s, p.file))
+            .filter(|(s, p)| scope.is_none_or(|f| q.path(*s, p.file) == f))
+            .collect();
+        let (calls, mut out) = direct_calls(q, postings, &lines);
+        // Calls through function pointers whose struct type is certain, from any file (a
+        // static function stored in an ops table is called from elsewhere).
+        let through = indirect_calls(q, name, &mut out);
+        for h in out {
+            self.hidden += 1;
+            env.list_hidden(&h.path, h.line, &h.reason);
+        }
+        calls
+            .into_iter()
+            .map(|(s, p, active)| (s, p.file, p.line, active, None))
+            .chain(
+                through
+                    .into_iter()
+                    .filter(|(c, _)| c.certainty == TYPE)
+                    .map(|(c, active)| (c.at.0, c.at.1, c.at.2, active, Some(c.via))),
+            )
+            .collect()
+    }
+
+    /// Notes the call of `name` at `site`, `level` levels from `symbol`: its caller is
+    /// reached (and pushed on `next` to follow when new), or another of its call sites
+    /// counted; a call outside any function is kept as it is.
+    fn reach(
+        &mut self,
+        q: &Query<'_>,
+        symbol: &str,
+        level: u32,
+        name: &str,
+        (s, file, line, active, via): Site,
+        next: &mut Vec<Follow>,
+    ) {
+        let path = q.path(s, file).to_string();
+        let here = Reached {
+            level,
+            calls: name.to_string(),
+            line,
+            sites: 1,
+            seg: s,
+            file,
+            active,
+            via,
+        };
+        let Some(caller) = q.enclosing_function(s, file, line) else {
+            self.file_scope.push((path, here));
+            return;
+        };
+        let node = (caller, path);
+        if let Some(r) = self.reached.get_mut(&node) {
+            r.sites += 1;
+            return;
+        }
+        if node.0 == symbol {
+            return;
+        }
+        let is_static = self
+            .statics
+            .entry((s, file))
+            .or_insert_with(|| {
+                q.snap.segments[s]
+                    .file_defs(file)
+                    .iter()
+                    .filter(|d| d.kind == Kind::Function && d.file_local)
+                    .map(|d| d.name.to_string())
+                    .collect()
+            })
+            .contains(&node.0);
+        let follow = (node.0.clone(), is_static.then(|| node.1.clone()));
+        if self.followed.insert(follow.clone()) {
+            next.push(follow);
+        }
+        self.reached.insert(node.clone(), here);
+        self.order.push(node);
+    }
+
+    /// The functions and call sites reached, by `MAINTAINERS` subsystem and by top directory:
+    /// groups over every affected function and call site, not one page.
+    fn groups(
+        &self,
+        subsystem_of: &impl Fn(&str) -> Option<String>,
+    ) -> (Vec<ImpactGroup>, Vec<ImpactGroup>) {
+        let mut by_subsystem: HashMap<String, (u64, u64)> = HashMap::new();
+        let mut by_dir: HashMap<String, (u64, u64)> = HashMap::new();
+        let mut count = |path: &str, function: bool, sites: u64| {
+            let sub = subsystem_of(path).unwrap_or_else(|| "(no MAINTAINERS entry)".into());
+            for (map, key) in [
+                (&mut by_subsystem, sub),
+                (&mut by_dir, top_dir(path).to_string()),
+            ] {
+                let e = map.entry(key).or_default();
+                e.0 += function as u64;
+                e.1 += sites;
+            }
+        };
+        for (node, r) in &self.reached {
+            count(&node.1, true, r.sites);
+        }
+        for (path, _) in &self.file_scope {
+            count(path, false, 1);
+        }
+        (sorted_groups(by_subsystem), sorted_groups(by_dir))
+    }
+
+    /// The rows of the answer, taken from the walk: the functions reached and the calls at
+    /// file scope, by level, path, line and function.
+    fn rows(&mut self) -> Vec<Row> {
+        let mut reached = std::mem::take(&mut self.reached);
+        let mut rows: Vec<Row> = std::mem::take(&mut self.order)
+            .into_iter()
+            .filter_map(|node| {
+                let r = reached.remove(&node)?;
+                Some((Some(node.0), node.1, r))
+            })
+            .chain(
+                std::mem::take(&mut self.file_scope)
+                    .into_iter()
+                    .map(|(path, r)| (None, path, r)),
+            )
+            .collect();
+        rows.sort_by(|a, b| {
+            (a.2.level, &a.1, a.2.line, &a.0).cmp(&(b.2.level, &b.1, b.2.line, &b.0))
+        });
+        rows
+    }
+}
+
+/// The groups of `map` (name → functions, call sites), most functions first, then most call
+/// sites, then by name.
+fn sorted_groups(map: HashMap<String, (u64, u64)>) -> Vec<ImpactGroup> {
+    let mut g: Vec<ImpactGroup> = map
+        .into_iter()
+        .map(|(name, (functions, call_sites))| ImpactGroup {
+            name,
+            functions,
+            call_sites,
+        })
+        .collect();
+    g.sort_by(|a, b| {
+        (b.functions, b.call_sites)
+            .cmp(&(a.functions, a.call_sites))
+            .then(a.name.cmp(&b.name))
+    });
+    g
 }
 
 /// The `EXPORT_SYMBOL*` macro exporting `name`, when the index knows one (a tracepoint's

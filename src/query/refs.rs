@@ -40,31 +40,12 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
     }
     let defs = q.definitions(symbol);
-    let lines = def_lines(&defs);
     let postings: Vec<_> = q
         .postings(symbol)
         .into_iter()
         .filter(|(s, p)| q.wanted_file(*s, p.file))
         .collect();
-    // A `CONFIG_` symbol is also defined in Kconfig and named in Kconfig files and Makefiles.
-    let mut build_rows: Vec<(String, u32, &'static str)> = q
-        .kconfig_entries(symbol)
-        .into_iter()
-        .map(|k| (k.path, k.entry.line, "def"))
-        .collect();
-    for u in q.build_uses(symbol) {
-        let role = if u
-            .path
-            .rsplit('/')
-            .next()
-            .is_some_and(|n| n.starts_with("Kconfig"))
-        {
-            "kconfig"
-        } else {
-            "makefile"
-        };
-        build_rows.push((u.path, u.line, role));
-    }
+    let build_rows = build_rows(q, symbol);
     if postings.is_empty() && build_rows.is_empty() {
         if q.page.path_prefix.is_some() && !q.postings(symbol).is_empty() {
             let mut env = q.envelope(TOOL);
@@ -76,73 +57,14 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
     }
     let mut env = q.envelope(TOOL);
     env.next_tools = vec!["find_callers", "find_definition"];
-    // References the active configuration does not build are left out and counted; the first
-    // hundred are listed with their reasons.
-    let mut hidden = 0usize;
-    let mut keep =
-        |env: &mut Envelope, verdict: Option<Verdict>, path: &str, line: u32| match verdict {
-            Some(Verdict::Hidden(reason)) => {
-                hidden += 1;
-                env.list_hidden(path, line, &reason);
-                None
-            }
-            Some(Verdict::Live) => Some(Some(true)),
-            _ => Some(None),
-        };
-    let mut rows: Vec<Row<'_>> = Vec::with_capacity(postings.len() + build_rows.len());
-    for (s, p) in postings {
-        let verdict = q.verdict(s, p.file, p.line);
-        let path = q.path(s, p.file);
-        if let Some(active) = keep(&mut env, verdict, path, p.line) {
-            rows.push(Row {
-                path: Cow::Borrowed(path),
-                line: p.line,
-                at: Some((s, p)),
-                role: None,
-                active,
-            });
-        }
-    }
-    for (path, line, role) in build_rows {
-        let verdict = q.page.active.as_deref().map(|c| q.file_verdict(&path, c));
-        if let Some(active) = keep(&mut env, verdict, &path, line) {
-            rows.push(Row {
-                path: Cow::Owned(path),
-                line,
-                at: None,
-                role: Some(role),
-                active,
-            });
-        }
-    }
-    if hidden > env.hidden.len() {
-        env.warn(format!(
-            "{hidden} references hidden by the active config; the first {} are listed",
-            env.hidden.len()
-        ));
-    }
+    let mut rows = kept_rows(q, &mut env, postings, build_rows);
     let grouped = match group_by {
         GroupBy::File => true,
         GroupBy::Line => false,
         GroupBy::Auto => rows.len() > AUTO_GROUP_ABOVE,
     };
     if grouped {
-        let mut files: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
-        for r in &rows {
-            files.entry(r.path.as_ref()).or_default().push(r.line);
-        }
-        let groups: Vec<FileGroup> = files
-            .into_iter()
-            .map(|(path, mut lines)| {
-                lines.sort_unstable();
-                lines.dedup();
-                FileGroup {
-                    path: path.to_string(),
-                    count: lines.len() as u64,
-                    lines,
-                }
-            })
-            .collect();
+        let groups = file_groups(&rows);
         if group_by == GroupBy::Auto {
             env.warn(format!(
                 "{} references: grouped by file; pass path_prefix to narrow, or group_by=line",
@@ -163,9 +85,122 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
     }
     let rows: Vec<_> = rows.into_iter().zip(nth).collect();
     let page = q.paginate(&mut env, rows);
+    env.results = Some(Results::Records(records(q, symbol, &defs, &page)));
+    env
+}
+
+/// The lines of Kconfig files and Makefiles that define or name `symbol` (a `CONFIG_` one):
+/// `(path, line, role)`, its Kconfig entries first.
+fn build_rows(q: &Query<'_>, symbol: &str) -> Vec<(String, u32, &'static str)> {
+    // A `CONFIG_` symbol is also defined in Kconfig and named in Kconfig files and Makefiles.
+    let mut build_rows: Vec<(String, u32, &'static str)> = q
+        .kconfig_entries(symbol)
+        .into_iter()
+        .map(|k| (k.path, k.entry.line, "def"))
+        .collect();
+    for u in q.build_uses(symbol) {
+        let role = if u
+            .path
+            .rsplit('/')
+            .next()
+            .is_some_and(|n| n.starts_with("Kconfig"))
+        {
+            "kconfig"
+        } else {
+            "makefile"
+        };
+        build_rows.push((u.path, u.line, role));
+    }
+    build_rows
+}
+
+/// The rows of `postings` and `build_rows` that the active configuration builds (all of
+/// them without one); the others are counted, and listed in `env`.
+fn kept_rows<'s>(
+    q: &Query<'s>,
+    env: &mut Envelope,
+    postings: Vec<(usize, crate::index::segment::Posting)>,
+    build_rows: Vec<(String, u32, &'static str)>,
+) -> Vec<Row<'s>> {
+    // References the active configuration does not build are left out and counted; the first
+    // hundred are listed with their reasons.
+    let mut hidden = 0usize;
+    let mut keep =
+        |env: &mut Envelope, verdict: Option<Verdict>, path: &str, line: u32| match verdict {
+            Some(Verdict::Hidden(reason)) => {
+                hidden += 1;
+                env.list_hidden(path, line, &reason);
+                None
+            }
+            Some(Verdict::Live) => Some(Some(true)),
+            _ => Some(None),
+        };
+    let mut rows: Vec<Row<'_>> = Vec::with_capacity(postings.len() + build_rows.len());
+    for (s, p) in postings {
+        let verdict = q.verdict(s, p.file, p.line);
+        let path = q.path(s, p.file);
+        if let Some(active) = keep(env, verdict, path, p.line) {
+            rows.push(Row {
+                path: Cow::Borrowed(path),
+                line: p.line,
+                at: Some((s, p)),
+                role: None,
+                active,
+            });
+        }
+    }
+    for (path, line, role) in build_rows {
+        let verdict = q.page.active.as_deref().map(|c| q.file_verdict(&path, c));
+        if let Some(active) = keep(env, verdict, &path, line) {
+            rows.push(Row {
+                path: Cow::Owned(path),
+                line,
+                at: None,
+                role: Some(role),
+                active,
+            });
+        }
+    }
+    if hidden > env.hidden.len() {
+        env.warn(format!(
+            "{hidden} references hidden by the active config; the first {} are listed",
+            env.hidden.len()
+        ));
+    }
+    rows
+}
+
+/// One row per file of `rows`, in path order, with its distinct lines.
+fn file_groups(rows: &[Row<'_>]) -> Vec<FileGroup> {
+    let mut files: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    for r in rows {
+        files.entry(r.path.as_ref()).or_default().push(r.line);
+    }
+    files
+        .into_iter()
+        .map(|(path, mut lines)| {
+            lines.sort_unstable();
+            lines.dedup();
+            FileGroup {
+                path: path.to_string(),
+                count: lines.len() as u64,
+                lines,
+            }
+        })
+        .collect()
+}
+
+/// The records of the rows of a page (each with the number of the occurrence on its line) for
+/// references to `symbol`, whose definitions are `defs`.
+fn records(
+    q: &Query<'_>,
+    symbol: &str,
+    defs: &[super::Found<'_>],
+    page: &[(Row<'_>, usize)],
+) -> Vec<Record> {
+    let lines = def_lines(defs);
     let registered = indirect::registration_lines(q, symbol);
-    let records = page
-        .iter()
+    page.iter()
         .map(|(row, nth)| {
             let path = row.path.as_ref();
             let active = q.page.active.as_ref().map(|_| row.active);
@@ -206,9 +241,7 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
                 ..Default::default()
             }
         })
-        .collect();
-    env.results = Some(Results::Records(records));
-    env
+        .collect()
 }
 
 /// One reference kept: a posting of the index, or a line of a Kconfig file or Makefile.

@@ -712,9 +712,6 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
     };
     let tool = spec.name;
     let args = check(tool, &(spec.schema)(), arguments.unwrap_or_default())?;
-    fn typed<T: serde::de::DeserializeOwned>(tool: &str, args: Value) -> Result<T, String> {
-        serde_json::from_value(args).map_err(|e| format!("{tool}: {e}"))
-    }
     if tool == "update_index" {
         let a: UpdateArgs = typed(tool, args)?;
         return Ok(Call {
@@ -729,44 +726,7 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
         });
     }
     if tool == "replace_symbol" || tool == "insert_symbol" {
-        let (edit, root) = if tool == "replace_symbol" {
-            let a: ReplaceArgs = typed(tool, args)?;
-            let edit = crate::edit::Edit::Replace {
-                file: a.file,
-                symbol: a.symbol,
-                source: a.source,
-            };
-            (edit, a.root)
-        } else {
-            let a: InsertArgs = typed(tool, args)?;
-            let before = match a.position.as_str() {
-                "before" => true,
-                "after" => false,
-                p => {
-                    return Err(format!(
-                        "{tool}: position must be before or after, not {}",
-                        quote(p)
-                    ))
-                }
-            };
-            let edit = crate::edit::Edit::Insert {
-                file: a.file,
-                anchor: a.anchor,
-                before,
-                source: a.source,
-            };
-            (edit, a.root)
-        };
-        return Ok(Call {
-            tool,
-            ask: None,
-            full: false,
-            root,
-            format: Format::Text,
-            page: Page::default(),
-            active_config: None,
-            edit: Some(edit),
-        });
+        return edit_call(tool, args);
     }
     if tool == "index_status" {
         let a: StatusArgs = typed(tool, args)?;
@@ -785,7 +745,92 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
             edit: None,
         });
     }
-    let (ask, common) = match tool {
+    let (ask, common) = query_ask(tool, args)?;
+    query_call(tool, ask, common)
+}
+
+/// The call of retrieval or search tool `tool` asking `ask`, with its common arguments
+/// `common`: format, paging, root and active configuration.
+fn query_call(tool: &'static str, ask: Ask, common: Common) -> Result<Call, String> {
+    let format = match common.format {
+        None => Format::Text,
+        Some(f) => f.parse::<Format>().map_err(|e| format!("{tool}: {e}"))?,
+    };
+    let limit = common.limit.unwrap_or(0);
+    if limit > MAX_LIMIT.saturating_mul(1_000_000) {
+        return Err(format!(
+            "{tool}: limit {limit} is absurd; ask for at most {MAX_LIMIT} and page with offset"
+        ));
+    }
+    let page = Page {
+        limit,
+        offset: common.offset.unwrap_or(0),
+        path_prefix: common.path_prefix.filter(|p| !p.is_empty()),
+        active: None,
+    };
+    Ok(Call {
+        tool,
+        ask: Some(ask),
+        full: false,
+        root: common.root,
+        format,
+        page,
+        active_config: common.active_config.filter(|c| !c.trim().is_empty()),
+        edit: None,
+    })
+}
+
+/// `args`, as [`check`] left them, as the argument type of `tool`.
+fn typed<T: serde::de::DeserializeOwned>(tool: &str, args: Value) -> Result<T, String> {
+    serde_json::from_value(args).map_err(|e| format!("{tool}: {e}"))
+}
+
+/// The call of replace_symbol or insert_symbol (`tool`) with `args`.
+fn edit_call(tool: &'static str, args: Value) -> Result<Call, String> {
+    let (edit, root) = if tool == "replace_symbol" {
+        let a: ReplaceArgs = typed(tool, args)?;
+        let edit = crate::edit::Edit::Replace {
+            file: a.file,
+            symbol: a.symbol,
+            source: a.source,
+        };
+        (edit, a.root)
+    } else {
+        let a: InsertArgs = typed(tool, args)?;
+        let before = match a.position.as_str() {
+            "before" => true,
+            "after" => false,
+            p => {
+                return Err(format!(
+                    "{tool}: position must be before or after, not {}",
+                    quote(p)
+                ))
+            }
+        };
+        let edit = crate::edit::Edit::Insert {
+            file: a.file,
+            anchor: a.anchor,
+            before,
+            source: a.source,
+        };
+        (edit, a.root)
+    };
+    Ok(Call {
+        tool,
+        ask: None,
+        full: false,
+        root,
+        format: Format::Text,
+        page: Page::default(),
+        active_config: None,
+        edit: Some(edit),
+    })
+}
+
+/// The question the retrieval or search tool `tool` asks with `args`, and the arguments every
+/// such tool takes.
+fn query_ask(tool: &str, args: Value) -> Result<(Ask, Common), String> {
+    Ok(match tool {
         "find_definition" | "find_callers" | "find_callees" => {
             let a: SymbolArgs = typed(tool, args)?;
             let ask = match tool {
@@ -827,19 +872,9 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
         }
         "list_file_symbols" => {
             let a: FileArgs = typed(tool, args)?;
-            let from_end = match a.from.as_deref() {
-                None | Some("start") => false,
-                Some("end") => true,
-                Some(f) => {
-                    return Err(format!(
-                        "{tool}: from must be start or end, not {}",
-                        quote(f)
-                    ))
-                }
-            };
             let ask = Ask::Symbols {
                 file: a.file_path,
-                from_end,
+                from_end: from_end(tool, a.from.as_deref())?,
             };
             (ask, a.common)
         }
@@ -880,66 +915,54 @@ pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, Str
             let a: DiffArgs = typed(tool, args)?;
             (Ask::Review { diff: a.diff }, a.common)
         }
-        "search_text" => {
-            let a: TextArgs = typed(tool, args)?;
-            let mode = match a.output.as_deref() {
-                None | Some("lines") => crate::query::GrepMode::Lines,
-                Some("files") => crate::query::GrepMode::Files,
-                Some("count") => crate::query::GrepMode::Count,
-                Some(o) => {
-                    return Err(format!(
-                        "{tool}: output must be lines, files or count, not {}",
-                        quote(o)
-                    ))
-                }
-            };
-            let ask = Ask::Grep(Box::new(crate::query::GrepAsk {
-                pattern: crate::index::text::search::Pattern {
-                    text: a.pattern,
-                    fixed: a.fixed_strings.unwrap_or(false),
-                    ignore_case: a.ignore_case.unwrap_or(false),
-                    word: a.word.unwrap_or(false),
-                },
-                paths: a.paths.unwrap_or_default(),
-                globs: a.globs.unwrap_or_default(),
-                within: a.within,
-                context: a.context.map_or(0, |c| c.min(u32::MAX as u64) as u32),
-                mode,
-            }));
-            (ask, a.common)
-        }
+        "search_text" => grep_ask(tool, typed(tool, args)?)?,
         "search_docs" => {
             let a: DocsArgs = typed(tool, args)?;
             (Ask::Docs { query: a.query }, a.common.into())
         }
         _ => unreachable!("every spec is matched above"),
-    };
-    let format = match common.format {
-        None => Format::Text,
-        Some(f) => f.parse::<Format>().map_err(|e| format!("{tool}: {e}"))?,
-    };
-    let limit = common.limit.unwrap_or(0);
-    if limit > MAX_LIMIT.saturating_mul(1_000_000) {
-        return Err(format!(
-            "{tool}: limit {limit} is absurd; ask for at most {MAX_LIMIT} and page with offset"
-        ));
-    }
-    let page = Page {
-        limit,
-        offset: common.offset.unwrap_or(0),
-        path_prefix: common.path_prefix.filter(|p| !p.is_empty()),
-        active: None,
-    };
-    Ok(Call {
-        tool,
-        ask: Some(ask),
-        full: false,
-        root: common.root,
-        format,
-        page,
-        active_config: common.active_config.filter(|c| !c.trim().is_empty()),
-        edit: None,
     })
+}
+
+/// list_file_symbols' `from`: true for `end` (page backwards from the file's end).
+fn from_end(tool: &str, from: Option<&str>) -> Result<bool, String> {
+    match from {
+        None | Some("start") => Ok(false),
+        Some("end") => Ok(true),
+        Some(f) => Err(format!(
+            "{tool}: from must be start or end, not {}",
+            quote(f)
+        )),
+    }
+}
+
+/// The search_text question of `a`, and its common arguments.
+fn grep_ask(tool: &str, a: TextArgs) -> Result<(Ask, Common), String> {
+    let mode = match a.output.as_deref() {
+        None | Some("lines") => crate::query::GrepMode::Lines,
+        Some("files") => crate::query::GrepMode::Files,
+        Some("count") => crate::query::GrepMode::Count,
+        Some(o) => {
+            return Err(format!(
+                "{tool}: output must be lines, files or count, not {}",
+                quote(o)
+            ))
+        }
+    };
+    let ask = Ask::Grep(Box::new(crate::query::GrepAsk {
+        pattern: crate::index::text::search::Pattern {
+            text: a.pattern,
+            fixed: a.fixed_strings.unwrap_or(false),
+            ignore_case: a.ignore_case.unwrap_or(false),
+            word: a.word.unwrap_or(false),
+        },
+        paths: a.paths.unwrap_or_default(),
+        globs: a.globs.unwrap_or_default(),
+        within: a.within,
+        context: a.context.map_or(0, |c| c.min(u32::MAX as u64) as u32),
+        mode,
+    }));
+    Ok((ask, a.common))
 }
 
 #[cfg(test)]
