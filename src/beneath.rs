@@ -130,7 +130,8 @@ impl Root {
     fn walk(&self, dirs: &[&OsStr]) -> Result<Dir, Unread> {
         let mut fd = dup(&self.fd).map_err(Unread::Io)?;
         for d in dirs {
-            fd = open_at(&fd, &c_name(d)?, libc::O_DIRECTORY)?;
+            // O_PATH: a directory one may enter but not list is still walked through.
+            fd = open_at(&fd, &c_name(d)?, libc::O_DIRECTORY | libc::O_PATH)?;
         }
         Ok(Dir { fd })
     }
@@ -146,6 +147,11 @@ impl Dir {
     /// `name` in this directory opened for reading, when it is a regular file.
     pub fn open_file(&self, name: &OsStr) -> Result<(File, std::fs::Metadata), Unread> {
         regular(open_at(&self.fd, &c_name(name)?, libc::O_NONBLOCK)?)
+    }
+
+    /// True when `name` in this directory is a symbolic link (looked at, not followed).
+    pub fn is_link(&self, name: &CStr) -> bool {
+        is_link(&self.fd, name)
     }
 
     /// The directory's identity.

@@ -53,7 +53,7 @@ pub fn tags_of_chunk(
     for p in paths {
         // A name with a newline would be read as two: it is not listed, and gets no tags.
         if !p.as_os_str().as_bytes().contains(&b'\n') {
-            list.extend_from_slice(p.as_os_str().as_bytes());
+            list.extend_from_slice(&listed(p));
             list.push(b'\n');
         }
     }
@@ -64,7 +64,7 @@ pub fn tags_of_chunk(
     let index: HashMap<Vec<u8>, usize> = paths
         .iter()
         .enumerate()
-        .map(|(i, p)| (p.as_os_str().as_bytes().to_vec(), i))
+        .map(|(i, p)| (listed(p), i))
         .collect();
     let (tx, rx) = mpsc::channel();
     let files = paths.len();
@@ -88,6 +88,17 @@ pub fn tags_of_chunk(
             child.wait();
             Err(WorkerError::Timeout(timeout))
         }
+    }
+}
+
+/// `path` as the list ctags reads names it: `./` before a name that starts with `-`, which ctags
+/// would otherwise take for an option (`--options=/elsewhere`).
+fn listed(path: &Path) -> Vec<u8> {
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.starts_with(b"-") {
+        [b"./", bytes].concat()
+    } else {
+        bytes.to_vec()
     }
 }
 
@@ -185,6 +196,12 @@ impl Drop for RemovedOnDrop {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listed_name_is_never_an_option() {
+        assert_eq!(listed(Path::new("--options=x.c")), b"./--options=x.c");
+        assert_eq!(listed(Path::new("fs/-a.c")), b"fs/-a.c");
+    }
 
     #[test]
     fn a_chunk_returns_tags_per_file_in_order() {

@@ -369,7 +369,7 @@ fn spawn_std(program: &Path, args: &[&OsStr], cwd: &Path) -> io::Result<(Child, 
     use std::process::{Command, Stdio};
     let own = std::env::var_os("GLIBC_TUNABLES");
     let tuned = tunables(own.as_deref().map(OsStr::as_bytes));
-    let mut cmd = Command::new(program);
+    let mut cmd = Command::new(resolve(program)?);
     cmd.args(args)
         .current_dir(cwd)
         .env("GLIBC_TUNABLES", OsStr::from_bytes(&tuned))

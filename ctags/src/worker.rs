@@ -59,8 +59,10 @@ struct Process {
 
 /// The options every ctags run gets: JSON, unsorted, C, prototypes and extern variables, no
 /// macros (knav's scanner finds those), line/end/kind/typeref/scope/signature, no pattern.
-pub(crate) fn base_args() -> [&'static str; 7] {
+pub(crate) fn base_args() -> [&'static str; 8] {
     [
+        // No option file of the user's or of the tree (./.ctags.d): knav's options only.
+        "--options=NONE",
         "--_interactive",
         "--output-format=json",
         "--sort=no",
@@ -151,13 +153,15 @@ impl Worker {
     /// The definitions in `text`, the bytes of the file `path` (which names anonymous types
     /// only: ctags reads nothing but `text`).
     pub fn tags_of_text(&mut self, path: &Path, text: &[u8]) -> Result<FileTags, WorkerError> {
-        let name = path.to_string_lossy();
+        let name = request_name(path);
         let request =
             serde_json::json!({"command": "generate-tags", "filename": name, "size": text.len()});
         self.ask(&request, text)
     }
 
-    /// Sends `request` (and `text` after it) and waits for its tags.
+    /// Sends `request` (and `text` after it) and waits for its tags. ctags reads a request
+    /// with a buffer of 1,024 bytes: a longer line would be cut in two, and the text after it
+    /// read as requests of its own.
     fn ask(&mut self, request: &serde_json::Value, text: &[u8]) -> Result<FileTags, WorkerError> {
         let mut process = match self.process.take() {
             Some(p) => p,
@@ -187,9 +191,44 @@ impl Worker {
     }
 }
 
+/// The name a request gives a file whose text it sends: it only names anonymous types, so it is
+/// `path` made plain (ASCII letters, digits and `._/-`, anything else `_`) and cut to its last
+/// 200 bytes, which keeps the request line well under ctags's 1,024-byte buffer.
+fn request_name(path: &Path) -> String {
+    let plain: String = path
+        .to_string_lossy()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    plain[plain.len().saturating_sub(200)..].to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_names_a_file_plainly_and_briefly() {
+        // A request over ctags's 1,024-byte buffer was cut, and the text sent after it read
+        // as requests: another file's tags were answered as this one's.
+        let long = format!("{}/evil\"\n.c", "d".repeat(1_100));
+        let name = request_name(Path::new(&long));
+        assert_eq!(name.len(), 200);
+        assert!(name.ends_with("/evil__.c"), "{name}");
+        let request =
+            serde_json::json!({"command": "generate-tags", "filename": name, "size": 1_000_000});
+        assert!(request.to_string().len() < 1_024);
+        assert_eq!(
+            request_name(Path::new("fs/read_write.c")),
+            "fs/read_write.c"
+        );
+    }
     use crate::Kind;
 
     fn temp_dir(name: &str) -> PathBuf {

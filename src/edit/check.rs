@@ -44,13 +44,9 @@ pub fn imbalance(text: &[u8]) -> Option<(u32, String)> {
                     _ => {}
                 }
                 // A directive's brackets are not code: skip to its end (with continuations).
-                while i < text.len() && text[i] != b'\n' {
-                    if text[i] == b'\\' && text.get(i + 1) == Some(&b'\n') {
-                        line += 1;
-                        i += 1;
-                    }
-                    i += 1;
-                }
+                let end = crate::lex::line_comment_end(text, i);
+                line += newlines(&text[i..end]);
+                i = end;
                 continue;
             }
             b'/' if text.get(i + 1) == Some(&b'/') => {
@@ -164,15 +160,28 @@ pub fn defined_names(
     Ok(names)
 }
 
-/// The first byte of `source` that would make a C file binary or hide what it holds: NUL and
-/// the other control characters but tab, newline, carriage return and form feed.
-/// `(1-based line, byte)`.
-pub fn control_byte(source: &[u8]) -> Option<(u32, u8)> {
-    let at = source
-        .iter()
-        .position(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c)) || b == 0x7f)?;
-    let line = memchr::memchr_iter(b'\n', &source[..at]).count() as u32 + 1;
-    Some((line, source[at]))
+/// The first character of `source` that would make a C file binary or hide what it holds:
+/// NUL and the other control characters but tab, newline and form feed; a carriage return
+/// not followed by a newline; Unicode's bidirectional embedding, override and isolate controls
+/// (U+202A-U+202E, U+2066-U+2069), which make text read in another order than the compiler
+/// reads it. `(1-based line, what it is)`.
+pub fn hidden_char(source: &str) -> Option<(u32, String)> {
+    let bytes = source.as_bytes();
+    let (at, what) = source.char_indices().find_map(|(i, c)| {
+        let what = match c {
+            '\r' if bytes.get(i + 1) == Some(&b'\n') => return None,
+            '\r' => "a carriage return without a line feed".to_string(),
+            '\t' | '\n' | '\x0c' => return None,
+            c if (c as u32) < 0x20 || c == '\x7f' => format!("the control byte 0x{:02x}", c as u32),
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+                format!("the bidirectional control U+{:04X}", c as u32)
+            }
+            _ => return None,
+        };
+        Some((i, what))
+    })?;
+    let line = memchr::memchr_iter(b'\n', &bytes[..at]).count() as u32 + 1;
+    Some((line, what))
 }
 
 #[cfg(test)]

@@ -103,7 +103,12 @@ pub fn resolve(root: &Path, file: &str) -> Result<String, String> {
             "{file} is outside the root {root_s}; give a path relative to the root, without '..'"
         ));
     }
-    Ok(rel.to_string())
+    // `fs/./a.c` and `fs//a.c` are `fs/a.c`.
+    let parts: Vec<&str> = rel
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    Ok(parts.join("/"))
 }
 
 /// Why `rel` could not be opened below the root, for an edit's answer.
@@ -134,42 +139,65 @@ fn line_of(text: &[u8], n: u32) -> &[u8] {
     &text[s..e]
 }
 
-/// `line` without a comment that ends it (`int n; // count`, `int n; /* count */`), trimmed.
-fn code_of(line: &[u8]) -> String {
-    let line = String::from_utf8_lossy(line);
-    let mut code = line.trim();
-    if let Some(at) = code.find("//") {
-        code = code[..at].trim_end();
-    }
-    while code.ends_with("*/") {
-        match code.rfind("/*") {
-            Some(at) => code = code[..at].trim_end(),
-            None => break,
+/// The code of `line`, trimmed: comments closed on it and a `//` comment left out, literals
+/// kept (`int n; /* count */` is `int n;`, `char *u = "http://x";` stays whole). `None` when the
+/// line is not all code and whole comments: it opens a comment it does not close, closes one
+/// opened above it, or holds a literal it does not close.
+fn code_of(line: &[u8]) -> Option<String> {
+    let mut code = Vec::with_capacity(line.len());
+    let mut i = 0;
+    while i < line.len() {
+        match (line[i], line.get(i + 1).copied()) {
+            (b'/', Some(b'/')) => break,
+            (b'/', Some(b'*')) => {
+                i = crate::lex::block_comment_rest(line, i + 2)?;
+                code.push(b' ');
+            }
+            (b'*', Some(b'/')) => return None,
+            (b'"' | b'\'', _) => {
+                let (end, closed) = crate::lex::literal_end(line, i);
+                if !closed {
+                    return None;
+                }
+                code.extend_from_slice(&line[i..end]);
+                i = end;
+            }
+            (b, _) => {
+                code.push(b);
+                i += 1;
+            }
         }
     }
-    code.to_string()
+    Some(String::from_utf8_lossy(&code).trim().to_string())
 }
 
 /// The first line of a definition named on line `line`: earlier lines that carry its type or
-/// attributes (`static int __init` above `foo(void)`) belong to it; a line that ends a
-/// statement, a block or a directive, or is a comment, does not (also when a comment follows
-/// its code: `int calls; // count`).
+/// attributes (`static int __init` above `foo(void)`) belong to it. A line that ends a
+/// statement, a block or a directive, is a comment or part of one, or continues a directive
+/// (`\t128` under `#define MAX \`), does not (also when a comment follows its code:
+/// `int calls; // count`).
 fn decl_start(text: &[u8], line: u32) -> u32 {
     let mut start = line;
     while start > 1 {
-        let raw = String::from_utf8_lossy(line_of(text, start - 1))
-            .trim()
-            .to_string();
-        let p = code_of(line_of(text, start - 1));
-        let continues = !p.is_empty()
-            && !raw.starts_with(['#', '/', '*', '}'])
-            && !p.ends_with([';', '{', '}', ')', ',', '\\']);
-        if !continues {
+        let above = line_of(text, start - 1);
+        let raw = String::from_utf8_lossy(above).trim().to_string();
+        let continues = code_of(above).is_some_and(|p| {
+            !p.is_empty()
+                && !raw.starts_with(['#', '/', '*', '}'])
+                && !p.ends_with([';', '{', '}', ')', ',', '\\'])
+        });
+        let in_directive = start > 2 && crate::lex::continues(trim_cr(line_of(text, start - 2)));
+        if !continues || in_directive {
             break;
         }
         start -= 1;
     }
     start
+}
+
+/// `line` without a final carriage return.
+fn trim_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 /// The first line of the comment block that ends on the line just above `first` (`/* … */`
@@ -298,26 +326,36 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
     let rel = resolve(&snap.root, edit.file())?;
     let root = Root::open(&snap.root).map_err(|e| format!("{}: {e}", snap.root.display()))?;
     let (dir, name) = root.parent_of(&rel).map_err(|e| unopened(&rel, e))?;
-    let (file, meta) = dir
-        .open_file(std::ffi::OsStr::from_bytes(name.as_bytes()))
-        .map_err(|e| unopened(&rel, e))?;
-    if snap.find_file(&rel).is_none() {
+    let Some((seg, id)) = snap.find_file(&rel) else {
+        if dir.is_link(&name) {
+            return Err(unopened(&rel, Unread::Changed("a symbolic link")));
+        }
         return Err(format!(
             "{rel} is not an indexed C source of {}; only indexed .c, .h and .S files are edited",
             snap.root.display()
         ));
-    }
+    };
+    let (file, meta) = dir
+        .open_file(std::ffi::OsStr::from_bytes(name.as_bytes()))
+        .map_err(|e| unopened(&rel, e))?;
     let old = crate::beneath::read_open(file)
         .map_err(|e| format!("cannot read {rel}: {e}"))?
         .to_vec();
+    // The definition's lines come from the index: they hold only for the bytes it indexed.
+    if crate::index::codec::hash64(&old) != snap.segments[seg].file_stat(id).hash {
+        return Err(format!(
+            "{rel} changed since it was indexed, so its definitions' lines may have moved; run \
+             update_index and try again; it is unchanged"
+        ));
+    }
     let (symbol, source) = match edit {
         Edit::Replace { symbol, source, .. } => (symbol, source),
         Edit::Insert { anchor, source, .. } => (anchor, source),
     };
-    if let Some((at, byte)) = check::control_byte(source.as_bytes()) {
+    if let Some((at, what)) = check::hidden_char(source) {
         return Err(format!(
-            "refused: line {at} of source holds the control byte 0x{byte:02x}, which would make \
-             {rel} binary or hide text; {rel} is unchanged"
+            "refused: line {at} of source holds {what}, which would make {rel} binary or hide \
+             text; {rel} is unchanged"
         ));
     }
     let (line, end, kind) = locate(snap, &rel, symbol)?;
@@ -512,26 +550,29 @@ fn write_atomically(at: &Target<'_>, old: &[u8], new: &[u8]) -> Result<(), Strin
         ));
     }
     let tmp = scratch_name(&name);
+    let mut f = dir
+        .create_new(&tmp, 0o600)
+        .map_err(|e| unchanged(format!("cannot make a temporary file beside it: {e}")))?;
     let written = (|| {
-        let mut f = dir.create_new(&tmp, 0o600)?;
         f.write_all(new)?;
-        keep_owner(&f, at.meta)?;
-        f.set_permissions(std::fs::Permissions::from_mode(at.meta.mode() & 0o7777))?;
+        keep_owner(&f, &meta).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "its owner {}:{} cannot be kept by this user ({e})",
+                    meta.uid(),
+                    meta.gid()
+                ),
+            )
+        })?;
+        // A write clears set-user-ID and set-group-ID; so does an edit.
+        f.set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o1777))?;
         f.sync_all()?;
         dir.rename(&tmp, &name)
     })();
     if let Err(e) = written {
         let _ = dir.remove(&tmp);
-        let why = if e.kind() == std::io::ErrorKind::PermissionDenied {
-            format!(
-                "its owner {}:{} cannot be kept by this user ({e})",
-                at.meta.uid(),
-                at.meta.gid()
-            )
-        } else {
-            e.to_string()
-        };
-        return Err(unchanged(why));
+        return Err(unchanged(e.to_string()));
     }
     Ok(())
 }
@@ -556,7 +597,8 @@ fn scratch_name(name: &CStr) -> CString {
         crate::index::codec::hash64(&crate::walk::now_ns().to_ne_bytes())
     };
     let mut bytes = b".".to_vec();
-    bytes.extend_from_slice(name.to_bytes());
+    // Room for the suffix in a 255-byte name.
+    bytes.extend_from_slice(&name.to_bytes()[..name.to_bytes().len().min(200)]);
     bytes.extend_from_slice(format!(".knav-edit-{}-{r:016x}", std::process::id()).as_bytes());
     // The name had no NUL; the suffix has none.
     CString::new(bytes).unwrap_or_default()
@@ -619,8 +661,32 @@ mod tests {
             6,
             "a type line with a comment inside belongs"
         );
-        assert_eq!(code_of(b"  int n; /* a */ /* b */ "), "int n;");
-        assert_eq!(code_of(b"static int // x"), "static int");
+        assert_eq!(
+            code_of(b"  int n; /* a */ /* b */ ").as_deref(),
+            Some("int n;")
+        );
+        assert_eq!(code_of(b"static int // x").as_deref(), Some("static int"));
+        assert_eq!(
+            code_of(b"static const char u[] = \"http://x\";").as_deref(),
+            Some("static const char u[] = \"http://x\";")
+        );
+        assert_eq!(code_of(b"   ever take */"), None);
+        assert_eq!(code_of(b"int a; /* open"), None);
+    }
+
+    #[test]
+    fn a_definition_does_not_take_a_line_whose_comment_or_string_holds_slashes() {
+        // From review: each of these lines above `foo` was deleted by a replace.
+        for above in [
+            "static int debug; /* see https://example.com/debug */",
+            "static const char url[] = \"http://example.com\";",
+            "static int limit = 4;\t/* the most we\n\t\t\t   ever take */",
+            "#define MAX_BAR \\\n\t128",
+        ] {
+            let text = format!("{above}\nint foo(void)\n{{\n}}\n");
+            let line = text.matches('\n').count() as u32 - 2;
+            assert_eq!(decl_start(text.as_bytes(), line), line, "{above:?}");
+        }
     }
 
     #[test]
@@ -648,9 +714,21 @@ mod tests {
         );
         assert_eq!(line_ending(b"a\r\nb\n"), "\r\n");
         assert_eq!(line_ending(b"a\nb\r\n"), "\n");
-        assert_eq!(check::control_byte(b"int a;\n\tint b;\x0c\r\n"), None);
-        assert_eq!(check::control_byte(b"int a;\nint\0 b;"), Some((2, 0)));
-        assert_eq!(check::control_byte(b"\x7f"), Some((1, 0x7f)));
+        let hidden = check::hidden_char;
+        assert_eq!(hidden("int a;\n\tint b;\x0c\r\n"), None);
+        assert_eq!(
+            hidden("int a;\nint\0 b;"),
+            Some((2, "the control byte 0x00".into()))
+        );
+        assert_eq!(hidden("\x7f"), Some((1, "the control byte 0x7f".into())));
+        assert_eq!(
+            hidden("a;\rb;"),
+            Some((1, "a carriage return without a line feed".into()))
+        );
+        assert_eq!(
+            hidden("/* x */\nif (admin\u{202e} ) {}"),
+            Some((2, "the bidirectional control U+202E".into()))
+        );
     }
 
     #[test]

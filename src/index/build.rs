@@ -596,7 +596,6 @@ fn process_chunk(
         .unzip();
     let fallback = &mut state.fallback;
     tag_chunk(
-        root,
         inputs,
         &mut results,
         &sources,
@@ -617,7 +616,6 @@ fn process_chunk(
 /// Gives the files of a chunk that have code to one ctags run and attaches its definitions.
 #[allow(clippy::too_many_arguments)]
 fn tag_chunk(
-    root: &Path,
     inputs: &[Input],
     results: &mut [FileResult],
     sources: &[Option<Source>],
@@ -701,7 +699,10 @@ fn tag_chunk(
     drop(texts);
     for i in retried.into_iter().chain(alone) {
         let worker = fallback
-            .get_or_insert_with(|| Worker::new(ctags, root, &opts.ctags_args, opts.ctags_timeout));
+            // In `/`: it reads no file, and the tree's `./.ctags.d` must not reach it.
+            .get_or_insert_with(|| {
+                Worker::new(ctags, Path::new("/"), &opts.ctags_args, opts.ctags_timeout)
+            });
         let path = crate::pathname::to_path(&inputs[i].file.path);
         let t = match sources[i].as_deref() {
             Some(text) => worker.tags_of_text(&path, text),

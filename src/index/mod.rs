@@ -1211,12 +1211,13 @@ fn diff<'a>(
         match known.remove(f.path.as_str()) {
             None => changed.push(f.path.clone()),
             Some(was) => {
-                // A file that could not be read (gone for a moment, swapped for a link or a FIFO
-                // while it was read) is read again, whatever its stamp says.
-                if was.size == f.size
-                    && was.mtime_ns == f.mtime_ns
-                    && was.status != FileStatus::Unreadable
-                {
+                // A file that could not be read (swapped for a link or a FIFO while it was read)
+                // is read again, whatever its stamp says, once it can be opened.
+                let retry = was.status == FileStatus::Unreadable
+                    && beneath
+                        .as_ref()
+                        .is_some_and(|b| b.open_file(&f.path).is_ok());
+                if was.size == f.size && was.mtime_ns == f.mtime_ns && !retry {
                     continue;
                 }
                 // Same size, new mtime: compare contents before re-indexing.
@@ -1306,7 +1307,12 @@ mod tests {
     #[test]
     fn a_file_unreadable_at_the_last_refresh_is_read_again_with_the_same_stamp() {
         // It was swapped for a link while a refresh read it: the walk saw it, the read refused
-        // it. Swapped back, it has its old size and mtime; it must not stay unreadable.
+        // it. Swapped back, it has its old size and mtime; it must not stay unreadable. One
+        // that still cannot be opened is not rebuilt at every refresh.
+        let root = std::env::temp_dir().join(format!("knav-unreadable-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::write(root.join("d/a.c"), "int a;\n").unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", root.join("d/c.c")).unwrap();
         let stat = |path: &'static str, status| FileStat {
             path,
             size: 10,
@@ -1318,7 +1324,8 @@ mod tests {
         let mut known = Indexed::default();
         known.insert("d/a.c", stat("d/a.c", FileStatus::Unreadable));
         known.insert("d/b.c", stat("d/b.c", FileStatus::Indexed));
-        let files: Vec<SourceFile> = ["d/a.c", "d/b.c"]
+        known.insert("d/c.c", stat("d/c.c", FileStatus::Unreadable));
+        let files: Vec<SourceFile> = ["d/a.c", "d/b.c", "d/c.c"]
             .iter()
             .map(|p| SourceFile {
                 path: p.to_string(),
@@ -1326,7 +1333,8 @@ mod tests {
                 mtime_ns: 5,
             })
             .collect();
-        let d = diff(Path::new("/nonexistent"), known, files.iter());
+        let d = diff(&root, known, files.iter());
+        let _ = std::fs::remove_dir_all(&root);
         assert_eq!(d.changed, ["d/a.c"]);
         assert!(d.deleted.is_empty());
     }
