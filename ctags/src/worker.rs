@@ -57,6 +57,10 @@ struct Process {
     results: Receiver<Msg>,
 }
 
+/// Bytes of a text written to ctags on the asking thread: less than a pipe holds, so the write
+/// cannot block.
+const INLINE_TEXT: usize = 32 << 10;
+
 /// The options every ctags run gets: JSON, unsorted, C, prototypes and extern variables, no
 /// macros (knav's scanner finds those), line/end/kind/typeref/scope/signature, no pattern.
 pub(crate) fn base_args() -> [&'static str; 8] {
@@ -167,9 +171,20 @@ impl Worker {
             Some(p) => p,
             None => self.spawn()?,
         };
-        let sent = writeln!(process.stdin, "{request}")
-            .and_then(|_| process.stdin.write_all(text))
-            .and_then(|_| process.stdin.flush());
+        let sent = writeln!(process.stdin, "{request}").and_then(|_| {
+            if text.len() <= INLINE_TEXT {
+                process.stdin.write_all(text)
+            } else {
+                // A ctags that stops reading would block this write past the timeout: a
+                // larger text goes on another thread, which ends when ctags is killed.
+                let mut pipe = process.stdin.try_clone()?;
+                let text = text.to_vec();
+                std::thread::spawn(move || {
+                    let _ = pipe.write_all(&text);
+                });
+                Ok(())
+            }
+        });
         if let Err(e) = sent {
             return Err(WorkerError::Died(format!("cannot write to ctags: {e}")));
         }
