@@ -56,13 +56,12 @@ impl Root {
     /// Opens the root directory `path` (itself resolved by the caller: it may be reached
     /// through links, what lies below it may not).
     pub fn open(path: &Path) -> std::io::Result<Root> {
-        let file = File::open(path)?;
-        if !file.metadata()?.is_dir() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotADirectory,
-                format!("{} is not a directory", path.display()),
-            ));
-        }
+        use std::os::unix::fs::OpenOptionsExt;
+        // O_DIRECTORY: a root that is not a directory is refused by the open itself.
+        let file = File::options()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY)
+            .open(path)?;
         Ok(Root {
             path: path.to_path_buf(),
             fd: file.into(),
