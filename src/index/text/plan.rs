@@ -36,13 +36,7 @@ impl Need {
                 other => out.push(other),
             }
         }
-        out.sort_by_key(|n| format!("{n:?}"));
-        out.dedup();
-        match out.len() {
-            0 => Need::All,
-            1 => out.pop().unwrap_or(Need::All),
-            _ => Need::And(out),
-        }
+        Need::joined(out, Need::And)
     }
 
     fn or(parts: Vec<Need>) -> Need {
@@ -54,12 +48,17 @@ impl Need {
                 other => out.push(other),
             }
         }
-        out.sort_by_key(|n| format!("{n:?}"));
-        out.dedup();
-        match out.len() {
+        Need::joined(out, Need::Or)
+    }
+
+    /// `parts` sorted and deduplicated: no need at all, the one need, or `make` of them all.
+    fn joined(mut parts: Vec<Need>, make: fn(Vec<Need>) -> Need) -> Need {
+        parts.sort_by_key(|n| format!("{n:?}"));
+        parts.dedup();
+        match parts.len() {
             0 => Need::All,
-            1 => out.pop().unwrap_or(Need::All),
-            _ => Need::Or(out),
+            1 => parts.pop().unwrap_or(Need::All),
+            _ => make(parts),
         }
     }
 }
