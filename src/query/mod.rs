@@ -17,6 +17,7 @@ mod fuzzy;
 mod grep;
 pub mod impact;
 mod indirect;
+mod memo;
 mod nearmiss;
 mod reach;
 mod refs;
@@ -98,26 +99,10 @@ pub struct Query<'s> {
     pub page: Page,
     limit: u64,
     clamped: Option<u64>,
-    sources: RefCell<HashMap<String, Option<std::rc::Rc<source::SourceText>>>>,
-    /// Per file, the last window of lines read ([`Query::text_at`]) and how many were read.
-    windows: RefCell<HashMap<FileKey, (std::rc::Rc<source::SourceText>, u32)>>,
-    /// Per file, decoded once per query: its guards (`None`: not scanned) and function ranges.
-    files: RefCell<crate::index::accum::NameMap<(usize, u32), std::rc::Rc<FileFacts>>>,
-    /// Each guard condition evaluated under the active config once per query (a hot name's
-    /// references repeat the same few conditions thousands of times).
-    decided: RefCell<crate::index::accum::NameMap<String, Decided>>,
-    /// The file asked about last: postings come in file order.
-    last_file: RefCell<Option<(FileKey, std::rc::Rc<FileFacts>)>>,
-    /// Kbuild atoms evaluated under the active config, by id, once per query.
-    kbuild_atoms: RefCell<crate::index::buildfiles::AtomCache>,
-    /// Kbuild atoms evaluated with every symbol `y` ([`Query::rare`]).
-    all_yes_atoms: RefCell<crate::index::buildfiles::AtomCache>,
-    /// The active config's architecture, looked up once.
-    arch: std::cell::OnceCell<Option<&'static str>>,
+    /// What this question has read, decoded and evaluated so far.
+    memo: memo::Memo,
     /// Files not read because they changed since indexing (now a link, …), with what they are.
     pub changed: RefCell<Vec<(String, &'static str)>>,
-    /// The last line longer than [`LONG_LINE`] asked for a column, and where each name is on it.
-    long_line: RefCell<Option<(LineKey, LineNames)>>,
 }
 
 /// A line of a file of the snapshot: `(segment, file id, line)`.
@@ -178,16 +163,8 @@ impl<'s> Query<'s> {
             page,
             limit,
             clamped,
-            sources: RefCell::new(HashMap::new()),
-            windows: RefCell::new(HashMap::new()),
-            files: RefCell::new(Default::default()),
-            decided: RefCell::new(Default::default()),
-            kbuild_atoms: RefCell::new(Default::default()),
-            all_yes_atoms: RefCell::new(Default::default()),
-            last_file: RefCell::new(None),
-            arch: std::cell::OnceCell::new(),
+            memo: memo::Memo::default(),
             changed: RefCell::new(Vec::new()),
-            long_line: RefCell::new(None),
         }
     }
 
@@ -372,7 +349,7 @@ impl<'s> Query<'s> {
         static ALL_YES: std::sync::LazyLock<knav_kconfig::Config> =
             std::sync::LazyLock::new(knav_kconfig::Config::all_yes);
         matches!(
-            build.decide_file(path, &ALL_YES, &mut self.all_yes_atoms.borrow_mut()),
+            build.decide_file(path, &ALL_YES, &mut self.memo.all_yes_atoms.borrow_mut()),
             knav_kconfig::kbuild::Decision::Hidden(_)
         )
     }
@@ -406,7 +383,7 @@ impl<'s> Query<'s> {
 
     /// The text of a live file, read once per query.
     pub fn source(&self, path: &str) -> Option<std::rc::Rc<source::SourceText>> {
-        if let Some(s) = self.sources.borrow().get(path) {
+        if let Some(s) = self.memo.sources.borrow().get(path) {
             return s.clone();
         }
         let text = match source::SourceText::read(&self.snap.root, path) {
@@ -417,7 +394,8 @@ impl<'s> Query<'s> {
             }
             Err(source::Unread::Io(_)) => None,
         };
-        self.sources
+        self.memo
+            .sources
             .borrow_mut()
             .insert(path.to_string(), text.clone());
         text
@@ -426,7 +404,7 @@ impl<'s> Query<'s> {
     /// Drops the text of `path` that [`Query::source`] keeps: a tool reading many files once
     /// each (review_diff's up to 10,000) does not hold them all until it answers.
     pub fn forget_source(&self, path: &str) {
-        self.sources.borrow_mut().remove(path);
+        self.memo.sources.borrow_mut().remove(path);
     }
 
     /// Text holding lines `from..=to` of file `file` of segment `seg` (or as many as it has):
@@ -443,10 +421,10 @@ impl<'s> Query<'s> {
         /// Windows read from one file before it is read whole instead.
         const MAX_WINDOWS: u32 = 4;
         let path = self.path(seg, file);
-        if let Some(s) = self.sources.borrow().get(path) {
+        if let Some(s) = self.memo.sources.borrow().get(path) {
             return s.clone();
         }
-        let read = match self.windows.borrow().get(&(seg, file)) {
+        let read = match self.memo.windows.borrow().get(&(seg, file)) {
             Some((w, _)) if w.covers(from, to) => return Some(w.clone()),
             Some((_, n)) => *n,
             None => 0,
@@ -459,7 +437,8 @@ impl<'s> Query<'s> {
         match source::SourceText::read_window(root, path, hint, from, to.saturating_sub(from)) {
             Some(w) => {
                 let w = std::rc::Rc::new(w);
-                self.windows
+                self.memo
+                    .windows
                     .borrow_mut()
                     .insert((seg, file), (w.clone(), read + 1));
                 Some(w)
@@ -489,7 +468,7 @@ impl<'s> Query<'s> {
         }
         // A long line is scanned once for all the rows on it (a generated file's one line can
         // hold thousands of them).
-        let mut cache = self.long_line.borrow_mut();
+        let mut cache = self.memo.long_line.borrow_mut();
         if cache
             .as_ref()
             .is_none_or(|(at, _)| *at != (seg, file, line))
@@ -536,14 +515,14 @@ impl<'s> Query<'s> {
     }
 
     fn file_facts(&self, seg: usize, file: u32) -> std::rc::Rc<FileFacts> {
-        if let Some((key, f)) = &*self.last_file.borrow() {
+        if let Some((key, f)) = &*self.memo.last_file.borrow() {
             if *key == (seg, file) {
                 return f.clone();
             }
         }
-        let found = self.files.borrow().get(&(seg, file)).cloned();
+        let found = self.memo.files.borrow().get(&(seg, file)).cloned();
         if let Some(f) = found {
-            *self.last_file.borrow_mut() = Some(((seg, file), f.clone()));
+            *self.memo.last_file.borrow_mut() = Some(((seg, file), f.clone()));
             return f;
         }
         let segment = &self.snap.segments[seg];
@@ -557,8 +536,11 @@ impl<'s> Query<'s> {
             functions: std::cell::OnceCell::new(),
             built: std::cell::OnceCell::new(),
         });
-        self.files.borrow_mut().insert((seg, file), facts.clone());
-        *self.last_file.borrow_mut() = Some(((seg, file), facts.clone()));
+        self.memo
+            .files
+            .borrow_mut()
+            .insert((seg, file), facts.clone());
+        *self.memo.last_file.borrow_mut() = Some(((seg, file), facts.clone()));
         facts
     }
 
@@ -626,7 +608,7 @@ impl<'s> Query<'s> {
         };
         let mut unknown = *built == Verdict::Unknown;
         for cond in self.snap.segments[seg].guard_at(at, line) {
-            let known = self.decided.borrow().get(cond).cloned();
+            let known = self.memo.decided.borrow().get(cond).cloned();
             let (tri, reason) = match known {
                 Some(t) => t,
                 None => {
@@ -643,7 +625,8 @@ impl<'s> Query<'s> {
                         };
                         std::rc::Rc::from(format!("#if {cond}: {why}"))
                     });
-                    self.decided
+                    self.memo
+                        .decided
                         .borrow_mut()
                         .insert(cond.to_string(), (t, reason.clone()));
                     (t, reason)
@@ -763,7 +746,7 @@ impl<'s> Query<'s> {
     /// `arch/` tree is; a C or assembly file is when Kbuild's Makefiles say so (a header is
     /// decided by its guards alone). `Live` means "no objection": the lines' guards decide.
     pub fn file_verdict(&self, path: &str, config: &knav_kconfig::Config) -> Verdict {
-        let arch = *self.arch.get_or_init(|| config.arch());
+        let arch = *self.memo.arch.get_or_init(|| config.arch());
         if let (Some(arch), Some(rest)) = (arch, path.strip_prefix("arch/")) {
             if let Some((dir, _)) = rest.split_once('/') {
                 if dir != arch {
@@ -777,7 +760,7 @@ impl<'s> Query<'s> {
         let compiled = path.ends_with(".c") || path.ends_with(".S");
         match (&self.snap.build, compiled) {
             (Some(build), true) => {
-                match build.decide_file(path, config, &mut self.kbuild_atoms.borrow_mut()) {
+                match build.decide_file(path, config, &mut self.memo.kbuild_atoms.borrow_mut()) {
                     knav_kconfig::kbuild::Decision::Live => Verdict::Live,
                     knav_kconfig::kbuild::Decision::Unknown => Verdict::Unknown,
                     knav_kconfig::kbuild::Decision::Hidden(r) => Verdict::Hidden(r.into()),
