@@ -43,7 +43,6 @@ impl std::fmt::Display for Unread {
 /// An open root directory; every file below it is reached through its descriptor.
 #[derive(Debug)]
 pub struct Root {
-    path: PathBuf,
     fd: OwnedFd,
     /// False once `openat2` said it is missing or refused (old kernels, seccomp filters).
     openat2: AtomicBool,
@@ -63,15 +62,9 @@ impl Root {
             .custom_flags(libc::O_DIRECTORY)
             .open(path)?;
         Ok(Root {
-            path: path.to_path_buf(),
             fd: file.into(),
             openat2: AtomicBool::new(cfg!(target_os = "linux")),
         })
-    }
-
-    /// The root's path, for messages.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Root-relative `rel` (escaped as [`crate::pathname`] keeps paths) opened for reading,
@@ -88,7 +81,7 @@ impl Root {
         }
         let (last, dirs) = parts.split_last().ok_or(Unread::Changed("an empty path"))?;
         let dir = self.walk(dirs)?;
-        dir.open_file(last)
+        dir.open_file(&c_name(last)?)
     }
 
     /// The bytes of root-relative `rel`, read or memory-mapped as [`crate::index::build`]
@@ -144,8 +137,8 @@ pub struct Dir {
 
 impl Dir {
     /// `name` in this directory opened for reading, when it is a regular file.
-    pub fn open_file(&self, name: &OsStr) -> Result<(File, std::fs::Metadata), Unread> {
-        regular(open_at(&self.fd, &c_name(name)?, libc::O_NONBLOCK)?)
+    pub fn open_file(&self, name: &CStr) -> Result<(File, std::fs::Metadata), Unread> {
+        regular(open_at(&self.fd, name, libc::O_NONBLOCK)?)
     }
 
     /// True when `name` in this directory is a symbolic link (looked at, not followed).

@@ -43,18 +43,17 @@ pub fn line_comment_end(src: &[u8], i: usize) -> usize {
     }
 }
 
-/// True when `line` (without its line ending) ends in a backslash: it continues onto the next.
+/// True when `line` (without its newline) ends in a backslash, before a final carriage return
+/// if it has one: it continues onto the next line.
 #[inline]
 pub fn continues(line: &[u8]) -> bool {
-    line.last() == Some(&b'\\')
+    line.strip_suffix(b"\r").unwrap_or(line).last() == Some(&b'\\')
 }
 
 /// True when the newline at `nl` is escaped by a backslash (`\` `\n` or `\` `\r` `\n`).
 #[inline]
 fn continued(src: &[u8], nl: usize) -> bool {
-    let before = &src[..nl];
-    let before = before.strip_suffix(b"\r").unwrap_or(before);
-    before.last() == Some(&b'\\')
+    continues(&src[..nl])
 }
 
 /// Where the string or character literal whose quote is at `i` ends: `(past its closing quote,

@@ -13,7 +13,6 @@ pub mod check;
 
 use std::ffi::{CStr, CString};
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path};
 
@@ -186,18 +185,13 @@ fn decl_start(text: &[u8], line: u32) -> u32 {
                 && !raw.starts_with(['#', '/', '*', '}'])
                 && !p.ends_with([';', '{', '}', ')', ',', '\\'])
         });
-        let in_directive = start > 2 && crate::lex::continues(trim_cr(line_of(text, start - 2)));
+        let in_directive = start > 2 && crate::lex::continues(line_of(text, start - 2));
         if !continues || in_directive {
             break;
         }
         start -= 1;
     }
     start
-}
-
-/// `line` without a final carriage return.
-fn trim_cr(line: &[u8]) -> &[u8] {
-    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 /// The first line of the comment block that ends on the line just above `first` (`/* … */`
@@ -335,9 +329,7 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
             snap.root.display()
         ));
     };
-    let (file, meta) = dir
-        .open_file(std::ffi::OsStr::from_bytes(name.as_bytes()))
-        .map_err(|e| unopened(&rel, e))?;
+    let (file, meta) = dir.open_file(&name).map_err(|e| unopened(&rel, e))?;
     let old = crate::beneath::read_open(file)
         .map_err(|e| format!("cannot read {rel}: {e}"))?
         .to_vec();
@@ -379,9 +371,7 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
         spliced.first,
         spliced.first + src.matches('\n').count() as u32 - 1,
     );
-    let base = Path::new(std::ffi::OsStr::from_bytes(name.as_bytes()))
-        .to_string_lossy()
-        .into_owned();
+    let base = String::from_utf8_lossy(name.to_bytes()).into_owned();
     let names = check::defined_names(&spliced.text, &base, ctags_args, new_first, new_end)?;
     let name_found = match edit {
         Edit::Replace { symbol, .. } => names.iter().find(|(_, n)| n == symbol).map(|_| symbol),
@@ -540,9 +530,7 @@ fn write_atomically(at: &Target<'_>, old: &[u8], new: &[u8]) -> Result<(), Strin
             "its directory was moved or replaced while the edit was checked; read it again".into(),
         ));
     }
-    let (file, meta) = dir
-        .open_file(std::ffi::OsStr::from_bytes(name.as_bytes()))
-        .map_err(|e| unopened(rel, e))?;
+    let (file, meta) = dir.open_file(&name).map_err(|e| unopened(rel, e))?;
     let now = crate::beneath::read_open(file).map_err(|e| unchanged(e.to_string()))?;
     if (meta.dev(), meta.ino()) != (at.meta.dev(), at.meta.ino()) || *now != *old {
         return Err(unchanged(

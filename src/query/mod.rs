@@ -388,11 +388,11 @@ impl<'s> Query<'s> {
         }
         let text = match source::SourceText::read(&self.snap.root, path) {
             Ok(t) => Some(std::rc::Rc::new(t)),
-            Err(source::Unread::Changed(what)) => {
+            Err(crate::beneath::Unread::Changed(what)) => {
                 self.changed.borrow_mut().push((path.to_string(), what));
                 None
             }
-            Err(source::Unread::Io(_)) => None,
+            Err(crate::beneath::Unread::Io(_)) => None,
         };
         self.memo
             .sources

@@ -1,23 +1,14 @@
 //! Source text for snippets and bodies: a file read once, lines found with memchr.
 //!
 //! Files are opened beneath the root without following a symbolic link anywhere on the way
-//! ([`open_beneath`]): a file swapped for a link after indexing must not show what the link
+//! ([`crate::beneath`]): a file swapped for a link after indexing must not show what the link
 //! points to.
 
-use std::fs::File;
 use std::path::Path;
 
 use super::MAX_LINE_CHARS;
-use crate::beneath::{read_open, Source};
+use crate::beneath::{read_open, Source, Unread};
 use crate::index::segment::LineHint;
-
-pub use crate::beneath::Unread;
-
-/// Opens root-relative `rel` (escaped as [`crate::pathname`] keeps paths) under `root`, refusing
-/// a symbolic link at any component below the root and anything but a regular file.
-pub fn open_beneath(root: &Path, rel: &str) -> Result<File, Unread> {
-    crate::beneath::open_file(root, rel).map(|(f, _)| f)
-}
 
 /// A source file, or a window of whole lines of one, and the offsets of its lines.
 pub struct SourceText {
@@ -36,7 +27,7 @@ impl SourceText {
     /// Reads `rel` under `root` (large files are memory-mapped in the CLI: a snippet of a
     /// 300 KB file should not copy 300 KB).
     pub fn read(root: &Path, rel: &str) -> Result<SourceText, Unread> {
-        let bytes = read_open(open_beneath(root, rel)?).map_err(Unread::Io)?;
+        let bytes = read_open(crate::beneath::open_file(root, rel)?.0).map_err(Unread::Io)?;
         Ok(SourceText::new(bytes, 1, true))
     }
 

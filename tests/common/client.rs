@@ -83,8 +83,7 @@ impl Client {
 
     /// Writes one raw line.
     pub fn write_raw(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
+        self.write_bytes(line.as_bytes());
     }
 
     /// Writes one raw line of bytes (they need not be UTF-8).
@@ -108,15 +107,12 @@ impl Client {
         }
     }
 
-    /// The next message whose id is null (an error about a line whose id could not be read).
+    /// The next message whose id is null (an error about a line whose id could not be read);
+    /// replies with a number as id that come first are kept for [`Client::response`].
     pub fn null_id_message(&mut self) -> Value {
         loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(30))
-                .expect("an answer with id null");
-            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-            if v.get("id") == Some(&Value::Null) {
+            let v = self.next_reply();
+            if v["id"].is_null() {
                 return v;
             }
             if let Some(got) = v["id"].as_u64() {
