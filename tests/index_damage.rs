@@ -357,3 +357,59 @@ fn a_large_index_not_checksummed_at_open_is_still_checked_and_rebuilt_by_the_nex
     let (_, out) = knav(&t, &["index"], &large);
     assert!(out.contains("index unchanged"), "{out}");
 }
+
+/// The part directories the index's manifest names, by prefix (`seg`, `kb`, `tx`, `kd`).
+fn part_dirs(index: &Path) -> std::collections::BTreeMap<String, String> {
+    let text = std::fs::read_to_string(index.join("CURRENT")).unwrap();
+    let m: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let dir = |v: &serde_json::Value| v["dir"].as_str().unwrap().to_string();
+    let segments = m["segments"].as_array().unwrap();
+    assert_eq!(segments.len(), 1, "{text}");
+    [
+        ("seg", dir(&segments[0])),
+        ("kb", dir(&m["build_files"])),
+        ("tx", dir(&m["text"])),
+        ("kd", dir(&m["docs"])),
+    ]
+    .into_iter()
+    .map(|(k, d)| (k.to_string(), d))
+    .collect()
+}
+
+#[test]
+fn each_damaged_part_is_rebuilt_alone_and_a_damaged_segment_rebuilds_the_index() {
+    let t = fixture("damage-parts");
+    let index = t.root.join(".knav");
+    let (code, out) = knav(&t, &["index"], &[]);
+    assert_eq!(code, 0, "{out}");
+    let before = part_dirs(&index);
+    let kinds: Vec<&str> = before.keys().map(String::as_str).collect();
+    assert_eq!(kinds, ["kb", "kd", "seg", "tx"], "the fixture has every part");
+    for (prefix, dir) in &before {
+        let now = part_dirs(&index);
+        let files: Vec<PathBuf> = std::fs::read_dir(index.join(&now[prefix]))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().is_some_and(|n| n != "meta.json"))
+            .collect();
+        let file = files.iter().max_by_key(|p| p.metadata().unwrap().len()).unwrap();
+        let len = file.metadata().unwrap().len() as usize;
+        apply(file, Mutation::Flip(len / 2, 0x40));
+        let (code, out) = knav(&t, &["index", "--verify"], &[]);
+        assert_eq!(code, 1, "{dir}: --verify did not see it:\n{out}");
+        assert!(out.contains(&now[prefix]), "{dir}: --verify names another file:\n{out}");
+        let (code, out) = knav(&t, &["index"], &[]);
+        assert_eq!(code, 0, "{dir}: {out}");
+        assert!(out.contains("rebuilt, not refreshed"), "{dir}: {out}");
+        let after = part_dirs(&index);
+        for (other, was) in &now {
+            let rebuilt = after[other] != *was;
+            // A segment's damage rebuilds the whole index; another part's, that part alone.
+            let want = prefix == "seg" || other == prefix;
+            assert_eq!(rebuilt, want, "{dir}: {other} {was} -> {}", after[other]);
+        }
+        let (code, out) = knav(&t, &["index", "--verify"], &[]);
+        assert_eq!(code, 0, "{dir}: after the repair: {out}");
+    }
+}

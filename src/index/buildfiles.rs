@@ -112,6 +112,34 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
     })
 }
 
+/// What one build file gives the part: the hash of its bytes and its text (`None` when it
+/// cannot be read). A Makefile's meaning depends on those that descend into its directory,
+/// and a Kconfig file's on those that source it: they are parsed once all are merged.
+pub type BuildFileFacts = Option<(u64, String)>;
+
+/// The build files' facts merged, in path order.
+pub struct TextsMerge<'a> {
+    /// The files whose facts are merged, in that order.
+    files: &'a [SourceFile],
+    /// The hash of each file's bytes (0: unreadable).
+    hashes: Vec<u64>,
+    /// The text of each file that could be read.
+    by_path: HashMap<String, String>,
+}
+
+impl super::part::Merge<BuildFileFacts> for TextsMerge<'_> {
+    fn add(&mut self, batch: Vec<BuildFileFacts>) -> Result<(), IndexError> {
+        for facts in batch {
+            let path = &self.files[self.hashes.len()].path;
+            self.hashes.push(facts.as_ref().map_or(0, |(h, _)| *h));
+            if let Some((_, text)) = facts {
+                self.by_path.insert(path.clone(), text);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The build files' texts as read, by path.
 struct BuildTexts {
     /// The text of each file that could be read.
@@ -123,27 +151,28 @@ struct BuildTexts {
 }
 
 impl BuildTexts {
-    /// Reads `files` of `root` in parallel.
+    /// Reads `files` of `root` in parallel: each one's facts, merged.
     fn read(root: &Path, files: &[SourceFile]) -> BuildTexts {
         let beneath = crate::beneath::Root::open(root).ok();
-        let read: Vec<(&SourceFile, Option<(u64, String)>)> = files
-            .par_iter()
-            .map(|f| {
-                let text = beneath
+        let mut merge = TextsMerge {
+            files,
+            hashes: Vec::with_capacity(files.len()),
+            by_path: HashMap::new(),
+        };
+        // Merging only collects: it cannot fail.
+        let _ = super::part::build(
+            files,
+            |f| {
+                let bytes = beneath
                     .as_ref()
-                    .and_then(|b| b.read_capped(&f.path, MAX_BUILD_FILE_BYTES).ok())
-                    .map(|b| (hash64(&b), String::from_utf8_lossy(&b).into_owned()));
-                (f, text)
-            })
-            .collect();
-        let hashes = read
-            .iter()
-            .map(|(_, t)| t.as_ref().map_or(0, |(h, _)| *h))
-            .collect();
-        let by_path: HashMap<String, String> = read
-            .into_iter()
-            .filter_map(|(f, t)| Some((f.path.clone(), t?.1)))
-            .collect();
+                    .and_then(|b| b.read_capped(&f.path, MAX_BUILD_FILE_BYTES).ok());
+                <BuildFiles as super::part::FromFacts>::facts(&f.path, bytes.as_deref())
+            },
+            &mut merge,
+        );
+        let TextsMerge {
+            hashes, by_path, ..
+        } = merge;
         let mut arches: Vec<String> = by_path
             .keys()
             .filter_map(|p| p.strip_prefix("arch/")?.split_once('/').map(|(a, _)| a))
@@ -613,16 +642,6 @@ impl BuildFiles {
         })
     }
 
-    /// Re-reads every file of the part and compares its checksum with the one recorded at
-    /// build time.
-    pub fn verify(&self) -> Result<(), IndexError> {
-        super::damage::verify_checksums(&self.dir, &self.meta.checksums)?;
-        match self.damage() {
-            Some(d) => Err(d.clone()),
-            None => Ok(()),
-        }
-    }
-
     /// The first damage a read of this part ran into, as a clear error.
     pub fn damage(&self) -> Option<&IndexError> {
         self.damage.get()
@@ -636,11 +655,6 @@ impl BuildFiles {
     /// The directory of the part.
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    /// Each file of the part with the checksum recorded when it was built.
-    pub fn checksums(&self) -> &[(String, u64)] {
-        &self.meta.checksums
     }
 
     fn file(&self, id: u64) -> String {
@@ -974,5 +988,36 @@ impl BuildFiles {
             ));
         }
         out
+    }
+}
+
+impl super::part::FromFacts for BuildFiles {
+    type Facts = BuildFileFacts;
+
+    fn facts(_path: &str, bytes: Option<&[u8]>) -> BuildFileFacts {
+        bytes.map(|b| (hash64(b), String::from_utf8_lossy(b).into_owned()))
+    }
+}
+
+impl super::part::Part for BuildFiles {
+    const KIND: super::part::Kind = super::part::Kind::BuildFiles;
+    type Ref = BuildFilesRef;
+    type Open = BuildFiles;
+
+    fn open(index_dir: &Path, r: &BuildFilesRef) -> Result<BuildFiles, IndexError> {
+        BuildFiles::open(&index_dir.join(&r.dir))
+    }
+
+    /// The part keeps its checksums in its own `meta.json`: stamped once opened.
+    fn stamp<'a>(
+        r: &'a BuildFilesRef,
+        open: Option<&'a BuildFiles>,
+    ) -> Option<super::part::Stamp<'a>> {
+        Some(super::part::Stamp {
+            kind: Self::KIND,
+            dir: &r.dir,
+            previous: r.previous.as_deref(),
+            checksums: &open?.meta.checksums,
+        })
     }
 }

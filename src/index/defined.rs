@@ -8,7 +8,7 @@
 //!   its length (at most 255). A name's id is `K << 32 | its ordinal`, so ids sort as names do
 //!   (shards are ranges of the name order). Its name is read back from `names-K.fst`, whose
 //!   values (entry offsets) grow with the names;
-//! * `symparts.fst` / `.dat`: lowercase name part → ids ([`super::parts`]);
+//! * `symparts.fst` / `.dat`: lowercase name part → ids ([`super::nameparts`]);
 //! * `fileparts.fst` / `.dat`: lowercase path part → file ids.
 
 use std::fs::File;
@@ -21,7 +21,7 @@ use memmap2::Mmap;
 use super::damage::open_fst;
 use super::error::IndexError;
 use super::format::{check_header, header, HEADER_LEN, NAME_SHARDS};
-use super::parts::{path_parts, NameParts, PartsWriter};
+use super::nameparts::{path_parts, NameParts, PartsWriter};
 use super::segment::{map, MapBytes};
 use crate::rank::PathRank;
 
@@ -337,6 +337,6 @@ impl Search<'_> {
             PartsOf::Names => &self.tables.symparts,
             PartsOf::Files => &self.tables.fileparts,
         };
-        super::parts::ids_matching(fst, dat, token, exact)
+        super::nameparts::ids_matching(fst, dat, token, exact)
     }
 }

@@ -19,7 +19,8 @@ pub mod error;
 pub mod format;
 pub mod fstbuild;
 pub mod indirect;
-pub mod parts;
+pub mod nameparts;
+pub mod part;
 pub mod postings;
 pub mod scratch;
 pub mod segment;
@@ -36,6 +37,7 @@ use serde::Serialize;
 use self::build::{build_segment, unique_dir, BuildOptions, Input};
 pub use self::error::IndexError;
 use self::format::{FileStat, FileStatus};
+use self::part::Kind;
 use self::store::{Manifest, SegmentRef, Snapshot};
 use crate::progress::Progress;
 use crate::walk::{walk, SourceFile, DEFAULT_MAX_FILE_BYTES};
@@ -455,26 +457,27 @@ fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -
     };
     let old = old.filter(|s| s.manifest.options_hash == options_hash);
     let snap = match old.map(|s| (store::check_stamped(index_dir, &s, false), s)) {
-        Some((Err(store::Damaged::Segments(e)), _)) => {
-            rebuilt_because = Some(e.to_string());
-            None
-        }
-        Some((Err(store::Damaged::Text(e)), mut s)) => {
-            // The text part is built again; the rest stays.
-            rebuilt_because = Some(e.to_string());
-            s.manifest.text = None;
-            Some(s)
-        }
-        Some((Err(store::Damaged::Docs(e)), mut s)) => {
-            rebuilt_because = Some(e.to_string());
-            s.manifest.docs = None;
-            docs_damaged = true;
-            Some(s)
-        }
-        Some((Err(store::Damaged::BuildFiles(e)), mut s)) => {
-            rebuilt_because = Some(e.to_string());
-            s.build = None;
-            s.build_error = Some(e);
+        Some((Err(d), mut s)) => {
+            rebuilt_because = Some(d.error.to_string());
+            // Any other part is built again alone; the rest stays.
+            match d.kind {
+                Kind::Segment => {
+                    return Previous {
+                        snap: None,
+                        rebuilt_because,
+                        docs_damaged,
+                    }
+                }
+                Kind::Text => s.manifest.text = None,
+                Kind::Docs => {
+                    s.manifest.docs = None;
+                    docs_damaged = true;
+                }
+                Kind::BuildFiles => {
+                    s.build = None;
+                    s.build_error = Some(d.error);
+                }
+            }
             Some(s)
         }
         Some((Ok(()), s)) => {
@@ -955,12 +958,7 @@ impl Update<'_> {
     /// only what changed since.
     fn count_files(&self, manifest: &mut Manifest) -> Result<Vec<String>, IndexError> {
         let fresh = Snapshot::open_unpublished(self.root, self.index_dir, manifest)?;
-        store::check_stamped(self.index_dir, &fresh, true).map_err(|e| match e {
-            store::Damaged::Segments(e)
-            | store::Damaged::BuildFiles(e)
-            | store::Damaged::Text(e)
-            | store::Damaged::Docs(e) => e,
-        })?;
+        store::check_stamped(self.index_dir, &fresh, true).map_err(|d| d.error)?;
         let counts = fresh.count_files();
         manifest.files_scanned = counts.scanned;
         manifest.files_unindexed = counts.unindexed + manifest.other_files;

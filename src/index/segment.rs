@@ -240,15 +240,6 @@ impl Segment {
         self.damage.mark(&self.dir, file, what);
     }
 
-    /// Re-reads every index file and compares its checksum with the one recorded at build time.
-    pub fn verify(&self) -> Result<(), IndexError> {
-        super::damage::verify_checksums(&self.dir, &self.meta.checksums)?;
-        if let Some(d) = self.damage() {
-            return Err(d.clone());
-        }
-        Ok(())
-    }
-
     /// The search tables: defined names and the part indexes.
     pub fn search(&self) -> Search<'_> {
         self.search.with(&self.fsts)
@@ -469,5 +460,25 @@ impl Segment {
             out.push(def);
         }
         out
+    }
+}
+
+impl super::part::Part for Segment {
+    const KIND: super::part::Kind = super::part::Kind::Segment;
+    type Ref = super::store::SegmentRef;
+    type Open = Segment;
+
+    fn open(index_dir: &Path, r: &Self::Ref) -> Result<Segment, IndexError> {
+        Segment::open(&index_dir.join(&r.dir))
+    }
+
+    /// A segment keeps its checksums in its own `meta.json`: stamped once opened.
+    fn stamp<'a>(r: &'a Self::Ref, open: Option<&'a Segment>) -> Option<super::part::Stamp<'a>> {
+        Some(super::part::Stamp {
+            kind: Self::KIND,
+            dir: &r.dir,
+            previous: None,
+            checksums: &open?.meta.checksums,
+        })
     }
 }

@@ -17,9 +17,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::codec::{hash64, put_str, put_varint, Reader};
+use super::docs::part::Docs;
 use super::error::IndexError;
 use super::format::{check_header, header, FileStatus, HEADER_LEN, VERSION};
+use super::part::{Kind, Part, Stamp};
 use super::segment::Segment;
+use super::text::index::TextIndex;
 use crate::walk::{DirListing, Names, WalkCache};
 
 /// The manifest stored in `CURRENT`.
@@ -67,6 +70,27 @@ pub struct SegmentRef {
     pub dir: String,
     /// Paths whose versions in earlier segments are dead (changed or deleted).
     pub shadow_paths: Vec<String>,
+}
+
+impl Manifest {
+    /// Every part directory the manifest names: its parts', the previous generation's kept
+    /// for readers, and the retired segments.
+    pub fn part_dirs(&self) -> Vec<&str> {
+        let mut dirs: Vec<&str> = self.segments.iter().map(|s| s.dir.as_str()).collect();
+        dirs.extend(self.retired.iter().map(String::as_str));
+        for (dir, previous) in [
+            self.build_files.as_ref().map(|b| (&b.dir, &b.previous)),
+            self.text.as_ref().map(|t| (&t.dir, &t.previous)),
+            self.docs.as_ref().map(|d| (&d.dir, &d.previous)),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            dirs.push(dir);
+            dirs.extend(previous.as_deref());
+        }
+        dirs
+    }
 }
 
 /// An open, consistent index.
@@ -211,41 +235,18 @@ pub fn remove_orphans(index_dir: &Path, _lock: &BuildLock) {
     }
 }
 
-/// Removes the segment, build-file and documentation directories that `manifest` does not name.
+/// Removes the part directories (`seg-`, `kb-`, `tx-`, `kd-`) that `manifest` does not name.
 fn remove_unreferenced(index_dir: &Path, manifest: &Manifest) {
-    let keep: HashSet<&str> = manifest
-        .segments
-        .iter()
-        .map(|s| s.dir.as_str())
-        .chain(manifest.retired.iter().map(String::as_str))
-        .chain(
-            manifest
-                .build_files
-                .iter()
-                .flat_map(|b| std::iter::once(b.dir.as_str()).chain(b.previous.as_deref())),
-        )
-        .chain(
-            manifest
-                .text
-                .iter()
-                .flat_map(|t| std::iter::once(t.dir.as_str()).chain(t.previous.as_deref())),
-        )
-        .chain(
-            manifest
-                .docs
-                .iter()
-                .flat_map(|d| std::iter::once(d.dir.as_str()).chain(d.previous.as_deref())),
-        )
-        .collect();
+    let keep: HashSet<&str> = manifest.part_dirs().into_iter().collect();
     if let Ok(entries) = std::fs::read_dir(index_dir) {
         for e in entries.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if ["seg-", "kb-", "tx-", "kd-"]
-                .iter()
-                .any(|p| name.starts_with(p))
-                && !keep.contains(name.as_ref())
-            {
+            let part = Kind::ALL.iter().any(|k| {
+                name.strip_prefix(k.prefix())
+                    .is_some_and(|rest| rest.starts_with('-'))
+            });
+            if part && !keep.contains(name.as_ref()) {
                 let _ = std::fs::remove_dir_all(e.path());
             }
         }
@@ -271,26 +272,14 @@ fn stat_key(path: &Path) -> Option<StatKey> {
     ))
 }
 
-/// Which part of an index a file belongs to.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Part {
-    Segment,
-    Build,
-    Text,
-    Docs,
-}
-
-/// Where [`check_stamped`] found damage.
+/// Damage [`check_stamped`] found: in which part, and where.
 #[derive(Debug)]
-pub enum Damaged {
-    /// A segment file: the segments must be rebuilt.
-    Segments(IndexError),
-    /// A file of the build-file part only.
-    BuildFiles(IndexError),
-    /// A file of the text part only.
-    Text(IndexError),
-    /// A file of the documentation part only.
-    Docs(IndexError),
+pub struct Damaged {
+    /// The part damaged: a segment's damage means a full build, another part's that part
+    /// alone is built again ([`Kind::rebuilt_alone`]).
+    pub kind: Kind,
+    /// The damaged file and what is wrong with it.
+    pub error: IndexError,
 }
 
 /// Checks the checksums of every file of `snap` (segments and build-file part) that changed
@@ -313,41 +302,24 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
     // (name in the index directory, expected checksum, its part, hash even if its stat is as
     // stamped). A part whose meta.json moved (the checksums themselves) has every file hashed
     // again; meta.json's own stat is stamped beside them.
-    let mut files: Vec<(String, u64, Part, bool)> = Vec::new();
+    let mut files: Vec<(String, u64, Kind, bool)> = Vec::new();
     let mut metas: Vec<String> = Vec::new();
-    let mut part = |dir: &str, sums: &[(String, u64)], build: Part| {
-        let meta = format!("{dir}/meta.json");
+    for stamp in snap.stamps() {
+        let meta = format!("{}/meta.json", stamp.dir);
         let moved = stamps.get(&meta) != stat_key(&index_dir.join(&meta)).as_ref();
-        for (name, sum) in sums {
-            files.push((format!("{dir}/{name}"), *sum, build, moved));
+        for (name, sum) in stamp.checksums {
+            files.push((format!("{}/{name}", stamp.dir), *sum, stamp.kind, moved));
         }
         metas.push(meta);
-    };
-    for (sref, seg) in snap.manifest.segments.iter().zip(&snap.segments) {
-        part(&sref.dir, &seg.meta.checksums, Part::Segment);
-    }
-    if let (Some(bref), Some(b)) = (&snap.manifest.build_files, &snap.build) {
-        part(&bref.dir, b.checksums(), Part::Build);
-    }
-    if let Some(t) = &snap.manifest.text {
-        part(&t.dir, &t.checksums, Part::Text);
-    }
-    if let Some(d) = &snap.manifest.docs {
-        part(&d.dir, &d.checksums, Part::Docs);
     }
     let checked: Vec<Result<(String, StatKey), Damaged>> = files
         .par_iter()
-        .map(|(name, sum, build, moved)| {
+        .map(|(name, sum, kind, moved)| {
             let path = index_dir.join(name);
             let key = stat_key(&path);
-            let damaged = |what: &str| {
-                let msg = IndexError::damaged(&path, what);
-                match build {
-                    Part::Build => Damaged::BuildFiles(msg),
-                    Part::Text => Damaged::Text(msg),
-                    Part::Docs => Damaged::Docs(msg),
-                    Part::Segment => Damaged::Segments(msg),
-                }
+            let damaged = |what: &str| Damaged {
+                kind: *kind,
+                error: IndexError::damaged(&path, what),
             };
             let key = key.ok_or_else(|| damaged("it cannot be read"))?;
             if !just_built && (*moved || stamps.get(name) != Some(&key)) {
@@ -361,9 +333,8 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
         })
         .collect();
     let mut out = String::new();
-    let mut build_damage = None;
-    let mut text_damage = None;
-    let mut docs_damage = None;
+    // The first damage of the first part damaged, in [`Kind::ALL`]'s order: a segment's first.
+    let mut damage: Option<Damaged> = None;
     let mut same = true;
     for c in checked {
         match c {
@@ -372,20 +343,16 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
                 let (ino, size, mtime, ctime) = key;
                 out.push_str(&format!("{name}\t{ino}\t{size}\t{mtime}\t{ctime}\n"));
             }
-            Err(Damaged::BuildFiles(e)) => build_damage = Some(e),
-            Err(Damaged::Text(e)) => text_damage = Some(e),
-            Err(Damaged::Docs(e)) => docs_damage = Some(e),
-            Err(e) => return Err(e),
+            Err(d) => {
+                let rank = |k: Kind| Kind::ALL.iter().position(|x| *x == k);
+                if damage.as_ref().is_none_or(|x| rank(d.kind) < rank(x.kind)) {
+                    damage = Some(d);
+                }
+            }
         }
     }
-    if let Some(e) = build_damage {
-        return Err(Damaged::BuildFiles(e));
-    }
-    if let Some(e) = text_damage {
-        return Err(Damaged::Text(e));
-    }
-    if let Some(e) = docs_damage {
-        return Err(Damaged::Docs(e));
+    if let Some(d) = damage {
+        return Err(d);
     }
     for meta in metas {
         if let Some(key) = stat_key(&index_dir.join(&meta)) {
@@ -642,25 +609,37 @@ impl Snapshot {
             .or_else(|| self.build.as_ref().and_then(|b| b.damage()))
     }
 
-    /// Re-reads every file of every segment and of the build-file part and compares it with
-    /// the checksums recorded when they were built.
+    /// Re-reads every file of every part and compares it with the checksums recorded when
+    /// it was built; then reports the damage a read ran into, if any.
     pub fn verify(&self) -> Result<(), IndexError> {
-        for seg in &self.segments {
-            seg.verify()?;
-        }
         if let Some(e) = &self.build_error {
             return Err(e.clone());
         }
-        if let Some(b) = &self.build {
-            b.verify()?;
+        for stamp in self.stamps() {
+            super::part::verify(&self.index_dir, &stamp)?;
         }
-        if let Some(t) = &self.manifest.text {
-            crate::index::text::verify(&self.index_dir, t)?;
-        }
-        match &self.manifest.docs {
-            Some(d) => crate::index::docs::verify(&self.index_dir, d),
+        match self.damage() {
+            Some(d) => Err(d.clone()),
             None => Ok(()),
         }
+    }
+
+    /// The stamp of every part of the index, segments first, in [`Kind::ALL`]'s order.
+    pub fn stamps(&self) -> Vec<Stamp<'_>> {
+        let m = &self.manifest;
+        let segments = m
+            .segments
+            .iter()
+            .zip(&self.segments)
+            .filter_map(|(r, s)| Segment::stamp(r, Some(s)));
+        let build = m
+            .build_files
+            .as_ref()
+            .zip(self.build.as_ref())
+            .and_then(|(r, b)| super::buildfiles::BuildFiles::stamp(r, Some(b)));
+        let text = m.text.as_ref().and_then(|r| TextIndex::stamp(r, None));
+        let docs = m.docs.as_ref().and_then(|r| Docs::stamp(r, None));
+        segments.chain(build).chain(text).chain(docs).collect()
     }
 
     /// True when every file of segment `seg` is live: nothing later replaced or deleted any.

@@ -12,6 +12,7 @@ use crate::index::docs::part::Docs;
 use crate::index::docs::sections::adornment;
 use crate::index::docs::words::Words;
 use crate::index::error::IndexError;
+use crate::index::part::Part;
 
 const TOOL: &str = "search_docs";
 
@@ -111,7 +112,7 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
 fn open(q: &Query<'_>, part: &crate::index::docs::DocsRef) -> Result<Docs, IndexError> {
     let docs = Docs::open(&q.snap.index_dir.join(&part.dir))?;
     if crate::index::damage::checksum_at_open(docs.bytes()) {
-        crate::index::docs::verify(&q.snap.index_dir, part)?;
+        Docs::verify_files(&q.snap.index_dir, part, Some(&docs))?;
     }
     Ok(docs)
 }

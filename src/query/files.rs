@@ -9,7 +9,7 @@
 use super::Query;
 use crate::envelope::{Envelope, FileHit, Results};
 use crate::index::defined::PartsOf;
-use crate::index::parts::{at_boundary, intersect, path_separator};
+use crate::index::nameparts::{at_boundary, intersect, path_separator};
 
 const TOOL: &str = "search_files";
 

@@ -16,7 +16,7 @@ use knav_ctags::Kind;
 use super::{Found, Query};
 use crate::envelope::{Envelope, Results};
 use crate::index::defined::{NameInfo, PartsOf};
-use crate::index::parts::{at_boundary, intersect};
+use crate::index::nameparts::{at_boundary, intersect};
 
 const TOOL: &str = "search_symbols";
 

@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::{source, Query, Verdict};
 use crate::envelope::{Context, Enclosing, Envelope, FileGroup, Hit, Results};
+use crate::index::part::Part;
 use crate::index::text::index::{TextIndex, BINARY};
 use crate::index::text::search::Pattern;
 
@@ -178,7 +179,8 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
     let idx = TextIndex::open(&q.snap.index_dir.join(&text.dir))?;
     // A small part is checksummed at every open, as the other parts are.
     if crate::index::damage::checksum_at_open(idx.bytes()) {
-        crate::index::text::verify(&q.snap.index_dir, text).map_err(|e| e.rebuild().to_string())?;
+        TextIndex::verify_files(&q.snap.index_dir, text, Some(&idx))
+            .map_err(|e| e.rebuild().to_string())?;
     }
     let scope = scope(q, ask, &root)?;
     // The candidates: what the trigrams select, less what changed since, plus what changed

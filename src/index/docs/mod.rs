@@ -174,7 +174,24 @@ impl DocsState {
     }
 }
 
-/// Checks every file of the documentation part `docs` in `index_dir` against its checksum.
-pub fn verify(index_dir: &Path, docs: &DocsRef) -> Result<(), IndexError> {
-    crate::index::damage::verify_checksums(&index_dir.join(&docs.dir), &docs.checksums)
+impl crate::index::part::Part for part::Docs {
+    const KIND: crate::index::part::Kind = crate::index::part::Kind::Docs;
+    type Ref = DocsRef;
+    type Open = part::Docs;
+
+    fn open(index_dir: &Path, r: &DocsRef) -> Result<part::Docs, IndexError> {
+        part::Docs::open(&index_dir.join(&r.dir))
+    }
+
+    fn stamp<'a>(
+        r: &'a DocsRef,
+        _: Option<&'a part::Docs>,
+    ) -> Option<crate::index::part::Stamp<'a>> {
+        Some(crate::index::part::Stamp {
+            kind: Self::KIND,
+            dir: &r.dir,
+            previous: r.previous.as_deref(),
+            checksums: &r.checksums,
+        })
+    }
 }

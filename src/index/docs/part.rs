@@ -4,13 +4,11 @@
 //! offset of its postings; `postings.dat` holds per word the sections holding it (delta ids),
 //! with how often in the title and in the body.
 //!
-//! A build reads the files in parallel, one worker per thread with its own [`Vocab`] (each
-//! distinct token stemmed once per thread), then maps the workers' terms to one numbering.
+//! A build takes each file's facts ([`DocFacts`]: its sections and their words, made in
+//! parallel, each thread with its own [`Vocab`] so that a distinct token is stemmed once per
+//! thread), then merges them in path order ([`DocsMerge`]).
 
 use std::path::Path;
-use std::sync::Mutex;
-
-use rayon::prelude::*;
 
 use super::sections::{sections, Section};
 use super::words::Vocab;
@@ -18,6 +16,7 @@ use crate::index::accum::NameMap;
 use crate::index::codec::{checksum_bytes, hash64, put_str, put_varint, Reader};
 use crate::index::error::IndexError;
 use crate::index::format::{check_header, header, HEADER_LEN};
+use crate::index::part::{FromFacts, Merge};
 use crate::index::segment::MapBytes;
 use crate::index::text::walk::TextFile;
 
@@ -41,7 +40,7 @@ pub struct Built {
     pub bytes: u64,
 }
 
-/// A section with its words counted, by term id of its worker's [`Vocab`].
+/// A section with its words counted, by index into its file's terms.
 struct Counted {
     section: Section,
     title_words: u32,
@@ -50,22 +49,39 @@ struct Counted {
     counts: Vec<(u32, u32, u32)>,
 }
 
-/// One worker's files: (file index, content hash, sections), and its vocabulary.
+/// What one documentation file contributes to the part: the hash of its bytes, its distinct
+/// search words, and its sections with their words counted.
+pub struct DocFacts {
+    hash: u64,
+    /// The file's distinct terms, numbered in the order first seen.
+    terms: Vec<Box<str>>,
+    sections: Vec<Counted>,
+}
+
+/// One thread's scratch for [`DocFacts::of`]: a vocabulary (each distinct token stemmed once
+/// per thread) and the counts of the section being counted.
 #[derive(Default)]
-struct Worker {
+struct Counter {
     vocab: Vocab,
-    files: Vec<(usize, u64, Vec<Counted>)>,
-    /// Per term id, (title, body) counts of the section being counted.
+    /// Per term id of `vocab`, (title, body) counts of the section being counted.
     counts: Vec<(u32, u32)>,
     /// The term ids the section being counted touched.
     touched: Vec<u32>,
+    /// Per term id of `vocab`, its index among the file's terms plus one (0: not yet).
+    local: Vec<u32>,
+    /// The term ids of `vocab` the file touched.
+    file_terms: Vec<u32>,
 }
 
-impl Worker {
+thread_local! {
+    static COUNTER: std::cell::RefCell<Counter> = std::cell::RefCell::default();
+}
+
+impl Counter {
     /// Counts the words of `s`, whose text is `lines`.
     fn count(&mut self, s: Section, lines: &[&str]) -> Counted {
         let (mut title_words, mut body_words) = (0, 0);
-        let Worker {
+        let Counter {
             vocab,
             counts,
             touched,
@@ -96,13 +112,15 @@ impl Worker {
                 add(id, false)
             });
         }
+        let mut touched = std::mem::take(&mut self.touched);
         let counts = touched
             .drain(..)
             .map(|id| {
                 let (t, b) = std::mem::take(&mut self.counts[id as usize]);
-                (id, t, b)
+                (self.local_id(id), t, b)
             })
             .collect();
+        self.touched = touched;
         Counted {
             section: s,
             title_words,
@@ -111,17 +129,47 @@ impl Worker {
         }
     }
 
-    /// Reads file `i` at `path` and counts its sections.
-    fn read(&mut self, root: Option<&crate::beneath::Root>, i: usize, path: &str) {
-        let bytes = root.and_then(|r| r.read(path).ok());
-        let bytes = bytes.as_deref().unwrap_or_default();
+    /// The file's own number of term `id` of the vocabulary.
+    fn local_id(&mut self, id: u32) -> u32 {
+        let i = id as usize;
+        if i >= self.local.len() {
+            self.local.resize(i + 1, 0);
+        }
+        if self.local[i] == 0 {
+            self.file_terms.push(id);
+            self.local[i] = self.file_terms.len() as u32;
+        }
+        self.local[i] - 1
+    }
+
+    /// The facts of a file of `bytes`.
+    fn facts(&mut self, bytes: &[u8]) -> DocFacts {
         let text = String::from_utf8_lossy(bytes);
         let lines: Vec<&str> = text.lines().collect();
-        let counted = sections(&lines)
+        let sections = sections(&lines)
             .into_iter()
             .map(|s| self.count(s, &lines))
             .collect();
-        self.files.push((i, hash64(bytes), counted));
+        let terms = self
+            .file_terms
+            .drain(..)
+            .map(|id| {
+                self.local[id as usize] = 0;
+                self.vocab.stems.terms[id as usize].clone()
+            })
+            .collect();
+        DocFacts {
+            hash: hash64(bytes),
+            terms,
+            sections,
+        }
+    }
+}
+
+impl DocFacts {
+    /// What a file of `bytes` contributes (an unreadable file: nothing, as an empty one).
+    pub fn of(bytes: Option<&[u8]>) -> DocFacts {
+        COUNTER.with(|c| c.borrow_mut().facts(bytes.unwrap_or_default()))
     }
 }
 
@@ -133,114 +181,143 @@ struct List {
     bytes: Vec<u8>,
 }
 
-/// Reads `files` (in path order) under `root` and writes the part into the new directory
-/// `dir`.
-pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<Built, IndexError> {
-    // One worker per thread, never shared: its lock is never waited on.
-    let workers: Vec<Mutex<Worker>> = (0..rayon::current_num_threads())
-        .map(|_| Mutex::default())
-        .collect();
-    let beneath = crate::beneath::Root::open(root).ok();
-    files.par_iter().enumerate().for_each(|(i, f)| {
-        let at = rayon::current_thread_index().unwrap_or(0) % workers.len();
-        let mut w = workers[at].lock().unwrap_or_else(|e| e.into_inner());
-        w.read(beneath.as_ref(), i, &f.path);
-    });
-    let mut workers: Vec<Worker> = workers
-        .into_iter()
-        .map(|w| w.into_inner().unwrap_or_else(|e| e.into_inner()))
-        .collect();
-    // (file index, content hash, sections, worker), in path order.
-    let mut parsed: Vec<(usize, u64, Vec<Counted>, usize)> = Vec::new();
-    for (k, w) in workers.iter_mut().enumerate() {
-        let files = std::mem::take(&mut w.files);
-        parsed.extend(files.into_iter().map(|(i, h, c)| (i, h, c, k)));
+/// The part's files' facts merged, in path order.
+#[derive(Default)]
+pub struct DocsMerge {
+    /// Each file's content hash, in path order.
+    hashes: Vec<u64>,
+    /// Term → id, in the order first merged.
+    ids: NameMap<Box<str>, u32>,
+    terms: Vec<Box<str>>,
+    lists: Vec<List>,
+    /// The sections' records of `docs.dat`.
+    sections: Vec<u8>,
+    /// Sections merged: the next section's id.
+    next: u32,
+}
+
+impl Merge<DocFacts> for DocsMerge {
+    fn add(&mut self, batch: Vec<DocFacts>) -> Result<(), IndexError> {
+        for f in batch {
+            self.add_file(f);
+        }
+        Ok(())
     }
-    parsed.sort_unstable_by_key(|f| f.0);
-    // Each worker's term ids → one numbering.
-    let mut ids: NameMap<&str, u32> = NameMap::default();
-    let mut terms: Vec<&str> = Vec::new();
-    let maps: Vec<Vec<u32>> = workers
-        .iter()
-        .map(|w| {
-            w.vocab
-                .stems
-                .terms
-                .iter()
-                .map(|t| {
-                    *ids.entry(t).or_insert_with(|| {
-                        terms.push(t);
-                        terms.len() as u32 - 1
-                    })
+}
+
+impl DocsMerge {
+    /// Adds the next file's facts.
+    fn add_file(&mut self, f: DocFacts) {
+        let p = self.hashes.len() as u64;
+        self.hashes.push(f.hash);
+        let map: Vec<u32> = f
+            .terms
+            .into_iter()
+            .map(|t| {
+                let next = self.terms.len() as u32;
+                *self.ids.entry(t).or_insert_with_key(|t| {
+                    self.terms.push(t.clone());
+                    next
                 })
-                .collect()
-        })
-        .collect();
-    let content = super::combine(
-        files
-            .iter()
-            .map(|f| f.path.as_str())
-            .zip(parsed.iter().map(|p| p.1)),
-    );
-    let mut docs = header(DOCS_KIND).to_vec();
-    put_varint(&mut docs, files.len() as u64);
-    for f in files {
-        put_str(&mut docs, f.path.as_bytes());
-    }
-    let sections: usize = parsed.iter().map(|p| p.2.len()).sum();
-    put_varint(&mut docs, sections as u64);
-    let mut lists: Vec<List> = (0..terms.len()).map(|_| List::default()).collect();
-    let mut id = 0u32;
-    for (p, _, counted, k) in &parsed {
-        let map = &maps[*k];
-        for c in counted {
+            })
+            .collect();
+        self.lists.resize_with(self.terms.len(), List::default);
+        let docs = &mut self.sections;
+        for c in f.sections {
             let s = &c.section;
-            for v in [*p as u64, s.line as u64, s.start as u64, s.end as u64] {
-                put_varint(&mut docs, v);
+            for v in [p, s.line as u64, s.start as u64, s.end as u64] {
+                put_varint(docs, v);
             }
-            put_varint(&mut docs, c.title_words as u64);
-            put_varint(&mut docs, c.body_words as u64);
-            put_str(&mut docs, s.title.as_bytes());
+            put_varint(docs, c.title_words as u64);
+            put_varint(docs, c.body_words as u64);
+            put_str(docs, s.title.as_bytes());
+            let id = self.next;
             for &(term, t, b) in &c.counts {
-                let list = &mut lists[map[term as usize] as usize];
+                let list = &mut self.lists[map[term as usize] as usize];
                 put_varint(&mut list.bytes, (id - list.last) as u64);
                 put_varint(&mut list.bytes, t as u64);
                 put_varint(&mut list.bytes, b as u64);
                 list.last = id;
                 list.count += 1;
             }
-            id += 1;
+            self.next += 1;
         }
     }
+
+    /// Writes the part of `files` (whose facts were merged, in this order) into the new
+    /// directory `dir`.
+    pub fn finish(self, files: &[TextFile], dir: &Path) -> Result<Built, IndexError> {
+        let content = super::combine(
+            files
+                .iter()
+                .map(|f| f.path.as_str())
+                .zip(self.hashes.iter().copied()),
+        );
+        let mut docs = header(DOCS_KIND).to_vec();
+        put_varint(&mut docs, files.len() as u64);
+        for f in files {
+            put_str(&mut docs, f.path.as_bytes());
+        }
+        put_varint(&mut docs, self.next as u64);
+        docs.extend_from_slice(&self.sections);
+        let (fst, postings) = terms_and_postings(&self.terms, &self.lists)
+            .map_err(|e| IndexError::io("cannot write", dir)(e))?;
+        put_varint(&mut docs, fst.len() as u64);
+        put_varint(&mut docs, postings.len() as u64);
+        std::fs::create_dir_all(dir).map_err(IndexError::io("cannot create", dir))?;
+        let mut checksums = Vec::new();
+        for (name, bytes) in FILES.iter().zip([&docs, &fst, &postings]) {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).map_err(IndexError::io("cannot write", &path))?;
+            checksums.push((name.to_string(), checksum_bytes(bytes)));
+        }
+        Ok(Built {
+            files: files.len() as u64,
+            sections: self.next as u64,
+            content,
+            checksums,
+            bytes: (docs.len() + fst.len() + postings.len()) as u64,
+        })
+    }
+}
+
+/// `terms.fst` and `postings.dat`: each term's list, in term order.
+fn terms_and_postings(terms: &[Box<str>], lists: &[List]) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
     let mut order: Vec<u32> = (0..terms.len() as u32).collect();
-    order.sort_unstable_by_key(|&t| terms[t as usize]);
+    order.sort_unstable_by_key(|&t| &terms[t as usize]);
     let mut postings = header(POSTINGS_KIND).to_vec();
     let mut fst = crate::index::fstbuild::MapWriter::new(Vec::new());
-    let fst_error = |e| IndexError::io("cannot write", dir)(e);
     for t in order {
         let list = &lists[t as usize];
-        fst.insert(terms[t as usize].as_bytes(), postings.len() as u64)
-            .map_err(fst_error)?;
+        fst.insert(terms[t as usize].as_bytes(), postings.len() as u64)?;
         put_varint(&mut postings, list.count);
         postings.extend_from_slice(&list.bytes);
     }
-    let fst = fst.finish().map_err(fst_error)?;
-    put_varint(&mut docs, fst.len() as u64);
-    put_varint(&mut docs, postings.len() as u64);
-    std::fs::create_dir_all(dir).map_err(IndexError::io("cannot create", dir))?;
-    let mut checksums = Vec::new();
-    for (name, bytes) in FILES.iter().zip([&docs, &fst, &postings]) {
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).map_err(IndexError::io("cannot write", &path))?;
-        checksums.push((name.to_string(), checksum_bytes(bytes)));
+    Ok((fst.finish()?, postings))
+}
+
+/// Reads `files` (in path order) under `root` and writes the part into the new directory
+/// `dir`: each file's facts, merged.
+pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<Built, IndexError> {
+    let beneath = crate::beneath::Root::open(root).ok();
+    let mut merge = DocsMerge::default();
+    crate::index::part::build(
+        files,
+        |f| {
+            let bytes = beneath.as_ref().and_then(|r| r.read(&f.path).ok());
+            <Docs as FromFacts>::facts(&f.path, bytes.as_deref())
+        },
+        &mut merge,
+    )?;
+    merge.finish(files, dir)
+}
+
+impl FromFacts for Docs {
+    type Facts = DocFacts;
+
+    fn facts(_path: &str, bytes: Option<&[u8]>) -> DocFacts {
+        DocFacts::of(bytes)
     }
-    Ok(Built {
-        files: files.len() as u64,
-        sections: sections as u64,
-        content,
-        checksums,
-        bytes: (docs.len() + fst.len() + postings.len()) as u64,
-    })
 }
 
 /// A section as the part stores it.

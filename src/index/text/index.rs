@@ -18,6 +18,8 @@ use std::path::Path;
 use super::search::Opener;
 use super::walk::TextFile;
 use crate::index::codec::{checksum_bytes, put_str, put_varint, Reader, CHECKSUM_CHUNK};
+use crate::index::error::IndexError;
+use crate::index::part::{FromFacts, Merge};
 use crate::prefetch::prefetch;
 
 /// Files larger than this hold no trigrams: they are read by every search.
@@ -249,8 +251,9 @@ impl Lists {
     }
 }
 
-/// What one file gave: its flag, its hash and its blocks' trigrams.
-struct FileGrams {
+/// What one file gives the text part (its facts): its flag, its hash and its blocks'
+/// trigrams.
+pub struct FileGrams {
     flag: u8,
     /// [`crate::index::codec::hash64`] of the file's bytes (0 when unread).
     hash: u64,
@@ -458,52 +461,66 @@ fn mark(ascii: &mut [u8], out: &mut [u32], n: &mut usize, k: u32) {
 }
 
 thread_local! {
-    /// Each thread's [`Seen`] and read buffer, made once (not once per task rayon splits).
-    static SCRATCH: std::cell::RefCell<(Seen, Vec<u8>)> =
-        std::cell::RefCell::new((Seen::new(), Vec::new()));
+    /// Each thread's [`Seen`], made once (not once per task rayon splits).
+    static SEEN: std::cell::RefCell<Seen> = std::cell::RefCell::new(Seen::new());
+    /// Each thread's read buffer.
+    static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Calls `f` with the keys of the distinct trigrams of `bytes`, in the order first seen (an
 /// ASCII trigram's key is its three bytes' low 7 bits, another's 2^21 + the trigram), as the
 /// build takes them from one document: for benches of that step.
 pub fn trigram_keys<R>(bytes: &[u8], f: impl FnOnce(&[u32]) -> R) -> R {
-    SCRATCH.with(|s| f(s.borrow_mut().0.grams(bytes)))
+    SEEN.with(|s| f(s.borrow_mut().grams(bytes)))
 }
 
-fn file_grams(opener: &Opener, f: &TextFile, seen: &mut Seen, bytes: &mut Vec<u8>) -> FileGrams {
+/// The facts of `f`, read with `opener` into `buf`: none for a file too large or unreadable.
+fn file_grams(opener: &Opener, f: &TextFile, buf: &mut Vec<u8>) -> FileGrams {
     if f.size > MAX_INDEXED_BYTES {
         return FileGrams::none(UNINDEXED);
     }
-    let Some(bytes) = opener.read_with(&f.path, bytes) else {
-        return FileGrams::none(UNINDEXED);
-    };
-    let bytes = &bytes[..];
-    // rg reads a file that starts with a UTF-16 byte order mark as UTF-8 transcoded from it:
-    // its raw bytes say nothing of what rg matches.
-    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-        return FileGrams::none(UNINDEXED);
-    }
-    let hash = crate::index::codec::hash64(bytes);
-    let docs = match memchr::memchr(0, bytes) {
-        Some(nul) => {
-            return FileGrams {
-                flag: BINARY,
-                hash,
-                docs: vec![DocGrams::by_shard(Block::FIRST, seen.grams(&bytes[..nul]))],
-            }
+    let bytes = opener.read_with(&f.path, buf);
+    <TextIndex as FromFacts>::facts(&f.path, bytes.as_deref())
+}
+
+impl FromFacts for TextIndex {
+    type Facts = FileGrams;
+
+    fn facts(_path: &str, bytes: Option<&[u8]>) -> FileGrams {
+        let Some(bytes) = bytes else {
+            return FileGrams::none(UNINDEXED);
+        };
+        // rg reads a file that starts with a UTF-16 byte order mark as UTF-8 transcoded from
+        // it: its raw bytes say nothing of what rg matches.
+        if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+            return FileGrams::none(UNINDEXED);
         }
-        None => blocks(bytes)
-            .map(|(start, b)| {
-                // Two bytes past the block: a trigram across its last newline is kept too.
-                let end = (b.end + 2).min(bytes.len());
-                DocGrams::by_shard(start, seen.grams(&bytes[start.offset as usize..end]))
-            })
-            .collect(),
-    };
-    FileGrams {
-        flag: INDEXED,
-        hash,
-        docs,
+        let hash = crate::index::codec::hash64(bytes);
+        SEEN.with(|seen| {
+            let seen = &mut *seen.borrow_mut();
+            let docs = match memchr::memchr(0, bytes) {
+                Some(nul) => {
+                    return FileGrams {
+                        flag: BINARY,
+                        hash,
+                        docs: vec![DocGrams::by_shard(Block::FIRST, seen.grams(&bytes[..nul]))],
+                    }
+                }
+                None => blocks(bytes)
+                    .map(|(start, b)| {
+                        // Two bytes past the block: a trigram across its last newline is kept
+                        // too.
+                        let end = (b.end + 2).min(bytes.len());
+                        DocGrams::by_shard(start, seen.grams(&bytes[start.offset as usize..end]))
+                    })
+                    .collect(),
+            };
+            FileGrams {
+                flag: INDEXED,
+                hash,
+                docs,
+            }
+        })
     }
 }
 
@@ -543,9 +560,6 @@ fn blocks(bytes: &[u8]) -> impl Iterator<Item = (Block, std::ops::Range<usize>)>
     })
 }
 
-/// Files extracted together before their trigrams are added in id order.
-const BATCH: usize = 1024;
-
 /// Builds the part for `files` (sorted by path) in `dir`, calling `files_read` once every file
 /// is read (the rest is one thread's work).
 pub fn build(
@@ -556,16 +570,20 @@ pub fn build(
 ) -> Result<BuildStats, String> {
     let io = |e: std::io::Error| format!("cannot write the text index in {}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(io)?;
-    let mut shards: Vec<Lists> = (0..SHARDS)
+    let shards: Vec<Lists> = (0..SHARDS)
         .map(|_| Lists::new())
         .collect::<std::io::Result<_>>()
         .map_err(io)?;
-    let ReadFiles {
-        flags,
-        first_doc,
-        starts,
-        postings,
-    } = read_files(root, files, &mut shards).map_err(io)?;
+    let (
+        ReadFiles {
+            flags,
+            first_doc,
+            starts,
+            postings,
+        },
+        shards,
+    ) = read_files(root, files, shards)
+        .map_err(|e| format!("cannot write the text index in {}: {e}", dir.display()))?;
     files_read();
     // files.bin
     let out = files_bin(files, &flags);
@@ -617,66 +635,75 @@ struct ReadFiles {
     postings: u64,
 }
 
-/// Reads `files` and adds the trigrams of their documents to `shards`, documents numbered in
-/// file order.
-fn read_files(root: &Path, files: &[TextFile], shards: &mut [Lists]) -> std::io::Result<ReadFiles> {
-    use rayon::prelude::*;
-    let mut flags: Vec<(u8, u64)> = Vec::with_capacity(files.len());
-    // Each file's first document, and where each document starts.
-    let mut first_doc: Vec<u32> = Vec::with_capacity(files.len() + 1);
-    let mut starts: Vec<Block> = Vec::with_capacity(files.len());
-    let mut postings = 0u64;
-    let opener = Opener::new(root);
-    let extract = |batch: &[TextFile]| -> Vec<FileGrams> {
-        batch
-            .par_iter()
-            .map(|f| {
-                SCRATCH.with(|s| {
-                    let (seen, buf) = &mut *s.borrow_mut();
-                    file_grams(&opener, f, seen, buf)
-                })
-            })
-            .collect()
-    };
-    // A batch's trigrams are added while the next batch's are extracted: either step alone
-    // left a core idle at its end (a large file, a long shard).
-    let mut batches = files.chunks(BATCH);
-    let mut got = batches.next().map(extract).unwrap_or_default();
-    while !got.is_empty() {
+/// The text part's files' facts merged, in path order: their trigrams added to the lists of
+/// their shards, documents numbered in file order.
+pub struct TextMerge {
+    shards: Vec<Lists>,
+    read: ReadFiles,
+}
+
+impl Merge<FileGrams> for TextMerge {
+    fn add(&mut self, got: Vec<FileGrams>) -> Result<(), IndexError> {
+        use rayon::prelude::*;
+        let ReadFiles {
+            flags,
+            first_doc,
+            starts,
+            postings,
+        } = &mut self.read;
         let first = starts.len() as u32;
-        let (next, added): (_, std::io::Result<()>) = rayon::join(
-            || batches.next().map(extract).unwrap_or_default(),
-            || {
-                shards
-                    .par_iter_mut()
-                    .enumerate()
-                    .try_for_each(|(k, lists)| {
-                        let docs = got.iter().flat_map(|g| &g.docs);
-                        for (j, d) in docs.enumerate() {
-                            lists.add_doc(d.shard(k), first + j as u32)?;
-                        }
-                        Ok(())
-                    })
-            },
-        );
-        added?;
+        self.shards
+            .par_iter_mut()
+            .enumerate()
+            .try_for_each(|(k, lists)| {
+                let docs = got.iter().flat_map(|g| &g.docs);
+                for (j, d) in docs.enumerate() {
+                    lists.add_doc(d.shard(k), first + j as u32)?;
+                }
+                Ok(())
+            })
+            .map_err(|e: std::io::Error| IndexError::Build(e.to_string()))?;
         for g in &got {
             flags.push((g.flag, g.hash));
             first_doc.push(starts.len() as u32);
             for d in &g.docs {
                 starts.push(d.start);
-                postings += d.grams.len() as u64;
+                *postings += d.grams.len() as u64;
             }
         }
-        got = next;
+        Ok(())
     }
-    first_doc.push(starts.len() as u32);
-    Ok(ReadFiles {
-        flags,
-        first_doc,
-        starts,
-        postings,
-    })
+}
+
+/// Reads `files` and adds the trigrams of their documents to `shards`, documents numbered in
+/// file order.
+fn read_files(
+    root: &Path,
+    files: &[TextFile],
+    shards: Vec<Lists>,
+) -> Result<(ReadFiles, Vec<Lists>), String> {
+    let opener = Opener::new(root);
+    let mut merge = TextMerge {
+        shards,
+        read: ReadFiles {
+            flags: Vec::with_capacity(files.len()),
+            first_doc: Vec::with_capacity(files.len() + 1),
+            starts: Vec::with_capacity(files.len()),
+            postings: 0,
+        },
+    };
+    crate::index::part::build(
+        files,
+        |f| BUF.with(|buf| file_grams(&opener, f, &mut buf.borrow_mut())),
+        &mut merge,
+    )
+    .map_err(|e| e.to_string())?;
+    let TextMerge {
+        shards,
+        read: mut got,
+    } = merge;
+    got.first_doc.push(got.starts.len() as u32);
+    Ok((got, shards))
 }
 
 /// The bytes of `files.bin`: each file's offset, then its flag, size, mtime, hash and path.

@@ -142,9 +142,27 @@ fn same_bytes(opener: &search::Opener, f: &TextFile, hash: u64) -> bool {
         .is_some_and(|b| crate::index::codec::hash64(&b) == hash)
 }
 
-/// Checks every file of the text part `text` in `index_dir` against its checksum.
-pub fn verify(index_dir: &Path, text: &TextRef) -> Result<(), IndexError> {
-    crate::index::damage::verify_checksums(&index_dir.join(&text.dir), &text.checksums)
+impl crate::index::part::Part for index::TextIndex {
+    const KIND: crate::index::part::Kind = crate::index::part::Kind::Text;
+    type Ref = TextRef;
+    type Open = index::TextIndex;
+
+    fn open(index_dir: &Path, r: &TextRef) -> Result<index::TextIndex, IndexError> {
+        let dir = index_dir.join(&r.dir);
+        index::TextIndex::open(&dir).map_err(|e| IndexError::damaged(dir, e))
+    }
+
+    fn stamp<'a>(
+        r: &'a TextRef,
+        _: Option<&'a index::TextIndex>,
+    ) -> Option<crate::index::part::Stamp<'a>> {
+        Some(crate::index::part::Stamp {
+            kind: Self::KIND,
+            dir: &r.dir,
+            previous: r.previous.as_deref(),
+            checksums: &r.checksums,
+        })
+    }
 }
 
 /// The file the text walk's listings are kept in.
