@@ -384,7 +384,11 @@ fn each_damaged_part_is_rebuilt_alone_and_a_damaged_segment_rebuilds_the_index()
     assert_eq!(code, 0, "{out}");
     let before = part_dirs(&index);
     let kinds: Vec<&str> = before.keys().map(String::as_str).collect();
-    assert_eq!(kinds, ["kb", "kd", "seg", "tx"], "the fixture has every part");
+    assert_eq!(
+        kinds,
+        ["kb", "kd", "seg", "tx"],
+        "the fixture has every part"
+    );
     for (prefix, dir) in &before {
         let now = part_dirs(&index);
         let files: Vec<PathBuf> = std::fs::read_dir(index.join(&now[prefix]))
@@ -393,12 +397,18 @@ fn each_damaged_part_is_rebuilt_alone_and_a_damaged_segment_rebuilds_the_index()
             .map(|e| e.path())
             .filter(|p| p.file_name().is_some_and(|n| n != "meta.json"))
             .collect();
-        let file = files.iter().max_by_key(|p| p.metadata().unwrap().len()).unwrap();
+        let file = files
+            .iter()
+            .max_by_key(|p| p.metadata().unwrap().len())
+            .unwrap();
         let len = file.metadata().unwrap().len() as usize;
         apply(file, Mutation::Flip(len / 2, 0x40));
         let (code, out) = knav(&t, &["index", "--verify"], &[]);
         assert_eq!(code, 1, "{dir}: --verify did not see it:\n{out}");
-        assert!(out.contains(&now[prefix]), "{dir}: --verify names another file:\n{out}");
+        assert!(
+            out.contains(&now[prefix]),
+            "{dir}: --verify names another file:\n{out}"
+        );
         let (code, out) = knav(&t, &["index"], &[]);
         assert_eq!(code, 0, "{dir}: {out}");
         assert!(out.contains("rebuilt, not refreshed"), "{dir}: {out}");

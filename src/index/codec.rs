@@ -89,6 +89,11 @@ impl<'a> Reader<'a> {
         v
     }
 
+    /// The bytes not read yet.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos.min(self.buf.len())..]
+    }
+
     /// The next `n` bytes.
     pub fn bytes(&mut self, n: usize) -> &'a [u8] {
         let end = self.pos.saturating_add(n);

@@ -18,6 +18,7 @@ pub mod docs;
 pub mod error;
 pub mod format;
 pub mod fstbuild;
+pub mod idlist;
 pub mod indirect;
 pub mod nameparts;
 pub mod part;

@@ -12,8 +12,8 @@ use std::path::Path;
 use fst::{IntoStreamer, Streamer};
 
 use super::accum::NameMap;
-use super::codec::{put_varint, Reader};
 use super::format::{header, HEADER_LEN};
+use super::idlist::{IdList, IdReader};
 
 /// Adds the `_`-separated parts of C names, lowercase, empty ones left out, to a
 /// [`PartsWriter`]. Names come in name order, and a part that ends inside the prefix a name
@@ -106,15 +106,7 @@ pub fn at_boundary(text: &[u8], token: &[u8], sep: impl Fn(u8) -> bool) -> bool 
 pub struct PartsWriter {
     /// Each part's handle: its index in `ids`.
     handles: NameMap<Box<[u8]>, u32>,
-    ids: Vec<PartIds>,
-}
-
-/// One part's ids so far.
-#[derive(Default, Debug, PartialEq)]
-struct PartIds {
-    count: u64,
-    last: u64,
-    deltas: Vec<u8>,
+    ids: Vec<IdList>,
 }
 
 impl PartsWriter {
@@ -130,7 +122,7 @@ impl PartsWriter {
             return handle;
         }
         let handle = self.ids.len() as u32;
-        self.ids.push(PartIds::default());
+        self.ids.push(IdList::default());
         self.handles.insert(part.into(), handle);
         handle
     }
@@ -138,12 +130,9 @@ impl PartsWriter {
     /// Records that `id` has the part of `handle`, as [`PartsWriter::add`] does.
     pub fn add_to(&mut self, handle: u32, id: u64) {
         let ids = &mut self.ids[handle as usize];
-        if ids.count > 0 && ids.last == id {
-            return;
+        if ids.last() != Some(id) {
+            ids.push(id);
         }
-        put_varint(&mut ids.deltas, id - ids.last);
-        ids.last = id;
-        ids.count += 1;
     }
 
     /// Appends `other`'s ids after this one's (all of `other`'s ids are larger).
@@ -151,14 +140,7 @@ impl PartsWriter {
         for (part, handle) in other.handles {
             let later = std::mem::take(&mut other.ids[handle as usize]);
             let handle = self.handle(&part);
-            let ids = &mut self.ids[handle as usize];
-            // `later`'s first delta is from 0: make it one from this part's last id.
-            let mut r = Reader::new(&later.deltas);
-            let first = r.varint();
-            put_varint(&mut ids.deltas, first - ids.last);
-            ids.deltas.extend_from_slice(&later.deltas[r.pos()..]);
-            ids.last = later.last;
-            ids.count += later.count;
+            self.ids[handle as usize].append(later);
         }
     }
 
@@ -170,15 +152,9 @@ impl PartsWriter {
         let mut dat = BufWriter::new(File::create(dat_path)?);
         dat.write_all(&header(b"PART"))?;
         let mut offset = HEADER_LEN as u64;
-        let mut count = Vec::new();
         for (part, handle) in &parts {
-            let ids = &self.ids[*handle as usize];
             fst.insert(part, offset)?;
-            count.clear();
-            put_varint(&mut count, ids.count);
-            dat.write_all(&count)?;
-            dat.write_all(&ids.deltas)?;
-            offset += (count.len() + ids.deltas.len()) as u64;
+            offset += self.ids[*handle as usize].write_to(&mut dat)?;
         }
         fst.finish()?;
         dat.flush()
@@ -191,20 +167,11 @@ pub fn read_ids(dat: &[u8], off: u64, out: &mut Vec<u64>) -> bool {
     let Some(body) = dat.get(off as usize..).filter(|_| off >= HEADER_LEN as u64) else {
         return false;
     };
-    let mut r = Reader::new(body);
-    let n = r.varint();
-    if n > body.len() as u64 {
-        return false;
-    }
-    let mut id = 0u64;
-    for _ in 0..n {
-        let Some(next) = id.checked_add(r.varint()) else {
-            return false;
-        };
-        id = next;
+    let mut r = IdReader::new(body);
+    while let Some(id) = r.next_id() {
         out.push(id);
     }
-    !r.overrun
+    !r.damaged
 }
 
 /// The sorted, distinct ids of every part of `fst` starting with `token` (equal to it when
@@ -266,7 +233,7 @@ mod tests {
     }
 
     /// Every part of `w` with its ids, sorted by part.
-    fn contents(w: &PartsWriter) -> Vec<(&[u8], &PartIds)> {
+    fn contents(w: &PartsWriter) -> Vec<(&[u8], &IdList)> {
         let mut out: Vec<_> = w
             .handles
             .iter()
@@ -319,8 +286,9 @@ mod tests {
         }
         let file = w.handles[&b"file"[..]];
         // Names 0, 1, 2, 4 and 6 (twice in 6, once in its ids).
-        assert_eq!(w.ids[file as usize].count, 5);
-        assert_eq!(w.ids[file as usize].deltas, [0, 1, 1, 2, 2]);
+        let mut bytes = Vec::new();
+        w.ids[file as usize].put(&mut bytes);
+        assert_eq!(bytes, [5, 0, 1, 1, 2, 2]);
     }
 
     proptest::proptest! {

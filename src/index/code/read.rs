@@ -8,10 +8,10 @@ use memmap2::Mmap;
 
 use super::extract::{DocHead, FIELDS};
 use super::{read_tf, DOC_LEN};
-use crate::index::codec::Reader;
 use crate::index::damage::open_fst;
 use crate::index::error::IndexError;
 use crate::index::format::{check_header, HEADER_LEN};
+use crate::index::idlist::IdReader;
 use crate::index::segment::{map, MapBytes};
 
 /// Bytes of `codedocs.dat` before the file starts: the count and the averages.
@@ -139,14 +139,11 @@ impl CodeIndex {
     /// The postings of `term`; `None` when no document has it.
     pub fn postings(&self, term: &str) -> Option<Postings<'_>> {
         let at = self.terms.get(term)? as usize;
-        let mut r = Reader::new(self.post.get(at..).unwrap_or(&[]));
-        let docs = r.varint();
+        let r = IdReader::new(self.post.get(at..).unwrap_or(&[]));
         Some(Postings {
+            docs: r.left(),
+            overrun: r.damaged,
             r,
-            docs,
-            left: docs,
-            doc: 0,
-            overrun: false,
         })
     }
 
@@ -158,11 +155,9 @@ impl CodeIndex {
 /// A term's postings: `(document, frequency in each field)` in document order, then
 /// ([`Postings::files`]) the files whose path has it.
 pub struct Postings<'a> {
-    r: Reader<'a>,
+    r: IdReader<'a>,
     /// The number of documents with the term.
     pub docs: u64,
-    left: u64,
-    doc: u64,
     /// Set when the postings ran past their file (damage).
     pub overrun: bool,
 }
@@ -170,20 +165,20 @@ pub struct Postings<'a> {
 impl<'a> Postings<'a> {
     /// The files whose path has the term, `(file, count)` in file order (the documents left
     /// are skipped).
-    pub fn files(mut self) -> impl Iterator<Item = (u32, u8)> + 'a {
-        while self.next().is_some() {}
-        let mut r = self.r;
-        let mut left = if self.overrun { 0 } else { r.varint() };
-        let mut file = 0u64;
+    pub fn files(self) -> impl Iterator<Item = (u32, u8)> + 'a {
+        let rest = match self.overrun {
+            true => None,
+            false => self.r.skip_rest(|r| {
+                read_tf(r);
+            }),
+        };
+        let mut files = rest.map(|r| IdReader::new(r.rest()));
         std::iter::from_fn(move || {
-            if left == 0 {
-                return None;
-            }
-            left -= 1;
-            file += r.varint();
-            let n = r.u8();
-            if r.overrun || file > u32::MAX as u64 {
-                left = 0;
+            let list = files.as_mut()?;
+            let file = list.next_id()?;
+            let n = list.payload().u8();
+            if list.payload().overrun || file > u32::MAX as u64 {
+                files = None;
                 return None;
             }
             Some((file as u32, n))
@@ -195,16 +190,18 @@ impl Iterator for Postings<'_> {
     type Item = (u32, [u8; FIELDS]);
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.left == 0 || self.overrun {
+        if self.overrun {
             return None;
         }
-        self.left -= 1;
-        self.doc += self.r.varint();
-        let tf = read_tf(&mut self.r);
-        if self.r.overrun || self.doc > u32::MAX as u64 {
+        let Some(doc) = self.r.next_id() else {
+            self.overrun = self.r.damaged;
+            return None;
+        };
+        let tf = read_tf(self.r.payload());
+        if self.r.payload().overrun || doc > u32::MAX as u64 {
             self.overrun = true;
             return None;
         }
-        Some((self.doc as u32, tf))
+        Some((doc as u32, tf))
     }
 }

@@ -14,6 +14,7 @@ use super::{put_tf, read_tf};
 use crate::index::accum::NameMap;
 use crate::index::codec::{put_varint, Reader};
 use crate::index::format::header;
+use crate::index::idlist::IdList;
 
 /// The spool file, removed once the code files are written.
 const SPOOL: &str = "codedocs.spool";
@@ -66,12 +67,10 @@ impl Spool {
 /// One term's postings while they are built: over documents, and over files for the path.
 #[derive(Default)]
 struct Term {
-    docs: u32,
-    last: u32,
-    bytes: Vec<u8>,
-    files: u32,
-    last_file: u32,
-    file_bytes: Vec<u8>,
+    /// The documents holding the term, with its count in each field.
+    docs: IdList,
+    /// The files whose path holds it, with its count.
+    files: IdList,
 }
 
 impl Term {
@@ -137,10 +136,7 @@ pub fn write_code_index(dir: &Path, files: u32) -> io::Result<()> {
         let mut b = Reader::new(&blob);
         for _ in 0..b.varint() {
             let t = &mut terms[term(&mut b)? as usize];
-            put_varint(&mut t.file_bytes, (file - t.last_file) as u64);
-            t.file_bytes.push(b.u8());
-            t.files += 1;
-            t.last_file = file;
+            t.files.push(file as u64).push(b.u8());
         }
         if b.overrun || !b.at_end() {
             return Err(bad("a file's path terms do not decode"));
@@ -157,12 +153,8 @@ pub fn write_code_index(dir: &Path, files: u32) -> io::Result<()> {
             head.encode(&mut docs);
             for _ in 0..b.varint() {
                 let id = term(&mut b)?;
-                let t = &mut terms[id as usize];
                 let tf = read_tf(&mut b);
-                put_varint(&mut t.bytes, (n - t.last) as u64);
-                put_tf(&mut t.bytes, tf);
-                t.docs += 1;
-                t.last = n;
+                put_tf(terms[id as usize].docs.push(n as u64), tf);
             }
             n += 1;
         }
@@ -179,17 +171,11 @@ pub fn write_code_index(dir: &Path, files: u32) -> io::Result<()> {
     post.write_all(&header(b"CPST"))?;
     let mut at = crate::index::format::HEADER_LEN as u64;
     let mut map = MapWriter::new(BufWriter::new(File::create(dir.join("codeterms.fst"))?));
-    let mut count = Vec::new();
     for (term, id) in sorted {
         let t = std::mem::take(&mut terms[id as usize]);
         map.insert(&term, at)?;
-        for (n, bytes) in [(t.docs, t.bytes), (t.files, t.file_bytes)] {
-            count.clear();
-            put_varint(&mut count, n as u64);
-            post.write_all(&count)?;
-            post.write_all(&bytes)?;
-            at += (count.len() + bytes.len()) as u64;
-        }
+        at += t.docs.write_to(&mut post)?;
+        at += t.files.write_to(&mut post)?;
     }
     map.finish()?;
     post.flush()?;

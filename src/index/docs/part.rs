@@ -16,6 +16,7 @@ use crate::index::accum::NameMap;
 use crate::index::codec::{checksum_bytes, hash64, put_str, put_varint, Reader};
 use crate::index::error::IndexError;
 use crate::index::format::{check_header, header, HEADER_LEN};
+use crate::index::idlist::{IdList, IdReader};
 use crate::index::part::{FromFacts, Merge};
 use crate::index::segment::MapBytes;
 use crate::index::text::walk::TextFile;
@@ -173,14 +174,6 @@ impl DocFacts {
     }
 }
 
-/// One term's postings as they are gathered.
-#[derive(Default)]
-struct List {
-    count: u64,
-    last: u32,
-    bytes: Vec<u8>,
-}
-
 /// The part's files' facts merged, in path order.
 #[derive(Default)]
 pub struct DocsMerge {
@@ -189,7 +182,8 @@ pub struct DocsMerge {
     /// Term → id, in the order first merged.
     ids: NameMap<Box<str>, u32>,
     terms: Vec<Box<str>>,
-    lists: Vec<List>,
+    /// Per term, the sections holding it with their title and body counts.
+    lists: Vec<IdList>,
     /// The sections' records of `docs.dat`.
     sections: Vec<u8>,
     /// Sections merged: the next section's id.
@@ -221,7 +215,7 @@ impl DocsMerge {
                 })
             })
             .collect();
-        self.lists.resize_with(self.terms.len(), List::default);
+        self.lists.resize_with(self.terms.len(), IdList::default);
         let docs = &mut self.sections;
         for c in f.sections {
             let s = &c.section;
@@ -233,12 +227,9 @@ impl DocsMerge {
             put_str(docs, s.title.as_bytes());
             let id = self.next;
             for &(term, t, b) in &c.counts {
-                let list = &mut self.lists[map[term as usize] as usize];
-                put_varint(&mut list.bytes, (id - list.last) as u64);
-                put_varint(&mut list.bytes, t as u64);
-                put_varint(&mut list.bytes, b as u64);
-                list.last = id;
-                list.count += 1;
+                let payload = self.lists[map[term as usize] as usize].push(id as u64);
+                put_varint(payload, t as u64);
+                put_varint(payload, b as u64);
             }
             self.next += 1;
         }
@@ -282,16 +273,14 @@ impl DocsMerge {
 }
 
 /// `terms.fst` and `postings.dat`: each term's list, in term order.
-fn terms_and_postings(terms: &[Box<str>], lists: &[List]) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
+fn terms_and_postings(terms: &[Box<str>], lists: &[IdList]) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
     let mut order: Vec<u32> = (0..terms.len() as u32).collect();
     order.sort_unstable_by_key(|&t| &terms[t as usize]);
     let mut postings = header(POSTINGS_KIND).to_vec();
     let mut fst = crate::index::fstbuild::MapWriter::new(Vec::new());
     for t in order {
-        let list = &lists[t as usize];
         fst.insert(terms[t as usize].as_bytes(), postings.len() as u64)?;
-        put_varint(&mut postings, list.count);
-        postings.extend_from_slice(&list.bytes);
+        lists[t as usize].put(&mut postings);
     }
     Ok((fst.finish()?, postings))
 }
@@ -429,18 +418,15 @@ impl Docs {
             .get(at as usize..)
             .filter(|_| at >= HEADER_LEN as u64)
             .ok_or_else(damaged)?;
-        let mut r = Reader::new(body);
-        let n = r.varint();
-        if n > self.docs.len() as u64 {
+        let mut r = IdReader::new(body);
+        if r.left() > self.docs.len() as u64 {
             return Err(damaged());
         }
-        let mut out = Vec::with_capacity(n as usize);
-        let mut doc = 0u64;
-        for i in 0..n {
-            let delta = r.varint();
-            doc += delta;
-            let (t, b) = (r.varint(), r.varint());
-            if r.overrun || doc >= self.docs.len() as u64 || (i > 0 && delta == 0) {
+        let mut out: Vec<Posting> = Vec::with_capacity(r.left() as usize);
+        while let Some(doc) = r.next_id() {
+            let (t, b) = (r.payload().varint(), r.payload().varint());
+            let repeated = out.last().is_some_and(|p| p.0 as u64 == doc);
+            if r.payload().overrun || doc >= self.docs.len() as u64 || repeated {
                 return Err(damaged());
             }
             out.push((
@@ -448,6 +434,9 @@ impl Docs {
                 t.min(u32::MAX as u64) as u32,
                 b.min(u32::MAX as u64) as u32,
             ));
+        }
+        if r.damaged {
+            return Err(damaged());
         }
         Ok(out)
     }
