@@ -1013,11 +1013,12 @@ impl super::part::Part for BuildFiles {
         r: &'a BuildFilesRef,
         open: Option<&'a BuildFiles>,
     ) -> Option<super::part::Stamp<'a>> {
-        Some(super::part::Stamp {
-            kind: Self::KIND,
-            dir: &r.dir,
-            previous: r.previous.as_deref(),
-            checksums: &open?.meta.checksums,
-        })
+        let sums = &open?.meta.checksums;
+        Some(super::part::Stamp::new(
+            Self::KIND,
+            &r.dir,
+            &r.previous,
+            sums,
+        ))
     }
 }

@@ -79,6 +79,23 @@ pub struct Stamp<'a> {
     pub checksums: &'a [(String, u64)],
 }
 
+impl<'a> Stamp<'a> {
+    /// The stamp of a part of `kind` in `dir`, keeping `previous`, with `checksums`.
+    pub fn new(
+        kind: Kind,
+        dir: &'a str,
+        previous: &'a Option<String>,
+        checksums: &'a [(String, u64)],
+    ) -> Stamp<'a> {
+        Stamp {
+            kind,
+            dir,
+            previous: previous.as_deref(),
+            checksums,
+        }
+    }
+}
+
 /// One part of an index: its manifest entry, opened for reading, stamped for checks.
 pub trait Part {
     /// Which part it is.

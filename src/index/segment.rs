@@ -474,11 +474,12 @@ impl super::part::Part for Segment {
 
     /// A segment keeps its checksums in its own `meta.json`: stamped once opened.
     fn stamp<'a>(r: &'a Self::Ref, open: Option<&'a Segment>) -> Option<super::part::Stamp<'a>> {
-        Some(super::part::Stamp {
-            kind: Self::KIND,
-            dir: &r.dir,
-            previous: None,
-            checksums: &open?.meta.checksums,
-        })
+        // Retired segments are kept by the manifest's list of them.
+        Some(super::part::Stamp::new(
+            Self::KIND,
+            &r.dir,
+            &None,
+            &open?.meta.checksums,
+        ))
     }
 }

@@ -7,7 +7,7 @@
 //! kernel before `tools/` and `samples/`, shallower paths first, then path order.
 
 use super::Query;
-use crate::envelope::{Envelope, FileHit, Results};
+use crate::envelope::{Envelope, Results};
 use crate::index::defined::PartsOf;
 use crate::index::nameparts::{at_boundary, intersect, path_separator};
 
@@ -100,14 +100,7 @@ pub fn search_files(q: &Query<'_>, query: &str) -> Envelope {
     let page = q.paginate(&mut env, hits);
     let files = page
         .into_iter()
-        .map(|(_, _, _, path, s, file)| {
-            let rec = q.snap.segments[s].file(file);
-            FileHit {
-                path: path.to_string(),
-                lines: rec.lines,
-                definitions: rec.defs_count,
-            }
-        })
+        .map(|(_, _, _, path, s, file)| q.file_hit(path, s, file))
         .collect();
     if env.total == 0 {
         env.message = Some(format!(

@@ -381,6 +381,16 @@ impl<'s> Query<'s> {
         self.snap.segments[seg].file_path(file)
     }
 
+    /// File `file` of segment `seg` at `path` as a file search lists it.
+    pub fn file_hit(&self, path: &str, seg: usize, file: u32) -> crate::envelope::FileHit {
+        let rec = self.snap.segments[seg].file(file);
+        crate::envelope::FileHit {
+            path: path.to_string(),
+            lines: rec.lines,
+            definitions: rec.defs_count,
+        }
+    }
+
     /// The text of a live file, read once per query.
     pub fn source(&self, path: &str) -> Option<std::rc::Rc<source::SourceText>> {
         if let Some(s) = self.memo.sources.borrow().get(path) {

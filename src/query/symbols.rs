@@ -5,7 +5,7 @@
 use knav_ctags::Kind;
 
 use super::{Found, Query};
-use crate::envelope::{Envelope, FileHit, Results};
+use crate::envelope::{Envelope, Results};
 use crate::index::format::Def;
 
 /// Answers list_file_symbols for `file` (root-relative, or absolute inside the root); with
@@ -127,14 +127,7 @@ fn directory(q: &Query<'_>, dir: &str) -> Envelope {
     let page = q.paginate(&mut env, files);
     let hits = page
         .into_iter()
-        .map(|(path, s, f)| {
-            let rec = q.snap.segments[s].file(f);
-            FileHit {
-                path: path.to_string(),
-                lines: rec.lines,
-                definitions: rec.defs_count,
-            }
-        })
+        .map(|(path, s, f)| q.file_hit(path, s, f))
         .collect();
     if env.total == 0 {
         env.message = Some(format!(

@@ -187,11 +187,11 @@ impl crate::index::part::Part for part::Docs {
         r: &'a DocsRef,
         _: Option<&'a part::Docs>,
     ) -> Option<crate::index::part::Stamp<'a>> {
-        Some(crate::index::part::Stamp {
-            kind: Self::KIND,
-            dir: &r.dir,
-            previous: r.previous.as_deref(),
-            checksums: &r.checksums,
-        })
+        Some(crate::index::part::Stamp::new(
+            Self::KIND,
+            &r.dir,
+            &r.previous,
+            &r.checksums,
+        ))
     }
 }

@@ -156,12 +156,12 @@ impl crate::index::part::Part for index::TextIndex {
         r: &'a TextRef,
         _: Option<&'a index::TextIndex>,
     ) -> Option<crate::index::part::Stamp<'a>> {
-        Some(crate::index::part::Stamp {
-            kind: Self::KIND,
-            dir: &r.dir,
-            previous: r.previous.as_deref(),
-            checksums: &r.checksums,
-        })
+        Some(crate::index::part::Stamp::new(
+            Self::KIND,
+            &r.dir,
+            &r.previous,
+            &r.checksums,
+        ))
     }
 }
 
