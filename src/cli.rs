@@ -300,6 +300,24 @@ mod tests {
     }
 
     #[test]
+    fn the_global_flags_are_the_shared_arguments_and_the_index_dir() {
+        let global: Vec<String> = Common::augment_args(clap::Command::new("knav"))
+            .get_arguments()
+            .map(|a| a.get_id().to_string())
+            .filter(|id| id != "index_dir")
+            .collect();
+        let schema = rmcp::schemars::schema_for!(crate::tools::Shared);
+        let mut shared: Vec<String> = schema.as_value()["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        let mut global = global;
+        global.sort();
+        shared.sort();
+        assert_eq!(global, shared);
+    }
+
+    #[test]
     fn a_tool_command_parses_into_its_tool() {
         let cli = Cli::try_parse_from(["knav", "--limit", "5", "refs", "kmap"]).unwrap();
         let Command::Tool(tool, m) = cli.command else {
