@@ -13,9 +13,10 @@ use crate::index::build::BuildOptions;
 use crate::index::store::{index_dir, Snapshot};
 use crate::index::IndexError;
 use crate::progress::Progress;
-use crate::query::{GroupBy, Page};
+use crate::query::Page;
 use crate::render::{render, Format};
-use crate::request::{answer, Ask};
+use crate::request::answer;
+use crate::tools::{Order, Tool};
 
 #[derive(Args, Clone)]
 struct Common {
@@ -42,181 +43,78 @@ struct Common {
     active_config: Option<String>,
 }
 
-#[derive(Subcommand)]
+/// The CLI's own arguments of `knav serve` (the only command that is no tool).
+#[derive(Args)]
+struct ServeArgs {
+    /// Seconds an index stays fresh before a call refreshes it (overrides .knav.toml's
+    /// serve.debounce_s; default 5).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_debounce)]
+    debounce: Option<f64>,
+    /// Another tree calls may name as `root` (repeatable; also .knav.toml's serve.roots).
+    #[arg(long = "allow-root", value_name = "DIR")]
+    allow_root: Vec<PathBuf>,
+    /// Tool groups to serve: core, search, edit, review (overrides .knav.toml's
+    /// serve.tools; default all).
+    #[arg(long, value_name = "GROUPS", value_delimiter = ',')]
+    tools: Option<Vec<String>>,
+}
+
+/// The one-line help of `knav serve`.
+const SERVE_ABOUT: &str = "Serve the tools over MCP on stdio. With --root, indexes are built and \
+                           kept fresh; without it, the server answers from existing indexes only";
+
+/// The commands in the order `knav --help` lists them: `serve`, and the CLI commands of
+/// [`crate::tools::TOOLS`], each with the arguments its tool defines.
+const COMMANDS: &[&str] = &[
+    "index", "status", "serve", "def", "refs", "callers", "callees", "body", "reach", "symbols",
+    "find", "files", "impact", "diff", "grep", "docs", "search",
+];
+
+/// A command: `serve`, or a tool with its arguments as parsed.
 enum Command {
-    /// Build or refresh the index.
-    Index {
-        /// Rebuild everything instead of only what changed.
-        #[arg(long)]
-        full: bool,
-        /// Check the index against its checksums instead of refreshing it.
-        #[arg(long, conflicts_with = "full")]
-        verify: bool,
-    },
-    /// Whether the index is ready and what it holds (index_status); builds nothing.
-    Status,
-    /// Serve the tools over MCP on stdio. With --root, indexes are built and kept fresh;
-    /// without it, the server answers from existing indexes only.
-    Serve {
-        /// Seconds an index stays fresh before a call refreshes it (overrides .knav.toml's
-        /// serve.debounce_s; default 5).
-        #[arg(long, value_name = "SECONDS", value_parser = parse_debounce)]
-        debounce: Option<f64>,
-        /// Another tree calls may name as `root` (repeatable; also .knav.toml's serve.roots).
-        #[arg(long = "allow-root", value_name = "DIR")]
-        allow_root: Vec<PathBuf>,
-        /// Tool groups to serve: core, search, edit, review (overrides .knav.toml's
-        /// serve.tools; default all).
-        #[arg(long, value_name = "GROUPS", value_delimiter = ',')]
-        tools: Option<Vec<String>>,
-    },
-    /// Where SYMBOL is defined (find_definition).
-    Def {
-        /// The identifier to look up.
-        symbol: String,
-    },
-    /// Every reference to SYMBOL (find_references).
-    Refs {
-        /// The identifier to look up.
-        symbol: String,
-        /// One row per reference (line), per file (file), or per file above 200 (auto).
-        #[arg(long, value_enum, default_value_t = GroupBy::Auto)]
-        group_by: GroupBy,
-    },
-    /// The call sites of SYMBOL (find_callers).
-    Callers {
-        /// The function whose call sites to list.
-        symbol: String,
-    },
-    /// What SYMBOL calls (find_callees).
-    Callees {
-        /// The function whose body to read.
-        symbol: String,
-    },
-    /// The source of SYMBOL's definitions (get_symbol_body).
-    Body {
-        /// The identifier whose definitions to show.
-        symbol: String,
-        /// Bodies to show at most.
-        #[arg(long, default_value_t = 3)]
-        max_definitions: u64,
-    },
-    /// Whether FROM can reach TO through calls (reachability).
-    Reach {
-        /// The function to start from.
-        from: String,
-        /// The function to reach.
-        to: String,
-        /// Calls to follow at most (1..12).
-        #[arg(long, default_value_t = 8)]
-        max_depth: u32,
-        /// Also follow calls through members whose struct type is not known (matched by the
-        /// member's name only).
-        #[arg(long)]
-        include_uncertain: bool,
-    },
-    /// The definitions in FILE (list_file_symbols).
-    Symbols {
-        /// A path relative to the root; a directory lists its files with their definition
-        /// counts.
-        file: OsString,
-        /// `end`: page backwards from the end of the file, last definition first.
-        #[arg(long, value_enum, default_value_t = From::Start)]
-        from: From,
-    },
-    /// Defined names matching every token, each as a prefix of the name or of a `_` part
-    /// (search_symbols): `knav find ext4 read iter`, `knav find '/vfs_.*v/'`.
-    Find {
-        /// Parts of a name, or /REGEX/ matched against whole names.
-        #[arg(required = true, num_args = 1..)]
-        query: Vec<String>,
-        /// Only names with a definition of this kind (function, struct, macro, …).
-        #[arg(long, value_parser = crate::query::parse_kind)]
-        kind: Option<knav_ctags::Kind>,
-    },
-    /// Indexed files whose path matches every token (search_files): `knav files ext2 file`.
-    Files {
-        /// Parts of a path.
-        #[arg(required = true, num_args = 1..)]
-        query: Vec<String>,
-    },
-    /// Who a change to SYMBOL affects: its callers to --depth levels, by MAINTAINERS subsystem
-    /// and top directory, with export status (change_impact).
-    Impact {
-        /// The function.
-        symbol: String,
-        /// Levels of callers (0-10; 1: direct callers only).
-        #[arg(long, default_value_t = crate::query::impact::DEFAULT_DEPTH)]
-        depth: u32,
-    },
-    /// The definitions a unified diff touches, with guards, callers and subsystems
-    /// (review_diff). `--limit`/`--offset` page its hunks and definitions together, in diff
-    /// order; a diff of more than 16 MiB, 10,000 files or 50,000 hunks is refused.
-    Diff {
-        /// The diff (git diff, diff -u or a mailed patch); `-` or none: standard input.
-        file: Option<PathBuf>,
-    },
-    /// The lines of any text file matching PATTERN, as `rg -n` finds them (search_text).
-    /// Exit 0 with hits, 1 without, 2 on an error.
-    Grep(GrepArgs),
-    /// Documentation sections ranked for a query in words (search_docs):
-    /// `knav docs out of memory killer`.
-    Docs {
-        /// Words to look for.
-        #[arg(required = true, num_args = 1..)]
-        query: Vec<String>,
-    },
-    /// Definitions ranked for what they do, in words (search_code):
-    /// `knav search choose a process to kill when memory runs out`.
-    Search {
-        /// Words saying what the code does.
-        #[arg(required = true, num_args = 1..)]
-        query: Vec<String>,
-        /// Only definitions of this kind (function, struct, union, enum, typedef).
-        #[arg(long, value_parser = crate::query::parse_kind)]
-        kind: Option<knav_ctags::Kind>,
-    },
+    Serve(ServeArgs),
+    Tool(&'static Tool, clap::ArgMatches),
 }
 
-/// Where `knav symbols` starts its pages.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum From {
-    /// The first definition.
-    Start,
-    /// The last definition, paging backwards.
-    End,
+impl clap::FromArgMatches for Command {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        match m.subcommand() {
+            Some(("serve", sub)) => Ok(Command::Serve(ServeArgs::from_arg_matches(sub)?)),
+            Some((name, sub)) => match crate::tools::by_command(name) {
+                Some(tool) => Ok(Command::Tool(tool, sub.clone())),
+                None => Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand)),
+            },
+            None => Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand)),
+        }
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
 }
 
-#[derive(Args, Clone)]
-struct GrepArgs {
-    /// A Rust regular expression (rg's syntax), or a literal with -F.
-    pattern: String,
-    /// Files or directories to search in, relative to the root (default: all of it).
-    paths: Vec<String>,
-    /// Take the pattern as a literal string.
-    #[arg(short = 'F', long)]
-    fixed_strings: bool,
-    /// Match case-insensitively.
-    #[arg(short = 'i', long)]
-    ignore_case: bool,
-    /// Only matches surrounded by word boundaries.
-    #[arg(short = 'w', long)]
-    word_regexp: bool,
-    /// Only files matching this rg glob; `!GLOB` excludes (repeatable).
-    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
-    globs: Vec<String>,
-    /// Only hits inside the definitions of SYMBOL.
-    #[arg(long, value_name = "SYMBOL")]
-    within: Option<String>,
-    /// Lines of context either side of each hit (0-10).
-    #[arg(short = 'C', long, default_value_t = 0, value_name = "N")]
-    context: u32,
-    /// List the files with hits, not the lines.
-    #[arg(short = 'l', long, conflicts_with = "count")]
-    files_with_matches: bool,
-    /// Count the matching lines of each file.
-    #[arg(short = 'c', long)]
-    count: bool,
+impl Subcommand for Command {
+    fn augment_subcommands(mut cmd: clap::Command) -> clap::Command {
+        for name in COMMANDS {
+            let sub = match crate::tools::by_command(name).and_then(Tool::cli_command) {
+                Some(sub) => sub,
+                None => ServeArgs::augment_args(clap::Command::new("serve"))
+                    .about(SERVE_ABOUT)
+                    .long_about(None),
+            };
+            cmd = cmd.subcommand(sub);
+        }
+        cmd
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        COMMANDS.contains(&name)
+    }
 }
 
 #[derive(Parser)]
@@ -232,88 +130,30 @@ struct Cli {
     command: Command,
 }
 
-impl Command {
-    /// The question a query subcommand asks; `None` for `index` (and `diff`, whose question
-    /// is read by [`read_diff`]).
-    fn ask(&self) -> Option<Ask> {
-        Some(match self {
-            Command::Index { .. }
-            | Command::Serve { .. }
-            | Command::Status
-            | Command::Diff { .. } => return None,
-            Command::Impact { symbol, depth } => Ask::Impact {
-                symbol: symbol.clone(),
-                depth: *depth,
-            },
-            Command::Def { symbol } => Ask::Def {
-                symbol: symbol.clone(),
-            },
-            Command::Refs { symbol, group_by } => Ask::Refs {
-                symbol: symbol.clone(),
-                group_by: *group_by,
-            },
-            Command::Callers { symbol } => Ask::Callers {
-                symbol: symbol.clone(),
-            },
-            Command::Callees { symbol } => Ask::Callees {
-                symbol: symbol.clone(),
-            },
-            Command::Body {
-                symbol,
-                max_definitions,
-            } => Ask::Body {
-                symbol: symbol.clone(),
-                max_definitions: *max_definitions,
-            },
-            Command::Reach {
-                from,
-                to,
-                max_depth,
-                include_uncertain,
-            } => Ask::Reach {
-                from: from.clone(),
-                to: to.clone(),
-                max_depth: *max_depth,
-                include_uncertain: *include_uncertain,
-            },
-            Command::Symbols { file, from } => Ask::Symbols {
-                file: crate::pathname::from_arg(file),
-                from_end: *from == From::End,
-            },
-            Command::Find { query, kind } => Ask::Find {
-                query: query.join(" "),
-                kind: *kind,
-            },
-            Command::Files { query } => Ask::Files {
-                query: query.join(" "),
-            },
-            Command::Search { query, kind } => Ask::Code {
-                query: query.join(" "),
-                kind: *kind,
-            },
-            Command::Grep(g) => Ask::Grep(Box::new(crate::query::GrepAsk {
-                pattern: crate::index::text::search::Pattern {
-                    text: g.pattern.clone(),
-                    fixed: g.fixed_strings,
-                    ignore_case: g.ignore_case,
-                    word: g.word_regexp,
-                },
-                paths: g.paths.clone(),
-                globs: g.globs.clone(),
-                within: g.within.clone(),
-                context: g.context,
-                mode: if g.files_with_matches {
-                    crate::query::GrepMode::Files
-                } else if g.count {
-                    crate::query::GrepMode::Count
-                } else {
-                    crate::query::GrepMode::Lines
-                },
-            })),
-            Command::Docs { query } => Ask::Docs {
-                query: query.join(" "),
-            },
-        })
+/// `knav index`: refreshes the index of `root` (`full`: rebuilds it), or checks it (`verify`).
+fn index(common: &Common, root: &Path, full: bool, verify: bool) -> Envelope {
+    const TOOL: &str = "update_index";
+    let root_s = root.display().to_string();
+    let dir = index_dir(root, common.index_dir.as_deref());
+    let done = if verify {
+        crate::index::verify(root, &dir)
+    } else {
+        let opts = match BuildOptions::for_root(root) {
+            Ok(o) => o,
+            Err(e) => return Envelope::error(TOOL, &root_s, e),
+        };
+        crate::index::update(root, &dir, full, &opts, &mut Progress::stderr())
+    };
+    match done {
+        Ok(report) => {
+            let rebuilt = report.rebuilt_because.clone();
+            let mut env = Envelope::index_report(&root_s, report);
+            if let Some(why) = rebuilt {
+                env.warn(format!("rebuilt, not refreshed: {why}"));
+            }
+            env
+        }
+        Err(e) => Envelope::error(TOOL, &root_s, e.to_string()),
     }
 }
 
@@ -334,80 +174,32 @@ pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapsho
         .ok_or_else(|| format!("no index in {} after building it", dir.display()))
 }
 
-/// The diff `knav diff` reads: FILE, or standard input for `-` or none.
-fn read_diff(file: Option<&Path>) -> Result<String, String> {
-    use std::io::Read;
-    let max = crate::diff::MAX_DIFF_BYTES as u64;
-    let mut bytes = Vec::new();
-    let (read, what) = match file.filter(|f| *f != Path::new("-")) {
-        Some(f) => (
-            std::fs::File::open(f).and_then(|h| h.take(max + 1).read_to_end(&mut bytes)),
-            f.display().to_string(),
-        ),
-        None => (
-            std::io::stdin().take(max + 1).read_to_end(&mut bytes),
-            "standard input".to_string(),
-        ),
+/// Runs tool `tool` with the arguments `matches` of its command, and the global ones.
+fn run(
+    common: &Common,
+    tool: &Tool,
+    matches: &clap::ArgMatches,
+    trace: &mut crate::index::Trace,
+) -> Envelope {
+    let order = match tool.from_cli(matches) {
+        Ok(o) => o,
+        Err(e) => return Envelope::error(tool.name, ".", e),
     };
-    read.map_err(|e| format!("cannot read the diff from {what}: {e}"))?;
-    if bytes.len() as u64 > max {
-        return Err(format!(
-            "the diff in {what} is larger than {} MiB (the most review_diff reads): split the \
-             patch and review each part",
-            max >> 20
-        ));
-    }
-    Ok(String::from_utf8(bytes)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
-}
-
-fn run(common: &Common, command: &Command, trace: &mut crate::index::Trace) -> Envelope {
-    let ask = match command {
-        Command::Diff { file } => match read_diff(file.as_deref()) {
-            Ok(diff) => Some(Ask::Review { diff }),
-            Err(e) => return Envelope::error("review_diff", ".", e),
-        },
-        _ => command.ask(),
-    };
-    let tool = match command {
-        Command::Status => "index_status",
-        _ => ask.as_ref().map_or("update_index", Ask::tool),
-    };
+    let tool = tool.name;
     let root_arg = common.root.clone().unwrap_or_else(|| PathBuf::from("."));
     let root = match crate::beneath::resolve_root(&root_arg) {
         Ok(r) => r,
         Err(e) => return Envelope::error(tool, &root_arg.display().to_string(), e),
     };
     let root_s = root.display().to_string();
-    if let Command::Status = command {
-        let dir = crate::index::store::existing_index_dir(&root, common.index_dir.as_deref());
-        return crate::status::index_status(&root, &dir, None);
-    }
-    let Some(ask) = ask else {
-        let Command::Index { full, verify } = command else {
-            unreachable!("only `index` asks nothing")
-        };
-        let dir = index_dir(&root, common.index_dir.as_deref());
-        let done = if *verify {
-            crate::index::verify(&root, &dir)
-        } else {
-            let opts = match BuildOptions::for_root(&root) {
-                Ok(o) => o,
-                Err(e) => return Envelope::error(tool, &root_s, e),
-            };
-            crate::index::update(&root, &dir, *full, &opts, &mut Progress::stderr())
-        };
-        return match done {
-            Ok(report) => {
-                let rebuilt = report.rebuilt_because.clone();
-                let mut env = Envelope::index_report(&root_s, report);
-                if let Some(why) = rebuilt {
-                    env.warn(format!("rebuilt, not refreshed: {why}"));
-                }
-                env
-            }
-            Err(e) => Envelope::error(tool, &root_s, e.to_string()),
-        };
+    let ask = match order {
+        Order::Ask(ask) => ask,
+        Order::Status => {
+            let dir = crate::index::store::existing_index_dir(&root, common.index_dir.as_deref());
+            return crate::status::index_status(&root, &dir, None);
+        }
+        Order::Update { full, verify } => return index(common, &root, full, verify),
+        Order::Edit(_) => return Envelope::error(tool, &root_s, "an edit is MCP only"),
     };
     trace.mark("resolve root");
     let snap = match open_or_build(&root, common.index_dir.as_deref()) {
@@ -465,22 +257,20 @@ pub fn main() -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    if let Command::Serve {
-        debounce,
-        allow_root,
-        tools,
-    } = cli.command
-    {
-        return crate::serve::run(&crate::serve::ServeOptions {
-            root: cli.common.root.clone(),
-            index_dir: cli.common.index_dir.clone(),
-            debounce: debounce.map(std::time::Duration::from_secs_f64),
-            allow_roots: allow_root,
-            tools,
-        });
-    }
+    let (tool, matches) = match cli.command {
+        Command::Serve(serve) => {
+            return crate::serve::run(&crate::serve::ServeOptions {
+                root: cli.common.root.clone(),
+                index_dir: cli.common.index_dir.clone(),
+                debounce: serve.debounce.map(std::time::Duration::from_secs_f64),
+                allow_roots: serve.allow_root,
+                tools: serve.tools,
+            })
+        }
+        Command::Tool(tool, matches) => (tool, matches),
+    };
     trace.mark("parse args");
-    let env = run(&cli.common, &cli.command, &mut trace);
+    let env = run(&cli.common, tool, &matches, &mut trace);
     trace.mark("run");
     let format = cli.common.format;
     let out = render(&env, format);
@@ -490,4 +280,59 @@ pub fn main() -> i32 {
     let _ = write!(stdout, "{out}{newline}").and_then(|_| stdout.flush());
     trace.mark("render+write");
     env.exit_code()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_commands_are_serve_and_the_tools_commands() {
+        let mut listed = COMMANDS.to_vec();
+        listed.sort_unstable();
+        let mut want: Vec<&str> = crate::tools::TOOLS
+            .iter()
+            .filter_map(|t| t.command)
+            .chain(["serve"])
+            .collect();
+        want.sort_unstable();
+        assert_eq!(listed, want);
+    }
+
+    #[test]
+    fn the_global_flags_are_the_shared_arguments_and_the_index_dir() {
+        let global: Vec<String> = Common::augment_args(clap::Command::new("knav"))
+            .get_arguments()
+            .map(|a| a.get_id().to_string())
+            .filter(|id| id != "index_dir")
+            .collect();
+        let schema = rmcp::schemars::schema_for!(crate::tools::Shared);
+        let mut shared: Vec<String> = schema.as_value()["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        let mut global = global;
+        global.sort();
+        shared.sort();
+        assert_eq!(global, shared);
+    }
+
+    #[test]
+    fn a_tool_command_parses_into_its_tool() {
+        let cli = Cli::try_parse_from(["knav", "--limit", "5", "refs", "kmap"]).unwrap();
+        let Command::Tool(tool, m) = cli.command else {
+            panic!("refs is a tool")
+        };
+        assert_eq!((tool.name, cli.common.limit), ("find_references", 5));
+        assert!(matches!(tool.from_cli(&m), Ok(Order::Ask(_))));
+        let cli = Cli::try_parse_from(["knav", "serve", "--tools", "core,edit"]).unwrap();
+        let Command::Serve(serve) = cli.command else {
+            panic!("serve is no tool")
+        };
+        assert_eq!(
+            serve.tools,
+            Some(vec!["core".to_string(), "edit".to_string()])
+        );
+        assert!(Cli::try_parse_from(["knav", "grep", "-l", "-c", "x"]).is_err());
+    }
 }

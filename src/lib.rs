@@ -35,6 +35,7 @@ pub mod scan;
 pub mod serve;
 pub mod settings;
 pub mod status;
+pub mod tools;
 pub mod walk;
 
 /// Cases a property test runs: its own count `n`, or `PROPTEST_CASES` when set

@@ -1,12 +1,15 @@
-//! The documents' tool tables against the tools the server lists: GUIDE.md's table has every
-//! tool with exactly its own arguments (those every retrieval tool shares are said once below
-//! it), and the README's group table has every group with exactly its tools. A tool or an
-//! argument added to the catalog without its line in the documents fails here.
+//! The documents' tool tables and the CLI against the tools the server lists: GUIDE.md's table
+//! has every tool with exactly its own arguments (those every retrieval tool shares are said
+//! once below it) and its CLI command, the README's group table has every group with exactly its
+//! tools, and every CLI command of a tool takes exactly that tool's arguments besides the shared
+//! ones (the CLI's global flags), but for those the tool says only one front end has. A tool or
+//! an argument added without its line in the documents, or to one front end only, fails here.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use knav::serve::tools::{catalog, catalog_names, GROUPS};
+use knav::serve::tools::{catalog, catalog_names};
+use knav::tools::{group_tools, GROUPS, TOOLS};
 
 /// Arguments GUIDE.md describes once for every retrieval tool, under its table.
 const SHARED: &[&str] = &[
@@ -88,6 +91,71 @@ fn the_guides_tool_table_has_every_tool_with_its_own_arguments() {
             .collect();
         assert_eq!(said, schema, "GUIDE.md's arguments of {}", tool.name);
     }
+    let commands: Vec<String> = rows.iter().map(|r| r[2].clone()).collect();
+    let want: Vec<String> = TOOLS
+        .iter()
+        .map(|t| match t.command {
+            Some(c) => format!("`knav {c}`"),
+            None => "(MCP only)".to_string(),
+        })
+        .collect();
+    assert_eq!(commands, want, "GUIDE.md's CLI commands, in catalog order");
+}
+
+/// The arguments of `tool` besides the shared ones, as the MCP schema lists them.
+fn mcp_arguments(tool: &rmcp::model::Tool) -> BTreeSet<String> {
+    tool.input_schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| !SHARED.contains(&k.as_str()))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn every_cli_command_takes_exactly_its_tools_arguments() {
+    for (def, tool) in TOOLS.iter().zip(catalog(&catalog_names())) {
+        assert_eq!(def.name, tool.name);
+        let mcp = mcp_arguments(&tool);
+        for only in def.mcp_only {
+            assert!(
+                mcp.contains(*only),
+                "{}: {only} is no MCP argument",
+                def.name
+            );
+        }
+        let Some(command) = def.cli_command() else {
+            assert!(
+                def.command.is_none() && def.cli_only.is_empty(),
+                "{}",
+                def.name
+            );
+            continue;
+        };
+        let cli: BTreeSet<String> = command
+            .get_arguments()
+            .map(|a| a.get_id().to_string())
+            .collect();
+        for only in def.cli_only {
+            assert!(
+                cli.contains(*only),
+                "{}: {only} is no CLI argument",
+                def.name
+            );
+        }
+        let cli_shared: BTreeSet<String> = cli
+            .iter()
+            .filter(|a| !def.cli_only.contains(&a.as_str()))
+            .cloned()
+            .collect();
+        let mcp_shared: BTreeSet<String> = mcp
+            .iter()
+            .filter(|a| !def.mcp_only.contains(&a.as_str()))
+            .cloned()
+            .collect();
+        assert_eq!(cli_shared, mcp_shared, "the arguments of {}", def.name);
+    }
 }
 
 #[test]
@@ -102,7 +170,10 @@ fn the_readmes_group_table_has_every_group_with_its_tools() {
         .collect();
     let want: Vec<(String, BTreeSet<String>)> = GROUPS
         .iter()
-        .map(|(g, tools)| (g.to_string(), tools.iter().map(|t| t.to_string()).collect()))
+        .map(|g| {
+            let tools = group_tools(g).iter().map(|t| t.to_string()).collect();
+            (g.to_string(), tools)
+        })
         .collect();
     assert_eq!(groups, want);
 }

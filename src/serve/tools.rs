@@ -1,19 +1,20 @@
-//! The MCP tool catalog: names, descriptions, input schemas and annotations, and the checking of
-//! a call's arguments into a [`Call`]. Each tool's arguments are a type; its input schema is
-//! derived from that type (schemars, as rmcp does) and one checker reads every call against it. Descriptions say what each tool is for and which native
-//! call it replaces; all of them with their schemas stay under [`CATALOG_BUDGET`] characters.
+//! The MCP tool catalog: each tool of [`crate::tools::TOOLS`] as MCP lists it (description,
+//! input schema derived from its argument type by schemars, as rmcp does, annotations), and the
+//! checking of a call's arguments into a [`Call`] with messages a model can act on. The tools
+//! themselves, their arguments included, are defined once in `crate::tools`, which the CLI
+//! reads too. Descriptions say what each tool is for and which native call it replaces; all of
+//! them with their schemas stay under [`CATALOG_BUDGET`] characters.
 
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
-use rmcp::schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::envelope::quote;
-use crate::query::{GroupBy, Page, MAX_LIMIT};
+use crate::query::{Page, MAX_LIMIT};
 use crate::render::Format;
 use crate::request::{Ask, MAX_CONFIG_ARG, MAX_PATH};
+use crate::tools::{Effect, Order, Shared, TOOLS};
 
 /// Characters all descriptions and input schemas together may take (4,500 tokens at 4
 /// characters a token).
@@ -26,46 +27,6 @@ const MAX_LIST: usize = 256;
 /// together (1,500 tokens at 4 characters a token).
 pub const ALWAYS_LOAD_BUDGET: usize = 6_000;
 
-/// Tools marked `_meta["anthropic/alwaysLoad"]`: the ones an agent needs before any search.
-const ALWAYS_LOAD: &[&str] = &["find_definition", "find_callers", "get_symbol_body"];
-
-/// The tool groups `knav serve --tools` and `.knav.toml`'s `serve.tools` choose from (default:
-/// all); every tool is in one. A new tool is one more name in its group's list.
-pub const GROUPS: &[(&str, &[&str])] = &[
-    (
-        "core",
-        &[
-            "find_definition",
-            "find_references",
-            "find_callers",
-            "find_callees",
-            "get_symbol_body",
-            "reachability",
-            "list_file_symbols",
-            "update_index",
-        ],
-    ),
-    (
-        "search",
-        &[
-            "search_symbols",
-            "search_files",
-            "search_text",
-            "search_code",
-            "search_docs",
-        ],
-    ),
-    ("edit", &["replace_symbol", "insert_symbol"]),
-    ("review", &["index_status", "change_impact", "review_diff"]),
-];
-
-/// A `kind` argument (an empty one is none).
-fn kind_arg(tool: &str, kind: Option<String>) -> Result<Option<knav_ctags::Kind>, String> {
-    kind.filter(|k| !k.is_empty())
-        .map(|k| crate::query::parse_kind(&k).map_err(|e| format!("{tool}: {e}")))
-        .transpose()
-}
-
 /// The tools of `groups` (`None`: all), in catalog order; an unknown group is an error naming
 /// the groups.
 pub fn select(groups: Option<&[String]>) -> Result<Vec<&'static str>, String> {
@@ -74,15 +35,14 @@ pub fn select(groups: Option<&[String]>) -> Result<Vec<&'static str>, String> {
     };
     let mut chosen: Vec<&str> = Vec::new();
     for g in groups {
-        let Some((_, tools)) = GROUPS.iter().find(|(name, _)| *name == g.trim()) else {
-            let names: Vec<&str> = GROUPS.iter().map(|(n, _)| *n).collect();
+        let Some(group) = crate::tools::GROUPS.iter().find(|name| **name == g.trim()) else {
             return Err(format!(
                 "unknown tool group {}; the groups are {}",
                 quote(g),
-                names.join(", ")
+                crate::tools::GROUPS.join(", ")
             ));
         };
-        chosen.extend(*tools);
+        chosen.extend(crate::tools::group_tools(group));
     }
     Ok(catalog_names()
         .into_iter()
@@ -90,399 +50,15 @@ pub fn select(groups: Option<&[String]>) -> Result<Vec<&'static str>, String> {
         .collect())
 }
 
-/// What one tool is for.
-struct Spec {
-    name: &'static str,
-    description: &'static str,
-    /// The input schema, derived from the tool's argument type.
-    schema: fn() -> JsonObject,
-}
-
-/// Arguments every retrieval tool takes.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct Common {
-    /// tree to search (default: the served root)
-    root: Option<String>,
-    /// text (default) or json
-    format: Option<String>,
-    /// results per page, default 100, max 1000
-    limit: Option<u64>,
-    /// results to skip
-    offset: Option<u64>,
-    /// only paths under this
-    path_prefix: Option<String>,
-    /// .config path or CONFIG_A=y,CONFIG_B=m: leaves out what it does not build (#if, Makefiles, arch/), with reasons
-    active_config: Option<String>,
-}
-
-/// find_definition, find_callers, find_callees.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct SymbolArgs {
-    /// C identifier
-    symbol: String,
-    #[serde(flatten)]
-    common: Common,
-}
-
-/// find_references.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct RefsArgs {
-    /// C identifier
-    symbol: String,
-    /// auto (per file above 200 rows), line or file
-    group_by: Option<String>,
-    #[serde(flatten)]
-    common: Common,
-}
-
-/// get_symbol_body.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct BodyArgs {
-    /// C identifier
-    symbol: String,
-    /// bodies to show, default 3
-    max_definitions: Option<u64>,
-    #[serde(flatten)]
-    common: Common,
-}
-
-/// reachability.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct ReachArgs {
-    /// function to start from
-    from_symbol: String,
-    /// function to reach
-    to_symbol: String,
-    /// calls to follow, 1-12, default 8
-    max_depth: Option<u64>,
-    /// also follow calls through members of unknown struct type
-    include_uncertain: Option<bool>,
-    #[serde(flatten)]
-    common: Common,
-}
-
-/// list_file_symbols.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct FileArgs {
-    /// path relative to the root; a directory lists its files
-    file_path: String,
-    /// start (default) or end: page backwards from the file's end
-    from: Option<String>,
-    #[serde(flatten)]
-    common: Common,
-}
-
-/// Arguments of the search tools: [`Common`] without `active_config` (a search does not
-/// filter by configuration).
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct SearchCommon {
-    /// tree (default: the served root)
-    root: Option<String>,
-    /// text or json
-    format: Option<String>,
-    /// default 100, max 1000
-    limit: Option<u64>,
-    /// results to skip
-    offset: Option<u64>,
-    /// only paths under this
-    path_prefix: Option<String>,
-}
-
-impl From<SearchCommon> for Common {
-    fn from(c: SearchCommon) -> Common {
-        Common {
-            root: c.root,
-            format: c.format,
-            limit: c.limit,
-            offset: c.offset,
-            path_prefix: c.path_prefix,
-            active_config: None,
-        }
-    }
-}
-
-/// search_symbols.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct FindArgs {
-    /// name parts (all must match) or /REGEX/
-    query: String,
-    /// function, struct, macro, ...
-    kind: Option<String>,
-    #[serde(flatten)]
-    common: SearchCommon,
-}
-
-/// search_files.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct FilesArgs {
-    /// path parts (all must match)
-    query: String,
-    #[serde(flatten)]
-    common: SearchCommon,
-}
-
-/// search_code.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct CodeArgs {
-    /// words
-    query: String,
-    /// function, struct, ...
-    kind: Option<String>,
-    #[serde(flatten)]
-    common: SearchCommon,
-}
-
-/// search_text.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct TextArgs {
-    /// rg regex
-    pattern: String,
-    /// literal (-F)
-    fixed_strings: Option<bool>,
-    /// -i
-    ignore_case: Option<bool>,
-    /// -w
-    word: Option<bool>,
-    /// files/dirs to search
-    paths: Option<Vec<String>>,
-    /// rg globs, !g excludes
-    globs: Option<Vec<String>>,
-    /// only in this symbol's definitions
-    within: Option<String>,
-    /// context lines 0-10
-    context: Option<u64>,
-    /// lines, files or count
-    output: Option<String>,
-    #[serde(flatten)]
-    common: Common,
-}
-
-/// search_docs.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct DocsArgs {
-    /// words
-    query: String,
-    #[serde(flatten)]
-    common: SearchCommon,
-}
-
-/// change_impact.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct ImpactArgs {
-    /// function
-    symbol: String,
-    /// levels of callers, 0-10, default 2
-    depth: Option<u64>,
-    #[serde(flatten)]
-    common: Common,
-}
-
-/// review_diff.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct DiffArgs {
-    /// unified diff text (git diff, mailed patch); at most 10000 files, 50000 hunks
-    diff: String,
-    #[serde(flatten)]
-    common: Common,
-}
-
-/// update_index.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct UpdateArgs {
-    /// rebuild everything
-    full: Option<bool>,
-    /// tree to search (default: the served root)
-    root: Option<String>,
-}
-
-/// index_status.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct StatusArgs {
-    /// tree (default: the served root)
-    root: Option<String>,
-    /// text or json
-    format: Option<String>,
-}
-
-/// replace_symbol.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct ReplaceArgs {
-    /// path relative to the root
-    file: String,
-    /// the definition to rewrite
-    symbol: String,
-    /// the whole new definition, signature included
-    source: String,
-    /// tree (default: the served root)
-    root: Option<String>,
-}
-
-/// insert_symbol.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct InsertArgs {
-    /// path relative to the root
-    file: String,
-    /// the definition to insert next to
-    anchor: String,
-    /// before or after
-    position: String,
-    /// the whole new definition
-    source: String,
-    /// tree (default: the served root)
-    root: Option<String>,
-}
-
-const SPECS: &[Spec] = &[
-    Spec {
-        name: "find_definition",
-        description: "Where a C symbol is defined (functions, macros, structs, typedefs, \
-                      variables; CONFIG_X in Kconfig), each with its #if guard, kind and \
-                      signature, plus reference count and top files. Use instead of grep for \
-                      `name(` or ctags.",
-        schema: schema::<SymbolArgs>,
-    },
-    Spec {
-        name: "find_references",
-        description: "Every use of a symbol (code only, not comments or strings), with role \
-                      (call, ref, export, decl, def; kconfig and makefile for CONFIG_X) and \
-                      guard; grouped by file when there are many. Use instead of grep -rw.",
-        schema: schema::<RefsArgs>,
-    },
-    Spec {
-        name: "find_callers",
-        description: "The call sites of a function with the calling function's name. Use \
-                      instead of grep for `name(` and reading each hit.",
-        schema: schema::<SymbolArgs>,
-    },
-    Spec {
-        name: "find_callees",
-        description: "The functions a function calls, each with where it is defined. Use \
-                      instead of reading the body and looking up each call.",
-        schema: schema::<SymbolArgs>,
-    },
-    Spec {
-        name: "get_symbol_body",
-        description: "The source text of a symbol's definitions (up to 300 lines each). Use \
-                      instead of find + reading the file.",
-        schema: schema::<BodyArgs>,
-    },
-    Spec {
-        name: "reachability",
-        description: "Whether one function can reach another through calls, with the shortest \
-                      call chain. Use instead of tracing callers by hand.",
-        schema: schema::<ReachArgs>,
-    },
-    Spec {
-        name: "list_file_symbols",
-        description: "The definitions in one file in line order, with kinds and guards. Use \
-                      instead of reading the whole file to find what is in it.",
-        schema: schema::<FileArgs>,
-    },
-    Spec {
-        name: "search_symbols",
-        description: "Defined names from parts of the name: each token starts the name or \
-                      a _-part (ext4 read iter), exact name first. Use instead of grep when \
-                      unsure of a name.",
-        schema: schema::<FindArgs>,
-    },
-    Spec {
-        name: "search_files",
-        description: "C files from parts of their path, exact file name first. Use instead \
-                      of find -name.",
-        schema: schema::<FilesArgs>,
-    },
-    Spec {
-        name: "search_text",
-        description: "Search every text file (code, comments, Kconfig, Makefiles, devicetree, \
-                      docs) for a regex: exactly rg -n's lines, in ms; each hit \
-                      with its enclosing definition and #if guard. Use instead of Grep or rg.",
-        schema: schema::<TextArgs>,
-    },
-    Spec {
-        name: "search_code",
-        description: "Definitions ranked for what they do (oom kill process), by name, \
-                      comment, path and body. Use instead of grepping guessed words.",
-        schema: schema::<CodeArgs>,
-    },
-    Spec {
-        name: "search_docs",
-        description: "Sections of Documentation/ (.rst, .txt) ranked for words. Use instead of \
-                      grep -r Documentation.",
-        schema: schema::<DocsArgs>,
-    },
-    Spec {
-        name: "change_impact",
-        description: "What a change to a function affects: its callers and theirs to a depth, \
-                      grouped by MAINTAINERS subsystem and top directory, with export status; \
-                      capped counts are floors. Use instead of repeated find_callers.",
-        schema: schema::<ImpactArgs>,
-    },
-    Spec {
-        name: "review_diff",
-        description: "The definitions a unified diff touches (functions, structs, macros, \
-                      Kconfig; added and removed too), each with guard, callers count and \
-                      subsystems; hunks that do not apply are reported. limit/offset page hunks \
-                      and definitions in diff order; totals always given. Use instead of reading \
-                      each hunk's file.",
-        schema: schema::<DiffArgs>,
-    },
-    Spec {
-        name: "update_index",
-        description: "Refresh the index now (only what changed), or rebuild it with full=true. \
-                      Calls already refresh when the index is older than serve.debounce_s.",
-        schema: schema::<UpdateArgs>,
-    },
-    Spec {
-        name: "index_status",
-        description: "Whether the index is ready: files scanned and unindexed (by reason), age, \
-                      generation, size, a running build's progress. Use instead of retrying \
-                      a call to see if indexing is done.",
-        schema: schema::<StatusArgs>,
-    },
-    Spec {
-        name: "replace_symbol",
-        description: "Rewrite one definition (function, struct, macro, variable) in place: its \
-                      lines come from the index; source is the whole new definition. Refused, \
-                      file unchanged, naming the line, unless braces, parentheses and #if \
-                      balance and ctags finds the symbol in it. Atomic write; index refreshed. \
-                      Use instead of Edit or Write on a whole file.",
-        schema: schema::<ReplaceArgs>,
-    },
-    Spec {
-        name: "insert_symbol",
-        description: "Add a definition before or after an anchor definition, one blank line \
-                      apart; checked and written as replace_symbol. Use instead of Edit on a \
-                      whole file.",
-        schema: schema::<InsertArgs>,
-    },
-];
-
-/// The input schema of argument type `T`, as MCP clients read it: an object of typed
-/// properties with descriptions, no others allowed; schemars' `$schema`, `title` and integer
-/// `format` left out (they cost catalog characters and say nothing to a model).
-fn schema<T: JsonSchema>() -> JsonObject {
+/// The input schema of `tool`'s argument type, as MCP clients read it: an object of typed
+/// properties with descriptions, no others allowed; schemars' `$schema`, `title`, integer
+/// `format` and `writeOnly` (of an argument with a default, which `crate::tools` never
+/// serializes) left out: they cost catalog characters and say nothing to a model.
+fn schema(tool: &crate::tools::Tool) -> JsonObject {
     let settings = rmcp::schemars::generate::SchemaSettings::draft2020_12().with(|s| {
         s.meta_schema = None;
     });
-    let root = settings.into_generator().into_root_schema_for::<T>();
+    let root = tool.schema(settings.into_generator());
     let mut v = serde_json::to_value(root).unwrap_or_default();
     let Some(obj) = v.as_object_mut() else {
         return JsonObject::new();
@@ -492,6 +68,7 @@ fn schema<T: JsonSchema>() -> JsonObject {
     if let Some(Value::Object(props)) = obj.get_mut("properties") {
         for p in props.values_mut().filter_map(Value::as_object_mut) {
             p.remove("format");
+            p.remove("writeOnly");
             // An `Option` is a property that may be left out, not one that may be null.
             if let Some(Value::Array(types)) = p.get("type") {
                 let types: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
@@ -507,40 +84,35 @@ fn schema<T: JsonSchema>() -> JsonObject {
 
 /// The tool names.
 pub fn catalog_names() -> Vec<&'static str> {
-    SPECS.iter().map(|s| s.name).collect()
+    TOOLS.iter().map(|t| t.name).collect()
 }
 
 /// The tools named in `served` as MCP lists them.
 pub fn catalog(served: &[&str]) -> Vec<Tool> {
-    SPECS
+    TOOLS
         .iter()
-        .filter(|s| served.contains(&s.name))
+        .filter(|t| served.contains(&t.name))
         .map(tool)
         .collect()
 }
 
-fn tool(spec: &Spec) -> Tool {
-    let annotations = if GROUPS
-        .iter()
-        .any(|(g, t)| *g == "edit" && t.contains(&spec.name))
-    {
-        ToolAnnotations::new()
+fn tool(def: &crate::tools::Tool) -> Tool {
+    let annotations = match def.effect {
+        Effect::Writes => ToolAnnotations::new()
             .read_only(false)
             .destructive(true)
             .idempotent(false)
-            .open_world(false)
-    } else if spec.name != "update_index" {
-        ToolAnnotations::new().read_only(true).open_world(false)
-    } else {
-        ToolAnnotations::new()
+            .open_world(false),
+        Effect::Reads => ToolAnnotations::new().read_only(true).open_world(false),
+        Effect::Refreshes => ToolAnnotations::new()
             .read_only(false)
             .destructive(false)
             .idempotent(true)
-            .open_world(false)
+            .open_world(false),
     };
-    let schema = Arc::new((spec.schema)());
-    let mut t = Tool::new(spec.name, spec.description, schema).annotate(annotations);
-    if ALWAYS_LOAD.contains(&spec.name) {
+    let schema = Arc::new(schema(def));
+    let mut t = Tool::new(def.name, def.description, schema).annotate(annotations);
+    if def.always_load {
         let mut meta = JsonObject::new();
         meta.insert("anthropic/alwaysLoad".into(), json!(true));
         t = t.with_meta(MetaObject(meta));
@@ -702,61 +274,27 @@ fn check(tool: &str, schema: &JsonObject, mut args: JsonObject) -> Result<Value,
 
 /// Checks the arguments of a call to tool `name`.
 pub fn parse_call(name: &str, arguments: Option<JsonObject>) -> Result<Call, String> {
-    let Some(spec) = SPECS.iter().find(|s| s.name == name) else {
-        let names: Vec<&str> = SPECS.iter().map(|s| s.name).collect();
+    let Some(def) = crate::tools::by_name(name) else {
         return Err(format!(
             "unknown tool {}; the tools are {}",
             quote(name),
-            names.join(", ")
+            catalog_names().join(", ")
         ));
     };
-    let tool = spec.name;
-    let args = check(tool, &(spec.schema)(), arguments.unwrap_or_default())?;
-    if tool == "update_index" {
-        let a: UpdateArgs = typed(tool, args)?;
-        return Ok(Call {
-            tool,
-            ask: None,
-            full: a.full.unwrap_or(false),
-            root: a.root,
-            format: Format::Text,
-            page: Page::default(),
-            active_config: None,
-            edit: None,
-        });
-    }
-    if tool == "replace_symbol" || tool == "insert_symbol" {
-        return edit_call(tool, args);
-    }
-    if tool == "index_status" {
-        let a: StatusArgs = typed(tool, args)?;
-        let format = match a.format {
-            None => Format::Text,
-            Some(f) => f.parse::<Format>().map_err(|e| format!("{tool}: {e}"))?,
-        };
-        return Ok(Call {
-            tool,
-            ask: None,
-            full: false,
-            root: a.root,
-            format,
-            page: Page::default(),
-            active_config: None,
-            edit: None,
-        });
-    }
-    let (ask, common) = query_ask(tool, args)?;
-    query_call(tool, ask, common)
+    let tool = def.name;
+    let args = check(tool, &schema(def), arguments.unwrap_or_default())?;
+    let (order, shared) = def.from_json(args).map_err(|e| format!("{tool}: {e}"))?;
+    call(tool, order, shared)
 }
 
-/// The call of retrieval or search tool `tool` asking `ask`, with its common arguments
-/// `common`: format, paging, root and active configuration.
-fn query_call(tool: &'static str, ask: Ask, common: Common) -> Result<Call, String> {
-    let format = match common.format {
+/// The call of `tool` giving `order`, with the arguments every tool shares: format, paging,
+/// root and active configuration.
+fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String> {
+    let format = match shared.format {
         None => Format::Text,
         Some(f) => f.parse::<Format>().map_err(|e| format!("{tool}: {e}"))?,
     };
-    let limit = common.limit.unwrap_or(0);
+    let limit = shared.limit.unwrap_or(0);
     if limit > MAX_LIMIT.saturating_mul(1_000_000) {
         return Err(format!(
             "{tool}: limit {limit} is absurd; ask for at most {MAX_LIMIT} and page with offset"
@@ -764,205 +302,26 @@ fn query_call(tool: &'static str, ask: Ask, common: Common) -> Result<Call, Stri
     }
     let page = Page {
         limit,
-        offset: common.offset.unwrap_or(0),
-        path_prefix: common.path_prefix.filter(|p| !p.is_empty()),
+        offset: shared.offset.unwrap_or(0),
+        path_prefix: shared.path_prefix.filter(|p| !p.is_empty()),
         active: None,
     };
+    let (ask, full, edit) = match order {
+        Order::Ask(ask) => (Some(ask), false, None),
+        Order::Update { full, .. } => (None, full, None),
+        Order::Status => (None, false, None),
+        Order::Edit(edit) => (None, false, Some(edit)),
+    };
     Ok(Call {
         tool,
-        ask: Some(ask),
-        full: false,
-        root: common.root,
+        ask,
+        full,
+        root: shared.root,
         format,
         page,
-        active_config: common.active_config.filter(|c| !c.trim().is_empty()),
-        edit: None,
+        active_config: shared.active_config.filter(|c| !c.trim().is_empty()),
+        edit,
     })
-}
-
-/// `args`, as [`check`] left them, as the argument type of `tool`.
-fn typed<T: serde::de::DeserializeOwned>(tool: &str, args: Value) -> Result<T, String> {
-    serde_json::from_value(args).map_err(|e| format!("{tool}: {e}"))
-}
-
-/// The call of replace_symbol or insert_symbol (`tool`) with `args`.
-fn edit_call(tool: &'static str, args: Value) -> Result<Call, String> {
-    let (edit, root) = if tool == "replace_symbol" {
-        let a: ReplaceArgs = typed(tool, args)?;
-        let edit = crate::edit::Edit::Replace {
-            file: a.file,
-            symbol: a.symbol,
-            source: a.source,
-        };
-        (edit, a.root)
-    } else {
-        let a: InsertArgs = typed(tool, args)?;
-        let before = match a.position.as_str() {
-            "before" => true,
-            "after" => false,
-            p => {
-                return Err(format!(
-                    "{tool}: position must be before or after, not {}",
-                    quote(p)
-                ))
-            }
-        };
-        let edit = crate::edit::Edit::Insert {
-            file: a.file,
-            anchor: a.anchor,
-            before,
-            source: a.source,
-        };
-        (edit, a.root)
-    };
-    Ok(Call {
-        tool,
-        ask: None,
-        full: false,
-        root,
-        format: Format::Text,
-        page: Page::default(),
-        active_config: None,
-        edit: Some(edit),
-    })
-}
-
-/// The question the retrieval or search tool `tool` asks with `args`, and the arguments every
-/// such tool takes.
-fn query_ask(tool: &str, args: Value) -> Result<(Ask, Common), String> {
-    Ok(match tool {
-        "find_definition" | "find_callers" | "find_callees" => {
-            let a: SymbolArgs = typed(tool, args)?;
-            let ask = match tool {
-                "find_definition" => Ask::Def { symbol: a.symbol },
-                "find_callers" => Ask::Callers { symbol: a.symbol },
-                _ => Ask::Callees { symbol: a.symbol },
-            };
-            (ask, a.common)
-        }
-        "find_references" => {
-            let a: RefsArgs = typed(tool, args)?;
-            let group_by = match a.group_by {
-                None => GroupBy::Auto,
-                Some(g) => g.parse().map_err(|e| format!("{tool}: {e}"))?,
-            };
-            let ask = Ask::Refs {
-                symbol: a.symbol,
-                group_by,
-            };
-            (ask, a.common)
-        }
-        "get_symbol_body" => {
-            let a: BodyArgs = typed(tool, args)?;
-            let ask = Ask::Body {
-                symbol: a.symbol,
-                max_definitions: a.max_definitions.unwrap_or(3),
-            };
-            (ask, a.common)
-        }
-        "reachability" => {
-            let a: ReachArgs = typed(tool, args)?;
-            let ask = Ask::Reach {
-                from: a.from_symbol,
-                to: a.to_symbol,
-                max_depth: a.max_depth.map_or(8, |d| d.min(u32::MAX as u64) as u32),
-                include_uncertain: a.include_uncertain.unwrap_or(false),
-            };
-            (ask, a.common)
-        }
-        "list_file_symbols" => {
-            let a: FileArgs = typed(tool, args)?;
-            let ask = Ask::Symbols {
-                file: a.file_path,
-                from_end: from_end(tool, a.from.as_deref())?,
-            };
-            (ask, a.common)
-        }
-        "search_symbols" => {
-            let a: FindArgs = typed(tool, args)?;
-            let kind = kind_arg(tool, a.kind)?;
-            let ask = Ask::Find {
-                query: a.query,
-                kind,
-            };
-            (ask, a.common.into())
-        }
-        "search_code" => {
-            let a: CodeArgs = typed(tool, args)?;
-            let kind = kind_arg(tool, a.kind)?;
-            let ask = Ask::Code {
-                query: a.query,
-                kind,
-            };
-            (ask, a.common.into())
-        }
-        "search_files" => {
-            let a: FilesArgs = typed(tool, args)?;
-            (Ask::Files { query: a.query }, a.common.into())
-        }
-        "change_impact" => {
-            let a: ImpactArgs = typed(tool, args)?;
-            let depth = a.depth.map_or(crate::query::impact::DEFAULT_DEPTH, |d| {
-                d.min(u32::MAX as u64) as u32
-            });
-            let ask = Ask::Impact {
-                symbol: a.symbol,
-                depth,
-            };
-            (ask, a.common)
-        }
-        "review_diff" => {
-            let a: DiffArgs = typed(tool, args)?;
-            (Ask::Review { diff: a.diff }, a.common)
-        }
-        "search_text" => grep_ask(tool, typed(tool, args)?)?,
-        "search_docs" => {
-            let a: DocsArgs = typed(tool, args)?;
-            (Ask::Docs { query: a.query }, a.common.into())
-        }
-        _ => unreachable!("every spec is matched above"),
-    })
-}
-
-/// list_file_symbols' `from`: true for `end` (page backwards from the file's end).
-fn from_end(tool: &str, from: Option<&str>) -> Result<bool, String> {
-    match from {
-        None | Some("start") => Ok(false),
-        Some("end") => Ok(true),
-        Some(f) => Err(format!(
-            "{tool}: from must be start or end, not {}",
-            quote(f)
-        )),
-    }
-}
-
-/// The search_text question of `a`, and its common arguments.
-fn grep_ask(tool: &str, a: TextArgs) -> Result<(Ask, Common), String> {
-    let mode = match a.output.as_deref() {
-        None | Some("lines") => crate::query::GrepMode::Lines,
-        Some("files") => crate::query::GrepMode::Files,
-        Some("count") => crate::query::GrepMode::Count,
-        Some(o) => {
-            return Err(format!(
-                "{tool}: output must be lines, files or count, not {}",
-                quote(o)
-            ))
-        }
-    };
-    let ask = Ask::Grep(Box::new(crate::query::GrepAsk {
-        pattern: crate::index::text::search::Pattern {
-            text: a.pattern,
-            fixed: a.fixed_strings.unwrap_or(false),
-            ignore_case: a.ignore_case.unwrap_or(false),
-            word: a.word.unwrap_or(false),
-        },
-        paths: a.paths.unwrap_or_default(),
-        globs: a.globs.unwrap_or_default(),
-        within: a.within,
-        context: a.context.map_or(0, |c| c.min(u32::MAX as u64) as u32),
-        mode,
-    }));
-    Ok((ask, a.common))
 }
 
 #[cfg(test)]
@@ -975,16 +334,13 @@ mod tests {
 
     #[test]
     fn every_tool_is_in_one_group_and_groups_choose_tools() {
-        for name in catalog_names() {
-            let n = GROUPS.iter().filter(|(_, t)| t.contains(&name)).count();
-            assert_eq!(n, 1, "{name} is in {n} groups");
+        use crate::tools::{group_tools, GROUPS};
+        for t in TOOLS {
+            assert!(GROUPS.contains(&t.group), "{} is in no group", t.name);
         }
-        let grouped: usize = GROUPS.iter().map(|(_, t)| t.len()).sum();
-        assert_eq!(
-            grouped,
-            catalog_names().len(),
-            "a group names a tool with no spec"
-        );
+        for g in GROUPS {
+            assert!(!group_tools(g).is_empty(), "group {g} has no tool");
+        }
         let chosen = select(Some(&["search".into(), "review".into()])).unwrap();
         assert_eq!(
             chosen,
@@ -1021,7 +377,7 @@ mod tests {
 
     #[test]
     fn schemas_derived_from_the_argument_types_list_every_argument() {
-        let s = schema::<ReachArgs>();
+        let s = schema(crate::tools::by_name("reachability").unwrap());
         assert_eq!(s["type"], "object");
         assert_eq!(s["additionalProperties"], false);
         assert_eq!(s["required"], json!(["from_symbol", "to_symbol"]));
@@ -1045,7 +401,7 @@ mod tests {
             c.ask,
             Some(Ask::Refs {
                 symbol: "kmap".into(),
-                group_by: GroupBy::File
+                group_by: crate::query::GroupBy::File
             })
         );
         assert_eq!((c.page.limit, c.page.offset), (5, 10));
