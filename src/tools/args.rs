@@ -1,0 +1,713 @@
+//! Each tool's argument type: its fields derive the CLI flags (clap), the MCP input schema
+//! (schemars) and the reading of an MCP call (serde), and its [`McpArgs::order`] turns them
+//! into an [`Order`]; with the deserializers and defaults they share.
+
+use std::path::PathBuf;
+
+use clap::builder::TypedValueParser;
+use rmcp::schemars::JsonSchema;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
+
+use super::{CliArgs, McpArgs, Order, SearchShared, Shared};
+use crate::envelope::quote;
+use crate::query::GroupBy;
+use crate::request::Ask;
+
+/// `s` parsed by `T`'s `FromStr`, its error as serde's (a string-valued choice over MCP).
+fn parsed<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: std::str::FromStr<Err = String>,
+{
+    String::deserialize(d)?.parse().map_err(D::Error::custom)
+}
+
+/// A `kind` argument (an empty one is none).
+fn kind<'de, D: Deserializer<'de>>(d: D) -> Result<Option<knav_ctags::Kind>, D::Error> {
+    let k = String::deserialize(d)?;
+    if k.is_empty() {
+        return Ok(None);
+    }
+    crate::query::parse_kind(&k)
+        .map(Some)
+        .map_err(D::Error::custom)
+}
+
+/// An integer argument, as a `u32` (larger ones taken as `u32::MAX`).
+fn clamped<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    Ok(u64::deserialize(d)?.min(u32::MAX as u64) as u32)
+}
+
+/// A query over MCP: one string, where the CLI takes words.
+fn words<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    Ok(vec![String::deserialize(d)?])
+}
+
+/// A path as the CLI reads it (any bytes, in the form knav keeps them).
+fn path_arg() -> impl TypedValueParser<Value = String> {
+    clap::builder::OsStringValueParser::new().map(|s| crate::pathname::from_arg(&s))
+}
+
+/// Bodies get_symbol_body shows by default.
+const MAX_DEFINITIONS: u64 = 3;
+/// Calls reachability follows by default.
+const MAX_DEPTH: u32 = 8;
+
+fn max_definitions() -> u64 {
+    MAX_DEFINITIONS
+}
+
+fn max_depth() -> u32 {
+    MAX_DEPTH
+}
+
+fn impact_depth() -> u32 {
+    crate::query::impact::DEFAULT_DEPTH
+}
+
+/// find_definition (`knav def`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct DefArgs {
+    /// The identifier to look up.
+    #[schemars(description = "C identifier")]
+    symbol: String,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: Shared,
+}
+
+impl McpArgs for DefArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Def {
+            symbol: self.symbol,
+        };
+        Ok((Order::Ask(ask), self.shared))
+    }
+}
+impl CliArgs for DefArgs {}
+
+/// find_references (`knav refs`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct RefsArgs {
+    /// The identifier to look up.
+    #[schemars(description = "C identifier")]
+    symbol: String,
+    /// One row per reference (line), per file (file), or per file above 200 (auto).
+    #[arg(long, value_enum, default_value_t = GroupBy::Auto)]
+    #[serde(default, skip_serializing, deserialize_with = "parsed")]
+    #[schemars(
+        with = "Option<String>",
+        description = "auto (per file above 200 rows), line or file"
+    )]
+    group_by: GroupBy,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: Shared,
+}
+
+impl McpArgs for RefsArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Refs {
+            symbol: self.symbol,
+            group_by: self.group_by,
+        };
+        Ok((Order::Ask(ask), self.shared))
+    }
+}
+impl CliArgs for RefsArgs {}
+
+/// find_callers (`knav callers`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct CallersArgs {
+    /// The function whose call sites to list.
+    #[schemars(description = "C identifier")]
+    symbol: String,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: Shared,
+}
+
+impl McpArgs for CallersArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Callers {
+            symbol: self.symbol,
+        };
+        Ok((Order::Ask(ask), self.shared))
+    }
+}
+impl CliArgs for CallersArgs {}
+
+/// find_callees (`knav callees`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct CalleesArgs {
+    /// The function whose body to read.
+    #[schemars(description = "C identifier")]
+    symbol: String,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: Shared,
+}
+
+impl McpArgs for CalleesArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Callees {
+            symbol: self.symbol,
+        };
+        Ok((Order::Ask(ask), self.shared))
+    }
+}
+impl CliArgs for CalleesArgs {}
+
+/// get_symbol_body (`knav body`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct BodyArgs {
+    /// The identifier whose definitions to show.
+    #[schemars(description = "C identifier")]
+    symbol: String,
+    /// Bodies to show at most.
+    #[arg(long, default_value_t = MAX_DEFINITIONS)]
+    #[serde(default = "max_definitions", skip_serializing)]
+    #[schemars(with = "Option<u64>", description = "bodies to show, default 3")]
+    max_definitions: u64,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: Shared,
+}
+
+impl McpArgs for BodyArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Body {
+            symbol: self.symbol,
+            max_definitions: self.max_definitions,
+        };
+        Ok((Order::Ask(ask), self.shared))
+    }
+}
+impl CliArgs for BodyArgs {}
+
+/// reachability (`knav reach`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct ReachArgs {
+    /// The function to start from.
+    #[arg(value_name = "FROM")]
+    #[schemars(description = "function to start from")]
+    from_symbol: String,
+    /// The function to reach.
+    #[arg(value_name = "TO")]
+    #[schemars(description = "function to reach")]
+    to_symbol: String,
+    /// Calls to follow at most (1..12).
+    #[arg(long, default_value_t = MAX_DEPTH)]
+    #[serde(default = "max_depth", skip_serializing, deserialize_with = "clamped")]
+    #[schemars(with = "Option<u64>", description = "calls to follow, 1-12, default 8")]
+    max_depth: u32,
+    /// Also follow calls through members whose struct type is not known (matched by the
+    /// member's name only).
+    #[arg(long)]
+    #[serde(default, skip_serializing)]
+    #[schemars(
+        with = "Option<bool>",
+        description = "also follow calls through members of unknown struct type"
+    )]
+    include_uncertain: bool,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: Shared,
+}
+
+impl McpArgs for ReachArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Reach {
+            from: self.from_symbol,
+            to: self.to_symbol,
+            max_depth: self.max_depth,
+            include_uncertain: self.include_uncertain,
+        };
+        Ok((Order::Ask(ask), self.shared))
+    }
+}
+impl CliArgs for ReachArgs {}
+
+/// Where list_file_symbols starts its pages.
+#[derive(Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum Start {
+    /// The first definition.
+    #[default]
+    Start,
+    /// The last definition, paging backwards.
+    End,
+}
+
+impl std::str::FromStr for Start {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Start, String> {
+        match s {
+            "start" => Ok(Start::Start),
+            "end" => Ok(Start::End),
+            f => Err(format!("from must be start or end, not {}", quote(f))),
+        }
+    }
+}
+
+/// list_file_symbols (`knav symbols`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct FileArgs {
+    /// A path relative to the root; a directory lists its files with their definition
+    /// counts.
+    #[arg(value_name = "FILE", value_parser = path_arg())]
+    #[schemars(description = "path relative to the root; a directory lists its files")]
+    file_path: String,
+    /// `end`: page backwards from the end of the file, last definition first.
+    #[arg(long, value_enum, default_value_t = Start::Start)]
+    #[serde(default, skip_serializing, deserialize_with = "parsed")]
+    #[schemars(
+        with = "Option<String>",
+        description = "start (default) or end: page backwards from the file's end"
+    )]
+    from: Start,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: Shared,
+}
+
+impl McpArgs for FileArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Symbols {
+            file: self.file_path,
+            from_end: self.from == Start::End,
+        };
+        Ok((Order::Ask(ask), self.shared))
+    }
+}
+impl CliArgs for FileArgs {}
+
+/// search_symbols (`knav find`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct FindArgs {
+    /// Parts of a name, or /REGEX/ matched against whole names.
+    #[arg(required = true, num_args = 1..)]
+    #[serde(deserialize_with = "words")]
+    #[schemars(
+        with = "String",
+        description = "name parts (all must match) or /REGEX/"
+    )]
+    query: Vec<String>,
+    /// Only names with a definition of this kind (function, struct, macro, …).
+    #[arg(long, value_parser = crate::query::parse_kind)]
+    #[serde(default, skip_serializing, deserialize_with = "kind")]
+    #[schemars(with = "Option<String>", description = "function, struct, macro, ...")]
+    kind: Option<knav_ctags::Kind>,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: SearchShared,
+}
+
+impl McpArgs for FindArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Find {
+            query: self.query.join(" "),
+            kind: self.kind,
+        };
+        Ok((Order::Ask(ask), self.shared.into()))
+    }
+}
+impl CliArgs for FindArgs {}
+
+/// search_files (`knav files`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct FilesArgs {
+    /// Parts of a path.
+    #[arg(required = true, num_args = 1..)]
+    #[serde(deserialize_with = "words")]
+    #[schemars(with = "String", description = "path parts (all must match)")]
+    query: Vec<String>,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: SearchShared,
+}
+
+impl McpArgs for FilesArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Files {
+            query: self.query.join(" "),
+        };
+        Ok((Order::Ask(ask), self.shared.into()))
+    }
+}
+impl CliArgs for FilesArgs {}
+
+/// search_text (`knav grep`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct TextArgs {
+    /// A Rust regular expression (rg's syntax), or a literal with -F.
+    #[schemars(description = "rg regex")]
+    pattern: String,
+    /// Files or directories to search in, relative to the root (default: all of it).
+    #[serde(default, skip_serializing)]
+    #[schemars(with = "Option<Vec<String>>", description = "files/dirs to search")]
+    paths: Vec<String>,
+    /// Take the pattern as a literal string.
+    #[arg(short = 'F', long)]
+    #[serde(default, skip_serializing)]
+    #[schemars(with = "Option<bool>", description = "literal (-F)")]
+    fixed_strings: bool,
+    /// Match case-insensitively.
+    #[arg(short = 'i', long)]
+    #[serde(default, skip_serializing)]
+    #[schemars(with = "Option<bool>", description = "-i")]
+    ignore_case: bool,
+    /// Only matches surrounded by word boundaries.
+    #[arg(short = 'w', long = "word-regexp")]
+    #[serde(default, skip_serializing)]
+    #[schemars(with = "Option<bool>", description = "-w")]
+    word: bool,
+    /// Only files matching this rg glob; `!GLOB` excludes (repeatable).
+    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
+    #[serde(default, skip_serializing)]
+    #[schemars(with = "Option<Vec<String>>", description = "rg globs, !g excludes")]
+    globs: Vec<String>,
+    /// Only hits inside the definitions of SYMBOL.
+    #[arg(long, value_name = "SYMBOL")]
+    #[schemars(description = "only in this symbol's definitions")]
+    within: Option<String>,
+    /// Lines of context either side of each hit (0-10).
+    #[arg(short = 'C', long, default_value_t = 0, value_name = "N")]
+    #[serde(default, skip_serializing, deserialize_with = "clamped")]
+    #[schemars(with = "Option<u64>", description = "context lines 0-10")]
+    context: u32,
+    /// lines, files or count
+    #[arg(skip)]
+    output: Option<String>,
+    /// List the files with hits, not the lines.
+    #[arg(short = 'l', long, conflicts_with = "count")]
+    #[serde(skip)]
+    #[schemars(skip)]
+    files_with_matches: bool,
+    /// Count the matching lines of each file.
+    #[arg(short = 'c', long)]
+    #[serde(skip)]
+    #[schemars(skip)]
+    count: bool,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: Shared,
+}
+
+impl McpArgs for TextArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        use crate::query::GrepMode;
+        let mode = match self.output.as_deref() {
+            None if self.files_with_matches => GrepMode::Files,
+            None if self.count => GrepMode::Count,
+            None | Some("lines") => GrepMode::Lines,
+            Some("files") => GrepMode::Files,
+            Some("count") => GrepMode::Count,
+            Some(o) => {
+                return Err(format!(
+                    "output must be lines, files or count, not {}",
+                    quote(o)
+                ))
+            }
+        };
+        let ask = Ask::Grep(Box::new(crate::query::GrepAsk {
+            pattern: crate::index::text::search::Pattern {
+                text: self.pattern,
+                fixed: self.fixed_strings,
+                ignore_case: self.ignore_case,
+                word: self.word,
+            },
+            paths: self.paths,
+            globs: self.globs,
+            within: self.within,
+            context: self.context,
+            mode,
+        }));
+        Ok((Order::Ask(ask), self.shared))
+    }
+}
+impl CliArgs for TextArgs {}
+
+/// search_code (`knav search`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct CodeArgs {
+    /// Words saying what the code does.
+    #[arg(required = true, num_args = 1..)]
+    #[serde(deserialize_with = "words")]
+    #[schemars(with = "String", description = "words")]
+    query: Vec<String>,
+    /// Only definitions of this kind (function, struct, union, enum, typedef).
+    #[arg(long, value_parser = crate::query::parse_kind)]
+    #[serde(default, skip_serializing, deserialize_with = "kind")]
+    #[schemars(with = "Option<String>", description = "function, struct, ...")]
+    kind: Option<knav_ctags::Kind>,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: SearchShared,
+}
+
+impl McpArgs for CodeArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Code {
+            query: self.query.join(" "),
+            kind: self.kind,
+        };
+        Ok((Order::Ask(ask), self.shared.into()))
+    }
+}
+impl CliArgs for CodeArgs {}
+
+/// search_docs (`knav docs`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct DocsArgs {
+    /// Words to look for.
+    #[arg(required = true, num_args = 1..)]
+    #[serde(deserialize_with = "words")]
+    #[schemars(with = "String", description = "words")]
+    query: Vec<String>,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: SearchShared,
+}
+
+impl McpArgs for DocsArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Docs {
+            query: self.query.join(" "),
+        };
+        Ok((Order::Ask(ask), self.shared.into()))
+    }
+}
+impl CliArgs for DocsArgs {}
+
+/// change_impact (`knav impact`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct ImpactArgs {
+    /// The function.
+    #[schemars(description = "function")]
+    symbol: String,
+    /// Levels of callers (0-10; 1: direct callers only).
+    #[arg(long, default_value_t = crate::query::impact::DEFAULT_DEPTH)]
+    #[serde(
+        default = "impact_depth",
+        skip_serializing,
+        deserialize_with = "clamped"
+    )]
+    #[schemars(
+        with = "Option<u64>",
+        description = "levels of callers, 0-10, default 2"
+    )]
+    depth: u32,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: Shared,
+}
+
+impl McpArgs for ImpactArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Impact {
+            symbol: self.symbol,
+            depth: self.depth,
+        };
+        Ok((Order::Ask(ask), self.shared))
+    }
+}
+impl CliArgs for ImpactArgs {}
+
+/// review_diff (`knav diff`): MCP takes the diff's text, the CLI a file holding it.
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct DiffArgs {
+    /// unified diff text (git diff, mailed patch); at most 10000 files, 50000 hunks
+    #[arg(skip)]
+    diff: String,
+    /// The diff (git diff, diff -u or a mailed patch); `-` or none: standard input.
+    #[serde(skip)]
+    #[schemars(skip)]
+    file: Option<PathBuf>,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: Shared,
+}
+
+impl McpArgs for DiffArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        Ok((Order::Ask(Ask::Review { diff: self.diff }), self.shared))
+    }
+}
+
+impl CliArgs for DiffArgs {
+    fn cli_order(self) -> Result<Order, String> {
+        let diff = read_diff(self.file.as_deref())?;
+        Ok(Order::Ask(Ask::Review { diff }))
+    }
+}
+
+/// The diff `knav diff` reads: FILE, or standard input for `-` or none.
+fn read_diff(file: Option<&std::path::Path>) -> Result<String, String> {
+    use std::io::Read;
+    let max = crate::diff::MAX_DIFF_BYTES as u64;
+    let mut bytes = Vec::new();
+    let (read, what) = match file.filter(|f| *f != std::path::Path::new("-")) {
+        Some(f) => (
+            std::fs::File::open(f).and_then(|h| h.take(max + 1).read_to_end(&mut bytes)),
+            f.display().to_string(),
+        ),
+        None => (
+            std::io::stdin().take(max + 1).read_to_end(&mut bytes),
+            "standard input".to_string(),
+        ),
+    };
+    read.map_err(|e| format!("cannot read the diff from {what}: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(format!(
+            "the diff in {what} is larger than {} MiB (the most review_diff reads): split the \
+             patch and review each part",
+            max >> 20
+        ));
+    }
+    Ok(String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// update_index (`knav index`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct UpdateArgs {
+    /// Rebuild everything instead of only what changed.
+    #[arg(long)]
+    #[serde(default, skip_serializing)]
+    #[schemars(with = "Option<bool>", description = "rebuild everything")]
+    full: bool,
+    /// Check the index against its checksums instead of refreshing it.
+    #[arg(long, conflicts_with = "full")]
+    #[serde(skip)]
+    #[schemars(skip)]
+    verify: bool,
+    /// tree to search (default: the served root)
+    #[arg(skip)]
+    root: Option<String>,
+}
+
+impl McpArgs for UpdateArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let order = Order::Update {
+            full: self.full,
+            verify: self.verify,
+        };
+        let shared = Shared {
+            root: self.root,
+            ..Shared::default()
+        };
+        Ok((order, shared))
+    }
+}
+impl CliArgs for UpdateArgs {}
+
+/// index_status (`knav status`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct StatusArgs {
+    /// tree (default: the served root)
+    #[arg(skip)]
+    root: Option<String>,
+    /// text or json
+    #[arg(skip)]
+    format: Option<String>,
+}
+
+impl McpArgs for StatusArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let shared = Shared {
+            root: self.root,
+            format: self.format,
+            ..Shared::default()
+        };
+        Ok((Order::Status, shared))
+    }
+}
+impl CliArgs for StatusArgs {}
+
+/// replace_symbol (MCP only).
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct ReplaceArgs {
+    /// path relative to the root
+    file: String,
+    /// the definition to rewrite
+    symbol: String,
+    /// the whole new definition, signature included
+    source: String,
+    /// tree (default: the served root)
+    root: Option<String>,
+}
+
+impl McpArgs for ReplaceArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let edit = crate::edit::Edit::Replace {
+            file: self.file,
+            symbol: self.symbol,
+            source: self.source,
+        };
+        let shared = Shared {
+            root: self.root,
+            ..Shared::default()
+        };
+        Ok((Order::Edit(edit), shared))
+    }
+}
+
+/// insert_symbol (MCP only).
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct InsertArgs {
+    /// path relative to the root
+    file: String,
+    /// the definition to insert next to
+    anchor: String,
+    /// before or after
+    position: String,
+    /// the whole new definition
+    source: String,
+    /// tree (default: the served root)
+    root: Option<String>,
+}
+
+impl McpArgs for InsertArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let before = match self.position.as_str() {
+            "before" => true,
+            "after" => false,
+            p => {
+                return Err(format!(
+                    "position must be before or after, not {}",
+                    quote(p)
+                ))
+            }
+        };
+        let edit = crate::edit::Edit::Insert {
+            file: self.file,
+            anchor: self.anchor,
+            before,
+            source: self.source,
+        };
+        let shared = Shared {
+            root: self.root,
+            ..Shared::default()
+        };
+        Ok((Order::Edit(edit), shared))
+    }
+}
