@@ -13,16 +13,10 @@
 pub mod alloc;
 pub mod beneath;
 pub mod cli;
-pub mod definers;
 pub mod diff;
 pub mod edit;
 pub mod envelope;
-pub mod guard;
 pub mod index;
-pub mod indirect;
-pub(crate) mod keep;
-pub mod lex;
-pub mod macrodefs;
 pub mod maintainers;
 pub mod pathname;
 pub(crate) mod prefetch;
@@ -31,12 +25,16 @@ pub mod query;
 pub mod rank;
 pub mod render;
 pub mod request;
-pub mod scan;
 pub mod serve;
 pub mod settings;
 pub mod status;
 pub mod tools;
 pub mod walk;
+
+pub(crate) use knav_c::keep;
+/// knav's C analysis, in the `knav-c` crate: every `crate::scan`, `crate::guard`, … path of
+/// knav names it.
+pub use knav_c::{definers, guard, indirect, lex, macrodefs, scan};
 
 /// Cases a property test runs: its own count `n`, or `PROPTEST_CASES` when set
 /// (`ProptestConfig::with_cases` alone would ignore the variable the README gives).

@@ -13,6 +13,7 @@ fn crates() -> Vec<(&'static str, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     vec![
         ("knav", root.join("src")),
+        ("knav-c", root.join("c/src")),
         ("knav-ctags", root.join("ctags/src")),
         ("knav-kconfig", root.join("kconfig/src")),
         ("kernel-bench", root.join("kernel-bench/src")),

@@ -899,7 +899,7 @@ fn learn_definers(
     let base_table = opts
         .saved_defines
         .as_deref()
-        .and_then(|p| Definers::load(&p.with_file_name(DEFINERS_FILE)));
+        .and_then(|p| super::definers_read::load(&p.with_file_name(DEFINERS_FILE)));
     if let Some(table) = base_table {
         return Ok(table);
     }
@@ -913,7 +913,7 @@ fn learn_definers(
     };
     let fresh: std::collections::HashSet<&str> =
         inputs.iter().map(|i| i.file.path.as_str()).collect();
-    let (learned, kept) = Definers::learn_headers(
+    let (learned, kept) = super::definers_read::learn_headers(
         root,
         &headers,
         opts.saved_defines.as_deref(),
@@ -921,9 +921,8 @@ fn learn_definers(
         opts.workers,
     );
     let cannot_write = || IndexError::io("cannot write in", out_dir);
-    Definers::save(&out_dir.join(DEFINES_FILE), &kept).map_err(cannot_write())?;
-    learned
-        .save_resolved(&out_dir.join(DEFINERS_FILE))
+    super::definers_read::save(&out_dir.join(DEFINES_FILE), &kept).map_err(cannot_write())?;
+    super::definers_read::save_resolved(&learned, &out_dir.join(DEFINERS_FILE))
         .map_err(cannot_write())?;
     Ok(learned)
 }

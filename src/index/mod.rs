@@ -14,6 +14,7 @@ pub mod codec;
 pub mod ctagstext;
 pub mod damage;
 pub mod defined;
+mod definers_read;
 pub mod docs;
 pub mod error;
 pub mod format;
@@ -1071,7 +1072,7 @@ fn plan_delta(root: &Path, index_dir: &Path, snap: &Snapshot, diff: &Diff) -> Se
     let base_defines = index_dir
         .join(&snap.manifest.segments[0].dir)
         .join(build::DEFINES_FILE);
-    if crate::definers::Definers::record_differs(root, &base_defines, &headers) {
+    if definers_read::record_differs(root, &base_defines, &headers) {
         return SegmentPlan::Full;
     }
     let mut shadow: Vec<String> = shadow.into_iter().collect();

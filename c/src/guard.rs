@@ -313,20 +313,26 @@ pub fn at(transitions: &[(u32, Vec<String>)], line: u32) -> &[String] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::format::FileRecord;
     use crate::scan::scan;
 
-    /// Bytes of the file record the index stores for `src`'s guards and warnings.
+    /// Bytes the index stores for `src`'s guards and warnings: knav's file record writes each
+    /// count, line and string length as a LEB128 varint, then the string's bytes.
     fn record_bytes(src: &str) -> (usize, Guards) {
+        fn varint(n: usize) -> usize {
+            (usize::BITS - (n | 1).leading_zeros()).div_ceil(7) as usize
+        }
         let g = scan(src.as_bytes()).guards;
-        let record = FileRecord {
-            guards: g.transitions.clone(),
-            warnings: g.warnings.clone(),
-            ..FileRecord::default()
-        };
-        let mut out = Vec::new();
-        record.encode(&mut out);
-        (out.len(), g)
+        let string = |s: &String| varint(s.len()) + s.len();
+        let guards: usize = (g.transitions.iter())
+            .map(|(line, conds)| {
+                varint(*line as usize)
+                    + varint(conds.len())
+                    + conds.iter().map(string).sum::<usize>()
+            })
+            .sum();
+        let warnings: usize = g.warnings.iter().map(string).sum();
+        let bytes = varint(g.transitions.len()) + guards + varint(g.warnings.len()) + warnings;
+        (bytes, g)
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! through another such macro it invokes (one or two levels). The build learns them from every
 //! header of the tree before it reads invocations, and from each file's own `#define`s.
 
-use std::collections::HashMap;
-use std::path::Path;
+use std::collections::{HashMap, HashSet};
+use std::ops::Deref;
 
 use knav_ctags::Kind;
 
@@ -66,7 +66,7 @@ pub type HeaderDefines = (String, Vec<(String, Learned)>);
 pub struct Learned {
     templates: Vec<Template>,
     calls: Vec<Call>,
-    /// The `#define` from its name on, on one line: what [`Definers::save`] keeps.
+    /// The `#define` from its name on, on one line: what [`Definers::record_text`] keeps.
     text: String,
 }
 
@@ -415,31 +415,34 @@ impl Definers {
         Definers { map }
     }
 
-    /// What the headers at `paths` under `root` define: read from `saved` (a file
-    /// [`Definers::save`] wrote, by header path) for the paths not in `fresh`, read from the
-    /// headers themselves for the rest. Returns the definers and what to save for them, both
-    /// in header path order whatever the order of `paths` and of the reading threads: two
-    /// headers that define the same macro give its templates in the same order every build.
-    pub fn learn_headers(
-        root: &Path,
+    /// What the headers at `paths` define: taken from `saved` (the text of a record
+    /// [`Definers::record_text`] made, by header path) for the paths not in `fresh`, learned
+    /// from the headers' bytes, which `read` gives for a path (`None`: not read), for the rest.
+    /// Returns the definers and what to record for them, both in header path order whatever
+    /// the order of `paths` and of the reading threads: two headers that define the same macro
+    /// give its templates in the same order every build.
+    pub fn learn_headers<R, S>(
+        read: R,
         paths: &[&str],
-        saved: Option<&Path>,
-        fresh: &std::collections::HashSet<&str>,
+        saved: Option<&str>,
+        fresh: &HashSet<&str>,
         threads: usize,
-    ) -> (Definers, Vec<HeaderDefines>) {
-        let saved: Option<HashMap<String, Vec<String>>> = saved
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .map(|text| {
-                let mut m: HashMap<String, Vec<String>> = HashMap::new();
-                for line in text.lines() {
-                    if let Some((path, define)) = line.split_once('\t') {
-                        m.entry(path.to_string())
-                            .or_default()
-                            .push(define.to_string());
-                    }
+    ) -> (Definers, Vec<HeaderDefines>)
+    where
+        R: Fn(&str) -> Option<S> + Sync,
+        S: Deref<Target = [u8]>,
+    {
+        let saved: Option<HashMap<String, Vec<String>>> = saved.map(|text| {
+            let mut m: HashMap<String, Vec<String>> = HashMap::new();
+            for line in text.lines() {
+                if let Some((path, define)) = line.split_once('\t') {
+                    m.entry(path.to_string())
+                        .or_default()
+                        .push(define.to_string());
                 }
-                m
-            });
+            }
+            m
+        });
         let (mut from_saved, mut to_read) = (Vec::new(), Vec::new());
         for &p in paths {
             match &saved {
@@ -457,7 +460,7 @@ impl Definers {
                 _ => to_read.push(p),
             }
         }
-        from_saved.extend(Definers::of_headers(root, &to_read, threads));
+        from_saved.extend(Definers::of_headers(&read, &to_read, threads));
         from_saved.sort_by(|a, b| a.0.cmp(&b.0));
         let all = from_saved
             .iter()
@@ -466,27 +469,23 @@ impl Definers {
         (Definers::resolve(all), from_saved)
     }
 
-    /// True when the headers at `paths` (changed or deleted since the build that wrote the
-    /// record `saved`) now define through their macros other than the record says: the files
-    /// that invoke those macros must then be read again. No record: true.
-    pub fn record_differs(root: &Path, saved: &Path, paths: &[&str]) -> bool {
-        if paths.is_empty() {
-            return false;
-        }
-        let Ok(text) = std::fs::read_to_string(saved) else {
-            return true;
-        };
+    /// True when the headers at `paths` (changed or deleted since the build that made the
+    /// record `saved`, the text of [`Definers::record_text`]) now define through their macros
+    /// other than the record says: the files that invoke those macros must then be read again.
+    /// `read` gives a header's bytes now (`None`: deleted or unreadable, so it defines nothing).
+    pub fn record_differs<R, S>(read: R, saved: &str, paths: &[&str]) -> bool
+    where
+        R: Fn(&str) -> Option<S>,
+        S: Deref<Target = [u8]>,
+    {
         let mut old: HashMap<&str, Vec<&str>> = HashMap::new();
-        for line in text.lines() {
+        for line in saved.lines() {
             if let Some((path, define)) = line.split_once('\t') {
                 old.entry(path).or_default().push(define);
             }
         }
-        let beneath = crate::beneath::Root::open(root).ok();
         paths.iter().any(|p| {
-            let now: Vec<String> = beneath
-                .as_ref()
-                .and_then(|b| b.read(p).ok())
+            let now: Vec<String> = read(p)
                 .map(|src| of_source(&src).into_iter().map(|(_, l)| l.text).collect())
                 .unwrap_or_default();
             let was = old.get(p).map_or(&[][..], Vec::as_slice);
@@ -494,9 +493,9 @@ impl Definers {
         })
     }
 
-    /// Writes the resolved table, one `MACRO<TAB>KIND<TAB>OPEN<TAB>NAME{0}…[<TAB>TAG]` line
-    /// per template, for [`Definers::load`].
-    pub fn save_resolved(&self, path: &Path) -> std::io::Result<()> {
+    /// The resolved table as text, one `MACRO<TAB>KIND<TAB>OPEN<TAB>NAME{0}…[<TAB>TAG]` line
+    /// per template, for [`Definers::from_table_text`].
+    pub fn table_text(&self) -> String {
         let mut out = String::new();
         let mut names: Vec<&String> = self.map.keys().collect();
         names.sort();
@@ -521,12 +520,11 @@ impl Definers {
                 out.push('\n');
             }
         }
-        std::fs::write(path, out)
+        out
     }
 
-    /// The table [`Definers::save_resolved`] wrote; `None` when it is missing or damaged.
-    pub fn load(path: &Path) -> Option<Definers> {
-        let text = std::fs::read_to_string(path).ok()?;
+    /// The table of [`Definers::table_text`]; `None` when `text` is damaged.
+    pub fn from_table_text(text: &str) -> Option<Definers> {
         let mut map: HashMap<String, Vec<Template>> = HashMap::new();
         for line in text.lines() {
             let mut cols = line.split('\t');
@@ -561,9 +559,9 @@ impl Definers {
         Some(Definers { map })
     }
 
-    /// Writes what `learned` holds, one `PATH<TAB>#define text` line each, for
+    /// The record of what `learned` holds, one `PATH<TAB>#define text` line each, for
     /// [`Definers::learn_headers`] of a later build.
-    pub fn save(path: &Path, learned: &[HeaderDefines]) -> std::io::Result<()> {
+    pub fn record_text(learned: &[HeaderDefines]) -> String {
         let mut out = String::new();
         for (p, defs) in learned {
             for (_, l) in defs {
@@ -573,18 +571,19 @@ impl Definers {
                 out.push('\n');
             }
         }
-        std::fs::write(path, out)
+        out
     }
 
-    /// Learns the definers of the headers at `paths` under `root`, on `threads` threads; in the
-    /// order of `paths`, whichever thread read them (the order of a macro's templates is the order
-    /// of the names it makes, and the index must not depend on the threads' timing).
-    fn of_headers(root: &Path, paths: &[&str], threads: usize) -> Vec<HeaderDefines> {
+    /// Learns the definers of the headers at `paths`, whose bytes `read` gives, on `threads`
+    /// threads; in the order of `paths`, whichever thread read them (the order of a macro's
+    /// templates is the order of the names it makes, and the index must not depend on the
+    /// threads' timing).
+    fn of_headers<R, S>(read: &R, paths: &[&str], threads: usize) -> Vec<HeaderDefines>
+    where
+        R: Fn(&str) -> Option<S> + Sync,
+        S: Deref<Target = [u8]>,
+    {
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let Ok(beneath) = crate::beneath::Root::open(root) else {
-            return Vec::new();
-        };
-        let beneath = &beneath;
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads.max(1))
                 .map(|_| {
@@ -601,7 +600,7 @@ impl Definers {
                             }
                             for (i, p) in (k..).zip(batch) {
                                 // Large (register) headers are mapped, not copied.
-                                if let Ok(src) = beneath.read(p) {
+                                if let Some(src) = read(p) {
                                     let learned = of_source(&src);
                                     if !learned.is_empty() {
                                         out.push((i, (p.to_string(), learned)));
@@ -758,16 +757,12 @@ mod tests {
     fn headers_read_on_several_threads_are_learned_in_path_order() {
         // The threads' results were joined thread by thread: the order of a macro's templates,
         // and with it the index, changed from build to build.
-        let root = std::env::temp_dir().join(format!("knav-definers-order-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).unwrap();
         let paths: Vec<String> = (0..400).map(|i| format!("h{i:03}.h")).collect();
-        for (i, p) in paths.iter().enumerate() {
-            let text = format!("#define M(x) int x##_{i:03};\n");
-            std::fs::write(root.join(p), text).unwrap();
-        }
+        let files: HashMap<&str, Vec<u8>> = (paths.iter().enumerate())
+            .map(|(i, p)| (p.as_str(), format!("#define M(x) int x##_{i:03};\n").into()))
+            .collect();
         let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
-        let read = Definers::of_headers(&root, &paths, 4);
+        let read = Definers::of_headers(&|p: &str| files.get(p).map(Vec::as_slice), &paths, 4);
         let got: Vec<&str> = read.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(got, paths);
         let d = Definers::resolve(read.into_iter().flat_map(|(_, l)| l).collect());
@@ -779,30 +774,20 @@ mod tests {
             .collect();
         assert_eq!(made.len(), 400);
         assert!(made.windows(2).all(|w| w[0] < w[1]), "{made:?}");
-        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]
     fn learned_templates_do_not_depend_on_the_order_headers_are_given_or_read_in() {
-        let root =
-            std::env::temp_dir().join(format!("knav-definers-given-order-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).unwrap();
         // Two headers define the same macro, each with its own name: both names are kept, in
         // header path order.
-        std::fs::write(
-            root.join("a.h"),
-            "#define TP(name) void trace_##name(void)\n",
-        )
-        .unwrap();
-        std::fs::write(
-            root.join("b.h"),
-            "#define TP(name) void __bpf_trace_##name(void)\n",
-        )
-        .unwrap();
+        let files: HashMap<&str, &[u8]> = HashMap::from([
+            ("a.h", &b"#define TP(name) void trace_##name(void)\n"[..]),
+            ("b.h", b"#define TP(name) void __bpf_trace_##name(void)\n"),
+        ]);
+        let read = |p: &str| files.get(p).copied();
         let learn = |paths: &[&str], threads| {
             let (d, saved) =
-                Definers::learn_headers(&root, paths, None, &Default::default(), threads);
+                Definers::learn_headers(read, paths, None, &Default::default(), threads);
             let names: Vec<String> = d
                 .get(b"TP")
                 .unwrap_or(&[])
@@ -819,7 +804,33 @@ mod tests {
         assert_eq!(learn(&["a.h", "b.h"], 1), want);
         assert_eq!(learn(&["b.h", "a.h"], 1), want);
         assert_eq!(learn(&["b.h", "a.h"], 2), want);
-        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn the_table_and_the_record_read_back_as_they_were_made() {
+        let h: &[u8] = b"#define TP(name) void trace_##name(void)\n\
+                         #define V(n) const struct ops n##_ops = { 0 }\n";
+        let read = |p: &str| (p == "a.h").then_some(h);
+        let (d, learned) = Definers::learn_headers(read, &["a.h"], None, &HashSet::new(), 1);
+        let table = d.table_text();
+        assert_eq!(
+            Definers::from_table_text(&table).map(|t| t.table_text()),
+            Some(table)
+        );
+        assert!(
+            Definers::from_table_text("TP\tz\t0\tx").is_none(),
+            "an unknown kind"
+        );
+        let record = Definers::record_text(&learned);
+        assert!(!Definers::record_differs(read, &record, &["a.h", "b.h"]));
+        let gone = |_: &str| None::<&[u8]>;
+        assert!(Definers::record_differs(gone, &record, &["a.h"]));
+        let (again, _) = Definers::learn_headers(gone, &["a.h"], Some(&record), &HashSet::new(), 1);
+        assert_eq!(
+            again.table_text(),
+            d.table_text(),
+            "taken from the record, not read"
+        );
     }
 
     #[test]

@@ -206,13 +206,13 @@ static CLASS: [u8; 256] = {
 
 /// True for the bytes an identifier starts with: ASCII letters and `_`.
 #[inline]
-pub(crate) fn is_ident_start(b: u8) -> bool {
+pub fn is_ident_start(b: u8) -> bool {
     CLASS[b as usize] & IDENT_START != 0
 }
 
 /// True for the bytes of identifiers: ASCII letters, digits and `_`.
 #[inline]
-pub(crate) fn is_ident(b: u8) -> bool {
+pub fn is_ident(b: u8) -> bool {
     CLASS[b as usize] & IDENT != 0
 }
 
