@@ -227,7 +227,7 @@ fn run(
     };
     // An answer read from a damaged index is replaced by the damage (a decoder that ran past
     // its data, or a panic in the `fst` crate on a damaged FST).
-    let env = crate::index::damage::answer_or_damage(&snap, || answer(&snap, page, &ask))
+    let env = crate::index::store::answer_or_damage(&snap, || answer(&snap, page, &ask))
         .unwrap_or_else(|e| Envelope::error(tool, &root_s, e.to_string()));
     trace.mark("answer");
     // The process ends right after: its exit unmaps the index in one sweep, cheaper than

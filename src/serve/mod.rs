@@ -108,7 +108,7 @@ impl Handler {
             Ok(s) => s,
             Err(n) => return not_ready(n),
         };
-        let mut env = crate::index::damage::answer_or_damage(&snap, || answer(&snap, page, &ask))
+        let mut env = crate::index::store::answer_or_damage(&snap, || answer(&snap, page, &ask))
             .unwrap_or_else(|e| Envelope::error(call.tool, &root_s, e.to_string()));
         if let Some(w) = warning {
             env.warn(w);

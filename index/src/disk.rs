@@ -1,0 +1,48 @@
+//! The index's files on disk: mapped read-only with their length checked, and new part
+//! directories named so that no two builds pick the same.
+//!
+//! # Safety
+//!
+//! Index files are memory-mapped. A part is never written after it is published (a refresh
+//! writes a new one beside it), so the maps only break if something outside knav truncates an
+//! index file while a query runs; that ends the query with SIGBUS, it cannot corrupt anything.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use super::error::IndexError;
+
+/// A byte range of a memory map, for the `fst` crate.
+pub struct MapBytes(pub Mmap);
+
+impl AsRef<[u8]> for MapBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Maps file `name` of `dir`, checking its length when the index gives one.
+pub fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, IndexError> {
+    let path = dir.join(name);
+    let file = File::open(&path).map_err(IndexError::io("", &path))?;
+    // SAFETY: see the module documentation; published parts are immutable.
+    let m = unsafe { Mmap::map(&file) }.map_err(IndexError::io("", &path))?;
+    match expected {
+        Some(len) if m.len() as u64 != len => Err(IndexError::Truncated {
+            path,
+            len: m.len() as u64,
+            expected: len,
+        }),
+        _ => Ok(m),
+    }
+}
+
+/// A fresh, unique directory name inside `dir` with `prefix`.
+pub fn unique_dir(dir: &Path, prefix: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    dir.join(format!("{prefix}-{nanos:x}-{}", std::process::id()))
+}
