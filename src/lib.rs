@@ -1,25 +1,18 @@
-//! knav: a code navigator for the Linux kernel and other large C trees.
+//! knav: a code navigator for the Linux kernel and other large C trees: the CLI, the MCP
+//! server and the one table of tools both serve.
 //!
-//! Data flows one way: [`walk`] finds the files, [`beneath`] opens every file below the root
-//! (never through a link), [`scan`] (knav's own scanner) and the `knav-ctags` crate
-//! (universal-ctags) read them, [`index`] builds its parts (the symbol segment, text, docs, code
-//! search, pointer calls, build files) and publishes them atomically, [`query`] answers a
-//! question with an [`envelope::Envelope`], and [`render`] turns that envelope into compact
-//! text or JSON. The CLI ([`cli`]) and the MCP server ([`serve`]) only wire these together
-//! through [`request`]. No top-level module imports one that imports it back
-//! (`tests/shape.rs`).
+//! Data flows one way, through crates that hold it (ARCHITECTURE.md): `knav-c` reads the bytes
+//! of one C file (the lexer, the scanner, `#if` guards, macro-made names, calls through
+//! pointers); `knav-index` walks the tree, opens every file below the root, builds the index's
+//! parts and publishes them atomically; `knav-query` answers a question against one snapshot
+//! with an envelope and renders it as text or JSON. This crate only wires them together:
+//! [`tools`] defines each tool once, [`cli`] and [`serve`] read that table and hand each
+//! question to `knav_query::request`. The compiler keeps the direction (no crate names one
+//! above it); `tests/shape.rs` keeps each crate's modules free of import cycles.
 #![deny(missing_docs)]
 
 pub mod cli;
-pub mod diff;
-pub mod edit;
-pub mod envelope;
-pub mod maintainers;
-pub mod query;
-pub mod render;
-pub mod request;
 pub mod serve;
-pub mod status;
 pub mod tools;
 
 /// knav's C analysis, in the `knav-c` crate: every `crate::scan`, `crate::guard`, … path of
@@ -29,3 +22,6 @@ pub use knav_c::{definers, guard, indirect, lex, macrodefs, scan};
 /// names it.
 pub use knav_index as index;
 pub use knav_index::{alloc, beneath, pathname, progress, rank, settings, walk};
+/// The answers, in the `knav-query` crate: every `crate::query::…`, `crate::envelope`, … path of
+/// knav names it.
+pub use knav_query::{diff, edit, envelope, maintainers, query, render, request, status};

@@ -15,6 +15,7 @@ fn crates() -> Vec<(&'static str, PathBuf)> {
         ("knav", root.join("src")),
         ("knav-c", root.join("c/src")),
         ("knav-index", root.join("index/src")),
+        ("knav-query", root.join("query/src")),
         ("knav-ctags", root.join("ctags/src")),
         ("knav-kconfig", root.join("kconfig/src")),
         ("kernel-bench", root.join("kernel-bench/src")),

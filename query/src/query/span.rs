@@ -164,7 +164,7 @@ fn closing_brace(
     Ok(None)
 }
 
-/// Moves past byte `i` of `line` (a comment or a literal at once, through [`crate::lex`]),
+/// Moves past byte `i` of `line` (a comment or a literal at once, through [`knav_c::lex`]),
 /// updating `lex` for the next line when one goes on past the line's end: a block comment not
 /// closed, a `//` comment or a literal whose line ends in a backslash.
 fn step(line: &[u8], i: usize, lex: &mut Lex) -> usize {
@@ -173,7 +173,7 @@ fn step(line: &[u8], i: usize, lex: &mut Lex) -> usize {
     match *lex {
         Lex::Code => match (b, next) {
             (b'/', Some(b'/')) => {
-                if crate::lex::continues(line) {
+                if knav_c::lex::continues(line) {
                     *lex = Lex::LineComment;
                 }
                 line.len()
@@ -184,7 +184,7 @@ fn step(line: &[u8], i: usize, lex: &mut Lex) -> usize {
         },
         Lex::BlockComment => comment_from(line, i, lex),
         Lex::LineComment => {
-            if !crate::lex::continues(line) {
+            if !knav_c::lex::continues(line) {
                 *lex = Lex::Code;
             }
             line.len()
@@ -195,7 +195,7 @@ fn step(line: &[u8], i: usize, lex: &mut Lex) -> usize {
 
 /// Past the `*/` at or after byte `from` of `line`, or its end (the comment goes on).
 fn comment_from(line: &[u8], from: usize, lex: &mut Lex) -> usize {
-    match crate::lex::block_comment_rest(line, from.min(line.len())) {
+    match knav_c::lex::block_comment_rest(line, from.min(line.len())) {
         Some(end) => {
             *lex = Lex::Code;
             end
@@ -210,8 +210,8 @@ fn comment_from(line: &[u8], from: usize, lex: &mut Lex) -> usize {
 /// Past the closing `quote` at or after byte `from` of `line`, or its end: an unclosed literal
 /// ends with its line unless a backslash continues it.
 fn literal_from(line: &[u8], from: usize, quote: u8, lex: &mut Lex) -> usize {
-    let (end, closed) = crate::lex::literal_rest(line, from, quote);
-    *lex = if closed || !crate::lex::continues(line) {
+    let (end, closed) = knav_c::lex::literal_rest(line, from, quote);
+    *lex = if closed || !knav_c::lex::continues(line) {
         Lex::Code
     } else {
         Lex::Literal(quote)

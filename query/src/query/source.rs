@@ -1,14 +1,14 @@
 //! Source text for snippets and bodies: a file read once, lines found with memchr.
 //!
 //! Files are opened beneath the root without following a symbolic link anywhere on the way
-//! ([`crate::beneath`]): a file swapped for a link after indexing must not show what the link
+//! ([`knav_index::beneath`]): a file swapped for a link after indexing must not show what the link
 //! points to.
 
 use std::path::Path;
 
 use super::MAX_LINE_CHARS;
-use crate::beneath::{read_open, Source, Unread};
-use crate::index::segment::LineHint;
+use knav_index::beneath::{read_open, Source, Unread};
+use knav_index::segment::LineHint;
 
 /// A source file, or a window of whole lines of one, and the offsets of its lines.
 pub struct SourceText {
@@ -27,7 +27,7 @@ impl SourceText {
     /// Reads `rel` under `root` (large files are memory-mapped in the CLI: a snippet of a
     /// 300 KB file should not copy 300 KB).
     pub fn read(root: &Path, rel: &str) -> Result<SourceText, Unread> {
-        let bytes = read_open(crate::beneath::open_file(root, rel)?.0).map_err(Unread::Io)?;
+        let bytes = read_open(knav_index::beneath::open_file(root, rel)?.0).map_err(Unread::Io)?;
         Ok(SourceText::new(bytes, 1, true))
     }
 
@@ -54,9 +54,11 @@ impl SourceText {
         after: u32,
     ) -> Option<SourceText> {
         use std::os::unix::fs::FileExt;
-        let (file, meta) = crate::beneath::open_file(root, rel).ok()?;
+        let (file, meta) = knav_index::beneath::open_file(root, rel).ok()?;
         let size = meta.len();
-        if size != hint.size || crate::walk::mtime_ns(&meta) != hint.mtime_ns || hint.offset > size
+        if size != hint.size
+            || knav_index::walk::mtime_ns(&meta) != hint.mtime_ns
+            || hint.offset > size
         {
             return None;
         }
@@ -179,7 +181,7 @@ pub fn column(src: Option<&SourceText>, line: u32, name: &str, nth: usize) -> u3
 /// The byte offset of the `nth` (0-based) occurrence of identifier `name` in `line`, outside
 /// comments and strings, as the scanner sees it.
 pub fn nth_identifier(line: &[u8], name: &str, nth: usize) -> Option<usize> {
-    crate::scan::scan(line)
+    knav_c::scan::scan(line)
         .occurrences
         .iter()
         .filter(|o| &line[o.start as usize..o.start as usize + o.len as usize] == name.as_bytes())
@@ -288,13 +290,13 @@ mod tests {
             .map(|n| format!("{}\n", "x".repeat(n % 97)))
             .collect();
         std::fs::write(&path, &text).unwrap();
-        let scanned = crate::scan::scan(text.as_bytes());
+        let scanned = knav_c::scan::scan(text.as_bytes());
         let meta = std::fs::metadata(&path).unwrap();
         let hint_for = |line: u32| {
-            let (line, offset) = crate::scan::mark_before(&scanned.line_marks, line);
+            let (line, offset) = knav_c::scan::mark_before(&scanned.line_marks, line);
             LineHint {
                 size: meta.len(),
-                mtime_ns: crate::walk::mtime_ns(&meta),
+                mtime_ns: knav_index::walk::mtime_ns(&meta),
                 line,
                 offset,
             }
@@ -362,7 +364,7 @@ mod tests {
         let meta = std::fs::metadata(outside.join("a.c")).unwrap();
         let hint = LineHint {
             size: meta.len(),
-            mtime_ns: crate::walk::mtime_ns(&meta),
+            mtime_ns: knav_index::walk::mtime_ns(&meta),
             line: 1,
             offset: 0,
         };

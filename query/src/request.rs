@@ -4,8 +4,8 @@
 
 use crate::envelope::quote;
 use crate::envelope::Envelope;
-use crate::index::store::Snapshot;
 use crate::query::{self, GroupBy, Page, Query};
+use knav_index::store::Snapshot;
 
 /// A question for the index.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -251,7 +251,7 @@ pub fn active_config_within(
         }
     };
     // A server is asked with the same .config again and again: parsed once per content.
-    let key = crate::index::codec::hash64(text.as_bytes()) ^ from_list as u64;
+    let key = knav_index::codec::hash64(text.as_bytes()) ^ from_list as u64;
     let mut cache = PARSED_CONFIGS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -297,12 +297,12 @@ fn read_config_within(
             names.join(", ")
         ));
     };
-    let rel = crate::pathname::encode_os(rel.as_os_str());
-    let file = crate::beneath::open_file(dir, &rel)
+    let rel = knav_index::pathname::encode_os(rel.as_os_str());
+    let file = knav_index::beneath::open_file(dir, &rel)
         .map(|(f, _)| f)
         .map_err(|e| match e {
-            crate::beneath::Unread::Io(e) => format!("active_config {}: {e}", shown(path)),
-            crate::beneath::Unread::Changed(what) => format!(
+            knav_index::beneath::Unread::Io(e) => format!("active_config {}: {e}", shown(path)),
+            knav_index::beneath::Unread::Changed(what) => format!(
                 "active_config {} is {what}, not a regular file inside {}",
                 shown(path),
                 dir.display()

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::envelope::{Build, Envelope, IndexStatus, Results};
-use crate::index::format::FileStatus;
-use crate::index::store::{read_manifest, Snapshot};
+use knav_index::format::FileStatus;
+use knav_index::store::{read_manifest, Snapshot};
 
 /// The pid of the process holding `index_dir`'s build lock, `Some(None)` when it is held by one
 /// that did not say; `None` when no build runs. Opens the lock read-only and creates nothing.

@@ -2,7 +2,7 @@
 //! and the abbreviations kernel code writes for it ([`ABBREVIATIONS`]: `interrupt` → `irq`,
 //! and back, `irq` → `interrupt`). A small table of general kernel vocabulary, never names.
 
-use crate::index::code::terms::Terms;
+use knav_index::code::terms::Terms;
 
 /// The words kernel code abbreviates, and how: in a query with every word on the left, each of
 /// those words also matches the terms on the right (`system call`: `system` and `call` each

@@ -6,7 +6,7 @@ use knav_ctags::Kind;
 
 use super::{Found, Query};
 use crate::envelope::{Envelope, Results};
-use crate::index::format::Def;
+use knav_index::format::Def;
 
 /// Answers list_file_symbols for `file` (root-relative, or absolute inside the root); with
 /// `from_end` the rows run from the last definition backwards.
@@ -18,7 +18,7 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str, from_end: bool) -> Envelope 
         .map(|r| r.trim_start_matches('/'))
         .unwrap_or(file)
         .trim_start_matches("./");
-    let rel = &*crate::pathname::normalize(rel);
+    let rel = &*knav_index::pathname::normalize(rel);
     if std::path::Path::new(rel)
         .components()
         .any(|c| !matches!(c, std::path::Component::Normal(_)))
@@ -37,7 +37,11 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str, from_end: bool) -> Envelope 
     let Some((seg, id)) = found else {
         let mut env = q.envelope(TOOL);
         env.error = Some(
-            if q.snap.root.join(crate::pathname::to_path(rel)).is_file() {
+            if q.snap
+                .root
+                .join(knav_index::pathname::to_path(rel))
+                .is_file()
+            {
                 format!("{rel} is not an indexed C source (only .c, .h and .S files are indexed)")
             } else {
                 format!("no file {rel} under {root}")
@@ -49,7 +53,7 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str, from_end: bool) -> Envelope 
     let mut defs: Vec<Def<'_>> = q.snap.segments[seg].file_defs(id);
     // `#define`s are not stored per file; the scanner finds them again.
     let text = q.source(rel);
-    let scanned = text.as_ref().map(|t| crate::scan::scan(t.bytes()));
+    let scanned = text.as_ref().map(|t| knav_c::scan::scan(t.bytes()));
     let mut macro_names: Vec<(String, u32)> = Vec::new();
     if let (Some(t), Some(s)) = (&text, &scanned) {
         for m in &s.macros {

@@ -1,5 +1,5 @@
 //! search_docs: the sections of the tree's documentation ranked for a query in words
-//! ([`crate::index::docs::rank::bm25f`]); a section needs one of the query's words. Order: score,
+//! ([`knav_index::docs::rank::bm25f`]); a section needs one of the query's words. Order: score,
 //! then path and line. Each row carries the section's best line (the most query words), read
 //! from the file as it is now.
 
@@ -8,11 +8,11 @@ use std::rc::Rc;
 
 use super::Query;
 use crate::envelope::{DocHit, Envelope, Results};
-use crate::index::docs::part::Docs;
-use crate::index::docs::sections::adornment;
-use crate::index::docs::words::Words;
-use crate::index::error::IndexError;
-use crate::index::part::Part;
+use knav_index::docs::part::Docs;
+use knav_index::docs::sections::adornment;
+use knav_index::docs::words::Words;
+use knav_index::error::IndexError;
+use knav_index::part::Part;
 
 const TOOL: &str = "search_docs";
 
@@ -48,7 +48,7 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
         return env;
     };
     let ranked = open(q, part).and_then(|docs| {
-        let scores = crate::index::docs::rank::bm25f(&docs, &terms)?;
+        let scores = knav_index::docs::rank::bm25f(&docs, &terms)?;
         Ok((docs, scores))
     });
     let (docs, scores) = match ranked {
@@ -72,7 +72,7 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
     let page = q.paginate(&mut env, hits);
     // Each file read once, however many of its sections the page holds.
     let mut read: HashMap<String, Rc<String>> = HashMap::new();
-    let beneath = crate::beneath::Root::open(&q.snap.root).ok();
+    let beneath = knav_index::beneath::Root::open(&q.snap.root).ok();
     let mut text = |path: &str| -> Rc<String> {
         read.entry(path.to_string())
             .or_insert_with(|| {
@@ -109,9 +109,9 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
 }
 
 /// Opens the documentation part; a small one is checksummed first, as the other parts are.
-fn open(q: &Query<'_>, part: &crate::index::docs::DocsRef) -> Result<Docs, IndexError> {
+fn open(q: &Query<'_>, part: &knav_index::docs::DocsRef) -> Result<Docs, IndexError> {
     let docs = Docs::open(&q.snap.index_dir.join(&part.dir))?;
-    if crate::index::damage::checksum_at_open(docs.bytes()) {
+    if knav_index::damage::checksum_at_open(docs.bytes()) {
         Docs::verify_files(&q.snap.index_dir, part, Some(&docs))?;
     }
     Ok(docs)
@@ -122,7 +122,7 @@ fn open(q: &Query<'_>, part: &crate::index::docs::DocsRef) -> Result<Docs, Index
 /// other line; empty when the file cannot be read.
 fn snippet(
     text: &str,
-    doc: &crate::index::docs::part::Doc,
+    doc: &knav_index::docs::part::Doc,
     words: &Words,
     terms: &[String],
 ) -> String {
@@ -151,5 +151,5 @@ fn snippet(
             best = (found.len(), line);
         }
     }
-    crate::index::docs::sections::cut(best.1.trim(), SNIPPET_CHARS)
+    knav_index::docs::sections::cut(best.1.trim(), SNIPPET_CHARS)
 }

@@ -119,7 +119,7 @@ fn build_rows(q: &Query<'_>, symbol: &str) -> Vec<(String, u32, &'static str)> {
 fn kept_rows<'s>(
     q: &Query<'s>,
     env: &mut Envelope,
-    postings: Vec<(usize, crate::index::segment::Posting)>,
+    postings: Vec<(usize, knav_index::segment::Posting)>,
     build_rows: Vec<(String, u32, &'static str)>,
 ) -> Vec<Row<'s>> {
     // References the active configuration does not build are left out and counted; the first
@@ -248,7 +248,7 @@ fn records(
 struct Row<'s> {
     path: Cow<'s, str>,
     line: u32,
-    at: Option<(usize, crate::index::segment::Posting)>,
+    at: Option<(usize, knav_index::segment::Posting)>,
     /// Build-file rows: `def` (a Kconfig entry), `kconfig` or `makefile`.
     role: Option<&'static str>,
     active: Option<bool>,

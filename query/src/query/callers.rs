@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use super::{def_lines, indirect, not_found, role_of, valid_name, Query, Verdict};
 use crate::envelope::{CallSite, Envelope, Hidden, Results};
-use crate::index::segment::Posting;
+use knav_index::segment::Posting;
 
 /// find_callers refuses names referenced in more files than this.
 pub const MAX_CALLER_FILES: usize = 500;

@@ -16,13 +16,13 @@ use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path};
 
-use crate::beneath::{Dir, Root, Unread};
+use knav_index::beneath::{Dir, Root, Unread};
 
 use knav_ctags::Kind;
 
 use crate::envelope::{Envelope, Results};
-use crate::index::store::Snapshot;
 use crate::query::{Page, Query};
+use knav_index::store::Snapshot;
 
 /// The longest `source` an edit takes, in bytes.
 pub const MAX_SOURCE: usize = 1 << 20;
@@ -85,7 +85,7 @@ pub struct Written {
 
 /// `file` (as a call gives it) as a path relative to `root`, checked lexically (no `..`,
 /// nothing absolute outside the root). Links are refused when the file is opened
-/// ([`crate::beneath`]), on every component, at every step of the edit.
+/// ([`knav_index::beneath`]), on every component, at every step of the edit.
 pub fn resolve(root: &Path, file: &str) -> Result<String, String> {
     let root_s = root.display().to_string();
     let rel = file
@@ -149,12 +149,12 @@ fn code_of(line: &[u8]) -> Option<String> {
         match (line[i], line.get(i + 1).copied()) {
             (b'/', Some(b'/')) => break,
             (b'/', Some(b'*')) => {
-                i = crate::lex::block_comment_rest(line, i + 2)?;
+                i = knav_c::lex::block_comment_rest(line, i + 2)?;
                 code.push(b' ');
             }
             (b'*', Some(b'/')) => return None,
             (b'"' | b'\'', _) => {
-                let (end, closed) = crate::lex::literal_end(line, i);
+                let (end, closed) = knav_c::lex::literal_end(line, i);
                 if !closed {
                     return None;
                 }
@@ -185,7 +185,7 @@ fn decl_start(text: &[u8], line: u32) -> u32 {
                 && !raw.starts_with(['#', '/', '*', '}'])
                 && !p.ends_with([';', '{', '}', ')', ',', '\\'])
         });
-        let in_directive = start > 2 && crate::lex::continues(line_of(text, start - 2));
+        let in_directive = start > 2 && knav_c::lex::continues(line_of(text, start - 2));
         if !continues || in_directive {
             break;
         }
@@ -330,11 +330,11 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
         ));
     };
     let (file, meta) = dir.open_file(&name).map_err(|e| unopened(&rel, e))?;
-    let old = crate::beneath::read_open(file)
+    let old = knav_index::beneath::read_open(file)
         .map_err(|e| format!("cannot read {rel}: {e}"))?
         .to_vec();
     // The definition's lines come from the index: they hold only for the bytes it indexed.
-    if crate::index::codec::hash64(&old) != snap.segments[seg].file_stat(id).hash {
+    if knav_index::codec::hash64(&old) != snap.segments[seg].file_stat(id).hash {
         return Err(format!(
             "{rel} changed since it was indexed, so its definitions' lines may have moved; run \
              update_index and try again; it is unchanged"
@@ -531,7 +531,7 @@ fn write_atomically(at: &Target<'_>, old: &[u8], new: &[u8]) -> Result<(), Strin
         ));
     }
     let (file, meta) = dir.open_file(&name).map_err(|e| unopened(rel, e))?;
-    let now = crate::beneath::read_open(file).map_err(|e| unchanged(e.to_string()))?;
+    let now = knav_index::beneath::read_open(file).map_err(|e| unchanged(e.to_string()))?;
     if (meta.dev(), meta.ino()) != (at.meta.dev(), at.meta.ino()) || *now != *old {
         return Err(unchanged(
             "it changed while the edit was checked; read it again".into(),
@@ -582,7 +582,7 @@ fn scratch_name(name: &CStr) -> CString {
     let r = if got == random.len() as isize {
         u64::from_ne_bytes(random)
     } else {
-        crate::index::codec::hash64(&crate::walk::now_ns().to_ne_bytes())
+        knav_index::codec::hash64(&knav_index::walk::now_ns().to_ne_bytes())
     };
     let mut bytes = b".".to_vec();
     // Room for the suffix in a 255-byte name.

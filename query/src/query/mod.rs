@@ -33,12 +33,12 @@ use std::collections::HashMap;
 use knav_ctags::Kind;
 
 use crate::envelope::{Coverage, Envelope, Hidden, Record};
-use crate::index::buildfiles::{BuildUse, KconfigEntry};
-use crate::index::format::{Def, FileStatus};
-use crate::index::segment::{Posting, Postings};
-use crate::index::stats::{DefLines, NameStats};
-use crate::index::store::Snapshot;
-use crate::scan::Role;
+use knav_c::scan::Role;
+use knav_index::buildfiles::{BuildUse, KconfigEntry};
+use knav_index::format::{Def, FileStatus};
+use knav_index::segment::{Posting, Postings};
+use knav_index::stats::{DefLines, NameStats};
+use knav_index::store::Snapshot;
 
 pub use body::get_symbol_body;
 pub use callees::find_callees;
@@ -55,7 +55,7 @@ pub use refs::{find_references, GroupBy};
 pub use review::review_diff;
 pub use symbols::list_file_symbols;
 
-pub use crate::rank::rank;
+pub use knav_index::rank::rank;
 
 /// Default page size.
 pub const DEFAULT_LIMIT: u64 = 100;
@@ -132,7 +132,7 @@ type FileKey = (usize, u32);
 /// What rows of one file need: its guard transitions and its functions' line ranges.
 struct FileFacts {
     /// Where its guard transitions are in the segment's files table
-    /// ([`crate::index::segment::Segment::guard_at`]); `None` when it was not scanned.
+    /// ([`knav_index::segment::Segment::guard_at`]); `None` when it was not scanned.
     guards: Option<usize>,
     /// Decoded on first use: a file's definitions are many, and a guard needs none of them.
     functions: std::cell::OnceCell<Vec<(u32, u32, String)>>,
@@ -234,7 +234,9 @@ impl<'s> Query<'s> {
     /// True when `path` passes the path prefix filter.
     pub fn wanted(&self, path: &str) -> bool {
         match &self.page.path_prefix {
-            Some(p) => path.starts_with(&*crate::pathname::normalize(p.trim_start_matches("./"))),
+            Some(p) => path.starts_with(&*knav_index::pathname::normalize(
+                p.trim_start_matches("./"),
+            )),
             None => true,
         }
     }
@@ -398,11 +400,11 @@ impl<'s> Query<'s> {
         }
         let text = match source::SourceText::read(&self.snap.root, path) {
             Ok(t) => Some(std::rc::Rc::new(t)),
-            Err(crate::beneath::Unread::Changed(what)) => {
+            Err(knav_index::beneath::Unread::Changed(what)) => {
                 self.changed.borrow_mut().push((path.to_string(), what));
                 None
             }
-            Err(crate::beneath::Unread::Io(_)) => None,
+            Err(knav_index::beneath::Unread::Io(_)) => None,
         };
         self.memo
             .sources
@@ -484,7 +486,7 @@ impl<'s> Query<'s> {
             .is_none_or(|(at, _)| *at != (seg, file, line))
         {
             let mut names = LineNames::new();
-            for o in crate::scan::scan(l).occurrences {
+            for o in knav_c::scan::scan(l).occurrences {
                 let w = &l[o.start as usize..o.start as usize + o.len as usize];
                 names.entry(w.into()).or_default().push(o.start);
             }

@@ -193,7 +193,7 @@ fn bodies(q: &Query<'_>, symbol: &str, max: u64) -> Envelope {
 /// The bodies of a `CONFIG_` symbol's Kconfig entries: each `config X` block, help included.
 fn kconfig_bodies(
     q: &Query<'_>,
-    entries: Vec<crate::index::buildfiles::KconfigEntry>,
+    entries: Vec<knav_index::buildfiles::KconfigEntry>,
     max: u64,
 ) -> Envelope {
     let mut env = q.envelope("get_symbol_body");

@@ -1,5 +1,5 @@
 //! search_code: definitions ranked for a natural-language query with BM25F. The query's words
-//! become terms as the documents' did ([`crate::index::code::terms`]), each word with the
+//! become terms as the documents' did ([`knav_index::code::terms`]), each word with the
 //! abbreviations that count as it ([`super::vocab`]: `interrupt` or `irq`); each document
 //! scores, per query word, its idf (of the documents with any of its terms) times the weighted,
 //! length-normalized frequency of its terms over the four fields (name > comment > path > body)
@@ -19,8 +19,8 @@ use knav_ctags::Kind;
 
 use super::{Found, Query};
 use crate::envelope::{Envelope, Results, Score};
-use crate::index::code::extract::{Field, FIELDS};
-use crate::index::code::terms::Terms;
+use knav_index::code::extract::{Field, FIELDS};
+use knav_index::code::terms::Terms;
 
 const TOOL: &str = "search_code";
 
@@ -41,7 +41,7 @@ const COPY_FACTOR: f32 = 0.5;
 /// asks more often what code does than what it holds.
 const TYPE_FACTOR: f32 = 0.6;
 
-/// The bit of [`crate::rank::PathRank::byte`] that marks such copies.
+/// The bit of [`knav_index::rank::PathRank::byte`] that marks such copies.
 const COPY_RANK: u8 = 1 << 4;
 
 /// Documents whose score the use of their name scales, best first; every other scores less

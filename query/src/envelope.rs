@@ -425,7 +425,7 @@ pub enum Results {
     /// reachability.
     Reach(Reach),
     /// update_index.
-    Index(crate::index::UpdateReport),
+    Index(knav_index::UpdateReport),
     /// index_status.
     Status(Box<IndexStatus>),
     /// change_impact.
@@ -576,7 +576,7 @@ impl Envelope {
     }
 
     /// The answer of update_index: the report of one build or refresh.
-    pub fn index_report(root: &str, report: crate::index::UpdateReport) -> Envelope {
+    pub fn index_report(root: &str, report: knav_index::UpdateReport) -> Envelope {
         let mut env = Envelope::new("update_index", root);
         env.total = 1;
         env.results = Some(Results::Index(report));

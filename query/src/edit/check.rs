@@ -44,20 +44,20 @@ pub fn imbalance(text: &[u8]) -> Option<(u32, String)> {
                     _ => {}
                 }
                 // A directive's brackets are not code: skip to its end (with continuations).
-                let end = crate::lex::line_comment_end(text, i);
+                let end = knav_c::lex::line_comment_end(text, i);
                 line += newlines(&text[i..end]);
                 i = end;
                 continue;
             }
             b'/' if text.get(i + 1) == Some(&b'/') => {
                 // To its newline, over continued lines (`\` at a line's end).
-                let end = crate::lex::line_comment_end(text, i);
+                let end = knav_c::lex::line_comment_end(text, i);
                 line += newlines(&text[i..end]);
                 i = end;
                 continue;
             }
             b'/' if text.get(i + 1) == Some(&b'*') => {
-                let end = crate::lex::block_comment_end(text, i);
+                let end = knav_c::lex::block_comment_end(text, i);
                 if end == text.len() && (end < i + 4 || !text.ends_with(b"*/")) {
                     return Some((line, "comment not closed".into()));
                 }
@@ -67,7 +67,7 @@ pub fn imbalance(text: &[u8]) -> Option<(u32, String)> {
                 continue;
             }
             b'"' | b'\'' => {
-                let (end, closed) = crate::lex::literal_end(text, i);
+                let (end, closed) = knav_c::lex::literal_end(text, i);
                 if !closed {
                     let what = if c == b'"' {
                         "string"
@@ -149,7 +149,7 @@ pub fn defined_names(
         })
         .map(|t| (t.line, t.name))
         .collect();
-    for m in crate::scan::scan(text).macros {
+    for m in knav_c::scan::scan(text).macros {
         if (from..=to).contains(&m.line) {
             let at = &text[m.start as usize..m.start as usize + m.len as usize];
             names.push((m.line, String::from_utf8_lossy(at).into_owned()));

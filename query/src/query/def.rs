@@ -5,11 +5,11 @@ use std::collections::BTreeSet;
 use super::fuzzy::{self, Fuzzy};
 use super::{def_lines, not_found, role_of, valid_name, Found, Query, Visit};
 use crate::envelope::{DefSummary, Envelope, Export, Results, TopFile};
-use crate::index::buildfiles::KconfigEntry;
-use crate::index::segment::Posting;
-use crate::index::stats::{keep_top, NameStats};
-use crate::scan::Role;
+use knav_c::scan::Role;
 use knav_ctags::Kind;
+use knav_index::buildfiles::KconfigEntry;
+use knav_index::segment::Posting;
+use knav_index::stats::{keep_top, NameStats};
 
 const TOOL: &str = "find_definition";
 

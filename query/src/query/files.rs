@@ -8,8 +8,8 @@
 
 use super::Query;
 use crate::envelope::{Envelope, Results};
-use crate::index::defined::PartsOf;
-use crate::index::nameparts::{at_boundary, intersect, path_separator};
+use knav_index::defined::PartsOf;
+use knav_index::nameparts::{at_boundary, intersect, path_separator};
 
 const TOOL: &str = "search_files";
 
@@ -90,7 +90,7 @@ pub fn search_files(q: &Query<'_>, query: &str) -> Envelope {
             } else {
                 2
             };
-            let (copies, _, _) = crate::rank::rank(knav_ctags::Kind::Other, path);
+            let (copies, _, _) = knav_index::rank::rank(knav_ctags::Kind::Other, path);
             let depth = path.matches('/').count();
             hits.push((tier, copies, depth, path, s, file));
         }

@@ -5,8 +5,8 @@ use fst::automaton::{Levenshtein, Str};
 use fst::{Automaton, IntoStreamer, Streamer};
 
 use super::Query;
-use crate::index::segment::Postings;
-use crate::scan::Role;
+use knav_c::scan::Role;
+use knav_index::segment::Postings;
 
 fn edit_distance(a: &[u8], b: &[u8]) -> usize {
     let mut prev: Vec<usize> = (0..=b.len()).collect();

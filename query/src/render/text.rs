@@ -350,7 +350,7 @@ fn chain(r: &crate::envelope::Reach) -> String {
 }
 
 /// What a build or refresh did, and what it could not index.
-fn index_report(r: &crate::index::UpdateReport, out: &mut String) -> usize {
+fn index_report(r: &knav_index::UpdateReport, out: &mut String) -> usize {
     let _ = writeln!(
         out,
         "index {}: {} files scanned, {} unindexed; {} changed, {} added, {} deleted in {} ms",

@@ -241,7 +241,7 @@ pub fn dispatches_in(
     text: &[u8],
     first_line: u32,
 ) -> (Vec<BodyDispatch>, Vec<(String, u32)>) {
-    let facts = crate::indirect::facts(text, &|_| None);
+    let facts = knav_c::indirect::facts(text, &|_| None);
     let calls = facts
         .dispatches
         .into_iter()

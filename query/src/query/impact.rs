@@ -16,9 +16,9 @@ use super::def::macro_on_line;
 use super::indirect::TYPE;
 use super::{def_lines, not_found, valid_name, Query};
 use crate::envelope::{Affected, Envelope, Impact, ImpactGroup, Results};
-use crate::index::segment::Postings;
 use crate::maintainers::{top_dir, Maintainers};
-use crate::scan::Role;
+use knav_c::scan::Role;
+use knav_index::segment::Postings;
 
 /// Default levels of callers.
 pub const DEFAULT_DEPTH: u32 = 2;

@@ -5,7 +5,7 @@
 //! query written `/REGEX/` is a regular expression every defined name is matched against
 //! whole, run as a DFA over the FST of names (the defined ones kept).
 //!
-//! Candidates come from the segments' part indexes ([`crate::index::defined`]), never from a
+//! Candidates come from the segments' part indexes ([`knav_index::defined`]), never from a
 //! scan of the name list. Order: a name equal to the query (its tokens joined by `_`) first, then
 //! the definition ranking of each name's best definition (the kernel before `tools/` and
 //! `samples/`, `arch/um` after the other architectures, bodies before `#define`s before
@@ -15,8 +15,8 @@ use knav_ctags::Kind;
 
 use super::{Found, Query};
 use crate::envelope::{Envelope, Results};
-use crate::index::defined::{NameInfo, PartsOf};
-use crate::index::nameparts::{at_boundary, intersect};
+use knav_index::defined::{NameInfo, PartsOf};
+use knav_index::nameparts::{at_boundary, intersect};
 
 const TOOL: &str = "search_symbols";
 

@@ -41,14 +41,14 @@ pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<Called> {
         return Vec::new();
     };
     let body = &span.text;
-    let scanned = crate::scan::scan(body);
+    let scanned = knav_c::scan::scan(body);
     let (dispatches, listed) = indirect::dispatches_in(q, body, f.def.line);
     let mut seen: HashSet<String> = HashSet::new();
     let mut out: Vec<Called> = Vec::new();
     for o in scanned
         .occurrences
         .iter()
-        .filter(|o| o.role == crate::scan::Role::Call)
+        .filter(|o| o.role == knav_c::scan::Role::Call)
     {
         let name = &body[o.start as usize..o.start as usize + o.len as usize];
         // The definition's own name (found, or where a macro made it, on its first line).

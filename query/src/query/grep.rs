@@ -10,9 +10,9 @@ use std::collections::{HashMap, HashSet};
 
 use super::{source, Query, Verdict};
 use crate::envelope::{Context, Enclosing, Envelope, FileGroup, Hit, Results};
-use crate::index::part::Part;
-use crate::index::text::index::{TextIndex, BINARY};
-use crate::index::text::search::Pattern;
+use knav_index::part::Part;
+use knav_index::text::index::{TextIndex, BINARY};
+use knav_index::text::search::Pattern;
 
 /// Lines of context either side at most.
 pub const MAX_CONTEXT: u32 = 10;
@@ -178,17 +178,17 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         })?;
     let idx = TextIndex::open(&q.snap.index_dir.join(&text.dir))?;
     // A small part is checksummed at every open, as the other parts are.
-    if crate::index::damage::checksum_at_open(idx.bytes()) {
+    if knav_index::damage::checksum_at_open(idx.bytes()) {
         TextIndex::verify_files(&q.snap.index_dir, text, Some(&idx))
             .map_err(|e| e.rebuild().to_string())?;
     }
     let scope = scope(q, ask, &root)?;
     // The candidates: what the trigrams select, less what changed since, plus what changed
     // and what holds no trigrams.
-    let need = crate::index::text::plan::parse(&p.text, p.fixed, p.ignore_case)
-        .map(|hir| crate::index::text::plan::need(&hir))
-        .unwrap_or(crate::index::text::plan::Need::All);
-    let selected = crate::index::text::plan::files(&need, &idx).map_err(|e| {
+    let need = knav_index::text::plan::parse(&p.text, p.fixed, p.ignore_case)
+        .map(|hir| knav_index::text::plan::need(&hir))
+        .unwrap_or(knav_index::text::plan::Need::All);
+    let selected = knav_index::text::plan::files(&need, &idx).map_err(|e| {
         format!("the text index is damaged ({e}); run `knav index --full` to rebuild it")
     })?;
     let stale: HashSet<&str> = text
@@ -254,7 +254,7 @@ type KeptHit<'a> = (&'a str, u32, Option<bool>);
 /// changed or deleted since the index was built.
 struct Searched<'a> {
     idx: &'a TextIndex,
-    text: &'a crate::index::text::TextRef,
+    text: &'a knav_index::text::TextRef,
     scope: &'a Scope,
     stale: &'a HashSet<&'a str>,
 }
@@ -271,7 +271,7 @@ impl<'a> Searched<'a> {
             if !stale.contains(e.path) && scope.holds(e.path) {
                 candidates.push(Candidate {
                     path: e.path,
-                    text_known: e.flag == crate::index::text::index::INDEXED,
+                    text_known: e.flag == knav_index::text::index::INDEXED,
                     size: e.size,
                     blocks,
                 });
@@ -360,16 +360,16 @@ fn confirm(
     matcher: &grep_regex::RegexMatcher,
 ) -> Vec<(usize, Vec<u32>)> {
     use rayon::prelude::*;
-    let opener = crate::index::text::search::Opener::new(&q.snap.root);
+    let opener = knav_index::text::search::Opener::new(&q.snap.root);
     candidates
         .par_iter()
         .enumerate()
         .map_init(
-            || (crate::index::text::search::searcher(), Vec::new()),
+            || (knav_index::text::search::searcher(), Vec::new()),
             |(s, buf), (i, c)| {
                 let lines = if c.blocks.is_empty() {
                     opener.read_with(c.path, buf).map_or_else(Vec::new, |b| {
-                        crate::index::text::search::matching_lines(s, matcher, &b, c.text_known)
+                        knav_index::text::search::matching_lines(s, matcher, &b, c.text_known)
                     })
                 } else {
                     opener.matching_lines_in(c.path, c.size, &c.blocks, s, matcher, buf)
@@ -456,7 +456,7 @@ fn hit_records(
         .map(|(path, line, active)| {
             let src = q.source(path);
             let l = src.as_deref().and_then(|s| s.line(line)).unwrap_or(b"");
-            let col = crate::index::text::search::column(matcher, l);
+            let col = knav_index::text::search::column(matcher, l);
             let at = q.snap.find_file(path);
             let context = (context > 0).then(|| {
                 let get = |n: u32| src.as_deref().and_then(|s| s.line(n)).map(source::cut);
