@@ -290,14 +290,18 @@ fn terms_and_postings(terms: &[Box<str>], lists: &[IdList]) -> std::io::Result<(
 pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<Built, IndexError> {
     let beneath = crate::beneath::Root::open(root).ok();
     let mut merge = DocsMerge::default();
-    crate::part::build(
+    let built = crate::part::build(
         files,
         |f| {
             let bytes = beneath.as_ref().and_then(|r| r.read(&f.path).ok());
             <Docs as FromFacts>::facts(&f.path, bytes.as_deref())
         },
         &mut merge,
-    )?;
+    );
+    // Each thread's vocabulary (every distinct token of the documentation) would outlive the
+    // build in the pool's threads: given back here, before the segment build grows.
+    rayon::broadcast(|_| COUNTER.with(|c| c.take()));
+    built?;
     merge.finish(files, dir)
 }
 
