@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod accum;
+pub mod bm25;
 pub mod build;
 pub mod buildfiles;
 pub mod code;

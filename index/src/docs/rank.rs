@@ -5,12 +5,11 @@
 use std::collections::HashMap;
 
 use super::part::{Doc, Docs};
+use crate::bm25;
 use crate::error::IndexError;
 
 /// How much a word in the title counts against one in the body.
 const TITLE_WEIGHT: f32 = 4.0;
-/// BM25's term-frequency saturation.
-const K1: f32 = 1.2;
 /// BM25's length normalisation.
 const B: f32 = 0.75;
 
@@ -21,17 +20,17 @@ pub fn bm25f(docs: &Docs, terms: &[String]) -> Result<Vec<(f32, u32)>, IndexErro
         (docs.docs.iter().map(|d| f(d) as f64).sum::<f64>() / n as f64).max(1.0) as f32
     };
     let (avg_title, avg_body) = (avg(|d| d.title_words), avg(|d| d.body_words));
-    let norm = |len: u32, avg: f32| 1.0 - B + B * len as f32 / avg;
+    let norm = |len: u32, avg: f32| bm25::norm(B, len as f32, avg);
     let mut acc: HashMap<u32, f32> = HashMap::new();
     for t in terms {
         let list = docs.postings(t)?;
         let df = list.len() as f32;
-        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        let idf = bm25::idf(n, df);
         for (d, in_title, in_body) in list {
             let doc = &docs.docs[d as usize];
             let tf = TITLE_WEIGHT * in_title as f32 / norm(doc.title_words, avg_title)
                 + in_body as f32 / norm(doc.body_words, avg_body);
-            *acc.entry(d).or_default() += idf * tf / (K1 + tf);
+            *acc.entry(d).or_default() += bm25::score(idf, tf);
         }
     }
     Ok(acc.into_iter().map(|(d, s)| (s, d)).collect())

@@ -3,7 +3,7 @@
 //! abbreviations that count as it ([`super::vocab`]: `interrupt` or `irq`); each document
 //! scores, per query word, its idf (of the documents with any of its terms) times the weighted,
 //! length-normalized frequency of its terms over the four fields (name > comment > path > body)
-//! saturated by `K1`. The kernel's own code comes before the copies `tools/`, `samples/` and
+//! saturated by BM25's `K1` (`knav_index::bm25`). The kernel's own code comes before the copies `tools/`, `samples/` and
 //! selftests carry (their score is scaled down), and a document of a file a newer segment
 //! replaced is not counted. The best [`RERANKED`] are then scaled up by three priors, each
 //! measured on kernel-bench's questions (`questions.tsv`, and `questions-holdout.tsv` that was
@@ -19,6 +19,7 @@ use knav_ctags::Kind;
 
 use super::{Found, Query};
 use crate::envelope::{Envelope, Results, Score};
+use knav_index::bm25;
 use knav_index::code::extract::{Field, FIELDS};
 use knav_index::code::terms::Terms;
 
@@ -29,9 +30,6 @@ const WEIGHTS: [f32; FIELDS] = [6.0, 4.0, 1.0, 0.2];
 
 /// Length normalization of each field (0: none, 1: full).
 const B: [f32; FIELDS] = [0.5, 0.75, 0.5, 0.75];
-
-/// Term frequency saturation.
-const K1: f32 = 1.2;
 
 /// The score of a definition in `tools/`, `samples/`, a selftest or `Documentation/` is
 /// scaled by this.
@@ -149,13 +147,13 @@ fn score(q: &Query<'_>, slots: &[Vec<&str>], kind: Option<Kind>) -> Vec<Hit> {
                 .map(|p| p.docs)
                 .sum();
             let df = (df as f32).min(n);
-            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+            bm25::idf(n, df)
         })
         .collect();
     for (s, seg) in segs.iter().enumerate() {
         let code = seg.code();
         let avg = code.averages();
-        let norm = |f: usize, len: u16| 1.0 - B[f] + B[f] * len as f32 / avg[f].max(1.0);
+        let norm = |f: usize, len: u16| bm25::norm(B[f], len as f32, avg[f].max(1.0));
         let mut scores = vec![0f32; code.len() as usize];
         // A word's weighted frequency in each document, over its fields, and who has one.
         let mut freq = vec![0f32; code.len() as usize];
@@ -198,7 +196,7 @@ fn score(q: &Query<'_>, slots: &[Vec<&str>], kind: Option<Kind>) -> Vec<Hit> {
             for &doc in &touched {
                 let w = std::mem::take(&mut freq[doc as usize]);
                 if w > 0.0 {
-                    scores[doc as usize] += idf * w / (K1 + w);
+                    scores[doc as usize] += bm25::score(*idf, w);
                 }
             }
             touched.clear();
