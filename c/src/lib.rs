@@ -1,6 +1,6 @@
 //! knav-c: knav's C analysis. Its one job is to read the bytes of C source and say what they
-//! hold; it opens no file and knows nothing of paths on disk, indexes or queries (the `knav`
-//! crate reads the files, stores what this crate finds and answers questions from it).
+//! hold; it opens no file and knows nothing of paths on disk, indexes or queries (`knav-index`
+//! reads the files and stores what this crate finds, `knav-query` answers questions from it).
 //!
 //! - [`lex`]: C's lexical skips, written once (comments, string and character literals, line
 //!   continuations).

@@ -90,7 +90,7 @@ pub struct BuildUse {
 /// Reads and parses the build files `files` of `root`, writing the result into `dir`.
 pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats, IndexError> {
     let started = std::time::Instant::now();
-    let texts = BuildTexts::read(root, files);
+    let texts = BuildTexts::read(root, files)?;
     let read = |p: &str| texts.by_path.get(p).cloned();
     let presence = kbuild::resolve(&read, &texts.arches);
     let kconfigs = texts.kconfigs(root);
@@ -118,7 +118,7 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
 pub type BuildFileFacts = Option<(u64, String)>;
 
 /// The build files' facts merged, in path order.
-pub struct TextsMerge<'a> {
+struct BuildFilesMerge<'a> {
     /// The files whose facts are merged, in that order.
     files: &'a [SourceFile],
     /// The hash of each file's bytes (0: unreadable).
@@ -127,7 +127,7 @@ pub struct TextsMerge<'a> {
     by_path: HashMap<String, String>,
 }
 
-impl super::part::Merge<BuildFileFacts> for TextsMerge<'_> {
+impl super::part::Merge<BuildFileFacts> for BuildFilesMerge<'_> {
     fn add(&mut self, batch: Vec<BuildFileFacts>) -> Result<(), IndexError> {
         for facts in batch {
             let path = &self.files[self.hashes.len()].path;
@@ -152,15 +152,14 @@ struct BuildTexts {
 
 impl BuildTexts {
     /// Reads `files` of `root` in parallel: each one's facts, merged.
-    fn read(root: &Path, files: &[SourceFile]) -> BuildTexts {
+    fn read(root: &Path, files: &[SourceFile]) -> Result<BuildTexts, IndexError> {
         let beneath = crate::beneath::Root::open(root).ok();
-        let mut merge = TextsMerge {
+        let mut merge = BuildFilesMerge {
             files,
             hashes: Vec::with_capacity(files.len()),
             by_path: HashMap::new(),
         };
-        // Merging only collects: it cannot fail.
-        let _ = super::part::build(
+        super::part::build(
             files,
             |f| {
                 let bytes = beneath
@@ -169,8 +168,8 @@ impl BuildTexts {
                 <BuildFiles as super::part::FromFacts>::facts(&f.path, bytes.as_deref())
             },
             &mut merge,
-        );
-        let TextsMerge {
+        )?;
+        let BuildFilesMerge {
             hashes, by_path, ..
         } = merge;
         let mut arches: Vec<String> = by_path
@@ -181,11 +180,11 @@ impl BuildTexts {
             .map(str::to_string)
             .collect();
         arches.sort();
-        BuildTexts {
+        Ok(BuildTexts {
             by_path,
             hashes,
             arches,
-        }
+        })
     }
 
     /// Every Kconfig file parsed, and what they source that is named otherwise.
@@ -515,7 +514,7 @@ struct PartMeta {
     version: u32,
     /// Length of each file, checked when the part is opened.
     lengths: Vec<(String, u64)>,
-    /// Checksum of each file, checked by [`BuildFiles::verify`].
+    /// Checksum of each file, checked by [`super::part::verify`].
     checksums: Vec<(String, u64)>,
 }
 

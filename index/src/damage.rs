@@ -14,7 +14,7 @@ use super::disk::{map, MapBytes};
 use super::error::IndexError;
 
 /// Re-reads each file `name` of the part directory `dir` and compares its checksum with `sum`,
-/// the one recorded when it was built: every part's `verify`.
+/// the one recorded when it was built: [`super::part::verify`] of every part.
 pub fn verify_checksums(dir: &Path, sums: &[(String, u64)]) -> Result<(), IndexError> {
     for (name, sum) in sums {
         let path = dir.join(name);

@@ -5,9 +5,11 @@
 //! documentation part (`kd-…`). Every part is a [`Part`]: it has a [`Kind`] (its name and its
 //! directories' prefix), a manifest entry (`Ref`) and an opened form (`Open`), and gives a
 //! [`Stamp`] (its directory, the previous generation's it keeps for readers, and the checksum
-//! of each of its files). What is done to every part alike reads the stamps: damage checks
-//! ([`super::store::check_stamped`]), `knav index --verify` ([`verify`]), and the removal of
-//! what no manifest names ([`super::store::remove_orphans`]).
+//! of each of its files). What is done to every part alike reads the stamps
+//! ([`super::store::Snapshot::stamps`]): damage checks ([`super::store::check_stamped`]) and
+//! `knav index --verify` ([`verify`]); the removal of what no manifest names
+//! ([`super::store::remove_orphans`]) keeps every directory [`super::store::Manifest::part_dirs`]
+//! lists and removes the others of every [`Kind`]'s prefix.
 //!
 //! A part built from the tree's files is also [`FromFacts`]: what one file contributes (its
 //! `Facts`) comes from that file's path and bytes alone, and a [`Merge`] writes the part from
@@ -16,14 +18,19 @@
 //! content and shared between trees.
 //!
 //! Adding a part: a module that implements [`Part`] (and [`FromFacts`]), a [`Kind`], and its
-//! field in the manifest, listed by [`super::store::Manifest::stamps`].
+//! field in the manifest, listed by [`super::store::Manifest::part_dirs`] and
+//! [`super::store::Snapshot::stamps`] (ARCHITECTURE.md, "Adding an index part").
+//!
+//! The symbol segment is a [`Part`]; its facts per file (the scanner's and ctags's) are made
+//! a chunk of files at a time for one ctags run and merged by its own writer
+//! (`super::build`), not yet through [`FromFacts`].
 
 use std::path::Path;
 
 use super::error::IndexError;
 
 /// Which part of an index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     /// The symbol segments: definitions, occurrences, guards, code search, pointer calls.
     Segment,

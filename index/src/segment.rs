@@ -63,7 +63,7 @@ pub struct SegmentMeta {
     pub phase_ms: Vec<(String, u64)>,
     /// Length of each index file, checked when the segment is opened.
     pub lengths: Vec<(String, u64)>,
-    /// Checksum of each index file, checked by [`Segment::verify`].
+    /// Checksum of each index file, checked by [`super::part::verify`].
     pub checksums: Vec<(String, u64)>,
 }
 

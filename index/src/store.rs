@@ -273,7 +273,7 @@ pub struct Damaged {
     pub error: IndexError,
 }
 
-/// Checks the checksums of every file of `snap` (segments and build-file part) that changed
+/// Checks the checksums of every file of every part of `snap` ([`Snapshot::stamps`]) that changed
 /// since the last check (all of them the first time), and records what it found right. A
 /// refresh calls it before it builds on an index, so that damage is rebuilt, not kept. With
 /// `just_built`, the files were checksummed as they were written: only their stats are taken.
@@ -335,8 +335,7 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
                 out.push_str(&format!("{name}\t{ino}\t{size}\t{mtime}\t{ctime}\n"));
             }
             Err(d) => {
-                let rank = |k: Kind| Kind::ALL.iter().position(|x| *x == k);
-                if damage.as_ref().is_none_or(|x| rank(d.kind) < rank(x.kind)) {
+                if damage.as_ref().is_none_or(|x| d.kind < x.kind) {
                     damage = Some(d);
                 }
             }

@@ -3,7 +3,7 @@
 //! all of them for `ROUNDS` rounds (3 by default), timed with the thread's CPU clock; a digest
 //! of everything the step gave tells two versions of it apart (built by the same toolchain:
 //! the digest is std's `DefaultHasher`, whose algorithm may change between releases). Run with
-//! `KNAV_KERNEL_TREE=/var/tmp/k/linux-source-6.12 cargo test --release --test bench -- --ignored --nocapture`.
+//! `KNAV_KERNEL_TREE=/var/tmp/k/linux-source-6.12 cargo test --release -p kernel-bench --test steps -- --ignored --nocapture`.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -72,7 +72,7 @@ fn bench<T: std::fmt::Debug>(name: &str, step: impl Fn(&[u8]) -> T) {
 #[test]
 #[ignore = "a bench: needs KNAV_KERNEL_TREE, a kernel source tree"]
 fn scan_the_kernel() {
-    bench("scan", knav::scan::scan);
+    bench("scan", knav_c::scan::scan);
 }
 
 #[test]
@@ -80,16 +80,16 @@ fn scan_the_kernel() {
 fn pointer_facts_of_the_kernel() {
     // Macros named DEFINE_* declare a `struct sched_class`, as DEFINE_SCHED_CLASS does.
     let tag = |m: &[u8]| m.starts_with(b"DEFINE_").then(|| "sched_class".to_string());
-    bench("indirect::facts", |f| knav::indirect::facts(f, &tag));
+    bench("indirect::facts", |f| knav_c::indirect::facts(f, &tag));
 }
 
 /// The definitions of every file of the index at `KNAV_BENCH_INDEX` with its bytes in the tree
 /// (those without a document left out): what the build gives [`file_docs`] after ctags.
 ///
-/// [`file_docs`]: knav::index::code::extract::file_docs
-fn files_with_definitions() -> Vec<(String, Vec<u8>, Vec<knav::index::format::DefRecord>)> {
-    use knav::index::code::extract::is_document;
-    use knav::index::format::DefRecord;
+/// [`file_docs`]: knav_index::code::extract::file_docs
+fn files_with_definitions() -> Vec<(String, Vec<u8>, Vec<knav_index::format::DefRecord>)> {
+    use knav_index::code::extract::is_document;
+    use knav_index::format::DefRecord;
     let tree = std::env::var("KNAV_KERNEL_TREE").expect("KNAV_KERNEL_TREE names a kernel tree");
     let index = std::env::var("KNAV_BENCH_INDEX").expect("KNAV_BENCH_INDEX names its index");
     let seg = std::fs::read_dir(&index)
@@ -98,7 +98,7 @@ fn files_with_definitions() -> Vec<(String, Vec<u8>, Vec<knav::index::format::De
         .map(|e| e.path())
         .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("seg-"))
         .expect("the index has a segment");
-    let seg = knav::index::segment::Segment::open(&seg).unwrap();
+    let seg = knav_index::segment::Segment::open(&seg).unwrap();
     let mut files = Vec::new();
     for id in 0..seg.file_count() {
         let defs: Vec<DefRecord> = seg
@@ -131,7 +131,7 @@ fn files_with_definitions() -> Vec<(String, Vec<u8>, Vec<knav::index::format::De
 #[test]
 #[ignore = "a bench: needs KNAV_KERNEL_TREE, a kernel source tree, and KNAV_BENCH_INDEX, its index"]
 fn code_documents_of_the_kernel() {
-    use knav::index::code::extract::{file_docs, DocState};
+    use knav_index::code::extract::{file_docs, DocState};
     let files = files_with_definitions();
     let bytes: usize = files.iter().map(|f| f.1.len()).sum();
     let rounds: usize = std::env::var("ROUNDS")
@@ -169,7 +169,7 @@ fn code_documents_of_the_kernel() {
 fn trigrams_of_the_kernel() {
     // The count of each file's distinct trigrams and an order-sensitive fold of their keys.
     bench("text::index trigram keys", |f| {
-        knav::index::text::index::trigram_keys(f, |keys| {
+        knav_index::text::index::trigram_keys(f, |keys| {
             (
                 keys.len(),
                 keys.iter().fold(0u32, |h, &k| h.rotate_left(5) ^ k),
