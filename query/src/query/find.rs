@@ -249,19 +249,28 @@ fn token_hits(q: &Query<'_>, query: &str) -> Result<Vec<Hit>, String> {
         .filter_map(|n| search.id_of(n.as_bytes()))
         .collect();
         for id in ids {
-            let Some(info) = search.info(id) else {
-                seg.mark_damaged("symnames.dat", "a name id is past its end");
+            let Some(hit) = hit(seg, s, id, exact.contains(&id)) else {
                 return Ok(Vec::new());
             };
-            hits.push(Hit {
-                seg: s,
-                id,
-                info,
-                exact: exact.contains(&id),
-            });
+            hits.push(hit);
         }
     }
     Ok(hits)
+}
+
+/// The hit of name `id` of segment `seg` (number `s`); `None` when the segment has no such
+/// name (damage, marked on it).
+fn hit(seg: &knav_index::segment::Segment, s: usize, id: u64, exact: bool) -> Option<Hit> {
+    let Some(info) = seg.search().info(id) else {
+        seg.mark_damaged("symnames.dat", "a name id is past its end");
+        return None;
+    };
+    Some(Hit {
+        seg: s,
+        id,
+        info,
+        exact,
+    })
 }
 
 /// The defined names regular expression `re` matches whole.
@@ -278,16 +287,10 @@ fn regex_hits(q: &Query<'_>, re: &str) -> Result<Vec<Hit>, String> {
                 let Some(id) = search.id_at(shard, offset) else {
                     continue;
                 };
-                let Some(info) = search.info(id) else {
-                    seg.mark_damaged("symnames.dat", "a name id is past its end");
+                let Some(hit) = hit(seg, s, id, false) else {
                     return Ok(Vec::new());
                 };
-                hits.push(Hit {
-                    seg: s,
-                    id,
-                    info,
-                    exact: false,
-                });
+                hits.push(hit);
             }
         }
     }
