@@ -20,6 +20,7 @@ mod definers_read;
 pub mod disk;
 pub mod docs;
 pub mod error;
+pub mod factstore;
 pub mod format;
 pub mod fstbuild;
 pub mod idlist;
