@@ -1013,11 +1013,6 @@ impl super::part::Part for BuildFiles {
         open: Option<&'a BuildFiles>,
     ) -> Option<super::part::Stamp<'a>> {
         let sums = &open?.meta.checksums;
-        Some(super::part::Stamp::new(
-            Self::KIND,
-            &r.dir,
-            &r.previous,
-            sums,
-        ))
+        Some(super::part::Stamp::new(Self::KIND, &r.dir, sums))
     }
 }

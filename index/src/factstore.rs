@@ -52,10 +52,9 @@ impl Key {
 
     /// The entry's name: two hex digits of directory, then the rest.
     fn path(&self) -> PathBuf {
-        let k = self.kind as u8;
         let h = self.content ^ self.salt.rotate_left(29) ^ self.len.rotate_left(47);
         PathBuf::from(format!("{:02x}", h >> 56)).join(format!(
-            "{h:016x}-{:x}-{:x}-{}-{k}",
+            "{h:016x}-{:x}-{:x}-{}",
             self.len,
             self.salt,
             self.kind.prefix()

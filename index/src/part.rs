@@ -4,7 +4,7 @@
 //! the symbol segments (`seg-…`), the build-file part (`kb-…`), the text part (`tx-…`) and the
 //! documentation part (`kd-…`). Every part is a [`Part`]: it has a [`Kind`] (its name and its
 //! directories' prefix), a manifest entry (`Ref`) and an opened form (`Open`), and gives a
-//! [`Stamp`] (its directory, the previous generation's it keeps for readers, and the checksum
+//! [`Stamp`] (its directory and the checksum
 //! of each of its files). What is done to every part alike reads the stamps
 //! ([`super::store::Snapshot::stamps`]): damage checks ([`super::store::check_stamped`]) and
 //! `knav index --verify` ([`verify`]); the removal of what no manifest names
@@ -55,22 +55,6 @@ impl Kind {
             Kind::Docs => "kd",
         }
     }
-
-    /// The part's name in messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Segment => "symbol segment",
-            Kind::BuildFiles => "build-file part",
-            Kind::Text => "text part",
-            Kind::Docs => "documentation part",
-        }
-    }
-
-    /// True when damage to this kind costs only the part: the others are kept and it alone
-    /// is built again. Damage to a segment means a full build.
-    pub fn rebuilt_alone(self) -> bool {
-        self != Kind::Segment
-    }
 }
 
 /// Where a part is and what its files must hash to.
@@ -80,24 +64,16 @@ pub struct Stamp<'a> {
     pub kind: Kind,
     /// Its directory inside the index directory.
     pub dir: &'a str,
-    /// The previous generation's directory, kept for readers that opened it.
-    pub previous: Option<&'a str>,
     /// Each file of the part with the checksum recorded when it was written.
     pub checksums: &'a [(String, u64)],
 }
 
 impl<'a> Stamp<'a> {
-    /// The stamp of a part of `kind` in `dir`, keeping `previous`, with `checksums`.
-    pub fn new(
-        kind: Kind,
-        dir: &'a str,
-        previous: &'a Option<String>,
-        checksums: &'a [(String, u64)],
-    ) -> Stamp<'a> {
+    /// The stamp of a part of `kind` in `dir` with `checksums`.
+    pub fn new(kind: Kind, dir: &'a str, checksums: &'a [(String, u64)]) -> Stamp<'a> {
         Stamp {
             kind,
             dir,
-            previous: previous.as_deref(),
             checksums,
         }
     }
@@ -225,14 +201,9 @@ mod tests {
     }
 
     #[test]
-    fn every_kind_has_its_own_prefix_and_name() {
+    fn every_kind_has_its_own_prefix_and_all_lists_them_in_order() {
         let prefixes: std::collections::HashSet<_> = Kind::ALL.iter().map(|k| k.prefix()).collect();
-        let names: std::collections::HashSet<_> = Kind::ALL.iter().map(|k| k.name()).collect();
-        assert_eq!(
-            (prefixes.len(), names.len()),
-            (Kind::ALL.len(), Kind::ALL.len())
-        );
-        assert!(!Kind::Segment.rebuilt_alone());
-        assert!(Kind::ALL[1..].iter().all(|k| k.rebuilt_alone()));
+        assert_eq!(prefixes.len(), Kind::ALL.len());
+        assert!(Kind::ALL.windows(2).all(|w| w[0] < w[1]));
     }
 }

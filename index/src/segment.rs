@@ -462,7 +462,6 @@ impl super::part::Part for Segment {
         Some(super::part::Stamp::new(
             Self::KIND,
             &r.dir,
-            &None,
             &open?.meta.checksums,
         ))
     }

@@ -267,7 +267,7 @@ fn stat_key(path: &Path) -> Option<StatKey> {
 #[derive(Debug)]
 pub struct Damaged {
     /// The part damaged: a segment's damage means a full build, another part's that part
-    /// alone is built again ([`Kind::rebuilt_alone`]).
+    /// alone is built again.
     pub kind: Kind,
     /// The damaged file and what is wrong with it.
     pub error: IndexError,
@@ -570,7 +570,7 @@ impl Snapshot {
     ) -> Result<Snapshot, IndexError> {
         let mut segments = Vec::with_capacity(manifest.segments.len());
         for s in &manifest.segments {
-            segments.push(Segment::open(&index_dir.join(&s.dir))?);
+            segments.push(<Segment as Part>::open(index_dir, s)?);
         }
         let mut dead: Vec<Vec<u64>> = segments
             .iter()
@@ -590,7 +590,7 @@ impl Snapshot {
         // An unreadable build-file part costs only itself: queries say so, and the next
         // update rebuilds it without rebuilding the segments.
         let (build, build_error) = match &manifest.build_files {
-            Some(b) => match super::buildfiles::BuildFiles::open(&index_dir.join(&b.dir)) {
+            Some(b) => match <super::buildfiles::BuildFiles as Part>::open(index_dir, b) {
                 Ok(open) => (Some(open), None),
                 Err(e) => (None, Some(e)),
             },

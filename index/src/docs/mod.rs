@@ -184,11 +184,6 @@ impl crate::part::Part for part::Docs {
     }
 
     fn stamp<'a>(r: &'a DocsRef, _: Option<&'a part::Docs>) -> Option<crate::part::Stamp<'a>> {
-        Some(crate::part::Stamp::new(
-            Self::KIND,
-            &r.dir,
-            &r.previous,
-            &r.checksums,
-        ))
+        Some(crate::part::Stamp::new(Self::KIND, &r.dir, &r.checksums))
     }
 }

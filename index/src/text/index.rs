@@ -582,8 +582,7 @@ pub fn build(
             postings,
         },
         shards,
-    ) = read_files(root, files, shards)
-        .map_err(|e| format!("cannot write the text index in {}: {e}", dir.display()))?;
+    ) = read_files(root, files, shards).map_err(|e| io(std::io::Error::other(e)))?;
     files_read();
     // files.bin
     let out = files_bin(files, &flags);

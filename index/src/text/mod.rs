@@ -156,12 +156,7 @@ impl crate::part::Part for index::TextIndex {
         r: &'a TextRef,
         _: Option<&'a index::TextIndex>,
     ) -> Option<crate::part::Stamp<'a>> {
-        Some(crate::part::Stamp::new(
-            Self::KIND,
-            &r.dir,
-            &r.previous,
-            &r.checksums,
-        ))
+        Some(crate::part::Stamp::new(Self::KIND, &r.dir, &r.checksums))
     }
 }
 

@@ -110,7 +110,7 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
 
 /// Opens the documentation part; a small one is checksummed first, as the other parts are.
 fn open(q: &Query<'_>, part: &knav_index::docs::DocsRef) -> Result<Docs, IndexError> {
-    let docs = Docs::open(&q.snap.index_dir.join(&part.dir))?;
+    let docs = <Docs as Part>::open(&q.snap.index_dir, part)?;
     if knav_index::damage::checksum_at_open(docs.bytes()) {
         Docs::verify_files(&q.snap.index_dir, part, Some(&docs))?;
     }
