@@ -1,30 +1,46 @@
-//! The store of per-file facts by content: what a part learned from one file's bytes
-//! ([`super::part::FromFacts`]), kept under a key made of those bytes' hash and length and of
-//! everything else that changes the facts (the part, a salt for the analyzer's version and
-//! options), so that another tree or version holding the same file costs no new analysis.
+//! The store of per-file facts by content: what a part learned from one file's bytes, kept
+//! under a key made of those bytes' hash and length and of everything else that changes the
+//! facts (the part, a salt for the analyzer's version and options), so that another tree or
+//! version holding the same file costs no new analysis.
 //!
-//! One entry is one file of the store's directory, written whole to a temporary file and
-//! renamed into place: a reader sees an entry or none, never half of one, and two builds that
-//! write the same entry at once both leave a good one. Every entry carries its key and a
-//! checksum of its facts: an entry that is truncated, flipped, of another format or of another
-//! key is never trusted; [`FactStore::get`] removes it and answers `None`, so the caller
-//! computes the facts again. A read marks the entry used (its mtime): [`FactStore::prune`]
-//! removes the least recently used first.
+//! The store is a directory of packs. A build that computes facts appends them to a pack of
+//! its own, written under a temporary name and renamed into place whole when the build ends
+//! ([`FactStore::finish`]): another build sees a pack or none, never half of one, and two
+//! builds writing at once each publish their own (one written as one sequential file: a file
+//! per entry cost 33 µs an entry, a second of a kernel build's CPU). A pack ends with its
+//! index (key → offset) and a footer that checksums the index; every entry carries its key and
+//! a checksum of its facts. A pack whose footer or index is wrong is removed; an entry that is
+//! truncated, flipped or of another key is never trusted: [`FactStore::get`] skips it and the
+//! caller computes the facts again. A pack that served a build is marked used (its mtime):
+//! [`FactStore::prune`] removes the least recently used packs first.
 //!
-//! Not wired into the build yet (issue "Facts kept by file content").
+//! What a build did with the store ([`Tally`]) is kept in `last-build.json` for `knav cache`.
 
+use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use super::codec::{checksum_bytes, hash64};
 use super::part::Kind;
 
-/// The kind tag of an entry; changed when the entry's layout changes.
-const MAGIC: &[u8; 8] = b"KNAVFS01";
-/// Bytes of an entry before its facts: magic, key (content hash, length, salt, kind), facts
-/// length, facts checksum.
-const HEAD: usize = 8 + 8 + 8 + 8 + 1 + 8 + 8;
+/// The first bytes of a pack; changed when the layout changes.
+const MAGIC: &[u8; 8] = b"KNAVPK01";
+/// The last bytes of a whole pack.
+const END: &[u8; 8] = b"KNAVPKND";
+/// Bytes of a key as written.
+const KEY_LEN: usize = 8 + 8 + 8 + 1;
+/// Bytes of an entry before its facts: key, facts length, facts checksum.
+const HEAD: usize = KEY_LEN + 8 + 8;
+/// Bytes of a pack's footer: index offset, entries, index checksum, [`END`].
+const FOOTER: usize = 8 + 8 + 8 + 8;
+/// Where packs are, inside the store's directory.
+const PACKS: &str = "packs";
+/// What the last build did with the store.
+const LAST_BUILD: &str = "last-build.json";
 
 /// What facts are kept under: a file's content and everything else that changes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -50,50 +66,165 @@ impl Key {
         }
     }
 
-    /// The entry's name: two hex digits of directory, then the rest.
-    fn path(&self) -> PathBuf {
-        let h = self.content ^ self.salt.rotate_left(29) ^ self.len.rotate_left(47);
-        PathBuf::from(format!("{:02x}", h >> 56)).join(format!(
-            "{h:016x}-{:x}-{:x}-{}",
-            self.len,
-            self.salt,
-            self.kind.prefix()
-        ))
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.content.to_le_bytes());
         out.extend_from_slice(&self.len.to_le_bytes());
         out.extend_from_slice(&self.salt.to_le_bytes());
         out.push(self.kind as u8);
     }
+
+    fn decode(b: &[u8]) -> Option<Key> {
+        let kind = *Kind::ALL.get(*b.get(KEY_LEN - 1)? as usize)?;
+        Some(Key {
+            content: word(b, 0)?,
+            len: word(b, 8)?,
+            salt: word(b, 16)?,
+            kind,
+        })
+    }
+}
+
+/// The little-endian word at `at` of `b`.
+fn word(b: &[u8], at: usize) -> Option<u64> {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(b.get(at..at + 8)?);
+    Some(u64::from_le_bytes(w))
 }
 
 /// What a store holds: [`FactStore::usage`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
+    /// Packs.
+    pub packs: u64,
     /// Entries.
     pub entries: u64,
     /// Their bytes.
     pub bytes: u64,
 }
 
-/// A store of facts in one directory.
+/// What one build did with the store.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Tally {
+    /// Files whose facts the store gave.
+    pub hits: u64,
+    /// Files analyzed: the store had no facts for them (or none that could be trusted).
+    pub misses: u64,
+    /// Entries found damaged (and not trusted).
+    pub damaged: u64,
+    /// Entries written.
+    pub written: u64,
+    /// Why facts could not be kept, when they could not.
+    pub not_kept: Option<String>,
+}
+
+impl Tally {
+    /// Hits among lookups, in percent.
+    pub fn hit_rate(&self) -> f64 {
+        let asked = self.hits + self.misses;
+        if asked == 0 {
+            0.0
+        } else {
+            100.0 * self.hits as f64 / asked as f64
+        }
+    }
+}
+
+/// One pack opened for reading.
+struct Pack {
+    path: PathBuf,
+    file: File,
+    /// Where its index starts: no entry reaches past it.
+    end: u64,
+    entries: u64,
+    bytes: u64,
+    /// It gave facts to this build.
+    used: AtomicBool,
+}
+
+/// A pack being written.
+struct Writer {
+    tmp: PathBuf,
+    out: BufWriter<File>,
+    at: u64,
+    index: Vec<u8>,
+    entries: u64,
+}
+
+/// A store of facts in one directory, opened for one build.
 pub struct FactStore {
     dir: PathBuf,
+    packs: Vec<Pack>,
+    /// Per key, where its entries are (pack, offset), newest pack first.
+    index: HashMap<Key, Vec<(u32, u64)>>,
+    writer: Mutex<Option<Writer>>,
+    /// The first error that stopped this build's writes.
+    failed: Mutex<Option<String>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    damaged: AtomicU64,
+    written: AtomicU64,
 }
 
 impl FactStore {
-    /// The store in `dir`, created (owner only) when missing.
+    /// The store in `dir`, created (owner only) when missing, with every whole pack in it.
+    /// A pack that is not whole is removed, as are temporary packs of builds no longer running.
     pub fn open(dir: &Path) -> io::Result<FactStore> {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
-            .create(dir)?;
-        Ok(FactStore {
+            .create(dir.join(PACKS))?;
+        let mut found = Vec::new();
+        for e in std::fs::read_dir(dir.join(PACKS))?.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let path = e.path();
+            if let Some(rest) = name.strip_prefix(".tmp-") {
+                if !writer_alive(rest) {
+                    let _ = std::fs::remove_file(&path);
+                }
+                continue;
+            }
+            if !name.ends_with(".pack") {
+                continue;
+            }
+            let used = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            found.push((used, path));
+        }
+        // Newest first: its entries are tried first.
+        found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let mut store = FactStore {
             dir: dir.to_path_buf(),
-        })
+            packs: Vec::new(),
+            index: HashMap::new(),
+            writer: Mutex::new(None),
+            failed: Mutex::new(None),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            damaged: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+        };
+        for (_, path) in found {
+            match read_pack(&path) {
+                Ok(Some((pack, keys))) => {
+                    let p = store.packs.len() as u32;
+                    for (key, at) in keys {
+                        store.index.entry(key).or_default().push((p, at));
+                    }
+                    store.packs.push(pack);
+                }
+                // Not whole (or not a pack of this format): never trusted.
+                Ok(None) => {
+                    let _ = std::fs::remove_file(&path);
+                }
+                // Removed by a prune since it was listed, or unreadable: left alone.
+                Err(_) => {}
+            }
+        }
+        Ok(store)
     }
 
     /// The user's store: `$KNAV_CACHE_DIR`, else `knav/facts` under the user's cache directory
@@ -109,129 +240,320 @@ impl FactStore {
         Some(base.join("knav").join("facts"))
     }
 
-    /// The facts kept under `key`; `None` when there are none or the entry cannot be trusted
-    /// (then it is removed).
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The first facts kept under `key` that `accept` takes, newest first; an entry that
+    /// cannot be trusted is skipped and counted. Counts a hit or a miss.
+    pub fn find<T>(&self, key: &Key, mut accept: impl FnMut(&[u8]) -> Option<T>) -> Option<T> {
+        let found = self.index.get(key).and_then(|places| {
+            places.iter().find_map(|&(p, at)| {
+                let pack = &self.packs[p as usize];
+                match read_entry(pack, at, key) {
+                    Some(facts) => {
+                        let got = accept(&facts)?;
+                        pack.used.store(true, Ordering::Relaxed);
+                        Some(got)
+                    }
+                    None => {
+                        self.damaged.fetch_add(1, Ordering::Relaxed);
+                        None
+                    }
+                }
+            })
+        });
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    /// The newest trusted facts kept under `key`.
     pub fn get(&self, key: &Key) -> Option<Vec<u8>> {
-        let path = self.dir.join(key.path());
-        let mut file = File::open(&path).ok()?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).ok()?;
-        match decode(&bytes, key) {
-            Some(facts) => {
-                // Used now: pruned last. A store that cannot be written still answers.
-                let _ = file.set_modified(std::time::SystemTime::now());
-                Some(facts.to_vec())
+        self.find(key, |f| Some(f.to_vec()))
+    }
+
+    /// Keeps `facts` under `key` in this build's pack. A store that cannot be written stops
+    /// taking facts; the first error is in [`FactStore::tally`].
+    pub fn put(&self, key: &Key, facts: &[u8]) {
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if self.has_failed() {
+            return;
+        }
+        if w.is_none() {
+            match self.new_writer() {
+                Ok(new) => *w = Some(new),
+                Err(e) => return self.fail(format!("cannot create a pack: {e}")),
             }
-            None => {
-                let _ = std::fs::remove_file(&path);
-                None
+        }
+        let Some(writer) = w.as_mut() else {
+            return;
+        };
+        let mut head = Vec::with_capacity(HEAD);
+        key.encode(&mut head);
+        head.extend_from_slice(&(facts.len() as u64).to_le_bytes());
+        head.extend_from_slice(&checksum_bytes(facts).to_le_bytes());
+        let at = writer.at;
+        let wrote = writer
+            .out
+            .write_all(&head)
+            .and_then(|()| writer.out.write_all(facts));
+        match wrote {
+            Ok(()) => {
+                writer.at += (HEAD + facts.len()) as u64;
+                key.encode(&mut writer.index);
+                writer.index.extend_from_slice(&at.to_le_bytes());
+                writer.entries += 1;
+                self.written.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => {
+                let tmp = writer.tmp.clone();
+                *w = None;
+                let _ = std::fs::remove_file(tmp);
+                self.fail(format!("cannot write a pack: {e}"));
             }
         }
     }
 
-    /// Keeps `facts` under `key`, replacing what was there.
-    pub fn put(&self, key: &Key, facts: &[u8]) -> io::Result<()> {
-        let path = self.dir.join(key.path());
-        let parent = path.parent().unwrap_or(&self.dir);
-        std::fs::create_dir_all(parent)?;
-        let mut entry = Vec::with_capacity(HEAD + facts.len());
-        entry.extend_from_slice(MAGIC);
-        key.encode(&mut entry);
-        entry.extend_from_slice(&(facts.len() as u64).to_le_bytes());
-        entry.extend_from_slice(&checksum_bytes(facts).to_le_bytes());
-        entry.extend_from_slice(facts);
-        let tmp = temporary(parent);
-        let written = std::fs::OpenOptions::new()
+    fn has_failed(&self) -> bool {
+        self.failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    fn fail(&self, why: String) {
+        let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        if failed.is_none() {
+            *failed = Some(format!("{} ({})", why, self.dir.display()));
+        }
+    }
+
+    fn new_writer(&self) -> io::Result<Writer> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tmp = self
+            .dir
+            .join(PACKS)
+            .join(format!(".tmp-{}-{n}", std::process::id()));
+        let file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(&entry))
-            .and_then(|()| std::fs::rename(&tmp, &path));
-        if written.is_err() {
+            .open(&tmp)?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        if let Err(e) = out.write_all(MAGIC) {
             let _ = std::fs::remove_file(&tmp);
+            return Err(e);
         }
-        written
+        Ok(Writer {
+            tmp,
+            out,
+            at: MAGIC.len() as u64,
+            index: Vec::new(),
+            entries: 0,
+        })
     }
 
-    /// The entries and bytes the store holds (temporary files of builds left out).
+    /// Ends this build's use of the store: publishes its pack, marks the packs it read used,
+    /// and records its [`Tally`] for `knav cache`.
+    pub fn finish(&self) -> Tally {
+        let writer = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(w) = writer {
+            let tmp = w.tmp.clone();
+            if let Err(e) = publish(w, &self.dir.join(PACKS)) {
+                let _ = std::fs::remove_file(tmp);
+                self.fail(format!("cannot write a pack: {e}"));
+            }
+        }
+        let now = std::time::SystemTime::now();
+        for p in &self.packs {
+            if p.used.load(Ordering::Relaxed) {
+                // A store that cannot be written still answers.
+                let _ = p.file.set_modified(now);
+            }
+        }
+        let mut tally = self.tally();
+        if tally.not_kept.is_some() {
+            tally.written = 0;
+        }
+        let json = serde_json::to_vec_pretty(&tally).unwrap_or_default();
+        let path = self.dir.join(LAST_BUILD);
+        let tmp = self
+            .dir
+            .join(format!(".{LAST_BUILD}-{}", std::process::id()));
+        if std::fs::write(&tmp, json)
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .is_err()
+        {
+            let _ = std::fs::remove_file(tmp);
+        }
+        tally
+    }
+
+    /// What this build did with the store so far.
+    pub fn tally(&self) -> Tally {
+        Tally {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            damaged: self.damaged.load(Ordering::Relaxed),
+            written: self.written.load(Ordering::Relaxed),
+            not_kept: self
+                .failed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        }
+    }
+
+    /// What the last build that used the store at `dir` did with it.
+    pub fn last_build(dir: &Path) -> Option<Tally> {
+        serde_json::from_slice(&std::fs::read(dir.join(LAST_BUILD)).ok()?).ok()
+    }
+
+    /// The packs, entries and bytes the store held when opened.
     pub fn usage(&self) -> Usage {
-        let mut u = Usage::default();
-        for (_, len, _) in self.entries() {
-            u.entries += 1;
-            u.bytes += len;
+        Usage {
+            packs: self.packs.len() as u64,
+            entries: self.packs.iter().map(|p| p.entries).sum(),
+            bytes: self.packs.iter().map(|p| p.bytes).sum(),
         }
-        u
     }
 
-    /// Removes the least recently used entries until the store holds at most `max_bytes`;
-    /// returns what it removed.
+    /// Removes the least recently used packs until the store holds at most `max_bytes`;
+    /// returns what it removed. A build reading a removed pack still reads it (its file
+    /// stays open); the next build computes those facts again.
     pub fn prune(&self, max_bytes: u64) -> Usage {
-        let mut entries = self.entries();
-        let mut total: u64 = entries.iter().map(|e| e.1).sum();
-        entries.sort_by_key(|e| e.2);
+        let mut total: u64 = self.packs.iter().map(|p| p.bytes).sum();
+        let mut order: Vec<&Pack> = self.packs.iter().collect();
+        // Oldest first; a pack used by this build counts as used now.
+        let used = |p: &Pack| {
+            if p.used.load(Ordering::Relaxed) {
+                std::time::SystemTime::now()
+            } else {
+                p.file
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .unwrap_or(std::time::UNIX_EPOCH)
+            }
+        };
+        order.sort_by_key(|p| used(p));
         let mut removed = Usage::default();
-        for (path, len, _) in entries {
+        for p in order {
             if total <= max_bytes {
                 break;
             }
-            if std::fs::remove_file(&path).is_ok() {
-                total -= len;
-                removed.entries += 1;
-                removed.bytes += len;
+            if std::fs::remove_file(&p.path).is_ok() {
+                total -= p.bytes;
+                removed.packs += 1;
+                removed.entries += p.entries;
+                removed.bytes += p.bytes;
             }
         }
         removed
     }
+}
 
-    /// Every entry: its path, length and last use.
-    fn entries(&self) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
-        let mut out = Vec::new();
-        let Ok(dirs) = std::fs::read_dir(&self.dir) else {
-            return out;
-        };
-        for d in dirs.flatten() {
-            let Ok(files) = std::fs::read_dir(d.path()) else {
-                continue;
-            };
-            for f in files.flatten() {
-                let name = f.file_name();
-                if name.to_string_lossy().starts_with(".tmp-") {
-                    continue;
-                }
-                if let Some(m) = f.metadata().ok().filter(|m| m.is_file()) {
-                    let used = m.modified().unwrap_or(std::time::UNIX_EPOCH);
-                    out.push((f.path(), m.len(), used));
-                }
-            }
-        }
-        out
+/// Whether the process that writes temporary pack `.tmp-<rest>` (`<pid>-<n>`) still runs.
+fn writer_alive(rest: &str) -> bool {
+    let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+        return false;
+    };
+    pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// Writes `w`'s index and footer and renames it into `packs`.
+fn publish(mut w: Writer, packs: &Path) -> io::Result<()> {
+    let mut footer = Vec::with_capacity(FOOTER);
+    footer.extend_from_slice(&w.at.to_le_bytes());
+    footer.extend_from_slice(&w.entries.to_le_bytes());
+    footer.extend_from_slice(&checksum_bytes(&w.index).to_le_bytes());
+    footer.extend_from_slice(END);
+    w.out.write_all(&w.index)?;
+    w.out.write_all(&footer)?;
+    let file = w.out.into_inner().map_err(|e| e.into_error())?;
+    file.sync_data()?;
+    let name = format!(
+        "{:016x}-{}.pack",
+        hash64(&w.index),
+        w.tmp
+            .file_name()
+            .map(|n| n.to_string_lossy().trim_start_matches(".tmp-").to_string())
+            .unwrap_or_default()
+    );
+    std::fs::rename(&w.tmp, packs.join(name))
+}
+
+/// A pack and its keys with their offsets; `None` when it is not a whole pack of this format.
+type Opened = Option<(Pack, Vec<(Key, u64)>)>;
+
+fn read_pack(path: &Path) -> io::Result<Opened> {
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    if len < (MAGIC.len() + FOOTER) as u64 {
+        return Ok(None);
     }
+    let mut magic = [0u8; 8];
+    file.read_exact_at(&mut magic, 0)?;
+    let mut footer = [0u8; FOOTER];
+    file.read_exact_at(&mut footer, len - FOOTER as u64)?;
+    let (Some(start), Some(entries), Some(sum)) =
+        (word(&footer, 0), word(&footer, 8), word(&footer, 16))
+    else {
+        return Ok(None);
+    };
+    let entry_len = (KEY_LEN + 8) as u64;
+    let whole = &magic == MAGIC
+        && &footer[24..] == END
+        && start >= MAGIC.len() as u64
+        && entries.checked_mul(entry_len) == Some(len - FOOTER as u64 - start);
+    if !whole {
+        return Ok(None);
+    }
+    let mut index = vec![0u8; (entries * entry_len) as usize];
+    file.read_exact_at(&mut index, start)?;
+    if checksum_bytes(&index) != sum {
+        return Ok(None);
+    }
+    let mut keys = Vec::with_capacity(entries as usize);
+    for e in index.chunks_exact(entry_len as usize) {
+        let (Some(key), Some(at)) = (Key::decode(e), word(e, KEY_LEN)) else {
+            return Ok(None);
+        };
+        keys.push((key, at));
+    }
+    let pack = Pack {
+        path: path.to_path_buf(),
+        file,
+        end: start,
+        entries,
+        bytes: len,
+        used: AtomicBool::new(false),
+    };
+    Ok(Some((pack, keys)))
 }
 
-/// A temporary file's name in `dir`, unique to this process and call.
-fn temporary(dir: &Path) -> PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!(".tmp-{}-{n}", std::process::id()))
-}
-
-/// The facts of entry `bytes` when it is whole, of this format and of `key`.
-fn decode<'a>(bytes: &'a [u8], key: &Key) -> Option<&'a [u8]> {
-    let head = bytes.get(..HEAD)?;
-    let mut want = MAGIC.to_vec();
+/// The facts of the entry at `at` of `pack` when it is whole and of `key`.
+fn read_entry(pack: &Pack, at: u64, key: &Key) -> Option<Vec<u8>> {
+    let mut head = [0u8; HEAD];
+    pack.file.read_exact_at(&mut head, at).ok()?;
+    let mut want = Vec::with_capacity(KEY_LEN);
     key.encode(&mut want);
-    if head[..want.len()] != want[..] {
+    if head[..KEY_LEN] != want[..] {
         return None;
     }
-    let word = |at: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&head[at..at + 8]);
-        u64::from_le_bytes(w)
-    };
-    let (len, sum) = (word(want.len()), word(want.len() + 8));
-    let facts = &bytes[HEAD..];
-    (facts.len() as u64 == len && checksum_bytes(facts) == sum).then_some(facts)
+    let (len, sum) = (word(&head, KEY_LEN)?, word(&head, KEY_LEN + 8)?);
+    let start = at.checked_add(HEAD as u64)?;
+    if start.checked_add(len)? > pack.end {
+        return None;
+    }
+    let mut facts = vec![0u8; usize::try_from(len).ok()?];
+    pack.file.read_exact_at(&mut facts, start).ok()?;
+    (checksum_bytes(&facts) == sum).then_some(facts)
 }
 
 #[cfg(test)]
@@ -244,12 +566,27 @@ mod tests {
         (FactStore::open(&dir).unwrap(), dir)
     }
 
+    fn packs(dir: &Path) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join(PACKS))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        v.sort();
+        v
+    }
+
     #[test]
-    fn facts_read_back_under_their_key_only() {
+    fn facts_read_back_under_their_key_only_once_the_build_is_finished() {
         let (s, dir) = store("roundtrip");
         let k = Key::of(b"int a;\n", 7, Kind::Text);
         assert_eq!(s.get(&k), None);
-        s.put(&k, b"facts").unwrap();
+        s.put(&k, b"facts");
+        // Another build sees the pack only when it is whole.
+        assert_eq!(FactStore::open(&dir).unwrap().get(&k), None);
+        let t = s.finish();
+        assert_eq!((t.hits, t.misses, t.written), (0, 1, 1));
+        let s = FactStore::open(&dir).unwrap();
         assert_eq!(s.get(&k).as_deref(), Some(&b"facts"[..]));
         // Another salt, another part: other facts.
         assert_eq!(s.get(&Key { salt: 8, ..k }), None);
@@ -261,37 +598,57 @@ mod tests {
             None
         );
         assert_eq!(s.usage().entries, 1);
+        let t = s.finish();
+        assert_eq!((t.hits, t.misses, t.written), (1, 2, 0));
+        assert_eq!(FactStore::last_build(&dir), Some(t));
         let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
-    fn a_truncated_or_flipped_entry_is_not_trusted_and_is_removed() {
+    fn a_truncated_or_flipped_entry_is_not_trusted() {
         let (s, dir) = store("damage");
-        let k = Key::of(b"x", 1, Kind::Docs);
-        let path = dir.join(k.path());
-        for damage in [
-            |b: &mut Vec<u8>| b.truncate(b.len() - 1),
-            |b: &mut Vec<u8>| *b.last_mut().unwrap() ^= 1,
-            |b: &mut Vec<u8>| b[3] ^= 0x20,
-            |b: &mut Vec<u8>| b.truncate(10),
-        ] {
-            s.put(&k, b"some facts").unwrap();
-            let mut bytes = std::fs::read(&path).unwrap();
-            damage(&mut bytes);
-            std::fs::write(&path, bytes).unwrap();
-            assert_eq!(s.get(&k), None);
-            assert!(!path.exists(), "a damaged entry stays");
+        let (a, b) = (Key::of(b"x", 1, Kind::Docs), Key::of(b"y", 1, Kind::Docs));
+        s.put(&a, b"some facts");
+        s.put(&b, b"other facts");
+        s.finish();
+        let pack = packs(&dir).pop().unwrap();
+        let mut bytes = std::fs::read(&pack).unwrap();
+        // The last byte of a's facts.
+        bytes[MAGIC.len() + HEAD + 9] ^= 1;
+        std::fs::write(&pack, &bytes).unwrap();
+        let s = FactStore::open(&dir).unwrap();
+        assert_eq!(s.get(&a), None);
+        assert_eq!(s.get(&b).as_deref(), Some(&b"other facts"[..]));
+        assert_eq!(s.tally().damaged, 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_pack_cut_short_is_removed_whole() {
+        let (s, dir) = store("cut");
+        let k = Key::of(b"x", 1, Kind::Segment);
+        s.put(&k, b"some facts");
+        s.finish();
+        let pack = packs(&dir).pop().unwrap();
+        let bytes = std::fs::read(&pack).unwrap();
+        for cut in [1, FOOTER, bytes.len() / 2, bytes.len() - 1] {
+            std::fs::write(&pack, &bytes[..bytes.len() - cut]).unwrap();
+            let s = FactStore::open(&dir).unwrap();
+            assert_eq!(s.get(&k), None, "cut by {cut}");
+            assert!(!pack.exists(), "a pack cut by {cut} stays");
         }
         let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
-    fn an_entry_of_another_key_at_the_same_name_is_not_trusted() {
+    fn an_entry_of_another_key_at_the_offset_is_not_trusted() {
         let (s, dir) = store("foreign");
         let (a, b) = (Key::of(b"a", 1, Kind::Text), Key::of(b"b", 1, Kind::Text));
-        s.put(&a, b"facts of a").unwrap();
-        std::fs::create_dir_all(dir.join(b.path()).parent().unwrap()).unwrap();
-        std::fs::copy(dir.join(a.path()), dir.join(b.path())).unwrap();
+        s.put(&a, b"facts of a");
+        s.finish();
+        let mut s = FactStore::open(&dir).unwrap();
+        let place = s.index[&a].clone();
+        s.index.insert(b, place);
         assert_eq!(s.get(&b), None);
         assert_eq!(s.get(&a).as_deref(), Some(&b"facts of a"[..]));
         let _ = std::fs::remove_dir_all(dir);
@@ -299,57 +656,122 @@ mod tests {
 
     #[test]
     fn builds_writing_the_same_entries_at_once_leave_good_ones() {
-        let (s, dir) = store("concurrent");
+        let (_, dir) = store("concurrent");
         let keys: Vec<Key> = (0..50u8).map(|i| Key::of(&[i], 0, Kind::Text)).collect();
         std::thread::scope(|t| {
             for _ in 0..4 {
                 t.spawn(|| {
+                    let s = FactStore::open(&dir).unwrap();
                     for k in &keys {
-                        s.put(k, &k.content.to_le_bytes()).unwrap();
+                        s.put(k, &k.content.to_le_bytes());
                     }
+                    s.finish();
                 });
             }
         });
+        let s = FactStore::open(&dir).unwrap();
         for k in &keys {
             assert_eq!(s.get(k), Some(k.content.to_le_bytes().to_vec()));
         }
-        assert_eq!(s.usage().entries, 50, "a temporary file was left");
+        assert_eq!(s.usage().packs, 4);
+        assert!(packs(&dir).iter().all(|p| p.extension().is_some()));
         let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
-    fn an_unwritable_store_says_so_and_still_answers_none() {
+    fn a_build_killed_while_writing_leaves_nothing_trusted_and_its_scratch_is_removed() {
+        let (_, dir) = store("killed");
+        // What a killed build leaves: a temporary pack of a process that no longer runs.
+        let dead = dir.join(PACKS).join(format!(".tmp-{}-0", u32::MAX - 1));
+        std::fs::write(&dead, b"KNAVPK01 half an entry").unwrap();
+        let s = FactStore::open(&dir).unwrap();
+        assert!(!dead.exists());
+        assert_eq!(s.usage(), Usage::default());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn an_unwritable_store_says_so_and_still_answers() {
         let (s, dir) = store("unwritable");
-        let gone = FactStore {
-            dir: dir.join("file-not-dir"),
-        };
-        std::fs::write(dir.join("file-not-dir"), b"").unwrap();
         let k = Key::of(b"y", 0, Kind::Text);
-        assert!(gone.put(&k, b"facts").is_err());
-        assert_eq!(gone.get(&k), None);
-        drop(s);
+        s.put(&k, b"kept");
+        s.finish();
+        // The packs directory replaced by a file: nothing can be created in it.
+        let s = FactStore::open(&dir).unwrap();
+        let moved = dir.join("moved");
+        std::fs::rename(dir.join(PACKS), &moved).unwrap();
+        std::fs::write(dir.join(PACKS), b"").unwrap();
+        assert_eq!(s.get(&k).as_deref(), Some(&b"kept"[..]));
+        s.put(&Key::of(b"z", 0, Kind::Text), b"facts");
+        let t = s.finish();
+        assert!(
+            t.not_kept
+                .as_deref()
+                .unwrap_or("")
+                .contains("cannot create a pack"),
+            "{t:?}"
+        );
+        assert_eq!(t.written, 0);
         let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
-    fn prune_removes_the_least_recently_used_first() {
-        let (s, dir) = store("prune");
+    fn a_full_disk_stops_the_writes_and_leaves_no_pack() {
+        if !Path::new("/dev/full").exists() {
+            eprintln!("skipped: no /dev/full");
+            return;
+        }
+        let (s, dir) = store("full");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        *s.writer.lock().unwrap() = Some(Writer {
+            tmp: dir.join(PACKS).join(".tmp-full"),
+            out: BufWriter::with_capacity(16, file),
+            at: 0,
+            index: Vec::new(),
+            entries: 0,
+        });
+        for i in 0..4u8 {
+            s.put(&Key::of(&[i], 0, Kind::Text), &[i; 64]);
+        }
+        let t = s.finish();
+        assert!(
+            t.not_kept.as_deref().unwrap_or("").contains("No space"),
+            "{t:?}"
+        );
+        assert_eq!(FactStore::open(&dir).unwrap().usage().packs, 0);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn prune_removes_the_least_recently_used_packs_first() {
+        let (_, dir) = store("prune");
         let keys: Vec<Key> = (0..4u8).map(|i| Key::of(&[i], 0, Kind::Text)).collect();
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
         for (i, k) in keys.iter().enumerate() {
-            s.put(k, &[0u8; 100]).unwrap();
-            let f = File::options()
-                .write(true)
-                .open(dir.join(k.path()))
-                .unwrap();
-            f.set_modified(old + std::time::Duration::from_secs(i as u64))
-                .unwrap();
+            let s = FactStore::open(&dir).unwrap();
+            s.put(k, &[0u8; 100]);
+            s.finish();
+            for p in packs(&dir) {
+                let f = File::options().write(true).open(&p).unwrap();
+                if f.metadata().unwrap().modified().unwrap()
+                    > old + std::time::Duration::from_secs(60)
+                {
+                    f.set_modified(old + std::time::Duration::from_secs(i as u64))
+                        .unwrap();
+                }
+            }
         }
         // The oldest is used now: the next oldest goes first.
+        let s = FactStore::open(&dir).unwrap();
         assert!(s.get(&keys[0]).is_some());
         let one = s.usage().bytes / 4;
         let removed = s.prune(one * 2);
-        assert_eq!(removed.entries, 2);
+        assert_eq!((removed.packs, removed.entries), (2, 2));
+        s.finish();
+        let s = FactStore::open(&dir).unwrap();
         assert!(s.get(&keys[0]).is_some());
         assert!(s.get(&keys[1]).is_none() && s.get(&keys[2]).is_none());
         assert!(s.get(&keys[3]).is_some());
