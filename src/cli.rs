@@ -59,6 +59,28 @@ struct ServeArgs {
     tools: Option<Vec<String>>,
 }
 
+/// `knav cache`: the fact store shared by the user's builds.
+#[derive(Args)]
+struct CacheArgs {
+    #[command(subcommand)]
+    action: Option<CacheAction>,
+}
+
+#[derive(Subcommand)]
+enum CacheAction {
+    /// Remove the least recently used packs until the store holds at most --max-size.
+    Prune {
+        /// The size to trim to: bytes, or a number with K, M, G or T (default: .knav.toml's
+        /// cache.max_size, else 4G).
+        #[arg(long, value_name = "SIZE", value_parser = crate::index::settings::parse_size)]
+        max_size: Option<u64>,
+    },
+}
+
+/// The one-line help of `knav cache`.
+const CACHE_ABOUT: &str = "The fact store builds share (size, entries, the last build's hit \
+                           rate); `knav cache prune [--max-size N]` trims it";
+
 /// The one-line help of `knav serve`.
 const SERVE_ABOUT: &str = "Serve the tools over MCP on stdio. With --root, indexes are built and \
                            kept fresh; without it, the server answers from existing indexes only";
@@ -67,12 +89,13 @@ const SERVE_ABOUT: &str = "Serve the tools over MCP on stdio. With --root, index
 /// [`crate::tools::TOOLS`], each with the arguments its tool defines.
 const COMMANDS: &[&str] = &[
     "index", "status", "serve", "def", "refs", "callers", "callees", "body", "reach", "symbols",
-    "find", "files", "impact", "diff", "grep", "docs", "search",
+    "find", "files", "impact", "diff", "grep", "docs", "search", "cache",
 ];
 
 /// A command: `serve`, or a tool with its arguments as parsed.
 enum Command {
     Serve(ServeArgs),
+    Cache(CacheArgs),
     Tool(&'static Tool, clap::ArgMatches),
 }
 
@@ -80,6 +103,7 @@ impl clap::FromArgMatches for Command {
     fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
         match m.subcommand() {
             Some(("serve", sub)) => Ok(Command::Serve(ServeArgs::from_arg_matches(sub)?)),
+            Some(("cache", sub)) => Ok(Command::Cache(CacheArgs::from_arg_matches(sub)?)),
             Some((name, sub)) => match crate::tools::by_command(name) {
                 Some(tool) => Ok(Command::Tool(tool, sub.clone())),
                 None => Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand)),
@@ -99,6 +123,9 @@ impl Subcommand for Command {
         for name in COMMANDS {
             let sub = match crate::tools::by_command(name).and_then(Tool::cli_command) {
                 Some(sub) => sub,
+                None if *name == "cache" => CacheArgs::augment_args(clap::Command::new("cache"))
+                    .about(CACHE_ABOUT)
+                    .long_about(None),
                 None => ServeArgs::augment_args(clap::Command::new("serve"))
                     .about(SERVE_ABOUT)
                     .long_about(None),
@@ -236,6 +263,87 @@ fn run(
     env
 }
 
+/// `knav cache [prune --max-size N]`: prints the fact store of the tree at `--root` (or the
+/// current directory) and what the last build did with it, or trims it.
+fn cache(common: &Common, args: CacheArgs) -> i32 {
+    let root = common.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let settings = crate::index::settings::Settings::load(&root).unwrap_or_default();
+    let Some(dir) = settings.cache.dir.clone() else {
+        println!(
+            "no fact store: KNAV_CACHE_DIR=off, cache.enabled = false in .knav.toml, or no \
+                  cache directory (set KNAV_CACHE_DIR)"
+        );
+        return 0;
+    };
+    let store = match crate::index::factstore::FactStore::open(&dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "knav: cannot open the fact store {}: {e}; set KNAV_CACHE_DIR to a writable \
+                 directory",
+                dir.display()
+            );
+            return 1;
+        }
+    };
+    let out = match args.action {
+        Some(CacheAction::Prune { max_size }) => {
+            let max = max_size.unwrap_or(settings.cache.max_bytes);
+            let removed = store.prune(max);
+            let json = serde_json::json!({"dir": dir, "max_bytes": max, "pruned": removed});
+            let text = format!(
+                "pruned {} packs ({} entries, {:.1} MB) from {} to at most {:.1} MB\n",
+                removed.packs,
+                removed.entries,
+                removed.bytes as f64 / 1e6,
+                dir.display(),
+                max as f64 / 1e6
+            );
+            (json, text)
+        }
+        None => {
+            let u = store.usage();
+            let last = crate::index::factstore::FactStore::last_build(&dir);
+            let mut text = format!(
+                "fact store {}: {} entries in {} packs, {:.1} MB (cap {:.1} MB)\n",
+                dir.display(),
+                u.entries,
+                u.packs,
+                u.bytes as f64 / 1e6,
+                settings.cache.max_bytes as f64 / 1e6
+            );
+            if let Some(t) = &last {
+                text.push_str(&format!(
+                    "last build: {} of {} files' facts from the store ({:.0}%), {} analyzed, {} kept",
+                    t.hits,
+                    t.hits + t.misses,
+                    t.hit_rate(),
+                    t.misses,
+                    t.written
+                ));
+                if let Some(why) = &t.not_kept {
+                    text.push_str(&format!("; not kept: {why}"));
+                }
+                text.push('\n');
+            }
+            let json = serde_json::json!({
+                "dir": dir,
+                "usage": u,
+                "max_bytes": settings.cache.max_bytes,
+                "last_build": last,
+            });
+            (json, text)
+        }
+    };
+    let rendered = match common.format {
+        Format::Json => format!("{}\n", out.0),
+        _ => out.1,
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = write!(stdout, "{rendered}").and_then(|_| stdout.flush());
+    0
+}
+
 fn parse_debounce(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .parse()
@@ -267,6 +375,7 @@ pub fn main() -> i32 {
                 tools: serve.tools,
             })
         }
+        Command::Cache(args) => return cache(&cli.common, args),
         Command::Tool(tool, matches) => (tool, matches),
     };
     trace.mark("parse args");
@@ -293,7 +402,7 @@ mod tests {
         let mut want: Vec<&str> = crate::tools::TOOLS
             .iter()
             .filter_map(|t| t.command)
-            .chain(["serve"])
+            .chain(["serve", "cache"])
             .collect();
         want.sort_unstable();
         assert_eq!(listed, want);

@@ -25,6 +25,8 @@ use super::codec::hash64;
 use super::ctagstext::CtagsTexts;
 use super::defined::{describe, write_file_parts, write_name_parts, DefinedWriter};
 use super::error::IndexError;
+use super::factstore::FactStore;
+use super::filefacts::{Deps, FileNames, FileResult, Kept, NameGroup};
 use super::format::{header, DefRecord, FileRecord, FileStatus, HEADER_LEN, VERSION};
 use super::format::{shard_of, NAME_SHARDS};
 use super::scratch::Scratch;
@@ -54,6 +56,12 @@ pub struct BuildOptions {
     pub headers: Option<Arc<Vec<String>>>,
     /// The [`DEFINES_FILE`] of the base segment: what the headers that are not inputs define.
     pub saved_defines: Option<PathBuf>,
+    /// Where files' facts are kept by content ([`super::factstore`]); `None`: every file is
+    /// analyzed.
+    pub facts: Option<Arc<FactStore>>,
+    /// Where the tree's builds keep facts (`.knav.toml`'s `[cache]`, `KNAV_CACHE_DIR`): the
+    /// store an update opens into `facts`.
+    pub cache: crate::settings::Cache,
 }
 
 impl BuildOptions {
@@ -68,6 +76,7 @@ impl BuildOptions {
         opts.ctags_args
             .extend(settings.ctags_options.iter().cloned());
         opts.ignore = settings.ignore.clone();
+        opts.cache = settings.cache.clone();
         opts
     }
 }
@@ -95,6 +104,8 @@ impl Default for BuildOptions {
             ignore: Ignore::default(),
             headers: None,
             saved_defines: None,
+            facts: None,
+            cache: crate::settings::Cache::default(),
         }
     }
 }
@@ -106,59 +117,6 @@ pub struct Input {
     pub file: SourceFile,
     /// Over the size cap: recorded, not read.
     pub too_big: bool,
-}
-
-/// What a worker made of one file.
-struct FileResult {
-    record: FileRecord,
-    /// Only preprocessor lines: no ctags run was needed.
-    macro_only: bool,
-    /// The spans ctags need not read ([`super::ctagstext::ctags_text`]); empty when it reads
-    /// the whole file.
-    opaque: Vec<(u32, u32)>,
-    /// Bytes ctags read for this file.
-    ctags_bytes: u64,
-    defs: Vec<DefRecord>,
-    names: FileNames,
-    /// Calls through function pointers it shows.
-    indirect: knav_c::indirect::Facts,
-    /// Its search documents, made once ctags's definitions are attached.
-    docs: FileDocs,
-}
-
-/// The names of one file with their postings blocks.
-#[derive(Default)]
-struct FileNames {
-    /// Names, back to back.
-    text: Vec<u8>,
-    /// Per name, where its name and postings block are.
-    groups: Vec<NameGroup>,
-    blocks: Vec<u8>,
-}
-
-/// One name's occurrences in one file: its bytes in `text` and its postings block in
-/// `blocks` of the file's [`FileNames`] (offsets and lengths, so a file's names take three
-/// allocations, not one per name).
-#[derive(Clone, Copy, Debug)]
-struct NameGroup {
-    name: (u32, u32),
-    block: (u32, u32),
-    /// Occurrences in the block.
-    count: u32,
-    /// The name's shard ([`shard_of`]).
-    shard: u8,
-}
-
-impl NameGroup {
-    fn name<'a>(&self, names: &'a [u8]) -> &'a [u8] {
-        let (at, len) = self.name;
-        &names[at as usize..(at + len) as usize]
-    }
-
-    fn block<'a>(&self, blocks: &'a [u8]) -> &'a [u8] {
-        let (at, len) = self.block;
-        &blocks[at as usize..(at + len) as usize]
-    }
 }
 
 /// One file's names and definitions on their way to the shard accumulators.
@@ -177,6 +135,7 @@ fn scan_file(
     input: &Input,
     shorten: bool,
     learned: &Definers,
+    kept: Option<&Kept<'_>>,
 ) -> (FileResult, Option<Source>) {
     let f = &input.file;
     let mut record = FileRecord {
@@ -197,15 +156,36 @@ fn scan_file(
                 names: FileNames::default(),
                 indirect: Default::default(),
                 docs: FileDocs::default(),
+                deps: Some(Deps::default()),
             };
             return (r, None);
         }
     };
+    if let Some(mut hit) = kept.and_then(|k| k.lookup(&record, learned)) {
+        hit.record.path = record.path;
+        hit.record.size = record.size;
+        hit.record.mtime_ns = record.mtime_ns;
+        return (hit, Some(src));
+    }
     let mut scanned = scan(&src);
+    // What the facts read of the definer table: the macros invoked at file scope (below) and
+    // those a variable is declared with.
+    let deps = std::cell::RefCell::new(Deps::default());
+    for &i in &scanned.file_scope_calls {
+        if let Some(o) = scanned.occurrences.get(i as usize) {
+            let start = o.start as usize;
+            if let Some(name) = src.get(start..start + o.len as usize) {
+                deps.borrow_mut().add(name);
+            }
+        }
+    }
     let indirect = if crate::walk::is_asm_name(&f.path) {
         Default::default()
     } else {
-        knav_c::indirect::facts(&src, &|m| learned.struct_tag(m))
+        knav_c::indirect::facts(&src, &|m| {
+            deps.borrow_mut().add(m);
+            learned.struct_tag(m)
+        })
     };
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them). Names that kernel
@@ -253,6 +233,7 @@ fn scan_file(
         names: group_by_name(&occurrences, &src, &extra),
         indirect,
         docs: FileDocs::default(),
+        deps: Some(deps.into_inner()),
     };
     (r, Some(src))
 }
@@ -450,7 +431,7 @@ fn group_by_name(occurrences: &[knav_c::scan::Occurrence], src: &[u8], extra: &[
 
 /// True when the file needs ctags: it was read and has code beyond preprocessor lines.
 fn needs_ctags(r: &FileResult) -> bool {
-    r.record.status == FileStatus::Indexed && !r.macro_only
+    r.deps.is_some() && r.record.status == FileStatus::Indexed && !r.macro_only
 }
 
 /// Adds ctags's definitions (or why there are none) to a scanned file.
@@ -586,13 +567,14 @@ fn process_chunk(
     scratch: Option<&Path>,
     chunk: usize,
     state: &mut WorkerState,
+    kept: Option<&Kept<'_>>,
 ) -> Vec<FileResult> {
     // Scratch space is only made when there is a ctags to read it.
     let shorten = scratch.is_some();
     let beneath = Root::open(root).ok();
     let (mut results, sources): (Vec<FileResult>, Vec<Option<Source>>) = inputs
         .iter()
-        .map(|i| scan_file(beneath.as_ref(), i, shorten, learned))
+        .map(|i| scan_file(beneath.as_ref(), i, shorten, learned, kept))
         .unzip();
     let fallback = &mut state.fallback;
     tag_chunk(
@@ -606,8 +588,12 @@ fn process_chunk(
         fallback,
     );
     for (r, src) in results.iter_mut().zip(sources) {
-        if let Some(src) = src {
+        // Facts from the store have their documents.
+        if let (Some(src), Some(_)) = (src, &r.deps) {
             r.docs = file_docs(&src, &r.record.path, &r.defs, &mut state.docs);
+            if let Some(kept) = kept {
+                kept.keep(r, learned);
+            }
         }
     }
     results
@@ -947,6 +933,11 @@ impl Scan<'_> {
     ) -> Result<(Vec<Accumulator>, DefFacts, super::indirect::IndirectWriter), IndexError> {
         let scratch = self.ctags.and_then(|_| Scratch::for_ctags());
         let scratch_dir = scratch.as_ref().map(|s| s.path());
+        let kept = self.opts.facts.as_deref().map(|store| Kept {
+            store,
+            salt: super::filefacts::salt(self.ctags, &self.opts.ctags_args, scratch.is_some()),
+        });
+        let kept = kept.as_ref();
         let chunks = chunks(self.inputs);
         let workers = self.opts.workers.max(1).min(chunks.len().max(1));
         let mut records = RecordWriter::create(out_dir, self.inputs.len())?;
@@ -973,7 +964,7 @@ impl Scan<'_> {
             let (tx, rx) = mpsc::sync_channel::<(usize, Vec<FileResult>)>(workers);
             for _ in 0..workers {
                 let (tx, next, chunks, window) = (tx.clone(), &next, &chunks, &window);
-                s.spawn(move || self.work(chunks, next, window, scratch_dir, tx));
+                s.spawn(move || self.work(chunks, next, window, scratch_dir, kept, tx));
             }
             drop(tx);
             // Workers waiting for their turn stop when the writer does, even on an error or a
@@ -1021,6 +1012,7 @@ impl Scan<'_> {
         next: &AtomicUsize,
         window: &Window,
         scratch: Option<&Path>,
+        kept: Option<&Kept<'_>>,
         tx: mpsc::SyncSender<(usize, Vec<FileResult>)>,
     ) {
         let mut state = WorkerState::default();
@@ -1047,6 +1039,7 @@ impl Scan<'_> {
                 scratch,
                 c,
                 &mut state,
+                kept,
             );
             if tx.send((c, results)).is_err() {
                 return;

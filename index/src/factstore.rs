@@ -165,6 +165,12 @@ pub struct FactStore {
     written: AtomicU64,
 }
 
+impl std::fmt::Debug for FactStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FactStore").field("dir", &self.dir).finish()
+    }
+}
+
 impl FactStore {
     /// The store in `dir`, created (owner only) when missing, with every whole pack in it.
     /// A pack that is not whole is removed, as are temporary packs of builds no longer running.

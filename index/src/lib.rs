@@ -21,6 +21,7 @@ pub mod disk;
 pub mod docs;
 pub mod error;
 pub mod factstore;
+mod filefacts;
 pub mod format;
 pub mod fstbuild;
 pub mod idlist;
@@ -46,7 +47,9 @@ pub mod walk;
 mod update;
 
 pub use self::error::IndexError;
-pub use self::update::{update, update_hinted, verify, Trace, UpdateMode, UpdateReport};
+pub use self::update::{
+    update, update_hinted, verify, FactsReport, Trace, UpdateMode, UpdateReport,
+};
 
 /// Cases a property test runs: its own count `n`, or `PROPTEST_CASES` when set
 /// (`ProptestConfig::with_cases` alone would ignore the variable the README gives).

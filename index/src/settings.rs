@@ -14,6 +14,11 @@
 //!
 //! [ctags]
 //! options = ["-Imy_macro_attr+"]
+//!
+//! [cache]
+//! dir = "/var/cache/knav" # the fact store (default: $KNAV_CACHE_DIR, else the user cache)
+//! max_size = "4G"         # pruned to this after a build (K, M, G or bytes)
+//! enabled = true          # false: every file is analyzed, nothing is kept
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -45,6 +50,84 @@ pub struct Settings {
     pub config_dirs: Vec<String>,
     /// The MCP tool groups to serve (`None`: all), checked by the server.
     pub tools: Option<Vec<String>>,
+    /// The fact store the tree's builds use.
+    pub cache: Cache,
+}
+
+/// Default `cache.max_size`: 4 GiB.
+pub const DEFAULT_CACHE_MAX_BYTES: u64 = 4 << 30;
+
+/// Where a tree's builds keep files' facts ([`crate::factstore`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cache {
+    /// The store's directory; `None`: no store (disabled, or no cache directory known).
+    pub dir: Option<PathBuf>,
+    /// The size the store is pruned to after a build.
+    pub max_bytes: u64,
+}
+
+impl Default for Cache {
+    fn default() -> Self {
+        Cache::resolve(None, None, None).unwrap_or(Cache {
+            dir: None,
+            max_bytes: DEFAULT_CACHE_MAX_BYTES,
+        })
+    }
+}
+
+impl Cache {
+    /// The store: `KNAV_CACHE_DIR` (`off`: none), else `dir`, else the user cache directory;
+    /// none when `enabled` is false.
+    fn resolve(
+        dir: Option<&str>,
+        max_size: Option<&str>,
+        enabled: Option<bool>,
+    ) -> Result<Cache, String> {
+        let max_bytes = match max_size {
+            Some(s) => parse_size(s).map_err(|e| format!("cache.max_size: {e}"))?,
+            None => DEFAULT_CACHE_MAX_BYTES,
+        };
+        let env = std::env::var("KNAV_CACHE_DIR")
+            .ok()
+            .filter(|v| !v.is_empty());
+        let dir = match (env.as_deref(), dir) {
+            (Some("off"), _) => None,
+            _ if enabled == Some(false) => None,
+            (Some(_), _) | (None, None) => crate::factstore::FactStore::default_dir(),
+            (None, Some(d)) => Some(PathBuf::from(d)),
+        };
+        Ok(Cache { dir, max_bytes })
+    }
+}
+
+/// A size: bytes, or a number with `K`, `M`, `G` or `T` (powers of 1024; `KB`, `MiB` too).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let unit = unit.trim().to_ascii_uppercase();
+    let shift = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => {
+            return Err(format!(
+                "'{s}' is not a size; write bytes or a number with K, M, G or T"
+            ))
+        }
+    };
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size; write bytes or a number with K, M, G or T"))?;
+    let bytes = n * (1u64 << shift) as f64;
+    if !(0.0..1.8e19).contains(&bytes) {
+        return Err(format!("'{s}' is out of range"));
+    }
+    Ok(bytes as u64)
 }
 
 impl Default for Settings {
@@ -56,6 +139,7 @@ impl Default for Settings {
             roots: Vec::new(),
             config_dirs: Vec::new(),
             tools: None,
+            cache: Cache::default(),
         }
     }
 }
@@ -69,6 +153,16 @@ struct File {
     index: IndexSection,
     #[serde(default)]
     ctags: CtagsSection,
+    #[serde(default)]
+    cache: CacheSection,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CacheSection {
+    dir: Option<String>,
+    max_size: Option<toml::Value>,
+    enabled: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -179,6 +273,17 @@ impl Settings {
             roots: file.serve.roots,
             config_dirs: file.serve.config_dirs,
             tools: file.serve.tools,
+            cache: Cache::resolve(
+                file.cache.dir.as_deref(),
+                file.cache
+                    .max_size
+                    .map(|v| match v {
+                        toml::Value::String(s) => s,
+                        other => other.to_string(),
+                    })
+                    .as_deref(),
+                file.cache.enabled,
+            )?,
         })
     }
 

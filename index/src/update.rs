@@ -75,7 +75,29 @@ pub struct UpdateReport {
     pub text_files: u64,
     /// Bytes of the text index's base on disk.
     pub text_index_bytes: u64,
+    /// What the segment build did with the fact store, when it used one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub facts: Option<FactsReport>,
 }
+
+/// What a build did with the fact store ([`crate::factstore`]).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FactsReport {
+    /// The store's directory.
+    pub dir: String,
+    /// Hits, misses, entries written, and why nothing could be kept when it could not.
+    #[serde(flatten)]
+    pub tally: crate::factstore::Tally,
+    /// What the store holds after the build (and its prune).
+    pub usage: crate::factstore::Usage,
+    /// What the prune to the size cap removed.
+    pub pruned: crate::factstore::Usage,
+}
+
+/// A delta (not a full build) of fewer files than this analyzes them without the fact store: reading the
+/// store's index would cost more than it saves, and every build that computes facts leaves a
+/// pack.
+const FACTS_MIN_FILES: usize = 64;
 
 /// What an update did: the `mode` of its report.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -706,8 +728,14 @@ impl Update<'_> {
             docs: (docs_part, docs_summary),
             build_files: part,
             ctags,
-            segment: NewSegment { dir: seg_dir, meta },
+            segment:
+                NewSegment {
+                    dir: seg_dir,
+                    meta,
+                    facts,
+                },
         } = built;
+        report.facts = facts;
         report.docs = docs_summary;
         report.build_files = part.summary;
         let new_segment = SegmentRef {
@@ -915,15 +943,44 @@ impl Update<'_> {
             .base
             .as_ref()
             .map(|base| self.index_dir.join(&base.dir).join(build::DEFINES_FILE));
-        match build_segment(
+        let mut unopened = None;
+        let store = match &opts.cache.dir {
+            Some(dir) if layout.base.is_none() || layout.inputs.len() >= FACTS_MIN_FILES => {
+                match crate::factstore::FactStore::open(dir) {
+                    Ok(s) => Some(std::sync::Arc::new(s)),
+                    Err(e) => {
+                        unopened = Some(FactsReport {
+                            dir: dir.display().to_string(),
+                            tally: crate::factstore::Tally {
+                                not_kept: Some(format!("cannot open the store: {e}")),
+                                ..Default::default()
+                            },
+                            ..Default::default()
+                        });
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        opts.facts = store.clone();
+        let built = build_segment(
             self.root,
             &layout.inputs,
             &seg_dir,
             Some(ctags),
             &opts,
             progress,
-        ) {
-            Ok(meta) => Ok(NewSegment { dir: seg_dir, meta }),
+        );
+        let facts = store
+            .map(|s| finish_facts(&s, opts.cache.max_bytes))
+            .or(unopened);
+        match built {
+            Ok(meta) => Ok(NewSegment {
+                dir: seg_dir,
+                meta,
+                facts,
+            }),
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&seg_dir);
                 Err(e)
@@ -977,6 +1034,37 @@ struct NewSegment {
     dir: std::path::PathBuf,
     /// What its build counted.
     meta: segment::SegmentMeta,
+    /// What its build did with the fact store.
+    facts: Option<FactsReport>,
+}
+
+/// Ends a build's use of the fact store `s`: publishes what it computed, then prunes the
+/// store to `max_bytes`.
+fn finish_facts(s: &crate::factstore::FactStore, max_bytes: u64) -> FactsReport {
+    let tally = s.finish();
+    let (usage, pruned) = match crate::factstore::FactStore::open(s.dir()) {
+        Ok(now) => {
+            let held = now.usage();
+            let pruned = if held.bytes > max_bytes {
+                now.prune(max_bytes)
+            } else {
+                crate::factstore::Usage::default()
+            };
+            let usage = crate::factstore::Usage {
+                packs: held.packs - pruned.packs,
+                entries: held.entries - pruned.entries,
+                bytes: held.bytes - pruned.bytes,
+            };
+            (usage, pruned)
+        }
+        Err(_) => Default::default(),
+    };
+    FactsReport {
+        dir: s.dir().display().to_string(),
+        tally,
+        usage,
+        pruned,
+    }
 }
 
 /// The files of `walked` to index, in path order: those `keep` names.

@@ -2,6 +2,7 @@
 //! side in one run, so that the machine's noise cancels out in the ratios. Writes `report.md`
 //! and `chart.svg` to the output directory.
 
+mod facts;
 mod peers;
 mod proc;
 mod report;
@@ -58,6 +59,10 @@ struct Args {
     /// DEVELOPERS.md unpacks Debian's; the rows are left out without one).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Another version of the tree for the fact store's scenarios (default:
+    /// linux-source-6.1 beside the tree).
+    #[arg(long, value_name = "DIR")]
+    other_tree: Option<PathBuf>,
     /// Measure only these questions (comma-separated: def, refs, callers, grep, tools).
     #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools"])]
     only: Vec<String>,
@@ -319,6 +324,20 @@ fn measure(
     } else {
         Vec::new()
     };
+    let facts = if args.reuse || !args.only.is_empty() {
+        None
+    } else {
+        let other = match &args.other_tree {
+            Some(o) => Some(o.clone()),
+            None if args.quick => None,
+            None => setup
+                .tree
+                .parent()
+                .map(|p| p.join("linux-source-6.1"))
+                .filter(|p| p.is_dir()),
+        };
+        Some(setup.facts(other.as_deref(), log))
+    };
     Ok(suite::Results {
         builds,
         refresh,
@@ -326,6 +345,7 @@ fn measure(
         sizes,
         grep,
         tools,
+        facts,
     })
 }
 

@@ -93,6 +93,7 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
     refresh_targets(r, &mut out);
     query_targets(r, &mut out);
     grep_targets(r, &mut out);
+    facts_targets(r, &mut out);
     let knav_bytes: usize = r.sizes.iter().map(|s| s.def_text + s.refs_text).sum();
     let rg_bytes: Option<usize> = r.sizes.iter().map(|s| s.rg.map(|b| 2 * b)).sum();
     out.push(Ratio {
@@ -105,6 +106,91 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
         goal: 0.10,
     });
     out
+}
+
+/// The targets of the fact store: a changed copy of the tree and another version against
+/// their cold builds, and the bytes of the store and both indexes against one index.
+fn facts_targets(r: &Results, out: &mut Vec<Ratio>) {
+    let Some(f) = &r.facts else {
+        return;
+    };
+    let ratio = |a: Option<Duration>, b: Option<Duration>| {
+        a.zip(b).map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+    };
+    let show = |d: Option<Duration>| d.map_or("failed".into(), ms);
+    out.push(Ratio {
+        label: format!(
+            "copy of the tree with {} files changed / the tree's cold build (same store)",
+            crate::facts::CHANGED
+        ),
+        knav: show(f.copy),
+        peer: show(f.fill),
+        value: ratio(f.copy, f.fill),
+        goal: 0.15,
+    });
+    if let Some((name, alone, shared)) = &f.other {
+        out.push(Ratio {
+            label: format!("{name} with the tree's store / with an empty store"),
+            knav: show(*shared),
+            peer: show(*alone),
+            value: ratio(*shared, *alone),
+            goal: 0.75,
+        });
+        out.push(Ratio {
+            label: format!("fact store + both indexes / the tree's index ({name} beside it)"),
+            knav: mb(f.store_bytes + f.tree_bytes + f.other_bytes),
+            peer: mb(f.tree_bytes),
+            value: (f.tree_bytes > 0).then(|| {
+                (f.store_bytes + f.tree_bytes + f.other_bytes) as f64 / f.tree_bytes as f64
+            }),
+            goal: 1.7,
+        });
+    }
+}
+
+/// The fact store's scenarios, as measured.
+fn facts_section(o: &mut String, r: &Results) {
+    let Some(f) = &r.facts else {
+        return;
+    };
+    let show = |d: Option<Duration>| d.map_or("failed".into(), ms);
+    let _ = writeln!(
+        o,
+        "\n## Fact store\n\nWhole `knav index` runs, one each, warm page cache; the store starts \
+         empty.\n"
+    );
+    let _ = writeln!(o, "| build | wall |\n|---|---|");
+    let _ = writeln!(o, "| the tree, empty store (fills it) | {} |", show(f.fill));
+    let _ = writeln!(
+        o,
+        "| the tree again, every file's facts from the store (segment identical: {}) | {} |",
+        match f.identical {
+            Some(true) => "yes",
+            Some(false) => "**no**",
+            None => "not compared",
+        },
+        show(f.from_store)
+    );
+    let _ = writeln!(
+        o,
+        "| a copy with {} files changed, same store | {} |",
+        crate::facts::CHANGED,
+        show(f.copy)
+    );
+    if let Some((name, alone, shared)) = &f.other {
+        let _ = writeln!(o, "| {name}, empty store | {} |", show(*alone));
+        let _ = writeln!(o, "| {name}, the tree's store | {} |", show(*shared));
+    }
+    let _ = writeln!(
+        o,
+        "\nBytes: the tree's index {}, the other's {}, the store {}.",
+        mb(f.tree_bytes),
+        mb(f.other_bytes),
+        mb(f.store_bytes)
+    );
+    for n in &f.notes {
+        let _ = writeln!(o, "\nNote: {n}");
+    }
 }
 
 /// The targets of the cold builds: knav's wall time and index bytes against gtags', and its
@@ -293,6 +379,7 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     tools_section(&mut o, r);
     cold_index_section(&mut o, r);
     refresh_section(&mut o, r);
+    facts_section(&mut o, r);
     latency_section(&mut o, cx, r);
     answer_size_section(&mut o, r);
     let _ = writeln!(o, "\n![ratios](chart.svg)");

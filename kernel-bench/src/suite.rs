@@ -259,6 +259,8 @@ pub struct Results {
     pub grep: Grep,
     /// The search, pointer and review tools.
     pub tools: Vec<ToolTiming>,
+    /// The fact store's scenarios.
+    pub facts: Option<crate::facts::Facts>,
 }
 
 /// Bytes of each answer to the questions about one symbol.
@@ -347,8 +349,15 @@ fn fresh_dir(p: &Path) -> Result<(), String> {
 impl Setup {
     fn knav(&self) -> Command {
         let mut c = Command::new(&self.knav);
-        c.env_remove("KNAV_INDEX_DIR");
+        c.env_remove("KNAV_INDEX_DIR")
+            .env("KNAV_CACHE_DIR", self.cold_store());
         c
+    }
+
+    /// The fact store of the cold builds, emptied before each: a cold build computes every
+    /// file's facts and keeps them.
+    fn cold_store(&self) -> PathBuf {
+        self.work.join("facts-cold")
     }
 
     fn knav_index_dir(&self) -> PathBuf {
@@ -380,6 +389,7 @@ impl Setup {
             log(&format!("cold build {i}/{}: knav", self.cold_runs));
             let dir = self.knav_index_dir();
             let _ = std::fs::remove_dir_all(&dir);
+            let _ = std::fs::remove_dir_all(self.cold_store());
             let r = run(self
                 .knav()
                 .arg("index")

@@ -425,7 +425,7 @@ pub enum Results {
     /// reachability.
     Reach(Reach),
     /// update_index.
-    Index(knav_index::UpdateReport),
+    Index(Box<knav_index::UpdateReport>),
     /// index_status.
     Status(Box<IndexStatus>),
     /// change_impact.
@@ -579,7 +579,7 @@ impl Envelope {
     pub fn index_report(root: &str, report: knav_index::UpdateReport) -> Envelope {
         let mut env = Envelope::new("update_index", root);
         env.total = 1;
-        env.results = Some(Results::Index(report));
+        env.results = Some(Results::Index(Box::new(report)));
         env
     }
 

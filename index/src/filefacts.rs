@@ -1,0 +1,423 @@
+//! What one file contributes to a symbol segment ([`FileResult`]: its record, definitions,
+//! names with their postings, calls through pointers and search documents), and its encoding
+//! for the fact store ([`super::factstore`]).
+//!
+//! A file's facts depend on its bytes, its path (ctags names anonymous types after it, the
+//! search documents hold its path's words) and the build's analyzer and ctags options, which
+//! make the key; and on the definer table learned from the tree's headers, of which a file
+//! reads only the entries of the macros it invokes at file scope and of those it declares
+//! variables with ([`Deps`]). An entry keeps those macros' names and a hash of their entries
+//! when it was made; it serves a build whose table gives the same entries, so a header edit
+//! elsewhere in the tree (or another version's headers) costs only the files that use what
+//! changed.
+
+use knav_c::definers::Definers;
+
+use super::code::extract::FileDocs;
+use super::codec::{hash64, put_opt_str, put_str, put_varint, Reader};
+use super::format::{Def, DefRecord, FileRecord};
+
+/// Bumped when what a file's facts hold, or how they are made, changes.
+pub const FACTS_VERSION: u32 = 1;
+
+/// What a worker made of one file.
+pub(crate) struct FileResult {
+    pub record: FileRecord,
+    /// Only preprocessor lines: no ctags run was needed.
+    pub macro_only: bool,
+    /// The spans ctags need not read ([`super::ctagstext::ctags_text`]); empty when it reads
+    /// the whole file.
+    pub opaque: Vec<(u32, u32)>,
+    /// Bytes ctags read for this file.
+    pub ctags_bytes: u64,
+    pub defs: Vec<DefRecord>,
+    pub names: FileNames,
+    /// Calls through function pointers it shows.
+    pub indirect: knav_c::indirect::Facts,
+    /// Its search documents, made once ctags's definitions are attached.
+    pub docs: FileDocs,
+    /// What it read of the definer table; `None` once it came from the store.
+    pub deps: Option<Deps>,
+}
+
+/// The names of one file with their postings blocks.
+#[derive(Default)]
+pub(crate) struct FileNames {
+    /// Names, back to back.
+    pub text: Vec<u8>,
+    /// Per name, where its name and postings block are.
+    pub groups: Vec<NameGroup>,
+    pub blocks: Vec<u8>,
+}
+
+/// One name's occurrences in one file: its bytes in `text` and its postings block in
+/// `blocks` of the file's [`FileNames`] (offsets and lengths, so a file's names take three
+/// allocations, not one per name).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NameGroup {
+    pub name: (u32, u32),
+    pub block: (u32, u32),
+    /// Occurrences in the block.
+    pub count: u32,
+    /// The name's shard ([`super::format::shard_of`]).
+    pub shard: u8,
+}
+
+impl NameGroup {
+    pub fn name<'a>(&self, names: &'a [u8]) -> &'a [u8] {
+        let (at, len) = self.name;
+        &names[at as usize..(at + len) as usize]
+    }
+
+    pub fn block<'a>(&self, blocks: &'a [u8]) -> &'a [u8] {
+        let (at, len) = self.block;
+        &blocks[at as usize..(at + len) as usize]
+    }
+}
+
+/// The macros whose definer-table entries a file's facts depend on.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Deps {
+    names: Vec<Vec<u8>>,
+}
+
+impl Deps {
+    /// Adds `name`, read of the table.
+    pub fn add(&mut self, name: &[u8]) {
+        self.names.push(name.to_vec());
+    }
+
+    fn settle(&mut self) {
+        self.names.sort_unstable();
+        self.names.dedup();
+    }
+
+    /// A hash of what `table` says of these names.
+    fn fingerprint(&self, table: &Definers) -> u64 {
+        let mut said = String::new();
+        for n in &self.names {
+            said.push_str(&String::from_utf8_lossy(n));
+            said.push('=');
+            if let Some(t) = table.get(n) {
+                said.push_str(&format!("{t:?}"));
+            }
+            said.push('\n');
+        }
+        hash64(said.as_bytes())
+    }
+}
+
+/// The encoded facts of `r`, whose definer-table reads are `deps` under `table`.
+pub(crate) fn encode(r: &FileResult, deps: &mut Deps, table: &Definers) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4096);
+    deps.settle();
+    put_varint(&mut out, deps.names.len() as u64);
+    for n in &deps.names {
+        put_str(&mut out, n);
+    }
+    out.extend_from_slice(&deps.fingerprint(table).to_le_bytes());
+    let record = FileRecord {
+        path: String::new(),
+        size: 0,
+        mtime_ns: 0,
+        ..r.record.clone()
+    };
+    record.encode(&mut out);
+    out.push(r.macro_only as u8);
+    put_varint(&mut out, r.ctags_bytes);
+    put_varint(&mut out, r.defs.len() as u64);
+    for d in &r.defs {
+        d.encode(&mut out);
+    }
+    put_str(&mut out, &r.names.text);
+    put_str(&mut out, &r.names.blocks);
+    put_varint(&mut out, r.names.groups.len() as u64);
+    for g in &r.names.groups {
+        for v in [g.name.0, g.name.1, g.block.0, g.block.1, g.count] {
+            put_varint(&mut out, v as u64);
+        }
+        out.push(g.shard);
+    }
+    encode_indirect(&r.indirect, &mut out);
+    put_varint(&mut out, r.docs.defs.len() as u64);
+    for d in &r.docs.defs {
+        put_varint(&mut out, *d as u64);
+    }
+    for v in [&r.docs.terms, &r.docs.path, &r.docs.bytes] {
+        put_str(&mut out, v);
+    }
+    out
+}
+
+/// The facts in `bytes` when they were made under what `table` says of their macros now and
+/// decode whole; the record's path, size and modification time are left to the caller.
+pub(crate) fn decode(bytes: &[u8], table: &Definers) -> Option<FileResult> {
+    let mut r = Reader::new(bytes);
+    let mut deps = Deps::default();
+    for _ in 0..r.varint() {
+        deps.add(r.str());
+        if r.overrun {
+            return None;
+        }
+    }
+    let fp = super::codec::Reader::bytes(&mut r, 8);
+    if fp.len() != 8 || u64::from_le_bytes(fp.try_into().ok()?) != deps.fingerprint(table) {
+        return None;
+    }
+    let record = FileRecord::decode(&mut r);
+    let macro_only = r.u8() != 0;
+    let ctags_bytes = r.varint();
+    let n = r.varint() as usize;
+    let mut defs = Vec::with_capacity(n.min(1 << 16));
+    for _ in 0..n {
+        defs.push(owned(Def::decode(&mut r)));
+        if r.overrun {
+            return None;
+        }
+    }
+    let text = r.str().to_vec();
+    let blocks = r.str().to_vec();
+    let n = r.varint() as usize;
+    let mut groups = Vec::with_capacity(n.min(1 << 20));
+    for _ in 0..n {
+        let mut v = [0u32; 5];
+        for x in &mut v {
+            *x = r.varint() as u32;
+        }
+        let g = NameGroup {
+            name: (v[0], v[1]),
+            block: (v[2], v[3]),
+            count: v[4],
+            shard: r.u8(),
+        };
+        let fits = |(at, len): (u32, u32), within: usize| at as usize + len as usize <= within;
+        if r.overrun || !fits(g.name, text.len()) || !fits(g.block, blocks.len()) {
+            return None;
+        }
+        groups.push(g);
+    }
+    let indirect = decode_indirect(&mut r)?;
+    let n = r.varint() as usize;
+    let mut doc_defs = Vec::with_capacity(n.min(1 << 16));
+    for _ in 0..n {
+        doc_defs.push(r.varint() as u32);
+        if r.overrun {
+            return None;
+        }
+    }
+    let docs = FileDocs {
+        defs: doc_defs,
+        terms: r.str().to_vec(),
+        path: r.str().to_vec(),
+        bytes: r.str().to_vec(),
+    };
+    if r.overrun || !r.at_end() {
+        return None;
+    }
+    Some(FileResult {
+        record,
+        macro_only,
+        opaque: Vec::new(),
+        ctags_bytes,
+        defs,
+        names: FileNames {
+            text,
+            groups,
+            blocks,
+        },
+        indirect,
+        docs,
+        deps: None,
+    })
+}
+
+fn owned(d: Def<'_>) -> DefRecord {
+    let s = |v: Option<&str>| v.map(str::to_string);
+    DefRecord {
+        file: d.file,
+        name: d.name.to_string(),
+        line: d.line,
+        end_line: d.end_line,
+        kind: d.kind,
+        file_local: d.file_local,
+        typeref: s(d.typeref),
+        scope: s(d.scope),
+        signature: s(d.signature),
+        via: s(d.via),
+    }
+}
+
+fn put_path(out: &mut Vec<u8>, p: &knav_c::indirect::TypePath) {
+    put_str(out, p.tag.as_bytes());
+    put_varint(out, p.chain.len() as u64);
+    for m in &p.chain {
+        put_str(out, m.as_bytes());
+    }
+}
+
+fn encode_indirect(f: &knav_c::indirect::Facts, out: &mut Vec<u8>) {
+    put_varint(out, f.members.len() as u64);
+    for m in &f.members {
+        put_str(out, m.owner.as_bytes());
+        put_str(out, m.name.as_bytes());
+        put_opt_str(out, m.tag.as_deref());
+        out.push(m.fnptr as u8);
+    }
+    put_varint(out, f.registrations.len() as u64);
+    for g in &f.registrations {
+        put_path(out, &g.target);
+        put_str(out, g.field.as_bytes());
+        put_str(out, g.func.as_bytes());
+        put_varint(out, g.line as u64);
+    }
+    put_varint(out, f.dispatches.len() as u64);
+    for d in &f.dispatches {
+        out.push(d.target.is_some() as u8);
+        if let Some(t) = &d.target {
+            put_path(out, t);
+        }
+        put_str(out, d.field.as_bytes());
+        put_varint(out, d.line as u64);
+    }
+    put_varint(out, f.listed.len() as u64);
+    for (name, line) in &f.listed {
+        put_str(out, name.as_bytes());
+        put_varint(out, *line as u64);
+    }
+}
+
+fn decode_indirect(r: &mut Reader<'_>) -> Option<knav_c::indirect::Facts> {
+    use knav_c::indirect::{Dispatch, Facts, Member, Registration, TypePath};
+    fn string(r: &mut Reader<'_>) -> String {
+        String::from_utf8_lossy(r.str()).into_owned()
+    }
+    fn path(r: &mut Reader<'_>) -> TypePath {
+        let tag = string(r);
+        let n = r.varint() as usize;
+        let mut chain = Vec::with_capacity(n.min(64));
+        for _ in 0..n {
+            chain.push(string(r));
+            if r.overrun {
+                break;
+            }
+        }
+        TypePath { tag, chain }
+    }
+    let mut f = Facts::default();
+    for _ in 0..r.varint() {
+        f.members.push(Member {
+            owner: string(r),
+            name: string(r),
+            tag: r.opt_str().map(str::to_string),
+            fnptr: r.u8() != 0,
+        });
+        if r.overrun {
+            return None;
+        }
+    }
+    for _ in 0..r.varint() {
+        f.registrations.push(Registration {
+            target: path(r),
+            field: string(r),
+            func: string(r),
+            line: r.varint() as u32,
+        });
+        if r.overrun {
+            return None;
+        }
+    }
+    for _ in 0..r.varint() {
+        let target = (r.u8() != 0).then(|| path(r));
+        f.dispatches.push(Dispatch {
+            target,
+            field: string(r),
+            line: r.varint() as u32,
+        });
+        if r.overrun {
+            return None;
+        }
+    }
+    for _ in 0..r.varint() {
+        f.listed.push((string(r), r.varint() as u32));
+        if r.overrun {
+            return None;
+        }
+    }
+    Some(f)
+}
+
+/// The fact store as a segment build uses it: the store and the build's salt.
+pub(crate) struct Kept<'a> {
+    pub store: &'a super::factstore::FactStore,
+    pub salt: u64,
+}
+
+impl Kept<'_> {
+    /// The key of the facts of the file `record` describes (its path and content hash).
+    fn key(&self, record: &FileRecord) -> super::factstore::Key {
+        let mut salted = self.salt.to_le_bytes().to_vec();
+        salted.extend_from_slice(record.path.as_bytes());
+        super::factstore::Key {
+            content: record.hash,
+            len: record.size,
+            salt: hash64(&salted),
+            kind: super::part::Kind::Segment,
+        }
+    }
+
+    /// The kept facts of the file `record` describes (read, content hashed), when they were
+    /// made under what `table` says now.
+    pub fn lookup(&self, record: &FileRecord, table: &Definers) -> Option<FileResult> {
+        self.store
+            .find(&self.key(record), |bytes| decode(bytes, table))
+    }
+
+    /// Keeps the facts of `r`, made now, when they are the file's own: ctags ran and
+    /// answered (a timeout or a failure is not kept).
+    pub fn keep(&self, r: &mut FileResult, table: &Definers) {
+        if r.record.status != super::format::FileStatus::Indexed {
+            return;
+        }
+        let Some(mut deps) = r.deps.take() else {
+            return;
+        };
+        let bytes = encode(r, &mut deps, table);
+        self.store.put(&self.key(&r.record), &bytes);
+    }
+}
+
+/// The salt of a segment build's facts: the analyzer's version and everything of the build
+/// that changes a file's facts (ctags and its options, whether ctags reads shortened texts).
+pub(crate) fn salt(ctags: Option<&knav_ctags::Ctags>, args: &[String], shorten: bool) -> u64 {
+    let mut s = format!(
+        "knav {} facts {FACTS_VERSION} format {}\n",
+        env!("CARGO_PKG_VERSION"),
+        super::format::VERSION
+    );
+    match ctags {
+        Some(c) => {
+            s.push_str(&format!("ctags {} {}", c.version, c.program.display()));
+            if let Some(m) = program_file(&c.program).and_then(|p| std::fs::metadata(p).ok()) {
+                use std::os::unix::fs::MetadataExt;
+                s.push_str(&format!(" {} {}", m.len(), m.mtime()));
+            }
+        }
+        None => s.push_str("no ctags"),
+    }
+    for a in args {
+        s.push('\n');
+        s.push_str(a);
+    }
+    s.push_str(if shorten { "\nshortened" } else { "\nwhole" });
+    hash64(s.as_bytes())
+}
+
+/// The file `program` runs: itself when it names a path, else the first on `PATH`.
+fn program_file(program: &std::path::Path) -> Option<std::path::PathBuf> {
+    if program.components().count() > 1 {
+        return Some(program.to_path_buf());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
