@@ -321,3 +321,147 @@ fn knav_cache_prints_the_store_and_prune_trims_it() {
     assert!(out.contains("not a size"), "{out}");
     let _ = Path::new(cache);
 }
+
+/// The answer of `knav ARGS --format json` on `tree` with the index in `index_dir` (the
+/// default when `None`), without what differs between two builds of one tree (timings, the
+/// index's own facts, grep's count of files read).
+fn answer(tree: &Tree, index_dir: Option<&Path>, cache: &str, args: &[&str]) -> serde_json::Value {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_knav"));
+    cmd.args(args)
+        .args(["--format", "json", "--root"])
+        .arg(&tree.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .env("KNAV_CACHE_DIR", cache);
+    if let Some(d) = index_dir {
+        cmd.arg("--index-dir").arg(d);
+    }
+    let out = cmd.output().unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    if let Some(o) = v.as_object_mut() {
+        for k in ["elapsed_ms", "index"] {
+            o.remove(k);
+        }
+        // The text part's overlay is read, not looked up: more files read, the same hits.
+        if let Some(s) = o.get_mut("search").and_then(|s| s.as_object_mut()) {
+            s.remove("files_read");
+        }
+    }
+    v
+}
+
+#[test]
+fn a_copy_of_an_indexed_tree_starts_from_its_index_and_answers_as_a_build_of_its_own() {
+    let a = fixture("facts-seed-a");
+    let store = Store::new("seed");
+    let cache = store.0.to_str().unwrap();
+    index(&a, cache);
+    let b = fixture("facts-seed-b");
+    let edited = b.root.join("fs/read_write.c");
+    let mut text = std::fs::read_to_string(&edited).unwrap();
+    text.push_str("int seeded_addition(void) { return 7; }\n");
+    std::fs::write(&edited, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--root"])
+        .arg(&b.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .env("KNAV_CACHE_DIR", cache)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(report.starts_with("index incremental:"), "{report}");
+    assert!(report.contains("1 changed"), "{report}");
+    assert!(
+        report.contains(&format!(
+            "started from the index in {}",
+            a.root.join(".knav").display()
+        )),
+        "{report}"
+    );
+    // The same questions of an index of B built whole, without the store.
+    let whole = b.root.with_extension("whole-index");
+    let _ = std::fs::remove_dir_all(&whole);
+    let built = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--full", "--root"])
+        .arg(&b.root)
+        .arg("--index-dir")
+        .arg(&whole)
+        .env("KNAV_CACHE_DIR", "off")
+        .status()
+        .unwrap();
+    assert!(built.success());
+    for q in [
+        &["def", "seeded_addition"][..],
+        &["def", "vfs_read"],
+        &["refs", "vfs_read"],
+        &["callers", "vfs_read"],
+        &["callees", "vfs_read"],
+        &["body", "sys_read"],
+        &["symbols", "fs/read_write.c"],
+        &["files", "read"],
+        &["grep", "kmap"],
+        &["docs", "highmem"],
+        &["impact", "vfs_read"],
+    ] {
+        assert_eq!(
+            answer(&b, None, cache, q),
+            answer(&b, Some(&whole), "off", q),
+            "{q:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&whole);
+    // Its refreshes hash nothing again: a file touched is unchanged, one edited is a delta.
+    common::age(&b.root);
+    let refresh = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+            .args(["index", "--root"])
+            .arg(&b.root)
+            .env_remove("KNAV_INDEX_DIR")
+            .env("KNAV_CACHE_DIR", cache)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    refresh();
+    let mut more = std::fs::read_to_string(b.root.join("mm/highmem.c")).unwrap();
+    more.push_str("int after_seed(void) { return 8; }\n");
+    std::fs::write(b.root.join("mm/highmem.c"), more).unwrap();
+    let report = refresh();
+    assert!(
+        report.starts_with("index incremental:") && report.contains("1 changed"),
+        "{report}"
+    );
+    let (_, out) = common::knav(&b, &["def", "after_seed"]);
+    assert!(out.contains("mm/highmem.c:"), "{out}");
+}
+
+#[test]
+fn a_tree_sharing_too_little_is_built_whole() {
+    let a = fixture("facts-noseed-a");
+    let store = Store::new("noseed");
+    let cache = store.0.to_str().unwrap();
+    index(&a, cache);
+    let files: Vec<(String, String)> = (0..20)
+        .map(|i| {
+            (
+                format!("x{i}.c"),
+                format!("int x{i}(void) {{ return {i}; }}\n"),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_str()))
+        .collect();
+    let other = tree("facts-noseed-b", &refs);
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--root"])
+        .arg(&other.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .env("KNAV_CACHE_DIR", cache)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(report.starts_with("index full:"), "{report}");
+    assert!(!report.contains("started from"), "{report}");
+}

@@ -354,6 +354,11 @@ impl Definers {
         self.map.get(name).map(Vec::as_slice)
     }
 
+    /// Every definer macro with its templates, in no order.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &[Template])> {
+        self.map.iter().map(|(k, v)| (k.as_str(), v.as_slice()))
+    }
+
     /// Number of definer macros.
     pub fn len(&self) -> usize {
         self.map.len()

@@ -161,7 +161,7 @@ fn scan_file(
             return (r, None);
         }
     };
-    if let Some(mut hit) = kept.and_then(|k| k.lookup(&record, learned)) {
+    if let Some(mut hit) = kept.and_then(|k| k.lookup(&record)) {
         hit.record.path = record.path;
         hit.record.size = record.size;
         hit.record.mtime_ns = record.mtime_ns;
@@ -592,7 +592,7 @@ fn process_chunk(
         if let (Some(src), Some(_)) = (src, &r.deps) {
             r.docs = file_docs(&src, &r.record.path, &r.defs, &mut state.docs);
             if let Some(kept) = kept {
-                kept.keep(r, learned);
+                kept.keep(r);
             }
         }
     }
@@ -936,6 +936,7 @@ impl Scan<'_> {
         let kept = self.opts.facts.as_deref().map(|store| Kept {
             store,
             salt: super::filefacts::salt(self.ctags, &self.opts.ctags_args, scratch.is_some()),
+            table: super::filefacts::TableHashes::of(self.learned),
         });
         let kept = kept.as_ref();
         let chunks = chunks(self.inputs);

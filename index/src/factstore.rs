@@ -28,12 +28,13 @@ use super::codec::{checksum_bytes, hash64};
 use super::part::Kind;
 
 /// The first bytes of a pack; changed when the layout changes.
-const MAGIC: &[u8; 8] = b"KNAVPK01";
+const MAGIC: &[u8; 8] = b"KNAVPK02";
 /// The last bytes of a whole pack.
 const END: &[u8; 8] = b"KNAVPKND";
 /// Bytes of a key as written.
 const KEY_LEN: usize = 8 + 8 + 8 + 1;
-/// Bytes of an entry before its facts: key, facts length, facts checksum.
+/// Bytes of an entry before its facts: key, stored length, checksum of the stored bytes. The
+/// facts are stored LZ4-compressed, their length first.
 const HEAD: usize = KEY_LEN + 8 + 8;
 /// Bytes of a pack's footer: index offset, entries, index checksum, [`END`].
 const FOOTER: usize = 8 + 8 + 8 + 8;
@@ -287,6 +288,8 @@ impl FactStore {
     /// Keeps `facts` under `key` in this build's pack. A store that cannot be written stops
     /// taking facts; the first error is in [`FactStore::tally`].
     pub fn put(&self, key: &Key, facts: &[u8]) {
+        let stored = lz4_flex::block::compress_prepend_size(facts);
+        let facts = &stored[..];
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if self.has_failed() {
             return;
@@ -481,8 +484,10 @@ fn publish(mut w: Writer, packs: &Path) -> io::Result<()> {
     footer.extend_from_slice(END);
     w.out.write_all(&w.index)?;
     w.out.write_all(&footer)?;
+    // Not synced: a pack that a crash cuts or zeroes fails its checksums, and its facts are
+    // computed again; nothing else depends on it being on disk.
     let file = w.out.into_inner().map_err(|e| e.into_error())?;
-    file.sync_data()?;
+    drop(file);
     let name = format!(
         "{:016x}-{}.pack",
         hash64(&w.index),
@@ -557,10 +562,22 @@ fn read_entry(pack: &Pack, at: u64, key: &Key) -> Option<Vec<u8>> {
     if start.checked_add(len)? > pack.end {
         return None;
     }
-    let mut facts = vec![0u8; usize::try_from(len).ok()?];
-    pack.file.read_exact_at(&mut facts, start).ok()?;
-    (checksum_bytes(&facts) == sum).then_some(facts)
+    let mut stored = vec![0u8; usize::try_from(len).ok()?];
+    pack.file.read_exact_at(&mut stored, start).ok()?;
+    if checksum_bytes(&stored) != sum {
+        return None;
+    }
+    // The length the facts will take, checked before it is allocated.
+    let raw = u32::from_le_bytes(stored.get(..4)?.try_into().ok()?);
+    if raw > MAX_FACTS {
+        return None;
+    }
+    lz4_flex::block::decompress_size_prepended(&stored).ok()
 }
+
+/// The largest facts of one file read back (a file's facts are a few times its size, and
+/// files past the walk's size cap are not analyzed).
+const MAX_FACTS: u32 = 1 << 30;
 
 #[cfg(test)]
 mod tests {
@@ -619,8 +636,9 @@ mod tests {
         s.finish();
         let pack = packs(&dir).pop().unwrap();
         let mut bytes = std::fs::read(&pack).unwrap();
-        // The last byte of a's facts.
-        bytes[MAGIC.len() + HEAD + 9] ^= 1;
+        // The last byte of a's stored facts.
+        let stored = lz4_flex::block::compress_prepend_size(b"some facts").len();
+        bytes[MAGIC.len() + HEAD + stored - 1] ^= 1;
         std::fs::write(&pack, &bytes).unwrap();
         let s = FactStore::open(&dir).unwrap();
         assert_eq!(s.get(&a), None);

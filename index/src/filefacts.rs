@@ -18,7 +18,7 @@ use super::codec::{hash64, put_opt_str, put_str, put_varint, Reader};
 use super::format::{Def, DefRecord, FileRecord};
 
 /// Bumped when what a file's facts hold, or how they are made, changes.
-pub const FACTS_VERSION: u32 = 1;
+pub const FACTS_VERSION: u32 = 2;
 
 /// What a worker made of one file.
 pub(crate) struct FileResult {
@@ -92,23 +92,41 @@ impl Deps {
         self.names.dedup();
     }
 
-    /// A hash of what `table` says of these names.
-    fn fingerprint(&self, table: &Definers) -> u64 {
-        let mut said = String::new();
+    /// A hash of what the table whose entries hash to `table` says of these names.
+    fn fingerprint(&self, table: &TableHashes) -> u64 {
+        let mut said = Vec::with_capacity(self.names.len() * 24);
         for n in &self.names {
-            said.push_str(&String::from_utf8_lossy(n));
-            said.push('=');
-            if let Some(t) = table.get(n) {
-                said.push_str(&format!("{t:?}"));
-            }
-            said.push('\n');
+            said.extend_from_slice(n);
+            said.push(0);
+            let h = std::str::from_utf8(n)
+                .ok()
+                .and_then(|n| table.0.get(n))
+                .copied()
+                .unwrap_or(0);
+            said.extend_from_slice(&h.to_le_bytes());
         }
-        hash64(said.as_bytes())
+        hash64(&said)
+    }
+}
+
+/// A hash of each definer macro's templates: what a file's [`Deps`] are checked against.
+#[derive(Debug, Default)]
+pub(crate) struct TableHashes(std::collections::HashMap<String, u64>);
+
+impl TableHashes {
+    /// The hashes of `table`'s entries.
+    pub fn of(table: &Definers) -> TableHashes {
+        TableHashes(
+            table
+                .entries()
+                .map(|(name, t)| (name.to_string(), hash64(format!("{t:?}").as_bytes())))
+                .collect(),
+        )
     }
 }
 
 /// The encoded facts of `r`, whose definer-table reads are `deps` under `table`.
-pub(crate) fn encode(r: &FileResult, deps: &mut Deps, table: &Definers) -> Vec<u8> {
+pub(crate) fn encode(r: &FileResult, deps: &mut Deps, table: &TableHashes) -> Vec<u8> {
     let mut out = Vec::with_capacity(4096);
     deps.settle();
     put_varint(&mut out, deps.names.len() as u64);
@@ -151,7 +169,7 @@ pub(crate) fn encode(r: &FileResult, deps: &mut Deps, table: &Definers) -> Vec<u
 
 /// The facts in `bytes` when they were made under what `table` says of their macros now and
 /// decode whole; the record's path, size and modification time are left to the caller.
-pub(crate) fn decode(bytes: &[u8], table: &Definers) -> Option<FileResult> {
+pub(crate) fn decode(bytes: &[u8], table: &TableHashes) -> Option<FileResult> {
     let mut r = Reader::new(bytes);
     let mut deps = Deps::default();
     for _ in 0..r.varint() {
@@ -346,10 +364,12 @@ fn decode_indirect(r: &mut Reader<'_>) -> Option<knav_c::indirect::Facts> {
     Some(f)
 }
 
-/// The fact store as a segment build uses it: the store and the build's salt.
+/// The fact store as a segment build uses it: the store, the build's salt and its definer
+/// table's hashes.
 pub(crate) struct Kept<'a> {
     pub store: &'a super::factstore::FactStore,
     pub salt: u64,
+    pub table: TableHashes,
 }
 
 impl Kept<'_> {
@@ -366,22 +386,22 @@ impl Kept<'_> {
     }
 
     /// The kept facts of the file `record` describes (read, content hashed), when they were
-    /// made under what `table` says now.
-    pub fn lookup(&self, record: &FileRecord, table: &Definers) -> Option<FileResult> {
+    /// made under what the build's definer table says now.
+    pub fn lookup(&self, record: &FileRecord) -> Option<FileResult> {
         self.store
-            .find(&self.key(record), |bytes| decode(bytes, table))
+            .find(&self.key(record), |bytes| decode(bytes, &self.table))
     }
 
     /// Keeps the facts of `r`, made now, when they are the file's own: ctags ran and
     /// answered (a timeout or a failure is not kept).
-    pub fn keep(&self, r: &mut FileResult, table: &Definers) {
+    pub fn keep(&self, r: &mut FileResult) {
         if r.record.status != super::format::FileStatus::Indexed {
             return;
         }
         let Some(mut deps) = r.deps.take() else {
             return;
         };
-        let bytes = encode(r, &mut deps, table);
+        let bytes = encode(r, &mut deps, &self.table);
         self.store.put(&self.key(&r.record), &bytes);
     }
 }

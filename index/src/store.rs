@@ -61,6 +61,9 @@ pub struct Manifest {
     /// The documentation part (search_docs), when the tree has documentation files.
     #[serde(default)]
     pub docs: Option<crate::docs::DocsRef>,
+    /// The restat part of an index started from another tree's ([`crate::restat::Restat`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restat: Option<String>,
 }
 
 impl Manifest {
@@ -80,9 +83,13 @@ impl Manifest {
             dirs.push(dir);
             dirs.extend(previous.as_deref());
         }
+        dirs.extend(self.restat.as_deref());
         dirs
     }
 }
+
+/// The prefix of the restat part's directories ([`crate::seed`]).
+pub const RESTAT_PREFIX: &str = "rs";
 
 /// An open, consistent index.
 pub struct Snapshot {
@@ -233,10 +240,14 @@ fn remove_unreferenced(index_dir: &Path, manifest: &Manifest) {
         for e in entries.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            let part = Kind::ALL.iter().any(|k| {
-                name.strip_prefix(k.prefix())
-                    .is_some_and(|rest| rest.starts_with('-'))
-            });
+            let part = Kind::ALL
+                .iter()
+                .map(|k| k.prefix())
+                .chain([RESTAT_PREFIX])
+                .any(|prefix| {
+                    name.strip_prefix(prefix)
+                        .is_some_and(|rest| rest.starts_with('-'))
+                });
             if part && !keep.contains(name.as_ref()) {
                 let _ = std::fs::remove_dir_all(e.path());
             }

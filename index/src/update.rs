@@ -75,6 +75,9 @@ pub struct UpdateReport {
     pub text_files: u64,
     /// Bytes of the text index's base on disk.
     pub text_index_bytes: u64,
+    /// The index of another tree this one's first index started from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seeded_from: Option<crate::seed::Seeded>,
     /// What the segment build did with the fact store, when it used one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub facts: Option<FactsReport>,
@@ -235,7 +238,7 @@ pub fn update_hinted(
     progress.phase("walk");
     let options_hash = options_hash(opts, DEFAULT_MAX_FILE_BYTES);
     let Previous {
-        snap: old,
+        snap: mut old,
         rebuilt_because,
         docs_damaged,
     } = open_previous(root, index_dir, full, options_hash);
@@ -254,6 +257,15 @@ pub fn update_hinted(
         mut indexed,
     } = walk_tree(root, opts, old.as_ref(), up.cache.as_ref(), hint);
     trace.mark("walk");
+    // A tree's first index may start from another tree's that holds nearly all its files.
+    let mut seeded = None;
+    if let (None, false, None, Some(store)) = (&old, full, hint, &opts.cache.dir) {
+        progress.phase("looking for an index to start from");
+        // The walk found nothing indexed: there was no index.
+        indexed = Indexed::default();
+        (old, seeded) = start_from_another(root, index_dir, &walked.sources, store, options_hash);
+        trace.mark("seed");
+    }
     let same_walk = match (&old, &up.cache) {
         (Some(snap), Some(c)) => {
             hint.is_none()
@@ -267,7 +279,7 @@ pub fn update_hinted(
         walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
     }
     // A damaged documentation part is built again from the text walk's list of files.
-    let text = TextUpdate::walk(
+    let mut text = TextUpdate::walk(
         root,
         index_dir,
         old.as_ref(),
@@ -297,7 +309,7 @@ pub fn update_hinted(
     // Compare with the index first: the common "nothing changed" answer needs nothing else.
     let changes = old
         .as_ref()
-        .map(|_| diff(root, indexed, walked.sources.iter().chain(&walked.too_big)));
+        .map(|snap| compare(root, index_dir, snap, indexed, &walked, &mut text));
     trace.mark("diff");
     let builds = BuildFilesState::of(root, old.as_ref(), &walked.builds);
     let docs = crate::docs::DocsState::of(
@@ -314,13 +326,45 @@ pub fn update_hinted(
                 up.replace_parts(snap, &walked, &builds, &text, &docs)?
             };
             progress.finish();
-            return Ok(report);
+            return Ok(seeded_report(report, seeded));
         }
     }
     trace.mark("inputs");
-    up.build(
+    let report = up.build(
         old, changes, walked, &builds, &text, &docs, opts, progress, &mut trace,
-    )
+    )?;
+    Ok(seeded_report(report, seeded))
+}
+
+/// `report`, of an update that started from another tree's index when `seeded` says where:
+/// an incremental update (even when no file differed).
+fn seeded_report(mut report: UpdateReport, seeded: Option<crate::seed::Seeded>) -> UpdateReport {
+    if seeded.is_some() {
+        report.mode = UpdateMode::Incremental;
+        report.seeded_from = seeded;
+    }
+    report
+}
+
+/// The index of `root` in `index_dir` started from another tree's registered in the store at
+/// `store` ([`crate::seed`]), opened and checked, with where it came from; `None` when none
+/// fits (or the linked parts fail their checks: the update then builds the tree whole).
+fn start_from_another(
+    root: &Path,
+    index_dir: &Path,
+    sources: &[SourceFile],
+    store: &Path,
+    options_hash: u64,
+) -> (Option<Snapshot>, Option<crate::seed::Seeded>) {
+    let Some(seeded) = crate::seed::seed(root, index_dir, sources, store, options_hash) else {
+        return (None, None);
+    };
+    let snap = Snapshot::open(root, index_dir)
+        .ok()
+        .flatten()
+        .filter(|snap| store::check_stamped(index_dir, snap, false).is_ok());
+    let seeded = snap.as_ref().map(|_| seeded);
+    (snap, seeded)
 }
 
 /// The text part's side of an update (`knav grep`'s index): rg's file set, walked with its own
@@ -331,6 +375,8 @@ struct TextUpdate {
     old: Option<crate::text::TextRef>,
     /// The walk found every file as the cache of the index's part has it.
     same: bool,
+    /// Files proven to hold what the index recorded under another modification time.
+    restat: crate::restat::Restat,
 }
 
 impl TextUpdate {
@@ -381,6 +427,7 @@ impl TextUpdate {
             same: walk.same_as_cache && current,
             walk,
             old: old_text,
+            restat: crate::restat::Restat::default(),
         }
     }
 
@@ -411,6 +458,7 @@ impl TextUpdate {
             &self.walk.files,
             self.old.as_ref(),
             rebuild,
+            &self.restat,
             files_read,
         )
         .map(Some)
@@ -745,7 +793,14 @@ impl Update<'_> {
                 .unwrap_or_default(),
             shadow_paths: layout.shadow,
         };
+        // A delta keeps the base's records, and so what was proven of them.
+        let restat = layout
+            .base
+            .as_ref()
+            .and(old.as_ref())
+            .and_then(|s| s.manifest.restat.clone());
         let mut manifest = Manifest {
+            restat,
             version: format::VERSION,
             root: self.root.display().to_string(),
             generation: old.as_ref().map_or(1, |s| s.manifest.generation + 1),
@@ -774,6 +829,9 @@ impl Update<'_> {
         trace.mark("count files");
         progress.phase("publish");
         store::publish(self.index_dir, &manifest)?;
+        if let Some(store) = &opts.cache.dir {
+            crate::seed::register(store, self.index_dir);
+        }
         text.write_cache(self.index_dir, &manifest.text)?;
         trace.mark("publish");
         self.write_walk_cache(&walked, manifest.generation)?;
@@ -1263,10 +1321,26 @@ fn indexed_files(snap: &Snapshot) -> Indexed<'_> {
     known
 }
 
+/// What changed in the tree since `snap` (the files it `indexed`), against the `walked` files;
+/// loads the restat part of `snap` into `text` first.
+fn compare(
+    root: &Path,
+    index_dir: &Path,
+    snap: &Snapshot,
+    indexed: Indexed<'_>,
+    walked: &crate::walk::Walk,
+    text: &mut TextUpdate,
+) -> Diff {
+    text.restat = crate::restat::Restat::load(index_dir, snap.manifest.restat.as_deref());
+    let files = walked.sources.iter().chain(&walked.too_big);
+    diff(root, indexed, files, &text.restat)
+}
+
 fn diff<'a>(
     root: &Path,
     mut known: Indexed<'_>,
     files: impl Iterator<Item = &'a SourceFile>,
+    restat: &crate::restat::Restat,
 ) -> Diff {
     let beneath = crate::beneath::Root::open(root).ok();
     let mut changed = Vec::new();
@@ -1282,7 +1356,9 @@ fn diff<'a>(
                     && beneath
                         .as_ref()
                         .is_some_and(|b| b.open_file(&f.path).is_ok());
-                if was.size == f.size && was.mtime_ns == f.mtime_ns && !retry {
+                let stamped =
+                    was.mtime_ns == f.mtime_ns || restat.same(&f.path, was.mtime_ns, f.mtime_ns);
+                if was.size == f.size && stamped && !retry {
                     continue;
                 }
                 // Same size, new mtime: compare contents before re-indexing.
@@ -1406,7 +1482,12 @@ mod tests {
                 mtime_ns: 5,
             })
             .collect();
-        let d = diff(&root, known, files.iter());
+        let d = diff(
+            &root,
+            known,
+            files.iter(),
+            &crate::restat::Restat::default(),
+        );
         let _ = std::fs::remove_dir_all(&root);
         assert_eq!(d.changed, ["d/a.c"]);
         assert!(d.deleted.is_empty());

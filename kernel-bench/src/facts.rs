@@ -8,47 +8,30 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::proc::run;
-use crate::suite::{c_files, dir_bytes, Setup};
+use crate::suite::{c_files, dir_bytes, Facts, Setup};
 
 /// Files changed in the copy of the tree.
 pub const CHANGED: usize = 200;
 
-/// What the scenarios measured.
-#[derive(Default)]
-pub struct Facts {
-    /// The tree indexed with an empty store, which it fills.
-    pub fill: Option<Duration>,
-    /// Its index bytes.
-    pub tree_bytes: u64,
-    /// The tree indexed again into another index directory, every file's facts from the store.
-    pub from_store: Option<Duration>,
-    /// That index's segment is the first one's, byte for byte.
-    pub identical: Option<bool>,
-    /// A copy of the tree with [`CHANGED`] files changed, indexed with the same store.
-    pub copy: Option<Duration>,
-    /// The other version: its name, indexed with an empty store, and with the first tree's.
-    pub other: Option<(String, Option<Duration>, Option<Duration>)>,
-    /// Its index bytes.
-    pub other_bytes: u64,
-    /// The store's bytes after the first tree and the other version.
-    pub store_bytes: u64,
-    /// Why a measurement is missing.
-    pub notes: Vec<String>,
-}
-
 impl Setup {
-    /// `knav index` of `tree` into `index_dir` with the fact store `store`.
+    /// `knav index` of `tree` into `index_dir` with the fact store `store`; `full`: a build of
+    /// every file (facts from the store), not one started from another tree's index.
     fn index_with_store(
         &self,
         tree: &Path,
         index_dir: &Path,
         store: &Path,
+        full: bool,
     ) -> Result<Duration, String> {
         let _ = std::fs::remove_dir_all(index_dir);
-        let r = run(Command::new(&self.knav)
-            .env_remove("KNAV_INDEX_DIR")
+        let mut cmd = Command::new(&self.knav);
+        cmd.env_remove("KNAV_INDEX_DIR")
             .env("KNAV_CACHE_DIR", store)
-            .arg("index")
+            .arg("index");
+        if full {
+            cmd.arg("--full");
+        }
+        let r = run(cmd
             .arg("--root")
             .arg(tree)
             .arg("--index-dir")
@@ -66,7 +49,7 @@ impl Setup {
         let _ = std::fs::remove_dir_all(&store);
         let first = self.work.join("facts-index-1");
         log("fact store: the tree with an empty store");
-        match self.index_with_store(&self.tree, &first, &store) {
+        match self.index_with_store(&self.tree, &first, &store, true) {
             Ok(d) => out.fill = Some(d),
             Err(e) => {
                 out.notes.push(e);
@@ -76,7 +59,7 @@ impl Setup {
         out.tree_bytes = dir_bytes(&first);
         log("fact store: the tree again, from the full store");
         let second = self.work.join("facts-index-2");
-        match self.index_with_store(&self.tree, &second, &store) {
+        match self.index_with_store(&self.tree, &second, &store, true) {
             Ok(d) => {
                 out.from_store = Some(d);
                 out.identical = Some(same_segment(&first, &second));
@@ -90,7 +73,12 @@ impl Setup {
         let copy = self.work.join("facts-copy");
         match changed_copy(&self.tree, &copy) {
             Ok(()) => {
-                match self.index_with_store(&copy, &self.work.join("facts-index-copy"), &store) {
+                match self.index_with_store(
+                    &copy,
+                    &self.work.join("facts-index-copy"),
+                    &store,
+                    false,
+                ) {
                     Ok(d) => out.copy = Some(d),
                     Err(e) => out.notes.push(e),
                 }
@@ -107,10 +95,10 @@ impl Setup {
             let empty = self.work.join("facts-store-empty");
             let _ = std::fs::remove_dir_all(&empty);
             let index = self.work.join("facts-index-other");
-            let alone = self.index_with_store(other, &index, &empty);
+            let alone = self.index_with_store(other, &index, &empty, true);
             let _ = std::fs::remove_dir_all(&empty);
             log(&format!("fact store: {name} with the first tree's store"));
-            let shared = self.index_with_store(other, &index, &store);
+            let shared = self.index_with_store(other, &index, &store, true);
             out.other_bytes = dir_bytes(&index);
             let _ = std::fs::remove_dir_all(&index);
             let (alone, shared) = (

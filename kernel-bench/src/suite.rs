@@ -245,6 +245,29 @@ pub struct Refresh {
     pub notes: Vec<String>,
 }
 
+/// What the fact store's scenarios measured (kernel-bench/src/facts.rs).
+#[derive(Default)]
+pub struct Facts {
+    /// The tree indexed with an empty store, which it fills.
+    pub fill: Option<Duration>,
+    /// Its index bytes.
+    pub tree_bytes: u64,
+    /// The tree indexed again into another index directory, every file's facts from the store.
+    pub from_store: Option<Duration>,
+    /// That index's segment is the first one's, byte for byte.
+    pub identical: Option<bool>,
+    /// A copy of the tree with 200 `.c`/`.h` files changed, indexed with the same store.
+    pub copy: Option<Duration>,
+    /// The other version: its name, indexed with an empty store, and with the first tree's.
+    pub other: Option<(String, Option<Duration>, Option<Duration>)>,
+    /// Its index bytes.
+    pub other_bytes: u64,
+    /// The store's bytes after the first tree and the other version.
+    pub store_bytes: u64,
+    /// Why a measurement is missing.
+    pub notes: Vec<String>,
+}
+
 /// Everything measured.
 pub struct Results {
     /// Cold builds.
@@ -260,7 +283,7 @@ pub struct Results {
     /// The search, pointer and review tools.
     pub tools: Vec<ToolTiming>,
     /// The fact store's scenarios.
-    pub facts: Option<crate::facts::Facts>,
+    pub facts: Option<Facts>,
 }
 
 /// Bytes of each answer to the questions about one symbol.

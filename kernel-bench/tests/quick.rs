@@ -70,6 +70,7 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
         "### callers",
         "## Answer size",
         "## knav grep against rg -n",
+        "## Fact store",
     ] {
         assert!(md.contains(section), "report lacks {section}:\n{md}");
     }
@@ -91,6 +92,7 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
         "| knav grep / rg -n, slowest pattern | ",
         "| search_text (selective) through `knav serve` / 10 ms | ",
         "| text index bytes / bytes it covers | ",
+        "| copy of the tree with 200 files changed / the tree's cold build (same store) | ",
     ] {
         let row = md
             .lines()
@@ -118,7 +120,7 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert_eq!(
         svg.matches("stroke-width=\"2\"").count(),
-        14,
+        15,
         "a goal mark per target"
     );
     let _ = std::fs::remove_dir_all(&base);

@@ -59,11 +59,12 @@ pub fn update(
     walked: &[TextFile],
     old: Option<&TextRef>,
     rebuild: bool,
+    restat: &crate::restat::Restat,
     files_read: &dyn Fn(),
 ) -> Result<TextRef, String> {
     if let Some(old) = old.filter(|_| !rebuild) {
         if let Ok(base) = index::TextIndex::open(&index_dir.join(&old.dir)) {
-            let (dirty, deleted) = overlay(root, &base, walked);
+            let (dirty, deleted) = overlay(root, &base, walked, restat);
             let limit = MAX_OVERLAY.max(walked.len() / 20);
             if dirty.len() + deleted.len() <= limit {
                 return Ok(TextRef {
@@ -104,6 +105,7 @@ fn overlay(
     root: &Path,
     base: &index::TextIndex,
     walked: &[TextFile],
+    restat: &crate::restat::Restat,
 ) -> (Vec<String>, Vec<String>) {
     let mut dirty = Vec::new();
     let mut deleted = Vec::new();
@@ -119,7 +121,9 @@ fn overlay(
         match e {
             Some(e) if e.path == f.path => {
                 let same = e.size == f.size
-                    && (e.mtime_ns == f.mtime_ns || e.hash != 0 && same_bytes(&opener, f, e.hash));
+                    && (e.mtime_ns == f.mtime_ns
+                        || restat.same(&f.path, e.mtime_ns, f.mtime_ns)
+                        || e.hash != 0 && same_bytes(&opener, f, e.hash));
                 if !same {
                     dirty.push(f.path.clone());
                 }

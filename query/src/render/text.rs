@@ -379,6 +379,13 @@ fn index_report(r: &knav_index::UpdateReport, out: &mut String) -> usize {
     if let Some(d) = &r.docs {
         let _ = writeln!(out, "  {d}");
     }
+    if let Some(s) = &r.seeded_from {
+        let _ = writeln!(
+            out,
+            "  started from the index in {}: {} files proven the same",
+            s.from, s.proven
+        );
+    }
     if let Some(f) = &r.facts {
         facts_line(f, out);
     }

@@ -1,0 +1,251 @@
+//! A tree's first index started from another tree's: a copy or worktree of an indexed tree
+//! (the same files at the same paths, but a few) costs only the files that differ.
+//!
+//! Every index built with a fact store is registered in it ([`register`]). A tree without
+//! an index looks there for an index of another tree whose files it shares ([`seed`]): the
+//! same paths with the same sizes for nearly all its C sources ([`MAX_OTHERS_SHARE`]), then the same
+//! bytes, proven by hashing each of its files against the hash the other index recorded. The
+//! other index's parts are linked (hard links: they are never written again once published)
+//! into the new index directory and published under this tree's root; the update that
+//! follows finds what differs, as a refresh does, and builds a delta of those files alone.
+//!
+//! The parts record the other tree's modification times. The files proven equal are listed
+//! with both times in a restat part ([`crate::restat::Restat`], `rs-…`, named by the manifest): a refresh
+//! takes a file whose stat is the listed one as unchanged, instead of hashing it again at
+//! every refresh. A full build drops it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::codec::hash64;
+use crate::restat::FILE;
+use crate::store::{Manifest, Snapshot};
+use crate::walk::SourceFile;
+
+/// Another index is linked as a tree's start when it holds more than half of the tree's C
+/// sources at the same paths with the same size (and then the same bytes), and the others
+/// are few enough for a delta: at most this share of the tree, or [`MAX_OTHERS`] files.
+pub const MAX_OTHERS_SHARE: f64 = 0.05;
+/// …or this many files.
+pub const MAX_OTHERS: usize = 500;
+
+/// Whether `shared` of `sources` files fit a start and a delta of the others.
+fn fits(shared: usize, sources: usize) -> bool {
+    let others = sources.saturating_sub(shared);
+    shared * 2 > sources
+        && (others as f64 <= MAX_OTHERS_SHARE * sources as f64 || others <= MAX_OTHERS)
+}
+
+/// The restat file in its directory.
+/// Where a store lists the indexes built with it.
+const REGISTRY: &str = "indexes";
+
+/// Records in the store at `store_dir` that `index_dir` holds an index built with it.
+pub fn register(store_dir: &Path, index_dir: &Path) {
+    let Ok(abs) = std::fs::canonicalize(index_dir) else {
+        return;
+    };
+    let text = abs.to_string_lossy().into_owned();
+    let dir = store_dir.join(REGISTRY);
+    let entry = dir.join(format!("{:016x}", hash64(text.as_bytes())));
+    if entry.exists() || std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let tmp = dir.join(format!(".tmp-{}", std::process::id()));
+    if std::fs::write(&tmp, &text)
+        .and_then(|()| std::fs::rename(&tmp, &entry))
+        .is_err()
+    {
+        let _ = std::fs::remove_file(tmp);
+    }
+}
+
+/// The indexes registered in the store at `store_dir`; entries of indexes gone are removed.
+fn registered(store_dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(store_dir.join(REGISTRY))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        if e.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        let dir = PathBuf::from(text.trim_end());
+        if dir.join("CURRENT").is_file() {
+            out.push(dir);
+        } else {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Where a new index was started from.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Seeded {
+    /// The tree whose index was linked.
+    pub from: String,
+    /// Files proven to hold the bytes its index recorded.
+    pub proven: u64,
+}
+
+/// Starts the index of `root` in `index_dir` (which holds none) from the registered index
+/// that shares most of the C sources `sources` (the walk's), when one shares enough of them
+/// ([`MAX_OTHERS_SHARE`]); publishes it and returns where it came from. Anything that does
+/// not fit (another format, other options, a damaged part) means no seed: the update builds
+/// the tree whole, as without a store.
+pub fn seed(
+    root: &Path,
+    index_dir: &Path,
+    sources: &[SourceFile],
+    store_dir: &Path,
+    options_hash: u64,
+) -> Option<Seeded> {
+    if sources.is_empty() {
+        return None;
+    }
+    let here = std::fs::canonicalize(index_dir).ok();
+    let by_path: HashMap<&str, &SourceFile> =
+        sources.iter().map(|f| (f.path.as_str(), f)).collect();
+    let mut best: Option<(usize, Manifest, PathBuf)> = None;
+    for dir in registered(store_dir) {
+        if Some(&dir) == here.as_ref() {
+            continue;
+        }
+        let Ok(Some(m)) = crate::store::read_manifest(&dir) else {
+            continue;
+        };
+        if m.version != crate::format::VERSION || m.options_hash != options_hash {
+            continue;
+        }
+        let Ok(Some(snap)) = Snapshot::open(Path::new(&m.root), &dir) else {
+            continue;
+        };
+        let mut shared = 0usize;
+        for (s, f) in snap.live_files() {
+            let stat = snap.segments[s].file_stat(f);
+            if by_path.get(stat.path).is_some_and(|b| b.size == stat.size) {
+                shared += 1;
+            }
+        }
+        if !fits(shared, sources.len()) {
+            continue;
+        }
+        if best.as_ref().is_none_or(|b| shared > b.0) {
+            best = Some((shared, m, dir));
+        }
+    }
+    let (_, manifest, from) = best?;
+    let snap = Snapshot::open(Path::new(&manifest.root), &from).ok()??;
+    let proven = prove(root, &from, &snap, &manifest);
+    let in_segment = proven
+        .iter()
+        .filter(|(p, _)| by_path.contains_key(p.as_str()))
+        .count();
+    if !fits(in_segment, sources.len()) {
+        return None;
+    }
+    drop(snap);
+    link(root, index_dir, &from, manifest, &proven).ok()?;
+    Some(Seeded {
+        from: from.display().to_string(),
+        proven: proven.len() as u64,
+    })
+}
+
+/// The files of `root` that hold the bytes the index `snap` (in `dir`) recorded for their
+/// path, in its segments or its text part, with the recorded and the seen modification time.
+fn prove(
+    root: &Path,
+    dir: &Path,
+    snap: &Snapshot,
+    manifest: &Manifest,
+) -> Vec<(String, (i64, i64))> {
+    use rayon::prelude::*;
+    let mut recorded: HashMap<String, (u64, i64, u64)> = HashMap::new();
+    for (s, f) in snap.live_files() {
+        let st = snap.segments[s].file_stat(f);
+        recorded.insert(st.path.to_string(), (st.size, st.mtime_ns, st.hash));
+    }
+    if let Some(t) = &manifest.text {
+        if let Ok(text) = crate::text::index::TextIndex::open(&dir.join(&t.dir)) {
+            for id in 0..text.len() as u32 {
+                let e = text.entry(id);
+                if e.hash != 0 {
+                    recorded
+                        .entry(e.path.to_string())
+                        .or_insert((e.size, e.mtime_ns, e.hash));
+                }
+            }
+        }
+    }
+    let Ok(beneath) = crate::beneath::Root::open(root) else {
+        return Vec::new();
+    };
+    let recorded: Vec<(String, (u64, i64, u64))> = recorded.into_iter().collect();
+    let mut out: Vec<(String, (i64, i64))> = recorded
+        .into_par_iter()
+        .filter_map(|(path, (size, mtime, hash))| {
+            let (file, meta) = beneath.open_file(&path).ok()?;
+            if meta.len() != size {
+                return None;
+            }
+            let seen = crate::walk::mtime_ns(&meta);
+            let bytes = crate::beneath::read_open(file).ok()?;
+            (hash64(&bytes) == hash).then_some((path, (mtime, seen)))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Links the parts `manifest` (of the index in `from`) names into `index_dir`, writes the
+/// restat part of `proven`, and publishes the manifest under `root`.
+fn link(
+    root: &Path,
+    index_dir: &Path,
+    from: &Path,
+    mut manifest: Manifest,
+    proven: &[(String, (i64, i64))],
+) -> std::io::Result<()> {
+    manifest.retired.clear();
+    for t in manifest.text.iter_mut() {
+        t.previous = None;
+    }
+    for b in manifest.build_files.iter_mut() {
+        b.previous = None;
+    }
+    for d in manifest.docs.iter_mut() {
+        d.previous = None;
+    }
+    manifest.restat = None;
+    let dirs: Vec<String> = manifest.part_dirs().iter().map(|d| d.to_string()).collect();
+    for d in &dirs {
+        let (src, dst) = (from.join(d), index_dir.join(d));
+        std::fs::create_dir_all(&dst)?;
+        for e in std::fs::read_dir(&src)?.flatten() {
+            let target = dst.join(e.file_name());
+            if std::fs::hard_link(e.path(), &target).is_err() {
+                std::fs::copy(e.path(), &target)?;
+            }
+        }
+    }
+    let rs = crate::disk::unique_dir(index_dir, crate::store::RESTAT_PREFIX);
+    std::fs::create_dir_all(&rs)?;
+    let mut text = String::with_capacity(proven.len() * 64);
+    for (path, (recorded, seen)) in proven {
+        if recorded != seen && !path.contains(['\n', '\t']) {
+            text.push_str(&format!("{path}\t{recorded}\t{seen}\n"));
+        }
+    }
+    std::fs::write(rs.join(FILE), text)?;
+    manifest.restat = rs.file_name().map(|n| n.to_string_lossy().into_owned());
+    manifest.root = root.display().to_string();
+    manifest.generation = 1;
+    crate::store::publish(index_dir, &manifest).map_err(std::io::Error::other)
+}
