@@ -167,15 +167,22 @@ fn a_header_edit_that_changes_a_definer_recomputes_the_files_that_use_it() {
     assert_same(&with, &segment(&t), "after a definer changed");
 }
 
-#[test]
-fn a_flipped_store_entry_is_recomputed_and_the_index_is_unchanged() {
-    let t = fixture("facts-flipped");
-    let store = Store::new("flipped");
-    let cache = store.0.to_str().unwrap();
+/// A fixture copy indexed without a store, then with `store` (which it fills): the tree, the
+/// segment built without the store, and the store's pack.
+fn filled(name: &str, store: &Store) -> (Tree, BTreeMap<String, Vec<u8>>, PathBuf) {
+    let t = fixture(name);
     index(&t, "off");
     let without = segment(&t);
-    index(&t, cache);
+    index(&t, store.0.to_str().unwrap());
     let pack = store.packs().pop().unwrap();
+    (t, without, pack)
+}
+
+#[test]
+fn a_flipped_store_entry_is_recomputed_and_the_index_is_unchanged() {
+    let store = Store::new("flipped");
+    let cache = store.0.to_str().unwrap();
+    let (t, without, pack) = filled("facts-flipped", &store);
     let mut bytes = std::fs::read(&pack).unwrap();
     // A byte inside the entries, past the pack's magic and first entry's head.
     bytes[200] ^= 0x55;
@@ -191,13 +198,9 @@ fn a_flipped_store_entry_is_recomputed_and_the_index_is_unchanged() {
 
 #[test]
 fn a_pack_cut_short_is_removed_and_the_build_still_answers() {
-    let t = fixture("facts-cut");
     let store = Store::new("cut");
     let cache = store.0.to_str().unwrap();
-    index(&t, "off");
-    let without = segment(&t);
-    index(&t, cache);
-    let pack = store.packs().pop().unwrap();
+    let (t, without, pack) = filled("facts-cut", &store);
     let bytes = std::fs::read(&pack).unwrap();
     std::fs::write(&pack, &bytes[..bytes.len() / 2]).unwrap();
     let report = index(&t, cache);

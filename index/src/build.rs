@@ -183,7 +183,7 @@ fn scan_file(
         Default::default()
     } else {
         knav_c::indirect::facts(&src, &|m| {
-            deps.borrow_mut().add(m);
+            deps.borrow_mut().add_tag(m);
             learned.struct_tag(m)
         })
     };

@@ -112,6 +112,10 @@ pub struct Tally {
     pub misses: u64,
     /// Entries found damaged (and not trusted).
     pub damaged: u64,
+    /// Files whose kept facts were made under something else the caller checks (for a
+    /// segment, what the tree's headers define of the macros the file uses).
+    #[serde(default)]
+    pub rejected: u64,
     /// Entries written.
     pub written: u64,
     /// Why facts could not be kept, when they could not.
@@ -163,6 +167,7 @@ pub struct FactStore {
     hits: AtomicU64,
     misses: AtomicU64,
     damaged: AtomicU64,
+    rejected: AtomicU64,
     written: AtomicU64,
 }
 
@@ -212,6 +217,7 @@ impl FactStore {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             damaged: AtomicU64::new(0),
+            rejected: AtomicU64::new(0),
             written: AtomicU64::new(0),
         };
         for (_, path) in found {
@@ -255,12 +261,16 @@ impl FactStore {
     /// The first facts kept under `key` that `accept` takes, newest first; an entry that
     /// cannot be trusted is skipped and counted. Counts a hit or a miss.
     pub fn find<T>(&self, key: &Key, mut accept: impl FnMut(&[u8]) -> Option<T>) -> Option<T> {
+        let mut refused = false;
         let found = self.index.get(key).and_then(|places| {
             places.iter().find_map(|&(p, at)| {
                 let pack = &self.packs[p as usize];
                 match read_entry(pack, at, key) {
                     Some(facts) => {
-                        let got = accept(&facts)?;
+                        let Some(got) = accept(&facts) else {
+                            refused = true;
+                            return None;
+                        };
                         pack.used.store(true, Ordering::Relaxed);
                         Some(got)
                     }
@@ -277,6 +287,9 @@ impl FactStore {
             &self.misses
         };
         counter.fetch_add(1, Ordering::Relaxed);
+        if refused && found.is_none() {
+            self.rejected.fetch_add(1, Ordering::Relaxed);
+        }
         found
     }
 
@@ -410,6 +423,7 @@ impl FactStore {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
             damaged: self.damaged.load(Ordering::Relaxed),
+            rejected: self.rejected.load(Ordering::Relaxed),
             written: self.written.load(Ordering::Relaxed),
             not_kept: self
                 .failed

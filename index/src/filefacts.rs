@@ -18,7 +18,7 @@ use super::codec::{hash64, put_opt_str, put_str, put_varint, Reader};
 use super::format::{Def, DefRecord, FileRecord};
 
 /// Bumped when what a file's facts hold, or how they are made, changes.
-pub const FACTS_VERSION: u32 = 2;
+pub const FACTS_VERSION: u32 = 3;
 
 /// What a worker made of one file.
 pub(crate) struct FileResult {
@@ -75,16 +75,36 @@ impl NameGroup {
     }
 }
 
-/// The macros whose definer-table entries a file's facts depend on.
+/// The macros whose definer-table entries a file's facts depend on: their templates (the
+/// macros invoked at file scope), or only the struct tag of the variables they declare (the
+/// pointer pass's question).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Deps {
+    /// Each name after a byte saying what was read of it: [`TEMPLATES`] or [`TAG`].
     names: Vec<Vec<u8>>,
 }
 
+/// A dependency on a macro's templates.
+const TEMPLATES: u8 = b'F';
+/// A dependency on the struct tag a macro's variable has.
+const TAG: u8 = b'T';
+
 impl Deps {
-    /// Adds `name`, read of the table.
+    /// Adds `name`, whose templates were read of the table.
     pub fn add(&mut self, name: &[u8]) {
-        self.names.push(name.to_vec());
+        self.push(TEMPLATES, name);
+    }
+
+    /// Adds `name`, whose variable's struct tag was read of the table.
+    pub fn add_tag(&mut self, name: &[u8]) {
+        self.push(TAG, name);
+    }
+
+    fn push(&mut self, what: u8, name: &[u8]) {
+        let mut v = Vec::with_capacity(name.len() + 1);
+        v.push(what);
+        v.extend_from_slice(name);
+        self.names.push(v);
     }
 
     fn settle(&mut self) {
@@ -98,20 +118,29 @@ impl Deps {
         for n in &self.names {
             said.extend_from_slice(n);
             said.push(0);
-            let h = std::str::from_utf8(n)
-                .ok()
-                .and_then(|n| table.0.get(n))
-                .copied()
-                .unwrap_or(0);
+            let (what, name) = n.split_first().unwrap_or((&0, &[]));
+            let read = std::str::from_utf8(name).ok().and_then(|n| table.0.get(n));
+            let h = match (what, read) {
+                (&TEMPLATES, Some(h)) => h.templates,
+                (&TAG, Some(h)) => h.tag,
+                _ => 0,
+            };
             said.extend_from_slice(&h.to_le_bytes());
         }
         hash64(&said)
     }
 }
 
-/// A hash of each definer macro's templates: what a file's [`Deps`] are checked against.
+/// What a file's [`Deps`] are checked against: per definer macro, a hash of its templates and
+/// one of its variable's struct tag.
 #[derive(Debug, Default)]
-pub(crate) struct TableHashes(std::collections::HashMap<String, u64>);
+pub(crate) struct TableHashes(std::collections::HashMap<String, EntryHashes>);
+
+#[derive(Debug, Clone, Copy)]
+struct EntryHashes {
+    templates: u64,
+    tag: u64,
+}
 
 impl TableHashes {
     /// The hashes of `table`'s entries.
@@ -119,7 +148,15 @@ impl TableHashes {
         TableHashes(
             table
                 .entries()
-                .map(|(name, t)| (name.to_string(), hash64(format!("{t:?}").as_bytes())))
+                .map(|(name, t)| {
+                    // What `Definers::struct_tag` answers: no tag hashes as no entry.
+                    let tag = t.iter().find_map(|t| t.tag.as_deref());
+                    let hashes = EntryHashes {
+                        templates: hash64(format!("{t:?}").as_bytes()),
+                        tag: tag.map_or(0, |tag| hash64(tag.as_bytes()) | 1),
+                    };
+                    (name.to_string(), hashes)
+                })
                 .collect(),
         )
     }
@@ -173,7 +210,7 @@ pub(crate) fn decode(bytes: &[u8], table: &TableHashes) -> Option<FileResult> {
     let mut r = Reader::new(bytes);
     let mut deps = Deps::default();
     for _ in 0..r.varint() {
-        deps.add(r.str());
+        deps.names.push(r.str().to_vec());
         if r.overrun {
             return None;
         }
@@ -188,7 +225,7 @@ pub(crate) fn decode(bytes: &[u8], table: &TableHashes) -> Option<FileResult> {
     let n = r.varint() as usize;
     let mut defs = Vec::with_capacity(n.min(1 << 16));
     for _ in 0..n {
-        defs.push(owned(Def::decode(&mut r)));
+        defs.push(Def::decode(&mut r).to_record());
         if r.overrun {
             return None;
         }
@@ -247,22 +284,6 @@ pub(crate) fn decode(bytes: &[u8], table: &TableHashes) -> Option<FileResult> {
         docs,
         deps: None,
     })
-}
-
-fn owned(d: Def<'_>) -> DefRecord {
-    let s = |v: Option<&str>| v.map(str::to_string);
-    DefRecord {
-        file: d.file,
-        name: d.name.to_string(),
-        line: d.line,
-        end_line: d.end_line,
-        kind: d.kind,
-        file_local: d.file_local,
-        typeref: s(d.typeref),
-        scope: s(d.scope),
-        signature: s(d.signature),
-        via: s(d.via),
-    }
 }
 
 fn put_path(out: &mut Vec<u8>, p: &knav_c::indirect::TypePath) {

@@ -148,6 +148,23 @@ impl DefRecord {
 }
 
 impl<'a> Def<'a> {
+    /// The record, owned.
+    pub fn to_record(&self) -> DefRecord {
+        let s = |v: Option<&str>| v.map(str::to_string);
+        DefRecord {
+            file: self.file,
+            name: self.name.to_string(),
+            line: self.line,
+            end_line: self.end_line,
+            kind: self.kind,
+            file_local: self.file_local,
+            typeref: s(self.typeref),
+            scope: s(self.scope),
+            signature: s(self.signature),
+            via: s(self.via),
+        }
+    }
+
     /// Decodes one record.
     pub fn decode(r: &mut Reader<'a>) -> Def<'a> {
         let file = r.varint() as u32;

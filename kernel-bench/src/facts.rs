@@ -158,28 +158,21 @@ fn same_segment(a: &Path, b: &Path) -> bool {
 /// A copy of `tree` at `copy` (hard links, else a copy) in which [`CHANGED`] `.c`/`.h` files,
 /// spread over the tree, end with one more line.
 fn changed_copy(tree: &Path, copy: &Path) -> Result<(), String> {
-    let _ = std::fs::remove_dir_all(copy);
-    let linked = Command::new("cp")
-        .arg("-al")
-        .arg(tree)
-        .arg(copy)
-        .status()
-        .map_err(|e| e.to_string())?;
-    if !linked.success() {
+    let mut copied = false;
+    for how in ["-al", "-a"] {
         let _ = std::fs::remove_dir_all(copy);
-        let copied = Command::new("cp")
-            .arg("-a")
-            .arg(tree)
-            .arg(copy)
-            .status()
-            .map_err(|e| e.to_string())?;
-        if !copied.success() {
-            return Err(format!(
-                "cp -a {} {} failed",
-                tree.display(),
-                copy.display()
-            ));
+        let status = Command::new("cp").arg(how).arg(tree).arg(copy).status();
+        if status.is_ok_and(|s| s.success()) {
+            copied = true;
+            break;
         }
+    }
+    if !copied {
+        return Err(format!(
+            "cp -a {} {} failed",
+            tree.display(),
+            copy.display()
+        ));
     }
     let files = c_files(copy);
     let step = (files.len() / CHANGED).max(1);

@@ -101,22 +101,7 @@ fn files_with_definitions() -> Vec<(String, Vec<u8>, Vec<knav_index::format::Def
     let seg = knav_index::segment::Segment::open(&seg).unwrap();
     let mut files = Vec::new();
     for id in 0..seg.file_count() {
-        let defs: Vec<DefRecord> = seg
-            .file_defs(id)
-            .iter()
-            .map(|d| DefRecord {
-                file: d.file,
-                name: d.name.to_string(),
-                line: d.line,
-                end_line: d.end_line,
-                kind: d.kind,
-                file_local: d.file_local,
-                typeref: d.typeref.map(String::from),
-                scope: d.scope.map(String::from),
-                signature: d.signature.map(String::from),
-                via: d.via.map(String::from),
-            })
-            .collect();
+        let defs: Vec<DefRecord> = seg.file_defs(id).iter().map(|d| d.to_record()).collect();
         if !defs.iter().any(is_document) {
             continue;
         }

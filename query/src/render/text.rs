@@ -422,6 +422,13 @@ fn facts_line(f: &knav_index::FactsReport, out: &mut String) {
             let _ = write!(out, ", {} kept", t.written);
         }
     }
+    if t.rejected > 0 {
+        let _ = write!(
+            out,
+            " ({} kept under other definer macros of the headers)",
+            t.rejected
+        );
+    }
     if t.damaged > 0 {
         let _ = write!(out, "; {} damaged entries not trusted", t.damaged);
     }
