@@ -267,7 +267,13 @@ fn run(
 /// current directory) and what the last build did with it, or trims it.
 fn cache(common: &Common, args: CacheArgs) -> i32 {
     let root = common.root.clone().unwrap_or_else(|| PathBuf::from("."));
-    let settings = crate::index::settings::Settings::load(&root).unwrap_or_default();
+    let settings = match crate::index::settings::Settings::load(&root) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("knav: {e}");
+            return 2;
+        }
+    };
     let Some(dir) = settings.cache.dir.clone() else {
         println!(
             "no fact store: KNAV_CACHE_DIR=off, cache.enabled = false in .knav.toml, or no \

@@ -468,3 +468,53 @@ fn a_tree_sharing_too_little_is_built_whole() {
     assert!(report.starts_with("index full:"), "{report}");
     assert!(!report.contains("started from"), "{report}");
 }
+
+/// Every file under `dir`, root-relative, with its modification time.
+fn mtimes(dir: &Path, base: &Path, out: &mut Vec<(PathBuf, std::time::SystemTime)>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let ft = e.file_type().unwrap();
+        if e.file_name() == ".knav" {
+            continue;
+        }
+        if ft.is_dir() {
+            mtimes(&e.path(), base, out);
+        } else if ft.is_file() {
+            let rel = e.path().strip_prefix(base).unwrap().to_path_buf();
+            out.push((rel, e.metadata().unwrap().modified().unwrap()));
+        }
+    }
+}
+
+#[test]
+fn a_file_changed_under_the_same_size_and_mtime_is_not_taken_from_another_tree() {
+    let a = fixture("facts-samestat-a");
+    let store = Store::new("samestat");
+    let cache = store.0.to_str().unwrap();
+    index(&a, cache);
+    // B: the same files with A's modification times (an archive unpacked twice), one of them
+    // changed in place without changing its size or its time.
+    let b = fixture("facts-samestat-b");
+    let path = b.root.join("fs/read_write.c");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("vfs_read("), "the fixture changed");
+    std::fs::write(&path, text.replacen("vfs_read(", "vfs_reed(", 1)).unwrap();
+    let mut times = Vec::new();
+    mtimes(&a.root, &a.root, &mut times);
+    for (rel, t) in times {
+        if let Ok(f) = std::fs::File::options().write(true).open(b.root.join(&rel)) {
+            f.set_modified(t).unwrap();
+        }
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--root"])
+        .arg(&b.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .env("KNAV_CACHE_DIR", cache)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(report.starts_with("index full:"), "{report}");
+    let (code, out) = common::knav(&b, &["def", "vfs_reed"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("fs/read_write.c:"), "{out}");
+}

@@ -9,7 +9,8 @@
 //! builds writing at once each publish their own (one written as one sequential file: a file
 //! per entry cost 33 µs an entry, a second of a kernel build's CPU). A pack ends with its
 //! index (key → offset) and a footer that checksums the index; every entry carries its key and
-//! a checksum of its facts. A pack whose footer or index is wrong is removed; an entry that is
+//! a checksum of its facts. A pack whose footer or index is wrong is removed (a pack of another
+//! knav's format is left to it, and pruned first when the store is over its size); an entry that is
 //! truncated, flipped or of another key is never trusted: [`FactStore::get`] skips it and the
 //! caller computes the facts again. A pack that served a build is marked used (its mtime):
 //! [`FactStore::prune`] removes the least recently used packs first.
@@ -162,6 +163,8 @@ pub struct FactStore {
     /// Per key, where its entries are (pack, offset), newest pack first.
     index: HashMap<Key, Vec<(u32, u64)>>,
     writer: Mutex<Option<Writer>>,
+    /// Packs of another format (another knav's), with their bytes: pruned first.
+    foreign: Vec<(PathBuf, u64)>,
     /// The first error that stopped this build's writes.
     failed: Mutex<Option<String>>,
     hits: AtomicU64,
@@ -213,6 +216,7 @@ impl FactStore {
             packs: Vec::new(),
             index: HashMap::new(),
             writer: Mutex::new(None),
+            foreign: Vec::new(),
             failed: Mutex::new(None),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -229,7 +233,13 @@ impl FactStore {
                     }
                     store.packs.push(pack);
                 }
-                // Not whole (or not a pack of this format): never trusted.
+                // Another knav's format: left to it, and to the size cap.
+                Ok(None) if foreign(&path) => {
+                    if let Ok(m) = std::fs::metadata(&path) {
+                        store.foreign.push((path, m.len()));
+                    }
+                }
+                // Not whole: never trusted.
                 Ok(None) => {
                     let _ = std::fs::remove_file(&path);
                 }
@@ -451,7 +461,20 @@ impl FactStore {
     /// returns what it removed. A build reading a removed pack still reads it (its file
     /// stays open); the next build computes those facts again.
     pub fn prune(&self, max_bytes: u64) -> Usage {
-        let mut total: u64 = self.packs.iter().map(|p| p.bytes).sum();
+        let mut total: u64 = self.packs.iter().map(|p| p.bytes).sum::<u64>()
+            + self.foreign.iter().map(|f| f.1).sum::<u64>();
+        let mut removed = Usage::default();
+        // Another format's packs first: this knav cannot use them.
+        for (path, bytes) in &self.foreign {
+            if total <= max_bytes {
+                return removed;
+            }
+            if std::fs::remove_file(path).is_ok() {
+                removed.packs += 1;
+                removed.bytes += bytes;
+            }
+            total -= bytes;
+        }
         let mut order: Vec<&Pack> = self.packs.iter().collect();
         // Oldest first; a pack used by this build counts as used now.
         let used = |p: &Pack| {
@@ -465,20 +488,33 @@ impl FactStore {
             }
         };
         order.sort_by_key(|p| used(p));
-        let mut removed = Usage::default();
         for p in order {
             if total <= max_bytes {
                 break;
             }
-            if std::fs::remove_file(&p.path).is_ok() {
-                total -= p.bytes;
-                removed.packs += 1;
-                removed.entries += p.entries;
-                removed.bytes += p.bytes;
+            match std::fs::remove_file(&p.path) {
+                Ok(()) => {
+                    total -= p.bytes;
+                    removed.packs += 1;
+                    removed.entries += p.entries;
+                    removed.bytes += p.bytes;
+                }
+                // Another prune removed it: gone all the same.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => total -= p.bytes,
+                Err(_) => {}
             }
         }
         removed
     }
+}
+
+/// Whether the file at `path` is a pack of another knav's format (its magic names another
+/// version); a file too short for a magic, or with none, is no pack at all.
+fn foreign(path: &Path) -> bool {
+    let mut magic = [0u8; 8];
+    File::open(path)
+        .and_then(|f| f.read_exact_at(&mut magic, 0))
+        .is_ok_and(|()| magic.starts_with(b"KNAVPK") && &magic != MAGIC)
 }
 
 /// Whether the process that writes temporary pack `.tmp-<rest>` (`<pid>-<n>`) still runs.
@@ -532,10 +568,12 @@ fn read_pack(path: &Path) -> io::Result<Opened> {
         return Ok(None);
     };
     let entry_len = (KEY_LEN + 8) as u64;
+    let index_len = (len - FOOTER as u64).checked_sub(start);
     let whole = &magic == MAGIC
         && &footer[24..] == END
         && start >= MAGIC.len() as u64
-        && entries.checked_mul(entry_len) == Some(len - FOOTER as u64 - start);
+        && index_len.is_some()
+        && entries.checked_mul(entry_len) == index_len;
     if !whole {
         return Ok(None);
     }
@@ -546,10 +584,10 @@ fn read_pack(path: &Path) -> io::Result<Opened> {
     }
     let mut keys = Vec::with_capacity(entries as usize);
     for e in index.chunks_exact(entry_len as usize) {
-        let (Some(key), Some(at)) = (Key::decode(e), word(e, KEY_LEN)) else {
-            return Ok(None);
-        };
-        keys.push((key, at));
+        // An entry of a part this knav does not know is skipped.
+        if let (Some(key), Some(at)) = (Key::decode(e), word(e, KEY_LEN)) {
+            keys.push((key, at));
+        }
     }
     let pack = Pack {
         path: path.to_path_buf(),
@@ -658,6 +696,42 @@ mod tests {
         assert_eq!(s.get(&a), None);
         assert_eq!(s.get(&b).as_deref(), Some(&b"other facts"[..]));
         assert_eq!(s.tally().damaged, 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_pack_of_another_format_is_kept_and_pruned_first() {
+        let (s, dir) = store("foreign-format");
+        let k = Key::of(b"x", 1, Kind::Segment);
+        s.put(&k, b"some facts");
+        s.finish();
+        let other = dir.join(PACKS).join("other-version.pack");
+        std::fs::write(&other, b"KNAVPK99 a pack of a later knav").unwrap();
+        let s = FactStore::open(&dir).unwrap();
+        assert!(other.exists(), "another knav's pack was removed");
+        assert_eq!(s.get(&k).as_deref(), Some(&b"some facts"[..]));
+        let ours = s.usage().bytes;
+        let removed = s.prune(ours);
+        assert_eq!((removed.packs, removed.entries), (1, 0));
+        assert!(!other.exists());
+        assert_eq!(FactStore::open(&dir).unwrap().usage().packs, 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_footer_pointing_past_the_pack_is_not_trusted_and_does_not_panic() {
+        let (s, dir) = store("footer");
+        let k = Key::of(b"x", 1, Kind::Segment);
+        s.put(&k, b"some facts");
+        s.finish();
+        let pack = packs(&dir).pop().unwrap();
+        let mut bytes = std::fs::read(&pack).unwrap();
+        let at = bytes.len() - FOOTER;
+        bytes[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        std::fs::write(&pack, &bytes).unwrap();
+        let s = FactStore::open(&dir).unwrap();
+        assert_eq!(s.get(&k), None);
+        assert!(!pack.exists());
         let _ = std::fs::remove_dir_all(dir);
     }
 

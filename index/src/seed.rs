@@ -142,7 +142,7 @@ pub fn seed(
     }
     let (_, manifest, from) = best?;
     let snap = Snapshot::open(Path::new(&manifest.root), &from).ok()??;
-    let proven = prove(root, &from, &snap, &manifest);
+    let proven = prove(root, &from, &snap, &manifest)?;
     let in_segment = proven
         .iter()
         .filter(|(p, _)| by_path.contains_key(p.as_str()))
@@ -158,14 +158,20 @@ pub fn seed(
     })
 }
 
+/// One file checked against another index's record: proven (its path, the recorded and the seen
+/// modification time), or not, and then whether its stat is the recorded one.
+type Checked = Result<(String, (i64, i64)), bool>;
+
 /// The files of `root` that hold the bytes the index `snap` (in `dir`) recorded for their
-/// path, in its segments or its text part, with the recorded and the seen modification time.
+/// path, in its segments or its text part, with the recorded and the seen modification time;
+/// `None` when a file whose bytes differ has the recorded size and modification time (a
+/// refresh, which trusts a stat, would keep the other tree's facts for it).
 fn prove(
     root: &Path,
     dir: &Path,
     snap: &Snapshot,
     manifest: &Manifest,
-) -> Vec<(String, (i64, i64))> {
+) -> Option<Vec<(String, (i64, i64))>> {
     use rayon::prelude::*;
     let mut recorded: HashMap<String, (u64, i64, u64)> = HashMap::new();
     for (s, f) in snap.live_files() {
@@ -184,24 +190,49 @@ fn prove(
             }
         }
     }
-    let Ok(beneath) = crate::beneath::Root::open(root) else {
-        return Vec::new();
-    };
+    let beneath = crate::beneath::Root::open(root).ok()?;
     let recorded: Vec<(String, (u64, i64, u64))> = recorded.into_iter().collect();
-    let mut out: Vec<(String, (i64, i64))> = recorded
+    // Per file: proven (with both times), differing under the recorded stat, or neither.
+    let checked: Vec<Checked> = recorded
         .into_par_iter()
-        .filter_map(|(path, (size, mtime, hash))| {
-            let (file, meta) = beneath.open_file(&path).ok()?;
+        .map(|(path, (size, mtime, hash))| {
+            let Ok((file, meta)) = beneath.open_file(&path) else {
+                return Err(false);
+            };
             if meta.len() != size {
-                return None;
+                return Err(false);
             }
             let seen = crate::walk::mtime_ns(&meta);
-            let bytes = crate::beneath::read_open(file).ok()?;
-            (hash64(&bytes) == hash).then_some((path, (mtime, seen)))
+            let Ok(bytes) = crate::beneath::read_open(file) else {
+                return Err(false);
+            };
+            if hash64(&bytes) == hash {
+                Ok((path, (mtime, seen)))
+            } else {
+                Err(seen == mtime)
+            }
         })
         .collect();
+    if checked.contains(&Err(true)) {
+        return None;
+    }
+    let mut out: Vec<(String, (i64, i64))> = checked.into_iter().filter_map(Result::ok).collect();
     out.sort();
-    out
+    Some(out)
+}
+
+/// Whether `name`, from another index's manifest, names a part directory of it: one path
+/// component with a part's prefix. Anything else (`..`, a path, another name) is not linked.
+fn is_part_dir(name: &str) -> bool {
+    let mut parts = Path::new(name).components();
+    let one = matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    );
+    one && crate::part::Kind::ALL.iter().any(|k| {
+        name.strip_prefix(k.prefix())
+            .is_some_and(|rest| rest.starts_with('-'))
+    })
 }
 
 /// Links the parts `manifest` (of the index in `from`) names into `index_dir`, writes the
@@ -225,13 +256,29 @@ fn link(
     }
     manifest.restat = None;
     let dirs: Vec<String> = manifest.part_dirs().iter().map(|d| d.to_string()).collect();
+    if let Some(bad) = dirs.iter().find(|d| !is_part_dir(d)) {
+        return Err(std::io::Error::other(format!(
+            "{}: the manifest names '{bad}', not a part directory",
+            from.display()
+        )));
+    }
     for d in &dirs {
         let (src, dst) = (from.join(d), index_dir.join(d));
-        std::fs::create_dir_all(&dst)?;
+        // A new directory of this index: never one that exists (a link, another's).
+        std::fs::create_dir(&dst)?;
         for e in std::fs::read_dir(&src)?.flatten() {
+            // Regular files only: a link in the other index is not followed.
+            if !e.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
             let target = dst.join(e.file_name());
             if std::fs::hard_link(e.path(), &target).is_err() {
-                std::fs::copy(e.path(), &target)?;
+                let mut from_file = std::fs::File::open(e.path())?;
+                let mut to_file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&target)?;
+                std::io::copy(&mut from_file, &mut to_file)?;
             }
         }
     }
@@ -248,4 +295,22 @@ fn link(
     manifest.root = root.display().to_string();
     manifest.generation = 1;
     crate::store::publish(index_dir, &manifest).map_err(std::io::Error::other)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_part_directory_of_one_component_is_linked() {
+        for ok in ["seg-18ee-1", "kb-1", "tx-a", "kd-b"] {
+            assert!(is_part_dir(ok), "{ok}");
+        }
+        for bad in [
+            "..", "../seg-1", "/seg-1", "seg-1/..", "seg-1/x", "rs-1", "CURRENT", "", "seg",
+            "segx-1",
+        ] {
+            assert!(!is_part_dir(bad), "{bad}");
+        }
+    }
 }

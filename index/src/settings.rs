@@ -94,7 +94,13 @@ impl Cache {
             (Some("off"), _) => None,
             _ if enabled == Some(false) => None,
             (Some(_), _) | (None, None) => crate::factstore::FactStore::default_dir(),
-            (None, Some(d)) => Some(PathBuf::from(d)),
+            (None, Some(d)) if Path::new(d).is_absolute() => Some(PathBuf::from(d)),
+            (None, Some(d)) => {
+                return Err(format!(
+                    "cache.dir = \"{d}\" is not an absolute path; give the store's directory \
+                     from the root of the file system"
+                ))
+            }
         };
         Ok(Cache { dir, max_bytes })
     }
