@@ -54,6 +54,18 @@ fn index(tree: &Tree, cache: &str) -> String {
     text
 }
 
+/// `knav index` of `tree` (a refresh, or a first build) with the store at `cache`; its output.
+fn refresh(tree: &Tree, cache: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--root"])
+        .arg(&tree.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .env("KNAV_CACHE_DIR", cache)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Every file of the tree's symbol segment by name (its `meta.json` without the build's
 /// timings).
 fn segment(tree: &Tree) -> BTreeMap<String, Vec<u8>> {
@@ -364,14 +376,7 @@ fn a_copy_of_an_indexed_tree_starts_from_its_index_and_answers_as_a_build_of_its
     let mut text = std::fs::read_to_string(&edited).unwrap();
     text.push_str("int seeded_addition(void) { return 7; }\n");
     std::fs::write(&edited, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(["index", "--root"])
-        .arg(&b.root)
-        .env_remove("KNAV_INDEX_DIR")
-        .env("KNAV_CACHE_DIR", cache)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let report = refresh(&b, cache);
     assert!(report.starts_with("index incremental:"), "{report}");
     assert!(report.contains("1 changed"), "{report}");
     assert!(
@@ -415,21 +420,11 @@ fn a_copy_of_an_indexed_tree_starts_from_its_index_and_answers_as_a_build_of_its
     let _ = std::fs::remove_dir_all(&whole);
     // Its refreshes hash nothing again: a file touched is unchanged, one edited is a delta.
     common::age(&b.root);
-    let refresh = || {
-        let out = Command::new(env!("CARGO_BIN_EXE_knav"))
-            .args(["index", "--root"])
-            .arg(&b.root)
-            .env_remove("KNAV_INDEX_DIR")
-            .env("KNAV_CACHE_DIR", cache)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    refresh();
+    refresh(&b, cache);
     let mut more = std::fs::read_to_string(b.root.join("mm/highmem.c")).unwrap();
     more.push_str("int after_seed(void) { return 8; }\n");
     std::fs::write(b.root.join("mm/highmem.c"), more).unwrap();
-    let report = refresh();
+    let report = refresh(&b, cache);
     assert!(
         report.starts_with("index incremental:") && report.contains("1 changed"),
         "{report}"
@@ -457,14 +452,7 @@ fn a_tree_sharing_too_little_is_built_whole() {
         .map(|(p, b)| (p.as_str(), b.as_str()))
         .collect();
     let other = tree("facts-noseed-b", &refs);
-    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(["index", "--root"])
-        .arg(&other.root)
-        .env_remove("KNAV_INDEX_DIR")
-        .env("KNAV_CACHE_DIR", cache)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let report = refresh(&other, cache);
     assert!(report.starts_with("index full:"), "{report}");
     assert!(!report.contains("started from"), "{report}");
 }
@@ -505,14 +493,7 @@ fn a_file_changed_under_the_same_size_and_mtime_is_not_taken_from_another_tree()
             f.set_modified(t).unwrap();
         }
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
-        .args(["index", "--root"])
-        .arg(&b.root)
-        .env_remove("KNAV_INDEX_DIR")
-        .env("KNAV_CACHE_DIR", cache)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let report = refresh(&b, cache);
     assert!(report.starts_with("index full:"), "{report}");
     let (code, out) = common::knav(&b, &["def", "vfs_reed"]);
     assert_eq!(code, 0, "{out}");
