@@ -319,18 +319,7 @@ fn cache(common: &Common, args: CacheArgs) -> i32 {
                 settings.cache.max_bytes as f64 / 1e6
             );
             if let Some(t) = &last {
-                text.push_str(&format!(
-                    "last build: {} of {} files' facts from the store ({:.0}%), {} analyzed, {} kept",
-                    t.hits,
-                    t.hits + t.misses,
-                    t.hit_rate(),
-                    t.misses,
-                    t.written
-                ));
-                if let Some(why) = &t.not_kept {
-                    text.push_str(&format!("; not kept: {why}"));
-                }
-                text.push('\n');
+                text.push_str(&format!("last build: {}\n", crate::render::tally(t)));
             }
             let json = serde_json::json!({
                 "dir": dir,

@@ -40,14 +40,4 @@ impl Restat {
     pub fn same(&self, path: &str, recorded: i64, seen: i64) -> bool {
         self.map.get(path) == Some(&(recorded, seen))
     }
-
-    /// Entries.
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    /// No entries.
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
 }

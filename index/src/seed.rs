@@ -112,7 +112,7 @@ pub fn seed(
     let here = std::fs::canonicalize(index_dir).ok();
     let by_path: HashMap<&str, &SourceFile> =
         sources.iter().map(|f| (f.path.as_str(), f)).collect();
-    let mut best: Option<(usize, Manifest, PathBuf)> = None;
+    let mut best: Option<(usize, Snapshot, PathBuf)> = None;
     for dir in registered(store_dir) {
         if Some(&dir) == here.as_ref() {
             continue;
@@ -137,11 +137,11 @@ pub fn seed(
             continue;
         }
         if best.as_ref().is_none_or(|b| shared > b.0) {
-            best = Some((shared, m, dir));
+            best = Some((shared, snap, dir));
         }
     }
-    let (_, manifest, from) = best?;
-    let snap = Snapshot::open(Path::new(&manifest.root), &from).ok()??;
+    let (_, snap, from) = best?;
+    let manifest = snap.manifest.clone();
     let proven = prove(root, &from, &snap, &manifest)?;
     let in_segment = proven
         .iter()

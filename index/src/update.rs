@@ -97,9 +97,9 @@ pub struct FactsReport {
     pub pruned: crate::factstore::Usage,
 }
 
-/// A delta (not a full build) of fewer files than this analyzes them without the fact store: reading the
-/// store's index would cost more than it saves, and every build that computes facts leaves a
-/// pack.
+/// A delta (not a full build) of fewer files than this analyzes them without the fact store:
+/// reading the store's index would cost more than it saves, and every build that computes
+/// facts leaves a pack.
 const FACTS_MIN_FILES: usize = 64;
 
 /// What an update did: the `mode` of its report.

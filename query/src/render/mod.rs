@@ -4,7 +4,7 @@
 mod change;
 mod text;
 
-pub use text::text;
+pub use text::{tally, text};
 
 /// Output format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]

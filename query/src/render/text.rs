@@ -402,13 +402,12 @@ fn index_report(r: &knav_index::UpdateReport, out: &mut String) -> usize {
     }
     1
 }
-/// What a build did with the fact store: `fact store: 24391 of 61264 files' facts from the
-/// store (40%), 36873 analyzed and kept; 1.2 GB in 3 packs (DIR)`.
-fn facts_line(f: &knav_index::FactsReport, out: &mut String) {
-    let t = &f.tally;
-    let _ = write!(
-        out,
-        "  fact store: {} of {} files' facts from the store ({:.0}%), {} analyzed",
+/// What one build did with the fact store: `24391 of 61264 files' facts from the store (40%),
+/// 36873 analyzed, 36873 kept`, with what was not kept, not trusted or made under other macros;
+/// `knav index` and `knav cache` say it alike.
+pub fn tally(t: &knav_index::factstore::Tally) -> String {
+    let mut out = format!(
+        "{} of {} files' facts from the store ({:.0}%), {} analyzed",
         t.hits,
         t.hits + t.misses,
         t.hit_rate(),
@@ -432,6 +431,13 @@ fn facts_line(f: &knav_index::FactsReport, out: &mut String) {
     if t.damaged > 0 {
         let _ = write!(out, "; {} damaged entries not trusted", t.damaged);
     }
+    out
+}
+
+/// What a build did with the fact store: `fact store: 24391 of 61264 files' facts from the
+/// store (40%), 36873 analyzed and kept; 1.2 GB in 3 packs (DIR)`.
+fn facts_line(f: &knav_index::FactsReport, out: &mut String) {
+    let _ = write!(out, "  fact store: {}", tally(&f.tally));
     let _ = write!(
         out,
         "; {:.1} MB in {} packs ({})",
