@@ -41,6 +41,10 @@ struct Common {
     /// Leave out what this .config (or CONFIG_A=y,CONFIG_B=m list) does not build.
     #[arg(long, global = true, value_name = "FILE_OR_MACROS")]
     active_config: Option<String>,
+    /// Answer for this git revision (tag, branch, SHA, HEAD~3): its files are read from git,
+    /// not checked out, and indexed on first use (default: the files as they are).
+    #[arg(long, global = true, value_name = "REV")]
+    rev: Option<String>,
 }
 
 /// The CLI's own arguments of `knav serve` (the only command that is no tool).
@@ -201,23 +205,70 @@ pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapsho
         .ok_or_else(|| format!("no index in {} after building it", dir.display()))
 }
 
-/// Runs tool `tool` with the arguments `matches` of its command, and the global ones.
+/// An answer and the exit code it ends the process with when not the envelope's own.
+type Ran = (Envelope, Option<i32>);
+
+/// Runs tool `tool` with the arguments `matches` of its command, and the global ones; at
+/// `--rev`, against that revision's files and index, the answer naming it.
 fn run(
     common: &Common,
     tool: &Tool,
     matches: &clap::ArgMatches,
     trace: &mut crate::index::Trace,
-) -> Envelope {
+) -> Ran {
     let order = match tool.from_cli(matches) {
         Ok(o) => o,
-        Err(e) => return Envelope::error(tool.name, ".", e),
+        Err(e) => return (Envelope::error(tool.name, ".", e), None),
     };
     let tool = tool.name;
     let root_arg = common.root.clone().unwrap_or_else(|| PathBuf::from("."));
     let root = match crate::beneath::resolve_root(&root_arg) {
         Ok(r) => r,
-        Err(e) => return Envelope::error(tool, &root_arg.display().to_string(), e),
+        Err(e) => {
+            return (
+                Envelope::error(tool, &root_arg.display().to_string(), e),
+                None,
+            )
+        }
     };
+    let Some(rev) = &common.rev else {
+        return (run_in(common, tool, order, &root, trace), None);
+    };
+    let root_s = root.display().to_string();
+    if matches!(order, Order::Status) {
+        return (run_in(common, tool, order, &root, trace), None);
+    }
+    // Nothing is created before git has said the revision exists.
+    let revs = crate::index::store::existing_index_dir(&root, common.index_dir.as_deref())
+        .join(crate::status::REVS);
+    let r = match crate::index::revision::materialize(&root, &revs, rev, &mut Progress::stderr()) {
+        Ok(r) => r,
+        Err(e) => {
+            let code = e.is_unknown_revision().then_some(2);
+            return (Envelope::error(tool, &root_s, e.to_string()), code);
+        }
+    };
+    trace.mark("revision");
+    let mut at = common.clone();
+    at.index_dir = Some(r.index_dir());
+    let mut env = run_in(&at, tool, order, &r.root(), trace);
+    env.root = root_s;
+    env.rev = Some(crate::envelope::RevName {
+        name: r.resolved.asked.clone(),
+        commit: r.resolved.commit.clone(),
+    });
+    (env, None)
+}
+
+/// Runs `order` of tool `tool` for the tree at `root`.
+fn run_in(
+    common: &Common,
+    tool: &'static str,
+    order: Order,
+    root: &Path,
+    trace: &mut crate::index::Trace,
+) -> Envelope {
+    let root = root.to_path_buf();
     let root_s = root.display().to_string();
     let ask = match order {
         Order::Ask(ask) => ask,
@@ -374,7 +425,7 @@ pub fn main() -> i32 {
         Command::Tool(tool, matches) => (tool, matches),
     };
     trace.mark("parse args");
-    let env = run(&cli.common, tool, &matches, &mut trace);
+    let (env, code) = run(&cli.common, tool, &matches, &mut trace);
     trace.mark("run");
     let format = cli.common.format;
     let out = render(&env, format);
@@ -383,7 +434,7 @@ pub fn main() -> i32 {
     let newline = if format == Format::Json { "\n" } else { "" };
     let _ = write!(stdout, "{out}{newline}").and_then(|_| stdout.flush());
     trace.mark("render+write");
-    env.exit_code()
+    code.unwrap_or_else(|| env.exit_code())
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ const SHARED: &[&str] = &[
     "offset",
     "path_prefix",
     "active_config",
+    "rev",
 ];
 
 fn read(name: &str) -> String {

@@ -1,5 +1,6 @@
 //! The index's files on disk: mapped read-only with their length checked, and new part
-//! directories named so that no two builds pick the same.
+//! directories named so that no two builds pick the same, and an index directory kept out of
+//! `git status`.
 //!
 //! # Safety
 //!
@@ -45,4 +46,13 @@ pub fn unique_dir(dir: &Path, prefix: &str) -> PathBuf {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     dir.join(format!("{prefix}-{nanos:x}-{}", std::process::id()))
+}
+
+/// Writes `dir/.gitignore` ignoring everything in `dir`, unless there is one: an index inside
+/// a tree is not part of its `git status`.
+pub fn ignored_by_git(dir: &Path) {
+    let file = dir.join(".gitignore");
+    if !file.exists() {
+        let _ = std::fs::write(file, "# knav's index: not part of the tree\n*\n");
+    }
 }

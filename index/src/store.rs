@@ -155,7 +155,11 @@ fn find_index_dir(root: &Path, explicit: Option<&Path>, create: bool) -> PathBuf
         return cache.unwrap_or(local);
     }
     // Without an index anywhere, a reader looks where `knav index` would most likely put it.
-    if local.is_dir() || !create || std::fs::create_dir(&local).is_ok() {
+    if local.is_dir() || !create {
+        return local;
+    }
+    if std::fs::create_dir(&local).is_ok() {
+        crate::disk::ignored_by_git(&local);
         return local;
     }
     cache.unwrap_or(local)

@@ -493,6 +493,9 @@ pub struct Envelope {
     pub tool: &'static str,
     /// The resolved root.
     pub root: String,
+    /// The git revision answered for (`--rev`); absent: the files as they are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rev: Option<RevName>,
     /// The results, absent on error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub results: Option<Results>,
@@ -531,6 +534,22 @@ pub struct Envelope {
     pub search: Option<SearchSummary>,
 }
 
+/// The git revision an answer is for.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct RevName {
+    /// The revision as asked (`v6.1`, `HEAD~3`).
+    pub name: String,
+    /// Its commit (full hex object id).
+    pub commit: String,
+}
+
+impl RevName {
+    /// The commit's first 12 hex digits, as text answers show it.
+    pub fn short(&self) -> &str {
+        &self.commit[..self.commit.len().min(12)]
+    }
+}
+
 /// Hidden results a long answer lists at most; the rest are counted in a warning.
 pub const MAX_HIDDEN_LISTED: usize = 100;
 
@@ -551,6 +570,7 @@ impl Envelope {
         Envelope {
             tool,
             root: root.to_string(),
+            rev: None,
             results: None,
             total: 0,
             offset: 0,
@@ -609,6 +629,9 @@ impl Envelope {
 pub struct IndexStatus {
     /// The index directory.
     pub index_dir: String,
+    /// The git revisions kept beside it (`--rev`), most recently used first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<knav_index::revision::Kept>,
     /// True when a published index can be opened.
     pub indexed: bool,
     /// Why not, when there is an index that cannot be opened.

@@ -24,13 +24,15 @@ pub fn build_holder(index_dir: &Path) -> Option<Option<u32>> {
     }
 }
 
-/// Bytes of the files under `dir`, recursively (links not followed).
+/// Bytes of the files under `dir`, recursively (links not followed), without the revisions
+/// kept there (status lists them apart).
 fn size_on_disk(dir: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
     entries
         .flatten()
+        .filter(|e| e.file_name() != REVS)
         .map(|e| match e.metadata() {
             Ok(m) if m.is_dir() => size_on_disk(&e.path()),
             Ok(m) => m.len(),
@@ -39,6 +41,9 @@ fn size_on_disk(dir: &Path) -> u64 {
         .sum()
 }
 
+/// Where a tree's git revisions are kept, below its index directory.
+pub const REVS: &str = "revs";
+
 /// The status of the index of `root` in `index_dir`; `progress`: how far a build this process
 /// runs is.
 pub fn index_status(root: &Path, index_dir: &Path, progress: Option<String>) -> Envelope {
@@ -46,6 +51,7 @@ pub fn index_status(root: &Path, index_dir: &Path, progress: Option<String>) -> 
     let mut st = IndexStatus {
         index_dir: index_dir.display().to_string(),
         size_bytes: size_on_disk(index_dir),
+        revisions: knav_index::revision::list(&index_dir.join(REVS)),
         build: build_holder(index_dir).map(|pid| Build {
             pid,
             progress: None,

@@ -48,7 +48,11 @@ impl Handler {
             .root
             .clone()
             .unwrap_or_else(|| server.default_root.display().to_string());
-        let tree = match server.tree(call.root.as_deref()) {
+        let named = match &call.rev {
+            Some(rev) if call.ask.is_some() => server.tree_at(call.root.as_deref(), rev),
+            _ => server.tree(call.root.as_deref()),
+        };
+        let tree = match named {
             Ok(t) => t,
             Err(e) => {
                 let mut env = Envelope::error(call.tool, &fallback_root, e);
@@ -56,7 +60,7 @@ impl Handler {
                 return finish(env, format);
             }
         };
-        let root_s = tree.root().display().to_string();
+        let (root_s, rev) = tree.answer_root();
         let not_ready = |n: NotReady| {
             let mut env = match n {
                 // Retrying the same call is the next step.
@@ -93,7 +97,7 @@ impl Handler {
         if let Some(arg) = &call.active_config {
             let within = tree.config_dirs();
             let config = within.and_then(|dirs| {
-                crate::request::active_config_within(arg, tree.root(), Some(&dirs))
+                crate::request::active_config_within(arg, tree.base_root(), Some(&dirs))
             });
             match config {
                 Ok(c) => page.active = Some(c),
@@ -112,6 +116,10 @@ impl Handler {
             .unwrap_or_else(|e| Envelope::error(call.tool, &root_s, e.to_string()));
         if let Some(w) = warning {
             env.warn(w);
+        }
+        if rev.is_some() {
+            env.root = root_s;
+            env.rev = rev;
         }
         finish(env, format)
     }

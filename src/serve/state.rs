@@ -65,16 +65,29 @@ pub struct Server {
     trees: Mutex<HashMap<PathBuf, Arc<Tree>>>,
 }
 
-/// One tree.
+/// One tree: a served root, or a git revision of one.
 pub struct Tree {
     root: PathBuf,
     dir: PathBuf,
+    /// For a revision: the tree it is of, and the revision.
+    rev: Option<RevOf>,
     /// The first (background) build, while it runs or after it failed.
     first: Mutex<First>,
     /// When the index was last brought up to date; held while a refresh runs.
     checked: Mutex<Option<Instant>>,
     /// Change notification, once the tree has been refreshed with it in place.
     watcher: Mutex<Option<Watcher>>,
+}
+
+/// The revision a [`Tree`] is: its files are made from git under `revs` on first use, and it
+/// is never refreshed (a revision does not change).
+struct RevOf {
+    /// The served root it is a revision of.
+    base: PathBuf,
+    /// Where that root's revisions are kept.
+    revs: PathBuf,
+    /// The revision as git resolved it.
+    resolved: crate::index::git::Resolved,
 }
 
 #[derive(Default)]
@@ -175,6 +188,35 @@ impl Server {
                 Arc::new(Tree {
                     root,
                     dir,
+                    rev: None,
+                    first: Mutex::new(First::None),
+                    checked: Mutex::new(None),
+                    watcher: Mutex::new(None),
+                })
+            })
+            .clone())
+    }
+
+    /// Revision `rev` of the tree a call names (or the default one): its files are made and
+    /// indexed by its first build.
+    pub fn tree_at(&self, root: Option<&str>, rev: &str) -> Result<Arc<Tree>, String> {
+        let base = self.tree(root)?;
+        let resolved = crate::index::git::resolve(&base.root, rev).map_err(|e| e.to_string())?;
+        let revs = base.dir.join(crate::status::REVS);
+        let dir = crate::index::revision::dir_of(&revs, &resolved);
+        let root = dir.join("tree");
+        let mut trees = lock(&self.trees);
+        Ok(trees
+            .entry(root.clone())
+            .or_insert_with(|| {
+                Arc::new(Tree {
+                    root,
+                    dir: dir.join("index"),
+                    rev: Some(RevOf {
+                        base: base.root.clone(),
+                        revs,
+                        resolved,
+                    }),
                     first: Mutex::new(First::None),
                     checked: Mutex::new(None),
                     watcher: Mutex::new(None),
@@ -192,6 +234,14 @@ impl Server {
         let snap = match Snapshot::open(&tree.root, &tree.dir) {
             Ok(Some(s)) => s,
             Ok(None) if self.writable => return Err(tree.start_first_build("for the first time")),
+            Ok(None) if tree.rev.is_some() => {
+                return Err(NotReady::Failed(format!(
+                    "{} has no index; run `knav index {}`, or start the server with `knav \
+                     serve --root DIR` so it builds revisions itself",
+                    tree.label(),
+                    tree.index_args()
+                )))
+            }
             Ok(None) => {
                 return Err(NotReady::Failed(format!(
                     "{} has no index (in {}); run `knav index --root {}`, or start the server \
@@ -207,7 +257,8 @@ impl Server {
             }
             Err(e) => return Err(NotReady::Failed(e.to_string())),
         };
-        if !self.writable {
+        // A revision does not change: nothing to refresh.
+        if !self.writable || tree.rev.is_some() {
             return Ok((snap, None));
         }
         let settings = match Settings::load(&tree.root) {
@@ -373,10 +424,17 @@ impl Tree {
 
     /// Directories an MCP `active_config` path may lie in: the root and its
     /// `serve.config_dirs`, real paths.
+    /// For a revision, its served root's: a `.config` is the user's, not the revision's.
     pub fn config_dirs(&self) -> Result<Vec<PathBuf>, String> {
-        let mut dirs = vec![self.root.clone()];
-        dirs.extend(Settings::load(&self.root)?.resolved_config_dirs(&self.root)?);
+        let root = self.base_root();
+        let mut dirs = vec![root.to_path_buf()];
+        dirs.extend(Settings::load(root)?.resolved_config_dirs(root)?);
         Ok(dirs)
+    }
+
+    /// The served root: this tree's, or the one it is a revision of.
+    pub fn base_root(&self) -> &Path {
+        self.rev.as_ref().map_or(&self.root, |r| &r.base)
     }
 
     /// The resolved root.
@@ -399,7 +457,7 @@ impl Tree {
                 )))
             }
             First::Failed(e) => {
-                let e = format!("building the index of {} failed: {e}", self.root.display());
+                let e = format!("building the index of {} failed: {e}", self.label());
                 *first = First::None;
                 Some(NotReady::Failed(e))
             }
@@ -423,16 +481,24 @@ impl Tree {
         let spawned = std::thread::Builder::new()
             .name("knav-first-build".into())
             .spawn(move || {
-                let done = BuildOptions::for_root(&tree.root).and_then(|opts| {
-                    crate::index::update(
-                        &tree.root,
-                        &tree.dir,
-                        false,
-                        &opts,
-                        &mut Progress::shared(status),
+                let mut progress = Progress::shared(status);
+                let made = match &tree.rev {
+                    Some(r) => crate::index::revision::make(
+                        &r.base,
+                        &r.revs,
+                        r.resolved.clone(),
+                        &mut progress,
                     )
-                    .map_err(|e| e.to_string())
-                });
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()),
+                    None => Ok(()),
+                };
+                let done = made
+                    .and_then(|()| BuildOptions::for_root(&tree.root))
+                    .and_then(|opts| {
+                        crate::index::update(&tree.root, &tree.dir, false, &opts, &mut progress)
+                            .map_err(|e| e.to_string())
+                    });
                 let mut first = lock(&tree.first);
                 *first = match done {
                     Ok(_) => {
@@ -469,10 +535,45 @@ impl Tree {
         crate::status::index_status(&self.root, &self.dir, progress)
     }
 
+    /// What the tree is, for messages: its root, or `revision R (SHA) of ROOT`.
+    pub fn label(&self) -> String {
+        match &self.rev {
+            Some(r) => format!(
+                "revision {} ({}) of {}",
+                r.resolved.asked,
+                r.resolved.short(),
+                r.base.display()
+            ),
+            None => self.root.display().to_string(),
+        }
+    }
+
+    /// The arguments of `knav index` that build this tree's index.
+    fn index_args(&self) -> String {
+        match &self.rev {
+            Some(r) => format!("--root {} --rev {}", r.base.display(), r.resolved.commit),
+            None => format!("--root {}", self.root.display()),
+        }
+    }
+
+    /// The tree an answer names (a revision's base) and the revision, if any.
+    pub fn answer_root(&self) -> (String, Option<crate::envelope::RevName>) {
+        match &self.rev {
+            Some(r) => (
+                r.base.display().to_string(),
+                Some(crate::envelope::RevName {
+                    name: r.resolved.asked.clone(),
+                    commit: r.resolved.commit.clone(),
+                }),
+            ),
+            None => (self.root.display().to_string(), None),
+        }
+    }
+
     fn building_message(&self, why: &str, elapsed: Duration, s: &Status) -> String {
         format!(
             "Indexing {} {why} ({}). Retry this call shortly.",
-            self.root.display(),
+            self.label(),
             self.progress(elapsed, s)
         )
     }

@@ -137,6 +137,8 @@ pub struct Call {
     pub page: Page,
     /// The `.config` to apply, when given.
     pub active_config: Option<String>,
+    /// The git revision to answer for, when given.
+    pub rev: Option<String>,
     /// replace_symbol and insert_symbol: the edit.
     pub edit: Option<crate::edit::Edit>,
 }
@@ -320,6 +322,7 @@ fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String
         format,
         page,
         active_config: shared.active_config.filter(|c| !c.trim().is_empty()),
+        rev: shared.rev.filter(|r| !r.trim().is_empty()),
         edit,
     })
 }
@@ -387,7 +390,7 @@ mod tests {
             json!({"type": "integer", "minimum": 0, "description": "calls to follow, 1-12, default 8"})
         );
         assert_eq!(p["root"]["type"], "string");
-        assert_eq!(p.as_object().unwrap().len(), 10, "4 own and 6 common");
+        assert_eq!(p.as_object().unwrap().len(), 11, "4 own and 7 common");
     }
 
     #[test]

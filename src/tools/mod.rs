@@ -56,6 +56,8 @@ pub struct Shared {
     pub path_prefix: Option<String>,
     /// .config path or CONFIG_A=y,CONFIG_B=m: leaves out what it does not build (#if, Makefiles, arch/), with reasons
     pub active_config: Option<String>,
+    /// git revision (tag, branch, SHA, HEAD~3); default: the files as they are
+    pub rev: Option<String>,
 }
 
 /// [`Shared`] as the search tools take it: without `active_config` (a search does not filter by
@@ -73,6 +75,8 @@ struct SearchShared {
     offset: Option<u64>,
     /// only paths under this
     path_prefix: Option<String>,
+    /// git revision; default: the files as they are
+    rev: Option<String>,
 }
 
 impl From<SearchShared> for Shared {
@@ -84,6 +88,7 @@ impl From<SearchShared> for Shared {
             offset: c.offset,
             path_prefix: c.path_prefix,
             active_config: None,
+            rev: c.rev,
         }
     }
 }

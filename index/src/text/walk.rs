@@ -64,12 +64,17 @@ pub struct TextWalk {
 const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".rgignore"];
 
 /// The builder of ripgrep's default walk under `dir`.
+/// A git revision's files (`--rev`) are walked as a checkout of it is: their own ignore files
+/// apply, those of the directories they are kept in do not.
 fn builder(dir: &Path, max_depth: Option<usize>) -> ignore::WalkBuilder {
     let mut b = ignore::WalkBuilder::new(dir);
     b.add_custom_ignore_filename(".rgignore")
         .follow_links(false)
         .max_depth(max_depth)
         .threads(rayon::current_num_threads().max(1));
+    if crate::revision::is_revision_tree(dir) {
+        b.parents(false).require_git(false);
+    }
     b
 }
 

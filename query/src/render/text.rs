@@ -483,6 +483,9 @@ fn footer(env: &Envelope, shown: u64, out: &mut String) {
 /// Renders `env` as compact text.
 pub fn text(env: &Envelope) -> String {
     let mut out = String::new();
+    if let Some(rev) = &env.rev {
+        let _ = writeln!(out, "at {} ({})", rev.name, rev.short());
+    }
     if let Some(e) = &env.error {
         let _ = writeln!(out, "Error: {e}");
         if !env.near_misses.is_empty() {
@@ -560,6 +563,16 @@ fn status(s: &crate::envelope::IndexStatus, out: &mut String) -> usize {
     }
     if let Some(why) = &s.unusable {
         let _ = writeln!(out, "  unusable: {why}");
+    }
+    for r in &s.revisions {
+        let _ = writeln!(
+            out,
+            "  revision {} ({}): {} files, {}",
+            r.record.asked,
+            &r.record.commit[..r.record.commit.len().min(12)],
+            r.record.files,
+            if r.indexed { "indexed" } else { "not indexed" }
+        );
     }
     let u = &s.unindexed;
     if s.files_unindexed > 0 {

@@ -1,0 +1,344 @@
+//! git's plumbing, run as a program: a revision resolved to its commit and to the tree of the
+//! root's directory at it, that tree's files listed, their blobs read, and the refs nearest a
+//! name that resolves to nothing. Nothing here changes the repository, its index or its work
+//! tree (`GIT_OPTIONAL_LOCKS=0`: not even the index's stat cache).
+
+use std::fmt;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// What went wrong asking git about a revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GitError {
+    /// The `git` program cannot be run.
+    NoGit(String),
+    /// The root is in no git repository.
+    NotRepository(PathBuf),
+    /// The revision names no commit; the refs nearest its name.
+    UnknownRevision {
+        /// The revision asked for.
+        rev: String,
+        /// Refs (branches, tags) with the nearest names, nearest first.
+        nearest: Vec<String>,
+    },
+    /// The root's directory does not exist at the revision.
+    NoDirectory {
+        /// The revision.
+        rev: String,
+        /// The root's path in the repository.
+        prefix: String,
+    },
+    /// A git command failed: what was run and what it said.
+    Failed {
+        /// The command.
+        what: String,
+        /// Its stderr (or the error reading its output).
+        said: String,
+    },
+}
+
+impl fmt::Display for GitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GitError::NoGit(e) => write!(
+                f,
+                "cannot run git ({e}); --rev reads the repository with git: install it"
+            ),
+            GitError::NotRepository(root) => write!(
+                f,
+                "{} is not in a git repository; --rev reads a revision from git (drop --rev to \
+                 search the files as they are)",
+                root.display()
+            ),
+            GitError::UnknownRevision { rev, nearest } if nearest.is_empty() => write!(
+                f,
+                "no revision '{rev}' in this repository (no branch or tag either)"
+            ),
+            GitError::UnknownRevision { rev, nearest } => write!(
+                f,
+                "no revision '{rev}' in this repository; nearest refs: {}",
+                nearest.join(", ")
+            ),
+            GitError::NoDirectory { rev, prefix } => {
+                write!(
+                    f,
+                    "the directory '{prefix}' does not exist at revision {rev}"
+                )
+            }
+            GitError::Failed { what, said } => write!(f, "{what} failed: {said}"),
+        }
+    }
+}
+
+impl std::error::Error for GitError {}
+
+/// A revision as git resolved it for a root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The revision as asked (`v6.1`, `HEAD~3`, a SHA).
+    pub asked: String,
+    /// Its commit's object id (hex).
+    pub commit: String,
+    /// The object id of the root's directory's tree at that commit.
+    pub tree: String,
+}
+
+impl Resolved {
+    /// The commit's first 12 hex digits, as answers show it.
+    pub fn short(&self) -> &str {
+        &self.commit[..self.commit.len().min(12)]
+    }
+}
+
+/// A command `git -C root …` that reads only.
+fn git(root: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.arg("-C")
+        .arg(root)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null());
+    c
+}
+
+/// Runs `cmd` to its end: its output, or why git could not be run.
+fn output(mut cmd: Command) -> Result<std::process::Output, GitError> {
+    cmd.output().map_err(|e| GitError::NoGit(e.to_string()))
+}
+
+fn stdout_line(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+}
+
+fn failed(what: &str, out: &std::process::Output) -> GitError {
+    GitError::Failed {
+        what: what.to_string(),
+        said: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    }
+}
+
+/// Resolves `rev` for the tree at `root`: its commit, and the tree of `root`'s directory in
+/// it (the whole repository's when `root` is its top).
+pub fn resolve(root: &Path, rev: &str) -> Result<Resolved, GitError> {
+    let unknown = || GitError::UnknownRevision {
+        rev: rev.to_string(),
+        nearest: nearest_refs(root, rev),
+    };
+    // A name git would read as an option, or one with a NUL or newline, names no revision.
+    if rev.is_empty() || rev.starts_with('-') || rev.contains(['\0', '\n']) {
+        return Err(unknown());
+    }
+    let mut cmd = git(root);
+    cmd.args(["rev-parse", "--show-prefix"]);
+    let out = output(cmd)?;
+    if !out.status.success() {
+        let said = String::from_utf8_lossy(&out.stderr);
+        return Err(if said.contains("not a git repository") {
+            GitError::NotRepository(root.to_path_buf())
+        } else {
+            failed("git rev-parse --show-prefix", &out)
+        });
+    }
+    let prefix = stdout_line(&out);
+    let commit = verify(root, &format!("{rev}^{{commit}}"))?.ok_or_else(unknown)?;
+    let tree_name = if prefix.is_empty() {
+        format!("{commit}^{{tree}}")
+    } else {
+        format!("{commit}:{}", prefix.trim_end_matches('/'))
+    };
+    let tree = verify(root, &tree_name)?.ok_or_else(|| GitError::NoDirectory {
+        rev: rev.to_string(),
+        prefix: prefix.trim_end_matches('/').to_string(),
+    })?;
+    Ok(Resolved {
+        asked: rev.to_string(),
+        commit,
+        tree,
+    })
+}
+
+/// `git rev-parse --verify --quiet NAME`: the object id, or None when it names nothing.
+fn verify(root: &Path, name: &str) -> Result<Option<String>, GitError> {
+    let mut cmd = git(root);
+    cmd.args(["rev-parse", "--verify", "--quiet", "--end-of-options", name]);
+    let out = output(cmd)?;
+    let id = stdout_line(&out);
+    Ok((out.status.success() && is_object_id(&id)).then_some(id))
+}
+
+/// True for a full object id: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits.
+pub fn is_object_id(s: &str) -> bool {
+    matches!(s.len(), 40 | 64)
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The refs (short names: branches, tags) nearest `name` by edit distance, at most five,
+/// nearest first; empty when git lists none.
+pub fn nearest_refs(root: &Path, name: &str) -> Vec<String> {
+    let mut cmd = git(root);
+    cmd.args(["for-each-ref", "--format=%(refname:short)"]);
+    let Ok(out) = cmd.output() else {
+        return Vec::new();
+    };
+    let refs = String::from_utf8_lossy(&out.stdout);
+    let mut scored: Vec<(usize, &str)> = refs
+        .lines()
+        .chain(["HEAD"])
+        .map(|r| {
+            (
+                crate::distance::edit_distance(name.as_bytes(), r.as_bytes()),
+                r,
+            )
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored
+        .into_iter()
+        .take(5)
+        .map(|(_, r)| r.to_string())
+        .collect()
+}
+
+/// What a tree entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A file (mode 100644 or 100755).
+    File,
+    /// A symbolic link (mode 120000): the blob is the target.
+    Symlink,
+    /// A submodule's commit (mode 160000): nothing to read.
+    Submodule,
+}
+
+/// One file of a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// What it is.
+    pub kind: EntryKind,
+    /// Its blob's object id.
+    pub oid: String,
+    /// Its path below the tree, as git stores it (bytes, `/`-separated).
+    pub path: Vec<u8>,
+}
+
+/// Every file below tree `tree` (`git ls-tree -r -z`).
+pub fn list_tree(root: &Path, tree: &str) -> Result<Vec<Entry>, GitError> {
+    let what = format!("git ls-tree -r {tree}");
+    let mut cmd = git(root);
+    cmd.args(["ls-tree", "-r", "-z", "--end-of-options", tree]);
+    let out = output(cmd)?;
+    if !out.status.success() {
+        return Err(failed(&what, &out));
+    }
+    let mut entries = Vec::new();
+    for rec in out.stdout.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        // "<mode> SP <type> SP <oid> TAB <path>"
+        let bad = || GitError::Failed {
+            what: what.clone(),
+            said: format!("unreadable entry '{}'", String::from_utf8_lossy(rec)),
+        };
+        let tab = memchr::memchr(b'\t', rec).ok_or_else(bad)?;
+        let mut head = rec[..tab].split(|&b| b == b' ');
+        let (mode, oid) = match (head.next(), head.next(), head.next()) {
+            (Some(m), Some(_), Some(o)) => (m, o),
+            _ => return Err(bad()),
+        };
+        let kind = match mode {
+            b"100644" | b"100755" => EntryKind::File,
+            b"120000" => EntryKind::Symlink,
+            b"160000" => EntryKind::Submodule,
+            _ => return Err(bad()),
+        };
+        let oid = String::from_utf8_lossy(oid).into_owned();
+        if !is_object_id(&oid) {
+            return Err(bad());
+        }
+        entries.push(Entry {
+            kind,
+            oid,
+            path: rec[tab + 1..].to_vec(),
+        });
+    }
+    Ok(entries)
+}
+
+/// Reads the blobs `oids` (`git cat-file --batch`), handing each to `take` with its bytes, in
+/// the order given. Stops at the first error `take` returns.
+pub fn read_blobs(
+    root: &Path,
+    oids: &[&str],
+    mut take: impl FnMut(&str, &[u8]) -> std::io::Result<()>,
+) -> Result<(), GitError> {
+    if oids.is_empty() {
+        return Ok(());
+    }
+    let what = "git cat-file --batch";
+    let mut child = git(root)
+        .args(["cat-file", "--batch", "--buffer"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| GitError::NoGit(e.to_string()))?;
+    let io_err = |e: std::io::Error| GitError::Failed {
+        what: what.to_string(),
+        said: e.to_string(),
+    };
+    let mut stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| io_err(std::io::ErrorKind::BrokenPipe.into()))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| io_err(std::io::ErrorKind::BrokenPipe.into()))?;
+    let list: Vec<u8> = oids
+        .iter()
+        .flat_map(|o| [o.as_bytes(), b"\n"].concat())
+        .collect();
+    // The writer runs beside the reader: git answers while it is still being asked.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&list);
+    });
+    let mut reader = BufReader::with_capacity(1 << 20, stdout);
+    let mut head = String::new();
+    let mut buf = Vec::new();
+    let mut result = Ok(());
+    for oid in oids {
+        head.clear();
+        if let Err(e) = reader.read_line(&mut head) {
+            result = Err(io_err(e));
+            break;
+        }
+        // "<oid> blob <size>\n<bytes>\n", or "<oid> missing\n".
+        let mut parts = head.split_ascii_whitespace();
+        let size = match (parts.next(), parts.next(), parts.next()) {
+            (Some(o), Some("blob"), Some(size)) if o == *oid => size.parse::<usize>().ok(),
+            _ => None,
+        };
+        let Some(size) = size else {
+            result = Err(GitError::Failed {
+                what: what.to_string(),
+                said: format!("object {oid}: {}", head.trim()),
+            });
+            break;
+        };
+        buf.resize(size + 1, 0);
+        if let Err(e) = reader.read_exact(&mut buf) {
+            result = Err(io_err(e));
+            break;
+        }
+        if let Err(e) = take(oid, &buf[..size]) {
+            result = Err(io_err(e));
+            break;
+        }
+    }
+    drop(reader);
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = writer.join();
+    result
+}

@@ -1,0 +1,252 @@
+//! Answers at a git revision (`--rev`, MCP `rev`): the answer a checkout of that revision
+//! gives, read from git's objects without touching the work tree; named in the answer; an
+//! unknown revision or a tree outside git said plainly.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::client::Client;
+use common::{json, knav, knav_output, tree, Tree};
+use serde_json::{json, Value};
+
+/// Runs git in `dir` with a fixed author; panics when it fails.
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@localhost")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@localhost")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Writes `files` under `root` (an empty text removes the file).
+fn write(root: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let p = root.join(path);
+        if text.is_empty() {
+            std::fs::remove_file(&p).unwrap();
+        } else {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, text).unwrap();
+        }
+    }
+}
+
+const V1_A: &str = "int helper(int x)\n{\n\treturn x + 1;\n}\n\nint foo(int a)\n{\n\treturn helper(a);\n}\n\nint gone(void)\n{\n\treturn foo(1);\n}\n";
+const V1_B: &str = "int foo(int a);\n\nint mover(void)\n{\n\treturn foo(2);\n}\n";
+const V2_A: &str = "int helper(int x)\n{\n\treturn x + 2;\n}\n\nint added(void)\n{\n\treturn 3;\n}\n\n/* foo now calls added too */\nint foo(int a)\n{\n\treturn helper(a) + added();\n}\n";
+const V2_B: &str = "int foo(int a);\n";
+const V2_C: &str = "int foo(int a);\n\nint mover(void)\n{\n\treturn foo(2);\n}\n";
+
+/// A repository with tags v1 and v2: v2 changes foo, adds `added`, moves `mover` from b.c to
+/// c.c and deletes `gone`; then an uncommitted edit adds `wip` to the work tree.
+fn repo(name: &str) -> Tree {
+    let t = tree(name, &[("lib/a.c", V1_A), ("lib/b.c", V1_B)]);
+    git(&t.root, &["init", "-q", "-b", "main"]);
+    git(&t.root, &["add", "-A"]);
+    git(&t.root, &["commit", "-q", "-m", "one"]);
+    git(&t.root, &["tag", "v1"]);
+    write(
+        &t.root,
+        &[("lib/a.c", V2_A), ("lib/b.c", V2_B), ("lib/c.c", V2_C)],
+    );
+    git(&t.root, &["add", "-A"]);
+    git(&t.root, &["commit", "-q", "-m", "two"]);
+    git(&t.root, &["tag", "v2"]);
+    write(
+        &t.root,
+        &[("lib/d.c", "int wip(void)\n{\n\treturn foo(4);\n}\n")],
+    );
+    t
+}
+
+/// A checkout of `rev` of `t` in a directory of its own (`git archive`, not a worktree).
+fn checkout(t: &Tree, rev: &str, name: &str) -> Tree {
+    let c = tree(name, &[] as &[(&str, &str)]);
+    let archive = Command::new("git")
+        .args(["archive", "--format=tar", rev])
+        .current_dir(&t.root)
+        .output()
+        .unwrap();
+    assert!(archive.status.success());
+    let mut tar = Command::new("tar")
+        .args(["-xf", "-"])
+        .current_dir(&c.root)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    tar.stdin
+        .take()
+        .unwrap()
+        .write_all(&archive.stdout)
+        .unwrap();
+    assert!(tar.wait().unwrap().success());
+    c
+}
+
+/// The results of a JSON answer, without what names the tree or the revision.
+fn results(v: &Value) -> Value {
+    json!({"results": v["results"], "total": v["total"], "error": v["error"]})
+}
+
+#[test]
+fn answers_at_a_revision_are_those_of_a_checkout_of_it() {
+    let t = repo("rev-checkout");
+    for rev in ["v1", "v2"] {
+        let c = checkout(&t, rev, &format!("rev-checkout-{rev}"));
+        let asks: &[&[&str]] = &[
+            &["def", "foo"],
+            &["def", "mover"],
+            &["refs", "foo"],
+            &["callers", "foo"],
+            &["callees", "foo"],
+            &["body", "foo"],
+            &["symbols", "lib/a.c"],
+            &["grep", "return"],
+            &["files", "lib"],
+        ];
+        for ask in asks {
+            let mut at = ask.to_vec();
+            at.extend(["--rev", rev]);
+            let (code_rev, v_rev) = json(&t, &at);
+            let (code_co, v_co) = json(&c, ask);
+            assert_eq!(code_rev, code_co, "{ask:?} at {rev}");
+            assert_eq!(results(&v_rev), results(&v_co), "{ask:?} at {rev}");
+            assert!(
+                v_rev["total"].as_u64().unwrap() > 0,
+                "{ask:?} at {rev}: {v_rev}"
+            );
+        }
+    }
+}
+
+#[test]
+fn each_revision_sees_its_own_definitions() {
+    let t = repo("rev-own");
+    let paths = |args: &[&str]| -> Vec<String> {
+        let (_, v) = json(&t, args);
+        v["results"]
+            .as_array()
+            .map(|rs| {
+                rs.iter()
+                    .map(|r| format!("{}:{}", r["path"].as_str().unwrap(), r["line"]))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // Moved: b.c at v1, c.c at v2.
+    assert_eq!(paths(&["def", "mover", "--rev", "v1"]), ["lib/b.c:3"]);
+    assert_eq!(paths(&["def", "mover", "--rev", "v2"]), ["lib/c.c:3"]);
+    // Deleted at v2, added at v2.
+    assert_eq!(paths(&["def", "gone", "--rev", "v1"]), ["lib/a.c:11"]);
+    assert!(paths(&["def", "gone", "--rev", "v2"]).is_empty());
+    assert!(paths(&["def", "added", "--rev", "v1"]).is_empty());
+    assert_eq!(paths(&["def", "added", "--rev", "v2"]), ["lib/a.c:6"]);
+    // Changed: foo's line moved in a.c.
+    assert!(paths(&["def", "foo", "--rev", "v1"]).contains(&"lib/a.c:6".to_string()));
+    assert!(paths(&["def", "foo", "--rev", "HEAD"]).contains(&"lib/a.c:12".to_string()));
+    // The uncommitted edit is in the work tree only.
+    assert_eq!(paths(&["def", "wip"]), ["lib/d.c:1"]);
+    assert!(paths(&["def", "wip", "--rev", "HEAD"]).is_empty());
+    // The work tree was not touched: the edit is still there, uncommitted.
+    let status = Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&t.root)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "?? lib/d.c\n");
+}
+
+#[test]
+fn an_answer_names_its_revision_in_text_and_json() {
+    let t = repo("rev-named");
+    let commit = Command::new("git")
+        .args(["rev-parse", "v1^{commit}"])
+        .current_dir(&t.root)
+        .output()
+        .unwrap();
+    let commit = String::from_utf8_lossy(&commit.stdout).trim().to_string();
+    let (code, text) = knav(&t, &["def", "foo", "--rev", "v1"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.starts_with(&format!("at v1 ({})\n", &commit[..12])),
+        "{text}"
+    );
+    let (_, v) = json(&t, &["def", "foo", "--rev", "v1"]);
+    assert_eq!(v["rev"], json!({"name": "v1", "commit": commit}));
+    assert_eq!(v["root"], json!(t.root.display().to_string()));
+    // Without --rev, no revision is named.
+    let (_, v) = json(&t, &["def", "foo"]);
+    assert!(v.get("rev").is_none(), "{v}");
+}
+
+#[test]
+fn an_unknown_revision_is_an_error_naming_the_nearest_refs_with_exit_2() {
+    let t = repo("rev-unknown");
+    let (code, out, _) = knav_output(&t, &["def", "foo", "--rev", "v3"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("no revision 'v3' in this repository; nearest refs: v1, v2"),
+        "{out}"
+    );
+    // A name git would take for an option is no revision either.
+    let (code, out, _) = knav_output(&t, &["def", "foo", "--rev=--all"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("no revision '--all'"), "{out}");
+}
+
+#[test]
+fn rev_outside_a_git_repository_says_so_and_creates_nothing() {
+    let t = tree("rev-nogit", &[("a.c", "int foo(void) { return 0; }\n")]);
+    let (code, out, _) = knav_output(&t, &["def", "foo", "--rev", "v1"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("is not in a git repository"), "{out}");
+    assert!(!t.root.join(".knav").exists());
+}
+
+#[test]
+fn revisions_share_the_blobs_of_the_files_they_share() {
+    let t = repo("rev-blobs");
+    assert_eq!(knav(&t, &["index", "--rev", "v1"]).0, 0);
+    assert_eq!(knav(&t, &["index", "--rev", "v2"]).0, 0);
+    let blobs: usize = std::fs::read_dir(t.root.join(".knav/revs/blobs"))
+        .unwrap()
+        .flatten()
+        .map(|d| std::fs::read_dir(d.path()).unwrap().count())
+        .sum();
+    // v1: a.c, b.c; v2: a.c and b.c changed, c.c the same bytes as v1's b.c.
+    assert_eq!(blobs, 4);
+    let (_, v) = json(&t, &["status"]);
+    let revs = v["results"]["revisions"]
+        .as_array()
+        .expect("status lists revisions");
+    assert_eq!(revs.len(), 2, "{v}");
+}
+
+#[test]
+fn mcp_rev_builds_the_revision_on_first_use_then_answers_it() {
+    let t = repo("rev-mcp");
+    let root = t.root.display().to_string();
+    let mut c = Client::start(&["--root", &root], &t.root, &[]);
+    let (text, err) = c.call_when_built("find_definition", json!({"symbol": "mover", "rev": "v1"}));
+    assert!(!err, "{text}");
+    assert!(text.starts_with("at v1 ("), "{text}");
+    assert!(text.contains("lib/b.c:3:"), "{text}");
+    let (text, err) = c.call_when_built("find_definition", json!({"symbol": "mover"}));
+    assert!(!err, "{text}");
+    assert!(text.contains("lib/c.c:3:"), "{text}");
+    let (text, err) = c.call("find_definition", json!({"symbol": "mover", "rev": "nope"}));
+    assert!(err);
+    assert!(text.contains("no revision 'nope'"), "{text}");
+}
