@@ -93,7 +93,7 @@ const SERVE_ABOUT: &str = "Serve the tools over MCP on stdio. With --root, index
 /// [`crate::tools::TOOLS`], each with the arguments its tool defines.
 const COMMANDS: &[&str] = &[
     "index", "status", "serve", "def", "refs", "callers", "callees", "body", "reach", "symbols",
-    "find", "files", "impact", "diff", "grep", "docs", "search", "cache",
+    "find", "files", "impact", "diff", "compare", "grep", "docs", "search", "cache",
 ];
 
 /// A command: `serve`, or a tool with its arguments as parsed.
@@ -231,6 +231,9 @@ fn run(
             )
         }
     };
+    if let Order::Compare { symbol, a, b } = &order {
+        return compare(common, &root, symbol, a, b.as_deref());
+    }
     let Some(rev) = &common.rev else {
         return (run_in(common, tool, order, &root, trace), None);
     };
@@ -260,6 +263,79 @@ fn run(
     (env, None)
 }
 
+/// The index of revision `rev` of the tree at `root`, made and built on first use.
+fn revision_snapshot(
+    common: &Common,
+    root: &Path,
+    rev: &str,
+) -> Result<(Snapshot, crate::envelope::RevName), (String, Option<i32>)> {
+    // Nothing is created before git has said the revision exists.
+    let revs = crate::index::store::existing_index_dir(root, common.index_dir.as_deref())
+        .join(crate::status::REVS);
+    let r = crate::index::revision::materialize(root, &revs, rev, &mut Progress::stderr())
+        .map_err(|e| (e.to_string(), e.is_unknown_revision().then_some(2)))?;
+    let snap = open_or_build(&r.root(), Some(&r.index_dir())).map_err(|e| (e, None))?;
+    let name = crate::envelope::RevName {
+        name: r.resolved.asked.clone(),
+        commit: r.resolved.commit.clone(),
+    };
+    Ok((snap, name))
+}
+
+/// `knav compare SYMBOL REV_A [REV_B]`: the symbol at two revisions, or at one and in the
+/// files as they are.
+fn compare(common: &Common, root: &Path, symbol: &str, a: &str, b: Option<&str>) -> Ran {
+    const TOOL: &str = "compare_versions";
+    let root_s = root.display().to_string();
+    let fail = |(e, code): (String, Option<i32>)| (Envelope::error(TOOL, &root_s, e), code);
+    if common.rev.is_some() {
+        return fail((
+            "compare names its two revisions (REV_A, REV_B); drop --rev".into(),
+            Some(2),
+        ));
+    }
+    let (snap_a, rev_a) = match revision_snapshot(common, root, a) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let (snap_b, rev_b) = match b {
+        Some(b) => match revision_snapshot(common, root, b) {
+            Ok((s, r)) => (s, Some(r)),
+            Err(e) => return fail(e),
+        },
+        None => match open_or_build(root, common.index_dir.as_deref()) {
+            Ok(s) => (s, None),
+            Err(e) => return fail((e, None)),
+        },
+    };
+    let active = match &common.active_config {
+        None => None,
+        Some(arg) => match crate::request::active_config(arg, Path::new(".")) {
+            Ok(c) => Some(c),
+            Err(e) => return fail((e, None)),
+        },
+    };
+    let page = Page {
+        limit: 0,
+        offset: 0,
+        path_prefix: common.path_prefix.as_deref().map(crate::pathname::from_arg),
+        active,
+    };
+    let side_a = crate::compare::Side {
+        rev: Some(rev_a),
+        snap: &snap_a,
+    };
+    let side_b = crate::compare::Side {
+        rev: rev_b,
+        snap: &snap_b,
+    };
+    let env = crate::index::store::answer_or_damage(&snap_a, || {
+        crate::compare::compare(&root_s, symbol, &side_a, &side_b, &page)
+    })
+    .unwrap_or_else(|e| Envelope::error(TOOL, &root_s, e.to_string()));
+    (env, None)
+}
+
 /// Runs `order` of tool `tool` for the tree at `root`.
 fn run_in(
     common: &Common,
@@ -278,6 +354,7 @@ fn run_in(
         }
         Order::Update { full, verify } => return index(common, &root, full, verify),
         Order::Edit(_) => return Envelope::error(tool, &root_s, "an edit is MCP only"),
+        Order::Compare { .. } => return Envelope::error(tool, &root_s, "compare runs apart"),
     };
     trace.mark("resolve root");
     let snap = match open_or_build(&root, common.index_dir.as_deref()) {

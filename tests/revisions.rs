@@ -250,3 +250,139 @@ fn mcp_rev_builds_the_revision_on_first_use_then_answers_it() {
     assert!(err);
     assert!(text.contains("no revision 'nope'"), "{text}");
 }
+
+/// compare_versions' JSON results for `args`.
+fn compared(t: &Tree, args: &[&str]) -> Value {
+    let mut a = vec!["compare"];
+    a.extend(args);
+    let (code, v) = json(t, &a);
+    assert_eq!(code, 0, "{v}");
+    v["results"].clone()
+}
+
+fn statuses(c: &Value) -> Vec<String> {
+    c["definitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let loc = |s: &Value| {
+                if s.is_null() {
+                    "-".to_string()
+                } else {
+                    format!("{}:{}", s["path"].as_str().unwrap(), s["line"])
+                }
+            };
+            format!(
+                "{} {} {} {}",
+                d["status"].as_str().unwrap(),
+                d["a"]["kind"].as_str().or(d["b"]["kind"].as_str()).unwrap(),
+                loc(&d["a"]),
+                loc(&d["b"])
+            )
+        })
+        .collect()
+}
+
+fn callers(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c["caller"].as_str().unwrap_or("-"),
+                c["path"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn compare_pairs_definitions_changed_moved_added_and_removed() {
+    let t = repo("rev-compare");
+    let foo = compared(&t, &["foo", "v1", "v2"]);
+    assert_eq!(
+        statuses(&foo),
+        [
+            "changed function lib/a.c:6 lib/a.c:12",
+            "same prototype lib/b.c:1 lib/b.c:1",
+            "added prototype - lib/c.c:1"
+        ]
+    );
+    let changed = &foo["definitions"][0];
+    assert_eq!(changed["changed"], json!(["body"]));
+    let diff = changed["diff"].as_str().unwrap();
+    assert!(diff.contains("@@ -6,4 +12,4 @@"), "{diff}");
+    assert!(
+        diff.contains("-\treturn helper(a);\n+\treturn helper(a) + added();\n"),
+        "{diff}"
+    );
+    // Callers by function and file: gone went, mover moved from b.c to c.c.
+    assert_eq!(
+        callers(&foo["callers"]["removed"]),
+        ["gone lib/a.c", "mover lib/b.c"]
+    );
+    assert_eq!(callers(&foo["callers"]["added"]), ["mover lib/c.c"]);
+    assert_eq!(
+        (
+            foo["callers"]["a_total"].as_u64(),
+            foo["callers"]["b_total"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
+    // Against the working tree, the uncommitted caller is added.
+    let now = compared(&t, &["foo", "v2"]);
+    assert!(now["b"].is_null());
+    assert_eq!(callers(&now["callers"]["added"]), ["wip lib/d.c"]);
+    assert_eq!(
+        statuses(&compared(&t, &["mover", "v1", "v2"])),
+        ["moved function lib/b.c:3 lib/c.c:3"]
+    );
+    assert_eq!(
+        statuses(&compared(&t, &["gone", "v1", "v2"])),
+        ["removed function lib/a.c:11 -"]
+    );
+    assert_eq!(
+        statuses(&compared(&t, &["added", "v1", "v2"])),
+        ["added function - lib/a.c:6"]
+    );
+    let (code, text) = knav(&t, &["compare", "foo", "v1", "v2"]);
+    assert_eq!(code, 0);
+    assert!(text.starts_with("foo: v1 ("), "{text}");
+    assert!(
+        text.contains("changed  function lib/a.c:6 → lib/a.c:12  changed: body\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("callers: 2 → 1 call sites; 1 callers added, 2 removed\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn compare_of_a_name_in_neither_version_or_at_an_unknown_revision_is_an_error() {
+    let t = repo("rev-compare-missing");
+    let (code, out) = knav(&t, &["compare", "nothing_here", "v1", "v2"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("no symbol 'nothing_here' in v1 ("), "{out}");
+    let (code, out) = knav(&t, &["compare", "foo", "v9"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("no revision 'v9'"), "{out}");
+}
+
+#[test]
+fn mcp_compare_versions_answers_after_building_both_revisions() {
+    let t = repo("rev-mcp-compare");
+    let root = t.root.display().to_string();
+    let mut c = Client::start(&["--root", &root], &t.root, &[]);
+    let args = json!({"symbol": "mover", "rev_a": "v1", "rev_b": "v2", "format": "json"});
+    let (text, err) = c.call_when_built("compare_versions", args);
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        statuses(&v["results"]),
+        ["moved function lib/b.c:3 lib/c.c:3"]
+    );
+    assert_eq!(v["root"], json!(root));
+}

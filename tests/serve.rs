@@ -33,6 +33,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             "search_code",
             "search_docs",
             "change_impact",
+            "compare_versions",
             "review_diff",
             "update_index",
             "index_status",
@@ -57,9 +58,11 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             assert_eq!(a["readOnlyHint"], true, "{name}");
             assert_eq!(a["openWorldHint"], false, "{name}");
             let props = t["inputSchema"]["properties"].as_object().unwrap();
-            // index_status pages nothing.
+            // index_status pages nothing; compare_versions answers one symbol in two versions.
             let common: &[&str] = if name == "index_status" {
                 &["root", "format"]
+            } else if name == "compare_versions" {
+                &["root", "format", "path_prefix"]
             } else {
                 &["root", "format", "limit", "offset", "path_prefix"]
             };
@@ -103,7 +106,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
         "the alwaysLoad tools take {always_loaded} characters"
     );
     assert!(
-        names.len() == 18 && catalog > 2000 && always_loaded > 500,
+        names.len() == 19 && catalog > 2000 && always_loaded > 500,
         "the catalog was measured"
     );
 }
@@ -131,6 +134,7 @@ fn tool_groups_chosen_by_flag_or_settings_list_and_answer_only_their_tools() {
             "search_code",
             "search_docs",
             "change_impact",
+            "compare_versions",
             "review_diff",
             "index_status"
         ]
@@ -145,7 +149,12 @@ fn tool_groups_chosen_by_flag_or_settings_list_and_answer_only_their_tools() {
     let mut c = Client::start(&["--root", &root], &t.root, &[]);
     assert_eq!(
         names(&mut c),
-        ["change_impact", "review_diff", "index_status"]
+        [
+            "change_impact",
+            "compare_versions",
+            "review_diff",
+            "index_status"
+        ]
     );
     drop(c);
     std::fs::write(t.root.join(".knav.toml"), "[serve]\ntools = [\"every\"]\n").unwrap();

@@ -432,6 +432,88 @@ pub enum Results {
     Impact(Impact),
     /// review_diff.
     Review(Review),
+    /// compare_versions.
+    Compare(Box<Comparison>),
+}
+
+/// What compare_versions answers.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Comparison {
+    /// The symbol.
+    pub symbol: String,
+    /// The first version (`null`: the working tree).
+    pub a: Option<RevName>,
+    /// The second version (`null`: the working tree).
+    pub b: Option<RevName>,
+    /// Its definitions, paired across the versions.
+    pub definitions: Vec<DefChange>,
+    /// Its export in each version.
+    pub exported: [Option<Export>; 2],
+    /// Its callers in each version, those added and removed.
+    pub callers: CallersChange,
+}
+
+/// One definition in one version.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct DefAt {
+    /// Root-relative path.
+    pub path: String,
+    /// 1-based line.
+    pub line: u32,
+    /// ctags kind.
+    pub kind: Option<String>,
+    /// Parameter list.
+    pub signature: Option<String>,
+    /// Enclosing `#if` conditions.
+    pub guard: Option<Vec<String>>,
+}
+
+/// A definition paired across the two versions.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct DefChange {
+    /// `same`, `changed`, `moved` (another file; maybe changed too), `added` or `removed`.
+    pub status: &'static str,
+    /// In the first version.
+    pub a: Option<DefAt>,
+    /// In the second version.
+    pub b: Option<DefAt>,
+    /// What differs: `signature`, `guard`, `kind`, `body`.
+    pub changed: Vec<&'static str>,
+    /// The body's unified diff, when it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// The diff's lines in all, when more than `compare::MAX_DIFF_LINES` were cut.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff_cut: Option<usize>,
+}
+
+/// Callers in both versions.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct CallersChange {
+    /// Call sites in the first version.
+    pub a_total: u64,
+    /// Call sites in the second.
+    pub b_total: u64,
+    /// Callers (function and file) only the second version has.
+    pub added_total: u64,
+    /// Callers only the first version has.
+    pub removed_total: u64,
+    /// The first added, by file then function.
+    pub added: Vec<Caller>,
+    /// The first removed.
+    pub removed: Vec<Caller>,
+    /// False when a version has more call sites than were read (the first 1000 of each were
+    /// compared).
+    pub complete: bool,
+}
+
+/// A calling function (`null`: file scope) in a file.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Caller {
+    /// Root-relative path.
+    pub path: String,
+    /// The enclosing function.
+    pub caller: Option<String>,
 }
 
 /// Where an `EXPORT_SYMBOL*` line names the symbol.

@@ -84,7 +84,7 @@ impl Handler {
                 .unwrap_or_else(|e| Envelope::error(call.tool, &root_s, e));
             return finish(env, format);
         }
-        let Some(ask) = call.ask else {
+        if call.ask.is_none() && call.compare.is_none() {
             if call.tool == "index_status" {
                 return finish(tree.status(), format);
             }
@@ -92,8 +92,8 @@ impl Handler {
                 Ok(env) => finish(env, format),
                 Err(n) => not_ready(n),
             };
-        };
-        let mut page = call.page;
+        }
+        let mut page = call.page.clone();
         if let Some(arg) = &call.active_config {
             let within = tree.config_dirs();
             let config = within.and_then(|dirs| {
@@ -108,6 +108,15 @@ impl Handler {
                 }
             }
         }
+        let Some(ask) = call.ask else {
+            let Some((symbol, a, b)) = &call.compare else {
+                return finish(Envelope::error(call.tool, &root_s, "nothing asked"), format);
+            };
+            return match self.compare(&call, &page, symbol, a, b.as_deref()) {
+                Ok(env) => finish(env, format),
+                Err(n) => not_ready(n),
+            };
+        };
         let (snap, warning) = match server.snapshot(&tree) {
             Ok(s) => s,
             Err(n) => return not_ready(n),
@@ -122,6 +131,48 @@ impl Handler {
             env.rev = rev;
         }
         finish(env, format)
+    }
+}
+
+impl Handler {
+    /// compare_versions: `symbol` at revision `a` and at `b` (`None`: the served tree), each
+    /// answered by its own snapshot; a revision not built yet is the first-build transient.
+    fn compare(
+        &self,
+        call: &Call,
+        page: &crate::query::Page,
+        symbol: &str,
+        a: &str,
+        b: Option<&str>,
+    ) -> Result<Envelope, NotReady> {
+        let server = &self.server;
+        let root = call.root.as_deref();
+        let tree_a = server.tree_at(root, a).map_err(NotReady::Failed)?;
+        let tree_b = match b {
+            Some(b) => server.tree_at(root, b),
+            None => server.tree(root),
+        }
+        .map_err(NotReady::Failed)?;
+        let (snap_a, _) = server.snapshot(&tree_a)?;
+        let (snap_b, warning) = server.snapshot(&tree_b)?;
+        let (root_s, rev_a) = tree_a.answer_root();
+        let (_, rev_b) = tree_b.answer_root();
+        let side_a = crate::compare::Side {
+            rev: rev_a,
+            snap: &snap_a,
+        };
+        let side_b = crate::compare::Side {
+            rev: rev_b,
+            snap: &snap_b,
+        };
+        let mut env = crate::index::store::answer_or_damage(&snap_a, || {
+            crate::compare::compare(&root_s, symbol, &side_a, &side_b, page)
+        })
+        .unwrap_or_else(|e| Envelope::error(call.tool, &root_s, e.to_string()));
+        if let Some(w) = warning {
+            env.warn(w);
+        }
+        Ok(env)
     }
 }
 

@@ -139,6 +139,9 @@ pub struct Call {
     pub active_config: Option<String>,
     /// The git revision to answer for, when given.
     pub rev: Option<String>,
+    /// compare_versions: the symbol and the two revisions (the second `None`: the working
+    /// tree).
+    pub compare: Option<(String, String, Option<String>)>,
     /// replace_symbol and insert_symbol: the edit.
     pub edit: Option<crate::edit::Edit>,
 }
@@ -308,11 +311,16 @@ fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String
         path_prefix: shared.path_prefix.filter(|p| !p.is_empty()),
         active: None,
     };
+    let mut compare = None;
     let (ask, full, edit) = match order {
         Order::Ask(ask) => (Some(ask), false, None),
         Order::Update { full, .. } => (None, full, None),
         Order::Status => (None, false, None),
         Order::Edit(edit) => (None, false, Some(edit)),
+        Order::Compare { symbol, a, b } => {
+            compare = Some((symbol, a, b));
+            (None, false, None)
+        }
     };
     Ok(Call {
         tool,
@@ -323,6 +331,7 @@ fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String
         page,
         active_config: shared.active_config.filter(|c| !c.trim().is_empty()),
         rev: shared.rev.filter(|r| !r.trim().is_empty()),
+        compare,
         edit,
     })
 }
@@ -354,6 +363,7 @@ mod tests {
                 "search_code",
                 "search_docs",
                 "change_impact",
+                "compare_versions",
                 "review_diff",
                 "index_status"
             ]

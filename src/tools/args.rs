@@ -9,7 +9,7 @@ use rmcp::schemars::JsonSchema;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
-use super::{CliArgs, McpArgs, Order, SearchShared, Shared};
+use super::{CliArgs, CompareShared, McpArgs, Order, SearchShared, Shared};
 use crate::envelope::quote;
 use crate::query::GroupBy;
 use crate::request::Ask;
@@ -87,6 +87,36 @@ impl McpArgs for DefArgs {
     }
 }
 impl CliArgs for DefArgs {}
+
+/// compare_versions (`knav compare`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct CompareArgs {
+    /// The identifier to compare.
+    #[schemars(description = "C identifier")]
+    symbol: String,
+    /// The first version: a git revision (tag, branch, SHA, HEAD~3).
+    #[schemars(description = "git revision (tag, branch, SHA)")]
+    rev_a: String,
+    /// The second version: a git revision (default: the files as they are).
+    #[schemars(description = "git revision; default: the working tree")]
+    rev_b: Option<String>,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: CompareShared,
+}
+
+impl McpArgs for CompareArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let order = Order::Compare {
+            symbol: self.symbol,
+            a: self.rev_a,
+            b: self.rev_b.filter(|b| !b.trim().is_empty()),
+        };
+        Ok((order, self.shared.into()))
+    }
+}
+impl CliArgs for CompareArgs {}
 
 /// find_references (`knav refs`).
 #[derive(clap::Args, Deserialize, JsonSchema)]

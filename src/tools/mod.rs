@@ -37,6 +37,15 @@ pub enum Order {
     Status,
     /// replace_symbol or insert_symbol.
     Edit(crate::edit::Edit),
+    /// compare_versions: `symbol` at git revision `a` and at `b` (`None`: the files as they are).
+    Compare {
+        /// The symbol.
+        symbol: String,
+        /// The first revision.
+        a: String,
+        /// The second revision, or the working tree.
+        b: Option<String>,
+    },
 }
 
 /// The arguments every retrieval tool takes over MCP; on the CLI they are the global flags
@@ -77,6 +86,33 @@ struct SearchShared {
     path_prefix: Option<String>,
     /// git revision; default: the files as they are
     rev: Option<String>,
+}
+
+/// [`Shared`] as compare_versions takes it: without paging (it answers one symbol) and without
+/// `rev` (it names its two revisions).
+#[derive(Default, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+struct CompareShared {
+    /// tree (default: the served root)
+    root: Option<String>,
+    /// text or json
+    format: Option<String>,
+    /// only paths under this
+    path_prefix: Option<String>,
+    /// .config path or CONFIG_A=y,CONFIG_B=m
+    active_config: Option<String>,
+}
+
+impl From<CompareShared> for Shared {
+    fn from(c: CompareShared) -> Shared {
+        Shared {
+            root: c.root,
+            format: c.format,
+            path_prefix: c.path_prefix,
+            active_config: c.active_config,
+            ..Shared::default()
+        }
+    }
 }
 
 impl From<SearchShared> for Shared {
@@ -425,6 +461,23 @@ pub const TOOLS: &[Tool] = &[
         cli_only: &[],
         mcp_only: &[],
         parts: both::<ImpactArgs>(),
+    },
+    Tool {
+        name: "compare_versions",
+        command: Some("compare"),
+        about: "SYMBOL at git revision REV_A and at REV_B (default: the files as they are): each \
+                definition same, changed, moved, added or removed, with the body's diff, and \
+                the callers added and removed (compare_versions)",
+        description: "One symbol in two versions (git revisions; rev_b default: the working \
+                      tree): each definition same/changed/moved/added/removed, what changed \
+                      (signature, guard, kind, body, with the body's diff), export, callers \
+                      added and removed. Use for backports instead of two checkouts and a diff.",
+        group: "review",
+        effect: Effect::Reads,
+        always_load: false,
+        cli_only: &[],
+        mcp_only: &[],
+        parts: both::<CompareArgs>(),
     },
     Tool {
         name: "review_diff",

@@ -1,5 +1,6 @@
 //! The text form of what a change affects: change_impact's callers by level with their groups,
-//! review_diff's files, hunks and touched definitions.
+//! review_diff's files, hunks and touched definitions, compare_versions' definitions paired
+//! across two versions.
 
 use std::fmt::Write;
 
@@ -201,4 +202,112 @@ fn touched_line(d: &Touched, out: &mut String) {
         d.line,
         tags(t)
     );
+}
+
+/// compare_versions: `SYMBOL: A → B`, a line per definition pair with what changed and the
+/// body's diff indented, the export in each, and the callers added and removed.
+pub(super) fn compare(c: &crate::envelope::Comparison, out: &mut String) -> usize {
+    let name = |r: &Option<crate::envelope::RevName>| match r {
+        Some(r) => format!("{} ({})", r.name, r.short()),
+        None => "working tree".to_string(),
+    };
+    let _ = writeln!(out, "{}: {} → {}", c.symbol, name(&c.a), name(&c.b));
+    let loc = |d: &Option<crate::envelope::DefAt>| match d {
+        Some(d) => format!("{}:{}", d.path, d.line),
+        None => "-".to_string(),
+    };
+    for d in &c.definitions {
+        let kind =
+            d.a.as_ref()
+                .or(d.b.as_ref())
+                .and_then(|x| x.kind.clone())
+                .unwrap_or_default();
+        let what = if d.changed.is_empty() {
+            String::new()
+        } else {
+            format!("  changed: {}", d.changed.join(", "))
+        };
+        let _ = writeln!(
+            out,
+            "{:<8} {kind} {} → {}{what}",
+            d.status,
+            loc(&d.a),
+            loc(&d.b)
+        );
+        for (label, side) in [("was", &d.a), ("now", &d.b)] {
+            if d.changed.contains(&"signature") || d.changed.contains(&"guard") {
+                if let Some(x) = side {
+                    let guard = x.guard.as_ref().map(|g| g.join(" && ")).unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "  {label}: {}{}",
+                        x.signature.as_deref().unwrap_or(""),
+                        if guard.is_empty() {
+                            String::new()
+                        } else {
+                            format!("  [#if {guard}]")
+                        }
+                    );
+                }
+            }
+        }
+        if let Some(diff) = &d.diff {
+            for line in diff.lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
+    let export = |e: &Option<crate::envelope::Export>| match e {
+        Some(e) => e.macro_name.clone(),
+        None => "not exported".to_string(),
+    };
+    let [ea, eb] = &c.exported;
+    if ea != eb || ea.is_some() {
+        let _ = writeln!(out, "export: {} → {}", export(ea), export(eb));
+    }
+    let k = &c.callers;
+    let _ = writeln!(
+        out,
+        "callers: {} → {} call sites; {} callers added, {} removed{}",
+        k.a_total,
+        k.b_total,
+        k.added_total,
+        k.removed_total,
+        if k.complete {
+            ""
+        } else {
+            " (of the first 1000 call sites of each)"
+        }
+    );
+    let list = |v: &[crate::envelope::Caller]| -> String {
+        v.iter()
+            .map(|c| {
+                format!(
+                    "{} ({})",
+                    c.caller.as_deref().unwrap_or("(file scope)"),
+                    c.path
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !k.added.is_empty() {
+        let more = k.added_total as usize - k.added.len();
+        let more = if more > 0 {
+            format!(", … {more} more")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(out, "  added: {}{more}", list(&k.added));
+    }
+    if !k.removed.is_empty() {
+        let more = k.removed_total as usize - k.removed.len();
+        let more = if more > 0 {
+            format!(", … {more} more")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(out, "  removed: {}{more}", list(&k.removed));
+    }
+    c.definitions.len()
 }
