@@ -234,7 +234,26 @@ fn run(
     if let Order::Compare { symbol, a, b } = &order {
         return compare(common, &root, symbol, a, b.as_deref());
     }
-    let Some(rev) = &common.rev else {
+    let (mut order, mut rev) = (order, common.rev.clone());
+    if let Order::ReviewRange { a, b } = &order {
+        let root_s = root.display().to_string();
+        if rev.is_some() {
+            let e = "a range names its revisions (REV_A..REV_B); drop --rev";
+            return (Envelope::error(tool, &root_s, e), Some(2));
+        }
+        match crate::index::git::range_diff(&root, a, b, crate::diff::MAX_DIFF_BYTES) {
+            Ok(diff) => {
+                rev = Some(b.clone());
+                order = Order::Ask(crate::request::Ask::Review { diff });
+            }
+            Err(e) => {
+                let code =
+                    matches!(e, crate::index::git::GitError::UnknownRevision { .. }).then_some(2);
+                return (Envelope::error(tool, &root_s, e.to_string()), code);
+            }
+        }
+    }
+    let Some(rev) = &rev else {
         return (run_in(common, tool, order, &root, trace), None);
     };
     let root_s = root.display().to_string();
@@ -354,7 +373,9 @@ fn run_in(
         }
         Order::Update { full, verify } => return index(common, &root, full, verify),
         Order::Edit(_) => return Envelope::error(tool, &root_s, "an edit is MCP only"),
-        Order::Compare { .. } => return Envelope::error(tool, &root_s, "compare runs apart"),
+        Order::Compare { .. } | Order::ReviewRange { .. } => {
+            return Envelope::error(tool, &root_s, "answered apart")
+        }
     };
     trace.mark("resolve root");
     let snap = match open_or_build(&root, common.index_dir.as_deref()) {

@@ -386,3 +386,49 @@ fn mcp_compare_versions_answers_after_building_both_revisions() {
     );
     assert_eq!(v["root"], json!(root));
 }
+
+#[test]
+fn diff_of_a_range_reviews_what_git_diff_gives_at_its_second_revision() {
+    let t = repo("rev-range");
+    let (code, v) = json(&t, &["diff", "v1..v2"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["rev"]["name"], json!("v2"));
+    // The same review as of the patch git writes for the range, at v2.
+    let patch = Command::new("git")
+        .args(["diff", "v1", "v2"])
+        .current_dir(&t.root)
+        .output()
+        .unwrap();
+    let file = t.root.join(".knav/range.patch");
+    std::fs::write(&file, &patch.stdout).unwrap();
+    let (_, w) = json(&t, &["diff", file.to_str().unwrap(), "--rev", "v2"]);
+    assert_eq!(results(&v), results(&w));
+    let touched = v.to_string();
+    for name in ["\"added\"", "\"foo\"", "\"helper\""] {
+        assert!(touched.contains(name), "{name} in {v}");
+    }
+    // A range with --rev, a bad range, an unknown revision.
+    let (code, out) = knav(&t, &["diff", "v1..v2", "--rev", "v1"]);
+    assert_eq!(code, 2, "{out}");
+    let (code, out) = knav(&t, &["diff", "v1..v9"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("no revision 'v9'"), "{out}");
+}
+
+#[test]
+fn mcp_review_diff_takes_a_range() {
+    let t = repo("rev-mcp-range");
+    let root = t.root.display().to_string();
+    let mut c = Client::start(&["--root", &root], &t.root, &[]);
+    let (text, err) = c.call_when_built("review_diff", json!({"range": "v1..v2"}));
+    assert!(!err, "{text}");
+    assert!(text.starts_with("at v2 ("), "{text}");
+    assert!(text.contains("removed function gone  line 11"), "{text}");
+    assert!(text.contains("added function mover  line 3"), "{text}");
+    let (text, err) = c.call("review_diff", json!({"range": "v1"}));
+    assert!(err);
+    assert!(text.contains("is not REV_A..REV_B"), "{text}");
+    let (text, err) = c.call("review_diff", json!({}));
+    assert!(err);
+    assert!(text.contains("'diff' (or 'range') is required"), "{text}");
+}

@@ -342,3 +342,66 @@ pub fn read_blobs(
     let _ = writer.join();
     result
 }
+
+/// `git diff A B` of the root's directory (paths relative to it) between commits `a` and `b`
+/// (object ids), at most `max` bytes: an error past that says how large it was at least.
+pub fn diff(root: &Path, a: &str, b: &str, max: usize) -> Result<String, GitError> {
+    let what = format!("git diff {a} {b}");
+    let mut child = git(root)
+        .args([
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--relative",
+            "-U3",
+            "--end-of-options",
+            a,
+            b,
+            "--",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| GitError::NoGit(e.to_string()))?;
+    let mut bytes = Vec::new();
+    let read = child
+        .stdout
+        .take()
+        .map(|out| out.take(max as u64 + 1).read_to_end(&mut bytes));
+    let too_big = bytes.len() > max;
+    if too_big {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().map_err(|e| GitError::Failed {
+        what: what.clone(),
+        said: e.to_string(),
+    })?;
+    if too_big {
+        return Err(GitError::Failed {
+            what,
+            said: format!(
+                "the diff is larger than {} MiB (the most review_diff reads); review a shorter \
+                 range, or a part of the tree with --root",
+                max >> 20
+            ),
+        });
+    }
+    if let Some(Err(e)) = read {
+        return Err(GitError::Failed {
+            what,
+            said: e.to_string(),
+        });
+    }
+    if !out.status.success() {
+        return Err(failed(&what, &out));
+    }
+    Ok(String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// The diff of range `a..b` (revisions as asked) of the root's directory, at most `max` bytes.
+pub fn range_diff(root: &Path, a: &str, b: &str, max: usize) -> Result<String, GitError> {
+    let (ra, rb) = (resolve(root, a)?, resolve(root, b)?);
+    diff(root, &ra.commit, &rb.commit, max)
+}

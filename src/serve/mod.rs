@@ -41,9 +41,34 @@ struct Handler {
 
 impl Handler {
     /// Answers one call; `(text, is_error)`.
-    fn call(&self, call: Call) -> (String, bool) {
+    fn call(&self, mut call: Call) -> (String, bool) {
         let server = &self.server;
         let format = call.format;
+        // A range is the diff git gives for it, reviewed at its second revision (where what it
+        // adds is defined).
+        if let Some((a, b)) = call.range.take() {
+            let fail = |e: String| {
+                let root = call
+                    .root
+                    .clone()
+                    .unwrap_or_else(|| server.default_root.display().to_string());
+                finish(Envelope::error(call.tool, &root, e), format)
+            };
+            if call.rev.is_some() {
+                return fail("give range or rev, not both".into());
+            }
+            let base = match server.tree(call.root.as_deref()) {
+                Ok(t) => t,
+                Err(e) => return fail(e),
+            };
+            match crate::index::git::range_diff(base.root(), &a, &b, crate::diff::MAX_DIFF_BYTES) {
+                Ok(diff) => {
+                    call.ask = Some(crate::request::Ask::Review { diff });
+                    call.rev = Some(b);
+                }
+                Err(e) => return fail(e.to_string()),
+            }
+        }
         let fallback_root = call
             .root
             .clone()

@@ -139,6 +139,8 @@ pub struct Call {
     pub active_config: Option<String>,
     /// The git revision to answer for, when given.
     pub rev: Option<String>,
+    /// review_diff of a git range: its two revisions.
+    pub range: Option<(String, String)>,
     /// compare_versions: the symbol and the two revisions (the second `None`: the working
     /// tree).
     pub compare: Option<(String, String, Option<String>)>,
@@ -311,8 +313,12 @@ fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String
         path_prefix: shared.path_prefix.filter(|p| !p.is_empty()),
         active: None,
     };
-    let mut compare = None;
+    let (mut compare, mut range) = (None, None);
     let (ask, full, edit) = match order {
+        Order::ReviewRange { a, b } => {
+            range = Some((a, b));
+            (None, false, None)
+        }
         Order::Ask(ask) => (Some(ask), false, None),
         Order::Update { full, .. } => (None, full, None),
         Order::Status => (None, false, None),
@@ -332,6 +338,7 @@ fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String
         active_config: shared.active_config.filter(|c| !c.trim().is_empty()),
         rev: shared.rev.filter(|r| !r.trim().is_empty()),
         compare,
+        range,
         edit,
     })
 }

@@ -563,11 +563,16 @@ impl CliArgs for ImpactArgs {}
 pub(super) struct DiffArgs {
     /// unified diff text (git diff, mailed patch); at most 10000 files, 50000 hunks
     #[arg(skip)]
+    #[serde(default)]
     diff: String,
-    /// The diff (git diff, diff -u or a mailed patch); `-` or none: standard input.
+    /// The diff (git diff, diff -u or a mailed patch); `-` or none: standard input; REV_A..REV_B
+    /// (no such file): the commits of that git range.
     #[serde(skip)]
     #[schemars(skip)]
     file: Option<PathBuf>,
+    /// or a git range REV_A..REV_B instead of diff, reviewed at REV_B
+    #[arg(skip)]
+    range: Option<String>,
     #[serde(flatten)]
     #[arg(skip)]
     shared: Shared,
@@ -575,14 +580,45 @@ pub(super) struct DiffArgs {
 
 impl McpArgs for DiffArgs {
     fn order(self) -> Result<(Order, Shared), String> {
-        Ok((Order::Ask(Ask::Review { diff: self.diff }), self.shared))
+        match (
+            self.range.filter(|r| !r.trim().is_empty()),
+            self.diff.is_empty(),
+        ) {
+            (Some(_), false) => Err("give diff or range, not both".into()),
+            (Some(r), true) => Ok((range_order(r.trim())?, self.shared)),
+            (None, true) => Err("argument 'diff' (or 'range') is required".into()),
+            (None, false) if self.diff.trim().is_empty() => Err("argument 'diff' is empty".into()),
+            (None, false) => Ok((Order::Ask(Ask::Review { diff: self.diff }), self.shared)),
+        }
     }
 }
 
 impl CliArgs for DiffArgs {
     fn cli_order(self) -> Result<Order, String> {
+        // `A..B` names a range unless a file has that name.
+        if let Some(arg) = self.file.as_deref().and_then(|f| f.to_str()) {
+            if arg.contains("..") && !std::path::Path::new(arg).exists() {
+                return range_order(arg);
+            }
+        }
         let diff = read_diff(self.file.as_deref())?;
         Ok(Order::Ask(Ask::Review { diff }))
+    }
+}
+
+/// The order of a range `A..B`.
+fn range_order(range: &str) -> Result<Order, String> {
+    match range.split_once("..") {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() && !b.starts_with('.') => {
+            Ok(Order::ReviewRange {
+                a: a.to_string(),
+                b: b.to_string(),
+            })
+        }
+        _ => Err(format!(
+            "range {} is not REV_A..REV_B (two revisions, two dots)",
+            quote(range)
+        )),
     }
 }
 

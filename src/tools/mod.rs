@@ -37,6 +37,13 @@ pub enum Order {
     Status,
     /// replace_symbol or insert_symbol.
     Edit(crate::edit::Edit),
+    /// review_diff of a commit range: `git diff a b`, reviewed at revision `b`.
+    ReviewRange {
+        /// The older revision.
+        a: String,
+        /// The newer one.
+        b: String,
+    },
     /// compare_versions: `symbol` at git revision `a` and at `b` (`None`: the files as they are).
     Compare {
         /// The symbol.
@@ -494,7 +501,7 @@ pub const TOOLS: &[Tool] = &[
         effect: Effect::Reads,
         always_load: false,
         cli_only: &["file"],
-        mcp_only: &["diff"],
+        mcp_only: &["diff", "range"],
         parts: both::<DiffArgs>(),
     },
     Tool {
