@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the git test ground of `knav --rev`: a repository holding Debian's linux-source-6.1
 # as one commit (tag v6.1) and linux-source-6.12 as the next (tag v6.12), a branch v6.12-200
-# with 200 .c/.h files changed from v6.12, and Debian's
+# with 200 .c/.h files changed from v6.12, a branch history replaying v6.1 -> v6.12 one
+# directory per commit (thousands of commits), and Debian's
 # packaging rule `/*` dropped from each top-level .gitignore (it would ignore every file).
 #
 #   kernel-bench/make-git-tree.sh OUT [TREE_6_1] [TREE_6_12]
@@ -40,5 +41,31 @@ git ls-files '*.c' '*.h' | awk 'NR % 150 == 0' | head -n 200 | while read -r f; 
 done
 git commit -q -a -m "200 files changed"
 git checkout -q master
+# A synthetic history for the history index: branch `history` replays v6.1 → v6.12 one
+# directory per commit (each directory's .c/.h files as v6.12 has them), written by
+# git fast-import from the blobs v6.12 already has.
+git diff --name-status --no-renames v6.1 v6.12 -- '*.c' '*.h' > "$out.changes"
+git ls-tree -r v6.12 > "$out.blobs"
+awk -F'\t' -v from="$(git rev-parse v6.1)" '
+    FILENAME == ARGV[1] { split($1, m, " "); blob[$2] = m[1] " " m[3]; next }
+    {
+        d = $2; if (!sub(/\/[^\/]*$/, "", d)) d = "."
+        if (!(d in seen)) { seen[d] = ++ndirs; dirs[ndirs] = d }
+        k = seen[d]; lines[k] = lines[k] ($1 == "D" ? "D " $2 : "M " blob[$2] " " $2) "\n"
+    }
+    END {
+        for (k = 1; k <= ndirs; k++) {
+            msg = dirs[k] ": as in v6.12"
+            t = 1672531200 + k * 3600
+            print "commit refs/heads/history"
+            print "author kernel-bench <kernel-bench@localhost> " t " +0000"
+            print "committer kernel-bench <kernel-bench@localhost> " t " +0000"
+            print "data " length(msg); print msg
+            if (k == 1) print "from " from
+            printf "%s", lines[k]
+            print ""
+        }
+    }' "$out.blobs" "$out.changes" | git fast-import --quiet
+rm -f "$out.changes" "$out.blobs"
 git gc -q
 echo "$out: $(git rev-list --count HEAD) commits, tags $(git tag | tr '\n' ' ')"

@@ -93,7 +93,7 @@ const SERVE_ABOUT: &str = "Serve the tools over MCP on stdio. With --root, index
 /// [`crate::tools::TOOLS`], each with the arguments its tool defines.
 const COMMANDS: &[&str] = &[
     "index", "status", "serve", "def", "refs", "callers", "callees", "body", "reach", "symbols",
-    "find", "files", "impact", "diff", "compare", "grep", "docs", "search", "cache",
+    "find", "files", "impact", "diff", "compare", "history", "grep", "docs", "search", "cache",
 ];
 
 /// A command: `serve`, or a tool with its arguments as parsed.
@@ -234,6 +234,52 @@ fn run(
     if let Order::Compare { symbol, a, b } = &order {
         return compare(common, &root, symbol, a, b.as_deref());
     }
+    if let Order::History { symbol, file } = &order {
+        let page = Page {
+            limit: common.limit,
+            offset: common.offset,
+            ..Page::default()
+        };
+        let dir = index_dir(&root, common.index_dir.as_deref());
+        let env = crate::history::answer(
+            &root,
+            &dir,
+            symbol,
+            file.as_deref(),
+            common.rev.as_deref(),
+            &page,
+            true,
+            &mut Progress::stderr(),
+        );
+        return (env, None);
+    }
+    if let Order::Update { history: true, .. } = &order {
+        let dir = index_dir(&root, common.index_dir.as_deref());
+        let root_s = root.display().to_string();
+        let done = crate::index::history::update(
+            &root,
+            &dir,
+            common.rev.as_deref(),
+            &mut Progress::stderr(),
+        );
+        let env = match done {
+            Ok(r) => {
+                let mut env = Envelope::new(tool, &root_s);
+                env.message = Some(format!(
+                    "history: {} commits read now, {} in all; {} definitions touched recorded \
+                     now; {:.1} MB; in {} ms",
+                    r.commits_added,
+                    r.commits,
+                    r.touches_added,
+                    r.bytes as f64 / 1e6,
+                    r.ms
+                ));
+                env
+            }
+            Err(e) => Envelope::error(tool, &root_s, e.to_string()),
+        };
+        return (env, None);
+    }
     let (mut order, mut rev) = (order, common.rev.clone());
     if let Order::ReviewRange { a, b } = &order {
         let root_s = root.display().to_string();
@@ -371,9 +417,9 @@ fn run_in(
             let dir = crate::index::store::existing_index_dir(&root, common.index_dir.as_deref());
             return crate::status::index_status(&root, &dir, None);
         }
-        Order::Update { full, verify } => return index(common, &root, full, verify),
+        Order::Update { full, verify, .. } => return index(common, &root, full, verify),
         Order::Edit(_) => return Envelope::error(tool, &root_s, "an edit is MCP only"),
-        Order::Compare { .. } | Order::ReviewRange { .. } => {
+        Order::Compare { .. } | Order::ReviewRange { .. } | Order::History { .. } => {
             return Envelope::error(tool, &root_s, "answered apart")
         }
     };

@@ -24,4 +24,6 @@ pub use knav_index as index;
 pub use knav_index::{alloc, beneath, pathname, progress, rank, settings, walk};
 /// The answers, in the `knav-query` crate: every `crate::query::…`, `crate::envelope`, … path of
 /// knav names it.
-pub use knav_query::{compare, diff, edit, envelope, maintainers, query, render, request, status};
+pub use knav_query::{
+    compare, diff, edit, envelope, history, maintainers, query, render, request, status,
+};

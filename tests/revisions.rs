@@ -432,3 +432,144 @@ fn mcp_review_diff_takes_a_range() {
     assert!(err);
     assert!(text.contains("'diff' (or 'range') is required"), "{text}");
 }
+
+/// `knav history` rows as `CHANGE PATH +A -R [from] [introduced] SUBJECT`.
+fn history_rows(t: &Tree, args: &[&str]) -> Vec<String> {
+    let mut a = vec!["history"];
+    a.extend(args);
+    let (code, v) = json(t, &a);
+    assert_eq!(code, 0, "{v}");
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {} +{} -{}{}{} {}",
+                e["change"].as_str().unwrap(),
+                e["path"].as_str().unwrap(),
+                e["added"],
+                e["removed"],
+                e["from"]
+                    .as_str()
+                    .map(|f| format!(" from {f}"))
+                    .unwrap_or_default(),
+                if e["introduced"] == json!(true) {
+                    " introduced"
+                } else {
+                    ""
+                },
+                e["subject"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn history_lists_the_commits_that_changed_a_definition_newest_first() {
+    let t = repo("rev-history");
+    // Lines counted as `git diff` aligns them (Myers): two of foo's lines each way.
+    assert_eq!(
+        history_rows(&t, &["foo"]),
+        [
+            "changed lib/a.c +2 -2 two",
+            "added lib/a.c +4 -0 introduced one"
+        ]
+    );
+    assert_eq!(
+        history_rows(&t, &["helper"]),
+        [
+            "changed lib/a.c +1 -1 two",
+            "added lib/a.c +4 -0 introduced one"
+        ]
+    );
+    assert_eq!(
+        history_rows(&t, &["gone"]),
+        [
+            "removed lib/a.c +0 -4 two",
+            "added lib/a.c +4 -0 introduced one"
+        ]
+    );
+    // A move with its text unchanged is one entry, not a change; --file follows it.
+    assert_eq!(
+        history_rows(&t, &["mover"]),
+        [
+            "moved lib/c.c +0 -0 from lib/b.c two",
+            "added lib/b.c +4 -0 introduced one"
+        ]
+    );
+    assert_eq!(
+        history_rows(&t, &["mover", "--file", "lib/c.c"]),
+        [
+            "moved lib/c.c +0 -0 from lib/b.c two",
+            "added lib/b.c +4 -0 introduced one"
+        ]
+    );
+    // --rev bounds the commits.
+    assert_eq!(
+        history_rows(&t, &["foo", "--rev", "v1..v2"]),
+        ["changed lib/a.c +2 -2 two"]
+    );
+    assert_eq!(
+        history_rows(&t, &["foo", "--rev", "v1"]),
+        ["added lib/a.c +4 -0 introduced one"]
+    );
+    let (code, text) = knav(&t, &["history", "mover"]);
+    assert_eq!(code, 0);
+    assert!(text.contains("moved lib/b.c → lib/c.c  two\n"), "{text}");
+    assert!(
+        text.contains("added lib/b.c (4 lines)  one  [introduced]\n"),
+        "{text}"
+    );
+    let (code, text) = knav(&t, &["history", "nothing_here"]);
+    assert_eq!(code, 1);
+    assert!(text.contains("no commit of the 2 in the history"), "{text}");
+}
+
+#[test]
+fn the_history_index_grows_by_the_new_commits_only() {
+    let t = repo("rev-history-grow");
+    let (code, out) = knav(&t, &["index", "--history"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("history: 2 commits read now, 2 in all"),
+        "{out}"
+    );
+    write(&t.root, &[("lib/a.c", &V2_A.replace("x + 2", "x + 3"))]);
+    git(&t.root, &["commit", "-q", "-a", "-m", "three"]);
+    let (_, out) = knav(&t, &["index", "--history"]);
+    assert!(
+        out.contains("history: 1 commits read now, 3 in all"),
+        "{out}"
+    );
+    let (_, out) = knav(&t, &["index", "--history"]);
+    assert!(
+        out.contains("history: 0 commits read now, 3 in all"),
+        "{out}"
+    );
+    // A query reads a new commit before answering.
+    write(&t.root, &[("lib/a.c", &V2_A.replace("x + 2", "x + 4"))]);
+    git(&t.root, &["commit", "-q", "-a", "-m", "four"]);
+    assert_eq!(
+        history_rows(&t, &["helper"])[..2],
+        ["changed lib/a.c +1 -1 four", "changed lib/a.c +1 -1 three"]
+    );
+}
+
+#[test]
+fn mcp_symbol_history_answers_from_the_history_index() {
+    let t = repo("rev-mcp-history");
+    let root = t.root.display().to_string();
+    let mut c = Client::start(&["--root", &root], &t.root, &[]);
+    let (text, err) = c.call("symbol_history", json!({"symbol": "mover"}));
+    assert!(!err, "{text}");
+    assert!(text.contains("moved lib/b.c → lib/c.c  two"), "{text}");
+    let (text, err) = c.call("symbol_history", json!({"symbol": "foo", "rev": "v1..v2"}));
+    assert!(!err, "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.contains(" two")).count(),
+        1,
+        "{text}"
+    );
+    assert!(!text.contains(" one"), "{text}");
+}

@@ -34,6 +34,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             "search_docs",
             "change_impact",
             "compare_versions",
+            "symbol_history",
             "review_diff",
             "update_index",
             "index_status",
@@ -106,7 +107,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
         "the alwaysLoad tools take {always_loaded} characters"
     );
     assert!(
-        names.len() == 19 && catalog > 2000 && always_loaded > 500,
+        names.len() == 20 && catalog > 2000 && always_loaded > 500,
         "the catalog was measured"
     );
 }
@@ -135,6 +136,7 @@ fn tool_groups_chosen_by_flag_or_settings_list_and_answer_only_their_tools() {
             "search_docs",
             "change_impact",
             "compare_versions",
+            "symbol_history",
             "review_diff",
             "index_status"
         ]
@@ -152,6 +154,7 @@ fn tool_groups_chosen_by_flag_or_settings_list_and_answer_only_their_tools() {
         [
             "change_impact",
             "compare_versions",
+            "symbol_history",
             "review_diff",
             "index_status"
         ]

@@ -11,6 +11,8 @@
 //! - [`macrodefs`]: the names kernel macros create at their invocations.
 //! - [`definers`]: macros that define what their arguments name, learned from their
 //!   `#define`s (the files they are read from are given as bytes by the caller).
+//! - [`spans`]: the top-level definitions of one file with their lines, by braces, without
+//!   ctags (the history index reads every version of a file).
 //! - [`keep`]: how much of a reused working vector a build thread keeps between files.
 #![deny(missing_docs)]
 
@@ -21,6 +23,7 @@ pub mod keep;
 pub mod lex;
 pub mod macrodefs;
 pub mod scan;
+pub mod spans;
 
 /// Cases a property test runs: its own count `n`, or `PROPTEST_CASES` when set
 /// (`ProptestConfig::with_cases` alone would ignore the variable the README gives).

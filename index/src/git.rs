@@ -129,6 +129,27 @@ pub fn resolve(root: &Path, rev: &str) -> Result<Resolved, GitError> {
     if rev.is_empty() || rev.starts_with('-') || rev.contains(['\0', '\n']) {
         return Err(unknown());
     }
+    // One run for the common case: `REV:./` is the tree of the directory git runs in (the
+    // root). When it fails, the runs below say why.
+    let mut cmd = git(root);
+    cmd.args(["rev-parse", "--end-of-options"])
+        .arg(format!("{rev}^{{commit}}"))
+        .arg(format!("{rev}:./"));
+    let out = output(cmd)?;
+    if out.status.success() {
+        let text = String::from_utf8_lossy(&out.stdout);
+        // rev-parse echoes `--end-of-options` before the ids.
+        let mut ids = text.lines().filter(|l| *l != "--end-of-options");
+        if let (Some(commit), Some(tree), None) = (ids.next(), ids.next(), ids.next()) {
+            if is_object_id(commit) && is_object_id(tree) {
+                return Ok(Resolved {
+                    asked: rev.to_string(),
+                    commit: commit.to_string(),
+                    tree: tree.to_string(),
+                });
+            }
+        }
+    }
     let mut cmd = git(root);
     cmd.args(["rev-parse", "--show-prefix"]);
     let out = output(cmd)?;
@@ -404,4 +425,30 @@ pub fn diff(root: &Path, a: &str, b: &str, max: usize) -> Result<String, GitErro
 pub fn range_diff(root: &Path, a: &str, b: &str, max: usize) -> Result<String, GitError> {
     let (ra, rb) = (resolve(root, a)?, resolve(root, b)?);
     diff(root, &ra.commit, &rb.commit, max)
+}
+
+/// The commits `spec` names: a range `A..B`, or what one revision reaches (`git rev-list`).
+pub fn rev_list(root: &Path, spec: &str) -> Result<std::collections::HashSet<String>, GitError> {
+    let revs: Vec<&str> = match spec.split_once("..") {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() && !b.starts_with('.') => vec![a, b],
+        _ => vec![spec],
+    };
+    let mut ids = Vec::new();
+    for r in &revs {
+        ids.push(resolve(root, r)?.commit);
+    }
+    let mut cmd = git(root);
+    cmd.args(["rev-list", "--end-of-options"]);
+    match ids.as_slice() {
+        [a, b] => cmd.arg(b).arg(format!("^{a}")),
+        _ => cmd.args(&ids),
+    };
+    let out = output(cmd)?;
+    if !out.status.success() {
+        return Err(failed("git rev-list", &out));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect())
 }

@@ -26,6 +26,7 @@ mod filefacts;
 pub mod format;
 pub mod fstbuild;
 pub mod git;
+pub mod history;
 pub mod idlist;
 pub mod indirect;
 pub mod nameparts;

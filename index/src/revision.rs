@@ -232,29 +232,7 @@ fn write_revision(
     ));
     let tree = tmp.join("tree");
     fs::create_dir_all(&tree).map_err(io_err("cannot create", &tree))?;
-    let (mut files, mut skipped) = (0u64, 0u64);
-    let mut made: HashSet<PathBuf> = HashSet::new();
-    for e in &entries {
-        let Some(rel) = safe_path(&e.path).filter(|_| e.kind != EntryKind::Submodule) else {
-            skipped += 1;
-            continue;
-        };
-        let to = tree.join(&rel);
-        if let Some(parent) = to.parent().filter(|p| !made.contains(*p)) {
-            fs::create_dir_all(parent).map_err(io_err("cannot create", parent))?;
-            made.insert(parent.to_path_buf());
-        }
-        let from = blob_path(&blobs, &e.oid);
-        if e.kind == EntryKind::Symlink {
-            let target = fs::read(&from).map_err(io_err("cannot read", &from))?;
-            use std::os::unix::ffi::OsStrExt;
-            std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(&target), &to)
-                .map_err(io_err("cannot make the symbolic link", &to))?;
-        } else {
-            fs::hard_link(&from, &to).map_err(io_err("cannot link", &to))?;
-        }
-        files += 1;
-    }
+    let (files, skipped) = link_all(&entries, &blobs, &tree)?;
     let record = Record {
         tree: resolved.tree.clone(),
         commit: resolved.commit.clone(),
@@ -269,6 +247,44 @@ fn write_revision(
     fs::rename(&tmp, dir).map_err(io_err("cannot publish the revision", dir))?;
     progress.finish();
     Ok(total)
+}
+
+/// Links the files of `entries` into `tree` (symbolic links made as such), directories first,
+/// then the links on every core; `(files, entries skipped)`.
+fn link_all(entries: &[git::Entry], blobs: &Path, tree: &Path) -> Result<(u64, u64), RevError> {
+    use rayon::prelude::*;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut made: HashSet<PathBuf> = HashSet::new();
+    let mut links: Vec<(&git::Entry, PathBuf)> = Vec::with_capacity(entries.len());
+    let mut skipped = 0u64;
+    for e in entries {
+        let Some(rel) = safe_path(&e.path).filter(|_| e.kind != EntryKind::Submodule) else {
+            skipped += 1;
+            continue;
+        };
+        let to = tree.join(&rel);
+        if let Some(parent) = to.parent() {
+            if made.insert(parent.to_path_buf()) {
+                dirs.push(parent.to_path_buf());
+            }
+        }
+        links.push((e, to));
+    }
+    for d in &dirs {
+        fs::create_dir_all(d).map_err(io_err("cannot create", d))?;
+    }
+    links.par_iter().try_for_each(|(e, to)| {
+        let from = blob_path(blobs, &e.oid);
+        if e.kind == EntryKind::Symlink {
+            let target = fs::read(&from).map_err(io_err("cannot read", &from))?;
+            use std::os::unix::ffi::OsStrExt;
+            std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(&target), to)
+                .map_err(io_err("cannot make the symbolic link", to))
+        } else {
+            fs::hard_link(&from, to).map_err(io_err("cannot link", to))
+        }
+    })?;
+    Ok((links.len() as u64, skipped))
 }
 
 /// Reads the blobs `missing` from git into `blobs`, with two readers at once (git inflates and

@@ -6,6 +6,7 @@ mod facts;
 mod peers;
 mod proc;
 mod report;
+mod revisions;
 mod suite;
 
 use std::path::{Path, PathBuf};
@@ -63,9 +64,14 @@ struct Args {
     /// linux-source-6.1 beside the tree).
     #[arg(long, value_name = "DIR")]
     other_tree: Option<PathBuf>,
-    /// Measure only these questions (comma-separated: def, refs, callers, grep, tools).
-    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools"])]
+    /// Measure only these questions (comma-separated: def, refs, callers, grep, tools,
+    /// revisions).
+    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools", "revisions"])]
     only: Vec<String>,
+    /// The git repository kernel-bench/make-git-tree.sh builds, for the revisions' scenarios
+    /// (`knav --rev`); without it they are not measured.
+    #[arg(long, value_name = "DIR")]
+    git: Option<PathBuf>,
 }
 
 fn main() {
@@ -338,7 +344,14 @@ fn measure(
         };
         Some(setup.facts(other.as_deref(), log))
     };
+    let revisions = match &args.git {
+        Some(repo) if args.only.is_empty() || args.only.iter().any(|q| q == "revisions") => {
+            Some(setup.revisions(repo, log))
+        }
+        _ => None,
+    };
     Ok(suite::Results {
+        revisions,
         builds,
         refresh,
         latencies,

@@ -94,6 +94,7 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
     query_targets(r, &mut out);
     grep_targets(r, &mut out);
     facts_targets(r, &mut out);
+    revisions_targets(r, &mut out);
     let knav_bytes: usize = r.sizes.iter().map(|s| s.def_text + s.refs_text).sum();
     let rg_bytes: Option<usize> = r.sizes.iter().map(|s| s.rg.map(|b| 2 * b)).sum();
     out.push(Ratio {
@@ -145,6 +146,123 @@ fn facts_targets(r: &Results, out: &mut Vec<Ratio>) {
             }),
             goal: 1.7,
         });
+    }
+}
+
+/// The targets of the revisions: v6.1 after v6.12 against v6.1 alone, a revision 200 files
+/// from an indexed one, queries at a revision against the work tree, and compare.
+fn revisions_targets(r: &Results, out: &mut Vec<Ratio>) {
+    let Some(v) = &r.revisions else {
+        return;
+    };
+    let show = |d: Option<Duration>| d.map_or("failed".into(), ms);
+    let ratio = |a: Option<Duration>, b: Option<Duration>| {
+        a.zip(b).map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+    };
+    out.push(Ratio {
+        label: "knav index --rev v6.1 with v6.12 indexed / v6.1 alone".into(),
+        knav: show(v.after),
+        peer: show(v.alone),
+        value: ratio(v.after, v.alone),
+        goal: 0.75,
+    });
+    out.push(Ratio {
+        label: "knav index --rev v6.12-200 (200 files from the indexed v6.12) / 3 s".into(),
+        knav: show(v.near),
+        peer: "3 s".into(),
+        value: v.near.map(|d| d.as_secs_f64() / 3.0),
+        goal: 1.0,
+    });
+    let (at, now) = v.queries.unzip();
+    out.push(Ratio {
+        label: "def + refs + callers at --rev v6.12 / on the work tree (5 symbols, medians)".into(),
+        knav: show(at),
+        peer: show(now),
+        value: ratio(at, now),
+        goal: 1.5,
+    });
+    if let Some((wall, commits, touches, bytes)) = v.history {
+        let rate = commits as f64 / wall.as_secs_f64();
+        out.push(Ratio {
+            label: "history index: commits a second on the synthetic history / 200".into(),
+            knav: format!("{rate:.0} commits/s ({commits} in {})", ms(wall)),
+            peer: "200 commits/s".into(),
+            value: (rate > 0.0).then(|| 200.0 / rate),
+            goal: 1.0,
+        });
+        out.push(Ratio {
+            label: "history index: bytes a touched definition / 100".into(),
+            knav: format!(
+                "{:.1} bytes ({touches} touched)",
+                bytes as f64 / touches.max(1) as f64
+            ),
+            peer: "100 bytes".into(),
+            value: (touches > 0).then(|| bytes as f64 / touches as f64 / 100.0),
+            goal: 1.0,
+        });
+    }
+    out.push(Ratio {
+        label: "knav history filemap_read / 50 ms".into(),
+        knav: show(v.history_query),
+        peer: "50 ms".into(),
+        value: v.history_query.map(|d| d.as_secs_f64() / 0.05),
+        goal: 1.0,
+    });
+    out.push(Ratio {
+        label: "knav compare vfs_read v6.1 / 100 ms".into(),
+        knav: show(v.compare),
+        peer: "100 ms".into(),
+        value: v.compare.map(|d| d.as_secs_f64() / 0.1),
+        goal: 1.0,
+    });
+}
+
+/// The revisions' scenarios, as measured.
+fn revisions_section(o: &mut String, r: &Results) {
+    let Some(v) = &r.revisions else {
+        return;
+    };
+    let show = |d: Option<Duration>| d.map_or("failed".into(), ms);
+    let _ = writeln!(
+        o,
+        "\n## Git revisions\n\nWhole `knav` runs on {} (kernel-bench/make-git-tree.sh: v6.1, \
+         v6.12, v6.12-200; the work tree at v6.12), warm page cache.\n",
+        v.repo.display()
+    );
+    let _ = writeln!(o, "| run | wall |\n|---|---|");
+    for (label, d) in [
+        ("`index --rev v6.1`, nothing indexed, empty store", v.alone),
+        ("`index` of the work tree (v6.12), empty store", v.work_tree),
+        ("`index --rev v6.1` after it", v.after),
+        ("`index --rev v6.12` (the work tree's files)", v.same),
+        ("`index --rev v6.12-200` after it", v.near),
+        ("`compare vfs_read v6.1` (median)", v.compare),
+        (
+            "`index --history --rev v6.1` (the root commit: all of v6.1)",
+            v.history_root,
+        ),
+        (
+            "`index --history --rev history` after it",
+            v.history.map(|h| h.0),
+        ),
+        (
+            "`history filemap_read --rev history` (median)",
+            v.history_query,
+        ),
+    ] {
+        let _ = writeln!(o, "| {label} | {} |", show(d));
+    }
+    if let Some((at, now)) = v.queries {
+        let _ = writeln!(
+            o,
+            "\ndef, refs and callers of 5 symbols, medians summed: {} at `--rev v6.12`, {} on \
+             the work tree.",
+            ms(at),
+            ms(now)
+        );
+    }
+    for n in &v.notes {
+        let _ = writeln!(o, "\nNote: {n}");
     }
 }
 
@@ -380,6 +498,7 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     cold_index_section(&mut o, r);
     refresh_section(&mut o, r);
     facts_section(&mut o, r);
+    revisions_section(&mut o, r);
     latency_section(&mut o, cx, r);
     answer_size_section(&mut o, r);
     let _ = writeln!(o, "\n![ratios](chart.svg)");

@@ -268,6 +268,37 @@ pub struct Facts {
     pub notes: Vec<String>,
 }
 
+/// What the revisions' scenarios measured (kernel-bench/src/revisions.rs).
+#[derive(Default)]
+pub struct Revisions {
+    /// The repository.
+    pub repo: PathBuf,
+    /// `knav index --rev v6.1` with nothing indexed and an empty store.
+    pub alone: Option<Duration>,
+    /// `knav index` of the work tree (v6.12), which fills the store.
+    pub work_tree: Option<Duration>,
+    /// `knav index --rev v6.1` after it.
+    pub after: Option<Duration>,
+    /// `knav index --rev v6.12` (the work tree's files, as a revision).
+    pub same: Option<Duration>,
+    /// `knav index --rev v6.12-200` after v6.12.
+    pub near: Option<Duration>,
+    /// Medians of def, refs and callers of five symbols summed: at `--rev v6.12`, and on the
+    /// work tree.
+    pub queries: Option<(Duration, Duration)>,
+    /// `knav compare vfs_read v6.1`: median.
+    pub compare: Option<Duration>,
+    /// `knav index --history --rev v6.1` (the root commit: all of v6.1).
+    pub history_root: Option<Duration>,
+    /// `knav index --history --rev history` after it: wall, commits read, definitions touched,
+    /// bytes the history grew by.
+    pub history: Option<(Duration, u64, u64, u64)>,
+    /// `knav history filemap_read --rev history`: median.
+    pub history_query: Option<Duration>,
+    /// Why a measurement is missing.
+    pub notes: Vec<String>,
+}
+
 /// Everything measured.
 pub struct Results {
     /// Cold builds.
@@ -284,6 +315,8 @@ pub struct Results {
     pub tools: Vec<ToolTiming>,
     /// The fact store's scenarios.
     pub facts: Option<Facts>,
+    /// The git revisions' scenarios (with `--git`).
+    pub revisions: Option<Revisions>,
 }
 
 /// Bytes of each answer to the questions about one symbol.

@@ -434,6 +434,36 @@ pub enum Results {
     Review(Review),
     /// compare_versions.
     Compare(Box<Comparison>),
+    /// symbol_history: newest first.
+    History(Vec<HistoryEntry>),
+}
+
+/// One commit that touched a definition (symbol_history).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct HistoryEntry {
+    /// The commit's first 12 hex digits.
+    pub commit: String,
+    /// Its author date, `YYYY-MM-DD` (UTC).
+    pub date: String,
+    /// Its author.
+    pub author: String,
+    /// Its subject line.
+    pub subject: String,
+    /// The file of the definition.
+    pub path: String,
+    /// `function`, `type` or `macro`.
+    pub kind: &'static str,
+    /// `changed`, `added`, `removed` or `moved`.
+    pub change: &'static str,
+    /// Lines added inside the definition.
+    pub added: u32,
+    /// Lines removed inside it.
+    pub removed: u32,
+    /// For a move: the file it left.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// True for the commit that introduced it (its oldest addition the history has).
+    pub introduced: bool,
 }
 
 /// What compare_versions answers.

@@ -6,13 +6,15 @@
 //! [`render`] turns it into compact text or JSON. Beside them: [`status`] (index_status),
 //! [`maintainers`] (who maintains a path), [`diff`] (unified diffs read for review) and
 //! [`edit`] (replace_symbol and insert_symbol, written through `knav_index::beneath`), and
-//! [`compare`] (compare_versions: one symbol answered by two snapshots).
+//! [`compare`] (compare_versions: one symbol answered by two snapshots) and [`history`]
+//! (symbol_history, from the history index).
 #![deny(missing_docs)]
 
 pub mod compare;
 pub mod diff;
 pub mod edit;
 pub mod envelope;
+pub mod history;
 pub mod maintainers;
 pub mod query;
 pub mod render;

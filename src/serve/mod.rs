@@ -44,37 +44,21 @@ impl Handler {
     fn call(&self, mut call: Call) -> (String, bool) {
         let server = &self.server;
         let format = call.format;
-        // A range is the diff git gives for it, reviewed at its second revision (where what it
-        // adds is defined).
-        if let Some((a, b)) = call.range.take() {
-            let fail = |e: String| {
-                let root = call
-                    .root
-                    .clone()
-                    .unwrap_or_else(|| server.default_root.display().to_string());
-                finish(Envelope::error(call.tool, &root, e), format)
-            };
-            if call.rev.is_some() {
-                return fail("give range or rev, not both".into());
-            }
-            let base = match server.tree(call.root.as_deref()) {
-                Ok(t) => t,
-                Err(e) => return fail(e),
-            };
-            match crate::index::git::range_diff(base.root(), &a, &b, crate::diff::MAX_DIFF_BYTES) {
-                Ok(diff) => {
-                    call.ask = Some(crate::request::Ask::Review { diff });
-                    call.rev = Some(b);
-                }
-                Err(e) => return fail(e.to_string()),
-            }
+        if let Err(e) = self.range_to_review(&mut call) {
+            let root = call
+                .root
+                .clone()
+                .unwrap_or_else(|| server.default_root.display().to_string());
+            return finish(Envelope::error(call.tool, &root, e), format);
         }
         let fallback_root = call
             .root
             .clone()
             .unwrap_or_else(|| server.default_root.display().to_string());
         let named = match &call.rev {
-            Some(rev) if call.ask.is_some() => server.tree_at(call.root.as_deref(), rev),
+            Some(rev) if call.ask.is_some() && call.history.is_none() => {
+                server.tree_at(call.root.as_deref(), rev)
+            }
             _ => server.tree(call.root.as_deref()),
         };
         let tree = match named {
@@ -107,6 +91,19 @@ impl Handler {
             let env = server
                 .edit(&tree, edit)
                 .unwrap_or_else(|e| Envelope::error(call.tool, &root_s, e));
+            return finish(env, format);
+        }
+        if let Some((symbol, file)) = &call.history {
+            let env = crate::history::answer(
+                tree.root(),
+                tree.index_dir(),
+                symbol,
+                file.as_deref(),
+                call.rev.as_deref(),
+                &call.page,
+                server.writable,
+                &mut crate::progress::Progress::new(false),
+            );
             return finish(env, format);
         }
         if call.ask.is_none() && call.compare.is_none() {
@@ -160,6 +157,23 @@ impl Handler {
 }
 
 impl Handler {
+    /// A review of a range becomes the review of the diff git gives for it, at its second
+    /// revision (where what it adds is defined).
+    fn range_to_review(&self, call: &mut Call) -> Result<(), String> {
+        let Some((a, b)) = call.range.take() else {
+            return Ok(());
+        };
+        if call.rev.is_some() {
+            return Err("give range or rev, not both".into());
+        }
+        let base = self.server.tree(call.root.as_deref())?;
+        let diff = crate::index::git::range_diff(base.root(), &a, &b, crate::diff::MAX_DIFF_BYTES)
+            .map_err(|e| e.to_string())?;
+        call.ask = Some(crate::request::Ask::Review { diff });
+        call.rev = Some(b);
+        Ok(())
+    }
+
     /// compare_versions: `symbol` at revision `a` and at `b` (`None`: the served tree), each
     /// answered by its own snapshot; a revision not built yet is the first-build transient.
     fn compare(

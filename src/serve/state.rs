@@ -442,6 +442,11 @@ impl Tree {
         &self.root
     }
 
+    /// Its index directory.
+    pub fn index_dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// `Some` while the first build runs (the transient message) or after it failed (the error,
     /// reported once; the next call starts over).
     fn first_build_state(&self) -> Option<NotReady> {

@@ -141,6 +141,8 @@ pub struct Call {
     pub rev: Option<String>,
     /// review_diff of a git range: its two revisions.
     pub range: Option<(String, String)>,
+    /// symbol_history: the name and the file.
+    pub history: Option<(String, Option<String>)>,
     /// compare_versions: the symbol and the two revisions (the second `None`: the working
     /// tree).
     pub compare: Option<(String, String, Option<String>)>,
@@ -313,8 +315,12 @@ fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String
         path_prefix: shared.path_prefix.filter(|p| !p.is_empty()),
         active: None,
     };
-    let (mut compare, mut range) = (None, None);
+    let (mut compare, mut range, mut history) = (None, None, None);
     let (ask, full, edit) = match order {
+        Order::History { symbol, file } => {
+            history = Some((symbol, file));
+            (None, false, None)
+        }
         Order::ReviewRange { a, b } => {
             range = Some((a, b));
             (None, false, None)
@@ -339,6 +345,7 @@ fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String
         rev: shared.rev.filter(|r| !r.trim().is_empty()),
         compare,
         range,
+        history,
         edit,
     })
 }
@@ -371,6 +378,7 @@ mod tests {
                 "search_docs",
                 "change_impact",
                 "compare_versions",
+                "symbol_history",
                 "review_diff",
                 "index_status"
             ]

@@ -118,6 +118,33 @@ impl McpArgs for CompareArgs {
 }
 impl CliArgs for CompareArgs {}
 
+/// symbol_history (`knav history`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct HistoryArgs {
+    /// The name (function, struct/union/enum, macro).
+    #[schemars(description = "C identifier")]
+    symbol: String,
+    /// Only its definition in this file (root-relative), following its moves.
+    #[arg(long, value_name = "PATH")]
+    #[schemars(description = "only its definition in this file (moves followed)")]
+    file: Option<String>,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: Shared,
+}
+
+impl McpArgs for HistoryArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let order = Order::History {
+            symbol: self.symbol,
+            file: self.file.filter(|f| !f.trim().is_empty()),
+        };
+        Ok((order, self.shared))
+    }
+}
+impl CliArgs for HistoryArgs {}
+
 /// find_references (`knav refs`).
 #[derive(clap::Args, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -663,6 +690,12 @@ pub(super) struct UpdateArgs {
     #[serde(skip)]
     #[schemars(skip)]
     verify: bool,
+    /// Bring the history index (`knav history`) up to date with the commits HEAD (or --rev)
+    /// reaches, instead of refreshing the index.
+    #[arg(long, conflicts_with_all = ["full", "verify"])]
+    #[serde(skip)]
+    #[schemars(skip)]
+    history: bool,
     /// tree to search (default: the served root)
     #[arg(skip)]
     root: Option<String>,
@@ -673,6 +706,7 @@ impl McpArgs for UpdateArgs {
         let order = Order::Update {
             full: self.full,
             verify: self.verify,
+            history: self.history,
         };
         let shared = Shared {
             root: self.root,

@@ -26,12 +26,23 @@ use args::*;
 pub enum Order {
     /// A question for the index (every retrieval and search tool).
     Ask(Ask),
-    /// update_index: refresh the index, or rebuild it (`full`), or (CLI only) check it.
+    /// update_index: refresh the index, or rebuild it (`full`), or (CLI only) check it or
+    /// bring its history index up to date.
     Update {
         /// Rebuild everything.
         full: bool,
         /// `knav index --verify`: check the index against its checksums instead.
         verify: bool,
+        /// `knav index --history`: the history index instead.
+        history: bool,
+    },
+    /// symbol_history: the commits that touched `symbol` (in `file`, when given); the shared
+    /// `rev` bounds them (a range `A..B`, or what one revision reaches).
+    History {
+        /// The name.
+        symbol: String,
+        /// Only its definition in this file (moves followed).
+        file: Option<String>,
     },
     /// index_status.
     Status,
@@ -72,7 +83,7 @@ pub struct Shared {
     pub path_prefix: Option<String>,
     /// .config path or CONFIG_A=y,CONFIG_B=m: leaves out what it does not build (#if, Makefiles, arch/), with reasons
     pub active_config: Option<String>,
-    /// git revision (tag, branch, SHA, HEAD~3); default: the files as they are
+    /// git revision; default: working tree
     pub rev: Option<String>,
 }
 
@@ -91,7 +102,7 @@ struct SearchShared {
     offset: Option<u64>,
     /// only paths under this
     path_prefix: Option<String>,
-    /// git revision; default: the files as they are
+    /// git revision; default: working tree
     rev: Option<String>,
 }
 
@@ -487,6 +498,23 @@ pub const TOOLS: &[Tool] = &[
         parts: both::<CompareArgs>(),
     },
     Tool {
+        name: "symbol_history",
+        command: Some("history"),
+        about: "The commits that changed SYMBOL's definition, newest first (--file PATH for one \
+                file's, moves followed; --rev RANGE to bound them), from the history index \
+                (`knav index --history`, or built on first use) (symbol_history)",
+        description: "The commits that changed a definition's lines, newest first: SHA, date, \
+                      author, subject, lines added/removed, moves between files followed, the \
+                      introducing commit marked; rev bounds them (A..B). Use instead of git \
+                      log -L.",
+        group: "review",
+        effect: Effect::Reads,
+        always_load: false,
+        cli_only: &[],
+        mcp_only: &[],
+        parts: both::<HistoryArgs>(),
+    },
+    Tool {
         name: "review_diff",
         command: Some("diff"),
         about: "The definitions a unified diff touches, with guards, callers and subsystems \
@@ -513,7 +541,7 @@ pub const TOOLS: &[Tool] = &[
         group: "core",
         effect: Effect::Refreshes,
         always_load: false,
-        cli_only: &["verify"],
+        cli_only: &["verify", "history"],
         mcp_only: &[],
         parts: both::<UpdateArgs>(),
     },

@@ -1,6 +1,6 @@
 //! The text form of what a change affects: change_impact's callers by level with their groups,
 //! review_diff's files, hunks and touched definitions, compare_versions' definitions paired
-//! across two versions.
+//! across two versions, symbol_history's commits.
 
 use std::fmt::Write;
 
@@ -310,4 +310,23 @@ pub(super) fn compare(c: &crate::envelope::Comparison, out: &mut String) -> usiz
         let _ = writeln!(out, "  removed: {}{more}", list(&k.removed));
     }
     c.definitions.len()
+}
+
+/// symbol_history: a line per commit, newest first: `SHA DATE AUTHOR +A -R PATH  SUBJECT`, a
+/// move as `FROM → PATH`, the introducing commit marked.
+pub(super) fn history(h: &[crate::envelope::HistoryEntry], out: &mut String) -> usize {
+    for e in h {
+        let what = match (e.change, &e.from) {
+            ("moved", Some(from)) => format!("moved {from} → {}", e.path),
+            ("changed", _) => format!("+{} -{} {}", e.added, e.removed, e.path),
+            (c, _) => format!("{c} {} ({} lines)", e.path, e.added.max(e.removed)),
+        };
+        let mark = if e.introduced { "  [introduced]" } else { "" };
+        let _ = writeln!(
+            out,
+            "{} {} {}  {what}  {}{mark}",
+            e.commit, e.date, e.author, e.subject
+        );
+    }
+    h.len()
 }

@@ -518,6 +518,7 @@ pub fn text(env: &Envelope) -> String {
         Some(Results::Impact(i)) => super::change::impact(i, &mut out),
         Some(Results::Review(r)) => super::change::review(env, r, &mut out),
         Some(Results::Compare(c)) => super::change::compare(c, &mut out),
+        Some(Results::History(h)) => super::change::history(h, &mut out),
         None => 0,
     };
     if let Some(m) = &env.message {

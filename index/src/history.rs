@@ -1,0 +1,795 @@
+//! The history index: for every commit, the definitions its diff touched (lines added and
+//! removed inside each, definitions added, removed or moved to another file), built from the
+//! commits not seen yet and answered by name without running git.
+//!
+//! A commit's changes are read in one `git log --raw -p -U0` stream (blob ids and hunk
+//! ranges of its `.c` and `.h` files, merges left out, as `git log -p` shows them); the
+//! definitions of both versions of each file come from `knav_c::spans` over the blobs (one
+//! `git cat-file --batch` kept open), so no file is checked out and ctags is not run. A
+//! definition that leaves one file and arrives in another with the same text in one commit has
+//! moved: one `moved` entry, not a removal and an addition. A root commit has no diff: what it
+//! holds was not introduced by a commit the history has.
+//!
+//! ```text
+//! history/lock          held by the one builder at a time
+//! history/commits.json  the commits in the order they were read (id, time, author, subject),
+//!                       the paths, and the tips whose commits are all in
+//! history/names.fst     name → offset of its touches in touches.dat
+//! history/touches.dat   per name: a varint count, then its touches (commit, path, lines
+//!                       added and removed, what happened, the file it moved from)
+//! ```
+//! A new build writes all three to a temporary directory renamed into place: readers see the
+//! old or the new history, never half of one.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+use crate::codec::{put_varint, Reader};
+use crate::git::{self, GitError};
+use crate::progress::Progress;
+use knav_c::spans::{def_spans, DefSpan, SpanKind};
+
+/// The history directory's name below an index directory.
+pub const DIR: &str = "history";
+const COMMITS: &str = "commits.json";
+const PATHS: &str = "paths.txt";
+const NAMES: &str = "names.fst";
+const TOUCHES: &str = "touches.dat";
+/// The format of the history files.
+const VERSION: u32 = 2;
+
+/// A commit the history holds.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// Object id.
+    pub id: String,
+    /// Author time, seconds since the epoch.
+    pub time: i64,
+    /// Author name.
+    pub author: String,
+    /// The subject line.
+    pub subject: String,
+}
+
+/// What happened to a definition in a commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// Lines of it changed.
+    Changed,
+    /// It appeared in the file.
+    Added,
+    /// It left the file.
+    Removed,
+    /// It left another file for this one, its text unchanged.
+    Moved,
+}
+
+/// One definition touched by one commit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Touch {
+    /// Index into the commits.
+    pub commit: u32,
+    /// Index into the paths.
+    pub path: u32,
+    /// Lines added inside it.
+    pub added: u32,
+    /// Lines removed inside it.
+    pub removed: u32,
+    /// What happened.
+    pub change: Change,
+    /// For a move: the path it left.
+    pub from: Option<u32>,
+    /// Function, type or macro.
+    pub kind: SpanKind,
+}
+
+/// The state file: commits, tips, segments (the paths are in their own file).
+#[derive(Default, Serialize, Deserialize)]
+struct State {
+    version: u32,
+    commits: Vec<CommitInfo>,
+    tips: Vec<String>,
+    /// The segment directories (`seg-N`), oldest first: each holds the touches of the commits
+    /// one build read.
+    segments: Vec<u32>,
+    #[serde(skip)]
+    paths: Vec<String>,
+}
+
+/// One segment, mapped.
+struct Segment {
+    names: fst::Map<memmap2::Mmap>,
+    touches: memmap2::Mmap,
+}
+
+/// An open history.
+pub struct History {
+    state: State,
+    segments: Vec<Segment>,
+}
+
+/// What a build did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HistoryReport {
+    /// Commits read now.
+    pub commits_added: u64,
+    /// Commits in the history.
+    pub commits: u64,
+    /// Touched definitions recorded now.
+    pub touches_added: u64,
+    /// Bytes of the history files.
+    pub bytes: u64,
+    /// Wall time in milliseconds.
+    pub ms: u64,
+}
+
+fn io_failed(what: &str, e: impl std::fmt::Display) -> GitError {
+    GitError::Failed {
+        what: what.to_string(),
+        said: e.to_string(),
+    }
+}
+
+fn map(path: &Path) -> Result<memmap2::Mmap, String> {
+    let f = fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: the history's files are never written in place: a build writes new ones and
+    // renames them in, so a mapping sees one file whole.
+    unsafe { memmap2::Mmap::map(&f) }.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+impl History {
+    /// Opens the history under `index_dir`; `None` when none was built (or by another format).
+    pub fn open(index_dir: &Path) -> Result<Option<History>, String> {
+        let dir = index_dir.join(DIR);
+        let Ok(bytes) = fs::read(dir.join(COMMITS)) else {
+            return Ok(None);
+        };
+        let Ok(mut state) = serde_json::from_slice::<State>(&bytes) else {
+            return Ok(None);
+        };
+        if state.version != VERSION {
+            return Ok(None);
+        }
+        let paths = fs::read(dir.join(PATHS)).map_err(|e| format!("{}: {e}", dir.display()))?;
+        state.paths = paths
+            .split(|&b| b == b'\n')
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect();
+        let mut segments = Vec::with_capacity(state.segments.len());
+        for n in &state.segments {
+            let seg = dir.join(format!("seg-{n}"));
+            let names = fst::Map::new(map(&seg.join(NAMES))?)
+                .map_err(|e| format!("{}: {e}", seg.join(NAMES).display()))?;
+            segments.push(Segment {
+                names,
+                touches: map(&seg.join(TOUCHES))?,
+            });
+        }
+        Ok(Some(History { state, segments }))
+    }
+
+    /// The tips whose commits are all in.
+    pub fn tips(&self) -> &[String] {
+        &self.state.tips
+    }
+
+    /// The commits, in the order read (oldest first).
+    pub fn commits(&self) -> &[CommitInfo] {
+        &self.state.commits
+    }
+
+    /// The path at index `i`.
+    pub fn path(&self, i: u32) -> &str {
+        self.state.paths.get(i as usize).map_or("", String::as_str)
+    }
+
+    /// The touches of `name`, oldest commit first.
+    pub fn touches(&self, name: &str) -> Vec<Touch> {
+        let mut out = Vec::new();
+        for seg in &self.segments {
+            if let Some(off) = seg.names.get(name) {
+                out.extend(decode(&seg.touches, off as usize));
+            }
+        }
+        out
+    }
+}
+
+fn encode(out: &mut Vec<u8>, touches: &[Touch]) {
+    put_varint(out, touches.len() as u64);
+    for t in touches {
+        put_varint(out, u64::from(t.commit));
+        put_varint(out, u64::from(t.path));
+        put_varint(out, u64::from(t.added));
+        put_varint(out, u64::from(t.removed));
+        let change = match t.change {
+            Change::Changed => 0,
+            Change::Added => 1,
+            Change::Removed => 2,
+            Change::Moved => 3,
+        };
+        let kind = match t.kind {
+            SpanKind::Function => 0,
+            SpanKind::Type => 1,
+            SpanKind::Macro => 2,
+        };
+        out.push(change | kind << 2);
+        if let Some(f) = t.from {
+            put_varint(out, u64::from(f));
+        }
+    }
+}
+
+fn decode(buf: &[u8], at: usize) -> Vec<Touch> {
+    let mut r = Reader::new(buf.get(at..).unwrap_or(&[]));
+    let count = r.varint();
+    let mut out = Vec::with_capacity(count.min(1 << 16) as usize);
+    for _ in 0..count {
+        let (commit, path, added, removed) = (r.varint(), r.varint(), r.varint(), r.varint());
+        let tag = r.u8();
+        let change = match tag & 3 {
+            0 => Change::Changed,
+            1 => Change::Added,
+            2 => Change::Removed,
+            _ => Change::Moved,
+        };
+        let kind = match tag >> 2 {
+            0 => SpanKind::Function,
+            1 => SpanKind::Type,
+            _ => SpanKind::Macro,
+        };
+        let from = (change == Change::Moved).then(|| r.varint() as u32);
+        if r.overrun {
+            break;
+        }
+        out.push(Touch {
+            commit: commit as u32,
+            path: path as u32,
+            added: added as u32,
+            removed: removed as u32,
+            change,
+            from,
+            kind,
+        });
+    }
+    out
+}
+
+/// Touched definitions by name, each with a hash of its text (what a move keeps).
+type Found = Vec<(String, Touch, u64)>;
+
+/// One file a commit changed: its blobs before and after (None: absent).
+struct FileChange {
+    path: String,
+    old: Option<String>,
+    new: Option<String>,
+}
+
+/// One commit of the stream.
+struct Read1 {
+    info: CommitInfo,
+    files: Vec<FileChange>,
+}
+
+/// Brings the history under `index_dir` up to date with the commits reachable from `tip`
+/// (`HEAD` when `None`) in the repository of `root`.
+pub fn update(
+    root: &Path,
+    index_dir: &Path,
+    tip: Option<&str>,
+    progress: &mut Progress,
+) -> Result<HistoryReport, GitError> {
+    let started = std::time::Instant::now();
+    let tip = git::resolve(root, tip.unwrap_or("HEAD"))?;
+    let dir = index_dir.join(DIR);
+    fs::create_dir_all(&dir).map_err(|e| io_failed("create the history directory", e))?;
+    let lock = fs::File::create(dir.join("lock")).map_err(|e| io_failed("lock the history", e))?;
+    lock.lock().map_err(|e| io_failed("lock the history", e))?;
+    let mut state = match History::open(index_dir).ok().flatten() {
+        Some(h) => h.state,
+        None => State {
+            version: VERSION,
+            ..State::default()
+        },
+    };
+    let mut report = HistoryReport::default();
+    if !state.tips.contains(&tip.commit) {
+        let known: HashSet<String> = state.commits.iter().map(|c| c.id.clone()).collect();
+        let fresh: Vec<Read1> = read_log(root, &tip.commit, &state.tips, progress)?
+            .into_iter()
+            .filter(|c| !known.contains(&c.info.id))
+            .collect();
+        let by_name = read_touches(root, &fresh, &mut state, progress)?;
+        report.touches_added = by_name.values().map(|v| v.len() as u64).sum();
+        report.commits_added = fresh.len() as u64;
+        state.commits.extend(fresh.into_iter().map(|c| c.info));
+        state.tips.push(tip.commit.clone());
+        write(&dir, &mut state, &by_name)?;
+    }
+    report.bytes = dir_bytes(&dir, &state);
+    progress.finish();
+    report.commits = state.commits.len() as u64;
+    report.ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+/// File changes analyzed together: their blobs are read at once (two git readers) and dropped
+/// after, so a commit of a whole tree is read in parts.
+const BATCH_FILES: usize = 2000;
+
+/// The touches of the commits `fresh` (numbered from `state.commits.len()`), by name; new
+/// paths are added to `state.paths`.
+fn read_touches(
+    root: &Path,
+    fresh: &[Read1],
+    state: &mut State,
+    progress: &mut Progress,
+) -> Result<BTreeMap<String, Vec<Touch>>, GitError> {
+    use rayon::prelude::*;
+    let mut paths: HashMap<String, u32> = state
+        .paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.clone(), i as u32))
+        .collect();
+    for f in fresh.iter().flat_map(|c| &c.files) {
+        if !paths.contains_key(&f.path) {
+            paths.insert(f.path.clone(), state.paths.len() as u32);
+            state.paths.push(f.path.clone());
+        }
+    }
+    let first = state.commits.len() as u32;
+    let units: Vec<(usize, &FileChange)> = fresh
+        .iter()
+        .enumerate()
+        .flat_map(|(k, c)| c.files.iter().map(move |f| (k, f)))
+        .collect();
+    let mut by_name: BTreeMap<String, Vec<Touch>> = BTreeMap::new();
+    let mut pending: Found = Vec::new();
+    let mut pending_commit = 0usize;
+    let total = units.len() as u64;
+    for (n, chunk) in units.chunks(BATCH_FILES).enumerate() {
+        progress.update("history", (n * BATCH_FILES) as u64, total, 0, 0);
+        let mut seen = HashSet::new();
+        let oids: Vec<&str> = chunk
+            .iter()
+            .flat_map(|(_, f)| [f.old.as_deref(), f.new.as_deref()])
+            .flatten()
+            .filter(|o| seen.insert(*o))
+            .collect();
+        let blobs = read_batch(root, &oids)?;
+        let found: Vec<(usize, Found)> = chunk
+            .par_iter()
+            .map(|&(k, f)| {
+                let path = paths.get(&f.path).copied().unwrap_or(0);
+                (k, file_touches(f, first + k as u32, path, &blobs))
+            })
+            .collect();
+        for (k, ts) in found {
+            if k != pending_commit {
+                fold_moves(std::mem::take(&mut pending), &mut by_name);
+                pending_commit = k;
+            }
+            pending.extend(ts);
+        }
+    }
+    fold_moves(pending, &mut by_name);
+    Ok(by_name)
+}
+
+fn dir_bytes(dir: &Path, state: &State) -> u64 {
+    let seg_files = state
+        .segments
+        .iter()
+        .flat_map(|n| [NAMES, TOUCHES].map(|f| dir.join(format!("seg-{n}")).join(f)));
+    [dir.join(COMMITS), dir.join(PATHS)]
+        .into_iter()
+        .chain(seg_files)
+        .filter_map(|f| fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// Writes the touches `by_name` as a new segment, then the paths, then the state naming it
+/// (each through a temporary name and a rename, the state last: a reader sees the history
+/// before or after, never a state naming a segment not written).
+fn write(
+    dir: &Path,
+    state: &mut State,
+    by_name: &BTreeMap<String, Vec<Touch>>,
+) -> Result<(), GitError> {
+    let fail = |e: std::io::Error| io_failed("write the history", e);
+    let n = state.segments.iter().max().map_or(0, |m| m + 1);
+    let seg = dir.join(format!("seg-{n}"));
+    let tmp = dir.join(format!("seg-{n}.tmp-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir_all(&tmp).map_err(fail)?;
+    let mut touches = Vec::new();
+    let mut names = fst::MapBuilder::memory();
+    for (name, ts) in by_name {
+        names
+            .insert(name, touches.len() as u64)
+            .map_err(|e| io_failed("write the history's names", e))?;
+        encode(&mut touches, ts);
+    }
+    let names = names
+        .into_inner()
+        .map_err(|e| io_failed("write the history's names", e))?;
+    fs::write(tmp.join(NAMES), names).map_err(fail)?;
+    fs::write(tmp.join(TOUCHES), touches).map_err(fail)?;
+    let _ = fs::remove_dir_all(&seg);
+    fs::rename(&tmp, &seg).map_err(fail)?;
+    state.segments.push(n);
+    let replace = |name: &str, bytes: &[u8]| -> Result<(), GitError> {
+        let t = dir.join(format!("{name}.tmp-{}", std::process::id()));
+        fs::write(&t, bytes).map_err(fail)?;
+        fs::rename(&t, dir.join(name)).map_err(fail)
+    };
+    replace(PATHS, state.paths.join("\n").as_bytes())?;
+    let json = serde_json::to_vec(&*state).map_err(|e| io_failed("write the history", e))?;
+    replace(COMMITS, &json)
+}
+
+/// The commits reachable from `tip` and from none of `seen`, oldest first, with the changes of
+/// their `.c` and `.h` files.
+fn read_log(
+    root: &Path,
+    tip: &str,
+    seen: &[String],
+    progress: &mut Progress,
+) -> Result<Vec<Read1>, GitError> {
+    progress.phase("reading the commits");
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
+        .arg(root)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("LC_ALL", "C")
+        .args([
+            "log",
+            "--reverse",
+            "--topo-order",
+            "--no-merges",
+            "--raw",
+            "--no-abbrev",
+            "--no-renames",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--relative",
+            "--format=%x01%H%x02%at%x02%an%x02%s",
+            "--end-of-options",
+            tip,
+        ]);
+    for s in seen {
+        cmd.arg(format!("^{s}"));
+    }
+    cmd.args(["--", "*.c", "*.h"]);
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| GitError::NoGit(e.to_string()))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| io_failed("git log", "no output"))?;
+    let mut reader = BufReader::with_capacity(1 << 20, stdout);
+    let mut out: Vec<Read1> = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| io_failed("git log", e))?;
+        if n == 0 {
+            break;
+        }
+        let l = line.strip_suffix(b"\n").unwrap_or(&line);
+        if let Some(head) = l.strip_prefix(b"\x01") {
+            let text = String::from_utf8_lossy(head);
+            let mut parts = text.splitn(4, '\x02');
+            let id = parts.next().unwrap_or("").to_string();
+            let time = parts.next().and_then(|t| t.parse().ok()).unwrap_or(0);
+            let author = parts.next().unwrap_or("").to_string();
+            let subject = parts.next().unwrap_or("").to_string();
+            out.push(Read1 {
+                info: CommitInfo {
+                    id,
+                    time,
+                    author,
+                    subject,
+                },
+                files: Vec::new(),
+            });
+            continue;
+        }
+        let Some(commit) = out.last_mut() else {
+            continue;
+        };
+        if let Some(raw) = l.strip_prefix(b":") {
+            // ":old_mode new_mode old_oid new_oid STATUS\tpath"
+            let Some(tab) = memchr::memchr(b'\t', raw) else {
+                continue;
+            };
+            let head = String::from_utf8_lossy(&raw[..tab]);
+            let f: Vec<&str> = head.split(' ').collect();
+            if f.len() < 5 {
+                continue;
+            }
+            let blob = |oid: &str, mode: &str| {
+                (mode.starts_with("100")
+                    && git::is_object_id(oid)
+                    && oid.bytes().any(|b| b != b'0'))
+                .then(|| oid.to_string())
+            };
+            commit.files.push(FileChange {
+                path: String::from_utf8_lossy(&raw[tab + 1..]).into_owned(),
+                old: blob(f[2], f[0]),
+                new: blob(f[3], f[1]),
+            });
+            continue;
+        }
+    }
+    let done = child
+        .wait_with_output()
+        .map_err(|e| io_failed("git log", e))?;
+    if !done.status.success() {
+        return Err(GitError::Failed {
+            what: "git log".into(),
+            said: String::from_utf8_lossy(&done.stderr).trim().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// One blob read for a batch of commits: its bytes and its definitions, each with a hash of
+/// its text.
+struct Blob {
+    bytes: Vec<u8>,
+    spans: Vec<(DefSpan, u64)>,
+}
+
+impl Blob {
+    fn new(bytes: Vec<u8>) -> Blob {
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', &bytes).map(|p| p + 1))
+            .collect();
+        let spans = def_spans(&bytes)
+            .into_iter()
+            .map(|d| {
+                let from = starts
+                    .get(d.first as usize - 1)
+                    .copied()
+                    .unwrap_or(bytes.len());
+                let to = starts.get(d.last as usize).copied().unwrap_or(bytes.len());
+                let hash = crate::codec::hash64(&bytes[from.min(to)..to]);
+                (d, hash)
+            })
+            .collect();
+        Blob { bytes, spans }
+    }
+}
+
+/// The blobs `oids` (distinct), read from git and analyzed on every core.
+fn read_batch(root: &Path, oids: &[&str]) -> Result<HashMap<String, Blob>, GitError> {
+    use rayon::prelude::*;
+    let half = oids.len().div_ceil(2);
+    let (a, b) = oids.split_at(half);
+    let read = |part: &[&str]| -> Result<Vec<(String, Vec<u8>)>, GitError> {
+        let mut got = Vec::with_capacity(part.len());
+        git::read_blobs(root, part, |oid, data| {
+            got.push((oid.to_string(), data.to_vec()));
+            Ok(())
+        })?;
+        Ok(got)
+    };
+    let (ra, rb) = rayon::join(|| read(a), || read(b));
+    let mut raw = ra?;
+    raw.extend(rb?);
+    Ok(raw
+        .into_par_iter()
+        .map(|(oid, bytes)| (oid, Blob::new(bytes)))
+        .collect())
+}
+
+/// The changed line ranges between two versions of a file, as `git diff -U0` gives them:
+/// `(old first line, old count, new first line, new count)`. A diff that takes too long is
+/// cut short (coarser, never wrong about which lines differ).
+fn hunks(old: &[u8], new: &[u8]) -> Vec<(u32, u32, u32, u32)> {
+    use similar::DiffOp;
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(20))
+        .diff_lines(old, new);
+    diff.ops()
+        .iter()
+        .filter_map(|op| match *op {
+            DiffOp::Equal { .. } => None,
+            DiffOp::Delete {
+                old_index,
+                old_len,
+                new_index,
+            } => Some((old_index + 1, old_len, new_index + 1, 0)),
+            DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => Some((old_index + 1, 0, new_index + 1, new_len)),
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => Some((old_index + 1, old_len, new_index + 1, new_len)),
+        })
+        .map(|(a, b, c, d)| (a as u32, b as u32, c as u32, d as u32))
+        .collect()
+}
+
+/// For ranges `(first line, count)`: at index `k`, how many of lines `1..=k` they cover.
+fn changed_upto(ranges: impl Iterator<Item = (u32, u32)>) -> Vec<u32> {
+    let mut marks: Vec<u32> = Vec::new();
+    for (first, count) in ranges.filter(|r| r.1 > 0) {
+        let end = (first + count) as usize;
+        if marks.len() < end {
+            marks.resize(end, 0);
+        }
+        for m in &mut marks[first as usize..end] {
+            *m = 1;
+        }
+    }
+    let mut sum = 0;
+    for m in &mut marks {
+        sum += *m;
+        *m = sum;
+    }
+    marks
+}
+
+/// How many lines of `first..=last` the ranges of `upto` ([`changed_upto`]) cover.
+fn lines_in(upto: &[u32], first: u32, last: u32) -> u32 {
+    let at = |k: u32| -> u32 {
+        match upto.len() {
+            0 => 0,
+            n => upto[(k as usize).min(n - 1)],
+        }
+    };
+    at(last).saturating_sub(if first > 0 { at(first - 1) } else { 0 })
+}
+
+/// The definitions file change `f` of commit `idx` touched, each with a hash of its text
+/// (for the moves [`fold_moves`] finds).
+fn file_touches(f: &FileChange, idx: u32, path: u32, blobs: &HashMap<String, Blob>) -> Found {
+    let mut out: Found = Vec::new();
+    const NONE: &[(DefSpan, u64)] = &[];
+    {
+        let old_blob = f.old.as_ref().and_then(|o| blobs.get(o));
+        let new_blob = f.new.as_ref().and_then(|n| blobs.get(n));
+        let old = old_blob.map_or(NONE, |b| b.spans.as_slice());
+        let new = new_blob.map_or(NONE, |b| b.spans.as_slice());
+        let hunks = hunks(
+            old_blob.map_or(&[][..], |b| b.bytes.as_slice()),
+            new_blob.map_or(&[][..], |b| b.bytes.as_slice()),
+        );
+        // Lines changed up to each line of each side, so a span's count is one subtraction.
+        let removed_upto = changed_upto(hunks.iter().map(|h| (h.0, h.1)));
+        let added_upto = changed_upto(hunks.iter().map(|h| (h.2, h.3)));
+        // Pair by name and kind, in file order.
+        let mut by_key: HashMap<(&str, SpanKind), std::collections::VecDeque<usize>> =
+            HashMap::new();
+        for (j, (n, _)) in new.iter().enumerate() {
+            by_key
+                .entry((n.name.as_str(), n.kind))
+                .or_default()
+                .push_back(j);
+        }
+        let mut used_new = vec![false; new.len()];
+        for (o, ohash) in old.iter() {
+            let j = by_key
+                .get_mut(&(o.name.as_str(), o.kind))
+                .and_then(|q| q.pop_front());
+            let removed = lines_in(&removed_upto, o.first, o.last);
+            match j {
+                Some(j) => {
+                    used_new[j] = true;
+                    let n = &new[j].0;
+                    let added = lines_in(&added_upto, n.first, n.last);
+                    if added + removed > 0 {
+                        out.push((
+                            o.name.clone(),
+                            Touch {
+                                commit: idx,
+                                path,
+                                added,
+                                removed,
+                                change: Change::Changed,
+                                from: None,
+                                kind: o.kind,
+                            },
+                            0,
+                        ));
+                    }
+                }
+                None => out.push((
+                    o.name.clone(),
+                    Touch {
+                        commit: idx,
+                        path,
+                        added: 0,
+                        removed: o.last - o.first + 1,
+                        change: Change::Removed,
+                        from: None,
+                        kind: o.kind,
+                    },
+                    *ohash,
+                )),
+            }
+        }
+        for (j, (n, nhash)) in new.iter().enumerate() {
+            if !used_new[j] {
+                out.push((
+                    n.name.clone(),
+                    Touch {
+                        commit: idx,
+                        path,
+                        added: n.last - n.first + 1,
+                        removed: 0,
+                        change: Change::Added,
+                        from: None,
+                        kind: n.kind,
+                    },
+                    *nhash,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// One commit's touches into `by_name`: a removal and an addition of the same text under the
+/// same name in two files are one move.
+fn fold_moves(mut out: Found, by_name: &mut BTreeMap<String, Vec<Touch>>) {
+    let mut moved = vec![false; out.len()];
+    let mut removals: HashMap<(&str, SpanKind, u64), Vec<usize>> = HashMap::new();
+    for (j, (name, t, hash)) in out.iter().enumerate() {
+        if t.change == Change::Removed {
+            removals
+                .entry((name.as_str(), t.kind, *hash))
+                .or_default()
+                .push(j);
+        }
+    }
+    let mut moves: Vec<(usize, usize)> = Vec::new();
+    if !removals.is_empty() {
+        for (i, (name, t, hash)) in out.iter().enumerate() {
+            if t.change != Change::Added {
+                continue;
+            }
+            let Some(js) = removals.get_mut(&(name.as_str(), t.kind, *hash)) else {
+                continue;
+            };
+            if let Some(k) = js.iter().position(|&j| out[j].1.path != t.path) {
+                moves.push((i, js.remove(k)));
+            }
+        }
+    }
+    for (i, j) in moves {
+        moved[j] = true;
+        let from = out[j].1.path;
+        let t = &mut out[i].1;
+        t.change = Change::Moved;
+        t.from = Some(from);
+        t.added = 0;
+    }
+    for ((name, t, _), m) in out.into_iter().zip(moved) {
+        if !m {
+            by_name.entry(name).or_default().push(t);
+        }
+    }
+}
