@@ -200,23 +200,10 @@ fn count_lines(src: &[u8], from: usize, to: usize, line: &mut u32, line_start: &
     }
 }
 
-/// The newline that ends the preprocessor line at `i` (continuations followed; comments that
-/// span lines are not, as the scanner does for hidden lines).
+/// The newline that ends the preprocessor line at `i`: the first not continued by a backslash
+/// (as a `//` comment ends).
 fn directive_end(src: &[u8], i: usize) -> usize {
-    let mut at = i;
-    loop {
-        match memchr::memchr(b'\n', &src[at..]) {
-            None => return src.len(),
-            Some(p) => {
-                let nl = at + p;
-                if lex::continues(&src[..nl]) {
-                    at = nl + 1;
-                } else {
-                    return nl;
-                }
-            }
-        }
-    }
+    lex::line_comment_end(src, i)
 }
 
 /// The name of the `#define` in `src[i..end]` and its last line (from `line`).

@@ -291,23 +291,18 @@ pub(super) fn compare(c: &crate::envelope::Comparison, out: &mut String) -> usiz
             .collect::<Vec<_>>()
             .join(", ")
     };
-    if !k.added.is_empty() {
-        let more = k.added_total as usize - k.added.len();
-        let more = if more > 0 {
-            format!(", … {more} more")
-        } else {
-            String::new()
+    for (label, shown, total) in [
+        ("added", &k.added, k.added_total),
+        ("removed", &k.removed, k.removed_total),
+    ] {
+        if shown.is_empty() {
+            continue;
+        }
+        let more = match total as usize - shown.len() {
+            0 => String::new(),
+            n => format!(", … {n} more"),
         };
-        let _ = writeln!(out, "  added: {}{more}", list(&k.added));
-    }
-    if !k.removed.is_empty() {
-        let more = k.removed_total as usize - k.removed.len();
-        let more = if more > 0 {
-            format!(", … {more} more")
-        } else {
-            String::new()
-        };
-        let _ = writeln!(out, "  removed: {}{more}", list(&k.removed));
+        let _ = writeln!(out, "  {label}: {}{more}", list(shown));
     }
     c.definitions.len()
 }
