@@ -573,3 +573,41 @@ fn mcp_symbol_history_answers_from_the_history_index() {
     );
     assert!(!text.contains(" one"), "{text}");
 }
+
+#[test]
+fn a_history_tip_rewritten_away_and_collected_does_not_break_the_next_build() {
+    let t = repo("rev-history-gone-tip");
+    assert_eq!(knav(&t, &["index", "--history"]).0, 0);
+    // Rewrite the tip the history read, and let git forget it.
+    git(&t.root, &["reset", "-q", "--hard", "v1"]);
+    git(&t.root, &["tag", "-d", "v2"]);
+    write(
+        &t.root,
+        &[(
+            "lib/b.c",
+            "int foo(int a);\n\nint other(void)\n{\n\treturn 5;\n}\n",
+        )],
+    );
+    git(&t.root, &["commit", "-q", "-a", "-m", "rewritten"]);
+    git(&t.root, &["reflog", "expire", "--expire=now", "--all"]);
+    git(&t.root, &["gc", "-q", "--prune=now"]);
+    let (code, out) = knav(&t, &["index", "--history"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        history_rows(&t, &["other"]),
+        ["added lib/b.c +4 -0 introduced rewritten"]
+    );
+}
+
+#[test]
+fn history_of_a_range_reads_the_commits_of_its_end_not_head() {
+    let t = repo("rev-history-range-end");
+    git(&t.root, &["checkout", "-q", "-b", "side", "v1"]);
+    write(&t.root, &[("lib/a.c", &V1_A.replace("x + 1", "x + 9"))]);
+    git(&t.root, &["commit", "-q", "-a", "-m", "side change"]);
+    git(&t.root, &["checkout", "-q", "main"]);
+    assert_eq!(
+        history_rows(&t, &["helper", "--rev", "v1..side"]),
+        ["changed lib/a.c +1 -1 side change"]
+    );
+}

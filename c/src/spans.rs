@@ -72,7 +72,14 @@ impl Top {
     fn punct(&mut self, src: &[u8], b: u8, line: u32, out: &mut Vec<DefSpan>) {
         match b {
             b'(' if self.depth == 0 => {
-                if self.parens == 0 {
+                // `f(…) __acquires(x) {`: an annotation after a closed parameter list does not
+                // name the function.
+                let annotation = self.last_sig == b'a'
+                    && self.callee.is_some()
+                    && self
+                        .last_ident
+                        .is_some_and(|(s, _, _, _)| src[s..].starts_with(b"__"));
+                if self.parens == 0 && !annotation {
                     self.callee = self.last_ident.filter(|_| self.last_sig == b'a');
                     self.tagged = self.tagged.filter(|t| t.is_none());
                 }
@@ -134,24 +141,27 @@ pub fn def_spans(src: &[u8]) -> Vec<DefSpan> {
         ..Top::default()
     };
     let mut i = 0usize;
-    let at_line_start =
-        |i: usize, line_start: usize| src[line_start..i].iter().all(|b| b.is_ascii_whitespace());
+    // Whether anything but white space came before, on this line.
+    let mut code_on_line = false;
     while i < src.len() {
         let b = src[i];
+        if b == b'\n' {
+            line += 1;
+            i += 1;
+            line_start = i;
+            code_on_line = false;
+            continue;
+        }
+        let first_on_line = !code_on_line;
+        code_on_line |= !b.is_ascii_whitespace();
         let skip_to = match b {
-            b'\n' => {
-                line += 1;
-                i += 1;
-                line_start = i;
-                continue;
-            }
             b'/' if src.get(i + 1) == Some(&b'*') => lex::block_comment_end(src, i),
             b'/' if src.get(i + 1) == Some(&b'/') => lex::line_comment_end(src, i),
             b'"' | b'\'' => {
                 top.last_sig = b'"';
                 lex::literal_end(src, i).0
             }
-            b'#' if at_line_start(i, line_start) => {
+            b'#' if first_on_line => {
                 let end = directive_end(src, i);
                 if top.depth == 0 {
                     if let Some((name, last)) = define(src, i, end, line) {
@@ -170,7 +180,7 @@ pub fn def_spans(src: &[u8]) -> Vec<DefSpan> {
                 while i < src.len() && is_ident(src[i]) {
                     i += 1;
                 }
-                top.ident(src, start, i, line, at_line_start(start, line_start));
+                top.ident(src, start, i, line, first_on_line);
                 continue;
             }
             _ => {
@@ -235,6 +245,18 @@ mod tests {
             .into_iter()
             .map(|d| (d.name, d.kind, d.first, d.last))
             .collect()
+    }
+
+    #[test]
+    fn an_annotation_after_the_parameters_does_not_name_the_function() {
+        let src = "static void *c_start(struct seq_file *m) __acquires(RCU)\n{\n\treturn 0;\n}\n__attribute__((cold)) int g(void)\n{\n}\n";
+        assert_eq!(
+            spans(src),
+            [
+                ("c_start".into(), SpanKind::Function, 1, 4),
+                ("g".into(), SpanKind::Function, 5, 7),
+            ]
+        );
     }
 
     #[test]

@@ -300,6 +300,8 @@ pub fn update(
     };
     let mut report = HistoryReport::default();
     if !state.tips.contains(&tip.commit) {
+        // A tip rewritten away and collected can no longer be excluded: git would refuse it.
+        state.tips.retain(|t| git::resolve(root, t).is_ok());
         let known: HashSet<String> = state.commits.iter().map(|c| c.id.clone()).collect();
         let fresh: Vec<Read1> = read_log(root, &tip.commit, &state.tips, progress)?
             .into_iter()
@@ -405,6 +407,27 @@ fn write(
     by_name: &BTreeMap<String, Vec<Touch>>,
 ) -> Result<(), GitError> {
     let fail = |e: std::io::Error| io_failed("write the history", e);
+    // No touches (no new commit, or none touching a definition): no segment, only the state.
+    if !by_name.is_empty() {
+        write_segment(dir, state, by_name)?;
+    }
+    let replace = |name: &str, bytes: &[u8]| -> Result<(), GitError> {
+        let t = dir.join(format!("{name}.tmp-{}", std::process::id()));
+        fs::write(&t, bytes).map_err(fail)?;
+        fs::rename(&t, dir.join(name)).map_err(fail)
+    };
+    replace(PATHS, state.paths.join("\n").as_bytes())?;
+    let json = serde_json::to_vec(&*state).map_err(|e| io_failed("write the history", e))?;
+    replace(COMMITS, &json)
+}
+
+/// Writes `by_name` as the next segment and names it in `state`.
+fn write_segment(
+    dir: &Path,
+    state: &mut State,
+    by_name: &BTreeMap<String, Vec<Touch>>,
+) -> Result<(), GitError> {
+    let fail = |e: std::io::Error| io_failed("write the history", e);
     let n = state.segments.iter().max().map_or(0, |m| m + 1);
     let seg = dir.join(format!("seg-{n}"));
     let tmp = dir.join(format!("seg-{n}.tmp-{}", std::process::id()));
@@ -426,14 +449,7 @@ fn write(
     let _ = fs::remove_dir_all(&seg);
     fs::rename(&tmp, &seg).map_err(fail)?;
     state.segments.push(n);
-    let replace = |name: &str, bytes: &[u8]| -> Result<(), GitError> {
-        let t = dir.join(format!("{name}.tmp-{}", std::process::id()));
-        fs::write(&t, bytes).map_err(fail)?;
-        fs::rename(&t, dir.join(name)).map_err(fail)
-    };
-    replace(PATHS, state.paths.join("\n").as_bytes())?;
-    let json = serde_json::to_vec(&*state).map_err(|e| io_failed("write the history", e))?;
-    replace(COMMITS, &json)
+    Ok(())
 }
 
 /// The commits reachable from `tip` and from none of `seen`, oldest first, with the changes of
@@ -451,6 +467,8 @@ fn read_log(
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("LC_ALL", "C")
         .args([
+            "-c",
+            "core.quotePath=false",
             "log",
             "--reverse",
             "--topo-order",
@@ -600,12 +618,12 @@ fn read_batch(root: &Path, oids: &[&str]) -> Result<HashMap<String, Blob>, GitEr
 }
 
 /// The changed line ranges between two versions of a file, as `git diff -U0` gives them:
-/// `(old first line, old count, new first line, new count)`. A diff that takes too long is
-/// cut short (coarser, never wrong about which lines differ).
+/// `(old first line, old count, new first line, new count)`. A diff that takes more than two
+/// seconds is cut short (coarser: unchanged lines may count as changed).
 fn hunks(old: &[u8], new: &[u8]) -> Vec<(u32, u32, u32, u32)> {
     use similar::DiffOp;
     let diff = similar::TextDiff::configure()
-        .timeout(std::time::Duration::from_millis(20))
+        .timeout(std::time::Duration::from_secs(2))
         .diff_lines(old, new);
     diff.ops()
         .iter()

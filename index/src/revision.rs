@@ -244,6 +244,11 @@ fn write_revision(
     let record_path = tmp.join(RECORD);
     let json = serde_json::to_vec_pretty(&record).unwrap_or_default();
     fs::write(&record_path, json).map_err(io_err("cannot write", &record_path))?;
+    // A directory without a record is what an index build left after an eviction removed the
+    // revision under it: nothing to keep.
+    if dir.exists() && !dir.join(RECORD).is_file() {
+        let _ = fs::remove_dir_all(dir);
+    }
     fs::rename(&tmp, dir).map_err(io_err("cannot publish the revision", dir))?;
     progress.finish();
     Ok(total)

@@ -36,8 +36,11 @@ pub fn answer(
         env.next_tools = vec![TOOL];
         env
     };
-    // The commits to have: those HEAD reaches, or one revision asked for.
-    let tip = rev.filter(|r| !r.contains("..")).unwrap_or("HEAD");
+    // The commits to have: those HEAD reaches, or those of the revision (a range's end) asked.
+    let tip = match rev.map(|r| r.split_once("..").map_or(r, |(_, b)| b)) {
+        Some(t) if !t.is_empty() && !t.starts_with('.') => t,
+        _ => "HEAD",
+    };
     let head = match knav_index::git::resolve(root, tip) {
         Ok(h) => h,
         Err(e) => return fail(e.to_string()),

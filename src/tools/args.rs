@@ -624,7 +624,8 @@ impl CliArgs for DiffArgs {
     fn cli_order(self) -> Result<Order, String> {
         // `A..B` names a range unless a file has that name.
         if let Some(arg) = self.file.as_deref().and_then(|f| f.to_str()) {
-            if arg.contains("..") && !std::path::Path::new(arg).exists() {
+            let path_like = arg.starts_with(['.', '/']);
+            if arg.contains("..") && !path_like && !std::path::Path::new(arg).exists() {
                 return range_order(arg);
             }
         }
