@@ -306,26 +306,33 @@ fn run(
     if matches!(order, Order::Status) {
         return (run_in(common, tool, order, &root, trace), None);
     }
-    // Nothing is created before git has said the revision exists.
-    let revs = crate::index::store::existing_index_dir(&root, common.index_dir.as_deref())
-        .join(crate::status::REVS);
-    let r = match crate::index::revision::materialize(&root, &revs, rev, &mut Progress::stderr()) {
+    let (r, name) = match revision(common, &root, rev) {
         Ok(r) => r,
-        Err(e) => {
-            let code = e.is_unknown_revision().then_some(2);
-            return (Envelope::error(tool, &root_s, e.to_string()), code);
-        }
+        Err((e, code)) => return (Envelope::error(tool, &root_s, e), code),
     };
     trace.mark("revision");
     let mut at = common.clone();
     at.index_dir = Some(r.index_dir());
     let mut env = run_in(&at, tool, order, &r.root(), trace);
     env.root = root_s;
-    env.rev = Some(crate::envelope::RevName {
-        name: r.resolved.asked.clone(),
-        commit: r.resolved.commit.clone(),
-    });
+    env.rev = Some(name);
     (env, None)
+}
+
+/// Revision `rev` of the tree at `root`, its files made on first use; an error with the exit
+/// code of an unknown revision (2).
+fn revision(
+    common: &Common,
+    root: &Path,
+    rev: &str,
+) -> Result<(crate::index::revision::Revision, crate::envelope::RevName), (String, Option<i32>)> {
+    // Nothing is created before git has said the revision exists.
+    let revs = crate::index::store::existing_index_dir(root, common.index_dir.as_deref())
+        .join(crate::status::REVS);
+    let r = crate::index::revision::materialize(root, &revs, rev, &mut Progress::stderr())
+        .map_err(|e| (e.to_string(), e.is_unknown_revision().then_some(2)))?;
+    let name = crate::envelope::RevName::of(&r.resolved);
+    Ok((r, name))
 }
 
 /// The index of revision `rev` of the tree at `root`, made and built on first use.
@@ -334,17 +341,23 @@ fn revision_snapshot(
     root: &Path,
     rev: &str,
 ) -> Result<(Snapshot, crate::envelope::RevName), (String, Option<i32>)> {
-    // Nothing is created before git has said the revision exists.
-    let revs = crate::index::store::existing_index_dir(root, common.index_dir.as_deref())
-        .join(crate::status::REVS);
-    let r = crate::index::revision::materialize(root, &revs, rev, &mut Progress::stderr())
-        .map_err(|e| (e.to_string(), e.is_unknown_revision().then_some(2)))?;
+    let (r, name) = revision(common, root, rev)?;
     let snap = open_or_build(&r.root(), Some(&r.index_dir())).map_err(|e| (e, None))?;
-    let name = crate::envelope::RevName {
-        name: r.resolved.asked.clone(),
-        commit: r.resolved.commit.clone(),
-    };
     Ok((snap, name))
+}
+
+/// The page the global flags ask for, with the active configuration read.
+fn page(common: &Common) -> Result<Page, String> {
+    let active = match &common.active_config {
+        None => None,
+        Some(arg) => Some(crate::request::active_config(arg, Path::new("."))?),
+    };
+    Ok(Page {
+        limit: common.limit,
+        offset: common.offset,
+        path_prefix: common.path_prefix.as_deref().map(crate::pathname::from_arg),
+        active,
+    })
 }
 
 /// `knav compare SYMBOL REV_A [REV_B]`: the symbol at two revisions, or at one and in the
@@ -373,18 +386,9 @@ fn compare(common: &Common, root: &Path, symbol: &str, a: &str, b: Option<&str>)
             Err(e) => return fail((e, None)),
         },
     };
-    let active = match &common.active_config {
-        None => None,
-        Some(arg) => match crate::request::active_config(arg, Path::new(".")) {
-            Ok(c) => Some(c),
-            Err(e) => return fail((e, None)),
-        },
-    };
-    let page = Page {
-        limit: 0,
-        offset: 0,
-        path_prefix: common.path_prefix.as_deref().map(crate::pathname::from_arg),
-        active,
+    let page = match page(common) {
+        Ok(p) => p,
+        Err(e) => return fail((e, None)),
     };
     let side_a = crate::compare::Side {
         rev: Some(rev_a),
@@ -429,24 +433,15 @@ fn run_in(
         Err(e) => return Envelope::error(tool, &root_s, e),
     };
     trace.mark("open index");
-    let active = match &common.active_config {
-        None => None,
-        Some(arg) => match crate::request::active_config(arg, Path::new(".")) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                let mut env = Envelope::error(tool, &root_s, e);
-                env.next_tools = vec![tool];
-                return env;
-            }
-        },
+    let page = match page(common) {
+        Ok(p) => p,
+        Err(e) => {
+            let mut env = Envelope::error(tool, &root_s, e);
+            env.next_tools = vec![tool];
+            return env;
+        }
     };
     trace.mark("active config");
-    let page = Page {
-        limit: common.limit,
-        offset: common.offset,
-        path_prefix: common.path_prefix.as_deref().map(crate::pathname::from_arg),
-        active,
-    };
     // An answer read from a damaged index is replaced by the damage (a decoder that ran past
     // its data, or a panic in the `fst` crate on a damaged FST).
     let env = crate::index::store::answer_or_damage(&snap, || answer(&snap, page, &ask))

@@ -92,7 +92,7 @@ impl Resolved {
 }
 
 /// A command `git -C root …` that reads only.
-fn git(root: &Path) -> Command {
+pub fn git(root: &Path) -> Command {
     let mut c = Command::new("git");
     c.arg("-C")
         .arg(root)

@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde::{Deserialize, Serialize};
 
@@ -461,35 +461,30 @@ fn read_log(
     progress: &mut Progress,
 ) -> Result<Vec<Read1>, GitError> {
     progress.phase("reading the commits");
-    let mut cmd = Command::new("git");
-    cmd.arg("-C")
-        .arg(root)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("LC_ALL", "C")
-        .args([
-            "-c",
-            "core.quotePath=false",
-            "log",
-            "--reverse",
-            "--topo-order",
-            "--no-merges",
-            "--raw",
-            "--no-abbrev",
-            "--no-renames",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--relative",
-            "--format=%x01%H%x02%at%x02%an%x02%s",
-            "--end-of-options",
-            tip,
-        ]);
+    let mut cmd = git::git(root);
+    cmd.args([
+        "-c",
+        "core.quotePath=false",
+        "log",
+        "--reverse",
+        "--topo-order",
+        "--no-merges",
+        "--raw",
+        "--no-abbrev",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--relative",
+        "--format=%x01%H%x02%at%x02%an%x02%s",
+        "--end-of-options",
+        tip,
+    ]);
     for s in seen {
         cmd.arg(format!("^{s}"));
     }
     cmd.args(["--", "*.c", "*.h"]);
     let mut child = cmd
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -32,10 +32,7 @@ pub struct Side<'a> {
 
 impl Side<'_> {
     fn label(&self) -> String {
-        match &self.rev {
-            Some(r) => format!("{} ({})", r.name, r.short()),
-            None => "working tree".to_string(),
-        }
+        RevName::label(self.rev.as_ref())
     }
 }
 

@@ -656,6 +656,22 @@ pub struct RevName {
 }
 
 impl RevName {
+    /// The name of a revision git resolved.
+    pub fn of(r: &knav_index::git::Resolved) -> RevName {
+        RevName {
+            name: r.asked.clone(),
+            commit: r.commit.clone(),
+        }
+    }
+
+    /// `NAME (SHORT-SHA)` of a revision, or `working tree` for none.
+    pub fn label(rev: Option<&RevName>) -> String {
+        match rev {
+            Some(r) => format!("{} ({})", r.name, r.short()),
+            None => "working tree".to_string(),
+        }
+    }
+
     /// The commit's first 12 hex digits, as text answers show it.
     pub fn short(&self) -> &str {
         &self.commit[..self.commit.len().min(12)]

@@ -8,13 +8,9 @@ use knav_c::spans::SpanKind;
 use knav_index::history::{Change, History};
 
 use crate::envelope::{Envelope, HistoryEntry, Results};
-use crate::query::Page;
+use crate::query::{Page, DEFAULT_LIMIT, MAX_LIMIT};
 
 const TOOL: &str = "symbol_history";
-
-/// Entries of a page when none is asked (as every tool's), and at most.
-const DEFAULT_LIMIT: u64 = 100;
-const MAX_LIMIT: u64 = 1000;
 
 /// symbol_history for the tree at `root` whose index is in `index_dir`: the history index
 /// brought up to date with HEAD first (built when there is none, if `build`), the commits

@@ -566,10 +566,7 @@ impl Tree {
         match &self.rev {
             Some(r) => (
                 r.base.display().to_string(),
-                Some(crate::envelope::RevName {
-                    name: r.resolved.asked.clone(),
-                    commit: r.resolved.commit.clone(),
-                }),
+                Some(crate::envelope::RevName::of(&r.resolved)),
             ),
             None => (self.root.display().to_string(), None),
         }

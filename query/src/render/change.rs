@@ -207,10 +207,7 @@ fn touched_line(d: &Touched, out: &mut String) {
 /// compare_versions: `SYMBOL: A → B`, a line per definition pair with what changed and the
 /// body's diff indented, the export in each, and the callers added and removed.
 pub(super) fn compare(c: &crate::envelope::Comparison, out: &mut String) -> usize {
-    let name = |r: &Option<crate::envelope::RevName>| match r {
-        Some(r) => format!("{} ({})", r.name, r.short()),
-        None => "working tree".to_string(),
-    };
+    let name = |r: &Option<crate::envelope::RevName>| crate::envelope::RevName::label(r.as_ref());
     let _ = writeln!(out, "{}: {} → {}", c.symbol, name(&c.a), name(&c.b));
     let loc = |d: &Option<crate::envelope::DefAt>| match d {
         Some(d) => format!("{}:{}", d.path, d.line),

@@ -484,7 +484,7 @@ fn footer(env: &Envelope, shown: u64, out: &mut String) {
 pub fn text(env: &Envelope) -> String {
     let mut out = String::new();
     if let Some(rev) = &env.rev {
-        let _ = writeln!(out, "at {} ({})", rev.name, rev.short());
+        let _ = writeln!(out, "at {}", crate::envelope::RevName::label(Some(rev)));
     }
     if let Some(e) = &env.error {
         let _ = writeln!(out, "Error: {e}");
