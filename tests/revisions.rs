@@ -169,6 +169,34 @@ fn each_revision_sees_its_own_definitions() {
 }
 
 #[test]
+fn a_ref_that_moved_is_answered_at_its_new_commit_not_the_remembered_one() {
+    let t = repo("rev-moved");
+    let def = |rev: &str, name: &str| -> Vec<String> {
+        let (_, v) = json(&t, &["def", name, "--rev", rev]);
+        v["results"]
+            .as_array()
+            .map(|rs| rs.iter().map(|r| r["path"].to_string()).collect())
+            .unwrap_or_default()
+    };
+    git(&t.root, &["branch", "topic", "v1"]);
+    assert_eq!(def("topic", "gone"), [r#""lib/a.c""#]);
+    // Moved (a loose ref rewritten).
+    git(&t.root, &["branch", "-f", "topic", "v2"]);
+    assert!(def("topic", "gone").is_empty());
+    // Packed, then moved again (a loose ref shadowing the packed one).
+    git(&t.root, &["pack-refs", "--all"]);
+    assert!(def("topic", "gone").is_empty());
+    git(&t.root, &["branch", "-f", "topic", "v1"]);
+    assert_eq!(def("topic", "gone"), [r#""lib/a.c""#]);
+    // HEAD's branch moved by a commit: HEAD itself is unchanged, its target is not.
+    assert!(def("HEAD", "wip").is_empty());
+    git(&t.root, &["add", "-A"]);
+    git(&t.root, &["commit", "-q", "-m", "wip"]);
+    assert_eq!(def("HEAD", "wip"), [r#""lib/d.c""#]);
+    assert!(def("HEAD~1", "wip").is_empty());
+}
+
+#[test]
 fn an_answer_names_its_revision_in_text_and_json() {
     let t = repo("rev-named");
     let commit = Command::new("git")
@@ -468,11 +496,12 @@ fn history_rows(t: &Tree, args: &[&str]) -> Vec<String> {
 #[test]
 fn history_lists_the_commits_that_changed_a_definition_newest_first() {
     let t = repo("rev-history");
-    // Lines counted as `git diff` aligns them (Myers): two of foo's lines each way.
+    // The definition's lines diffed with its previous text: only foo's return line changed
+    // (git's whole-file diff pairs foo's lines with gone's and counts two each way).
     assert_eq!(
         history_rows(&t, &["foo"]),
         [
-            "changed lib/a.c +2 -2 two",
+            "changed lib/a.c +1 -1 two",
             "added lib/a.c +4 -0 introduced one"
         ]
     );
@@ -508,7 +537,7 @@ fn history_lists_the_commits_that_changed_a_definition_newest_first() {
     // --rev bounds the commits.
     assert_eq!(
         history_rows(&t, &["foo", "--rev", "v1..v2"]),
-        ["changed lib/a.c +2 -2 two"]
+        ["changed lib/a.c +1 -1 two"]
     );
     assert_eq!(
         history_rows(&t, &["foo", "--rev", "v1"]),

@@ -566,6 +566,8 @@ fn read_log(
 /// its text.
 struct Blob {
     bytes: Vec<u8>,
+    /// Where each line starts.
+    starts: Vec<usize>,
     spans: Vec<(DefSpan, u64)>,
 }
 
@@ -586,7 +588,19 @@ impl Blob {
                 (d, hash)
             })
             .collect();
-        Blob { bytes, spans }
+        Blob {
+            bytes,
+            starts,
+            spans,
+        }
+    }
+
+    /// Lines `first..=last` (1-based), each with its newline.
+    fn lines(&self, first: u32, last: u32) -> impl Iterator<Item = &[u8]> {
+        let end = self.bytes.len();
+        let at = move |k: usize| self.starts.get(k).copied().unwrap_or(end).min(end);
+        (first.max(1) as usize - 1..last as usize)
+            .map(move |k| &self.bytes[at(k)..at(k + 1).max(at(k))])
     }
 }
 
@@ -612,68 +626,36 @@ fn read_batch(root: &Path, oids: &[&str]) -> Result<HashMap<String, Blob>, GitEr
         .collect())
 }
 
-/// The changed line ranges between two versions of a file, as `git diff -U0` gives them:
-/// `(old first line, old count, new first line, new count)`. A diff that takes more than two
-/// seconds is cut short (coarser: unchanged lines may count as changed).
-fn hunks(old: &[u8], new: &[u8]) -> Vec<(u32, u32, u32, u32)> {
+/// Lines removed from and added to a definition, `old` lines to `new` lines (each with its
+/// newline), as a minimal line diff aligns them. A diff that takes more than two seconds is cut
+/// short (coarser: unchanged lines may count as changed).
+fn lines_changed<'a>(
+    old: impl Iterator<Item = &'a [u8]>,
+    new: impl Iterator<Item = &'a [u8]>,
+) -> (u32, u32) {
     use similar::DiffOp;
-    let diff = similar::TextDiff::configure()
-        .timeout(std::time::Duration::from_secs(2))
-        .diff_lines(old, new);
-    diff.ops()
-        .iter()
-        .filter_map(|op| match *op {
-            DiffOp::Equal { .. } => None,
-            DiffOp::Delete {
-                old_index,
-                old_len,
-                new_index,
-            } => Some((old_index + 1, old_len, new_index + 1, 0)),
-            DiffOp::Insert {
-                old_index,
-                new_index,
-                new_len,
-            } => Some((old_index + 1, 0, new_index + 1, new_len)),
+    // Lines compared by a hash of their bytes: a diff of numbers, not of byte strings (two
+    // different lines collide with odds of 2^-64).
+    let old: Vec<u64> = old.map(crate::codec::hash64).collect();
+    let new: Vec<u64> = new.map(crate::codec::hash64).collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let (mut removed, mut added) = (0, 0);
+    for op in
+        similar::capture_diff_slices_deadline(similar::Algorithm::Myers, &old, &new, Some(deadline))
+    {
+        match op {
+            DiffOp::Equal { .. } => {}
+            DiffOp::Delete { old_len, .. } => removed += old_len,
+            DiffOp::Insert { new_len, .. } => added += new_len,
             DiffOp::Replace {
-                old_index,
-                old_len,
-                new_index,
-                new_len,
-            } => Some((old_index + 1, old_len, new_index + 1, new_len)),
-        })
-        .map(|(a, b, c, d)| (a as u32, b as u32, c as u32, d as u32))
-        .collect()
-}
-
-/// For ranges `(first line, count)`: at index `k`, how many of lines `1..=k` they cover.
-fn changed_upto(ranges: impl Iterator<Item = (u32, u32)>) -> Vec<u32> {
-    let mut marks: Vec<u32> = Vec::new();
-    for (first, count) in ranges.filter(|r| r.1 > 0) {
-        let end = (first + count) as usize;
-        if marks.len() < end {
-            marks.resize(end, 0);
-        }
-        for m in &mut marks[first as usize..end] {
-            *m = 1;
+                old_len, new_len, ..
+            } => {
+                removed += old_len;
+                added += new_len;
+            }
         }
     }
-    let mut sum = 0;
-    for m in &mut marks {
-        sum += *m;
-        *m = sum;
-    }
-    marks
-}
-
-/// How many lines of `first..=last` the ranges of `upto` ([`changed_upto`]) cover.
-fn lines_in(upto: &[u32], first: u32, last: u32) -> u32 {
-    let at = |k: u32| -> u32 {
-        match upto.len() {
-            0 => 0,
-            n => upto[(k as usize).min(n - 1)],
-        }
-    };
-    at(last).saturating_sub(if first > 0 { at(first - 1) } else { 0 })
+    (removed as u32, added as u32)
 }
 
 /// The definitions file change `f` of commit `idx` touched, each with a hash of its text
@@ -686,13 +668,6 @@ fn file_touches(f: &FileChange, idx: u32, path: u32, blobs: &HashMap<String, Blo
         let new_blob = f.new.as_ref().and_then(|n| blobs.get(n));
         let old = old_blob.map_or(NONE, |b| b.spans.as_slice());
         let new = new_blob.map_or(NONE, |b| b.spans.as_slice());
-        let hunks = hunks(
-            old_blob.map_or(&[][..], |b| b.bytes.as_slice()),
-            new_blob.map_or(&[][..], |b| b.bytes.as_slice()),
-        );
-        // Lines changed up to each line of each side, so a span's count is one subtraction.
-        let removed_upto = changed_upto(hunks.iter().map(|h| (h.0, h.1)));
-        let added_upto = changed_upto(hunks.iter().map(|h| (h.2, h.3)));
         // Pair by name and kind, in file order.
         let mut by_key: HashMap<(&str, SpanKind), std::collections::VecDeque<usize>> =
             HashMap::new();
@@ -707,12 +682,17 @@ fn file_touches(f: &FileChange, idx: u32, path: u32, blobs: &HashMap<String, Blo
             let j = by_key
                 .get_mut(&(o.name.as_str(), o.kind))
                 .and_then(|q| q.pop_front());
-            let removed = lines_in(&removed_upto, o.first, o.last);
             match j {
                 Some(j) => {
                     used_new[j] = true;
-                    let n = &new[j].0;
-                    let added = lines_in(&added_upto, n.first, n.last);
+                    let (n, nhash) = &new[j];
+                    // The same text: not touched, wherever it now stands in the file.
+                    let (removed, added) = match (old_blob, new_blob) {
+                        (Some(ob), Some(nb)) if nhash != ohash => {
+                            lines_changed(ob.lines(o.first, o.last), nb.lines(n.first, n.last))
+                        }
+                        _ => (0, 0),
+                    };
                     if added + removed > 0 {
                         out.push((
                             o.name.clone(),

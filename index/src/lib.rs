@@ -32,6 +32,7 @@ pub mod indirect;
 pub mod nameparts;
 pub mod part;
 pub mod postings;
+pub mod resolved;
 pub mod restat;
 pub mod revision;
 pub mod scratch;

@@ -154,7 +154,7 @@ pub fn materialize(
     rev: &str,
     progress: &mut Progress,
 ) -> Result<Revision, RevError> {
-    let resolved = git::resolve(root, rev)?;
+    let resolved = crate::resolved::resolve(root, revs, rev)?;
     make(root, revs, resolved, progress)
 }
 

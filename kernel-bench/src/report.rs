@@ -181,6 +181,16 @@ fn revisions_targets(r: &Results, out: &mut Vec<Ratio>) {
         value: ratio(at, now),
         goal: 1.5,
     });
+    if let Some((same, asked)) = v.agree {
+        out.push(Ratio {
+            label: "answers at --rev v6.12 the work tree (a checkout of it) gives: asked / same"
+                .into(),
+            knav: format!("{same} the same"),
+            peer: format!("{asked} asked"),
+            value: (same > 0).then(|| asked as f64 / same as f64),
+            goal: 1.0,
+        });
+    }
     if let Some((wall, commits, touches, bytes)) = v.history {
         let rate = commits as f64 / wall.as_secs_f64();
         out.push(Ratio {

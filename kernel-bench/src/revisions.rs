@@ -117,6 +117,36 @@ impl Setup {
         Some(median_p90(&samples).0)
     }
 
+    /// How many of def, refs, callers and grep of [`SYMBOLS`] answer the same at `--rev v6.12`
+    /// as on the work tree (a checkout of v6.12), of how many asked; each difference noted.
+    fn agree(
+        &self,
+        repo: &Path,
+        index: &Path,
+        store: &Path,
+        notes: &mut Vec<String>,
+    ) -> (usize, usize) {
+        let answer = |args: &[&str]| -> Option<serde_json::Value> {
+            let mut all = args.to_vec();
+            all.extend(["--format", "json", "--limit", "500"]);
+            let out = self.knav_in(repo, index, store, &all).output().ok()?;
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+            Some(serde_json::json!([v["results"], v["total"], v["error"]]))
+        };
+        let (mut same, mut asked) = (0, 0);
+        for sym in SYMBOLS {
+            for q in ["def", "refs", "callers", "grep"] {
+                asked += 1;
+                let at = answer(&[q, sym, "--rev", "v6.12"]);
+                match (&at, answer(&[q, sym])) {
+                    (Some(a), Some(b)) if *a == b => same += 1,
+                    _ => notes.push(format!("`{q} {sym}` differs at --rev v6.12")),
+                }
+            }
+        }
+        (same, asked)
+    }
+
     /// The revisions' scenarios on `repo`.
     pub fn revisions(&self, repo: &Path, log: &mut dyn FnMut(&str)) -> Revisions {
         let mut out = Revisions {
@@ -176,6 +206,8 @@ impl Setup {
         } else {
             notes.push("a query at a revision or on the work tree failed".into());
         }
+        log("revisions: answers at v6.12 against the work tree's");
+        out.agree = Some(self.agree(repo, &index, &store, notes));
         log("revisions: compare vfs_read v6.1");
         out.compare = self.median_of(repo, &index, &store, &["compare", "vfs_read", "v6.1"]);
         self.history(repo, &index, &store, &mut out, log);

@@ -286,6 +286,8 @@ pub struct Revisions {
     /// Medians of def, refs and callers of five symbols summed: at `--rev v6.12`, and on the
     /// work tree.
     pub queries: Option<(Duration, Duration)>,
+    /// Answers at `--rev v6.12` equal to the work tree's, of those asked.
+    pub agree: Option<(usize, usize)>,
     /// `knav compare vfs_read v6.1`: median.
     pub compare: Option<Duration>,
     /// `knav index --history --rev v6.1` (the root commit: all of v6.1).

@@ -201,8 +201,9 @@ impl Server {
     /// indexed by its first build.
     pub fn tree_at(&self, root: Option<&str>, rev: &str) -> Result<Arc<Tree>, String> {
         let base = self.tree(root)?;
-        let resolved = crate::index::git::resolve(&base.root, rev).map_err(|e| e.to_string())?;
         let revs = base.dir.join(crate::status::REVS);
+        let resolved =
+            crate::index::resolved::resolve(&base.root, &revs, rev).map_err(|e| e.to_string())?;
         let dir = crate::index::revision::dir_of(&revs, &resolved);
         let root = dir.join("tree");
         let mut trees = lock(&self.trees);
