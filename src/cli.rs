@@ -191,18 +191,50 @@ fn index(common: &Common, root: &Path, full: bool, verify: bool) -> Envelope {
 /// Opens the index of `root`, building it first when there is none or when it has another
 /// format version (one built by an older knav). A damaged index stays an error.
 pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapshot, String> {
-    let dir = index_dir(root, explicit_dir);
-    match Snapshot::open(root, &dir) {
+    let existing = crate::index::store::existing_index_dir(root, explicit_dir);
+    match Snapshot::open(root, &existing) {
         Ok(Some(s)) => return Ok(s),
-        Ok(None) | Err(IndexError::OtherFormat { .. }) => {}
+        Ok(None) => {
+            // Nothing is created for a directory that is not a source tree.
+            if !crate::index::walk::any_source(root) {
+                return Err(no_sources(root));
+            }
+        }
+        Err(IndexError::OtherFormat { .. }) => {}
         Err(e) => return Err(e.to_string()),
     }
+    let dir = index_dir(root, explicit_dir);
     let opts = BuildOptions::for_root(root)?;
     crate::index::update(root, &dir, false, &opts, &mut Progress::stderr())
         .map_err(|e| e.to_string())?;
     Snapshot::open(root, &dir)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no index in {} after building it", dir.display()))
+}
+
+/// Why a directory with no C sources is not indexed on first use, and the indexed tree above
+/// it, when there is one, that --root should name.
+fn no_sources(root: &Path) -> String {
+    let mut e = format!(
+        "there are no C sources (.c, .h, .S) under {}, so there is nothing to index; run knav \
+         from the top of a source tree or pass --root DIR (`knav index` indexes it anyway)",
+        root.display()
+    );
+    if std::env::var_os("KNAV_INDEX_DIR").is_none() {
+        let indexed = root.ancestors().skip(1).find(|a| {
+            crate::index::store::existing_index_dir(a, None)
+                .join(crate::index::store::CURRENT)
+                .is_file()
+        });
+        if let Some(a) = indexed {
+            e.push_str(&format!(
+                "; {} is indexed: --root {}",
+                a.display(),
+                a.display()
+            ));
+        }
+    }
+    e
 }
 
 /// An answer and the exit code it ends the process with when not the envelope's own.
@@ -303,7 +335,7 @@ fn run(
         return (run_in(common, tool, order, &root, trace), None);
     };
     let root_s = root.display().to_string();
-    if matches!(order, Order::Status) {
+    if matches!(order, Order::Status { .. }) {
         return (run_in(common, tool, order, &root, trace), None);
     }
     let (r, name) = match revision(common, &root, rev) {
@@ -417,9 +449,13 @@ fn run_in(
     let root_s = root.display().to_string();
     let ask = match order {
         Order::Ask(ask) => ask,
-        Order::Status => {
+        Order::Status { verbose } => {
             let dir = crate::index::store::existing_index_dir(&root, common.index_dir.as_deref());
-            return crate::status::index_status(&root, &dir, None);
+            let mut env = crate::status::index_status(&root, &dir, None);
+            if let Some(crate::envelope::Results::Status(s)) = &mut env.results {
+                s.verbose = verbose;
+            }
+            return env;
         }
         Order::Update { full, verify, .. } => return index(common, &root, full, verify),
         Order::Edit(_) => return Envelope::error(tool, &root_s, "an edit is MCP only"),
@@ -564,16 +600,27 @@ pub fn main() -> i32 {
         Command::Tool(tool, matches) => (tool, matches),
     };
     trace.mark("parse args");
-    let (env, code) = run(&cli.common, tool, &matches, &mut trace);
+    let (mut env, code) = run(&cli.common, tool, &matches, &mut trace);
     trace.mark("run");
     let format = cli.common.format;
-    let out = render(&env, format);
+    let code = code.unwrap_or_else(|| env.exit_code());
+    let mut next = None;
+    if format == Format::Text {
+        let symbol = matches.try_get_one::<String>("symbol").ok().flatten();
+        next = crate::cliwords::next_line(&env, symbol.map(String::as_str));
+        crate::cliwords::for_cli(&mut env, <Cli as clap::CommandFactory>::command);
+    }
+    let mut out = render(&env, format);
+    if format == Format::Text {
+        out = crate::cliwords::footer(out);
+    }
+    out.push_str(next.as_deref().unwrap_or_default());
     // A closed pipe (`knav refs x | head`) is not an error worth a panic.
     let mut stdout = std::io::stdout().lock();
     let newline = if format == Format::Json { "\n" } else { "" };
     let _ = write!(stdout, "{out}{newline}").and_then(|_| stdout.flush());
     trace.mark("render+write");
-    code.unwrap_or_else(|| env.exit_code())
+    code
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod cliwords;
 pub mod serve;
 pub mod tools;
 

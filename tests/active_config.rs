@@ -187,7 +187,7 @@ fn a_config_that_is_a_device_a_fifo_or_huge_is_a_clear_error_not_a_hang() {
             out.lines().next(),
             Some(
                 format!(
-                    "Error: active_config {config}: {what}; give a .config file or \
+                    "Error: --active-config {config}: {what}; give a .config file or \
                      CONFIG_A=y,CONFIG_B=m"
                 )
                 .as_str()
@@ -210,7 +210,7 @@ fn a_config_parse_error_names_the_file_and_line_but_never_quotes_it() {
         out.lines().next(),
         Some(
             format!(
-                "Error: active_config {secret}: line 2: expected CONFIG_NAME=value, \
+                "Error: --active-config {secret}: line 2: expected CONFIG_NAME=value, \
                  `# CONFIG_NAME is not set`, a # comment or nothing"
             )
             .as_str()
@@ -236,7 +236,7 @@ fn a_config_parse_error_names_the_file_and_line_but_never_quotes_it() {
     assert_eq!(code, 1);
     let first = out.lines().next().unwrap_or_default();
     assert!(
-        first.starts_with("Error: active_config 'CONFIG_AAA"),
+        first.starts_with("Error: --active-config 'CONFIG_AAA"),
         "{first}"
     );
     assert!(first.len() < 200, "{first}");

@@ -107,7 +107,7 @@ fn def_text_format_matches_the_contract() {
         "kmap: 2 definitions under 2 #if variants · 2 refs in 1 files\n\
          include/linux/highmem.h:20: static inline void *kmap(struct page *page)  [function; #if CONFIG_HIGHMEM]\n\
          include/linux/highmem.h:25: static inline void *kmap(struct page *page)  [function; #if !CONFIG_HIGHMEM]\n\
-         next: get_symbol_body, find_callers, find_references\n"
+         next: knav body kmap, knav callers kmap, knav refs kmap\n"
     );
 }
 
@@ -226,7 +226,7 @@ fn refs_group_by_file_and_path_prefix() {
 fn pagination_footer_and_limits() {
     let t = fixture("page");
     let (_, out) = knav(&t, &["refs", "vfs_read", "--limit", "2"]);
-    assert!(out.contains("[1-2 of 5 · offset=2 for more]"), "{out}");
+    assert!(out.contains("[1-2 of 5 · --offset 2 for more]"), "{out}");
     let (_, v) = json(&t, &["refs", "vfs_read", "--limit", "2", "--offset", "4"]);
     assert_eq!(locs(&v), ["include/linux/fs.h:19"]);
     assert_eq!(
@@ -1817,7 +1817,7 @@ fn active_config_hides_what_the_config_does_not_build_and_says_why() {
     let (code, out) = knav(&t, &["def", "kmap", "--active-config", "/nope/.config"]);
     assert_eq!(code, 1);
     assert!(
-        out.starts_with("Error: active_config file not found: /nope/.config"),
+        out.starts_with("Error: --active-config file not found: /nope/.config"),
         "{out}"
     );
 }

@@ -91,7 +91,7 @@ fn allocating_finds_allocation_and_a_title_outranks_a_body() {
          An allocation that fails after reclaim may invoke the killer.\n\
          Documentation/mm/highmem.rst:9: Temporary virtual mappings  [0.68]\n    \
          Allocating pages from high memory needs a temporary mapping.\n\
-         next: search_symbols\n"
+         next: knav find\n"
     );
 }
 
@@ -114,7 +114,7 @@ fn pages_count_every_matching_section() {
     let (page, total) = docs(&t, &["memory", "mapping", "--limit", "1", "--offset", "1"]);
     assert_eq!((page, total), (vec![all[1].clone()], 3));
     let (_, text) = knav(&t, &["docs", "memory", "mapping", "--limit", "1"]);
-    assert!(text.contains("[1-1 of 3 · offset=1 for more]"), "{text}");
+    assert!(text.contains("[1-1 of 3 · --offset 1 for more]"), "{text}");
     // A path prefix keeps the sections under it.
     let (under, total) = docs(&t, &["memory", "--path-prefix", "Documentation/mm/oom"]);
     assert_eq!((under, total), (vec![all[2].clone()], 1));

@@ -393,7 +393,7 @@ fn the_outline_of_sched_core_pages_from_its_end_and_status_counts_the_tree() {
         out.starts_with(
             "kernel/sched/core.c:10648-10658: void sched_enq_and_set_task(struct sched_enq_and_set_ctx *ctx)  [function; #if CONFIG_SCHED_CLASS_EXT]\n\
              kernel/sched/core.c:10627-10646: void sched_deq_and_put_task("
-        ) && out.contains("[1-2 of 552 · offset=2 for more]"),
+        ) && out.contains("[1-2 of 552 · --offset 2 for more]"),
         "{out}"
     );
     let out = knav(&tree, &["symbols", "fs/ext2/", "--limit", "2"]);
@@ -401,13 +401,13 @@ fn the_outline_of_sched_core_pages_from_its_end_and_status_counts_the_tree() {
         out.starts_with(
             "fs/ext2/acl.c  (276 lines, 6 definitions)\n\
              fs/ext2/acl.h  (73 lines, 18 definitions)\n\
-             [1-2 of 19 · offset=2 for more]\n"
+             [1-2 of 19 · --offset 2 for more]\n"
         ),
         "{out}"
     );
     let out = knav(&tree, &["status"]);
     assert!(
-        out.contains(": 61264 files scanned, ") && out.contains("  no build running\n"),
+        out.contains(": 61264 C files indexed; ") && out.contains("  no build running\n"),
         "{out}"
     );
 }

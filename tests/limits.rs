@@ -227,7 +227,7 @@ fn bodies_stop_at_the_answer_cap_and_point_at_the_next_offset() {
         "{w}"
     );
     let (_, out) = knav(&t, &["body", "big", "--max-definitions", "10"]);
-    assert!(out.contains("[1-4 of 6 · offset=4 for more]"), "{out}");
+    assert!(out.contains("[1-4 of 6 · --offset 4 for more]"), "{out}");
 }
 
 #[test]

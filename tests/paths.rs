@@ -63,10 +63,7 @@ fn knav_os(t: &Tree, args: &[&OsStr], env: &[(&str, &str)]) -> String {
 fn names_that_are_not_utf8_are_indexed_not_skipped() {
     let t = odd_tree("paths-odd");
     let out = knav(&t, &["index"]).1;
-    assert!(
-        out.starts_with("index full: 2 files scanned, 0 unindexed;"),
-        "{out}"
-    );
+    assert!(out.starts_with("index full: 2 C files indexed;"), "{out}");
     assert!(!out.contains("skipped"), "{out}");
     let (code, v) = json(&t, &["def", "bad"]);
     assert_eq!(code, 0);
@@ -131,7 +128,7 @@ fn ctags_reading_the_tree_itself_finds_definitions_in_a_file_whose_name_is_not_u
     // Without scratch space ctags is given the tree's own paths rather than copies.
     let t = odd_tree("paths-odd-no-scratch");
     let out = knav_os(&t, &["index".as_ref()], &[("KNAV_SCRATCH_DIR", "")]);
-    assert!(out.contains("2 files scanned, 0 unindexed;"), "{out}");
+    assert!(out.contains("2 C files indexed;"), "{out}");
     let (_, v) = json(&t, &["def", "helper"]);
     assert_eq!(locs(&v), [format!("{ODD_SHOWN}:1")]);
     assert_eq!(v["results"][0]["kind"], "function");
@@ -145,9 +142,7 @@ fn an_edited_or_deleted_file_whose_name_is_not_utf8_is_indexed_again() {
     std::fs::write(&odd, ODD_TEXT.replace("bad", "worse")).unwrap();
     let out = knav(&t, &["index"]).1;
     assert!(
-        out.starts_with(
-            "index incremental: 2 files scanned, 0 unindexed; 1 changed, 0 added, 0 deleted"
-        ),
+        out.starts_with("index incremental: 2 C files indexed; 1 changed, 0 added, 0 deleted"),
         "{out}"
     );
     let (_, v) = json(&t, &["def", "worse"]);
@@ -157,14 +152,17 @@ fn an_edited_or_deleted_file_whose_name_is_not_utf8_is_indexed_again() {
     std::fs::remove_file(&odd).unwrap();
     let out = knav(&t, &["index"]).1;
     assert!(
-        out.contains("1 files scanned, 0 unindexed; 0 changed, 0 added, 1 deleted"),
+        out.contains("1 C files indexed; 0 changed, 0 added, 1 deleted"),
         "{out}"
     );
     let (code, _) = json(&t, &["def", "worse"]);
     assert_eq!(code, 1);
     // Nothing changed: the walk cache holds the escaped names as they are.
     let out = knav(&t, &["index"]).1;
-    assert!(out.starts_with("index unchanged: 1 files scanned"), "{out}");
+    assert!(
+        out.starts_with("index unchanged: 1 C files indexed"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -213,7 +211,7 @@ fn a_name_with_a_newline_is_shown_escaped_and_its_definitions_are_its_own() {
     let (_, text) = knav(&t, &["symbols", "a\nb.c"]);
     assert_eq!(
         text,
-        "a\\x0ab.c:1: int nl(void) { return 0; }  [function]\nnext: get_symbol_body, find_references\n"
+        "a\\x0ab.c:1: int nl(void) { return 0; }  [function]\nnext: knav body, knav refs\n"
     );
 }
 

@@ -37,9 +37,9 @@ fn a_diff_past_50000_hunks_is_refused_naming_the_limit() {
     assert_eq!(code, 1, "{out}");
     assert_eq!(
         out,
-        "Error: the diff has more than 50000 hunks (the most review_diff reads; diff line 150003 \
+        "Error: the diff has more than 50000 hunks (the most knav diff reads; diff line 150003 \
          starts one more): split the patch (one commit or one directory at a time) and review each \
-         part\nnext: review_diff\n"
+         part\nnext: knav diff\n"
     );
     let _ = std::fs::remove_file(&p);
 }
@@ -111,7 +111,7 @@ fn limit_5_of_2000_one_hunk_files_answers_five_rows_and_the_totals_not_every_fil
          cut: this page has 2 of 2000 hunks and 0 of 0 definitions, in 2 of 2000 files\n\
          [1999-2000 of 2000]\n\
          warning: 2000 of 2000 hunks do not apply to the indexed tree: their definitions are not listed\n\
-         next: get_symbol_body, find_callers, change_impact\n"
+         next: knav body, knav callers, knav impact\n"
     );
     let _ = std::fs::remove_file(&p);
 }
@@ -133,9 +133,9 @@ fn a_page_cut_between_a_hunk_and_its_definitions_shows_them_under_that_hunk() {
          modified include/linux/fs.h  [FILESYSTEMS (VFS and infrastructure)]\n\
          \x20 @@ -9,6 +9,7 @@ yes\n\
          cut: this page has 1 of 5 hunks and 2 of 5 definitions, in 2 of 3 files\n\
-         [4-6 of 10 · offset=6 for more]\n\
+         [4-6 of 10 · --offset 6 for more]\n\
          warning: 1 of 5 hunks do not apply to the indexed tree: their definitions are not listed\n\
-         next: get_symbol_body, find_callers, change_impact\n"
+         next: knav body, knav callers, knav impact\n"
     );
     let (_, v) = json(&t, &["diff", &p, "--limit", "3", "--offset", "3"]);
     let r = &v["results"];
@@ -196,7 +196,7 @@ fn a_rename_shows_both_paths_and_one_out_of_the_root_is_refused() {
          renamed ../../outside/evil.c (from fs/read_write.c)\n\
          \x20 not reviewed: '../../outside/evil.c' leaves the root; fix the patch's paths (relative to the tree's root, as git diff writes them)\n\
          warning: not reviewed: '../../outside/evil.c' leaves the root; fix the patch's paths (relative to the tree's root, as git diff writes them)\n\
-         next: get_symbol_body, find_callers, change_impact\n"
+         next: knav body, knav callers, knav impact\n"
     );
     let (_, v) = json(&t, &["diff", &p]);
     let f = &v["results"]["files"];

@@ -186,12 +186,15 @@ fn pages_carry_the_exact_total_and_the_next_offset() {
         ]
     );
     let (_, text) = knav(&t, &["find", "read", "--limit", "5", "--offset", "5"]);
-    assert!(text.contains("[6-10 of 12 · offset=10 for more]"), "{text}");
+    assert!(
+        text.contains("[6-10 of 12 · --offset 10 for more]"),
+        "{text}"
+    );
     assert!(
         text.starts_with("kernel_read  fs/read_write.c:29: ssize_t kernel_read("),
         "{text}"
     );
-    assert!(text.ends_with("next: get_symbol_body, find_callers, find_definition\n"));
+    assert!(text.ends_with("next: knav body, knav callers, knav def\n"));
 }
 
 #[test]
@@ -264,7 +267,7 @@ fn files_match_path_parts_with_the_exact_file_name_first() {
     let (_, text) = knav(&t, &["files", "ext2"]);
     assert_eq!(
         text,
-        "fs/ext2/file.c  (15 lines, 2 definitions)\nnext: list_file_symbols\n"
+        "fs/ext2/file.c  (15 lines, 2 definitions)\nnext: knav symbols\n"
     );
     let (code, v) = json(&t, &["files", "nothing_here"]);
     assert_eq!((code, v["total"].as_u64()), (0, Some(0)));

@@ -240,7 +240,7 @@ fn pages_cut_the_ranked_list_and_the_total_is_exact() {
         "{text}"
     );
     assert_eq!(rows[2], "      // reap");
-    assert_eq!(rows[3], "[1-2 of 4 · offset=2 for more]");
+    assert_eq!(rows[3], "[1-2 of 4 · --offset 2 for more]");
 }
 
 #[test]

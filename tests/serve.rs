@@ -1077,7 +1077,14 @@ fn change_impact_and_review_diff_answer_over_the_wire_as_the_cli_does() {
         .arg(&t.root)
         .output()
         .unwrap();
-    assert_eq!(text, String::from_utf8_lossy(&cli.stdout));
+    // The same answer; the CLI names its commands where MCP names tools.
+    let cli = String::from_utf8_lossy(&cli.stdout);
+    let (answer, next) = text.rsplit_once("next: ").unwrap();
+    assert_eq!(next, "find_callers, get_symbol_body, reachability\n");
+    assert_eq!(
+        cli,
+        format!("{answer}next: knav callers ksys_read, knav body ksys_read, knav reach\n")
+    );
     assert!(
         text.starts_with("ksys_read: 2 direct callers, 0 more within depth 1"),
         "{text}"

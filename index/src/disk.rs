@@ -48,6 +48,23 @@ pub fn unique_dir(dir: &Path, prefix: &str) -> PathBuf {
     dir.join(format!("{prefix}-{nanos:x}-{}", std::process::id()))
 }
 
+/// Takes from `dir`'s permissions what `root`'s lack for the group and others (owner access
+/// kept): an index must not let read the symbols of a tree its reader cannot read. The index's
+/// files are reached only through `dir`, so `dir` alone decides.
+pub fn no_wider_than(dir: &Path, root: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let (Ok(d), Ok(r)) = (std::fs::metadata(dir), std::fs::metadata(root)) else {
+        return;
+    };
+    let (mode, allowed) = (
+        d.permissions().mode() & 0o7777,
+        r.permissions().mode() | 0o700,
+    );
+    if mode & !allowed & 0o077 != 0 {
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode & allowed));
+    }
+}
+
 /// Writes `dir/.gitignore` ignoring everything in `dir`, unless there is one: an index inside
 /// a tree is not part of its `git status`.
 pub fn ignored_by_git(dir: &Path) {

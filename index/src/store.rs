@@ -159,6 +159,7 @@ fn find_index_dir(root: &Path, explicit: Option<&Path>, create: bool) -> PathBuf
         return local;
     }
     if std::fs::create_dir(&local).is_ok() {
+        crate::disk::no_wider_than(&local, root);
         crate::disk::ignored_by_git(&local);
         return local;
     }

@@ -38,6 +38,8 @@ pub struct UpdateReport {
     pub files_scanned: u64,
     /// Files not indexed.
     pub files_unindexed: u64,
+    /// Of those, files that are not C sources (`knav grep` searches them).
+    pub other_files: u64,
     /// The `.c`/`.h` files among them (or indexed without definitions), as `path: why`; at
     /// most [`store::MAX_UNINDEXED_LISTED`].
     pub unindexed_sources: Vec<String>,
@@ -180,6 +182,7 @@ fn same_segments(
         walk_errors: walk_errors(walked),
         files_scanned: snap.manifest.files_scanned,
         files_unindexed: snap.manifest.files_unindexed,
+        other_files: snap.manifest.other_files,
         elapsed_ms: started.elapsed().as_millis() as u64,
         index_dir: index_dir.display().to_string(),
         ..Default::default()
@@ -232,6 +235,7 @@ pub fn update_hinted(
     build::limit_malloc_arenas();
     let mut trace = Trace::new();
     let lock = store::lock(index_dir)?;
+    crate::disk::no_wider_than(index_dir, root);
     // What killed builds left behind goes first, whatever this update finds to do.
     store::remove_orphans(index_dir, &lock);
     scratch::remove_abandoned_scratch();
@@ -838,6 +842,7 @@ impl Update<'_> {
         progress.finish();
         report.files_scanned = manifest.files_scanned;
         report.files_unindexed = manifest.files_unindexed;
+        report.other_files = manifest.other_files;
         report.names = meta.names;
         report.definitions = meta.defs;
         report.occurrences = meta.occurrences;
@@ -1283,6 +1288,7 @@ pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, IndexError>
         mode: UpdateMode::Verified,
         files_scanned: snap.manifest.files_scanned,
         files_unindexed: snap.manifest.files_unindexed,
+        other_files: snap.manifest.other_files,
         index_bytes: index_bytes(index_dir, &snap.manifest),
         elapsed_ms: started.elapsed().as_millis() as u64,
         index_dir: index_dir.display().to_string(),

@@ -235,6 +235,21 @@ fn skipped_dir(name: &[u8]) -> bool {
     matches!(name, b".git" | b".hg" | b".svn" | b".knav" | b".pc")
 }
 
+/// True when there is a C source (`.c`, `.h`, `.S`) anywhere under `root` (ignore files not
+/// read, hidden directories entered, `.git` and `.knav` not): the walk stops at the first.
+pub fn any_source(root: &Path) -> bool {
+    ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|e| !matches!(e.file_name().to_str(), Some(".git" | ".knav")))
+        .build()
+        .flatten()
+        .any(|e| {
+            e.file_type().is_some_and(|t| t.is_file())
+                && e.file_name().to_str().is_some_and(is_source_name)
+        })
+}
+
 /// True for a file name knav indexes.
 pub fn is_source_name(name: &str) -> bool {
     name.ends_with(".c") || name.ends_with(".h") || is_asm_name(name)

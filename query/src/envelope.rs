@@ -781,6 +781,12 @@ pub struct IndexStatus {
     pub size_bytes: u64,
     /// The build running now, if any.
     pub build: Option<Build>,
+    /// Definitions each kernel macro family made (`SYSCALL_DEFINE`: 3684, …).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub macro_definitions: std::collections::BTreeMap<String, u64>,
+    /// The text form lists every macro family, not the top five.
+    #[serde(skip)]
+    pub verbose: bool,
 }
 
 /// Files not (fully) indexed, by reason.
@@ -805,6 +811,21 @@ pub struct Build {
     pub pid: Option<u32>,
     /// How far along it is, when this process runs it.
     pub progress: Option<String>,
+}
+
+/// An index's files as a user reads them: `61264 C files indexed; 25366 other files (grep
+/// only)`, with the C files not indexed when there are any. `scanned`: C sources; `unindexed`:
+/// files not indexed, `other` (not C sources) among them.
+pub fn file_counts(scanned: u64, unindexed: u64, other: u64) -> String {
+    let not = unindexed.saturating_sub(other);
+    let mut s = format!("{} C files indexed", scanned.saturating_sub(not));
+    if not > 0 {
+        s.push_str(&format!(", {not} not indexed (`knav status` says why)"));
+    }
+    if other > 0 {
+        s.push_str(&format!("; {other} other files (grep only)"));
+    }
+    s
 }
 
 /// How many characters of user input an error quotes.

@@ -105,6 +105,11 @@ fn describe(snap: &Snapshot, st: &mut IndexStatus) {
     st.files_unindexed = m.files_unindexed;
     st.unindexed.not_c = m.other_files;
     st.symlinks = m.symlinks;
+    for seg in &snap.segments {
+        for (family, n) in &seg.meta.macro_definitions {
+            *st.macro_definitions.entry(family.clone()).or_default() += n;
+        }
+    }
     for (s, f) in snap.live_files() {
         let u = &mut st.unindexed;
         match snap.segments[s].file_stat(f).status {

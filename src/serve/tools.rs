@@ -327,7 +327,7 @@ fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String
         }
         Order::Ask(ask) => (Some(ask), false, None),
         Order::Update { full, .. } => (None, full, None),
-        Order::Status => (None, false, None),
+        Order::Status { .. } => (None, false, None),
         Order::Edit(edit) => (None, false, Some(edit)),
         Order::Compare { symbol, a, b } => {
             compare = Some((symbol, a, b));

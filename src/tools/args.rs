@@ -722,6 +722,11 @@ impl CliArgs for UpdateArgs {}
 #[derive(clap::Args, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct StatusArgs {
+    /// List every kernel macro family the index found definitions from, not the top five.
+    #[arg(long)]
+    #[serde(skip)]
+    #[schemars(skip)]
+    verbose: bool,
     /// tree (default: the served root)
     #[arg(skip)]
     root: Option<String>,
@@ -737,7 +742,12 @@ impl McpArgs for StatusArgs {
             format: self.format,
             ..Shared::default()
         };
-        Ok((Order::Status, shared))
+        Ok((
+            Order::Status {
+                verbose: self.verbose,
+            },
+            shared,
+        ))
     }
 }
 impl CliArgs for StatusArgs {}

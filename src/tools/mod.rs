@@ -45,7 +45,10 @@ pub enum Order {
         file: Option<String>,
     },
     /// index_status.
-    Status,
+    Status {
+        /// Every kernel macro family, not the top five (CLI `--verbose`).
+        verbose: bool,
+    },
     /// replace_symbol or insert_symbol.
     Edit(crate::edit::Edit),
     /// review_diff of a commit range: `git diff a b`, reviewed at revision `b`.
@@ -555,7 +558,7 @@ pub const TOOLS: &[Tool] = &[
         group: "review",
         effect: Effect::Reads,
         always_load: false,
-        cli_only: &[],
+        cli_only: &["verbose"],
         mcp_only: &[],
         parts: both::<StatusArgs>(),
     },

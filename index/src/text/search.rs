@@ -147,7 +147,8 @@ impl Opener {
 
     /// The lines of root-relative `rel` where `matcher` matches, searching only the byte
     /// ranges `blocks` (`start, end, first line`, each of whole lines) of a file
-    /// without NUL bytes, when it still has `size` bytes; the whole file otherwise.
+    /// without NUL bytes, when it still has `size` bytes; the whole file otherwise. `None` when
+    /// it cannot be read.
     pub fn matching_lines_in(
         &self,
         rel: &str,
@@ -156,27 +157,23 @@ impl Opener {
         searcher: &mut Searcher,
         matcher: &RegexMatcher,
         buf: &mut Vec<u8>,
-    ) -> Vec<u32> {
+    ) -> Option<Vec<u32>> {
         use std::os::unix::fs::FileExt;
-        let Some((file, len)) = self.open(rel) else {
-            return Vec::new();
-        };
+        let (file, len) = self.open(rel)?;
         if blocks.is_empty() || len != size {
             drop(file);
             return self
                 .read_with(rel, buf)
-                .map_or_else(Vec::new, |b| matching_lines(searcher, matcher, &b, false));
+                .map(|b| matching_lines(searcher, matcher, &b, false));
         }
         let mut out = Vec::new();
         for &(start, end, line) in blocks {
             buf.resize((end - start) as usize, 0);
-            if file.read_exact_at(buf, start).is_err() {
-                return Vec::new();
-            }
+            file.read_exact_at(buf, start).ok()?;
             let lines = matching_lines(searcher, matcher, buf, true);
             out.extend(lines.into_iter().map(|l| l + line - 1));
         }
-        out
+        Some(out)
     }
 
     /// The bytes of root-relative `rel`: a file up to [`BUFFERED`] bytes read into `buf` (its

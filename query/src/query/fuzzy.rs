@@ -1,12 +1,13 @@
 //! Fuzzy resolution, for a name that has no definition: syscall wrapper prefixes
 //! (`__x64_sys_read` → `sys_read`), a member asked as `struct_name.member`, a case-insensitive
-//! match, then one and two edits away (fst's Levenshtein automaton). Each step that finds exactly
-//! one defined name resolves to it; one that finds several lists them instead of guessing.
+//! match, then one and two edits away (a transposition of neighbours counting as one). Each
+//! step that finds exactly one defined name resolves to it; one that finds several lists them,
+//! the most used first, instead of guessing.
 
-use fst::automaton::Levenshtein;
 use fst::Automaton;
+use knav_index::distance::Within;
 
-use super::nearmiss::{collect_defined, two_edits_allowed};
+use super::nearmiss::{by_use, collect_defined, edits_allowed, Used};
 use super::{Found, Query};
 use knav_ctags::Kind;
 
@@ -58,10 +59,11 @@ impl Automaton for NoCase<'_> {
     }
 }
 
-fn decide(mut names: Vec<String>, symbol: &str, how: &'static str) -> Option<Fuzzy> {
-    names.sort();
-    names.dedup();
-    names.retain(|n| n != symbol);
+fn decide(names: Vec<Used>, symbol: &str, how: &'static str) -> Option<Fuzzy> {
+    let mut names = by_use(names);
+    names.retain(|(n, _)| n != symbol);
+    names.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut names: Vec<String> = names.into_iter().map(|(n, _)| n).collect();
     match names.len() {
         0 => None,
         1 => Some(Fuzzy::One(names.remove(0), how)),
@@ -88,14 +90,11 @@ pub fn resolve(q: &Query<'_>, symbol: &str) -> Fuzzy {
         return f;
     }
     for (edits, how) in [(1, "one edit away"), (2, "two edits away")] {
-        if edits == 2 && !two_edits_allowed(symbol) {
+        if edits > edits_allowed(symbol) {
             break;
         }
-        let Ok(lev) = Levenshtein::new(symbol, edits) else {
-            break;
-        };
         let mut names = Vec::new();
-        collect_defined(q, lev, 20, &mut names);
+        collect_defined(q, Within::new(symbol.as_bytes(), edits), 20, &mut names);
         if let Some(f) = decide(names, symbol, how) {
             return f;
         }

@@ -206,9 +206,26 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
     let candidates = from.candidates(selected.as_deref());
     // What the search covers, for the summary.
     let (searched, binary) = from.covered();
-    let found = confirm(q, &candidates, &matcher);
+    // A prefix no file of the tree starts with names nothing, as a missing path does.
+    if let Some(p) = scope.prefix.as_deref().filter(|p| !p.is_empty()) {
+        if searched == 0 && q.snap.root.join(p).symlink_metadata().is_err() {
+            return Err(format!(
+                "path prefix {}: no file or directory under the root {root} starts with it",
+                crate::envelope::quote(p)
+            ));
+        }
+    }
+    let (found, unreadable) = confirm(q, &candidates, &matcher);
     // Keep what `within` and the active config keep.
     let mut env = q.envelope(TOOL);
+    if let Some(first) = unreadable.first() {
+        // rg says each and exits 2 even with hits elsewhere; so does search_text.
+        env.error = Some(format!(
+            "{} files could not be read (first: {}); their lines are not searched",
+            unreadable.len(),
+            crate::envelope::quote(first)
+        ));
+    }
     let hits = kept_hits(q, &mut env, &scope, &candidates, found);
     let mut files_with_hits = 0u64;
     for (k, h) in hits.iter().enumerate() {
@@ -226,7 +243,7 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         hits: hits.len() as u64,
         files_with_hits,
         files_searched: searched,
-        files_read: candidates.len() as u64,
+        files_read: candidates.len() as u64 - unreadable.len() as u64,
         files_binary: binary,
     });
     env.next_tools = vec!["get_symbol_body", "find_references"];
@@ -353,12 +370,12 @@ impl<'a> Searched<'a> {
 }
 
 /// The matching lines of each candidate with a match, confirmed in parallel by rg's matcher:
-/// `(index in candidates, lines)`.
+/// `(index in candidates, lines)`; and the candidates that exist but could not be read.
 fn confirm(
     q: &Query<'_>,
     candidates: &[Candidate<'_>],
     matcher: &grep_regex::RegexMatcher,
-) -> Vec<(usize, Vec<u32>)> {
+) -> (Vec<(usize, Vec<u32>)>, Vec<String>) {
     use rayon::prelude::*;
     let opener = knav_index::text::search::Opener::new(&q.snap.root);
     candidates
@@ -368,7 +385,7 @@ fn confirm(
             || (knav_index::text::search::searcher(), Vec::new()),
             |(s, buf), (i, c)| {
                 let lines = if c.blocks.is_empty() {
-                    opener.read_with(c.path, buf).map_or_else(Vec::new, |b| {
+                    opener.read_with(c.path, buf).map(|b| {
                         knav_index::text::search::matching_lines(s, matcher, &b, c.text_known)
                     })
                 } else {
@@ -377,8 +394,26 @@ fn confirm(
                 (i, lines)
             },
         )
-        .filter(|(_, l)| !l.is_empty())
-        .collect()
+        .filter(|(_, l)| l.as_ref().is_none_or(|l| !l.is_empty()))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(
+            (Vec::new(), Vec::new()),
+            |(mut found, mut unreadable), (i, l)| {
+                match l {
+                    Some(l) => found.push((i, l)),
+                    // Gone since it was indexed: not searched, as rg would not see it. There and
+                    // unreadable: said.
+                    None => {
+                        let path = candidates[i].path;
+                        if q.snap.root.join(path).symlink_metadata().is_ok() {
+                            unreadable.push(path.to_string());
+                        }
+                    }
+                }
+                (found, unreadable)
+            },
+        )
 }
 
 /// The lines `found` in `candidates` that `within` and the active configuration keep; those
@@ -488,6 +523,15 @@ fn scope(q: &Query<'_>, ask: &GrepAsk, root: &str) -> Result<Scope, String> {
         .iter()
         .map(|a| relative(root, a))
         .collect::<Result<Vec<_>, _>>()?;
+    // A path that names nothing is an error, as rg says "No such file or directory".
+    for (p, arg) in paths.iter().zip(&ask.paths) {
+        if q.snap.root.join(p).symlink_metadata().is_err() {
+            return Err(format!(
+                "{}: no such file or directory under the root {root}",
+                crate::envelope::quote(arg)
+            ));
+        }
+    }
     let globs = if ask.globs.is_empty() {
         None
     } else {
@@ -518,14 +562,15 @@ fn scope(q: &Query<'_>, ask: &GrepAsk, root: &str) -> Result<Scope, String> {
             Some(w)
         }
     };
+    let prefix = match q.page.path_prefix.as_deref() {
+        None => None,
+        Some(p) if p.starts_with('/') => Some(relative(root, p)?),
+        Some(p) => Some(p.trim_start_matches("./").to_string()),
+    };
     Ok(Scope {
         paths,
         globs,
-        prefix: q
-            .page
-            .path_prefix
-            .as_deref()
-            .map(|p| p.trim_start_matches("./").to_string()),
+        prefix,
         within,
     })
 }

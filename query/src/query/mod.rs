@@ -880,8 +880,12 @@ pub fn not_found(q: &Query<'_>, tool: &'static str, name: &str) -> Envelope {
     let mut env = q.envelope(tool);
     env.near_misses = nearmiss::near_misses(q, name, 10);
     env.error = Some(format!(
-        "no symbol named '{name}' in the index ({} files scanned, {} unindexed)",
-        q.snap.manifest.files_scanned, q.snap.manifest.files_unindexed
+        "no symbol named '{name}' in the index ({})",
+        crate::envelope::file_counts(
+            q.snap.manifest.files_scanned,
+            q.snap.manifest.files_unindexed,
+            q.snap.manifest.other_files
+        )
     ));
     env.next_tools = vec!["find_references"];
     env

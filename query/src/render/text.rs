@@ -349,12 +349,51 @@ fn chain(r: &crate::envelope::Reach) -> String {
     s
 }
 
+/// The kernel macro families `knav index` and `knav status` name, the most productive first.
+const MACRO_FAMILIES_SHOWN: usize = 5;
+
+/// `  118340 definitions made by kernel macros: (learned from #defines) 63797, …`: the `shown`
+/// most productive families, and how many more `knav status --verbose` lists.
+fn macro_families(
+    families: &std::collections::BTreeMap<String, u64>,
+    shown: usize,
+    out: &mut String,
+) {
+    if families.is_empty() {
+        return;
+    }
+    let total: u64 = families.values().sum();
+    let mut by_count: Vec<_> = families.iter().collect();
+    by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut list: Vec<String> = by_count
+        .iter()
+        .take(shown)
+        .map(|(f, n)| format!("{f} {n}"))
+        .collect();
+    if by_count.len() > shown {
+        list.push(format!(
+            "and {} more families (`knav status --verbose`)",
+            by_count.len() - shown
+        ));
+    }
+    let _ = writeln!(
+        out,
+        "  {total} definitions made by kernel macros: {}",
+        list.join(", ")
+    );
+}
+
 /// What a build or refresh did, and what it could not index.
 fn index_report(r: &knav_index::UpdateReport, out: &mut String) -> usize {
     let _ = writeln!(
         out,
-        "index {}: {} files scanned, {} unindexed; {} changed, {} added, {} deleted in {} ms",
-        r.mode, r.files_scanned, r.files_unindexed, r.changed, r.added, r.deleted, r.elapsed_ms
+        "index {}: {}; {} changed, {} added, {} deleted in {} ms",
+        r.mode,
+        crate::envelope::file_counts(r.files_scanned, r.files_unindexed, r.other_files),
+        r.changed,
+        r.added,
+        r.deleted,
+        r.elapsed_ms
     );
     for e in r.walk_errors.iter().take(20) {
         let _ = writeln!(out, "  skipped: {e}");
@@ -389,17 +428,7 @@ fn index_report(r: &knav_index::UpdateReport, out: &mut String) -> usize {
     if let Some(f) = &r.facts {
         facts_line(f, out);
     }
-    if !r.macro_definitions.is_empty() {
-        let total: u64 = r.macro_definitions.values().sum();
-        let mut by_count: Vec<_> = r.macro_definitions.iter().collect();
-        by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let list: Vec<String> = by_count.iter().map(|(f, n)| format!("{f} {n}")).collect();
-        let _ = writeln!(
-            out,
-            "  {total} definitions made by kernel macros: {}",
-            list.join(", ")
-        );
-    }
+    macro_families(&r.macro_definitions, MACRO_FAMILIES_SHOWN, out);
     1
 }
 /// What one build did with the fact store: `24391 of 61264 files' facts from the store (40%),
@@ -554,13 +583,12 @@ fn status(s: &crate::envelope::IndexStatus, out: &mut String) -> usize {
     if s.indexed || s.unusable.is_some() {
         let _ = writeln!(
             out,
-            "index generation {}, published {} s ago, {:.1} MB in {}: {} files scanned, {} unindexed",
+            "index generation {}, published {} s ago, {:.1} MB in {}: {}",
             s.generation,
             s.age_s,
             s.size_bytes as f64 / 1e6,
             s.index_dir,
-            s.files_scanned,
-            s.files_unindexed
+            crate::envelope::file_counts(s.files_scanned, s.files_unindexed, s.unindexed.not_c)
         );
     }
     if let Some(why) = &s.unusable {
@@ -577,13 +605,19 @@ fn status(s: &crate::envelope::IndexStatus, out: &mut String) -> usize {
         );
     }
     let u = &s.unindexed;
-    if s.files_unindexed > 0 {
+    if s.files_unindexed > u.not_c || s.symlinks > 0 {
         let _ = writeln!(
             out,
-            "  unindexed: {} not C sources, {} without definitions (ctags failed), {} binary, {} too big, {} unreadable; {} symbolic links skipped",
-            u.not_c, u.no_definitions, u.binary, u.too_big, u.unreadable, s.symlinks
+            "  C files not indexed: {} without definitions (ctags failed), {} binary, {} too big, {} unreadable; {} symbolic links skipped",
+            u.no_definitions, u.binary, u.too_big, u.unreadable, s.symlinks
         );
     }
+    let shown = if s.verbose {
+        usize::MAX
+    } else {
+        MACRO_FAMILIES_SHOWN
+    };
+    macro_families(&s.macro_definitions, shown, out);
     match &s.build {
         None => {
             let _ = writeln!(out, "  no build running");

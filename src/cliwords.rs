@@ -1,0 +1,172 @@
+//! An answer's MCP words put as the command line says them, for the CLI's text: the tools it
+//! suggests next become `knav` commands with the name asked (`next: knav body vfs_read`), and
+//! in its error, warning and message, tool names become commands and argument names flags
+//! (`path_prefix` → `--path-prefix`, `group_by=line` → `--group-by line`). MCP and the JSON
+//! envelope keep tool and argument names: they are what a client calls.
+
+use std::collections::HashSet;
+
+use crate::envelope::Envelope;
+use crate::tools::TOOLS;
+
+/// `knav COMMAND` for MCP tool `name`, or None for a tool the CLI does not have.
+fn command_of(name: &str) -> Option<&'static str> {
+    TOOLS
+        .iter()
+        .find(|t| t.name == name)
+        .and_then(|t| t.command)
+}
+
+/// The CLI's `next:` line for `env`'s next tools (`symbol`: the name asked, when the command
+/// takes one), or None when it suggests none.
+pub fn next_line(env: &Envelope, symbol: Option<&str>) -> Option<String> {
+    if env.next_tools.is_empty() {
+        return None;
+    }
+    let hints: Vec<String> = env
+        .next_tools
+        .iter()
+        .map(|t| match command_of(t) {
+            Some(c) => match symbol.filter(|_| takes_symbol(t)) {
+                Some(s) => format!("knav {c} {s}"),
+                None => format!("knav {c}"),
+            },
+            None => format!("{t} (over MCP)"),
+        })
+        .collect();
+    Some(format!("next: {}\n", hints.join(", ")))
+}
+
+/// True for the tools whose first argument is a symbol name.
+fn takes_symbol(tool: &str) -> bool {
+    matches!(
+        tool,
+        "find_definition"
+            | "find_references"
+            | "find_callers"
+            | "find_callees"
+            | "get_symbol_body"
+            | "change_impact"
+            | "symbol_history"
+            | "search_symbols"
+    )
+}
+
+/// `text` with tool names as `knav` commands and the argument names in `flags` as `--flags`
+/// (`name=value` as `--name value`). Only whole words change.
+pub fn rewrite(text: &str, flags: &HashSet<String>) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let word = b[i].is_ascii_alphanumeric() || b[i] == b'_';
+        let starts_word = word
+            && (i == 0
+                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'-'));
+        if !starts_word {
+            let ch = text[i..].chars().next().unwrap_or(' ');
+            out.push(ch);
+            i += ch.len_utf8();
+            continue;
+        }
+        let end = b[i..]
+            .iter()
+            .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+            .map_or(b.len(), |k| i + k);
+        let w = &text[i..end];
+        if let Some(c) = command_of(w) {
+            out.push_str(&format!("knav {c}"));
+        } else if flags.contains(w) && (w.contains('_') || b.get(end) == Some(&b'=')) {
+            out.push_str("--");
+            out.push_str(&w.replace('_', "-"));
+            if b.get(end) == Some(&b'=') {
+                out.push(' ');
+                i = end + 1;
+                continue;
+            }
+        } else {
+            out.push_str(w);
+        }
+        i = end;
+    }
+    out
+}
+
+/// The rendered text's page footer (`[1-100 of 250 · offset=100 for more]`) with the flag the
+/// CLI takes.
+pub fn footer(text: String) -> String {
+    if text.contains(" · offset=") {
+        text.replace(" · offset=", " · --offset ")
+    } else {
+        text
+    }
+}
+
+/// `env` made ready for the CLI's text: its error, warning and message rewritten
+/// ([`rewrite`]) with the long flags of `cmd` and its subcommands, and its next tools taken
+/// out (the caller prints [`next_line`] instead).
+pub fn for_cli(env: &mut Envelope, cmd: impl FnOnce() -> clap::Command) {
+    let prose = [&env.error, &env.warning, &env.message];
+    if prose
+        .iter()
+        .any(|p| p.as_deref().is_some_and(|s| s.contains(['_', '='])))
+    {
+        let cmd = cmd();
+        let mut flags = HashSet::new();
+        let mut add = |c: &clap::Command| {
+            for a in c.get_arguments() {
+                if let Some(l) = a.get_long() {
+                    flags.insert(l.replace('-', "_"));
+                }
+            }
+        };
+        add(&cmd);
+        for sub in cmd.get_subcommands() {
+            add(sub);
+        }
+        for s in [&mut env.error, &mut env.warning, &mut env.message]
+            .into_iter()
+            .flatten()
+        {
+            *s = rewrite(s, &flags);
+        }
+    }
+    env.next_tools.clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags() -> HashSet<String> {
+        ["path_prefix", "group_by", "limit", "max_depth"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn mcp_words_in_prose_become_commands_and_flags() {
+        let f = flags();
+        assert_eq!(
+            rewrite(
+                "12220 references: grouped by file; pass path_prefix to narrow, or group_by=line",
+                &f
+            ),
+            "12220 references: grouped by file; pass --path-prefix to narrow, or --group-by line"
+        );
+        assert_eq!(
+            rewrite("use find_references with path_prefix to narrow it", &f),
+            "use knav refs with --path-prefix to narrow it"
+        );
+        // Words that are not arguments, and plain words that are, stay.
+        assert_eq!(
+            rewrite("no limit on my_path_prefix; limit=5 is fine", &f),
+            "no limit on my_path_prefix; --limit 5 is fine"
+        );
+        assert_eq!(
+            rewrite("max_depth must be 1..20", &f),
+            "--max-depth must be 1..20"
+        );
+    }
+}

@@ -1,0 +1,125 @@
+//! What a new user trips on (issue 33), each named after what broke: grep on a path that does
+//! not exist, a query where there are no C sources, an index more readable than its tree,
+//! typos in long names, the CLI naming MCP tools, and counts that read as failures.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::{fixture, json, knav, knav_output, tree};
+
+#[test]
+fn grep_on_a_path_that_does_not_exist_is_an_error_with_exit_2_as_in_rg() {
+    let t = fixture("new-user-grep-missing");
+    let (code, out) = knav(&t, &["grep", "vfs_read", "fs/ext44"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.starts_with("Error: 'fs/ext44': no such file or directory under the root "),
+        "{out}"
+    );
+    // A prefix no file starts with, and one outside the root, alike.
+    let (code, out) = knav(&t, &["grep", "vfs_read", "--path-prefix", "fs/ext44"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("no file or directory under the root"), "{out}");
+    let (code, out) = knav(&t, &["grep", "vfs_read", "--path-prefix", "/etc"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("is outside the root"), "{out}");
+    // A prefix of file names (not a directory) still searches what it covers.
+    let (code, out) = knav(&t, &["grep", "-c", "vfs_read", "--path-prefix", "fs/read_"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("fs/read_write.c:"), "{out}");
+}
+
+#[test]
+fn a_query_where_there_are_no_c_sources_creates_nothing_and_names_the_indexed_tree_above() {
+    let t = tree("new-user-no-sources", &[("README", "notes\n")]);
+    let (code, out) = knav(&t, &["def", "main"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.starts_with("Error: there are no C sources (.c, .h, .S) under "),
+        "{out}"
+    );
+    assert!(!t.root.join(".knav").exists());
+    // Below an indexed tree, the error says which --root to give.
+    let k = fixture("new-user-below");
+    knav(&k, &["index"]);
+    let notes = k.root.join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    let sub = common::Tree { root: notes };
+    let (code, out) = knav(&sub, &["def", "vfs_read"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!("is indexed: --root {}", k.root.display())),
+        "{out}"
+    );
+    assert!(!sub.root.join(".knav").exists());
+    std::mem::forget(sub);
+    // `knav index` is asked for it: done.
+    let (code, _) = knav(&t, &["index"]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn the_index_is_no_more_readable_than_the_tree() {
+    let t = fixture("new-user-private");
+    std::fs::set_permissions(&t.root, std::fs::Permissions::from_mode(0o700)).unwrap();
+    knav(&t, &["index"]);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&t.root.join(".knav")) & 0o077, 0);
+    // An index made wider before (by an older knav, or a umask of 0) is narrowed by a build.
+    std::fs::set_permissions(&t.root, std::fs::Permissions::from_mode(0o750)).unwrap();
+    std::fs::set_permissions(t.root.join(".knav"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    knav(&t, &["index"]);
+    assert_eq!(mode(&t.root.join(".knav")), 0o750);
+}
+
+#[test]
+fn transposed_letters_in_a_long_name_find_the_name_not_alphabetical_junk() {
+    let t = fixture("new-user-typos");
+    // One transposition is one edit, whatever the name's length.
+    let (code, v) = json(&t, &["def", "ext2_file_raed"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["results"][0]["symbol"], "ext2_file_read", "{v}");
+    let (_, out) = knav(&t, &["def", "ext2_fiel_raed"]);
+    assert!(
+        out.contains("showing 'ext2_file_read' (two edits away)"),
+        "{out}"
+    );
+    // A name no definition is near: the closest first in the list.
+    let (code, v) = json(&t, &["callers", "kernel_raed"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["near_misses"][0], "~kernel_read", "{v}");
+}
+
+#[test]
+fn the_cli_names_commands_and_flags_where_mcp_names_tools() {
+    let t = fixture("new-user-words");
+    let (_, out) = knav(&t, &["def", "vfs_read"]);
+    assert!(
+        out.ends_with("next: knav body vfs_read, knav callers vfs_read, knav refs vfs_read\n"),
+        "{out}"
+    );
+    let (_, out) = knav(&t, &["reach", "ksys_read", "vfs_read", "--max-depth", "99"]);
+    assert!(out.starts_with("Error: --max-depth must be 1..12"), "{out}");
+    // The JSON envelope keeps the tools' names.
+    let (_, v) = json(&t, &["def", "vfs_read"]);
+    assert_eq!(
+        v["next_tools"],
+        serde_json::json!(["get_symbol_body", "find_callers", "find_references"])
+    );
+}
+
+#[test]
+fn index_counts_say_c_files_indexed_and_other_files_not_a_failure_rate() {
+    let t = fixture("new-user-counts");
+    let (code, out, _) = knav_output(&t, &["index"]);
+    assert_eq!(code, 0);
+    let first = out.lines().next().unwrap();
+    assert!(first.starts_with("index full: "), "{first}");
+    assert!(
+        first.contains(" C files indexed, 1 not indexed (`knav status` says why); ")
+            && first.contains(" other files (grep only)"),
+        "{first}"
+    );
+    assert!(!first.contains("unindexed"), "{first}");
+}
