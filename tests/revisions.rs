@@ -590,7 +590,13 @@ fn mcp_symbol_history_answers_from_the_history_index() {
     let t = repo("rev-mcp-history");
     let root = t.root.display().to_string();
     let mut c = Client::start(&["--root", &root], &t.root, &[]);
+    // The first call starts the history's build in the background and says so.
     let (text, err) = c.call("symbol_history", json!({"symbol": "mover"}));
+    assert!(
+        err && text.contains("Reading the git history of "),
+        "{text}"
+    );
+    let (text, err) = c.call_when_built("symbol_history", json!({"symbol": "mover"}));
     assert!(!err, "{text}");
     assert!(text.contains("moved lib/b.c → lib/c.c  two"), "{text}");
     let (text, err) = c.call("symbol_history", json!({"symbol": "foo", "rev": "v1..v2"}));

@@ -102,6 +102,17 @@ pub fn git(root: &Path) -> Command {
     c
 }
 
+/// A git child process, killed and reaped when dropped: no path out of a reader (an error
+/// midway included) leaves a zombie or a git process blocked on a full pipe.
+pub struct Reaped(pub std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Runs `cmd` to its end: its output, or why git could not be run.
 fn output(mut cmd: Command) -> Result<std::process::Output, GitError> {
     cmd.output().map_err(|e| GitError::NoGit(e.to_string()))
@@ -297,22 +308,26 @@ pub fn read_blobs(
         return Ok(());
     }
     let what = "git cat-file --batch";
-    let mut child = git(root)
-        .args(["cat-file", "--batch", "--buffer"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| GitError::NoGit(e.to_string()))?;
+    let mut child = Reaped(
+        git(root)
+            .args(["cat-file", "--batch", "--buffer"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| GitError::NoGit(e.to_string()))?,
+    );
     let io_err = |e: std::io::Error| GitError::Failed {
         what: what.to_string(),
         said: e.to_string(),
     };
     let mut stdin = child
+        .0
         .stdin
         .take()
         .ok_or_else(|| io_err(std::io::ErrorKind::BrokenPipe.into()))?;
     let stdout = child
+        .0
         .stdout
         .take()
         .ok_or_else(|| io_err(std::io::ErrorKind::BrokenPipe.into()))?;
@@ -358,8 +373,8 @@ pub fn read_blobs(
         }
     }
     drop(reader);
-    let _ = child.kill();
-    let _ = child.wait();
+    // Killed before the writer is joined: a git that stopped reading would block it.
+    drop(child);
     let _ = writer.join();
     result
 }

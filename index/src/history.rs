@@ -484,12 +484,14 @@ fn read_log(
         cmd.arg(format!("^{s}"));
     }
     cmd.args(["--", "*.c", "*.h"]);
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| GitError::NoGit(e.to_string()))?;
+    let mut child = git::Reaped(
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| GitError::NoGit(e.to_string()))?,
+    );
     let stdout = child
+        .0
         .stdout
         .take()
         .ok_or_else(|| io_failed("git log", "no output"))?;
@@ -550,13 +552,15 @@ fn read_log(
             continue;
         }
     }
-    let done = child
-        .wait_with_output()
-        .map_err(|e| io_failed("git log", e))?;
-    if !done.status.success() {
+    let mut said = String::new();
+    if let Some(mut e) = child.0.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut said);
+    }
+    let status = child.0.wait().map_err(|e| io_failed("git log", e))?;
+    if !status.success() {
         return Err(GitError::Failed {
             what: "git log".into(),
-            said: String::from_utf8_lossy(&done.stderr).trim().to_string(),
+            said: said.trim().to_string(),
         });
     }
     Ok(out)

@@ -2,7 +2,8 @@
 //! the revision's files are hard links to its blobs, written once each by object id under
 //! `revs/blobs`, so revisions share the bytes of the files they share, and each revision has
 //! its own index beside its files. Nothing of the repository's work tree, index or HEAD is
-//! touched. The most recently used [`KEEP`] revisions are kept; a blob goes with the last
+//! touched. The most recently used [`KEEP`] revisions are kept (and any used in the last ten
+//! minutes or being indexed); a blob goes with the last
 //! revision that links it.
 //!
 //! ```text
@@ -31,6 +32,16 @@ use crate::progress::Progress;
 
 /// Revisions kept: the least recently used beyond these are removed after a new one is made.
 pub const KEEP: usize = 8;
+
+/// A revision used this recently (seconds) is never removed: a query or a server may still be
+/// reading its files (each use marks it), whatever [`KEEP`] says.
+const IN_USE_S: u64 = 600;
+
+/// True while a build holds the lock of the index of the revision in `dir`.
+fn building(dir: &Path) -> bool {
+    File::open(dir.join("index").join("lock"))
+        .is_ok_and(|f| matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)))
+}
 
 /// The record of a written revision.
 const RECORD: &str = "rev.json";
@@ -446,9 +457,12 @@ pub fn list(revs: &Path) -> Vec<Kept> {
 fn evict(revs: &Path, keep: usize, current: &Path) {
     let kept = list(revs);
     let mut removed = false;
+    let now = now_unix();
     for k in kept.iter().skip(keep) {
         let dir = revs.join(format!("{PREFIX}{}", k.record.tree));
-        if dir != current {
+        // Not one a reader may still be reading (each use marks it) or a build is indexing.
+        let in_use = now.saturating_sub(k.used_unix) < IN_USE_S || building(&dir);
+        if dir != current && !in_use {
             let _ = fs::remove_dir_all(&dir);
             removed = true;
         }
@@ -480,6 +494,49 @@ fn now_unix() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A revision directory under `revs` whose record was last used `ago` seconds ago.
+    fn kept_revision(revs: &Path, tree: &str, ago: u64) -> PathBuf {
+        let dir = revs.join(format!("{PREFIX}{tree}"));
+        fs::create_dir_all(dir.join("tree")).unwrap();
+        let record = Record {
+            tree: tree.into(),
+            commit: tree.into(),
+            asked: tree.into(),
+            files: 0,
+            skipped: 0,
+            made_unix: 0,
+        };
+        fs::write(dir.join(RECORD), serde_json::to_vec(&record).unwrap()).unwrap();
+        let when = std::time::SystemTime::now() - std::time::Duration::from_secs(ago);
+        File::options()
+            .append(true)
+            .open(dir.join(RECORD))
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+        dir
+    }
+
+    #[test]
+    fn eviction_spares_revisions_in_use_or_being_indexed() {
+        let revs = std::env::temp_dir().join(format!("knav-evict-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&revs);
+        let current = kept_revision(&revs, "a", 0);
+        let recent = kept_revision(&revs, "b", 60);
+        let old = kept_revision(&revs, "c", 7200);
+        let building_one = kept_revision(&revs, "d", 7200);
+        fs::create_dir_all(building_one.join("index")).unwrap();
+        let lock = File::create(building_one.join("index/lock")).unwrap();
+        lock.lock().unwrap();
+        evict(&revs, 1, &current);
+        assert!(current.exists() && recent.exists() && building_one.exists());
+        assert!(!old.exists());
+        drop(lock);
+        evict(&revs, 1, &current);
+        assert!(!building_one.exists() && recent.exists());
+        let _ = fs::remove_dir_all(&revs);
+    }
 
     #[test]
     fn safe_path_refuses_what_would_leave_the_tree() {

@@ -12,6 +12,24 @@ use crate::query::{Page, DEFAULT_LIMIT, MAX_LIMIT};
 
 const TOOL: &str = "symbol_history";
 
+/// The revision whose commits a history answer needs: HEAD, or the revision (a range's end)
+/// asked.
+pub fn tip_of(rev: Option<&str>) -> &str {
+    match rev.map(|r| r.split_once("..").map_or(r, |(_, b)| b)) {
+        Some(t) if !t.is_empty() && !t.starts_with('.') => t,
+        _ => "HEAD",
+    }
+}
+
+/// True when the history index in `index_dir` has read the commits `tip` reaches, or when
+/// `tip` names nothing (there is nothing to build; the answer says why).
+pub fn has_tip(root: &std::path::Path, index_dir: &std::path::Path, tip: &str) -> bool {
+    let Ok(head) = knav_index::git::resolve(root, tip) else {
+        return true;
+    };
+    matches!(History::open(index_dir), Ok(Some(h)) if h.tips().contains(&head.commit))
+}
+
 /// symbol_history for the tree at `root` whose index is in `index_dir`: the history index
 /// brought up to date with HEAD first (built when there is none, if `build`), the commits
 /// bounded by `rev` (`A..B`, or what one revision reaches).
@@ -32,11 +50,7 @@ pub fn answer(
         env.next_tools = vec![TOOL];
         env
     };
-    // The commits to have: those HEAD reaches, or those of the revision (a range's end) asked.
-    let tip = match rev.map(|r| r.split_once("..").map_or(r, |(_, b)| b)) {
-        Some(t) if !t.is_empty() && !t.starts_with('.') => t,
-        _ => "HEAD",
-    };
+    let tip = tip_of(rev);
     let head = match knav_index::git::resolve(root, tip) {
         Ok(h) => h,
         Err(e) => return fail(e.to_string()),

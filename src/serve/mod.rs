@@ -94,6 +94,10 @@ impl Handler {
             return finish(env, format);
         }
         if let Some((symbol, file)) = &call.history {
+            let tip = crate::history::tip_of(call.rev.as_deref());
+            if let Some(n) = tree.history_ready(server.writable, tip) {
+                return not_ready(n);
+            }
             let env = crate::history::answer(
                 tree.root(),
                 tree.index_dir(),
@@ -101,7 +105,7 @@ impl Handler {
                 file.as_deref(),
                 call.rev.as_deref(),
                 &call.page,
-                server.writable,
+                false,
                 &mut crate::progress::Progress::new(false),
             );
             return finish(env, format);

@@ -73,6 +73,8 @@ pub struct Tree {
     rev: Option<RevOf>,
     /// The first (background) build, while it runs or after it failed.
     first: Mutex<First>,
+    /// The history index's (background) build, while it runs or after it failed.
+    history: Mutex<First>,
     /// When the index was last brought up to date; held while a refresh runs.
     checked: Mutex<Option<Instant>>,
     /// Change notification, once the tree has been refreshed with it in place.
@@ -190,6 +192,7 @@ impl Server {
                     dir,
                     rev: None,
                     first: Mutex::new(First::None),
+                    history: Mutex::new(First::None),
                     checked: Mutex::new(None),
                     watcher: Mutex::new(None),
                 })
@@ -219,6 +222,7 @@ impl Server {
                         resolved,
                     }),
                     first: Mutex::new(First::None),
+                    history: Mutex::new(First::None),
                     checked: Mutex::new(None),
                     watcher: Mutex::new(None),
                 })
@@ -468,6 +472,61 @@ impl Tree {
                 Some(NotReady::Failed(e))
             }
         }
+    }
+
+    /// `Some` while the history index is brought up to `tip` in the background (the transient
+    /// message; the build starts with the first call that needs it) or after that failed
+    /// (reported once); `None` when it is up to date, or when this server may not write it
+    /// (the answer then says which command builds it).
+    pub fn history_ready(self: &Arc<Self>, writable: bool, tip: &str) -> Option<NotReady> {
+        let mut history = lock(&self.history);
+        let reading = |elapsed: Duration, status: &Status| {
+            NotReady::Building(format!(
+                "Reading the git history of {} ({}). Retry this call shortly.",
+                self.label(),
+                self.progress(elapsed, status)
+            ))
+        };
+        match &*history {
+            First::Running { started, status } => {
+                let status = lock(status).clone();
+                return Some(reading(started.elapsed(), &status));
+            }
+            First::Failed(e) => {
+                let e = format!("building the history index of {} failed: {e}", self.label());
+                *history = First::None;
+                return Some(NotReady::Failed(e));
+            }
+            First::None => {}
+        }
+        if !writable || crate::history::has_tip(&self.root, &self.dir, tip) {
+            return None;
+        }
+        let status = Arc::new(Mutex::new(Status::default()));
+        *history = First::Running {
+            started: Instant::now(),
+            status: status.clone(),
+        };
+        drop(history);
+        let (tree, tip) = (self.clone(), tip.to_string());
+        let spawned = std::thread::Builder::new()
+            .name("knav-history".into())
+            .spawn(move || {
+                let mut progress = Progress::shared(status);
+                let done =
+                    crate::index::history::update(&tree.root, &tree.dir, Some(&tip), &mut progress);
+                *lock(&tree.history) = match done {
+                    Ok(_) => First::None,
+                    Err(e) => First::Failed(e.to_string()),
+                };
+            });
+        if let Err(e) = spawned {
+            *lock(&self.history) = First::None;
+            return Some(NotReady::Failed(format!(
+                "cannot start the history build: {e}"
+            )));
+        }
+        Some(reading(Duration::ZERO, &Status::default()))
     }
 
     /// Starts the background build unless one runs; returns the transient message.
