@@ -45,6 +45,10 @@ struct Common {
     /// not checked out, and indexed on first use (default: the files as they are).
     #[arg(long, global = true, value_name = "REV")]
     rev: Option<String>,
+    /// Answer from the index as it is even when a file the answer cites changed since it was
+    /// indexed (the answer then names those files); by default the index is refreshed first.
+    #[arg(long, global = true)]
+    no_refresh: bool,
 }
 
 /// The CLI's own arguments of `knav serve` (the only command that is no tool).
@@ -122,9 +126,50 @@ impl clap::FromArgMatches for Command {
     }
 }
 
+/// The one command the arguments name, when a first look finds one: only it is then built for
+/// clap (building all twenty took a fifth of a small query's time). Unset for help, a version
+/// or an unknown command, which need them all.
+static ONLY: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// The global flags that take a value (`--root DIR`), so a first look can step over them.
+const GLOBAL_VALUES: &[&str] = &[
+    "root",
+    "index-dir",
+    "format",
+    "limit",
+    "offset",
+    "path-prefix",
+    "active-config",
+    "rev",
+];
+
+/// The command `args` (without the program's name) name before anything else, at a first
+/// look: None for help, a version, `--`, or a word that is no command.
+fn command_in(args: impl IntoIterator<Item = OsString>) -> Option<&'static str> {
+    let mut args = args.into_iter();
+    while let Some(a) = args.next() {
+        let a = a.to_str()?;
+        if let Some(flag) = a.strip_prefix("--") {
+            if flag.is_empty() || flag == "help" || flag == "version" {
+                return None;
+            }
+            if !flag.contains('=') && GLOBAL_VALUES.contains(&flag) {
+                args.next();
+            }
+            continue;
+        }
+        if a.starts_with('-') {
+            return None;
+        }
+        return COMMANDS.iter().find(|c| **c == a).copied();
+    }
+    None
+}
+
 impl Subcommand for Command {
     fn augment_subcommands(mut cmd: clap::Command) -> clap::Command {
-        for name in COMMANDS {
+        let only = ONLY.get();
+        for name in COMMANDS.iter().filter(|n| only.is_none_or(|o| o == *n)) {
             let sub = match crate::tools::by_command(name).and_then(Tool::cli_command) {
                 Some(sub) => sub,
                 None if *name == "cache" => CacheArgs::augment_args(clap::Command::new("cache"))
@@ -379,7 +424,7 @@ fn revision_snapshot(
 }
 
 /// The page the global flags ask for, with the active configuration read.
-fn page(common: &Common) -> Result<Page, String> {
+fn page_of(common: &Common) -> Result<Page, String> {
     let active = match &common.active_config {
         None => None,
         Some(arg) => Some(crate::request::active_config(arg, Path::new("."))?),
@@ -418,7 +463,7 @@ fn compare(common: &Common, root: &Path, symbol: &str, a: &str, b: Option<&str>)
             Err(e) => return fail((e, None)),
         },
     };
-    let page = match page(common) {
+    let page = match page_of(common) {
         Ok(p) => p,
         Err(e) => return fail((e, None)),
     };
@@ -469,7 +514,7 @@ fn run_in(
         Err(e) => return Envelope::error(tool, &root_s, e),
     };
     trace.mark("open index");
-    let page = match page(common) {
+    let page = match page_of(common) {
         Ok(p) => p,
         Err(e) => {
             let mut env = Envelope::error(tool, &root_s, e);
@@ -480,13 +525,57 @@ fn run_in(
     trace.mark("active config");
     // An answer read from a damaged index is replaced by the damage (a decoder that ran past
     // its data, or a panic in the `fst` crate on a damaged FST).
-    let env = crate::index::store::answer_or_damage(&snap, || answer(&snap, page, &ask))
-        .unwrap_or_else(|e| Envelope::error(tool, &root_s, e.to_string()));
+    let ask_at = |snap: &Snapshot, page: Page| {
+        crate::index::store::answer_or_damage(snap, || answer(snap, page, &ask))
+            .unwrap_or_else(|e| Envelope::error(tool, &root_s, e.to_string()))
+    };
+    let mut env = ask_at(&snap, page);
     trace.mark("answer");
+    // No answer cites a line of a file changed since it was indexed without knowing it (a
+    // revision's files never change).
+    let changed = match common.rev {
+        None => crate::stale::changed_cited(&snap, &env),
+        Some(_) => Vec::new(),
+    };
+    if !changed.is_empty() {
+        let again = if common.no_refresh {
+            Err(String::new())
+        } else {
+            refreshed(&root, common.index_dir.as_deref())
+                .and_then(|snap| Ok((page_of(common)?, snap)))
+        };
+        match again {
+            Ok((page, fresh)) => {
+                env = ask_at(&fresh, page);
+                let still = crate::stale::changed_cited(&fresh, &env);
+                if !still.is_empty() {
+                    env.warn(crate::stale::warning(&still));
+                }
+                std::mem::forget(fresh);
+            }
+            Err(e) if e.is_empty() => env.warn(crate::stale::warning(&changed)),
+            Err(e) => env.warn(format!(
+                "{}; refreshing failed: {e}",
+                crate::stale::warning(&changed)
+            )),
+        }
+        trace.mark("refresh");
+    }
     // The process ends right after: its exit unmaps the index in one sweep, cheaper than
     // unmapping file by file (a fifth of a small query's time).
     std::mem::forget(snap);
     env
+}
+
+/// The index of `root` refreshed (what changed since it was built re-indexed) and opened.
+fn refreshed(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapshot, String> {
+    let dir = index_dir(root, explicit_dir);
+    let opts = BuildOptions::for_root(root)?;
+    crate::index::update(root, &dir, false, &opts, &mut Progress::stderr())
+        .map_err(|e| e.to_string())?;
+    Snapshot::open(root, &dir)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no index in {} after refreshing it", dir.display()))
 }
 
 /// `knav cache [prune --max-size N]`: prints the fact store of the tree at `--root` (or the
@@ -579,6 +668,9 @@ fn parse_debounce(s: &str) -> Result<f64, String> {
 /// Runs the CLI; returns the exit code.
 pub fn main() -> i32 {
     let mut trace = crate::index::Trace::new();
+    if let Some(only) = command_in(std::env::args_os().skip(1)) {
+        let _ = ONLY.set(only);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -645,7 +737,7 @@ mod tests {
         let global: Vec<String> = Common::augment_args(clap::Command::new("knav"))
             .get_arguments()
             .map(|a| a.get_id().to_string())
-            .filter(|id| id != "index_dir")
+            .filter(|id| id != "index_dir" && id != "no_refresh")
             .collect();
         let schema = rmcp::schemars::schema_for!(crate::tools::Shared);
         let mut shared: Vec<String> = schema.as_value()["properties"]
@@ -656,6 +748,31 @@ mod tests {
         global.sort();
         shared.sort();
         assert_eq!(global, shared);
+    }
+
+    #[test]
+    fn a_first_look_finds_the_command_past_the_global_flags_and_their_values() {
+        let look = |args: &[&str]| command_in(args.iter().map(OsString::from));
+        assert_eq!(look(&["def", "x"]), Some("def"));
+        assert_eq!(look(&["--root", "def", "refs", "x"]), Some("refs"));
+        assert_eq!(
+            look(&["--limit=5", "--no-refresh", "grep", "x"]),
+            Some("grep")
+        );
+        assert_eq!(look(&["--help"]), None);
+        assert_eq!(look(&["-h", "def"]), None);
+        assert_eq!(look(&["deff", "x"]), None);
+        assert_eq!(look(&[]), None);
+        // The global flags with a value are those the list steps over.
+        let mut valued: Vec<String> = Common::augment_args(clap::Command::new("knav"))
+            .get_arguments()
+            .filter(|a| a.get_action().takes_values())
+            .filter_map(|a| a.get_long().map(str::to_string))
+            .collect();
+        valued.sort();
+        let mut listed: Vec<String> = GLOBAL_VALUES.iter().map(|s| s.to_string()).collect();
+        listed.sort();
+        assert_eq!(valued, listed);
     }
 
     #[test]

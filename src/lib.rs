@@ -14,6 +14,7 @@
 pub mod cli;
 pub mod cliwords;
 pub mod serve;
+pub mod stale;
 pub mod tools;
 
 /// knav's C analysis, in the `knav-c` crate: every `crate::scan`, `crate::guard`, … path of

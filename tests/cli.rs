@@ -449,15 +449,24 @@ fn snippets_deep_in_a_long_file_are_right_and_a_file_changed_since_indexing_is_r
         ["int filler_7(void) { return 7; }", "return filler_7();"]
     );
     assert_eq!(field(&v, "col"), [5, 9]);
-    // Lines added at the top without re-indexing: the index's line marks no longer fit the
-    // file, so the snippet comes from the file as it is now (what line 300 holds now).
+    // Lines added at the top without re-indexing, answered with --no-refresh: the index's
+    // line marks no longer fit the file, so the snippet comes from the file as it is now
+    // (what line 300 holds now), and the answer says the file changed.
     std::fs::write(t.root.join("mm/long.c"), format!("/* new */\n{text}")).unwrap();
-    let (_, v) = json(&t, &["def", "deep_fn"]);
+    let (_, v) = json(&t, &["def", "deep_fn", "--no-refresh"]);
     assert_eq!(locs(&v), ["mm/long.c:300"]);
     assert_eq!(
         field(&v, "snippet"),
         ["int filler_299(void) { return 299; }"]
     );
+    assert!(
+        v["warning"].as_str().unwrap().ends_with(": mm/long.c"),
+        "{v}"
+    );
+    // Without it, the index is refreshed first.
+    let (_, v) = json(&t, &["def", "deep_fn"]);
+    assert_eq!(locs(&v), ["mm/long.c:301"]);
+    assert_eq!(field(&v, "snippet"), ["int deep_fn(void)"]);
 }
 
 /// Writes `mm/hot_N.c` with `calls` calls of `hot_fn`, one a line.

@@ -123,3 +123,44 @@ fn index_counts_say_c_files_indexed_and_other_files_not_a_failure_rate() {
     );
     assert!(!first.contains("unindexed"), "{first}");
 }
+
+#[test]
+fn an_edit_above_a_definition_never_leaves_a_stale_line_in_the_answer() {
+    let t = fixture("new-user-stale");
+    knav(&t, &["index"]);
+    let file = t.root.join("fs/read_write.c");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let line_of = |text: &str| {
+        text.lines()
+            .position(|l| l.starts_with("ssize_t vfs_read("))
+            .unwrap()
+            + 1
+    };
+    let before = line_of(&text);
+    let edited = format!(
+        "/* one */\n/* two */\n/* three */\n{text}int brand_new(void)\n{{\n\treturn 0;\n}}\n"
+    );
+    std::fs::write(&file, &edited).unwrap();
+    // Without --no-refresh: refreshed first, the line where it now is.
+    let (_, v) = json(&t, &["def", "vfs_read", "--path-prefix", "fs/"]);
+    assert_eq!(v["results"][0]["line"], before + 3, "{v}");
+    assert!(v["warning"].is_null(), "{v}");
+    // With it: the old line, and a warning naming the changed file.
+    std::fs::write(&file, format!("/* four */\n{edited}")).unwrap();
+    let (_, v) = json(
+        &t,
+        &["def", "vfs_read", "--path-prefix", "fs/", "--no-refresh"],
+    );
+    assert_eq!(v["results"][0]["line"], before + 3, "{v}");
+    let w = v["warning"].as_str().unwrap_or_default();
+    assert!(
+        w.contains("1 file cited here changed since they were indexed")
+            && w.ends_with(": fs/read_write.c"),
+        "{w}"
+    );
+    let (_, v) = json(&t, &["def", "vfs_read", "--path-prefix", "fs/"]);
+    assert_eq!(v["results"][0]["line"], before + 4, "{v}");
+    // The function added with the refresh is found.
+    let (code, v) = json(&t, &["def", "brand_new"]);
+    assert_eq!(code, 0, "{v}");
+}
