@@ -42,9 +42,16 @@ impl Hasher for NameHasher {
         self.0 = h;
     }
 
+    /// Finished by folding the high half in, multiplying and folding again: a product's low
+    /// bits depend only on the low bits of what was multiplied (for an 8-byte name, its first
+    /// bytes), and tables index by the low bits: names sharing a prefix (`f1000000`…
+    /// `f1999999`) all landed in one run of slots, and a 60 MB file of them took 280 s to
+    /// group.
     #[inline]
     fn finish(&self) -> u64 {
-        self.0
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let h = (self.0 ^ (self.0 >> 32)).wrapping_mul(K);
+        h ^ (h >> 32)
     }
 }
 
@@ -781,6 +788,15 @@ fn read_varint(r: &mut impl Read) -> io::Result<Option<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_that_share_a_prefix_spread_over_the_low_bits_a_table_indexes_by() {
+        // A 60 MB generated file of `f10000000`-style names once took 280 s to group.
+        let low: std::collections::HashSet<u64> = (0..65536u64)
+            .map(|n| name_hash(format!("f{}", 10_000_000 + n).as_bytes()) & 0xffff)
+            .collect();
+        assert!(low.len() > 30_000, "{} distinct", low.len());
+    }
 
     /// A name's expected definitions and (file, count, block) postings.
     type Want = (Vec<u64>, Vec<(u32, u32, Vec<u8>)>);
