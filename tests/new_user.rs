@@ -164,3 +164,75 @@ fn an_edit_above_a_definition_never_leaves_a_stale_line_in_the_answer() {
     let (code, v) = json(&t, &["def", "brand_new"]);
     assert_eq!(code, 0, "{v}");
 }
+
+#[test]
+fn struct_members_of_a_name_come_after_its_function_and_prototypes_and_the_counts_say_they_mix() {
+    let t = tree(
+        "new-user-kmap",
+        &[
+            (
+                "drivers/gpu/a.h",
+                "struct a_obj {\n\tint kmap;\n};\nstruct b_obj {\n\tint kmap;\n};\n",
+            ),
+            ("include/linux/highmem.h", "void *kmap(struct page *page);\n"),
+            (
+                "mm/highmem.c",
+                "void *kmap(struct page *page)\n{\n\treturn page;\n}\n\nvoid use(void)\n{\n\tkmap(0);\n}\n",
+            ),
+        ],
+    );
+    let (_, v) = json(&t, &["def", "kmap"]);
+    let kinds: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["function", "prototype", "member", "member"], "{v}");
+    assert_eq!(
+        v["counts_mix"],
+        serde_json::json!(["function or macro", "struct member"])
+    );
+    let (_, out) = knav(&t, &["def", "kmap"]);
+    assert!(
+        out.contains("of every entity named kmap (function or macro, struct member)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn callers_inside_arch_syscall_wrappers_name_the_syscall_not_file_scope() {
+    let t = tree(
+        "new-user-syscall-wrappers",
+        &[
+            (
+                "fs/read_write.c",
+                "long ksys_pread64(int fd)\n{\n\treturn fd;\n}\n",
+            ),
+            (
+                // mips: a name that starts with a digit, pasted after `sys_`.
+                "arch/mips/kernel/linux32.c",
+                "SYSCALL_DEFINE6(32_pread, unsigned long, fd, char *, buf, size_t, count,\n\
+                 \tunsigned long, unused, unsigned long, a4, unsigned long, a5)\n{\n\
+                 \treturn ksys_pread64(fd);\n}\n",
+            ),
+            (
+                // powerpc: an object-like alias of a definer macro.
+                "arch/powerpc/kernel/sys_ppc32.c",
+                "#define PPC32_SYSCALL_DEFINE6\tSYSCALL_DEFINE6\n\n\
+                 PPC32_SYSCALL_DEFINE6(ppc_pread64, unsigned int, fd, char *, ubuf,\n\
+                 \tcompat_size_t, count, u32, reg6, u32, pos1, u32, pos2)\n{\n\
+                 \treturn ksys_pread64(fd);\n}\n",
+            ),
+        ],
+    );
+    let (_, v) = json(&t, &["callers", "ksys_pread64"]);
+    let mut callers: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["caller"].as_str().unwrap_or("(file scope)").to_string())
+        .collect();
+    callers.sort();
+    assert_eq!(callers, ["sys_32_pread", "sys_ppc_pread64"], "{v}");
+}

@@ -7,6 +7,8 @@
 //! learned from the `#define`s ([`crate::definers`]): a file-scope `M(args) {` or `M(args);`
 //! defines what `M`'s definition declares, with `resolved_via: "macro:M"`.
 
+use std::collections::HashMap;
+
 use knav_ctags::macros::MacroTable;
 use knav_ctags::Kind;
 
@@ -59,6 +61,7 @@ pub fn expand_file(src: &[u8], scanned: &FileScan, learned: Option<&Definers>) -
         .filter_map(|m| crate::definers::define_named(src, m.start as usize))
         .collect();
     let own = (!own.is_empty()).then(|| Definers::resolve(own));
+    let aliases = family_aliases(src, scanned, MacroTable::kernel());
     for &i in &scanned.file_scope_calls {
         let Some(o) = scanned.occurrences.get(i as usize) else {
             continue;
@@ -67,6 +70,10 @@ pub fn expand_file(src: &[u8], scanned: &FileScan, learned: Option<&Definers>) -
         let Some(macro_name) = src.get(start..start + o.len as usize) else {
             continue;
         };
+        if let Some(family) = aliases.get(macro_name) {
+            expand_family(src, o, family, &mut budget, &mut out);
+            continue;
+        }
         let Some(templates) = own
             .as_ref()
             .and_then(|d| d.get(macro_name))
@@ -158,6 +165,23 @@ fn expand_with(
         let Some(family) = table.family(macro_name) else {
             continue;
         };
+        expand_family(src, o, family, budget, &mut out);
+    }
+    out
+}
+
+/// What invocation `o` of `family`'s macro (or of an alias of it) makes, into `out`.
+fn expand_family(
+    src: &[u8],
+    o: &Occurrence,
+    family: &knav_ctags::macros::Family,
+    budget: &mut usize,
+    out: &mut Expansion,
+) {
+    let start = o.start as usize;
+    let after = start + o.len as usize;
+    let macro_name = &src[start..after];
+    {
         let function = family.kind == Kind::Function;
         let call = read_call(src, after, family.max_arg + 1, function, budget);
         if let Some(why) = call.cut {
@@ -182,6 +206,27 @@ fn expand_with(
                     family: family.name.clone(),
                 });
             }
+        }
+    }
+}
+
+/// The file's object-like `#define`s whose body is the name of a table family's macro
+/// (powerpc's `#define PPC32_SYSCALL_DEFINE6 SYSCALL_DEFINE6`): alias name → that family.
+fn family_aliases<'t>(
+    src: &[u8],
+    scanned: &FileScan,
+    table: &'t MacroTable,
+) -> HashMap<Vec<u8>, &'t knav_ctags::macros::Family> {
+    let mut out = HashMap::new();
+    for m in scanned.macros.iter().filter(|m| m.signature.is_none()) {
+        let name_end = m.start as usize + m.len as usize;
+        let Some(rest) = src.get(name_end..) else {
+            continue;
+        };
+        let line_end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let body = rest[..line_end].trim_ascii();
+        if let Some(f) = table.family(body) {
+            out.insert(src[m.start as usize..name_end].to_vec(), f);
         }
     }
     out

@@ -32,11 +32,10 @@ impl Family {
     /// The names one invocation with `args` makes; `None` when an argument a template needs is
     /// missing or not a plain identifier.
     pub fn names(&self, args: &[&str]) -> Option<Vec<String>> {
-        let ident = |s: &str| {
-            !s.is_empty()
-                && !s.as_bytes()[0].is_ascii_digit()
-                && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        };
+        // An argument pasted after text may start with a digit (mips's
+        // `SYSCALL_DEFINE6(32_pread, …)` makes `sys_32_pread`); a name may not.
+        let word =
+            |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
         let mut out = Vec::with_capacity(self.templates.len());
         for t in &self.templates {
             let mut name = String::new();
@@ -45,7 +44,7 @@ impl Family {
                     Piece::Text(s) => name.push_str(s),
                     Piece::Arg(i) => {
                         let a = args.get(*i)?.trim();
-                        if !ident(a) {
+                        if !word(a) || (name.is_empty() && a.as_bytes()[0].is_ascii_digit()) {
                             return None;
                         }
                         name.push_str(a);

@@ -7,8 +7,8 @@ use knav_ctags::Kind;
 
 /// Ranking key of a definition, smaller first: the kernel proper before `tools/`, `samples/`,
 /// selftests and documentation (which carry their own copies of kernel names); then (after
-/// rare code, see `Query::rare`) bodies before members, and both before prototypes and `extern`
-/// declarations; then generic code before one architecture's.
+/// rare code, see `Query::rare`) bodies, then prototypes and `extern` declarations, then
+/// members; then generic code before one architecture's.
 pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
     (
         is_copy(path) as u8,
@@ -28,11 +28,12 @@ fn is_copy(path: &str) -> bool {
 
 /// Bodies (functions, variables, types), then `#define`s (a local override such as
 /// lib/decompress_unxz.c's `#define kfree(ptr) free(ptr)` must not come before mm/slub.c's
-/// kfree), then members and locals, then declarations.
+/// kfree), then declarations, then members and locals (other entities of the same name:
+/// `knav def kmap` listed nine drm struct members before the prototype of the function).
 fn decl(kind: Kind) -> u8 {
     match kind {
-        Kind::Prototype | Kind::Externvar | Kind::Entry => 3,
-        Kind::Member | Kind::Label | Kind::Local => 2,
+        Kind::Member | Kind::Label | Kind::Local => 3,
+        Kind::Prototype | Kind::Externvar | Kind::Entry => 2,
         Kind::Macro => 1,
         _ => 0,
     }

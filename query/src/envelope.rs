@@ -580,6 +580,11 @@ pub struct DefSummary {
     pub reference_count: u64,
     /// Files with references.
     pub file_count: u64,
+    /// When the definitions are of several kinds of entity (a function and a struct member
+    /// named alike), those kinds: the counts and top files are of every entity of the name,
+    /// since a reference is not told apart by what it refers to.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counts_mix: Vec<&'static str>,
     /// The files with the most references.
     pub top_files: Vec<TopFile>,
     /// Export status.

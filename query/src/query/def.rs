@@ -272,12 +272,18 @@ fn answer<'s>(
         .map(|(f, _)| q.guard(f.seg, f.def.file, f.def.line))
         .collect();
     let definition_count = (wanted.len() + shown.len()) as u64;
+    let entities: BTreeSet<&'static str> = defs.iter().filter_map(|f| entity(f.def.kind)).collect();
     env.summary = Some(DefSummary {
         symbol: symbol.to_string(),
         definition_count,
         guard_variants: variants.len() as u64,
         reference_count: refs,
         file_count,
+        counts_mix: if entities.len() > 1 {
+            entities.into_iter().collect()
+        } else {
+            Vec::new()
+        },
         top_files: top,
         exported,
         entry_point,
@@ -302,6 +308,19 @@ fn answer<'s>(
     }
     show_page(q, &mut env, shown);
     env
+}
+
+/// The kind of entity a definition of `kind` is, as a reader tells them apart (a function, its
+/// prototypes and a macro of its name are one); None for what names no entity of its own.
+fn entity(kind: Kind) -> Option<&'static str> {
+    match kind {
+        Kind::Function | Kind::Prototype | Kind::Macro => Some("function or macro"),
+        Kind::Member => Some("struct member"),
+        Kind::Struct | Kind::Union | Kind::Enum | Kind::Typedef => Some("type"),
+        Kind::Variable | Kind::Externvar => Some("variable"),
+        Kind::Enumerator => Some("enumerator"),
+        Kind::Label | Kind::Local | Kind::Other | Kind::Entry => None,
+    }
 }
 
 /// The entry point `f` (a `module_init(fn)` line) makes of its function, as an [`Export`] of

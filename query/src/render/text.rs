@@ -35,6 +35,14 @@ fn summary(env: &Envelope, out: &mut String) {
         "{}: {defs}{variants} · {} refs in {} files",
         s.symbol, s.reference_count, s.file_count
     );
+    if !s.counts_mix.is_empty() {
+        let _ = write!(
+            line,
+            " of every entity named {} ({})",
+            s.symbol,
+            s.counts_mix.join(", ")
+        );
+    }
     if s.file_count > 1 {
         if let Some(t) = s.top_files.first() {
             let _ = write!(line, " (top: {} {}, …)", t.path, t.count);
