@@ -248,13 +248,7 @@ pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapsho
         Err(IndexError::OtherFormat { .. }) => {}
         Err(e) => return Err(e.to_string()),
     }
-    let dir = index_dir(root, explicit_dir);
-    let opts = BuildOptions::for_root(root)?;
-    crate::index::update(root, &dir, false, &opts, &mut Progress::stderr())
-        .map_err(|e| e.to_string())?;
-    Snapshot::open(root, &dir)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no index in {} after building it", dir.display()))
+    refreshed(root, explicit_dir)
 }
 
 /// Why a directory with no C sources is not indexed on first use, and the indexed tree above
@@ -567,7 +561,8 @@ fn run_in(
     env
 }
 
-/// The index of `root` refreshed (what changed since it was built re-indexed) and opened.
+/// The index of `root` built, or refreshed (what changed since it was built re-indexed), and
+/// opened.
 fn refreshed(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapshot, String> {
     let dir = index_dir(root, explicit_dir);
     let opts = BuildOptions::for_root(root)?;
@@ -575,7 +570,7 @@ fn refreshed(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapshot, Strin
         .map_err(|e| e.to_string())?;
     Snapshot::open(root, &dir)
         .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no index in {} after refreshing it", dir.display()))
+        .ok_or_else(|| format!("no index in {} after building it", dir.display()))
 }
 
 /// `knav cache [prune --max-size N]`: prints the fact store of the tree at `--root` (or the

@@ -646,3 +646,50 @@ fn history_of_a_range_reads_the_commits_of_its_end_not_head() {
         ["changed lib/a.c +1 -1 side change"]
     );
 }
+
+#[test]
+fn a_history_updated_after_every_commit_stays_a_few_segments_and_answers_the_same() {
+    let t = repo("rev-history-segments");
+    assert_eq!(knav(&t, &["index", "--history"]).0, 0);
+    for k in 3..15 {
+        write(
+            &t.root,
+            &[("lib/a.c", &V2_A.replace("x + 2", &format!("x + {k}")))],
+        );
+        git(&t.root, &["commit", "-q", "-a", "-m", &format!("c{k}")]);
+        assert_eq!(knav(&t, &["index", "--history"]).0, 0);
+    }
+    let segments = || {
+        std::fs::read_dir(t.root.join(".knav/history"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("seg-"))
+            .count()
+    };
+    // Merged ones are removed by the next update.
+    assert_eq!(knav(&t, &["index", "--history"]).0, 0);
+    assert!(segments() <= 8, "{} segments", segments());
+    let updated = history_rows(&t, &["helper"]);
+    assert_eq!(updated.len(), 14, "{updated:?}");
+    // The same as a history read in one go.
+    let (code, out, _) = knav_output(
+        &t,
+        &[
+            "index",
+            "--history",
+            "--index-dir",
+            &t.root.join("fresh").display().to_string(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (_, v) = json(
+        &t,
+        &[
+            "history",
+            "helper",
+            "--index-dir",
+            &t.root.join("fresh").display().to_string(),
+        ],
+    );
+    assert_eq!(v["results"], json(&t, &["history", "helper"]).1["results"]);
+}

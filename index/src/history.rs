@@ -42,6 +42,9 @@ const NAMES: &str = "names.fst";
 const TOUCHES: &str = "touches.dat";
 /// The format of the history files.
 const VERSION: u32 = 2;
+/// Segments at most: past this, the segments after the first (the root commit's, the largest)
+/// are merged into one, so a history updated after every commit stays a few files to read.
+const MAX_SEGMENTS: usize = 8;
 
 /// A commit the history holds.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -298,6 +301,7 @@ pub fn update(
             ..State::default()
         },
     };
+    remove_unlisted(&dir, &state);
     let mut report = HistoryReport::default();
     if !state.tips.contains(&tip.commit) {
         // A tip rewritten away and collected can no longer be excluded: git would refuse it.
@@ -411,6 +415,9 @@ fn write(
     if !by_name.is_empty() {
         write_segment(dir, state, by_name)?;
     }
+    if state.segments.len() > MAX_SEGMENTS {
+        merge_tail(dir, state)?;
+    }
     let replace = |name: &str, bytes: &[u8]| -> Result<(), GitError> {
         let t = dir.join(format!("{name}.tmp-{}", std::process::id()));
         fs::write(&t, bytes).map_err(fail)?;
@@ -419,6 +426,60 @@ fn write(
     replace(PATHS, state.paths.join("\n").as_bytes())?;
     let json = serde_json::to_vec(&*state).map_err(|e| io_failed("write the history", e))?;
     replace(COMMITS, &json)
+}
+
+/// Merges the segments after the first into one, named in `state` in their place (the old
+/// ones are removed by the next update, once no reader of this state can still open them).
+fn merge_tail(dir: &Path, state: &mut State) -> Result<(), GitError> {
+    use fst::{IntoStreamer, Streamer};
+    let open = |n: u32| -> Result<Segment, GitError> {
+        let seg = dir.join(format!("seg-{n}"));
+        let names = fst::Map::new(map(&seg.join(NAMES)).map_err(|e| io_failed("merge", e))?)
+            .map_err(|e| io_failed("merge the history's names", e))?;
+        let touches = map(&seg.join(TOUCHES)).map_err(|e| io_failed("merge", e))?;
+        Ok(Segment { names, touches })
+    };
+    let tail: Vec<Segment> = state.segments[1..]
+        .iter()
+        .map(|&n| open(n))
+        .collect::<Result<_, _>>()?;
+    let mut union = fst::map::OpBuilder::new();
+    for s in &tail {
+        union = union.add(&s.names);
+    }
+    let mut stream = union.union().into_stream();
+    let mut merged: BTreeMap<String, Vec<Touch>> = BTreeMap::new();
+    while let Some((name, hits)) = stream.next() {
+        // Oldest segment first, as the touches are kept.
+        let mut hits = hits.to_vec();
+        hits.sort_by_key(|h| h.index);
+        let mut ts = Vec::new();
+        for h in hits {
+            ts.extend(decode(&tail[h.index].touches, h.value as usize));
+        }
+        merged.insert(String::from_utf8_lossy(name).into_owned(), ts);
+    }
+    // Numbered past every segment named now: none of them is overwritten.
+    let first = state.segments[0];
+    write_segment(dir, state, &merged)?;
+    let merged_into = state.segments.last().copied().unwrap_or(first);
+    state.segments = vec![first, merged_into];
+    Ok(())
+}
+
+/// Removes the segment directories `state` does not name (merged away by an earlier update).
+fn remove_unlisted(dir: &Path, state: &State) {
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let listed = name
+            .strip_prefix("seg-")
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| state.segments.contains(&n));
+        if name.starts_with("seg-") && !listed {
+            let _ = fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// Writes `by_name` as the next segment and names it in `state`.
