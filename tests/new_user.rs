@@ -236,3 +236,57 @@ fn callers_inside_arch_syscall_wrappers_name_the_syscall_not_file_scope() {
     callers.sort();
     assert_eq!(callers, ["sys_32_pread", "sys_ppc_pread64"], "{v}");
 }
+
+#[test]
+fn ctrl_c_during_a_build_removes_its_scratch_and_unpublished_parts_at_once() {
+    use std::os::unix::process::ExitStatusExt;
+    let t = fixture("new-user-interrupt");
+    std::fs::write(t.root.join("fs/hang.c"), "int hang_here;\n").unwrap();
+    // A stand-in for ctags that stalls the build on one file, so it can be interrupted there.
+    let fake = t.root.join("fake-ctags");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\ncase \"$*\" in\n\
+         \x20 *--version*) echo 'Universal Ctags 6.0.0, Copyright (C) 2015 Universal Ctags Team'; exit 0;;\n\
+         \x20 *--list-features*) printf 'json\\ninteractive\\n'; exit 0;;\n\
+         esac\nexec sleep 30\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let scratch = t.root.join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let index = t.root.join("index");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--root"])
+        .arg(&t.root)
+        .arg("--index-dir")
+        .arg(&index)
+        .env("KNAV_CTAGS", &fake)
+        .env("KNAV_SCRATCH_DIR", &scratch)
+        .env("KNAV_CACHE_DIR", "off")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the build is in its ctags phase: its scratch directory exists.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::fs::read_dir(&scratch).unwrap().count() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the build never started ctags"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}");
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
+    let left: Vec<String> = std::fs::read_dir(&index)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "lock" && n != ".gitignore")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

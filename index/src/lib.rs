@@ -29,6 +29,7 @@ pub mod git;
 pub mod history;
 pub mod idlist;
 pub mod indirect;
+pub mod interrupt;
 pub mod nameparts;
 pub mod part;
 pub mod postings;

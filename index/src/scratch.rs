@@ -10,7 +10,8 @@
 //! file's bytes, see `build::tag_chunk`).
 //! Each build gets `/dev/shm/knav-PID-XXXXXX` (made by `mkdtemp`, 0700), removed when the build ends. A build that was killed
 //! leaves its directory behind; the next `knav index` (one with nothing to do too) removes
-//! directories whose process is gone.
+//! directories whose process is gone. One interrupted by Ctrl-C or SIGTERM removes its own at
+//! once (`interrupt`).
 
 use std::path::{Path, PathBuf};
 
@@ -49,9 +50,9 @@ impl Scratch {
             return None;
         }
         bytes.pop();
-        Some(Scratch {
-            dir: PathBuf::from(std::ffi::OsString::from_vec(bytes)),
-        })
+        let dir = PathBuf::from(std::ffi::OsString::from_vec(bytes));
+        crate::interrupt::register_scratch(&dir);
+        Some(Scratch { dir })
     }
 
     /// The directory.
@@ -63,6 +64,7 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+        crate::interrupt::unregister_scratch(&self.dir);
     }
 }
 

@@ -217,7 +217,7 @@ pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), IndexError> 
     if let Ok(d) = File::open(index_dir) {
         let _ = d.sync_all();
     }
-    remove_unreferenced(index_dir, manifest);
+    remove_unreferenced(index_dir, manifest.part_dirs());
     Ok(())
 }
 
@@ -225,9 +225,18 @@ pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), IndexError> 
 /// build-file directories `CURRENT` does not name, temporary files). Called with the build
 /// lock held: no other build is running, so nothing unnamed is still being written.
 pub fn remove_orphans(index_dir: &Path, _lock: &BuildLock) {
+    remove_unpublished(index_dir);
+}
+
+/// What [`remove_orphans`] removes, for a process that holds the lock (or is ending because it
+/// was interrupted while it did).
+pub fn remove_unpublished(index_dir: &Path) {
     // An unreadable manifest names nothing: the build that follows replaces it, then cleans.
-    if let Ok(Some(manifest)) = read_manifest(index_dir) {
-        remove_unreferenced(index_dir, &manifest);
+    // Without one (a first build), no part is named.
+    match read_manifest(index_dir) {
+        Ok(Some(manifest)) => remove_unreferenced(index_dir, manifest.part_dirs()),
+        Ok(None) => remove_unreferenced(index_dir, Vec::new()),
+        Err(_) => {}
     }
     if let Ok(entries) = std::fs::read_dir(index_dir) {
         for e in entries.flatten() {
@@ -238,9 +247,10 @@ pub fn remove_orphans(index_dir: &Path, _lock: &BuildLock) {
     }
 }
 
-/// Removes the part directories (`seg-`, `kb-`, `tx-`, `kd-`) that `manifest` does not name.
-fn remove_unreferenced(index_dir: &Path, manifest: &Manifest) {
-    let keep: HashSet<&str> = manifest.part_dirs().into_iter().collect();
+/// Removes the part directories (`seg-`, `kb-`, `tx-`, `kd-`) that `keep` (a manifest's
+/// [`Manifest::part_dirs`]) does not name.
+fn remove_unreferenced(index_dir: &Path, keep: Vec<&str>) {
+    let keep: HashSet<&str> = keep.into_iter().collect();
     if let Ok(entries) = std::fs::read_dir(index_dir) {
         for e in entries.flatten() {
             let name = e.file_name();

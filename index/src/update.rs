@@ -235,6 +235,7 @@ pub fn update_hinted(
     build::limit_malloc_arenas();
     let mut trace = Trace::new();
     let lock = store::lock(index_dir)?;
+    let _interrupted = crate::interrupt::guard_index(index_dir);
     crate::disk::no_wider_than(index_dir, root);
     // What killed builds left behind goes first, whatever this update finds to do.
     store::remove_orphans(index_dir, &lock);
