@@ -531,13 +531,11 @@ fn run_in(
         None => crate::stale::changed_cited(&snap, &env),
         Some(_) => Vec::new(),
     };
-    if !changed.is_empty() {
-        let again = if common.no_refresh {
-            Err(String::new())
-        } else {
-            refreshed(&root, common.index_dir.as_deref())
-                .and_then(|snap| Ok((page_of(common)?, snap)))
-        };
+    if !changed.is_empty() && common.no_refresh {
+        env.warn(crate::stale::warning(&changed));
+    } else if !changed.is_empty() {
+        let again = refreshed(&root, common.index_dir.as_deref())
+            .and_then(|fresh| Ok((page_of(common)?, fresh)));
         match again {
             Ok((page, fresh)) => {
                 env = ask_at(&fresh, page);
@@ -547,7 +545,6 @@ fn run_in(
                 }
                 std::mem::forget(fresh);
             }
-            Err(e) if e.is_empty() => env.warn(crate::stale::warning(&changed)),
             Err(e) => env.warn(format!(
                 "{}; refreshing failed: {e}",
                 crate::stale::warning(&changed)
@@ -689,21 +686,18 @@ pub fn main() -> i32 {
         Command::Tool(tool, matches) => (tool, matches),
     };
     trace.mark("parse args");
-    let (mut env, code) = run(&cli.common, tool, &matches, &mut trace);
+    let (env, code) = run(&cli.common, tool, &matches, &mut trace);
     trace.mark("run");
     let format = cli.common.format;
     let code = code.unwrap_or_else(|| env.exit_code());
-    let mut next = None;
-    if format == Format::Text {
-        let symbol = matches.try_get_one::<String>("symbol").ok().flatten();
-        next = crate::cliwords::next_line(&env, symbol.map(String::as_str));
-        crate::cliwords::for_cli(&mut env, <Cli as clap::CommandFactory>::command);
-    }
-    let mut out = render(&env, format);
-    if format == Format::Text {
-        out = crate::cliwords::footer(out);
-    }
-    out.push_str(next.as_deref().unwrap_or_default());
+    let out = match format {
+        Format::Text => {
+            let symbol = matches.try_get_one::<String>("symbol").ok().flatten();
+            let cmd = <Cli as clap::CommandFactory>::command;
+            crate::cliwords::text(env, symbol.map(String::as_str), cmd)
+        }
+        Format::Json => render(&env, format),
+    };
     // A closed pipe (`knav refs x | head`) is not an error worth a panic.
     let mut stdout = std::io::stdout().lock();
     let newline = if format == Format::Json { "\n" } else { "" };

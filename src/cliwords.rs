@@ -17,9 +17,24 @@ fn command_of(name: &str) -> Option<&'static str> {
         .and_then(|t| t.command)
 }
 
-/// The CLI's `next:` line for `env`'s next tools (`symbol`: the name asked, when the command
-/// takes one), or None when it suggests none.
-pub fn next_line(env: &Envelope, symbol: Option<&str>) -> Option<String> {
+/// `env` as the CLI's text: rendered with its prose in CLI words ([`for_cli`]), the page
+/// footer's flag ([`footer`]) and the `next:` line naming commands ([`next_line`]; `symbol`:
+/// the name asked, when the command takes one). `cmd` builds the CLI's clap command, asked for
+/// only when the prose may name an argument.
+pub fn text(
+    mut env: Envelope,
+    symbol: Option<&str>,
+    cmd: impl FnOnce() -> clap::Command,
+) -> String {
+    let next = next_line(&env, symbol);
+    for_cli(&mut env, cmd);
+    let mut out = footer(crate::render::text(&env));
+    out.push_str(next.as_deref().unwrap_or_default());
+    out
+}
+
+/// The CLI's `next:` line for `env`'s next tools, or None when it suggests none.
+fn next_line(env: &Envelope, symbol: Option<&str>) -> Option<String> {
     if env.next_tools.is_empty() {
         return None;
     }
@@ -94,7 +109,7 @@ pub fn rewrite(text: &str, flags: &HashSet<String>) -> String {
 
 /// The rendered text's page footer (`[1-100 of 250 · offset=100 for more]`) with the flag the
 /// CLI takes.
-pub fn footer(text: String) -> String {
+fn footer(text: String) -> String {
     if text.contains(" · offset=") {
         text.replace(" · offset=", " · --offset ")
     } else {
@@ -104,8 +119,8 @@ pub fn footer(text: String) -> String {
 
 /// `env` made ready for the CLI's text: its error, warning and message rewritten
 /// ([`rewrite`]) with the long flags of `cmd` and its subcommands, and its next tools taken
-/// out (the caller prints [`next_line`] instead).
-pub fn for_cli(env: &mut Envelope, cmd: impl FnOnce() -> clap::Command) {
+/// out ([`text`] prints [`next_line`] instead).
+fn for_cli(env: &mut Envelope, cmd: impl FnOnce() -> clap::Command) {
     let prose = [&env.error, &env.warning, &env.message];
     if prose
         .iter()

@@ -2,24 +2,26 @@
 //! removed inside each, definitions added, removed or moved to another file), built from the
 //! commits not seen yet and answered by name without running git.
 //!
-//! A commit's changes are read in one `git log --raw -p -U0` stream (blob ids and hunk
-//! ranges of its `.c` and `.h` files, merges left out, as `git log -p` shows them); the
-//! definitions of both versions of each file come from `knav_c::spans` over the blobs (one
-//! `git cat-file --batch` kept open), so no file is checked out and ctags is not run. A
-//! definition that leaves one file and arrives in another with the same text in one commit has
-//! moved: one `moved` entry, not a removal and an addition. A root commit has no diff: what it
-//! holds was not introduced by a commit the history has.
+//! A commit's changed `.c` and `.h` files come from one `git log --raw` stream (blob ids, merges
+//! left out, as `git log -p` shows them); both versions of each are read from git (two
+//! `git cat-file --batch` readers, [`BATCH_FILES`] changes at a time) and their definitions
+//! found by braces (`knav_c::spans`), so no file is checked out and ctags is not run. A
+//! definition on both sides with another text has its own lines diffed. A definition that
+//! leaves one file and arrives in another with the same text in one commit has moved: one
+//! `moved` entry, not a removal and an addition. A root commit introduces all it holds.
 //!
 //! ```text
-//! history/lock          held by the one builder at a time
-//! history/commits.json  the commits in the order they were read (id, time, author, subject),
-//!                       the paths, and the tips whose commits are all in
-//! history/names.fst     name → offset of its touches in touches.dat
-//! history/touches.dat   per name: a varint count, then its touches (commit, path, lines
-//!                       added and removed, what happened, the file it moved from)
+//! history/lock              held by the one builder at a time
+//! history/commits.json      the state: commits in the order read (id, time, author, subject),
+//!                           the tips whose commits are all in, the segments
+//! history/paths.txt         the paths touches name, by number
+//! history/seg-N/names.fst   name → offset of its touches in touches.dat
+//! history/seg-N/touches.dat per name: a varint count, then its touches (commit, path, lines
+//!                           added and removed, what happened, the file it moved from)
 //! ```
-//! A new build writes all three to a temporary directory renamed into place: readers see the
-//! old or the new history, never half of one.
+//! Each build adds a segment (past [`MAX_SEGMENTS`], those after the first are merged) and
+//! writes the state last, through a rename: readers see the old or the new history, never half
+//! of one.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;

@@ -502,26 +502,18 @@ impl Tree {
         if !writable || crate::history::has_tip(&self.root, &self.dir, tip) {
             return None;
         }
-        let status = Arc::new(Mutex::new(Status::default()));
-        *history = First::Running {
-            started: Instant::now(),
-            status: status.clone(),
-        };
-        drop(history);
-        let (tree, tip) = (self.clone(), tip.to_string());
-        let spawned = std::thread::Builder::new()
-            .name("knav-history".into())
-            .spawn(move || {
-                let mut progress = Progress::shared(status);
-                let done =
-                    crate::index::history::update(&tree.root, &tree.dir, Some(&tip), &mut progress);
-                *lock(&tree.history) = match done {
-                    Ok(_) => First::None,
-                    Err(e) => First::Failed(e.to_string()),
-                };
-            });
-        if let Err(e) = spawned {
-            *lock(&self.history) = First::None;
+        let tip = tip.to_string();
+        let started = self.spawn_job(
+            history,
+            |t| &t.history,
+            "knav-history",
+            move |tree, progress| {
+                crate::index::history::update(&tree.root, &tree.dir, Some(&tip), progress)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            },
+        );
+        if let Err(e) = started {
             return Some(NotReady::Failed(format!(
                 "cannot start the history build: {e}"
             )));
@@ -529,52 +521,63 @@ impl Tree {
         Some(reading(Duration::ZERO, &Status::default()))
     }
 
+    /// Marks the job slot `held` (the locked `slot` of this tree) running and runs `job` in a
+    /// thread named `name`, with progress the slot shows; the slot then says how it ended
+    /// (nothing, or the failure, reported once). An error when no thread could be started.
+    fn spawn_job(
+        self: &Arc<Self>,
+        mut held: MutexGuard<'_, First>,
+        slot: fn(&Tree) -> &Mutex<First>,
+        name: &str,
+        job: impl FnOnce(&Tree, &mut Progress) -> Result<(), String> + Send + 'static,
+    ) -> Result<(), String> {
+        let status = Arc::new(Mutex::new(Status::default()));
+        *held = First::Running {
+            started: Instant::now(),
+            status: status.clone(),
+        };
+        drop(held);
+        let tree = self.clone();
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let done = job(&tree, &mut Progress::shared(status));
+                *lock(slot(&tree)) = match done {
+                    Ok(()) => First::None,
+                    Err(e) => First::Failed(e),
+                };
+            })
+            .map(|_| ())
+            .map_err(|e| {
+                *lock(slot(self)) = First::None;
+                e.to_string()
+            })
+    }
+
     /// Starts the background build unless one runs; returns the transient message.
     fn start_first_build(self: &Arc<Self>, why: &str) -> NotReady {
-        let mut first = lock(&self.first);
+        let first = lock(&self.first);
         if let First::Running { started, status } = &*first {
             let status = lock(status).clone();
             return NotReady::Building(self.building_message(why, started.elapsed(), &status));
         }
-        let status = Arc::new(Mutex::new(Status::default()));
-        *first = First::Running {
-            started: Instant::now(),
-            status: status.clone(),
-        };
-        drop(first);
-        let tree = self.clone();
-        let spawned = std::thread::Builder::new()
-            .name("knav-first-build".into())
-            .spawn(move || {
-                let mut progress = Progress::shared(status);
-                let made = match &tree.rev {
-                    Some(r) => crate::index::revision::make(
-                        &r.base,
-                        &r.revs,
-                        r.resolved.clone(),
-                        &mut progress,
-                    )
-                    .map(|_| ())
-                    .map_err(|e| e.to_string()),
-                    None => Ok(()),
-                };
-                let done = made
-                    .and_then(|()| BuildOptions::for_root(&tree.root))
-                    .and_then(|opts| {
-                        crate::index::update(&tree.root, &tree.dir, false, &opts, &mut progress)
-                            .map_err(|e| e.to_string())
-                    });
-                let mut first = lock(&tree.first);
-                *first = match done {
-                    Ok(_) => {
-                        *lock(&tree.checked) = Some(Instant::now());
-                        First::None
-                    }
-                    Err(e) => First::Failed(e),
-                };
-            });
-        if let Err(e) = spawned {
-            *lock(&self.first) = First::None;
+        let started = self.spawn_job(
+            first,
+            |t| &t.first,
+            "knav-first-build",
+            |tree, progress| {
+                if let Some(r) = &tree.rev {
+                    crate::index::revision::make(&r.base, &r.revs, r.resolved.clone(), progress)
+                        .map_err(|e| e.to_string())?;
+                }
+                let opts = BuildOptions::for_root(&tree.root)?;
+                crate::index::update(&tree.root, &tree.dir, false, &opts, progress)
+                    .map_err(|e| e.to_string())?;
+                *lock(&tree.checked) = Some(Instant::now());
+                Ok(())
+            },
+        );
+        if let Err(e) = started {
             return NotReady::Failed(format!("cannot start the index build: {e}"));
         }
         NotReady::Building(self.building_message(why, Duration::ZERO, &Status::default()))

@@ -378,7 +378,7 @@ fn confirm(
 ) -> (Vec<(usize, Vec<u32>)>, Vec<String>) {
     use rayon::prelude::*;
     let opener = knav_index::text::search::Opener::new(&q.snap.root);
-    candidates
+    let read: Vec<(usize, Option<Vec<u32>>)> = candidates
         .par_iter()
         .enumerate()
         .map_init(
@@ -395,25 +395,27 @@ fn confirm(
             },
         )
         .filter(|(_, l)| l.as_ref().is_none_or(|l| !l.is_empty()))
-        .collect::<Vec<_>>()
-        .into_iter()
-        .fold(
-            (Vec::new(), Vec::new()),
-            |(mut found, mut unreadable), (i, l)| {
-                match l {
-                    Some(l) => found.push((i, l)),
-                    // Gone since it was indexed: not searched, as rg would not see it. There and
-                    // unreadable: said.
-                    None => {
-                        let path = candidates[i].path;
-                        if q.snap.root.join(path).symlink_metadata().is_ok() {
-                            unreadable.push(path.to_string());
-                        }
-                    }
-                }
-                (found, unreadable)
-            },
-        )
+        .collect();
+    let (mut found, mut unreadable) = (Vec::new(), Vec::new());
+    for (i, lines) in read {
+        let path = candidates[i].path;
+        match lines {
+            Some(l) => found.push((i, l)),
+            // Gone since it was indexed: not searched, as rg would not see it. There and
+            // unreadable: said.
+            None if q
+                .snap
+                .root
+                .join(knav_index::pathname::to_path(path))
+                .symlink_metadata()
+                .is_ok() =>
+            {
+                unreadable.push(path.to_string())
+            }
+            None => {}
+        }
+    }
+    (found, unreadable)
 }
 
 /// The lines `found` in `candidates` that `within` and the active configuration keep; those
