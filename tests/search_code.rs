@@ -3,7 +3,7 @@
 //! empty answers, paging and a refreshed index.
 
 mod common;
-use common::{hits, json, knav, names, tree};
+use common::{hits, json, knav, knav_output, names, tree};
 
 const OOM: &str = "\
 /**
@@ -94,8 +94,9 @@ fn the_kind_filter_keeps_one_kind() {
 }
 
 #[test]
-fn the_kernel_comes_before_the_copies_in_tools() {
-    // The same file twice: the copy in tools/ comes first in file order, last in the answer.
+fn the_kernel_comes_before_the_copies_in_tools_and_each_name_once() {
+    // The same file twice: the copy in tools/ comes first in file order; the kernel's is the
+    // answer, and each name is answered once, by its best definition.
     let t = tree(
         "code-tools",
         &[("tools/perf/oom_kill.c", OOM), ("virt/kvm/oom_kill.c", OOM)],
@@ -108,18 +109,75 @@ fn the_kernel_comes_before_the_copies_in_tools() {
                 "virt/kvm/oom_kill.c:5".to_string()
             ),
             (
-                "oom_badness".to_string(),
-                "tools/perf/oom_kill.c:5".to_string()
-            ),
-            (
                 "select_bad_process".to_string(),
                 "virt/kvm/oom_kill.c:11".to_string()
             ),
-            (
-                "select_bad_process".to_string(),
-                "tools/perf/oom_kill.c:11".to_string()
-            ),
         ]
+    );
+}
+
+#[test]
+fn the_scope_keeps_code_tests_or_docs() {
+    let t = tree(
+        "code-scope",
+        &[
+            ("samples/oom/oom_kill.c", OOM),
+            ("mm/oom_kill.c", OOM),
+            ("mm/kasan/oom_test.c", OOM),
+            (
+                "Documentation/mm/oom.rst",
+                "OOM killer\n==========\n\nThe heuristic badness of a task picks the victim.\n",
+            ),
+        ],
+    );
+    let paths =
+        |args: &[&str]| -> Vec<String> { hits(&t, args).into_iter().map(|(_, p)| p).collect() };
+    assert_eq!(
+        paths(&["search", "badness", "--scope", "code"]),
+        ["mm/oom_kill.c:5", "mm/oom_kill.c:11"]
+    );
+    assert_eq!(
+        paths(&["search", "badness", "--scope", "tests"]),
+        ["mm/kasan/oom_test.c:5", "mm/kasan/oom_test.c:11"],
+        "samples/ and KUnit tests, one result per name"
+    );
+    assert_eq!(
+        paths(&["search", "badness"]),
+        ["mm/oom_kill.c:5", "mm/oom_kill.c:11"],
+        "all: the kernel's own code before its tests"
+    );
+    let (_, v) = json(&t, &["search", "heuristic", "badness", "--scope", "docs"]);
+    assert_eq!(v["tool"], "search_code");
+    assert_eq!(v["results"][0]["path"], "Documentation/mm/oom.rst", "{v}");
+    let (code, _, err) = knav_output(&t, &["search", "badness", "--scope", "drivers"]);
+    assert!(code == 2 && err.contains("drivers"), "{code} {err}");
+}
+
+#[test]
+fn each_answer_says_which_words_matched_and_where() {
+    let t = tree("code-why", &[("mm/oom_kill.c", OOM)]);
+    let (_, v) = json(&t, &["search", "pick", "process", "kill", "memory"]);
+    let why: Vec<(&str, &str)> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["symbol"].as_str().unwrap(), r["why"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        why,
+        [
+            (
+                "select_bad_process",
+                "name: process · comment: pick kill memory"
+            ),
+            ("oom_badness", "comment: process (task) kill"),
+            ("oom_control", "path: kill"),
+        ]
+    );
+    let (_, text) = knav(&t, &["search", "pick", "process", "kill", "memory"]);
+    assert!(
+        text.contains("\n      why: name: process · comment: pick kill memory\n"),
+        "{text}"
     );
 }
 
@@ -145,18 +203,24 @@ fn an_abbreviation_counts_as_the_words_it_stands_for() {
     assert_eq!(names(&t, &["search", "system"]), Vec::<String>::new());
 }
 
-/// A function alike in words, lines and use wherever it is (its file's name matches no query).
+/// A function alike in words, lines and use wherever it is (its file's name matches no query;
+/// a one-letter word of a name is no term).
 const ALIKE: &str = "/* Reap the dead. */\nint reap(void)\n{\n\treturn 0;\n}\n";
+
+/// [`ALIKE`] named `name`.
+fn alike(name: &str) -> String {
+    ALIKE.replace("reap(", &format!("{name}("))
+}
 
 #[test]
 fn the_core_comes_before_drivers_and_other_architectures() {
     let t = tree(
         "code-core",
         &[
-            ("arch/arm/kernel/a.c", ALIKE),
-            ("arch/x86/kernel/a.c", ALIKE),
-            ("drivers/net/a.c", ALIKE),
-            ("kernel/a.c", ALIKE),
+            ("arch/arm/kernel/a.c", &alike("reap_a")),
+            ("arch/x86/kernel/a.c", &alike("reap_b")),
+            ("drivers/net/a.c", &alike("reap_c")),
+            ("kernel/a.c", &alike("reap_d")),
         ],
     );
     let found = hits(&t, &["search", "reap"]);
@@ -234,13 +298,15 @@ fn pages_cut_the_ranked_list_and_the_total_is_exact() {
         rows[0].ends_with("reap_one  mm/a.c:1-4: int reap_one(void)  [function]"),
         "{text}"
     );
+    assert_eq!(rows[1], "      why: name: reap");
     assert_eq!(
-        rows[1].split_whitespace().nth(1),
+        rows[2].split_whitespace().nth(1),
         Some("other_one"),
         "{text}"
     );
-    assert_eq!(rows[2], "      // reap");
-    assert_eq!(rows[3], "[1-2 of 4 · --offset 2 for more]");
+    assert_eq!(rows[3], "      // reap");
+    assert_eq!(rows[4], "      why: comment: reap");
+    assert_eq!(rows[5], "[1-2 of 4 · --offset 2 for more]");
 }
 
 #[test]
@@ -273,4 +339,44 @@ fn a_refreshed_file_is_searched_in_its_new_version_only() {
             ),
         ]
     );
+}
+
+#[test]
+fn an_abbreviation_the_tree_uses_is_learned_from_its_names_and_comments() {
+    // Three functions named `*_rcv` say "receive" in their comments, and thirty others say
+    // nothing of it: `rcv` is learned as short for `receive`, so the uncommented `tipc_rcv`
+    // answers; `rc`, never named beside "receive", is not learned.
+    let mut commented = String::new();
+    for p in ["tcp", "udp", "raw"] {
+        commented.push_str(&format!(
+            "/* Receive a frame from the wire. */\nint {p}_rcv(void)\n{{\n\treturn 0;\n}}\n"
+        ));
+    }
+    let mut others = String::new();
+    for i in 0..30 {
+        others.push_str(&format!(
+            "/* Count the widgets. */\nint widget_count_{i}(void)\n{{\n\treturn 0;\n}}\n"
+        ));
+    }
+    others.push_str("int rc_setup(void)\n{\n\treturn 0;\n}\n");
+    let t = tree(
+        "code-learned",
+        &[
+            ("net/a.c", commented.as_str()),
+            ("net/b.c", "int tipc_rcv(void)\n{\n\treturn 0;\n}\n"),
+            ("lib/w.c", others.as_str()),
+        ],
+    );
+    let found = names(&t, &["search", "receive"]);
+    assert!(found.contains(&"tipc_rcv".to_string()), "{found:?}");
+    assert!(!found.contains(&"rc_setup".to_string()), "{found:?}");
+    let (_, v) = json(&t, &["search", "receive"]);
+    let why: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["symbol"] == "tipc_rcv")
+        .map(|r| r["why"].as_str().unwrap())
+        .collect();
+    assert_eq!(why, ["name: receive (rcv)"]);
 }

@@ -61,9 +61,93 @@ impl PathRank {
     }
 }
 
+/// What a file is, for search_code's scope: the kernel's own code, its tests (`tools/testing/`,
+/// selftests, `samples/`, KUnit tests), its documentation, or the user-space tools under
+/// `tools/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathClass {
+    /// The kernel's own code.
+    Code = 0,
+    /// Tests and samples.
+    Tests = 1,
+    /// `Documentation/`.
+    Docs = 2,
+    /// The rest of `tools/`.
+    Tools = 3,
+}
+
+impl PathClass {
+    /// The class of the file at `path`. A KUnit test lives in a `tests` or `kunit` directory
+    /// or a file named `*_test.c`, `*-test.c`, `*_kunit.c`, `*_tests.c` or `lib/test_*.c`.
+    pub fn of(path: &str) -> PathClass {
+        if path.starts_with("Documentation/") {
+            return PathClass::Docs;
+        }
+        let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+        let stem = file.strip_suffix(".c").or(file.strip_suffix(".h"));
+        let kunit = stem.is_some_and(|s| {
+            ["_test", "-test", "_kunit", "_tests", "-kunit"]
+                .iter()
+                .any(|e| s.ends_with(e))
+                || (dir == "lib" && s.starts_with("test_"))
+        });
+        let test_dir = dir
+            .split('/')
+            .any(|c| matches!(c, "tests" | "kunit" | "selftests" | "testing"));
+        if path.starts_with("samples/") || test_dir || kunit {
+            PathClass::Tests
+        } else if path.starts_with("tools/") {
+            PathClass::Tools
+        } else {
+            PathClass::Code
+        }
+    }
+
+    /// The class kept in the bits 5 and 6 of a rank byte by [`PathClass::with`].
+    pub fn in_byte(byte: u8) -> PathClass {
+        match (byte >> 5) & 3 {
+            0 => PathClass::Code,
+            1 => PathClass::Tests,
+            2 => PathClass::Docs,
+            _ => PathClass::Tools,
+        }
+    }
+
+    /// `byte` with the class in its bits 5 and 6 (a [`PathRank::byte`] uses bits 0 to 4).
+    pub fn with(self, byte: u8) -> u8 {
+        byte | ((self as u8) << 5)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_are_code_tests_docs_or_tools() {
+        for (path, class) in [
+            ("mm/vmscan.c", PathClass::Code),
+            ("kernel/sched/core.c", PathClass::Code),
+            ("lib/string.c", PathClass::Code),
+            ("lib/test_bpf.c", PathClass::Tests),
+            ("mm/kasan/kasan_test.c", PathClass::Tests),
+            ("fs/ext4/mballoc-test.c", PathClass::Tests),
+            (
+                "drivers/gpu/drm/tests/drm_connector_test.c",
+                PathClass::Tests,
+            ),
+            ("lib/kunit/test.c", PathClass::Tests),
+            ("tools/testing/selftests/bpf/progs/a.c", PathClass::Tests),
+            ("samples/bpf/xdp1_kern.c", PathClass::Tests),
+            ("tools/perf/builtin-top.c", PathClass::Tools),
+            ("Documentation/bpf/a.c", PathClass::Docs),
+        ] {
+            assert_eq!(PathClass::of(path), class, "{path}");
+            let byte = class.with(PathRank::of(path).byte(Kind::Function));
+            assert_eq!(PathClass::in_byte(byte), class, "{path}");
+            assert_eq!(byte & 31, PathRank::of(path).byte(Kind::Function), "{path}");
+        }
+    }
 
     #[test]
     fn rank_bytes_order_as_the_definition_ranking() {

@@ -5,6 +5,7 @@
 mod facts;
 mod peers;
 mod proc;
+mod quality;
 mod report;
 mod revisions;
 mod suite;
@@ -65,8 +66,8 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     other_tree: Option<PathBuf>,
     /// Measure only these questions (comma-separated: def, refs, callers, grep, tools,
-    /// revisions).
-    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools", "revisions"])]
+    /// quality, revisions).
+    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools", "quality", "revisions"])]
     only: Vec<String>,
     /// The git repository kernel-bench/make-git-tree.sh builds, for the revisions' scenarios
     /// (`knav --rev`); without it they are not measured.
@@ -330,6 +331,19 @@ fn measure(
     } else {
         Vec::new()
     };
+    let quality = if (args.only.is_empty() || args.only.iter().any(|q| q == "quality"))
+        && quality::fits(&setup.tree)
+    {
+        match quality::measure(&|| setup.knav_on_tree(), log) {
+            Ok(q) => q,
+            Err(e) => {
+                log(&format!("search quality not measured: {e}"));
+                Vec::new()
+            }
+        }
+    } else {
+        Vec::new()
+    };
     let facts = if args.reuse || !args.only.is_empty() {
         None
     } else {
@@ -358,6 +372,7 @@ fn measure(
         sizes,
         grep,
         tools,
+        quality,
         facts,
     })
 }

@@ -505,6 +505,9 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     targets_section(&mut o, r);
     grep_section(&mut o, r);
     tools_section(&mut o, r);
+    if !r.quality.is_empty() {
+        o.push_str(&crate::quality::section(&r.quality));
+    }
     cold_index_section(&mut o, r);
     refresh_section(&mut o, r);
     facts_section(&mut o, r);

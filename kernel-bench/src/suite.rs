@@ -61,7 +61,7 @@ pub const TOOL_CASES: &[(&str, &[&str], &str, &str, u64)] = &[
         ],
         "search_code",
         r#"{"query":"choose which process to kill when memory runs out"}"#,
-        50,
+        30,
     ),
     (
         "search_docs `out of memory killer`",
@@ -315,6 +315,8 @@ pub struct Results {
     pub grep: Grep,
     /// The search, pointer and review tools.
     pub tools: Vec<ToolTiming>,
+    /// search_code's and search_docs' answers to the benchmark's questions.
+    pub quality: Vec<crate::quality::Score>,
     /// The fact store's scenarios.
     pub facts: Option<Facts>,
     /// The git revisions' scenarios (with `--git`).
@@ -416,6 +418,17 @@ impl Setup {
     /// file's facts and keeps them.
     fn cold_store(&self) -> PathBuf {
         self.work.join("facts-cold")
+    }
+
+    /// A knav command on the tree and its index (`--root`, `--index-dir`), its subcommand
+    /// and arguments to be added.
+    pub fn knav_on_tree(&self) -> Command {
+        let mut c = self.knav();
+        c.arg("--root")
+            .arg(&self.tree)
+            .arg("--index-dir")
+            .arg(self.knav_index_dir());
+        c
     }
 
     fn knav_index_dir(&self) -> PathBuf {

@@ -59,6 +59,10 @@ pub struct Record {
     /// search_code: the first line of words of the comment above the definition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
+    /// search_code: why it ranked: the query's words it has and where (name, comment, path,
+    /// body).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// A search_code score, rounded to two decimals; never NaN, so records stay comparable.

@@ -94,6 +94,8 @@ pub enum Ask {
         query: String,
         /// Only definitions of this kind.
         kind: Option<knav_ctags::Kind>,
+        /// Which files answer.
+        scope: query::Scope,
     },
 }
 
@@ -393,7 +395,7 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
         Ask::Docs { query } => query::search_docs(q, query),
         Ask::Impact { symbol, depth } => query::change_impact(q, symbol, *depth),
         Ask::Review { diff } => query::review_diff(q, diff),
-        Ask::Code { query, kind } => query::search_code(q, query, *kind),
+        Ask::Code { query, kind, scope } => query::search_code(q, query, *kind, *scope),
     }
 }
 

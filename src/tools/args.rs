@@ -11,7 +11,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::{CliArgs, CompareShared, McpArgs, Order, SearchShared, Shared};
 use crate::envelope::quote;
-use crate::query::GroupBy;
+use crate::query::{GroupBy, Scope};
 use crate::request::Ask;
 
 /// `s` parsed by `T`'s `FromStr`, its error as serde's (a string-valued choice over MCP).
@@ -509,6 +509,16 @@ pub(super) struct CodeArgs {
     #[serde(default, skip_serializing, deserialize_with = "kind")]
     #[schemars(with = "Option<String>", description = "function, struct, ...")]
     kind: Option<knav_ctags::Kind>,
+    /// Which files: all (default: the kernel's own code first), code (not tests, samples,
+    /// tools or documentation), tests (tools/testing, selftests, samples, KUnit) or docs
+    /// (Documentation sections, as `knav docs`).
+    #[arg(long, value_enum, default_value_t = Scope::All)]
+    #[serde(default, skip_serializing, deserialize_with = "parsed")]
+    #[schemars(
+        with = "Option<String>",
+        description = "all (default), code, tests or docs"
+    )]
+    scope: Scope,
     #[serde(flatten)]
     #[arg(skip)]
     shared: SearchShared,
@@ -519,6 +529,7 @@ impl McpArgs for CodeArgs {
         let ask = Ask::Code {
             query: self.query.join(" "),
             kind: self.kind,
+            scope: self.scope,
         };
         Ok((Order::Ask(ask), self.shared.into()))
     }

@@ -54,7 +54,8 @@ pub fn is_document(d: &DefRecord) -> bool {
 pub struct DocHead {
     /// Its definition's kind.
     pub kind: u8,
-    /// Its definition's [`crate::rank::PathRank::byte`].
+    /// Its definition's [`crate::rank::PathRank::byte`], with its file's
+    /// [`crate::rank::PathClass`] in bits 5 and 6.
     pub rank: u8,
     /// Lines from the first line of words of its comment down to its line; 0 without one (or
     /// when it is more than 255 lines above).
@@ -140,6 +141,7 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], state: &mut DocStat
     counts.trim();
     line_starts(src, starts);
     let path_rank = crate::rank::PathRank::of(path);
+    let class = crate::rank::PathClass::of(path);
     file.each_ident(path.as_bytes(), |i| counts.add(i, Field::Path));
     file.resolve(terms);
     let path_len = counts.sum_terms(file)[Field::Path as usize].min(255) as u16;
@@ -155,7 +157,7 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], state: &mut DocStat
         }
         let mut head = DocHead {
             kind: d.kind as u8,
-            rank: path_rank.byte(d.kind),
+            rank: class.with(path_rank.byte(d.kind)),
             ..Default::default()
         };
         counts.add(file.ident(d.name.as_bytes()), Field::Name);

@@ -147,6 +147,23 @@ impl CodeIndex {
         })
     }
 
+    /// The terms that could be an abbreviation of `word` as kernel code writes them
+    /// (`rcv`, `recv` of `receiv`): [`ShortFor`]'s, at most `max`.
+    pub fn shorter_forms(&self, word: &str, max: usize) -> Vec<String> {
+        use fst::{IntoStreamer, Streamer};
+        let mut out = Vec::new();
+        let mut stream = self.terms.search(ShortFor(word.as_bytes())).into_stream();
+        while let Some((t, _)) = stream.next() {
+            if t != word.as_bytes() {
+                out.push(String::from_utf8_lossy(t).into_owned());
+            }
+            if out.len() >= max {
+                break;
+            }
+        }
+        out
+    }
+
     fn docs_at(&self) -> usize {
         HEADER_LEN + STATS_LEN + 4 * (self.files as usize + 1)
     }
@@ -203,5 +220,65 @@ impl Iterator for Postings<'_> {
             return None;
         }
         Some((doc as u32, tf))
+    }
+}
+
+/// Matches the terms that could abbreviate a word: two letters or more, starting with its
+/// first letter, the rest of them in the word's order (`rcv`, `recv`, `rx` is not one of
+/// `receiv`: its `x` is not in the word), and shorter than the word.
+pub struct ShortFor<'a>(pub &'a [u8]);
+
+impl fst::Automaton for ShortFor<'_> {
+    /// `Some((letters matched, position in the word after the last one))`; `None`: dead.
+    type State = Option<(usize, usize)>;
+
+    fn start(&self) -> Self::State {
+        Some((0, 0))
+    }
+
+    fn is_match(&self, state: &Self::State) -> bool {
+        state.is_some_and(|(n, _)| n >= 2 && n < self.0.len())
+    }
+
+    fn can_match(&self, state: &Self::State) -> bool {
+        state.is_some()
+    }
+
+    fn accept(&self, state: &Self::State, byte: u8) -> Self::State {
+        let (n, at) = (*state)?;
+        if n == 0 {
+            return (self.0.first() == Some(&byte)).then_some((1, 1));
+        }
+        if n + 1 >= self.0.len() {
+            return None;
+        }
+        let next = memchr::memchr(byte, self.0.get(at..)?)?;
+        Some((n + 1, at + next + 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fst::{IntoStreamer, Streamer};
+
+    #[test]
+    fn short_forms_start_with_the_words_letter_and_keep_its_order() {
+        let terms = [
+            "queu", "rc", "rcv", "rebuild", "receiv", "recv", "rvc", "rx", "sk", "socket", "v",
+        ];
+        let set = fst::Set::from_iter(terms).unwrap();
+        let found = |word: &str| {
+            let mut out = Vec::new();
+            let mut s = set.search(ShortFor(word.as_bytes())).into_stream();
+            while let Some(t) = s.next() {
+                out.push(String::from_utf8_lossy(t).into_owned());
+            }
+            out
+        };
+        assert_eq!(found("receiv"), ["rc", "rcv", "recv"]);
+        assert_eq!(found("socket"), ["sk"]);
+        assert_eq!(found("queue"), ["queu"]);
+        assert_eq!(found("v"), Vec::<String>::new());
     }
 }

@@ -1,17 +1,22 @@
 //! search_code: definitions ranked for a natural-language query with BM25F. The query's words
 //! become terms as the documents' did ([`knav_index::code::terms`]), each word with the
-//! abbreviations that count as it ([`super::vocab`]: `interrupt` or `irq`); each document
-//! scores, per query word, its idf (of the documents with any of its terms) times the weighted,
+//! abbreviations that count as it (the seed table of [`super::vocab`], `interrupt` or `irq`, and
+//! those the tree's own names and comments show, [`super::learned`]); each document scores, per
+//! query word, its idf (of the documents with any of its terms) times the weighted,
 //! length-normalized frequency of its terms over the four fields (name > comment > path > body)
-//! saturated by BM25's `K1` (`knav_index::bm25`). The kernel's own code comes before the copies `tools/`, `samples/` and
-//! selftests carry (their score is scaled down), and a document of a file a newer segment
-//! replaced is not counted. The best [`RERANKED`] are then scaled up by three priors, each
-//! measured on kernel-bench's questions (`questions.tsv`, and `questions-holdout.tsv` that was
-//! never tuned on): how widely their name is used (the number of files it occurs in: the
-//! kernel's own API, `kfree`, `mutex_lock`, answers a question more often than a driver's
-//! helper); their size (the function that does the work, `do_mmap`, `shrink_folio_list`, is
-//! long, and the one-line wrappers and accessors around it match the same words); and the
-//! kernel's core over device drivers and other architectures than x86 ([`is_core`]).
+//! saturated by BM25's `K1` (`knav_index::bm25`). The score is scaled by the share of the
+//! query's words the document has, and raised by the share its name has ([`NAMED`]). The
+//! kernel's own code comes before its tests, samples, tools and documentation (their score is
+//! scaled down; `--scope` keeps one of them, [`Scope`]), and a document of a file a newer
+//! segment replaced is not counted. The best [`RERANKED`] are then scaled up by three priors:
+//! how widely their name is used (the number of files it occurs in: the kernel's own API,
+//! `kfree`, `mutex_lock`, answers a question more often than a driver's helper); their size (the
+//! function that does the work, `do_mmap`, `shrink_folio_list`, is long, and the one-line
+//! wrappers and accessors around it match the same words); and the kernel's core over device
+//! drivers and other architectures than x86 ([`is_core`]); and each name is kept once, its best
+//! definition. Every rule was measured on the tuning half of kernel-bench's questions
+//! (`search-questions.tsv`); its held-out half is only ever run. Each answer says why it ranked
+//! ([`super::why`]).
 
 use std::cmp::Reverse;
 
@@ -22,11 +27,61 @@ use crate::envelope::{Envelope, Results, Score};
 use knav_index::bm25;
 use knav_index::code::extract::{Field, FIELDS};
 use knav_index::code::terms::Terms;
+use knav_index::rank::PathClass;
 
 const TOOL: &str = "search_code";
 
+/// Which files search_code answers from (SHARC's searchMode): `all` ranks the kernel's own
+/// code first and the rest scaled down; the others keep one class of
+/// [`knav_index::rank::PathClass`] (`docs` answers with search_docs' sections).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    /// Everything, the kernel's own code first.
+    #[default]
+    All,
+    /// The kernel's own code: not tests, samples, tools or documentation.
+    Code,
+    /// `tools/testing`, selftests, `samples/` and KUnit tests.
+    Tests,
+    /// `Documentation/`: its sections, as search_docs ranks them.
+    Docs,
+}
+
+impl std::str::FromStr for Scope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Scope, String> {
+        match s {
+            "all" | "" => Ok(Scope::All),
+            "code" => Ok(Scope::Code),
+            "tests" => Ok(Scope::Tests),
+            "docs" => Ok(Scope::Docs),
+            f => Err(format!(
+                "scope must be code, tests, docs or all, not {}",
+                crate::envelope::quote(f)
+            )),
+        }
+    }
+}
+
+impl Scope {
+    /// True when a document of class `class` is in the scope.
+    fn keeps(self, class: PathClass) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Code => class == PathClass::Code,
+            Scope::Tests => class == PathClass::Tests,
+            Scope::Docs => class == PathClass::Docs,
+        }
+    }
+}
+
 /// Field weights: name, comment, path, body.
-const WEIGHTS: [f32; FIELDS] = [6.0, 4.0, 1.0, 0.2];
+const WEIGHTS: [f32; FIELDS] = [6.0, 4.0, 1.0, 0.5];
+
+/// How much a name carrying the query's words counts: the score is scaled by
+/// `1 + NAMED * (the share of the query's words in the name)`. Every score is also scaled by
+/// the share of the query's words the definition has in any field.
+const NAMED: f32 = 1.0;
 
 /// Length normalization of each field (0: none, 1: full).
 const B: [f32; FIELDS] = [0.5, 0.75, 0.5, 0.75];
@@ -70,8 +125,14 @@ struct Hit {
     score: f32,
 }
 
-/// Answers search_code for `query`, keeping definitions of `kind` when given.
-pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelope {
+/// Answers search_code for `query`, keeping definitions of `kind` when given and files of
+/// `scope`.
+pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>, scope: Scope) -> Envelope {
+    if scope == Scope::Docs {
+        let mut env = super::search_docs(q, query);
+        env.tool = TOOL;
+        return env;
+    }
     let mut words = Terms::default();
     let slots = super::vocab::slots(&mut words, query);
     if slots.is_empty() {
@@ -90,11 +151,26 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelope {
             format!("query has {} words; give at most {MAX_TERMS}", slots.len()),
         );
     }
-    let terms: Vec<Vec<&str>> = slots
+    let mut terms: Vec<Vec<String>> = slots
         .iter()
-        .map(|s| s.terms.iter().map(|&id| words.term(id)).collect())
+        .map(|s| {
+            s.terms
+                .iter()
+                .map(|&id| words.term(id).to_string())
+                .collect()
+        })
         .collect();
-    let mut hits = score(q, &terms, kind);
+    if let Some(seg) = q.snap.segments.iter().max_by_key(|s| s.code().len()) {
+        for slot in &mut terms {
+            for short in super::learned::short_forms(seg, &slot[0]) {
+                if !slot.contains(&short) {
+                    slot.push(short);
+                }
+            }
+        }
+    }
+    let why_words = super::why::words(query, &terms);
+    let mut hits = score(q, &terms, kind, scope);
     rerank(q, &mut hits);
     let mut env = q.envelope(TOOL);
     super::order_pages(q, &mut hits, |h| (Reverse(h.score.to_bits()), h.seg, h.doc));
@@ -110,11 +186,24 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelope {
         let mut r = q.def_record(&Found { seg: h.seg, def });
         r.end_line = def.end_line;
         r.score = Some(Score((h.score * 100.0).round() as f64 / 100.0));
+        let mut comment = String::new();
         if doc.head.comment_back > 0 {
             let line = def.line.saturating_sub(doc.head.comment_back as u32);
             let text = q.snippet_at(h.seg, def.file, line);
             r.comment = Some(comment_words(&text)).filter(|c| !c.is_empty());
+            if let Some(t) = q.text_at(h.seg, def.file, line, def.line) {
+                comment = t.lines(line, def.line.saturating_sub(1));
+            }
         }
+        let (from, to) = super::why::body_lines(def.line, def.end_line.unwrap_or(def.line));
+        let body = q
+            .text_at(h.seg, def.file, from, to)
+            .map_or(String::new(), |t| t.lines(from, to));
+        let path = q.path(h.seg, def.file);
+        r.why = Some(super::why::reasons(
+            &why_words, def.name, &comment, path, &body,
+        ))
+        .filter(|w| !w.is_empty());
         records.push(r);
     }
     if env.total == 0 {
@@ -133,7 +222,7 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelope {
 
 /// Every live document with at least one of the query's words (of `kind`, under the path
 /// prefix), scored. A query word is one of `slots`: the terms that count as it.
-fn score(q: &Query<'_>, slots: &[Vec<&str>], kind: Option<Kind>) -> Vec<Hit> {
+fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope) -> Vec<Hit> {
     let segs = &q.snap.segments;
     let n: f32 = segs.iter().map(|s| s.code().len() as f32).sum();
     let mut hits = Vec::new();
@@ -143,7 +232,7 @@ fn score(q: &Query<'_>, slots: &[Vec<&str>], kind: Option<Kind>) -> Vec<Hit> {
         .map(|terms| {
             let df: u64 = terms
                 .iter()
-                .flat_map(|t| segs.iter().filter_map(|s| s.code().postings(t)))
+                .flat_map(|t| segs.iter().filter_map(|s| s.code().postings(t.as_str())))
                 .map(|p| p.docs)
                 .sum();
             let df = (df as f32).min(n);
@@ -155,12 +244,17 @@ fn score(q: &Query<'_>, slots: &[Vec<&str>], kind: Option<Kind>) -> Vec<Hit> {
         let avg = code.averages();
         let norm = |f: usize, len: u16| bm25::norm(B[f], len as f32, avg[f].max(1.0));
         let mut scores = vec![0f32; code.len() as usize];
+        // How many of the query's words each document has, in any field.
+        let mut matched = vec![0u8; code.len() as usize];
+        // How many of them its name has, and whether it has the current one.
+        let mut named = vec![0u8; code.len() as usize];
+        let mut name_now = vec![false; code.len() as usize];
         // A word's weighted frequency in each document, over its fields, and who has one.
         let mut freq = vec![0f32; code.len() as usize];
         let mut touched: Vec<u32> = Vec::new();
         for (terms, idf) in slots.iter().zip(&idf) {
-            for &t in terms {
-                let Some(mut postings) = code.postings(t) else {
+            for t in terms {
+                let Some(mut postings) = code.postings(t.as_str()) else {
                     continue;
                 };
                 for (doc, tf) in postings.by_ref() {
@@ -171,6 +265,7 @@ fn score(q: &Query<'_>, slots: &[Vec<&str>], kind: Option<Kind>) -> Vec<Hit> {
                     if *slot == 0.0 {
                         touched.push(doc);
                     }
+                    name_now[doc as usize] |= tf[Field::Name as usize] > 0;
                     for f in [Field::Name, Field::Comment, Field::Body].map(|f| f as usize) {
                         if tf[f] > 0 {
                             *slot += WEIGHTS[f] * tf[f] as f32 / norm(f, d.head.lens[f]);
@@ -197,6 +292,10 @@ fn score(q: &Query<'_>, slots: &[Vec<&str>], kind: Option<Kind>) -> Vec<Hit> {
                 let w = std::mem::take(&mut freq[doc as usize]);
                 if w > 0.0 {
                     scores[doc as usize] += bm25::score(*idf, w);
+                    matched[doc as usize] += 1;
+                }
+                if std::mem::take(&mut name_now[doc as usize]) {
+                    named[doc as usize] += 1;
                 }
             }
             touched.clear();
@@ -211,6 +310,10 @@ fn score(q: &Query<'_>, slots: &[Vec<&str>], kind: Option<Kind>) -> Vec<Hit> {
             if kind.is_some_and(|k| d.head.kind != k as u8) {
                 continue;
             }
+            let class = PathClass::in_byte(d.head.rank);
+            if !scope.keeps(class) {
+                continue;
+            }
             if check_file {
                 let Some(file) = code.file_of(doc) else {
                     seg.mark_damaged("codedocs.dat", "a document has no file");
@@ -220,8 +323,11 @@ fn score(q: &Query<'_>, slots: &[Vec<&str>], kind: Option<Kind>) -> Vec<Hit> {
                     continue;
                 }
             }
-            let copy = d.head.rank & COPY_RANK != 0;
+            let copy = d.head.rank & COPY_RANK != 0 || class != PathClass::Code;
             let mut score = if copy { score * COPY_FACTOR } else { score };
+            let share = matched[doc as usize] as f32 / slots.len() as f32;
+            score *= share;
+            score *= 1.0 + NAMED * named[doc as usize] as f32 / slots.len() as f32;
             if d.head.kind != Kind::Function as u8 {
                 score *= TYPE_FACTOR;
             }
@@ -242,18 +348,20 @@ fn is_core(path: &str) -> bool {
 
 /// Scales the scores of the best [`RERANKED`] hits by how many files use their name, their
 /// size and whether they are the kernel's core.
-fn rerank(q: &Query<'_>, hits: &mut [Hit]) {
+fn rerank(q: &Query<'_>, hits: &mut Vec<Hit>) {
     let key = |h: &Hit| (Reverse(h.score.to_bits()), h.seg, h.doc);
     if hits.len() > RERANKED {
         hits.select_nth_unstable_by_key(RERANKED, key);
     }
     let n = hits.len().min(RERANKED);
-    for h in &mut hits[..n] {
+    let mut names: Vec<(String, usize)> = Vec::with_capacity(n);
+    for (i, h) in hits[..n].iter_mut().enumerate() {
         let seg = &q.snap.segments[h.seg];
         let Some(doc) = seg.code().doc(h.doc) else {
             continue;
         };
         let def = seg.def_at(doc.def);
+        names.push((def.name.to_string(), i));
         let uses = seg
             .lookup(def.name.as_bytes())
             .map_or(0.0, |e| e.files as f32 / e.defs.len().max(1) as f32);
@@ -264,6 +372,20 @@ fn rerank(q: &Query<'_>, hits: &mut [Hit]) {
             h.score *= CORE_FACTOR;
         }
     }
+    // One result per name: the best of its definitions (`do_mmap`'s prototype and body, the
+    // same helper in two drivers).
+    names.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(key(&hits[a.1]).cmp(&key(&hits[b.1]))));
+    let mut dropped = vec![false; n];
+    for w in names.windows(2) {
+        if w[0].0 == w[1].0 {
+            dropped[w[1].1] = true;
+        }
+    }
+    let mut i = 0;
+    hits.retain(|_| {
+        i += 1;
+        !dropped.get(i - 1).copied().unwrap_or(false)
+    });
 }
 
 /// The words of a comment's line: without its `/*`, `*`, `//` and `*/`.

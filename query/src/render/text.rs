@@ -141,6 +141,9 @@ fn scored_row(r: &Record, score: f64, out: &mut String) {
     if let Some(c) = &r.comment {
         let _ = writeln!(out, "      // {c}");
     }
+    if let Some(w) = &r.why {
+        let _ = writeln!(out, "      why: {w}");
+    }
 }
 
 /// What a text search covered, in one line.

@@ -1,0 +1,129 @@
+//! Why search_code ranked a definition, in a few words: which of the query's words it has and
+//! where — its name, the comment above it, its path, its lines — as the ranking weighs them
+//! (`name: wake up process · comment: queue · body: sleeping`). Worked out again from the
+//! definition's own text for the page's few results, with the terms the ranking used.
+
+use knav_index::code::terms::Terms;
+
+/// Lines of a definition's body read at most for its reasons.
+const MAX_BODY_LINES: u32 = 400;
+
+/// Where a definition has its words, in the ranking's order of weight.
+const FIELDS: [&str; 4] = ["name", "comment", "path", "body"];
+
+/// A query word as the user wrote it, and the terms that count as it (its own first, then the
+/// abbreviations: `interrupt`, `irq`).
+pub struct Word {
+    /// As written.
+    pub written: String,
+    /// Its terms.
+    pub terms: Vec<String>,
+}
+
+/// The query's words: each slot's terms with the query's word that made it.
+pub fn words(query: &str, slots: &[Vec<String>]) -> Vec<Word> {
+    let mut stems = Terms::default();
+    slots
+        .iter()
+        .map(|terms| {
+            let written = query
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .find(|w| {
+                    let ids = stems.of_ident(w.as_bytes()).to_vec();
+                    ids.iter()
+                        .any(|&id| Some(stems.term(id)) == terms.first().map(|t| t.as_str()))
+                })
+                .unwrap_or_else(|| terms.first().map_or("", |t| t.as_str()))
+                .to_lowercase();
+            Word {
+                written,
+                terms: terms.clone(),
+            }
+        })
+        .collect()
+}
+
+/// The reasons of a definition named `name` at `path`, with comment text `comment` and body
+/// text `body`: per field, the query's words it has there that no weightier field has.
+pub fn reasons(words: &[Word], name: &str, comment: &str, path: &str, body: &str) -> String {
+    let mut stems = Terms::default();
+    let mut fields: Vec<Vec<String>> = Vec::with_capacity(FIELDS.len());
+    for text in [name, comment, path, body] {
+        let mut terms = Vec::new();
+        stems.of_text(text.as_bytes(), |id| terms.push(id));
+        let mut terms: Vec<String> = terms.iter().map(|&id| stems.term(id).to_string()).collect();
+        terms.sort_unstable();
+        terms.dedup();
+        fields.push(terms);
+    }
+    let mut per_field: Vec<Vec<String>> = vec![Vec::new(); FIELDS.len()];
+    for w in words {
+        let found = fields.iter().enumerate().find_map(|(f, have)| {
+            let t = w.terms.iter().find(|t| have.binary_search(t).is_ok())?;
+            Some((f, t))
+        });
+        if let Some((f, t)) = found {
+            // A stem's variant (`queu` of `queued` for `queue`) is the word itself.
+            let own = w.terms.first().is_some_and(|o| o.starts_with(t.as_str()));
+            per_field[f].push(match own {
+                true => w.written.clone(),
+                false => format!("{} ({t})", w.written),
+            });
+        }
+    }
+    let parts: Vec<String> = per_field
+        .iter()
+        .zip(FIELDS)
+        .filter(|(w, _)| !w.is_empty())
+        .map(|(w, f)| format!("{f}: {}", w.join(" ")))
+        .collect();
+    parts.join(" · ")
+}
+
+/// The body lines of a definition read for its reasons: `line..=end`, at most
+/// [`MAX_BODY_LINES`].
+pub fn body_lines(line: u32, end: u32) -> (u32, u32) {
+    (line, end.max(line).min(line.saturating_add(MAX_BODY_LINES)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slots(terms: &[&[&str]]) -> Vec<Vec<String>> {
+        terms
+            .iter()
+            .map(|t| t.iter().map(|s| s.to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn reasons_name_each_word_once_in_its_weightiest_field() {
+        let s = slots(&[&["wake"], &["process", "task"], &["queue"], &["sleep"]]);
+        let w = words("wake up a Process sleeping on a queue", &s);
+        assert_eq!(w[1].written, "process");
+        assert_eq!(w[3].written, "sleeping");
+        let why = reasons(
+            &w,
+            "wake_up_process",
+            "wake_up_process - Wake up a specific process from its queue",
+            "kernel/sched/core.c",
+            "return try_to_wake_up(p, TASK_NORMAL, 0); /* sleeps */",
+        );
+        assert_eq!(why, "name: wake process · comment: queue · body: sleeping");
+    }
+
+    #[test]
+    fn an_abbreviation_that_matched_is_shown_beside_the_word() {
+        let s = slots(&[&["receiv", "rcv"], &["packet", "skb"]]);
+        let w = words("receive packets", &s);
+        let why = reasons(
+            &w,
+            "tcp_v4_rcv",
+            "",
+            "net/ipv4/tcp_ipv4.c",
+            "struct sk_buff *skb",
+        );
+        assert_eq!(why, "name: receive (rcv) · body: packets (skb)");
+    }
+}
