@@ -380,3 +380,19 @@ fn an_abbreviation_the_tree_uses_is_learned_from_its_names_and_comments() {
         .collect();
     assert_eq!(why, ["name: receive (rcv)"]);
 }
+
+#[test]
+fn the_generic_layer_comes_before_one_filesystems_code_unless_the_question_names_it() {
+    let t = tree(
+        "code-leaf",
+        &[
+            ("fs/btrfs/inode.c", &alike("reap_a")),
+            ("fs/inode.c", &alike("reap_b")),
+        ],
+    );
+    assert_eq!(names(&t, &["search", "reap"]), ["reap_b", "reap_a"]);
+    assert_eq!(
+        names(&t, &["search", "btrfs", "reap"]),
+        ["reap_a", "reap_b"]
+    );
+}

@@ -171,7 +171,7 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>, scope: Scope)
     }
     let why_words = super::why::words(query, &terms);
     let mut hits = score(q, &terms, kind, scope);
-    rerank(q, &mut hits);
+    rerank(q, &mut hits, &terms);
     let mut env = q.envelope(TOOL);
     super::order_pages(q, &mut hits, |h| (Reverse(h.score.to_bits()), h.seg, h.doc));
     let page = q.paginate(&mut env, hits);
@@ -249,6 +249,7 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
         // How many of them its name has, and whether it has the current one.
         let mut named = vec![0u8; code.len() as usize];
         let mut name_now = vec![false; code.len() as usize];
+
         // A word's weighted frequency in each document, over its fields, and who has one.
         let mut freq = vec![0f32; code.len() as usize];
         let mut touched: Vec<u32> = Vec::new();
@@ -337,7 +338,8 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
     hits
 }
 
-/// True for the kernel's core: not a device driver (`drivers/` but the driver core
+/// True for the kernel's core (a definition of it is scaled by [`CORE_FACTOR`] unless it is a
+/// leaf, [`is_leaf`], that no query word names): not a device driver (`drivers/` but the driver core
 /// `drivers/base/`, `sound/`) nor another architecture's code than x86's.
 fn is_core(path: &str) -> bool {
     let driver = (path.starts_with("drivers/") && !path.starts_with("drivers/base/"))
@@ -346,15 +348,37 @@ fn is_core(path: &str) -> bool {
     !driver && !other_arch
 }
 
+/// For one filesystem's or one network protocol's code (`fs/ext4/`, `net/sctp/`, but not
+/// `net/core/`, `net/ipv4/`, `net/ipv6/`), its directory's name.
+fn is_leaf(path: &str) -> Option<&str> {
+    let mut parts = path.split('/');
+    let (top, sub, rest) = (parts.next(), parts.next()?, parts.next());
+    rest?;
+    match top {
+        Some("fs") => Some(sub),
+        Some("net") if !matches!(sub, "core" | "ipv4" | "ipv6") => Some(sub),
+        _ => None,
+    }
+}
+
+/// True when one of the query's words is the directory's name (`ext4`, `sctp`).
+fn named_dir(dir: &str, slots: &[Vec<String>], stems: &mut Terms) -> bool {
+    let ids = stems.of_ident(dir.as_bytes()).to_vec();
+    ids.iter()
+        .any(|&id| slots.iter().any(|s| s.iter().any(|t| t == stems.term(id))))
+}
+
 /// Scales the scores of the best [`RERANKED`] hits by how many files use their name, their
 /// size and whether they are the kernel's core.
-fn rerank(q: &Query<'_>, hits: &mut Vec<Hit>) {
+fn rerank(q: &Query<'_>, hits: &mut Vec<Hit>, slots: &[Vec<String>]) {
+    let mut stems = Terms::default();
     let key = |h: &Hit| (Reverse(h.score.to_bits()), h.seg, h.doc);
     if hits.len() > RERANKED {
         hits.select_nth_unstable_by_key(RERANKED, key);
     }
     let n = hits.len().min(RERANKED);
     let mut names: Vec<(String, usize)> = Vec::with_capacity(n);
+
     for (i, h) in hits[..n].iter_mut().enumerate() {
         let seg = &q.snap.segments[h.seg];
         let Some(doc) = seg.code().doc(h.doc) else {
@@ -368,7 +392,9 @@ fn rerank(q: &Query<'_>, hits: &mut Vec<Hit>) {
         h.score *= 1.0 + POPULARITY * (1.0 + uses).ln();
         let body = doc.head.lens[Field::Body as usize] as f32;
         h.score *= 1.0 + SIZE * (1.0 + body / SIZE_UNIT).ln();
-        if is_core(q.path(h.seg, def.file)) {
+        let path = q.path(h.seg, def.file);
+        let leaf = is_leaf(path).is_some_and(|dir| !named_dir(dir, slots, &mut stems));
+        if is_core(path) && !leaf {
             h.score *= CORE_FACTOR;
         }
     }
@@ -412,6 +438,25 @@ mod tests {
         ] {
             assert_eq!(is_core(path), core, "{path}");
         }
+    }
+
+    #[test]
+    fn one_filesystems_or_protocols_code_is_a_leaf() {
+        for (path, leaf) in [
+            ("fs/ext4/inode.c", Some("ext4")),
+            ("fs/read_write.c", None),
+            ("net/sctp/socket.c", Some("sctp")),
+            ("net/core/dev.c", None),
+            ("net/ipv4/tcp.c", None),
+            ("net/socket.c", None),
+            ("mm/vmscan.c", None),
+        ] {
+            assert_eq!(is_leaf(path), leaf, "{path}");
+        }
+        let mut stems = Terms::default();
+        let slots = vec![vec!["ext4".to_string()], vec!["read".to_string()]];
+        assert!(named_dir("ext4", &slots, &mut stems));
+        assert!(!named_dir("btrfs", &slots, &mut stems));
     }
 
     #[test]
