@@ -63,14 +63,31 @@ fn callers_through_an_ops_table_by_every_way_of_registering() {
         sites(&v),
         ["sound_fetch fs/streams/core.c:33 sound_ops.fetch type fs/streams/impl.c:61"]
     );
-    // A parameter's type, then an expression of unknown type matched by the member's name.
+    // A parameter's type; an expression of unknown type matched by the member's name is a
+    // guess, counted and left out unless asked for, then labelled with the member only.
     let (_, v) = json(&t, &["callers", "plain_release"]);
+    assert_eq!(
+        sites(&v),
+        ["stream_release fs/streams/core.c:18 stream_operations.release type fs/streams/impl.c:21"]
+    );
+    assert_eq!(
+        v["message"],
+        "0 direct calls, 1 through function pointers; +1 guess by member name only (the \
+         struct called through is not known): include_uncertain lists it"
+    );
+    let (_, v) = json(&t, &["callers", "plain_release", "--include-uncertain"]);
     assert_eq!(
         sites(&v),
         [
             "stream_release fs/streams/core.c:18 stream_operations.release type fs/streams/impl.c:21",
-            "stream_close fs/streams/core.c:28 stream_operations.release field-name fs/streams/impl.c:21",
+            "stream_close fs/streams/core.c:28 ?.release field-name fs/streams/impl.c:21",
         ]
+    );
+    assert_eq!(v["message"], "0 direct calls, 2 through function pointers");
+    let (_, out) = knav(&t, &["callers", "plain_release"]);
+    assert!(
+        out.contains("+1 guess by member name only (the struct called through is not known): --include-uncertain lists it\n"),
+        "{out}"
     );
     // Direct calls come first.
     let (_, v) = json(&t, &["callers", "stream_fetch"]);
@@ -141,12 +158,30 @@ fn callees_list_each_call_through_a_member_once_with_its_targets() {
         v["results"]["callees"][0]["registered"], 4,
         "ghost_fetch is not built"
     );
+    // A call through a member of unknown struct type: its targets are guesses, counted
+    // unless asked for.
     let (_, v) = json(&t, &["callees", "stream_close"]);
+    assert_eq!(
+        v["results"]["callees"],
+        j!([{"symbol": "lookup_stream", "line": 28, "defined_at": null},
+            {"symbol": "?.release", "line": 28, "defined_at": null, "guesses": 1}])
+    );
+    assert_eq!(
+        v["message"],
+        "+1 guess by member name only (the struct called through is not known): \
+         include_uncertain lists it"
+    );
+    let (_, v) = json(&t, &["callees", "stream_close", "--include-uncertain"]);
     assert_eq!(
         v["results"]["callees"],
         j!([{"symbol": "lookup_stream", "line": 28, "defined_at": null},
             {"symbol": "?.release", "line": 28, "defined_at": null,
              "registered": 1, "targets": ["plain_release"]}])
+    );
+    let (_, out) = knav(&t, &["callees", "stream_close"]);
+    assert!(
+        out.contains("  ?.release  line 28 → through a pointer of unknown struct type, 1 guesses by member name\n"),
+        "{out}"
     );
     let (_, v) = json(&t, &["callees", "stream_fetch_fast"]);
     let names: Vec<&str> = v["results"]["callees"]
@@ -190,6 +225,13 @@ fn reachability_follows_type_certain_pointers_and_marks_the_hop() {
     // A call of unknown type only with --include-uncertain.
     let (_, v) = json(&t, &["reach", "stream_close", "plain_release"]);
     assert_eq!(v["results"]["reachable"], false);
+    assert!(
+        v["message"].as_str().unwrap().ends_with(
+            "; 1 calls through members of unknown struct type not followed (their targets \
+             would be guesses by member name): include_uncertain follows them"
+        ),
+        "{v}"
+    );
     let (_, v) = json(
         &t,
         &[
@@ -272,4 +314,27 @@ fn change_impact_of_a_static_ops_function_follows_its_calls_through_pointers() {
         .map(|c| c["function"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["stream_release"], "{v}");
+    assert_eq!(
+        v["message"],
+        "+1 guess by member name only (the struct called through is not known): \
+         include_uncertain lists it"
+    );
+    let (_, v) = json(
+        &t,
+        &[
+            "impact",
+            "plain_release",
+            "--depth",
+            "1",
+            "--include-uncertain",
+        ],
+    );
+    let names: Vec<&str> = v["results"]["callers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["stream_release", "stream_close"], "{v}");
+    assert_eq!(v["results"]["callers"][1]["via"], "?.release", "{v}");
 }

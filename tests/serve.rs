@@ -277,7 +277,7 @@ fn every_tool_answers_on_the_fixture_as_the_cli_does() {
     assert!(!err, "{text}");
     assert_eq!(
         text,
-        "11.20  ext2_file_read  fs/ext2/file.c:4-7: static ssize_t ext2_file_read(struct file *file, char *buf, size_t count, loff_t *pos)  [function]\n      why: name: read file\n\
+        "7.46  ext2_file_read  fs/ext2/file.c:4-7: static ssize_t ext2_file_read(struct file *file, char *buf, size_t count, loff_t *pos)  [function]\n      why: name: read file\n\
          [1-1 of 10 · offset=1 for more]\n\
          next: get_symbol_body, find_callers\n"
     );

@@ -85,6 +85,7 @@ fn look(side: &Side<'_>, symbol: &str, page: &Page) -> Result<Seen, String> {
         _ => Vec::new(),
     };
     let callers = ask(Ask::Callers {
+        include_uncertain: false,
         symbol: symbol.to_string(),
     });
     let call_total = callers.total;

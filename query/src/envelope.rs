@@ -204,6 +204,10 @@ pub struct Callee {
     /// The first few of them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<String>,
+    /// A call through a member of a struct not known, without `include_uncertain`: how many
+    /// functions are stored in members of that name (guesses, not listed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guesses: Option<u64>,
 }
 
 /// find_callees' answer.

@@ -26,11 +26,15 @@ pub enum Ask {
     Callers {
         /// The function.
         symbol: String,
+        /// Also the calls through members of unknown struct type (field-name guesses).
+        include_uncertain: bool,
     },
     /// find_callees.
     Callees {
         /// The function.
         symbol: String,
+        /// Also the targets of calls through members of unknown struct type.
+        include_uncertain: bool,
     },
     /// get_symbol_body.
     Body {
@@ -82,6 +86,8 @@ pub enum Ask {
         symbol: String,
         /// Levels of callers (0..=10).
         depth: u32,
+        /// Also callers through members of unknown struct type.
+        include_uncertain: bool,
     },
     /// review_diff.
     Review {
@@ -165,8 +171,8 @@ fn check(ask: &Ask) -> Result<(), String> {
         )),
         Ask::Def { .. } => Ok(()),
         Ask::Refs { symbol, .. }
-        | Ask::Callers { symbol }
-        | Ask::Callees { symbol }
+        | Ask::Callers { symbol, .. }
+        | Ask::Callees { symbol, .. }
         | Ask::Body { symbol, .. }
         | Ask::Impact { symbol, .. } => name("symbol", symbol),
         Ask::Review { diff } => crate::diff::check_bytes(diff.len()).map_err(|e| e.to_string()),
@@ -376,8 +382,14 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
     match ask {
         Ask::Def { symbol } => query::find_definition(q, symbol),
         Ask::Refs { symbol, group_by } => query::find_references(q, symbol, *group_by),
-        Ask::Callers { symbol } => query::find_callers(q, symbol),
-        Ask::Callees { symbol } => query::find_callees(q, symbol),
+        Ask::Callers {
+            symbol,
+            include_uncertain,
+        } => query::find_callers(q, symbol, *include_uncertain),
+        Ask::Callees {
+            symbol,
+            include_uncertain,
+        } => query::find_callees(q, symbol, *include_uncertain),
         Ask::Body {
             symbol,
             max_definitions,
@@ -393,7 +405,11 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
         Ask::Files { query } => query::search_files(q, query),
         Ask::Grep(g) => query::search_text(q, g),
         Ask::Docs { query } => query::search_docs(q, query),
-        Ask::Impact { symbol, depth } => query::change_impact(q, symbol, *depth),
+        Ask::Impact {
+            symbol,
+            depth,
+            include_uncertain,
+        } => query::change_impact(q, symbol, *depth, *include_uncertain),
         Ask::Review { diff } => query::review_diff(q, diff),
         Ask::Code { query, kind, scope } => query::search_code(q, query, *kind, *scope),
     }
@@ -408,6 +424,7 @@ mod tests {
     fn errors_about_a_huge_symbol_quote_a_short_prefix() {
         let huge = "x".repeat(10 << 20);
         let e = check(&Ask::Callers {
+            include_uncertain: false,
             symbol: huge.clone(),
         })
         .unwrap_err();

@@ -459,15 +459,21 @@ mod tests {
             c.ask,
             Some(Ask::Impact {
                 symbol: "vfs_read".into(),
-                depth: 2
+                depth: 2,
+                include_uncertain: false
             })
         );
-        let c = parse_call("change_impact", args(json!({"symbol": "x", "depth": 0}))).unwrap();
+        let c = parse_call(
+            "change_impact",
+            args(json!({"symbol": "x", "depth": 0, "include_uncertain": true})),
+        )
+        .unwrap();
         assert_eq!(
             c.ask,
             Some(Ask::Impact {
                 symbol: "x".into(),
-                depth: 0
+                depth: 0,
+                include_uncertain: true
             })
         );
         // A diff is long, and its last context line may be a lone space.

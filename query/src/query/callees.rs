@@ -120,8 +120,9 @@ pub fn function_defs<'s: 'a, 'a>(q: &Query<'s>, symbol: &'a str) -> Vec<Found<'a
         .collect()
 }
 
-/// Answers find_callees for `symbol`.
-pub fn find_callees(q: &Query<'_>, symbol: &str) -> Envelope {
+/// Answers find_callees for `symbol`; the functions a call through a member of unknown struct
+/// type may reach (guesses by member name) are listed with `include_uncertain`, else counted.
+pub fn find_callees(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Envelope {
     const TOOL: &str = "find_callees";
     if !valid_name(symbol) {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
@@ -155,7 +156,8 @@ pub fn find_callees(q: &Query<'_>, symbol: &str) -> Envelope {
         ));
     }
     let calls = q.paginate_by(&mut env, calls, size);
-    let callees = calls
+    let mut guesses = 0;
+    let callees: Vec<Callee> = calls
         .into_iter()
         .map(|c| {
             let Some((tag, field)) = c.through else {
@@ -169,21 +171,37 @@ pub fn find_callees(q: &Query<'_>, symbol: &str) -> Envelope {
                     defined_at,
                     registered: None,
                     targets: Vec::new(),
+                    guesses: None,
                 };
             };
             let regs = match &tag {
                 Some(tag) => indirect::registered_in(q, tag, &field),
                 None => indirect::registered_by_field(q, &field),
             };
+            if tag.is_none() && !include_uncertain {
+                guesses += regs.len();
+                return Callee {
+                    symbol: c.name,
+                    line: c.line,
+                    defined_at: None,
+                    registered: None,
+                    targets: Vec::new(),
+                    guesses: Some(regs.len() as u64),
+                };
+            }
             Callee {
                 symbol: c.name,
                 line: c.line,
                 defined_at: None,
                 registered: Some(regs.len() as u64),
                 targets: regs.into_iter().take(MAX_TARGETS).map(|r| r.func).collect(),
+                guesses: None,
             }
         })
         .collect();
+    if guesses > 0 {
+        env.message = Some(super::callers::guesses_left_out(guesses));
+    }
     env.results = Some(Results::Callees(Callees {
         symbol: symbol.to_string(),
         path: q.path(f.seg, f.def.file).to_string(),

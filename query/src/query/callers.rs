@@ -88,8 +88,19 @@ pub fn indirect_calls(
     indirect
 }
 
-/// Answers find_callers for `symbol`.
-pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
+/// The words that say how many guesses by member name an answer left out, and how to see them.
+pub fn guesses_left_out(n: usize) -> String {
+    format!(
+        "+{n} {} by member name only (the struct called through is not known): \
+         include_uncertain lists {}",
+        if n == 1 { "guess" } else { "guesses" },
+        if n == 1 { "it" } else { "them" }
+    )
+}
+
+/// Answers find_callers for `symbol`; calls through members of unknown struct type
+/// ([`indirect::FIELD_NAME`]) are listed with `include_uncertain`, else counted.
+pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Envelope {
     const TOOL: &str = "find_callers";
     if !valid_name(symbol) {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
@@ -119,23 +130,40 @@ pub fn find_callers(q: &Query<'_>, symbol: &str) -> Envelope {
     let (calls, hidden) = direct_calls(q, postings, &lines);
     env.hidden = hidden;
     // Then the calls through pointers.
-    let indirect = indirect_calls(q, symbol, &mut env.hidden);
+    let mut indirect = indirect_calls(q, symbol, &mut env.hidden);
+    let before = indirect.len();
+    if !include_uncertain {
+        indirect.retain(|(c, _)| c.certainty != indirect::FIELD_NAME);
+    }
+    let guesses = before - indirect.len();
     env.next_tools = vec!["get_symbol_body", "find_callees", "find_references"];
     if calls.is_empty() && indirect.is_empty() {
-        env.message = Some(format!(
+        let mut m = format!(
             "no calls to '{symbol}' found (it may be used through a function pointer; \
              find_references lists every mention)"
-        ));
+        );
+        if guesses > 0 {
+            m = format!(
+                "no calls to '{symbol}' found; {}",
+                guesses_left_out(guesses)
+            );
+        }
+        env.message = Some(m);
         env.results = Some(Results::Calls(Vec::new()));
         env.next_tools = vec!["find_references"];
         return env;
     }
-    if !indirect.is_empty() {
-        env.message = Some(format!(
+    if !indirect.is_empty() || guesses > 0 {
+        let mut m = format!(
             "{} direct calls, {} through function pointers",
             calls.len(),
             indirect.len()
-        ));
+        );
+        if guesses > 0 {
+            m.push_str("; ");
+            m.push_str(&guesses_left_out(guesses));
+        }
+        env.message = Some(m);
     }
     let site = |s: usize, file: u32, line: u32, active: Option<Option<bool>>| CallSite {
         caller: q.enclosing_function(s, file, line),

@@ -43,8 +43,10 @@ struct Reached {
     via: Option<String>,
 }
 
-/// Answers change_impact for `symbol` to `depth` levels of callers.
-pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
+/// Answers change_impact for `symbol` to `depth` levels of callers; callers through members of
+/// unknown struct type (guesses by member name) are followed with `include_uncertain`, else
+/// counted.
+pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32, include_uncertain: bool) -> Envelope {
     const TOOL: &str = "change_impact";
     if !valid_name(symbol) {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
@@ -75,7 +77,7 @@ pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
             .map(str::to_string)
     };
 
-    let mut walk = CallerWalk::run(q, &mut env, symbol, depth);
+    let mut walk = CallerWalk::run(q, &mut env, symbol, depth, include_uncertain);
     let (by_subsystem, by_dir) = walk.groups(&subsystem_of);
     let direct = walk.reached.values().filter(|r| r.level == 1).count() as u64;
     // Its best-ranked definition (a `#define` of kmalloc before a copy in tools/).
@@ -120,6 +122,13 @@ pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32) -> Envelope {
             "no calls to '{symbol}' found (it may be used through a function pointer; \
              find_references lists every mention)"
         ));
+    }
+    if walk.guesses > 0 {
+        let guesses = super::callers::guesses_left_out(walk.guesses as usize);
+        env.message = Some(match env.message.take() {
+            Some(m) => format!("{m}; {guesses}"),
+            None => guesses,
+        });
     }
     env.results = Some(Results::Impact(Impact {
         symbol: symbol.to_string(),
@@ -167,6 +176,10 @@ struct CallerWalk {
     hidden: u64,
     /// The walk stopped at [`MAX_CALL_SITES`].
     capped: bool,
+    /// Follow calls through members of unknown struct type.
+    include_uncertain: bool,
+    /// Such calls left out.
+    guesses: u64,
     /// The names of the `static` functions of each file read, by `(segment, file)`.
     statics: HashMap<(usize, u32), HashSet<String>>,
 }
@@ -174,8 +187,17 @@ struct CallerWalk {
 impl CallerWalk {
     /// Walks the callers of `symbol`, to `depth` levels; the call sites the active config
     /// hides are listed in `env`.
-    fn run(q: &Query<'_>, env: &mut Envelope, symbol: &str, depth: u32) -> CallerWalk {
-        let mut w = CallerWalk::default();
+    fn run(
+        q: &Query<'_>,
+        env: &mut Envelope,
+        symbol: &str,
+        depth: u32,
+        include_uncertain: bool,
+    ) -> CallerWalk {
+        let mut w = CallerWalk {
+            include_uncertain,
+            ..CallerWalk::default()
+        };
         w.followed.insert((symbol.to_string(), None));
         let mut frontier: Vec<Follow> = vec![(symbol.to_string(), None)];
         'walk: for level in 1..=depth {
@@ -213,8 +235,14 @@ impl CallerWalk {
             .collect();
         let (calls, mut out) = direct_calls(q, postings, &lines);
         // Calls through function pointers whose struct type is certain, from any file (a
-        // static function stored in an ops table is called from elsewhere).
-        let through = indirect_calls(q, name, &mut out);
+        // static function stored in an ops table is called from elsewhere); the guesses by
+        // member name too when asked, else counted.
+        let mut through = indirect_calls(q, name, &mut out);
+        let before = through.len();
+        if !self.include_uncertain {
+            through.retain(|(c, _)| c.certainty == TYPE);
+        }
+        self.guesses += (before - through.len()) as u64;
         for h in out {
             self.hidden += 1;
             env.list_hidden(&h.path, h.line, &h.reason);
@@ -225,7 +253,6 @@ impl CallerWalk {
             .chain(
                 through
                     .into_iter()
-                    .filter(|(c, _)| c.certainty == TYPE)
                     .map(|(c, active)| (c.at.0, c.at.1, c.at.2, active, Some(c.via))),
             )
             .collect()

@@ -34,7 +34,8 @@ pub struct Registration {
 pub struct IndirectCall {
     /// Where the call is.
     pub at: At,
-    /// `STRUCT.FIELD`, or [`INDIRECT_CALL`].
+    /// `STRUCT.FIELD`, `?.FIELD` when the struct called through is not known (a
+    /// [`FIELD_NAME`] guess), or [`INDIRECT_CALL`].
     pub via: String,
     /// [`TYPE`] or [`FIELD_NAME`].
     pub certainty: &'static str,
@@ -206,9 +207,15 @@ pub fn callers_through_pointers(q: &Query<'_>, func: &str) -> Vec<IndirectCall> 
                     None if fnptr => FIELD_NAME,
                     _ => continue,
                 };
+                // A guess names the member only: the struct called through is not known
+                // (the function was stored in `r.tag`'s, at `registered_at`).
+                let via = match certainty {
+                    TYPE => format!("{}.{}", r.tag, r.field),
+                    _ => format!("?.{}", r.field),
+                };
                 out.push(IndirectCall {
                     at,
-                    via: format!("{}.{}", r.tag, r.field),
+                    via,
                     certainty,
                     registered_at: Some(r.at),
                 });

@@ -50,6 +50,8 @@ pub fn reachability(
     let mut explored = 0usize;
     let mut found = from == to;
     let mut capped = false;
+    // Calls through members of unknown struct type not followed.
+    let mut skipped = 0usize;
     'bfs: while let Some((name, depth)) = queue.pop_front() {
         if found || depth >= max_depth {
             continue;
@@ -61,7 +63,9 @@ pub fn reachability(
         let defs = function_defs(q, &name);
         let Some(f) = defs.first() else { continue };
         explored += 1;
-        for (callee, via) in edges(q, f, include_uncertain) {
+        let (edges, unknown) = edges(q, f, include_uncertain);
+        skipped += unknown;
+        for (callee, via) in edges {
             if parent.contains_key(&callee) {
                 continue;
             }
@@ -104,9 +108,16 @@ pub fn reachability(
         env.warn(format!("search stopped after {MAX_EXPLORED} functions"));
     }
     if !found {
-        env.message = Some(format!(
+        let mut m = format!(
             "no call chain from {from} to {to} within {max_depth} calls ({explored} functions searched)"
-        ));
+        );
+        if skipped > 0 {
+            m.push_str(&format!(
+                "; {skipped} calls through members of unknown struct type not followed (their \
+                 targets would be guesses by member name): include_uncertain follows them"
+            ));
+        }
+        env.message = Some(m);
     }
     env.total = found as u64;
     env.results = Some(Results::Reach(Reach {
@@ -122,9 +133,15 @@ pub fn reachability(
 }
 
 /// The functions the body of `f` calls, each with the member the call goes through (`None`
-/// for a direct call).
-fn edges(q: &Query<'_>, f: &Found<'_>, include_uncertain: bool) -> Vec<(String, Option<String>)> {
+/// for a direct call); and the calls through members of unknown struct type left out (without
+/// `include_uncertain`).
+fn edges(
+    q: &Query<'_>,
+    f: &Found<'_>,
+    include_uncertain: bool,
+) -> (Vec<(String, Option<String>)>, usize) {
     let mut out = Vec::new();
+    let mut skipped = 0;
     for c in calls_in_body(q, f) {
         if c.listed {
             out.push((c.name, Some(indirect::INDIRECT_CALL.to_string())));
@@ -137,11 +154,14 @@ fn edges(q: &Query<'_>, f: &Found<'_>, include_uncertain: bool) -> Vec<(String, 
         let regs = match tag {
             Some(tag) => indirect::registered_in(q, &tag, &field),
             None if include_uncertain => indirect::registered_by_field(q, &field),
-            None => continue,
+            None => {
+                skipped += 1;
+                continue;
+            }
         };
         for r in regs {
             out.push((r.func, Some(c.name.clone())));
         }
     }
-    out
+    (out, skipped)
 }

@@ -308,6 +308,14 @@ fn callees(env: &Envelope, c: &crate::envelope::Callees, out: &mut String) -> us
         c.symbol, c.path, c.line, env.total
     );
     for e in &c.callees {
+        if let Some(n) = e.guesses {
+            let _ = writeln!(
+                out,
+                "  {}  line {} → through a pointer of unknown struct type, {n} guesses by member name",
+                e.symbol, e.line
+            );
+            continue;
+        }
         if let Some(n) = e.registered {
             let more = if n as usize > e.targets.len() {
                 ", …"
