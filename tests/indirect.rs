@@ -7,7 +7,7 @@
 use serde_json::{json as j, Value};
 
 mod common;
-use common::{fixture, json, knav};
+use common::{fixture, json, knav, tree};
 
 /// `CALLER LINE VIA CERTAINTY REGISTERED_AT` of each call site of a callers answer.
 fn sites(v: &Value) -> Vec<String> {
@@ -72,8 +72,8 @@ fn callers_through_an_ops_table_by_every_way_of_registering() {
     );
     assert_eq!(
         v["message"],
-        "0 direct calls, 1 through function pointers; +1 guess by member name only (the \
-         struct called through is not known): include_uncertain lists it"
+        "0 direct calls, 1 through function pointers; +1 guess left out (a call through a \
+         member whose struct is not known for sure): include_uncertain lists it"
     );
     let (_, v) = json(&t, &["callers", "plain_release", "--include-uncertain"]);
     assert_eq!(
@@ -86,7 +86,7 @@ fn callers_through_an_ops_table_by_every_way_of_registering() {
     assert_eq!(v["message"], "0 direct calls, 2 through function pointers");
     let (_, out) = knav(&t, &["callers", "plain_release"]);
     assert!(
-        out.contains("+1 guess by member name only (the struct called through is not known): --include-uncertain lists it\n"),
+        out.contains("+1 guess left out (a call through a member whose struct is not known for sure): --include-uncertain lists it\n"),
         "{out}"
     );
     // Direct calls come first.
@@ -168,7 +168,7 @@ fn callees_list_each_call_through_a_member_once_with_its_targets() {
     );
     assert_eq!(
         v["message"],
-        "+1 guess by member name only (the struct called through is not known): \
+        "+1 guess left out (a call through a member whose struct is not known for sure): \
          include_uncertain lists it"
     );
     let (_, v) = json(&t, &["callees", "stream_close", "--include-uncertain"]);
@@ -316,7 +316,7 @@ fn change_impact_of_a_static_ops_function_follows_its_calls_through_pointers() {
     assert_eq!(names, ["stream_release"], "{v}");
     assert_eq!(
         v["message"],
-        "+1 guess by member name only (the struct called through is not known): \
+        "+1 guess left out (a call through a member whose struct is not known for sure): \
          include_uncertain lists it"
     );
     let (_, v) = json(
@@ -337,4 +337,62 @@ fn change_impact_of_a_static_ops_function_follows_its_calls_through_pointers() {
         .collect();
     assert_eq!(names, ["stream_release", "stream_close"], "{v}");
     assert_eq!(v["results"]["callers"][1]["via"], "?.release", "{v}");
+}
+
+/// Two drivers, each with its own `struct mac_ops` in its own header, and a third file outside
+/// both calling through the tag.
+fn two_structs_one_tag() -> common::Tree {
+    let ops = "struct mac_ops {\n\tint (*link)(int);\n};\n";
+    let driver = |name: &str| {
+        format!(
+            "#include \"hw.h\"\nstatic int {name}_link(int x)\n{{\n\treturn x;\n}}\n\
+             static const struct mac_ops {name}_ops = {{\n\t.link = {name}_link,\n}};\n\
+             int {name}_has_link(struct mac_ops *ops)\n{{\n\treturn ops->link(1);\n}}\n"
+        )
+    };
+    tree(
+        "indirect-two-tags",
+        &[
+            ("drivers/net/alpha/hw.h", ops),
+            ("drivers/net/alpha/main.c", &driver("alpha")),
+            ("drivers/net/beta/hw.h", ops),
+            ("drivers/net/beta/main.c", &driver("beta")),
+            (
+                "net/core/link.c",
+                "int any_link(struct mac_ops *ops)\n{\n\treturn ops->link(2);\n}\n",
+            ),
+        ],
+    )
+}
+
+#[test]
+fn a_struct_tag_defined_twice_joins_only_the_definition_each_file_sees() {
+    // Regression: igb's and igbvf's calls through their own struct e1000_mac_operations were
+    // type-certain callers of e1000e's functions.
+    let t = two_structs_one_tag();
+    let (_, v) = json(&t, &["callers", "alpha_link"]);
+    assert_eq!(
+        sites(&v),
+        ["alpha_has_link drivers/net/alpha/main.c:11 mac_ops.link type drivers/net/alpha/main.c:7"]
+    );
+    assert_eq!(
+        v["message"],
+        "0 direct calls, 1 through function pointers; +1 guess left out (a call through a \
+         member whose struct is not known for sure): include_uncertain lists it",
+        "net/core sees neither header: which struct it calls through is not known"
+    );
+    let (_, v) = json(&t, &["callers", "alpha_link", "--include-uncertain"]);
+    assert_eq!(
+        sites(&v),
+        [
+            "alpha_has_link drivers/net/alpha/main.c:11 mac_ops.link type drivers/net/alpha/main.c:7",
+            "any_link net/core/link.c:3 mac_ops.link tag drivers/net/alpha/main.c:7",
+        ]
+    );
+    let (_, v) = json(&t, &["callees", "beta_has_link"]);
+    assert_eq!(
+        v["results"]["callees"][0]["targets"],
+        j!(["beta_link"]),
+        "{v}"
+    );
 }

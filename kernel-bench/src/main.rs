@@ -2,6 +2,7 @@
 //! side in one run, so that the machine's noise cancels out in the ratios. Writes `report.md`
 //! and `chart.svg` to the output directory.
 
+mod audit;
 mod facts;
 mod peers;
 mod proc;
@@ -344,6 +345,17 @@ fn measure(
     } else {
         Vec::new()
     };
+    let audit = if (args.only.is_empty() || args.only.iter().any(|q| q == "quality"))
+        && quality::fits(&setup.tree)
+    {
+        log("the pointer-call audit");
+        audit::measure(&|| setup.knav_on_tree()).unwrap_or_else(|e| {
+            log(&format!("the pointer-call audit not measured: {e}"));
+            Vec::new()
+        })
+    } else {
+        Vec::new()
+    };
     let facts = if args.reuse || !args.only.is_empty() {
         None
     } else {
@@ -373,6 +385,7 @@ fn measure(
         grep,
         tools,
         quality,
+        audit,
         facts,
     })
 }

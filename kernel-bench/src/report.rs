@@ -508,6 +508,9 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     if !r.quality.is_empty() {
         o.push_str(&crate::quality::section(&r.quality));
     }
+    if !r.audit.is_empty() {
+        o.push_str(&crate::audit::section(&r.audit));
+    }
     cold_index_section(&mut o, r);
     refresh_section(&mut o, r);
     facts_section(&mut o, r);

@@ -317,6 +317,8 @@ pub struct Results {
     pub tools: Vec<ToolTiming>,
     /// search_code's and search_docs' answers to the benchmark's questions.
     pub quality: Vec<crate::quality::Score>,
+    /// The pointer-call audit's precision per certainty and half.
+    pub audit: Vec<crate::audit::Precision>,
     /// The fact store's scenarios.
     pub facts: Option<Facts>,
     /// The git revisions' scenarios (with `--git`).

@@ -188,10 +188,7 @@ pub(super) struct CallersArgs {
     /// not listed.
     #[arg(long)]
     #[serde(default, skip_serializing)]
-    #[schemars(
-        with = "Option<bool>",
-        description = "also guesses by member name"
-    )]
+    #[schemars(with = "Option<bool>", description = "also guesses by member name")]
     include_uncertain: bool,
     #[serde(flatten)]
     #[arg(skip)]
@@ -221,10 +218,7 @@ pub(super) struct CalleesArgs {
     /// not listed.
     #[arg(long)]
     #[serde(default, skip_serializing)]
-    #[schemars(
-        with = "Option<bool>",
-        description = "also guesses by member name"
-    )]
+    #[schemars(with = "Option<bool>", description = "also guesses by member name")]
     include_uncertain: bool,
     #[serde(flatten)]
     #[arg(skip)]
@@ -606,10 +600,7 @@ pub(super) struct ImpactArgs {
     /// not listed.
     #[arg(long)]
     #[serde(default, skip_serializing)]
-    #[schemars(
-        with = "Option<bool>",
-        description = "also guesses by member name"
-    )]
+    #[schemars(with = "Option<bool>", description = "also guesses by member name")]
     include_uncertain: bool,
     #[serde(flatten)]
     #[arg(skip)]

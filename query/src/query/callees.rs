@@ -175,7 +175,9 @@ pub fn find_callees(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
                 };
             };
             let regs = match &tag {
-                Some(tag) => indirect::registered_in(q, tag, &field),
+                Some(tag) => {
+                    indirect::registered_in(q, tag, &field, Some(q.path(f.seg, f.def.file)))
+                }
                 None => indirect::registered_by_field(q, &field),
             };
             if tag.is_none() && !include_uncertain {

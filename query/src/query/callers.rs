@@ -88,18 +88,21 @@ pub fn indirect_calls(
     indirect
 }
 
-/// The words that say how many guesses by member name an answer left out, and how to see them.
+/// The words that say how many guesses an answer left out (calls through a member whose
+/// struct is not known for sure: [`indirect::FIELD_NAME`], [`indirect::TAG`]), and how to see
+/// them.
 pub fn guesses_left_out(n: usize) -> String {
     format!(
-        "+{n} {} by member name only (the struct called through is not known): \
+        "+{n} {} left out (a call through a member whose struct is not known for sure): \
          include_uncertain lists {}",
         if n == 1 { "guess" } else { "guesses" },
         if n == 1 { "it" } else { "them" }
     )
 }
 
-/// Answers find_callers for `symbol`; calls through members of unknown struct type
-/// ([`indirect::FIELD_NAME`]) are listed with `include_uncertain`, else counted.
+/// Answers find_callers for `symbol`; calls through members whose struct is not known for
+/// sure ([`indirect::FIELD_NAME`], [`indirect::TAG`]) are listed with `include_uncertain`, else
+/// counted.
 pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Envelope {
     const TOOL: &str = "find_callers";
     if !valid_name(symbol) {
@@ -133,7 +136,7 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
     let mut indirect = indirect_calls(q, symbol, &mut env.hidden);
     let before = indirect.len();
     if !include_uncertain {
-        indirect.retain(|(c, _)| c.certainty != indirect::FIELD_NAME);
+        indirect.retain(|(c, _)| c.certainty == indirect::TYPE);
     }
     let guesses = before - indirect.len();
     env.next_tools = vec!["get_symbol_body", "find_callees", "find_references"];

@@ -10,6 +10,10 @@ pub const TYPE: &str = "type";
 /// `field-name`: the expression's type is unknown, only the member's name matched (a member
 /// that is a function pointer in the struct the function is stored in).
 pub const FIELD_NAME: &str = "field-name";
+/// `tag`: the call's expression has a struct type of the tag the function is stored in, but the
+/// tree defines that tag in several places and which one the call sees is not known
+/// ([`super::structs`]).
+pub const TAG: &str = "tag";
 /// The `via` of a target listed by `INDIRECT_CALL_n`.
 pub const INDIRECT_CALL: &str = "INDIRECT_CALL";
 
@@ -133,9 +137,20 @@ pub fn registration_lines(q: &Query<'_>, func: &str) -> std::collections::HashSe
 }
 
 /// The functions stored in member `field` of `struct tag`, in live files, in path order; with
-/// an active config, those it does not build are left out.
-pub fn registered_in(q: &Query<'_>, tag: &str, field: &str) -> Vec<Registration> {
+/// an active config, those it does not build are left out. With `from`, the file of a call
+/// through the member, those stored in another struct of the same tag (one the file does not
+/// see, [`super::structs`]) are left out too.
+pub fn registered_in(
+    q: &Query<'_>,
+    tag: &str,
+    field: &str,
+    from: Option<&str>,
+) -> Vec<Registration> {
     let mut out = Vec::new();
+    let homes = match from {
+        Some(_) => super::structs::defining_files(q, tag),
+        None => Vec::new(),
+    };
     for (s, seg) in q.snap.segments.iter().enumerate() {
         for f in seg.indirect("F", field) {
             let [target, func, file, line] = f[..] else {
@@ -148,6 +163,12 @@ pub fn registered_in(q: &Query<'_>, tag: &str, field: &str) -> Vec<Registration>
                 continue;
             }
             if resolve(q, target).as_deref() == Some(tag) {
+                if let Some(from) = from {
+                    let reg = q.path(at.0, at.1);
+                    if super::structs::same_struct(&homes, reg, from) == Some(false) {
+                        continue;
+                    }
+                }
                 out.push(Registration {
                     at,
                     tag: tag.to_string(),
@@ -178,7 +199,7 @@ pub fn registered_by_field(q: &Query<'_>, field: &str) -> Vec<Registration> {
         }
     }
     tags.iter()
-        .flat_map(|t| registered_in(q, t, field))
+        .flat_map(|t| registered_in(q, t, field, None))
         .collect()
 }
 
@@ -188,12 +209,16 @@ pub fn callers_through_pointers(q: &Query<'_>, func: &str) -> Vec<IndirectCall> 
     let mut out = Vec::new();
     let regs = registrations_of(q, func);
     let mut seen_keys: Vec<(&str, &str)> = Vec::new();
+    let mut homes: std::collections::HashMap<&str, Vec<String>> = Default::default();
     for r in &regs {
         if seen_keys.contains(&(r.tag.as_str(), r.field.as_str())) {
             continue;
         }
         seen_keys.push((&r.tag, &r.field));
         let fnptr = has_fnptr(q, &r.tag, &r.field);
+        let homes = homes
+            .entry(r.tag.as_str())
+            .or_insert_with(|| super::structs::defining_files(q, &r.tag));
         for (s, seg) in q.snap.segments.iter().enumerate() {
             for f in seg.indirect("D", &r.field) {
                 let [target, file, line] = f[..] else {
@@ -203,15 +228,22 @@ pub fn callers_through_pointers(q: &Query<'_>, func: &str) -> Vec<IndirectCall> 
                     continue;
                 };
                 let certainty = match resolve(q, target) {
-                    Some(t) if t == r.tag => TYPE,
+                    Some(t) if t == r.tag => {
+                        let (reg, site) = (q.path(r.at.0, r.at.1), q.path(at.0, at.1));
+                        match super::structs::same_struct(homes, reg, site) {
+                            Some(true) => TYPE,
+                            Some(false) => continue,
+                            None => TAG,
+                        }
+                    }
                     None if fnptr => FIELD_NAME,
                     _ => continue,
                 };
                 // A guess names the member only: the struct called through is not known
                 // (the function was stored in `r.tag`'s, at `registered_at`).
                 let via = match certainty {
-                    TYPE => format!("{}.{}", r.tag, r.field),
-                    _ => format!("?.{}", r.field),
+                    FIELD_NAME => format!("?.{}", r.field),
+                    _ => format!("{}.{}", r.tag, r.field),
                 };
                 out.push(IndirectCall {
                     at,

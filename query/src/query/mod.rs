@@ -25,6 +25,7 @@ mod refs;
 mod review;
 pub mod source;
 mod span;
+mod structs;
 mod symbols;
 mod vocab;
 mod why;

@@ -152,7 +152,7 @@ fn edges(
             continue;
         };
         let regs = match tag {
-            Some(tag) => indirect::registered_in(q, &tag, &field),
+            Some(tag) => indirect::registered_in(q, &tag, &field, Some(q.path(f.seg, f.def.file))),
             None if include_uncertain => indirect::registered_by_field(q, &field),
             None => {
                 skipped += 1;
