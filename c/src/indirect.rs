@@ -109,6 +109,23 @@ struct Tokens {
     visit: Vec<u32>,
 }
 
+/// True for the macros that read a pointer and give it back with its type: `READ_ONCE`,
+/// `rcu_dereference` and its variants, `rcu_access_pointer`, `smp_load_acquire`,
+/// `rtnl_dereference`, `data_race`.
+fn is_accessor(w: &[u8]) -> bool {
+    w.starts_with(b"rcu_dereference")
+        || w.starts_with(b"srcu_dereference")
+        || matches!(
+            w,
+            b"READ_ONCE"
+                | b"READ_ONCE_NOCHECK"
+                | b"rcu_access_pointer"
+                | b"smp_load_acquire"
+                | b"rtnl_dereference"
+                | b"data_race"
+        )
+}
+
 /// True for a name the pass acts on wherever it is: `struct`, `union`, `INDIRECT_CALL_n`.
 fn is_pass_keyword(w: &[u8]) -> bool {
     w == b"struct" || w == b"union" || w.starts_with(b"INDIRECT_CALL_")
@@ -689,6 +706,10 @@ impl Pass<'_> {
                 }
                 n = n.checked_sub(1)?;
             }
+            // `READ_ONCE(sock->ops)->mmap`: the accessor's first argument is the expression.
+            if self.is(n, Kind::Punct(b')')) {
+                n = self.accessor_arg(n)?;
+            }
             if !self.is(n, Kind::Ident) {
                 return None;
             }
@@ -710,6 +731,45 @@ impl Pass<'_> {
                 chain,
             });
         }
+    }
+
+    /// For `ACCESSOR(expr, …)` closing at `close`, with ACCESSOR one of [`is_accessor`]'s, the
+    /// index of `expr`'s last token when it is a name (`READ_ONCE(sock->ops)`: `ops`).
+    fn accessor_arg(&self, close: usize) -> Option<usize> {
+        let mut depth = 0u32;
+        let mut open = close;
+        loop {
+            match self.t[open].kind {
+                Kind::Punct(b')') => depth += 1,
+                Kind::Punct(b'(') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            open = open.checked_sub(1)?;
+        }
+        let callee = open.checked_sub(1)?;
+        if !(self.is(callee, Kind::Ident) && is_accessor(self.text(callee))) {
+            return None;
+        }
+        let mut depth = 0u32;
+        let mut end = close;
+        for j in open + 1..close {
+            match self.t[j].kind {
+                Kind::Punct(b'(' | b'[' | b'{') => depth += 1,
+                Kind::Punct(b')' | b']' | b'}') => depth = depth.saturating_sub(1),
+                Kind::Punct(b',') if depth == 0 => {
+                    end = j;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let last = end.checked_sub(1).filter(|&l| l > open)?;
+        self.is(last, Kind::Ident).then_some(last)
     }
 
     /// `expr->field(…)` or `(*expr->field)(…)`.
@@ -1100,6 +1160,26 @@ mod tests {
         assert_eq!(
             regs(&f),
             [(s("net_device_ops"), s("ndo_stop"), s("my_stop"), 9)]
+        );
+    }
+
+    #[test]
+    fn a_pointer_read_by_an_accessor_macro_keeps_its_type() {
+        let src = "static int f(struct socket *sock, struct net_device *dev)\n{\n\
+                   \tREAD_ONCE(sock->ops)->mmap(sock);\n\
+                   \trcu_dereference_protected(dev->ops, 1)->open(dev);\n\
+                   \tREAD_ONCE(sock)->ops->bind(sock);\n\
+                   \tfoo(sock->ops)->poll(sock);\n\
+                   \treturn 0;\n}\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        assert_eq!(
+            calls(&f),
+            [
+                (Some(s("socket.ops")), s("mmap"), 3),
+                (Some(s("net_device.ops")), s("open"), 4),
+                (Some(s("socket.ops")), s("bind"), 5),
+                (None, s("poll"), 6),
+            ]
         );
     }
 
