@@ -114,6 +114,9 @@ const SIZE_UNIT: f32 = 200.0;
 /// The score of a definition of the kernel's core ([`is_core`]) is scaled by this.
 const CORE_FACTOR: f32 = 1.5;
 
+/// The bit of a document's counts set while its name has the current query word.
+const NAME_NOW: u16 = 1 << 15;
+
 /// Query words at most: a longer query is refused rather than walking every postings list.
 const MAX_TERMS: usize = 32;
 
@@ -176,6 +179,7 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>, scope: Scope)
     super::order_pages(q, &mut hits, |h| (Reverse(h.score.to_bits()), h.seg, h.doc));
     let page = q.paginate(&mut env, hits);
     let mut records = Vec::with_capacity(page.len());
+    let mut stems = Terms::default();
     for h in page {
         let seg = &q.snap.segments[h.seg];
         let Some(doc) = seg.code().doc(h.doc) else {
@@ -201,7 +205,7 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>, scope: Scope)
             .map_or(String::new(), |t| t.lines(from, to));
         let path = q.path(h.seg, def.file);
         r.why = Some(super::why::reasons(
-            &why_words, def.name, &comment, path, &body,
+            &mut stems, &why_words, def.name, &comment, path, &body,
         ))
         .filter(|w| !w.is_empty());
         records.push(r);
@@ -244,11 +248,9 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
         let avg = code.averages();
         let norm = |f: usize, len: u16| bm25::norm(B[f], len as f32, avg[f].max(1.0));
         let mut scores = vec![0f32; code.len() as usize];
-        // How many of the query's words each document has, in any field.
-        let mut matched = vec![0u8; code.len() as usize];
-        // How many of them its name has, and whether it has the current one.
-        let mut named = vec![0u8; code.len() as usize];
-        let mut name_now = vec![false; code.len() as usize];
+        // Per document: how many of the query's words it has in any field (bits 0-5), how many
+        // of them its name has (bits 6-11), and whether its name has the current one (bit 15).
+        let mut counts = vec![0u16; code.len() as usize];
 
         // A word's weighted frequency in each document, over its fields, and who has one.
         let mut freq = vec![0f32; code.len() as usize];
@@ -266,7 +268,9 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
                     if *slot == 0.0 {
                         touched.push(doc);
                     }
-                    name_now[doc as usize] |= tf[Field::Name as usize] > 0;
+                    if tf[Field::Name as usize] > 0 {
+                        counts[doc as usize] |= NAME_NOW;
+                    }
                     for f in [Field::Name, Field::Comment, Field::Body].map(|f| f as usize) {
                         if tf[f] > 0 {
                             *slot += WEIGHTS[f] * tf[f] as f32 / norm(f, d.head.lens[f]);
@@ -293,10 +297,11 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
                 let w = std::mem::take(&mut freq[doc as usize]);
                 if w > 0.0 {
                     scores[doc as usize] += bm25::score(*idf, w);
-                    matched[doc as usize] += 1;
+                    counts[doc as usize] += 1;
                 }
-                if std::mem::take(&mut name_now[doc as usize]) {
-                    named[doc as usize] += 1;
+                let c = &mut counts[doc as usize];
+                if *c & NAME_NOW != 0 {
+                    *c = (*c & !NAME_NOW) + (1 << 6);
                 }
             }
             touched.clear();
@@ -326,9 +331,10 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
             }
             let copy = d.head.rank & COPY_RANK != 0 || class != PathClass::Code;
             let mut score = if copy { score * COPY_FACTOR } else { score };
-            let share = matched[doc as usize] as f32 / slots.len() as f32;
+            let c = counts[doc as usize];
+            let share = (c & 63) as f32 / slots.len() as f32;
             score *= share;
-            score *= 1.0 + NAMED * named[doc as usize] as f32 / slots.len() as f32;
+            score *= 1.0 + NAMED * ((c >> 6) & 63) as f32 / slots.len() as f32;
             if d.head.kind != Kind::Function as u8 {
                 score *= TYPE_FACTOR;
             }

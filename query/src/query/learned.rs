@@ -16,7 +16,10 @@ const MAX_CANDIDATES: usize = 24;
 
 /// A candidate's definitions with it in their name read at most (a very common short form is
 /// a word of its own, `dev`, and the small hand list has the common ones).
-const MAX_NAME_DOCS: u64 = 200_000;
+const MAX_NAME_DOCS: u64 = 50_000;
+
+/// Definitions with the word read at most.
+const MAX_WORD_DOCS: u64 = 30_000;
 
 /// Definitions whose name has the short form and whose comment has the word, at least.
 const MIN_TOGETHER: u32 = 3;
@@ -37,6 +40,11 @@ pub fn short_forms(seg: &Segment, word: &str) -> Vec<String> {
     let Some(postings) = code.postings(word) else {
         return Vec::new();
     };
+    // A word most definitions have is not abbreviated in names (and reading its postings
+    // would cost more than the rest of the query).
+    if postings.docs > MAX_WORD_DOCS {
+        return Vec::new();
+    }
     // The documents with the word in their comment.
     let mut with_word = vec![0u64; n.div_ceil(64)];
     let mut commented = 0u32;

@@ -6,7 +6,7 @@
 use knav_index::code::terms::Terms;
 
 /// Lines of a definition's body read at most for its reasons.
-const MAX_BODY_LINES: u32 = 400;
+const MAX_BODY_LINES: u32 = 200;
 
 /// Where a definition has its words, in the ranking's order of weight.
 const FIELDS: [&str; 4] = ["name", "comment", "path", "body"];
@@ -44,32 +44,61 @@ pub fn words(query: &str, slots: &[Vec<String>]) -> Vec<Word> {
 }
 
 /// The reasons of a definition named `name` at `path`, with comment text `comment` and body
-/// text `body`: per field, the query's words it has there that no weightier field has.
-pub fn reasons(words: &[Word], name: &str, comment: &str, path: &str, body: &str) -> String {
-    let mut stems = Terms::default();
-    let mut fields: Vec<Vec<String>> = Vec::with_capacity(FIELDS.len());
-    for text in [name, comment, path, body] {
-        let mut terms = Vec::new();
-        stems.of_text(text.as_bytes(), |id| terms.push(id));
-        let mut terms: Vec<String> = terms.iter().map(|&id| stems.term(id).to_string()).collect();
-        terms.sort_unstable();
-        terms.dedup();
-        fields.push(terms);
-    }
+/// text `body`: per field, the query's words it has there that no weightier field has. `stems`
+/// is kept from one definition to the next (a word is stemmed once).
+pub fn reasons(
+    stems: &mut Terms,
+    words: &[Word],
+    name: &str,
+    comment: &str,
+    path: &str,
+    body: &str,
+) -> String {
     let mut per_field: Vec<Vec<String>> = vec![Vec::new(); FIELDS.len()];
-    for w in words {
-        let found = fields.iter().enumerate().find_map(|(f, have)| {
-            let t = w.terms.iter().find(|t| have.binary_search(t).is_ok())?;
-            Some((f, t))
-        });
-        if let Some((f, t)) = found {
+    let mut unfound: Vec<&Word> = words.iter().collect();
+    let mut lower = String::new();
+    for (f, text) in [name, comment, path, body].into_iter().enumerate() {
+        if unfound.is_empty() {
+            break;
+        }
+        // Only identifiers that could hold a term of a word not found yet are stemmed: those
+        // with its first two letters (a stem may end differently from the word: `memori`).
+        let heads: Vec<&str> = unfound
+            .iter()
+            .flat_map(|w| w.terms.iter())
+            .map(|t| &t[..t.char_indices().nth(2).map_or(t.len(), |(i, _)| i)])
+            .collect();
+        let mut idents: Vec<&str> = text
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .filter(|w| w.len() > 1)
+            .collect();
+        idents.sort_unstable();
+        idents.dedup();
+        let mut have: Vec<String> = Vec::new();
+        for ident in idents {
+            lower.clear();
+            lower.push_str(ident);
+            lower.make_ascii_lowercase();
+            if !heads.iter().any(|h| lower.contains(h)) {
+                continue;
+            }
+            let ids = stems.of_ident(ident.as_bytes()).to_vec();
+            have.extend(ids.iter().map(|&id| stems.term(id).to_string()));
+        }
+        have.sort_unstable();
+        have.dedup();
+        unfound.retain(|w| {
+            let Some(t) = w.terms.iter().find(|t| have.binary_search(t).is_ok()) else {
+                return true;
+            };
             // A stem's variant (`queu` of `queued` for `queue`) is the word itself.
             let own = w.terms.first().is_some_and(|o| o.starts_with(t.as_str()));
             per_field[f].push(match own {
                 true => w.written.clone(),
                 false => format!("{} ({t})", w.written),
             });
-        }
+            false
+        });
     }
     let parts: Vec<String> = per_field
         .iter()
@@ -104,6 +133,7 @@ mod tests {
         assert_eq!(w[1].written, "process");
         assert_eq!(w[3].written, "sleeping");
         let why = reasons(
+            &mut Terms::default(),
             &w,
             "wake_up_process",
             "wake_up_process - Wake up a specific process from its queue",
@@ -118,6 +148,7 @@ mod tests {
         let s = slots(&[&["receiv", "rcv"], &["packet", "skb"]]);
         let w = words("receive packets", &s);
         let why = reasons(
+            &mut Terms::default(),
             &w,
             "tcp_v4_rcv",
             "",
