@@ -9,6 +9,16 @@ use serde_json::{json as j, Value};
 mod common;
 use common::{fixture, json, knav, tree};
 
+/// The functions a change_impact answer lists as callers.
+fn callers_of_impact(v: &Value) -> Vec<&str> {
+    v["results"]["callers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["function"].as_str().unwrap())
+        .collect()
+}
+
 /// `CALLER LINE VIA CERTAINTY REGISTERED_AT` of each call site of a callers answer.
 fn sites(v: &Value) -> Vec<String> {
     v["results"]
@@ -307,12 +317,7 @@ fn change_impact_of_a_static_ops_function_follows_its_calls_through_pointers() {
     // A guess by member name is not followed: stream_close calls `->release` on an untyped
     // pointer, so only stream_release (typed) is affected by plain_release.
     let (_, v) = json(&t, &["impact", "plain_release", "--depth", "1"]);
-    let names: Vec<&str> = v["results"]["callers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["function"].as_str().unwrap())
-        .collect();
+    let names = callers_of_impact(&v);
     assert_eq!(names, ["stream_release"], "{v}");
     assert_eq!(
         v["message"],
@@ -329,12 +334,7 @@ fn change_impact_of_a_static_ops_function_follows_its_calls_through_pointers() {
             "--include-uncertain",
         ],
     );
-    let names: Vec<&str> = v["results"]["callers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["function"].as_str().unwrap())
-        .collect();
+    let names = callers_of_impact(&v);
     assert_eq!(names, ["stream_release", "stream_close"], "{v}");
     assert_eq!(v["results"]["callers"][1]["via"], "?.release", "{v}");
 }

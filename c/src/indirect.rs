@@ -690,21 +690,7 @@ impl Pass<'_> {
             // `self.t[j]` is `->` or `.`; before it a name, or `name[…]`.
             let mut n = j.checked_sub(1)?;
             if self.is(n, Kind::Punct(b']')) {
-                let mut depth = 0u32;
-                loop {
-                    match self.t[n].kind {
-                        Kind::Punct(b']') => depth += 1,
-                        Kind::Punct(b'[') => {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                    n = n.checked_sub(1)?;
-                }
-                n = n.checked_sub(1)?;
+                n = self.group_start(n, b'[', b']')?.checked_sub(1)?;
             }
             // `READ_ONCE(sock->ops)->mmap`: the accessor's first argument is the expression.
             if self.is(n, Kind::Punct(b')')) {
@@ -733,24 +719,29 @@ impl Pass<'_> {
         }
     }
 
-    /// For `ACCESSOR(expr, …)` closing at `close`, with ACCESSOR one of [`is_accessor`]'s, the
-    /// index of `expr`'s last token when it is a name (`READ_ONCE(sock->ops)`: `ops`).
-    fn accessor_arg(&self, close: usize) -> Option<usize> {
+    /// The index of the `open` that the `close` at `k` closes (`[` of `]`, `(` of `)`).
+    fn group_start(&self, k: usize, open: u8, close: u8) -> Option<usize> {
         let mut depth = 0u32;
-        let mut open = close;
+        let mut j = k;
         loop {
-            match self.t[open].kind {
-                Kind::Punct(b')') => depth += 1,
-                Kind::Punct(b'(') => {
+            match self.t[j].kind {
+                Kind::Punct(b) if b == close => depth += 1,
+                Kind::Punct(b) if b == open => {
                     depth -= 1;
                     if depth == 0 {
-                        break;
+                        return Some(j);
                     }
                 }
                 _ => {}
             }
-            open = open.checked_sub(1)?;
+            j = j.checked_sub(1)?;
         }
+    }
+
+    /// For `ACCESSOR(expr, …)` closing at `close`, with ACCESSOR one of [`is_accessor`]'s, the
+    /// index of `expr`'s last token when it is a name (`READ_ONCE(sock->ops)`: `ops`).
+    fn accessor_arg(&self, close: usize) -> Option<usize> {
+        let open = self.group_start(close, b'(', b')')?;
         let callee = open.checked_sub(1)?;
         if !(self.is(callee, Kind::Ident) && is_accessor(self.text(callee))) {
             return None;
