@@ -114,8 +114,8 @@ const SIZE_UNIT: f32 = 200.0;
 /// The score of a definition of the kernel's core ([`is_core`]) is scaled by this.
 const CORE_FACTOR: f32 = 1.5;
 
-/// The bit of a document's counts set while its name has the current query word.
-const NAME_NOW: u16 = 1 << 15;
+/// The bit of a document's name count set while its name has the current query word.
+const NAME_NOW: u8 = 1 << 7;
 
 /// Query words at most: a longer query is refused rather than walking every postings list.
 const MAX_TERMS: usize = 32;
@@ -126,6 +126,8 @@ struct Hit {
     seg: usize,
     doc: u32,
     score: f32,
+    /// The query's words it has (bit i: word i).
+    mask: u32,
 }
 
 /// Answers search_code for `query`, keeping definitions of `kind` when given and files of
@@ -199,13 +201,9 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>, scope: Scope)
                 comment = t.lines(line, def.line.saturating_sub(1));
             }
         }
-        let (from, to) = super::why::body_lines(def.line, def.end_line.unwrap_or(def.line));
-        let body = q
-            .text_at(h.seg, def.file, from, to)
-            .map_or(String::new(), |t| t.lines(from, to));
         let path = q.path(h.seg, def.file);
         r.why = Some(super::why::reasons(
-            &mut stems, &why_words, def.name, &comment, path, &body,
+            &mut stems, &why_words, h.mask, def.name, &comment, path,
         ))
         .filter(|w| !w.is_empty());
         records.push(r);
@@ -248,14 +246,14 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
         let avg = code.averages();
         let norm = |f: usize, len: u16| bm25::norm(B[f], len as f32, avg[f].max(1.0));
         let mut scores = vec![0f32; code.len() as usize];
-        // Per document: how many of the query's words it has in any field (bits 0-5), how many
-        // of them its name has (bits 6-11), and whether its name has the current one (bit 15).
-        let mut counts = vec![0u16; code.len() as usize];
+        // Per document: the query's words it has (bit i: word i), and how many its name has.
+        let mut mask = vec![0u32; code.len() as usize];
+        let mut named = vec![0u8; code.len() as usize];
 
         // A word's weighted frequency in each document, over its fields, and who has one.
         let mut freq = vec![0f32; code.len() as usize];
         let mut touched: Vec<u32> = Vec::new();
-        for (terms, idf) in slots.iter().zip(&idf) {
+        for (i, (terms, idf)) in slots.iter().zip(&idf).enumerate() {
             for t in terms {
                 let Some(mut postings) = code.postings(t.as_str()) else {
                     continue;
@@ -269,7 +267,7 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
                         touched.push(doc);
                     }
                     if tf[Field::Name as usize] > 0 {
-                        counts[doc as usize] |= NAME_NOW;
+                        named[doc as usize] |= NAME_NOW;
                     }
                     for f in [Field::Name, Field::Comment, Field::Body].map(|f| f as usize) {
                         if tf[f] > 0 {
@@ -297,11 +295,11 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
                 let w = std::mem::take(&mut freq[doc as usize]);
                 if w > 0.0 {
                     scores[doc as usize] += bm25::score(*idf, w);
-                    counts[doc as usize] += 1;
+                    mask[doc as usize] |= 1 << i;
                 }
-                let c = &mut counts[doc as usize];
+                let c = &mut named[doc as usize];
                 if *c & NAME_NOW != 0 {
-                    *c = (*c & !NAME_NOW) + (1 << 6);
+                    *c = (*c & !NAME_NOW) + 1;
                 }
             }
             touched.clear();
@@ -331,17 +329,27 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
             }
             let copy = d.head.rank & COPY_RANK != 0 || class != PathClass::Code;
             let mut score = if copy { score * COPY_FACTOR } else { score };
-            let c = counts[doc as usize];
-            let share = (c & 63) as f32 / slots.len() as f32;
-            score *= share;
-            score *= 1.0 + NAMED * ((c >> 6) & 63) as f32 / slots.len() as f32;
+            let mask = mask[doc as usize];
+            score *= shares(mask, named[doc as usize], slots.len());
             if d.head.kind != Kind::Function as u8 {
                 score *= TYPE_FACTOR;
             }
-            hits.push(Hit { seg: s, doc, score });
+            hits.push(Hit {
+                seg: s,
+                doc,
+                score,
+                mask,
+            });
         }
     }
     hits
+}
+
+/// What the query's words a definition has scale its score by: the share of them it has
+/// (`mask`, a bit a word), times one plus [`NAMED`] times the share its name has (`named`).
+fn shares(mask: u32, named: u8, words: usize) -> f32 {
+    let words = words as f32;
+    mask.count_ones() as f32 / words * (1.0 + NAMED * named as f32 / words)
 }
 
 /// True for the kernel's core (a definition of it is scaled by [`CORE_FACTOR`] unless it is a

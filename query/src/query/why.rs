@@ -1,12 +1,10 @@
 //! Why search_code ranked a definition, in a few words: which of the query's words it has and
 //! where — its name, the comment above it, its path, its lines — as the ranking weighs them
-//! (`name: wake up process · comment: queue · body: sleeping`). Worked out again from the
-//! definition's own text for the page's few results, with the terms the ranking used.
+//! (`name: wake up process · comment: queue · body: sleeping`). Which words a definition has
+//! comes from the ranking; where, from the definition's name, comment and path, with the terms
+//! the ranking used (a word in none of them is in the body).
 
 use knav_index::code::terms::Terms;
-
-/// Lines of a definition's body read at most for its reasons.
-const MAX_BODY_LINES: u32 = 200;
 
 /// Where a definition has its words, in the ranking's order of weight.
 const FIELDS: [&str; 4] = ["name", "comment", "path", "body"];
@@ -43,21 +41,28 @@ pub fn words(query: &str, slots: &[Vec<String>]) -> Vec<Word> {
         .collect()
 }
 
-/// The reasons of a definition named `name` at `path`, with comment text `comment` and body
-/// text `body`: per field, the query's words it has there that no weightier field has. `stems`
-/// is kept from one definition to the next (a word is stemmed once).
+/// The reasons of a definition named `name` at `path`, with comment text `comment`, that has
+/// the query's words of `mask` (bit i: `words[i]`, as the ranking found them): per field, the
+/// words it has there that no weightier field has; a word found in none of the name, the
+/// comment and the path is in the body. `stems` is kept from one definition to the next (a
+/// word is stemmed once).
 pub fn reasons(
     stems: &mut Terms,
     words: &[Word],
+    mask: u32,
     name: &str,
     comment: &str,
     path: &str,
-    body: &str,
 ) -> String {
     let mut per_field: Vec<Vec<String>> = vec![Vec::new(); FIELDS.len()];
-    let mut unfound: Vec<&Word> = words.iter().collect();
+    let mut unfound: Vec<&Word> = words
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| mask & (1 << i) != 0)
+        .map(|(_, w)| w)
+        .collect();
     let mut lower = String::new();
-    for (f, text) in [name, comment, path, body].into_iter().enumerate() {
+    for (f, text) in [name, comment, path].into_iter().enumerate() {
         if unfound.is_empty() {
             break;
         }
@@ -100,6 +105,7 @@ pub fn reasons(
             false
         });
     }
+    per_field[FIELDS.len() - 1].extend(unfound.iter().map(|w| w.written.clone()));
     let parts: Vec<String> = per_field
         .iter()
         .zip(FIELDS)
@@ -107,12 +113,6 @@ pub fn reasons(
         .map(|(w, f)| format!("{f}: {}", w.join(" ")))
         .collect();
     parts.join(" · ")
-}
-
-/// The body lines of a definition read for its reasons: `line..=end`, at most
-/// [`MAX_BODY_LINES`].
-pub fn body_lines(line: u32, end: u32) -> (u32, u32) {
-    (line, end.max(line).min(line.saturating_add(MAX_BODY_LINES)))
 }
 
 #[cfg(test)]
@@ -135,12 +135,22 @@ mod tests {
         let why = reasons(
             &mut Terms::default(),
             &w,
+            0b1111,
             "wake_up_process",
             "wake_up_process - Wake up a specific process from its queue",
             "kernel/sched/core.c",
-            "return try_to_wake_up(p, TASK_NORMAL, 0); /* sleeps */",
         );
         assert_eq!(why, "name: wake process · comment: queue · body: sleeping");
+        // A word the ranking did not find is not a reason.
+        let why = reasons(
+            &mut Terms::default(),
+            &w,
+            0b0011,
+            "wake_up_process",
+            "",
+            "kernel/sched/core.c",
+        );
+        assert_eq!(why, "name: wake process");
     }
 
     #[test]
@@ -150,11 +160,11 @@ mod tests {
         let why = reasons(
             &mut Terms::default(),
             &w,
+            0b11,
             "tcp_v4_rcv",
             "",
             "net/ipv4/tcp_ipv4.c",
-            "struct sk_buff *skb",
         );
-        assert_eq!(why, "name: receive (rcv) · body: packets (skb)");
+        assert_eq!(why, "name: receive (rcv) · body: packets");
     }
 }
