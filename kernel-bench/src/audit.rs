@@ -105,10 +105,11 @@ pub fn measure(knav: &dyn Fn() -> Command) -> Result<Vec<Precision>, String> {
         row.reported += 1;
         row.right += e.right as usize;
     }
-    out.sort_by(|a, b| {
-        (&a.certainty, &b.half)
-            .cmp(&(&b.certainty, &a.half))
-            .reverse()
+    // Type-certain edges first, then the uncertain ones, then those no longer given.
+    let order = ["type", "tag", "field-name", "direct", "dropped"];
+    out.sort_by_key(|p| {
+        let at = order.iter().position(|c| *c == p.certainty);
+        (at.unwrap_or(order.len()), p.half == "held")
     });
     Ok(out)
 }

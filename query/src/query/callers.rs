@@ -51,13 +51,18 @@ pub fn direct_calls(
 pub type IndirectSite = (indirect::IndirectCall, Option<Option<bool>>);
 
 /// The calls through function pointers that can reach `symbol`; one whose site or registration
-/// the active configuration does not build is pushed to `hidden` instead (once a line).
+/// the active configuration does not build is pushed to `hidden` instead (once a line). Those
+/// through a member whose struct is not known for sure ([`indirect::FIELD_NAME`],
+/// [`indirect::TAG`]) are kept with `include_uncertain`, else only counted: the count is the
+/// second value.
 pub fn indirect_calls(
     q: &Query<'_>,
     symbol: &str,
+    include_uncertain: bool,
     hidden_out: &mut Vec<Hidden>,
-) -> Vec<IndirectSite> {
+) -> (Vec<IndirectSite>, usize) {
     let mut indirect = Vec::new();
+    let mut guesses = 0;
     for c in indirect::callers_through_pointers(q, symbol) {
         let (s, file, line) = c.at;
         let hidden = |at: indirect::At| match q.verdict(at.0, at.1, at.2) {
@@ -78,6 +83,10 @@ pub fn indirect_calls(
             }
             continue;
         }
+        if !include_uncertain && c.certainty != indirect::TYPE {
+            guesses += 1;
+            continue;
+        }
         let active = match q.verdict(s, file, line) {
             Some(Verdict::Live) => Some(Some(true)),
             Some(_) => Some(None),
@@ -85,7 +94,7 @@ pub fn indirect_calls(
         };
         indirect.push((c, active));
     }
-    indirect
+    (indirect, guesses)
 }
 
 /// The words that say how many guesses an answer left out (calls through a member whose
@@ -133,25 +142,16 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
     let (calls, hidden) = direct_calls(q, postings, &lines);
     env.hidden = hidden;
     // Then the calls through pointers.
-    let mut indirect = indirect_calls(q, symbol, &mut env.hidden);
-    let before = indirect.len();
-    if !include_uncertain {
-        indirect.retain(|(c, _)| c.certainty == indirect::TYPE);
-    }
-    let guesses = before - indirect.len();
+    let (indirect, guesses) = indirect_calls(q, symbol, include_uncertain, &mut env.hidden);
     env.next_tools = vec!["get_symbol_body", "find_callees", "find_references"];
     if calls.is_empty() && indirect.is_empty() {
-        let mut m = format!(
-            "no calls to '{symbol}' found (it may be used through a function pointer; \
-             find_references lists every mention)"
-        );
-        if guesses > 0 {
-            m = format!(
-                "no calls to '{symbol}' found; {}",
-                guesses_left_out(guesses)
-            );
-        }
-        env.message = Some(m);
+        env.message = Some(match guesses {
+            0 => format!(
+                "no calls to '{symbol}' found (it may be used through a function pointer; \
+                 find_references lists every mention)"
+            ),
+            n => format!("no calls to '{symbol}' found; {}", guesses_left_out(n)),
+        });
         env.results = Some(Results::Calls(Vec::new()));
         env.next_tools = vec!["find_references"];
         return env;

@@ -86,16 +86,13 @@ const NAMED: f32 = 1.0;
 /// Length normalization of each field (0: none, 1: full).
 const B: [f32; FIELDS] = [0.5, 0.75, 0.5, 0.75];
 
-/// The score of a definition in `tools/`, `samples/`, a selftest or `Documentation/` is
-/// scaled by this.
+/// The score of a definition that is not the kernel's own code (tests, samples, tools,
+/// documentation: [`PathClass`]) is scaled by this.
 const COPY_FACTOR: f32 = 0.5;
 
 /// The score of a type (struct, union, enum, typedef) is scaled by this: a question in words
 /// asks more often what code does than what it holds.
 const TYPE_FACTOR: f32 = 0.6;
-
-/// The bit of [`knav_index::rank::PathRank::byte`] that marks such copies.
-const COPY_RANK: u8 = 1 << 4;
 
 /// Documents whose score the use of their name scales, best first; every other scores less
 /// than they do before and after.
@@ -327,13 +324,9 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
                     continue;
                 }
             }
-            let copy = d.head.rank & COPY_RANK != 0 || class != PathClass::Code;
-            let mut score = if copy { score * COPY_FACTOR } else { score };
             let mask = mask[doc as usize];
-            score *= shares(mask, named[doc as usize], slots.len());
-            if d.head.kind != Kind::Function as u8 {
-                score *= TYPE_FACTOR;
-            }
+            let score =
+                score * shares(mask, named[doc as usize], slots.len()) * priors(class, d.head.kind);
             hits.push(Hit {
                 seg: s,
                 doc,
@@ -343,6 +336,22 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
         }
     }
     hits
+}
+
+/// What a definition's class and kind scale its score by: [`COPY_FACTOR`] when it is not the
+/// kernel's own code, [`TYPE_FACTOR`] when it is no function.
+fn priors(class: PathClass, kind: u8) -> f32 {
+    let copy = if class == PathClass::Code {
+        1.0
+    } else {
+        COPY_FACTOR
+    };
+    let kind = if kind == Kind::Function as u8 {
+        1.0
+    } else {
+        TYPE_FACTOR
+    };
+    copy * kind
 }
 
 /// What the query's words a definition has scale its score by: the share of them it has

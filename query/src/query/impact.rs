@@ -13,7 +13,6 @@ use knav_ctags::Kind;
 
 use super::callers::{direct_calls, indirect_calls};
 use super::def::macro_on_line;
-use super::indirect::TYPE;
 use super::{def_lines, not_found, valid_name, Query};
 use crate::envelope::{Affected, Envelope, Impact, ImpactGroup, Results};
 use crate::maintainers::{top_dir, Maintainers};
@@ -237,12 +236,8 @@ impl CallerWalk {
         // Calls through function pointers whose struct type is certain, from any file (a
         // static function stored in an ops table is called from elsewhere); the guesses by
         // member name too when asked, else counted.
-        let mut through = indirect_calls(q, name, &mut out);
-        let before = through.len();
-        if !self.include_uncertain {
-            through.retain(|(c, _)| c.certainty == TYPE);
-        }
-        self.guesses += (before - through.len()) as u64;
+        let (through, guesses) = indirect_calls(q, name, self.include_uncertain, &mut out);
+        self.guesses += guesses as u64;
         for h in out {
             self.hidden += 1;
             env.list_hidden(&h.path, h.line, &h.reason);

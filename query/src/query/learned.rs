@@ -40,8 +40,8 @@ pub fn short_forms(seg: &Segment, word: &str) -> Vec<String> {
     let Some(postings) = code.postings(word) else {
         return Vec::new();
     };
-    // A word most definitions have is not abbreviated in names (and reading its postings
-    // would cost more than the rest of the query).
+    // A word this common is left to the seed table (reading its postings would cost more than
+    // the rest of the query).
     if postings.docs > MAX_WORD_DOCS {
         return Vec::new();
     }

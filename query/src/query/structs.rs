@@ -35,22 +35,22 @@ pub fn defining_files(q: &Query<'_>, tag: &str) -> Vec<String> {
     files
 }
 
-/// True for the copies of kernel code that `tools/`, `samples/` and `Documentation/` carry.
+/// True for the copies of kernel code that `tools/`, `samples/` and `Documentation/` carry,
+/// with headers of their own. (Not a driver's `selftests/` directory, which
+/// `knav_index::rank` ranks as a copy: it includes the driver's own headers.)
 fn is_copy(path: &str) -> bool {
     path.starts_with("tools/") || path.starts_with("samples/") || path.starts_with("Documentation/")
 }
 
 /// The directories `a` and `b` share from the top.
 fn shared_dirs(a: &str, b: &str) -> usize {
-    let dirs = |p: &str| -> Vec<String> {
-        let mut v: Vec<String> = p.split('/').map(str::to_string).collect();
-        v.pop();
-        v
-    };
-    dirs(a)
-        .iter()
-        .zip(dirs(b).iter())
-        .take_while(|(x, y)| x == y)
+    fn dir(p: &str) -> &str {
+        p.rsplit_once('/').map_or("", |(d, _)| d)
+    }
+    dir(a)
+        .split('/')
+        .zip(dir(b).split('/'))
+        .take_while(|(x, y)| x == y && !x.is_empty())
         .count()
 }
 
