@@ -105,7 +105,7 @@ impl CtagsTexts {
             let at = out.dir.join(rel);
             if let Some(parent) = rel.parent() {
                 if made.insert(parent) {
-                    std::fs::create_dir_all(out.dir.join(parent)).ok()?;
+                    make_dirs_below(&out.dir, parent).ok()?;
                 }
             }
             let lines = ctags_text(src, &opaque, &mut text);
@@ -117,6 +117,21 @@ impl CtagsTexts {
         }
         (out.texts.len() == paths.len()).then_some(out)
     }
+}
+
+/// Makes the directories of `rel` under `base`, never `base` itself or its parents: when a
+/// Ctrl-C has removed the scratch directory, a build thread still writing must not make it
+/// again (`create_dir_all` would, and leave it behind).
+fn make_dirs_below(base: &Path, rel: &Path) -> std::io::Result<()> {
+    let mut at = base.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        match std::fs::create_dir(&at) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 impl Drop for CtagsTexts {

@@ -26,9 +26,14 @@ fn cleanup() -> std::sync::MutexGuard<'static, Cleanup> {
     CLEANUP.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Removes `dir` if the process is interrupted while it is registered.
-pub fn register_scratch(dir: &Path) {
-    cleanup().scratch.push(dir.to_path_buf());
+/// Makes a scratch directory with `make` and registers it (removed if the process is
+/// interrupted while it is registered), both under the lock the interrupt takes: a signal
+/// between the two cannot leave the directory behind.
+pub fn register_scratch_made_by(make: impl FnOnce() -> Option<PathBuf>) -> Option<PathBuf> {
+    let mut c = cleanup();
+    let dir = make()?;
+    c.scratch.push(dir.clone());
+    Some(dir)
 }
 
 /// Forgets `dir` (removed by its owner).
@@ -89,9 +94,29 @@ pub fn install() {
 fn clean_up() {
     let c = cleanup();
     for d in &c.scratch {
-        let _ = std::fs::remove_dir_all(d);
+        remove_while_written(d);
     }
     for d in &c.index_dirs {
         crate::store::remove_unpublished(d);
+    }
+}
+
+/// Removes `dir` while the build's threads may still be writing into it: renamed first, so
+/// no new file can be opened by its old path, then removed, again if a file opened just
+/// before the rename made the first removal fail.
+fn remove_while_written(dir: &Path) {
+    let mut gone = dir.as_os_str().to_owned();
+    gone.push(".gone");
+    let gone = PathBuf::from(gone);
+    let target = if std::fs::rename(dir, &gone).is_ok() {
+        gone
+    } else {
+        dir.to_path_buf()
+    };
+    for _ in 0..100 {
+        if std::fs::remove_dir_all(&target).is_ok() || !target.exists() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
     }
 }

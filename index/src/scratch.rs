@@ -43,15 +43,17 @@ impl Scratch {
         let mut bytes = std::ffi::CString::new(template.as_os_str().as_bytes())
             .ok()?
             .into_bytes_with_nul();
-        // SAFETY: `bytes` is a NUL-terminated template ending in XXXXXX, which mkdtemp
-        // overwrites in place.
-        let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
-        if made.is_null() {
-            return None;
-        }
-        bytes.pop();
-        let dir = PathBuf::from(std::ffi::OsString::from_vec(bytes));
-        crate::interrupt::register_scratch(&dir);
+        // Made and registered in one step, so a Ctrl-C between the two still removes it.
+        let dir = crate::interrupt::register_scratch_made_by(|| {
+            // SAFETY: `bytes` is a NUL-terminated template ending in XXXXXX, which mkdtemp
+            // overwrites in place.
+            let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+            if made.is_null() {
+                return None;
+            }
+            bytes.pop();
+            Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+        })?;
         Some(Scratch { dir })
     }
 
