@@ -660,7 +660,7 @@ fn parse_debounce(s: &str) -> Result<f64, String> {
 /// Runs the CLI; returns the exit code.
 pub fn main() -> i32 {
     let mut trace = crate::index::Trace::new();
-    // Before any thread starts: an interrupted build removes its scratch and unpublished parts.
+    // Ctrl-C or SIGTERM during a build removes its scratch and unpublished parts.
     crate::index::interrupt::install();
     if let Some(only) = command_in(std::env::args_os().skip(1)) {
         let _ = ONLY.set(only);

@@ -584,7 +584,7 @@ impl<'a> Scanner<'a> {
         let call = self.followed_by_paren();
         let maker = call
             && !in_directive
-            && (MacroTable::kernel().family(name).is_some() || is_tracepoint_export(name));
+            && (MacroTable::kernel_family(name).is_some() || is_tracepoint_export(name));
         // `int f(void);` and `INDIRECT_CALLABLE_DECLARE(int f(void));` at file scope declare f.
         let declared = call
             && !in_directive

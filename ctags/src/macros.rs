@@ -67,11 +67,62 @@ pub struct MacroTable {
     filter: Vec<u64>,
 }
 
+/// Words of a table's filter: a bit for every (first byte, last byte, length class).
+const FILTER_WORDS: usize = (1 << 18) / 64;
+
 fn filter_bit(name: &[u8]) -> Option<usize> {
     let (first, last) = (*name.first()?, *name.last()?);
+    Some(bit_of(first, last, name.len()))
+}
+
+const fn bit_of(first: u8, last: u8, len: usize) -> usize {
     let pair = ((first as usize) << 8) | last as usize;
-    let length_class = name.len().min(11) / 4;
-    Some((pair << 2) | length_class)
+    let length_class = if len < 11 { len } else { 11 } / 4;
+    (pair << 2) | length_class
+}
+
+/// The kernel table's filter, made when knav is compiled: a line's scan asks it of every call
+/// and almost all are answered without parsing the table (which costs a one-line query about
+/// a tenth of a millisecond).
+static KERNEL_FILTER: [u64; FILTER_WORDS] = filter_of(KERNEL_MACROS.as_bytes());
+
+/// The filter of the macros (second column) of a table's text, as [`MacroTable::parse`]
+/// reads them.
+const fn filter_of(text: &[u8]) -> [u64; FILTER_WORDS] {
+    let mut out = [0u64; FILTER_WORDS];
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = at;
+        while end < text.len() && text[end] != b'\n' {
+            end += 1;
+        }
+        let mut first = at;
+        while first < end && text[first].is_ascii_whitespace() {
+            first += 1;
+        }
+        if first < end && text[first] != b'#' {
+            let mut k = at;
+            while k < end && text[k] != b'\t' {
+                k += 1;
+            }
+            k += 1;
+            while k < end && text[k] != b'\t' {
+                while k < end && text[k] == b' ' {
+                    k += 1;
+                }
+                let start = k;
+                while k < end && text[k] != b' ' && text[k] != b'\t' {
+                    k += 1;
+                }
+                if k > start {
+                    let bit = bit_of(text[start], text[k - 1], k - start);
+                    out[bit / 64] |= 1 << (bit % 64);
+                }
+            }
+        }
+        at = end + 1;
+    }
+    out
 }
 
 impl MacroTable {
@@ -139,7 +190,7 @@ impl MacroTable {
             for m in macros.split_whitespace() {
                 if let Some(bit) = filter_bit(m.as_bytes()) {
                     if t.filter.is_empty() {
-                        t.filter = vec![0; (1 << 18) / 64];
+                        t.filter = vec![0; FILTER_WORDS];
                     }
                     t.filter[bit / 64] |= 1 << (bit % 64);
                 }
@@ -158,6 +209,16 @@ impl MacroTable {
             // The table is part of the program: a bad line is a bug caught by its tests.
             MacroTable::parse(KERNEL_MACROS).unwrap_or_default()
         })
+    }
+
+    /// The family `macro_name` belongs to in the kernel table, which is parsed only when the
+    /// name passes its filter.
+    pub fn kernel_family(macro_name: &[u8]) -> Option<&'static Family> {
+        let bit = filter_bit(macro_name)?;
+        if KERNEL_FILTER[bit / 64] & (1 << (bit % 64)) == 0 {
+            return None;
+        }
+        MacroTable::kernel().family(macro_name)
     }
 
     /// The family `macro_name` belongs to.
@@ -183,6 +244,14 @@ impl MacroTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kernel_filter_made_at_compile_time_is_the_parsed_tables() {
+        let t = MacroTable::parse(KERNEL_MACROS).unwrap();
+        assert_eq!(t.filter, KERNEL_FILTER.to_vec());
+        assert!(MacroTable::kernel_family(b"SYSCALL_DEFINE3").is_some());
+        assert!(MacroTable::kernel_family(b"vfs_read").is_none());
+    }
 
     #[test]
     fn the_kernel_table_parses_and_covers_the_families() {

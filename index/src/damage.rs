@@ -54,6 +54,12 @@ impl Damage {
         let _ = self.0.set(IndexError::damaged(dir.join(file), what));
     }
 
+    /// Remembers `error`, met opening a part of the index late (only the first is kept).
+    #[cold]
+    pub fn keep(&self, error: IndexError) {
+        let _ = self.0.set(error);
+    }
+
     /// The first damage seen, as a clear error.
     pub fn get(&self) -> Option<&IndexError> {
         self.0.get()

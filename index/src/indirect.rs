@@ -113,12 +113,19 @@ impl IndirectWriter {
     }
 }
 
-/// The lines of table `table` with key `key`, each split into its fields after the key; found
-/// by binary search in `body` (the file after its header). A damaged table gives fewer lines,
-/// never a panic.
-pub fn lookup<'a>(body: &'a [u8], table: &str, key: &str) -> Vec<Vec<&'a str>> {
-    let prefix = format!("{table}\t{key}\t");
-    let prefix = prefix.as_bytes();
+/// The lines of table `table` with key `key` that have `N` fields after the key, each split
+/// into them; found by binary search in `body` (the file after its header), read as they are
+/// asked for, nothing allocated a line. A damaged table gives fewer lines, never a panic.
+pub fn lookup<'a, const N: usize>(
+    body: &'a [u8],
+    table: &str,
+    key: &str,
+) -> impl Iterator<Item = [&'a str; N]> + 'a {
+    let mut prefix = Vec::with_capacity(table.len() + key.len() + 2);
+    prefix.extend_from_slice(table.as_bytes());
+    prefix.push(b'\t');
+    prefix.extend_from_slice(key.as_bytes());
+    prefix.push(b'\t');
     // The first line not before `prefix`: lines are sorted, so binary search on line starts.
     let line_at = |pos: usize| -> usize {
         match memchr::memrchr(b'\n', &body[..pos]) {
@@ -130,22 +137,34 @@ pub fn lookup<'a>(body: &'a [u8], table: &str, key: &str) -> Vec<Vec<&'a str>> {
     while lo < hi {
         let mid = line_at(lo + (hi - lo) / 2).max(lo);
         let end = memchr::memchr(b'\n', &body[mid..]).map_or(body.len(), |k| mid + k);
-        if &body[mid..end] < prefix {
+        if body[mid..end] < prefix[..] {
             lo = end + 1;
         } else {
             hi = mid;
         }
     }
-    let mut out = Vec::new();
     let mut at = lo.min(body.len());
-    while at < body.len() && body[at..].starts_with(prefix) {
-        let end = memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |k| at + k);
-        if let Ok(line) = std::str::from_utf8(&body[at + prefix.len()..end]) {
-            out.push(line.split('\t').collect());
+    std::iter::from_fn(move || {
+        while at < body.len() && body[at..].starts_with(&prefix) {
+            let end = memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |k| at + k);
+            let rest = &body[at + prefix.len()..end];
+            at = end + 1;
+            if let Some(fields) = std::str::from_utf8(rest).ok().and_then(split::<N>) {
+                return Some(fields);
+            }
         }
-        at = end + 1;
+        None
+    })
+}
+
+/// `line`'s `N` tab-separated fields; `None` when it has another number.
+fn split<const N: usize>(line: &str) -> Option<[&str; N]> {
+    let mut out = [""; N];
+    let mut parts = line.split('\t');
+    for slot in &mut out {
+        *slot = parts.next()?;
     }
-    out
+    parts.next().is_none().then_some(out)
 }
 
 #[cfg(test)]
@@ -198,15 +217,25 @@ mod tests {
         assert!(!dir.join(SPOOL).exists(), "the spool is removed");
         std::fs::remove_dir_all(&dir).unwrap();
         let body = &bytes[crate::format::HEADER_LEN..];
-        assert_eq!(lookup(body, "R", "a_read"), [["ops", "read", "7", "3"]]);
+        let rows = |table: &str, key: &str| -> Vec<Vec<String>> {
+            let mut out: Vec<Vec<String>> = Vec::new();
+            // Each table's arity; a line of another is not given.
+            out.extend(lookup::<4>(body, table, key).map(|f| f.map(String::from).to_vec()));
+            out.extend(lookup::<3>(body, table, key).map(|f| f.map(String::from).to_vec()));
+            out.extend(lookup::<2>(body, table, key).map(|f| f.map(String::from).to_vec()));
+            out.extend(lookup::<1>(body, table, key).map(|f| f.map(String::from).to_vec()));
+            out
+        };
+        assert_eq!(rows("R", "a_read"), [["ops", "read", "7", "3"]]);
         assert_eq!(
-            lookup(body, "F", "read"),
+            rows("F", "read"),
             [["ops", "a_read", "7", "3"], ["ops", "b_read", "7", "9"]]
         );
-        assert_eq!(lookup(body, "D", "read"), [["?", "7", "20"]]);
-        assert_eq!(lookup(body, "P", "read"), [["ops"]]);
-        assert_eq!(lookup(body, "M", "ops.read"), [["-", "1"]]);
-        assert!(lookup(body, "R", "c_read").is_empty());
-        assert!(lookup(b"garbage\xff\n\nR\tx", "R", "x").is_empty());
+        assert_eq!(rows("D", "read"), [["?", "7", "20"]]);
+        assert_eq!(rows("P", "read"), [["ops"]]);
+        assert_eq!(rows("M", "ops.read"), [["-", "1"]]);
+        assert!(rows("R", "c_read").is_empty());
+        assert_eq!(lookup::<1>(b"garbage\xff\n\nR\tx", "R", "x").count(), 0);
+        assert_eq!(lookup::<1>(b"R\tx\t\xff\nR\tx\tok\n", "R", "x").count(), 1);
     }
 }

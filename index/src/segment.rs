@@ -12,6 +12,7 @@
 
 use super::disk::{map, MapBytes};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
@@ -89,8 +90,10 @@ pub struct Segment {
     files_idx: Mmap,
     /// `indirect.dat` ([`super::indirect`]).
     indirect: Mmap,
-    search: SearchTables,
-    code: CodeIndex,
+    /// Opened when first asked for: a lookup by name never reads them. `None` when they
+    /// could not be opened (the error is the segment's damage).
+    search: OnceLock<Option<SearchTables>>,
+    code: OnceLock<Option<CodeIndex>>,
     damage: Damage,
 }
 
@@ -186,8 +189,6 @@ impl Segment {
         ] {
             check_header(m, kind, &dir.join(file))?;
         }
-        let search = SearchTables::open(dir, len)?;
-        let code = CodeIndex::open(dir, meta.files, len)?;
         if (files_idx.len() - HEADER_LEN) / 8 != meta.files as usize {
             return Err(IndexError::damaged(
                 dir.join("files.idx"),
@@ -203,14 +204,19 @@ impl Segment {
             files,
             files_idx,
             indirect,
-            search,
-            code,
+            search: OnceLock::new(),
+            code: OnceLock::new(),
             damage: Damage::default(),
         })
     }
 
-    /// The lines of table `table` of `indirect.dat` with key `key`, split into their fields.
-    pub fn indirect(&self, table: &str, key: &str) -> Vec<Vec<&str>> {
+    /// The lines of table `table` of `indirect.dat` with key `key` and `N` fields after it,
+    /// split into them.
+    pub fn indirect<'a, const N: usize>(
+        &'a self,
+        table: &str,
+        key: &str,
+    ) -> impl Iterator<Item = [&'a str; N]> + 'a {
         super::indirect::lookup(&self.indirect[HEADER_LEN..], table, key)
     }
 
@@ -224,14 +230,38 @@ impl Segment {
         self.damage.mark(&self.dir, file, what);
     }
 
-    /// The search tables: defined names and the part indexes.
-    pub fn search(&self) -> Search<'_> {
-        self.search.with(&self.fsts)
+    /// The search tables: defined names and the part indexes; `None` when they cannot be
+    /// opened (the segment's [`Segment::damage`] says why).
+    pub fn search(&self) -> Option<Search<'_>> {
+        let tables = self
+            .search
+            .get_or_init(|| self.opened(|dir, len| SearchTables::open(dir, len)));
+        tables.as_ref().map(|t| t.with(&self.fsts))
     }
 
-    /// The code search files: definitions as documents (search_code).
-    pub fn code(&self) -> &CodeIndex {
-        &self.code
+    /// The code search files: definitions as documents (search_code); `None` when they
+    /// cannot be opened (the segment's [`Segment::damage`] says why).
+    pub fn code(&self) -> Option<&CodeIndex> {
+        let files = self.meta.files;
+        self.code
+            .get_or_init(|| self.opened(|dir, len| CodeIndex::open(dir, files, len)))
+            .as_ref()
+    }
+
+    /// A part of the segment opened late by `open` (given the directory and each file's length
+    /// as meta.json records it); its error is kept as the segment's damage.
+    fn opened<T>(
+        &self,
+        open: impl FnOnce(&Path, &dyn Fn(&str) -> Option<u64>) -> Result<T, IndexError>,
+    ) -> Option<T> {
+        let len = |name: &str| {
+            self.meta
+                .lengths
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|x| x.1)
+        };
+        open(&self.dir, &len).map_err(|e| self.damage.keep(e)).ok()
     }
 
     /// Remembers damage a reader of `file` ran into (see [`Segment::damage`]).

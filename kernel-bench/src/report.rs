@@ -611,20 +611,21 @@ fn tools_section(o: &mut String, r: &Results) {
         );
         let _ = writeln!(
             o,
-            "| question | whole process | knav serve | goal | met |\n|---|---|---|---|---|"
+            "| question | whole process | knav serve | goal (process, serve) | met |\n|---|---|---|---|---|"
         );
         for t in &r.tools {
             let show = |d: Option<Duration>| d.map_or("failed".into(), ms);
-            let met = [t.process, t.serve]
-                .iter()
-                .all(|d| d.is_some_and(|d| d.as_millis() as u64 <= t.goal_ms));
+            let within =
+                |d: Option<Duration>, goal: f64| d.is_some_and(|d| d.as_secs_f64() * 1e3 <= goal);
+            let met = within(t.process, t.process_goal_ms) && within(t.serve, t.serve_goal_ms);
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | ≤ {} ms | {} |",
+                "| {} | {} | {} | ≤ {} ms, ≤ {} ms | {} |",
                 t.label,
                 show(t.process),
                 show(t.serve),
-                t.goal_ms,
+                t.process_goal_ms,
+                t.serve_goal_ms,
                 if met { "yes" } else { "no" }
             );
         }

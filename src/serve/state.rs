@@ -79,6 +79,10 @@ pub struct Tree {
     checked: Mutex<Option<Instant>>,
     /// Change notification, once the tree has been refreshed with it in place.
     watcher: Mutex<Option<Watcher>>,
+    /// The snapshot last opened and the manifest bytes it was opened under: the next call
+    /// reuses it while `CURRENT` reads the same (reopening every part costs a warm call most
+    /// of its time).
+    opened: Mutex<Option<(Vec<u8>, Arc<Snapshot>)>>,
 }
 
 /// The revision a [`Tree`] is: its files are made from git under `revs` on first use, and it
@@ -195,6 +199,7 @@ impl Server {
                     history: Mutex::new(First::None),
                     checked: Mutex::new(None),
                     watcher: Mutex::new(None),
+                    opened: Mutex::new(None),
                 })
             })
             .clone())
@@ -225,6 +230,7 @@ impl Server {
                     history: Mutex::new(First::None),
                     checked: Mutex::new(None),
                     watcher: Mutex::new(None),
+                    opened: Mutex::new(None),
                 })
             })
             .clone())
@@ -232,11 +238,11 @@ impl Server {
 
     /// A snapshot of `tree` fit to answer from: refreshed first when the server may write and
     /// the last check is older than the tree's debounce.
-    pub fn snapshot(&self, tree: &Arc<Tree>) -> Result<(Snapshot, Option<String>), NotReady> {
+    pub fn snapshot(&self, tree: &Arc<Tree>) -> Result<(Arc<Snapshot>, Option<String>), NotReady> {
         if let Some(busy) = tree.first_build_state() {
             return Err(busy);
         }
-        let snap = match Snapshot::open(&tree.root, &tree.dir) {
+        let snap = match tree.open() {
             Ok(Some(s)) => s,
             Ok(None) if self.writable => return Err(tree.start_first_build("for the first time")),
             Ok(None) if tree.rev.is_some() => {
@@ -296,7 +302,7 @@ impl Server {
                 if report.mode == crate::index::UpdateMode::Unchanged {
                     return Ok((snap, None));
                 }
-                match Snapshot::open(&tree.root, &tree.dir) {
+                match tree.open() {
                     Ok(Some(s)) => Ok((s, None)),
                     _ => Ok((snap, None)),
                 }
@@ -380,6 +386,28 @@ impl Server {
 }
 
 impl Tree {
+    /// The index's current snapshot: the one opened last while `CURRENT` holds the same bytes
+    /// and no read of it ran into damage, else opened again.
+    fn open(&self) -> Result<Option<Arc<Snapshot>>, crate::index::IndexError> {
+        let current = std::fs::read(self.dir.join(crate::index::store::CURRENT)).ok();
+        let mut opened = lock(&self.opened);
+        if let (Some(bytes), Some((was, snap))) = (&current, opened.as_ref()) {
+            if bytes == was && snap.damage().is_none() {
+                return Ok(Some(snap.clone()));
+            }
+        }
+        *opened = None;
+        let Some(snap) = Snapshot::open(&self.root, &self.dir)?.map(Arc::new) else {
+            return Ok(None);
+        };
+        // Kept under the bytes read before it was opened: were they older than the manifest
+        // it opened, the next call only opens it again.
+        if let Some(bytes) = current {
+            *opened = Some((bytes, snap.clone()));
+        }
+        Ok(Some(snap))
+    }
+
     /// Brings the index up to date, statting only what the watcher saw change when it can;
     /// `None` when it saw nothing change. The caller holds `checked`.
     fn refresh(

@@ -162,7 +162,12 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>, scope: Scope)
                 .collect()
         })
         .collect();
-    if let Some(seg) = q.snap.segments.iter().max_by_key(|s| s.code().len()) {
+    if let Some(seg) = q
+        .snap
+        .segments
+        .iter()
+        .max_by_key(|s| s.code().map_or(0, |c| c.len()))
+    {
         for slot in &mut terms {
             for short in super::learned::short_forms(seg, &slot[0]) {
                 if !slot.contains(&short) {
@@ -181,7 +186,7 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>, scope: Scope)
     let mut stems = Terms::default();
     for h in page {
         let seg = &q.snap.segments[h.seg];
-        let Some(doc) = seg.code().doc(h.doc) else {
+        let Some(doc) = seg.code().and_then(|c| c.doc(h.doc)) else {
             seg.mark_damaged("codedocs.dat", "a document id is past its end");
             continue;
         };
@@ -223,7 +228,11 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>, scope: Scope)
 /// prefix), scored. A query word is one of `slots`: the terms that count as it.
 fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope) -> Vec<Hit> {
     let segs = &q.snap.segments;
-    let n: f32 = segs.iter().map(|s| s.code().len() as f32).sum();
+    // A segment's files not opened: its damage replaces the answer.
+    let Some(codes) = segs.iter().map(|s| s.code()).collect::<Option<Vec<_>>>() else {
+        return Vec::new();
+    };
+    let n: f32 = codes.iter().map(|c| c.len() as f32).sum();
     let mut hits = Vec::new();
     // A word's documents are at most those of all its terms.
     let idf: Vec<f32> = slots
@@ -231,15 +240,14 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
         .map(|terms| {
             let df: u64 = terms
                 .iter()
-                .flat_map(|t| segs.iter().filter_map(|s| s.code().postings(t.as_str())))
+                .flat_map(|t| codes.iter().filter_map(|c| c.postings(t.as_str())))
                 .map(|p| p.docs)
                 .sum();
             let df = (df as f32).min(n);
             bm25::idf(n, df)
         })
         .collect();
-    for (s, seg) in segs.iter().enumerate() {
-        let code = seg.code();
+    for (s, (seg, code)) in segs.iter().zip(&codes).enumerate() {
         let avg = code.averages();
         let norm = |f: usize, len: u16| bm25::norm(B[f], len as f32, avg[f].max(1.0));
         let mut scores = vec![0f32; code.len() as usize];
@@ -404,7 +412,7 @@ fn rerank(q: &Query<'_>, hits: &mut Vec<Hit>, slots: &[Vec<String>]) {
 
     for (i, h) in hits[..n].iter_mut().enumerate() {
         let seg = &q.snap.segments[h.seg];
-        let Some(doc) = seg.code().doc(h.doc) else {
+        let Some(doc) = seg.code().and_then(|c| c.doc(h.doc)) else {
             continue;
         };
         let def = seg.def_at(doc.def);

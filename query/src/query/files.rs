@@ -45,7 +45,7 @@ pub fn search_files(q: &Query<'_>, query: &str) -> Envelope {
             {
                 let Some(found) = seg
                     .search()
-                    .ids(PartsOf::Files, sub.as_bytes(), t.len() == 1)
+                    .and_then(|s| s.ids(PartsOf::Files, sub.as_bytes(), t.len() == 1))
                 else {
                     seg.mark_damaged("fileparts.dat", "a part's files do not decode");
                     return q.envelope_error(TOOL, "damaged index".into());

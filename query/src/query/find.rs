@@ -88,11 +88,14 @@ pub fn search_symbols(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelop
     if newest > 0 {
         let mut older: std::collections::HashSet<(usize, u64)> = Default::default();
         for h in hits.iter().filter(|h| h.seg > 0) {
-            let Some(name) = q.snap.segments[h.seg].search().name(h.id) else {
+            let Some(name) = q.snap.segments[h.seg].search().and_then(|t| t.name(h.id)) else {
                 continue;
             };
             for s in 0..h.seg {
-                if let Some(id) = q.snap.segments[s].search().id_of(name.as_bytes()) {
+                if let Some(id) = q.snap.segments[s]
+                    .search()
+                    .and_then(|t| t.id_of(name.as_bytes()))
+                {
                     older.insert((s, id));
                 }
             }
@@ -133,7 +136,7 @@ pub fn search_symbols(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelop
             }
             q.snap.segments[h.seg]
                 .search()
-                .name(h.id)
+                .and_then(|t| t.name(h.id))
                 .is_some_and(|name| !definitions(q, &name, kind).is_empty())
         });
     }
@@ -143,7 +146,7 @@ pub fn search_symbols(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelop
     let page = q.paginate(&mut env, hits);
     let mut records = Vec::with_capacity(page.len());
     for h in page {
-        let Some(name) = q.snap.segments[h.seg].search().name(h.id) else {
+        let Some(name) = q.snap.segments[h.seg].search().and_then(|t| t.name(h.id)) else {
             q.snap.segments[h.seg].mark_damaged("symnames.fst", "a name id has no name");
             continue;
         };
@@ -210,7 +213,10 @@ fn token_hits(q: &Query<'_>, query: &str) -> Result<Vec<Hit>, String> {
     let typed = query.split_whitespace().collect::<Vec<_>>().join("_");
     let mut hits = Vec::new();
     for (s, seg) in q.snap.segments.iter().enumerate() {
-        let search = seg.search();
+        // Not opened: the segment's damage replaces the answer.
+        let Some(search) = seg.search() else {
+            return Ok(Vec::new());
+        };
         let mut ids: Option<Vec<u64>> = None;
         'tokens: for t in &tokens {
             for sub in t.split('_').filter(|p| !p.is_empty()) {
@@ -261,7 +267,7 @@ fn token_hits(q: &Query<'_>, query: &str) -> Result<Vec<Hit>, String> {
 /// The hit of name `id` of segment `seg` (number `s`); `None` when the segment has no such
 /// name (damage, marked on it).
 fn hit(seg: &knav_index::segment::Segment, s: usize, id: u64, exact: bool) -> Option<Hit> {
-    let Some(info) = seg.search().info(id) else {
+    let Some(info) = seg.search().and_then(|t| t.info(id)) else {
         seg.mark_damaged("symnames.dat", "a name id is past its end");
         return None;
     };
@@ -278,7 +284,10 @@ fn regex_hits(q: &Query<'_>, re: &str) -> Result<Vec<Hit>, String> {
     let dfa = NameRegex::new(re)?;
     let mut hits = Vec::new();
     for (s, seg) in q.snap.segments.iter().enumerate() {
-        let search = seg.search();
+        // Not opened: the segment's damage replaces the answer.
+        let Some(search) = seg.search() else {
+            return Ok(Vec::new());
+        };
         for (shard, fst) in search.names().iter().enumerate() {
             use fst::{IntoStreamer, Streamer};
             let mut stream = fst.search(&dfa).into_stream();

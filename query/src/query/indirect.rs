@@ -4,6 +4,7 @@
 //! members of the whole index, so a file's calls resolve through headers indexed elsewhere.
 
 use super::Query;
+use std::collections::HashMap;
 
 /// `type`: the struct type of the call's expression is the one the function is stored in.
 pub const TYPE: &str = "type";
@@ -72,8 +73,7 @@ fn member_tag(q: &Query<'_>, owner: &str, member: &str) -> Option<String> {
     let key = format!("{owner}.{member}");
     q.snap.segments.iter().rev().find_map(|seg| {
         seg.indirect("M", &key)
-            .into_iter()
-            .find_map(|f| f.first().filter(|t| **t != "-").map(|t| t.to_string()))
+            .find_map(|[tag, _fnptr]| (tag != "-").then(|| tag.to_string()))
     })
 }
 
@@ -92,21 +92,17 @@ pub fn resolve(q: &Query<'_>, path: &str) -> Option<String> {
 
 /// True when `struct owner` has a function-pointer member `field`.
 fn has_fnptr(q: &Query<'_>, owner: &str, field: &str) -> bool {
-    q.snap.segments.iter().any(|seg| {
-        seg.indirect("P", field)
-            .iter()
-            .any(|f| f.first() == Some(&owner))
-    })
+    q.snap
+        .segments
+        .iter()
+        .any(|seg| seg.indirect("P", field).any(|[o]| o == owner))
 }
 
 /// Where `func` is stored in a struct member, in live wanted files.
 pub fn registrations_of(q: &Query<'_>, func: &str) -> Vec<Registration> {
     let mut out = Vec::new();
     for (s, seg) in q.snap.segments.iter().enumerate() {
-        for f in seg.indirect("R", func) {
-            let [target, field, file, line] = f[..] else {
-                continue;
-            };
+        for [target, field, file, line] in seg.indirect("R", func) {
             let Some(at) = parse_at(s, file, line).filter(|at| wanted(q, *at)) else {
                 continue;
             };
@@ -127,10 +123,8 @@ pub fn registrations_of(q: &Query<'_>, func: &str) -> Vec<Registration> {
 pub fn registration_lines(q: &Query<'_>, func: &str) -> std::collections::HashSet<At> {
     let mut out = std::collections::HashSet::new();
     for (s, seg) in q.snap.segments.iter().enumerate() {
-        for f in seg.indirect("R", func) {
-            if let [_, _, file, line] = f[..] {
-                out.extend(parse_at(s, file, line));
-            }
+        for [_, _, file, line] in seg.indirect("R", func) {
+            out.extend(parse_at(s, file, line));
         }
     }
     out
@@ -151,36 +145,43 @@ pub fn registered_in(
         Some(_) => super::structs::defining_files(q, tag),
         None => Vec::new(),
     };
+    // Registrations in one member share few type paths: each resolved once.
+    let mut resolved: HashMap<&str, bool> = HashMap::new();
     for (s, seg) in q.snap.segments.iter().enumerate() {
-        for f in seg.indirect("F", field) {
-            let [target, func, file, line] = f[..] else {
+        for [target, func, file, line] in seg.indirect("F", field) {
+            let is_tag = *resolved
+                .entry(target)
+                .or_insert_with(|| resolve(q, target).as_deref() == Some(tag));
+            if !is_tag {
                 continue;
-            };
+            }
             let Some(at) = parse_at(s, file, line).filter(|at| q.snap.is_live(at.0, at.1)) else {
                 continue;
             };
             if let Some(super::Verdict::Hidden(_)) = q.verdict(at.0, at.1, at.2) {
                 continue;
             }
-            if resolve(q, target).as_deref() == Some(tag) {
-                if let Some(from) = from {
-                    let reg = q.path(at.0, at.1);
-                    if super::structs::same_struct(&homes, reg, from) == Some(false) {
-                        continue;
-                    }
+            if let Some(from) = from {
+                let reg = q.path(at.0, at.1);
+                if super::structs::same_struct(&homes, reg, from) == Some(false) {
+                    continue;
                 }
-                out.push(Registration {
-                    at,
-                    tag: tag.to_string(),
-                    field: field.to_string(),
-                    func: func.to_string(),
-                });
             }
+            out.push(Registration {
+                at,
+                tag: tag.to_string(),
+                field: field.to_string(),
+                func: func.to_string(),
+            });
         }
     }
-    out.sort_by(|a, b| {
-        (q.path(a.at.0, a.at.1), a.at.2, &a.func).cmp(&(q.path(b.at.0, b.at.1), b.at.2, &b.func))
-    });
+    // Each path read once, not at every comparison.
+    let mut keyed: Vec<_> = out
+        .into_iter()
+        .map(|r| ((q.path(r.at.0, r.at.1), r.at.2), r))
+        .collect();
+    keyed.sort_by(|(ka, a), (kb, b)| (ka, &a.func).cmp(&(kb, &b.func)));
+    let mut out: Vec<Registration> = keyed.into_iter().map(|(_, r)| r).collect();
     out.dedup_by(|a, b| a.func == b.func);
     out
 }
@@ -190,8 +191,8 @@ pub fn registered_in(
 pub fn registered_by_field(q: &Query<'_>, field: &str) -> Vec<Registration> {
     let mut tags: Vec<String> = Vec::new();
     for seg in &q.snap.segments {
-        for f in seg.indirect("F", field) {
-            if let Some(tag) = f.first().and_then(|t| resolve(q, t)) {
+        for [target, _, _, _] in seg.indirect("F", field) {
+            if let Some(tag) = resolve(q, target) {
                 if !tags.contains(&tag) && has_fnptr(q, &tag, field) {
                     tags.push(tag);
                 }
@@ -220,10 +221,7 @@ pub fn callers_through_pointers(q: &Query<'_>, func: &str) -> Vec<IndirectCall> 
             .entry(r.tag.as_str())
             .or_insert_with(|| super::structs::defining_files(q, &r.tag));
         for (s, seg) in q.snap.segments.iter().enumerate() {
-            for f in seg.indirect("D", &r.field) {
-                let [target, file, line] = f[..] else {
-                    continue;
-                };
+            for [target, file, line] in seg.indirect("D", &r.field) {
                 let Some(at) = parse_at(s, file, line).filter(|at| wanted(q, *at)) else {
                     continue;
                 };
@@ -255,8 +253,7 @@ pub fn callers_through_pointers(q: &Query<'_>, func: &str) -> Vec<IndirectCall> 
         }
     }
     for (s, seg) in q.snap.segments.iter().enumerate() {
-        for f in seg.indirect("I", func) {
-            let [file, line] = f[..] else { continue };
+        for [file, line] in seg.indirect("I", func) {
             if let Some(at) = parse_at(s, file, line).filter(|at| wanted(q, *at)) {
                 out.push(IndirectCall {
                     at,

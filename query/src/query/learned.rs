@@ -35,7 +35,9 @@ pub fn short_forms(seg: &Segment, word: &str) -> Vec<String> {
     if word.len() < MIN_WORD {
         return Vec::new();
     }
-    let code = seg.code();
+    let Some(code) = seg.code() else {
+        return Vec::new();
+    };
     let n = code.len() as usize;
     let Some(postings) = code.postings(word) else {
         return Vec::new();

@@ -43,8 +43,7 @@ pub fn reachability(
     if q.definitions(to).is_empty() && q.postings(to).is_empty() {
         return not_found(q, TOOL, to);
     }
-    // Each function reached: what called it, and the member the call went through.
-    let mut parent: HashMap<String, Option<(String, Option<String>)>> = HashMap::new();
+    let mut parent: Parents = HashMap::new();
     parent.insert(from.to_string(), None);
     let mut queue = VecDeque::from([(from.to_string(), 0u32)]);
     let mut explored = 0usize;
@@ -63,38 +62,38 @@ pub fn reachability(
         let defs = function_defs(q, &name);
         let Some(f) = defs.first() else { continue };
         explored += 1;
-        let (edges, unknown) = edges(q, f, include_uncertain);
+        let (direct, through) = calls(q, f);
+        // The calls through members only when the direct ones do not reach `to`: their
+        // targets (every function stored in the member) cost most of a search.
+        let mut step = |edges: Vec<(String, Option<String>)>| {
+            for (callee, via) in edges {
+                if parent.contains_key(&callee) {
+                    continue;
+                }
+                parent.insert(callee.clone(), Some((name.clone(), via)));
+                if callee == to {
+                    return true;
+                }
+                queue.push_back((callee, depth + 1));
+            }
+            false
+        };
+        if step(direct) {
+            found = true;
+            break 'bfs;
+        }
+        let (edges, unknown) = pointer_edges(q, f, through, include_uncertain);
         skipped += unknown;
-        for (callee, via) in edges {
-            if parent.contains_key(&callee) {
-                continue;
-            }
-            parent.insert(callee.clone(), Some((name.clone(), via)));
-            if callee == to {
-                found = true;
-                break 'bfs;
-            }
-            queue.push_back((callee, depth + 1));
+        if step(edges) {
+            found = true;
+            break 'bfs;
         }
     }
-    let mut chain = Vec::new();
-    let mut via = Vec::new();
-    if found {
-        let mut at = Some(to.to_string());
-        while let Some(n) = at {
-            let up = parent.get(&n).cloned().flatten();
-            chain.push(n);
-            at = up.map(|(p, v)| {
-                via.push(v);
-                p
-            });
-        }
-        chain.reverse();
-        via.reverse();
-        if via.iter().all(Option::is_none) {
-            via.clear();
-        }
-    }
+    let (chain, via) = if found {
+        chain_to(&parent, to)
+    } else {
+        Default::default()
+    };
     let mut env = q.envelope(TOOL);
     // One answer, not a list: there is no page to skip to.
     env.offset = 0;
@@ -132,25 +131,64 @@ pub fn reachability(
     env
 }
 
-/// The functions the body of `f` calls, each with the member the call goes through (`None`
-/// for a direct call); and the calls through members of unknown struct type left out (without
-/// `include_uncertain`).
-fn edges(
+/// Each function reached: what called it, and the member the call went through.
+type Parents = HashMap<String, Option<(String, Option<String>)>>;
+
+/// The chain of calls from the search's start to `to`, by `parent`, and the member each call
+/// went through (empty when every call is direct).
+fn chain_to(parent: &Parents, to: &str) -> (Vec<String>, Vec<Option<String>>) {
+    let mut chain = Vec::new();
+    let mut via = Vec::new();
+    let mut at = Some(to.to_string());
+    while let Some(n) = at {
+        let up = parent.get(&n).cloned().flatten();
+        chain.push(n);
+        at = up.map(|(p, v)| {
+            via.push(v);
+            p
+        });
+    }
+    chain.reverse();
+    via.reverse();
+    if via.iter().all(Option::is_none) {
+        via.clear();
+    }
+    (chain, via)
+}
+
+/// A call through a member: the member's struct (`None` when not known) and name, and the
+/// call's name as `calls_in_body` gives it.
+type Through = (Option<String>, String, String);
+
+/// The body of `f`'s direct calls, each with its member (`None`, or the list-of-targets mark
+/// for an `INDIRECT_CALL_*`), and its calls through members, still to be resolved.
+fn calls(q: &Query<'_>, f: &Found<'_>) -> (Vec<(String, Option<String>)>, Vec<Through>) {
+    let mut direct = Vec::new();
+    let mut through = Vec::new();
+    for c in calls_in_body(q, f) {
+        if c.listed {
+            direct.push((c.name, Some(indirect::INDIRECT_CALL.to_string())));
+            continue;
+        }
+        match c.through {
+            Some((tag, field)) => through.push((tag, field, c.name)),
+            None => direct.push((c.name, None)),
+        }
+    }
+    (direct, through)
+}
+
+/// The functions the calls through members of `f` reach, each with the call's name; and the
+/// calls through members of unknown struct type left out (without `include_uncertain`).
+fn pointer_edges(
     q: &Query<'_>,
     f: &Found<'_>,
+    through: Vec<Through>,
     include_uncertain: bool,
 ) -> (Vec<(String, Option<String>)>, usize) {
     let mut out = Vec::new();
     let mut skipped = 0;
-    for c in calls_in_body(q, f) {
-        if c.listed {
-            out.push((c.name, Some(indirect::INDIRECT_CALL.to_string())));
-            continue;
-        }
-        let Some((tag, field)) = c.through else {
-            out.push((c.name, None));
-            continue;
-        };
+    for (tag, field, name) in through {
         let regs = match tag {
             Some(tag) => indirect::registered_in(q, &tag, &field, Some(q.path(f.seg, f.def.file))),
             None if include_uncertain => indirect::registered_by_field(q, &field),
@@ -160,7 +198,7 @@ fn edges(
             }
         };
         for r in regs {
-            out.push((r.func, Some(c.name.clone())));
+            out.push((r.func, Some(name.clone())));
         }
     }
     (out, skipped)
