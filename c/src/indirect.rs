@@ -270,6 +270,9 @@ enum Init {
     Unknown,
 }
 
+/// Tokens [`Pass::more_declarators`] looks ahead at most.
+const DECLARATOR_REACH: usize = 256;
+
 /// A struct-typed name in scope, declared at brace depth `depth`.
 struct Var {
     name: (u32, u32),
@@ -295,6 +298,16 @@ struct Pass<'a> {
     parens: u32,
     /// Inside a function body (a `{` after a file-scope `)`), not a file-scope initializer.
     in_body: bool,
+    /// The function's local function pointers read from a member (`fn = ops->f;`), latest
+    /// last: a call through one (`fn(x)`, `(*fn)(x)`) is a call through the member.
+    local_fns: Vec<LocalFn>,
+}
+
+/// A local name that holds a member's function pointer: see [`Pass::local_fns`].
+struct LocalFn {
+    name: (u32, u32),
+    target: Option<TypePath>,
+    field: String,
 }
 
 /// The struct tag of the variable a learned macro declares (`DEFINE_SCHED_CLASS(fair)`:
@@ -332,6 +345,7 @@ fn pass(src: &[u8], t: Tokens, macro_tag: MacroTags<'_>) -> (Facts, Tokens) {
         pending_init: None,
         parens: 0,
         in_body: false,
+        local_fns: Vec::new(),
     };
     p.run(macro_tag);
     let t = Tokens {
@@ -419,6 +433,13 @@ impl Pass<'_> {
                 }
                 Kind::Punct(b')') => {
                     self.parens = self.parens.saturating_sub(1);
+                    // `(*fn)(x)`
+                    if self.is(k + 1, Kind::Punct(b'('))
+                        && self.is(k.wrapping_sub(2), Kind::Punct(b'*'))
+                        && self.is(k.wrapping_sub(3), Kind::Punct(b'('))
+                    {
+                        self.local_call(k - 1);
+                    }
                     k + 1
                 }
                 Kind::Punct(b';') => {
@@ -482,6 +503,9 @@ impl Pass<'_> {
         self.depth = self.depth.saturating_sub(1);
         self.parens = 0;
         self.in_body &= self.depth > 0;
+        if !self.in_body {
+            self.local_fns.clear();
+        }
         let d = self.depth;
         // Names are declared in depth order: the ones of the closed block are last.
         while self.vars.last().is_some_and(|v| v.depth > d) {
@@ -565,6 +589,10 @@ impl Pass<'_> {
                 self.dispatch(k);
             } else if self.is(k + 1, Kind::Punct(b'=')) {
                 self.assignment(k);
+            } else if self.is(k + 1, Kind::Punct(b';'))
+                || self.is(k + 1, Kind::Punct(b')')) && self.is(k + 2, Kind::Punct(b';'))
+            {
+                self.member_read(k);
             }
             return k + 1;
         }
@@ -581,6 +609,9 @@ impl Pass<'_> {
                     return close + 1;
                 }
             }
+        }
+        if self.in_function() && self.is(k + 1, Kind::Punct(b'(')) {
+            self.local_call(k);
         }
         k + 1
     }
@@ -647,8 +678,49 @@ impl Pass<'_> {
         if self.parens == 0 {
             self.vars.push(var);
             self.initializer_after(j + 1, tag);
+            self.more_declarators(j + 1, tag);
         }
         j + 1
+    }
+
+    /// `struct t *a = NULL, *b;`: the names declared after the first (from `j`, after it),
+    /// struct-typed names of `tag` too. Looks at most [`DECLARATOR_REACH`] tokens ahead, so a
+    /// file of declarations without `;` stays linear.
+    fn more_declarators(&mut self, j: usize, tag: (u32, u32)) {
+        let mut depth = 0u32;
+        let end = self.t.len().min(j + DECLARATOR_REACH);
+        let mut k = j;
+        while k < end {
+            match self.t[k].kind {
+                Kind::Punct(b'(' | b'[' | b'{') => depth += 1,
+                Kind::Punct(b')' | b']' | b'}') if depth == 0 => return,
+                Kind::Punct(b')' | b']' | b'}') => depth -= 1,
+                Kind::Punct(b';') => return,
+                Kind::Punct(b',') if depth == 0 => {
+                    let mut n = k + 1;
+                    while self.is(n, Kind::Punct(b'*'))
+                        || self.is(n, Kind::Ident) && is_type_qualifier(self.text(n))
+                    {
+                        n += 1;
+                    }
+                    let next = self.t.get(n + 1).map(|t| t.kind);
+                    if self.is(n, Kind::Ident)
+                        && matches!(next, Some(Kind::Punct(b'=' | b';' | b',' | b'[')))
+                    {
+                        let var = Var {
+                            name: self.range(n),
+                            tag,
+                            depth: self.depth,
+                        };
+                        self.vars.push(var);
+                    }
+                    k = n;
+                    continue;
+                }
+                _ => {}
+            }
+            k += 1;
+        }
     }
 
     /// After a declared struct-typed name: `= {` (or `[…] = {`, attributes between) starts an
@@ -768,6 +840,116 @@ impl Pass<'_> {
         let d = Dispatch {
             target: self.type_before(k - 1),
             field: self.string(k),
+            line: self.t[k].line,
+        };
+        self.out.dispatches.push(d);
+    }
+
+    /// `fn = expr->field;`, `T fn = expr->field;` or `R (*fn)(P) = expr->field;` in a
+    /// function (the read may be wrapped in an accessor macro), with the member name at `k`:
+    /// `fn` holds the member's pointer from here on.
+    fn member_read(&mut self, k: usize) {
+        let Some(mut start) = self.chain_start(k - 1) else {
+            return;
+        };
+        // `c = READ_ONCE(prot->close);`
+        if self.is(k + 1, Kind::Punct(b')')) {
+            let accessor = start.wrapping_sub(2);
+            if !(self.is(start.wrapping_sub(1), Kind::Punct(b'('))
+                && self.is(accessor, Kind::Ident)
+                && is_accessor(self.text(accessor)))
+            {
+                return;
+            }
+            start = accessor;
+        }
+        let Some(eq) = start
+            .checked_sub(1)
+            .filter(|&e| self.is(e, Kind::Punct(b'=')))
+        else {
+            return;
+        };
+        let name = match eq.checked_sub(1) {
+            // `fn = …`, `T fn = …`; not `x->fn = …`.
+            Some(n)
+                if self.is(n, Kind::Ident)
+                    && !n.checked_sub(1).is_some_and(|m| {
+                        matches!(self.t[m].kind, Kind::Arrow | Kind::Punct(b'.'))
+                    }) =>
+            {
+                n
+            }
+            // `R (*fn)(P) = …`
+            Some(close) if self.is(close, Kind::Punct(b')')) => {
+                let Some(params) = self.group_start(close, b'(', b')') else {
+                    return;
+                };
+                let inner = params.wrapping_sub(1);
+                let Some(open) = self
+                    .is(inner, Kind::Punct(b')'))
+                    .then(|| self.group_start(inner, b'(', b')'))
+                    .flatten()
+                else {
+                    return;
+                };
+                if !(open + 3 == inner
+                    && self.is(open + 1, Kind::Punct(b'*'))
+                    && self.is(open + 2, Kind::Ident))
+                {
+                    return;
+                }
+                open + 2
+            }
+            _ => return,
+        };
+        let local = LocalFn {
+            name: self.range(name),
+            target: self.type_before(k - 1),
+            field: self.string(k),
+        };
+        self.local_fns.push(local);
+    }
+
+    /// The first token of the member-access expression whose access (`->` or `.`) is at `k`:
+    /// its base name, or the accessor macro around it (`READ_ONCE(x->ops)->f`).
+    fn chain_start(&self, k: usize) -> Option<usize> {
+        let mut j = k;
+        loop {
+            let mut n = j.checked_sub(1)?;
+            if self.is(n, Kind::Punct(b']')) {
+                n = self.group_start(n, b'[', b']')?.checked_sub(1)?;
+            }
+            if self.is(n, Kind::Punct(b')')) {
+                n = self.group_start(n, b'(', b')')?.checked_sub(1)?;
+            }
+            if !self.is(n, Kind::Ident) {
+                return None;
+            }
+            match n.checked_sub(1).map(|p| self.t[p].kind) {
+                Some(Kind::Arrow | Kind::Punct(b'.')) => j = n - 1,
+                _ => return Some(n),
+            }
+        }
+    }
+
+    /// A call of the name at `k`: a dispatch through the member a local function pointer of
+    /// that name was last read from.
+    fn local_call(&mut self, k: usize) {
+        if self.local_fns.is_empty() || !self.is(k, Kind::Ident) {
+            return;
+        }
+        let name = self.text(k);
+        let Some(local) = self
+            .local_fns
+            .iter()
+            .rev()
+            .find(|l| self.bytes(l.name) == name)
+        else {
+            return;
+        };
+        let d = Dispatch {
+            target: local.target.clone(),
+            field: local.field.clone(),
             line: self.t[k].line,
         };
         self.out.dispatches.push(d);
@@ -1151,6 +1333,54 @@ mod tests {
         assert_eq!(
             regs(&f),
             [(s("net_device_ops"), s("ndo_stop"), s("my_stop"), 9)]
+        );
+    }
+
+    #[test]
+    fn a_local_function_pointer_read_from_a_member_is_a_call_through_it() {
+        let src = "static int f(struct file *file, struct proto *prot)\n{\n\
+                   \tssize_t (*read)(struct file *, int);\n\
+                   \tread = file->f_op->read;\n\
+                   \tif (read)\n\
+                   \t\tread(file, 1);\n\
+                   \tint (*open)(struct file *) = file->f_op->open;\n\
+                   \t(*open)(file);\n\
+                   \tclose_fn c = READ_ONCE(prot->close);\n\
+                   \tc(prot);\n\
+                   \tgo = unknown()->go;\n\
+                   \tgo();\n\
+                   \tfile->f_op->poll = other;\n\
+                   \treturn 0;\n}\n\
+                   static void g(void)\n{\n\tread(1);\n}\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        assert_eq!(
+            calls(&f),
+            [
+                (Some(s("file.f_op")), s("read"), 6),
+                (Some(s("file.f_op")), s("open"), 8),
+                (Some(s("proto")), s("close"), 10),
+                (None, s("go"), 12),
+            ]
+        );
+    }
+
+    #[test]
+    fn every_declarator_of_a_declaration_is_typed() {
+        let src = "static int f(void)\n{\n\
+                   \tstruct net_device_ops *a = NULL, *b, c[2];\n\
+                   \tstruct proto *p = get(1, 2), *q;\n\
+                   \tb->ndo_open(1);\n\
+                   \tc[0].ndo_stop(1);\n\
+                   \tq->close(1);\n\
+                   \treturn 0;\n}\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        assert_eq!(
+            calls(&f),
+            [
+                (Some(s("net_device_ops")), s("ndo_open"), 5),
+                (Some(s("net_device_ops")), s("ndo_stop"), 6),
+                (Some(s("proto")), s("close"), 7),
+            ]
         );
     }
 
