@@ -38,7 +38,9 @@ pub struct Member {
     pub owner: String,
     /// Its name.
     pub name: String,
-    /// The struct tag of its type (`const struct file_operations *f_op`), if any.
+    /// The struct tag of its type (`const struct file_operations *f_op`), if any; for a
+    /// member macro (`#define sk_prot __sk_common.skc_prot` in `struct sock`), [`ALIAS`] and
+    /// the chain it stands for.
     pub tag: Option<String>,
     /// Declared as `(*name)(…)`.
     pub fnptr: bool,
@@ -259,6 +261,45 @@ fn skip_logical_line(src: &[u8], i: usize, line: &mut u32) -> usize {
     past
 }
 
+/// The mark before a member macro's chain in a member's struct tag (see [`Member`]).
+pub const ALIAS: &str = "@";
+
+/// The member macros of a struct's body, `#define sk_prot __sk_common.skc_prot`: each macro's
+/// name and the member chain it stands for (names joined by `.`).
+fn member_aliases(body: &[u8]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for line in body.split(|&b| b == b'\n') {
+        // Without a comment after it.
+        let cut = line.windows(2).position(|w| w == b"/*" || w == b"//");
+        let line = cut.map_or(line, |c| &line[..c]).trim_ascii();
+        let Some(rest) = line.strip_prefix(b"#") else {
+            continue;
+        };
+        let Some(rest) = rest.trim_ascii_start().strip_prefix(b"define") else {
+            continue;
+        };
+        let mut words = rest
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|w| !w.is_empty());
+        let (Some(name), Some(chain), None) = (words.next(), words.next(), words.next()) else {
+            continue;
+        };
+        let ident = |w: &[u8]| {
+            w.first()
+                .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+                && w.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        };
+        let parts: Vec<&[u8]> = chain.split(|&b| b == b'.').collect();
+        if ident(name) && parts.len() > 1 && parts.iter().all(|p| ident(p)) {
+            out.push((
+                String::from_utf8_lossy(name).into_owned(),
+                String::from_utf8_lossy(chain).into_owned(),
+            ));
+        }
+    }
+    out
+}
+
 /// What a brace of an initializer initializes.
 #[derive(Clone, Debug)]
 enum Init {
@@ -291,6 +332,9 @@ struct Pass<'a> {
     params: Vec<Var>,
     /// Struct definitions open: tag and the depth of their members.
     structs: Vec<(String, u32)>,
+    /// Named struct definitions open: the depth of their members and where their `{` is, to
+    /// read the member macros of their body when it closes ([`member_aliases`]).
+    bodies: Vec<(u32, usize)>,
     /// Initializer braces open: what each initializes and its depth inside.
     inits: Vec<(Init, u32)>,
     /// The initializer of the next `{`.
@@ -341,6 +385,7 @@ fn pass(src: &[u8], t: Tokens, macro_tag: MacroTags<'_>) -> (Facts, Tokens) {
         vars: Vec::new(),
         params: Vec::new(),
         structs: Vec::new(),
+        bodies: Vec::new(),
         inits: Vec::new(),
         pending_init: None,
         parens: 0,
@@ -514,6 +559,21 @@ impl Pass<'_> {
         while self.inits.last().is_some_and(|(_, at)| *at > d) {
             self.inits.pop();
         }
+        while let Some(&(at, start)) = self.bodies.last().filter(|(at, _)| *at > d) {
+            self.bodies.pop();
+            let owner = self.structs.iter().rev().find(|(_, a)| *a == at);
+            if let Some((owner, _)) = owner {
+                let end = self.t[k].start as usize;
+                for (name, chain) in member_aliases(&self.src[start..end]) {
+                    self.out.members.push(Member {
+                        owner: owner.clone(),
+                        name,
+                        tag: Some(format!("{ALIAS}{chain}")),
+                        fnptr: false,
+                    });
+                }
+            }
+        }
         while self.structs.last().is_some_and(|(_, at)| *at > d) {
             self.structs.pop();
         }
@@ -636,6 +696,8 @@ impl Pass<'_> {
                 String::from_utf8_lossy(self.bytes(tag)).into_owned(),
                 self.depth + 1,
             ));
+            self.bodies
+                .push((self.depth + 1, self.t[k + 2].end as usize));
             return k + 2;
         }
         // Pointers and qualifiers, then the declared name.
@@ -1381,6 +1443,27 @@ mod tests {
                 (Some(s("net_device_ops")), s("ndo_stop"), 6),
                 (Some(s("proto")), s("close"), 7),
             ]
+        );
+    }
+
+    #[test]
+    fn a_member_macro_in_a_struct_body_is_a_member_alias() {
+        let src = "struct sock {\n\
+                   \tstruct sock_common __sk_common;\n\
+                   #define sk_prot\t\t__sk_common.skc_prot /* the protocol */\n\
+                   #define sk_hash(x)\t__sk_common.skc_hash\n\
+                   #define sk_flags\t(__sk_common.skc_flags)\n\
+                   \tint sk_rcvbuf;\n};\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        let alias = f.members.iter().find(|m| m.name == "sk_prot").unwrap();
+        assert_eq!(alias.owner, "sock");
+        assert_eq!(alias.tag.as_deref(), Some("@__sk_common.skc_prot"));
+        assert_eq!(
+            f.members
+                .iter()
+                .filter(|m| m.tag.as_deref().is_some_and(|t| t.starts_with(ALIAS)))
+                .count(),
+            1
         );
     }
 

@@ -68,24 +68,38 @@ fn wanted(q: &Query<'_>, at: At) -> bool {
     q.snap.is_live(at.0, at.1) && q.wanted_file(at.0, at.1)
 }
 
-/// The struct tag of member `member` of `struct owner`, from the newest segment that has it.
-fn member_tag(q: &Query<'_>, owner: &str, member: &str) -> Option<String> {
+/// Member macros followed at most in one type path (`sk_prot` is `__sk_common.skc_prot`): a
+/// macro that names itself again cannot loop.
+const MAX_ALIASES: u32 = 4;
+
+/// The struct tag of member `member` of `struct owner`, from the newest segment that has it;
+/// a member macro is followed to the member it stands for (`aliases` more at most).
+fn member_tag(q: &Query<'_>, owner: &str, member: &str, aliases: u32) -> Option<String> {
     let key = format!("{owner}.{member}");
-    q.snap.segments.iter().rev().find_map(|seg| {
+    let tag = q.snap.segments.iter().rev().find_map(|seg| {
         seg.indirect("M", &key)
             .find_map(|[tag, _fnptr]| (tag != "-").then(|| tag.to_string()))
-    })
+    })?;
+    match tag.strip_prefix(knav_c::indirect::ALIAS) {
+        Some(chain) if aliases > 0 => resolve_in(q, &format!("{owner}.{chain}"), aliases - 1),
+        Some(_) => None,
+        None => Some(tag),
+    }
 }
 
 /// The struct a type path (`tag.member…`) ends at; `None` when a member's type is unknown.
 pub fn resolve(q: &Query<'_>, path: &str) -> Option<String> {
+    resolve_in(q, path, MAX_ALIASES)
+}
+
+fn resolve_in(q: &Query<'_>, path: &str, aliases: u32) -> Option<String> {
     let mut parts = path.split('.');
     let mut tag = parts.next()?.to_string();
     if tag == "?" {
         return None;
     }
     for m in parts {
-        tag = member_tag(q, &tag, m)?;
+        tag = member_tag(q, &tag, m, aliases)?;
     }
     Some(tag)
 }
