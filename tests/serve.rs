@@ -1104,3 +1104,35 @@ fn change_impact_and_review_diff_answer_over_the_wire_as_the_cli_does() {
         "{text}"
     );
 }
+
+#[test]
+fn search_code_in_one_server_answers_a_question_again_as_the_first_time() {
+    // The server keeps its snapshot and its scoring sums from call to call: a question asked
+    // again, after others, gets the first answer, and the CLI's.
+    let (t, mut c) = served("serve-search-again", &[]);
+    let (first, err) = c.call("search_code", json!({"query": "read a file"}));
+    assert!(
+        !err && first.starts_with("7.46  ext2_file_read  fs/ext2/file.c:4-7:"),
+        "{first}"
+    );
+    let (other, _) = c.call(
+        "search_code",
+        json!({"query": "map a page into kernel memory"}),
+    );
+    assert!(other.contains("bpf_map_lookup"), "{other}");
+    let (again, _) = c.call("search_code", json!({"query": "read a file"}));
+    assert_eq!(again, first);
+    let cli = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["search", "read", "a", "file", "--root"])
+        .arg(&t.root)
+        .output()
+        .unwrap();
+    // The same hits; only the `next:` line names commands on the CLI.
+    let hits = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with("next:"))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(hits(&again), hits(&String::from_utf8_lossy(&cli.stdout)));
+}

@@ -224,6 +224,77 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>, scope: Scope)
     env
 }
 
+/// Each query word's inverse document frequency over the segments' `n` documents (a word's
+/// documents are at most those of all its terms).
+fn idfs(codes: &[&knav_index::code::read::CodeIndex], slots: &[Vec<String>], n: f32) -> Vec<f32> {
+    slots
+        .iter()
+        .map(|terms| {
+            let df: u64 = terms
+                .iter()
+                .flat_map(|t| codes.iter().filter_map(|c| c.postings(t.as_str())))
+                .map(|p| p.docs)
+                .sum();
+            bm25::idf(n, (df as f32).min(n))
+        })
+        .collect()
+}
+
+/// The per-document sums of one segment's scoring: zero for every document no word touched,
+/// and put back to zero after a query, so a server's queries reuse them instead of clearing
+/// (or faulting in) megabytes each.
+#[derive(Default)]
+struct Sums {
+    /// The score so far.
+    scores: Vec<f32>,
+    /// The query's words a document has (bit i: word i).
+    mask: Vec<u32>,
+    /// How many query words its name has.
+    named: Vec<u8>,
+    /// A word's weighted frequency in it, over its fields.
+    freq: Vec<f32>,
+    /// The documents with a score, each once.
+    scored: Vec<u32>,
+    /// The documents a word touched (with repeats): those put back to zero.
+    dirty: Vec<u32>,
+}
+
+/// Sums given back, for the next query.
+static SUMS: std::sync::Mutex<Vec<Sums>> = std::sync::Mutex::new(Vec::new());
+
+impl Sums {
+    /// Sums of `n` documents, all zero.
+    fn take(n: usize) -> Sums {
+        let mut s = SUMS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
+        // Fresh zeroed memory where they are too short (what they held is zero).
+        if s.scores.len() < n {
+            s.scores = vec![0.0; n];
+            s.freq = vec![0.0; n];
+            s.mask = vec![0; n];
+            s.named = vec![0; n];
+        }
+        s
+    }
+
+    /// Puts every touched document back to zero and keeps the sums for the next query.
+    fn give_back(mut self) {
+        for &d in &self.dirty {
+            let d = d as usize;
+            self.scores[d] = 0.0;
+            self.freq[d] = 0.0;
+            self.mask[d] = 0;
+            self.named[d] = 0;
+        }
+        self.dirty.clear();
+        self.scored.clear();
+        SUMS.lock().unwrap_or_else(|e| e.into_inner()).push(self);
+    }
+}
+
 /// Every live document with at least one of the query's words (of `kind`, under the path
 /// prefix), scored. A query word is one of `slots`: the terms that count as it.
 fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope) -> Vec<Hit> {
@@ -234,29 +305,20 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
     };
     let n: f32 = codes.iter().map(|c| c.len() as f32).sum();
     let mut hits = Vec::new();
-    // A word's documents are at most those of all its terms.
-    let idf: Vec<f32> = slots
-        .iter()
-        .map(|terms| {
-            let df: u64 = terms
-                .iter()
-                .flat_map(|t| codes.iter().filter_map(|c| c.postings(t.as_str())))
-                .map(|p| p.docs)
-                .sum();
-            let df = (df as f32).min(n);
-            bm25::idf(n, df)
-        })
-        .collect();
+    let idf = idfs(&codes, slots, n);
     for (s, (seg, code)) in segs.iter().zip(&codes).enumerate() {
         let avg = code.averages();
         let norm = |f: usize, len: u16| bm25::norm(B[f], len as f32, avg[f].max(1.0));
-        let mut scores = vec![0f32; code.len() as usize];
-        // Per document: the query's words it has (bit i: word i), and how many its name has.
-        let mut mask = vec![0u32; code.len() as usize];
-        let mut named = vec![0u8; code.len() as usize];
-
-        // A word's weighted frequency in each document, over its fields, and who has one.
-        let mut freq = vec![0f32; code.len() as usize];
+        let mut sums = Sums::take(code.len() as usize);
+        let Sums {
+            scores,
+            mask,
+            named,
+            freq,
+            scored,
+            dirty,
+        } = &mut sums;
+        // The documents a word touched.
         let mut touched: Vec<u32> = Vec::new();
         for (i, (terms, idf)) in slots.iter().zip(&idf).enumerate() {
             for t in terms {
@@ -299,6 +361,9 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
             for &doc in &touched {
                 let w = std::mem::take(&mut freq[doc as usize]);
                 if w > 0.0 {
+                    if mask[doc as usize] == 0 {
+                        scored.push(doc);
+                    }
                     scores[doc as usize] += bm25::score(*idf, w);
                     mask[doc as usize] |= 1 << i;
                 }
@@ -307,14 +372,15 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
                     *c = (*c & !NAME_NOW) + 1;
                 }
             }
-            touched.clear();
+            dirty.append(&mut touched);
         }
         let check_file = !q.snap.all_live(s) || q.page.path_prefix.is_some();
-        for (doc, &score) in scores.iter().enumerate() {
+        sums.scored.sort_unstable();
+        for &doc in &sums.scored {
+            let score = sums.scores[doc as usize];
             if score <= 0.0 {
                 continue;
             }
-            let doc = doc as u32;
             let Some(d) = code.doc(doc) else { continue };
             if kind.is_some_and(|k| d.head.kind != k as u8) {
                 continue;
@@ -332,9 +398,9 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
                     continue;
                 }
             }
-            let mask = mask[doc as usize];
-            let score =
-                score * shares(mask, named[doc as usize], slots.len()) * priors(class, d.head.kind);
+            let mask = sums.mask[doc as usize];
+            let named = sums.named[doc as usize];
+            let score = score * shares(mask, named, slots.len()) * priors(class, d.head.kind);
             hits.push(Hit {
                 seg: s,
                 doc,
@@ -342,6 +408,7 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
                 mask,
             });
         }
+        sums.give_back();
     }
     hits
 }
