@@ -815,17 +815,22 @@ impl Pass<'_> {
         }
     }
 
+    /// The token before the member access (`->` or `.`) at `j`, past an index (`name[…]`).
+    fn before_access(&self, j: usize) -> Option<usize> {
+        let n = j.checked_sub(1)?;
+        if self.is(n, Kind::Punct(b']')) {
+            return self.group_start(n, b'[', b']')?.checked_sub(1);
+        }
+        Some(n)
+    }
+
     /// The struct type of the expression ending just before the member access at `k` (an
     /// `->` or `.`): a name in scope, then members; `None` when it is anything else.
     fn type_before(&self, k: usize) -> Option<TypePath> {
         let mut chain = Vec::new();
         let mut j = k;
         loop {
-            // `self.t[j]` is `->` or `.`; before it a name, or `name[…]`.
-            let mut n = j.checked_sub(1)?;
-            if self.is(n, Kind::Punct(b']')) {
-                n = self.group_start(n, b'[', b']')?.checked_sub(1)?;
-            }
+            let mut n = self.before_access(j)?;
             // `READ_ONCE(sock->ops)->mmap`: the accessor's first argument is the expression.
             if self.is(n, Kind::Punct(b')')) {
                 n = self.accessor_arg(n)?;
@@ -977,10 +982,7 @@ impl Pass<'_> {
     fn chain_start(&self, k: usize) -> Option<usize> {
         let mut j = k;
         loop {
-            let mut n = j.checked_sub(1)?;
-            if self.is(n, Kind::Punct(b']')) {
-                n = self.group_start(n, b'[', b']')?.checked_sub(1)?;
-            }
+            let mut n = self.before_access(j)?;
             if self.is(n, Kind::Punct(b')')) {
                 n = self.group_start(n, b'(', b')')?.checked_sub(1)?;
             }
@@ -1317,6 +1319,16 @@ mod tests {
         x.to_string()
     }
 
+    /// The calls through members of `src`, each as its struct path, member and line.
+    fn calls_in(src: &str) -> Vec<(Option<String>, String, u32)> {
+        calls(&facts(src.as_bytes(), &no_macros))
+    }
+
+    /// `(Some(path), member, line)`.
+    fn typed(path: &str, member: &str, line: u32) -> (Option<String>, String, u32) {
+        (Some(s(path)), s(member), line)
+    }
+
     #[test]
     fn members_of_a_struct_definition() {
         let src = "struct file {\n\tconst struct file_operations *f_op;\n\tint x;\n\
@@ -1414,16 +1426,13 @@ mod tests {
                    \tfile->f_op->poll = other;\n\
                    \treturn 0;\n}\n\
                    static void g(void)\n{\n\tread(1);\n}\n";
-        let f = facts(src.as_bytes(), &no_macros);
-        assert_eq!(
-            calls(&f),
-            [
-                (Some(s("file.f_op")), s("read"), 6),
-                (Some(s("file.f_op")), s("open"), 8),
-                (Some(s("proto")), s("close"), 10),
-                (None, s("go"), 12),
-            ]
-        );
+        let expected = [
+            typed("file.f_op", "read", 6),
+            typed("file.f_op", "open", 8),
+            typed("proto", "close", 10),
+            (None, s("go"), 12),
+        ];
+        assert_eq!(calls_in(src), expected);
     }
 
     #[test]
@@ -1435,15 +1444,12 @@ mod tests {
                    \tc[0].ndo_stop(1);\n\
                    \tq->close(1);\n\
                    \treturn 0;\n}\n";
-        let f = facts(src.as_bytes(), &no_macros);
-        assert_eq!(
-            calls(&f),
-            [
-                (Some(s("net_device_ops")), s("ndo_open"), 5),
-                (Some(s("net_device_ops")), s("ndo_stop"), 6),
-                (Some(s("proto")), s("close"), 7),
-            ]
-        );
+        let expected = [
+            typed("net_device_ops", "ndo_open", 5),
+            typed("net_device_ops", "ndo_stop", 6),
+            typed("proto", "close", 7),
+        ];
+        assert_eq!(calls_in(src), expected);
     }
 
     #[test]
