@@ -243,51 +243,68 @@ fn idfs(codes: &[&knav_index::code::read::CodeIndex], slots: &[Vec<String>], n: 
 /// The per-document sums of one segment's scoring: zero for every document no word touched,
 /// and put back to zero after a query, so a server's queries reuse them instead of clearing
 /// (or faulting in) megabytes each.
-#[derive(Default)]
 struct Sums {
-    /// The score so far.
-    scores: Vec<f32>,
-    /// The query's words a document has (bit i: word i).
-    mask: Vec<u32>,
-    /// How many query words its name has.
-    named: Vec<u8>,
-    /// A word's weighted frequency in it, over its fields.
-    freq: Vec<f32>,
+    /// Room for `n` documents' sums ([`Sums::parts`]).
+    buf: super::zeroed::Zeroed,
+    n: usize,
     /// The documents with a score, each once.
     scored: Vec<u32>,
     /// The documents a word touched (with repeats): those put back to zero.
     dirty: Vec<u32>,
 }
 
+/// The sums of a document, as [`Sums::parts`] gives them: its score so far, a word's weighted
+/// frequency in it (over its fields), the query's words it has (bit i: word i), and how many
+/// query words its name has.
+type Parts<'a> = (&'a mut [f32], &'a mut [f32], &'a mut [u32], &'a mut [u8]);
+
 /// Sums given back, for the next query.
 static SUMS: std::sync::Mutex<Vec<Sums>> = std::sync::Mutex::new(Vec::new());
+
+/// The bytes of one document's sums.
+const SUM_BYTES: usize = 4 + 4 + 4 + 1;
 
 impl Sums {
     /// Sums of `n` documents, all zero.
     fn take(n: usize) -> Sums {
-        let mut s = SUMS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop()
-            .unwrap_or_default();
-        // Fresh zeroed memory where they are too short (what they held is zero).
-        if s.scores.len() < n {
-            s.scores = vec![0.0; n];
-            s.freq = vec![0.0; n];
-            s.mask = vec![0; n];
-            s.named = vec![0; n];
+        let kept = SUMS.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        match kept {
+            Some(s) if s.n >= n => s,
+            _ => Sums {
+                buf: super::zeroed::Zeroed::new(n * SUM_BYTES),
+                n,
+                scored: Vec::new(),
+                dirty: Vec::new(),
+            },
         }
-        s
+    }
+
+    /// The four sums of every document, each a slice of `n`.
+    fn parts(buf: &mut super::zeroed::Zeroed, n: usize) -> Parts<'_> {
+        assert!(buf.len() >= n * SUM_BYTES);
+        let p = buf.as_mut_ptr();
+        // SAFETY: four disjoint ranges of the buffer's `n * SUM_BYTES` zeroed (or since
+        // written) bytes, each aligned for its type (the buffer is 4-byte aligned and the first
+        // three ranges are 4n bytes long); zero is a valid f32, u32 and u8.
+        unsafe {
+            (
+                std::slice::from_raw_parts_mut(p.cast::<f32>(), n),
+                std::slice::from_raw_parts_mut(p.add(4 * n).cast::<f32>(), n),
+                std::slice::from_raw_parts_mut(p.add(8 * n).cast::<u32>(), n),
+                std::slice::from_raw_parts_mut(p.add(12 * n), n),
+            )
+        }
     }
 
     /// Puts every touched document back to zero and keeps the sums for the next query.
     fn give_back(mut self) {
+        let (scores, freq, mask, named) = Sums::parts(&mut self.buf, self.n);
         for &d in &self.dirty {
             let d = d as usize;
-            self.scores[d] = 0.0;
-            self.freq[d] = 0.0;
-            self.mask[d] = 0;
-            self.named[d] = 0;
+            scores[d] = 0.0;
+            freq[d] = 0.0;
+            mask[d] = 0;
+            named[d] = 0;
         }
         self.dirty.clear();
         self.scored.clear();
@@ -311,13 +328,12 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
         let norm = |f: usize, len: u16| bm25::norm(B[f], len as f32, avg[f].max(1.0));
         let mut sums = Sums::take(code.len() as usize);
         let Sums {
-            scores,
-            mask,
-            named,
-            freq,
+            buf,
+            n: room,
             scored,
             dirty,
         } = &mut sums;
+        let (scores, freq, mask, named) = Sums::parts(buf, *room);
         // The documents a word touched.
         let mut touched: Vec<u32> = Vec::new();
         for (i, (terms, idf)) in slots.iter().zip(&idf).enumerate() {
@@ -375,9 +391,9 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
             dirty.append(&mut touched);
         }
         let check_file = !q.snap.all_live(s) || q.page.path_prefix.is_some();
-        sums.scored.sort_unstable();
-        for &doc in &sums.scored {
-            let score = sums.scores[doc as usize];
+        scored.sort_unstable();
+        for &doc in scored.iter() {
+            let score = scores[doc as usize];
             if score <= 0.0 {
                 continue;
             }
@@ -398,8 +414,8 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
                     continue;
                 }
             }
-            let mask = sums.mask[doc as usize];
-            let named = sums.named[doc as usize];
+            let mask = mask[doc as usize];
+            let named = named[doc as usize];
             let score = score * shares(mask, named, slots.len()) * priors(class, d.head.kind);
             hits.push(Hit {
                 seg: s,

@@ -29,6 +29,7 @@ mod structs;
 mod symbols;
 mod vocab;
 mod why;
+mod zeroed;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
