@@ -334,7 +334,7 @@ struct Pass<'a> {
     structs: Vec<(String, u32)>,
     /// Named struct definitions open: the depth of their members and where their `{` is, to
     /// read the member macros of their body when it closes ([`member_aliases`]).
-    bodies: Vec<(u32, usize)>,
+    bodies: Vec<(u32, usize, (u32, u32))>,
     /// Initializer braces open: what each initializes and its depth inside.
     inits: Vec<(Init, u32)>,
     /// The initializer of the next `{`.
@@ -559,8 +559,10 @@ impl Pass<'_> {
         while self.inits.last().is_some_and(|(_, at)| *at > d) {
             self.inits.pop();
         }
-        while let Some(&(at, start)) = self.bodies.last().filter(|(at, _)| *at > d) {
+        let mut closed_tag = None;
+        while let Some(&(at, start, tag)) = self.bodies.last().filter(|(at, _, _)| *at > d) {
             self.bodies.pop();
+            closed_tag = Some(tag);
             let owner = self.structs.iter().rev().find(|(_, a)| *a == at);
             if let Some((owner, _)) = owner {
                 let end = self.t[k].start as usize;
@@ -577,7 +579,31 @@ impl Pass<'_> {
         while self.structs.last().is_some_and(|(_, at)| *at > d) {
             self.structs.pop();
         }
+        if let Some(tag) = closed_tag {
+            self.declared_after_definition(k + 1, tag);
+        }
         k + 1
+    }
+
+    /// `struct t { … } v[] = { … };`: the names declared with a struct's definition, from `j`
+    /// (after its `}`), are of its type, and their initializer registers in it.
+    fn declared_after_definition(&mut self, mut j: usize, tag: (u32, u32)) {
+        while self.is(j, Kind::Punct(b'*'))
+            || self.is(j, Kind::Ident) && is_type_qualifier(self.text(j))
+        {
+            j += 1;
+        }
+        if !self.is(j, Kind::Ident) || self.parens > 0 {
+            return;
+        }
+        let var = Var {
+            name: self.range(j),
+            tag,
+            depth: self.depth,
+        };
+        self.vars.push(var);
+        self.initializer_after(j + 1, tag);
+        self.more_declarators(j + 1, tag);
     }
 
     /// `(*name)(` inside a struct definition: a function-pointer member.
@@ -697,7 +723,7 @@ impl Pass<'_> {
                 self.depth + 1,
             ));
             self.bodies
-                .push((self.depth + 1, self.t[k + 2].end as usize));
+                .push((self.depth + 1, self.t[k + 2].end as usize, tag));
             return k + 2;
         }
         // Pointers and qualifiers, then the declared name.
@@ -1470,6 +1496,20 @@ mod tests {
                 .filter(|m| m.tag.as_deref().is_some_and(|t| t.starts_with(ALIAS)))
                 .count(),
             1
+        );
+    }
+
+    #[test]
+    fn a_struct_defined_with_its_variable_types_the_variable_and_its_initializer() {
+        let src = "static const struct ops {\n\tint (*open)(void);\n} my_ops[] = {\n\
+                   \t{ .open = a_open },\n};\n\
+                   struct other { int x; } one = { .x = 1 }, *two;\n\
+                   static int f(void)\n{\n\tmy_ops[0].open();\n\ttwo->y(1);\n\treturn 0;\n}\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        assert_eq!(regs(&f), [(s("ops"), s("open"), s("a_open"), 4)]);
+        assert_eq!(
+            calls(&f),
+            [typed("ops", "open", 9), typed("other", "y", 10)]
         );
     }
 
