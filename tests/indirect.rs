@@ -396,3 +396,70 @@ fn a_struct_tag_defined_twice_joins_only_the_definition_each_file_sees() {
         "{v}"
     );
 }
+
+#[test]
+fn member_macros_local_function_pointers_and_structs_defined_with_their_variable_are_typed() {
+    // Regressions: `sk->sk_prot->sendmsg` (sk_prot a #define in struct sock), `open =
+    // f->f_op->open; open(f);` (do_dentry_open) and `static const struct t { … } v[] = { … }`
+    // were guesses by member name, or not seen at all.
+    let t = tree(
+        "indirect-forms",
+        &[
+            (
+                "include/net/sock.h",
+                "struct proto {\n\tint (*sendmsg)(struct sock *sk);\n};\n\
+                 struct sock_common {\n\tstruct proto *skc_prot;\n};\n\
+                 struct sock {\n\tstruct sock_common __sk_common;\n\
+                 #define sk_prot\t\t__sk_common.skc_prot\n};\n",
+            ),
+            (
+                "net/ipv4/tcp.c",
+                "#include <net/sock.h>\nint tcp_sendmsg(struct sock *sk)\n{\n\treturn 0;\n}\n\
+                 struct proto tcp_prot = {\n\t.sendmsg = tcp_sendmsg,\n};\n",
+            ),
+            (
+                "net/ipv4/af_inet.c",
+                "#include <net/sock.h>\nint inet_sendmsg(struct sock *sk)\n{\n\
+                 \treturn sk->sk_prot->sendmsg(sk);\n}\n",
+            ),
+            (
+                "fs/open.c",
+                "struct file;\nstruct file_operations {\n\tint (*open)(struct file *);\n};\n\
+                 struct file {\n\tconst struct file_operations *f_op;\n};\n\
+                 int do_open(struct file *f)\n{\n\tint (*open)(struct file *);\n\
+                 \topen = f->f_op->open;\n\treturn open(f);\n}\n",
+            ),
+            (
+                "fs/simple.c",
+                "#include \"open.h\"\nstatic int simple_open(struct file *f)\n{\n\treturn 0;\n}\n\
+                 static const struct table_ops {\n\tint (*open)(struct file *);\n} simple_ops[] = {\n\
+                 \t{ .open = simple_open },\n};\n\
+                 int open_first(struct file *f)\n{\n\treturn simple_ops[0].open(f);\n}\n",
+            ),
+            (
+                "fs/ramfs.c",
+                "struct file;\nstruct file_operations {\n\tint (*open)(struct file *);\n};\n\
+                 static int ramfs_open(struct file *f)\n{\n\treturn 0;\n}\n\
+                 const struct file_operations ramfs_fops = {\n\t.open = ramfs_open,\n};\n",
+            ),
+        ],
+    );
+    let (_, v) = json(&t, &["callers", "tcp_sendmsg"]);
+    assert_eq!(
+        sites(&v),
+        ["inet_sendmsg net/ipv4/af_inet.c:4 proto.sendmsg type net/ipv4/tcp.c:7"]
+    );
+    let (_, v) = json(&t, &["callers", "simple_open"]);
+    assert_eq!(
+        sites(&v),
+        ["open_first fs/simple.c:13 table_ops.open type fs/simple.c:9"]
+    );
+    let (_, v) = json(&t, &["callers", "ramfs_open", "--include-uncertain"]);
+    let found = sites(&v);
+    assert!(
+        found
+            .iter()
+            .any(|s| s.starts_with("do_open fs/open.c:12 file_operations.open")),
+        "{found:?}"
+    );
+}
