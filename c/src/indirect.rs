@@ -285,9 +285,8 @@ fn member_aliases(body: &[u8]) -> Vec<(String, String)> {
             continue;
         };
         let ident = |w: &[u8]| {
-            w.first()
-                .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
-                && w.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            w.first().is_some_and(|&b| crate::scan::is_ident_start(b))
+                && w.iter().all(|&b| crate::scan::is_ident(b))
         };
         let parts: Vec<&[u8]> = chain.split(|&b| b == b'.').collect();
         if ident(name) && parts.len() > 1 && parts.iter().all(|p| ident(p)) {
@@ -585,23 +584,34 @@ impl Pass<'_> {
         k + 1
     }
 
-    /// `struct t { … } v[] = { … };`: the names declared with a struct's definition, from `j`
-    /// (after its `}`), are of its type, and their initializer registers in it.
-    fn declared_after_definition(&mut self, mut j: usize, tag: (u32, u32)) {
+    /// Past the `*`s and type qualifiers from `j`: where a declarator's name is.
+    fn past_pointers(&self, mut j: usize) -> usize {
         while self.is(j, Kind::Punct(b'*'))
             || self.is(j, Kind::Ident) && is_type_qualifier(self.text(j))
         {
             j += 1;
         }
-        if !self.is(j, Kind::Ident) || self.parens > 0 {
-            return;
-        }
+        j
+    }
+
+    /// The name at `at` is declared here, of struct type `tag`.
+    fn declare(&mut self, at: usize, tag: (u32, u32)) {
         let var = Var {
-            name: self.range(j),
+            name: self.range(at),
             tag,
             depth: self.depth,
         };
         self.vars.push(var);
+    }
+
+    /// `struct t { … } v[] = { … };`: the names declared with a struct's definition, from `j`
+    /// (after its `}`), are of its type, and their initializer registers in it.
+    fn declared_after_definition(&mut self, j: usize, tag: (u32, u32)) {
+        let j = self.past_pointers(j);
+        if !self.is(j, Kind::Ident) || self.parens > 0 {
+            return;
+        }
+        self.declare(j, tag);
         self.initializer_after(j + 1, tag);
         self.more_declarators(j + 1, tag);
     }
@@ -727,12 +737,7 @@ impl Pass<'_> {
             return k + 2;
         }
         // Pointers and qualifiers, then the declared name.
-        let mut j = k + 2;
-        while self.is(j, Kind::Punct(b'*'))
-            || self.is(j, Kind::Ident) && is_type_qualifier(self.text(j))
-        {
-            j += 1;
-        }
+        let j = self.past_pointers(k + 2);
         if !self.is(j, Kind::Ident) {
             return k + 2;
         }
@@ -785,22 +790,12 @@ impl Pass<'_> {
                 Kind::Punct(b')' | b']' | b'}') => depth -= 1,
                 Kind::Punct(b';') => return,
                 Kind::Punct(b',') if depth == 0 => {
-                    let mut n = k + 1;
-                    while self.is(n, Kind::Punct(b'*'))
-                        || self.is(n, Kind::Ident) && is_type_qualifier(self.text(n))
-                    {
-                        n += 1;
-                    }
+                    let n = self.past_pointers(k + 1);
                     let next = self.t.get(n + 1).map(|t| t.kind);
                     if self.is(n, Kind::Ident)
                         && matches!(next, Some(Kind::Punct(b'=' | b';' | b',' | b'[')))
                     {
-                        let var = Var {
-                            name: self.range(n),
-                            tag,
-                            depth: self.depth,
-                        };
-                        self.vars.push(var);
+                        self.declare(n, tag);
                     }
                     k = n;
                     continue;

@@ -68,6 +68,13 @@ pub struct SegmentMeta {
     pub checksums: Vec<(String, u64)>,
 }
 
+impl SegmentMeta {
+    /// The length meta.json records for index file `name`.
+    fn length(&self, name: &str) -> Option<u64> {
+        self.lengths.iter().find(|(n, _)| n == name).map(|x| x.1)
+    }
+}
+
 /// One segment of the index.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SegmentRef {
@@ -149,7 +156,7 @@ impl Segment {
                 ),
             });
         }
-        let len = |name: &str| meta.lengths.iter().find(|(n, _)| n == name).map(|x| x.1);
+        let len = |name: &str| meta.length(name);
         for name in segment_files() {
             if len(&name).is_none() || !meta.checksums.iter().any(|(n, _)| *n == name) {
                 return Err(IndexError::damaged(
@@ -254,14 +261,9 @@ impl Segment {
         &self,
         open: impl FnOnce(&Path, &dyn Fn(&str) -> Option<u64>) -> Result<T, IndexError>,
     ) -> Option<T> {
-        let len = |name: &str| {
-            self.meta
-                .lengths
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|x| x.1)
-        };
-        open(&self.dir, &len).map_err(|e| self.damage.keep(e)).ok()
+        open(&self.dir, &|name| self.meta.length(name))
+            .map_err(|e| self.damage.keep(e))
+            .ok()
     }
 
     /// Remembers damage a reader of `file` ran into (see [`Segment::damage`]).

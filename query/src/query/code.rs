@@ -244,9 +244,8 @@ fn idfs(codes: &[&knav_index::code::read::CodeIndex], slots: &[Vec<String>], n: 
 /// and put back to zero after a query, so a server's queries reuse them instead of clearing
 /// (or faulting in) megabytes each.
 struct Sums {
-    /// Room for `n` documents' sums ([`Sums::parts`]).
+    /// Room for the sums of its length / [`SUM_BYTES`] documents ([`Sums::parts`]).
     buf: super::zeroed::Zeroed,
-    n: usize,
     /// The documents with a score, each once.
     scored: Vec<u32>,
     /// The documents a word touched (with repeats): those put back to zero.
@@ -269,19 +268,18 @@ impl Sums {
     fn take(n: usize) -> Sums {
         let kept = SUMS.lock().unwrap_or_else(|e| e.into_inner()).pop();
         match kept {
-            Some(s) if s.n >= n => s,
+            Some(s) if s.buf.len() >= n * SUM_BYTES => s,
             _ => Sums {
                 buf: super::zeroed::Zeroed::new(n * SUM_BYTES),
-                n,
                 scored: Vec::new(),
                 dirty: Vec::new(),
             },
         }
     }
 
-    /// The four sums of every document, each a slice of `n`.
-    fn parts(buf: &mut super::zeroed::Zeroed, n: usize) -> Parts<'_> {
-        assert!(buf.len() >= n * SUM_BYTES);
+    /// The four sums of every document `buf` has room for, each a slice of that many.
+    fn parts(buf: &mut super::zeroed::Zeroed) -> Parts<'_> {
+        let n = buf.len() / SUM_BYTES;
         let p = buf.as_mut_ptr();
         // SAFETY: four disjoint ranges of the buffer's `n * SUM_BYTES` zeroed (or since
         // written) bytes, each aligned for its type (the buffer is 4-byte aligned and the first
@@ -298,7 +296,7 @@ impl Sums {
 
     /// Puts every touched document back to zero and keeps the sums for the next query.
     fn give_back(mut self) {
-        let (scores, freq, mask, named) = Sums::parts(&mut self.buf, self.n);
+        let (scores, freq, mask, named) = Sums::parts(&mut self.buf);
         for &d in &self.dirty {
             let d = d as usize;
             scores[d] = 0.0;
@@ -327,13 +325,8 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
         let avg = code.averages();
         let norm = |f: usize, len: u16| bm25::norm(B[f], len as f32, avg[f].max(1.0));
         let mut sums = Sums::take(code.len() as usize);
-        let Sums {
-            buf,
-            n: room,
-            scored,
-            dirty,
-        } = &mut sums;
-        let (scores, freq, mask, named) = Sums::parts(buf, *room);
+        let Sums { buf, scored, dirty } = &mut sums;
+        let (scores, freq, mask, named) = Sums::parts(buf);
         // The documents a word touched.
         let mut touched: Vec<u32> = Vec::new();
         for (i, (terms, idf)) in slots.iter().zip(&idf).enumerate() {

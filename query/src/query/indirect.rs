@@ -190,12 +190,7 @@ pub fn registered_in(
         }
     }
     // Each path read once, not at every comparison.
-    let mut keyed: Vec<_> = out
-        .into_iter()
-        .map(|r| ((q.path(r.at.0, r.at.1), r.at.2), r))
-        .collect();
-    keyed.sort_by(|(ka, a), (kb, b)| (ka, &a.func).cmp(&(kb, &b.func)));
-    let mut out: Vec<Registration> = keyed.into_iter().map(|(_, r)| r).collect();
+    out.sort_by_cached_key(|r| (q.path(r.at.0, r.at.1), r.at.2, r.func.clone()));
     out.dedup_by(|a, b| a.func == b.func);
     out
 }

@@ -11,8 +11,8 @@ const HUGE: usize = 2 << 20;
 pub struct Zeroed {
     ptr: *mut u8,
     len: usize,
-    /// The fallback allocation, when the mapping failed.
-    heap: Vec<u32>,
+    /// The fallback allocation, when the mapping failed (`None`: `ptr` is a mapping).
+    heap: Option<Vec<u32>>,
 }
 
 // SAFETY: the memory is owned by this value alone, as a Vec's would be.
@@ -26,7 +26,7 @@ impl Zeroed {
             Zeroed {
                 ptr: heap.as_mut_ptr().cast(),
                 len,
-                heap,
+                heap: Some(heap),
             }
         })
     }
@@ -61,7 +61,7 @@ impl Zeroed {
             Some(Zeroed {
                 ptr: start as *mut u8,
                 len: size,
-                heap: Vec::new(),
+                heap: None,
             })
         }
     }
@@ -79,7 +79,7 @@ impl Zeroed {
 
 impl Drop for Zeroed {
     fn drop(&mut self) {
-        if self.heap.is_empty() && !self.ptr.is_null() {
+        if self.heap.is_none() {
             // SAFETY: the aligned mapping made by `mapped`, unmapped once.
             unsafe { libc::munmap(self.ptr.cast(), self.len) };
         }
