@@ -238,6 +238,47 @@ fn callers_inside_arch_syscall_wrappers_name_the_syscall_not_file_scope() {
 }
 
 #[test]
+fn an_alias_defined_in_both_branches_of_an_ifdef_makes_the_names_of_both() {
+    // powerpc's sys_ppc32.c: the 32-bit build's syscall, the 64-bit build's compat syscall.
+    let t = tree(
+        "new-user-alias-branches",
+        &[
+            (
+                "fs/read_write.c",
+                "long ksys_pread64(int fd)\n{\n\treturn fd;\n}\n",
+            ),
+            (
+                "arch/powerpc/kernel/sys_ppc32.c",
+                "#ifdef CONFIG_PPC32\n#define PPC32_SYSCALL_DEFINE6\tSYSCALL_DEFINE6\n#else\n\
+                 #define PPC32_SYSCALL_DEFINE6\tCOMPAT_SYSCALL_DEFINE6\n#endif\n\n\
+                 PPC32_SYSCALL_DEFINE6(ppc_pread64, unsigned int, fd, char *, ubuf,\n\
+                 \tcompat_size_t, count, u32, reg6, u32, pos1, u32, pos2)\n{\n\
+                 \treturn ksys_pread64(fd);\n}\n",
+            ),
+        ],
+    );
+    for name in ["sys_ppc_pread64", "compat_sys_ppc_pread64"] {
+        let (code, v) = json(&t, &["def", name]);
+        assert_eq!(code, 0, "{name}: {v}");
+        let r = &v["results"][0];
+        assert_eq!(r["path"], "arch/powerpc/kernel/sys_ppc32.c", "{name}: {v}");
+        assert_eq!(r["line"], 7, "{name}: {v}");
+        assert_eq!(r["kind"], "function", "{name}: {v}");
+    }
+    let (_, v) = json(&t, &["callers", "ksys_pread64"]);
+    let callers: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["caller"].as_str().unwrap_or("(file scope)"))
+        .collect();
+    assert!(
+        !callers.is_empty() && callers.iter().all(|c| c.ends_with("sys_ppc_pread64")),
+        "{v}"
+    );
+}
+
+#[test]
 fn ctrl_c_during_a_build_removes_its_scratch_and_unpublished_parts_at_once() {
     use std::os::unix::process::ExitStatusExt;
     let t = fixture("new-user-interrupt");

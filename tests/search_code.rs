@@ -396,3 +396,26 @@ fn the_generic_layer_comes_before_one_filesystems_code_unless_the_question_names
         ["reap_a", "reap_b"]
     );
 }
+
+#[test]
+fn a_function_on_a_line_of_a_million_is_found_by_its_name_not_by_the_whole_line() {
+    // A generated file: over 64 KiB on one line. Each function's body words would be the
+    // whole line's (ctags gives lines), read again for every function on it.
+    let line: String = (0..3000)
+        .map(|i| format!("int gen_item{i}(int a){{return reap_call{i}(a);}} "))
+        .collect();
+    assert!(line.len() > 1 << 16);
+    let t = tree(
+        "code-long-line",
+        &[
+            ("gen/one.c", format!("{line}\n").as_str()),
+            ("mm/d.c", "int fourth_one(void)\n{\n\treturn reap_call7();\n}\n"),
+        ],
+    );
+    assert_eq!(
+        hits(&t, &["search", "gen", "item2999"])[0],
+        ("gen_item2999".to_string(), "gen/one.c:1".to_string())
+    );
+    // The line's words are no function's body on it: only mm/d.c has the body word.
+    assert_eq!(names(&t, &["search", "reap", "call7"]), ["fourth_one"]);
+}

@@ -70,8 +70,12 @@ pub fn expand_file(src: &[u8], scanned: &FileScan, learned: Option<&Definers>) -
         let Some(macro_name) = src.get(start..start + o.len as usize) else {
             continue;
         };
-        if let Some(family) = aliases.get(macro_name) {
-            expand_family(src, o, family, &mut budget, &mut out);
+        if let Some(families) = aliases.get(macro_name) {
+            // Each `#define` of the alias is one build's (`#ifdef CONFIG_PPC32` … `#else` …):
+            // the invocation makes the names of every one.
+            for family in families {
+                expand_family(src, o, family, &mut budget, &mut out);
+            }
             continue;
         }
         let Some(templates) = own
@@ -211,13 +215,15 @@ fn expand_family(
 }
 
 /// The file's object-like `#define`s whose body is the name of a table family's macro
-/// (powerpc's `#define PPC32_SYSCALL_DEFINE6 SYSCALL_DEFINE6`): alias name → that family.
+/// (powerpc's `#define PPC32_SYSCALL_DEFINE6 SYSCALL_DEFINE6`): alias name → those families, in
+/// the order of the `#define`s (an alias defined under `#ifdef` and again under `#else` has
+/// two).
 fn family_aliases<'t>(
     src: &[u8],
     scanned: &FileScan,
     table: &'t MacroTable,
-) -> HashMap<Vec<u8>, &'t knav_ctags::macros::Family> {
-    let mut out = HashMap::new();
+) -> HashMap<Vec<u8>, Vec<&'t knav_ctags::macros::Family>> {
+    let mut out: HashMap<Vec<u8>, Vec<&knav_ctags::macros::Family>> = HashMap::new();
     for m in scanned.macros.iter().filter(|m| m.signature.is_none()) {
         let name_end = m.start as usize + m.len as usize;
         let Some(rest) = src.get(name_end..) else {
@@ -226,7 +232,12 @@ fn family_aliases<'t>(
         let line_end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
         let body = rest[..line_end].trim_ascii();
         if let Some(f) = table.family(body) {
-            out.insert(src[m.start as usize..name_end].to_vec(), f);
+            let families = out
+                .entry(src[m.start as usize..name_end].to_vec())
+                .or_default();
+            if !families.iter().any(|g| std::ptr::eq(*g, f)) {
+                families.push(f);
+            }
         }
     }
     out

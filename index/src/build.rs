@@ -128,15 +128,15 @@ struct Batch {
     names: FileNames,
 }
 
-/// Reads and scans one file; definitions are attached later by [`attach_tags`]. The bytes read
-/// are returned too, for the file's search documents.
-fn scan_file(
+/// A file read and scanned as far as ctags needs (its spans ctags need not read, whether it has
+/// code): its result so far, the scan [`scan_finish`] reads for the rest, and its bytes.
+/// A file from the fact store is whole already, and one not read has no source.
+fn scan_start(
     root: Option<&Root>,
     input: &Input,
     shorten: bool,
-    learned: &Definers,
     kept: Option<&Kept<'_>>,
-) -> (FileResult, Option<Source>) {
+) -> (FileResult, Option<FileScan>, Option<Source>) {
     let f = &input.file;
     let mut record = FileRecord {
         path: f.path.clone(),
@@ -144,30 +144,44 @@ fn scan_file(
         mtime_ns: f.mtime_ns,
         ..Default::default()
     };
-    let src = match read_to_scan(root, input, &mut record) {
-        Some(src) => src,
-        None => {
-            let r = FileResult {
-                record,
-                macro_only: false,
-                opaque: Vec::new(),
-                ctags_bytes: 0,
-                defs: Vec::new(),
-                names: FileNames::default(),
-                indirect: Default::default(),
-                docs: FileDocs::default(),
-                deps: Some(Deps::default()),
-            };
-            return (r, None);
-        }
+    let mut r = FileResult {
+        record: FileRecord::default(),
+        macro_only: false,
+        opaque: Vec::new(),
+        ctags_bytes: 0,
+        defs: Vec::new(),
+        names: FileNames::default(),
+        indirect: Default::default(),
+        docs: FileDocs::default(),
+        deps: Some(Deps::default()),
+    };
+    let Some(src) = read_to_scan(root, input, &mut record) else {
+        r.record = record;
+        return (r, None, None);
     };
     if let Some(mut hit) = kept.and_then(|k| k.lookup(&record)) {
         hit.record.path = record.path;
         hit.record.size = record.size;
         hit.record.mtime_ns = record.mtime_ns;
-        return (hit, Some(src));
+        return (hit, None, Some(src));
     }
     let mut scanned = scan(&src);
+    // ctags's C parser has nothing to say about assembly; its symbols come from its macros.
+    r.macro_only = !scanned.has_code || crate::walk::is_asm_name(&f.path);
+    let opaque = std::mem::take(&mut scanned.opaque);
+    if shorten && !r.macro_only {
+        r.opaque = opaque;
+    }
+    record.lines = scanned.lines;
+    record.line_marks = std::mem::take(&mut scanned.line_marks);
+    r.record = record;
+    (r, Some(scanned), Some(src))
+}
+
+/// The rest of the scan of a file [`scan_start`] began: calls through pointers, the names
+/// kernel macros make, the names with their postings, the guards. It needs nothing of ctags,
+/// and runs while ctags reads the chunk.
+fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Definers) {
     // What the facts read of the definer table: the macros invoked at file scope (below) and
     // those a variable is declared with.
     let deps = std::cell::RefCell::new(Deps::default());
@@ -179,10 +193,10 @@ fn scan_file(
             }
         }
     }
-    let indirect = if crate::walk::is_asm_name(&f.path) {
+    r.indirect = if crate::walk::is_asm_name(&r.record.path) {
         Default::default()
     } else {
-        knav_c::indirect::facts(&src, &|m| {
+        knav_c::indirect::facts(src, &|m| {
             deps.borrow_mut().add_tag(m);
             learned.struct_tag(m)
         })
@@ -190,8 +204,8 @@ fn scan_file(
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them). Names that kernel
     // macros make are records, marked with their family.
-    let expansion = knav_c::macrodefs::expand_file(&src, &scanned, Some(learned));
-    let defs: Vec<DefRecord> = expansion
+    let expansion = knav_c::macrodefs::expand_file(src, &scanned, Some(learned));
+    r.defs = expansion
         .made
         .into_iter()
         .map(|m| DefRecord {
@@ -207,35 +221,17 @@ fn scan_file(
             via: Some(m.family),
         })
         .collect();
-    // ctags's C parser has nothing to say about assembly; its symbols come from its macros.
-    let macro_only = !scanned.has_code || crate::walk::is_asm_name(&f.path);
-    record.lines = scanned.lines;
-    record.line_marks = std::mem::take(&mut scanned.line_marks);
     let FileScan {
         mut occurrences,
         guards,
-        mut opaque,
         ..
     } = scanned;
-    if !shorten || macro_only {
-        opaque = Vec::new();
-    }
-    record.guards = guards.transitions;
-    record.warnings = guards.warnings;
-    record.warnings.extend(expansion.warnings);
+    r.record.guards = guards.transitions;
+    r.record.warnings = guards.warnings;
+    r.record.warnings.extend(expansion.warnings);
     let extra = add_exports(&mut occurrences, src.len(), expansion.exports);
-    let r = FileResult {
-        record,
-        macro_only,
-        opaque,
-        ctags_bytes: 0,
-        defs,
-        names: group_by_name(&occurrences, &src, &extra),
-        indirect,
-        docs: FileDocs::default(),
-        deps: Some(deps.into_inner()),
-    };
-    (r, Some(src))
+    r.names = group_by_name(&occurrences, src, &extra);
+    r.deps = Some(deps.into_inner());
 }
 
 /// The bytes of `input` to scan, its size and hash recorded; `None` when there is nothing to
@@ -572,21 +568,52 @@ fn process_chunk(
     // Scratch space is only made when there is a ctags to read it.
     let shorten = scratch.is_some();
     let beneath = Root::open(root).ok();
-    let (mut results, sources): (Vec<FileResult>, Vec<Option<Source>>) = inputs
+    let mut results = Vec::with_capacity(inputs.len());
+    let mut scans = Vec::with_capacity(inputs.len());
+    let mut sources = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let (r, scanned, src) = scan_start(beneath.as_ref(), input, shorten, kept);
+        results.push(r);
+        scans.push(scanned);
+        sources.push(src);
+    }
+    let wanted: Vec<usize> = (0..results.len())
+        .filter(|&i| needs_ctags(&results[i]))
+        .collect();
+    let opaque: Vec<Vec<(u32, u32)>> = wanted
         .iter()
-        .map(|i| scan_file(beneath.as_ref(), i, shorten, learned, kept))
-        .unzip();
+        .map(|&i| std::mem::take(&mut results[i].opaque))
+        .collect();
+    // ctags reads the chunk while this thread finishes the scans: a chunk of one large file
+    // would otherwise leave a core idle for as long as each takes.
     let fallback = &mut state.fallback;
-    tag_chunk(
-        inputs,
-        &mut results,
-        &sources,
-        ctags,
-        opts,
-        scratch,
-        chunk,
-        fallback,
-    );
+    let tagged = std::thread::scope(|s| {
+        let sources = &sources;
+        let tagging = s.spawn(move || {
+            tag_chunk(
+                inputs, wanted, opaque, sources, ctags, opts, scratch, chunk, fallback,
+            )
+        });
+        for ((r, scanned), src) in results.iter_mut().zip(&mut scans).zip(sources) {
+            if let (Some(scanned), Some(src)) = (scanned.take(), src) {
+                scan_finish(r, scanned, src, learned);
+            }
+        }
+        tagging.join()
+    });
+    match tagged {
+        Ok(tagged) => {
+            for (i, ctags_bytes, tags) in tagged {
+                results[i].ctags_bytes = ctags_bytes;
+                attach_tags(&mut results[i], tags);
+            }
+        }
+        Err(_) => {
+            for r in results.iter_mut().filter(|r| needs_ctags(r)) {
+                attach_tags(r, Err("the ctags thread panicked".into()));
+            }
+        }
+    }
     for (r, src) in results.iter_mut().zip(sources) {
         // Facts from the store have their documents.
         if let (Some(src), Some(_)) = (src, &r.deps) {
@@ -599,37 +626,36 @@ fn process_chunk(
     results
 }
 
-/// Gives the files of a chunk that have code to one ctags run and attaches its definitions.
+/// ctags's definitions of the files `wanted` of a chunk (indexes into `inputs`, each with the
+/// spans ctags need not read), from one ctags run: per file, its index, the bytes ctags read and
+/// its tags or why there are none.
 #[allow(clippy::too_many_arguments)]
 fn tag_chunk(
     inputs: &[Input],
-    results: &mut [FileResult],
+    wanted: Vec<usize>,
+    mut opaque: Vec<Vec<(u32, u32)>>,
     sources: &[Option<Source>],
     ctags: Option<&Ctags>,
     opts: &BuildOptions,
     scratch: Option<&Path>,
     chunk: usize,
     fallback: &mut Option<Worker>,
-) {
-    let wanted: Vec<usize> = (0..results.len())
-        .filter(|i| needs_ctags(&results[*i]))
-        .collect();
-    if wanted.is_empty() {
-        return;
-    }
+) -> Vec<(usize, u64, Result<FileTags, String>)> {
+    let mut out = Vec::with_capacity(wanted.len());
     let Some(ctags) = ctags else {
         for i in wanted {
-            attach_tags(&mut results[i], Err("ctags not available".into()));
+            out.push((i, 0, Err("ctags not available".into())));
         }
-        return;
+        return out;
     };
     // `ctags -L -` reads one name a line: a file whose name has a newline is asked for alone.
-    let (alone, wanted): (Vec<usize>, Vec<usize>) = wanted
+    let newline = |i: usize| crate::pathname::decode(&inputs[i].file.path).contains(&b'\n');
+    let alone: Vec<usize> = wanted.iter().copied().filter(|&i| newline(i)).collect();
+    let (wanted, opaque): (Vec<usize>, Vec<Vec<(u32, u32)>>) = wanted
         .into_iter()
-        .partition(|&i| crate::pathname::decode(&inputs[i].file.path).contains(&b'\n'));
-    for &i in &alone {
-        results[i].ctags_bytes = inputs[i].file.size;
-    }
+        .zip(opaque.drain(..))
+        .filter(|&(i, _)| !newline(i))
+        .unzip();
     // ctags is given the files' real names: its anonymous types are named after them.
     let paths: Vec<std::borrow::Cow<'_, Path>> = wanted
         .iter()
@@ -640,16 +666,13 @@ fn tag_chunk(
     let timeout = opts.ctags_timeout + Duration::from_secs(bytes >> 20);
     // ctags reads the bytes knav read, never the tree: texts in the scratch directory, else
     // each file sent to a worker (a file swapped for a link since must not give its names).
-    let shortened = wanted.iter().map(|&i| {
-        let opaque = std::mem::take(&mut results[i].opaque);
-        (sources[i].as_deref().unwrap_or_default(), opaque)
-    });
+    let shortened = wanted
+        .iter()
+        .zip(opaque)
+        .map(|(&i, opaque)| (sources[i].as_deref().unwrap_or_default(), opaque));
     let texts = scratch.and_then(|s| CtagsTexts::write(s, chunk, &paths, shortened));
     let retried = match &texts {
         Some(texts) => {
-            for (k, &i) in wanted.iter().enumerate() {
-                results[i].ctags_bytes = texts.texts[k].len;
-            }
             // Beside the texts, on the same RAM file system: ctags's own tag file (see
             // knav_ctags::batch).
             let tag_file = texts.dir.with_extension("tags");
@@ -668,19 +691,14 @@ fn tag_chunk(
                             tag.line = text.lines.file_line(tag.line);
                             tag.end = tag.end.map(|e| text.lines.file_line(e));
                         }
-                        attach_tags(&mut results[i], Ok(t));
+                        out.push((i, text.len, Ok(t)));
                     }
                     Vec::new()
                 }
                 Err(_) => wanted,
             }
         }
-        None => {
-            for &i in &wanted {
-                results[i].ctags_bytes = inputs[i].file.size;
-            }
-            wanted
-        }
+        None => wanted,
     };
     drop(texts);
     for i in retried.into_iter().chain(alone) {
@@ -696,8 +714,9 @@ fn tag_chunk(
                 "not read by knav",
             ))),
         };
-        attach_tags(&mut results[i], t.map_err(|e| e.to_string()));
+        out.push((i, inputs[i].file.size, t.map_err(|e| e.to_string())));
     }
+    out
 }
 
 /// Caps glibc's malloc arenas. Buffers made on worker threads are freed on accumulator

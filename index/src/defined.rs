@@ -138,9 +138,10 @@ impl DefinedWriter {
 /// theirs, one thread per shard. The defined names are found by streaming each FST beside its
 /// table (both in name order).
 pub fn write_name_parts(dir: &Path) -> Result<(), IndexError> {
-    let shards: Vec<Result<PartsWriter, IndexError>> = std::thread::scope(|s| {
+    // Each shard's parts are found and sorted on its own thread.
+    let shards: Vec<Result<super::nameparts::SortedParts, IndexError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..NAME_SHARDS)
-            .map(|shard| s.spawn(move || shard_parts(dir, shard)))
+            .map(|shard| s.spawn(move || shard_parts(dir, shard).map(PartsWriter::into_sorted)))
             .collect();
         handles
             .into_iter()
@@ -151,13 +152,9 @@ pub fn write_name_parts(dir: &Path) -> Result<(), IndexError> {
             })
             .collect()
     });
-    let mut parts = PartsWriter::default();
-    for shard in shards {
-        // Shards are ranges of the name order: each one's ids are above the last one's.
-        parts.append(shard?);
-    }
-    parts
-        .finish(&dir.join("symparts.fst"), &dir.join("symparts.dat"))
+    // Shards are ranges of the name order: each one's ids are above the last one's.
+    let shards = shards.into_iter().collect::<Result<Vec<_>, _>>()?;
+    super::nameparts::write_sorted(shards, &dir.join("symparts.fst"), &dir.join("symparts.dat"))
         .map_err(IndexError::io("cannot write index in", dir))
 }
 

@@ -135,31 +135,61 @@ impl PartsWriter {
         }
     }
 
-    /// Appends `other`'s ids after this one's (all of `other`'s ids are larger).
-    pub fn append(&mut self, mut other: PartsWriter) {
-        for (part, handle) in other.handles {
-            let later = std::mem::take(&mut other.ids[handle as usize]);
-            let handle = self.handle(&part);
-            self.ids[handle as usize].append(later);
-        }
+    /// Its parts in byte order, each with its ids, for [`write_sorted`].
+    pub fn into_sorted(self) -> SortedParts {
+        let mut ids = self.ids;
+        let mut parts: Vec<(Box<[u8]>, IdList)> = self
+            .handles
+            .into_iter()
+            .map(|(part, handle)| (part, std::mem::take(&mut ids[handle as usize])))
+            .collect();
+        parts.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        parts
     }
 
     /// Writes `fst_path` and `dat_path`.
     pub fn finish(self, fst_path: &Path, dat_path: &Path) -> io::Result<()> {
-        let mut parts: Vec<(Box<[u8]>, u32)> = self.handles.into_iter().collect();
-        parts.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut fst = super::fstbuild::MapWriter::new(BufWriter::new(File::create(fst_path)?));
-        let mut dat = BufWriter::new(File::create(dat_path)?);
-        dat.write_all(&header(b"PART"))?;
-        let mut offset = HEADER_LEN as u64;
-        for (part, handle) in &parts {
-            fst.insert(part, offset)?;
-            offset += self.ids[*handle as usize].write_to(&mut dat)?;
-        }
-        fst.finish()?;
-        dat.flush()
+        write_sorted(vec![self.into_sorted()], fst_path, dat_path)
     }
 }
+
+/// Writes `fst_path` and `dat_path` from the sorted parts of several writers
+/// ([`PartsWriter::into_sorted`]), every id of `shards[k]` above those of the shards before it:
+/// a part several have gets their ids in shard order. Merged in order, not through one table:
+/// each shard is sorted on its own thread, and no part is hashed again.
+pub fn write_sorted(shards: Vec<SortedParts>, fst_path: &Path, dat_path: &Path) -> io::Result<()> {
+    let mut fst = super::fstbuild::MapWriter::new(BufWriter::new(File::create(fst_path)?));
+    let mut dat = BufWriter::new(File::create(dat_path)?);
+    dat.write_all(&header(b"PART"))?;
+    let mut offset = HEADER_LEN as u64;
+    let mut shards = shards;
+    // Per shard, its next part.
+    let mut at = vec![0usize; shards.len()];
+    fn next<'a>(shards: &'a [SortedParts], at: &[usize], k: usize) -> Option<&'a [u8]> {
+        shards[k].get(at[k]).map(|p| &*p.0)
+    }
+    // The least part next in any shard, then every later shard's ids of it.
+    while let Some(least) = (0..shards.len())
+        .filter(|&k| next(&shards, &at, k).is_some())
+        .min_by(|&a, &b| next(&shards, &at, a).cmp(&next(&shards, &at, b)))
+    {
+        let (part, mut ids) = std::mem::take(&mut shards[least][at[least]]);
+        at[least] += 1;
+        for k in least + 1..shards.len() {
+            if next(&shards, &at, k) == Some(&*part) {
+                ids.append(std::mem::take(&mut shards[k][at[k]].1));
+                at[k] += 1;
+            }
+        }
+        fst.insert(&part, offset)?;
+        offset += ids.write_to(&mut dat)?;
+    }
+    fst.finish()?;
+    dat.flush()
+}
+
+/// A writer's parts in byte order, each with its ids ([`PartsWriter::into_sorted`]).
+pub type SortedParts = Vec<(Box<[u8]>, IdList)>;
 
 /// Appends to `out` the ids stored at `off` of a part index's `.dat`; false when they do not
 /// decode (damage).
@@ -343,15 +373,22 @@ mod tests {
         let mut later = PartsWriter::default();
         later.add(b"read", 9);
         later.add(b"readv", 12);
-        w.append(later);
-        w.finish(&dir.join("p.fst"), &dir.join("p.dat")).unwrap();
+        let mut third = PartsWriter::default();
+        third.add(b"aaa", 20);
+        third.add(b"read", 21);
+        let shards = vec![w.into_sorted(), later.into_sorted(), third.into_sorted()];
+        write_sorted(shards, &dir.join("p.fst"), &dir.join("p.dat")).unwrap();
         let fst = fst::Map::new(std::fs::read(dir.join("p.fst")).unwrap()).unwrap();
         let dat = std::fs::read(dir.join("p.dat")).unwrap();
         assert_eq!(
             ids_matching(&fst, &dat, b"rea", false),
-            Some(vec![1, 3, 5, 9, 12])
+            Some(vec![1, 3, 5, 9, 12, 21])
         );
-        assert_eq!(ids_matching(&fst, &dat, b"read", true), Some(vec![1, 5, 9]));
+        assert_eq!(
+            ids_matching(&fst, &dat, b"read", true),
+            Some(vec![1, 5, 9, 21])
+        );
+        assert_eq!(ids_matching(&fst, &dat, b"aaa", true), Some(vec![20]));
         assert_eq!(ids_matching(&fst, &dat, b"x", false), Some(vec![]));
         assert!(!read_ids(&dat, 3, &mut Vec::new()), "inside the header");
         assert_eq!(intersect(&[1, 3, 5, 9], &[3, 9, 11]), vec![3, 9]);

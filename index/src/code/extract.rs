@@ -36,6 +36,11 @@ const MAX_DECL_LINES: u32 = 2;
 /// definitions sharing lines (50,000 functions on one line) would read them again each.
 const MAX_BODY_READS: usize = 4;
 
+/// Bytes of a line past which the definitions that start on it have no body words: ctags gives
+/// a definition's lines, and a generated file's one line holds a million functions (the kernel
+/// has no line of even 8 KiB). Their names, comments and paths are still searched.
+const LONG_LINE: usize = 1 << 16;
+
 /// Bytes searched back for the `/*` of a comment whose `*/` ends right above a definition.
 const MAX_COMMENT_BYTES: usize = 16 << 10;
 
@@ -167,7 +172,8 @@ pub fn file_docs(src: &[u8], path: &str, defs: &[DefRecord], state: &mut DocStat
         }
         let last = d.end_line.unwrap_or(d.line).max(d.line);
         let body = lines(starts, src.len(), d.line, last);
-        if body.len() <= body_budget {
+        let first = lines(starts, src.len(), d.line, d.line);
+        if first.len() <= LONG_LINE && body.len() <= body_budget {
             body_budget -= body.len();
             file.each_ident(&src[body], |i| counts.add(i, Field::Body));
         }

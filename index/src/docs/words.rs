@@ -45,7 +45,7 @@ impl Default for Stems {
 impl Stems {
     /// The term id of the stem of `lower`.
     pub fn id(&mut self, lower: &str) -> u32 {
-        let stem = self.stemmer.stem(lower);
+        let stem = stem(&self.stemmer, lower);
         match self.ids.get(&*stem) {
             Some(&id) => id,
             None => {
@@ -55,6 +55,17 @@ impl Stems {
                 id
             }
         }
+    }
+}
+
+/// The Snowball stem of `lower`; a word that ends with a digit is its own stem (every rule
+/// of the English stemmer removes or replaces a suffix of letters), and skips the stemmer:
+/// generated code has millions of names like `f1234`.
+fn stem<'a>(stemmer: &rust_stemmers::Stemmer, lower: &'a str) -> std::borrow::Cow<'a, str> {
+    if lower.as_bytes().last().is_some_and(u8::is_ascii_digit) {
+        std::borrow::Cow::Borrowed(lower)
+    } else {
+        stemmer.stem(lower)
     }
 }
 
@@ -96,7 +107,7 @@ impl Words {
         let mut lower = String::new();
         each_token(text, &mut lower, |w| {
             if !is_stopword(w) {
-                f(&self.stemmer.stem(w));
+                f(&stem(&self.stemmer, w));
             }
         });
     }
@@ -144,6 +155,18 @@ impl Vocab {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn a_word_that_ends_with_a_digit_is_its_own_stem(
+            word in "[a-z]{0,4}(y|e|s|ed|ing|ies|ly|ness|ation|al)?[a-z0-9]{0,4}[0-9]"
+        ) {
+            let stemmer = stemmer();
+            let snowball = stemmer.stem(&word);
+            proptest::prop_assert_eq!(&snowball, &stem(&stemmer, &word));
+            proptest::prop_assert_eq!(snowball.as_ref(), word.as_str());
+        }
+    }
 
     #[test]
     fn stopwords_are_sorted_for_binary_search() {
