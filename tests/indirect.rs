@@ -463,3 +463,86 @@ fn member_macros_local_function_pointers_and_structs_defined_with_their_variable
         "{found:?}"
     );
 }
+
+#[test]
+fn a_call_through_a_functions_result_is_typed_by_its_return_type() {
+    // `crypto_aead_alg(tfm)->decrypt(req)` and `container_of(…, struct t, …)->ops->f()` were
+    // guesses by member name (and are no guess at all where several structs have the member).
+    let t = tree(
+        "indirect-returns",
+        &[
+            (
+                "include/crypto/aead.h",
+                "struct aead_alg {\n\tint (*decrypt)(int req);\n};\n\
+                 struct crypto_aead;\n\
+                 static inline struct aead_alg *crypto_aead_alg(struct crypto_aead *tfm)\n{\n\
+                 \treturn 0;\n}\n\
+                 struct other_alg {\n\tint (*decrypt)(int req);\n};\n",
+            ),
+            (
+                "crypto/gcm.c",
+                "#include <crypto/aead.h>\nstatic int gcm_decrypt(int req)\n{\n\treturn req;\n}\n\
+                 static struct aead_alg gcm_alg = {\n\t.decrypt = gcm_decrypt,\n};\n",
+            ),
+            (
+                "crypto/aead.c",
+                "#include <crypto/aead.h>\n\
+                 int crypto_aead_decrypt(struct crypto_aead *tfm, int req)\n{\n\
+                 \treturn crypto_aead_alg(tfm)->decrypt(req);\n}\n",
+            ),
+            (
+                "drivers/foo/foo.c",
+                "struct foo_ops {\n\tvoid (*reset)(int);\n};\n\
+                 struct foo_dev {\n\tconst struct foo_ops *ops;\n\tint work;\n};\n\
+                 static void foo_reset(int x)\n{\n}\n\
+                 static const struct foo_ops foo_ops = {\n\t.reset = foo_reset,\n};\n\
+                 void foo_work(int *w)\n{\n\
+                 \tcontainer_of(w, struct foo_dev, work)->ops->reset(1);\n}\n",
+            ),
+        ],
+    );
+    let (_, v) = json(&t, &["callers", "gcm_decrypt"]);
+    assert_eq!(
+        sites(&v),
+        ["crypto_aead_decrypt crypto/aead.c:4 aead_alg.decrypt type crypto/gcm.c:7"]
+    );
+    let (_, v) = json(&t, &["callers", "foo_reset"]);
+    assert_eq!(
+        sites(&v),
+        ["foo_work drivers/foo/foo.c:16 foo_ops.reset type drivers/foo/foo.c:12"]
+    );
+}
+
+#[test]
+fn a_member_name_that_several_structs_have_gives_no_guess() {
+    // `kunit_suite.init` was guessed to reach nouveau, r8152 and perf callbacks: dozens of
+    // structs have a function pointer named `init`.
+    let t = tree(
+        "indirect-shared-member",
+        &[
+            (
+                "lib/a.c",
+                "struct a_ops {\n\tint (*init)(int);\n\tint (*only_a)(int);\n};\n\
+                 static int a_init(int x)\n{\n\treturn x;\n}\n\
+                 static int a_only(int x)\n{\n\treturn x;\n}\n\
+                 static struct a_ops a = {\n\t.init = a_init,\n\t.only_a = a_only,\n};\n",
+            ),
+            (
+                "lib/b.c",
+                "struct b_ops {\n\tint (*init)(int);\n};\n",
+            ),
+            (
+                "lib/use.c",
+                "int use(void *p)\n{\n\treturn ((struct x *)p)->init(1) + ((struct x *)p)->only_a(2);\n}\n",
+            ),
+        ],
+    );
+    let (_, v) = json(&t, &["callers", "a_init", "--include-uncertain"]);
+    assert_eq!(sites(&v), Vec::<String>::new(), "{v}");
+    let (_, v) = json(&t, &["callers", "a_only", "--include-uncertain"]);
+    assert_eq!(
+        sites(&v),
+        ["use lib/use.c:3 ?.only_a field-name lib/a.c:15"],
+        "{v}"
+    );
+}

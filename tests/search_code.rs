@@ -409,7 +409,10 @@ fn a_function_on_a_line_of_a_million_is_found_by_its_name_not_by_the_whole_line(
         "code-long-line",
         &[
             ("gen/one.c", format!("{line}\n").as_str()),
-            ("mm/d.c", "int fourth_one(void)\n{\n\treturn reap_call7();\n}\n"),
+            (
+                "mm/d.c",
+                "int fourth_one(void)\n{\n\treturn reap_call7();\n}\n",
+            ),
         ],
     );
     assert_eq!(

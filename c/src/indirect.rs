@@ -111,6 +111,25 @@ struct Tokens {
     visit: Vec<u32>,
 }
 
+/// True for the macros whose second argument is the type of what they give:
+/// `container_of(ptr, struct t, member)`, `list_first_entry(head, struct t, member)`, ….
+fn names_its_type(w: &[u8]) -> bool {
+    matches!(
+        w,
+        b"container_of"
+            | b"container_of_const"
+            | b"list_entry"
+            | b"list_first_entry"
+            | b"list_last_entry"
+            | b"list_first_entry_or_null"
+            | b"list_entry_rcu"
+            | b"hlist_entry"
+            | b"hlist_entry_safe"
+            | b"rb_entry"
+            | b"rb_entry_safe"
+    )
+}
+
 /// True for the macros that read a pointer and give it back with its type: `READ_ONCE`,
 /// `rcu_dereference` and its variants, `rcu_access_pointer`, `smp_load_acquire`,
 /// `rtnl_dereference`, `data_race`.
@@ -854,7 +873,14 @@ impl Pass<'_> {
             let mut n = self.before_access(j)?;
             // `READ_ONCE(sock->ops)->mmap`: the accessor's first argument is the expression.
             if self.is(n, Kind::Punct(b')')) {
-                n = self.accessor_arg(n)?;
+                match self.accessor_arg(n) {
+                    Some(arg) => n = arg,
+                    None => {
+                        let tag = self.call_result(n)?;
+                        chain.reverse();
+                        return Some(TypePath { tag, chain });
+                    }
+                }
             }
             if !self.is(n, Kind::Ident) {
                 return None;
@@ -896,6 +922,46 @@ impl Pass<'_> {
             }
             j = j.checked_sub(1)?;
         }
+    }
+
+    /// The type of the call `f(…)` closing at `close`: `f()`, resolved later from the return
+    /// type of function `f` (`crypto_aead_alg(tfm)->decrypt`); for `container_of(p, struct t,
+    /// m)` and the list macros that name their type the same way, `t`. `None` for anything
+    /// else: a cast, a call through a member, a keyword's parentheses.
+    fn call_result(&self, close: usize) -> Option<String> {
+        let open = self.group_start(close, b'(', b')')?;
+        let callee = open.checked_sub(1)?;
+        if !self.is(callee, Kind::Ident) || crate::scan::is_keyword(self.text(callee)) {
+            return None;
+        }
+        let before = callee.checked_sub(1).map(|p| self.t[p].kind);
+        if matches!(before, Some(Kind::Arrow | Kind::Punct(b'.'))) {
+            return None;
+        }
+        let name = self.text(callee);
+        if !names_its_type(name) {
+            return Some(format!("{}()", String::from_utf8_lossy(name)));
+        }
+        // The second top-level argument: `struct t`.
+        let mut depth = 0u32;
+        let mut comma = None;
+        for j in open + 1..close {
+            match self.t[j].kind {
+                Kind::Punct(b'(' | b'[' | b'{') => depth += 1,
+                Kind::Punct(b')' | b']' | b'}') => depth = depth.saturating_sub(1),
+                Kind::Punct(b',') if depth == 0 => {
+                    comma = Some(j);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let j = comma? + 1;
+        let tagged = self.is(j, Kind::Ident)
+            && matches!(self.text(j), b"struct" | b"union")
+            && self.is(j + 1, Kind::Ident)
+            && self.is(j + 2, Kind::Punct(b','));
+        tagged.then(|| self.string(j + 1))
     }
 
     /// For `ACCESSOR(expr, …)` closing at `close`, with ACCESSOR one of [`is_accessor`]'s, the
@@ -1418,7 +1484,7 @@ mod tests {
             [
                 (Some(s("file.f_op")), s("read_iter"), 4),
                 (Some(s("net_device_ops")), s("ndo_open"), 5),
-                (None, s("go"), 6),
+                (Some(s("unknown()")), s("go"), 6),
                 (Some(s("file.f_op")), s("open"), 7),
                 (Some(s("file.f_op")), s("poll"), 8),
                 (None, s("ndo_open"), 14),
@@ -1451,7 +1517,7 @@ mod tests {
             typed("file.f_op", "read", 6),
             typed("file.f_op", "open", 8),
             typed("proto", "close", 10),
-            (None, s("go"), 12),
+            (Some(s("unknown()")), s("go"), 12),
         ];
         assert_eq!(calls_in(src), expected);
     }
@@ -1523,7 +1589,30 @@ mod tests {
                 (Some(s("socket.ops")), s("mmap"), 3),
                 (Some(s("net_device.ops")), s("open"), 4),
                 (Some(s("socket.ops")), s("bind"), 5),
-                (None, s("poll"), 6),
+                (Some(s("foo()")), s("poll"), 6),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_calls_result_is_typed_by_its_function_or_by_its_type_argument() {
+        let src = "static int f(struct work_struct *w, struct crypto_aead *tfm)\n{\n\
+                   \tcrypto_aead_alg(tfm)->decrypt(tfm);\n\
+                   \tcontainer_of(w, struct foo_dev, work)->ops->reset(w);\n\
+                   \tlist_first_entry(&w->list, struct foo_dev, node)->ops->stop(w);\n\
+                   \tw->ops->get(w)->put(w);\n\
+                   \t((struct bar *)w)->go(w);\n\
+                   \treturn 0;\n}\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        assert_eq!(
+            calls(&f),
+            [
+                (Some(s("crypto_aead_alg()")), s("decrypt"), 3),
+                (Some(s("foo_dev.ops")), s("reset"), 4),
+                (Some(s("foo_dev.ops")), s("stop"), 5),
+                (Some(s("work_struct.ops")), s("get"), 6),
+                (None, s("put"), 6),
+                (None, s("go"), 7),
             ]
         );
     }

@@ -4,12 +4,13 @@
 //! members of the whole index, so a file's calls resolve through headers indexed elsewhere.
 
 use super::Query;
+use knav_ctags::Kind;
 use std::collections::HashMap;
 
 /// `type`: the struct type of the call's expression is the one the function is stored in.
 pub const TYPE: &str = "type";
 /// `field-name`: the expression's type is unknown, only the member's name matched (a member
-/// that is a function pointer in the struct the function is stored in).
+/// that is a function pointer in the struct the function is stored in, and in no other).
 pub const FIELD_NAME: &str = "field-name";
 /// `tag`: the call's expression has a struct type of the tag the function is stored in, but the
 /// tree defines that tag in several places and which one the call sees is not known
@@ -94,22 +95,83 @@ pub fn resolve(q: &Query<'_>, path: &str) -> Option<String> {
 
 fn resolve_in(q: &Query<'_>, path: &str, aliases: u32) -> Option<String> {
     let mut parts = path.split('.');
-    let mut tag = parts.next()?.to_string();
-    if tag == "?" {
+    let first = parts.next()?;
+    if first == "?" {
         return None;
     }
+    let mut tag = match first.strip_suffix("()") {
+        Some(function) => returned_tag(q, function)?,
+        None => first.to_string(),
+    };
     for m in parts {
         tag = member_tag(q, &tag, m, aliases)?;
     }
     Some(tag)
 }
 
-/// True when `struct owner` has a function-pointer member `field`.
-fn has_fnptr(q: &Query<'_>, owner: &str, field: &str) -> bool {
-    q.snap
-        .segments
-        .iter()
-        .any(|seg| seg.indirect("P", field).any(|[o]| o == owner))
+/// The struct (or union) tag function `function` returns a pointer to or a value of, from the
+/// return type ctags gives its definitions and prototypes (`struct:aead_alg *`,
+/// `typename:const struct file_operations *`); `None` when none says, or two say different tags.
+fn returned_tag(q: &Query<'_>, function: &str) -> Option<String> {
+    let mut tag: Option<&str> = None;
+    let defs = q.definitions(function);
+    for f in &defs {
+        if !matches!(f.def.kind, Kind::Function | Kind::Prototype) {
+            continue;
+        }
+        let Some(t) = f.def.typeref.and_then(tag_of_type) else {
+            continue;
+        };
+        match tag {
+            Some(seen) if seen != t => return None,
+            _ => tag = Some(t),
+        }
+    }
+    tag.map(str::to_string)
+}
+
+/// The tag of a ctags type naming a struct or union, directly (`struct:aead_alg *`) or in its
+/// text (`typename:const struct file_operations *`).
+fn tag_of_type(typeref: &str) -> Option<&str> {
+    let ident = |s: &str| -> Option<usize> {
+        let n = s
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
+        (n > 0).then_some(n)
+    };
+    for kind in ["struct:", "union:"] {
+        if let Some(rest) = typeref.strip_prefix(kind) {
+            return ident(rest).map(|n| &rest[..n]);
+        }
+    }
+    let text = typeref.strip_prefix("typename:")?;
+    let mut words = text.split(|c: char| c.is_whitespace() || c == '*');
+    while let Some(w) = words.next() {
+        if w == "struct" || w == "union" {
+            let next = words.find(|w| !w.is_empty())?;
+            return ident(next).filter(|&n| n == next.len()).map(|_| next);
+        }
+    }
+    None
+}
+
+/// The one struct tag with a function-pointer member `field`; `None` when no struct or several
+/// have one. A call through a member of unknown type is guessed to reach only the functions
+/// stored in the sole struct with such a member: where several have one (`open`, `init`,
+/// `probe`), nearly every such guess was wrong (the pointer audit in BENCHMARKS.md).
+fn sole_fnptr_owner<'q>(q: &'q Query<'_>, field: &str) -> Option<&'q str> {
+    let mut owner = None;
+    for seg in &q.snap.segments {
+        for [o] in seg.indirect("P", field) {
+            match owner {
+                None => owner = Some(o),
+                Some(seen) if seen != o => return None,
+                Some(_) => {}
+            }
+        }
+    }
+    owner
 }
 
 /// Where `func` is stored in a struct member, in live wanted files.
@@ -195,22 +257,14 @@ pub fn registered_in(
     out
 }
 
-/// The functions stored in member `field` of any struct that has a function-pointer member of
-/// that name: the targets of a call through `field` whose struct is not known.
+/// The functions stored in member `field` of the one struct that has a function-pointer member
+/// of that name ([`sole_fnptr_owner`]): the guessed targets of a call through `field` whose
+/// struct is not known; none when several structs have such a member.
 pub fn registered_by_field(q: &Query<'_>, field: &str) -> Vec<Registration> {
-    let mut tags: Vec<String> = Vec::new();
-    for seg in &q.snap.segments {
-        for [target, _, _, _] in seg.indirect("F", field) {
-            if let Some(tag) = resolve(q, target) {
-                if !tags.contains(&tag) && has_fnptr(q, &tag, field) {
-                    tags.push(tag);
-                }
-            }
-        }
+    match sole_fnptr_owner(q, field) {
+        Some(tag) => registered_in(q, tag, field, None),
+        None => Vec::new(),
     }
-    tags.iter()
-        .flat_map(|t| registered_in(q, t, field, None))
-        .collect()
 }
 
 /// The calls that can reach `func` through a pointer, type-certain ones first for the same
@@ -225,7 +279,9 @@ pub fn callers_through_pointers(q: &Query<'_>, func: &str) -> Vec<IndirectCall> 
             continue;
         }
         seen_keys.push((&r.tag, &r.field));
-        let fnptr = has_fnptr(q, &r.tag, &r.field);
+        // Guessed by the member's name only when no other struct has a function pointer of
+        // that name.
+        let guessed = sole_fnptr_owner(q, &r.field) == Some(r.tag.as_str());
         let homes = homes
             .entry(r.tag.as_str())
             .or_insert_with(|| super::structs::defining_files(q, &r.tag));
@@ -243,7 +299,7 @@ pub fn callers_through_pointers(q: &Query<'_>, func: &str) -> Vec<IndirectCall> 
                             None => TAG,
                         }
                     }
-                    None if fnptr => FIELD_NAME,
+                    None if guessed => FIELD_NAME,
                     _ => continue,
                 };
                 // A guess names the member only: the struct called through is not known
