@@ -546,3 +546,57 @@ fn a_member_name_that_several_structs_have_gives_no_guess() {
         "{v}"
     );
 }
+
+#[test]
+fn indirect_call_wrappers_learned_from_their_defines_list_their_functions() {
+    // `INDIRECT_CALL_INET` (a header's) and `INDIRECT_CALL_MT` (a .c file's own) were not
+    // seen: only `INDIRECT_CALL_<n>` was.
+    let t = tree(
+        "indirect-wrappers",
+        &[
+            (
+                "include/linux/indirect_call_wrapper.h",
+                "#define INDIRECT_CALL_1(f, f1, ...) f(__VA_ARGS__)\n\
+                 #define INDIRECT_CALL_2(f, f2, f1, ...) f(__VA_ARGS__)\n\
+                 #if IS_BUILTIN(CONFIG_IPV6)\n\
+                 #define INDIRECT_CALL_INET(f, f2, f1, ...) INDIRECT_CALL_2(f, f2, f1, __VA_ARGS__)\n\
+                 #else\n\
+                 #define INDIRECT_CALL_INET(f, f2, f1, ...) f(__VA_ARGS__)\n\
+                 #endif\n",
+            ),
+            (
+                "net/ipv4/tcp_ipv4.c",
+                "int tcp_v4_rcv(int skb)\n{\n\treturn skb;\n}\n",
+            ),
+            (
+                "net/ipv6/tcp_ipv6.c",
+                "int tcp_v6_rcv(int skb)\n{\n\treturn skb;\n}\n",
+            ),
+            (
+                "net/core/dev.c",
+                "#include <linux/indirect_call_wrapper.h>\n\
+                 struct net_protocol {\n\tint (*handler)(int skb);\n};\n\
+                 int deliver(const struct net_protocol *ipprot, int skb)\n{\n\
+                 \treturn INDIRECT_CALL_INET(ipprot->handler, tcp_v6_rcv, tcp_v4_rcv, skb);\n}\n",
+            ),
+            (
+                "net/core/fib_rules.c",
+                "#include <linux/indirect_call_wrapper.h>\n\
+                 #define INDIRECT_CALL_MT(f, f2, f1, ...) INDIRECT_CALL_1(f, f1, __VA_ARGS__)\n\
+                 int match(int (*m)(int), int x)\n{\n\
+                 \treturn INDIRECT_CALL_MT(m, tcp_v6_rcv, tcp_v4_rcv, x);\n}\n",
+            ),
+        ],
+    );
+    let (_, v) = json(&t, &["callers", "tcp_v4_rcv"]);
+    let mut found = sites(&v);
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "deliver net/core/dev.c:7 INDIRECT_CALL type -",
+            "match net/core/fib_rules.c:5 INDIRECT_CALL type -",
+        ],
+        "{v}"
+    );
+}

@@ -66,6 +66,9 @@ pub type HeaderDefines = (String, Vec<(String, Learned)>);
 pub struct Learned {
     templates: Vec<Template>,
     calls: Vec<Call>,
+    /// An indirect-call wrapper ([`Definers::wrapper`]): the functions it lists after its
+    /// pointer, and the macro it hands them to when it does not call the pointer itself.
+    wrapper: Option<(usize, Option<String>)>,
     /// The `#define` from its name on, on one line: what [`Definers::record_text`] keeps.
     text: String,
 }
@@ -74,6 +77,9 @@ pub struct Learned {
 #[derive(Clone, Debug, Default)]
 pub struct Definers {
     map: HashMap<String, Vec<Template>>,
+    /// The indirect-call wrappers among them, with the functions each lists: a handful, looked
+    /// up at every call in a file.
+    wrappers: Vec<(String, usize)>,
 }
 
 fn is_ident(s: &str) -> bool {
@@ -341,7 +347,59 @@ fn call_args(toks: &[Tok<'_>], open: usize, params: &[&str]) -> Option<Vec<Optio
     Some(args)
 }
 
+/// True for `INDIRECT_CALL_<n>`, the kernel's own indirect-call wrappers, with `n` listed
+/// functions: what a learned wrapper may hand its arguments to.
+pub fn indirect_call_arity(name: &[u8]) -> Option<usize> {
+    let digits = name.strip_prefix(b"INDIRECT_CALL_")?;
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// An indirect-call wrapper's `#define`: variadic, with the pointer as its first parameter and
+/// at least one function after it (`INDIRECT_CALL_INET(f, f2, f1, ...)`), whose body calls the
+/// pointer with the variadic arguments (`f(__VA_ARGS__)`) or hands the pointer on as the first
+/// argument of another macro (`INDIRECT_CALL_2(f, f2, f1, __VA_ARGS__)`), which must be a
+/// wrapper too. `params` as [`define_named`] gives them (the variadic one last).
+fn wrapper_of(params: &[&str], variadic: bool, body: &[u8]) -> Option<(usize, Option<String>)> {
+    let (pointer, rest) = params.split_first()?;
+    let listed = rest.len().checked_sub(1).filter(|&n| n > 0 && variadic)?;
+    let va = *rest.last()?;
+    let toks = tokens(body);
+    let mut handed = None;
+    for w in toks.windows(4) {
+        match w {
+            [Tok::Ident(p), Tok::Punct(b'('), Tok::Ident(a), Tok::Punct(b')')]
+                if p == pointer && *a == va =>
+            {
+                return Some((listed, None));
+            }
+            [Tok::Ident(m), Tok::Punct(b'('), Tok::Ident(p), Tok::Punct(b',')]
+                if p == pointer && handed.is_none() =>
+            {
+                handed = Some(m.to_string());
+            }
+            _ => {}
+        }
+    }
+    handed.map(|m| (listed, Some(m)))
+}
+
 impl Definers {
+    /// The number of functions an invocation of the indirect-call wrapper `macro_name` lists
+    /// after its pointer (`INDIRECT_CALL_INET(f, f2, f1, …)`: 2), learned from its `#define`s
+    /// ([`wrapper_of`]); `None` for any other macro.
+    pub fn wrapper(&self, macro_name: &[u8]) -> Option<usize> {
+        self.wrappers
+            .iter()
+            .find(|(name, _)| name.as_bytes() == macro_name)
+            .map(|&(_, n)| n)
+    }
+
+    /// Every indirect-call wrapper ([`Definers::wrapper`]) with the number of functions it
+    /// lists, by name.
+    pub fn wrappers(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.wrappers.iter().map(|(name, n)| (name.as_str(), *n))
+    }
+
     /// The struct tag of the variable an invocation of `macro_name` declares, if it declares
     /// one of a struct type.
     pub fn struct_tag(&self, macro_name: &[u8]) -> Option<String> {
@@ -375,9 +433,16 @@ impl Definers {
         let table = knav_ctags::macros::MacroTable::kernel();
         let mut map: HashMap<String, Vec<Template>> = HashMap::new();
         let mut chained: Vec<(String, Vec<Call>)> = Vec::new();
+        let mut wrappers: Vec<(String, usize)> = Vec::new();
+        let mut handing: Vec<(String, usize, String)> = Vec::new();
         for (name, l) in learned {
             if table.family(name.as_bytes()).is_some() {
                 continue;
+            }
+            match l.wrapper {
+                Some((n, None)) => wrappers.push((name.clone(), n)),
+                Some((n, Some(to))) => handing.push((name.clone(), n, to)),
+                None => {}
             }
             if !l.templates.is_empty() {
                 let e = map.entry(name.clone()).or_default();
@@ -417,7 +482,21 @@ impl Definers {
                 break;
             }
         }
-        Definers { map }
+        // A wrapper that hands its pointer to a wrapper (two levels, as for the templates).
+        for _ in 0..2 {
+            let known = |name: &str| wrappers.iter().any(|(w, _)| w == name);
+            let more: Vec<(String, usize)> = handing
+                .iter()
+                .filter(|(name, _, to)| {
+                    !known(name) && (indirect_call_arity(to.as_bytes()).is_some() || known(to))
+                })
+                .map(|(name, n, _)| (name.clone(), *n))
+                .collect();
+            wrappers.extend(more);
+        }
+        wrappers.sort_unstable();
+        wrappers.dedup_by(|a, b| a.0 == b.0);
+        Definers { map, wrappers }
     }
 
     /// What the headers at `paths` define: taken from `saved` (the text of a record
@@ -525,12 +604,16 @@ impl Definers {
                 out.push('\n');
             }
         }
+        for (m, n) in &self.wrappers {
+            out.push_str(&format!("{m}\tw\t0\t{{{n}}}\n"));
+        }
         out
     }
 
     /// The table of [`Definers::table_text`]; `None` when `text` is damaged.
     pub fn from_table_text(text: &str) -> Option<Definers> {
         let mut map: HashMap<String, Vec<Template>> = HashMap::new();
+        let mut wrappers = Vec::new();
         for line in text.lines() {
             let mut cols = line.split('\t');
             let (m, kind, open, name) = (cols.next()?, cols.next()?, cols.next()?, cols.next()?);
@@ -539,6 +622,7 @@ impl Definers {
                 "f" => Kind::Function,
                 "p" => Kind::Prototype,
                 "v" => Kind::Variable,
+                "w" => Kind::Macro,
                 _ => return None,
             };
             let mut pieces = Vec::new();
@@ -554,6 +638,13 @@ impl Definers {
             if !rest.is_empty() {
                 pieces.push(Piece::Text(rest.to_string()));
             }
+            if kind == Kind::Macro {
+                match pieces[..] {
+                    [Piece::Arg(n)] => wrappers.push((m.to_string(), n)),
+                    _ => return None,
+                }
+                continue;
+            }
             map.entry(m.to_string()).or_default().push(Template {
                 pieces,
                 kind,
@@ -561,7 +652,8 @@ impl Definers {
                 tag,
             });
         }
-        Some(Definers { map })
+        wrappers.sort_unstable();
+        Some(Definers { map, wrappers })
     }
 
     /// The record of what `learned` holds, one `PATH<TAB>#define text` line each, for
@@ -704,8 +796,9 @@ pub fn define_named(src: &[u8], s: usize) -> Option<(String, Learned)> {
     if src[close] != b')' {
         return None;
     }
-    let params: Vec<&str> = std::str::from_utf8(&src[i + 1..close])
-        .ok()?
+    let raw = std::str::from_utf8(&src[i + 1..close]).ok()?;
+    let variadic = raw.trim_end().ends_with("...");
+    let params: Vec<&str> = raw
         .split(',')
         .map(|p| {
             let p = p.trim();
@@ -736,7 +829,8 @@ pub fn define_named(src: &[u8], s: usize) -> Option<(String, Learned)> {
         }
     }
     let mut learned = learn(&params, &src[close + 1..end]);
-    if learned.templates.is_empty() && learned.calls.is_empty() {
+    learned.wrapper = wrapper_of(&params, variadic, &src[close + 1..end]);
+    if learned.templates.is_empty() && learned.calls.is_empty() && learned.wrapper.is_none() {
         return None;
     }
     learned.text = String::from_utf8_lossy(&src[s..end])
@@ -756,6 +850,37 @@ mod tests {
             .iter()
             .filter_map(|t| Some((t.name(args)?, t.kind, t.open)))
             .collect()
+    }
+
+    #[test]
+    fn indirect_call_wrappers_are_learned_from_their_defines() {
+        let src = "#ifdef CONFIG_X\n\
+                   #define INDIRECT_CALL_1(f, f1, ...) ({ likely(f == f1) ? f1(__VA_ARGS__) : f(__VA_ARGS__); })\n\
+                   #else\n\
+                   #define INDIRECT_CALL_1(f, f1, ...) f(__VA_ARGS__)\n\
+                   #endif\n\
+                   #define INDIRECT_CALL_INET(f, f2, f1, ...) INDIRECT_CALL_2(f, f2, f1, __VA_ARGS__)\n\
+                   #define INDIRECT_CALL_L4(f, f2, f1, ...) CALL_ONE(f, f2, __VA_ARGS__)\n\
+                   #define CALL_ONE(f, g, args...) f(args)\n\
+                   #define NOT_A_WRAPPER(f, g, ...) g(f, __VA_ARGS__)\n\
+                   #define FIXED(f, g) f(g)\n";
+        let d = Definers::resolve(of_source(src.as_bytes()));
+        let mut got: Vec<(&str, usize)> = d.wrappers().collect();
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            [
+                ("CALL_ONE", 1),
+                ("INDIRECT_CALL_1", 1),
+                ("INDIRECT_CALL_INET", 2),
+                ("INDIRECT_CALL_L4", 2)
+            ]
+        );
+        // The mark makes no name, and survives the saved table.
+        assert!(names(src, "INDIRECT_CALL_INET", &["a", "b", "c"]).is_empty());
+        let again = Definers::from_table_text(&d.table_text()).unwrap();
+        assert_eq!(again.wrapper(b"INDIRECT_CALL_INET"), Some(2));
+        assert_eq!(again.wrapper(b"NOT_A_WRAPPER"), None);
     }
 
     #[test]

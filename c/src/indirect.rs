@@ -376,16 +376,27 @@ struct LocalFn {
 /// `const struct sched_class fair_sched_class`), by macro name.
 pub type MacroTags<'a> = &'a dyn Fn(&[u8]) -> Option<String>;
 
+/// The number of functions an indirect-call wrapper macro lists after its pointer, by macro
+/// name (learned from its `#define`s: [`crate::definers::Definers::wrapper`]).
+pub type Wrappers<'a> = &'a dyn Fn(&[u8]) -> Option<usize>;
+
 /// Everything `src` shows of calls through pointers; `macro_tag` gives the struct type of the
-/// variable a macro invocation declares.
+/// variable a macro invocation declares. Indirect-call wrappers are `INDIRECT_CALL_<n>` only:
+/// see [`facts_with`].
 pub fn facts(src: &[u8], macro_tag: MacroTags<'_>) -> Facts {
+    facts_with(src, macro_tag, &|_| None)
+}
+
+/// [`facts`], with `wrappers` saying which other macros are indirect-call wrappers
+/// (`INDIRECT_CALL_INET(f, f2, f1, …)`).
+pub fn facts_with(src: &[u8], macro_tag: MacroTags<'_>, wrappers: Wrappers<'_>) -> Facts {
     thread_local! {
         /// The token vectors, their memory kept from file to file.
         static TOKENS: std::cell::Cell<Tokens> = std::cell::Cell::new(Tokens::default());
     }
     let mut t = TOKENS.take();
     tokens(src, &mut t);
-    let (out, mut t) = pass(src, t, macro_tag);
+    let (out, mut t) = pass(src, t, macro_tag, wrappers);
     crate::keep::clear_kept(&mut t.all);
     crate::keep::clear_kept(&mut t.visit);
     TOKENS.set(t);
@@ -393,7 +404,12 @@ pub fn facts(src: &[u8], macro_tag: MacroTags<'_>) -> Facts {
 }
 
 /// The facts the tokens `t` of `src` show, and the tokens back (for their memory).
-fn pass(src: &[u8], t: Tokens, macro_tag: MacroTags<'_>) -> (Facts, Tokens) {
+fn pass(
+    src: &[u8],
+    t: Tokens,
+    macro_tag: MacroTags<'_>,
+    wrappers: Wrappers<'_>,
+) -> (Facts, Tokens) {
     let mut p = Pass {
         src,
         t: t.all,
@@ -410,7 +426,7 @@ fn pass(src: &[u8], t: Tokens, macro_tag: MacroTags<'_>) -> (Facts, Tokens) {
         in_body: false,
         local_fns: Vec::new(),
     };
-    p.run(macro_tag);
+    p.run(macro_tag, wrappers);
     let t = Tokens {
         all: p.t,
         visit: p.visit,
@@ -475,7 +491,7 @@ impl Pass<'_> {
         self.in_body && self.structs.is_empty() && self.inits.is_empty()
     }
 
-    fn run(&mut self, macro_tag: MacroTags<'_>) {
+    fn run(&mut self, macro_tag: MacroTags<'_>, wrappers: Wrappers<'_>) {
         // The next token to visit: a step may consume the tokens after its own.
         let mut next = 0;
         for v in 0..self.visit.len() {
@@ -514,7 +530,7 @@ impl Pass<'_> {
                     k + 1
                 }
                 Kind::Punct(b'.') if !self.inits.is_empty() => self.designator(k),
-                Kind::Ident => self.ident(k, macro_tag),
+                Kind::Ident => self.ident(k, macro_tag, wrappers),
                 _ => k + 1,
             };
         }
@@ -531,6 +547,10 @@ impl Pass<'_> {
         self.parens = 0;
         let init = match self.pending_init.take() {
             Some(i) => Some(i),
+            // A compound literal is in a function (or in an initializer).
+            None if self.depth > 1 && self.compound_literal(k).is_some() => {
+                self.compound_literal(k)
+            }
             None => match self.inits.last() {
                 Some((outer, d)) if *d == self.depth - 1 => Some(self.nested_init(k, outer)),
                 _ => None,
@@ -540,6 +560,45 @@ impl Pass<'_> {
             self.inits.push((i, self.depth));
         }
         k + 1
+    }
+
+    /// What the `{` at `k` of a compound literal initializes: `(struct t){ .f = fn }` a
+    /// `struct t`, `(struct t[]){ … }` an array of them. Not a function's body or a cast's
+    /// operand: the `(` is not after a name (other than `return`).
+    fn compound_literal(&self, k: usize) -> Option<Init> {
+        if !self.is(k.wrapping_sub(1), Kind::Punct(b')')) {
+            return None;
+        }
+        let array = self.is(k.wrapping_sub(2), Kind::Punct(b']'))
+            && self.is(k.wrapping_sub(3), Kind::Punct(b'['));
+        let tag = if array { k - 4 } else { k.wrapping_sub(2) };
+        let ok = self.is(tag, Kind::Ident)
+            && self.is(tag.wrapping_sub(1), Kind::Ident)
+            && matches!(self.text(tag - 1), b"struct" | b"union");
+        if !ok {
+            return None;
+        }
+        // `(const struct t[])`
+        let mut open = tag.wrapping_sub(2);
+        while self.is(open, Kind::Ident) && is_type_qualifier(self.text(open)) {
+            open = open.wrapping_sub(1);
+        }
+        if !self.is(open, Kind::Punct(b'(')) {
+            return None;
+        }
+        let before = open;
+        if before > 0 && self.is(before - 1, Kind::Ident) && self.text(before - 1) != b"return" {
+            return None;
+        }
+        let path = TypePath {
+            tag: self.string(tag),
+            chain: Vec::new(),
+        };
+        Some(if array {
+            Init::Array(path)
+        } else {
+            Init::Struct(path)
+        })
     }
 
     /// What a `{` inside the initializer `outer` initializes.
@@ -687,14 +746,16 @@ impl Pass<'_> {
         k + 2
     }
 
-    fn ident(&mut self, k: usize, macro_tag: MacroTags<'_>) -> usize {
+    fn ident(&mut self, k: usize, macro_tag: MacroTags<'_>, wrappers: Wrappers<'_>) -> usize {
         let w = self.text(k);
         if w == b"struct" || w == b"union" {
             return self.tagged(k);
         }
-        if w.starts_with(b"INDIRECT_CALL_") && self.is(k + 1, Kind::Punct(b'(')) {
-            self.indirect_call(k);
-            return k + 1;
+        if self.is(k + 1, Kind::Punct(b'(')) {
+            if let Some(n) = crate::definers::indirect_call_arity(w).or_else(|| wrappers(w)) {
+                self.indirect_call(k, n);
+                return k + 1;
+            }
         }
         let after_member = k > 0 && matches!(self.t[k - 1].kind, Kind::Arrow | Kind::Punct(b'.'));
         if after_member && self.in_function() {
@@ -1126,16 +1187,9 @@ impl Pass<'_> {
         }
     }
 
-    /// `INDIRECT_CALL_n(ptr, f1, …, fn, args…)`: the listed functions, and `ptr` as a dispatch
-    /// when it is a member.
-    fn indirect_call(&mut self, k: usize) {
-        let digits = &self.text(k)[b"INDIRECT_CALL_".len()..];
-        let Some(n) = std::str::from_utf8(digits)
-            .ok()
-            .and_then(|d| d.parse::<usize>().ok())
-        else {
-            return;
-        };
+    /// `INDIRECT_CALL_n(ptr, f1, …, fn, args…)` or a learned wrapper listing `n` functions: the
+    /// listed functions, and `ptr` as a dispatch when it is a member.
+    fn indirect_call(&mut self, k: usize, n: usize) {
         // The top-level arguments' token ranges.
         let mut args: Vec<(usize, usize)> = Vec::new();
         let (mut depth, mut start) = (0u32, k + 2);
@@ -1371,9 +1425,9 @@ mod tests {
         fn visiting_only_the_listed_tokens_changes_no_fact(src in c_like_bytes()) {
             let mut t = Tokens::default();
             tokens(&src, &mut t);
-            let (listed, mut t) = pass(&src, t, &macro_tags);
+            let (listed, mut t) = pass(&src, t, &macro_tags, &|_| None);
             t.visit = (0..t.all.len() as u32).collect();
-            let (all, _) = pass(&src, t, &macro_tags);
+            let (all, _) = pass(&src, t, &macro_tags, &|_| None);
             prop_assert_eq!(listed, all);
         }
     }
@@ -1464,6 +1518,28 @@ mod tests {
         );
         // `[R(0) ... R(3)]` in a file-scope initializer is no call through a member.
         assert!(f.dispatches.is_empty(), "{:?}", f.dispatches);
+    }
+
+    #[test]
+    fn a_compound_literal_registers_in_its_struct() {
+        let src = "static void setup(struct dev *d)\n{\n\
+                   \td->ops = (struct dev_ops){ .start = dev_start,\n\
+                   \t\t.irq = { .handle = dev_irq } };\n\
+                   \tuse((const struct dev_ops[]){ { .start = other_start } });\n\
+                   \treturn (struct dev_ops){ .stop = dev_stop };\n\
+                   \tif (f(struct_size)) { .x = no_func; }\n\
+                   }\n\
+                   int g(struct dev_ops) { return 0; }\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        assert_eq!(
+            regs(&f),
+            [
+                (s("dev_ops"), s("start"), s("dev_start"), 3),
+                (s("dev_ops.irq"), s("handle"), s("dev_irq"), 4),
+                (s("dev_ops"), s("start"), s("other_start"), 5),
+                (s("dev_ops"), s("stop"), s("dev_stop"), 6),
+            ]
+        );
     }
 
     #[test]

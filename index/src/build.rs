@@ -196,10 +196,19 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
     r.indirect = if crate::walk::is_asm_name(&r.record.path) {
         Default::default()
     } else {
-        knav_c::indirect::facts(src, &|m| {
+        // Indirect-call wrappers: the tree's, learned from its headers, and the file's own
+        // (net/core/fib_rules.c's `#define INDIRECT_CALL_MT(f, f2, f1, ...)`).
+        let own = own_wrappers(src, &scanned);
+        let wrappers = |m: &[u8]| {
+            own.as_ref()
+                .and_then(|d| d.wrapper(m))
+                .or_else(|| learned.wrapper(m))
+        };
+        let tag = |m: &[u8]| {
             deps.borrow_mut().add_tag(m);
             learned.struct_tag(m)
-        })
+        };
+        knav_c::indirect::facts_with(src, &tag, &wrappers)
     };
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them). Names that kernel
@@ -232,6 +241,22 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
     let extra = add_exports(&mut occurrences, src.len(), expansion.exports);
     r.names = group_by_name(&occurrences, src, &extra);
     r.deps = Some(deps.into_inner());
+}
+
+/// The indirect-call wrappers the file's own variadic `#define`s make, if any.
+fn own_wrappers(src: &[u8], scanned: &FileScan) -> Option<Definers> {
+    let own: Vec<_> = scanned
+        .macros
+        .iter()
+        .filter(|m| m.signature.as_deref().is_some_and(|s| s.contains("...")))
+        .filter_map(|m| knav_c::definers::define_named(src, m.start as usize))
+        .collect();
+    if own.is_empty() {
+        return None;
+    }
+    let d = Definers::resolve(own);
+    let any = d.wrappers().next().is_some();
+    any.then_some(d)
 }
 
 /// The bytes of `input` to scan, its size and hash recorded; `None` when there is nothing to

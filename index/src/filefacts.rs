@@ -119,7 +119,9 @@ impl Deps {
             said.extend_from_slice(n);
             said.push(0);
             let (what, name) = n.split_first().unwrap_or((&0, &[]));
-            let read = std::str::from_utf8(name).ok().and_then(|n| table.0.get(n));
+            let read = std::str::from_utf8(name)
+                .ok()
+                .and_then(|n| table.entries.get(n));
             let h = match (what, read) {
                 (&TEMPLATES, Some(h)) => h.templates,
                 (&TAG, Some(h)) => h.tag,
@@ -127,14 +129,20 @@ impl Deps {
             };
             said.extend_from_slice(&h.to_le_bytes());
         }
+        // Every file's calls through pointers read the indirect-call wrappers the table knows
+        // (any call of a wrapper lists functions): they key every file's facts.
+        said.extend_from_slice(&table.wrappers.to_le_bytes());
         hash64(&said)
     }
 }
 
 /// What a file's [`Deps`] are checked against: per definer macro, a hash of its templates and
-/// one of its variable's struct tag.
+/// one of its variable's struct tag; and a hash of the table's indirect-call wrappers.
 #[derive(Debug, Default)]
-pub(crate) struct TableHashes(std::collections::HashMap<String, EntryHashes>);
+pub(crate) struct TableHashes {
+    entries: std::collections::HashMap<String, EntryHashes>,
+    wrappers: u64,
+}
 
 #[derive(Debug, Clone, Copy)]
 struct EntryHashes {
@@ -145,20 +153,24 @@ struct EntryHashes {
 impl TableHashes {
     /// The hashes of `table`'s entries.
     pub fn of(table: &Definers) -> TableHashes {
-        TableHashes(
-            table
-                .entries()
-                .map(|(name, t)| {
-                    // What `Definers::struct_tag` answers: no tag hashes as no entry.
-                    let tag = t.iter().find_map(|t| t.tag.as_deref());
-                    let hashes = EntryHashes {
-                        templates: hash64(format!("{t:?}").as_bytes()),
-                        tag: tag.map_or(0, |tag| hash64(tag.as_bytes()) | 1),
-                    };
-                    (name.to_string(), hashes)
-                })
-                .collect(),
-        )
+        let mut wrappers: Vec<(&str, usize)> = table.wrappers().collect();
+        wrappers.sort_unstable();
+        let entries = table
+            .entries()
+            .map(|(name, t)| {
+                // What `Definers::struct_tag` answers: no tag hashes as no entry.
+                let tag = t.iter().find_map(|t| t.tag.as_deref());
+                let hashes = EntryHashes {
+                    templates: hash64(format!("{t:?}").as_bytes()),
+                    tag: tag.map_or(0, |tag| hash64(tag.as_bytes()) | 1),
+                };
+                (name.to_string(), hashes)
+            })
+            .collect();
+        TableHashes {
+            entries,
+            wrappers: hash64(format!("{wrappers:?}").as_bytes()),
+        }
     }
 }
 
