@@ -556,8 +556,10 @@ fn indirect_call_wrappers_learned_from_their_defines_list_their_functions() {
         &[
             (
                 "include/linux/indirect_call_wrapper.h",
-                "#define INDIRECT_CALL_1(f, f1, ...) f(__VA_ARGS__)\n\
-                 #define INDIRECT_CALL_2(f, f2, f1, ...) f(__VA_ARGS__)\n\
+                "#define INDIRECT_CALL_1(f, f1, ...) \\\n\
+                 \t({ likely(f == f1) ? f1(__VA_ARGS__) : f(__VA_ARGS__); })\n\
+                 #define INDIRECT_CALL_2(f, f2, f1, ...) \\\n\
+                 \t({ likely(f == f2) ? f2(__VA_ARGS__) : INDIRECT_CALL_1(f, f1, __VA_ARGS__); })\n\
                  #if IS_BUILTIN(CONFIG_IPV6)\n\
                  #define INDIRECT_CALL_INET(f, f2, f1, ...) INDIRECT_CALL_2(f, f2, f1, __VA_ARGS__)\n\
                  #else\n\
@@ -582,7 +584,11 @@ fn indirect_call_wrappers_learned_from_their_defines_list_their_functions() {
             (
                 "net/core/fib_rules.c",
                 "#include <linux/indirect_call_wrapper.h>\n\
+                 #ifdef CONFIG_IP_MULTIPLE_TABLES\n\
+                 #define INDIRECT_CALL_MT(f, f2, f1, ...) INDIRECT_CALL_INET(f, f2, f1, __VA_ARGS__)\n\
+                 #else\n\
                  #define INDIRECT_CALL_MT(f, f2, f1, ...) INDIRECT_CALL_1(f, f1, __VA_ARGS__)\n\
+                 #endif\n\
                  int match(int (*m)(int), int x)\n{\n\
                  \treturn INDIRECT_CALL_MT(m, tcp_v6_rcv, tcp_v4_rcv, x);\n}\n",
             ),
@@ -595,7 +601,7 @@ fn indirect_call_wrappers_learned_from_their_defines_list_their_functions() {
         found,
         [
             "deliver net/core/dev.c:7 INDIRECT_CALL type -",
-            "match net/core/fib_rules.c:5 INDIRECT_CALL type -",
+            "match net/core/fib_rules.c:9 INDIRECT_CALL type -",
         ],
         "{v}"
     );

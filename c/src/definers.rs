@@ -355,32 +355,61 @@ pub fn indirect_call_arity(name: &[u8]) -> Option<usize> {
 }
 
 /// An indirect-call wrapper's `#define`: variadic, with the pointer as its first parameter and
-/// at least one function after it (`INDIRECT_CALL_INET(f, f2, f1, ...)`), whose body calls the
-/// pointer with the variadic arguments (`f(__VA_ARGS__)`) or hands the pointer on as the first
-/// argument of another macro (`INDIRECT_CALL_2(f, f2, f1, __VA_ARGS__)`), which must be a
-/// wrapper too. `params` as [`define_named`] gives them (the variadic one last).
+/// at least one function after it (`INDIRECT_CALL_1(f, f1, ...)`), each of which the body calls
+/// with the variadic arguments (`f1(__VA_ARGS__)`) or hands on after the pointer to another
+/// macro (`INDIRECT_CALL_2(f, f2, f1, __VA_ARGS__)`), which must be a wrapper too. A variant that
+/// only calls the pointer (`f(__VA_ARGS__)`, the build without the optimisation) says nothing;
+/// a macro that calls its first parameter with other parameters beside the variadic ones
+/// (`call_on_irqstack_cond(func, regs, …)`) is no wrapper. `params` as [`define_named`] gives
+/// them (the variadic one last).
 fn wrapper_of(params: &[&str], variadic: bool, body: &[u8]) -> Option<(usize, Option<String>)> {
     let (pointer, rest) = params.split_first()?;
-    let listed = rest.len().checked_sub(1).filter(|&n| n > 0 && variadic)?;
-    let va = *rest.last()?;
+    let (va, fns) = rest.split_last()?;
+    if !variadic || fns.is_empty() {
+        return None;
+    }
     let toks = tokens(body);
-    let mut handed = None;
-    for w in toks.windows(4) {
-        match w {
-            [Tok::Ident(p), Tok::Punct(b'('), Tok::Ident(a), Tok::Punct(b')')]
-                if p == pointer && *a == va =>
-            {
-                return Some((listed, None));
+    let called = |f: &str| {
+        toks.windows(4).any(|w| {
+            matches!(w, [Tok::Ident(p), Tok::Punct(b'('), Tok::Ident(a), Tok::Punct(b')')]
+                if *p == f && a == va)
+        })
+    };
+    // The macro the pointer is handed to as a first argument, and the names in that call.
+    let mut handed: Option<(&str, Vec<&str>)> = None;
+    for (i, w) in toks.windows(4).enumerate() {
+        if let [Tok::Ident(m), Tok::Punct(b'('), Tok::Ident(p), Tok::Punct(b',')] = w {
+            if p == pointer && handed.is_none() {
+                let mut depth = 0usize;
+                let mut names = Vec::new();
+                for t in &toks[i + 1..] {
+                    match t {
+                        Tok::Punct(b'(') => depth += 1,
+                        Tok::Punct(b')') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        Tok::Ident(n) => names.push(*n),
+                        _ => {}
+                    }
+                }
+                handed = Some((m, names));
             }
-            [Tok::Ident(m), Tok::Punct(b'('), Tok::Ident(p), Tok::Punct(b',')]
-                if p == pointer && handed.is_none() =>
-            {
-                handed = Some(m.to_string());
-            }
-            _ => {}
         }
     }
-    handed.map(|m| (listed, Some(m)))
+    let mut via = None;
+    for f in fns {
+        if called(f) {
+            continue;
+        }
+        match &handed {
+            Some((m, names)) if names.contains(f) => via = Some(m.to_string()),
+            _ => return None,
+        }
+    }
+    Some((fns.len(), via))
 }
 
 impl Definers {
@@ -430,6 +459,12 @@ impl Definers {
     /// Definers from `learned` (macro name, what one of its `#define`s says), chains resolved
     /// two levels deep. A macro the kernel table lists is left to the table.
     pub fn resolve(learned: Vec<(String, Learned)>) -> Definers {
+        Definers::resolve_beside(learned, None)
+    }
+
+    /// [`Definers::resolve`], where a wrapper may hand its pointer on to one of `base`'s
+    /// wrappers (a file's own `#define`s beside the table of the tree's headers).
+    pub fn resolve_beside(learned: Vec<(String, Learned)>, base: Option<&Definers>) -> Definers {
         let table = knav_ctags::macros::MacroTable::kernel();
         let mut map: HashMap<String, Vec<Template>> = HashMap::new();
         let mut chained: Vec<(String, Vec<Call>)> = Vec::new();
@@ -484,7 +519,10 @@ impl Definers {
         }
         // A wrapper that hands its pointer to a wrapper (two levels, as for the templates).
         for _ in 0..2 {
-            let known = |name: &str| wrappers.iter().any(|(w, _)| w == name);
+            let known = |name: &str| {
+                wrappers.iter().any(|(w, _)| w == name)
+                    || base.is_some_and(|b| b.wrapper(name.as_bytes()).is_some())
+            };
             let more: Vec<(String, usize)> = handing
                 .iter()
                 .filter(|(name, _, to)| {
@@ -860,9 +898,12 @@ mod tests {
                    #define INDIRECT_CALL_1(f, f1, ...) f(__VA_ARGS__)\n\
                    #endif\n\
                    #define INDIRECT_CALL_INET(f, f2, f1, ...) INDIRECT_CALL_2(f, f2, f1, __VA_ARGS__)\n\
-                   #define INDIRECT_CALL_L4(f, f2, f1, ...) CALL_ONE(f, f2, __VA_ARGS__)\n\
-                   #define CALL_ONE(f, g, args...) f(args)\n\
+                   #define INDIRECT_CALL_L4(f, f2, f1, ...) CALL_TWO(f, f2, f1, __VA_ARGS__)\n\
+                   #define CALL_TWO(f, g, h, args...) (f == g ? g(args) : f == h ? h(args) : f(args))\n\
+                   #define INDIRECT_CALL_MT(f, f2, f1, ...) INDIRECT_CALL_1(f, f2, __VA_ARGS__)\n\
+                   #define ONLY_POINTER(f, g, ...) f(__VA_ARGS__)\n\
                    #define NOT_A_WRAPPER(f, g, ...) g(f, __VA_ARGS__)\n\
+                   #define call_on_stack(func, regs, args...) func(regs, args)\n\
                    #define FIXED(f, g) f(g)\n";
         let d = Definers::resolve(of_source(src.as_bytes()));
         let mut got: Vec<(&str, usize)> = d.wrappers().collect();
@@ -870,7 +911,7 @@ mod tests {
         assert_eq!(
             got,
             [
-                ("CALL_ONE", 1),
+                ("CALL_TWO", 2),
                 ("INDIRECT_CALL_1", 1),
                 ("INDIRECT_CALL_INET", 2),
                 ("INDIRECT_CALL_L4", 2)

@@ -198,7 +198,7 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
     } else {
         // Indirect-call wrappers: the tree's, learned from its headers, and the file's own
         // (net/core/fib_rules.c's `#define INDIRECT_CALL_MT(f, f2, f1, ...)`).
-        let own = own_wrappers(src, &scanned);
+        let own = own_wrappers(src, &scanned, learned);
         let wrappers = |m: &[u8]| {
             own.as_ref()
                 .and_then(|d| d.wrapper(m))
@@ -243,8 +243,9 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
     r.deps = Some(deps.into_inner());
 }
 
-/// The indirect-call wrappers the file's own variadic `#define`s make, if any.
-fn own_wrappers(src: &[u8], scanned: &FileScan) -> Option<Definers> {
+/// The indirect-call wrappers the file's own variadic `#define`s make (handing on to their own
+/// or to the tree's, `learned`), if any.
+fn own_wrappers(src: &[u8], scanned: &FileScan, learned: &Definers) -> Option<Definers> {
     let own: Vec<_> = scanned
         .macros
         .iter()
@@ -254,7 +255,7 @@ fn own_wrappers(src: &[u8], scanned: &FileScan) -> Option<Definers> {
     if own.is_empty() {
         return None;
     }
-    let d = Definers::resolve(own);
+    let d = Definers::resolve_beside(own, Some(learned));
     let any = d.wrappers().next().is_some();
     any.then_some(d)
 }
