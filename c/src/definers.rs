@@ -355,9 +355,10 @@ pub fn indirect_call_arity(name: &[u8]) -> Option<usize> {
 }
 
 /// An indirect-call wrapper's `#define`: variadic, with the pointer as its first parameter and
-/// at least one function after it (`INDIRECT_CALL_1(f, f1, ...)`), each of which the body calls
-/// with the variadic arguments (`f1(__VA_ARGS__)`) or hands on after the pointer to another
-/// macro (`INDIRECT_CALL_2(f, f2, f1, __VA_ARGS__)`), which must be a wrapper too. A variant that
+/// at least one function after it (`INDIRECT_CALL_1(f, f1, ...)`), each of which the body
+/// compares (with the pointer or its copy) and calls with the variadic arguments
+/// (`likely(__f1 == f1) ? f1(__VA_ARGS__) : …`), or hands on after the pointer to another macro
+/// (`INDIRECT_CALL_2(f, f2, f1, __VA_ARGS__)`), which must be a wrapper too. A variant that
 /// only calls the pointer (`f(__VA_ARGS__)`, the build without the optimisation) says nothing;
 /// a macro that calls its first parameter with other parameters beside the variadic ones
 /// (`call_on_irqstack_cond(func, regs, …)`) is no wrapper. `params` as [`define_named`] gives
@@ -375,11 +376,12 @@ fn wrapper_of(params: &[&str], variadic: bool, body: &[u8]) -> Option<(usize, Op
                 if *p == f && a == va)
         })
     };
-    // The macro the pointer is handed to as a first argument, and the names in that call.
+    // The macro the pointer (or a copy of it: `typeof(f) __f2 = (f);`) is handed to as a
+    // first argument, and the names in that call.
     let mut handed: Option<(&str, Vec<&str>)> = None;
     for (i, w) in toks.windows(4).enumerate() {
-        if let [Tok::Ident(m), Tok::Punct(b'('), Tok::Ident(p), Tok::Punct(b',')] = w {
-            if p == pointer && handed.is_none() {
+        if let [Tok::Ident(m), Tok::Punct(b'('), Tok::Ident(_), Tok::Punct(b',')] = w {
+            if handed.is_none() && !fns.contains(m) && m != pointer {
                 let mut depth = 0usize;
                 let mut names = Vec::new();
                 for t in &toks[i + 1..] {
@@ -399,9 +401,18 @@ fn wrapper_of(params: &[&str], variadic: bool, body: &[u8]) -> Option<(usize, Op
             }
         }
     }
+    // The pointer (or its copy) is compared with a listed function (`likely(__f1 == f1)`).
+    let compared = |f: &str| {
+        toks.windows(4).any(|w| match w {
+            [Tok::Ident(a), Tok::Punct(b'='), Tok::Punct(b'='), Tok::Ident(b)] => {
+                *a == f || *b == f
+            }
+            _ => false,
+        })
+    };
     let mut via = None;
     for f in fns {
-        if called(f) {
+        if called(f) && compared(f) {
             continue;
         }
         match &handed {
@@ -893,7 +904,7 @@ mod tests {
     #[test]
     fn indirect_call_wrappers_are_learned_from_their_defines() {
         let src = "#ifdef CONFIG_X\n\
-                   #define INDIRECT_CALL_1(f, f1, ...) ({ likely(f == f1) ? f1(__VA_ARGS__) : f(__VA_ARGS__); })\n\
+                   #define INDIRECT_CALL_1(f, f1, ...) ({ typeof(f) __f1 = (f); likely(__f1 == f1) ? f1(__VA_ARGS__) : __f1(__VA_ARGS__); })\n\
                    #else\n\
                    #define INDIRECT_CALL_1(f, f1, ...) f(__VA_ARGS__)\n\
                    #endif\n\
