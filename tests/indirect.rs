@@ -606,3 +606,48 @@ fn indirect_call_wrappers_learned_from_their_defines_list_their_functions() {
         "{v}"
     );
 }
+
+#[test]
+fn a_call_through_a_global_declared_in_a_header_is_typed_by_its_declaration() {
+    // `clk_divider_ops.recalc_rate(…)` was a guess by member name; `efi.set_time(…)` was
+    // guessed to reach RTC drivers' set_time.
+    let t = tree(
+        "indirect-globals",
+        &[
+            (
+                "include/linux/clk-provider.h",
+                "struct clk_ops {\n\tunsigned long (*recalc_rate)(int hw);\n};\n\
+                 extern const struct clk_ops clk_divider_ops;\n",
+            ),
+            (
+                "include/linux/efi.h",
+                "struct efi {\n\tint (*set_time)(int t);\n};\nextern struct efi efi;\n",
+            ),
+            (
+                "drivers/rtc/rtc-x.c",
+                "struct rtc_class_ops {\n\tint (*set_time)(int t);\n};\n\
+                 static int x_set_time(int t)\n{\n\treturn t;\n}\n\
+                 static const struct rtc_class_ops x_ops = {\n\t.set_time = x_set_time,\n};\n",
+            ),
+            (
+                "drivers/clk/clk-divider.c",
+                "#include <linux/clk-provider.h>\n\
+                 static unsigned long div_recalc(int hw)\n{\n\treturn 0;\n}\n\
+                 const struct clk_ops clk_divider_ops = {\n\t.recalc_rate = div_recalc,\n};\n",
+            ),
+            (
+                "drivers/clk/clk-user.c",
+                "#include <linux/clk-provider.h>\n#include <linux/efi.h>\n\
+                 unsigned long user_recalc(int hw)\n{\n\
+                 \treturn clk_divider_ops.recalc_rate(hw) + efi.set_time(1);\n}\n",
+            ),
+        ],
+    );
+    let (_, v) = json(&t, &["callers", "div_recalc"]);
+    assert_eq!(
+        sites(&v),
+        ["user_recalc drivers/clk/clk-user.c:5 clk_ops.recalc_rate type drivers/clk/clk-divider.c:7"]
+    );
+    let (_, v) = json(&t, &["callers", "x_set_time", "--include-uncertain"]);
+    assert_eq!(sites(&v), Vec::<String>::new(), "{v}");
+}

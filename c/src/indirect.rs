@@ -9,6 +9,10 @@
 //! A type reached through members (`file->f_op->read_iter`: `struct file`, then `f_op`) is
 //! kept as a [`TypePath`] and resolved later against every struct definition of the index.
 
+/// The first character of a [`TypePath`] tag that names a global variable rather than a struct:
+/// its type is the struct tag its declarations give (`=efi` is `struct efi`).
+pub const GLOBAL: char = '=';
+
 /// A struct type, possibly through members: `file.f_op` is the type of member `f_op` of
 /// `struct file`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -953,16 +957,20 @@ impl Pass<'_> {
                 continue;
             }
             let name = self.text(n);
-            let var = self
-                .vars
-                .iter()
-                .rev()
-                .find(|v| self.bytes(v.name) == name)?;
+            let var = self.vars.iter().rev().find(|v| self.bytes(v.name) == name);
             chain.reverse();
-            return Some(TypePath {
-                tag: String::from_utf8_lossy(self.bytes(var.tag)).into_owned(),
-                chain,
-            });
+            let tag = match var {
+                Some(var) => String::from_utf8_lossy(self.bytes(var.tag)).into_owned(),
+                // `clk_divider_ops.recalc_rate(…)`, `efi.set_time(…)`: a struct object not
+                // declared in the file is a global declared in a header, typed later from its
+                // declarations (`=name`). Only for `.`: a pointer not in scope is more often a
+                // local of a typedef'd type than a global.
+                None if self.is(j, Kind::Punct(b'.')) && self.depth > 0 => {
+                    format!("{GLOBAL}{}", String::from_utf8_lossy(name))
+                }
+                None => return None,
+            };
+            return Some(TypePath { tag, chain });
         }
     }
 
@@ -1666,6 +1674,26 @@ mod tests {
                 (Some(s("net_device.ops")), s("open"), 4),
                 (Some(s("socket.ops")), s("bind"), 5),
                 (Some(s("foo()")), s("poll"), 6),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_struct_object_not_declared_in_the_file_is_a_global_typed_later() {
+        let src = "static int f(struct clk_hw *hw, my_ops_t *ops)\n{\n\
+                   \tclk_divider_ops.recalc_rate(hw, 0);\n\
+                   \tefi.set_time(0);\n\
+                   \tops->undeclared(hw);\n\
+                   \ttable[2].run(hw);\n\
+                   \treturn 0;\n}\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        assert_eq!(
+            calls(&f),
+            [
+                (Some(s("=clk_divider_ops")), s("recalc_rate"), 3),
+                (Some(s("=efi")), s("set_time"), 4),
+                (None, s("undeclared"), 5),
+                (Some(s("=table")), s("run"), 6),
             ]
         );
     }

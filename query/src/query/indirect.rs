@@ -99,9 +99,13 @@ fn resolve_in(q: &Query<'_>, path: &str, aliases: u32) -> Option<String> {
     if first == "?" {
         return None;
     }
-    let mut tag = match first.strip_suffix("()") {
-        Some(function) => returned_tag(q, function)?,
-        None => first.to_string(),
+    let mut tag = match (
+        first.strip_suffix("()"),
+        first.strip_prefix(knav_c::indirect::GLOBAL),
+    ) {
+        (Some(function), _) => returned_tag(q, function)?,
+        (None, Some(global)) => global_tag(q, global)?,
+        (None, None) => first.to_string(),
     };
     for m in parts {
         tag = member_tag(q, &tag, m, aliases)?;
@@ -130,8 +134,29 @@ fn returned_tag(q: &Query<'_>, function: &str) -> Option<String> {
     tag.map(str::to_string)
 }
 
+/// The struct (or union) tag of global variable `name`, from its definitions and `extern`
+/// declarations that are not file-local (`extern const struct clk_ops clk_divider_ops;`); `None`
+/// when none says, or two say different tags.
+fn global_tag(q: &Query<'_>, name: &str) -> Option<String> {
+    let mut tag: Option<&str> = None;
+    let defs = q.definitions(name);
+    for f in &defs {
+        if !matches!(f.def.kind, Kind::Variable | Kind::Externvar) || f.def.file_local {
+            continue;
+        }
+        let Some(t) = f.def.typeref.and_then(tag_of_type) else {
+            continue;
+        };
+        match tag {
+            Some(seen) if seen != t => return None,
+            _ => tag = Some(t),
+        }
+    }
+    tag.map(str::to_string)
+}
+
 /// The tag of a ctags type naming a struct or union, directly (`struct:aead_alg *`) or in its
-/// text (`typename:const struct file_operations *`).
+/// text (`typename:const struct file_operations *`, stored as `const struct file_operations *`).
 fn tag_of_type(typeref: &str) -> Option<&str> {
     let ident = |s: &str| -> Option<usize> {
         let n = s
@@ -145,7 +170,7 @@ fn tag_of_type(typeref: &str) -> Option<&str> {
             return ident(rest).map(|n| &rest[..n]);
         }
     }
-    let text = typeref.strip_prefix("typename:")?;
+    let text = typeref.strip_prefix("typename:").unwrap_or(typeref);
     let mut words = text.split(|c: char| c.is_whitespace() || c == '*');
     while let Some(w) = words.next() {
         if w == "struct" || w == "union" {
