@@ -136,9 +136,13 @@ fn returned_tag(q: &Query<'_>, function: &str) -> Option<String> {
 
 /// The struct (or union) tag of global variable `name`, from its definitions and `extern`
 /// declarations that are not file-local (`extern const struct clk_ops clk_divider_ops;`); `None`
-/// when none says, or two say different tags.
+/// when none says, two say different tags, or no kernel header declares it (`extern struct efi
+/// { … } efi;`; not the headers of `tools/`, the other copies, or `scripts/`): a name the scanner did not see
+/// declared is as often a local of a typedef'd type (`args`, `cfg`) as a global, and only a
+/// header's declaration makes a global visible to other files.
 fn global_tag(q: &Query<'_>, name: &str) -> Option<String> {
     let mut tag: Option<&str> = None;
+    let mut in_header = false;
     let defs = q.definitions(name);
     for f in &defs {
         if !matches!(f.def.kind, Kind::Variable | Kind::Externvar) || f.def.file_local {
@@ -147,12 +151,15 @@ fn global_tag(q: &Query<'_>, name: &str) -> Option<String> {
         let Some(t) = f.def.typeref.and_then(tag_of_type) else {
             continue;
         };
+        let path = q.path(f.seg, f.def.file);
+        in_header |=
+            path.ends_with(".h") && !super::structs::is_copy(path) && !path.starts_with("scripts/");
         match tag {
             Some(seen) if seen != t => return None,
             _ => tag = Some(t),
         }
     }
-    tag.map(str::to_string)
+    tag.filter(|_| in_header).map(str::to_string)
 }
 
 /// The tag of a ctags type naming a struct or union, directly (`struct:aead_alg *`) or in its

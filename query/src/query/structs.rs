@@ -38,7 +38,7 @@ pub fn defining_files(q: &Query<'_>, tag: &str) -> Vec<String> {
 /// True for the copies of kernel code that `tools/`, `samples/` and `Documentation/` carry,
 /// with headers of their own. (Not a driver's `selftests/` directory, which
 /// `knav_index::rank` ranks as a copy: it includes the driver's own headers.)
-fn is_copy(path: &str) -> bool {
+pub(super) fn is_copy(path: &str) -> bool {
     path.starts_with("tools/") || path.starts_with("samples/") || path.starts_with("Documentation/")
 }
 
