@@ -117,49 +117,44 @@ fn resolve_in(q: &Query<'_>, path: &str, aliases: u32) -> Option<String> {
 /// return type ctags gives its definitions and prototypes (`struct:aead_alg *`,
 /// `typename:const struct file_operations *`); `None` when none says, or two say different tags.
 fn returned_tag(q: &Query<'_>, function: &str) -> Option<String> {
-    let mut tag: Option<&str> = None;
     let defs = q.definitions(function);
-    for f in &defs {
-        if !matches!(f.def.kind, Kind::Function | Kind::Prototype) {
-            continue;
-        }
-        let Some(t) = f.def.typeref.and_then(tag_of_type) else {
-            continue;
-        };
+    let typed = defs
+        .iter()
+        .filter(|f| matches!(f.def.kind, Kind::Function | Kind::Prototype));
+    agreed_tag(typed.map(|f| f.def.typeref))
+}
+
+/// The struct (or union) tag of global variable `name`, from its definitions and `extern`
+/// declarations that are not file-local (`extern const struct clk_ops clk_divider_ops;`); `None`
+/// when none says, two say different tags, or no kernel header declares it (`extern struct efi
+/// { … } efi;`; not the headers of `tools/`, the other copies, or `scripts/`): a name the
+/// scanner did not see declared is as often a local of a typedef'd type (`args`, `cfg`) as a
+/// global, and only a header's declaration makes a global visible to other files.
+fn global_tag(q: &Query<'_>, name: &str) -> Option<String> {
+    let defs = q.definitions(name);
+    let typed: Vec<_> = defs
+        .iter()
+        .filter(|f| matches!(f.def.kind, Kind::Variable | Kind::Externvar) && !f.def.file_local)
+        .filter(|f| f.def.typeref.and_then(tag_of_type).is_some())
+        .collect();
+    let in_header = typed.iter().any(|f| {
+        let path = q.path(f.seg, f.def.file);
+        path.ends_with(".h") && !super::structs::is_copy(path) && !path.starts_with("scripts/")
+    });
+    agreed_tag(typed.iter().map(|f| f.def.typeref)).filter(|_| in_header)
+}
+
+/// The one struct tag the types `types` name ([`tag_of_type`]); `None` when none names one or
+/// two name different tags.
+fn agreed_tag<'a>(types: impl Iterator<Item = Option<&'a str>>) -> Option<String> {
+    let mut tag: Option<&str> = None;
+    for t in types.filter_map(|t| t.and_then(tag_of_type)) {
         match tag {
             Some(seen) if seen != t => return None,
             _ => tag = Some(t),
         }
     }
     tag.map(str::to_string)
-}
-
-/// The struct (or union) tag of global variable `name`, from its definitions and `extern`
-/// declarations that are not file-local (`extern const struct clk_ops clk_divider_ops;`); `None`
-/// when none says, two say different tags, or no kernel header declares it (`extern struct efi
-/// { … } efi;`; not the headers of `tools/`, the other copies, or `scripts/`): a name the scanner did not see
-/// declared is as often a local of a typedef'd type (`args`, `cfg`) as a global, and only a
-/// header's declaration makes a global visible to other files.
-fn global_tag(q: &Query<'_>, name: &str) -> Option<String> {
-    let mut tag: Option<&str> = None;
-    let mut in_header = false;
-    let defs = q.definitions(name);
-    for f in &defs {
-        if !matches!(f.def.kind, Kind::Variable | Kind::Externvar) || f.def.file_local {
-            continue;
-        }
-        let Some(t) = f.def.typeref.and_then(tag_of_type) else {
-            continue;
-        };
-        let path = q.path(f.seg, f.def.file);
-        in_header |=
-            path.ends_with(".h") && !super::structs::is_copy(path) && !path.starts_with("scripts/");
-        match tag {
-            Some(seen) if seen != t => return None,
-            _ => tag = Some(t),
-        }
-    }
-    tag.filter(|_| in_header).map(str::to_string)
 }
 
 /// The tag of a ctags type naming a struct or union, directly (`struct:aead_alg *`) or in its
