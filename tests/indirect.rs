@@ -651,3 +651,40 @@ fn a_call_through_a_global_declared_in_a_header_is_typed_by_its_declaration() {
     let (_, v) = json(&t, &["callers", "x_set_time", "--include-uncertain"]);
     assert_eq!(sites(&v), Vec::<String>::new(), "{v}");
 }
+
+#[test]
+fn a_call_through_a_member_of_a_named_anonymous_union_is_typed() {
+    // `in->ops.dpi->connect(in)` (omapfb's displays): `ops` is a `union { … } ops;` whose type
+    // has no tag, and the call was a guess by member name.
+    let t = tree(
+        "indirect-anonymous-union",
+        &[
+            (
+                "include/video/omapfb_dss.h",
+                "struct omap_dss_device;\n\
+                 struct omapdss_dpi_ops {\n\tint (*connect)(struct omap_dss_device *d);\n};\n\
+                 struct omapdss_dvi_ops {\n\tint (*connect)(struct omap_dss_device *d);\n};\n\
+                 struct omap_dss_device {\n\tunion {\n\
+                 \t\tconst struct omapdss_dpi_ops *dpi;\n\
+                 \t\tconst struct omapdss_dvi_ops *dvi;\n\t} ops;\n};\n",
+            ),
+            (
+                "drivers/video/dpi.c",
+                "#include <video/omapfb_dss.h>\n\
+                 static int dpi_connect(struct omap_dss_device *d)\n{\n\treturn 0;\n}\n\
+                 static const struct omapdss_dpi_ops dpi_ops = {\n\t.connect = dpi_connect,\n};\n",
+            ),
+            (
+                "drivers/video/panel.c",
+                "#include <video/omapfb_dss.h>\n\
+                 int panel_connect(struct omap_dss_device *in)\n{\n\
+                 \treturn in->ops.dpi->connect(in);\n}\n",
+            ),
+        ],
+    );
+    let (_, v) = json(&t, &["callers", "dpi_connect"]);
+    assert_eq!(
+        sites(&v),
+        ["panel_connect drivers/video/panel.c:4 omapdss_dpi_ops.connect type drivers/video/dpi.c:7"]
+    );
+}

@@ -641,6 +641,14 @@ impl Pass<'_> {
             self.inits.pop();
         }
         let mut closed_tag = None;
+        // An anonymous struct or union closes here when a struct is open at this depth and no
+        // named body is.
+        let anonymous = self
+            .structs
+            .last()
+            .filter(|(_, at)| *at > d)
+            .map(|(o, _)| o.clone());
+        let anonymous = anonymous.filter(|_| self.bodies.last().is_none_or(|(at, _, _)| *at <= d));
         while let Some(&(at, start, tag)) = self.bodies.last().filter(|(at, _, _)| *at > d) {
             self.bodies.pop();
             closed_tag = Some(tag);
@@ -662,6 +670,28 @@ impl Pass<'_> {
         }
         if let Some(tag) = closed_tag {
             self.declared_after_definition(k + 1, tag);
+        }
+        // `union { const struct omapdss_dpi_ops *dpi; … } ops;`: its members were recorded as
+        // the enclosing struct's, so member `ops` is of the enclosing struct's type, and
+        // `in->ops.dpi` reaches `dpi`.
+        if let Some(owner) = anonymous {
+            let named = self.is(k + 1, Kind::Ident)
+                && matches!(
+                    self.t.get(k + 2).map(|t| t.kind),
+                    Some(Kind::Punct(b';' | b'[' | b','))
+                );
+            let enclosing = self
+                .structs
+                .last()
+                .is_some_and(|(o, at)| *o == owner && *at == d);
+            if named && enclosing {
+                self.out.members.push(Member {
+                    owner: owner.clone(),
+                    name: self.string(k + 1),
+                    tag: Some(owner),
+                    fnptr: false,
+                });
+            }
         }
         k + 1
     }
@@ -1695,6 +1725,34 @@ mod tests {
                 (None, s("undeclared"), 5),
                 (Some(s("=table")), s("run"), 6),
             ]
+        );
+    }
+
+    #[test]
+    fn a_named_anonymous_union_is_a_member_of_its_structs_own_type() {
+        let src = "struct omap_dss_device {\n\tunion {\n\
+                   \t\tconst struct omapdss_dpi_ops *dpi;\n\
+                   \t\tconst struct omapdss_sdi_ops *sdi;\n\t} ops;\n\
+                   \tstruct { int x; };\n};\n\
+                   static int f(struct omap_dss_device *in)\n{\n\
+                   \treturn in->ops.dpi->connect(in);\n}\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        let members: Vec<(String, String, Option<String>)> = f
+            .members
+            .iter()
+            .map(|m| (m.owner.clone(), m.name.clone(), m.tag.clone()))
+            .collect();
+        assert_eq!(
+            members,
+            [
+                (s("omap_dss_device"), s("dpi"), Some(s("omapdss_dpi_ops"))),
+                (s("omap_dss_device"), s("sdi"), Some(s("omapdss_sdi_ops"))),
+                (s("omap_dss_device"), s("ops"), Some(s("omap_dss_device"))),
+            ]
+        );
+        assert_eq!(
+            calls(&f),
+            [(Some(s("omap_dss_device.ops.dpi")), s("connect"), 10)]
         );
     }
 
