@@ -627,7 +627,8 @@ impl Definers {
     }
 
     /// The resolved table as text, one `MACRO<TAB>KIND<TAB>OPEN<TAB>NAME{0}…[<TAB>TAG]` line
-    /// per template, for [`Definers::from_table_text`].
+    /// per template, then one `MACRO<TAB>w<TAB>0<TAB>N` line per indirect-call wrapper listing
+    /// N functions, for [`Definers::from_table_text`].
     pub fn table_text(&self) -> String {
         let mut out = String::new();
         let mut names: Vec<&String> = self.map.keys().collect();
@@ -654,7 +655,7 @@ impl Definers {
             }
         }
         for (m, n) in &self.wrappers {
-            out.push_str(&format!("{m}\tw\t0\t{{{n}}}\n"));
+            out.push_str(&format!("{m}\tw\t0\t{n}\n"));
         }
         out
     }
@@ -667,11 +668,14 @@ impl Definers {
             let mut cols = line.split('\t');
             let (m, kind, open, name) = (cols.next()?, cols.next()?, cols.next()?, cols.next()?);
             let tag = cols.next().map(str::to_string);
+            if kind == "w" {
+                wrappers.push((m.to_string(), name.parse().ok()?));
+                continue;
+            }
             let kind = match kind {
                 "f" => Kind::Function,
                 "p" => Kind::Prototype,
                 "v" => Kind::Variable,
-                "w" => Kind::Macro,
                 _ => return None,
             };
             let mut pieces = Vec::new();
@@ -686,13 +690,6 @@ impl Definers {
             }
             if !rest.is_empty() {
                 pieces.push(Piece::Text(rest.to_string()));
-            }
-            if kind == Kind::Macro {
-                match pieces[..] {
-                    [Piece::Arg(n)] => wrappers.push((m.to_string(), n)),
-                    _ => return None,
-                }
-                continue;
             }
             map.entry(m.to_string()).or_default().push(Template {
                 pieces,
@@ -928,7 +925,7 @@ mod tests {
                 ("INDIRECT_CALL_L4", 2)
             ]
         );
-        // The mark makes no name, and survives the saved table.
+        // A wrapper makes no name, and survives the saved table.
         assert!(names(src, "INDIRECT_CALL_INET", &["a", "b", "c"]).is_empty());
         let again = Definers::from_table_text(&d.table_text()).unwrap();
         assert_eq!(again.wrapper(b"INDIRECT_CALL_INET"), Some(2));

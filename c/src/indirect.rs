@@ -552,13 +552,13 @@ impl Pass<'_> {
         let init = match self.pending_init.take() {
             Some(i) => Some(i),
             // A compound literal is in a function (or in an initializer).
-            None if self.depth > 1 && self.compound_literal(k).is_some() => {
-                self.compound_literal(k)
-            }
-            None => match self.inits.last() {
-                Some((outer, d)) if *d == self.depth - 1 => Some(self.nested_init(k, outer)),
-                _ => None,
-            },
+            None => (self.depth > 1)
+                .then(|| self.compound_literal(k))
+                .flatten()
+                .or_else(|| match self.inits.last() {
+                    Some((outer, d)) if *d == self.depth - 1 => Some(self.nested_init(k, outer)),
+                    _ => None,
+                }),
         };
         if let Some(i) = init {
             self.inits.push((i, self.depth));
@@ -575,7 +575,7 @@ impl Pass<'_> {
         }
         let array = self.is(k.wrapping_sub(2), Kind::Punct(b']'))
             && self.is(k.wrapping_sub(3), Kind::Punct(b'['));
-        let tag = if array { k - 4 } else { k.wrapping_sub(2) };
+        let tag = k.wrapping_sub(if array { 4 } else { 2 });
         let ok = self.is(tag, Kind::Ident)
             && self.is(tag.wrapping_sub(1), Kind::Ident)
             && matches!(self.text(tag - 1), b"struct" | b"union");
@@ -590,8 +590,7 @@ impl Pass<'_> {
         if !self.is(open, Kind::Punct(b'(')) {
             return None;
         }
-        let before = open;
-        if before > 0 && self.is(before - 1, Kind::Ident) && self.text(before - 1) != b"return" {
+        if open > 0 && self.is(open - 1, Kind::Ident) && self.text(open - 1) != b"return" {
             return None;
         }
         let path = TypePath {
@@ -647,8 +646,8 @@ impl Pass<'_> {
             .structs
             .last()
             .filter(|(_, at)| *at > d)
+            .filter(|_| self.bodies.last().is_none_or(|(at, _, _)| *at <= d))
             .map(|(o, _)| o.clone());
-        let anonymous = anonymous.filter(|_| self.bodies.last().is_none_or(|(at, _, _)| *at <= d));
         while let Some(&(at, start, tag)) = self.bodies.last().filter(|(at, _, _)| *at > d) {
             self.bodies.pop();
             closed_tag = Some(tag);
@@ -1042,20 +1041,7 @@ impl Pass<'_> {
             return Some(format!("{}()", String::from_utf8_lossy(name)));
         }
         // The second top-level argument: `struct t`.
-        let mut depth = 0u32;
-        let mut comma = None;
-        for j in open + 1..close {
-            match self.t[j].kind {
-                Kind::Punct(b'(' | b'[' | b'{') => depth += 1,
-                Kind::Punct(b')' | b']' | b'}') => depth = depth.saturating_sub(1),
-                Kind::Punct(b',') if depth == 0 => {
-                    comma = Some(j);
-                    break;
-                }
-                _ => {}
-            }
-        }
-        let j = comma? + 1;
+        let j = self.first_comma(open, close)? + 1;
         let tagged = self.is(j, Kind::Ident)
             && matches!(self.text(j), b"struct" | b"union")
             && self.is(j + 1, Kind::Ident)
@@ -1071,21 +1057,24 @@ impl Pass<'_> {
         if !(self.is(callee, Kind::Ident) && is_accessor(self.text(callee))) {
             return None;
         }
+        let end = self.first_comma(open, close).unwrap_or(close);
+        let last = end.checked_sub(1).filter(|&l| l > open)?;
+        self.is(last, Kind::Ident).then_some(last)
+    }
+
+    /// The first comma between the parentheses at `open` and `close` outside any bracket: the
+    /// end of the first argument.
+    fn first_comma(&self, open: usize, close: usize) -> Option<usize> {
         let mut depth = 0u32;
-        let mut end = close;
         for j in open + 1..close {
             match self.t[j].kind {
                 Kind::Punct(b'(' | b'[' | b'{') => depth += 1,
                 Kind::Punct(b')' | b']' | b'}') => depth = depth.saturating_sub(1),
-                Kind::Punct(b',') if depth == 0 => {
-                    end = j;
-                    break;
-                }
+                Kind::Punct(b',') if depth == 0 => return Some(j),
                 _ => {}
             }
         }
-        let last = end.checked_sub(1).filter(|&l| l > open)?;
-        self.is(last, Kind::Ident).then_some(last)
+        None
     }
 
     /// `expr->field(…)` or `(*expr->field)(…)`.

@@ -615,17 +615,20 @@ fn process_chunk(
     let fallback = &mut state.fallback;
     let tagged = std::thread::scope(|s| {
         let sources = &sources;
-        let tagging = s.spawn(move || {
-            tag_chunk(
-                inputs, wanted, opaque, sources, ctags, opts, scratch, chunk, fallback,
-            )
+        // No thread for a chunk ctags has nothing to read in (its facts from the store).
+        let tagging = (!wanted.is_empty()).then(|| {
+            s.spawn(move || {
+                tag_chunk(
+                    inputs, wanted, opaque, sources, ctags, opts, scratch, chunk, fallback,
+                )
+            })
         });
         for ((r, scanned), src) in results.iter_mut().zip(&mut scans).zip(sources) {
             if let (Some(scanned), Some(src)) = (scanned.take(), src) {
                 scan_finish(r, scanned, src, learned);
             }
         }
-        tagging.join()
+        tagging.map_or(Ok(Vec::new()), |t| t.join())
     });
     match tagged {
         Ok(tagged) => {

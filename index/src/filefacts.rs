@@ -153,8 +153,8 @@ struct EntryHashes {
 impl TableHashes {
     /// The hashes of `table`'s entries.
     pub fn of(table: &Definers) -> TableHashes {
-        let mut wrappers: Vec<(&str, usize)> = table.wrappers().collect();
-        wrappers.sort_unstable();
+        // In name order, whatever order they were learned in.
+        let wrappers: Vec<(&str, usize)> = table.wrappers().collect();
         let entries = table
             .entries()
             .map(|(name, t)| {

@@ -157,12 +157,15 @@ impl PartsWriter {
 /// ([`PartsWriter::into_sorted`]), every id of `shards[k]` above those of the shards before it:
 /// a part several have gets their ids in shard order. Merged in order, not through one table:
 /// each shard is sorted on its own thread, and no part is hashed again.
-pub fn write_sorted(shards: Vec<SortedParts>, fst_path: &Path, dat_path: &Path) -> io::Result<()> {
+pub fn write_sorted(
+    mut shards: Vec<SortedParts>,
+    fst_path: &Path,
+    dat_path: &Path,
+) -> io::Result<()> {
     let mut fst = super::fstbuild::MapWriter::new(BufWriter::new(File::create(fst_path)?));
     let mut dat = BufWriter::new(File::create(dat_path)?);
     dat.write_all(&header(b"PART"))?;
     let mut offset = HEADER_LEN as u64;
-    let mut shards = shards;
     // Per shard, its next part.
     let mut at = vec![0usize; shards.len()];
     fn next<'a>(shards: &'a [SortedParts], at: &[usize], k: usize) -> Option<&'a [u8]> {
