@@ -688,3 +688,75 @@ fn a_call_through_a_member_of_a_named_anonymous_union_is_typed() {
         ["panel_connect drivers/video/panel.c:4 omapdss_dpi_ops.connect type drivers/video/dpi.c:7"]
     );
 }
+
+#[test]
+fn calls_written_inside_function_like_macros_are_dispatches_where_the_macro_is_seen() {
+    // `v4l2_subdev_call(sd, video, s_stream, 1)` and `(map)->read(map, ofs)` behind
+    // `map_read` were not seen as calls through pointers at all.
+    let t = tree(
+        "macro-member-calls",
+        &[
+            (
+                "include/media/subdev.h",
+                "struct subdev_video_ops {\n\tint (*s_stream)(struct subdev *sd, int on);\n};\n\
+                 struct subdev_ops {\n\tconst struct subdev_video_ops *video;\n};\n\
+                 struct subdev {\n\tconst struct subdev_ops *ops;\n};\n\
+                 #define subdev_call(sd, o, f, args...) \\\n\
+                 \t({ struct subdev *__sd = (sd); \\\n\
+                 \t   __sd->ops->o->f(__sd, ##args); })\n",
+            ),
+            (
+                "drivers/media/sensor.c",
+                "#include <media/subdev.h>\n\
+                 static int sensor_s_stream(struct subdev *sd, int on)\n{\n\treturn on;\n}\n\
+                 static const struct subdev_video_ops sensor_video_ops = {\n\
+                 \t.s_stream = sensor_s_stream,\n};\n",
+            ),
+            (
+                "drivers/media/bridge.c",
+                "#include <media/subdev.h>\n\
+                 struct bridge {\n\tstruct subdev *source;\n};\n\
+                 int bridge_start(struct bridge *b)\n{\n\
+                 \treturn subdev_call(b->source, video, s_stream, 1);\n}\n",
+            ),
+            // A driver header's macro applies below its own directory only: another driver's
+            // function of the same name is no call through a member.
+            (
+                "drivers/staging/fbtft/fbtft.h",
+                "struct fbtft_ops {\n\tint (*write_register)(struct fbtft_par *par, int n);\n};\n\
+                 struct fbtft_par {\n\tstruct fbtft_ops fbtftops;\n};\n\
+                 #define write_reg(par, ...) ((par)->fbtftops.write_register(par, __VA_ARGS__))\n",
+            ),
+            (
+                "drivers/staging/fbtft/fb_one.c",
+                "#include \"fbtft.h\"\n\
+                 static int one_write(struct fbtft_par *par, int n)\n{\n\treturn n;\n}\n\
+                 static struct fbtft_ops one_ops = {\n\t.write_register = one_write,\n};\n\
+                 int one_init(struct fbtft_par *par)\n{\n\treturn write_reg(par, 1);\n}\n",
+            ),
+            (
+                "drivers/net/other.c",
+                "static int write_reg(int par, int n)\n{\n\treturn par + n;\n}\n\
+                 int other_init(int par)\n{\n\treturn write_reg(par, 1);\n}\n",
+            ),
+        ],
+    );
+    let (_, v) = json(&t, &["callers", "sensor_s_stream"]);
+    assert_eq!(
+        sites(&v),
+        [
+            "bridge_start drivers/media/bridge.c:7 subdev_video_ops.s_stream type \
+             drivers/media/sensor.c:7"
+        ],
+        "{v}"
+    );
+    let (_, v) = json(&t, &["callers", "one_write", "--include-uncertain"]);
+    assert_eq!(
+        sites(&v),
+        [
+            "one_init drivers/staging/fbtft/fb_one.c:11 fbtft_ops.write_register type \
+             drivers/staging/fbtft/fb_one.c:7"
+        ],
+        "{v}"
+    );
+}

@@ -9,6 +9,8 @@ use std::ops::Deref;
 
 use knav_ctags::Kind;
 
+use crate::membercall::MemberCall;
+
 /// One piece of a name template: text, or an argument by index.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Piece {
@@ -69,6 +71,11 @@ pub struct Learned {
     /// An indirect-call wrapper ([`Definers::wrapper`]): the functions it lists after its
     /// pointer, and the macro it hands them to when it does not call the pointer itself.
     wrapper: Option<(usize, Option<String>)>,
+    /// The calls through members its body makes ([`crate::membercall`]).
+    member_calls: Vec<MemberCall>,
+    /// The paths its calls through members apply under ([`crate::membercall::scope_of`] its
+    /// header; empty: everywhere).
+    scope: String,
     /// The `#define` from its name on, on one line: what [`Definers::record_text`] keeps.
     text: String,
 }
@@ -80,6 +87,12 @@ pub struct Definers {
     /// The indirect-call wrappers among them, with the functions each lists: a handful, looked
     /// up at every call in a file.
     wrappers: Vec<(String, usize)>,
+    /// The macros whose bodies call through members ([`crate::membercall`]), with their
+    /// calls, each with the paths it applies under.
+    member_calls: HashMap<String, Vec<(String, MemberCall)>>,
+    /// Bit `len % 64` is set for the length of each name of `member_calls`: most calls in a
+    /// file are of no such macro, and are told so without hashing.
+    member_call_lens: u64,
 }
 
 fn is_ident(s: &str) -> bool {
@@ -440,6 +453,57 @@ impl Definers {
         self.wrappers.iter().map(|(name, n)| (name.as_str(), *n))
     }
 
+    /// The calls through members that an invocation of `macro_name` in the file at `path`
+    /// makes (learned from its `#define`s, [`crate::membercall::learn`], where the header
+    /// that defines it is seen from `path`: [`crate::membercall::scope_of`]); empty for any
+    /// other macro.
+    pub fn member_calls(&self, macro_name: &[u8], path: &str) -> Vec<MemberCall> {
+        if self.member_call_lens & (1 << (macro_name.len() % 64)) == 0 {
+            return Vec::new();
+        }
+        let Some(calls) = std::str::from_utf8(macro_name)
+            .ok()
+            .and_then(|m| self.member_calls.get(m))
+        else {
+            return Vec::new();
+        };
+        (calls.iter())
+            .filter(|(scope, _)| path.starts_with(scope.as_str()))
+            .map(|(_, c)| c.clone())
+            .collect()
+    }
+
+    /// Every macro that calls through members, with its calls and where each applies, in
+    /// name order.
+    pub fn all_member_calls(&self) -> Vec<(&str, &[(String, MemberCall)])> {
+        let mut v: Vec<(&str, &[(String, MemberCall)])> = (self.member_calls.iter())
+            .map(|(k, v)| (k.as_str(), v.as_slice()))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// True when some macro calls through members.
+    pub fn has_member_calls(&self) -> bool {
+        !self.member_calls.is_empty()
+    }
+
+    /// Adds the calls through members of `macro_name`, once each, applying under `scope`.
+    fn add_member_calls(&mut self, macro_name: &str, scope: &str, calls: Vec<MemberCall>) {
+        if calls.is_empty() {
+            return;
+        }
+        self.member_call_lens |= 1 << (macro_name.len() % 64);
+        let e = self.member_calls.entry(macro_name.to_string()).or_default();
+        for c in calls {
+            let c = (scope.to_string(), c);
+            if !e.contains(&c) {
+                e.push(c);
+            }
+        }
+        e.sort_unstable();
+    }
+
     /// The struct tag of the variable an invocation of `macro_name` declares, if it declares
     /// one of a struct type.
     pub fn struct_tag(&self, macro_name: &[u8]) -> Option<String> {
@@ -481,7 +545,11 @@ impl Definers {
         let mut chained: Vec<(String, Vec<Call>)> = Vec::new();
         let mut wrappers: Vec<(String, usize)> = Vec::new();
         let mut handing: Vec<(String, usize, String)> = Vec::new();
+        let mut member_calls: Vec<(String, String, Vec<MemberCall>)> = Vec::new();
         for (name, l) in learned {
+            if !l.member_calls.is_empty() {
+                member_calls.push((name.clone(), l.scope, l.member_calls));
+            }
             if table.family(name.as_bytes()).is_some() {
                 continue;
             }
@@ -545,7 +613,15 @@ impl Definers {
         }
         wrappers.sort_unstable();
         wrappers.dedup_by(|a, b| a.0 == b.0);
-        Definers { map, wrappers }
+        let mut d = Definers {
+            map,
+            wrappers,
+            ..Definers::default()
+        };
+        for (name, scope, calls) in member_calls {
+            d.add_member_calls(&name, &scope, calls);
+        }
+        d
     }
 
     /// What the headers at `paths` define: taken from `saved` (the text of a record
@@ -597,7 +673,13 @@ impl Definers {
         from_saved.sort_by(|a, b| a.0.cmp(&b.0));
         let all = from_saved
             .iter()
-            .flat_map(|(_, l)| l.iter().cloned())
+            .flat_map(|(p, l)| {
+                let scope = crate::membercall::scope_of(p);
+                l.iter().cloned().map(move |(name, mut l)| {
+                    l.scope = scope.to_string();
+                    (name, l)
+                })
+            })
             .collect();
         (Definers::resolve(all), from_saved)
     }
@@ -628,7 +710,8 @@ impl Definers {
 
     /// The resolved table as text, one `MACRO<TAB>KIND<TAB>OPEN<TAB>NAME{0}…[<TAB>TAG]` line
     /// per template, then one `MACRO<TAB>w<TAB>0<TAB>N` line per indirect-call wrapper listing
-    /// N functions, for [`Definers::from_table_text`].
+    /// N functions and one `MACRO<TAB>c<TAB>SCOPE<TAB>CALL` line per call through a member
+    /// ([`MemberCall::encode`]), for [`Definers::from_table_text`].
     pub fn table_text(&self) -> String {
         let mut out = String::new();
         let mut names: Vec<&String> = self.map.keys().collect();
@@ -657,6 +740,11 @@ impl Definers {
         for (m, n) in &self.wrappers {
             out.push_str(&format!("{m}\tw\t0\t{n}\n"));
         }
+        for (m, calls) in self.all_member_calls() {
+            for (scope, c) in calls {
+                out.push_str(&format!("{m}\tc\t{scope}\t{}\n", c.encode()));
+            }
+        }
         out
     }
 
@@ -664,12 +752,18 @@ impl Definers {
     pub fn from_table_text(text: &str) -> Option<Definers> {
         let mut map: HashMap<String, Vec<Template>> = HashMap::new();
         let mut wrappers = Vec::new();
+        let mut member_calls: Vec<(String, String, Vec<MemberCall>)> = Vec::new();
         for line in text.lines() {
             let mut cols = line.split('\t');
             let (m, kind, open, name) = (cols.next()?, cols.next()?, cols.next()?, cols.next()?);
             let tag = cols.next().map(str::to_string);
             if kind == "w" {
                 wrappers.push((m.to_string(), name.parse().ok()?));
+                continue;
+            }
+            if kind == "c" {
+                let call = MemberCall::decode(name)?;
+                member_calls.push((m.to_string(), open.to_string(), vec![call]));
                 continue;
             }
             let kind = match kind {
@@ -699,7 +793,15 @@ impl Definers {
             });
         }
         wrappers.sort_unstable();
-        Some(Definers { map, wrappers })
+        let mut d = Definers {
+            map,
+            wrappers,
+            ..Definers::default()
+        };
+        for (name, scope, calls) in member_calls {
+            d.add_member_calls(&name, &scope, calls);
+        }
+        Some(d)
     }
 
     /// The record of what `learned` holds, one `PATH<TAB>#define text` line each, for
@@ -876,7 +978,12 @@ pub fn define_named(src: &[u8], s: usize) -> Option<(String, Learned)> {
     }
     let mut learned = learn(&params, &src[close + 1..end]);
     learned.wrapper = wrapper_of(&params, variadic, &src[close + 1..end]);
-    if learned.templates.is_empty() && learned.calls.is_empty() && learned.wrapper.is_none() {
+    learned.member_calls = crate::membercall::learn(&params, variadic, &src[close + 1..end]);
+    if learned.templates.is_empty()
+        && learned.calls.is_empty()
+        && learned.wrapper.is_none()
+        && learned.member_calls.is_empty()
+    {
         return None;
     }
     learned.text = String::from_utf8_lossy(&src[s..end])

@@ -13,6 +13,8 @@
 /// its type is the struct tag its declarations give (`=efi` is `struct efi`).
 pub const GLOBAL: char = '=';
 
+use crate::membercall::{MemberCall, Start, Step};
+
 /// A struct type, possibly through members: `file.f_op` is the type of member `f_op` of
 /// `struct file`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -384,6 +386,21 @@ pub type MacroTags<'a> = &'a dyn Fn(&[u8]) -> Option<String>;
 /// name (learned from its `#define`s: [`crate::definers::Definers::wrapper`]).
 pub type Wrappers<'a> = &'a dyn Fn(&[u8]) -> Option<usize>;
 
+/// The calls through members an invocation of a macro makes, by macro name (learned from its
+/// `#define`s: [`crate::definers::Definers::member_calls`]).
+pub type MemberCalls<'a> = &'a dyn Fn(&[u8]) -> Vec<MemberCall>;
+
+/// What the pass asks of the macros of the tree and of the file.
+#[derive(Clone, Copy)]
+pub struct Macros<'a> {
+    /// The struct tag of the variable an invocation declares.
+    pub tag: MacroTags<'a>,
+    /// The functions an indirect-call wrapper lists.
+    pub wrapper: Wrappers<'a>,
+    /// The calls through members an invocation makes.
+    pub member_calls: MemberCalls<'a>,
+}
+
 /// Everything `src` shows of calls through pointers; `macro_tag` gives the struct type of the
 /// variable a macro invocation declares. Indirect-call wrappers are `INDIRECT_CALL_<n>` only:
 /// see [`facts_with`].
@@ -394,13 +411,24 @@ pub fn facts(src: &[u8], macro_tag: MacroTags<'_>) -> Facts {
 /// [`facts`], with `wrappers` saying which other macros are indirect-call wrappers
 /// (`INDIRECT_CALL_INET(f, f2, f1, …)`).
 pub fn facts_with(src: &[u8], macro_tag: MacroTags<'_>, wrappers: Wrappers<'_>) -> Facts {
+    let m = Macros {
+        tag: macro_tag,
+        wrapper: wrappers,
+        member_calls: &|_| Vec::new(),
+    };
+    facts_of(src, m)
+}
+
+/// [`facts_with`], with the macros whose invocations call through members
+/// (`v4l2_subdev_call(sd, video, s_stream, 1)`) as dispatches too.
+pub fn facts_of(src: &[u8], m: Macros<'_>) -> Facts {
     thread_local! {
         /// The token vectors, their memory kept from file to file.
         static TOKENS: std::cell::Cell<Tokens> = std::cell::Cell::new(Tokens::default());
     }
     let mut t = TOKENS.take();
     tokens(src, &mut t);
-    let (out, mut t) = pass(src, t, macro_tag, wrappers);
+    let (out, mut t) = pass(src, t, m);
     crate::keep::clear_kept(&mut t.all);
     crate::keep::clear_kept(&mut t.visit);
     TOKENS.set(t);
@@ -408,12 +436,7 @@ pub fn facts_with(src: &[u8], macro_tag: MacroTags<'_>, wrappers: Wrappers<'_>) 
 }
 
 /// The facts the tokens `t` of `src` show, and the tokens back (for their memory).
-fn pass(
-    src: &[u8],
-    t: Tokens,
-    macro_tag: MacroTags<'_>,
-    wrappers: Wrappers<'_>,
-) -> (Facts, Tokens) {
+fn pass(src: &[u8], t: Tokens, m: Macros<'_>) -> (Facts, Tokens) {
     let mut p = Pass {
         src,
         t: t.all,
@@ -430,7 +453,7 @@ fn pass(
         in_body: false,
         local_fns: Vec::new(),
     };
-    p.run(macro_tag, wrappers);
+    p.run(m);
     let t = Tokens {
         all: p.t,
         visit: p.visit,
@@ -495,7 +518,7 @@ impl Pass<'_> {
         self.in_body && self.structs.is_empty() && self.inits.is_empty()
     }
 
-    fn run(&mut self, macro_tag: MacroTags<'_>, wrappers: Wrappers<'_>) {
+    fn run(&mut self, m: Macros<'_>) {
         // The next token to visit: a step may consume the tokens after its own.
         let mut next = 0;
         for v in 0..self.visit.len() {
@@ -534,7 +557,7 @@ impl Pass<'_> {
                     k + 1
                 }
                 Kind::Punct(b'.') if !self.inits.is_empty() => self.designator(k),
-                Kind::Ident => self.ident(k, macro_tag, wrappers),
+                Kind::Ident => self.ident(k, m),
                 _ => k + 1,
             };
         }
@@ -779,15 +802,22 @@ impl Pass<'_> {
         k + 2
     }
 
-    fn ident(&mut self, k: usize, macro_tag: MacroTags<'_>, wrappers: Wrappers<'_>) -> usize {
+    fn ident(&mut self, k: usize, m: Macros<'_>) -> usize {
         let w = self.text(k);
         if w == b"struct" || w == b"union" {
             return self.tagged(k);
         }
         if self.is(k + 1, Kind::Punct(b'(')) {
-            if let Some(n) = crate::definers::indirect_call_arity(w).or_else(|| wrappers(w)) {
+            if let Some(n) = crate::definers::indirect_call_arity(w).or_else(|| (m.wrapper)(w)) {
                 self.indirect_call(k, n);
                 return k + 1;
+            }
+            if self.in_function() {
+                let calls = (m.member_calls)(w);
+                if !calls.is_empty() {
+                    self.macro_member_calls(k, &calls);
+                    return k + 1;
+                }
             }
         }
         let after_member = k > 0 && matches!(self.t[k - 1].kind, Kind::Arrow | Kind::Punct(b'.'));
@@ -810,7 +840,7 @@ impl Pass<'_> {
         {
             let close = self.after_group(k + 1, b'(', b')');
             if self.is(close, Kind::Punct(b'=')) && self.is(close + 1, Kind::Punct(b'{')) {
-                if let Some(tag) = macro_tag(w) {
+                if let Some(tag) = (m.tag)(w) {
                     self.pending_init = Some(Init::Struct(TypePath {
                         tag,
                         chain: Vec::new(),
@@ -1214,17 +1244,16 @@ impl Pass<'_> {
         }
     }
 
-    /// `INDIRECT_CALL_n(ptr, f1, …, fn, args…)` or a learned wrapper listing `n` functions: the
-    /// listed functions, and `ptr` as a dispatch when it is a member.
-    fn indirect_call(&mut self, k: usize, n: usize) {
-        // The top-level arguments' token ranges.
+    /// The token ranges of the first `most` top-level arguments of the call whose `(` is at
+    /// `open` (and of one more, which may end early).
+    fn args(&self, open: usize, most: usize) -> Vec<(usize, usize)> {
         let mut args: Vec<(usize, usize)> = Vec::new();
-        let (mut depth, mut start) = (0u32, k + 2);
-        for j in k + 1..self.t.len() {
+        let (mut depth, mut start) = (0u32, open + 1);
+        for j in open..self.t.len() {
             match self.t[j].kind {
                 Kind::Punct(b'(' | b'[' | b'{') => depth += 1,
                 Kind::Punct(b')' | b']' | b'}') => {
-                    depth -= 1;
+                    depth = depth.saturating_sub(1);
                     if depth == 0 {
                         args.push((start, j));
                         break;
@@ -1233,13 +1262,104 @@ impl Pass<'_> {
                 Kind::Punct(b',') if depth == 1 => {
                     args.push((start, j));
                     start = j + 1;
-                    if args.len() > n {
+                    if args.len() > most {
                         break;
                     }
                 }
                 _ => {}
             }
         }
+        args
+    }
+
+    /// An invocation at `k` of a macro whose body calls through members: a dispatch per call,
+    /// typed from its arguments (`v4l2_subdev_call(sd, video, s_stream, 1)`: `s_stream` of
+    /// member `video` of member `ops` of `struct v4l2_subdev`).
+    fn macro_member_calls(&mut self, k: usize, calls: &[MemberCall]) {
+        let most = calls.iter().map(MemberCall::params).max().unwrap_or(0);
+        let args = self.args(k + 1, most);
+        // The name each argument is, if it is one.
+        let names: Vec<Option<usize>> = (args.iter())
+            .map(|&(a, b)| (b == a + 1 && self.is(a, Kind::Ident)).then_some(a))
+            .collect();
+        let name = |i: usize| names.get(i).copied().flatten();
+        for call in calls {
+            let Some((last, members)) = call.steps.split_last() else {
+                continue;
+            };
+            let (field, line) = match last {
+                Step::Member(f) => (f.clone(), self.t[k].line),
+                Step::Param(i) => match name(*i) {
+                    Some(a) => (self.string(a), self.t[a].line),
+                    None => continue,
+                },
+            };
+            let mut target = match &call.start {
+                Start::Param(i) => args.get(*i).and_then(|&(a, b)| self.type_of_arg(a, b)),
+                Start::Tag(tag) => Some(TypePath {
+                    tag: tag.clone(),
+                    chain: Vec::new(),
+                }),
+                Start::Global(g) => Some(TypePath {
+                    tag: format!("{GLOBAL}{g}"),
+                    chain: Vec::new(),
+                }),
+            };
+            for step in members {
+                let member = match step {
+                    Step::Member(m) => Some(m.clone()),
+                    Step::Param(i) => name(*i).map(|a| self.string(a)),
+                };
+                target = match (target, member) {
+                    (Some(mut t), Some(m)) => {
+                        t.chain.push(m);
+                        Some(t)
+                    }
+                    _ => None,
+                };
+            }
+            self.out.dispatches.push(Dispatch {
+                target,
+                field,
+                line,
+            });
+        }
+    }
+
+    /// The struct type of the macro argument in tokens `a..b`: a name in scope, a member of
+    /// one (`&dev->sd`, `priv->sd`), as [`Pass::type_before`] types the expression before a
+    /// member access.
+    fn type_of_arg(&self, mut a: usize, b: usize) -> Option<TypePath> {
+        while a < b && matches!(self.t[a].kind, Kind::Punct(b'&' | b'*')) {
+            a += 1;
+        }
+        let last = b
+            .checked_sub(1)
+            .filter(|&l| l >= a && self.is(l, Kind::Ident))?;
+        if last == a {
+            let name = self.text(last);
+            let var = self
+                .vars
+                .iter()
+                .rev()
+                .find(|v| self.bytes(v.name) == name)?;
+            return Some(TypePath {
+                tag: String::from_utf8_lossy(self.bytes(var.tag)).into_owned(),
+                chain: Vec::new(),
+            });
+        }
+        if !matches!(self.t[last - 1].kind, Kind::Arrow | Kind::Punct(b'.')) {
+            return None;
+        }
+        let mut t = self.type_before(last - 1)?;
+        t.chain.push(self.string(last));
+        Some(t)
+    }
+
+    /// `INDIRECT_CALL_n(ptr, f1, …, fn, args…)` or a learned wrapper listing `n` functions: the
+    /// listed functions, and `ptr` as a dispatch when it is a member.
+    fn indirect_call(&mut self, k: usize, n: usize) {
+        let args = self.args(k + 1, n);
         if let Some(&(a, b)) = args.first() {
             if b >= a + 3
                 && self.is(b - 1, Kind::Ident)
@@ -1382,6 +1502,7 @@ mod tests {
                 "struct s {",
                 "p[i].f(",
                 "INDIRECT_CALL_2(p->f, a, b, c);",
+                "call_op(p, f, 1);",
                 "struct ",
                 "union ",
                 "s ",
@@ -1452,9 +1573,12 @@ mod tests {
         fn visiting_only_the_listed_tokens_changes_no_fact(src in c_like_bytes()) {
             let mut t = Tokens::default();
             tokens(&src, &mut t);
-            let (listed, mut t) = pass(&src, t, &macro_tags, &|_| None);
+            let calls = [MemberCall::decode("{0}.ops.{1}").unwrap()];
+            let member_calls = |w: &[u8]| if w == b"call_op" { calls.to_vec() } else { Vec::new() };
+            let m = Macros { tag: &macro_tags, wrapper: &|_| None, member_calls: &member_calls };
+            let (listed, mut t) = pass(&src, t, m);
             t.visit = (0..t.all.len() as u32).collect();
-            let (all, _) = pass(&src, t, &macro_tags, &|_| None);
+            let (all, _) = pass(&src, t, m);
             prop_assert_eq!(listed, all);
         }
     }
@@ -1495,6 +1619,35 @@ mod tests {
     /// `(Some(path), member, line)`.
     fn typed(path: &str, member: &str, line: u32) -> (Option<String>, String, u32) {
         (Some(s(path)), s(member), line)
+    }
+
+    #[test]
+    fn a_macro_calling_through_members_is_a_dispatch_at_each_use() {
+        let defines =
+            "#define v4l2_subdev_call(sd, o, f, args...) ({ struct v4l2_subdev *__sd = (sd); \\\n\
+                       __sd->ops->o->f(__sd, ##args); })\n\
+                       #define map_read(map, ofs) (map)->read(map, ofs)\n";
+        let d = crate::definers::Definers::resolve(crate::definers::of_source(defines.as_bytes()));
+        let src = "int probe(struct my_dev *dev, struct map_info *map)\n{\n\
+                   \tv4l2_subdev_call(dev->sd, video, s_stream, 1);\n\
+                   \tx = map_read(map, 0) + map_read(&dev->map, 4);\n\
+                   \treturn map_read(get(), 0) + v4l2_subdev_call(sd, pad, op);\n}\n\
+                   static int v = map_read(m, 0);\n";
+        let m = Macros {
+            tag: &no_macros,
+            wrapper: &|_| None,
+            member_calls: &|w| d.member_calls(w, "drivers/x.c"),
+        };
+        assert_eq!(
+            calls(&facts_of(src.as_bytes(), m)),
+            [
+                typed("v4l2_subdev.ops.video", "s_stream", 3),
+                typed("map_info", "read", 4),
+                typed("my_dev.map", "read", 4),
+                (None, s("read"), 5),
+                typed("v4l2_subdev.ops.pad", "op", 5),
+            ]
+        );
     }
 
     #[test]

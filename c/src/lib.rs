@@ -9,6 +9,8 @@
 //! - [`guard`]: the `#if` guard stack, which conditions enclose each line.
 //! - [`indirect`]: calls through function pointers, as far as one file shows them.
 //! - [`macrodefs`]: the names kernel macros create at their invocations.
+//! - [`membercall`]: calls through members that function-like macros make, learned from
+//!   their `#define`s.
 //! - [`definers`]: macros that define what their arguments name, learned from their
 //!   `#define`s (the files they are read from are given as bytes by the caller).
 //! - [`spans`]: the top-level definitions of one file with their lines, by braces, without
@@ -22,6 +24,7 @@ pub mod indirect;
 pub mod keep;
 pub mod lex;
 pub mod macrodefs;
+pub mod membercall;
 pub mod scan;
 pub mod spans;
 

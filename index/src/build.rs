@@ -196,19 +196,30 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
     r.indirect = if crate::walk::is_asm_name(&r.record.path) {
         Default::default()
     } else {
-        // Indirect-call wrappers: the tree's, learned from its headers, and the file's own
-        // (net/core/fib_rules.c's `#define INDIRECT_CALL_MT(f, f2, f1, ...)`).
-        let own = own_wrappers(src, &scanned, learned);
+        // Indirect-call wrappers and macros that call through members: the tree's, learned
+        // from its headers, and the file's own (net/core/fib_rules.c's `#define
+        // INDIRECT_CALL_MT(f, f2, f1, ...)`).
+        let own = own_macros(src, &scanned, learned);
         let wrappers = |m: &[u8]| {
             own.as_ref()
                 .and_then(|d| d.wrapper(m))
                 .or_else(|| learned.wrapper(m))
         };
+        let path = r.record.path.as_str();
+        let member_calls = |m: &[u8]| match own.as_ref().map(|d| d.member_calls(m, path)) {
+            Some(c) if !c.is_empty() => c,
+            _ => learned.member_calls(m, path),
+        };
         let tag = |m: &[u8]| {
             deps.borrow_mut().add_tag(m);
             learned.struct_tag(m)
         };
-        knav_c::indirect::facts_with(src, &tag, &wrappers)
+        let macros = knav_c::indirect::Macros {
+            tag: &tag,
+            wrapper: &wrappers,
+            member_calls: &member_calls,
+        };
+        knav_c::indirect::facts_of(src, macros)
     };
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them). Names that kernel
@@ -243,20 +254,21 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
     r.deps = Some(deps.into_inner());
 }
 
-/// The indirect-call wrappers the file's own variadic `#define`s make (handing on to their own
-/// or to the tree's, `learned`), if any.
-fn own_wrappers(src: &[u8], scanned: &FileScan, learned: &Definers) -> Option<Definers> {
+/// The indirect-call wrappers and the macros calling through members that the file's own
+/// function-like `#define`s make (a wrapper handing on to its own or to the tree's, `learned`),
+/// if any.
+fn own_macros(src: &[u8], scanned: &FileScan, learned: &Definers) -> Option<Definers> {
     let own: Vec<_> = scanned
         .macros
         .iter()
-        .filter(|m| m.signature.as_deref().is_some_and(|s| s.contains("...")))
+        .filter(|m| m.signature.is_some())
         .filter_map(|m| knav_c::definers::define_named(src, m.start as usize))
         .collect();
     if own.is_empty() {
         return None;
     }
     let d = Definers::resolve_beside(own, Some(learned));
-    let any = d.wrappers().next().is_some();
+    let any = d.wrappers().next().is_some() || d.has_member_calls();
     any.then_some(d)
 }
 

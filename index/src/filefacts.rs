@@ -18,7 +18,7 @@ use super::codec::{hash64, put_opt_str, put_str, put_varint, Reader};
 use super::format::{Def, DefRecord, FileRecord};
 
 /// Bumped when what a file's facts hold, or how they are made, changes.
-pub const FACTS_VERSION: u32 = 16;
+pub const FACTS_VERSION: u32 = 17;
 
 /// What a worker made of one file.
 pub(crate) struct FileResult {
@@ -142,6 +142,23 @@ impl Deps {
 pub(crate) struct TableHashes {
     entries: std::collections::HashMap<String, EntryHashes>,
     wrappers: u64,
+    /// Per macro that calls through members, a hash of its calls: a file's facts depend on
+    /// those of the names it holds ([`TableHashes::member_calls_of`]).
+    member_calls: std::collections::HashMap<Vec<u8>, u64>,
+    /// Bit [`sketch`] of each name of `member_calls`: a file's names are mostly told apart
+    /// from them without hashing.
+    member_call_bits: Vec<u64>,
+}
+
+/// A bit of [`TableHashes::member_call_bits`] for `name`, from its length and three of its
+/// bytes.
+fn sketch(name: &[u8]) -> usize {
+    let n = name.len();
+    let (a, b, c) = match name {
+        [] => (0, 0, 0),
+        _ => (name[0], name[n / 2], name[n - 1]),
+    };
+    (n.wrapping_mul(0x9e37) ^ (a as usize) << 3 ^ (b as usize) << 7 ^ (c as usize) << 11) & 0xffff
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -167,10 +184,47 @@ impl TableHashes {
                 (name.to_string(), hashes)
             })
             .collect();
+        let member_calls: std::collections::HashMap<Vec<u8>, u64> =
+            (table.all_member_calls().into_iter())
+                .map(|(name, calls)| {
+                    let h = hash64(format!("{calls:?}").as_bytes());
+                    (name.as_bytes().to_vec(), h)
+                })
+                .collect();
+        let mut member_call_bits = vec![0u64; 1 << 10];
+        for name in member_calls.keys() {
+            let b = sketch(name);
+            member_call_bits[b / 64] |= 1 << (b % 64);
+        }
         TableHashes {
             entries,
             wrappers: hash64(format!("{wrappers:?}").as_bytes()),
+            member_calls,
+            member_call_bits,
         }
+    }
+
+    /// A hash of the calls through members of the macros among the names of a file (`groups`
+    /// into `text`): what its dispatches read of the table. Another tree's table that makes a
+    /// name the file uses a macro calling through members, or changes its calls, changes it;
+    /// one that only differs in macros the file never names does not.
+    pub fn member_calls_of(&self, text: &[u8], groups: &[NameGroup]) -> u64 {
+        let mut h = 0u64;
+        for g in groups {
+            let name = g.name(text);
+            let b = sketch(name);
+            if self
+                .member_call_bits
+                .get(b / 64)
+                .is_none_or(|w| w & (1 << (b % 64)) == 0)
+            {
+                continue;
+            }
+            if let Some(calls) = self.member_calls.get(name) {
+                h = h.wrapping_add(hash64(name) ^ calls.rotate_left(17));
+            }
+        }
+        h
     }
 }
 
@@ -205,6 +259,11 @@ pub(crate) fn encode(r: &FileResult, deps: &mut Deps, table: &TableHashes) -> Ve
         }
         out.push(g.shard);
     }
+    out.extend_from_slice(
+        &table
+            .member_calls_of(&r.names.text, &r.names.groups)
+            .to_le_bytes(),
+    );
     encode_indirect(&r.indirect, &mut out);
     put_varint(&mut out, r.docs.defs.len() as u64);
     for d in &r.docs.defs {
@@ -262,6 +321,12 @@ pub(crate) fn decode(bytes: &[u8], table: &TableHashes) -> Option<FileResult> {
             return None;
         }
         groups.push(g);
+    }
+    let calls = super::codec::Reader::bytes(&mut r, 8);
+    if calls.len() != 8
+        || u64::from_le_bytes(calls.try_into().ok()?) != table.member_calls_of(&text, &groups)
+    {
+        return None;
     }
     let indirect = decode_indirect(&mut r)?;
     let n = r.varint() as usize;
