@@ -118,9 +118,10 @@ pub fn measure(knav: &dyn Fn() -> Command) -> Result<Vec<Precision>, String> {
 pub fn section(rows: &[Precision]) -> String {
     use std::fmt::Write;
     let mut o = String::from(
-        "\n## Pointer calls: the audit\n\nkernel-bench/pointer-audit.tsv: 260 calls through \
+        "\n## Pointer calls: the audit\n\nkernel-bench/pointer-audit.tsv: 300 calls through \
          function pointers judged by reading the source (200 drawn at first, 60 field-name \
-         edges drawn after guesses were limited to members one struct alone has), asked again (`knav callers F \
+         edges drawn after guesses were limited to members one struct alone has, 40 at uses \
+         of macros that call through members), asked again (`knav callers F \
          --include-uncertain`). Per certainty knav reports now (`dropped`: no longer given) \
          and half: the edges, and the share judged right (the precision). Field-name and tag \
          edges are left out of answers unless `--include-uncertain` is given.\n\n\
@@ -145,9 +146,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_audit_holds_260_judged_edges_in_two_halves() {
+    fn the_audit_holds_300_judged_edges_in_two_halves() {
         let e = edges();
-        assert_eq!(e.len(), 260);
+        assert_eq!(e.len(), 300);
         assert!(e.iter().all(|e| matches!(e.half, "tune" | "held")));
         assert!(AUDIT
             .lines()
