@@ -170,7 +170,10 @@ fn each_answer_says_which_words_matched_and_where() {
                 "select_bad_process",
                 "name: process · comment: pick kill memory"
             ),
-            ("oom_badness", "comment: process (task) kill"),
+            (
+                "oom_badness",
+                "comment: process (task) kill · called by 1 match"
+            ),
             ("oom_control", "path: kill"),
         ]
     );
@@ -421,4 +424,34 @@ fn a_function_on_a_line_of_a_million_is_found_by_its_name_not_by_the_whole_line(
     );
     // The line's words are no function's body on it: only mm/d.c has the body word.
     assert_eq!(names(&t, &["search", "reap", "call7"]), ["fourth_one"]);
+}
+
+#[test]
+fn the_function_that_the_matching_code_calls_ranks_above_its_callers() {
+    // Five serial drivers' receive functions carry the question's words in their names; the
+    // function they all call, which does what was asked, has them only in its comment.
+    let drivers: Vec<(String, String)> = ["alpha", "beta", "gamma", "delta", "epsilon"]
+        .iter()
+        .map(|d| {
+            let src = format!(
+                "static void {d}_serial_receive_characters(struct uart_port *port)\n{{\n\
+                 \tread_fifo(port);\n\ttty_flip_buffer_push(&port->state->port);\n}}\n"
+            );
+            (format!("drivers/tty/serial/{d}.c"), src)
+        })
+        .collect();
+    let mut files: Vec<(&str, &str)> = vec![(
+        "drivers/tty/tty_buffer.c",
+        "/* Push the characters a serial port received to the line discipline. */\n\
+         void tty_flip_buffer_push(struct tty_port *port)\n{\n\tqueue(port);\n}\n",
+    )];
+    files.extend(drivers.iter().map(|(p, s)| (p.as_str(), s.as_str())));
+    let t = tree("code-votes", &files);
+    let got = names(&t, &["search", "serial", "receive", "characters"]);
+    assert_eq!(
+        got.first().map(String::as_str),
+        Some("tty_flip_buffer_push"),
+        "{got:?}"
+    );
+    assert_eq!(got.len(), 6, "{got:?}");
 }

@@ -104,6 +104,31 @@ pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<Called> {
     out
 }
 
+/// The distinct names `f` calls directly (not through pointers), read from its body as
+/// [`calls_in_body`] reads it, without its own name: for ranking, where the pointer calls'
+/// cost is not worth it.
+pub fn direct_calls(q: &Query<'_>, f: &Found<'_>) -> Vec<String> {
+    let end = f.def.end_line.unwrap_or(f.def.line);
+    let Some(src) = q.text_at(f.seg, f.def.file, f.def.line, end) else {
+        return Vec::new();
+    };
+    let braces = f.def.kind == Kind::Function;
+    let Some(span) = function_span(&src, f.def.line, end, f.def.name, braces, 0) else {
+        return Vec::new();
+    };
+    let body = &span.text;
+    let scanned = knav_c::scan::scan(body);
+    let mut out: Vec<String> = (scanned.occurrences.iter())
+        .filter(|o| o.role == knav_c::scan::Role::Call)
+        .map(|o| &body[o.start as usize..o.start as usize + o.len as usize])
+        .filter(|name| *name != f.def.name.as_bytes())
+        .map(|name| String::from_utf8_lossy(name).into_owned())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// The function definitions of `symbol`, best first.
 pub fn function_defs<'s: 'a, 'a>(q: &Query<'s>, symbol: &'a str) -> Vec<Found<'a>> {
     q.definitions(symbol)

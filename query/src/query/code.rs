@@ -14,7 +14,9 @@
 //! function that does the work, `do_mmap`, `shrink_folio_list`, is long, and the one-line
 //! wrappers and accessors around it match the same words); and the kernel's core over device
 //! drivers and other architectures than x86 ([`is_core`]); and each name is kept once, its best
-//! definition. Every rule was measured on the tuning half of kernel-bench's questions
+//! definition. Then each of them gains a share of the score of every one of the best [`VOTERS`]
+//! functions that calls it ([`vote`]): the function the matching code calls is often the one
+//! that does what was asked. Every rule was measured on the tuning half of kernel-bench's questions
 //! (`search-questions.tsv`); its held-out half is only ever run. Each answer says why it ranked
 //! ([`super::why`]).
 
@@ -111,6 +113,12 @@ const SIZE_UNIT: f32 = 200.0;
 /// The score of a definition of the kernel's core ([`is_core`]) is scaled by this.
 const CORE_FACTOR: f32 = 1.5;
 
+/// The best functions whose calls vote ([`vote`]).
+const VOTERS: usize = 80;
+
+/// What a vote adds to a definition's score: this share of the voter's score.
+const VOTE: f32 = 0.15;
+
 /// The bit of a document's name count set while its name has the current query word.
 const NAME_NOW: u8 = 1 << 7;
 
@@ -125,6 +133,8 @@ struct Hit {
     score: f32,
     /// The query's words it has (bit i: word i).
     mask: u32,
+    /// How many of the best matches call it ([`vote`]).
+    voters: u16,
 }
 
 /// Answers search_code for `query`, keeping definitions of `kind` when given and files of
@@ -179,6 +189,7 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>, scope: Scope)
     let why_words = super::why::words(query, &terms);
     let mut hits = score(q, &terms, kind, scope);
     rerank(q, &mut hits, &terms);
+    vote(q, &mut hits);
     let mut env = q.envelope(TOOL);
     super::order_pages(q, &mut hits, |h| (Reverse(h.score.to_bits()), h.seg, h.doc));
     let page = q.paginate(&mut env, hits);
@@ -204,10 +215,13 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>, scope: Scope)
             }
         }
         let path = q.path(h.seg, def.file);
-        r.why = Some(super::why::reasons(
-            &mut stems, &why_words, h.mask, def.name, &comment, path,
-        ))
-        .filter(|w| !w.is_empty());
+        let mut why = super::why::reasons(&mut stems, &why_words, h.mask, def.name, &comment, path);
+        if h.voters > 0 {
+            let s = if h.voters == 1 { "" } else { "es" };
+            let sep = if why.is_empty() { "" } else { " · " };
+            why = format!("{why}{sep}called by {} match{s}", h.voters);
+        }
+        r.why = Some(why).filter(|w| !w.is_empty());
         records.push(r);
     }
     if env.total == 0 {
@@ -415,6 +429,7 @@ fn score(q: &Query<'_>, slots: &[Vec<String>], kind: Option<Kind>, scope: Scope)
                 doc,
                 score,
                 mask,
+                voters: 0,
             });
         }
         sums.give_back();
@@ -519,6 +534,55 @@ fn rerank(q: &Query<'_>, hits: &mut Vec<Hit>, slots: &[Vec<String>]) {
         i += 1;
         !dropped.get(i - 1).copied().unwrap_or(false)
     });
+}
+
+/// Raises each of the best [`RERANKED`] hits by the functions among the best [`VOTERS`] that
+/// call it (by [`VOTE`] of each caller's score): the function that does what was asked is often
+/// the one the code matching the question's words calls (the serial drivers' receive functions
+/// all call `tty_flip_buffer_push`; the protocols' timers, `mod_timer`).
+fn vote(q: &Query<'_>, hits: &mut [Hit]) {
+    let key = |h: &Hit| (Reverse(h.score.to_bits()), h.seg, h.doc);
+    let n = hits.len().min(RERANKED);
+    if hits.len() > n {
+        hits.select_nth_unstable_by_key(n, key);
+    }
+    let best = &mut hits[..n];
+    best.sort_unstable_by_key(key);
+    let defs: Vec<Option<Found<'_>>> = best
+        .iter()
+        .map(|h| {
+            let seg = &q.snap.segments[h.seg];
+            let doc = seg.code()?.doc(h.doc)?;
+            Some(Found {
+                seg: h.seg,
+                def: seg.def_at(doc.def),
+            })
+        })
+        .collect();
+    let mut by_name: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(n);
+    for (i, f) in defs.iter().enumerate() {
+        if let Some(f) = f {
+            by_name.entry(f.def.name).or_insert(i);
+        }
+    }
+    let mut add = vec![0f32; n];
+    let mut voters = vec![0u16; n];
+    for (v, f) in defs.iter().enumerate().take(VOTERS) {
+        let Some(f) = f.as_ref().filter(|f| f.def.kind == Kind::Function) else {
+            continue;
+        };
+        for callee in super::callees::direct_calls(q, f) {
+            if let Some(&j) = by_name.get(callee.as_str()) {
+                add[j] += VOTE * best[v].score;
+                voters[j] = voters[j].saturating_add(1);
+            }
+        }
+    }
+    for ((h, a), n) in best.iter_mut().zip(add).zip(voters) {
+        h.score += a;
+        h.voters = n;
+    }
 }
 
 /// The words of a comment's line: without its `/*`, `*`, `//` and `*/`.
