@@ -74,8 +74,16 @@ fn global_for(header: &str, file: &str) -> bool {
 
 /// Which of `files` (a tag's defining files, [`defining_files`]) the file at `path` sees.
 pub fn seen_from(files: &[String], path: &str) -> Seen {
+    // A definition in a `.c` file is that file's alone (hdlc_ppp.c's own `struct proto` is not
+    // the one drivers/net/ethernet/ sees), and the file sees no other.
+    let header = |f: &str| f.ends_with(".h");
+    if !header(path) && files.iter().any(|f| f == path) {
+        return Seen::In(path.to_string());
+    }
     let copy = is_copy(path);
-    let candidates: Vec<&String> = files.iter().filter(|f| is_copy(f) == copy).collect();
+    let candidates: Vec<&String> = (files.iter())
+        .filter(|f| is_copy(f) == copy && header(f))
+        .collect();
     match candidates[..] {
         [] => return Seen::Only,
         [one] if files.len() == 1 => return Seen::In(one.clone()),
@@ -163,6 +171,29 @@ mod tests {
         );
         // Outside the drivers, nothing tells the three apart.
         assert_eq!(seen_from(&e1000, "net/core/dev.c"), Seen::Unsure);
+    }
+
+    #[test]
+    fn a_struct_defined_in_a_c_file_is_seen_only_from_that_file() {
+        // chtls_io.c's `tcp_prot.recvmsg(…)` took drivers/net/wan/hdlc_ppp.c's own `struct
+        // proto` (two directories shared) for the one it sees, and lost tcp_recvmsg.
+        let proto = files(&["drivers/net/wan/hdlc_ppp.c", "include/net/sock.h"]);
+        assert_eq!(
+            seen_from(&proto, "drivers/net/ethernet/chelsio/chtls/chtls_io.c"),
+            Seen::In("include/net/sock.h".into())
+        );
+        assert_eq!(
+            seen_from(&proto, "drivers/net/wan/hdlc_ppp.c"),
+            Seen::In("drivers/net/wan/hdlc_ppp.c".into())
+        );
+        assert_eq!(
+            same_struct(
+                &proto,
+                "drivers/net/wan/hdlc_cisco.c",
+                "net/ipv4/tcp_ipv4.c"
+            ),
+            Some(true)
+        );
     }
 
     #[test]
