@@ -423,9 +423,13 @@ fn member_macros_local_function_pointers_and_structs_defined_with_their_variable
                  \treturn sk->sk_prot->sendmsg(sk);\n}\n",
             ),
             (
-                "fs/open.c",
+                "include/linux/fs.h",
                 "struct file;\nstruct file_operations {\n\tint (*open)(struct file *);\n};\n\
-                 struct file {\n\tconst struct file_operations *f_op;\n};\n\
+                 struct file {\n\tconst struct file_operations *f_op;\n};\n",
+            ),
+            (
+                "fs/open.c",
+                "#include <linux/fs.h>\n\n\n\n\n\n\n\
                  int do_open(struct file *f)\n{\n\tint (*open)(struct file *);\n\
                  \topen = f->f_op->open;\n\treturn open(f);\n}\n",
             ),
@@ -438,7 +442,7 @@ fn member_macros_local_function_pointers_and_structs_defined_with_their_variable
             ),
             (
                 "fs/ramfs.c",
-                "struct file;\nstruct file_operations {\n\tint (*open)(struct file *);\n};\n\
+                "#include <linux/fs.h>\n\n\n\n\
                  static int ramfs_open(struct file *f)\n{\n\treturn 0;\n}\n\
                  const struct file_operations ramfs_fops = {\n\t.open = ramfs_open,\n};\n",
             ),
