@@ -694,6 +694,58 @@ fn a_call_through_a_member_of_a_named_anonymous_union_is_typed() {
 }
 
 #[test]
+fn a_member_of_a_named_anonymous_struct_is_not_the_enclosing_structs_member_of_that_name() {
+    // radeon's `rdev->asic->init(rdev)` listed the `.dpm = { .init = … }` functions as
+    // type-certain targets, and `rdev->asic->dpm.init(rdev)` the top-level `.init` ones.
+    let t = tree(
+        "indirect-anonymous-struct",
+        &[
+            (
+                "drivers/gpu/radeon/radeon.h",
+                "struct radeon_device;\n\
+                 struct radeon_asic {\n\tint (*init)(struct radeon_device *rdev);\n\
+                 \tstruct {\n\t\tint (*init)(struct radeon_device *rdev);\n\t} dpm;\n};\n\
+                 struct radeon_device {\n\tstruct radeon_asic *asic;\n};\n",
+            ),
+            (
+                "drivers/gpu/radeon/radeon_asic.c",
+                "#include \"radeon.h\"\n\
+                 int r600_init(struct radeon_device *rdev)\n{\n\treturn 0;\n}\n\
+                 int rv6xx_dpm_init(struct radeon_device *rdev)\n{\n\treturn 0;\n}\n\
+                 static struct radeon_asic r600_asic = {\n\t.init = &r600_init,\n\
+                 \t.dpm = {\n\t\t.init = &rv6xx_dpm_init,\n\t},\n};\n",
+            ),
+            (
+                "drivers/gpu/radeon/radeon_device.c",
+                "#include \"radeon.h\"\n\
+                 int radeon_device_init(struct radeon_device *rdev)\n{\n\
+                 \treturn rdev->asic->init(rdev);\n}\n\
+                 int radeon_pm_init(struct radeon_device *rdev)\n{\n\
+                 \treturn rdev->asic->dpm.init(rdev);\n}\n",
+            ),
+        ],
+    );
+    let (_, v) = json(&t, &["callers", "rv6xx_dpm_init", "--include-uncertain"]);
+    assert_eq!(
+        sites(&v),
+        [
+            "radeon_pm_init drivers/gpu/radeon/radeon_device.c:8 radeon_asic::dpm.init type \
+             drivers/gpu/radeon/radeon_asic.c:13"
+        ],
+        "{v}"
+    );
+    let (_, v) = json(&t, &["callers", "r600_init", "--include-uncertain"]);
+    assert_eq!(
+        sites(&v),
+        [
+            "radeon_device_init drivers/gpu/radeon/radeon_device.c:4 radeon_asic.init type \
+             drivers/gpu/radeon/radeon_asic.c:11"
+        ],
+        "{v}"
+    );
+}
+
+#[test]
 fn calls_written_inside_function_like_macros_are_dispatches_where_the_macro_is_seen() {
     // `v4l2_subdev_call(sd, video, s_stream, 1)` and `(map)->read(map, ofs)` behind
     // `map_read` were not seen as calls through pointers at all.

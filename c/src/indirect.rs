@@ -15,6 +15,11 @@ pub const GLOBAL: char = '=';
 
 use crate::membercall::{MemberCall, Start, Step};
 
+/// What joins a struct's tag and the name of a member of it whose type is an anonymous struct
+/// or union (`radeon_asic::dpm` for `struct radeon_asic { … struct { … } dpm; }`): that type's
+/// name.
+pub const ANONYMOUS: &str = "::";
+
 /// A struct type, possibly through members: `file.f_op` is the type of member `f_op` of
 /// `struct file`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -356,6 +361,10 @@ struct Pass<'a> {
     params: Vec<Var>,
     /// Struct definitions open: tag and the depth of their members.
     structs: Vec<(String, u32)>,
+    /// Anonymous struct or union bodies open: the depth of their members and the number of
+    /// members recorded before them (a named one's are renamed when it closes,
+    /// [`Pass::close_brace`]).
+    anonymous: Vec<(u32, usize)>,
     /// Named struct definitions open: the depth of their members and where their `{` is, to
     /// read the member macros of their body when it closes ([`member_aliases`]).
     bodies: Vec<(u32, usize, (u32, u32))>,
@@ -446,6 +455,7 @@ fn pass(src: &[u8], t: Tokens, m: Macros<'_>) -> (Facts, Tokens) {
         vars: Vec::new(),
         params: Vec::new(),
         structs: Vec::new(),
+        anonymous: Vec::new(),
         bodies: Vec::new(),
         inits: Vec::new(),
         pending_init: None,
@@ -671,6 +681,13 @@ impl Pass<'_> {
             .filter(|(_, at)| *at > d)
             .filter(|_| self.bodies.last().is_none_or(|(at, _, _)| *at <= d))
             .map(|(o, _)| o.clone());
+        let mut first_member = None;
+        while let Some(&(at, first)) = self.anonymous.last().filter(|(at, _)| *at > d) {
+            self.anonymous.pop();
+            if anonymous.is_some() && at == d + 1 {
+                first_member = Some(first);
+            }
+        }
         while let Some(&(at, start, tag)) = self.bodies.last().filter(|(at, _, _)| *at > d) {
             self.bodies.pop();
             closed_tag = Some(tag);
@@ -693,9 +710,11 @@ impl Pass<'_> {
         if let Some(tag) = closed_tag {
             self.declared_after_definition(k + 1, tag);
         }
-        // `union { const struct omapdss_dpi_ops *dpi; … } ops;`: its members were recorded as
-        // the enclosing struct's, so member `ops` is of the enclosing struct's type, and
-        // `in->ops.dpi` reaches `dpi`.
+        // `union { const struct omapdss_dpi_ops *dpi; … } ops;`: a type of its own, named
+        // `omap_dss_device::ops` ([`ANONYMOUS`]), whose members were recorded as the enclosing
+        // struct's until here: `in->ops.dpi` reaches `dpi`, and radeon's `asic->dpm.init` is
+        // not `asic->init`. (Unnamed, `struct { int x; };`, its members are the enclosing
+        // struct's.)
         if let Some(owner) = anonymous {
             let named = self.is(k + 1, Kind::Ident)
                 && matches!(
@@ -706,11 +725,27 @@ impl Pass<'_> {
                 .structs
                 .last()
                 .is_some_and(|(o, at)| *o == owner && *at == d);
-            if named && enclosing {
+            if let (true, true, Some(first)) = (named, enclosing, first_member) {
+                let name = self.string(k + 1);
+                let own = format!("{owner}{ANONYMOUS}{name}");
+                let inner = format!("{owner}{ANONYMOUS}");
+                let rename = |t: &mut String| {
+                    if *t == owner {
+                        *t = own.clone();
+                    } else if let Some(rest) = t.strip_prefix(&inner) {
+                        *t = format!("{own}{ANONYMOUS}{rest}");
+                    }
+                };
+                for m in self.out.members.iter_mut().skip(first) {
+                    rename(&mut m.owner);
+                    if let Some(t) = m.tag.as_mut() {
+                        rename(t);
+                    }
+                }
                 self.out.members.push(Member {
-                    owner: owner.clone(),
-                    name: self.string(k + 1),
-                    tag: Some(owner),
+                    owner,
+                    name,
+                    tag: Some(own),
                     fnptr: false,
                 });
             }
@@ -863,6 +898,8 @@ impl Pass<'_> {
             let owner = self.structs.last().filter(|(_, at)| *at == self.depth);
             if let Some((owner, _)) = owner {
                 self.structs.push((owner.clone(), self.depth + 1));
+                self.anonymous
+                    .push((self.depth + 1, self.out.members.len()));
             }
             return k + 1;
         }
@@ -1871,7 +1908,7 @@ mod tests {
     }
 
     #[test]
-    fn a_named_anonymous_union_is_a_member_of_its_structs_own_type() {
+    fn a_named_anonymous_union_is_a_type_of_its_own() {
         let src = "struct omap_dss_device {\n\tunion {\n\
                    \t\tconst struct omapdss_dpi_ops *dpi;\n\
                    \t\tconst struct omapdss_sdi_ops *sdi;\n\t} ops;\n\
@@ -1887,9 +1924,21 @@ mod tests {
         assert_eq!(
             members,
             [
-                (s("omap_dss_device"), s("dpi"), Some(s("omapdss_dpi_ops"))),
-                (s("omap_dss_device"), s("sdi"), Some(s("omapdss_sdi_ops"))),
-                (s("omap_dss_device"), s("ops"), Some(s("omap_dss_device"))),
+                (
+                    s("omap_dss_device::ops"),
+                    s("dpi"),
+                    Some(s("omapdss_dpi_ops"))
+                ),
+                (
+                    s("omap_dss_device::ops"),
+                    s("sdi"),
+                    Some(s("omapdss_sdi_ops"))
+                ),
+                (
+                    s("omap_dss_device"),
+                    s("ops"),
+                    Some(s("omap_dss_device::ops"))
+                ),
             ]
         );
         assert_eq!(
