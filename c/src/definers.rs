@@ -9,6 +9,7 @@ use std::ops::Deref;
 
 use knav_ctags::Kind;
 
+use crate::lex::{tokens, Tok};
 use crate::membercall::MemberCall;
 
 /// One piece of a name template: text, or an argument by index.
@@ -99,55 +100,6 @@ fn is_ident(s: &str) -> bool {
     !s.is_empty()
         && !s.as_bytes()[0].is_ascii_digit()
         && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-}
-
-/// A token of a `#define` body.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Tok<'a> {
-    Ident(&'a str),
-    Paste,
-    Punct(u8),
-}
-
-/// The tokens of `body` (comments, literals and numbers left out as `Punct(b'0')`).
-fn tokens(body: &[u8]) -> Vec<Tok<'_>> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < body.len() {
-        let b = body[i];
-        match b {
-            b'\\' | b' ' | b'\t' | b'\n' | b'\r' => i += 1,
-            b'/' if body.get(i + 1) == Some(&b'*') => i = crate::lex::block_comment_end(body, i),
-            b'/' if body.get(i + 1) == Some(&b'/') => break,
-            b'"' | b'\'' => {
-                i = crate::lex::literal_end(body, i).0;
-                out.push(Tok::Punct(b'0'));
-            }
-            b'#' if body.get(i + 1) == Some(&b'#') => {
-                out.push(Tok::Paste);
-                i += 2;
-            }
-            _ if b.is_ascii_alphabetic() || b == b'_' => {
-                let s = i;
-                while i < body.len() && (body[i].is_ascii_alphanumeric() || body[i] == b'_') {
-                    i += 1;
-                }
-                // The body's bytes are ASCII here.
-                out.push(Tok::Ident(std::str::from_utf8(&body[s..i]).unwrap_or("")));
-            }
-            b'0'..=b'9' => {
-                while i < body.len() && (body[i].is_ascii_alphanumeric() || body[i] == b'.') {
-                    i += 1;
-                }
-                out.push(Tok::Punct(b'0'));
-            }
-            _ => {
-                out.push(Tok::Punct(b));
-                i += 1;
-            }
-        }
-    }
-    out
 }
 
 /// Words before a name that make it something other than a declared one.
@@ -613,6 +565,16 @@ impl Definers {
         }
         wrappers.sort_unstable();
         wrappers.dedup_by(|a, b| a.0 == b.0);
+        Definers::of_parts(map, wrappers, member_calls)
+    }
+
+    /// The table of `map`'s templates, the `wrappers` and the macros calling through
+    /// members (name, where they apply, their calls).
+    fn of_parts(
+        map: HashMap<String, Vec<Template>>,
+        wrappers: Vec<(String, usize)>,
+        member_calls: Vec<(String, String, Vec<MemberCall>)>,
+    ) -> Definers {
         let mut d = Definers {
             map,
             wrappers,
@@ -793,15 +755,7 @@ impl Definers {
             });
         }
         wrappers.sort_unstable();
-        let mut d = Definers {
-            map,
-            wrappers,
-            ..Definers::default()
-        };
-        for (name, scope, calls) in member_calls {
-            d.add_member_calls(&name, &scope, calls);
-        }
-        Some(d)
+        Some(Definers::of_parts(map, wrappers, member_calls))
     }
 
     /// The record of what `learned` holds, one `PATH<TAB>#define text` line each, for

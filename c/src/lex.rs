@@ -3,7 +3,8 @@
 //! at the end of a line continues a `//` comment and a literal onto the next line).
 //!
 //! The scanner, the span finder, the edit checks, macro expansion and the definers' reader use
-//! these. The pointer pass (`indirect`) still walks bytes with a loop of its own, tuned token by
+//! these; the definers and the macros that call through members read `#define` bodies as
+//! [`Tok`]s. The pointer pass (`indirect`) still walks bytes with a loop of its own, tuned token by
 //! token, over the same rules.
 
 /// Past the `*/` of the block comment whose `/*` is at `i`; the end of `src` when it is never
@@ -77,6 +78,55 @@ pub fn literal_rest(src: &[u8], from: usize, quote: u8) -> (usize, bool) {
         }
     }
     (src.len(), false)
+}
+
+/// A token of a `#define` body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tok<'a> {
+    Ident(&'a str),
+    Paste,
+    Punct(u8),
+}
+
+/// The tokens of `body` (comments, literals and numbers left out as `Punct(b'0')`).
+pub(crate) fn tokens(body: &[u8]) -> Vec<Tok<'_>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        let b = body[i];
+        match b {
+            b'\\' | b' ' | b'\t' | b'\n' | b'\r' => i += 1,
+            b'/' if body.get(i + 1) == Some(&b'*') => i = block_comment_end(body, i),
+            b'/' if body.get(i + 1) == Some(&b'/') => break,
+            b'"' | b'\'' => {
+                i = literal_end(body, i).0;
+                out.push(Tok::Punct(b'0'));
+            }
+            b'#' if body.get(i + 1) == Some(&b'#') => {
+                out.push(Tok::Paste);
+                i += 2;
+            }
+            _ if b.is_ascii_alphabetic() || b == b'_' => {
+                let s = i;
+                while i < body.len() && (body[i].is_ascii_alphanumeric() || body[i] == b'_') {
+                    i += 1;
+                }
+                // The body's bytes are ASCII here.
+                out.push(Tok::Ident(std::str::from_utf8(&body[s..i]).unwrap_or("")));
+            }
+            b'0'..=b'9' => {
+                while i < body.len() && (body[i].is_ascii_alphanumeric() || body[i] == b'.') {
+                    i += 1;
+                }
+                out.push(Tok::Punct(b'0'));
+            }
+            _ => {
+                out.push(Tok::Punct(b));
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

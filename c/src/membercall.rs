@@ -5,6 +5,8 @@
 //! function body, its type from the arguments ([`MemberCall::encode`] is how the definers'
 //! table keeps one).
 
+use crate::lex::{tokens, Tok};
+
 /// Where the member path of a [`MemberCall`] starts.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Start {
@@ -115,47 +117,6 @@ pub fn scope_of(path: &str) -> &str {
 fn is_ident(s: &str) -> bool {
     s.bytes().next().is_some_and(|b| !b.is_ascii_digit())
         && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-}
-
-/// A token of a `#define` body, as this module needs them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Tok<'a> {
-    Ident(&'a str),
-    Punct(u8),
-}
-
-/// The tokens of a `#define` body: names and punctuation (literals, numbers and comments
-/// become a `0`).
-fn tokens(body: &[u8]) -> Vec<Tok<'_>> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < body.len() {
-        let b = body[i];
-        match b {
-            b'\\' | b' ' | b'\t' | b'\n' | b'\r' => i += 1,
-            b'/' if body.get(i + 1) == Some(&b'*') => i = crate::lex::block_comment_end(body, i),
-            b'/' if body.get(i + 1) == Some(&b'/') => break,
-            b'"' | b'\'' => {
-                i = crate::lex::literal_end(body, i).0;
-                out.push(Tok::Punct(b'0'));
-            }
-            _ if b.is_ascii_alphanumeric() || b == b'_' => {
-                let s = i;
-                while i < body.len() && (body[i].is_ascii_alphanumeric() || body[i] == b'_') {
-                    i += 1;
-                }
-                match std::str::from_utf8(&body[s..i]) {
-                    Ok(w) if !b.is_ascii_digit() => out.push(Tok::Ident(w)),
-                    _ => out.push(Tok::Punct(b'0')),
-                }
-            }
-            _ => {
-                out.push(Tok::Punct(b));
-                i += 1;
-            }
-        }
-    }
-    out
 }
 
 /// The member access (`->` or `.`) ending right before token `j`: the index of its first token.

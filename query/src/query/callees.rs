@@ -32,12 +32,7 @@ pub struct Called {
 /// in time linear in the body. A call through a member is listed once per member, and the
 /// functions an `INDIRECT_CALL_n` lists are listed as called.
 pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<Called> {
-    let end = f.def.end_line.unwrap_or(f.def.line);
-    let Some(src) = q.text_at(f.seg, f.def.file, f.def.line, end) else {
-        return Vec::new();
-    };
-    let braces = f.def.kind == Kind::Function;
-    let Some(span) = function_span(&src, f.def.line, end, f.def.name, braces, 0) else {
+    let Some(span) = body_span(q, f) else {
         return Vec::new();
     };
     let body = &span.text;
@@ -104,16 +99,19 @@ pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<Called> {
     out
 }
 
+/// The text of `f` from its name to its closing `}` ([`function_span`]).
+fn body_span(q: &Query<'_>, f: &Found<'_>) -> Option<super::span::Span> {
+    let end = f.def.end_line.unwrap_or(f.def.line);
+    let src = q.text_at(f.seg, f.def.file, f.def.line, end)?;
+    let braces = f.def.kind == Kind::Function;
+    function_span(&src, f.def.line, end, f.def.name, braces, 0)
+}
+
 /// The distinct names `f` calls directly (not through pointers), read from its body as
 /// [`calls_in_body`] reads it, without its own name: for ranking, where the pointer calls'
 /// cost is not worth it.
 pub fn direct_calls(q: &Query<'_>, f: &Found<'_>) -> Vec<String> {
-    let end = f.def.end_line.unwrap_or(f.def.line);
-    let Some(src) = q.text_at(f.seg, f.def.file, f.def.line, end) else {
-        return Vec::new();
-    };
-    let braces = f.def.kind == Kind::Function;
-    let Some(span) = function_span(&src, f.def.line, end, f.def.name, braces, 0) else {
+    let Some(span) = body_span(q, f) else {
         return Vec::new();
     };
     let body = &span.text;
