@@ -795,6 +795,14 @@ fn calls_written_inside_function_like_macros_are_dispatches_where_the_macro_is_s
                 "static int write_reg(int par, int n)\n{\n\treturn par + n;\n}\n\
                  int other_init(int par)\n{\n\treturn write_reg(par, 1);\n}\n",
             ),
+            // A file's own `#define` of the name hides the header's.
+            (
+                "drivers/media/own.c",
+                "#include <media/subdev.h>\n\
+                 #undef subdev_call\n#define subdev_call(sd, o, f, args...) 0\n\
+                 int own_start(struct subdev *sd)\n{\n\
+                 \treturn subdev_call(sd, video, s_stream, 1);\n}\n",
+            ),
         ],
     );
     let (_, v) = json(&t, &["callers", "sensor_s_stream"]);

@@ -419,8 +419,18 @@ impl Definers {
         else {
             return Vec::new();
         };
+        // The nearest header's definition hides the others: a driver's own header before
+        // include/'s.
+        let seen = |scope: &str| path.starts_with(scope);
+        let Some(nearest) = (calls.iter())
+            .filter(|(scope, _)| seen(scope))
+            .map(|(scope, _)| scope.len())
+            .max()
+        else {
+            return Vec::new();
+        };
         (calls.iter())
-            .filter(|(scope, _)| path.starts_with(scope.as_str()))
+            .filter(|(scope, _)| seen(scope) && scope.len() == nearest)
             .map(|(_, c)| c.clone())
             .collect()
     }
@@ -991,6 +1001,33 @@ mod tests {
         let again = Definers::from_table_text(&d.table_text()).unwrap();
         assert_eq!(again.wrapper(b"INDIRECT_CALL_INET"), Some(2));
         assert_eq!(again.wrapper(b"NOT_A_WRAPPER"), None);
+    }
+
+    #[test]
+    fn the_nearest_headers_macro_calling_through_members_hides_the_others() {
+        let files: HashMap<&str, &[u8]> = [
+            ("include/linux/r.h", &b"#define rd(p) (p)->read(p)\n"[..]),
+            ("drivers/x/x.h", &b"#define rd(p) (p)->ops->get(p)\n"[..]),
+        ]
+        .into_iter()
+        .collect();
+        let paths = ["drivers/x/x.h", "include/linux/r.h"];
+        let (d, _) = Definers::learn_headers(
+            |p: &str| files.get(p).copied(),
+            &paths,
+            None,
+            &HashSet::new(),
+            1,
+        );
+        let calls = |path: &str| -> Vec<String> {
+            d.member_calls(b"rd", path)
+                .iter()
+                .map(|c| c.encode())
+                .collect()
+        };
+        assert_eq!(calls("drivers/x/main.c"), ["{0}.ops.get"]);
+        assert_eq!(calls("fs/a.c"), ["{0}.read"]);
+        assert_eq!(calls("drivers/y/main.c"), ["{0}.read"]);
     }
 
     #[test]

@@ -729,17 +729,21 @@ impl Pass<'_> {
                 let name = self.string(k + 1);
                 let own = format!("{owner}{ANONYMOUS}{name}");
                 let inner = format!("{owner}{ANONYMOUS}");
-                let rename = |t: &mut String| {
-                    if *t == owner {
-                        *t = own.clone();
-                    } else if let Some(rest) = t.strip_prefix(&inner) {
+                // The owners of its members, and the types inside it; not a member whose type
+                // is the enclosing struct itself (`struct A *parent;`).
+                let nested = |t: &mut String| {
+                    if let Some(rest) = t.strip_prefix(&inner) {
                         *t = format!("{own}{ANONYMOUS}{rest}");
                     }
                 };
                 for m in self.out.members.iter_mut().skip(first) {
-                    rename(&mut m.owner);
+                    if m.owner == owner {
+                        m.owner = own.clone();
+                    } else {
+                        nested(&mut m.owner);
+                    }
                     if let Some(t) = m.tag.as_mut() {
-                        rename(t);
+                        nested(t);
                     }
                 }
                 self.out.members.push(Member {
@@ -826,8 +830,24 @@ impl Pass<'_> {
             )
             && may_be_function(self.text(v))
         {
+            // `.dpm.init = f`: member `init` of member `dpm`.
+            let mut target = target.clone();
+            let mut j = k;
+            let mut through = Vec::new();
+            while j >= 2 && self.is(j - 1, Kind::Ident) && self.is(j - 2, Kind::Punct(b'.')) {
+                through.push(self.string(j - 1));
+                j -= 2;
+            }
+            if !through.is_empty()
+                && matches!(
+                    j.checked_sub(1).map(|p| self.t[p].kind),
+                    Some(Kind::Punct(b'{' | b','))
+                )
+            {
+                target.chain.extend(through.into_iter().rev());
+            }
             let r = Registration {
-                target: target.clone(),
+                target,
                 field: self.string(k + 1),
                 func: self.string(v),
                 line: self.t[v].line,
@@ -1944,6 +1964,38 @@ mod tests {
         assert_eq!(
             calls(&f),
             [(Some(s("omap_dss_device.ops.dpi")), s("connect"), 10)]
+        );
+    }
+
+    #[test]
+    fn inside_a_named_anonymous_union_the_enclosing_struct_keeps_its_name() {
+        // The review's cases: `struct A *parent` inside `u` was renamed `A::u`, and `.u.f =
+        // myfn` registered in `A.f`, not in `A::u.f` where `p->u.f(1)` calls.
+        let src = "struct A {\n\tunion {\n\t\tstruct A *parent;\n\t\tint (*f)(int);\n\t} u;\n};\n\
+                   static int myfn(int x)\n{\n\treturn x;\n}\n\
+                   static struct A a = {\n\t.u.f = myfn,\n};\n\
+                   int call(struct A *p)\n{\n\treturn p->u.f(1) + p->u.parent->u.f(2);\n}\n";
+        let f = facts(src.as_bytes(), &no_macros);
+        let members: Vec<(String, String, Option<String>)> = f
+            .members
+            .iter()
+            .map(|m| (m.owner.clone(), m.name.clone(), m.tag.clone()))
+            .collect();
+        assert_eq!(
+            members,
+            [
+                (s("A::u"), s("parent"), Some(s("A"))),
+                (s("A::u"), s("f"), None),
+                (s("A"), s("u"), Some(s("A::u"))),
+            ]
+        );
+        assert_eq!(regs(&f), [(s("A.u"), s("f"), s("myfn"), 12)]);
+        assert_eq!(
+            calls(&f),
+            [
+                (Some(s("A.u")), s("f"), 16),
+                (Some(s("A.u.parent.u")), s("f"), 16)
+            ]
         );
     }
 

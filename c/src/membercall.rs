@@ -148,11 +148,15 @@ pub fn learn(params: &[&str], variadic: bool, body: &[u8]) -> Vec<MemberCall> {
     let param = |w: &str| named.iter().position(|p| *p == w);
     // `struct t *name` declared in the body.
     let mut locals: Vec<(&str, &str)> = Vec::new();
-    for w in toks.windows(4) {
-        if let [Tok::Ident("struct" | "union"), Tok::Ident(tag), Tok::Punct(b'*'), Tok::Ident(v)] =
-            w
-        {
-            locals.push((v, tag));
+    for (i, w) in toks.windows(3).enumerate() {
+        if let [Tok::Ident("struct" | "union"), Tok::Ident(tag), next] = w {
+            let mut j = i + 2;
+            if *next == Tok::Punct(b'*') {
+                j += 1;
+            }
+            if let Some(Tok::Ident(v)) = toks.get(j) {
+                locals.push((v, tag));
+            }
         }
     }
     let mut out = Vec::new();
@@ -192,6 +196,15 @@ pub fn learn(params: &[&str], variadic: bool, body: &[u8]) -> Vec<MemberCall> {
             }
         };
         let Some(base) = base else { continue };
+        // `to_foo(x)->f(`, `a.get(x)->f(`: a call's result, not the argument; `g_##x->f(`:
+        // a pasted name.
+        let before = first.checked_sub(1).map(|b| toks[b]);
+        let result = toks[first] == Tok::Punct(b'(')
+            && matches!(before, Some(Tok::Ident(w)) if w != "return")
+            || matches!(before, Some(Tok::Punct(b')' | b']')));
+        if result || before == Some(Tok::Paste) {
+            continue;
+        }
         // `(*x->f)(`, not `(x)->hi) (x)->hi = …`.
         if through
             && !(first >= 2
@@ -261,6 +274,18 @@ mod tests {
             learned(&["x"], false, " (*(x)->ops->op)(x)"),
             ["{0}.ops.op"]
         );
+        // A struct local by value, and `return (x)->…`.
+        assert_eq!(
+            learned(
+                &["x"],
+                false,
+                " ({ struct foo tmp = *(x); tmp.ops->f(&tmp); })"
+            ),
+            ["foo.ops.f"]
+        );
+        assert_eq!(learned(&["x"], false, " return (x)->f(x)"), ["{0}.f"]);
+        // `a.get(x)` calls through global `a`; what it returns is not typed.
+        assert_eq!(learned(&["x"], false, " a.get(x)->f(x)"), ["=a.get"]);
     }
 
     #[test]
@@ -273,6 +298,10 @@ mod tests {
             (&["x"][..], " ((x)->count)"),
             (&["x"][..], " ({ int *p = x; p->f(); })"),
             (&["x", "args"][..], " (x)->args(1)"),
+            // A call's result, a pasted name (the review's cases).
+            (&["x"][..], " to_foo(x)->ops->start(x)"),
+            (&["x"][..], " g_##x->f()"),
+            (&["x", "op"][..], " (x)->ops_##op->f(x)"),
             // ipw2100.h's INC_STAT: a member in parentheses before a parenthesis.
             (
                 &["x"][..],

@@ -205,9 +205,22 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
                 .and_then(|d| d.wrapper(m))
                 .or_else(|| learned.wrapper(m))
         };
+        // A macro the file defines itself is the file's alone, whatever the headers say.
         let path = r.record.path.as_str();
-        let member_calls = |m: &[u8]| match own.as_ref().map(|d| d.member_calls(m, path)) {
-            Some(c) if !c.is_empty() => c,
+        let own_names: std::collections::HashSet<&[u8]> = (scanned.macros.iter())
+            .filter(|m| m.signature.is_some())
+            .filter_map(|m| {
+                let rest = src.get(m.start as usize..)?;
+                let len = rest
+                    .iter()
+                    .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+                    .unwrap_or(rest.len());
+                Some(&rest[..len])
+            })
+            .collect();
+        let member_calls = |m: &[u8]| match &own {
+            Some(d) if own_names.contains(m) => d.member_calls(m, path),
+            _ if own_names.contains(m) => Vec::new(),
             _ => learned.member_calls(m, path),
         };
         let tag = |m: &[u8]| {

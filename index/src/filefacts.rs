@@ -18,7 +18,7 @@ use super::codec::{hash64, put_opt_str, put_str, put_varint, Reader};
 use super::format::{Def, DefRecord, FileRecord};
 
 /// Bumped when what a file's facts hold, or how they are made, changes.
-pub const FACTS_VERSION: u32 = 18;
+pub const FACTS_VERSION: u32 = 19;
 
 /// What a worker made of one file.
 pub(crate) struct FileResult {

@@ -22,8 +22,10 @@ pub enum Seen {
     Unsure,
 }
 
-/// The files defining struct (or union) `tag`, each once, in path order.
+/// The files defining struct (or union) `tag`, each once, in path order; for the type of a
+/// named anonymous struct (`foo::ops`), those of the struct it is in.
 pub fn defining_files(q: &Query<'_>, tag: &str) -> Vec<String> {
+    let tag = tag.split(knav_c::indirect::ANONYMOUS).next().unwrap_or(tag);
     let mut files: Vec<String> = q
         .definitions(tag)
         .iter()
