@@ -1651,6 +1651,13 @@ mod tests {
             .collect()
     }
 
+    /// Each member as its owner, name and struct tag.
+    fn owners(f: &Facts) -> Vec<(String, String, Option<String>)> {
+        (f.members.iter())
+            .map(|m| (m.owner.clone(), m.name.clone(), m.tag.clone()))
+            .collect()
+    }
+
     fn calls(f: &Facts) -> Vec<(Option<String>, String, u32)> {
         f.dispatches
             .iter()
@@ -1936,13 +1943,8 @@ mod tests {
                    static int f(struct omap_dss_device *in)\n{\n\
                    \treturn in->ops.dpi->connect(in);\n}\n";
         let f = facts(src.as_bytes(), &no_macros);
-        let members: Vec<(String, String, Option<String>)> = f
-            .members
-            .iter()
-            .map(|m| (m.owner.clone(), m.name.clone(), m.tag.clone()))
-            .collect();
         assert_eq!(
-            members,
+            owners(&f),
             [
                 (
                     s("omap_dss_device::ops"),
@@ -1976,13 +1978,8 @@ mod tests {
                    static struct A a = {\n\t.u.f = myfn,\n};\n\
                    int call(struct A *p)\n{\n\treturn p->u.f(1) + p->u.parent->u.f(2);\n}\n";
         let f = facts(src.as_bytes(), &no_macros);
-        let members: Vec<(String, String, Option<String>)> = f
-            .members
-            .iter()
-            .map(|m| (m.owner.clone(), m.name.clone(), m.tag.clone()))
-            .collect();
         assert_eq!(
-            members,
+            owners(&f),
             [
                 (s("A::u"), s("parent"), Some(s("A"))),
                 (s("A::u"), s("f"), None),
