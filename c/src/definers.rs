@@ -10,7 +10,7 @@ use std::ops::Deref;
 use knav_ctags::Kind;
 
 use crate::lex::{tokens, Tok};
-use crate::membercall::MemberCall;
+use crate::membercall::{MemberCall, NameSketch};
 
 /// One piece of a name template: text, or an argument by index.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -91,9 +91,8 @@ pub struct Definers {
     /// The macros whose bodies call through members ([`crate::membercall`]), with their
     /// calls, each with the paths it applies under.
     member_calls: HashMap<String, Vec<(String, MemberCall)>>,
-    /// Bit `len % 64` is set for the length of each name of `member_calls`: most calls in a
-    /// file are of no such macro, and are told so without hashing.
-    member_call_lens: u64,
+    /// The names of `member_calls`.
+    member_call_names: NameSketch,
 }
 
 fn is_ident(s: &str) -> bool {
@@ -410,7 +409,7 @@ impl Definers {
     /// that defines it is seen from `path`: [`crate::membercall::scope_of`]); empty for any
     /// other macro.
     pub fn member_calls(&self, macro_name: &[u8], path: &str) -> Vec<MemberCall> {
-        if self.member_call_lens & (1 << (macro_name.len() % 64)) == 0 {
+        if !self.member_call_names.may_hold(macro_name) {
             return Vec::new();
         }
         let Some(calls) = std::str::from_utf8(macro_name)
@@ -455,7 +454,7 @@ impl Definers {
         if calls.is_empty() {
             return;
         }
-        self.member_call_lens |= 1 << (macro_name.len() % 64);
+        self.member_call_names.insert(macro_name.as_bytes());
         let e = self.member_calls.entry(macro_name.to_string()).or_default();
         for c in calls {
             let c = (scope.to_string(), c);
@@ -892,6 +891,14 @@ fn define_at(src: &[u8], at: usize) -> Option<(String, Learned)> {
         i += 1;
     }
     define_named(src, i)
+}
+
+/// What the function-like `#define`s of a file (`src`, as the scanner saw it) say.
+pub fn of_file(src: &[u8], scanned: &crate::scan::FileScan) -> Vec<(String, Learned)> {
+    (scanned.macros.iter())
+        .filter(|m| m.signature.is_some())
+        .filter_map(|m| define_named(src, m.start as usize))
+        .collect()
 }
 
 /// The `#define` whose name starts at `s`: learned when it is function-like and defines names.

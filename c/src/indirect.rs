@@ -1072,22 +1072,31 @@ impl Pass<'_> {
                 j = n - 1;
                 continue;
             }
-            let name = self.text(n);
-            let var = self.vars.iter().rev().find(|v| self.bytes(v.name) == name);
             chain.reverse();
-            let tag = match var {
-                Some(var) => String::from_utf8_lossy(self.bytes(var.tag)).into_owned(),
+            let tag = match self.var_tag(n) {
+                Some(tag) => tag,
                 // `clk_divider_ops.recalc_rate(…)`, `efi.set_time(…)`: a struct object not
                 // declared in the file is a global declared in a header, typed later from its
                 // declarations (`=name`). Only for `.`: a pointer not in scope is more often a
                 // local of a typedef'd type than a global.
                 None if self.is(j, Kind::Punct(b'.')) && self.depth > 0 => {
-                    format!("{GLOBAL}{}", String::from_utf8_lossy(name))
+                    format!("{GLOBAL}{}", String::from_utf8_lossy(self.text(n)))
                 }
                 None => return None,
             };
             return Some(TypePath { tag, chain });
         }
+    }
+
+    /// The struct tag the name at `n` is declared with in scope, if it is.
+    fn var_tag(&self, n: usize) -> Option<String> {
+        let name = self.text(n);
+        let var = self
+            .vars
+            .iter()
+            .rev()
+            .find(|v| self.bytes(v.name) == name)?;
+        Some(String::from_utf8_lossy(self.bytes(var.tag)).into_owned())
     }
 
     /// The index of the `open` that the `close` at `k` closes (`[` of `]`, `(` of `)`).
@@ -1394,14 +1403,8 @@ impl Pass<'_> {
             .checked_sub(1)
             .filter(|&l| l >= a && self.is(l, Kind::Ident))?;
         if last == a {
-            let name = self.text(last);
-            let var = self
-                .vars
-                .iter()
-                .rev()
-                .find(|v| self.bytes(v.name) == name)?;
             return Some(TypePath {
-                tag: String::from_utf8_lossy(self.bytes(var.tag)).into_owned(),
+                tag: self.var_tag(last)?,
                 chain: Vec::new(),
             });
         }

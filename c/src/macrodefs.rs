@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use knav_ctags::macros::MacroTable;
 use knav_ctags::Kind;
 
-use crate::definers::Definers;
+use crate::definers::{Definers, Learned};
 use crate::scan::{FileScan, Occurrence};
 
 /// A name made by a macro invocation.
@@ -47,19 +47,18 @@ pub struct Expansion {
 const MAX_ARG_BYTES: usize = 64 << 10;
 
 /// What the invocations of the scanned file `src` make: the table's families, then the macros
-/// `learned` knows or the file's own `#define`s define.
-pub fn expand_file(src: &[u8], scanned: &FileScan, learned: Option<&Definers>) -> Expansion {
+/// `learned` knows or the file's own `#define`s (`own`, [`crate::definers::of_file`]) define.
+pub fn expand_file(
+    src: &[u8],
+    scanned: &FileScan,
+    learned: Option<&Definers>,
+    own: Vec<(String, Learned)>,
+) -> Expansion {
     let mut budget = src.len().saturating_mul(8).saturating_add(1 << 20);
     let mut out = expand_with(src, &scanned.occurrences, &scanned.invocations, &mut budget);
     if scanned.file_scope_calls.is_empty() {
         return out;
     }
-    let own: Vec<_> = scanned
-        .macros
-        .iter()
-        .filter(|m| m.signature.is_some())
-        .filter_map(|m| crate::definers::define_named(src, m.start as usize))
-        .collect();
     let own = (!own.is_empty()).then(|| Definers::resolve(own));
     let aliases = family_aliases(src, scanned, MacroTable::kernel());
     for &i in &scanned.file_scope_calls {

@@ -35,7 +35,7 @@ use crate::progress::Progress;
 use crate::rank::PathRank;
 use crate::settings::{Ignore, Settings};
 use crate::walk::SourceFile;
-use knav_c::definers::Definers;
+use knav_c::definers::{Definers, Learned};
 use knav_c::scan::{scan, FileScan};
 
 /// Settings of a build.
@@ -193,13 +193,16 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
             }
         }
     }
+    // The file's own function-like `#define`s, read once for the pointer pass and the names
+    // its macros make.
+    let own_defines = knav_c::definers::of_file(src, &scanned);
     r.indirect = if crate::walk::is_asm_name(&r.record.path) {
         Default::default()
     } else {
         // Indirect-call wrappers and macros that call through members: the tree's, learned
         // from its headers, and the file's own (net/core/fib_rules.c's `#define
         // INDIRECT_CALL_MT(f, f2, f1, ...)`).
-        let own = own_macros(src, &scanned, learned);
+        let own = own_macros(&own_defines, learned);
         let wrappers = |m: &[u8]| {
             own.as_ref()
                 .and_then(|d| d.wrapper(m))
@@ -209,14 +212,7 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
         let path = r.record.path.as_str();
         let own_names: std::collections::HashSet<&[u8]> = (scanned.macros.iter())
             .filter(|m| m.signature.is_some())
-            .filter_map(|m| {
-                let rest = src.get(m.start as usize..)?;
-                let len = rest
-                    .iter()
-                    .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
-                    .unwrap_or(rest.len());
-                Some(&rest[..len])
-            })
+            .filter_map(|m| src.get(m.start as usize..m.start as usize + m.len as usize))
             .collect();
         let member_calls = |m: &[u8]| match &own {
             Some(d) if own_names.contains(m) => d.member_calls(m, path),
@@ -237,7 +233,7 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
     // `#define`s are not stored as definition records: their `MacroDef` postings are the
     // definitions (a register header has hundreds of thousands of them). Names that kernel
     // macros make are records, marked with their family.
-    let expansion = knav_c::macrodefs::expand_file(src, &scanned, Some(learned));
+    let expansion = knav_c::macrodefs::expand_file(src, &scanned, Some(learned), own_defines);
     r.defs = expansion
         .made
         .into_iter()
@@ -268,19 +264,13 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
 }
 
 /// The indirect-call wrappers and the macros calling through members that the file's own
-/// function-like `#define`s make (a wrapper handing on to its own or to the tree's, `learned`),
+/// function-like `#define`s (`own`, [`knav_c::definers::of_file`]) make (a wrapper handing on to its own or to the tree's, `learned`),
 /// if any.
-fn own_macros(src: &[u8], scanned: &FileScan, learned: &Definers) -> Option<Definers> {
-    let own: Vec<_> = scanned
-        .macros
-        .iter()
-        .filter(|m| m.signature.is_some())
-        .filter_map(|m| knav_c::definers::define_named(src, m.start as usize))
-        .collect();
+fn own_macros(own: &[(String, Learned)], learned: &Definers) -> Option<Definers> {
     if own.is_empty() {
         return None;
     }
-    let d = Definers::resolve_beside(own, Some(learned));
+    let d = Definers::resolve_beside(own.to_vec(), Some(learned));
     let any = d.wrappers().next().is_some() || d.has_member_calls();
     any.then_some(d)
 }

@@ -12,6 +12,7 @@
 //! changed.
 
 use knav_c::definers::Definers;
+use knav_c::membercall::NameSketch;
 
 use super::code::extract::FileDocs;
 use super::codec::{hash64, put_opt_str, put_str, put_varint, Reader};
@@ -145,20 +146,8 @@ pub(crate) struct TableHashes {
     /// Per macro that calls through members, a hash of its calls: a file's facts depend on
     /// those of the names it holds ([`TableHashes::member_calls_of`]).
     member_calls: std::collections::HashMap<Vec<u8>, u64>,
-    /// Bit [`sketch`] of each name of `member_calls`: a file's names are mostly told apart
-    /// from them without hashing.
-    member_call_bits: Vec<u64>,
-}
-
-/// A bit of [`TableHashes::member_call_bits`] for `name`, from its length and three of its
-/// bytes.
-fn sketch(name: &[u8]) -> usize {
-    let n = name.len();
-    let (a, b, c) = match name {
-        [] => (0, 0, 0),
-        _ => (name[0], name[n / 2], name[n - 1]),
-    };
-    (n.wrapping_mul(0x9e37) ^ (a as usize) << 3 ^ (b as usize) << 7 ^ (c as usize) << 11) & 0xffff
+    /// The names of `member_calls`.
+    member_call_names: NameSketch,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -191,16 +180,15 @@ impl TableHashes {
                     (name.as_bytes().to_vec(), h)
                 })
                 .collect();
-        let mut member_call_bits = vec![0u64; 1 << 10];
+        let mut member_call_names = NameSketch::default();
         for name in member_calls.keys() {
-            let b = sketch(name);
-            member_call_bits[b / 64] |= 1 << (b % 64);
+            member_call_names.insert(name);
         }
         TableHashes {
             entries,
             wrappers: hash64(format!("{wrappers:?}").as_bytes()),
             member_calls,
-            member_call_bits,
+            member_call_names,
         }
     }
 
@@ -212,12 +200,7 @@ impl TableHashes {
         let mut h = 0u64;
         for g in groups {
             let name = g.name(text);
-            let b = sketch(name);
-            if self
-                .member_call_bits
-                .get(b / 64)
-                .is_none_or(|w| w & (1 << (b % 64)) == 0)
-            {
+            if !self.member_call_names.may_hold(name) {
                 continue;
             }
             if let Some(calls) = self.member_calls.get(name) {
