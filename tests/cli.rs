@@ -305,6 +305,74 @@ fn callees_and_reachability_follow_the_call_chain() {
 }
 
 #[test]
+fn a_callee_named_like_another_files_struct_or_static_is_the_one_the_caller_sees() {
+    // md-linear.c's `struct dev_info` was given as where a media driver's `dev_info(…)` is
+    // defined, and crypto/jitterentropy.c's own `#define ARRAY_SIZE` as every file's; another
+    // file's `static` helper is not the caller's either.
+    let size = "#define ARRAY_SIZE(arr) (sizeof(arr) / sizeof((arr)[0]))\n";
+    let t = common::tree(
+        "callee-kinds",
+        &[
+            (
+                "drivers/md/md-linear.c",
+                "struct dev_info {\n\tint end;\n};\nstatic int setup(void)\n{\n\treturn 0;\n}\n#define report(x) (x)\n",
+            ),
+            (
+                "include/linux/dev_printk.h",
+                "#define dev_info(dev, fmt, ...) \\\n\t_dev_info(dev, fmt, ##__VA_ARGS__)\n",
+            ),
+            ("lib/report.h", "int report(int x);\n"),
+            ("crypto/jitterentropy.c", size),
+            ("include/linux/array_size.h", size),
+            ("drivers/hid/bpf/progs/hid_bpf_helpers.h", size),
+            (
+                "drivers/hid/bpf/progs/prog.c",
+                "int prog(void)\n{\n\treturn ARRAY_SIZE(x);\n}\n",
+            ),
+            ("drivers/media/a800.h", "#define deb_rc(x) (x)\n"),
+            ("drivers/media/cinergyT2.h", "#define deb_rc(x) (x)\n"),
+            (
+                "drivers/media/cio2.c",
+                "#include <linux/dev_printk.h>\n#include \"cinergyT2.h\"\nint setup(void);\nint cio2_start(void *dev)\n{\n\tdev_info(dev, \"start\");\n\tsetup();\n\tdeb_rc(ARRAY_SIZE(dev));\n\treturn report(1);\n}\n",
+            ),
+        ],
+    );
+    let (_, v) = json(&t, &["callees", "cio2_start"]);
+    assert_eq!(
+        v["results"]["callees"],
+        serde_json::json!([
+            {"symbol": "dev_info", "line": 6, "defined_at": "include/linux/dev_printk.h:1"},
+            {"symbol": "setup", "line": 7, "defined_at": "drivers/media/cio2.c:3"},
+            {"symbol": "deb_rc", "line": 8, "defined_at": "drivers/media/cinergyT2.h:1"},
+            {"symbol": "ARRAY_SIZE", "line": 8, "defined_at": "include/linux/array_size.h:1"},
+            {"symbol": "report", "line": 9, "defined_at": "lib/report.h:1"}
+        ])
+    );
+    let (_, v) = json(&t, &["callees", "prog"]);
+    assert_eq!(
+        v["results"]["callees"],
+        serde_json::json!([{"symbol": "ARRAY_SIZE", "line": 3,
+                            "defined_at": "drivers/hid/bpf/progs/hid_bpf_helpers.h:1"}])
+    );
+    // `knav def` lists the shared header's `#define` first, a `.c` file's own last.
+    let (_, v) = json(&t, &["def", "ARRAY_SIZE"]);
+    let paths: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "include/linux/array_size.h",
+            "drivers/hid/bpf/progs/hid_bpf_helpers.h",
+            "crypto/jitterentropy.c"
+        ]
+    );
+}
+
+#[test]
 fn body_returns_source_text() {
     let t = fixture("body");
     let (_, v) = json(&t, &["body", "rw_verify_area"]);

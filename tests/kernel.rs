@@ -51,6 +51,33 @@ fn vfs_read_is_defined_in_read_write_c() {
 
 #[test]
 #[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn callees_are_the_definitions_the_caller_sees_not_another_files_struct_or_define() {
+    let tree = kernel();
+    // md-linear.c's `struct dev_info` and crypto/jitterentropy.c's own `#define ARRAY_SIZE`
+    // were given for every driver's calls; msm's subdirectories use msm_drv.h's `DBG`.
+    let out = knav(&tree, &["callees", "cio2_vb2_start_streaming"]);
+    assert!(
+        out.contains("  dev_info  line 991 → include/linux/dev_printk.h:159\n"),
+        "{out}"
+    );
+    let out = knav(&tree, &["callees", "da9062_i2c_probe"]);
+    assert!(out.contains(" → include/linux/array_size.h:11\n"), "{out}");
+    let out = knav(&tree, &["callees", "mdp4_crtc_atomic_begin"]);
+    assert!(
+        out.contains("  DBG  line ") && out.contains(" → drivers/gpu/drm/msm/msm_drv.h:522\n"),
+        "{out}"
+    );
+    let out = knav(&tree, &["def", "container_of"]);
+    assert!(
+        out.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("include/linux/container_of.h:18:")),
+        "{out}"
+    );
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
 fn kmap_has_highmem_and_no_highmem_variants() {
     let tree = kernel();
     let out = knav(&tree, &["def", "kmap"]);

@@ -1,9 +1,10 @@
 //! find_callees: what a function calls, read from its body.
 
+use std::cmp::Reverse;
 use std::collections::HashSet;
 
 use super::span::function_span;
-use super::{indirect, not_found, valid_name, Found, Query};
+use super::{indirect, not_found, rank, valid_name, Found, Query};
 use crate::envelope::{Callee, Callees, Envelope, Results};
 use knav_ctags::Kind;
 
@@ -143,6 +144,109 @@ pub fn function_defs<'s: 'a, 'a>(q: &Query<'s>, symbol: &'a str) -> Vec<Found<'a
         .collect()
 }
 
+/// The definition a call to `name` in the body of `caller` reaches, of the kinds a call can
+/// name (a function, its prototype, a macro, a variable holding a function) and seen from the
+/// caller's file: not another file's `static` function or a `#define` of another `.c` file
+/// (md-linear.c's `struct dev_info` is not what a driver's `dev_info(…)` calls). The caller's
+/// own file first; then the kernel's definitions for the kernel's code and the copies of
+/// `tools/` and `samples/` for theirs, common builds before rare ones ([`Query::rare`]),
+/// bodies before `#define`s before declarations ([`rank`]); for a `#define` or a declaration,
+/// a header the file includes by a quoted name, then the nearest directory above the file (a
+/// driver's own `DBG` in drivers/gpu/drm/msm/msm_drv.h for its subdirectories), then the
+/// kernel's shared headers before other headers; then [`Query::definitions`]' order. `None` when no definition is seen from there.
+pub fn called_def<'a>(q: &Query<'a>, caller: &Found<'_>, name: &'a str) -> Option<Found<'a>> {
+    let from = q.path(caller.seg, caller.def.file);
+    let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
+    let mut included: Option<Vec<String>> = None;
+    q.definitions(name)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, d)| {
+            matches!(
+                d.def.kind,
+                Kind::Function | Kind::Prototype | Kind::Macro | Kind::Variable | Kind::Externvar
+            )
+        })
+        .filter_map(|(i, d)| {
+            let path = q.path(d.seg, d.def.file);
+            let own = path == from;
+            if super::only_its_file(&d.def, path) && !own {
+                return None;
+            }
+            let (copy, decl, _) = rank(d.def.kind, path);
+            // A copy of the kernel's names (tools/, samples/) for a copy's caller.
+            let other_side = copy != rank(caller.def.kind, from).0;
+            let key = (!own, other_side, q.rare(path), decl);
+            // Which body a call reaches depends on the configuration (a header's `static
+            // inline` is often the `#else` of the real one): bodies keep the definitions'
+            // order; a `#define` or a declaration is the one the file includes, or the
+            // nearest.
+            let header = path.ends_with(".h");
+            let quoted = decl > 0
+                && !own
+                && header
+                && included
+                    .get_or_insert_with(|| quoted_includes(q, caller, dir))
+                    .iter()
+                    .any(|h| h == path);
+            let near = if decl > 0 { above(path, dir) } else { 0 };
+            let shared = super::is_shared_header(path);
+            Some(((key, !quoted, Reverse(near), header && !shared, i), d))
+        })
+        .min_by_key(|(key, _)| *key)
+        .map(|(_, d)| d)
+}
+
+/// How many directories deep the directory of `path` is when it holds `dir` (is `dir` or one
+/// of its parents), else 0.
+fn above(path: &str, dir: &str) -> usize {
+    let d = path.rsplit_once('/').map_or("", |(d, _)| d);
+    let holds = dir == d || (dir.starts_with(d) && dir.as_bytes().get(d.len()) == Some(&b'/'));
+    if holds && !d.is_empty() {
+        d.split('/').count()
+    } else {
+        0
+    }
+}
+
+/// The root-relative paths of the headers `caller`'s file includes by a quoted name
+/// (`#include "cinergyT2.h"`) above the caller, `dir` being the file's directory.
+fn quoted_includes(q: &Query<'_>, caller: &Found<'_>, dir: &str) -> Vec<String> {
+    let Some(src) = q.text_at(caller.seg, caller.def.file, 1, caller.def.line) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for n in 1..caller.def.line {
+        let Some(line) = src.line(n) else { break };
+        let line = String::from_utf8_lossy(line);
+        let Some(rest) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("include") else {
+            continue;
+        };
+        let Some(header) = rest
+            .trim()
+            .strip_prefix('"')
+            .and_then(|r| r.split('"').next())
+        else {
+            continue;
+        };
+        let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+        for part in header.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                p => parts.push(p),
+            }
+        }
+        out.push(parts.join("/"));
+    }
+    out
+}
+
 /// Answers find_callees for `symbol`; the functions a call through a member of unknown struct
 /// type may reach (guesses by member name) are listed with `include_uncertain`, else counted.
 pub fn find_callees(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Envelope {
@@ -184,9 +288,7 @@ pub fn find_callees(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
         .into_iter()
         .map(|c| {
             let Some((tag, field)) = c.through else {
-                let defined_at = q
-                    .definitions(&c.name)
-                    .first()
+                let defined_at = called_def(q, f, &c.name)
                     .map(|d| format!("{}:{}", q.path(d.seg, d.def.file), d.def.line));
                 return Callee {
                     symbol: c.name,

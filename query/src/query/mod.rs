@@ -245,7 +245,13 @@ impl<'s> Query<'s> {
         }
     }
 
-    /// The definitions of `name` in live files, ranked: ctags's records and `#define`s.
+    /// The definitions of `name` in live files, ranked: ctags's records and `#define`s; within
+    /// [`rank`]'s order, a definition only its own file sees (a `static` function, a `#define`
+    /// of a `.c` file) after those other files see, and a `#define` of the kernel's shared
+    /// headers (`include/`, an architecture's `include/`) before other headers' (`ARRAY_SIZE` is
+    /// include/linux/array_size.h's before crypto/jitterentropy.c's own and a BPF program's; a
+    /// function keeps path order: a header's `static inline` stub is the `#else` of the real
+    /// one).
     pub fn definitions<'a>(&self, name: &'a str) -> Vec<Found<'a>>
     where
         's: 'a,
@@ -327,7 +333,9 @@ impl<'s> Query<'s> {
                     copies,
                     self.rare(path),
                     decl,
+                    only_its_file(&f.def, path),
                     arch,
+                    f.def.kind == Kind::Macro && !is_shared_header(path),
                     path.to_string(),
                     f.def.line,
                 )
@@ -900,4 +908,20 @@ pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 512
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// True for a definition no other file sees: a `static` function or variable, a `#define` of a
+/// file that is not a header.
+pub(crate) fn only_its_file(def: &Def<'_>, path: &str) -> bool {
+    def.file_local || (def.kind == Kind::Macro && !path.ends_with(".h"))
+}
+
+/// True for the headers every part of the kernel includes: `include/` and an architecture's
+/// `arch/<arch>/include/`.
+pub(crate) fn is_shared_header(path: &str) -> bool {
+    path.starts_with("include/")
+        || path
+            .strip_prefix("arch/")
+            .and_then(|p| p.split_once('/'))
+            .is_some_and(|(_, rest)| rest.starts_with("include/"))
 }
