@@ -78,6 +78,38 @@ fn callees_are_the_definitions_the_caller_sees_not_another_files_struct_or_defin
 
 #[test]
 #[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn the_callee_audit_holds_76_of_80_judged_definitions() {
+    let tree = kernel();
+    let audit = include_str!("../kernel-bench/callee-audit.tsv");
+    let rows: Vec<Vec<&str>> = audit
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("caller\t"))
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert_eq!(rows.len(), 80);
+    let mut right = 0;
+    for r in &rows {
+        let (caller, callee, judged, verdict) = (r[0], r[2], r[4], r[5]);
+        let out = knav(
+            &tree,
+            &["callees", caller, "--format", "json", "--limit", "40"],
+        );
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let got = v["results"]["callees"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["symbol"] == callee))
+            .and_then(|c| c["defined_at"].as_str())
+            .unwrap_or("none");
+        if verdict == "right" {
+            assert_eq!(got, judged, "{caller} calls {callee}");
+            right += 1;
+        }
+    }
+    assert_eq!(right, 76);
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
 fn kmap_has_highmem_and_no_highmem_variants() {
     let tree = kernel();
     let out = knav(&tree, &["def", "kmap"]);

@@ -158,6 +158,7 @@ pub fn called_def<'a>(q: &Query<'a>, caller: &Found<'_>, name: &'a str) -> Optio
     let from = q.path(caller.seg, caller.def.file);
     let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
     let mut included: Option<Vec<String>> = None;
+    let caller_copy = rank(caller.def.kind, from).0;
     q.definitions(name)
         .into_iter()
         .enumerate()
@@ -174,9 +175,16 @@ pub fn called_def<'a>(q: &Query<'a>, caller: &Found<'_>, name: &'a str) -> Optio
                 return None;
             }
             let (copy, decl, _) = rank(d.def.kind, path);
-            // A copy of the kernel's names (tools/, samples/) for a copy's caller.
-            let other_side = copy != rank(caller.def.kind, from).0;
-            let key = (!own, other_side, q.rare(path), decl);
+            // A copy of the kernel's names (tools/, samples/) for a copy's caller; a program
+            // of its own (the EFI stub, a boot wrapper) for its own code; an architecture's
+            // first for that architecture's code, last for another's.
+            let other_side = copy != caller_copy || program(path) != program(from);
+            let other_arch = match (arch(path), arch(from)) {
+                (Some(a), Some(b)) if a == b => 0,
+                (Some(_), Some(_)) => 2,
+                _ => 1,
+            };
+            let key = (!own, other_side, other_arch, q.rare(path), decl);
             // Which body a call reaches depends on the configuration (a header's `static
             // inline` is often the `#else` of the real one): bodies keep the definitions'
             // order; a `#define` or a declaration is the one the file includes, or the
@@ -191,10 +199,35 @@ pub fn called_def<'a>(q: &Query<'a>, caller: &Found<'_>, name: &'a str) -> Optio
                     .any(|h| h == path);
             let near = if decl > 0 { above(path, dir) } else { 0 };
             let shared = super::is_shared_header(path);
-            Some(((key, !quoted, Reverse(near), header && !shared, i), d))
+            // A copy's callee in the same tree of copies (tools/lib/bpf for a selftest, not
+            // samples/bpf).
+            let far_copy = copy > 0 && path.split('/').next() != from.split('/').next();
+            let key = (key, !quoted, Reverse(near), far_copy, header && !shared);
+            Some(((key, i), d))
         })
         .min_by_key(|(key, _)| *key)
         .map(|(_, d)| d)
+}
+
+/// The program of its own a path belongs to, when it is not the kernel's: the EFI stub, an
+/// architecture's boot wrapper or decompressor, x86's real-mode code (each links its own
+/// `memset`, `printf`, `exit`).
+fn program(path: &str) -> Option<&str> {
+    if let Some(p) = path.strip_prefix("drivers/firmware/efi/libstub/") {
+        return Some(&path[..path.len() - p.len()]);
+    }
+    let rest = path.strip_prefix("arch/")?;
+    let (_, sub) = rest.split_once('/')?;
+    let top = sub.split('/').next()?;
+    matches!(top, "boot" | "realmode").then(|| &path[..5 + (rest.len() - sub.len()) + top.len()])
+}
+
+/// The architecture whose code a path is (User-mode Linux's for `arch/x86/um/`).
+fn arch(path: &str) -> Option<&str> {
+    if path.starts_with("arch/x86/um/") {
+        return Some("um");
+    }
+    path.strip_prefix("arch/")?.split('/').next()
 }
 
 /// How many directories deep the directory of `path` is when it holds `dir` (is `dir` or one
