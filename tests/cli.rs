@@ -340,6 +340,31 @@ fn a_callee_named_like_another_files_struct_or_static_is_the_one_the_caller_sees
                 "drivers/acpi/exstorob.c",
                 "void store(char *s)\n{\n\tmemset(s, 0, 1);\n}\n",
             ),
+            (
+                "include/linux/slab.h",
+                "static inline void *kzalloc(long s)\n{\n\treturn 0;\n}\n",
+            ),
+            (
+                "tools/include/linux/slab.h",
+                "static inline void *kzalloc(long s)\n{\n\treturn 0;\n}\n",
+            ),
+            (
+                "drivers/gpu/i915/selftests/sync.c",
+                "int sync_test(void)\n{\n\treturn kzalloc(1) != 0;\n}\n",
+            ),
+            ("lib/radix-tree.c", "void radix_tree_init(void)\n{\n}\n"),
+            (
+                "init/main.c",
+                "extern void radix_tree_init(void);\nvoid start_kernel(void)\n{\n\tradix_tree_init();\n}\n",
+            ),
+            (
+                "fs/ext4/mballoc.c",
+                "static void mb_mark_used(int x)\n{\n}\n#include \"mballoc-test.c\"\n",
+            ),
+            (
+                "fs/ext4/mballoc-test.c",
+                "static void test_used(void)\n{\n\tmb_mark_used(1);\n}\n",
+            ),
             ("arch/powerpc/include/asm/setjmp.h", "extern void longjmp(long *b, long v);\n"),
             ("arch/um/include/shared/longjmp.h", "extern void longjmp(long *b, long v);\n"),
             (
@@ -379,6 +404,17 @@ fn a_callee_named_like_another_files_struct_or_static_is_the_one_the_caller_sees
         v["results"]["callees"][0]["defined_at"],
         "arch/um/include/shared/longjmp.h:1"
     );
+    // A review's cases: an in-kernel selftest is kernel code, not a tools/ copy; a file's own
+    // `extern` declaration is not where the function is; a KUnit test `#include`d by the file
+    // it tests calls that file's `static` functions.
+    for (caller, at) in [
+        ("sync_test", "include/linux/slab.h:1"),
+        ("start_kernel", "lib/radix-tree.c:1"),
+        ("test_used", "fs/ext4/mballoc.c:1"),
+    ] {
+        let (_, v) = json(&t, &["callees", caller]);
+        assert_eq!(v["results"]["callees"][0]["defined_at"], at, "{caller}");
+    }
     // `knav def` lists the shared header's `#define` first, a `.c` file's own last.
     let (_, v) = json(&t, &["def", "ARRAY_SIZE"]);
     let paths: Vec<&str> = v["results"]

@@ -144,22 +144,87 @@ pub fn function_defs<'s: 'a, 'a>(q: &Query<'s>, symbol: &'a str) -> Vec<Found<'a
         .collect()
 }
 
-/// The definition a call to `name` in the body of `caller` reaches, of the kinds a call can
-/// name (a function, its prototype, a macro, a variable holding a function) and seen from the
-/// caller's file: not another file's `static` function or a `#define` of another `.c` file
-/// (md-linear.c's `struct dev_info` is not what a driver's `dev_info(…)` calls). The caller's
-/// own file first; then the kernel's definitions for the kernel's code and the copies of
-/// `tools/` and `samples/` for theirs, common builds before rare ones ([`Query::rare`]),
-/// bodies before `#define`s before declarations ([`rank`]); for a `#define` or a declaration,
-/// a header the file includes by a quoted name, then the nearest directory above the file (a
-/// driver's own `DBG` in drivers/gpu/drm/msm/msm_drv.h for its subdirectories), then the
-/// kernel's shared headers before other headers; then [`Query::definitions`]' order. `None` when no definition is seen from there.
-pub fn called_def<'a>(q: &Query<'a>, caller: &Found<'_>, name: &'a str) -> Option<Found<'a>> {
-    let from = q.path(caller.seg, caller.def.file);
-    let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
-    let mut included: Option<Vec<String>> = None;
-    let caller_copy = rank(caller.def.kind, from).0;
-    q.definitions(name)
+/// Where a body's calls are made from, for [`called_def`]: the caller's file, its part of the
+/// tree and its architecture, and the headers it includes by a quoted name (read once, when
+/// first needed).
+pub struct CallSite<'q> {
+    seg: usize,
+    file: u32,
+    line: u32,
+    from: &'q str,
+    dir: &'q str,
+    side: Side<'q>,
+    arch: Option<&'q str>,
+    included: std::cell::OnceCell<Vec<String>>,
+}
+
+impl<'q> CallSite<'q> {
+    /// The calls of the body of `f`.
+    pub fn new(q: &Query<'q>, f: &Found<'_>) -> CallSite<'q> {
+        let from = q.path(f.seg, f.def.file);
+        CallSite {
+            seg: f.seg,
+            file: f.def.file,
+            line: f.def.line,
+            from,
+            dir: from.rsplit_once('/').map_or("", |(d, _)| d),
+            side: side(from),
+            arch: arch(from),
+            included: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// True when the caller's file includes `path` by a quoted name above the caller.
+    fn includes(&self, q: &Query<'_>, path: &str) -> bool {
+        let included = self
+            .included
+            .get_or_init(|| quoted_includes(q, self.seg, self.file, Some(self.line), self.dir));
+        included.iter().any(|h| h == path)
+    }
+}
+
+/// The part of the tree a path is in, for which definitions its calls reach.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side<'p> {
+    /// The kernel (with its in-tree selftests and samples, which are kernel modules).
+    Kernel,
+    /// `tools/`: user-space programs and their copies of kernel names.
+    Tools,
+    /// A program of its own inside the kernel's tree ([`program`]).
+    Program(&'p str),
+}
+
+/// The side of `path`.
+fn side(path: &str) -> Side<'_> {
+    match program(path) {
+        Some(p) => Side::Program(p),
+        None if path.starts_with("tools/") => Side::Tools,
+        None => Side::Kernel,
+    }
+}
+
+/// The definition a call to `name` in a body at `site` reaches, of the kinds a call can name
+/// (a function, its prototype, a macro, a variable holding a function), best first by:
+/// 1. being seen from the caller's file: not another file's `static` function or `#define`
+///    of a `.c` file (md-linear.c's `struct dev_info` is not what a driver's `dev_info(…)`
+///    calls) unless one of the two files includes the other (a KUnit test `#include`d by the
+///    file it tests calls its `static` functions); `None` when only those are left;
+/// 2. a body, `#define` or variable of the caller's own file;
+/// 3. its part of the tree ([`Side`]): the same, then the kernel's, then another's;
+/// 4. its architecture: the caller's (a 32-bit-only file after the others for other code),
+///    then generic code, then another architecture's;
+/// 5. common builds before rare ones ([`Query::rare`]), bodies before `#define`s before
+///    declarations ([`rank`]);
+/// 6. for a `#define` or a declaration, a header the file includes by a quoted name, then the
+///    nearest directory above the file (a driver's own `DBG` in drivers/gpu/drm/msm/msm_drv.h
+///    for its subdirectories); which body a call reaches depends on the configuration (a
+///    header's `static inline` or `#define` is often the `#else` of the real one), so bodies
+///    keep [`Query::definitions`]' order;
+/// 7. the kernel's shared headers before other headers, then [`Query::definitions`]' order.
+pub fn called_def<'a>(q: &Query<'a>, site: &CallSite<'_>, name: &'a str) -> Option<Found<'a>> {
+    let (from, dir) = (site.from, site.dir);
+    let best = q
+        .definitions(name)
         .into_iter()
         .enumerate()
         .filter(|(_, d)| {
@@ -168,58 +233,75 @@ pub fn called_def<'a>(q: &Query<'a>, caller: &Found<'_>, name: &'a str) -> Optio
                 Kind::Function | Kind::Prototype | Kind::Macro | Kind::Variable | Kind::Externvar
             )
         })
-        .filter_map(|(i, d)| {
+        .map(|(i, d)| {
             let path = q.path(d.seg, d.def.file);
             let own = path == from;
-            if super::only_its_file(&d.def, path) && !own {
-                return None;
-            }
-            let (copy, decl, _) = rank(d.def.kind, path);
-            // A copy of the kernel's names (tools/, samples/) for a copy's caller; a program
-            // of its own (the EFI stub, a boot wrapper) for its own code; an architecture's
-            // first for that architecture's code, last for another's.
-            let other_side = copy != caller_copy || program(path) != program(from);
-            let other_arch = match (arch(path), arch(from)) {
-                (Some(a), Some(b)) if a == b => 0,
-                (Some(_), Some(_)) => 2,
-                _ => 1,
+            let hidden = super::only_its_file(&d.def, path) && !own;
+            let (_, decl, _) = rank(d.def.kind, path);
+            let def_side = side(path);
+            let side_key = if def_side == site.side {
+                0
+            } else if def_side == Side::Kernel {
+                1
+            } else {
+                2
             };
-            let key = (!own, other_side, other_arch, q.rare(path), decl);
-            // Which body a call reaches depends on the configuration (a header's `static
-            // inline` is often the `#else` of the real one): bodies keep the definitions'
-            // order; a `#define` or a declaration is the one the file includes, or the
-            // nearest.
+            let arch_key = match (arch(path), site.arch) {
+                (Some(a), Some(b)) if a == b => u8::from(is_32(path) && !is_32(from)),
+                (Some(_), Some(_)) => 3,
+                _ => 2,
+            };
             let header = path.ends_with(".h");
-            let quoted = decl > 0
-                && !own
-                && header
-                && included
-                    .get_or_insert_with(|| quoted_includes(q, caller, dir))
-                    .iter()
-                    .any(|h| h == path);
+            let quoted = !own && header && decl > 0 && site.includes(q, path);
             let near = if decl > 0 { above(path, dir) } else { 0 };
             let shared = super::is_shared_header(path);
-            // A copy's callee in the same tree of copies (tools/lib/bpf for a selftest, not
-            // samples/bpf).
-            let far_copy = copy > 0 && path.split('/').next() != from.split('/').next();
-            let key = (key, !quoted, Reverse(near), far_copy, header && !shared);
-            Some(((key, i), d))
+            let first = (hidden, !(own && decl < 2), side_key, arch_key);
+            let then = (
+                q.rare(path),
+                decl,
+                !quoted,
+                Reverse(near),
+                header && !shared,
+            );
+            ((first, then, i), d)
         })
-        .min_by_key(|(key, _)| *key)
-        .map(|(_, d)| d)
+        .min_by_key(|(key, _)| *key)?;
+    let (((hidden, ..), ..), d) = best;
+    if hidden {
+        // Seen only if one file includes the other.
+        let path = q.path(d.seg, d.def.file);
+        let def_dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        let theirs = quoted_includes(q, d.seg, d.def.file, None, def_dir);
+        if !theirs.iter().any(|h| h == from) && !site.includes(q, path) {
+            return None;
+        }
+    }
+    Some(d)
+}
+
+/// True for a file of an architecture's 32-bit build alone (`arch/x86/lib/string_32.c`).
+fn is_32(path: &str) -> bool {
+    let stem = path.rsplit_once('.').map_or(path, |(s, _)| s);
+    stem.ends_with("_32")
 }
 
 /// The program of its own a path belongs to, when it is not the kernel's: the EFI stub, an
-/// architecture's boot wrapper or decompressor, x86's real-mode code (each links its own
-/// `memset`, `printf`, `exit`).
+/// architecture's boot code (its decompressor apart), x86's real-mode code and kexec's
+/// purgatory (each links its own `memset`, `printf`, `exit`).
 fn program(path: &str) -> Option<&str> {
-    if let Some(p) = path.strip_prefix("drivers/firmware/efi/libstub/") {
-        return Some(&path[..path.len() - p.len()]);
+    if path.starts_with("drivers/firmware/efi/libstub/") {
+        return Some("drivers/firmware/efi/libstub");
     }
     let rest = path.strip_prefix("arch/")?;
-    let (_, sub) = rest.split_once('/')?;
-    let top = sub.split('/').next()?;
-    matches!(top, "boot" | "realmode").then(|| &path[..5 + (rest.len() - sub.len()) + top.len()])
+    let mut parts = rest.split('/');
+    let (arch, top, next) = (parts.next()?, parts.next()?, parts.next()?);
+    let len = match (top, next) {
+        ("boot", "compressed") | ("realmode", "rm") => arch.len() + top.len() + next.len() + 2,
+        ("boot", "startup") | ("realmode", _) => return None,
+        ("boot", _) | ("purgatory", _) => arch.len() + top.len() + 1,
+        _ => return None,
+    };
+    Some(&path[..5 + len])
 }
 
 /// The architecture whose code a path is (User-mode Linux's for `arch/x86/um/`).
@@ -242,15 +324,29 @@ fn above(path: &str, dir: &str) -> usize {
     }
 }
 
-/// The root-relative paths of the headers `caller`'s file includes by a quoted name
-/// (`#include "cinergyT2.h"`) above the caller, `dir` being the file's directory.
-fn quoted_includes(q: &Query<'_>, caller: &Found<'_>, dir: &str) -> Vec<String> {
-    let Some(src) = q.text_at(caller.seg, caller.def.file, 1, caller.def.line) else {
+/// The root-relative paths of the files file `file` of segment `seg` includes by a quoted name
+/// (`#include "cinergyT2.h"`), above line `upto` when given, `dir` being the file's directory.
+fn quoted_includes(
+    q: &Query<'_>,
+    seg: usize,
+    file: u32,
+    upto: Option<u32>,
+    dir: &str,
+) -> Vec<String> {
+    let src = match upto {
+        Some(line) => q.text_at(seg, file, 1, line),
+        None => q.source(q.path(seg, file)),
+    };
+    let Some(src) = src else {
         return Vec::new();
     };
+    let last = upto.unwrap_or(u32::MAX);
     let mut out = Vec::new();
-    for n in 1..caller.def.line {
+    for n in 1..last {
         let Some(line) = src.line(n) else { break };
+        if line.trim_ascii_start().first() != Some(&b'#') {
+            continue;
+        }
         let line = String::from_utf8_lossy(line);
         let Some(rest) = line.trim_start().strip_prefix('#') else {
             continue;
@@ -316,12 +412,13 @@ pub fn find_callees(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
         ));
     }
     let calls = q.paginate_by(&mut env, calls, size);
+    let site = CallSite::new(q, f);
     let mut guesses = 0;
     let callees: Vec<Callee> = calls
         .into_iter()
         .map(|c| {
             let Some((tag, field)) = c.through else {
-                let defined_at = called_def(q, f, &c.name)
+                let defined_at = called_def(q, &site, &c.name)
                     .map(|d| format!("{}:{}", q.path(d.seg, d.def.file), d.def.line));
                 return Callee {
                     symbol: c.name,

@@ -245,13 +245,14 @@ impl<'s> Query<'s> {
         }
     }
 
-    /// The definitions of `name` in live files, ranked: ctags's records and `#define`s; within
-    /// [`rank`]'s order, a definition only its own file sees (a `static` function, a `#define`
-    /// of a `.c` file) after those other files see, and a `#define` of the kernel's shared
-    /// headers (`include/`, an architecture's `include/`) before other headers' (`ARRAY_SIZE` is
-    /// include/linux/array_size.h's before crypto/jitterentropy.c's own and a BPF program's; a
-    /// function keeps path order: a header's `static inline` stub is the `#else` of the real
-    /// one).
+    /// The definitions of `name` in live files, ranked: ctags's records and `#define`s, in
+    /// [`rank`]'s order (the kernel before its copies, common builds before rare ones, bodies
+    /// before `#define`s before declarations), then a definition only its own file sees (a
+    /// `static` function, a `#define` of a `.c` file) after those other files see, a `#define`
+    /// of the kernel's shared headers (`include/`, an architecture's `include/`) before other
+    /// headers' (`ARRAY_SIZE` is include/linux/array_size.h's before crypto/jitterentropy.c's
+    /// own and a BPF program's), generic code before an architecture's, then path order (a
+    /// function keeps it: a header's `static inline` stub is the `#else` of the real one).
     pub fn definitions<'a>(&self, name: &'a str) -> Vec<Found<'a>>
     where
         's: 'a,
@@ -334,8 +335,8 @@ impl<'s> Query<'s> {
                     self.rare(path),
                     decl,
                     only_its_file(&f.def, path),
-                    arch,
                     f.def.kind == Kind::Macro && !is_shared_header(path),
+                    arch,
                     path.to_string(),
                     f.def.line,
                 )
