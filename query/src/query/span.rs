@@ -228,7 +228,11 @@ mod tests {
     use super::*;
 
     fn span(text: &str, line: u32, end: u32, name: &str, keep: usize) -> Span {
-        let file = format!("knav-span-{}-{}", std::process::id(), text.len());
+        // One file a call: named by the text's length alone, two tests running at once with
+        // texts of one length removed each other's file (the suite's rare failure under load).
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let file = format!("knav-span-{}-{n}", std::process::id());
         let path = std::env::temp_dir().join(&file);
         std::fs::write(&path, text).unwrap();
         let src = SourceText::read(&std::env::temp_dir(), &file).unwrap();
