@@ -254,7 +254,7 @@ pub fn called_def<'a>(q: &Query<'a>, site: &CallSite<'_>, name: &'a str) -> Opti
             let header = path.ends_with(".h");
             let quoted = !own && header && decl > 0 && site.includes(q, path);
             let near = if decl > 0 { above(path, dir) } else { 0 };
-            let shared = super::is_shared_header(path);
+            let shared = super::structs::global_for(path, from);
             let first = (hidden, !(own && decl < 2), side_key, arch_key);
             let then = (
                 q.rare(path),

@@ -335,7 +335,7 @@ impl<'s> Query<'s> {
                     self.rare(path),
                     decl,
                     only_its_file(&f.def, path),
-                    f.def.kind == Kind::Macro && !is_shared_header(path),
+                    f.def.kind == Kind::Macro && !structs::global_for(path, ""),
                     arch,
                     path.to_string(),
                     f.def.line,
@@ -915,14 +915,4 @@ pub fn valid_name(name: &str) -> bool {
 /// file that is not a header.
 pub(crate) fn only_its_file(def: &Def<'_>, path: &str) -> bool {
     def.file_local || (def.kind == Kind::Macro && !path.ends_with(".h"))
-}
-
-/// True for the headers every part of the kernel includes: `include/` and an architecture's
-/// `arch/<arch>/include/`.
-pub(crate) fn is_shared_header(path: &str) -> bool {
-    path.starts_with("include/")
-        || path
-            .strip_prefix("arch/")
-            .and_then(|p| p.split_once('/'))
-            .is_some_and(|(_, rest)| rest.starts_with("include/"))
 }

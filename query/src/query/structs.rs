@@ -58,7 +58,7 @@ fn shared_dirs(a: &str, b: &str) -> usize {
 
 /// True when `header` is a global header `file` may include: `include/…`, or
 /// `arch/X/include/…` of the file's own architecture (any, for a file outside `arch/`).
-fn global_for(header: &str, file: &str) -> bool {
+pub(super) fn global_for(header: &str, file: &str) -> bool {
     if header.starts_with("include/") {
         return true;
     }
