@@ -845,10 +845,12 @@ pub fn file_counts(scanned: u64, unindexed: u64, other: u64) -> String {
 const QUOTE_CHARS: usize = 80;
 
 /// `s` quoted for an error message: whole when short, else its first characters, an ellipsis
-/// and its length, so a huge input never comes back as a huge error.
+/// and its length, so a huge input never comes back as a huge error; its control characters
+/// escaped, so it cannot start a line of its own.
 pub fn quote(s: &str) -> String {
+    let one_line = crate::render::safe::one_line;
     match s.char_indices().nth(QUOTE_CHARS) {
-        None => format!("'{s}'"),
-        Some((cut, _)) => format!("'{}…' ({} bytes)", &s[..cut], s.len()),
+        None => format!("'{}'", one_line(s)),
+        Some((cut, _)) => format!("'{}…' ({} bytes)", one_line(&s[..cut]), s.len()),
     }
 }

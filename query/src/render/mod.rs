@@ -2,6 +2,7 @@
 //! same envelope, so the CLI and the MCP server can never disagree.
 
 mod change;
+pub mod safe;
 mod text;
 
 pub use text::{tally, text};

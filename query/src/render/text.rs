@@ -530,6 +530,15 @@ fn footer(env: &Envelope, shown: u64, out: &mut String) {
 
 /// Renders `env` as compact text.
 pub fn text(env: &Envelope) -> String {
+    let out = unescaped(env);
+    match super::safe::shown(&out) {
+        std::borrow::Cow::Borrowed(_) => out,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    }
+}
+
+/// [`text`] before its control characters are escaped.
+fn unescaped(env: &Envelope) -> String {
     let mut out = String::new();
     if let Some(rev) = &env.rev {
         let _ = writeln!(out, "at {}", crate::envelope::RevName::label(Some(rev)));
