@@ -310,6 +310,29 @@ fn a_git_file_naming_another_repository_is_refused() {
 }
 
 #[test]
+fn a_git_symlink_to_another_repository_is_refused() {
+    let other = repo("sg-other-link");
+    write(
+        &other.root,
+        &[("lib/secret.c", "int secret(void)\n{\n\treturn 1;\n}\n")],
+    );
+    git(&other.root, &["add", "-A"]);
+    git(&other.root, &["commit", "-q", "-m", "secret"]);
+    let t = tree("sg-gitlink", &[("lib/mine.c", "int mine(void)\n{\n}\n")]);
+    std::os::unix::fs::symlink(other.root.join(".git"), t.root.join(".git")).unwrap();
+    // Twice: the second answer would come from the remembered resolutions.
+    for _ in 0..2 {
+        let (code, out) = knav(&t, &["def", "secret", "--rev", "HEAD"]);
+        assert_ne!(code, 0, "{out}");
+        assert!(!out.contains("secret.c"), "{out}");
+        assert!(
+            out.contains("which does not take this tree for its work tree"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
 fn a_worktree_and_a_submodule_git_file_are_followed() {
     let t = repo("sg-worktree-main");
     let wt = tree("sg-worktree", &[] as &[(&str, &str)]);
@@ -357,6 +380,19 @@ fn git_variables_are_named_by_the_cli_and_dropped_by_a_server() {
     // The command line honours GIT_DIR, and says so.
     let out = Command::new(env!("CARGO_BIN_EXE_knav"))
         .args(["history", "helper", "--root"])
+        .arg(&t.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .env("GIT_DIR", &gitdir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("warning: git ran with ") && l.contains("GIT_DIR")),
+        "{text}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["def", "foo", "--rev", "HEAD", "--root"])
         .arg(&t.root)
         .env_remove("KNAV_INDEX_DIR")
         .env("GIT_DIR", &gitdir)

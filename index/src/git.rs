@@ -267,6 +267,16 @@ pub fn environment_note() -> Option<String> {
     })
 }
 
+/// Adds [`environment_note`] to an answer's `warning`.
+pub fn note_environment(warning: &mut Option<String>) {
+    if let Some(note) = environment_note() {
+        *warning = Some(match warning.take() {
+            Some(w) => format!("{w}; {note}"),
+            None => note,
+        });
+    }
+}
+
 /// A command `git -C root …` that reads only, runs no other program, fetches nothing, and
 /// prints what git prints with its defaults ([`PINNED`]).
 pub fn git(root: &Path) -> Command {
@@ -310,10 +320,23 @@ pub fn check_gitdir(root: &Path) -> Result<(), GitError> {
     let Ok(meta) = std::fs::metadata(&file) else {
         return Ok(());
     };
-    if meta.is_dir() {
-        return Ok(());
-    }
     let tree = file.parent().unwrap_or(Path::new("/"));
+    if meta.is_dir() {
+        // A symbolic link to a repository outside the tree is another tree's, as a file is.
+        let linked = std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_symlink());
+        return match (
+            linked,
+            std::fs::canonicalize(&file),
+            std::fs::canonicalize(tree),
+        ) {
+            (false, _, _) => Ok(()),
+            (true, Ok(target), Ok(tree)) if target.starts_with(&tree) => Ok(()),
+            (true, target, _) => Err(GitError::ForeignGitdir {
+                target: target.unwrap_or_else(|_| file.clone()),
+                file,
+            }),
+        };
+    }
     let text = std::fs::read(&file).unwrap_or_default();
     let named = text
         .strip_prefix(b"gitdir: ")

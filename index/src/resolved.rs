@@ -36,6 +36,8 @@ struct Entry {
 /// [`git::resolve`], answered from `revs`'s remembered resolutions when the files git would
 /// read are unchanged, and remembered there when git had to be asked.
 pub fn resolve(root: &Path, revs: &Path, rev: &str) -> Result<Resolved, GitError> {
+    // What git::resolve refuses is refused before anything remembered is answered.
+    git::check_gitdir(root)?;
     let paths = witness_paths(root, rev);
     if let Some(paths) = &paths {
         let now = witness(paths);

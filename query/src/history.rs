@@ -47,12 +47,7 @@ pub fn answer(
     progress: &mut knav_index::progress::Progress,
 ) -> Envelope {
     let mut env = answer_from_git(root, index_dir, symbol, file, rev, page, build, progress);
-    if let Some(note) = knav_index::git::environment_note() {
-        env.warning = Some(match env.warning.take() {
-            Some(w) => format!("{w}; {note}"),
-            None => note,
-        });
-    }
+    knav_index::git::note_environment(&mut env.warning);
     env
 }
 
