@@ -443,6 +443,30 @@ fn a_commit_rewritten_away_by_amend_and_gc_leaves_the_history() {
 }
 
 #[test]
+fn a_commit_rewritten_away_by_amend_leaves_the_history_while_the_reflog_keeps_it() {
+    let t = repo("sg-amend-reflog");
+    assert_eq!(history_rows(&t, &["helper"]), helper_rows());
+    git(&t.root, &["tag", "-d", "v3"]);
+    write(&t.root, &[("lib/a.c", &V3_A.replace("x + 3", "x + 4"))]);
+    git(
+        &t.root,
+        &["commit", "-q", "-a", "--amend", "-m", "three again"],
+    );
+    assert_eq!(
+        history_rows(&t, &["helper"]),
+        [
+            "changed lib/a.c +1 -1 three again",
+            "changed lib/a.c +1 -1 two",
+            "added lib/a.c +4 -0 introduced one",
+        ]
+    );
+    // Back to the old commit (still in the reflog): answered again.
+    let old = git(&t.root, &["rev-parse", "HEAD@{1}"]);
+    git(&t.root, &["reset", "-q", "--hard", old.trim()]);
+    assert_eq!(history_rows(&t, &["helper"]), helper_rows());
+}
+
+#[test]
 fn a_shallow_clone_boundary_introduces_nothing() {
     let origin = repo("sg-shallow-origin");
     let clone = tree("sg-shallow", &[] as &[(&str, &str)]);

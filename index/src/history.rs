@@ -324,7 +324,7 @@ pub fn update(
         // A tip rewritten away and collected can no longer be excluded: git would refuse it,
         // and the commits only it reached are gone from the repository.
         let tips_before = state.tips.len();
-        state.tips = existing_commits(root, &state.tips)?;
+        state.tips = live_tips(root, &state.tips)?;
         let shallow = shallow_commits(root)?;
         let known: HashMap<String, u32> = state
             .commits
@@ -333,13 +333,18 @@ pub fn update(
             .map(|(i, c)| (c.id.clone(), i as u32))
             .collect();
         let mut fresh = Vec::new();
+        let mut gone: HashSet<u32> = state.gone.iter().copied().collect();
         for c in read_log(root, &tip.commit, &state.tips, &shallow, progress)? {
             match known.get(&c.info.id) {
                 // Reachable again: answered again.
-                Some(i) => state.gone.retain(|g| g != i),
+                Some(i) => {
+                    gone.remove(i);
+                }
                 None => fresh.push(c),
             }
         }
+        state.gone = gone.into_iter().collect();
+        state.gone.sort_unstable();
         let by_name = read_touches(root, &fresh, &mut state, progress)?;
         report.touches_added = by_name.values().map(|v| v.len() as u64).sum();
         report.commits_added = fresh.len() as u64;
@@ -348,6 +353,8 @@ pub fn update(
         if state.tips.len() < tips_before + 1 {
             state.gone = unreachable(root, &state)?;
         }
+        // A tip another tip reaches adds nothing: the list stays one tip a line of work.
+        state.tips = independent(root, &state.tips)?;
         write(&dir, &mut state, &by_name)?;
     }
     report.bytes = dir_bytes(&dir, &state);
@@ -355,6 +362,56 @@ pub fn update(
     report.commits = state.commits.len() as u64;
     report.ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// Those of the tips `ids` still in the repository and reached by a ref (a branch, a tag,
+/// HEAD): a tip rewritten away (`commit --amend`, a rebase) is dropped even while the reflog
+/// keeps it.
+fn live_tips(root: &Path, ids: &[String]) -> Result<Vec<String>, GitError> {
+    let ids = existing_commits(root, ids)?;
+    if ids.is_empty() {
+        return Ok(ids);
+    }
+    // Object ids (checked by existing_commits): none reads as an option.
+    let mut cmd = git::git(root);
+    cmd.arg("rev-list").args(&ids).args(["--not", "--all"]);
+    let unreferenced: HashSet<String> = lines_of(cmd, "git rev-list --not --all")?
+        .into_iter()
+        .collect();
+    Ok(ids
+        .into_iter()
+        .filter(|t| !unreferenced.contains(t))
+        .collect())
+}
+
+/// The tips of `ids` no other of them reaches (`git merge-base --independent`).
+fn independent(root: &Path, ids: &[String]) -> Result<Vec<String>, GitError> {
+    if ids.len() < 2 {
+        return Ok(ids.to_vec());
+    }
+    let mut cmd = git::git(root);
+    cmd.args(["merge-base", "--independent", "--end-of-options"])
+        .args(ids);
+    let kept: HashSet<String> = lines_of(cmd, "git merge-base --independent")?
+        .into_iter()
+        .collect();
+    Ok(ids.iter().filter(|t| kept.contains(*t)).cloned().collect())
+}
+
+/// The object ids `cmd` prints, one a line.
+fn lines_of(mut cmd: std::process::Command, what: &str) -> Result<Vec<String>, GitError> {
+    let out = cmd.output().map_err(|e| GitError::NoGit(e.to_string()))?;
+    if !out.status.success() {
+        return Err(GitError::Failed {
+            what: what.into(),
+            said: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| git::is_object_id(l))
+        .map(str::to_string)
+        .collect())
 }
 
 /// Those of the commits `ids` still in the repository (`git cat-file --batch-check`).
