@@ -907,39 +907,66 @@ fn parse_log(reader: &mut impl BufRead, shallow: &HashSet<String>) -> Result<Vec
 /// its text.
 struct Blob {
     bytes: Vec<u8>,
-    /// Where each line starts (a blob is at most [`MAX_BLOB_BYTES`]: 4 bytes a line).
-    starts: Vec<u32>,
+    /// Where the lines that start or end a definition start: (line index from 0, offset),
+    /// by line. Only those: a file of newlines would otherwise cost 4 bytes a line.
+    bounds: Vec<(u32, u32)>,
     spans: Vec<(DefSpan, u64)>,
 }
 
 impl Blob {
     fn new(bytes: Vec<u8>) -> Blob {
-        let starts: Vec<u32> = std::iter::once(0)
-            .chain(memchr::memchr_iter(b'\n', &bytes).map(|p| (p + 1) as u32))
+        let defs = def_spans(&bytes);
+        let mut wanted: Vec<u32> = defs
+            .iter()
+            .flat_map(|d| [d.first.saturating_sub(1), d.last])
             .collect();
-        let spans = def_spans(&bytes)
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut bounds = Vec::with_capacity(wanted.len());
+        let mut next = wanted.iter().peekable();
+        if next.next_if_eq(&&0).is_some() {
+            bounds.push((0, 0));
+        }
+        for (n, p) in memchr::memchr_iter(b'\n', &bytes).enumerate() {
+            let Some(&&k) = next.peek() else { break };
+            if k as usize == n + 1 {
+                bounds.push((k, (p + 1) as u32));
+                next.next();
+            }
+        }
+        let mut blob = Blob {
+            bytes,
+            bounds,
+            spans: Vec::new(),
+        };
+        blob.spans = defs
             .into_iter()
             .map(|d| {
-                let at = |k: usize| starts.get(k).map_or(bytes.len(), |&p| p as usize);
-                let from = at((d.first as usize).saturating_sub(1));
-                let to = at(d.last as usize).min(bytes.len());
-                let hash = crate::codec::hash64(&bytes[from.min(to)..to]);
+                let hash = crate::codec::hash64(blob.text(d.first, d.last));
                 (d, hash)
             })
             .collect();
-        Blob {
-            bytes,
-            starts,
-            spans,
+        blob
+    }
+
+    /// Where line `k` (from 0) starts; the end for a line past the last.
+    fn start(&self, k: u32) -> usize {
+        match self.bounds.binary_search_by_key(&k, |&(l, _)| l) {
+            Ok(i) => (self.bounds[i].1 as usize).min(self.bytes.len()),
+            Err(_) => self.bytes.len(),
         }
+    }
+
+    /// The bytes of lines `first..=last` (1-based).
+    fn text(&self, first: u32, last: u32) -> &[u8] {
+        let to = self.start(last);
+        let from = self.start(first.saturating_sub(1)).min(to);
+        &self.bytes[from..to]
     }
 
     /// Lines `first..=last` (1-based), each with its newline.
     fn lines(&self, first: u32, last: u32) -> impl Iterator<Item = &[u8]> {
-        let end = self.bytes.len();
-        let at = move |k: usize| self.starts.get(k).map_or(end, |&p| p as usize).min(end);
-        (first.max(1) as usize - 1..last as usize)
-            .map(move |k| &self.bytes[at(k)..at(k + 1).max(at(k))])
+        self.text(first, last).split_inclusive(|&b| b == b'\n')
     }
 }
 
