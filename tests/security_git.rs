@@ -259,28 +259,52 @@ review_ignores! {
     diff_order_file_keeps_the_review: "diff.orderFile" = "/dev/null";
 }
 
-#[test]
-fn diff_external_and_textconv_programs_are_not_run_by_a_review() {
-    let t = repo("sg-extdiff");
-    let (prog, marker) = marker_program(&t, "ext");
-    git(
-        &t.root,
-        &["config", "diff.external", prog.to_str().unwrap()],
-    );
-    git(
-        &t.root,
-        &["config", "diff.m.textconv", prog.to_str().unwrap()],
-    );
-    git(
-        &t.root,
-        &["config", "core.fsmonitor", prog.to_str().unwrap()],
-    );
-    write(&t.root, &[(".git/info/attributes", "*.c diff=m\n")]);
+/// Runs a review, a history and a `--rev` answer in a [`repo`] whose `.git/config` sets
+/// `key` to a program (and `.git/info/attributes` to `attributes`): true when it ran.
+fn program_ran(name: &str, key: &str, attributes: &str) -> bool {
+    let t = repo(name);
+    let (prog, marker) = marker_program(&t, "prog");
+    git(&t.root, &["config", key, prog.to_str().unwrap()]);
+    write(&t.root, &[(".git/info/attributes", attributes)]);
     let (code, v) = json(&t, &["diff", "v1..v2"]);
     assert_eq!(code, 0, "{v}");
-    let _ = history_rows(&t, &["helper"]);
-    let _ = knav(&t, &["def", "foo", "--rev", "v1"]);
-    assert!(!marker.exists(), "a program of the repository's config ran");
+    assert_eq!(history_rows(&t, &["helper"]), helper_rows());
+    let (code, out) = knav(&t, &["def", "foo", "--rev", "v1"]);
+    assert_eq!(code, 0, "{out}");
+    marker.exists()
+}
+
+#[test]
+fn diff_external_runs_no_program() {
+    assert!(!program_ran("sg-extdiff", "diff.external", "\n"));
+}
+
+#[test]
+fn a_textconv_driver_runs_no_program() {
+    assert!(!program_ran(
+        "sg-textconv",
+        "diff.m.textconv",
+        "*.c diff=m\n"
+    ));
+}
+
+#[test]
+fn core_fsmonitor_runs_no_program() {
+    assert!(!program_ran("sg-fsmonitor", "core.fsmonitor", "\n"));
+}
+
+#[test]
+fn core_pager_runs_no_program() {
+    assert!(!program_ran("sg-pager", "core.pager", "\n"));
+}
+
+#[test]
+fn a_filter_driver_runs_no_program() {
+    assert!(!program_ran(
+        "sg-filter",
+        "filter.m.smudge",
+        "*.c filter=m\n"
+    ));
 }
 
 #[test]
