@@ -1158,3 +1158,30 @@ fn fold_moves(mut out: Found, by_name: &mut BTreeMap<String, Vec<Touch>>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Blob;
+
+    #[test]
+    fn a_blobs_definition_lines_are_the_files_lines() {
+        let text = "int a(void)\n{\n\treturn 1;\n}\n\n#define B 2\nstruct c {\n\tint x;\n};\nint d(void)\n{\n}";
+        let blob = Blob::new(text.as_bytes().to_vec());
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        assert_eq!(blob.spans.len(), 4, "{:?}", blob.spans);
+        for (d, hash) in &blob.spans {
+            let want: Vec<&[u8]> = lines[d.first as usize - 1..d.last as usize]
+                .iter()
+                .map(|l| l.as_bytes())
+                .collect();
+            assert_eq!(
+                blob.lines(d.first, d.last).collect::<Vec<_>>(),
+                want,
+                "{d:?}"
+            );
+            assert_eq!(*hash, crate::codec::hash64(&want.concat()), "{d:?}");
+        }
+        // Lines past the end are empty, not a panic.
+        assert_eq!(blob.lines(40, 50).count(), 0);
+    }
+}
