@@ -387,6 +387,7 @@ fn run(
     let mut env = run_in(&at, tool, order, &r.root(), trace);
     env.root = root_s;
     env.rev = Some(name);
+    crate::index::git::note_environment(&mut env.warning);
     (env, None)
 }
 
@@ -469,10 +470,11 @@ fn compare(common: &Common, root: &Path, symbol: &str, a: &str, b: Option<&str>)
         rev: rev_b,
         snap: &snap_b,
     };
-    let env = crate::index::store::answer_or_damage(&snap_a, || {
+    let mut env = crate::index::store::answer_or_damage(&snap_a, || {
         crate::compare::compare(&root_s, symbol, &side_a, &side_b, &page)
     })
     .unwrap_or_else(|e| Envelope::error(TOOL, &root_s, e.to_string()));
+    crate::index::git::note_environment(&mut env.warning);
     (env, None)
 }
 

@@ -1,10 +1,20 @@
 //! git's plumbing, run as a program: a revision resolved to its commit and to the tree of the
 //! root's directory at it, that tree's files listed, their blobs read, and the refs nearest a
 //! name that resolves to nothing. Nothing here changes the repository, its index or its work
-//! tree (`GIT_OPTIONAL_LOCKS=0`: not even the index's stat cache).
-
+//! tree (`GIT_OPTIONAL_LOCKS=0`: not even the index's stat cache), and nothing here makes git
+//! run another program or reach the network: every command is built by [`git`], which pins
+//! the configuration keys that would (signatures, external diffs, text conversions, lazy
+//! fetches of a partial clone) or that change the shape of what git prints.
+//!
+//! The repository is git's own discovery from the root, with one exception: a `.git` *file*
+//! (`gitdir: …`) is followed only when git would take its target for this tree's repository (a
+//! worktree whose `gitdir` file names this `.git` file back, a submodule whose `core.worktree`
+//! is this tree); any other is refused ([`GitError::ForeignGitdir`]). `GIT_*` variables of the
+//! environment are honoured by the command line (and named in its answers: [`environment_note`]),
+//! and removed from git's environment by a server ([`scrub_environment`]).
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -17,10 +27,21 @@ pub enum GitError {
     NotRepository(PathBuf),
     /// The revision names no commit; the refs nearest its name.
     UnknownRevision {
-        /// The revision asked for.
+        /// The revision asked for (its first [`MAX_REV_BYTES`] bytes when longer).
         rev: String,
         /// Refs (branches, tags) with the nearest names, nearest first.
         nearest: Vec<String>,
+        /// The name's length in bytes when it is longer than [`MAX_REV_BYTES`] (then it was
+        /// neither resolved nor matched against the refs).
+        too_long: Option<usize>,
+    },
+    /// The root's `.git` is a file naming a repository that does not take this tree for its
+    /// work tree: git would serve another tree's sources.
+    ForeignGitdir {
+        /// The `.git` file.
+        file: PathBuf,
+        /// The directory it names.
+        target: PathBuf,
     },
     /// The root's directory does not exist at the revision.
     NoDirectory {
@@ -51,27 +72,81 @@ impl fmt::Display for GitError {
                  search the files as they are)",
                 root.display()
             ),
-            GitError::UnknownRevision { rev, nearest } if nearest.is_empty() => write!(
+            GitError::UnknownRevision {
+                rev,
+                too_long: Some(n),
+                ..
+            } => write!(
                 f,
-                "no revision '{rev}' in this repository (no branch or tag either)"
+                "no revision '{}…' in this repository: a revision name is at most {MAX_REV_BYTES} \
+                 bytes, this one has {n}",
+                Quoted(rev)
             ),
-            GitError::UnknownRevision { rev, nearest } => write!(
+            GitError::UnknownRevision { rev, nearest, .. } if nearest.is_empty() => write!(
                 f,
-                "no revision '{rev}' in this repository; nearest refs: {}",
-                nearest.join(", ")
+                "no revision '{}' in this repository (no branch or tag either)",
+                Quoted(rev)
+            ),
+            GitError::UnknownRevision { rev, nearest, .. } => write!(
+                f,
+                "no revision '{}' in this repository; nearest refs: {}",
+                Quoted(rev),
+                nearest
+                    .iter()
+                    .map(|r| Quoted(r).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            GitError::ForeignGitdir { file, target } => write!(
+                f,
+                "{} names the repository '{}', which does not take this tree for its work tree \
+                 (neither a worktree whose gitdir file names {} back nor a submodule whose \
+                 core.worktree is this tree); git would read another tree's sources, so --rev \
+                 and the history refuse it: run knav on the repository's own work tree (or, on \
+                 the command line, name the repository with GIT_DIR)",
+                Quoted(&file.display().to_string()),
+                Quoted(&target.display().to_string()),
+                Quoted(&file.display().to_string()),
             ),
             GitError::NoDirectory { rev, prefix } => {
                 write!(
                     f,
-                    "the directory '{prefix}' does not exist at revision {rev}"
+                    "the directory '{}' does not exist at revision '{}'",
+                    Quoted(prefix),
+                    Quoted(rev)
                 )
             }
-            GitError::Failed { what, said } => write!(f, "{what} failed: {said}"),
+            GitError::Failed { what, said } => {
+                write!(f, "{} failed: {}", Quoted(what), Quoted(said))
+            }
         }
     }
 }
 
 impl std::error::Error for GitError {}
+
+/// The most bytes of a revision name resolved or matched against the refs: a longer one names
+/// nothing (a ref name is a path of at most a few hundred bytes), and its nearest refs would
+/// cost an edit distance per ref of its whole length.
+pub const MAX_REV_BYTES: usize = 256;
+
+/// Text from a client or from git (a revision name, a subject, git's error) shown on one line:
+/// each control character is escaped (`\n`, `\u{1b}`), as is a backslash, so that it can
+/// neither break an answer's line nor drive a terminal.
+pub struct Quoted<'a>(pub &'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() || c == '\\' {
+                write!(f, "{}", c.escape_debug())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
+    }
+}
 
 /// A revision as git resolved it for a root.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,15 +166,221 @@ impl Resolved {
     }
 }
 
-/// A command `git -C root …` that reads only.
+/// The configuration every command runs with (`-c KEY=VALUE`, which outranks every file and
+/// the environment's `GIT_CONFIG_*`): git's defaults for the keys that change what it prints,
+/// and off for those that would run a program or reach the network. A repository's own
+/// `.git/config` is the tree's author's, not the user's: it decides neither.
+pub const PINNED: &[&str] = &[
+    // Programs: signatures (gpg.program), a file system monitor, hooks, transports.
+    "log.showSignature=false",
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "protocol.allow=never",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    // A bare repository planted in the tree is not discovered (git's own advice for tools).
+    "safe.bareRepository=explicit",
+    // The shape of log and diff output.
+    "i18n.logOutputEncoding=UTF-8",
+    "log.showRoot=true",
+    "log.decorate=false",
+    "log.follow=false",
+    "log.abbrevCommit=false",
+    "core.quotePath=true",
+    "color.ui=false",
+    "color.diff=false",
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.srcPrefix=a/",
+    "diff.dstPrefix=b/",
+    "diff.relative=false",
+    "diff.renames=true",
+    "diff.algorithm=myers",
+    "diff.indentHeuristic=true",
+    "diff.interHunkContext=0",
+    "diff.suppressBlankEmpty=false",
+    "diff.submodule=short",
+    "diff.ignoreSubmodules=none",
+    "diff.context=3",
+];
+
+/// Set once a server starts: git's environment is then only what [`git`] gives it.
+static SCRUBBED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Removes every `GIT_*` variable of this process's environment from the environment of the
+/// git commands run from now on (a server: what its clients see must not depend on the shell
+/// that started it).
+pub fn scrub_environment() {
+    SCRUBBED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `GIT_*` variables that change nothing git reads for knav: who commits, which editor, what
+/// a prompt shows, tracing, the network's, and those [`git`] sets itself.
+const INERT: &[&str] = &[
+    "GIT_AUTHOR_",
+    "GIT_COMMITTER_",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PS1_",
+    "GIT_MERGE_",
+    "GIT_TRACE",
+    "GIT_PAGER",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_OPTIONAL_LOCKS",
+    "GIT_NO_LAZY_FETCH",
+    // The network's: knav fetches nothing.
+    "GIT_SSL_",
+    "GIT_SSH",
+    "GIT_ASKPASS",
+    "GIT_HTTP_",
+    "GIT_PROXY_",
+    "GIT_CURL_",
+];
+
+/// The `GIT_*` variables of the environment git runs with that can change what it reads (the
+/// repository, its objects, its configuration), by name, sorted; none for a server.
+pub fn honoured_variables() -> Vec<String> {
+    if SCRUBBED.load(std::sync::atomic::Ordering::Relaxed) {
+        return Vec::new();
+    }
+    let mut names: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| k.starts_with("GIT_") && !INERT.iter().any(|p| k.starts_with(p)))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A line naming the `GIT_*` variables of the environment that git honours for this answer
+/// (`GIT_DIR` reads another repository), or None when there are none.
+pub fn environment_note() -> Option<String> {
+    let names = honoured_variables();
+    (!names.is_empty()).then(|| {
+        format!(
+            "git ran with {} from the environment",
+            names
+                .iter()
+                .map(|n| Quoted(n).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// Adds [`environment_note`] to an answer's `warning`.
+pub fn note_environment(warning: &mut Option<String>) {
+    if let Some(note) = environment_note() {
+        *warning = Some(match warning.take() {
+            Some(w) => format!("{w}; {note}"),
+            None => note,
+        });
+    }
+}
+
+/// A command `git -C root …` that reads only, runs no other program, fetches nothing, and
+/// prints what git prints with its defaults ([`PINNED`]).
 pub fn git(root: &Path) -> Command {
     let mut c = Command::new("git");
-    c.arg("-C")
-        .arg(root)
-        .env("GIT_OPTIONAL_LOCKS", "0")
+    if SCRUBBED.load(std::sync::atomic::Ordering::Relaxed) {
+        for (k, _) in std::env::vars_os() {
+            if k.as_encoded_bytes().starts_with(b"GIT_") {
+                c.env_remove(k);
+            }
+        }
+    }
+    c.arg("--no-pager").arg("-C").arg(root);
+    for kv in PINNED {
+        c.arg("-c").arg(kv);
+    }
+    c.env("GIT_OPTIONAL_LOCKS", "0")
+        // A partial clone's missing object is missing, not fetched (git 2.44 and later; older
+        // ones meet `protocol.allow=never`).
+        .env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
         .env("LC_ALL", "C")
         .stdin(Stdio::null());
     c
+}
+
+/// Refuses a root whose repository git would find through a `.git` file naming a repository
+/// that does not take this tree for its work tree (see the module's doc). A `.git` directory,
+/// no `.git` at all, or `GIT_DIR` in the environment of the command line: git decides.
+pub fn check_gitdir(root: &Path) -> Result<(), GitError> {
+    if honoured_variables().iter().any(|v| v == "GIT_DIR") {
+        return Ok(());
+    }
+    let Some(file) = root
+        .ancestors()
+        .map(|d| d.join(".git"))
+        .find(|g| std::fs::symlink_metadata(g).is_ok())
+    else {
+        return Ok(());
+    };
+    let Ok(meta) = std::fs::metadata(&file) else {
+        return Ok(());
+    };
+    let tree = file.parent().unwrap_or(Path::new("/"));
+    if meta.is_dir() {
+        // A symbolic link to a repository outside the tree is another tree's, as a file is.
+        let linked = std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_symlink());
+        return match (
+            linked,
+            std::fs::canonicalize(&file),
+            std::fs::canonicalize(tree),
+        ) {
+            (false, _, _) => Ok(()),
+            (true, Ok(target), Ok(tree)) if target.starts_with(&tree) => Ok(()),
+            (true, target, _) => Err(GitError::ForeignGitdir {
+                target: target.unwrap_or_else(|_| file.clone()),
+                file,
+            }),
+        };
+    }
+    let text = std::fs::read(&file).unwrap_or_default();
+    let named = text
+        .strip_prefix(b"gitdir: ")
+        .map(|t| t.strip_suffix(b"\n").unwrap_or(t))
+        .map(|t| t.strip_suffix(b"\r").unwrap_or(t));
+    let Some(named) = named else {
+        // Not a gitdir file: git stops there with its own error.
+        return Ok(());
+    };
+    let target = tree.join(std::ffi::OsStr::from_bytes(named));
+    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    // A worktree: its gitdir file names this `.git` file.
+    let back = std::fs::read(target.join("gitdir")).ok().map(|b| {
+        let b = b.strip_suffix(b"\n").unwrap_or(&b).to_vec();
+        target.join(std::ffi::OsStr::from_bytes(&b))
+    });
+    if back.is_some_and(|b| same(&b, &file)) {
+        return Ok(());
+    }
+    // A submodule (or a separate git directory): its core.worktree is this tree.
+    if core_worktree(&target).is_some_and(|w| same(&target.join(w), tree)) {
+        return Ok(());
+    }
+    Err(GitError::ForeignGitdir { file, target })
+}
+
+/// `core.worktree` of the repository `gitdir`, read from its config file alone (no includes,
+/// no other file), or None.
+fn core_worktree(gitdir: &Path) -> Option<PathBuf> {
+    let mut cmd = Command::new("git");
+    cmd.arg("config")
+        .arg("--no-includes")
+        .arg("--file")
+        .arg(gitdir.join("config"))
+        .args(["--get", "core.worktree"])
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null());
+    let out = cmd.output().ok()?;
+    let line = out.stdout.strip_suffix(b"\n")?;
+    (out.status.success() && !line.is_empty())
+        .then(|| PathBuf::from(std::ffi::OsStr::from_bytes(line)))
 }
 
 /// A git child process, killed and reaped when dropped: no path out of a reader (an error
@@ -132,20 +413,42 @@ fn failed(what: &str, out: &std::process::Output) -> GitError {
 /// Resolves `rev` for the tree at `root`: its commit, and the tree of `root`'s directory in
 /// it (the whole repository's when `root` is its top).
 pub fn resolve(root: &Path, rev: &str) -> Result<Resolved, GitError> {
+    if rev.len() > MAX_REV_BYTES {
+        let mut cut = MAX_REV_BYTES.min(64);
+        while !rev.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        return Err(GitError::UnknownRevision {
+            rev: rev[..cut].to_string(),
+            nearest: Vec::new(),
+            too_long: Some(rev.len()),
+        });
+    }
+    check_gitdir(root)?;
     let unknown = || GitError::UnknownRevision {
         rev: rev.to_string(),
         nearest: nearest_refs(root, rev),
+        too_long: None,
     };
-    // A name git would read as an option, or one with a NUL or newline, names no revision.
-    if rev.is_empty() || rev.starts_with('-') || rev.contains(['\0', '\n']) {
+    // A name git would read as an option, or one with a control character, names no revision.
+    if rev.is_empty() || rev.starts_with('-') || rev.chars().any(char::is_control) {
         return Err(unknown());
     }
+    // `:/text` searches commit messages for all that follows: nothing can be appended to it,
+    // so it is resolved alone first.
+    let searched;
+    let base = if rev.starts_with(":/") {
+        searched = verify(root, rev)?.ok_or_else(unknown)?;
+        searched.as_str()
+    } else {
+        rev
+    };
     // One run for the common case: `REV:./` is the tree of the directory git runs in (the
     // root). When it fails, the runs below say why.
     let mut cmd = git(root);
     cmd.args(["rev-parse", "--end-of-options"])
-        .arg(format!("{rev}^{{commit}}"))
-        .arg(format!("{rev}:./"));
+        .arg(format!("{base}^{{commit}}"))
+        .arg(format!("{base}:./"));
     let out = output(cmd)?;
     if out.status.success() {
         let text = String::from_utf8_lossy(&out.stdout);
@@ -173,7 +476,7 @@ pub fn resolve(root: &Path, rev: &str) -> Result<Resolved, GitError> {
         });
     }
     let prefix = stdout_line(&out);
-    let commit = verify(root, &format!("{rev}^{{commit}}"))?.ok_or_else(unknown)?;
+    let commit = verify(root, &format!("{base}^{{commit}}"))?.ok_or_else(unknown)?;
     let tree_name = if prefix.is_empty() {
         format!("{commit}^{{tree}}")
     } else {
@@ -209,6 +512,9 @@ pub fn is_object_id(s: &str) -> bool {
 /// The refs (short names: branches, tags) nearest `name` by edit distance, at most five,
 /// nearest first; empty when git lists none.
 pub fn nearest_refs(root: &Path, name: &str) -> Vec<String> {
+    if name.len() > MAX_REV_BYTES {
+        return Vec::new();
+    }
     let mut cmd = git(root);
     cmd.args(["for-each-ref", "--format=%(refname:short)"]);
     let Ok(out) = cmd.output() else {
@@ -391,6 +697,10 @@ pub fn diff(root: &Path, a: &str, b: &str, max: usize) -> Result<String, GitErro
             "--no-textconv",
             "--relative",
             "-U3",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            // diff.orderFile, which no `-c` can unset.
+            "-O/dev/null",
             "--end-of-options",
             a,
             b,

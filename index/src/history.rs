@@ -26,6 +26,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::io::{BufRead, BufReader};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::Stdio;
 
@@ -43,7 +44,7 @@ const PATHS: &str = "paths.txt";
 const NAMES: &str = "names.fst";
 const TOUCHES: &str = "touches.dat";
 /// The format of the history files.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 /// Segments at most: past this, the segments after the first (the root commit's, the largest)
 /// are merged into one, so a history updated after every commit stays a few files to read.
 const MAX_SEGMENTS: usize = 8;
@@ -100,6 +101,10 @@ struct State {
     version: u32,
     commits: Vec<CommitInfo>,
     tips: Vec<String>,
+    /// The commits (indexes) no tip reaches any more (rewritten away and collected): their
+    /// touches are not answered.
+    #[serde(default)]
+    gone: Vec<u32>,
     /// The segment directories (`seg-N`), oldest first: each holds the touches of the commits
     /// one build read.
     segments: Vec<u32>,
@@ -117,6 +122,7 @@ struct Segment {
 pub struct History {
     state: State,
     segments: Vec<Segment>,
+    gone: HashSet<u32>,
 }
 
 /// What a build did.
@@ -176,7 +182,12 @@ impl History {
                 touches: map(&seg.join(TOUCHES))?,
             });
         }
-        Ok(Some(History { state, segments }))
+        let gone = state.gone.iter().copied().collect();
+        Ok(Some(History {
+            state,
+            segments,
+            gone,
+        }))
     }
 
     /// The tips whose commits are all in.
@@ -194,12 +205,16 @@ impl History {
         self.state.paths.get(i as usize).map_or("", String::as_str)
     }
 
-    /// The touches of `name`, oldest commit first.
+    /// The touches of `name`, oldest commit first (none of a commit no tip reaches any more).
     pub fn touches(&self, name: &str) -> Vec<Touch> {
         let mut out = Vec::new();
         for seg in &self.segments {
             if let Some(off) = seg.names.get(name) {
-                out.extend(decode(&seg.touches, off as usize));
+                out.extend(
+                    decode(&seg.touches, off as usize)
+                        .into_iter()
+                        .filter(|t| !self.gone.contains(&t.commit)),
+                );
             }
         }
         out
@@ -306,18 +321,40 @@ pub fn update(
     remove_unlisted(&dir, &state);
     let mut report = HistoryReport::default();
     if !state.tips.contains(&tip.commit) {
-        // A tip rewritten away and collected can no longer be excluded: git would refuse it.
-        state.tips.retain(|t| git::resolve(root, t).is_ok());
-        let known: HashSet<String> = state.commits.iter().map(|c| c.id.clone()).collect();
-        let fresh: Vec<Read1> = read_log(root, &tip.commit, &state.tips, progress)?
-            .into_iter()
-            .filter(|c| !known.contains(&c.info.id))
+        // A tip rewritten away and collected can no longer be excluded: git would refuse it,
+        // and the commits only it reached are gone from the repository.
+        let tips_before = state.tips.len();
+        state.tips = live_tips(root, &state.tips)?;
+        let shallow = shallow_commits(root)?;
+        let known: HashMap<String, u32> = state
+            .commits
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id.clone(), i as u32))
             .collect();
+        let mut fresh = Vec::new();
+        let mut gone: HashSet<u32> = state.gone.iter().copied().collect();
+        for c in read_log(root, &tip.commit, &state.tips, &shallow, progress)? {
+            match known.get(&c.info.id) {
+                // Reachable again: answered again.
+                Some(i) => {
+                    gone.remove(i);
+                }
+                None => fresh.push(c),
+            }
+        }
+        state.gone = gone.into_iter().collect();
+        state.gone.sort_unstable();
         let by_name = read_touches(root, &fresh, &mut state, progress)?;
         report.touches_added = by_name.values().map(|v| v.len() as u64).sum();
         report.commits_added = fresh.len() as u64;
         state.commits.extend(fresh.into_iter().map(|c| c.info));
         state.tips.push(tip.commit.clone());
+        if state.tips.len() < tips_before + 1 {
+            state.gone = unreachable(root, &state)?;
+        }
+        // A tip another tip reaches adds nothing: the list stays one tip a line of work.
+        state.tips = independent(root, &state.tips)?;
         write(&dir, &mut state, &by_name)?;
     }
     report.bytes = dir_bytes(&dir, &state);
@@ -327,9 +364,189 @@ pub fn update(
     Ok(report)
 }
 
+/// Those of the tips `ids` still in the repository and reached by a ref (a branch, a tag,
+/// HEAD): a tip rewritten away (`commit --amend`, a rebase) is dropped even while the reflog
+/// keeps it.
+fn live_tips(root: &Path, ids: &[String]) -> Result<Vec<String>, GitError> {
+    let ids = existing_commits(root, ids)?;
+    if ids.is_empty() {
+        return Ok(ids);
+    }
+    // Object ids (checked by existing_commits): none reads as an option.
+    let mut cmd = git::git(root);
+    cmd.arg("rev-list").args(&ids).args(["--not", "--all"]);
+    let unreferenced: HashSet<String> = lines_of(cmd, "git rev-list --not --all")?
+        .into_iter()
+        .collect();
+    Ok(ids
+        .into_iter()
+        .filter(|t| !unreferenced.contains(t))
+        .collect())
+}
+
+/// The tips of `ids` no other of them reaches (`git merge-base --independent`).
+fn independent(root: &Path, ids: &[String]) -> Result<Vec<String>, GitError> {
+    if ids.len() < 2 {
+        return Ok(ids.to_vec());
+    }
+    let mut cmd = git::git(root);
+    cmd.args(["merge-base", "--independent", "--end-of-options"])
+        .args(ids);
+    let kept: HashSet<String> = lines_of(cmd, "git merge-base --independent")?
+        .into_iter()
+        .collect();
+    Ok(ids.iter().filter(|t| kept.contains(*t)).cloned().collect())
+}
+
+/// The object ids `cmd` prints, one a line.
+fn lines_of(mut cmd: std::process::Command, what: &str) -> Result<Vec<String>, GitError> {
+    let out = cmd.output().map_err(|e| GitError::NoGit(e.to_string()))?;
+    if !out.status.success() {
+        return Err(GitError::Failed {
+            what: what.into(),
+            said: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| git::is_object_id(l))
+        .map(str::to_string)
+        .collect())
+}
+
+/// Those of the commits `ids` still in the repository (`git cat-file --batch-check`).
+fn existing_commits(root: &Path, ids: &[String]) -> Result<Vec<String>, GitError> {
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let sizes = object_sizes(root, &ids, "commit")?;
+    Ok(ids
+        .into_iter()
+        .filter(|i| sizes.contains_key(*i))
+        .map(str::to_string)
+        .collect())
+}
+
+/// The indexes of `state`'s commits that none of its tips reaches (`git rev-list TIPS`).
+fn unreachable(root: &Path, state: &State) -> Result<Vec<u32>, GitError> {
+    let mut cmd = git::git(root);
+    cmd.args(["rev-list", "--end-of-options"]).args(&state.tips);
+    let out = cmd.output().map_err(|e| GitError::NoGit(e.to_string()))?;
+    if !out.status.success() {
+        return Err(GitError::Failed {
+            what: "git rev-list".into(),
+            said: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    let reached: HashSet<&[u8]> = out.stdout.split(|&b| b == b'\n').collect();
+    Ok(state
+        .commits
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !reached.contains(c.id.as_bytes()))
+        .map(|(i, _)| i as u32)
+        .collect())
+}
+
+/// The sizes of those of `oids` that are objects of type `kind` in the repository
+/// (`git cat-file --batch-check`, which reads no object's content).
+fn object_sizes(root: &Path, oids: &[&str], kind: &str) -> Result<HashMap<String, u64>, GitError> {
+    use std::io::Write;
+    let what = "git cat-file --batch-check";
+    let mut child = git::Reaped(
+        git::git(root)
+            .args([
+                "cat-file",
+                "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+                "--buffer",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| GitError::NoGit(e.to_string()))?,
+    );
+    let stdin = child.0.stdin.take();
+    let list: Vec<u8> = oids
+        .iter()
+        .flat_map(|o| [o.as_bytes(), b"\n"].concat())
+        .collect();
+    // Written beside the reader: git answers while it is still being asked.
+    let writer = std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(&list);
+        }
+    });
+    let mut text = String::new();
+    let read =
+        child.0.stdout.take().map(|o| {
+            std::io::Read::read_to_string(&mut std::io::Read::take(o, 1 << 30), &mut text)
+        });
+    drop(child);
+    let _ = writer.join();
+    if let Some(Err(e)) = read {
+        return Err(io_failed(what, e));
+    }
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split(' ');
+            match (f.next(), f.next(), f.next().and_then(|n| n.parse().ok())) {
+                (Some(o), Some(k), Some(n)) if k == kind => Some((o.to_string(), n)),
+                _ => None,
+            }
+        })
+        .collect())
+}
+
 /// File changes analyzed together: their blobs are read at once (two git readers) and dropped
 /// after, so a commit of a whole tree is read in parts.
 const BATCH_FILES: usize = 2000;
+
+/// The most bytes of blobs read at once (fewer file changes than [`BATCH_FILES`] past it).
+const BATCH_BYTES: u64 = 256 << 20;
+
+/// The largest blob read: a larger file is not indexed by knav (its walk's limit), and its
+/// changes touch nothing in the history.
+const MAX_BLOB_BYTES: u64 = crate::walk::DEFAULT_MAX_FILE_BYTES;
+
+/// The file changes from `units[start]` read together (at most [`BATCH_FILES`], their blobs
+/// at most [`BATCH_BYTES`] unless one change alone is larger): where they end, and the blobs
+/// to read for them, distinct, each at most [`MAX_BLOB_BYTES`] (sizes asked of git first: no
+/// larger blob is ever read).
+fn next_chunk<'a>(
+    root: &Path,
+    units: &[(usize, &'a FileChange)],
+    start: usize,
+) -> Result<(usize, Vec<&'a str>), GitError> {
+    let end = (start + BATCH_FILES).min(units.len());
+    let blobs_of = |f: &'a FileChange| [f.old.as_deref(), f.new.as_deref()].into_iter().flatten();
+    let mut seen = HashSet::new();
+    let all: Vec<&str> = units[start..end]
+        .iter()
+        .flat_map(|(_, f)| blobs_of(f))
+        .filter(|o| seen.insert(*o))
+        .collect();
+    let sizes = object_sizes(root, &all, "blob")?;
+    let mut seen = HashSet::new();
+    let (mut oids, mut bytes, mut cut) = (Vec::new(), 0u64, start);
+    for (_, f) in &units[start..end] {
+        let new: Vec<(&str, u64)> = blobs_of(f)
+            .filter(|o| !seen.contains(o))
+            .filter_map(|o| sizes.get(o).map(|&n| (o, n)))
+            .filter(|&(_, n)| n <= MAX_BLOB_BYTES)
+            .collect();
+        let more: u64 = new.iter().map(|(_, n)| n).sum();
+        if cut > start && bytes + more > BATCH_BYTES {
+            break;
+        }
+        bytes += more;
+        cut += 1;
+        for (o, _) in new {
+            seen.insert(o);
+            oids.push(o);
+        }
+    }
+    Ok((cut, oids))
+}
 
 /// The touches of the commits `fresh` (numbered from `state.commits.len()`), by name; new
 /// paths are added to `state.paths`.
@@ -362,15 +579,12 @@ fn read_touches(
     let mut pending: Found = Vec::new();
     let mut pending_commit = 0usize;
     let total = units.len() as u64;
-    for (n, chunk) in units.chunks(BATCH_FILES).enumerate() {
-        progress.update("history", (n * BATCH_FILES) as u64, total, 0, 0);
-        let mut seen = HashSet::new();
-        let oids: Vec<&str> = chunk
-            .iter()
-            .flat_map(|(_, f)| [f.old.as_deref(), f.new.as_deref()])
-            .flatten()
-            .filter(|o| seen.insert(*o))
-            .collect();
+    let mut start = 0;
+    while start < units.len() {
+        progress.update("history", start as u64, total, 0, 0);
+        let (end, oids) = next_chunk(root, &units, start)?;
+        let chunk = &units[start..end];
+        start = end;
         let blobs = read_batch(root, &oids)?;
         let found: Vec<(usize, Found)> = chunk
             .par_iter()
@@ -515,29 +729,82 @@ fn write_segment(
     Ok(())
 }
 
+/// The most bytes of one token of `git log`'s output kept (a commit's header, a path): the
+/// rest of a longer one is read and dropped.
+const MAX_TOKEN: usize = 64 << 10;
+
+/// Reads the next NUL-terminated token of `r` into `buf` (without its NUL), keeping at most
+/// [`MAX_TOKEN`] bytes of it; false at the end of the stream.
+fn next_token(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+    buf.clear();
+    let mut any = false;
+    loop {
+        let avail = r.fill_buf()?;
+        if avail.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let (take, done) = match memchr::memchr(0, avail) {
+            Some(i) => (i, true),
+            None => (avail.len(), false),
+        };
+        let room = MAX_TOKEN.saturating_sub(buf.len());
+        buf.extend_from_slice(&avail[..take.min(room)]);
+        r.consume(take + usize::from(done));
+        if done {
+            return Ok(true);
+        }
+    }
+}
+
+/// The commits of a shallow clone's boundary (`.git/shallow`): their parents are not in the
+/// repository, so their diffs show all they hold as added, which introduces nothing.
+fn shallow_commits(root: &Path) -> Result<HashSet<String>, GitError> {
+    let mut cmd = git::git(root);
+    cmd.args(["rev-parse", "--git-path", "shallow"]);
+    let out = cmd.output().map_err(|e| GitError::NoGit(e.to_string()))?;
+    if !out.status.success() {
+        return Err(GitError::Failed {
+            what: "git rev-parse --git-path shallow".into(),
+            said: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    let line = out.stdout.strip_suffix(b"\n").unwrap_or(&out.stdout);
+    let path = root.join(std::ffi::OsStr::from_bytes(line));
+    let text = fs::read_to_string(path).unwrap_or_default();
+    Ok(text
+        .lines()
+        .filter(|l| git::is_object_id(l))
+        .map(str::to_string)
+        .collect())
+}
+
 /// The commits reachable from `tip` and from none of `seen`, oldest first, with the changes of
-/// their `.c` and `.h` files.
+/// their `.c` and `.h` files (none for a commit of `shallow`).
 fn read_log(
     root: &Path,
     tip: &str,
     seen: &[String],
+    shallow: &HashSet<String>,
     progress: &mut Progress,
 ) -> Result<Vec<Read1>, GitError> {
     progress.phase("reading the commits");
     let mut cmd = git::git(root);
     cmd.args([
-        "-c",
-        "core.quotePath=false",
         "log",
         "--reverse",
         "--topo-order",
         "--no-merges",
+        "--root",
         "--raw",
+        "-z",
         "--no-abbrev",
         "--no-renames",
         "--no-color",
         "--no-ext-diff",
         "--no-textconv",
+        "--no-show-signature",
+        "--no-notes",
         "--relative",
         "--format=%x01%H%x02%at%x02%an%x02%s",
         "--end-of-options",
@@ -559,21 +826,41 @@ fn read_log(
         .take()
         .ok_or_else(|| io_failed("git log", "no output"))?;
     let mut reader = BufReader::with_capacity(1 << 20, stdout);
+    let out = parse_log(&mut reader, shallow)?;
+    let mut said = String::new();
+    if let Some(e) = child.0.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut std::io::Read::take(e, 1 << 16), &mut said);
+    }
+    let status = child.0.wait().map_err(|e| io_failed("git log", e))?;
+    if !status.success() {
+        return Err(GitError::Failed {
+            what: "git log".into(),
+            said: said.trim().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// The commits of `git log -z --raw` with the format [`read_log`] asks for: a header token
+/// `\x01ID\x02TIME\x02AUTHOR\x02SUBJECT`, then per file a token `:MODES OIDS STATUS` and a
+/// token with its path (raw bytes: escaped as knav keeps paths, [`crate::pathname`]).
+fn parse_log(reader: &mut impl BufRead, shallow: &HashSet<String>) -> Result<Vec<Read1>, GitError> {
     let mut out: Vec<Read1> = Vec::new();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| io_failed("git log", e))?;
-        if n == 0 {
-            break;
-        }
-        let l = line.strip_suffix(b"\n").unwrap_or(&line);
-        if let Some(head) = l.strip_prefix(b"\x01") {
+    let mut tok = Vec::new();
+    let mut path = Vec::new();
+    let fail = |e: std::io::Error| io_failed("git log", e);
+    while next_token(reader, &mut tok).map_err(fail)? {
+        let t = tok.strip_prefix(b"\n").unwrap_or(&tok);
+        if let Some(head) = t.strip_prefix(b"\x01") {
             let text = String::from_utf8_lossy(head);
             let mut parts = text.splitn(4, '\x02');
             let id = parts.next().unwrap_or("").to_string();
+            if !git::is_object_id(&id) {
+                return Err(io_failed(
+                    "git log",
+                    format!("unreadable commit header '{}'", git::Quoted(&text)),
+                ));
+            }
             let time = parts.next().and_then(|t| t.parse().ok()).unwrap_or(0);
             let author = parts.next().unwrap_or("").to_string();
             let subject = parts.next().unwrap_or("").to_string();
@@ -588,42 +875,29 @@ fn read_log(
             });
             continue;
         }
+        let Some(raw) = t.strip_prefix(b":") else {
+            continue;
+        };
+        // ":old_mode new_mode old_oid new_oid STATUS", then the path.
+        if !next_token(reader, &mut path).map_err(fail)? {
+            break;
+        }
         let Some(commit) = out.last_mut() else {
             continue;
         };
-        if let Some(raw) = l.strip_prefix(b":") {
-            // ":old_mode new_mode old_oid new_oid STATUS\tpath"
-            let Some(tab) = memchr::memchr(b'\t', raw) else {
-                continue;
-            };
-            let head = String::from_utf8_lossy(&raw[..tab]);
-            let f: Vec<&str> = head.split(' ').collect();
-            if f.len() < 5 {
-                continue;
-            }
-            let blob = |oid: &str, mode: &str| {
-                (mode.starts_with("100")
-                    && git::is_object_id(oid)
-                    && oid.bytes().any(|b| b != b'0'))
-                .then(|| oid.to_string())
-            };
-            commit.files.push(FileChange {
-                path: String::from_utf8_lossy(&raw[tab + 1..]).into_owned(),
-                old: blob(f[2], f[0]),
-                new: blob(f[3], f[1]),
-            });
+        let head = String::from_utf8_lossy(raw);
+        let f: Vec<&str> = head.split(' ').collect();
+        if f.len() < 5 || shallow.contains(&commit.info.id) {
             continue;
         }
-    }
-    let mut said = String::new();
-    if let Some(mut e) = child.0.stderr.take() {
-        let _ = std::io::Read::read_to_string(&mut e, &mut said);
-    }
-    let status = child.0.wait().map_err(|e| io_failed("git log", e))?;
-    if !status.success() {
-        return Err(GitError::Failed {
-            what: "git log".into(),
-            said: said.trim().to_string(),
+        let blob = |oid: &str, mode: &str| {
+            (mode.starts_with("100") && git::is_object_id(oid) && oid.bytes().any(|b| b != b'0'))
+                .then(|| oid.to_string())
+        };
+        commit.files.push(FileChange {
+            path: crate::pathname::encode(&path).into_owned(),
+            old: blob(f[2], f[0]),
+            new: blob(f[3], f[1]),
         });
     }
     Ok(out)
@@ -633,41 +907,66 @@ fn read_log(
 /// its text.
 struct Blob {
     bytes: Vec<u8>,
-    /// Where each line starts.
-    starts: Vec<usize>,
+    /// Where the lines that start or end a definition start: (line index from 0, offset),
+    /// by line. Only those: a file of newlines would otherwise cost 4 bytes a line.
+    bounds: Vec<(u32, u32)>,
     spans: Vec<(DefSpan, u64)>,
 }
 
 impl Blob {
     fn new(bytes: Vec<u8>) -> Blob {
-        let starts: Vec<usize> = std::iter::once(0)
-            .chain(memchr::memchr_iter(b'\n', &bytes).map(|p| p + 1))
+        let defs = def_spans(&bytes);
+        let mut wanted: Vec<u32> = defs
+            .iter()
+            .flat_map(|d| [d.first.saturating_sub(1), d.last])
             .collect();
-        let spans = def_spans(&bytes)
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut bounds = Vec::with_capacity(wanted.len());
+        let mut next = wanted.iter().peekable();
+        if next.next_if_eq(&&0).is_some() {
+            bounds.push((0, 0));
+        }
+        for (n, p) in memchr::memchr_iter(b'\n', &bytes).enumerate() {
+            let Some(&&k) = next.peek() else { break };
+            if k as usize == n + 1 {
+                bounds.push((k, (p + 1) as u32));
+                next.next();
+            }
+        }
+        let mut blob = Blob {
+            bytes,
+            bounds,
+            spans: Vec::new(),
+        };
+        blob.spans = defs
             .into_iter()
             .map(|d| {
-                let from = starts
-                    .get(d.first as usize - 1)
-                    .copied()
-                    .unwrap_or(bytes.len());
-                let to = starts.get(d.last as usize).copied().unwrap_or(bytes.len());
-                let hash = crate::codec::hash64(&bytes[from.min(to)..to]);
+                let hash = crate::codec::hash64(blob.text(d.first, d.last));
                 (d, hash)
             })
             .collect();
-        Blob {
-            bytes,
-            starts,
-            spans,
+        blob
+    }
+
+    /// Where line `k` (from 0) starts; the end for a line past the last.
+    fn start(&self, k: u32) -> usize {
+        match self.bounds.binary_search_by_key(&k, |&(l, _)| l) {
+            Ok(i) => (self.bounds[i].1 as usize).min(self.bytes.len()),
+            Err(_) => self.bytes.len(),
         }
+    }
+
+    /// The bytes of lines `first..=last` (1-based).
+    fn text(&self, first: u32, last: u32) -> &[u8] {
+        let to = self.start(last);
+        let from = self.start(first.saturating_sub(1)).min(to);
+        &self.bytes[from..to]
     }
 
     /// Lines `first..=last` (1-based), each with its newline.
     fn lines(&self, first: u32, last: u32) -> impl Iterator<Item = &[u8]> {
-        let end = self.bytes.len();
-        let at = move |k: usize| self.starts.get(k).copied().unwrap_or(end).min(end);
-        (first.max(1) as usize - 1..last as usize)
-            .map(move |k| &self.bytes[at(k)..at(k + 1).max(at(k))])
+        self.text(first, last).split_inclusive(|&b| b == b'\n')
     }
 }
 
@@ -687,8 +986,10 @@ fn read_batch(root: &Path, oids: &[&str]) -> Result<HashMap<String, Blob>, GitEr
     let (ra, rb) = rayon::join(|| read(a), || read(b));
     let mut raw = ra?;
     raw.extend(rb?);
+    // A binary file (a NUL in its first 8000 bytes, git's own test) is not source: not analyzed.
     Ok(raw
         .into_par_iter()
+        .filter(|(_, bytes)| memchr::memchr(0, &bytes[..bytes.len().min(8000)]).is_none())
         .map(|(oid, bytes)| (oid, Blob::new(bytes)))
         .collect())
 }
@@ -733,6 +1034,10 @@ fn file_touches(f: &FileChange, idx: u32, path: u32, blobs: &HashMap<String, Blo
     {
         let old_blob = f.old.as_ref().and_then(|o| blobs.get(o));
         let new_blob = f.new.as_ref().and_then(|n| blobs.get(n));
+        // A side not read (too large, binary): the change is not knav's to judge.
+        if old_blob.is_none() != f.old.is_none() || new_blob.is_none() != f.new.is_none() {
+            return out;
+        }
         let old = old_blob.map_or(NONE, |b| b.spans.as_slice());
         let new = new_blob.map_or(NONE, |b| b.spans.as_slice());
         // Pair by name and kind, in file order.
@@ -851,5 +1156,32 @@ fn fold_moves(mut out: Found, by_name: &mut BTreeMap<String, Vec<Touch>>) {
         if !m {
             by_name.entry(name).or_default().push(t);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Blob;
+
+    #[test]
+    fn a_blobs_definition_lines_are_the_files_lines() {
+        let text = "int a(void)\n{\n\treturn 1;\n}\n\n#define B 2\nstruct c {\n\tint x;\n};\nint d(void)\n{\n}";
+        let blob = Blob::new(text.as_bytes().to_vec());
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        assert_eq!(blob.spans.len(), 4, "{:?}", blob.spans);
+        for (d, hash) in &blob.spans {
+            let want: Vec<&[u8]> = lines[d.first as usize - 1..d.last as usize]
+                .iter()
+                .map(|l| l.as_bytes())
+                .collect();
+            assert_eq!(
+                blob.lines(d.first, d.last).collect::<Vec<_>>(),
+                want,
+                "{d:?}"
+            );
+            assert_eq!(*hash, crate::codec::hash64(&want.concat()), "{d:?}");
+        }
+        // Lines past the end are empty, not a panic.
+        assert_eq!(blob.lines(40, 50).count(), 0);
     }
 }

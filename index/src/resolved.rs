@@ -6,7 +6,8 @@
 //!
 //! Only what can be checked this way is remembered: names and object ids with `~N`/`^N`
 //! suffixes in a repository whose `.git` is a directory with files refs; anything else
-//! (`@{…}`, `:/text`, `^{…}`, worktrees, reftable, `GIT_DIR` set) asks git every time.
+//! (`@{…}`, `:/text`, `^{…}`, worktrees, reftable, a `GIT_*` variable honoured) asks git
+//! every time.
 
 use std::fs;
 use std::io::Write;
@@ -35,6 +36,8 @@ struct Entry {
 /// [`git::resolve`], answered from `revs`'s remembered resolutions when the files git would
 /// read are unchanged, and remembered there when git had to be asked.
 pub fn resolve(root: &Path, revs: &Path, rev: &str) -> Result<Resolved, GitError> {
+    // What git::resolve refuses is refused before anything remembered is answered.
+    git::check_gitdir(root)?;
     let paths = witness_paths(root, rev);
     if let Some(paths) = &paths {
         let now = witness(paths);
@@ -111,10 +114,9 @@ fn witness(paths: &[PathBuf]) -> Vec<(PathBuf, Option<[u64; 4]>)> {
 /// The files whose content decides what `rev` names for the repository of `root`, or None
 /// when that cannot be known without git.
 fn witness_paths(root: &Path, rev: &str) -> Option<Vec<PathBuf>> {
-    if ["GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some())
-    {
+    // Any GIT_* variable git honours (GIT_DIR, GIT_OBJECT_DIRECTORY, GIT_CONFIG_*…) can
+    // change what a name means without touching a file checked here.
+    if !git::honoured_variables().is_empty() || rev.len() > git::MAX_REV_BYTES {
         return None;
     }
     let base = base_of(rev)?;

@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 
 use knav_c::spans::SpanKind;
+use knav_index::git::Quoted;
 use knav_index::history::{Change, History};
 
 use crate::envelope::{Envelope, HistoryEntry, Results};
@@ -32,9 +33,26 @@ pub fn has_tip(root: &std::path::Path, index_dir: &std::path::Path, tip: &str) -
 
 /// symbol_history for the tree at `root` whose index is in `index_dir`: the history index
 /// brought up to date with HEAD first (built when there is none, if `build`), the commits
-/// bounded by `rev` (`A..B`, or what one revision reaches).
+/// bounded by `rev` (`A..B`, or what one revision reaches). The `GIT_*` variables git ran
+/// with are named in a warning.
 #[allow(clippy::too_many_arguments)]
 pub fn answer(
+    root: &std::path::Path,
+    index_dir: &std::path::Path,
+    symbol: &str,
+    file: Option<&str>,
+    rev: Option<&str>,
+    page: &Page,
+    build: bool,
+    progress: &mut knav_index::progress::Progress,
+) -> Envelope {
+    let mut env = answer_from_git(root, index_dir, symbol, file, rev, page, build, progress);
+    knav_index::git::note_environment(&mut env.warning);
+    env
+}
+
+#[allow(clippy::too_many_arguments)]
+fn answer_from_git(
     root: &std::path::Path,
     index_dir: &std::path::Path,
     symbol: &str,
@@ -96,9 +114,10 @@ pub fn symbol_history(
     let mut env = Envelope::new(TOOL, root);
     if touches.is_empty() {
         env.error = Some(format!(
-            "no commit of the {} in the history touched a definition named '{symbol}' (functions, \
+            "no commit of the {} in the history touched a definition named '{}' (functions, \
              struct/union/enum bodies and #defines of .c and .h files)",
-            hist.commits().len()
+            hist.commits().len(),
+            Quoted(symbol)
         ));
         env.next_tools = vec!["find_definition"];
         return env;
@@ -184,8 +203,9 @@ pub fn symbol_history(
     env.truncated = page.offset + (shown.len() as u64) < env.total;
     if introduced.is_none() {
         env.message = Some(format!(
-            "'{symbol}' was there before the oldest commit the history read: no commit \
-             introduced it"
+            "'{}' was there before the oldest commit the history read: no commit \
+             introduced it",
+            Quoted(symbol)
         ));
     }
     env.results = Some(Results::History(shown));

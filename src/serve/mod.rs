@@ -333,6 +333,8 @@ fn tools_name(name: &str) -> &'static str {
 pub fn run(opts: &ServeOptions) -> i32 {
     // A file truncated while mapped raises SIGBUS, which would end every session: read instead.
     crate::beneath::MAP_SOURCES.store(false, std::sync::atomic::Ordering::Relaxed);
+    // What clients see does not depend on the GIT_* variables of the shell that started it.
+    crate::index::git::scrub_environment();
     let server = match Server::new(opts) {
         Ok(s) => Arc::new(s),
         Err(e) => {

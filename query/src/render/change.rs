@@ -305,8 +305,10 @@ pub(super) fn compare(c: &crate::envelope::Comparison, out: &mut String) -> usiz
 }
 
 /// symbol_history: a line per commit, newest first: `SHA DATE AUTHOR +A -R PATH  SUBJECT`, a
-/// move as `FROM → PATH`, the introducing commit marked.
+/// move as `FROM → PATH`, the introducing commit marked. The author and subject are git's
+/// bytes: their control characters are escaped (the paths are escaped as knav keeps them).
 pub(super) fn history(h: &[crate::envelope::HistoryEntry], out: &mut String) -> usize {
+    use knav_index::git::Quoted;
     for e in h {
         let what = match (e.change, &e.from) {
             ("moved", Some(from)) => format!("moved {from} → {}", e.path),
@@ -317,7 +319,10 @@ pub(super) fn history(h: &[crate::envelope::HistoryEntry], out: &mut String) -> 
         let _ = writeln!(
             out,
             "{} {} {}  {what}  {}{mark}",
-            e.commit, e.date, e.author, e.subject
+            e.commit,
+            e.date,
+            Quoted(&e.author),
+            Quoted(&e.subject)
         );
     }
     h.len()
