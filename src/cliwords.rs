@@ -43,7 +43,7 @@ fn next_line(env: &Envelope, symbol: Option<&str>) -> Option<String> {
         .iter()
         .map(|t| match command_of(t) {
             Some(c) => match symbol.filter(|_| takes_symbol(t)) {
-                Some(s) => format!("knav {c} {}", crate::render::safe::shell_word(s)),
+                Some(s) => format!("knav {c} {}", crate::index::printable::shell_word(s)),
                 None => format!("knav {c}"),
             },
             None => format!("{t} (over MCP)"),

@@ -130,23 +130,7 @@ impl std::error::Error for GitError {}
 /// cost an edit distance per ref of its whole length.
 pub const MAX_REV_BYTES: usize = 256;
 
-/// Text from a client or from git (a revision name, a subject, git's error) shown on one line:
-/// each control character is escaped (`\n`, `\u{1b}`), as is a backslash, so that it can
-/// neither break an answer's line nor drive a terminal.
-pub struct Quoted<'a>(pub &'a str);
-
-impl fmt::Display for Quoted<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for c in self.0.chars() {
-            if c.is_control() || c == '\\' {
-                write!(f, "{}", c.escape_debug())?;
-            } else {
-                write!(f, "{c}")?;
-            }
-        }
-        Ok(())
-    }
-}
+pub use crate::printable::Quoted;
 
 /// A revision as git resolved it for a root.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -47,6 +47,7 @@ pub mod alloc;
 pub mod beneath;
 pub mod pathname;
 pub(crate) mod prefetch;
+pub mod printable;
 pub mod progress;
 pub mod rank;
 pub mod settings;

@@ -848,7 +848,7 @@ const QUOTE_CHARS: usize = 80;
 /// and its length, so a huge input never comes back as a huge error; its control characters
 /// escaped, so it cannot start a line of its own.
 pub fn quote(s: &str) -> String {
-    let one_line = crate::render::safe::one_line;
+    let one_line = knav_index::printable::one_line;
     match s.char_indices().nth(QUOTE_CHARS) {
         None => format!("'{}'", one_line(s)),
         Some((cut, _)) => format!("'{}…' ({} bytes)", one_line(&s[..cut]), s.len()),

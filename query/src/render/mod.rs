@@ -2,7 +2,6 @@
 //! same envelope, so the CLI and the MCP server can never disagree.
 
 mod change;
-pub mod safe;
 mod text;
 
 pub use text::{tally, text};

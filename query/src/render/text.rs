@@ -531,7 +531,7 @@ fn footer(env: &Envelope, shown: u64, out: &mut String) {
 /// Renders `env` as compact text.
 pub fn text(env: &Envelope) -> String {
     let out = unescaped(env);
-    match super::safe::shown(&out) {
+    match knav_index::printable::shown(&out) {
         std::borrow::Cow::Borrowed(_) => out,
         std::borrow::Cow::Owned(escaped) => escaped,
     }

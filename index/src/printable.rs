@@ -1,12 +1,14 @@
-//! Text that cannot drive a terminal or forge a line: what knav prints is escaped here.
+//! Text that cannot drive a terminal or forge a line: what knav prints is escaped here, for
+//! every answer, error and front end.
 //!
 //! An answer carries text others wrote: source lines, commit subjects, a name a caller asked
 //! for. Printed raw, an escape sequence in it moves the cursor or rewrites the screen, a
 //! bidirectional control hides text from the reader, and a newline in an echoed name starts a
 //! line of its own (`next: …`) that the caller, not knav, wrote. [`shown`] escapes every control
 //! character but the line structure (newline, tab, form feed, the carriage return of a CRLF);
-//! [`one_line`] escapes newlines too, for a value echoed inside a line. Escapes are `\xNN` for
-//! ASCII and `\u{NNNN}` beyond, as `pathname::encode` writes a path's.
+//! [`one_line`] (and [`Quoted`], its `Display`) escapes newlines and backslashes too, for a
+//! value echoed inside a line. Escapes are `\xNN` for ASCII and `\u{NNNN}` beyond, as
+//! `pathname::encode` writes a path's.
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -56,9 +58,29 @@ pub fn shown(text: &str) -> Cow<'_, str> {
 }
 
 /// `value` as echoed inside one line: every control character escaped, newlines and tabs
-/// included.
+/// included, and each backslash doubled, so that what is shown reads back as one value.
 pub fn one_line(value: &str) -> Cow<'_, str> {
-    escaped(value, |_, _| false)
+    if !value.contains('\\') {
+        return escaped(value, |_, _| false);
+    }
+    let mut out = String::with_capacity(value.len() + 8);
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str(r"\\"),
+            c if is_unsafe(c) => push_escaped(&mut out, c),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A value shown inside one line of an answer or error: [`one_line`] as `Display`.
+pub struct Quoted<'a>(pub &'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&one_line(self.0))
+    }
 }
 
 /// `word` as a shell reads it back: as it is when it holds only characters no shell treats
@@ -104,6 +126,8 @@ mod tests {
     #[test]
     fn an_echoed_value_cannot_start_a_line() {
         assert_eq!(one_line("vfs_read\nnext: rm"), "vfs_read\\x0anext: rm");
+        assert_eq!(one_line(r"a\x0ab"), r"a\\x0ab");
+        assert_eq!(Quoted("x\ny").to_string(), r"x\x0ay");
         assert_eq!(one_line("tab\there"), "tab\\x09here");
     }
 
