@@ -23,6 +23,7 @@ use super::format::{check_header, header, FileStatus, HEADER_LEN, VERSION};
 use super::part::{Kind, Part, Stamp};
 use super::segment::{Segment, SegmentRef};
 use super::text::index::TextIndex;
+use crate::indexdir::IndexDir;
 use crate::walk::{DirListing, Names, WalkCache};
 
 /// The manifest stored in `CURRENT`.
@@ -147,7 +148,9 @@ fn find_index_dir(root: &Path, explicit: Option<&Path>, create: bool) -> PathBuf
         return PathBuf::from(dir);
     }
     let local = root.join(".knav");
-    if local.join(CURRENT).is_file() {
+    // A link in `.knav`'s place is never followed: the lock and the reader refuse it, saying
+    // what to do.
+    if local.join(CURRENT).is_file() || is_link(&local) {
         return local;
     }
     let cache = cache_dir(root);
@@ -160,10 +163,59 @@ fn find_index_dir(root: &Path, explicit: Option<&Path>, create: bool) -> PathBuf
     }
     if std::fs::create_dir(&local).is_ok() {
         crate::disk::no_wider_than(&local, root);
-        crate::disk::ignored_by_git(&local);
+        if let Ok(dir) = IndexDir::open(&local) {
+            dir.ignore_in_git();
+        }
         return local;
     }
     cache.unwrap_or(local)
+}
+
+fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// Index directory `index_dir` opened as [`IndexDir`] does (no link in its place, not another
+/// user's), made first with `create`.
+pub fn open_dir(index_dir: &Path, create: bool) -> Result<IndexDir, IndexError> {
+    let opened = if create {
+        IndexDir::create(index_dir)
+    } else {
+        IndexDir::open(index_dir)
+    };
+    opened.map_err(|e| match e.kind() {
+        // The refusals of `indexdir`, which say what to do.
+        std::io::ErrorKind::Other => IndexError::io(REFUSES, index_dir)(e),
+        _ if create => IndexError::NoIndexDir {
+            dir: index_dir.to_path_buf(),
+            source: e.into(),
+        },
+        _ => IndexError::io("", index_dir)(e),
+    })
+}
+
+/// What an error of [`crate::indexdir`]'s refusals (which name the path) says first.
+const REFUSES: &str = "knav refuses what it found in";
+
+/// Replaces file `name` of `dir` with `bytes`: written to a new temporary file (never through
+/// a link planted under its name), synced with `sync`, then renamed over it.
+fn replace_file(dir: &IndexDir, name: &str, bytes: &[u8], sync: bool) -> std::io::Result<()> {
+    let tmp = format!("{name}.tmp-{}", std::process::id());
+    let _ = dir.remove_file(&tmp);
+    let written = dir.create_new(&tmp, 0o644).and_then(|mut f| {
+        f.write_all(bytes)?;
+        if sync {
+            f.sync_all()?;
+        }
+        Ok(())
+    });
+    match written.and_then(|()| dir.rename(&tmp, name)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = dir.remove_file(&tmp);
+            Err(e)
+        }
+    }
 }
 
 fn cache_dir(root: &Path) -> Option<PathBuf> {
@@ -206,14 +258,9 @@ pub fn read_manifest(index_dir: &Path) -> Result<Option<Manifest>, IndexError> {
 /// Publishes `manifest` with one rename, then deletes segments no reader can still need.
 pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), IndexError> {
     let io = || IndexError::io("cannot publish index in", index_dir);
-    let tmp = index_dir.join(format!("{CURRENT}.tmp-{}", std::process::id()));
-    {
-        let mut f = File::create(&tmp).map_err(io())?;
-        let json = serde_json::to_vec_pretty(manifest).map_err(std::io::Error::from);
-        f.write_all(&json.map_err(io())?).map_err(io())?;
-        f.sync_all().map_err(io())?;
-    }
-    std::fs::rename(&tmp, index_dir.join(CURRENT)).map_err(io())?;
+    let dir = open_dir(index_dir, false)?;
+    let json = serde_json::to_vec_pretty(manifest).map_err(std::io::Error::from);
+    replace_file(&dir, CURRENT, &json.map_err(io())?, true).map_err(io())?;
     if let Ok(d) = File::open(index_dir) {
         let _ = d.sync_all();
     }
@@ -382,10 +429,9 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
     if same {
         return Ok(());
     }
-    let tmp = index_dir.join(format!("{CHECKED}.tmp-{}", std::process::id()));
     // Only a cache: a failure to write it costs the next refresh a re-hash.
-    if std::fs::write(&tmp, out).is_ok() {
-        let _ = std::fs::rename(&tmp, index_dir.join(CHECKED));
+    if let Ok(dir) = IndexDir::open(index_dir) {
+        let _ = replace_file(&dir, CHECKED, out.as_bytes(), false);
     }
     Ok(())
 }
@@ -489,9 +535,9 @@ pub fn write_walk_cache(index_dir: &Path, cache: &WalkCache) -> Result<(), Index
     let mut out = header(WALK_KIND).to_vec();
     out.extend_from_slice(&hash64(&body).to_le_bytes());
     out.extend_from_slice(&body);
-    let tmp = index_dir.join(format!("{WALK_CACHE}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, &out).map_err(IndexError::io("cannot write", &tmp))?;
-    std::fs::rename(&tmp, index_dir.join(WALK_CACHE)).map_err(IndexError::io("cannot write", &tmp))
+    let dir = open_dir(index_dir, false)?;
+    replace_file(&dir, WALK_CACHE, &out, false)
+        .map_err(IndexError::io("cannot write", &index_dir.join(WALK_CACHE)))
 }
 
 /// Holds the index directory's build lock until dropped.
@@ -500,24 +546,21 @@ pub struct BuildLock {
 }
 
 /// Takes the build lock, waiting for another builder to finish.
+/// The directory is opened as [`IndexDir`] opens one (a link in its place, or another user's
+/// directory, is refused) and the lock file made `O_NOFOLLOW`, never truncated through a link.
 pub fn lock(index_dir: &Path) -> Result<BuildLock, IndexError> {
-    std::fs::create_dir_all(index_dir).map_err(|e| IndexError::NoIndexDir {
-        dir: index_dir.to_path_buf(),
-        source: e.into(),
-    })?;
+    let dir = open_dir(index_dir, true)?;
     let path = index_dir.join("lock");
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(IndexError::io("", &path))?;
-    let mut file = file;
+    let mut file = dir.lock_file("lock").map_err(|e| match e.kind() {
+        std::io::ErrorKind::Other => IndexError::io(REFUSES, index_dir)(e),
+        _ => IndexError::io("", &path)(e),
+    })?;
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             // Say why nothing happens: another build holds the lock (its pid is in the file).
-            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let mut holder = String::new();
+            let _ = std::io::Read::read_to_string(&mut &file, &mut holder);
             let holder = holder.trim();
             let who = if holder.is_empty() {
                 "another build".to_string()
@@ -558,6 +601,14 @@ pub fn answer_or_damage<T>(snap: &Snapshot, f: impl FnOnce() -> T) -> Result<T, 
 impl Snapshot {
     /// Opens the current index in `index_dir`; `Ok(None)` when there is none.
     pub fn open(root: &Path, index_dir: &Path) -> Result<Option<Snapshot>, IndexError> {
+        // An index in a link's place, or another user's, is not read.
+        match open_dir(index_dir, false) {
+            Err(IndexError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
         // A builder may delete a retired segment between our reading CURRENT and opening it;
         // reading CURRENT again then finds the newer generation.
         let mut tries = 0;
