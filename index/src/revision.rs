@@ -617,11 +617,19 @@ fn touch(revs: &IndexDir, name: &str) {
     }
 }
 
-/// Removes what a writer killed midway left: temporary revision directories and blobs no
-/// revision links. Called with the lock held, so no writer is running.
+/// Removes what a writer killed midway left: temporary revision directories, revision
+/// directories without a record, and blobs no revision links. Called with the lock held, so no writer is running.
 fn remove_unfinished(revs: &IndexDir) {
     for name in revs.entries().unwrap_or_default() {
-        if name.to_string_lossy().contains(".tmp-") {
+        let text = name.to_string_lossy();
+        // And revisions without a record: what an index build left after an eviction removed
+        // the revision under it, once it is not running.
+        let unrecorded = text.strip_prefix(PREFIX).is_some_and(git::is_object_id)
+            && revs
+                .sub(&name)
+                .is_ok_and(|d| d.kind(RECORD) == Kind::Missing)
+            && !building(revs, &name);
+        if text.contains(".tmp-") || unrecorded {
             let _ = revs.remove_tree(&name);
         }
     }

@@ -240,20 +240,40 @@ fn cache_dir_in(base: &Path, root: &Path) -> PathBuf {
 /// Reads the manifest, or `None` when there is no index.
 pub fn read_manifest(index_dir: &Path) -> Result<Option<Manifest>, IndexError> {
     let path = index_dir.join(CURRENT);
-    let bytes = match std::fs::read(&path) {
+    // Through the directory's descriptor: a link as CURRENT (or as the directory) is refused.
+    let read = open_dir(index_dir, false).and_then(|dir| {
+        dir.read(CURRENT, MANIFEST_CAP).map_err(|e| match e.kind() {
+            std::io::ErrorKind::Other => IndexError::io(REFUSES, index_dir)(e),
+            _ => IndexError::io("", &path)(e),
+        })
+    });
+    let bytes = match read {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(IndexError::io("", &path)(e)),
+        Err(IndexError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
     };
     let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
         IndexError::Json {
-            path,
+            path: path.clone(),
             source: e.into(),
         }
         .rebuild_full()
     })?;
+    // Every part it names is a directory of its own below the index directory.
+    let single = |d: &str| !(d.is_empty() || d == "." || d == ".." || d.contains('/'));
+    if !m.part_dirs().into_iter().all(single) {
+        return Err(
+            IndexError::damaged(&path, "it names a part outside the index directory")
+                .rebuild_full(),
+        );
+    }
     Ok(Some(m))
 }
+
+/// The largest manifest read (a kernel's is a few KiB).
+const MANIFEST_CAP: u64 = 16 << 20;
 
 /// Publishes `manifest` with one rename, then deletes segments no reader can still need.
 pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), IndexError> {
@@ -285,11 +305,12 @@ pub fn remove_unpublished(index_dir: &Path) {
         Ok(None) => remove_unreferenced(index_dir, Vec::new()),
         Err(_) => {}
     }
-    if let Ok(entries) = std::fs::read_dir(index_dir) {
-        for e in entries.flatten() {
-            if e.file_name().to_string_lossy().contains(".tmp-") {
-                let _ = std::fs::remove_file(e.path());
-            }
+    let Ok(dir) = IndexDir::open(index_dir) else {
+        return;
+    };
+    for name in dir.entries().unwrap_or_default() {
+        if name.to_string_lossy().contains(".tmp-") {
+            let _ = dir.remove_file(&name);
         }
     }
 }
@@ -298,21 +319,22 @@ pub fn remove_unpublished(index_dir: &Path) {
 /// [`Manifest::part_dirs`]) does not name.
 fn remove_unreferenced(index_dir: &Path, keep: Vec<&str>) {
     let keep: HashSet<&str> = keep.into_iter().collect();
-    if let Ok(entries) = std::fs::read_dir(index_dir) {
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            let part = Kind::ALL
-                .iter()
-                .map(|k| k.prefix())
-                .chain([RESTAT_PREFIX])
-                .any(|prefix| {
-                    name.strip_prefix(prefix)
-                        .is_some_and(|rest| rest.starts_with('-'))
-                });
-            if part && !keep.contains(name.as_ref()) {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
+    let Ok(dir) = IndexDir::open(index_dir) else {
+        return;
+    };
+    for entry in dir.entries().unwrap_or_default() {
+        let name = entry.to_string_lossy();
+        let part = Kind::ALL
+            .iter()
+            .map(|k| k.prefix())
+            .chain([RESTAT_PREFIX])
+            .any(|prefix| {
+                name.strip_prefix(prefix)
+                    .is_some_and(|rest| rest.starts_with('-'))
+            });
+        // Removed through the directory's descriptor; a link is removed as a link.
+        if part && !keep.contains(name.as_ref()) {
+            let _ = dir.remove_tree(&entry);
         }
     }
 }
@@ -789,6 +811,33 @@ impl Snapshot {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_manifest_naming_a_part_outside_the_index_directory_is_refused() {
+        let dir = std::env::temp_dir().join(format!("knav-manifest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut m = super::Manifest {
+            version: super::VERSION,
+            ..Default::default()
+        };
+        m.retired = vec!["seg-1".into()];
+        std::fs::write(dir.join(super::CURRENT), serde_json::to_vec(&m).unwrap()).unwrap();
+        assert!(super::read_manifest(&dir).unwrap().is_some());
+        m.retired = vec!["../outside".into()];
+        std::fs::write(dir.join(super::CURRENT), serde_json::to_vec(&m).unwrap()).unwrap();
+        let e = super::read_manifest(&dir).unwrap_err().to_string();
+        assert!(
+            e.contains("names a part outside the index directory"),
+            "{e}"
+        );
+        // A link as CURRENT is not read.
+        std::fs::rename(dir.join(super::CURRENT), dir.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(dir.join("elsewhere"), dir.join(super::CURRENT)).unwrap();
+        let e = super::read_manifest(&dir).unwrap_err().to_string();
+        assert!(e.contains("CURRENT: a symbolic link"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn a_roots_cache_directory_is_named_as_knavs_first_releases_named_it() {
         // Named after the root and its one-lane hash: an index found there before a change of
