@@ -456,16 +456,42 @@ fn has_blob(blobs: &IndexDir, oid: &str) -> bool {
 }
 
 /// Links the files of `wanted` into `tree` (symbolic links made as such, `binary` ones left
-/// out), one directory descriptor open per level; `(files, binary files left out)`.
+/// out), each top-level directory's on a core of its own; `(files, binary files left out)`.
 fn link_all(
     wanted: &[Wanted<'_>],
     binary: &HashSet<String>,
     blobs: &IndexDir,
     tree: &IndexDir,
 ) -> Result<(u64, u64), RevError> {
-    // git lists a directory's entries together: the open directories of the last path.
-    let mut open: Vec<(&OsStr, IndexDir)> = Vec::new();
+    use rayon::prelude::*;
+    // At most 256 blob directories, opened once for every core.
     let mut shards: HashMap<&str, IndexDir> = HashMap::new();
+    for (e, _) in wanted {
+        let shard = &e.oid[..2];
+        if !binary.contains(&e.oid) && !shards.contains_key(shard) {
+            let dir = blobs
+                .sub(shard)
+                .map_err(io_err("cannot open", blobs.path()))?;
+            shards.insert(shard, dir);
+        }
+    }
+    // git lists a directory's entries together.
+    let top = |w: &Wanted<'_>| w.1.iter().next().map(OsStr::to_owned);
+    let runs: Vec<&[Wanted<'_>]> = wanted.chunk_by(|a, b| top(a) == top(b)).collect();
+    runs.par_iter()
+        .map(|run| link_run(run, binary, &shards, tree))
+        .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))
+}
+
+/// [`link_all`] for entries listed together, one directory descriptor open per level.
+fn link_run(
+    wanted: &[Wanted<'_>],
+    binary: &HashSet<String>,
+    shards: &HashMap<&str, IndexDir>,
+    tree: &IndexDir,
+) -> Result<(u64, u64), RevError> {
+    // The open directories of the last path.
+    let mut open: Vec<(&OsStr, IndexDir)> = Vec::new();
     let (mut files, mut left_out) = (0u64, 0u64);
     for (e, rel) in wanted {
         if binary.contains(&e.oid) {
@@ -493,15 +519,9 @@ fn link_all(
         }
         let here = open.last().map_or(tree, |(_, p)| p);
         let (shard, rest) = e.oid.split_at(2);
-        if !shards.contains_key(shard) {
-            let dir = blobs
-                .sub(shard)
-                .map_err(io_err("cannot open", blobs.path()))?;
-            shards.insert(shard, dir);
-        }
         let from_dir = shards
             .get(shard)
-            .ok_or_else(|| not_knavs(blobs.path(), "missing"))?;
+            .ok_or_else(|| not_knavs(&path, "a blob directory missing"))?;
         let c = |s: &[u8]| CString::new(s).map_err(|_| not_knavs(&path, "a NUL in a name"));
         let (from, to) = (c(rest.as_bytes())?, c(last.as_encoded_bytes())?);
         if e.kind == EntryKind::Symlink {
