@@ -400,3 +400,32 @@ fn a_failed_revision_removes_its_temporary_directory_and_blobs() {
     assert!(left.is_empty(), "{left:?}");
     assert_eq!(blob_files(&t), 0);
 }
+
+#[test]
+fn ten_revisions_asked_over_mcp_at_once_leave_at_most_eight_on_disk() {
+    let t = repo("sec-idx-mcpbound", 10);
+    let root = t.root.display().to_string();
+    let mut c = Client::start(&["--root", &root], &t.root, &[]);
+    // Asked all at once (each starts its build), then waited for one by one.
+    for i in 1..=10 {
+        c.call(
+            "find_definition",
+            json!({"symbol": "foo", "rev": format!("r{i}")}),
+        );
+    }
+    for i in 1..=10 {
+        c.call_when_built(
+            "find_definition",
+            json!({"symbol": "foo", "rev": format!("r{i}")}),
+        );
+    }
+    let recorded: Vec<String> = revision_dirs(&t)
+        .into_iter()
+        .filter(|d| t.root.join(".knav/revs").join(d).join("rev.json").is_file())
+        .collect();
+    assert!(recorded.len() <= 8, "{recorded:?}");
+    // One more made removes what builds of evicted revisions left.
+    assert_eq!(knav_output(&t, &["index", "--rev", "r10"]).0, 0);
+    let dirs = revision_dirs(&t);
+    assert!(dirs.len() <= 8, "{dirs:?}");
+}
