@@ -429,3 +429,41 @@ fn ten_revisions_asked_over_mcp_at_once_leave_at_most_eight_on_disk() {
     let dirs = revision_dirs(&t);
     assert!(dirs.len() <= 8, "{dirs:?}");
 }
+
+#[test]
+fn a_fifo_planted_as_an_index_cache_does_not_block_the_next_index() {
+    let t = repo("sec-idx-fifo", 1);
+    assert_eq!(knav_output(&t, &["index"]).0, 0);
+    for name in ["walk.cache", "checked"] {
+        let path = t.root.join(".knav").join(name);
+        let _ = std::fs::remove_file(&path);
+        let made = Command::new("mkfifo").arg(&path).status().unwrap();
+        assert!(made.success());
+    }
+    std::fs::write(t.root.join("lib/b.c"), "int bar(void)\n{\n\treturn 1;\n}\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["index", "--root"])
+        .arg(&t.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let status = status.expect("knav index blocked on a FIFO in the index directory");
+    assert!(status.success());
+    let (code, out, _) = knav_output(&t, &["def", "bar", "--no-refresh"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("lib/b.c:1"), "{out}");
+}
