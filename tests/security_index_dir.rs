@@ -467,3 +467,17 @@ fn a_fifo_planted_as_an_index_cache_does_not_block_the_next_index() {
     assert_eq!(code, 0);
     assert!(out.contains("lib/b.c:1"), "{out}");
 }
+
+#[test]
+fn an_index_dir_the_user_names_through_a_link_is_used() {
+    let t = repo("sec-idx-explicit", 1);
+    let real = outside(&t, "explicit-index");
+    let link = real.with_extension("link");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let (code, text) = knav_env(&t, &["index", "--index-dir", link.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(real.join("CURRENT").is_file());
+    let _ = std::fs::remove_file(&link);
+    let _ = std::fs::remove_dir_all(&real);
+}

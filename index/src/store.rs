@@ -141,11 +141,17 @@ pub fn existing_index_dir(root: &Path, explicit: Option<&Path>) -> PathBuf {
 }
 
 fn find_index_dir(root: &Path, explicit: Option<&Path>, create: bool) -> PathBuf {
+    // A directory the user names may be reached through a link (resolved here, once); only
+    // a link planted in the tree, as `.knav`, is refused.
+    let resolved = |dir: PathBuf| match is_link(&dir) {
+        true => std::fs::canonicalize(&dir).unwrap_or(dir),
+        false => dir,
+    };
     if let Some(dir) = explicit {
-        return dir.to_path_buf();
+        return resolved(dir.to_path_buf());
     }
     if let Some(dir) = std::env::var_os("KNAV_INDEX_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
+        return resolved(PathBuf::from(dir));
     }
     let local = root.join(".knav");
     // A link in `.knav`'s place is never followed: the lock and the reader refuse it, saying
