@@ -299,24 +299,41 @@ impl IndexDir {
     }
 
     fn remove_below(&self, name: &OsStr, depth: usize) -> io::Result<()> {
+        // What is gone already (another process, a writer renaming its file) is not an error.
+        let gone = |r: io::Result<()>| match r {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            r => r,
+        };
         match self.kind(name) {
             Kind::Missing => return Ok(()),
             Kind::Dir => {}
-            _ => return self.unlink(name, 0),
+            _ => return gone(self.unlink(name, 0)),
         }
         if depth >= MAX_DEPTH {
             return Err(refused(&self.join(name), "deeper than knav ever writes"));
         }
-        match self.sub(name) {
-            Ok(sub) => {
-                for e in sub.entries()? {
-                    sub.remove_below(&e, depth + 1)?;
+        // A writer may still add a file while the directory is emptied: emptied again then.
+        let mut tries = 0;
+        loop {
+            match self.sub(name) {
+                Ok(sub) => {
+                    let mut first = Ok(());
+                    for e in sub.entries()? {
+                        let r = sub.remove_below(&e, depth + 1);
+                        if first.is_ok() {
+                            first = r;
+                        }
+                    }
+                    first?;
                 }
+                // Swapped for a link or a file since it was looked at: removed as such.
+                Err(_) => return gone(self.unlink(name, 0)),
             }
-            // Swapped for a link or a file since it was looked at: that is removed as such.
-            Err(_) => return self.unlink(name, 0),
+            match gone(self.unlink(name, libc::AT_REMOVEDIR)) {
+                Err(e) if e.raw_os_error() == Some(libc::ENOTEMPTY) && tries < 3 => tries += 1,
+                r => return r,
+            }
         }
-        self.unlink(name, libc::AT_REMOVEDIR)
     }
 
     /// The names in this directory (without `.` and `..`).
