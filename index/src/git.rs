@@ -544,28 +544,30 @@ pub struct Entry {
     pub oid: String,
     /// Its path below the tree, as git stores it (bytes, `/`-separated).
     pub path: Vec<u8>,
+    /// Its blob's size in bytes (0 for a submodule).
+    pub size: u64,
 }
 
-/// Every file below tree `tree` (`git ls-tree -r -z`).
+/// Every file below tree `tree`, with its size (`git ls-tree -r -z --long`).
 pub fn list_tree(root: &Path, tree: &str) -> Result<Vec<Entry>, GitError> {
-    let what = format!("git ls-tree -r {tree}");
+    let what = format!("git ls-tree -r --long {tree}");
     let mut cmd = git(root);
-    cmd.args(["ls-tree", "-r", "-z", "--end-of-options", tree]);
+    cmd.args(["ls-tree", "-r", "-z", "--long", "--end-of-options", tree]);
     let out = output(cmd)?;
     if !out.status.success() {
         return Err(failed(&what, &out));
     }
     let mut entries = Vec::new();
     for rec in out.stdout.split(|&b| b == 0).filter(|r| !r.is_empty()) {
-        // "<mode> SP <type> SP <oid> TAB <path>"
+        // "<mode> SP <type> SP <oid> SP+ <size or -> TAB <path>"
         let bad = || GitError::Failed {
             what: what.clone(),
             said: format!("unreadable entry '{}'", String::from_utf8_lossy(rec)),
         };
         let tab = memchr::memchr(b'\t', rec).ok_or_else(bad)?;
-        let mut head = rec[..tab].split(|&b| b == b' ');
-        let (mode, oid) = match (head.next(), head.next(), head.next()) {
-            (Some(m), Some(_), Some(o)) => (m, o),
+        let mut head = rec[..tab].split(|&b| b == b' ').filter(|f| !f.is_empty());
+        let (mode, oid, size) = match (head.next(), head.next(), head.next(), head.next()) {
+            (Some(m), Some(_), Some(o), Some(s)) => (m, o, s),
             _ => return Err(bad()),
         };
         let kind = match mode {
@@ -573,6 +575,11 @@ pub fn list_tree(root: &Path, tree: &str) -> Result<Vec<Entry>, GitError> {
             b"120000" => EntryKind::Symlink,
             b"160000" => EntryKind::Submodule,
             _ => return Err(bad()),
+        };
+        let size = match (kind, std::str::from_utf8(size).ok()) {
+            (EntryKind::Submodule, _) => 0,
+            (_, Some(n)) => n.parse::<u64>().map_err(|_| bad())?,
+            (_, None) => return Err(bad()),
         };
         let oid = String::from_utf8_lossy(oid).into_owned();
         if !is_object_id(&oid) {
@@ -582,6 +589,7 @@ pub fn list_tree(root: &Path, tree: &str) -> Result<Vec<Entry>, GitError> {
             kind,
             oid,
             path: rec[tab + 1..].to_vec(),
+            size,
         });
     }
     Ok(entries)

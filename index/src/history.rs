@@ -309,7 +309,10 @@ pub fn update(
     let tip = git::resolve(root, tip.unwrap_or("HEAD"))?;
     let dir = index_dir.join(DIR);
     fs::create_dir_all(&dir).map_err(|e| io_failed("create the history directory", e))?;
-    let lock = fs::File::create(dir.join("lock")).map_err(|e| io_failed("lock the history", e))?;
+    // O_NOFOLLOW, never truncated: a link planted as the lock is refused, its target untouched.
+    let lock = crate::indexdir::IndexDir::open(&dir)
+        .and_then(|d| d.lock_file("lock"))
+        .map_err(|e| io_failed("lock the history", e))?;
     lock.lock().map_err(|e| io_failed("lock the history", e))?;
     let mut state = match History::open(index_dir).ok().flatten() {
         Some(h) => h.state,

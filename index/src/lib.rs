@@ -28,6 +28,7 @@ pub mod fstbuild;
 pub mod git;
 pub mod history;
 pub mod idlist;
+pub mod indexdir;
 pub mod indirect;
 pub mod interrupt;
 pub mod nameparts;

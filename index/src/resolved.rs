@@ -92,7 +92,13 @@ fn remember(
         return;
     };
     let tmp = file.with_extension(format!("tmp-{}", std::process::id()));
-    let written = fs::File::create(&tmp).and_then(|mut f| f.write_all(&bytes));
+    // A new file, never through a link planted under the temporary name.
+    let _ = fs::remove_file(&tmp);
+    let written = fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(&bytes));
     if written.is_err() || fs::rename(&tmp, file).is_err() {
         let _ = fs::remove_file(&tmp);
     }

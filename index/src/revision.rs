@@ -2,9 +2,11 @@
 //! the revision's files are hard links to its blobs, written once each by object id under
 //! `revs/blobs`, so revisions share the bytes of the files they share, and each revision has
 //! its own index beside its files. Nothing of the repository's work tree, index or HEAD is
-//! touched. The most recently used [`KEEP`] revisions are kept (and any used in the last ten
-//! minutes or being indexed); a blob goes with the last
-//! revision that links it.
+//! touched. Only what an index reads is written: a file over the size cap, a binary file (a NUL
+//! in its first 8 KiB, as the build decides), the commit's `.knav.toml` and `.knav` are left
+//! out. At most [`KEEP`] revisions and [`MAX_BYTES`] of blobs and indexes are kept: the least
+//! recently used go first, those used in the last ten minutes (or being indexed) last; a blob
+//! goes with the last revision that links it. A revision that fails removes what it wrote.
 //!
 //! ```text
 //! revs/lock                 held while a revision is written or revisions are evicted
@@ -14,34 +16,45 @@
 //! revs/t-<tree id>/rev.json what it is (commit, the name asked, files); its mtime: last use
 //! ```
 //!
+//! The directory is untrusted input ([`crate::indexdir`]): everything below it is reached
+//! through descriptors without following a link, a name is only ever made from an object id
+//! checked to be one, and a revision directory is used only when it is what knav makes (a
+//! directory whose record names its tree, with a `tree` directory, no link).
+//!
 //! A revision is keyed by the tree of the root's directory, not by the commit: two commits
 //! with the same files share one index.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::ffi::{CString, OsStr};
 use std::fmt;
-use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
 use crate::git::{self, EntryKind, GitError, Resolved};
+use crate::indexdir::{IndexDir, Kind};
 use crate::progress::Progress;
 
 /// Revisions kept: the least recently used beyond these are removed after a new one is made.
 pub const KEEP: usize = 8;
 
-/// A revision used this recently (seconds) is never removed: a query or a server may still be
-/// reading its files (each use marks it), whatever [`KEEP`] says.
+/// Bytes kept (blobs and the revisions' indexes): the least recently used revisions beyond
+/// this are removed after a new one is made (never the one just made).
+pub const MAX_BYTES: u64 = 4 << 30;
+
+/// A revision used this recently (seconds) is removed after the others: a query or a server
+/// may still be reading its files (each use marks it). It never keeps more than [`KEEP`] or
+/// [`MAX_BYTES`].
 const IN_USE_S: u64 = 600;
 
-/// True while a build holds the lock of the index of the revision in `dir`.
-fn building(dir: &Path) -> bool {
-    File::open(dir.join("index").join("lock"))
-        .is_ok_and(|f| matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)))
-}
+/// A symbolic link's target read at most (Linux's PATH_MAX).
+const LINK_CAP: u64 = 4096;
+/// A record read at most.
+const RECORD_CAP: u64 = 64 << 10;
+/// The bytes looked at for a NUL to call a file binary (as `build` does).
+const BINARY_PROBE: usize = 8192;
 
 /// The record of a written revision.
 const RECORD: &str = "rev.json";
@@ -49,8 +62,20 @@ const RECORD: &str = "rev.json";
 const LOCK: &str = "lock";
 /// The blobs' directory.
 const BLOBS: &str = "blobs";
+/// A revision's files.
+const TREE: &str = "tree";
+/// A revision's index.
+const INDEX: &str = "index";
 /// A revision directory's name before its tree id.
 const PREFIX: &str = "t-";
+
+/// True while a build holds the lock of the index of revision `name`.
+fn building(revs: &IndexDir, name: &OsStr) -> bool {
+    revs.sub(name)
+        .and_then(|d| d.sub(INDEX))
+        .and_then(|i| i.open_file("lock"))
+        .is_ok_and(|f| matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)))
+}
 
 /// What went wrong making a revision's files.
 #[derive(Debug, Clone)]
@@ -66,6 +91,9 @@ pub enum RevError {
         /// The system's error.
         source: Arc<io::Error>,
     },
+    /// Something below the index directory is not what knav makes there (a link, a file in a
+    /// directory's place, a record naming another tree): left alone, and said.
+    Refused(String),
 }
 
 impl RevError {
@@ -85,6 +113,7 @@ impl fmt::Display for RevError {
                  directory",
                 path.display()
             ),
+            RevError::Refused(why) => f.write_str(why),
         }
     }
 }
@@ -97,14 +126,29 @@ impl From<GitError> for RevError {
     }
 }
 
+/// An I/O error while doing `what` at `path`; [`crate::indexdir`]'s refusals (a link, a file
+/// where a directory belongs, another user's directory) say so themselves.
 fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> RevError + 'a {
-    move |e| RevError::Io {
-        what,
-        path: path.to_path_buf(),
-        source: Arc::new(e),
+    move |e| {
+        if e.kind() == io::ErrorKind::Other {
+            return RevError::Refused(e.to_string());
+        }
+        RevError::Io {
+            what,
+            path: path.to_path_buf(),
+            source: Arc::new(e),
+        }
     }
 }
 
+/// `path` refused as not what knav makes there.
+fn not_knavs(path: &Path, what: &str) -> RevError {
+    RevError::Refused(format!(
+        "{}: {what}, not a revision knav made; knav neither follows nor reads it: remove it \
+         (`rm -r` removes a link, not what it names) and ask again",
+        path.display()
+    ))
+}
 /// What `rev.json` says of a revision.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Record {
@@ -116,7 +160,8 @@ pub struct Record {
     pub asked: String,
     /// Files (and symbolic links) written.
     pub files: u64,
-    /// Entries left out: submodules, and paths no tree can hold (`..`, empty parts).
+    /// Entries left out: submodules, paths no tree can hold (`..`, empty parts), files the
+    /// index does not read (over the size cap, binary), the commit's `.knav.toml` and `.knav`.
     pub skipped: u64,
     /// When it was made (seconds since the epoch).
     pub made_unix: u64,
@@ -136,12 +181,12 @@ pub struct Revision {
 impl Revision {
     /// The tree to index: the revision's files.
     pub fn root(&self) -> PathBuf {
-        self.dir.join("tree")
+        self.dir.join(TREE)
     }
 
     /// Its index directory.
     pub fn index_dir(&self) -> PathBuf {
-        self.dir.join("index")
+        self.dir.join(INDEX)
     }
 }
 
@@ -169,9 +214,98 @@ pub fn materialize(
     make(root, revs, resolved, progress)
 }
 
-/// The directory of revision `resolved` under `revs`.
+/// The directory of revision `resolved` under `revs` (its ids are checked by [`make`] and
+/// [`check_kept`] before anything below it is used).
 pub fn dir_of(revs: &Path, resolved: &Resolved) -> PathBuf {
     revs.join(format!("{PREFIX}{}", resolved.tree))
+}
+
+/// The name of revision `resolved`'s directory, once its ids are checked to be object ids (a
+/// remembered resolution is read from the index directory, which anyone may have written).
+fn dir_name(resolved: &Resolved) -> Result<String, RevError> {
+    if !git::is_object_id(&resolved.tree) || !git::is_object_id(&resolved.commit) {
+        return Err(RevError::Refused(format!(
+            "revision {} resolved to tree '{}' of commit '{}', which are not object ids; \
+             remove the index directory's revs/resolved.json and ask again",
+            resolved.asked, resolved.tree, resolved.commit
+        )));
+    }
+    Ok(format!("{PREFIX}{}", resolved.tree))
+}
+
+/// Checks that revision `resolved`, when kept under `revs`, is one knav made: a server calls
+/// it before it reads a revision's files or index.
+pub fn check_kept(revs: &Path, resolved: &Resolved) -> Result<(), RevError> {
+    let name = dir_name(resolved)?;
+    if let Some(revs) = open_revs(revs, false)? {
+        kept(&revs, &name, &resolved.tree)?;
+    }
+    Ok(())
+}
+
+/// The revisions' directory `revs`, opened (and made, with `create`) below its index
+/// directory; `None` when it is not there and not to be made.
+fn open_revs(revs: &Path, create: bool) -> Result<Option<IndexDir>, RevError> {
+    let index = revs.parent().unwrap_or(Path::new("."));
+    let name = revs.file_name().unwrap_or(OsStr::new("revs"));
+    let opened = if create {
+        IndexDir::create(index)
+    } else {
+        IndexDir::open(index)
+    };
+    let index_dir = match opened {
+        Ok(d) => d,
+        Err(e) if !create && e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err("cannot open the index directory", index)(e)),
+    };
+    if create {
+        index_dir.ignore_in_git();
+    } else if index_dir.kind(name) == Kind::Missing {
+        return Ok(None);
+    }
+    let opened = if create {
+        index_dir.sub_or_create(name)
+    } else {
+        index_dir.sub(name)
+    };
+    opened.map(Some).map_err(io_err("cannot open", revs))
+}
+
+/// True when revision directory `name` is there and is one knav made for `tree`: a directory
+/// whose record names `tree`, with a `tree` directory and at most an `index` directory
+/// beside it. A directory without a record is an unfinished one (false); anything else is
+/// refused.
+fn kept(revs: &IndexDir, name: &str, tree: &str) -> Result<bool, RevError> {
+    let path = revs.join(name);
+    match revs.kind(name) {
+        Kind::Missing => return Ok(false),
+        Kind::Dir => {}
+        Kind::Link => return Err(not_knavs(&path, "a symbolic link")),
+        _ => return Err(not_knavs(&path, "not a directory")),
+    }
+    let dir = revs.sub(name).map_err(io_err("cannot open", &path))?;
+    match dir.kind(RECORD) {
+        Kind::Missing => return Ok(false),
+        Kind::File => {}
+        _ => return Err(not_knavs(&path.join(RECORD), "not a regular file")),
+    }
+    let bytes = dir
+        .read(RECORD, RECORD_CAP)
+        .map_err(io_err("cannot read", &path))?;
+    let record: Record = serde_json::from_slice(&bytes)
+        .map_err(|e| not_knavs(&path.join(RECORD), &format!("unreadable ({e})")))?;
+    if record.tree != tree {
+        return Err(not_knavs(&path.join(RECORD), "a record of another tree"));
+    }
+    for (sub, may_be_missing) in [(TREE, false), (INDEX, true)] {
+        match dir.kind(sub) {
+            Kind::Dir => {}
+            Kind::Missing if may_be_missing => {}
+            Kind::Link => return Err(not_knavs(&path.join(sub), "a symbolic link")),
+            _ => return Err(not_knavs(&path.join(sub), "not a directory")),
+        }
+    }
+    Ok(true)
 }
 
 /// [`materialize`] for a revision git has resolved.
@@ -181,32 +315,46 @@ pub fn make(
     resolved: Resolved,
     progress: &mut Progress,
 ) -> Result<Revision, RevError> {
-    let dir = dir_of(revs, &resolved);
-    let found = |resolved, dir: PathBuf| {
-        touch(&dir);
+    let name = dir_name(&resolved)?;
+    let dir = revs.join(&name);
+    let found = |revs_dir: &IndexDir, resolved, dir: PathBuf| {
+        touch(revs_dir, &name);
         Ok(Revision {
             resolved,
             dir,
             blobs_written: 0,
         })
     };
-    if dir.join(RECORD).is_file() {
-        return found(resolved, dir);
+    if let Some(revs_dir) = open_revs(revs, false)? {
+        if kept(&revs_dir, &name, &resolved.tree)? {
+            return found(&revs_dir, resolved, dir);
+        }
     }
-    fs::create_dir_all(revs).map_err(io_err("cannot create", revs))?;
-    if let Some(index_dir) = revs.parent() {
-        crate::disk::ignored_by_git(index_dir);
-    }
-    let lock_path = revs.join(LOCK);
-    let lock = File::create(&lock_path).map_err(io_err("cannot create", &lock_path))?;
-    lock.lock().map_err(io_err("cannot lock", &lock_path))?;
+    let revs_dir = open_revs(revs, true)?.ok_or_else(|| not_knavs(revs, "missing"))?;
+    let lock = revs_dir
+        .lock_file(LOCK)
+        .map_err(io_err("cannot create", &revs.join(LOCK)))?;
+    lock.lock()
+        .map_err(io_err("cannot lock", &revs.join(LOCK)))?;
     // Another process may have made it while this one waited for the lock.
-    if dir.join(RECORD).is_file() {
-        return found(resolved, dir);
+    if kept(&revs_dir, &name, &resolved.tree)? {
+        return found(&revs_dir, resolved, dir);
     }
-    remove_unfinished(revs);
-    let written = write_revision(root, revs, &resolved, &dir, progress)?;
-    evict(revs, KEEP, &dir);
+    remove_unfinished(&revs_dir);
+    let tmp = format!("{name}.tmp-{}", std::process::id());
+    let written = match write_revision(root, &revs_dir, &resolved, (&name, &tmp), progress) {
+        Ok(n) => n,
+        Err(e) => {
+            // Nothing of a failed revision stays: its directory, and the blobs it added that
+            // no revision links.
+            let _ = revs_dir.remove_tree(&tmp);
+            if let Ok(blobs) = revs_dir.sub(BLOBS) {
+                sweep_blobs(&blobs);
+            }
+            return Err(e);
+        }
+    };
+    evict(&revs_dir, (KEEP, MAX_BYTES), &name);
     Ok(Revision {
         resolved,
         dir,
@@ -214,111 +362,207 @@ pub fn make(
     })
 }
 
-/// Writes the revision's blobs and links, then its record, and renames its directory into
-/// place; the blobs written.
+/// An entry of the revision's tree to write, with its path's parts.
+type Wanted<'a> = (&'a git::Entry, PathBuf);
+
+/// The entries an index reads, as paths below the tree; and how many were left out.
+fn wanted(entries: &[git::Entry]) -> (Vec<Wanted<'_>>, u64) {
+    let max = crate::walk::DEFAULT_MAX_FILE_BYTES;
+    let mut out = Vec::with_capacity(entries.len());
+    for e in entries {
+        let keep = match e.kind {
+            EntryKind::Submodule => false,
+            EntryKind::Symlink => e.size <= LINK_CAP,
+            EntryKind::File => e.size <= max,
+        };
+        let Some(rel) = safe_path(&e.path).filter(|_| keep) else {
+            continue;
+        };
+        // The tree's own settings and index are not the revision's to give.
+        let first = rel.iter().next().unwrap_or_default();
+        if first == ".knav" || rel.as_os_str() == ".knav.toml" {
+            continue;
+        }
+        out.push((e, rel));
+    }
+    let skipped = (entries.len() - out.len()) as u64;
+    (out, skipped)
+}
+
+/// Writes the revision's blobs and links, then its record, in directory `names.1`, and
+/// renames it to `names.0`; the blobs written.
 fn write_revision(
     root: &Path,
-    revs: &Path,
+    revs: &IndexDir,
     resolved: &Resolved,
-    dir: &Path,
+    (name, tmp): (&str, &str),
     progress: &mut Progress,
 ) -> Result<u64, RevError> {
     let phase = format!("reading {} from git", resolved.asked);
     progress.phase(&phase);
     let entries = git::list_tree(root, &resolved.tree)?;
-    let blobs = revs.join(BLOBS);
+    let blobs = revs
+        .sub_or_create(BLOBS)
+        .map_err(io_err("cannot create", &revs.join(BLOBS)))?;
+    let (wanted, skipped) = wanted(&entries);
     let mut seen = HashSet::new();
-    let missing: Vec<&str> = entries
+    let missing: Vec<&str> = wanted
         .iter()
-        .filter(|e| e.kind != EntryKind::Submodule)
-        .map(|e| e.oid.as_str())
-        .filter(|oid| seen.insert(*oid) && !blob_path(&blobs, oid).exists())
+        .map(|(e, _)| e.oid.as_str())
+        .filter(|oid| seen.insert(*oid) && !has_blob(&blobs, oid))
         .collect();
-    read_missing(root, &blobs, &missing, &phase, progress)?;
-    let total = missing.len() as u64;
-    let tmp = revs.join(format!(
-        "{PREFIX}{}.tmp-{}",
-        resolved.tree,
-        std::process::id()
-    ));
-    let tree = tmp.join("tree");
-    fs::create_dir_all(&tree).map_err(io_err("cannot create", &tree))?;
-    let (files, skipped) = link_all(&entries, &blobs, &tree)?;
+    let binary = read_missing(root, &blobs, &missing, &phase, progress)?;
+    let total = (missing.len() - binary.len()) as u64;
+    let tmp_path = revs.join(tmp);
+    revs.remove_tree(tmp)
+        .map_err(io_err("cannot remove", &tmp_path))?;
+    revs.mkdir(tmp)
+        .map_err(io_err("cannot create", &tmp_path))?;
+    let tmp_dir = revs.sub(tmp).map_err(io_err("cannot open", &tmp_path))?;
+    let tree = tmp_dir
+        .sub_or_create(TREE)
+        .map_err(io_err("cannot create", &tmp_path))?;
+    let (files, binaries) = link_all(&wanted, &binary, &blobs, &tree)?;
     let record = Record {
         tree: resolved.tree.clone(),
         commit: resolved.commit.clone(),
         asked: resolved.asked.clone(),
         files,
-        skipped,
+        skipped: skipped + binaries,
         made_unix: now_unix(),
     };
-    let record_path = tmp.join(RECORD);
+    let record_path = tmp_path.join(RECORD);
     let json = serde_json::to_vec_pretty(&record).unwrap_or_default();
-    fs::write(&record_path, json).map_err(io_err("cannot write", &record_path))?;
+    tmp_dir
+        .create_new(RECORD, 0o644)
+        .and_then(|mut f| f.write_all(&json))
+        .map_err(io_err("cannot write", &record_path))?;
     // A directory without a record is what an index build left after an eviction removed the
     // revision under it: nothing to keep.
-    if dir.exists() && !dir.join(RECORD).is_file() {
-        let _ = fs::remove_dir_all(dir);
-    }
-    fs::rename(&tmp, dir).map_err(io_err("cannot publish the revision", dir))?;
+    let path = revs.join(name);
+    revs.remove_tree(name)
+        .map_err(io_err("cannot remove", &path))?;
+    revs.rename(tmp, name)
+        .map_err(io_err("cannot publish the revision", &path))?;
     progress.finish();
     Ok(total)
 }
 
-/// Links the files of `entries` into `tree` (symbolic links made as such), directories first,
-/// then the links on every core; `(files, entries skipped)`.
-fn link_all(entries: &[git::Entry], blobs: &Path, tree: &Path) -> Result<(u64, u64), RevError> {
+/// True when blob `oid` is kept.
+fn has_blob(blobs: &IndexDir, oid: &str) -> bool {
+    blobs
+        .sub(&oid[..2])
+        .is_ok_and(|shard| shard.kind(&oid[2..]) == Kind::File)
+}
+
+/// Links the files of `wanted` into `tree` (symbolic links made as such, `binary` ones left
+/// out), each top-level directory's on a core of its own; `(files, binary files left out)`.
+fn link_all(
+    wanted: &[Wanted<'_>],
+    binary: &HashSet<String>,
+    blobs: &IndexDir,
+    tree: &IndexDir,
+) -> Result<(u64, u64), RevError> {
     use rayon::prelude::*;
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    let mut made: HashSet<PathBuf> = HashSet::new();
-    let mut links: Vec<(&git::Entry, PathBuf)> = Vec::with_capacity(entries.len());
-    let mut skipped = 0u64;
-    for e in entries {
-        let Some(rel) = safe_path(&e.path).filter(|_| e.kind != EntryKind::Submodule) else {
-            skipped += 1;
+    // At most 256 blob directories, opened once for every core.
+    let mut shards: HashMap<&str, IndexDir> = HashMap::new();
+    for (e, _) in wanted {
+        let shard = &e.oid[..2];
+        if !binary.contains(&e.oid) && !shards.contains_key(shard) {
+            let dir = blobs
+                .sub(shard)
+                .map_err(io_err("cannot open", blobs.path()))?;
+            shards.insert(shard, dir);
+        }
+    }
+    // git lists a directory's entries together.
+    let top = |w: &Wanted<'_>| w.1.iter().next().map(OsStr::to_owned);
+    let runs: Vec<&[Wanted<'_>]> = wanted.chunk_by(|a, b| top(a) == top(b)).collect();
+    runs.par_iter()
+        .map(|run| link_run(run, binary, &shards, tree))
+        .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))
+}
+
+/// [`link_all`] for entries listed together, one directory descriptor open per level.
+fn link_run(
+    wanted: &[Wanted<'_>],
+    binary: &HashSet<String>,
+    shards: &HashMap<&str, IndexDir>,
+    tree: &IndexDir,
+) -> Result<(u64, u64), RevError> {
+    // The open directories of the last path.
+    let mut open: Vec<(&OsStr, IndexDir)> = Vec::new();
+    let (mut files, mut left_out) = (0u64, 0u64);
+    for (e, rel) in wanted {
+        if binary.contains(&e.oid) {
+            left_out += 1;
+            continue;
+        }
+        let path = tree.join(rel);
+        let parts: Vec<&OsStr> = rel.iter().collect();
+        let Some((last, dirs)) = parts.split_last() else {
             continue;
         };
-        let to = tree.join(&rel);
-        if let Some(parent) = to.parent() {
-            if made.insert(parent.to_path_buf()) {
-                dirs.push(parent.to_path_buf());
-            }
+        let same = open
+            .iter()
+            .zip(dirs)
+            .take_while(|((a, _), b)| a == *b)
+            .count();
+        open.truncate(same);
+        for d in &dirs[same..] {
+            let sub = open
+                .last()
+                .map_or(tree, |(_, p)| p)
+                .sub_or_create(d)
+                .map_err(io_err("cannot create", &path))?;
+            open.push((d, sub));
         }
-        links.push((e, to));
-    }
-    for d in &dirs {
-        fs::create_dir_all(d).map_err(io_err("cannot create", d))?;
-    }
-    links.par_iter().try_for_each(|(e, to)| {
-        let from = blob_path(blobs, &e.oid);
+        let here = open.last().map_or(tree, |(_, p)| p);
+        let (shard, rest) = e.oid.split_at(2);
+        let from_dir = shards
+            .get(shard)
+            .ok_or_else(|| not_knavs(&path, "a blob directory missing"))?;
+        let c = |s: &[u8]| CString::new(s).map_err(|_| not_knavs(&path, "a NUL in a name"));
+        let (from, to) = (c(rest.as_bytes())?, c(last.as_encoded_bytes())?);
         if e.kind == EntryKind::Symlink {
-            let target = fs::read(&from).map_err(io_err("cannot read", &from))?;
-            use std::os::unix::ffi::OsStrExt;
-            std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(&target), to)
-                .map_err(io_err("cannot make the symbolic link", to))
+            let target = from_dir
+                .read(rest, LINK_CAP)
+                .map_err(io_err("cannot read", &path))?;
+            here.symlink(&target, &to)
+                .map_err(io_err("cannot make the symbolic link", &path))?;
         } else {
-            fs::hard_link(&from, to).map_err(io_err("cannot link", to))
+            here.link_from(from_dir, &from, &to)
+                .map_err(io_err("cannot link", &path))?;
         }
-    })?;
-    Ok((links.len() as u64, skipped))
+        files += 1;
+    }
+    Ok((files, left_out))
 }
 
 /// Reads the blobs `missing` from git into `blobs`, with two readers at once (git inflates and
-/// resolves deltas on one core each).
+/// resolves deltas on one core each); the binary ones are not written, and returned.
 fn read_missing(
     root: &Path,
-    blobs: &Path,
+    blobs: &IndexDir,
     missing: &[&str],
     phase: &str,
     progress: &mut Progress,
-) -> Result<(), RevError> {
+) -> Result<HashSet<String>, RevError> {
     use std::sync::atomic::{AtomicU64, Ordering};
     let total = missing.len() as u64;
     let (done, bytes) = (AtomicU64::new(0), AtomicU64::new(0));
+    let binary = Mutex::new(HashSet::new());
     let half = missing.len().div_ceil(2);
     let (first, second) = missing.split_at(half);
     let take = |oid: &str, data: &[u8]| {
-        write_blob(blobs, oid, data)?;
+        if memchr::memchr(0, &data[..data.len().min(BINARY_PROBE)]).is_some() {
+            binary
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(oid.to_string());
+        } else {
+            write_blob(blobs, oid, data)?;
+        }
         done.fetch_add(1, Ordering::Relaxed);
         bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
         Ok(())
@@ -339,13 +583,14 @@ fn read_missing(
         });
         (mine, theirs)
     });
-    a.and(b).map_err(RevError::from)
+    a.and(b).map_err(RevError::from)?;
+    Ok(binary.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
 
 /// True when `dir` is (or is below) the files of a kept revision: `revs/t-<tree id>/tree`.
 pub fn is_revision_tree(dir: &Path) -> bool {
     dir.ancestors().any(|d| {
-        d.file_name().is_some_and(|n| n == "tree")
+        d.file_name().is_some_and(|n| n == TREE)
             && d.parent().is_some_and(|p| {
                 p.file_name()
                     .is_some_and(|n| n.to_string_lossy().starts_with(PREFIX))
@@ -354,23 +599,21 @@ pub fn is_revision_tree(dir: &Path) -> bool {
     })
 }
 
-/// Where blob `oid` is kept.
-fn blob_path(blobs: &Path, oid: &str) -> PathBuf {
-    blobs.join(&oid[..2]).join(&oid[2..])
-}
-
 /// Writes blob `oid` read-only under `blobs`, whole or not at all (a temporary name, then a
 /// rename).
-fn write_blob(blobs: &Path, oid: &str, data: &[u8]) -> io::Result<()> {
-    let path = blob_path(blobs, oid);
-    let parent = path.parent().unwrap_or(blobs);
-    fs::create_dir_all(parent)?;
-    let tmp = parent.join(format!("{}.tmp-{}", &oid[2..], std::process::id()));
-    let mut f = File::create(&tmp)?;
-    f.write_all(data)?;
-    f.set_permissions(fs::Permissions::from_mode(0o444))?;
-    drop(f);
-    fs::rename(&tmp, &path)
+fn write_blob(blobs: &IndexDir, oid: &str, data: &[u8]) -> io::Result<()> {
+    let (shard, rest) = oid.split_at(2);
+    let dir = blobs.sub_or_create(shard)?;
+    let tmp = format!("{rest}.tmp-{}", std::process::id());
+    let _ = dir.remove_file(&tmp);
+    let written = dir
+        .create_new(&tmp, 0o444)
+        .and_then(|mut f| f.write_all(data))
+        .and_then(|()| dir.rename(&tmp, rest));
+    if written.is_err() {
+        let _ = dir.remove_file(&tmp);
+    }
+    written
 }
 
 /// A path git stored, as a relative path below the revision's tree; None for one no tree
@@ -387,30 +630,56 @@ fn safe_path(raw: &[u8]) -> Option<PathBuf> {
     Some(out)
 }
 
-/// Marks a revision used now (its record's mtime).
-fn touch(dir: &Path) {
-    if let Ok(f) = File::options().append(true).open(dir.join(RECORD)) {
+/// Marks revision `name` used now (its record's mtime).
+fn touch(revs: &IndexDir, name: &str) {
+    if let Ok(f) = revs.sub(name).and_then(|d| d.open_file(RECORD)) {
         let _ = f.set_modified(std::time::SystemTime::now());
     }
 }
 
-/// Removes what a writer killed midway left: temporary revision directories and blobs.
-/// Called with the lock held, so no writer is running.
-fn remove_unfinished(revs: &Path) {
-    for e in fs::read_dir(revs).into_iter().flatten().flatten() {
-        let name = e.file_name();
-        if name.to_string_lossy().contains(".tmp-") {
-            let _ = fs::remove_dir_all(e.path());
+/// Removes what a writer killed midway left: temporary revision directories, revision
+/// directories without a record, and blobs no revision links. Called with the lock held, so no writer is running.
+fn remove_unfinished(revs: &IndexDir) {
+    for name in revs.entries().unwrap_or_default() {
+        let text = name.to_string_lossy();
+        // And revisions without a record: what an index build left after an eviction removed
+        // the revision under it, once it is not running.
+        let unrecorded = text.strip_prefix(PREFIX).is_some_and(git::is_object_id)
+            && revs
+                .sub(&name)
+                .is_ok_and(|d| d.kind(RECORD) == Kind::Missing)
+            && !building(revs, &name);
+        if text.contains(".tmp-") || unrecorded {
+            let _ = revs.remove_tree(&name);
         }
     }
-    for sub in fs::read_dir(revs.join(BLOBS))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        for e in fs::read_dir(sub.path()).into_iter().flatten().flatten() {
-            if e.file_name().to_string_lossy().contains(".tmp-") {
-                let _ = fs::remove_file(e.path());
+    if let Ok(blobs) = revs.sub(BLOBS) {
+        sweep_blobs(&blobs);
+    }
+}
+
+/// Removes the blobs no revision links (and temporary ones): a blob only the blobs directory
+/// links is in no kept revision. A link found there is removed as a link. Called with the
+/// lock held.
+fn sweep_blobs(blobs: &IndexDir) {
+    for shard in blobs.entries().unwrap_or_default() {
+        match blobs.kind(&shard) {
+            Kind::Dir => {}
+            Kind::Link => {
+                let _ = blobs.remove_file(&shard);
+                continue;
+            }
+            _ => continue,
+        }
+        let Ok(dir) = blobs.sub(&shard) else { continue };
+        for e in dir.entries().unwrap_or_default() {
+            let gone = match dir.kind(&e) {
+                Kind::Link => true,
+                Kind::File => dir.links(&e) <= 1,
+                _ => false,
+            };
+            if gone {
+                let _ = dir.remove_file(&e);
             }
         }
     }
@@ -418,70 +687,106 @@ fn remove_unfinished(revs: &Path) {
 
 /// The revisions kept under `revs`, most recently used first.
 pub fn list(revs: &Path) -> Vec<Kept> {
-    let mut kept: Vec<Kept> = fs::read_dir(revs)
+    match open_revs(revs, false) {
+        Ok(Some(revs)) => list_in(&revs).into_iter().map(|(_, k)| k).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The revisions knav made in `revs` with their directories' names, most recently used
+/// first: a directory named by an object id whose record names that tree.
+fn list_in(revs: &IndexDir) -> Vec<(String, Kept)> {
+    let mut kept: Vec<(String, Kept, std::time::Duration)> = revs
+        .entries()
+        .unwrap_or_default()
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with(PREFIX) && !name.contains(".tmp-")
-        })
-        .filter_map(|e| {
-            let path = e.path().join(RECORD);
-            let record: Record = serde_json::from_slice(&fs::read(&path).ok()?).ok()?;
-            let used_unix = fs::metadata(&path)
+        .filter_map(|name| {
+            let name = name.into_string().ok()?;
+            let tree = name.strip_prefix(PREFIX).filter(|t| git::is_object_id(t))?;
+            let dir = revs.sub(&name).ok()?;
+            let file = dir.open_file(RECORD).ok()?;
+            let mut bytes = Vec::new();
+            io::Read::read_to_end(&mut io::Read::take(&file, RECORD_CAP), &mut bytes).ok()?;
+            let record: Record = serde_json::from_slice(&bytes).ok()?;
+            if record.tree != tree || !git::is_object_id(&record.commit) {
+                return None;
+            }
+            let used = file
+                .metadata()
                 .and_then(|m| m.modified())
                 .ok()
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_secs());
+                .unwrap_or_default();
             // The manifest a published index has (`store::CURRENT`).
-            let indexed = e.path().join("index").join("CURRENT").is_file();
-            Some(Kept {
+            let indexed = dir
+                .sub(INDEX)
+                .is_ok_and(|i| i.kind("CURRENT") == Kind::File);
+            let kept = Kept {
                 record,
-                used_unix,
+                used_unix: used.as_secs(),
                 indexed,
-            })
+            };
+            Some((name, kept, used))
         })
         .collect();
-    kept.sort_by(|a, b| {
-        b.used_unix
-            .cmp(&a.used_unix)
-            .then(a.record.tree.cmp(&b.record.tree))
-    });
-    kept
+    // Uses a second apart are told apart by the nanoseconds of the record's mtime.
+    kept.sort_by(|(_, a, at), (_, b, bt)| bt.cmp(at).then(a.record.tree.cmp(&b.record.tree)));
+    kept.into_iter().map(|(n, k, _)| (n, k)).collect()
 }
 
-/// Removes the least recently used revisions beyond `keep` (never `current`), then the blobs
-/// no kept revision links. Called with the lock held.
-fn evict(revs: &Path, keep: usize, current: &Path) {
-    let kept = list(revs);
-    let mut removed = false;
+/// Bytes the revisions take: their blobs and their indexes (their trees are links to the
+/// blobs).
+fn stored_bytes(revs: &IndexDir) -> u64 {
+    let indexes: u64 = list_in(revs)
+        .iter()
+        .filter_map(|(name, _)| revs.sub(name).ok())
+        .map(|d| d.bytes(INDEX))
+        .sum();
+    revs.bytes(BLOBS) + indexes
+}
+
+/// Removes revisions (never `current`) until at most `keep` are kept and they take at most
+/// `max_bytes`, then the blobs no kept revision links. The least recently used go first, and
+/// those used in the last ten minutes or being indexed after all others: they are spared
+/// only within the bounds. Called with the lock held.
+fn evict(revs: &IndexDir, (keep, max_bytes): (usize, u64), current: &str) {
+    let kept = list_in(revs);
     let now = now_unix();
-    for k in kept.iter().skip(keep) {
-        let dir = revs.join(format!("{PREFIX}{}", k.record.tree));
-        // Not one a reader may still be reading (each use marks it) or a build is indexing.
-        let in_use = now.saturating_sub(k.used_unix) < IN_USE_S || building(&dir);
-        if dir != current && !in_use {
-            let _ = fs::remove_dir_all(&dir);
-            removed = true;
+    // `kept` is most recently used first: its reverse position is the order of use.
+    let mut victims: Vec<(bool, std::cmp::Reverse<usize>, &str)> = kept
+        .iter()
+        .enumerate()
+        .filter(|(_, (name, _))| name != current)
+        .map(|(i, (name, k))| {
+            let in_use =
+                now.saturating_sub(k.used_unix) < IN_USE_S || building(revs, OsStr::new(name));
+            (in_use, std::cmp::Reverse(i), name.as_str())
+        })
+        .collect();
+    // Not in use first, then least recently used first.
+    victims.sort();
+    let mut victims = victims.into_iter().map(|(_, _, name)| name);
+    let mut count = kept.len();
+    let blobs = revs.sub(BLOBS).ok();
+    let sweep = || {
+        if let Some(b) = &blobs {
+            sweep_blobs(b);
         }
+    };
+    let mut removed = false;
+    while count > keep {
+        let Some(name) = victims.next() else { break };
+        let _ = revs.remove_tree(name);
+        count -= 1;
+        removed = true;
     }
-    if !removed {
-        return;
+    if removed {
+        sweep();
     }
-    // A blob only the blobs directory links is in no kept revision.
-    use std::os::unix::fs::MetadataExt;
-    for sub in fs::read_dir(revs.join(BLOBS))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        for e in fs::read_dir(sub.path()).into_iter().flatten().flatten() {
-            if e.metadata().is_ok_and(|m| m.nlink() <= 1) {
-                let _ = fs::remove_file(e.path());
-            }
-        }
+    while stored_bytes(revs) > max_bytes {
+        let Some(name) = victims.next() else { break };
+        let _ = revs.remove_tree(name);
+        sweep();
     }
 }
 
@@ -494,11 +799,17 @@ fn now_unix() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
+
+    /// A tree id made of `c`.
+    fn id(c: char) -> String {
+        std::iter::repeat_n(c, 40).collect()
+    }
 
     /// A revision directory under `revs` whose record was last used `ago` seconds ago.
     fn kept_revision(revs: &Path, tree: &str, ago: u64) -> PathBuf {
         let dir = revs.join(format!("{PREFIX}{tree}"));
-        fs::create_dir_all(dir.join("tree")).unwrap();
+        std::fs::create_dir_all(dir.join("tree")).unwrap();
         let record = Record {
             tree: tree.into(),
             commit: tree.into(),
@@ -507,7 +818,7 @@ mod tests {
             skipped: 0,
             made_unix: 0,
         };
-        fs::write(dir.join(RECORD), serde_json::to_vec(&record).unwrap()).unwrap();
+        std::fs::write(dir.join(RECORD), serde_json::to_vec(&record).unwrap()).unwrap();
         let when = std::time::SystemTime::now() - std::time::Duration::from_secs(ago);
         File::options()
             .append(true)
@@ -518,24 +829,102 @@ mod tests {
         dir
     }
 
+    fn scratch(name: &str) -> (PathBuf, IndexDir) {
+        let revs = std::env::temp_dir().join(format!("knav-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&revs);
+        std::fs::create_dir_all(&revs).unwrap();
+        let dir = IndexDir::open(&revs).unwrap();
+        (revs, dir)
+    }
+
     #[test]
-    fn eviction_spares_revisions_in_use_or_being_indexed() {
-        let revs = std::env::temp_dir().join(format!("knav-evict-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&revs);
-        let current = kept_revision(&revs, "a", 0);
-        let recent = kept_revision(&revs, "b", 60);
-        let old = kept_revision(&revs, "c", 7200);
-        let building_one = kept_revision(&revs, "d", 7200);
-        fs::create_dir_all(building_one.join("index")).unwrap();
+    fn eviction_spares_revisions_in_use_or_being_indexed_within_the_bounds() {
+        let (revs, dir) = scratch("evict");
+        let (a, b, c, d) = (id('a'), id('b'), id('c'), id('d'));
+        let current = kept_revision(&revs, &a, 0);
+        let recent = kept_revision(&revs, &b, 60);
+        let old = kept_revision(&revs, &c, 7200);
+        let building_one = kept_revision(&revs, &d, 7200);
+        std::fs::create_dir_all(building_one.join("index")).unwrap();
         let lock = File::create(building_one.join("index/lock")).unwrap();
         lock.lock().unwrap();
-        evict(&revs, 1, &current);
+        let current_name = format!("{PREFIX}{a}");
+        evict(&dir, (3, u64::MAX), &current_name);
         assert!(current.exists() && recent.exists() && building_one.exists());
         assert!(!old.exists());
-        drop(lock);
-        evict(&revs, 1, &current);
+        // Over the count, the recent and the building ones go too: least recently used first.
+        evict(&dir, (2, u64::MAX), &current_name);
         assert!(!building_one.exists() && recent.exists());
-        let _ = fs::remove_dir_all(&revs);
+        drop(lock);
+        evict(&dir, (1, u64::MAX), &current_name);
+        assert!(current.exists() && !recent.exists());
+        let _ = std::fs::remove_dir_all(&revs);
+    }
+
+    #[test]
+    fn eviction_keeps_the_bytes_under_the_cap() {
+        let (revs, dir) = scratch("evict-bytes");
+        let names: Vec<String> = "abcd".chars().map(id).collect();
+        for (i, n) in names.iter().enumerate() {
+            let d = kept_revision(&revs, n, i as u64);
+            std::fs::create_dir_all(d.join("index")).unwrap();
+            std::fs::write(d.join("index/seg"), vec![0u8; 1000]).unwrap();
+        }
+        let current = format!("{PREFIX}{}", names[0]);
+        evict(&dir, (8, 2500), &current);
+        let left: Vec<String> = list_in(&dir).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            left,
+            [current.clone(), format!("{PREFIX}{}", names[1])],
+            "the two most recently used fit in 2,500 bytes"
+        );
+        let _ = std::fs::remove_dir_all(&revs);
+    }
+
+    #[test]
+    fn a_planted_record_naming_another_tree_is_neither_listed_nor_evicted() {
+        let (revs, dir) = scratch("planted");
+        let outside = revs.with_extension("victim");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("f"), "kept").unwrap();
+        let planted = kept_revision(&revs, &id('e'), 7200);
+        let record = format!(
+            r#"{{"tree":"x/../../{}","commit":"{}","asked":"v","files":0,"skipped":0,"made_unix":0}}"#,
+            outside.file_name().unwrap().to_str().unwrap(),
+            id('e')
+        );
+        std::fs::write(planted.join(RECORD), record).unwrap();
+        std::fs::create_dir_all(revs.join("t-x")).unwrap();
+        assert!(list_in(&dir).is_empty());
+        evict(&dir, (0, 0), "t-none");
+        assert_eq!(std::fs::read(outside.join("f")).unwrap(), b"kept");
+        let _ = std::fs::remove_dir_all(&revs);
+        let _ = std::fs::remove_dir_all(&outside);
+    }
+
+    #[test]
+    fn only_what_an_index_reads_is_wanted() {
+        let e = |path: &str, kind, size| git::Entry {
+            kind,
+            oid: id('a'),
+            path: path.as_bytes().to_vec(),
+            size,
+        };
+        let max = crate::walk::DEFAULT_MAX_FILE_BYTES;
+        let entries = [
+            e("fs/a.c", EntryKind::File, 10),
+            e("fs/huge.bin", EntryKind::File, max + 1),
+            e(".knav.toml", EntryKind::File, 10),
+            e(".knav/CURRENT", EntryKind::File, 10),
+            e("sub", EntryKind::Submodule, 0),
+            e("link", EntryKind::Symlink, 5),
+            e("long-link", EntryKind::Symlink, LINK_CAP + 1),
+            e("a/../b", EntryKind::File, 1),
+        ];
+        let (kept, skipped) = wanted(&entries);
+        let paths: Vec<&Path> = kept.iter().map(|(_, p)| p.as_path()).collect();
+        assert_eq!(paths, [Path::new("fs/a.c"), Path::new("link")]);
+        assert_eq!(skipped, 6);
     }
 
     #[test]

@@ -23,6 +23,7 @@ use super::format::{check_header, header, FileStatus, HEADER_LEN, VERSION};
 use super::part::{Kind, Part, Stamp};
 use super::segment::{Segment, SegmentRef};
 use super::text::index::TextIndex;
+use crate::indexdir::IndexDir;
 use crate::walk::{DirListing, Names, WalkCache};
 
 /// The manifest stored in `CURRENT`.
@@ -140,14 +141,22 @@ pub fn existing_index_dir(root: &Path, explicit: Option<&Path>) -> PathBuf {
 }
 
 fn find_index_dir(root: &Path, explicit: Option<&Path>, create: bool) -> PathBuf {
+    // A directory the user names may be reached through a link (resolved here, once); only
+    // a link planted in the tree, as `.knav`, is refused.
+    let resolved = |dir: PathBuf| match is_link(&dir) {
+        true => std::fs::canonicalize(&dir).unwrap_or(dir),
+        false => dir,
+    };
     if let Some(dir) = explicit {
-        return dir.to_path_buf();
+        return resolved(dir.to_path_buf());
     }
     if let Some(dir) = std::env::var_os("KNAV_INDEX_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
+        return resolved(PathBuf::from(dir));
     }
     let local = root.join(".knav");
-    if local.join(CURRENT).is_file() {
+    // A link in `.knav`'s place is never followed: the lock and the reader refuse it, saying
+    // what to do.
+    if local.join(CURRENT).is_file() || is_link(&local) {
         return local;
     }
     let cache = cache_dir(root);
@@ -160,10 +169,59 @@ fn find_index_dir(root: &Path, explicit: Option<&Path>, create: bool) -> PathBuf
     }
     if std::fs::create_dir(&local).is_ok() {
         crate::disk::no_wider_than(&local, root);
-        crate::disk::ignored_by_git(&local);
+        if let Ok(dir) = IndexDir::open(&local) {
+            dir.ignore_in_git();
+        }
         return local;
     }
     cache.unwrap_or(local)
+}
+
+fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// Index directory `index_dir` opened as [`IndexDir`] does (no link in its place, not another
+/// user's), made first with `create`.
+pub fn open_dir(index_dir: &Path, create: bool) -> Result<IndexDir, IndexError> {
+    let opened = if create {
+        IndexDir::create(index_dir)
+    } else {
+        IndexDir::open(index_dir)
+    };
+    opened.map_err(|e| match e.kind() {
+        // The refusals of `indexdir`, which say what to do.
+        std::io::ErrorKind::Other => IndexError::io(REFUSES, index_dir)(e),
+        _ if create => IndexError::NoIndexDir {
+            dir: index_dir.to_path_buf(),
+            source: e.into(),
+        },
+        _ => IndexError::io("", index_dir)(e),
+    })
+}
+
+/// What an error of [`crate::indexdir`]'s refusals (which name the path) says first.
+const REFUSES: &str = "knav refuses what it found in";
+
+/// Replaces file `name` of `dir` with `bytes`: written to a new temporary file (never through
+/// a link planted under its name), synced with `sync`, then renamed over it.
+fn replace_file(dir: &IndexDir, name: &str, bytes: &[u8], sync: bool) -> std::io::Result<()> {
+    let tmp = format!("{name}.tmp-{}", std::process::id());
+    let _ = dir.remove_file(&tmp);
+    let written = dir.create_new(&tmp, 0o644).and_then(|mut f| {
+        f.write_all(bytes)?;
+        if sync {
+            f.sync_all()?;
+        }
+        Ok(())
+    });
+    match written.and_then(|()| dir.rename(&tmp, name)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = dir.remove_file(&tmp);
+            Err(e)
+        }
+    }
 }
 
 fn cache_dir(root: &Path) -> Option<PathBuf> {
@@ -188,32 +246,56 @@ fn cache_dir_in(base: &Path, root: &Path) -> PathBuf {
 /// Reads the manifest, or `None` when there is no index.
 pub fn read_manifest(index_dir: &Path) -> Result<Option<Manifest>, IndexError> {
     let path = index_dir.join(CURRENT);
-    let bytes = match std::fs::read(&path) {
+    // Through the directory's descriptor: a link as CURRENT (or as the directory) is refused.
+    let read = open_dir(index_dir, false).and_then(|dir| {
+        dir.read(CURRENT, MANIFEST_CAP).map_err(|e| match e.kind() {
+            std::io::ErrorKind::Other => IndexError::io(REFUSES, index_dir)(e),
+            _ => IndexError::io("", &path)(e),
+        })
+    });
+    let bytes = match read {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(IndexError::io("", &path)(e)),
+        Err(IndexError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
     };
     let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
         IndexError::Json {
-            path,
+            path: path.clone(),
             source: e.into(),
         }
         .rebuild_full()
     })?;
+    // Every part it names is a directory of its own below the index directory.
+    let single = |d: &str| !(d.is_empty() || d == "." || d == ".." || d.contains('/'));
+    if !m.part_dirs().into_iter().all(single) {
+        return Err(
+            IndexError::damaged(&path, "it names a part outside the index directory")
+                .rebuild_full(),
+        );
+    }
     Ok(Some(m))
 }
+
+/// File `name` of the index directory when it is a regular file (a link or a FIFO planted
+/// there is not read, and cannot block): one of knav's caches, so any failure is `None`.
+fn read_own(index_dir: &Path, name: &str) -> Option<Vec<u8>> {
+    IndexDir::open(index_dir).ok()?.read(name, CACHE_CAP).ok()
+}
+
+/// The largest cache file read (the kernel's walk cache is a few MB).
+const CACHE_CAP: u64 = 1 << 30;
+
+/// The largest manifest read (a kernel's is a few KiB).
+const MANIFEST_CAP: u64 = 16 << 20;
 
 /// Publishes `manifest` with one rename, then deletes segments no reader can still need.
 pub fn publish(index_dir: &Path, manifest: &Manifest) -> Result<(), IndexError> {
     let io = || IndexError::io("cannot publish index in", index_dir);
-    let tmp = index_dir.join(format!("{CURRENT}.tmp-{}", std::process::id()));
-    {
-        let mut f = File::create(&tmp).map_err(io())?;
-        let json = serde_json::to_vec_pretty(manifest).map_err(std::io::Error::from);
-        f.write_all(&json.map_err(io())?).map_err(io())?;
-        f.sync_all().map_err(io())?;
-    }
-    std::fs::rename(&tmp, index_dir.join(CURRENT)).map_err(io())?;
+    let dir = open_dir(index_dir, false)?;
+    let json = serde_json::to_vec_pretty(manifest).map_err(std::io::Error::from);
+    replace_file(&dir, CURRENT, &json.map_err(io())?, true).map_err(io())?;
     if let Ok(d) = File::open(index_dir) {
         let _ = d.sync_all();
     }
@@ -238,11 +320,12 @@ pub fn remove_unpublished(index_dir: &Path) {
         Ok(None) => remove_unreferenced(index_dir, Vec::new()),
         Err(_) => {}
     }
-    if let Ok(entries) = std::fs::read_dir(index_dir) {
-        for e in entries.flatten() {
-            if e.file_name().to_string_lossy().contains(".tmp-") {
-                let _ = std::fs::remove_file(e.path());
-            }
+    let Ok(dir) = IndexDir::open(index_dir) else {
+        return;
+    };
+    for name in dir.entries().unwrap_or_default() {
+        if name.to_string_lossy().contains(".tmp-") {
+            let _ = dir.remove_file(&name);
         }
     }
 }
@@ -251,21 +334,22 @@ pub fn remove_unpublished(index_dir: &Path) {
 /// [`Manifest::part_dirs`]) does not name.
 fn remove_unreferenced(index_dir: &Path, keep: Vec<&str>) {
     let keep: HashSet<&str> = keep.into_iter().collect();
-    if let Ok(entries) = std::fs::read_dir(index_dir) {
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            let part = Kind::ALL
-                .iter()
-                .map(|k| k.prefix())
-                .chain([RESTAT_PREFIX])
-                .any(|prefix| {
-                    name.strip_prefix(prefix)
-                        .is_some_and(|rest| rest.starts_with('-'))
-                });
-            if part && !keep.contains(name.as_ref()) {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
+    let Ok(dir) = IndexDir::open(index_dir) else {
+        return;
+    };
+    for entry in dir.entries().unwrap_or_default() {
+        let name = entry.to_string_lossy();
+        let part = Kind::ALL
+            .iter()
+            .map(|k| k.prefix())
+            .chain([RESTAT_PREFIX])
+            .any(|prefix| {
+                name.strip_prefix(prefix)
+                    .is_some_and(|rest| rest.starts_with('-'))
+            });
+        // Removed through the directory's descriptor; a link is removed as a link.
+        if part && !keep.contains(name.as_ref()) {
+            let _ = dir.remove_tree(&entry);
         }
     }
 }
@@ -305,17 +389,17 @@ pub struct Damaged {
 /// `just_built`, the files were checksummed as they were written: only their stats are taken.
 pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Result<(), Damaged> {
     use rayon::prelude::*;
-    let stamps: std::collections::HashMap<String, StatKey> =
-        std::fs::read_to_string(index_dir.join(CHECKED))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| {
-                let mut f = l.split('\t');
-                let name = f.next()?.to_string();
-                let mut n = || f.next()?.parse::<i128>().ok();
-                Some((name, (n()? as u64, n()? as u64, n()? as i64, n()? as i64)))
-            })
-            .collect();
+    let stamps: std::collections::HashMap<String, StatKey> = read_own(index_dir, CHECKED)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split('\t');
+            let name = f.next()?.to_string();
+            let mut n = || f.next()?.parse::<i128>().ok();
+            Some((name, (n()? as u64, n()? as u64, n()? as i64, n()? as i64)))
+        })
+        .collect();
     // (name in the index directory, expected checksum, its part, hash even if its stat is as
     // stamped). A part whose meta.json moved (the checksums themselves) has every file hashed
     // again; meta.json's own stat is stamped beside them.
@@ -382,10 +466,9 @@ pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Res
     if same {
         return Ok(());
     }
-    let tmp = index_dir.join(format!("{CHECKED}.tmp-{}", std::process::id()));
     // Only a cache: a failure to write it costs the next refresh a re-hash.
-    if std::fs::write(&tmp, out).is_ok() {
-        let _ = std::fs::rename(&tmp, index_dir.join(CHECKED));
+    if let Ok(dir) = IndexDir::open(index_dir) {
+        let _ = replace_file(&dir, CHECKED, out.as_bytes(), false);
     }
     Ok(())
 }
@@ -399,7 +482,7 @@ const WALK_KIND: &[u8; 4] = b"WLK4";
 /// Reads the walk cache; `None` when it is missing or unreadable (the walk then reads every
 /// directory).
 pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
-    let bytes = std::fs::read(index_dir.join(WALK_CACHE)).ok()?;
+    let bytes = read_own(index_dir, WALK_CACHE)?;
     check_header(&bytes, WALK_KIND, Path::new(WALK_CACHE)).ok()?;
     let body = &bytes[HEADER_LEN..];
     let (sum, body) = body.split_at_checked(8)?;
@@ -489,9 +572,9 @@ pub fn write_walk_cache(index_dir: &Path, cache: &WalkCache) -> Result<(), Index
     let mut out = header(WALK_KIND).to_vec();
     out.extend_from_slice(&hash64(&body).to_le_bytes());
     out.extend_from_slice(&body);
-    let tmp = index_dir.join(format!("{WALK_CACHE}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, &out).map_err(IndexError::io("cannot write", &tmp))?;
-    std::fs::rename(&tmp, index_dir.join(WALK_CACHE)).map_err(IndexError::io("cannot write", &tmp))
+    let dir = open_dir(index_dir, false)?;
+    replace_file(&dir, WALK_CACHE, &out, false)
+        .map_err(IndexError::io("cannot write", &index_dir.join(WALK_CACHE)))
 }
 
 /// Holds the index directory's build lock until dropped.
@@ -500,24 +583,21 @@ pub struct BuildLock {
 }
 
 /// Takes the build lock, waiting for another builder to finish.
+/// The directory is opened as [`IndexDir`] opens one (a link in its place, or another user's
+/// directory, is refused) and the lock file made `O_NOFOLLOW`, never truncated through a link.
 pub fn lock(index_dir: &Path) -> Result<BuildLock, IndexError> {
-    std::fs::create_dir_all(index_dir).map_err(|e| IndexError::NoIndexDir {
-        dir: index_dir.to_path_buf(),
-        source: e.into(),
-    })?;
+    let dir = open_dir(index_dir, true)?;
     let path = index_dir.join("lock");
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(IndexError::io("", &path))?;
-    let mut file = file;
+    let mut file = dir.lock_file("lock").map_err(|e| match e.kind() {
+        std::io::ErrorKind::Other => IndexError::io(REFUSES, index_dir)(e),
+        _ => IndexError::io("", &path)(e),
+    })?;
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             // Say why nothing happens: another build holds the lock (its pid is in the file).
-            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let mut holder = String::new();
+            let _ = std::io::Read::read_to_string(&mut &file, &mut holder);
             let holder = holder.trim();
             let who = if holder.is_empty() {
                 "another build".to_string()
@@ -558,6 +638,14 @@ pub fn answer_or_damage<T>(snap: &Snapshot, f: impl FnOnce() -> T) -> Result<T, 
 impl Snapshot {
     /// Opens the current index in `index_dir`; `Ok(None)` when there is none.
     pub fn open(root: &Path, index_dir: &Path) -> Result<Option<Snapshot>, IndexError> {
+        // An index in a link's place, or another user's, is not read.
+        match open_dir(index_dir, false) {
+            Err(IndexError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
         // A builder may delete a retired segment between our reading CURRENT and opening it;
         // reading CURRENT again then finds the newer generation.
         let mut tries = 0;
@@ -738,6 +826,33 @@ impl Snapshot {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_manifest_naming_a_part_outside_the_index_directory_is_refused() {
+        let dir = std::env::temp_dir().join(format!("knav-manifest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut m = super::Manifest {
+            version: super::VERSION,
+            ..Default::default()
+        };
+        m.retired = vec!["seg-1".into()];
+        std::fs::write(dir.join(super::CURRENT), serde_json::to_vec(&m).unwrap()).unwrap();
+        assert!(super::read_manifest(&dir).unwrap().is_some());
+        m.retired = vec!["../outside".into()];
+        std::fs::write(dir.join(super::CURRENT), serde_json::to_vec(&m).unwrap()).unwrap();
+        let e = super::read_manifest(&dir).unwrap_err().to_string();
+        assert!(
+            e.contains("names a part outside the index directory"),
+            "{e}"
+        );
+        // A link as CURRENT is not read.
+        std::fs::rename(dir.join(super::CURRENT), dir.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(dir.join("elsewhere"), dir.join(super::CURRENT)).unwrap();
+        let e = super::read_manifest(&dir).unwrap_err().to_string();
+        assert!(e.contains("CURRENT: a symbolic link"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn a_roots_cache_directory_is_named_as_knavs_first_releases_named_it() {
         // Named after the root and its one-lane hash: an index found there before a change of

@@ -212,6 +212,8 @@ impl Server {
         let revs = base.dir.join(crate::status::REVS);
         let resolved =
             crate::index::resolved::resolve(&base.root, &revs, rev).map_err(|e| e.to_string())?;
+        // A revision directory that is not one knav made (planted links) is refused.
+        crate::index::revision::check_kept(&revs, &resolved).map_err(|e| e.to_string())?;
         let dir = crate::index::revision::dir_of(&revs, &resolved);
         let root = dir.join("tree");
         let mut trees = lock(&self.trees);

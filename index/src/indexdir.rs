@@ -1,0 +1,513 @@
+//! knav's own directories (the index directory, `revs/`, `history/`) as untrusted input: every
+//! open, create, lock, rename and delete below one goes through a descriptor of it, one name at
+//! a time, and never follows a symbolic link.
+//!
+//! Anyone who can write the tree can write `ROOT/.knav`: another user, or an agent using knav's
+//! read-only tools and its own file tools. So an [`IndexDir`] is opened with
+//! `O_DIRECTORY | O_NOFOLLOW` (a link in the directory's place is refused, with what to do), is
+//! refused when another user owns it (unless [`ALLOW_FOREIGN`] is set to `1`), and reaches what
+//! is below it with `openat`, `mkdirat`, `linkat`, `renameat` and `unlinkat` on its descriptor
+//! with single names (no `/`, `.` or `..`). Files are opened `O_NOFOLLOW` and checked to be
+//! regular; lock files are opened `O_CREAT | O_NOFOLLOW` and never truncated; a recursive
+//! removal ([`IndexDir::remove_tree`]) removes a link as a link and never leaves the directory
+//! it opened.
+
+use std::ffi::{CStr, CString, OsStr, OsString};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+/// The environment variable that lets knav use an index directory another user owns (`1`).
+pub const ALLOW_FOREIGN: &str = "KNAV_ALLOW_FOREIGN_INDEX";
+
+/// Deepest directory [`IndexDir::remove_tree`] and [`IndexDir::bytes`] go down.
+const MAX_DEPTH: usize = 64;
+
+/// What a name in a directory is, looked at without following it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Nothing has the name.
+    Missing,
+    /// A directory.
+    Dir,
+    /// A regular file.
+    File,
+    /// A symbolic link.
+    Link,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+/// An open directory of knav's own.
+#[derive(Debug)]
+pub struct IndexDir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl IndexDir {
+    /// Opens directory `path` (the path leading to it is the caller's, and may pass through
+    /// links; its last name may not be one), refusing one another user owns.
+    pub fn open(path: &Path) -> io::Result<IndexDir> {
+        let c = CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| refused(path, "a path with a NUL byte"))?;
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: `c` is NUL-terminated; the descriptor returned is owned below.
+        let fd = unsafe { libc::open(c.as_ptr(), flags) };
+        if fd < 0 {
+            return Err(open_error(path, io::Error::last_os_error()));
+        }
+        // SAFETY: `fd` was just opened and is owned by nobody else.
+        let dir = IndexDir {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            path: path.to_path_buf(),
+        };
+        dir.check_owner()?;
+        Ok(dir)
+    }
+
+    /// [`IndexDir::open`], making the directory (and its parents) first when missing.
+    pub fn create(path: &Path) -> io::Result<IndexDir> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        match std::fs::create_dir(path) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+        IndexDir::open(path)
+    }
+
+    /// Its path, for messages (never used to reach it again).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path of `name` in it, for messages.
+    pub fn join(&self, name: impl AsRef<OsStr>) -> PathBuf {
+        self.path.join(name.as_ref())
+    }
+
+    fn check_owner(&self) -> io::Result<()> {
+        let st = fstat(&self.fd)?;
+        // SAFETY: geteuid cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        let allowed = std::env::var_os(ALLOW_FOREIGN).is_some_and(|v| v == "1");
+        if owner_refused(st.st_uid, euid, allowed) {
+            return Err(refused(
+                &self.path,
+                &format!(
+                    "owned by user {} and not by you (user {euid}): knav does not use an \
+                     index another user could have written; remove it, pass --index-dir with \
+                     a directory of your own, or set {ALLOW_FOREIGN}=1 to use it anyway",
+                    st.st_uid
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// What `name` is, not following a link.
+    pub fn kind(&self, name: impl AsRef<OsStr>) -> Kind {
+        match self.stat(name.as_ref()) {
+            Ok(st) => kind_of(st.st_mode),
+            Err(_) => Kind::Missing,
+        }
+    }
+
+    fn stat(&self, name: &OsStr) -> io::Result<libc::stat> {
+        let c = self.name(name)?;
+        // SAFETY: a zeroed stat is a valid out-parameter; `c` is NUL-terminated.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; fstatat writes only into `st`.
+        let rc = unsafe {
+            libc::fstatat(
+                self.fd.as_raw_fd(),
+                c.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(st)
+    }
+
+    /// The directory `name` in it; a link or anything else in its place is refused.
+    pub fn sub(&self, name: impl AsRef<OsStr>) -> io::Result<IndexDir> {
+        let name = name.as_ref();
+        let c = self.name(name)?;
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        let path = self.join(name);
+        // SAFETY: `c` is NUL-terminated and `self.fd` an open descriptor.
+        let fd = unsafe { libc::openat(self.fd.as_raw_fd(), c.as_ptr(), flags) };
+        if fd < 0 {
+            return Err(open_error(&path, io::Error::last_os_error()));
+        }
+        Ok(IndexDir {
+            // SAFETY: `fd` was just opened and is owned by nobody else.
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            path,
+        })
+    }
+
+    /// Makes directory `name` in it (mode 0700 less the umask) unless it is there; true when
+    /// it was made.
+    pub fn mkdir(&self, name: impl AsRef<OsStr>) -> io::Result<bool> {
+        let c = self.name(name.as_ref())?;
+        // SAFETY: `c` is NUL-terminated and `self.fd` an open descriptor.
+        let rc = unsafe { libc::mkdirat(self.fd.as_raw_fd(), c.as_ptr(), 0o700) };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::AlreadyExists {
+                return Ok(false);
+            }
+            return Err(e);
+        }
+        Ok(true)
+    }
+
+    /// [`IndexDir::sub`], made first when missing.
+    pub fn sub_or_create(&self, name: impl AsRef<OsStr>) -> io::Result<IndexDir> {
+        self.mkdir(name.as_ref())?;
+        self.sub(name)
+    }
+
+    /// `name` opened for reading when it is a regular file (a link is refused, a FIFO does not
+    /// block).
+    pub fn open_file(&self, name: impl AsRef<OsStr>) -> io::Result<File> {
+        let flags = libc::O_RDONLY | libc::O_NONBLOCK;
+        self.open_regular(name.as_ref(), flags, 0)
+    }
+
+    /// The bytes of regular file `name` when it holds at most `cap` of them.
+    pub fn read(&self, name: impl AsRef<OsStr>, cap: u64) -> io::Result<Vec<u8>> {
+        use std::io::Read;
+        let name = name.as_ref();
+        let f = self.open_file(name)?;
+        let mut out = Vec::new();
+        f.take(cap + 1).read_to_end(&mut out)?;
+        if out.len() as u64 > cap {
+            return Err(refused(&self.join(name), &format!("over {cap} bytes")));
+        }
+        Ok(out)
+    }
+
+    /// A new file `name` for writing with `mode`; refused when anything, a link too, has the
+    /// name.
+    pub fn create_new(&self, name: impl AsRef<OsStr>, mode: u32) -> io::Result<File> {
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL;
+        self.open_regular(name.as_ref(), flags, mode)
+    }
+
+    /// The lock file `name`, made when missing, never truncated and never through a link.
+    pub fn lock_file(&self, name: impl AsRef<OsStr>) -> io::Result<File> {
+        let flags = libc::O_RDWR | libc::O_CREAT | libc::O_NONBLOCK;
+        self.open_regular(name.as_ref(), flags, 0o644)
+    }
+
+    fn open_regular(&self, name: &OsStr, flags: i32, mode: u32) -> io::Result<File> {
+        let c = self.name(name)?;
+        let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: `c` is NUL-terminated and `self.fd` an open descriptor.
+        let fd =
+            unsafe { libc::openat(self.fd.as_raw_fd(), c.as_ptr(), flags, mode as libc::c_uint) };
+        let path = self.join(name);
+        if fd < 0 {
+            return Err(open_error(&path, io::Error::last_os_error()));
+        }
+        // SAFETY: `fd` was just opened and is owned by nobody else.
+        let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        if !file.metadata()?.is_file() {
+            return Err(refused(&path, "not a regular file"));
+        }
+        Ok(file)
+    }
+
+    /// Writes `.gitignore` ignoring everything here unless something has that name (a link
+    /// too, which is left alone): an index inside a tree is not part of its `git status`.
+    pub fn ignore_in_git(&self) {
+        if let Ok(mut f) = self.create_new(".gitignore", 0o644) {
+            let _ = io::Write::write_all(&mut f, b"# knav's index: not part of the tree\n*\n");
+        }
+    }
+
+    /// Renames `from` to `to`, both in this directory, replacing `to`.
+    pub fn rename(&self, from: impl AsRef<OsStr>, to: impl AsRef<OsStr>) -> io::Result<()> {
+        let (f, t) = (self.name(from.as_ref())?, self.name(to.as_ref())?);
+        let d = self.fd.as_raw_fd();
+        // SAFETY: both names are NUL-terminated and `d` is an open descriptor.
+        let rc = unsafe { libc::renameat(d, f.as_ptr(), d, t.as_ptr()) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// A hard link `to` in this directory to file `from` of directory `dir` (a link there is
+    /// linked as itself, never followed).
+    pub fn link_from(&self, dir: &IndexDir, from: &CStr, to: &CStr) -> io::Result<()> {
+        // SAFETY: both names are NUL-terminated and both descriptors open; flags 0: no follow.
+        let rc = unsafe {
+            libc::linkat(
+                dir.fd.as_raw_fd(),
+                from.as_ptr(),
+                self.fd.as_raw_fd(),
+                to.as_ptr(),
+                0,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// A symbolic link `name` in this directory whose target is `target`.
+    pub fn symlink(&self, target: &[u8], name: &CStr) -> io::Result<()> {
+        let t = CString::new(target).map_err(|_| io::Error::other("a link with a NUL byte"))?;
+        // SAFETY: both strings are NUL-terminated and `self.fd` an open descriptor.
+        let rc = unsafe { libc::symlinkat(t.as_ptr(), self.fd.as_raw_fd(), name.as_ptr()) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Removes `name` when it is not a directory (a link is removed as a link).
+    pub fn remove_file(&self, name: impl AsRef<OsStr>) -> io::Result<()> {
+        self.unlink(name.as_ref(), 0)
+    }
+
+    fn unlink(&self, name: &OsStr, flags: i32) -> io::Result<()> {
+        let c = self.name(name)?;
+        // SAFETY: `c` is NUL-terminated and `self.fd` an open descriptor.
+        let rc = unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), flags) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Removes `name` and, when it is a directory, everything below it, through descriptors:
+    /// a link anywhere is removed as a link, and nothing outside `name` is ever reached.
+    pub fn remove_tree(&self, name: impl AsRef<OsStr>) -> io::Result<()> {
+        self.remove_below(name.as_ref(), 0)
+    }
+
+    fn remove_below(&self, name: &OsStr, depth: usize) -> io::Result<()> {
+        // What is gone already (another process, a writer renaming its file) is not an error.
+        let gone = |r: io::Result<()>| match r {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            r => r,
+        };
+        match self.kind(name) {
+            Kind::Missing => return Ok(()),
+            Kind::Dir => {}
+            _ => return gone(self.unlink(name, 0)),
+        }
+        if depth >= MAX_DEPTH {
+            return Err(refused(&self.join(name), "deeper than knav ever writes"));
+        }
+        // A writer may still add a file while the directory is emptied: emptied again then.
+        let mut tries = 0;
+        loop {
+            match self.sub(name) {
+                Ok(sub) => {
+                    let mut first = Ok(());
+                    for e in sub.entries()? {
+                        let r = sub.remove_below(&e, depth + 1);
+                        if first.is_ok() {
+                            first = r;
+                        }
+                    }
+                    first?;
+                }
+                // Swapped for a link or a file since it was looked at: removed as such.
+                Err(_) => return gone(self.unlink(name, 0)),
+            }
+            match gone(self.unlink(name, libc::AT_REMOVEDIR)) {
+                Err(e) if e.raw_os_error() == Some(libc::ENOTEMPTY) && tries < 3 => tries += 1,
+                r => return r,
+            }
+        }
+    }
+
+    /// The names in this directory (without `.` and `..`).
+    pub fn entries(&self) -> io::Result<Vec<OsString>> {
+        // A descriptor of its own: readdir moves its offset.
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+        // SAFETY: "." is NUL-terminated and `self.fd` an open descriptor.
+        let fd = unsafe { libc::openat(self.fd.as_raw_fd(), c".".as_ptr(), flags) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is an open directory descriptor; fdopendir takes it over.
+        let dir = unsafe { libc::fdopendir(fd) };
+        if dir.is_null() {
+            let e = io::Error::last_os_error();
+            // SAFETY: fdopendir failed, so `fd` is still ours to close.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+        let mut out = Vec::new();
+        loop {
+            // SAFETY: `dir` is an open DIR stream; the entry is read before the next call.
+            let ent = unsafe { libc::readdir(dir) };
+            if ent.is_null() {
+                break;
+            }
+            // SAFETY: d_name is a NUL-terminated array inside the entry readdir returned.
+            let name = unsafe { CStr::from_ptr((*ent).d_name.as_ptr()) }.to_bytes();
+            if name != b"." && name != b".." {
+                out.push(OsString::from_vec(name.to_vec()));
+            }
+        }
+        // SAFETY: `dir` is an open DIR stream, closed once.
+        unsafe { libc::closedir(dir) };
+        Ok(out)
+    }
+
+    /// Bytes of the regular files below `name` (or of `name` itself), links not followed.
+    pub fn bytes(&self, name: impl AsRef<OsStr>) -> u64 {
+        self.bytes_below(name.as_ref(), 0)
+    }
+
+    fn bytes_below(&self, name: &OsStr, depth: usize) -> u64 {
+        let Ok(st) = self.stat(name) else { return 0 };
+        match kind_of(st.st_mode) {
+            Kind::File => st.st_size as u64,
+            Kind::Dir if depth < MAX_DEPTH => self.sub(name).map_or(0, |sub| {
+                sub.entries()
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|e| sub.bytes_below(e, depth + 1))
+                    .sum()
+            }),
+            _ => 0,
+        }
+    }
+
+    /// Hard links of regular file `name` (0 when it is not one).
+    // st_nlink is u32 on some targets.
+    #[allow(clippy::unnecessary_cast)]
+    pub fn links(&self, name: impl AsRef<OsStr>) -> u64 {
+        match self.stat(name.as_ref()) {
+            Ok(st) if kind_of(st.st_mode) == Kind::File => st.st_nlink as u64,
+            _ => 0,
+        }
+    }
+
+    /// `name` as a single name in this directory: refused with a `/`, a NUL, or as `.`, `..`
+    /// or empty.
+    fn name(&self, name: &OsStr) -> io::Result<CString> {
+        let b = name.as_bytes();
+        if matches!(b, b"" | b"." | b"..") || b.contains(&b'/') {
+            return Err(refused(&self.join(name), "not a single name"));
+        }
+        CString::new(b).map_err(|_| refused(&self.path, "a name with a NUL byte"))
+    }
+}
+
+/// True when a directory owned by `owner` is refused to user `euid`.
+fn owner_refused(owner: u32, euid: u32, allowed: bool) -> bool {
+    owner != euid && !allowed
+}
+
+fn fstat(fd: &OwnedFd) -> io::Result<libc::stat> {
+    // SAFETY: a zeroed stat is a valid out-parameter.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is open; fstat writes only into `st`.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+fn kind_of(mode: libc::mode_t) -> Kind {
+    match mode & libc::S_IFMT {
+        libc::S_IFDIR => Kind::Dir,
+        libc::S_IFREG => Kind::File,
+        libc::S_IFLNK => Kind::Link,
+        _ => Kind::Other,
+    }
+}
+
+/// An error saying what is wrong with `path` and that knav left it alone.
+pub fn refused(path: &Path, what: &str) -> io::Error {
+    io::Error::other(format!("{}: {what}", path.display()))
+}
+
+/// The error of an open of `path` that failed with `e`, saying what to do when a link or a
+/// file is where knav's directory or file belongs.
+fn open_error(path: &Path, e: io::Error) -> io::Error {
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    match e.raw_os_error() {
+        Some(libc::ELOOP) | Some(libc::ENOTDIR) if link => refused(
+            path,
+            "a symbolic link where knav keeps its own files; knav never follows one there \
+             (anyone who can write the tree can plant it): remove the link (or pass \
+             --index-dir with a directory of your own)",
+        ),
+        Some(libc::ENOTDIR) => refused(
+            path,
+            "not a directory where knav keeps its own; remove it, or pass --index-dir",
+        ),
+        _ => io::Error::new(e.kind(), format!("{}: {e}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let base =
+            std::env::temp_dir().join(format!("knav-indexdir-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).unwrap();
+        base
+    }
+
+    #[test]
+    fn a_link_in_a_directorys_place_is_refused_and_removed_as_a_link() {
+        let base = scratch("links");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(outside.join("d")).unwrap();
+        std::fs::write(outside.join("d/f"), "kept").unwrap();
+        std::os::unix::fs::symlink(&outside, base.join("link")).unwrap();
+        let e = IndexDir::open(&base.join("link")).unwrap_err().to_string();
+        assert!(e.contains("a symbolic link where knav keeps"), "{e}");
+        let dir = IndexDir::open(&base).unwrap();
+        assert!(dir.sub("link").is_err());
+        assert_eq!(dir.kind("link"), Kind::Link);
+        // A tree holding links to the outside: the links go, the outside stays.
+        let t = dir.sub_or_create("t").unwrap();
+        std::os::unix::fs::symlink(outside.join("d"), base.join("t/d")).unwrap();
+        std::os::unix::fs::symlink(outside.join("d/f"), base.join("t/f")).unwrap();
+        t.mkdir("sub").unwrap();
+        std::fs::write(base.join("t/sub/x"), "x").unwrap();
+        assert_eq!(dir.bytes("t"), 1);
+        dir.remove_tree("t").unwrap();
+        dir.remove_tree("link").unwrap();
+        assert_eq!(dir.kind("t"), Kind::Missing);
+        assert_eq!(std::fs::read(outside.join("d/f")).unwrap(), b"kept");
+        // A lock file that is a link is refused, its target untouched.
+        std::os::unix::fs::symlink(outside.join("d/f"), base.join("lock")).unwrap();
+        assert!(dir.lock_file("lock").is_err());
+        assert!(dir.create_new("lock", 0o600).is_err());
+        assert_eq!(std::fs::read(outside.join("d/f")).unwrap(), b"kept");
+        assert!(dir.sub("../outside").is_err());
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn an_index_directory_of_another_user_is_refused_unless_allowed() {
+        assert!(owner_refused(1000, 1001, false));
+        assert!(!owner_refused(1000, 1001, true));
+        assert!(!owner_refused(1000, 1000, false));
+    }
+}
