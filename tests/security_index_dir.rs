@@ -481,3 +481,36 @@ fn an_index_dir_the_user_names_through_a_link_is_used() {
     let _ = std::fs::remove_file(&link);
     let _ = std::fs::remove_dir_all(&real);
 }
+
+#[test]
+fn a_fifo_planted_as_the_lock_does_not_block_status() {
+    let t = repo("sec-idx-fifo-lock", 1);
+    assert_eq!(knav_output(&t, &["index"]).0, 0);
+    let path = t.root.join(".knav").join("lock");
+    let _ = std::fs::remove_file(&path);
+    assert!(Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .unwrap()
+        .success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["status", "--root"])
+        .arg(&t.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("knav status blocked on a FIFO planted as .knav/lock");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no build running"), "{text}");
+}

@@ -64,12 +64,3 @@ pub fn no_wider_than(dir: &Path, root: &Path) {
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode & allowed));
     }
 }
-
-/// Writes `dir/.gitignore` ignoring everything in `dir`, unless there is one: an index inside
-/// a tree is not part of its `git status`.
-pub fn ignored_by_git(dir: &Path) {
-    let file = dir.join(".gitignore");
-    if !file.exists() {
-        let _ = std::fs::write(file, "# knav's index: not part of the tree\n*\n");
-    }
-}

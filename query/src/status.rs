@@ -10,16 +10,19 @@ use knav_index::format::FileStatus;
 use knav_index::store::{read_manifest, Snapshot};
 
 /// The pid of the process holding `index_dir`'s build lock, `Some(None)` when it is held by one
-/// that did not say; `None` when no build runs. Opens the lock read-only and creates nothing.
+/// that did not say; `None` when no build runs. Opens the lock read-only, through the index
+/// directory (a link or a FIFO planted as the lock is no lock), and creates nothing.
 pub fn build_holder(index_dir: &Path) -> Option<Option<u32>> {
-    let file = std::fs::File::open(index_dir.join("lock")).ok()?;
+    let dir = knav_index::indexdir::IndexDir::open(index_dir).ok()?;
+    let mut file = dir.open_file("lock").ok()?;
     match file.try_lock_shared() {
         Ok(()) => None,
-        Err(std::fs::TryLockError::WouldBlock) => Some(
-            std::fs::read_to_string(index_dir.join("lock"))
+        Err(std::fs::TryLockError::WouldBlock) => Some({
+            let mut pid = String::new();
+            std::io::Read::read_to_string(&mut std::io::Read::take(&mut file, 64), &mut pid)
                 .ok()
-                .and_then(|s| s.trim().parse().ok()),
-        ),
+                .and_then(|_| pid.trim().parse().ok())
+        }),
         Err(std::fs::TryLockError::Error(_)) => None,
     }
 }
