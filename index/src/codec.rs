@@ -132,6 +132,12 @@ impl<'a> Reader<'a> {
 /// cryptographic; stable across platforms and releases because the index stores it (a change
 /// of it is a change of [`crate::format::VERSION`]).
 ///
+/// Not collision resistant: each step is invertible, so two texts of one length with one
+/// hash are easy to make. It is a checksum against damage and a key inside one index (what a
+/// refresh compares a file of the same tree against); anything shared between trees (the fact
+/// store's keys, the proof that another tree's file holds the same bytes) is keyed by
+/// [`digest`].
+///
 /// Input of 32 bytes or more is mixed in four lanes, a word into each in turn, folded at the
 /// end: one lane's chain of xor, multiply and rotate waits ~5 cycles a word, so four
 /// independent ones take about a third (0.054 against 0.172 ns a byte, measured over 256 MB).
@@ -209,6 +215,28 @@ fn hash_finish(mut h: u64) -> u64 {
     h ^= h >> 33;
     h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     h ^ (h >> 33)
+}
+
+/// A cryptographic digest of bytes: BLAKE3's 256 bits. What facts kept between trees are keyed
+/// by ([`crate::factstore`]): no one can make other bytes with a file's digest, as they can
+/// with [`hash64`]. BLAKE3 over SHA-256: 4.8 against 1.3 GB/s on one core here (100 MB, and
+/// 16 KB pieces alike; SHA-256 with the CPU's SHA instructions).
+pub type Digest = [u8; 32];
+
+/// The [`Digest`] of `data`.
+pub fn digest(data: &[u8]) -> Digest {
+    *blake3::hash(data).as_bytes()
+}
+
+/// The [`Digest`] of `parts` one after another, each with its length first (so that no two
+/// lists of parts run together into one).
+pub fn digest_parts(parts: &[&[u8]]) -> Digest {
+    let mut h = blake3::Hasher::new();
+    for p in parts {
+        h.update(&(p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    *h.finalize().as_bytes()
 }
 
 /// Bytes per checksum chunk: a file is hashed chunk by chunk, so that a large one is never held

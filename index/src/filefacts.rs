@@ -39,6 +39,8 @@ pub(crate) struct FileResult {
     pub docs: FileDocs,
     /// What it read of the definer table; `None` once it came from the store.
     pub deps: Option<Deps>,
+    /// The [`super::codec::digest`] of its bytes, when a fact store asked for it.
+    pub digest: Option<super::codec::Digest>,
 }
 
 /// The names of one file with their postings blocks.
@@ -343,6 +345,7 @@ pub(crate) fn decode(bytes: &[u8], table: &TableHashes) -> Option<FileResult> {
         indirect,
         docs,
         deps: None,
+        digest: None,
     })
 }
 
@@ -449,33 +452,42 @@ fn decode_indirect(r: &mut Reader<'_>) -> Option<knav_c::indirect::Facts> {
 /// table's hashes.
 pub(crate) struct Kept<'a> {
     pub store: &'a super::factstore::FactStore,
-    pub salt: u64,
+    pub salt: super::codec::Digest,
     pub table: TableHashes,
 }
 
 impl Kept<'_> {
-    /// The key of the facts of the file `record` describes (its path and content hash).
-    fn key(&self, record: &FileRecord) -> super::factstore::Key {
-        let mut salted = self.salt.to_le_bytes().to_vec();
-        salted.extend_from_slice(record.path.as_bytes());
+    /// The key of the facts of the file `record` describes, whose bytes have digest `content`
+    /// (never the record's [`hash64`], which others can forge), under the build's salt and
+    /// the file's path.
+    fn key(&self, record: &FileRecord, content: super::codec::Digest) -> super::factstore::Key {
         super::factstore::Key {
-            content: record.hash,
+            content,
             len: record.size,
-            salt: hash64(&salted),
+            salt: super::codec::digest_parts(&[&self.salt, record.path.as_bytes()]),
             kind: super::part::Kind::Segment,
         }
     }
 
-    /// The kept facts of the file `record` describes (read, content hashed), when they were
-    /// made under what the build's definer table says now.
-    pub fn lookup(&self, record: &FileRecord) -> Option<FileResult> {
-        self.store
-            .find(&self.key(record), |bytes| decode(bytes, &self.table))
+    /// The digest of `src`, the bytes of the file at `path`, recorded in the segment's proof
+    /// ([`super::factstore::FactStore::saw`]): every file a build reads, binary ones too.
+    pub fn saw(&self, path: &str, src: &[u8]) -> super::codec::Digest {
+        let d = super::codec::digest(src);
+        self.store.saw(path, src.len() as u64, d);
+        d
+    }
+
+    /// The kept facts of the file `record` describes (its bytes' digest `content`), when they
+    /// were made under what the build's definer table says now.
+    pub fn lookup(&self, record: &FileRecord, content: super::codec::Digest) -> Option<FileResult> {
+        self.store.find(&self.key(record, content), |bytes| {
+            decode(bytes, &self.table)
+        })
     }
 
     /// Keeps the facts of `r`, made now, when they are the file's own: ctags ran and
     /// answered (a timeout or a failure is not kept).
-    pub fn keep(&self, r: &mut FileResult) {
+    pub fn keep(&self, r: &mut FileResult, src: &[u8]) {
         if r.record.status != super::format::FileStatus::Indexed {
             return;
         }
@@ -483,13 +495,18 @@ impl Kept<'_> {
             return;
         };
         let bytes = encode(r, &mut deps, &self.table);
-        self.store.put(&self.key(&r.record), &bytes);
+        let content = r.digest.unwrap_or_else(|| super::codec::digest(src));
+        self.store.put(&self.key(&r.record, content), &bytes);
     }
 }
 
 /// The salt of a segment build's facts: the analyzer's version and everything of the build
 /// that changes a file's facts (ctags and its options, whether ctags reads shortened texts).
-pub(crate) fn salt(ctags: Option<&knav_ctags::Ctags>, args: &[String], shorten: bool) -> u64 {
+pub(crate) fn salt(
+    ctags: Option<&knav_ctags::Ctags>,
+    args: &[String],
+    shorten: bool,
+) -> super::codec::Digest {
     let mut s = format!(
         "knav {} facts {FACTS_VERSION} format {}\n",
         env!("CARGO_PKG_VERSION"),
@@ -510,7 +527,8 @@ pub(crate) fn salt(ctags: Option<&knav_ctags::Ctags>, args: &[String], shorten: 
         s.push_str(a);
     }
     s.push_str(if shorten { "\nshortened" } else { "\nwhole" });
-    hash64(s.as_bytes())
+    // A digest: a tree's ctags options are in it, and must not pass for another's.
+    super::codec::digest(s.as_bytes())
 }
 
 /// The file `program` runs: itself when it names a path, else the first on `PATH`.
