@@ -277,9 +277,50 @@ pub fn checksum_bytes(bytes: &[u8]) -> u64 {
     h
 }
 
+/// `real` with the word at `at` replaced by `with` and the word at `fix` (the same lane: `fix`
+/// is `at` plus a multiple of 32, inside the whole 32-byte blocks) set so that [`hash64`] is
+/// unchanged: what anyone can do, and why [`hash64`] keys nothing shared between trees.
+#[cfg(test)]
+pub(crate) fn hash64_twin(real: &[u8], at: usize, with: [u8; 8], fix: usize) -> Vec<u8> {
+    const LANES: [u64; 4] = [
+        0,
+        0x1319_8A2E_0370_7344,
+        0xA409_3822_299F_31D0,
+        0x082E_FA98_EC4E_6C89,
+    ];
+    assert!(at.is_multiple_of(8) && fix > at && (fix - at).is_multiple_of(32));
+    assert!(fix + 8 <= real.len() / 32 * 32);
+    let lane = at % 32 / 8;
+    let mut forged = real.to_vec();
+    forged[at..at + 8].copy_from_slice(&with);
+    // The lane's state before the word at `fix`, in either text.
+    let state = |b: &[u8]| {
+        let mut h = hash_start(b.len()) ^ LANES[lane];
+        for i in (lane * 8..fix).step_by(32) {
+            h = hash_mix(h, word_le(&b[i..i + 8]));
+        }
+        h
+    };
+    let w = state(real) ^ state(&forged) ^ word_le(&real[fix..fix + 8]);
+    forged[fix..fix + 8].copy_from_slice(&w.to_le_bytes());
+    forged
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hash64_is_forged_in_one_step_and_the_digest_is_not() {
+        let real = b"int     vfs_read(int fd)\n{\n\treturn fd + 1;\n}\n/* padding padding padding padding padding padding */\n";
+        let forged = hash64_twin(real, 8, *b"evilread", 72);
+        assert_ne!(&forged[..], &real[..]);
+        assert_eq!(forged.len(), real.len());
+        assert_eq!(hash64(&forged), hash64(real));
+        assert_eq!(checksum_bytes(&forged), checksum_bytes(real));
+        assert_ne!(digest(&forged), digest(real));
+        assert_ne!(digest_parts(&[b"ab", b"c"]), digest_parts(&[b"a", b"bc"]));
+    }
 
     #[test]
     fn varints_round_trip() {

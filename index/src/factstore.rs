@@ -903,6 +903,68 @@ mod tests {
     }
 
     #[test]
+    fn facts_of_a_file_forged_with_the_same_length_and_hash64_are_not_the_real_files() {
+        let (s, dir) = store("forged");
+        let real = b"int     vfs_read(int fd)\n{\n\treturn fd + 1;\n}\n/* padding padding padding padding padding padding */\n";
+        let forged = crate::codec::hash64_twin(real, 8, *b"evilread", 72);
+        assert_eq!(hash64(&forged), hash64(real));
+        let (k_real, k_forged) = (
+            Key::of(real, b"fs/read_write.c", Kind::Segment),
+            Key::of(&forged, b"fs/read_write.c", Kind::Segment),
+        );
+        assert_ne!(k_real, k_forged);
+        s.put(&k_forged, b"evilread");
+        s.finish();
+        let s = FactStore::open(&dir).unwrap();
+        assert_eq!(s.get(&k_real), None);
+        assert_eq!(s.get(&k_forged).as_deref(), Some(&b"evilread"[..]));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_fifo_named_like_a_pack_or_a_proof_is_skipped_and_blocks_nothing() {
+        let (s, dir) = store("fifo");
+        let k = Key::of(b"x", b"1", Kind::Segment);
+        s.put(&k, b"kept");
+        s.proving(Path::new("/index/seg-1-2"));
+        s.saw("a.c", 1, digest(b"x"));
+        s.finish();
+        let fifo = |p: &Path| {
+            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a NUL-terminated path; mkfifo reads it only.
+            assert_eq!(
+                unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
+                0,
+                "{}",
+                p.display()
+            );
+        };
+        let pack = dir.join(PACKS).join("evil.pack");
+        fifo(&pack);
+        std::fs::remove_file(dir.join(LAST_BUILD)).unwrap();
+        fifo(&dir.join(LAST_BUILD));
+        fifo(&dir.join(PROOFS).join("seg-fifo"));
+        let s = FactStore::open(&dir).unwrap();
+        assert_eq!(
+            s.skipped(),
+            [format!(
+                "{}: not a regular file (a FIFO, device, directory or link), skipped; remove \
+                 it from the fact store",
+                pack.display()
+            )]
+        );
+        assert_eq!(s.get(&k).as_deref(), Some(&b"kept"[..]));
+        assert_eq!(FactStore::last_build(&dir), None);
+        assert_eq!(FactStore::proof_of(&dir, "seg-fifo"), None);
+        let proof = FactStore::proof_of(&dir, "seg-1-2").unwrap();
+        assert_eq!(proof.get("a.c"), Some(&(1, digest(b"x"))));
+        assert_eq!(FactStore::proof_of(&dir, "../packs/evil.pack"), None);
+        assert_eq!(s.prune(0).packs, 1);
+        assert!(pack.exists(), "the FIFO is left (not a pack)");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
     fn a_truncated_or_flipped_entry_is_not_trusted() {
         let (s, dir) = store("damage");
         let (a, b) = (

@@ -661,6 +661,79 @@ mod tests {
     }
 
     #[test]
+    fn ctags_options_that_name_a_file_or_remove_kinds_are_refused_naming_what_is_allowed() {
+        for ok in [
+            "-Ifoo+",
+            "-I+__my_attr,__other",
+            "-Ifoo=bar",
+            "-D__rcu=",
+            "-DDECLARE(x)=int x",
+            "--kinds-C=+l",
+            "--kinds-C++=+{local}+p",
+        ] {
+            let s = Settings::parse(&format!("[ctags]\noptions = [\"{ok}\"]\n"));
+            assert_eq!(s.map(|s| s.ctags_options), Ok(vec![ok.to_string()]), "{ok}");
+        }
+        for bad in [
+            "--options=/etc/ssl/private/key.pem",
+            "--options-maybe=/x",
+            "--optlib-dir=/x",
+            "-I@/etc/passwd",
+            "-I-",
+            "-I",
+            "-L/etc/passwd",
+            "-f/tmp/tags",
+            "-o-",
+            "--_xformat=%N",
+            "--fields=+n",
+            "--extras=+q",
+            "--kinds-C=-f-p",
+            "--kinds-C=fp",
+            "--kinds-C=+",
+            "--kinds-all=+x",
+            "--param-CPreProcessor._expand=1",
+            "--langmap=C:+.txt",
+            "--regex-C=/x/y/",
+            "-Dx",
+            "-Ia b",
+        ] {
+            let e = Settings::parse(&format!("[ctags]\noptions = [\"{bad}\"]\n")).unwrap_err();
+            assert_eq!(
+                e,
+                format!(
+                    "ctags.options: '{bad}' is not allowed: only options that change how ctags \
+                     reads C text are, and none that names a file or a program, changes ctags's \
+                     output or removes kinds; allowed are {ALLOWED_CTAGS_OPTIONS}; remove it"
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_revision_tree_takes_its_owners_settings_not_its_commits() {
+        let base = std::env::temp_dir().join(format!("knav-settings-rev-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let rev = base.join(".knav/revs/t-0123/tree");
+        std::fs::create_dir_all(&rev).unwrap();
+        std::fs::write(base.join(".knav/revs/t-0123/rev.json"), "{}").unwrap();
+        std::fs::write(base.join(FILE_NAME), "[index]\nignore = [\"owner/\"]\n").unwrap();
+        std::fs::write(
+            rev.join(FILE_NAME),
+            "[index]\nignore = [\"fs/\"]\n[cache]\ndir = \"/tmp/commit-store\"\n",
+        )
+        .unwrap();
+        assert_eq!(owner_of_revision(&rev), Some(base.clone()));
+        let s = Settings::load(&rev).unwrap();
+        assert!(s.ignore.is_ignored("owner", true) && !s.ignore.is_ignored("fs", true));
+        assert_ne!(s.cache.dir, Some(PathBuf::from("/tmp/commit-store")));
+        // Nothing known of the owner: the defaults, never the commit's.
+        std::fs::remove_file(base.join(FILE_NAME)).unwrap();
+        assert_eq!(Settings::load(&rev).unwrap(), Settings::default());
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
     fn settings_errors_name_the_line_and_the_fix() {
         let e = Settings::parse("[serve]\ndebounce = 5\n").unwrap_err();
         assert!(e.starts_with("line 2:") && e.contains("debounce"), "{e}");
