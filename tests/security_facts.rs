@@ -186,6 +186,7 @@ fn a_copy_started_from_an_index_holding_a_forged_file_is_not_poisoned() {
 
 /// Makes a FIFO at `p`.
 fn mkfifo(p: &Path) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     let _ = std::fs::remove_file(p);
     let status = Command::new("mkfifo").arg(p).status().unwrap();
     assert!(status.success(), "mkfifo {}", p.display());
