@@ -639,9 +639,17 @@ fn cache(common: &Common, args: CacheArgs) -> i32 {
             (json, text)
         }
     };
+    let (mut json, mut text) = out;
+    // Store files that are not regular files (a FIFO named like a pack): never opened.
+    for note in store.skipped() {
+        text.push_str(&format!("skipped {note}\n"));
+    }
+    if !store.skipped().is_empty() {
+        json["skipped"] = serde_json::json!(store.skipped());
+    }
     let rendered = match common.format {
-        Format::Json => format!("{}\n", out.0),
-        _ => out.1,
+        Format::Json => format!("{json}\n"),
+        _ => text,
     };
     let mut stdout = std::io::stdout().lock();
     let _ = write!(stdout, "{rendered}").and_then(|_| stdout.flush());

@@ -177,7 +177,8 @@ impl Line {
     pub(crate) fn parse(line: &[u8]) -> Line {
         let raw: RawTag = match serde_json::from_slice(line) {
             Ok(raw) => raw,
-            Err(e) => return Line::Error(format!("unreadable ctags output: {e}")),
+            // serde's message can quote the line: a fixed reason instead.
+            Err(_) => return Line::Error(UNREADABLE.into()),
         };
         match raw.ty {
             "tag" => {
@@ -205,15 +206,24 @@ impl Line {
             "completed" => Line::Completed,
             "error" => {
                 let v: serde_json::Value = serde_json::from_slice(line).unwrap_or_default();
-                let msg = v
-                    .get("message")
-                    .and_then(|m| m.as_str())
-                    .unwrap_or("ctags reported an error")
-                    .to_string();
-                Line::Error(msg)
+                let msg = v.get("message").and_then(|m| m.as_str()).unwrap_or("");
+                Line::Error(error_reason(msg).into())
             }
             _ => Line::Other,
         }
+    }
+}
+
+/// The reason given for a line of ctags's output that is not JSON.
+const UNREADABLE: &str = "ctags wrote a line knav cannot read (not shown)";
+
+/// The reason given for ctags's error `message`: one of a few fixed texts, never the message's
+/// own words, which can quote a file's text (the first unknown line of an option file).
+fn error_reason(message: &str) -> &'static str {
+    if message.starts_with("cannot open") {
+        "ctags cannot open the file"
+    } else {
+        "ctags reported an error (its message is not shown: it can quote a file)"
     }
 }
 
@@ -389,9 +399,29 @@ mod tests {
         );
         assert_eq!(
             Line::parse(br#"{"_type": "error", "message": "cannot open input file"}"#),
-            Line::Error("cannot open input file".into())
+            Line::Error("ctags cannot open the file".into())
         );
         assert!(matches!(Line::parse(b"garbage"), Line::Error(_)));
+    }
+
+    #[test]
+    fn an_error_quoting_an_option_files_line_is_reported_without_its_text() {
+        let pem =
+            br#"{"_type": "error", "message": "unknown option: -----BEGIN PRIVATE KEY-----"}"#;
+        let Line::Error(why) = Line::parse(pem) else {
+            panic!("not an error line");
+        };
+        assert_eq!(
+            why,
+            "ctags reported an error (its message is not shown: it can quote a file)"
+        );
+        // Not JSON, or JSON of another shape: serde's message would quote it.
+        for line in [
+            &b"-----BEGIN PRIVATE KEY-----"[..],
+            br#"{"_type": "tag", "name": "x", "line": "MIIEvQIBADANBg"}"#,
+        ] {
+            assert_eq!(Line::parse(line), Line::Error(UNREADABLE.into()));
+        }
         assert_eq!(
             Line::parse(br#"{"_type": "program", "name": "Universal Ctags"}"#),
             Line::Other

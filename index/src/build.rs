@@ -154,12 +154,14 @@ fn scan_start(
         indirect: Default::default(),
         docs: FileDocs::default(),
         deps: Some(Deps::default()),
+        digest: None,
     };
-    let Some(src) = read_to_scan(root, input, &mut record) else {
+    let Some((src, digest)) = read_to_scan(root, input, &mut record, kept) else {
         r.record = record;
         return (r, None, None);
     };
-    if let Some(mut hit) = kept.and_then(|k| k.lookup(&record)) {
+    r.digest = digest;
+    if let Some(mut hit) = kept.zip(digest).and_then(|(k, d)| k.lookup(&record, d)) {
         hit.record.path = record.path;
         hit.record.size = record.size;
         hit.record.mtime_ns = record.mtime_ns;
@@ -275,9 +277,15 @@ fn own_macros(own: &[(String, Learned)], learned: &Definers) -> Option<Definers>
     any.then_some(d)
 }
 
-/// The bytes of `input` to scan, its size and hash recorded; `None` when there is nothing to
-/// scan (too big, unreadable, binary), with the reason in `record`.
-fn read_to_scan(root: Option<&Root>, input: &Input, record: &mut FileRecord) -> Option<Source> {
+/// The bytes of `input` to scan, its size and hash recorded, and their digest when `kept`
+/// (which records it: [`Kept::saw`]); `None` when there is nothing to scan (too big,
+/// unreadable, binary), with the reason in `record`.
+fn read_to_scan(
+    root: Option<&Root>,
+    input: &Input,
+    record: &mut FileRecord,
+    kept: Option<&Kept<'_>>,
+) -> Option<(Source, Option<super::codec::Digest>)> {
     if input.too_big {
         record.status = FileStatus::TooBig;
         record.note = Some(format!("{} bytes: over the size cap", input.file.size));
@@ -296,13 +304,15 @@ fn read_to_scan(root: Option<&Root>, input: &Input, record: &mut FileRecord) -> 
         }
     };
     record.size = src.len() as u64;
+    // Within this index only: a copy of the tree is proven by the digest (crate::seed).
     record.hash = hash64(&src);
+    let digest = kept.map(|k| k.saw(&record.path, &src));
     if memchr::memchr(0, &src[..src.len().min(8192)]).is_some() {
         record.status = FileStatus::Binary;
         record.note = Some("binary file (contains NUL bytes)".into());
         return None;
     }
-    Some(src)
+    Some((src, digest))
 }
 
 /// A name a macro exports without spelling it (`trace_kmalloc` of
@@ -663,7 +673,7 @@ fn process_chunk(
         if let (Some(src), Some(_)) = (src, &r.deps) {
             r.docs = file_docs(&src, &r.record.path, &r.defs, &mut state.docs);
             if let Some(kept) = kept {
-                kept.keep(r);
+                kept.keep(r, &src);
             }
         }
     }
@@ -997,7 +1007,7 @@ impl Scan<'_> {
         let scratch = self.ctags.and_then(|_| Scratch::for_ctags());
         let scratch_dir = scratch.as_ref().map(|s| s.path());
         let kept = self.opts.facts.as_deref().map(|store| Kept {
-            store,
+            store: store.proving(out_dir),
             salt: super::filefacts::salt(self.ctags, &self.opts.ctags_args, scratch.is_some()),
             table: super::filefacts::TableHashes::of(self.learned),
         });

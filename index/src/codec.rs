@@ -132,6 +132,12 @@ impl<'a> Reader<'a> {
 /// cryptographic; stable across platforms and releases because the index stores it (a change
 /// of it is a change of [`crate::format::VERSION`]).
 ///
+/// Not collision resistant: each step is invertible, so two texts of one length with one
+/// hash are easy to make. It is a checksum against damage and a key inside one index (what a
+/// refresh compares a file of the same tree against); anything shared between trees (the fact
+/// store's keys, the proof that another tree's file holds the same bytes) is keyed by
+/// [`digest`].
+///
 /// Input of 32 bytes or more is mixed in four lanes, a word into each in turn, folded at the
 /// end: one lane's chain of xor, multiply and rotate waits ~5 cycles a word, so four
 /// independent ones take about a third (0.054 against 0.172 ns a byte, measured over 256 MB).
@@ -211,6 +217,28 @@ fn hash_finish(mut h: u64) -> u64 {
     h ^ (h >> 33)
 }
 
+/// A cryptographic digest of bytes: BLAKE3's 256 bits. What facts kept between trees are keyed
+/// by ([`crate::factstore`]): no one can make other bytes with a file's digest, as they can
+/// with [`hash64`]. BLAKE3 over SHA-256: 4.8 against 1.3 GB/s on one core here (100 MB, and
+/// 16 KB pieces alike; SHA-256 with the CPU's SHA instructions).
+pub type Digest = [u8; 32];
+
+/// The [`Digest`] of `data`.
+pub fn digest(data: &[u8]) -> Digest {
+    *blake3::hash(data).as_bytes()
+}
+
+/// The [`Digest`] of `parts` one after another, each with its length first (so that no two
+/// lists of parts run together into one).
+pub fn digest_parts(parts: &[&[u8]]) -> Digest {
+    let mut h = blake3::Hasher::new();
+    for p in parts {
+        h.update(&(p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    *h.finalize().as_bytes()
+}
+
 /// Bytes per checksum chunk: a file is hashed chunk by chunk, so that a large one is never held
 /// in memory and a mapped one gives the same sum.
 pub const CHECKSUM_CHUNK: usize = 1 << 20;
@@ -249,9 +277,50 @@ pub fn checksum_bytes(bytes: &[u8]) -> u64 {
     h
 }
 
+/// `real` with the word at `at` replaced by `with` and the word at `fix` (the same lane: `fix`
+/// is `at` plus a multiple of 32, inside the whole 32-byte blocks) set so that [`hash64`] is
+/// unchanged: what anyone can do, and why [`hash64`] keys nothing shared between trees.
+#[cfg(test)]
+pub(crate) fn hash64_twin(real: &[u8], at: usize, with: [u8; 8], fix: usize) -> Vec<u8> {
+    const LANES: [u64; 4] = [
+        0,
+        0x1319_8A2E_0370_7344,
+        0xA409_3822_299F_31D0,
+        0x082E_FA98_EC4E_6C89,
+    ];
+    assert!(at.is_multiple_of(8) && fix > at && (fix - at).is_multiple_of(32));
+    assert!(fix + 8 <= real.len() / 32 * 32);
+    let lane = at % 32 / 8;
+    let mut forged = real.to_vec();
+    forged[at..at + 8].copy_from_slice(&with);
+    // The lane's state before the word at `fix`, in either text.
+    let state = |b: &[u8]| {
+        let mut h = hash_start(b.len()) ^ LANES[lane];
+        for i in (lane * 8..fix).step_by(32) {
+            h = hash_mix(h, word_le(&b[i..i + 8]));
+        }
+        h
+    };
+    let w = state(real) ^ state(&forged) ^ word_le(&real[fix..fix + 8]);
+    forged[fix..fix + 8].copy_from_slice(&w.to_le_bytes());
+    forged
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hash64_is_forged_in_one_step_and_the_digest_is_not() {
+        let real = b"int     vfs_read(int fd)\n{\n\treturn fd + 1;\n}\n/* padding padding padding padding padding padding */\n";
+        let forged = hash64_twin(real, 8, *b"evilread", 72);
+        assert_ne!(&forged[..], &real[..]);
+        assert_eq!(forged.len(), real.len());
+        assert_eq!(hash64(&forged), hash64(real));
+        assert_eq!(checksum_bytes(&forged), checksum_bytes(real));
+        assert_ne!(digest(&forged), digest(real));
+        assert_ne!(digest_parts(&[b"ab", b"c"]), digest_parts(&[b"a", b"bc"]));
+    }
 
     #[test]
     fn varints_round_trip() {

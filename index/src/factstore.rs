@@ -1,7 +1,13 @@
 //! The store of per-file facts by content: what a part learned from one file's bytes, kept
-//! under a key made of those bytes' hash and length and of everything else that changes the
+//! under a key made of those bytes' digest and length and of everything else that changes the
 //! facts (the part, a salt for the analyzer's version and options), so that another tree or
 //! version holding the same file costs no new analysis.
+//!
+//! The store is shared by every tree a user indexes, trusted and not: its keys are
+//! cryptographic ([`crate::codec::digest`], BLAKE3), so a file made to look like another
+//! (same path, same length, same [`hash64`]) never gets the other's facts. Its files are
+//! opened without following links and without blocking, and must be regular files: a FIFO or
+//! device named like a pack is skipped with a note ([`FactStore::skipped`]).
 //!
 //! The store is a directory of packs. A build that computes facts appends them to a pack of
 //! its own, written under a temporary name and renamed into place whole when the build ends
@@ -16,6 +22,11 @@
 //! [`FactStore::prune`] removes the least recently used packs first.
 //!
 //! What a build did with the store ([`Tally`]) is kept in `last-build.json` for `knav cache`.
+//!
+//! A segment build also leaves its *proof* (`proofs/<segment directory>`): the path, length
+//! and [`Digest`] of every file it read. A copy of the tree started from that segment
+//! ([`crate::seed`]) holds a file's facts only when its bytes have the digest the proof lists:
+//! the segment's own record of a file is a [`hash64`], which another tree can forge.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -25,15 +36,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use super::codec::{checksum_bytes, hash64};
+use super::codec::{checksum_bytes, digest, hash64, Digest};
 use super::part::Kind;
 
-/// The first bytes of a pack; changed when the layout changes.
-const MAGIC: &[u8; 8] = b"KNAVPK02";
+/// The first bytes of a pack; changed when the layout changes (03: keys by [`Digest`]; a
+/// pack of 02, keyed by [`hash64`], is another format: never read, pruned first).
+const MAGIC: &[u8; 8] = b"KNAVPK03";
 /// The last bytes of a whole pack.
 const END: &[u8; 8] = b"KNAVPKND";
 /// Bytes of a key as written.
-const KEY_LEN: usize = 8 + 8 + 8 + 1;
+const KEY_LEN: usize = 32 + 8 + 32 + 1;
 /// Bytes of an entry before its facts: key, stored length, checksum of the stored bytes. The
 /// facts are stored LZ4-compressed, their length first.
 const HEAD: usize = KEY_LEN + 8 + 8;
@@ -43,47 +55,103 @@ const FOOTER: usize = 8 + 8 + 8 + 8;
 const PACKS: &str = "packs";
 /// What the last build did with the store.
 const LAST_BUILD: &str = "last-build.json";
+/// Where segments' proofs are, inside the store's directory.
+const PROOFS: &str = "proofs";
+/// The first bytes of a proof; its last 32 are the [`Digest`] of all before them.
+const PROOF_MAGIC: &[u8; 8] = b"KNAVPR01";
+/// The largest proof read (a kernel segment's is ~5 MB).
+const MAX_PROOF_BYTES: u64 = 256 << 20;
+/// Proofs are trimmed to this many bytes, the oldest removed first; a seed from a segment
+/// whose proof is gone builds the tree whole.
+const KEPT_PROOF_BYTES: u64 = 256 << 20;
+
+/// The files one segment build read, with their digests.
+#[derive(Default)]
+struct Proof {
+    /// The segment's directory name (`seg-<time>-<pid>`, unique).
+    segment: Option<String>,
+    files: Vec<(String, u64, Digest)>,
+}
+
+/// What a segment's proof says of each file: its length and digest.
+pub type Proven = HashMap<String, (u64, Digest)>;
 
 /// What facts are kept under: a file's content and everything else that changes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Key {
-    /// [`hash64`] of the file's bytes.
-    pub content: u64,
+    /// [`digest`] of the file's bytes.
+    pub content: Digest,
     /// The file's length in bytes.
     pub len: u64,
-    /// A hash of what else the facts depend on (the analyzer's version, its options).
-    pub salt: u64,
+    /// [`digest`] of what else the facts depend on (the analyzer's version, its options, the
+    /// file's path).
+    pub salt: Digest,
     /// The part the facts are for.
     pub kind: Kind,
 }
 
 impl Key {
-    /// The key of the facts of `bytes` for part `kind` under `salt`.
-    pub fn of(bytes: &[u8], salt: u64, kind: Kind) -> Key {
+    /// The key of the facts of `bytes` for part `kind` under `salt` (everything else the facts
+    /// depend on, digested).
+    pub fn of(bytes: &[u8], salt: &[u8], kind: Kind) -> Key {
         Key {
-            content: hash64(bytes),
+            content: digest(bytes),
             len: bytes.len() as u64,
-            salt,
+            salt: digest(salt),
             kind,
         }
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.content.to_le_bytes());
+        out.extend_from_slice(&self.content);
         out.extend_from_slice(&self.len.to_le_bytes());
-        out.extend_from_slice(&self.salt.to_le_bytes());
+        out.extend_from_slice(&self.salt);
         out.push(self.kind as u8);
     }
 
     fn decode(b: &[u8]) -> Option<Key> {
         let kind = *Kind::ALL.get(*b.get(KEY_LEN - 1)? as usize)?;
         Some(Key {
-            content: word(b, 0)?,
-            len: word(b, 8)?,
-            salt: word(b, 16)?,
+            content: b.get(..32)?.try_into().ok()?,
+            len: word(b, 32)?,
+            salt: b.get(40..72)?.try_into().ok()?,
             kind,
         })
     }
+}
+
+/// `path` opened for reading when it is a regular file: without following a link, without
+/// waiting on a FIFO or a device (`O_NONBLOCK`), checked on the open descriptor.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    if !file.metadata()?.file_type().is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            NOT_REGULAR.to_string(),
+        ));
+    }
+    Ok(file)
+}
+
+/// Why [`open_regular`] refused a file that is there.
+const NOT_REGULAR: &str = "not a regular file (a FIFO, device, directory or link)";
+
+/// The note of a store file skipped because it is not a regular file.
+fn skipped_note(path: &Path) -> String {
+    format!(
+        "{}: {NOT_REGULAR}, skipped; remove it from the fact store",
+        path.display()
+    )
+}
+
+/// Whether `e` is [`open_regular`]'s refusal of a file that is not regular (or a link:
+/// `ELOOP`).
+fn is_not_regular(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::InvalidInput || e.raw_os_error() == Some(libc::ELOOP)
 }
 
 /// The little-endian word at `at` of `b`.
@@ -121,6 +189,9 @@ pub struct Tally {
     pub written: u64,
     /// Why facts could not be kept, when they could not.
     pub not_kept: Option<String>,
+    /// Files of the store skipped because they are not regular files ([`open_regular`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 impl Tally {
@@ -167,6 +238,10 @@ pub struct FactStore {
     foreign: Vec<(PathBuf, u64)>,
     /// The first error that stopped this build's writes.
     failed: Mutex<Option<String>>,
+    /// Files of the store that are not regular files, skipped when it was opened.
+    skipped: Vec<String>,
+    /// The proof of the segment this build makes.
+    proof: Mutex<Proof>,
     hits: AtomicU64,
     misses: AtomicU64,
     damaged: AtomicU64,
@@ -190,6 +265,7 @@ impl FactStore {
             .mode(0o700)
             .create(dir.join(PACKS))?;
         let mut found = Vec::new();
+        let mut skipped = Vec::new();
         for e in std::fs::read_dir(dir.join(PACKS))?.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
@@ -203,10 +279,15 @@ impl FactStore {
             if !name.ends_with(".pack") {
                 continue;
             }
-            let used = e
-                .metadata()
-                .and_then(|m| m.modified())
-                .unwrap_or(std::time::UNIX_EPOCH);
+            // Not followed, not opened: a link, FIFO or device named like a pack.
+            let Ok(meta) = e.metadata() else {
+                continue;
+            };
+            if !meta.file_type().is_file() {
+                skipped.push(skipped_note(&path));
+                continue;
+            }
+            let used = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
             found.push((used, path));
         }
         // Newest first: its entries are tried first.
@@ -218,6 +299,8 @@ impl FactStore {
             writer: Mutex::new(None),
             foreign: Vec::new(),
             failed: Mutex::new(None),
+            skipped,
+            proof: Mutex::new(Proof::default()),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             damaged: AtomicU64::new(0),
@@ -235,7 +318,7 @@ impl FactStore {
                 }
                 // Another knav's format: left to it, and to the size cap.
                 Ok(None) if foreign(&path) => {
-                    if let Ok(m) = std::fs::metadata(&path) {
+                    if let Ok(m) = std::fs::symlink_metadata(&path) {
                         store.foreign.push((path, m.len()));
                     }
                 }
@@ -243,6 +326,8 @@ impl FactStore {
                 Ok(None) => {
                     let _ = std::fs::remove_file(&path);
                 }
+                // Swapped for a FIFO, device or link since it was listed: never opened.
+                Err(e) if is_not_regular(&e) => store.skipped.push(skipped_note(&path)),
                 // Removed by a prune since it was listed, or unreadable: left alone.
                 Err(_) => {}
             }
@@ -266,6 +351,86 @@ impl FactStore {
     /// The store's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Makes this build's proof the proof of the segment built in `segment_dir`.
+    pub fn proving(&self, segment_dir: &Path) -> &FactStore {
+        let name = segment_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        self.proof.lock().unwrap_or_else(|e| e.into_inner()).segment = name;
+        self
+    }
+
+    /// Records that the segment this build makes read `len` bytes of digest `content` at `path`.
+    pub fn saw(&self, path: &str, len: u64, content: Digest) {
+        let mut p = self.proof.lock().unwrap_or_else(|e| e.into_inner());
+        p.files.push((path.to_string(), len, content));
+    }
+
+    /// What the proof of segment `segment` (a directory name) in the store at `dir` says;
+    /// `None` when there is none, or it is damaged, too big or not a regular file.
+    pub fn proof_of(dir: &Path, segment: &str) -> Option<Proven> {
+        use std::io::Read;
+        if !is_proof_name(segment) {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        open_regular(&dir.join(PROOFS).join(segment))
+            .ok()?
+            .take(MAX_PROOF_BYTES)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        let body_len = bytes.len().checked_sub(32)?;
+        let (body, sum) = bytes.split_at(body_len);
+        if digest(body) != sum || !body.starts_with(PROOF_MAGIC) {
+            return None;
+        }
+        let mut r = super::codec::Reader::new(&body[PROOF_MAGIC.len()..]);
+        let mut out = Proven::new();
+        while !r.at_end() {
+            let path = String::from_utf8(r.str().to_vec()).ok()?;
+            let len = r.varint();
+            let content: Digest = r.bytes(32).try_into().ok()?;
+            if r.overrun {
+                return None;
+            }
+            out.insert(path, (len, content));
+        }
+        Some(out)
+    }
+
+    /// Writes this build's proof, when it made a segment, and trims the proofs kept.
+    fn write_proof(&self) -> io::Result<()> {
+        let proof = std::mem::take(&mut *self.proof.lock().unwrap_or_else(|e| e.into_inner()));
+        let Some(segment) = proof.segment.filter(|s| is_proof_name(s)) else {
+            return Ok(());
+        };
+        let mut files = proof.files;
+        files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut body = PROOF_MAGIC.to_vec();
+        for (path, len, content) in &files {
+            super::codec::put_str(&mut body, path.as_bytes());
+            super::codec::put_varint(&mut body, *len);
+            body.extend_from_slice(content);
+        }
+        let sum = digest(&body);
+        body.extend_from_slice(&sum);
+        let dir = self.dir.join(PROOFS);
+        std::fs::create_dir_all(&dir)?;
+        let tmp = dir.join(format!(".tmp-{}-{segment}", std::process::id()));
+        let wrote =
+            std::fs::write(&tmp, &body).and_then(|()| std::fs::rename(&tmp, dir.join(&segment)));
+        if wrote.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        trim_proofs(&dir, KEPT_PROOF_BYTES);
+        wrote
+    }
+
+    /// Files of the store skipped because they are not regular files, each with what to do.
+    pub fn skipped(&self) -> &[String] {
+        &self.skipped
     }
 
     /// The first facts kept under `key` that `accept` takes, newest first; an entry that
@@ -394,6 +559,9 @@ impl FactStore {
     /// Ends this build's use of the store: publishes its pack, marks the packs it read used,
     /// and records its [`Tally`] for `knav cache`.
     pub fn finish(&self) -> Tally {
+        // Without its proof a segment is only never started from (crate::seed): the facts
+        // are kept all the same.
+        let _ = self.write_proof();
         let writer = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(w) = writer {
             let tmp = w.tmp.clone();
@@ -435,6 +603,7 @@ impl FactStore {
             damaged: self.damaged.load(Ordering::Relaxed),
             rejected: self.rejected.load(Ordering::Relaxed),
             written: self.written.load(Ordering::Relaxed),
+            skipped: self.skipped.clone(),
             not_kept: self
                 .failed
                 .lock()
@@ -443,9 +612,17 @@ impl FactStore {
         }
     }
 
-    /// What the last build that used the store at `dir` did with it.
+    /// What the last build that used the store at `dir` did with it (`None` when its record
+    /// is missing, damaged, over 1 MiB or not a regular file).
     pub fn last_build(dir: &Path) -> Option<Tally> {
-        serde_json::from_slice(&std::fs::read(dir.join(LAST_BUILD)).ok()?).ok()
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        open_regular(&dir.join(LAST_BUILD))
+            .ok()?
+            .take(1 << 20)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        serde_json::from_slice(&bytes).ok()
     }
 
     /// The packs, entries and bytes the store held when opened (another format's packs
@@ -463,6 +640,11 @@ impl FactStore {
     /// returns what it removed. A build reading a removed pack still reads it (its file
     /// stays open); the next build computes those facts again.
     pub fn prune(&self, max_bytes: u64) -> Usage {
+        // Proofs take at most an eighth of the cap.
+        trim_proofs(
+            &self.dir.join(PROOFS),
+            (max_bytes / 8).min(KEPT_PROOF_BYTES),
+        );
         let mut total = self.usage().bytes;
         let mut removed = Usage::default();
         // Another format's packs first: this knav cannot use them.
@@ -509,11 +691,50 @@ impl FactStore {
     }
 }
 
+/// Whether `name` may name a proof: a segment directory's name, one plain component.
+fn is_proof_name(name: &str) -> bool {
+    name.starts_with("seg-")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Removes the oldest proofs in `dir` (and temporary ones of builds no longer running) until
+/// those left take at most `max_bytes`. Entries that are not regular files are left alone
+/// (never opened).
+fn trim_proofs(dir: &Path, max_bytes: u64) {
+    let mut proofs = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(rest) = name.strip_prefix(".tmp-") {
+            if !writer_alive(rest) {
+                let _ = std::fs::remove_file(e.path());
+            }
+            continue;
+        }
+        let Ok(m) = e.metadata() else { continue };
+        if m.file_type().is_file() {
+            let when = m.modified().unwrap_or(std::time::UNIX_EPOCH);
+            proofs.push((when, m.len(), e.path()));
+        }
+    }
+    let mut total: u64 = proofs.iter().map(|p| p.1).sum();
+    proofs.sort();
+    for (_, len, path) in proofs {
+        if total <= max_bytes {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+        }
+    }
+}
+
 /// Whether the file at `path` is a pack of another knav's format (its magic names another
 /// version); a file too short for a magic, or with none, is no pack at all.
 fn foreign(path: &Path) -> bool {
     let mut magic = [0u8; 8];
-    File::open(path)
+    open_regular(path)
         .and_then(|f| f.read_exact_at(&mut magic, 0))
         .is_ok_and(|()| magic.starts_with(b"KNAVPK") && &magic != MAGIC)
 }
@@ -539,6 +760,7 @@ fn publish(mut w: Writer, packs: &Path) -> io::Result<()> {
     // computed again; nothing else depends on it being on disk.
     let file = w.out.into_inner().map_err(|e| e.into_error())?;
     drop(file);
+    // A name only (the checksums inside are what is checked): hash64 is enough for it.
     let name = format!(
         "{:016x}-{}.pack",
         hash64(&w.index),
@@ -554,7 +776,7 @@ fn publish(mut w: Writer, packs: &Path) -> io::Result<()> {
 type Opened = Option<(Pack, Vec<(Key, u64)>)>;
 
 fn read_pack(path: &Path) -> io::Result<Opened> {
-    let file = File::open(path)?;
+    let file = open_regular(path)?;
     let len = file.metadata()?.len();
     if len < (MAGIC.len() + FOOTER) as u64 {
         return Ok(None);
@@ -655,7 +877,7 @@ mod tests {
     #[test]
     fn facts_read_back_under_their_key_only_once_the_build_is_finished() {
         let (s, dir) = store("roundtrip");
-        let k = Key::of(b"int a;\n", 7, Kind::Text);
+        let k = Key::of(b"int a;\n", b"7", Kind::Text);
         assert_eq!(s.get(&k), None);
         s.put(&k, b"facts");
         // Another build sees the pack only when it is whole.
@@ -665,7 +887,7 @@ mod tests {
         let s = FactStore::open(&dir).unwrap();
         assert_eq!(s.get(&k).as_deref(), Some(&b"facts"[..]));
         // Another salt, another part: other facts.
-        assert_eq!(s.get(&Key { salt: 8, ..k }), None);
+        assert_eq!(s.get(&Key { salt: [8; 32], ..k }), None);
         assert_eq!(
             s.get(&Key {
                 kind: Kind::Docs,
@@ -681,9 +903,74 @@ mod tests {
     }
 
     #[test]
+    fn facts_of_a_file_forged_with_the_same_length_and_hash64_are_not_the_real_files() {
+        let (s, dir) = store("forged");
+        let real = b"int     vfs_read(int fd)\n{\n\treturn fd + 1;\n}\n/* padding padding padding padding padding padding */\n";
+        let forged = crate::codec::hash64_twin(real, 8, *b"evilread", 72);
+        assert_eq!(hash64(&forged), hash64(real));
+        let (k_real, k_forged) = (
+            Key::of(real, b"fs/read_write.c", Kind::Segment),
+            Key::of(&forged, b"fs/read_write.c", Kind::Segment),
+        );
+        assert_ne!(k_real, k_forged);
+        s.put(&k_forged, b"evilread");
+        s.finish();
+        let s = FactStore::open(&dir).unwrap();
+        assert_eq!(s.get(&k_real), None);
+        assert_eq!(s.get(&k_forged).as_deref(), Some(&b"evilread"[..]));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_fifo_named_like_a_pack_or_a_proof_is_skipped_and_blocks_nothing() {
+        let (s, dir) = store("fifo");
+        let k = Key::of(b"x", b"1", Kind::Segment);
+        s.put(&k, b"kept");
+        s.proving(Path::new("/index/seg-1-2"));
+        s.saw("a.c", 1, digest(b"x"));
+        s.finish();
+        let fifo = |p: &Path| {
+            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a NUL-terminated path; mkfifo reads it only.
+            assert_eq!(
+                unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
+                0,
+                "{}",
+                p.display()
+            );
+        };
+        let pack = dir.join(PACKS).join("evil.pack");
+        fifo(&pack);
+        std::fs::remove_file(dir.join(LAST_BUILD)).unwrap();
+        fifo(&dir.join(LAST_BUILD));
+        fifo(&dir.join(PROOFS).join("seg-fifo"));
+        let s = FactStore::open(&dir).unwrap();
+        assert_eq!(
+            s.skipped(),
+            [format!(
+                "{}: not a regular file (a FIFO, device, directory or link), skipped; remove \
+                 it from the fact store",
+                pack.display()
+            )]
+        );
+        assert_eq!(s.get(&k).as_deref(), Some(&b"kept"[..]));
+        assert_eq!(FactStore::last_build(&dir), None);
+        assert_eq!(FactStore::proof_of(&dir, "seg-fifo"), None);
+        let proof = FactStore::proof_of(&dir, "seg-1-2").unwrap();
+        assert_eq!(proof.get("a.c"), Some(&(1, digest(b"x"))));
+        assert_eq!(FactStore::proof_of(&dir, "../packs/evil.pack"), None);
+        assert_eq!(s.prune(0).packs, 1);
+        assert!(pack.exists(), "the FIFO is left (not a pack)");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
     fn a_truncated_or_flipped_entry_is_not_trusted() {
         let (s, dir) = store("damage");
-        let (a, b) = (Key::of(b"x", 1, Kind::Docs), Key::of(b"y", 1, Kind::Docs));
+        let (a, b) = (
+            Key::of(b"x", b"1", Kind::Docs),
+            Key::of(b"y", b"1", Kind::Docs),
+        );
         s.put(&a, b"some facts");
         s.put(&b, b"other facts");
         s.finish();
@@ -703,7 +990,7 @@ mod tests {
     #[test]
     fn a_pack_of_another_format_is_kept_and_pruned_first() {
         let (s, dir) = store("foreign-format");
-        let k = Key::of(b"x", 1, Kind::Segment);
+        let k = Key::of(b"x", b"1", Kind::Segment);
         s.put(&k, b"some facts");
         s.finish();
         let other = dir.join(PACKS).join("other-version.pack");
@@ -722,7 +1009,7 @@ mod tests {
     #[test]
     fn a_footer_pointing_past_the_pack_is_not_trusted_and_does_not_panic() {
         let (s, dir) = store("footer");
-        let k = Key::of(b"x", 1, Kind::Segment);
+        let k = Key::of(b"x", b"1", Kind::Segment);
         s.put(&k, b"some facts");
         s.finish();
         let pack = packs(&dir).pop().unwrap();
@@ -739,7 +1026,7 @@ mod tests {
     #[test]
     fn a_pack_cut_short_is_removed_whole() {
         let (s, dir) = store("cut");
-        let k = Key::of(b"x", 1, Kind::Segment);
+        let k = Key::of(b"x", b"1", Kind::Segment);
         s.put(&k, b"some facts");
         s.finish();
         let pack = packs(&dir).pop().unwrap();
@@ -756,7 +1043,10 @@ mod tests {
     #[test]
     fn an_entry_of_another_key_at_the_offset_is_not_trusted() {
         let (s, dir) = store("foreign");
-        let (a, b) = (Key::of(b"a", 1, Kind::Text), Key::of(b"b", 1, Kind::Text));
+        let (a, b) = (
+            Key::of(b"a", b"1", Kind::Text),
+            Key::of(b"b", b"1", Kind::Text),
+        );
         s.put(&a, b"facts of a");
         s.finish();
         let mut s = FactStore::open(&dir).unwrap();
@@ -770,13 +1060,13 @@ mod tests {
     #[test]
     fn builds_writing_the_same_entries_at_once_leave_good_ones() {
         let (_, dir) = store("concurrent");
-        let keys: Vec<Key> = (0..50u8).map(|i| Key::of(&[i], 0, Kind::Text)).collect();
+        let keys: Vec<Key> = (0..50u8).map(|i| Key::of(&[i], b"0", Kind::Text)).collect();
         std::thread::scope(|t| {
             for _ in 0..4 {
                 t.spawn(|| {
                     let s = FactStore::open(&dir).unwrap();
                     for k in &keys {
-                        s.put(k, &k.content.to_le_bytes());
+                        s.put(k, &k.content);
                     }
                     s.finish();
                 });
@@ -784,7 +1074,7 @@ mod tests {
         });
         let s = FactStore::open(&dir).unwrap();
         for k in &keys {
-            assert_eq!(s.get(k), Some(k.content.to_le_bytes().to_vec()));
+            assert_eq!(s.get(k), Some(k.content.to_vec()));
         }
         assert_eq!(s.usage().packs, 4);
         assert!(packs(&dir).iter().all(|p| p.extension().is_some()));
@@ -806,7 +1096,7 @@ mod tests {
     #[test]
     fn an_unwritable_store_says_so_and_still_answers() {
         let (s, dir) = store("unwritable");
-        let k = Key::of(b"y", 0, Kind::Text);
+        let k = Key::of(b"y", b"0", Kind::Text);
         s.put(&k, b"kept");
         s.finish();
         // The packs directory replaced by a file: nothing can be created in it.
@@ -815,7 +1105,7 @@ mod tests {
         std::fs::rename(dir.join(PACKS), &moved).unwrap();
         std::fs::write(dir.join(PACKS), b"").unwrap();
         assert_eq!(s.get(&k).as_deref(), Some(&b"kept"[..]));
-        s.put(&Key::of(b"z", 0, Kind::Text), b"facts");
+        s.put(&Key::of(b"z", b"0", Kind::Text), b"facts");
         let t = s.finish();
         assert!(
             t.not_kept
@@ -847,7 +1137,7 @@ mod tests {
             entries: 0,
         });
         for i in 0..4u8 {
-            s.put(&Key::of(&[i], 0, Kind::Text), &[i; 64]);
+            s.put(&Key::of(&[i], b"0", Kind::Text), &[i; 64]);
         }
         let t = s.finish();
         assert!(
@@ -861,7 +1151,7 @@ mod tests {
     #[test]
     fn prune_removes_the_least_recently_used_packs_first() {
         let (_, dir) = store("prune");
-        let keys: Vec<Key> = (0..4u8).map(|i| Key::of(&[i], 0, Kind::Text)).collect();
+        let keys: Vec<Key> = (0..4u8).map(|i| Key::of(&[i], b"0", Kind::Text)).collect();
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
         for (i, k) in keys.iter().enumerate() {
             let s = FactStore::open(&dir).unwrap();

@@ -15,11 +15,11 @@ use knav_c::definers::Definers;
 use knav_c::membercall::NameSketch;
 
 use super::code::extract::FileDocs;
-use super::codec::{hash64, put_opt_str, put_str, put_varint, Reader};
+use super::codec::{digest, digest_parts, put_opt_str, put_str, put_varint, Digest, Reader};
 use super::format::{Def, DefRecord, FileRecord};
 
 /// Bumped when what a file's facts hold, or how they are made, changes.
-pub const FACTS_VERSION: u32 = 19;
+pub const FACTS_VERSION: u32 = 20;
 
 /// What a worker made of one file.
 pub(crate) struct FileResult {
@@ -39,6 +39,8 @@ pub(crate) struct FileResult {
     pub docs: FileDocs,
     /// What it read of the definer table; `None` once it came from the store.
     pub deps: Option<Deps>,
+    /// The [`super::codec::digest`] of its bytes, when a fact store asked for it.
+    pub digest: Option<super::codec::Digest>,
 }
 
 /// The names of one file with their postings blocks.
@@ -113,8 +115,9 @@ impl Deps {
         self.names.dedup();
     }
 
-    /// A hash of what the table whose entries hash to `table` says of these names.
-    fn fingerprint(&self, table: &TableHashes) -> u64 {
+    /// A digest of what the table whose entries hash to `table` says of these names (a digest:
+    /// another tree's headers must not make their table pass for this one's).
+    fn fingerprint(&self, table: &TableHashes) -> Digest {
         let mut said = Vec::with_capacity(self.names.len() * 24);
         for n in &self.names {
             said.extend_from_slice(n);
@@ -126,14 +129,14 @@ impl Deps {
             let h = match (what, read) {
                 (&TEMPLATES, Some(h)) => h.templates,
                 (&TAG, Some(h)) => h.tag,
-                _ => 0,
+                _ => [0; 32],
             };
-            said.extend_from_slice(&h.to_le_bytes());
+            said.extend_from_slice(&h);
         }
         // Every file's calls through pointers read the indirect-call wrappers the table knows
         // (any call of a wrapper lists functions): they key every file's facts.
-        said.extend_from_slice(&table.wrappers.to_le_bytes());
-        hash64(&said)
+        said.extend_from_slice(&table.wrappers);
+        digest(&said)
     }
 }
 
@@ -142,18 +145,18 @@ impl Deps {
 #[derive(Debug, Default)]
 pub(crate) struct TableHashes {
     entries: std::collections::HashMap<String, EntryHashes>,
-    wrappers: u64,
-    /// Per macro that calls through members, a hash of its calls: a file's facts depend on
+    wrappers: Digest,
+    /// Per macro that calls through members, a digest of its calls: a file's facts depend on
     /// those of the names it holds ([`TableHashes::member_calls_of`]).
-    member_calls: std::collections::HashMap<Vec<u8>, u64>,
+    member_calls: std::collections::HashMap<Vec<u8>, Digest>,
     /// The names of `member_calls`.
     member_call_names: NameSketch,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct EntryHashes {
-    templates: u64,
-    tag: u64,
+    templates: Digest,
+    tag: Digest,
 }
 
 impl TableHashes {
@@ -167,16 +170,16 @@ impl TableHashes {
                 // What `Definers::struct_tag` answers: no tag hashes as no entry.
                 let tag = t.iter().find_map(|t| t.tag.as_deref());
                 let hashes = EntryHashes {
-                    templates: hash64(format!("{t:?}").as_bytes()),
-                    tag: tag.map_or(0, |tag| hash64(tag.as_bytes()) | 1),
+                    templates: digest(format!("{t:?}").as_bytes()),
+                    tag: tag.map_or([0; 32], |tag| digest_parts(&[b"tag", tag.as_bytes()])),
                 };
                 (name.to_string(), hashes)
             })
             .collect();
-        let member_calls: std::collections::HashMap<Vec<u8>, u64> =
+        let member_calls: std::collections::HashMap<Vec<u8>, Digest> =
             (table.all_member_calls().into_iter())
                 .map(|(name, calls)| {
-                    let h = hash64(format!("{calls:?}").as_bytes());
+                    let h = digest(format!("{calls:?}").as_bytes());
                     (name.as_bytes().to_vec(), h)
                 })
                 .collect();
@@ -186,7 +189,7 @@ impl TableHashes {
         }
         TableHashes {
             entries,
-            wrappers: hash64(format!("{wrappers:?}").as_bytes()),
+            wrappers: digest(format!("{wrappers:?}").as_bytes()),
             member_calls,
             member_call_names,
         }
@@ -196,18 +199,21 @@ impl TableHashes {
     /// into `text`): what its dispatches read of the table. Another tree's table that makes a
     /// name the file uses a macro calling through members, or changes its calls, changes it;
     /// one that only differs in macros the file never names does not.
-    pub fn member_calls_of(&self, text: &[u8], groups: &[NameGroup]) -> u64 {
-        let mut h = 0u64;
+    pub fn member_calls_of(&self, text: &[u8], groups: &[NameGroup]) -> Digest {
+        // In the file's name order, which its bytes fix.
+        let mut h = blake3::Hasher::new();
         for g in groups {
             let name = g.name(text);
             if !self.member_call_names.may_hold(name) {
                 continue;
             }
             if let Some(calls) = self.member_calls.get(name) {
-                h = h.wrapping_add(hash64(name) ^ calls.rotate_left(17));
+                h.update(&(name.len() as u64).to_le_bytes());
+                h.update(name);
+                h.update(calls);
             }
         }
-        h
+        *h.finalize().as_bytes()
     }
 }
 
@@ -219,7 +225,7 @@ pub(crate) fn encode(r: &FileResult, deps: &mut Deps, table: &TableHashes) -> Ve
     for n in &deps.names {
         put_str(&mut out, n);
     }
-    out.extend_from_slice(&deps.fingerprint(table).to_le_bytes());
+    out.extend_from_slice(&deps.fingerprint(table));
     let record = FileRecord {
         path: String::new(),
         size: 0,
@@ -242,11 +248,7 @@ pub(crate) fn encode(r: &FileResult, deps: &mut Deps, table: &TableHashes) -> Ve
         }
         out.push(g.shard);
     }
-    out.extend_from_slice(
-        &table
-            .member_calls_of(&r.names.text, &r.names.groups)
-            .to_le_bytes(),
-    );
+    out.extend_from_slice(&table.member_calls_of(&r.names.text, &r.names.groups));
     encode_indirect(&r.indirect, &mut out);
     put_varint(&mut out, r.docs.defs.len() as u64);
     for d in &r.docs.defs {
@@ -269,8 +271,8 @@ pub(crate) fn decode(bytes: &[u8], table: &TableHashes) -> Option<FileResult> {
             return None;
         }
     }
-    let fp = super::codec::Reader::bytes(&mut r, 8);
-    if fp.len() != 8 || u64::from_le_bytes(fp.try_into().ok()?) != deps.fingerprint(table) {
+    let fp = super::codec::Reader::bytes(&mut r, 32);
+    if fp != deps.fingerprint(table) {
         return None;
     }
     let record = FileRecord::decode(&mut r);
@@ -305,10 +307,8 @@ pub(crate) fn decode(bytes: &[u8], table: &TableHashes) -> Option<FileResult> {
         }
         groups.push(g);
     }
-    let calls = super::codec::Reader::bytes(&mut r, 8);
-    if calls.len() != 8
-        || u64::from_le_bytes(calls.try_into().ok()?) != table.member_calls_of(&text, &groups)
-    {
+    let calls = super::codec::Reader::bytes(&mut r, 32);
+    if calls != table.member_calls_of(&text, &groups) {
         return None;
     }
     let indirect = decode_indirect(&mut r)?;
@@ -343,6 +343,7 @@ pub(crate) fn decode(bytes: &[u8], table: &TableHashes) -> Option<FileResult> {
         indirect,
         docs,
         deps: None,
+        digest: None,
     })
 }
 
@@ -449,33 +450,42 @@ fn decode_indirect(r: &mut Reader<'_>) -> Option<knav_c::indirect::Facts> {
 /// table's hashes.
 pub(crate) struct Kept<'a> {
     pub store: &'a super::factstore::FactStore,
-    pub salt: u64,
+    pub salt: super::codec::Digest,
     pub table: TableHashes,
 }
 
 impl Kept<'_> {
-    /// The key of the facts of the file `record` describes (its path and content hash).
-    fn key(&self, record: &FileRecord) -> super::factstore::Key {
-        let mut salted = self.salt.to_le_bytes().to_vec();
-        salted.extend_from_slice(record.path.as_bytes());
+    /// The key of the facts of the file `record` describes, whose bytes have digest `content`
+    /// (never the record's [`super::codec::hash64`], which others can forge), under the build's salt and
+    /// the file's path.
+    fn key(&self, record: &FileRecord, content: super::codec::Digest) -> super::factstore::Key {
         super::factstore::Key {
-            content: record.hash,
+            content,
             len: record.size,
-            salt: hash64(&salted),
+            salt: super::codec::digest_parts(&[&self.salt, record.path.as_bytes()]),
             kind: super::part::Kind::Segment,
         }
     }
 
-    /// The kept facts of the file `record` describes (read, content hashed), when they were
-    /// made under what the build's definer table says now.
-    pub fn lookup(&self, record: &FileRecord) -> Option<FileResult> {
-        self.store
-            .find(&self.key(record), |bytes| decode(bytes, &self.table))
+    /// The digest of `src`, the bytes of the file at `path`, recorded in the segment's proof
+    /// ([`super::factstore::FactStore::saw`]): every file a build reads, binary ones too.
+    pub fn saw(&self, path: &str, src: &[u8]) -> super::codec::Digest {
+        let d = super::codec::digest(src);
+        self.store.saw(path, src.len() as u64, d);
+        d
+    }
+
+    /// The kept facts of the file `record` describes (its bytes' digest `content`), when they
+    /// were made under what the build's definer table says now.
+    pub fn lookup(&self, record: &FileRecord, content: super::codec::Digest) -> Option<FileResult> {
+        self.store.find(&self.key(record, content), |bytes| {
+            decode(bytes, &self.table)
+        })
     }
 
     /// Keeps the facts of `r`, made now, when they are the file's own: ctags ran and
     /// answered (a timeout or a failure is not kept).
-    pub fn keep(&self, r: &mut FileResult) {
+    pub fn keep(&self, r: &mut FileResult, src: &[u8]) {
         if r.record.status != super::format::FileStatus::Indexed {
             return;
         }
@@ -483,13 +493,18 @@ impl Kept<'_> {
             return;
         };
         let bytes = encode(r, &mut deps, &self.table);
-        self.store.put(&self.key(&r.record), &bytes);
+        let content = r.digest.unwrap_or_else(|| super::codec::digest(src));
+        self.store.put(&self.key(&r.record, content), &bytes);
     }
 }
 
 /// The salt of a segment build's facts: the analyzer's version and everything of the build
 /// that changes a file's facts (ctags and its options, whether ctags reads shortened texts).
-pub(crate) fn salt(ctags: Option<&knav_ctags::Ctags>, args: &[String], shorten: bool) -> u64 {
+pub(crate) fn salt(
+    ctags: Option<&knav_ctags::Ctags>,
+    args: &[String],
+    shorten: bool,
+) -> super::codec::Digest {
     let mut s = format!(
         "knav {} facts {FACTS_VERSION} format {}\n",
         env!("CARGO_PKG_VERSION"),
@@ -510,7 +525,8 @@ pub(crate) fn salt(ctags: Option<&knav_ctags::Ctags>, args: &[String], shorten: 
         s.push_str(a);
     }
     s.push_str(if shorten { "\nshortened" } else { "\nwhole" });
-    hash64(s.as_bytes())
+    // A digest: a tree's ctags options are in it, and must not pass for another's.
+    super::codec::digest(s.as_bytes())
 }
 
 /// The file `program` runs: itself when it names a path, else the first on `PATH`.

@@ -4,10 +4,15 @@
 //! Every index built with a fact store is registered in it ([`register`]). A tree without
 //! an index looks there for an index of another tree whose files it shares ([`seed`]): the
 //! same paths with the same sizes for nearly all its C sources ([`MAX_OTHERS_SHARE`]), then the same
-//! bytes, proven by hashing each of its files against the hash the other index recorded. The
-//! other index's parts are linked (hard links: they are never written again once published)
-//! into the new index directory and published under this tree's root; the update that
-//! follows finds what differs, as a refresh does, and builds a delta of those files alone.
+//! bytes, proven by the [`digest`] of each of its files against the one the store's proof of
+//! the other index's segment lists ([`FactStore::proof_of`]). The index's own record of a
+//! file is a [`hash64`], which another tree can forge: a file with the recorded size and
+//! hash64 but no proof of its digest is a file a refresh would take for the other's, and
+//! then nothing is linked. The other index's segments are linked (hard links: they are never
+//! written again once published) into the new index directory and published under this
+//! tree's root; its text, build-file and documentation parts are not (they record files by
+//! hash64 alone) and are built whole by the update that follows, which finds what differs, as
+//! a refresh does, and builds a delta of those files alone.
 //!
 //! The parts record the other tree's modification times. The files proven equal are listed
 //! with both times in a restat part ([`crate::restat::Restat`], `rs-…`, named by the manifest): a refresh
@@ -17,7 +22,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::codec::hash64;
+use crate::codec::{digest, hash64};
+use crate::factstore::{FactStore, Proven};
 use crate::restat::FILE;
 use crate::store::{Manifest, Snapshot};
 use crate::walk::SourceFile;
@@ -71,9 +77,15 @@ fn registered(store_dir: &Path) -> Vec<PathBuf> {
         if e.file_name().to_string_lossy().starts_with('.') {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(e.path()) else {
+        // Never a FIFO or a link: it would hang or lead elsewhere.
+        let mut text = String::new();
+        let read = crate::factstore::open_regular(&e.path()).and_then(|f| {
+            use std::io::Read;
+            f.take(4096).read_to_string(&mut text)
+        });
+        if read.is_err() {
             continue;
-        };
+        }
         let dir = PathBuf::from(text.trim_end());
         if dir.join("CURRENT").is_file() {
             out.push(dir);
@@ -142,7 +154,7 @@ pub fn seed(
     }
     let (_, snap, from) = best?;
     let manifest = snap.manifest.clone();
-    let proven = prove(root, &from, &snap, &manifest)?;
+    let proven = prove(root, store_dir, &snap)?;
     let in_segment = proven
         .iter()
         .filter(|(p, _)| by_path.contains_key(p.as_str()))
@@ -158,65 +170,72 @@ pub fn seed(
     })
 }
 
-/// One file checked against another index's record: proven (its path, the recorded and the seen
-/// modification time), or not, and then whether its stat is the recorded one.
-type Checked = Result<(String, (i64, i64)), bool>;
+/// One file checked against another index's record.
+#[derive(PartialEq)]
+enum Checked {
+    /// Its digest is the proof's: its path, the recorded and the seen modification time.
+    Proven(String, (i64, i64)),
+    /// Other bytes, which a refresh tells apart (another size, hash64 or modification time).
+    Differs,
+    /// Other bytes, or bytes not proven, that a refresh would take for the recorded ones (the
+    /// recorded size and modification time, or the recorded size and hash64).
+    Hidden,
+}
 
-/// The files of `root` that hold the bytes the index `snap` (in `dir`) recorded for their
-/// path, in its segments or its text part, with the recorded and the seen modification time;
-/// `None` when a file whose bytes differ has the recorded size and modification time (a
-/// refresh, which trusts a stat, would keep the other tree's facts for it).
-fn prove(
-    root: &Path,
-    dir: &Path,
-    snap: &Snapshot,
-    manifest: &Manifest,
-) -> Option<Vec<(String, (i64, i64))>> {
+/// The C sources of `root` that hold the bytes the index `snap` recorded for their path, proven
+/// by their digests against the proofs of its segments in the store at `store_dir`, with the
+/// recorded and the seen modification time; `None` when a file a refresh would take for the
+/// recorded one is not proven ([`Checked::Hidden`]).
+fn prove(root: &Path, store_dir: &Path, snap: &Snapshot) -> Option<Vec<(String, (i64, i64))>> {
     use rayon::prelude::*;
-    let mut recorded: HashMap<String, (u64, i64, u64)> = HashMap::new();
+    let mut proofs: Vec<Option<Proven>> = Vec::with_capacity(snap.segments.len());
+    for s in &snap.manifest.segments {
+        proofs.push(FactStore::proof_of(store_dir, &s.dir));
+    }
+    let mut recorded: Vec<(String, (u64, i64, u64, usize))> = Vec::new();
     for (s, f) in snap.live_files() {
         let st = snap.segments[s].file_stat(f);
-        recorded.insert(st.path.to_string(), (st.size, st.mtime_ns, st.hash));
-    }
-    if let Some(t) = &manifest.text {
-        if let Ok(text) = crate::text::index::TextIndex::open(&dir.join(&t.dir)) {
-            for id in 0..text.len() as u32 {
-                let e = text.entry(id);
-                if e.hash != 0 {
-                    recorded
-                        .entry(e.path.to_string())
-                        .or_insert((e.size, e.mtime_ns, e.hash));
-                }
-            }
-        }
+        recorded.push((st.path.to_string(), (st.size, st.mtime_ns, st.hash, s)));
     }
     let beneath = crate::beneath::Root::open(root).ok()?;
-    let recorded: Vec<(String, (u64, i64, u64))> = recorded.into_iter().collect();
-    // Per file: proven (with both times), differing under the recorded stat, or neither.
     let checked: Vec<Checked> = recorded
         .into_par_iter()
-        .map(|(path, (size, mtime, hash))| {
+        .map(|(path, (size, mtime, hash, s))| {
             let Ok((file, meta)) = beneath.open_file(&path) else {
-                return Err(false);
+                return Checked::Differs;
             };
             if meta.len() != size {
-                return Err(false);
+                return Checked::Differs;
             }
             let seen = crate::walk::mtime_ns(&meta);
             let Ok(bytes) = crate::beneath::read_open(file) else {
-                return Err(false);
+                return Checked::Differs;
             };
-            if hash64(&bytes) == hash {
-                Ok((path, (mtime, seen)))
+            if hash64(&bytes) != hash {
+                return if seen == mtime {
+                    Checked::Hidden
+                } else {
+                    Checked::Differs
+                };
+            }
+            let listed = proofs[s].as_ref().and_then(|p| p.get(&path));
+            if listed == Some(&(size, digest(&bytes))) {
+                Checked::Proven(path, (mtime, seen))
             } else {
-                Err(seen == mtime)
+                Checked::Hidden
             }
         })
         .collect();
-    if checked.contains(&Err(true)) {
+    if checked.contains(&Checked::Hidden) {
         return None;
     }
-    let mut out: Vec<(String, (i64, i64))> = checked.into_iter().filter_map(Result::ok).collect();
+    let mut out: Vec<(String, (i64, i64))> = checked
+        .into_iter()
+        .filter_map(|c| match c {
+            Checked::Proven(path, times) => Some((path, times)),
+            _ => None,
+        })
+        .collect();
     out.sort();
     Some(out)
 }
@@ -245,15 +264,10 @@ fn link(
     proven: &[(String, (i64, i64))],
 ) -> std::io::Result<()> {
     manifest.retired.clear();
-    for t in manifest.text.iter_mut() {
-        t.previous = None;
-    }
-    for b in manifest.build_files.iter_mut() {
-        b.previous = None;
-    }
-    for d in manifest.docs.iter_mut() {
-        d.previous = None;
-    }
+    // Parts that record files by hash64 alone: built whole by the update that follows.
+    manifest.text = None;
+    manifest.build_files = None;
+    manifest.docs = None;
     manifest.restat = None;
     let dirs: Vec<String> = manifest.part_dirs().iter().map(|d| d.to_string()).collect();
     if let Some(bad) = dirs.iter().find(|d| !is_part_dir(d)) {

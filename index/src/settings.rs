@@ -196,29 +196,84 @@ struct CtagsSection {
     options: Vec<String>,
 }
 
-/// ctags options knav sets itself: changing them would break reading ctags's output.
-const RESERVED_CTAGS_OPTIONS: &[&str] = &[
-    "--output-format",
-    "--fields",
-    "--sort",
-    "--language-force",
-    "--recurse",
-    "--_interactive",
-    "--filter",
-    "-f",
-    "-o",
-    "-x",
-    "-e",
-    "-L",
-    "-R",
-];
+/// What `[ctags] options` may hold: options that change how ctags reads C text, nothing else.
+/// An option that names a file or a program (`--options`, `-L`, `-f`, `--optlib-dir`, `-I@file`),
+/// that changes ctags's output (`--fields`, `--output-format`, `--extras`), or that removes
+/// kinds (`--kinds-C=-f-p`, which hides definitions) is refused: the list is what is allowed.
+pub const ALLOWED_CTAGS_OPTIONS: &str = "-I<identifiers> (letters, digits, _ , + =), \
+     -D<macro>=<definition>, --kinds-C=+<kinds> and --kinds-C++=+<kinds> (kinds added only)";
+
+/// Whether `opt`, one `[ctags] options` entry, is one [`ALLOWED_CTAGS_OPTIONS`] names.
+fn allowed_ctags_option(opt: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    if let Some(list) = opt.strip_prefix("-I") {
+        // Not `@file` (a list read from a file), not `-` (the list cleared first).
+        let list = list.strip_prefix('+').unwrap_or(list);
+        return !list.is_empty()
+            && list
+                .chars()
+                .all(|c| ident(c) || matches!(c, '+' | ',' | '='));
+    }
+    if let Some(def) = opt.strip_prefix("-D") {
+        let Some((name, body)) = def.split_once('=') else {
+            return false;
+        };
+        let name_ok = name.split_once('(').map_or_else(
+            || !name.is_empty() && name.chars().all(ident),
+            |(n, args)| {
+                !n.is_empty()
+                    && n.chars().all(ident)
+                    && args.strip_suffix(')').is_some_and(|a| {
+                        a.chars().all(|c| ident(c) || matches!(c, ',' | '.' | ' '))
+                    })
+            },
+        );
+        return name_ok && body.chars().all(|c| c == ' ' || c.is_ascii_graphic());
+    }
+    let kinds = opt
+        .strip_prefix("--kinds-C=")
+        .or_else(|| opt.strip_prefix("--kinds-C++="));
+    kinds.is_some_and(|k| {
+        let mut rest = k;
+        while let Some(after) = rest.strip_prefix('+') {
+            rest = match after.strip_prefix('{') {
+                Some(named) => match named.split_once('}') {
+                    Some((n, r)) if !n.is_empty() && n.chars().all(ident) => r,
+                    _ => return false,
+                },
+                None => match after.chars().next() {
+                    Some(c) if c.is_ascii_alphabetic() => &after[1..],
+                    _ => return false,
+                },
+            };
+        }
+        !k.is_empty() && rest.is_empty()
+    })
+}
 
 /// The largest `.knav.toml` read, in bytes.
 const MAX_SETTINGS_BYTES: u64 = 1 << 20;
 
 impl Settings {
-    /// The settings of the tree at `root`: its `.knav.toml`, or the defaults.
+    /// The settings of the tree at `root`: its `.knav.toml`, or the defaults. A revision's
+    /// files (`revs/t-<tree>/tree`, made from a commit for `--rev`, `compare_versions`, `knav
+    /// diff A..B`) are a commit's, and a commit's `.knav.toml` is not its owner's word: they
+    /// get the settings of the work tree whose index keeps them ([`owner_of_revision`]), or the
+    /// defaults when it is not known, never the revision's own.
     pub fn load(root: &Path) -> Result<Settings, String> {
+        if crate::revision::is_revision_tree(root) {
+            return match owner_of_revision(root) {
+                Some(owner) if !crate::revision::is_revision_tree(&owner) => {
+                    Settings::load_own(&owner)
+                }
+                _ => Ok(Settings::default()),
+            };
+        }
+        Settings::load_own(root)
+    }
+
+    /// The settings of `root` from its own `.knav.toml`.
+    fn load_own(root: &Path) -> Result<Settings, String> {
         use crate::beneath::Unread;
         let path = root.join(FILE_NAME);
         let read = crate::beneath::Root::open(root)
@@ -261,14 +316,11 @@ impl Settings {
                      (files come from the walk, not from ctags arguments)"
                 ));
             }
-            let name = opt.split('=').next().unwrap_or(opt);
-            let reserved = RESERVED_CTAGS_OPTIONS.iter().any(|r| {
-                name == *r || (r.len() == 2 && name.starts_with(r) && !name.starts_with("--"))
-            });
-            if reserved {
+            if !allowed_ctags_option(opt) {
                 return Err(format!(
-                    "ctags.options: '{opt}' changes ctags's output, which knav reads itself; \
-                     remove it"
+                    "ctags.options: '{opt}' is not allowed: only options that change how ctags \
+                     reads C text are, and none that names a file or a program, changes ctags's \
+                     output or removes kinds; allowed are {ALLOWED_CTAGS_OPTIONS}; remove it"
                 ));
             }
         }
@@ -303,6 +355,27 @@ impl Settings {
     pub fn resolved_config_dirs(&self, root: &Path) -> Result<Vec<PathBuf>, String> {
         resolve_dirs(root, &self.config_dirs, "serve.config_dirs")
     }
+}
+
+/// The work tree whose index keeps the revision files at `rev_root` (`INDEX/revs/t-<tree>/tree`):
+/// the root INDEX's manifest names, else the directory holding INDEX when it is `.knav`.
+pub fn owner_of_revision(rev_root: &Path) -> Option<PathBuf> {
+    let tree = rev_root.ancestors().find(|d| {
+        d.file_name().is_some_and(|n| n == "tree")
+            && d.parent().is_some_and(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("t-"))
+            })
+    })?;
+    let index_dir = tree.parent()?.parent()?.parent()?;
+    let current = std::fs::read(index_dir.join("CURRENT")).ok();
+    let named = current
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|m| m.get("root")?.as_str().map(PathBuf::from))
+        .filter(|r| r.is_absolute() && r.is_dir());
+    named.or_else(|| {
+        (index_dir.file_name()? == ".knav").then(|| index_dir.parent().map(Path::to_path_buf))?
+    })
 }
 
 /// `dirs` (relative to `root` or absolute) through their real paths.
@@ -585,6 +658,79 @@ mod tests {
             (vec!["../b".into()], vec!["/boot".into()])
         );
         assert_eq!(Settings::parse("").unwrap(), Settings::default());
+    }
+
+    #[test]
+    fn ctags_options_that_name_a_file_or_remove_kinds_are_refused_naming_what_is_allowed() {
+        for ok in [
+            "-Ifoo+",
+            "-I+__my_attr,__other",
+            "-Ifoo=bar",
+            "-D__rcu=",
+            "-DDECLARE(x)=int x",
+            "--kinds-C=+l",
+            "--kinds-C++=+{local}+p",
+        ] {
+            let s = Settings::parse(&format!("[ctags]\noptions = [\"{ok}\"]\n"));
+            assert_eq!(s.map(|s| s.ctags_options), Ok(vec![ok.to_string()]), "{ok}");
+        }
+        for bad in [
+            "--options=/etc/ssl/private/key.pem",
+            "--options-maybe=/x",
+            "--optlib-dir=/x",
+            "-I@/etc/passwd",
+            "-I-",
+            "-I",
+            "-L/etc/passwd",
+            "-f/tmp/tags",
+            "-o-",
+            "--_xformat=%N",
+            "--fields=+n",
+            "--extras=+q",
+            "--kinds-C=-f-p",
+            "--kinds-C=fp",
+            "--kinds-C=+",
+            "--kinds-all=+x",
+            "--param-CPreProcessor._expand=1",
+            "--langmap=C:+.txt",
+            "--regex-C=/x/y/",
+            "-Dx",
+            "-Ia b",
+        ] {
+            let e = Settings::parse(&format!("[ctags]\noptions = [\"{bad}\"]\n")).unwrap_err();
+            assert_eq!(
+                e,
+                format!(
+                    "ctags.options: '{bad}' is not allowed: only options that change how ctags \
+                     reads C text are, and none that names a file or a program, changes ctags's \
+                     output or removes kinds; allowed are {ALLOWED_CTAGS_OPTIONS}; remove it"
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_revision_tree_takes_its_owners_settings_not_its_commits() {
+        let base = std::env::temp_dir().join(format!("knav-settings-rev-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let rev = base.join(".knav/revs/t-0123/tree");
+        std::fs::create_dir_all(&rev).unwrap();
+        std::fs::write(base.join(".knav/revs/t-0123/rev.json"), "{}").unwrap();
+        std::fs::write(base.join(FILE_NAME), "[index]\nignore = [\"owner/\"]\n").unwrap();
+        std::fs::write(
+            rev.join(FILE_NAME),
+            "[index]\nignore = [\"fs/\"]\n[cache]\ndir = \"/tmp/commit-store\"\n",
+        )
+        .unwrap();
+        assert_eq!(owner_of_revision(&rev), Some(base.clone()));
+        let s = Settings::load(&rev).unwrap();
+        assert!(s.ignore.is_ignored("owner", true) && !s.ignore.is_ignored("fs", true));
+        assert_ne!(s.cache.dir, Some(PathBuf::from("/tmp/commit-store")));
+        // Nothing known of the owner: the defaults, never the commit's.
+        std::fs::remove_file(base.join(FILE_NAME)).unwrap();
+        assert_eq!(Settings::load(&rev).unwrap(), Settings::default());
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]

@@ -479,6 +479,9 @@ pub fn tally(t: &knav_index::factstore::Tally) -> String {
     if t.damaged > 0 {
         let _ = write!(out, "; {} damaged entries not trusted", t.damaged);
     }
+    for note in &t.skipped {
+        let _ = write!(out, "; skipped {note}");
+    }
     out
 }
 
