@@ -1,8 +1,8 @@
 //! Edits lose nothing (SECURITY.md, issue 45): each finding of the hostile probe where
 //! replace_symbol or insert_symbol reported success and lost code that shared the definition's
 //! first or last line, tested by name; then a property test over random C files that pack
-//! functions, structs with declarators, variables and `#define`s with trailing comments on
-//! shared lines: every edit is refused (the file byte for byte as it was) or keeps every other
+//! functions, structs with declarators, typedefs of struct bodies, variables and `#define`s
+//! with trailing comments on shared lines: every edit is refused (the file byte for byte as it was) or keeps every other
 //! definition's text.
 
 use proptest::prelude::*;
@@ -111,8 +111,8 @@ fn a_struct_with_declarators_is_not_replaced_without_its_variables() {
     assert!(err, "{answer}");
     assert!(
         answer.starts_with(
-            "refused: line 3 (`} instance_var, *instance_ptr;`) begins inside the '{' of line 1 \
-             (`struct target {`), before instance_var"
+            "refused: replacing lines 1-3 of a.c would also remove target (line 1), instance_ptr \
+             (line 3), which the source does not define"
         ),
         "{answer}"
     );
@@ -127,6 +127,19 @@ fn a_struct_with_declarators_is_not_replaced_without_its_variables() {
     assert_eq!(
         read(&t),
         "struct target {\n\tlong y;\n} instance_var, *instance_ptr;\nint g;\n"
+    );
+}
+
+#[test]
+fn a_typedef_named_after_its_struct_body_is_replaced_whole() {
+    let text = "int g;\n/* doc */\ntypedef struct {\n\tint a;\n} foo_t;\nint h;\n";
+    let (t, mut c) = served("edits-typedef", text, "foo_t");
+    let (answer, err) = replace(&mut c, "foo_t", "typedef struct {\n\tlong b;\n} foo_t;\n");
+    assert!(!err, "{answer}");
+    assert!(answer.contains("replaced lines 3-5 of a.c"), "{answer}");
+    assert_eq!(
+        read(&t),
+        "int g;\n/* doc */\ntypedef struct {\n\tlong b;\n} foo_t;\nint h;\n"
     );
 }
 
@@ -207,6 +220,8 @@ enum Item {
     Struct { declarators: bool, multiline: bool },
     /// `int gK = K;`.
     Var,
+    /// `typedef struct { int tK; } tK_t;`, on one line or three.
+    Typedef { multiline: bool },
     /// `#define MK K`, with no comment, a comment on its line, or one that goes on a line.
     Define { comment: u8 },
 }
@@ -217,6 +232,7 @@ impl Item {
             Item::Func { .. } => format!("f{k}"),
             Item::Struct { .. } => format!("s{k}"),
             Item::Var => format!("g{k}"),
+            Item::Typedef { .. } => format!("t{k}_t"),
             Item::Define { .. } => format!("M{k}"),
         }
     }
@@ -241,6 +257,10 @@ impl Item {
                 }
             }
             Item::Var => format!("int g{k} = {k};"),
+            Item::Typedef { multiline: false } => format!("typedef struct {{ int t{k}; }} t{k}_t;"),
+            Item::Typedef { multiline: true } => {
+                format!("typedef struct {{\n\tint t{k};\n}} t{k}_t;")
+            }
             Item::Define { comment: 0 } => format!("#define M{k} {k}"),
             Item::Define { comment: 1 } => format!("#define M{k} {k} /* m{k} */"),
             Item::Define { .. } => format!("#define M{k} {k} /* m{k}\n * more */"),
@@ -253,6 +273,7 @@ impl Item {
             Item::Func { .. } => format!("int f{k}(void)\n{{\n\treturn 1000;\n}}\n"),
             Item::Struct { .. } => format!("struct s{k} {{\n\tlong b{k};\n}};\n"),
             Item::Var => format!("int g{k} = 1000;\n"),
+            Item::Typedef { .. } => format!("typedef struct {{\n\tlong u{k};\n}} t{k}_t;\n"),
             Item::Define { .. } => format!("#define M{k} 1000\n"),
         }
     }
@@ -266,6 +287,7 @@ fn item() -> impl Strategy<Value = Item> {
             multiline
         }),
         Just(Item::Var),
+        any::<bool>().prop_map(|multiline| Item::Typedef { multiline }),
         (0u8..3).prop_map(|comment| Item::Define { comment }),
     ]
 }

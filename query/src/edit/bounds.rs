@@ -6,7 +6,8 @@
 //! literals and preprocessor directives (continued lines and comments included) are spans that
 //! are not code; brackets and `;` outside them are marks with the bracket depth after each. A
 //! `#else` or `#elif` branch starts again from the depth at its `#if`, so two branches that
-//! each open a function's body (`#ifdef A` `int f(int a) {` `#else` `int f(void) {`) count once.
+//! each open a function's body (`#ifdef A` `int f(int a) {` `#else` `int f(void) {`) count once;
+//! `extern "C" {` opens no depth, and a `}` at depth 0 closes nothing.
 
 use knav_c::lex;
 use knav_ctags::Kind;
@@ -125,6 +126,13 @@ impl<'a> Lexed<'a> {
                         b';' => Some(0),
                         _ => None,
                     };
+                    // `extern "C" {` holds declarations as the file does; a `}` never
+                    // closes more than was opened.
+                    let step = match step {
+                        Some(1) if c == b'{' && before == b'"' && depth == 0 => None,
+                        Some(-1) if depth == 0 => None,
+                        s => s,
+                    };
                     if let Some(step) = step {
                         depth += step;
                         marks.push(Mark {
@@ -178,6 +186,19 @@ impl<'a> Lexed<'a> {
         false
     }
 
+    /// The first byte from `from` (before `to`) that is neither blank nor in a comment.
+    fn first_code(&self, from: usize, to: usize) -> usize {
+        let mut s = from;
+        while s < to {
+            match self.span_at(s) {
+                Some((_, e, Span::Comment)) => s = e,
+                _ if self.text[s].is_ascii_whitespace() => s += 1,
+                _ => break,
+            }
+        }
+        s
+    }
+
     /// The span that holds byte `at`.
     fn span_at(&self, at: usize) -> Option<(usize, usize, Span)> {
         let k = self.spans.partition_point(|s| s.0 <= at);
@@ -208,9 +229,9 @@ impl<'a> Lexed<'a> {
             })
     }
 
-    /// The mark just past the last place in `from..to` where a declaration may begin: after a
-    /// `;` outside brackets, after the `}` that closes a function's body, after a comment or
-    /// directive that began before `from`.
+    /// The byte just past the last place in `from..to` where a declaration may begin: after a
+    /// `;` outside brackets, after the `}` that closes a function's body, after a directive
+    /// outside brackets, after a comment or directive that began before `from`.
     fn last_boundary(&self, from: usize, to: usize) -> Option<usize> {
         let k0 = self.marks.partition_point(|m| m.at < from);
         let k1 = self.marks.partition_point(|m| m.at < to);
@@ -224,7 +245,14 @@ impl<'a> Lexed<'a> {
             ends.then_some(m.at + 1)
         });
         let tail = self.inside(from).map(|s| s.1).filter(|&e| e <= to);
-        mark.max(tail)
+        let s0 = self.spans.partition_point(|s| s.0 < from);
+        let s1 = self.spans.partition_point(|s| s.0 < to);
+        let directive = self.spans[s0..s1]
+            .iter()
+            .rev()
+            .find(|s| s.2 == Span::Directive && s.1 <= to && self.depth_at(s.0) == 0)
+            .map(|s| s.1);
+        mark.max(tail).max(directive)
     }
 
     /// The innermost bracket still open at `at`.
@@ -352,39 +380,11 @@ pub(super) struct Indexed<'s> {
 pub(super) fn bounds(lexed: &Lexed<'_>, d: &Indexed<'_>) -> Result<Bounds, String> {
     let text = lexed.text;
     let name = d.name;
-    let first_at = line_start(text, d.first);
     let name_at = lexed
         .name_on(name, d.line, true)
         .or_else(|| lexed.name_on(name, d.line, false))
         .unwrap_or_else(|| line_start(text, d.line));
-    let (start, head_kept) = if d.kind == Kind::Macro {
-        (first_at, false)
-    } else {
-        match lexed.last_boundary(first_at, name_at) {
-            // Past blanks and comments to the definition's first byte.
-            Some(b) => {
-                let mut s = b;
-                while s < name_at {
-                    match lexed.span_at(s) {
-                        Some((_, e, Span::Comment)) => s = e,
-                        _ if text[s].is_ascii_whitespace() => s += 1,
-                        _ => break,
-                    }
-                }
-                (s, true)
-            }
-            None => (first_at, false),
-        }
-    };
-    if !head_kept && !lexed.clean(first_at) {
-        let why = lexed.around(first_at);
-        return Err(format!(
-            "line {} ({}) begins inside {why}, before {name}: replacing its whole line would cut \
-             that; put {name} in a declaration on a line of its own first, then edit it",
-            d.first,
-            lexed.quoted(d.first),
-        ));
-    }
+    let (start, head_kept) = start_of(lexed, d, name_at)?;
     let end_at = if d.kind == Kind::Macro {
         let last = d.end.unwrap_or(d.line).max(d.line);
         let at = line_end(text, last);
@@ -436,6 +436,44 @@ pub(super) fn bounds(lexed: &Lexed<'_>, d: &Indexed<'_>) -> Result<Bounds, Strin
         head_kept,
         tail_kept,
     })
+}
+
+/// Where the definition `d` (its name at `name_at`) starts, and whether other code before it
+/// on that line is kept.
+fn start_of(lexed: &Lexed<'_>, d: &Indexed<'_>, name_at: usize) -> Result<(usize, bool), String> {
+    let text = lexed.text;
+    let first_at = line_start(text, d.first);
+    if d.kind == Kind::Macro {
+        return Ok((first_at, false));
+    }
+    if let Some(b) = lexed.last_boundary(first_at, name_at) {
+        return Ok((lexed.first_code(b, name_at), true));
+    }
+    if lexed.clean(first_at) {
+        return Ok((first_at, false));
+    }
+    // `typedef struct {` … `} name;`: the declaration that the brace above opens.
+    let opener = lexed
+        .unclosed(first_at)
+        .filter(|m| m.depth == 1 && m.byte == b'{' && lexed.inside(first_at).is_none());
+    if let Some(m) = opener.filter(|_| matches!(d.kind, Kind::Typedef | Kind::Variable)) {
+        let from = lexed.last_boundary(0, m.at).unwrap_or(0);
+        let s = lexed.first_code(from, m.at);
+        let line = line_start(text, line_at(text, s));
+        return Ok(if lexed.has_code(line, s) {
+            (s, true)
+        } else {
+            (line, false)
+        });
+    }
+    let name = d.name;
+    Err(format!(
+        "line {} ({}) begins inside {}, before {name}: replacing its whole line would cut that; \
+         put {name} in a declaration on a line of its own first, then edit it",
+        d.first,
+        lexed.quoted(d.first),
+        lexed.around(first_at),
+    ))
 }
 
 /// The definitions of `others` (name and line) that lie in `start..end` of `lexed`, in the
@@ -551,6 +589,15 @@ mod tests {
             ("instance_ptr".to_string(), 3),
         ];
         assert_eq!(within(&lexed, (b.start, b.end), &others).len(), 2);
+        // A variable or typedef named after the brace is declared from the struct's line.
+        assert_eq!(cut(t, at(t, "instance_var", 3, 3, 3, Kind::Variable)), t);
+        let t = "int g; typedef struct {\n\tint x;\n} foo_t; int h;\n";
+        let b = at(t, "foo_t", 3, 3, 3, Kind::Typedef);
+        assert_eq!(cut(t, b), "typedef struct {\n\tint x;\n} foo_t;");
+        assert!(b.head_kept && b.tail_kept);
+        let t = "#define A 1\n/* x */\ntypedef struct {\n\tint x;\n} foo_t;\n";
+        let b = at(t, "foo_t", 5, 5, 5, Kind::Typedef);
+        assert_eq!(cut(t, b), "typedef struct {\n\tint x;\n} foo_t;\n");
         let t = "#ifdef A\nint f(int a) {\n#else\nint f(void) {\n#endif\n\treturn 0;\n}\nint g;\n";
         let lexed = Lexed::new(t.as_bytes());
         assert_eq!(lexed.depth_at(t.find("int g").unwrap()), 0);
@@ -566,7 +613,7 @@ mod tests {
             first: 3,
             line: 3,
             end: Some(3),
-            kind: Kind::Variable,
+            kind: Kind::Prototype,
         };
         let e = bounds(&lexed, &d).unwrap_err();
         assert!(

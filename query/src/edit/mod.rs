@@ -506,7 +506,7 @@ fn splice(
             let mut start = b.start;
             // A source that brings its own comment replaces the definition's.
             if !b.head_kept && starts_with_comment(src) {
-                start = line_start(old, comment_above(old, d.first));
+                start = line_start(old, comment_above(old, line_at(old, b.start)));
             }
             let body = if b.tail_kept {
                 src.strip_suffix(nl).unwrap_or(src)
@@ -559,7 +559,8 @@ fn splice(
             (at, format!("inserted after {symbol} (line {end}) in {rel}"))
         }
         Edit::Insert { before: true, .. } => {
-            let first = d.first;
+            // The line the declaration starts on (`typedef struct {` above `} name;`).
+            let first = bounds::bounds(lexed, d).map_or(d.first, |b| line_at(old, b.start));
             let start = line_start(old, first);
             if let Some(why) = bounds::splits(lexed, start) {
                 return Err(format!(
