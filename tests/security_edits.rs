@@ -75,6 +75,21 @@ fn a_declaration_after_the_closing_brace_survives_a_replace() {
 }
 
 #[test]
+fn a_source_ending_in_a_line_comment_does_not_swallow_the_code_kept_after_it() {
+    let text = "int a(void) { return 1; } int b(void) { return 2; }\n";
+    let (t, mut c) = served("edits-comment-at-end", text, "a");
+    let (answer, err) = replace(&mut c, "a", "int a(void) { return 10; } // ten\n");
+    assert!(err, "{answer}");
+    assert_eq!(
+        answer,
+        "refused: the source ends in a `//` comment or a directive, which would take in the code \
+         after it on line 1 (`int a(void) { return 1; } int b(void) { return 2; }`); end the \
+         source with code, or put that code on a line of its own first; a.c is unchanged"
+    );
+    assert_eq!(read(&t), text);
+}
+
+#[test]
 fn two_functions_on_one_line_replacing_the_first_keeps_the_second() {
     let text = "int a(void) { return 1; } int b(void) { return 2; }\n";
     let (t, mut c) = served("edits-two-on-a-line", text, "a");

@@ -151,6 +151,16 @@ impl<'a> Lexed<'a> {
         Lexed { text, spans, marks }
     }
 
+    /// True when the text ends in a `//` comment or a directive: what follows on its last line
+    /// would be part of it.
+    pub(super) fn open_at_end(&self) -> bool {
+        self.spans.last().is_some_and(|&(s, e, what)| {
+            e >= self.text.len()
+                && (what == Span::Directive
+                    || (what == Span::Comment && self.text.get(s + 1) == Some(&b'/')))
+        })
+    }
+
     /// The span that `at` lies strictly inside (it began before `at` and goes on past it).
     fn inside(&self, at: usize) -> Option<(usize, usize, Span)> {
         let k = self.spans.partition_point(|s| s.0 < at);

@@ -1,7 +1,9 @@
 //! replace_symbol and insert_symbol (MCP only): rewrite one definition in place, or add one
 //! before or after an anchor definition, separated by exactly one blank line.
 //!
-//! The definition's lines come from the index, so nothing is quoted back to find them. The new
+//! The definition's lines come from the index, so nothing is quoted back to find them; its
+//! bytes (module `bounds`) are cut from them, and other code that shares its first or last line is
+//! kept byte for byte, or the edit refused naming the line. The new
 //! file is made in memory and checked ([`check`]) before anything reaches disk: the source must
 //! be balanced (braces, parentheses, `#if`/`#endif`), the file must stay so, and ctags or the
 //! scanner must find the named (for an insert, a new) definition on its lines; otherwise the
@@ -485,6 +487,35 @@ fn keeps_others(
     }
 }
 
+/// Why `body` cannot go between the code kept before and after it on the lines of `b`: a
+/// directive must begin its line, and a `//` comment or a directive at its end would take in
+/// the code after it.
+fn joins(old: &[u8], body: &str, b: bounds::Bounds) -> Result<(), String> {
+    let quoted = |at: usize| {
+        let l = line_at(old, at);
+        (
+            l,
+            String::from_utf8_lossy(line_of(old, l)).trim().to_string(),
+        )
+    };
+    if b.head_kept && body.trim_start().starts_with('#') {
+        let (l, text) = quoted(b.start);
+        return Err(format!(
+            "the source begins with a directive, which must begin its line, but line {l} \
+             (`{text}`) holds other code before it; put that code on a line of its own first"
+        ));
+    }
+    if b.tail_kept && bounds::Lexed::new(body.as_bytes()).open_at_end() {
+        let (l, text) = quoted(b.end);
+        return Err(format!(
+            "the source ends in a `//` comment or a directive, which would take in the code after \
+             it on line {l} (`{text}`); end the source with code, or put that code on a line of \
+             its own first"
+        ));
+    }
+    Ok(())
+}
+
 /// `old` with the definition `d` replaced by `src`, or `src` inserted next to it, one blank
 /// line apart; other code on the definition's first and last lines is kept byte for byte, or
 /// the edit refused saying why (a sentence without "refused").
@@ -513,6 +544,7 @@ fn splice(
             } else {
                 src
             };
+            joins(old, body, b)?;
             new.extend_from_slice(&old[..start]);
             new.extend_from_slice(body.as_bytes());
             new.extend_from_slice(&old[b.end..]);
