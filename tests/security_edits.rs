@@ -2,8 +2,8 @@
 //! replace_symbol or insert_symbol reported success and lost code that shared the definition's
 //! first or last line, tested by name; then a property test over random C files that pack
 //! functions, structs with declarators, typedefs of struct bodies, variables and `#define`s
-//! with trailing comments on shared lines: every edit is refused (the file byte for byte as it was) or keeps every other
-//! definition's text.
+//! with trailing comments on shared lines: every edit is refused (the file byte for byte as it
+//! was) or keeps every other definition's text.
 
 use proptest::prelude::*;
 use serde_json::json;

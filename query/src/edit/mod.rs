@@ -2,14 +2,14 @@
 //! before or after an anchor definition, separated by exactly one blank line.
 //!
 //! The definition's lines come from the index, so nothing is quoted back to find them; its
-//! bytes (module `bounds`) are cut from them, and other code that shares its first or last line is
-//! kept byte for byte, or the edit refused naming the line. The new
-//! file is made in memory and checked ([`check`]) before anything reaches disk: the source must
-//! be balanced (braces, parentheses, `#if`/`#endif`), the file must stay so, and ctags or the
-//! scanner must find the named (for an insert, a new) definition on its lines; otherwise the
-//! edit is refused naming the line, and the file is left byte for byte as it was. The file must
-//! lie inside the root lexically and by its real path, and is replaced atomically (a temporary
-//! file beside it, its mode kept, then a rename).
+//! bytes (module `bounds`) are cut from them, and other code that shares its first or last line
+//! is kept byte for byte, or the edit refused naming the line. The new file is made in memory
+//! and checked ([`check`]) before anything reaches disk: the source must be balanced (braces,
+//! parentheses, `#if`/`#endif`), the file must stay so, and ctags or the scanner must find the
+//! named (for an insert, a new) definition on its lines; otherwise the edit is refused naming
+//! the line, and the file is left byte for byte as it was. The file must lie inside the root
+//! lexically and by its real path, and is replaced atomically (a temporary file beside it, its
+//! mode kept, then a rename).
 
 mod bounds;
 pub mod check;
