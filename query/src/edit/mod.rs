@@ -1,14 +1,17 @@
 //! replace_symbol and insert_symbol (MCP only): rewrite one definition in place, or add one
 //! before or after an anchor definition, separated by exactly one blank line.
 //!
-//! The definition's lines come from the index, so nothing is quoted back to find them. The new
-//! file is made in memory and checked ([`check`]) before anything reaches disk: the source must
-//! be balanced (braces, parentheses, `#if`/`#endif`), the file must stay so, and ctags or the
-//! scanner must find the named (for an insert, a new) definition on its lines; otherwise the
-//! edit is refused naming the line, and the file is left byte for byte as it was. The file must
-//! lie inside the root lexically and by its real path, and is replaced atomically (a temporary
-//! file beside it, its mode kept, then a rename).
+//! The definition's lines come from the index, so nothing is quoted back to find them; its
+//! bytes (module `bounds`) are cut from them, and other code that shares its first or last line
+//! is kept byte for byte, or the edit refused naming the line. The new file is made in memory
+//! and checked ([`check`]) before anything reaches disk: the source must be balanced (braces,
+//! parentheses, `#if`/`#endif`), the file must stay so, and ctags or the scanner must find the
+//! named (for an insert, a new) definition on its lines; otherwise the edit is refused naming
+//! the line, and the file is left byte for byte as it was. The file must lie inside the root
+//! lexically and by its real path, and is replaced atomically (a temporary file beside it, its
+//! mode kept, then a rename).
 
+mod bounds;
 pub mod check;
 
 use std::ffi::{CStr, CString};
@@ -121,15 +124,7 @@ fn unopened(rel: &str, e: Unread) -> String {
     }
 }
 
-/// Byte offset where 1-based `line` starts in `text` (its length past the last line).
-fn line_start(text: &[u8], line: u32) -> usize {
-    if line <= 1 {
-        return 0;
-    }
-    memchr::memchr_iter(b'\n', text)
-        .nth(line as usize - 2)
-        .map_or(text.len(), |i| i + 1)
-}
+use bounds::{line_at, line_start};
 
 /// Line `n` (1-based) of `text`, without its newline.
 fn line_of(text: &[u8], n: u32) -> &[u8] {
@@ -244,8 +239,9 @@ fn exports(line: &[u8], name: &str) -> bool {
         })
 }
 
-/// The lines `(first, last)` of `symbol`'s one definition in file `rel`.
-fn locate(snap: &Snapshot, rel: &str, symbol: &str) -> Result<(u32, u32, Kind), String> {
+/// The name's line, the last line (when the index has one) and the kind of `symbol`'s one
+/// definition in file `rel`.
+fn locate(snap: &Snapshot, rel: &str, symbol: &str) -> Result<(u32, Option<u32>, Kind), String> {
     let q = Query::new(snap, Page::default());
     let found: Vec<_> = q
         .definitions(symbol)
@@ -281,10 +277,7 @@ fn locate(snap: &Snapshot, rel: &str, symbol: &str) -> Result<(u32, u32, Kind), 
             "{rel} has no definition of {symbol} in the index; list_file_symbols shows what it \
              defines"
         )),
-        [f] => {
-            let end = q.macro_shape(f).0.unwrap_or(f.def.line).max(f.def.line);
-            Ok((f.def.line, end, f.def.kind))
-        }
+        [f] => Ok((f.def.line, q.macro_shape(f).0, f.def.kind)),
         several => {
             let lines: Vec<String> = several.iter().map(|f| f.def.line.to_string()).collect();
             Err(format!(
@@ -358,7 +351,21 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
             "refused: line {at} of source: {what}; {rel} is unchanged"
         ));
     }
-    let spliced = splice(edit, &old, &src, nl, (line, end, kind), &rel);
+    let lexed = bounds::Lexed::new(&old);
+    let first = if kind == Kind::Macro {
+        line
+    } else {
+        decl_start(&old, line)
+    };
+    let d = bounds::Indexed {
+        name: symbol,
+        first,
+        line,
+        end,
+        kind,
+    };
+    let spliced = splice(edit, &old, &src, nl, (&d, &lexed), &rel)
+        .map_err(|e| format!("refused: {e}; {rel} is unchanged"))?;
     if check::imbalance(&old).is_none() {
         if let Some((at, what)) = check::imbalance(&spliced.text) {
             return Err(format!(
@@ -377,6 +384,18 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
         Edit::Replace { symbol, .. } => names.iter().find(|(_, n)| n == symbol).map(|_| symbol),
         Edit::Insert { .. } => names.first().map(|(_, n)| n),
     };
+    if let Some(range) = spliced.replaced {
+        let others = others_of(snap, (seg, id), &old, symbol);
+        keeps_others(&lexed, range, &others, &names).map_err(|lost| {
+            format!(
+                "refused: {} would also remove {lost}, which the source does not define; bring \
+                 them in the source, or first give them a declaration of their own on a line of \
+                 their own (for example `struct target var;` after `struct target {{…}};`); \
+                 {rel} is unchanged",
+                spliced.what.replacen("replaced", "replacing", 1)
+            )
+        })?;
+    }
     let Some(defined) = name_found.cloned() else {
         let found: Vec<&str> = names.iter().map(|(_, n)| n.as_str()).collect();
         let wanted = match edit {
@@ -410,70 +429,177 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
     })
 }
 
-/// A file's new text, with where the new definition starts and what was done.
+/// A file's new text, with where the new definition starts and what was done; for a replace,
+/// the bytes of the old text that were replaced.
 struct Spliced {
     text: Vec<u8>,
     first: u32,
     what: String,
+    replaced: Option<(usize, usize)>,
 }
 
-/// `old` with the definition at `(line, end, kind)` replaced by `src`, or `src` inserted next
-/// to it, one blank line apart.
+/// The other definitions of file `(seg, id)` and the `#define`s of its text `old`: name and
+/// line; members, enumerators, locals, labels and `symbol` itself left out.
+fn others_of(
+    snap: &Snapshot,
+    (seg, id): (usize, u32),
+    old: &[u8],
+    symbol: &str,
+) -> Vec<(String, u32)> {
+    let mut out: Vec<(String, u32)> = snap.segments[seg]
+        .file_defs(id)
+        .into_iter()
+        .filter(|d| {
+            d.name != symbol
+                && !matches!(
+                    d.kind,
+                    Kind::Member | Kind::Enumerator | Kind::Local | Kind::Label | Kind::Entry
+                )
+        })
+        .map(|d| (d.name.to_string(), d.line))
+        .collect();
+    for m in knav_c::scan::scan(old).macros {
+        let at = old.get(m.start as usize..m.start as usize + m.len as usize);
+        let name = String::from_utf8_lossy(at.unwrap_or_default());
+        if name != symbol {
+            out.push((name.into_owned(), m.line));
+        }
+    }
+    out
+}
+
+/// `Err(the definitions of others in range that names does not define again)`.
+fn keeps_others(
+    lexed: &bounds::Lexed<'_>,
+    range: (usize, usize),
+    others: &[(String, u32)],
+    names: &[(u32, String)],
+) -> Result<(), String> {
+    let lost: Vec<String> = bounds::within(lexed, range, others)
+        .into_iter()
+        .filter(|(n, _)| !names.iter().any(|(_, m)| m == n))
+        .map(|(n, l)| format!("{n} (line {l})"))
+        .collect();
+    if lost.is_empty() {
+        Ok(())
+    } else {
+        Err(lost.join(", "))
+    }
+}
+
+/// Why `body` cannot go between the code kept before and after it on the lines of `b`: a
+/// directive must begin its line, and a `//` comment or a directive at its end would take in
+/// the code after it.
+fn joins(old: &[u8], body: &str, b: bounds::Bounds) -> Result<(), String> {
+    let quoted = |at: usize| {
+        let l = line_at(old, at);
+        (
+            l,
+            String::from_utf8_lossy(line_of(old, l)).trim().to_string(),
+        )
+    };
+    if b.head_kept && body.trim_start().starts_with('#') {
+        let (l, text) = quoted(b.start);
+        return Err(format!(
+            "the source begins with a directive, which must begin its line, but line {l} \
+             (`{text}`) holds other code before it; put that code on a line of its own first"
+        ));
+    }
+    if b.tail_kept && bounds::Lexed::new(body.as_bytes()).open_at_end() {
+        let (l, text) = quoted(b.end);
+        return Err(format!(
+            "the source ends in a `//` comment or a directive, which would take in the code after \
+             it on line {l} (`{text}`); end the source with code, or put that code on a line of \
+             its own first"
+        ));
+    }
+    Ok(())
+}
+
+/// `old` with the definition `d` replaced by `src`, or `src` inserted next to it, one blank
+/// line apart; other code on the definition's first and last lines is kept byte for byte, or
+/// the edit refused saying why (a sentence without "refused").
 fn splice(
     edit: &Edit,
     old: &[u8],
     src: &str,
     nl: &str,
-    (line, end, kind): (u32, u32, Kind),
+    (d, lexed): (&bounds::Indexed<'_>, &bounds::Lexed<'_>),
     rel: &str,
-) -> Spliced {
-    let mut first = if kind == Kind::Macro {
-        line
-    } else {
-        decl_start(old, line)
-    };
-    // A source that brings its own comment replaces the definition's.
-    if matches!(edit, Edit::Replace { .. }) && starts_with_comment(src) {
-        first = comment_above(old, first);
-    }
-    let symbol = match edit {
-        Edit::Replace { symbol, .. } => symbol,
-        Edit::Insert { anchor, .. } => anchor,
-    };
-    // After a definition comes after its `EXPORT_SYMBOL(name);` line too.
-    let end = match edit {
-        Edit::Insert { before: false, .. } if exports(line_of(old, end + 1), symbol) => end + 1,
-        _ => end,
-    };
-    let nl = nl.as_bytes();
-    let (start, stop) = (line_start(old, first), line_start(old, end + 1));
+) -> Result<Spliced, String> {
+    let symbol = d.name;
+    let nl_b = nl.as_bytes();
     let mut new: Vec<u8> = Vec::with_capacity(old.len() + src.len() + 4);
     let lines_in = |b: &[u8]| memchr::memchr_iter(b'\n', b).count() as u32;
     let (at, what) = match edit {
         Edit::Replace { .. } => {
+            let b = bounds::bounds(lexed, d)?;
+            let mut start = b.start;
+            // A source that brings its own comment replaces the definition's.
+            if !b.head_kept && starts_with_comment(src) {
+                start = line_start(old, comment_above(old, line_at(old, b.start)));
+            }
+            let body = if b.tail_kept {
+                src.strip_suffix(nl).unwrap_or(src)
+            } else {
+                src
+            };
+            joins(old, body, b)?;
             new.extend_from_slice(&old[..start]);
-            new.extend_from_slice(src.as_bytes());
-            new.extend_from_slice(&old[stop..]);
-            (first, format!("replaced lines {first}-{end} of {rel}"))
+            new.extend_from_slice(body.as_bytes());
+            new.extend_from_slice(&old[b.end..]);
+            let first = line_at(old, start);
+            let last = line_at(old, b.end.saturating_sub(1).max(start));
+            return Ok(Spliced {
+                text: new,
+                first,
+                what: format!("replaced lines {first}-{last} of {rel}"),
+                replaced: Some((start, b.end)),
+            });
         }
         Edit::Insert { before: false, .. } => {
+            let last = bounds::bounds(lexed, d).map_or(d.end.unwrap_or(d.line).max(d.line), |b| {
+                line_at(old, b.end.saturating_sub(1))
+            });
+            // After a definition comes after its `EXPORT_SYMBOL(name);` line too.
+            let end = if exports(line_of(old, last + 1), symbol) {
+                last + 1
+            } else {
+                last
+            };
+            let stop = line_start(old, end + 1);
+            if let Some(why) = bounds::splits(lexed, stop) {
+                return Err(format!(
+                    "inserting after {symbol} would go after its line {end}, but {why}; put \
+                     that code on lines of its own first"
+                ));
+            }
             // anchor, one blank line, the new definition, one blank line, what followed.
             let rest = &old[stop..];
             let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
             new.extend_from_slice(&old[..stop]);
             if !old[..stop].ends_with(b"\n") {
-                new.extend_from_slice(nl);
+                new.extend_from_slice(nl_b);
             }
-            new.extend_from_slice(nl);
+            new.extend_from_slice(nl_b);
             let at = lines_in(&new) + 1;
             new.extend_from_slice(src.as_bytes());
             if !rest.is_empty() {
-                new.extend_from_slice(nl);
+                new.extend_from_slice(nl_b);
                 new.extend_from_slice(rest);
             }
             (at, format!("inserted after {symbol} (line {end}) in {rel}"))
         }
         Edit::Insert { before: true, .. } => {
+            // The line the declaration starts on (`typedef struct {` above `} name;`).
+            let first = bounds::bounds(lexed, d).map_or(d.first, |b| line_at(old, b.start));
+            let start = line_start(old, first);
+            if let Some(why) = bounds::splits(lexed, start) {
+                return Err(format!(
+                    "inserting before {symbol} would go before its line {first}, but {why}; \
+                     put {symbol} on lines of its own first"
+                ));
+            }
             // what preceded, one blank line, the new definition, one blank line, the anchor.
             let head = &old[..start];
             let kept = head.len()
@@ -484,12 +610,12 @@ fn splice(
                     .count();
             new.extend_from_slice(&head[..kept]);
             if kept > 0 {
-                new.extend_from_slice(nl);
-                new.extend_from_slice(nl);
+                new.extend_from_slice(nl_b);
+                new.extend_from_slice(nl_b);
             }
             let at = lines_in(&new) + 1;
             new.extend_from_slice(src.as_bytes());
-            new.extend_from_slice(nl);
+            new.extend_from_slice(nl_b);
             new.extend_from_slice(&old[start..]);
             (
                 at,
@@ -497,11 +623,12 @@ fn splice(
             )
         }
     };
-    Spliced {
+    Ok(Spliced {
         text: new,
         first: at,
         what,
-    }
+        replaced: None,
+    })
 }
 
 /// The file an edit replaces: as it was opened when the edit began.
