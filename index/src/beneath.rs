@@ -13,6 +13,11 @@
 //! made in it with `O_CREAT | O_EXCL | O_NOFOLLOW` and renamed over the file with `renameat` on
 //! the same descriptor, so a directory swapped for a link after the check changes nothing.
 
+/// Files larger than this are not indexed by default (the kernel's largest generated register
+/// header is 24 MB; anything above 64 MB is not source a person reads). Here, beneath the walk,
+/// the revisions and the history, which all skip what the index would not read.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 << 20;
+
 use std::ffi::{CStr, CString, OsStr};
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

@@ -367,7 +367,7 @@ type Wanted<'a> = (&'a git::Entry, PathBuf);
 
 /// The entries an index reads, as paths below the tree; and how many were left out.
 fn wanted(entries: &[git::Entry]) -> (Vec<Wanted<'_>>, u64) {
-    let max = crate::walk::DEFAULT_MAX_FILE_BYTES;
+    let max = crate::beneath::DEFAULT_MAX_FILE_BYTES;
     let mut out = Vec::with_capacity(entries.len());
     for e in entries {
         let keep = match e.kind {
@@ -910,7 +910,7 @@ mod tests {
             path: path.as_bytes().to_vec(),
             size,
         };
-        let max = crate::walk::DEFAULT_MAX_FILE_BYTES;
+        let max = crate::beneath::DEFAULT_MAX_FILE_BYTES;
         let entries = [
             e("fs/a.c", EntryKind::File, 10),
             e("fs/huge.bin", EntryKind::File, max + 1),

@@ -14,9 +14,7 @@ use std::time::UNIX_EPOCH;
 use crate::pathname;
 use crate::settings::Ignore;
 
-/// Files larger than this are not indexed by default (the kernel's largest generated register
-/// header is 24 MB; anything above 64 MB is not source a person reads).
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 << 20;
+pub use crate::beneath::DEFAULT_MAX_FILE_BYTES;
 
 /// One candidate source file.
 #[derive(Clone, Debug, PartialEq, Eq)]
