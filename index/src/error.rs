@@ -122,6 +122,64 @@ impl IndexError {
         }
     }
 
+    /// This error with every path reached through a pinned directory's descriptor
+    /// (`/proc/self/fd/N/…`) shown as the directory's own ([`crate::indexdir::shown`]):
+    /// called while the directory is still open.
+    pub fn shown(self) -> IndexError {
+        use crate::indexdir::{shown, shown_text};
+        let text = |e: Arc<io::Error>| {
+            let s = e.to_string();
+            match shown_text(&s) {
+                t if t == s => e,
+                t => Arc::new(io::Error::new(e.kind(), t)),
+            }
+        };
+        match self {
+            IndexError::Io { what, path, source } => IndexError::Io {
+                what,
+                path: shown(&path),
+                source: text(source),
+            },
+            IndexError::NoIndex { dir } => IndexError::NoIndex { dir: shown(&dir) },
+            IndexError::NoIndexDir { dir, source } => IndexError::NoIndexDir {
+                dir: shown(&dir),
+                source: text(source),
+            },
+            IndexError::Json { path, source } => IndexError::Json {
+                path: shown(&path),
+                source,
+            },
+            IndexError::Format { path, detail } => IndexError::Format {
+                path: shown(&path),
+                detail: shown_text(&detail),
+            },
+            IndexError::OtherFormat { dir, found, reads } => IndexError::OtherFormat {
+                dir: shown(&dir),
+                found,
+                reads,
+            },
+            IndexError::Truncated {
+                path,
+                len,
+                expected,
+            } => IndexError::Truncated {
+                path: shown(&path),
+                len,
+                expected,
+            },
+            IndexError::Damaged { file, detail } => IndexError::Damaged {
+                file: shown(&file),
+                detail: shown_text(&detail),
+            },
+            IndexError::Rebuild { cause, full } => IndexError::Rebuild {
+                cause: Box::new(cause.shown()),
+                full,
+            },
+            IndexError::Build(what) => IndexError::Build(shown_text(&what)),
+            e @ IndexError::Ctags(_) => e,
+        }
+    }
+
     /// The error without what to run about it: why an update rebuilt the index.
     pub fn cause(&self) -> &IndexError {
         match self {

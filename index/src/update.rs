@@ -13,7 +13,6 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::build::{build_segment, BuildOptions, Input};
-use crate::disk::unique_dir;
 use crate::error::IndexError;
 use crate::format::{FileStat, FileStatus};
 use crate::part::Kind;
@@ -233,112 +232,156 @@ pub fn update_hinted(
     // build's threads leave behind are taken up again by the segment build's threads, and its
     // peak RSS grew by a third (see `limit_malloc_arenas`).
     build::limit_malloc_arenas();
-    let mut trace = Trace::new();
     let lock = store::lock(index_dir)?;
-    let _interrupted = crate::interrupt::guard_index(index_dir);
-    crate::disk::no_wider_than(index_dir, root);
-    // What killed builds left behind goes first, whatever this update finds to do.
-    store::remove_orphans(index_dir, &lock);
-    scratch::remove_abandoned_scratch();
-    progress.phase("walk");
-    let options_hash = options_hash(opts, DEFAULT_MAX_FILE_BYTES);
-    let Previous {
-        snap: mut old,
-        rebuilt_because,
-        docs_damaged,
-    } = open_previous(root, index_dir, full, options_hash);
-    let up = Update {
+    // From here on every file below the index directory is named through the descriptor the
+    // lock opened (`/proc/self/fd/N`): the directory swapped for a link after the lock's
+    // check changes nothing. What is shown names the directory's own path.
+    let at = Locked {
         root,
-        index_dir,
+        index_dir: lock.via(),
+        lock: &lock,
         started,
-        cache: old.as_ref().and_then(|_| store::read_walk_cache(index_dir)),
-        walk_started: crate::walk::now_ns(),
-        options_hash,
-        rebuilt_because,
     };
-    trace.mark("walk start");
-    let Walked {
-        walk: mut walked,
-        mut indexed,
-    } = walk_tree(root, opts, old.as_ref(), up.cache.as_ref(), hint);
-    trace.mark("walk");
-    // A tree's first index may start from another tree's that holds nearly all its files.
-    let mut seeded = None;
-    if let (None, false, None, Some(store)) = (&old, full, hint, &opts.cache.dir) {
-        progress.phase("looking for an index to start from");
-        // The walk found nothing indexed: there was no index.
-        indexed = Indexed::default();
-        (old, seeded) = start_from_another(root, index_dir, &walked.sources, store, options_hash);
-        trace.mark("seed");
+    match at.update(full, opts, progress, hint) {
+        Ok(report) => Ok(UpdateReport {
+            index_dir: index_dir.display().to_string(),
+            ..report
+        }),
+        Err(e) => Err(e.shown()),
     }
-    let same_walk = match (&old, &up.cache) {
-        (Some(snap), Some(c)) => {
-            hint.is_none()
-                && c.generation == snap.manifest.generation
-                && walked.same_as_cache()
-                && snap.build_error.is_none()
+}
+
+/// An update holding the build lock.
+struct Locked<'a> {
+    root: &'a Path,
+    /// The index directory through the lock's descriptor.
+    index_dir: &'a Path,
+    lock: &'a store::BuildLock,
+    started: Instant,
+}
+
+impl Locked<'_> {
+    /// [`update_hinted`] once the lock is taken.
+    fn update(
+        self,
+        full: bool,
+        opts: &BuildOptions,
+        progress: &mut Progress,
+        hint: Option<&crate::walk::Hint>,
+    ) -> Result<UpdateReport, IndexError> {
+        let Locked {
+            root,
+            index_dir,
+            lock,
+            started,
+        } = self;
+        let mut trace = Trace::new();
+        let _interrupted = crate::interrupt::guard_index(index_dir);
+        crate::disk::no_wider_than(index_dir, root);
+        // What killed builds left behind goes first, whatever this update finds to do.
+        store::remove_orphans(index_dir, lock);
+        scratch::remove_abandoned_scratch();
+        progress.phase("walk");
+        let options_hash = options_hash(opts, DEFAULT_MAX_FILE_BYTES);
+        let Previous {
+            snap: mut old,
+            rebuilt_because,
+            docs_damaged,
+        } = open_previous(root, index_dir, full, options_hash);
+        let up = Update {
+            root,
+            index_dir,
+            started,
+            cache: old.as_ref().and_then(|_| store::read_walk_cache(index_dir)),
+            walk_started: crate::walk::now_ns(),
+            options_hash,
+            rebuilt_because,
+        };
+        trace.mark("walk start");
+        let Walked {
+            walk: mut walked,
+            mut indexed,
+        } = walk_tree(root, opts, old.as_ref(), up.cache.as_ref(), hint);
+        trace.mark("walk");
+        // A tree's first index may start from another tree's that holds nearly all its files.
+        let mut seeded = None;
+        if let (None, false, None, Some(store)) = (&old, full, hint, &opts.cache.dir) {
+            progress.phase("looking for an index to start from");
+            // The walk found nothing indexed: there was no index.
+            indexed = Indexed::default();
+            (old, seeded) =
+                start_from_another(root, index_dir, &walked.sources, store, options_hash);
+            trace.mark("seed");
         }
-        _ => false,
-    };
-    if let Some(c) = up.cache.as_ref().filter(|_| !same_walk) {
-        walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
-    }
-    // A damaged documentation part is built again from the text walk's list of files.
-    let mut text = TextUpdate::walk(
-        root,
-        index_dir,
-        old.as_ref(),
-        &walked,
-        same_walk,
-        opts,
-        docs_damaged,
-    );
-    trace.mark("text walk");
-    if let Some(snap) = &old {
-        if same_walk && text.same && !docs_damaged {
-            progress.finish();
-            return Ok(UpdateReport {
-                mode: UpdateMode::Unchanged,
-                ..same_segments(snap, &walked, started, index_dir)
-            });
+        let same_walk = match (&old, &up.cache) {
+            (Some(snap), Some(c)) => {
+                hint.is_none()
+                    && c.generation == snap.manifest.generation
+                    && walked.same_as_cache()
+                    && snap.build_error.is_none()
+            }
+            _ => false,
+        };
+        if let Some(c) = up.cache.as_ref().filter(|_| !same_walk) {
+            walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
         }
-    }
-    // Every file, for the diff (a walk that found the index's files as cached listed none when
-    // only the text part changed).
-    if let Some(c) = &up.cache {
-        walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
-    }
-    if hint.is_none() {
-        indexed = old.as_ref().map(indexed_files).unwrap_or_default();
-    }
-    // Compare with the index first: the common "nothing changed" answer needs nothing else.
-    let changes = old
-        .as_ref()
-        .map(|snap| compare(root, index_dir, snap, indexed, &walked, &mut text));
-    trace.mark("diff");
-    let builds = BuildFilesState::of(root, old.as_ref(), &walked.builds);
-    let docs = crate::docs::DocsState::of(
-        root,
-        old.as_ref().and_then(|s| s.manifest.docs.as_ref()),
-        text.listed(),
-    );
-    trace.mark("docs state");
-    if let (Some(snap), Some(d)) = (&old, &changes) {
-        if d.changed.is_empty() && d.deleted.is_empty() {
-            let report = if builds.same && docs.same {
-                up.keep_segments(snap, &walked, &text)?
-            } else {
-                up.replace_parts(snap, &walked, &builds, &text, &docs)?
-            };
-            progress.finish();
-            return Ok(seeded_report(report, seeded));
+        // A damaged documentation part is built again from the text walk's list of files.
+        let mut text = TextUpdate::walk(
+            root,
+            index_dir,
+            old.as_ref(),
+            &walked,
+            same_walk,
+            opts,
+            docs_damaged,
+        );
+        trace.mark("text walk");
+        if let Some(snap) = &old {
+            if same_walk && text.same && !docs_damaged {
+                progress.finish();
+                return Ok(UpdateReport {
+                    mode: UpdateMode::Unchanged,
+                    ..same_segments(snap, &walked, started, index_dir)
+                });
+            }
         }
+        // Every file, for the diff (a walk that found the index's files as cached listed none when
+        // only the text part changed).
+        if let Some(c) = &up.cache {
+            walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
+        }
+        if hint.is_none() {
+            indexed = old.as_ref().map(indexed_files).unwrap_or_default();
+        }
+        // Compare with the index first: the common "nothing changed" answer needs nothing else.
+        let changes = old
+            .as_ref()
+            .map(|snap| compare(root, index_dir, snap, indexed, &walked, &mut text));
+        trace.mark("diff");
+        let builds = BuildFilesState::of(root, old.as_ref(), &walked.builds);
+        let docs = crate::docs::DocsState::of(
+            root,
+            old.as_ref().and_then(|s| s.manifest.docs.as_ref()),
+            text.listed(),
+        );
+        trace.mark("docs state");
+        if let (Some(snap), Some(d)) = (&old, &changes) {
+            if d.changed.is_empty() && d.deleted.is_empty() {
+                let report = if builds.same && docs.same {
+                    up.keep_segments(snap, &walked, &text)?
+                } else {
+                    up.replace_parts(snap, &walked, &builds, &text, &docs)?
+                };
+                progress.finish();
+                return Ok(seeded_report(report, seeded));
+            }
+        }
+        trace.mark("inputs");
+        let report = up.build(
+            old, changes, walked, &builds, &text, &docs, opts, progress, &mut trace,
+        )?;
+        Ok(seeded_report(report, seeded))
     }
-    trace.mark("inputs");
-    let report = up.build(
-        old, changes, walked, &builds, &text, &docs, opts, progress, &mut trace,
-    )?;
-    Ok(seeded_report(report, seeded))
 }
 
 /// `report`, of an update that started from another tree's index when `seeded` says where:
@@ -992,7 +1035,10 @@ impl Update<'_> {
         opts: &BuildOptions,
         progress: &mut Progress,
     ) -> Result<NewSegment, IndexError> {
-        let seg_dir = unique_dir(self.index_dir, "seg");
+        // Made and opened through the index directory's descriptor; written through its own.
+        let part = crate::indexdir::Part::make(self.index_dir, "seg")
+            .map_err(IndexError::io("cannot create a segment in", self.index_dir))?;
+        let seg_dir = self.index_dir.join(part.name());
         // A delta's invocations need what every header's macros define, not its own headers'.
         let mut opts = opts.clone();
         opts.headers = Some(std::sync::Arc::new(
@@ -1031,7 +1077,7 @@ impl Update<'_> {
         let built = build_segment(
             self.root,
             &layout.inputs,
-            &seg_dir,
+            part.via(),
             Some(ctags),
             &opts,
             progress,
@@ -1046,7 +1092,8 @@ impl Update<'_> {
                 facts,
             }),
             Err(e) => {
-                let _ = std::fs::remove_dir_all(&seg_dir);
+                let e = e.shown();
+                part.remove();
                 Err(e)
             }
         }
@@ -1246,18 +1293,19 @@ fn build_files_part(
             summary: None,
         });
     }
-    let dir = unique_dir(index_dir, "kb");
-    let stats = match buildfiles::build(root, builds, &dir) {
+    let dir = crate::indexdir::Part::make(index_dir, "kb").map_err(IndexError::io(
+        "cannot create a build-files part in",
+        index_dir,
+    ))?;
+    let stats = match buildfiles::build(root, builds, dir.via()) {
         Ok(s) => s,
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&dir);
+            let e = e.shown();
+            dir.remove();
             return Err(e);
         }
     };
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = dir.name().to_string();
     let summary = format!(
         "{} build files: {} Makefiles followed, {} objects and directories with a condition, {} Kconfig entries, parsed in {} ms",
         builds.len(),
