@@ -382,13 +382,31 @@ fn run(
         Err((e, code)) => return (Envelope::error(tool, &root_s, e), code),
     };
     trace.mark("revision");
+    // Read through descriptors opened one name at a time after the revision's check, held
+    // until the answer is made: its directories swapped for links since are not read.
+    let held = match crate::index::indexdir::RevisionDirs::open(&r.dir) {
+        Ok(h) => h,
+        Err(e) => return (Envelope::error(tool, &root_s, e.to_string()), None),
+    };
     let mut at = common.clone();
-    at.index_dir = Some(r.index_dir());
-    let mut env = run_in(&at, tool, order, &r.root(), trace);
+    at.index_dir = Some(held.index.via().to_path_buf());
+    let mut env = run_in(&at, tool, order, held.tree.via(), trace);
+    shown_in(&mut env);
     env.root = root_s;
     env.rev = Some(name);
     crate::index::git::note_environment(&mut env.warning);
     (env, None)
+}
+
+/// `env`'s messages with a pinned directory's `/proc/self/fd/N` shown as its own path.
+fn shown_in(env: &mut Envelope) {
+    use crate::index::indexdir::shown_text;
+    for s in [&mut env.warning, &mut env.message, &mut env.error]
+        .into_iter()
+        .flatten()
+    {
+        *s = shown_text(s);
+    }
 }
 
 /// Revision `rev` of the tree at `root`, its files made on first use; an error with the exit

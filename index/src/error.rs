@@ -191,33 +191,35 @@ impl IndexError {
 
 impl fmt::Display for IndexError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A path reached through a pinned directory's descriptor shows as the directory's.
+        use crate::indexdir::shown;
         match self {
             IndexError::Io {
                 what: "",
                 path,
                 source,
             } => {
-                write!(f, "{}: {source}", path.display())
+                write!(f, "{}: {source}", shown(path).display())
             }
             IndexError::Io { what, path, source } => {
-                write!(f, "{what} {}: {source}", path.display())
+                write!(f, "{what} {}: {source}", shown(path).display())
             }
             IndexError::NoIndex { dir } => {
-                write!(f, "no index in {}; run `knav index`", dir.display())
+                write!(f, "no index in {}; run `knav index`", shown(dir).display())
             }
             IndexError::NoIndexDir { dir, source } => write!(
                 f,
                 "cannot create index directory {}: {source}; pass --index-dir or set \
                  KNAV_INDEX_DIR",
-                dir.display()
+                shown(dir).display()
             ),
-            IndexError::Json { path, source } => write!(f, "{}: {source}", path.display()),
-            IndexError::Format { path, detail } => write!(f, "{}: {detail}", path.display()),
+            IndexError::Json { path, source } => write!(f, "{}: {source}", shown(path).display()),
+            IndexError::Format { path, detail } => write!(f, "{}: {detail}", shown(path).display()),
             IndexError::OtherFormat { dir, found, reads } => write!(
                 f,
                 "the index in {} has format version {found}, this knav reads {}; run `knav \
                  index --full` to rebuild it",
-                dir.display(),
+                shown(dir).display(),
                 reads
             ),
             IndexError::Truncated {
@@ -227,10 +229,14 @@ impl fmt::Display for IndexError {
             } => write!(
                 f,
                 "{} is {len} bytes, the index says {expected}: truncated or replaced",
-                path.display()
+                shown(path).display()
             ),
             IndexError::Damaged { file, detail } => {
-                write!(f, "the index file {} is damaged ({detail})", file.display())
+                write!(
+                    f,
+                    "the index file {} is damaged ({detail})",
+                    shown(file).display()
+                )
             }
             IndexError::Rebuild { cause, full: true } => {
                 write!(f, "{cause}; run `knav index --full` to rebuild")

@@ -53,7 +53,7 @@ impl IndexDir {
     pub fn open(path: &Path) -> io::Result<IndexDir> {
         // A [`Pinned`] directory's `/proc/self/fd/N` is a link by design: its `.` is opened.
         let dot;
-        let (path, shown) = match path.starts_with(PROC_FD) {
+        let (path, shown) = match path.parent() == Some(Path::new(PROC_FD)) {
             true => {
                 dot = path.join(".");
                 (dot.as_path(), shown(path))
@@ -610,6 +610,38 @@ impl Part {
     }
 }
 
+/// A kept revision's `tree/` and `index/` (made when missing), opened one name at a time from
+/// its index directory (`.knav` → `revs` → `t-<tree>` → `tree`), no link followed at any step,
+/// and held open: readers are handed their [`Pinned::via`], so the revision's directories
+/// swapped for links after its check are not read.
+#[derive(Debug)]
+pub struct RevisionDirs {
+    /// Its files.
+    pub tree: Pinned,
+    /// Its index.
+    pub index: Pinned,
+}
+
+impl RevisionDirs {
+    /// The directories of revision directory `dir` (`INDEX_DIR/revs/t-<tree>`).
+    pub fn open(dir: &Path) -> io::Result<RevisionDirs> {
+        let name = |p: &Path| {
+            p.file_name()
+                .map(OsStr::to_os_string)
+                .ok_or_else(|| refused(dir, "not a revision's directory"))
+        };
+        let revs = dir.parent().unwrap_or(Path::new(""));
+        let index_dir = revs.parent().unwrap_or(Path::new(""));
+        let rev = IndexDir::open(index_dir)?
+            .sub(name(revs)?)?
+            .sub(name(dir)?)?;
+        Ok(RevisionDirs {
+            tree: Pinned::new(rev.sub("tree")?),
+            index: Pinned::new(rev.sub_or_create("index")?),
+        })
+    }
+}
+
 /// True when a directory owned by `owner` is refused to user `euid`.
 fn owner_refused(owner: u32, euid: u32, allowed: bool) -> bool {
     owner != euid && !allowed
@@ -699,6 +731,49 @@ mod tests {
         assert!(dir.create_new("lock", 0o600).is_err());
         assert_eq!(std::fs::read(outside.join("d/f")).unwrap(), b"kept");
         assert!(dir.sub("../outside").is_err());
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn a_revision_tree_swapped_for_a_link_after_its_check_is_not_read() {
+        let base = scratch("rev-swap");
+        let rev = base.join(".knav/revs/t-x");
+        std::fs::create_dir_all(rev.join("tree")).unwrap();
+        std::fs::write(rev.join("tree/a.c"), "kept").unwrap();
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("a.c"), "outside").unwrap();
+        let held = RevisionDirs::open(&rev).unwrap();
+        // Swapped after the open: what is read through the descriptor is the revision's.
+        std::fs::rename(rev.join("tree"), rev.join("tree.moved")).unwrap();
+        std::os::unix::fs::symlink(&outside, rev.join("tree")).unwrap();
+        let via = held.tree.via().join("a.c");
+        assert!(via.starts_with(PROC_FD), "{}", via.display());
+        assert_eq!(std::fs::read(&via).unwrap(), b"kept");
+        // Messages show the real paths.
+        assert_eq!(shown(&via), rev.join("tree/a.c"));
+        assert_eq!(shown(held.index.via()), rev.join("index"));
+        assert_eq!(
+            shown_text(&format!("{}: gone", via.display())),
+            format!("{}: gone", rev.join("tree/a.c").display())
+        );
+        drop(held);
+        // A link at each step of the chain is refused, never followed.
+        let e = RevisionDirs::open(&rev).unwrap_err().to_string();
+        assert!(e.contains("a symbolic link where knav keeps"), "{e}");
+        std::fs::remove_file(rev.join("tree")).unwrap();
+        std::fs::rename(rev.join("tree.moved"), rev.join("tree")).unwrap();
+        std::fs::rename(&rev, base.join("t-x.moved")).unwrap();
+        std::os::unix::fs::symlink(base.join("t-x.moved"), &rev).unwrap();
+        assert!(RevisionDirs::open(&rev).is_err());
+        std::fs::remove_file(&rev).unwrap();
+        std::fs::rename(base.join("t-x.moved"), &rev).unwrap();
+        std::fs::rename(base.join(".knav/revs"), base.join("revs.moved")).unwrap();
+        std::os::unix::fs::symlink(base.join("revs.moved"), base.join(".knav/revs")).unwrap();
+        assert!(RevisionDirs::open(&rev).is_err());
+        std::fs::remove_file(base.join(".knav/revs")).unwrap();
+        std::fs::rename(base.join("revs.moved"), base.join(".knav/revs")).unwrap();
+        assert!(RevisionDirs::open(&rev).is_ok());
         let _ = std::fs::remove_dir_all(&base);
     }
 

@@ -850,7 +850,7 @@ impl Update<'_> {
         let mut manifest = Manifest {
             restat,
             version: format::VERSION,
-            root: self.root.display().to_string(),
+            root: crate::indexdir::shown(self.root).display().to_string(),
             generation: old.as_ref().map_or(1, |s| s.manifest.generation + 1),
             published_unix: now_unix(),
             segments: layout.base.into_iter().chain([new_segment]).collect(),
