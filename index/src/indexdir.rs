@@ -244,6 +244,27 @@ impl IndexDir {
         }
     }
 
+    /// Replaces file `name` with `bytes`: written to a new temporary file (never through a
+    /// link planted under its name), synced with `sync`, then renamed over it.
+    pub fn replace(&self, name: &str, bytes: &[u8], sync: bool) -> io::Result<()> {
+        let tmp = format!("{name}.tmp-{}", std::process::id());
+        let _ = self.remove_file(&tmp);
+        let written = self.create_new(&tmp, 0o644).and_then(|mut f| {
+            io::Write::write_all(&mut f, bytes)?;
+            if sync {
+                f.sync_all()?;
+            }
+            Ok(())
+        });
+        match written.and_then(|()| self.rename(&tmp, name)) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let _ = self.remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
     /// Renames `from` to `to`, both in this directory, replacing `to`.
     pub fn rename(&self, from: impl AsRef<OsStr>, to: impl AsRef<OsStr>) -> io::Result<()> {
         let (f, t) = (self.name(from.as_ref())?, self.name(to.as_ref())?);

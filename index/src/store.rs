@@ -203,30 +203,9 @@ pub fn open_dir(index_dir: &Path, create: bool) -> Result<IndexDir, IndexError> 
 /// What an error of [`crate::indexdir`]'s refusals (which name the path) says first.
 const REFUSES: &str = "knav refuses what it found in";
 
-/// Replaces file `name` of `dir` with `bytes`: written to a new temporary file (never through
-/// a link planted under its name), synced with `sync`, then renamed over it.
-pub(crate) fn replace_file(
-    dir: &IndexDir,
-    name: &str,
-    bytes: &[u8],
-    sync: bool,
-) -> std::io::Result<()> {
-    let tmp = format!("{name}.tmp-{}", std::process::id());
-    let _ = dir.remove_file(&tmp);
-    let written = dir.create_new(&tmp, 0o644).and_then(|mut f| {
-        f.write_all(bytes)?;
-        if sync {
-            f.sync_all()?;
-        }
-        Ok(())
-    });
-    match written.and_then(|()| dir.rename(&tmp, name)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = dir.remove_file(&tmp);
-            Err(e)
-        }
-    }
+/// Replaces file `name` of `dir` with `bytes` ([`IndexDir::replace`]).
+fn replace_file(dir: &IndexDir, name: &str, bytes: &[u8], sync: bool) -> std::io::Result<()> {
+    dir.replace(name, bytes, sync)
 }
 
 fn cache_dir(root: &Path) -> Option<PathBuf> {

@@ -236,13 +236,13 @@ pub fn update_hinted(
     // From here on every file below the index directory is named through the descriptor the
     // lock opened (`/proc/self/fd/N`): the directory swapped for a link after the lock's
     // check changes nothing. What is shown names the directory's own path.
-    let at = Locked {
-        root,
-        index_dir: lock.via(),
-        lock: &lock,
-        started,
-    };
-    match at.update(full, opts, progress, hint) {
+    let at = lock.via();
+    let _interrupted = crate::interrupt::guard_index(at);
+    crate::disk::no_wider_than(at, root);
+    // What killed builds left behind goes first, whatever this update finds to do.
+    store::remove_orphans(at, &lock);
+    scratch::remove_abandoned_scratch();
+    match update_locked(root, at, started, full, opts, progress, hint) {
         Ok(report) => Ok(UpdateReport {
             index_dir: index_dir.display().to_string(),
             ..report
@@ -251,137 +251,116 @@ pub fn update_hinted(
     }
 }
 
-/// An update holding the build lock.
-struct Locked<'a> {
-    root: &'a Path,
-    /// The index directory through the lock's descriptor.
-    index_dir: &'a Path,
-    lock: &'a store::BuildLock,
+/// [`update_hinted`] once the build lock is taken, `index_dir` reached through its descriptor.
+fn update_locked(
+    root: &Path,
+    index_dir: &Path,
     started: Instant,
-}
-
-impl Locked<'_> {
-    /// [`update_hinted`] once the lock is taken.
-    fn update(
-        self,
-        full: bool,
-        opts: &BuildOptions,
-        progress: &mut Progress,
-        hint: Option<&crate::walk::Hint>,
-    ) -> Result<UpdateReport, IndexError> {
-        let Locked {
-            root,
-            index_dir,
-            lock,
-            started,
-        } = self;
-        let mut trace = Trace::new();
-        let _interrupted = crate::interrupt::guard_index(index_dir);
-        crate::disk::no_wider_than(index_dir, root);
-        // What killed builds left behind goes first, whatever this update finds to do.
-        store::remove_orphans(index_dir, lock);
-        scratch::remove_abandoned_scratch();
-        progress.phase("walk");
-        let options_hash = options_hash(opts, DEFAULT_MAX_FILE_BYTES);
-        let Previous {
-            snap: mut old,
-            rebuilt_because,
-            docs_damaged,
-        } = open_previous(root, index_dir, full, options_hash);
-        let up = Update {
-            root,
-            index_dir,
-            started,
-            cache: old.as_ref().and_then(|_| store::read_walk_cache(index_dir)),
-            walk_started: crate::walk::now_ns(),
-            options_hash,
-            rebuilt_because,
-        };
-        trace.mark("walk start");
-        let Walked {
-            walk: mut walked,
-            mut indexed,
-        } = walk_tree(root, opts, old.as_ref(), up.cache.as_ref(), hint);
-        trace.mark("walk");
-        // A tree's first index may start from another tree's that holds nearly all its files.
-        let mut seeded = None;
-        if let (None, false, None, Some(store)) = (&old, full, hint, &opts.cache.dir) {
-            progress.phase("looking for an index to start from");
-            // The walk found nothing indexed: there was no index.
-            indexed = Indexed::default();
-            (old, seeded) =
-                start_from_another(root, index_dir, &walked.sources, store, options_hash);
-            trace.mark("seed");
-        }
-        let same_walk = match (&old, &up.cache) {
-            (Some(snap), Some(c)) => {
-                hint.is_none()
-                    && c.generation == snap.manifest.generation
-                    && walked.same_as_cache()
-                    && snap.build_error.is_none()
-            }
-            _ => false,
-        };
-        if let Some(c) = up.cache.as_ref().filter(|_| !same_walk) {
-            walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
-        }
-        // A damaged documentation part is built again from the text walk's list of files.
-        let mut text = TextUpdate::walk(
-            root,
-            index_dir,
-            old.as_ref(),
-            &walked,
-            same_walk,
-            opts,
-            docs_damaged,
-        );
-        trace.mark("text walk");
-        if let Some(snap) = &old {
-            if same_walk && text.same && !docs_damaged {
-                progress.finish();
-                return Ok(UpdateReport {
-                    mode: UpdateMode::Unchanged,
-                    ..same_segments(snap, &walked, started, index_dir)
-                });
-            }
-        }
-        // Every file, for the diff (a walk that found the index's files as cached listed none when
-        // only the text part changed).
-        if let Some(c) = &up.cache {
-            walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
-        }
-        if hint.is_none() {
-            indexed = old.as_ref().map(indexed_files).unwrap_or_default();
-        }
-        // Compare with the index first: the common "nothing changed" answer needs nothing else.
-        let changes = old
-            .as_ref()
-            .map(|snap| compare(root, index_dir, snap, indexed, &walked, &mut text));
-        trace.mark("diff");
-        let builds = BuildFilesState::of(root, old.as_ref(), &walked.builds);
-        let docs = crate::docs::DocsState::of(
-            root,
-            old.as_ref().and_then(|s| s.manifest.docs.as_ref()),
-            text.listed(),
-        );
-        trace.mark("docs state");
-        if let (Some(snap), Some(d)) = (&old, &changes) {
-            if d.changed.is_empty() && d.deleted.is_empty() {
-                let report = if builds.same && docs.same {
-                    up.keep_segments(snap, &walked, &text)?
-                } else {
-                    up.replace_parts(snap, &walked, &builds, &text, &docs)?
-                };
-                progress.finish();
-                return Ok(seeded_report(report, seeded));
-            }
-        }
-        trace.mark("inputs");
-        let report = up.build(
-            old, changes, walked, &builds, &text, &docs, opts, progress, &mut trace,
-        )?;
-        Ok(seeded_report(report, seeded))
+    full: bool,
+    opts: &BuildOptions,
+    progress: &mut Progress,
+    hint: Option<&crate::walk::Hint>,
+) -> Result<UpdateReport, IndexError> {
+    let mut trace = Trace::new();
+    progress.phase("walk");
+    let options_hash = options_hash(opts, DEFAULT_MAX_FILE_BYTES);
+    let Previous {
+        snap: mut old,
+        rebuilt_because,
+        docs_damaged,
+    } = open_previous(root, index_dir, full, options_hash);
+    let up = Update {
+        root,
+        index_dir,
+        started,
+        cache: old.as_ref().and_then(|_| store::read_walk_cache(index_dir)),
+        walk_started: crate::walk::now_ns(),
+        options_hash,
+        rebuilt_because,
+    };
+    trace.mark("walk start");
+    let Walked {
+        walk: mut walked,
+        mut indexed,
+    } = walk_tree(root, opts, old.as_ref(), up.cache.as_ref(), hint);
+    trace.mark("walk");
+    // A tree's first index may start from another tree's that holds nearly all its files.
+    let mut seeded = None;
+    if let (None, false, None, Some(store)) = (&old, full, hint, &opts.cache.dir) {
+        progress.phase("looking for an index to start from");
+        // The walk found nothing indexed: there was no index.
+        indexed = Indexed::default();
+        (old, seeded) = start_from_another(root, index_dir, &walked.sources, store, options_hash);
+        trace.mark("seed");
     }
+    let same_walk = match (&old, &up.cache) {
+        (Some(snap), Some(c)) => {
+            hint.is_none()
+                && c.generation == snap.manifest.generation
+                && walked.same_as_cache()
+                && snap.build_error.is_none()
+        }
+        _ => false,
+    };
+    if let Some(c) = up.cache.as_ref().filter(|_| !same_walk) {
+        walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
+    }
+    // A damaged documentation part is built again from the text walk's list of files.
+    let mut text = TextUpdate::walk(
+        root,
+        index_dir,
+        old.as_ref(),
+        &walked,
+        same_walk,
+        opts,
+        docs_damaged,
+    );
+    trace.mark("text walk");
+    if let Some(snap) = &old {
+        if same_walk && text.same && !docs_damaged {
+            progress.finish();
+            return Ok(UpdateReport {
+                mode: UpdateMode::Unchanged,
+                ..same_segments(snap, &walked, started, index_dir)
+            });
+        }
+    }
+    // Every file, for the diff (a walk that found the index's files as cached listed none when
+    // only the text part changed).
+    if let Some(c) = &up.cache {
+        walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
+    }
+    if hint.is_none() {
+        indexed = old.as_ref().map(indexed_files).unwrap_or_default();
+    }
+    // Compare with the index first: the common "nothing changed" answer needs nothing else.
+    let changes = old
+        .as_ref()
+        .map(|snap| compare(root, index_dir, snap, indexed, &walked, &mut text));
+    trace.mark("diff");
+    let builds = BuildFilesState::of(root, old.as_ref(), &walked.builds);
+    let docs = crate::docs::DocsState::of(
+        root,
+        old.as_ref().and_then(|s| s.manifest.docs.as_ref()),
+        text.listed(),
+    );
+    trace.mark("docs state");
+    if let (Some(snap), Some(d)) = (&old, &changes) {
+        if d.changed.is_empty() && d.deleted.is_empty() {
+            let report = if builds.same && docs.same {
+                up.keep_segments(snap, &walked, &text)?
+            } else {
+                up.replace_parts(snap, &walked, &builds, &text, &docs)?
+            };
+            progress.finish();
+            return Ok(seeded_report(report, seeded));
+        }
+    }
+    trace.mark("inputs");
+    let report = up.build(
+        old, changes, walked, &builds, &text, &docs, opts, progress, &mut trace,
+    )?;
+    Ok(seeded_report(report, seeded))
 }
 
 /// `report`, of an update that started from another tree's index when `seeded` says where:

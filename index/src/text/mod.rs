@@ -261,5 +261,5 @@ pub fn write_cache(index_dir: &Path, cache: &TextCache, part: &str) -> Result<()
     let io =
         |e: std::io::Error| format!("cannot write {}: {e}", index_dir.join(CACHE_FILE).display());
     let dir = crate::indexdir::IndexDir::open(index_dir).map_err(io)?;
-    crate::store::replace_file(&dir, CACHE_FILE, &out, false).map_err(io)
+    dir.replace(CACHE_FILE, &out, false).map_err(io)
 }
