@@ -382,13 +382,31 @@ fn run(
         Err((e, code)) => return (Envelope::error(tool, &root_s, e), code),
     };
     trace.mark("revision");
+    // Read through descriptors opened one name at a time after the revision's check, held
+    // until the answer is made: its directories swapped for links since are not read.
+    let held = match crate::index::indexdir::RevisionDirs::open(&r.dir) {
+        Ok(h) => h,
+        Err(e) => return (Envelope::error(tool, &root_s, e.to_string()), None),
+    };
     let mut at = common.clone();
-    at.index_dir = Some(r.index_dir());
-    let mut env = run_in(&at, tool, order, &r.root(), trace);
+    at.index_dir = Some(held.index.via().to_path_buf());
+    let mut env = run_in(&at, tool, order, held.tree.via(), trace);
+    shown_in(&mut env);
     env.root = root_s;
     env.rev = Some(name);
     crate::index::git::note_environment(&mut env.warning);
     (env, None)
+}
+
+/// `env`'s messages with a pinned directory's `/proc/self/fd/N` shown as its own path.
+fn shown_in(env: &mut Envelope) {
+    use crate::index::indexdir::shown_text;
+    for s in [&mut env.warning, &mut env.message, &mut env.error]
+        .into_iter()
+        .flatten()
+    {
+        *s = shown_text(s);
+    }
 }
 
 /// Revision `rev` of the tree at `root`, its files made on first use; an error with the exit
@@ -407,15 +425,26 @@ fn revision(
     Ok((r, name))
 }
 
-/// The index of revision `rev` of the tree at `root`, made and built on first use.
+/// A revision's index and the descriptors it is read through (to hold while it is read).
+type RevSnapshot = (
+    Snapshot,
+    crate::envelope::RevName,
+    crate::index::indexdir::RevisionDirs,
+);
+
+/// The index of revision `rev` of the tree at `root`, made and built on first use, read
+/// through descriptors opened after the revision's check (as `--rev` reads it).
 fn revision_snapshot(
     common: &Common,
     root: &Path,
     rev: &str,
-) -> Result<(Snapshot, crate::envelope::RevName), (String, Option<i32>)> {
+) -> Result<RevSnapshot, (String, Option<i32>)> {
+    use crate::index::indexdir::{shown_text, RevisionDirs};
     let (r, name) = revision(common, root, rev)?;
-    let snap = open_or_build(&r.root(), Some(&r.index_dir())).map_err(|e| (e, None))?;
-    Ok((snap, name))
+    let held = RevisionDirs::open(&r.dir).map_err(|e| (e.to_string(), None))?;
+    let snap = open_or_build(held.tree.via(), Some(held.index.via()))
+        .map_err(|e| (shown_text(&e), None))?;
+    Ok((snap, name, held))
 }
 
 /// The page the global flags ask for, with the active configuration read.
@@ -444,17 +473,17 @@ fn compare(common: &Common, root: &Path, symbol: &str, a: &str, b: Option<&str>)
             Some(2),
         ));
     }
-    let (snap_a, rev_a) = match revision_snapshot(common, root, a) {
+    let (snap_a, rev_a, _held_a) = match revision_snapshot(common, root, a) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let (snap_b, rev_b) = match b {
+    let (snap_b, rev_b, _held_b) = match b {
         Some(b) => match revision_snapshot(common, root, b) {
-            Ok((s, r)) => (s, Some(r)),
+            Ok((s, r, h)) => (s, Some(r), Some(h)),
             Err(e) => return fail(e),
         },
         None => match open_or_build(root, common.index_dir.as_deref()) {
-            Ok(s) => (s, None),
+            Ok(s) => (s, None, None),
             Err(e) => return fail((e, None)),
         },
     };
@@ -474,6 +503,7 @@ fn compare(common: &Common, root: &Path, symbol: &str, a: &str, b: Option<&str>)
         crate::compare::compare(&root_s, symbol, &side_a, &side_b, &page)
     })
     .unwrap_or_else(|e| Envelope::error(TOOL, &root_s, e.to_string()));
+    shown_in(&mut env);
     crate::index::git::note_environment(&mut env.warning);
     (env, None)
 }

@@ -122,6 +122,64 @@ impl IndexError {
         }
     }
 
+    /// This error with every path reached through a pinned directory's descriptor
+    /// (`/proc/self/fd/N/…`) shown as the directory's own ([`crate::indexdir::shown`]):
+    /// called while the directory is still open.
+    pub fn shown(self) -> IndexError {
+        use crate::indexdir::{shown, shown_text};
+        let text = |e: Arc<io::Error>| {
+            let s = e.to_string();
+            match shown_text(&s) {
+                t if t == s => e,
+                t => Arc::new(io::Error::new(e.kind(), t)),
+            }
+        };
+        match self {
+            IndexError::Io { what, path, source } => IndexError::Io {
+                what,
+                path: shown(&path),
+                source: text(source),
+            },
+            IndexError::NoIndex { dir } => IndexError::NoIndex { dir: shown(&dir) },
+            IndexError::NoIndexDir { dir, source } => IndexError::NoIndexDir {
+                dir: shown(&dir),
+                source: text(source),
+            },
+            IndexError::Json { path, source } => IndexError::Json {
+                path: shown(&path),
+                source,
+            },
+            IndexError::Format { path, detail } => IndexError::Format {
+                path: shown(&path),
+                detail: shown_text(&detail),
+            },
+            IndexError::OtherFormat { dir, found, reads } => IndexError::OtherFormat {
+                dir: shown(&dir),
+                found,
+                reads,
+            },
+            IndexError::Truncated {
+                path,
+                len,
+                expected,
+            } => IndexError::Truncated {
+                path: shown(&path),
+                len,
+                expected,
+            },
+            IndexError::Damaged { file, detail } => IndexError::Damaged {
+                file: shown(&file),
+                detail: shown_text(&detail),
+            },
+            IndexError::Rebuild { cause, full } => IndexError::Rebuild {
+                cause: Box::new(cause.shown()),
+                full,
+            },
+            IndexError::Build(what) => IndexError::Build(shown_text(&what)),
+            e @ IndexError::Ctags(_) => e,
+        }
+    }
+
     /// The error without what to run about it: why an update rebuilt the index.
     pub fn cause(&self) -> &IndexError {
         match self {
@@ -133,33 +191,35 @@ impl IndexError {
 
 impl fmt::Display for IndexError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A path reached through a pinned directory's descriptor shows as the directory's.
+        use crate::indexdir::shown;
         match self {
             IndexError::Io {
                 what: "",
                 path,
                 source,
             } => {
-                write!(f, "{}: {source}", path.display())
+                write!(f, "{}: {source}", shown(path).display())
             }
             IndexError::Io { what, path, source } => {
-                write!(f, "{what} {}: {source}", path.display())
+                write!(f, "{what} {}: {source}", shown(path).display())
             }
             IndexError::NoIndex { dir } => {
-                write!(f, "no index in {}; run `knav index`", dir.display())
+                write!(f, "no index in {}; run `knav index`", shown(dir).display())
             }
             IndexError::NoIndexDir { dir, source } => write!(
                 f,
                 "cannot create index directory {}: {source}; pass --index-dir or set \
                  KNAV_INDEX_DIR",
-                dir.display()
+                shown(dir).display()
             ),
-            IndexError::Json { path, source } => write!(f, "{}: {source}", path.display()),
-            IndexError::Format { path, detail } => write!(f, "{}: {detail}", path.display()),
+            IndexError::Json { path, source } => write!(f, "{}: {source}", shown(path).display()),
+            IndexError::Format { path, detail } => write!(f, "{}: {detail}", shown(path).display()),
             IndexError::OtherFormat { dir, found, reads } => write!(
                 f,
                 "the index in {} has format version {found}, this knav reads {}; run `knav \
                  index --full` to rebuild it",
-                dir.display(),
+                shown(dir).display(),
                 reads
             ),
             IndexError::Truncated {
@@ -169,10 +229,14 @@ impl fmt::Display for IndexError {
             } => write!(
                 f,
                 "{} is {len} bytes, the index says {expected}: truncated or replaced",
-                path.display()
+                shown(path).display()
             ),
             IndexError::Damaged { file, detail } => {
-                write!(f, "the index file {} is damaged ({detail})", file.display())
+                write!(
+                    f,
+                    "the index file {} is damaged ({detail})",
+                    shown(file).display()
+                )
             }
             IndexError::Rebuild { cause, full: true } => {
                 write!(f, "{cause}; run `knav index --full` to rebuild")

@@ -51,18 +51,27 @@ impl IndexDir {
     /// Opens directory `path` (the path leading to it is the caller's, and may pass through
     /// links; its last name may not be one), refusing one another user owns.
     pub fn open(path: &Path) -> io::Result<IndexDir> {
+        // A [`Pinned`] directory's `/proc/self/fd/N` is a link by design: its `.` is opened.
+        let dot;
+        let (path, shown) = match path.parent() == Some(Path::new(PROC_FD)) {
+            true => {
+                dot = path.join(".");
+                (dot.as_path(), shown(path))
+            }
+            false => (path, path.to_path_buf()),
+        };
         let c = CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| refused(path, "a path with a NUL byte"))?;
+            .map_err(|_| refused(&shown, "a path with a NUL byte"))?;
         let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
         // SAFETY: `c` is NUL-terminated; the descriptor returned is owned below.
         let fd = unsafe { libc::open(c.as_ptr(), flags) };
         if fd < 0 {
-            return Err(open_error(path, io::Error::last_os_error()));
+            return Err(open_error(&shown, io::Error::last_os_error()));
         }
         // SAFETY: `fd` was just opened and is owned by nobody else.
         let dir = IndexDir {
             fd: unsafe { OwnedFd::from_raw_fd(fd) },
-            path: path.to_path_buf(),
+            path: shown,
         };
         dir.check_owner()?;
         Ok(dir)
@@ -232,6 +241,27 @@ impl IndexDir {
     pub fn ignore_in_git(&self) {
         if let Ok(mut f) = self.create_new(".gitignore", 0o644) {
             let _ = io::Write::write_all(&mut f, b"# knav's index: not part of the tree\n*\n");
+        }
+    }
+
+    /// Replaces file `name` with `bytes`: written to a new temporary file (never through a
+    /// link planted under its name), synced with `sync`, then renamed over it.
+    pub fn replace(&self, name: &str, bytes: &[u8], sync: bool) -> io::Result<()> {
+        let tmp = format!("{name}.tmp-{}", std::process::id());
+        let _ = self.remove_file(&tmp);
+        let written = self.create_new(&tmp, 0o644).and_then(|mut f| {
+            io::Write::write_all(&mut f, bytes)?;
+            if sync {
+                f.sync_all()?;
+            }
+            Ok(())
+        });
+        match written.and_then(|()| self.rename(&tmp, name)) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let _ = self.remove_file(&tmp);
+                Err(e)
+            }
         }
     }
 
@@ -412,6 +442,227 @@ impl IndexDir {
     }
 }
 
+/// Where this process's descriptors are reached by path.
+const PROC_FD: &str = "/proc/self/fd";
+
+/// The `/proc/self/fd/N` paths of the [`Pinned`] directories now open, with the paths they
+/// show as.
+static SHOWN: std::sync::Mutex<Vec<(PathBuf, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+
+fn shown_list() -> std::sync::MutexGuard<'static, Vec<(PathBuf, PathBuf)>> {
+    SHOWN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `path` as messages show it: below a [`Pinned`] directory's `/proc/self/fd/N`, the
+/// directory's own path instead (the innermost pinned directory first).
+pub fn shown(path: &Path) -> PathBuf {
+    if !path.starts_with(PROC_FD) {
+        return path.to_path_buf();
+    }
+    let list = shown_list();
+    let mut path = path.to_path_buf();
+    // A part directory shows as `/proc/self/fd/N/seg-…`, which shows as `ROOT/.knav/seg-…`.
+    for _ in 0..4 {
+        let Some((via, real)) = list.iter().rev().find(|(via, _)| path.starts_with(via)) else {
+            break;
+        };
+        let rest = path.strip_prefix(via).unwrap_or(Path::new(""));
+        path = match rest.as_os_str().is_empty() {
+            true => real.clone(),
+            false => real.join(rest),
+        };
+    }
+    path
+}
+
+/// `text` with every `/proc/self/fd/N` of a [`Pinned`] directory in it shown as [`shown`]
+/// shows the path.
+pub fn shown_text(text: &str) -> String {
+    if !text.contains(PROC_FD) {
+        return text.to_string();
+    }
+    let mut text = text.to_string();
+    let mut list = shown_list().clone();
+    // Longest first: `/proc/self/fd/1` is not replaced inside `/proc/self/fd/12`.
+    list.sort_by_key(|(via, _)| std::cmp::Reverse(via.as_os_str().len()));
+    for _ in 0..4 {
+        for (via, real) in &list {
+            let via = via.to_string_lossy().into_owned();
+            let real = real.to_string_lossy();
+            let mut out = String::with_capacity(text.len());
+            let mut rest = text.as_str();
+            while let Some(k) = rest.find(&via) {
+                let after = &rest[k + via.len()..];
+                out.push_str(&rest[..k]);
+                if after.starts_with(|c: char| c.is_ascii_digit()) {
+                    out.push_str(&via);
+                } else {
+                    out.push_str(&real);
+                }
+                rest = after;
+            }
+            out.push_str(rest);
+            text = out;
+        }
+    }
+    text
+}
+
+/// True when `/proc/self/fd` reaches this process's descriptors (checked once, on `dir`).
+fn proc_fd_works(dir: &IndexDir) -> bool {
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WORKS.get_or_init(|| {
+        let via = PathBuf::from(format!("{PROC_FD}/{}/.", dir.fd.as_raw_fd()));
+        let same = match (std::fs::metadata(&via), fstat(&dir.fd)) {
+            (Ok(m), Ok(st)) => {
+                use std::os::unix::fs::MetadataExt;
+                m.dev() == st.st_dev && m.ino() == st.st_ino
+            }
+            _ => false,
+        };
+        if !same && std::env::var_os("KNAV_TRACE").is_some() {
+            eprintln!(
+                "knav trace: {PROC_FD} does not reach knav's descriptors (/proc not mounted?): \
+                 files below {} are named by path, and a directory swapped for a link while \
+                 knav writes in it is followed",
+                dir.path.display()
+            );
+        }
+        same
+    })
+}
+
+/// A directory of knav's held open as long as something reads or writes below it, with the
+/// path that reaches it through its descriptor, `/proc/self/fd/N` (its own path when /proc is
+/// not mounted): the kernel resolves that to the directory opened, so a later swap of the
+/// directory (or of a directory above it) for a link changes nothing. Messages show the
+/// directory's own path ([`shown`]).
+#[derive(Debug)]
+pub struct Pinned {
+    dir: IndexDir,
+    via: PathBuf,
+}
+
+impl Pinned {
+    /// `dir`, reached through its descriptor from now on.
+    pub fn new(dir: IndexDir) -> Pinned {
+        if !proc_fd_works(&dir) {
+            let via = dir.path.clone();
+            return Pinned { dir, via };
+        }
+        let via = PathBuf::from(format!("{PROC_FD}/{}", dir.fd.as_raw_fd()));
+        shown_list().push((via.clone(), dir.path.clone()));
+        Pinned { dir, via }
+    }
+
+    /// The path that reaches the directory through its descriptor: what readers and writers
+    /// are handed.
+    pub fn via(&self) -> &Path {
+        &self.via
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &IndexDir {
+        &self.dir
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        let mut list = shown_list();
+        if let Some(k) = list.iter().rposition(|(via, _)| *via == self.via) {
+            list.remove(k);
+        }
+    }
+}
+
+/// A new part directory (`seg-…`, `tx-…`) of an index: made in its index directory with
+/// `mkdirat` and opened at once (a link put in its place afterwards is never followed).
+#[derive(Debug)]
+pub struct Part {
+    name: String,
+    dir: Pinned,
+    parent: IndexDir,
+}
+
+impl Part {
+    /// A new directory `PREFIX-<time>-<pid>` in `index_dir` (a path, or a [`Pinned::via`]).
+    pub fn make(index_dir: &Path, prefix: &str) -> io::Result<Part> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        Part::make_named(
+            index_dir,
+            format!("{prefix}-{nanos:x}-{}", std::process::id()),
+        )
+    }
+
+    /// A new directory `name` in `index_dir`; refused when anything has the name.
+    pub fn make_named(index_dir: &Path, name: String) -> io::Result<Part> {
+        let parent = IndexDir::open(index_dir)?;
+        if !parent.mkdir(&name)? {
+            return Err(refused(
+                &parent.join(&name),
+                "already there: not a new directory",
+            ));
+        }
+        let dir = Pinned::new(parent.sub(&name)?);
+        Ok(Part { name, dir, parent })
+    }
+
+    /// Its name in the index directory, as a manifest names it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &IndexDir {
+        self.dir.dir()
+    }
+
+    /// The path its writers are handed ([`Pinned::via`]).
+    pub fn via(&self) -> &Path {
+        self.dir.via()
+    }
+
+    /// Removes it and what was written in it (after a failed build), never through a link.
+    pub fn remove(self) {
+        let _ = self.parent.remove_tree(&self.name);
+    }
+}
+
+/// A kept revision's `tree/` and `index/` (made when missing), opened one name at a time from
+/// its index directory (`.knav` → `revs` → `t-<tree>` → `tree`), no link followed at any step,
+/// and held open: readers are handed their [`Pinned::via`], so the revision's directories
+/// swapped for links after its check are not read.
+#[derive(Debug)]
+pub struct RevisionDirs {
+    /// Its files.
+    pub tree: Pinned,
+    /// Its index.
+    pub index: Pinned,
+}
+
+impl RevisionDirs {
+    /// The directories of revision directory `dir` (`INDEX_DIR/revs/t-<tree>`).
+    pub fn open(dir: &Path) -> io::Result<RevisionDirs> {
+        let name = |p: &Path| {
+            p.file_name()
+                .map(OsStr::to_os_string)
+                .ok_or_else(|| refused(dir, "not a revision's directory"))
+        };
+        let revs = dir.parent().unwrap_or(Path::new(""));
+        let index_dir = revs.parent().unwrap_or(Path::new(""));
+        let rev = IndexDir::open(index_dir)?
+            .sub(name(revs)?)?
+            .sub(name(dir)?)?;
+        Ok(RevisionDirs {
+            tree: Pinned::new(rev.sub("tree")?),
+            index: Pinned::new(rev.sub_or_create("index")?),
+        })
+    }
+}
+
 /// True when a directory owned by `owner` is refused to user `euid`.
 fn owner_refused(owner: u32, euid: u32, allowed: bool) -> bool {
     owner != euid && !allowed
@@ -501,6 +752,49 @@ mod tests {
         assert!(dir.create_new("lock", 0o600).is_err());
         assert_eq!(std::fs::read(outside.join("d/f")).unwrap(), b"kept");
         assert!(dir.sub("../outside").is_err());
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn a_revision_tree_swapped_for_a_link_after_its_check_is_not_read() {
+        let base = scratch("rev-swap");
+        let rev = base.join(".knav/revs/t-x");
+        std::fs::create_dir_all(rev.join("tree")).unwrap();
+        std::fs::write(rev.join("tree/a.c"), "kept").unwrap();
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("a.c"), "outside").unwrap();
+        let held = RevisionDirs::open(&rev).unwrap();
+        // Swapped after the open: what is read through the descriptor is the revision's.
+        std::fs::rename(rev.join("tree"), rev.join("tree.moved")).unwrap();
+        std::os::unix::fs::symlink(&outside, rev.join("tree")).unwrap();
+        let via = held.tree.via().join("a.c");
+        assert!(via.starts_with(PROC_FD), "{}", via.display());
+        assert_eq!(std::fs::read(&via).unwrap(), b"kept");
+        // Messages show the real paths.
+        assert_eq!(shown(&via), rev.join("tree/a.c"));
+        assert_eq!(shown(held.index.via()), rev.join("index"));
+        assert_eq!(
+            shown_text(&format!("{}: gone", via.display())),
+            format!("{}: gone", rev.join("tree/a.c").display())
+        );
+        drop(held);
+        // A link at each step of the chain is refused, never followed.
+        let e = RevisionDirs::open(&rev).unwrap_err().to_string();
+        assert!(e.contains("a symbolic link where knav keeps"), "{e}");
+        std::fs::remove_file(rev.join("tree")).unwrap();
+        std::fs::rename(rev.join("tree.moved"), rev.join("tree")).unwrap();
+        std::fs::rename(&rev, base.join("t-x.moved")).unwrap();
+        std::os::unix::fs::symlink(base.join("t-x.moved"), &rev).unwrap();
+        assert!(RevisionDirs::open(&rev).is_err());
+        std::fs::remove_file(&rev).unwrap();
+        std::fs::rename(base.join("t-x.moved"), &rev).unwrap();
+        std::fs::rename(base.join(".knav/revs"), base.join("revs.moved")).unwrap();
+        std::os::unix::fs::symlink(base.join("revs.moved"), base.join(".knav/revs")).unwrap();
+        assert!(RevisionDirs::open(&rev).is_err());
+        std::fs::remove_file(base.join(".knav/revs")).unwrap();
+        std::fs::rename(base.join("revs.moved"), base.join(".knav/revs")).unwrap();
+        assert!(RevisionDirs::open(&rev).is_ok());
         let _ = std::fs::remove_dir_all(&base);
     }
 

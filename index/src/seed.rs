@@ -277,9 +277,10 @@ fn link(
         )));
     }
     for d in &dirs {
-        let (src, dst) = (from.join(d), index_dir.join(d));
-        // A new directory of this index: never one that exists (a link, another's).
-        std::fs::create_dir(&dst)?;
+        // A new directory of this index: never one that exists (a link, another's), made and
+        // written through descriptors.
+        let part = crate::indexdir::Part::make_named(index_dir, d.clone())?;
+        let (src, dst) = (from.join(d), part.via());
         for e in std::fs::read_dir(&src)?.flatten() {
             // Regular files only: a link in the other index is not followed.
             if !e.file_type().is_ok_and(|t| t.is_file()) {
@@ -296,16 +297,15 @@ fn link(
             }
         }
     }
-    let rs = crate::disk::unique_dir(index_dir, crate::store::RESTAT_PREFIX);
-    std::fs::create_dir_all(&rs)?;
+    let rs = crate::indexdir::Part::make(index_dir, crate::store::RESTAT_PREFIX)?;
     let mut text = String::with_capacity(proven.len() * 64);
     for (path, (recorded, seen)) in proven {
         if recorded != seen && !path.contains(['\n', '\t']) {
             text.push_str(&format!("{path}\t{recorded}\t{seen}\n"));
         }
     }
-    std::fs::write(rs.join(FILE), text)?;
-    manifest.restat = rs.file_name().map(|n| n.to_string_lossy().into_owned());
+    std::io::Write::write_all(&mut rs.dir().create_new(FILE, 0o644)?, text.as_bytes())?;
+    manifest.restat = Some(rs.name().to_string());
     manifest.root = root.display().to_string();
     manifest.generation = 1;
     crate::store::publish(index_dir, &manifest).map_err(std::io::Error::other)

@@ -203,25 +203,9 @@ pub fn open_dir(index_dir: &Path, create: bool) -> Result<IndexDir, IndexError> 
 /// What an error of [`crate::indexdir`]'s refusals (which name the path) says first.
 const REFUSES: &str = "knav refuses what it found in";
 
-/// Replaces file `name` of `dir` with `bytes`: written to a new temporary file (never through
-/// a link planted under its name), synced with `sync`, then renamed over it.
+/// Replaces file `name` of `dir` with `bytes` ([`IndexDir::replace`]).
 fn replace_file(dir: &IndexDir, name: &str, bytes: &[u8], sync: bool) -> std::io::Result<()> {
-    let tmp = format!("{name}.tmp-{}", std::process::id());
-    let _ = dir.remove_file(&tmp);
-    let written = dir.create_new(&tmp, 0o644).and_then(|mut f| {
-        f.write_all(bytes)?;
-        if sync {
-            f.sync_all()?;
-        }
-        Ok(())
-    });
-    match written.and_then(|()| dir.rename(&tmp, name)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = dir.remove_file(&tmp);
-            Err(e)
-        }
-    }
+    dir.replace(name, bytes, sync)
 }
 
 fn cache_dir(root: &Path) -> Option<PathBuf> {
@@ -580,6 +564,16 @@ pub fn write_walk_cache(index_dir: &Path, cache: &WalkCache) -> Result<(), Index
 /// Holds the index directory's build lock until dropped.
 pub struct BuildLock {
     _file: File,
+    dir: crate::indexdir::Pinned,
+}
+
+impl BuildLock {
+    /// The index directory as the lock opened it, through its descriptor
+    /// ([`crate::indexdir::Pinned::via`]): a build names every file below it through this, so
+    /// the directory swapped for a link after the lock was taken changes nothing.
+    pub fn via(&self) -> &Path {
+        self.dir.via()
+    }
 }
 
 /// Takes the build lock, waiting for another builder to finish.
@@ -616,7 +610,10 @@ pub fn lock(index_dir: &Path) -> Result<BuildLock, IndexError> {
     let _ = file.set_len(0);
     let _ = write!(file, "{}", std::process::id());
     let _ = file.flush();
-    Ok(BuildLock { _file: file })
+    Ok(BuildLock {
+        _file: file,
+        dir: crate::indexdir::Pinned::new(dir),
+    })
 }
 
 /// Runs `f` (a query on `snap`) and checks what it read: `Err` with the clear error and what to

@@ -13,7 +13,6 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::build::{build_segment, BuildOptions, Input};
-use crate::disk::unique_dir;
 use crate::error::IndexError;
 use crate::format::{FileStat, FileStatus};
 use crate::part::Kind;
@@ -233,13 +232,36 @@ pub fn update_hinted(
     // build's threads leave behind are taken up again by the segment build's threads, and its
     // peak RSS grew by a third (see `limit_malloc_arenas`).
     build::limit_malloc_arenas();
-    let mut trace = Trace::new();
     let lock = store::lock(index_dir)?;
-    let _interrupted = crate::interrupt::guard_index(index_dir);
-    crate::disk::no_wider_than(index_dir, root);
+    // From here on every file below the index directory is named through the descriptor the
+    // lock opened (`/proc/self/fd/N`): the directory swapped for a link after the lock's
+    // check changes nothing. What is shown names the directory's own path.
+    let at = lock.via();
+    let _interrupted = crate::interrupt::guard_index(at);
+    crate::disk::no_wider_than(at, root);
     // What killed builds left behind goes first, whatever this update finds to do.
-    store::remove_orphans(index_dir, &lock);
+    store::remove_orphans(at, &lock);
     scratch::remove_abandoned_scratch();
+    match update_locked(root, at, started, full, opts, progress, hint) {
+        Ok(report) => Ok(UpdateReport {
+            index_dir: index_dir.display().to_string(),
+            ..report
+        }),
+        Err(e) => Err(e.shown()),
+    }
+}
+
+/// [`update_hinted`] once the build lock is taken, `index_dir` reached through its descriptor.
+fn update_locked(
+    root: &Path,
+    index_dir: &Path,
+    started: Instant,
+    full: bool,
+    opts: &BuildOptions,
+    progress: &mut Progress,
+    hint: Option<&crate::walk::Hint>,
+) -> Result<UpdateReport, IndexError> {
+    let mut trace = Trace::new();
     progress.phase("walk");
     let options_hash = options_hash(opts, DEFAULT_MAX_FILE_BYTES);
     let Previous {
@@ -807,7 +829,7 @@ impl Update<'_> {
         let mut manifest = Manifest {
             restat,
             version: format::VERSION,
-            root: self.root.display().to_string(),
+            root: crate::indexdir::shown(self.root).display().to_string(),
             generation: old.as_ref().map_or(1, |s| s.manifest.generation + 1),
             published_unix: now_unix(),
             segments: layout.base.into_iter().chain([new_segment]).collect(),
@@ -992,7 +1014,10 @@ impl Update<'_> {
         opts: &BuildOptions,
         progress: &mut Progress,
     ) -> Result<NewSegment, IndexError> {
-        let seg_dir = unique_dir(self.index_dir, "seg");
+        // Made and opened through the index directory's descriptor; written through its own.
+        let part = crate::indexdir::Part::make(self.index_dir, "seg")
+            .map_err(IndexError::io("cannot create a segment in", self.index_dir))?;
+        let seg_dir = self.index_dir.join(part.name());
         // A delta's invocations need what every header's macros define, not its own headers'.
         let mut opts = opts.clone();
         opts.headers = Some(std::sync::Arc::new(
@@ -1031,7 +1056,7 @@ impl Update<'_> {
         let built = build_segment(
             self.root,
             &layout.inputs,
-            &seg_dir,
+            part.via(),
             Some(ctags),
             &opts,
             progress,
@@ -1046,7 +1071,8 @@ impl Update<'_> {
                 facts,
             }),
             Err(e) => {
-                let _ = std::fs::remove_dir_all(&seg_dir);
+                let e = e.shown();
+                part.remove();
                 Err(e)
             }
         }
@@ -1246,18 +1272,19 @@ fn build_files_part(
             summary: None,
         });
     }
-    let dir = unique_dir(index_dir, "kb");
-    let stats = match buildfiles::build(root, builds, &dir) {
+    let dir = crate::indexdir::Part::make(index_dir, "kb").map_err(IndexError::io(
+        "cannot create a build-files part in",
+        index_dir,
+    ))?;
+    let stats = match buildfiles::build(root, builds, dir.via()) {
         Ok(s) => s,
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&dir);
+            let e = e.shown();
+            dir.remove();
             return Err(e);
         }
     };
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = dir.name().to_string();
     let summary = format!(
         "{} build files: {} Makefiles followed, {} objects and directories with a condition, {} Kconfig entries, parsed in {} ms",
         builds.len(),

@@ -94,6 +94,9 @@ struct RevOf {
     revs: PathBuf,
     /// The revision as git resolved it.
     resolved: crate::index::git::Resolved,
+    /// Its `tree/` and `index/` opened through descriptors after its check, once it is there:
+    /// the tree's root and index directory are their `/proc/self/fd/N`.
+    held: Option<crate::index::indexdir::RevisionDirs>,
 }
 
 #[derive(Default)]
@@ -216,26 +219,44 @@ impl Server {
         crate::index::revision::check_kept(&revs, &resolved).map_err(|e| e.to_string())?;
         let dir = crate::index::revision::dir_of(&revs, &resolved);
         let root = dir.join("tree");
+        // Once its files are there, read through descriptors opened one name at a time after
+        // the check (no link followed): its directories swapped for links later are not read.
+        let held = match root.is_dir() {
+            true => {
+                Some(crate::index::indexdir::RevisionDirs::open(&dir).map_err(|e| e.to_string())?)
+            }
+            false => None,
+        };
         let mut trees = lock(&self.trees);
-        Ok(trees
-            .entry(root.clone())
-            .or_insert_with(|| {
-                Arc::new(Tree {
-                    root,
-                    dir: dir.join("index"),
-                    rev: Some(RevOf {
-                        base: base.root.clone(),
-                        revs,
-                        resolved,
-                    }),
-                    first: Mutex::new(First::None),
-                    history: Mutex::new(First::None),
-                    checked: Mutex::new(None),
-                    watcher: Mutex::new(None),
-                    opened: Mutex::new(None),
-                })
-            })
-            .clone())
+        // A tree kept from before its files were made is replaced once they are (and no build
+        // of it runs).
+        if let Some(t) = trees.get(&root) {
+            let pinned = t.rev.as_ref().is_some_and(|r| r.held.is_some());
+            if pinned || held.is_none() || t.first_build_state().is_some() {
+                return Ok(t.clone());
+            }
+        }
+        let (at, index) = match &held {
+            Some(h) => (h.tree.via().to_path_buf(), h.index.via().to_path_buf()),
+            None => (root.clone(), dir.join("index")),
+        };
+        let tree = Arc::new(Tree {
+            root: at,
+            dir: index,
+            rev: Some(RevOf {
+                base: base.root.clone(),
+                revs,
+                resolved,
+                held,
+            }),
+            first: Mutex::new(First::None),
+            history: Mutex::new(First::None),
+            checked: Mutex::new(None),
+            watcher: Mutex::new(None),
+            opened: Mutex::new(None),
+        });
+        trees.insert(root, tree.clone());
+        Ok(tree)
     }
 
     /// A snapshot of `tree` fit to answer from: refreshed first when the server may write and

@@ -147,10 +147,19 @@ impl DocsState {
             return Ok((None, None));
         }
         let started = Instant::now();
-        let dir = crate::disk::unique_dir(index_dir, "kd");
-        let built = part::build(root, &self.files, &dir).inspect_err(|_| {
-            let _ = std::fs::remove_dir_all(&dir);
-        })?;
+        // Made and opened through the index directory's descriptor; written through its own.
+        let dir = crate::indexdir::Part::make(index_dir, "kd").map_err(IndexError::io(
+            "cannot create the documentation part in",
+            index_dir,
+        ))?;
+        let built = match part::build(root, &self.files, dir.via()) {
+            Ok(b) => b,
+            Err(e) => {
+                let e = e.shown();
+                dir.remove();
+                return Err(e);
+            }
+        };
         let summary = format!(
             "documentation (knav docs): {} files, {} sections, {:.1} MB, in {} ms",
             built.files,
@@ -159,10 +168,7 @@ impl DocsState {
             started.elapsed().as_millis()
         );
         let part = DocsRef {
-            dir: dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            dir: dir.name().to_string(),
             fingerprint: self.fingerprint,
             files: built.files,
             sections: built.sections,

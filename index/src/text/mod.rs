@@ -77,15 +77,23 @@ pub fn update(
             }
         }
     }
-    let dir = crate::disk::unique_dir(index_dir, "tx");
-    let stats = index::build(root, walked, &dir, files_read).inspect_err(|_| {
-        let _ = std::fs::remove_dir_all(&dir);
+    // Made and opened through the index directory's descriptor; written through its own.
+    let dir = crate::indexdir::Part::make(index_dir, "tx").map_err(|e| {
+        format!(
+            "cannot create the text part in {}: {e}",
+            index_dir.display()
+        )
     })?;
+    let stats = match index::build(root, walked, dir.via(), files_read) {
+        Ok(s) => s,
+        Err(e) => {
+            let e = crate::indexdir::shown_text(&e);
+            dir.remove();
+            return Err(e);
+        }
+    };
     Ok(TextRef {
-        dir: dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        dir: dir.name().to_string(),
         files: stats.files,
         bytes: stats.bytes,
         index_bytes: stats.index_bytes,
@@ -249,8 +257,9 @@ pub fn write_cache(index_dir: &Path, cache: &TextCache, part: &str) -> Result<()
         }
         stats(&mut out, &d.ignores);
     }
-    let tmp = index_dir.join(format!("{CACHE_FILE}.tmp-{}", std::process::id()));
-    let io = |e: std::io::Error| format!("cannot write {}: {e}", tmp.display());
-    std::fs::write(&tmp, &out).map_err(io)?;
-    std::fs::rename(&tmp, index_dir.join(CACHE_FILE)).map_err(io)
+    // Through the index directory's descriptor: never through a link planted under the name.
+    let io =
+        |e: std::io::Error| format!("cannot write {}: {e}", index_dir.join(CACHE_FILE).display());
+    let dir = crate::indexdir::IndexDir::open(index_dir).map_err(io)?;
+    dir.replace(CACHE_FILE, &out, false).map_err(io)
 }

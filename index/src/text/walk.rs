@@ -67,12 +67,18 @@ const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".rgignore"];
 /// A git revision's files (`--rev`) are walked as a checkout of it is: their own ignore files
 /// apply, those of the directories they are kept in do not.
 fn builder(dir: &Path, max_depth: Option<usize>) -> ignore::WalkBuilder {
-    let mut b = ignore::WalkBuilder::new(dir);
+    // A pinned root (`/proc/self/fd/N`, a link by design) is walked from its `.`: the walk
+    // follows no link, and its paths are the same below the root.
+    let pinned = crate::indexdir::shown(dir) != dir;
+    let mut b = match pinned {
+        true => ignore::WalkBuilder::new(dir.join(".")),
+        false => ignore::WalkBuilder::new(dir),
+    };
     b.add_custom_ignore_filename(".rgignore")
         .follow_links(false)
         .max_depth(max_depth)
         .threads(rayon::current_num_threads().max(1));
-    if crate::revision::is_revision_tree(dir) {
+    if crate::revision::is_revision_tree(&crate::indexdir::shown(dir)) {
         b.parents(false).require_git(false);
     }
     b
