@@ -129,12 +129,14 @@ impl DocsState {
     }
 
     /// The part for the new manifest: the index's when it still fits, none without
-    /// documentation files, else a new one built whole in `index_dir`; with a one-line
-    /// summary of a new one.
+    /// documentation files, else a new one built whole in `index_dir`, its proof written into
+    /// the fact store at `proofs` ([`crate::factstore::Prover`]); with a one-line summary of a
+    /// new one.
     pub fn part(
         &self,
         root: &Path,
         index_dir: &Path,
+        proofs: Option<&Path>,
     ) -> Result<(Option<DocsRef>, Option<String>), IndexError> {
         if self.same {
             let kept = self.old.clone().map(|d| DocsRef {
@@ -148,9 +150,13 @@ impl DocsState {
         }
         let started = Instant::now();
         let dir = crate::disk::unique_dir(index_dir, "kd");
-        let built = part::build(root, &self.files, &dir).inspect_err(|_| {
+        let prover = crate::factstore::Prover::new(proofs, &dir);
+        let built = part::build(root, &self.files, &dir, prover.as_ref()).inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&dir);
         })?;
+        if let Some(p) = prover {
+            p.finish();
+        }
         let summary = format!(
             "documentation (knav docs): {} files, {} sections, {:.1} MB, in {} ms",
             built.files,

@@ -52,7 +52,9 @@ pub struct TextRef {
 }
 
 /// The text part for the files `walked` found: the old base with a new overlay, or a new base
-/// (with `rebuild`, without an old one, or when the overlay would be too large).
+/// (with `rebuild`, without an old one, or when the overlay would be too large), whose proof
+/// goes into the fact store at `proofs` ([`crate::factstore::Prover`]).
+#[allow(clippy::too_many_arguments)]
 pub fn update(
     root: &Path,
     index_dir: &Path,
@@ -60,6 +62,7 @@ pub fn update(
     old: Option<&TextRef>,
     rebuild: bool,
     restat: &crate::restat::Restat,
+    proofs: Option<&Path>,
     files_read: &dyn Fn(),
 ) -> Result<TextRef, String> {
     if let Some(old) = old.filter(|_| !rebuild) {
@@ -78,9 +81,14 @@ pub fn update(
         }
     }
     let dir = crate::disk::unique_dir(index_dir, "tx");
-    let stats = index::build(root, walked, &dir, files_read).inspect_err(|_| {
-        let _ = std::fs::remove_dir_all(&dir);
-    })?;
+    let prover = crate::factstore::Prover::new(proofs, &dir);
+    let stats =
+        index::build(root, walked, &dir, prover.as_ref(), files_read).inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&dir);
+        })?;
+    if let Some(p) = prover {
+        p.finish();
+    }
     Ok(TextRef {
         dir: dir
             .file_name()
