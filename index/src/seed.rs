@@ -276,26 +276,27 @@ fn check_file(
     } else {
         None
     };
-    let mut content = None;
+    // Each computed once, when first needed: the digest for every file, the hash64 only for
+    // a file its proof does not list.
+    let (mut content, mut hash) = (None, None);
     records
         .iter()
         .map(|r| {
             let Some(bytes) = bytes.as_ref().filter(|_| meta.len() == r.size) else {
                 return Checked::Differs;
             };
-            if let Some(hash) = r.hash {
-                if hash64(bytes) != hash {
-                    return if r.mtime == Some(seen) {
-                        Checked::Hidden
-                    } else {
-                        Checked::Differs
-                    };
-                }
-            }
             let content = *content.get_or_insert_with(|| digest(bytes));
-            match proofs.of(r.owner).and_then(|p| p.get(path)) {
-                Some(&listed) if listed == (r.size, content) => Checked::Proven(seen),
-                _ => Checked::Hidden,
+            if proofs.of(r.owner).and_then(|p| p.get(path)) == Some(&(r.size, content)) {
+                return Checked::Proven(seen);
+            }
+            // Not proven: hidden when a refresh would take it for the record.
+            let differs = r
+                .hash
+                .is_some_and(|h| *hash.get_or_insert_with(|| hash64(bytes)) != h);
+            if differs && r.mtime != Some(seen) {
+                Checked::Differs
+            } else {
+                Checked::Hidden
             }
         })
         .collect()
@@ -507,6 +508,63 @@ fn link(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_is_proven_by_its_parts_proof_alone_and_hidden_when_a_refresh_would_take_it() {
+        let dir = std::env::temp_dir().join(format!("knav-seed-check-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let real = b"config A\n\tbool \"a\"\n";
+        std::fs::write(dir.join("Kconfig"), real).unwrap();
+        let seen = crate::walk::mtime_ns(&std::fs::metadata(dir.join("Kconfig")).unwrap());
+        let beneath = crate::beneath::Root::open(&dir).unwrap();
+        let len = real.len() as u64;
+        let proven: Proven = [("Kconfig".to_string(), (len, digest(real)))].into();
+        let other: Proven = [("Kconfig".to_string(), (len, digest(b"other")))].into();
+        let proofs = Proofs {
+            segments: vec![None],
+            text: Some(proven),
+            build_files: Some(other),
+            docs: None,
+        };
+        let rec = |owner, size, mtime, hash| Record {
+            owner,
+            size,
+            mtime,
+            hash,
+        };
+        let h = hash64(real);
+        let records = [
+            rec(Owner::Text, len, Some(seen - 1), Some(h)),
+            // Its proof lists other bytes.
+            rec(Owner::Whole(Whole::BuildFiles), len, None, None),
+            // No proof at all.
+            rec(Owner::Whole(Whole::Docs), len, None, None),
+            // Not proven (no proof), another hash64 under another time: a refresh reads it
+            // and tells it apart.
+            rec(Owner::Segment(0), len, Some(seen - 1), Some(h ^ 1)),
+            // Not proven, another hash64 under the time seen: a refresh would keep the record.
+            rec(Owner::Segment(0), len, Some(seen), Some(h ^ 1)),
+            // Not proven, the recorded hash64: a refresh would keep the record.
+            rec(Owner::Segment(0), len, Some(seen - 1), Some(h)),
+            rec(Owner::Text, len + 1, Some(seen), Some(h)),
+        ];
+        let checked = check_file(&beneath, "Kconfig", &records, &proofs);
+        let (hidden, differs) = (Checked::Hidden, Checked::Differs);
+        let want = [
+            Checked::Proven(seen),
+            hidden,
+            hidden,
+            differs,
+            hidden,
+            hidden,
+            differs,
+        ];
+        assert!(checked == want);
+        let gone = check_file(&beneath, "Kbuild", &records[..1], &proofs);
+        assert!(gone == [differs]);
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     #[test]
     fn only_a_part_directory_of_one_component_is_linked() {
