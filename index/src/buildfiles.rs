@@ -87,13 +87,22 @@ pub struct BuildUse {
     pub line: u32,
 }
 
-/// Reads and parses the build files `files` of `root`, writing the result into `dir`.
-pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats, IndexError> {
+/// Reads and parses the build files `files` of `root`, writing the result into `dir` (the
+/// part directory named `name`), and its proof into the fact store at `proofs`
+/// ([`crate::factstore::Prover`]).
+pub fn build(
+    root: &Path,
+    files: &[SourceFile],
+    dir: &Path,
+    name: &str,
+    proofs: Option<&Path>,
+) -> Result<BuildStats, IndexError> {
     let started = std::time::Instant::now();
-    let texts = BuildTexts::read(root, files)?;
+    let prover = crate::factstore::Prover::new(proofs, name);
+    let texts = BuildTexts::read(root, files, prover.as_ref())?;
     let read = |p: &str| texts.by_path.get(p).cloned();
     let presence = kbuild::resolve(&read, &texts.arches);
-    let kconfigs = texts.kconfigs(root);
+    let kconfigs = texts.kconfigs(root, prover.as_ref());
     let makefile_uses: Vec<(String, Vec<makefile::SymbolUse>)> = texts
         .by_path
         .par_iter()
@@ -104,6 +113,9 @@ pub fn build(root: &Path, files: &[SourceFile], dir: &Path) -> Result<BuildStats
     let symbols = Symbols::collect(&kconfigs, &makefile_uses);
     let data = encode_data(&presence, &symbols, files, &texts.hashes);
     write_part(dir, &data)?;
+    if let Some(p) = prover {
+        p.finish();
+    }
     Ok(BuildStats {
         makefiles: presence.makefiles.len() as u64,
         paths: presence.paths.len() as u64,
@@ -151,8 +163,13 @@ struct BuildTexts {
 }
 
 impl BuildTexts {
-    /// Reads `files` of `root` in parallel: each one's facts, merged.
-    fn read(root: &Path, files: &[SourceFile]) -> Result<BuildTexts, IndexError> {
+    /// Reads `files` of `root` in parallel: each one's facts, merged; `prover` takes the
+    /// digest of each file read.
+    fn read(
+        root: &Path,
+        files: &[SourceFile],
+        prover: Option<&crate::factstore::Prover>,
+    ) -> Result<BuildTexts, IndexError> {
         let beneath = crate::beneath::Root::open(root).ok();
         let mut merge = BuildFilesMerge {
             files,
@@ -165,6 +182,9 @@ impl BuildTexts {
                 let bytes = beneath
                     .as_ref()
                     .and_then(|b| b.read_capped(&f.path, MAX_BUILD_FILE_BYTES).ok());
+                if let (Some(p), Some(b)) = (prover, bytes.as_deref()) {
+                    p.saw(&f.path, b);
+                }
                 <BuildFiles as super::part::FromFacts>::facts(&f.path, bytes.as_deref())
             },
             &mut merge,
@@ -187,8 +207,13 @@ impl BuildTexts {
         })
     }
 
-    /// Every Kconfig file parsed, and what they source that is named otherwise.
-    fn kconfigs(&self, root: &Path) -> Vec<(String, kconfig::KconfigFile)> {
+    /// Every Kconfig file parsed, and what they source that is named otherwise (those read
+    /// digested by `prover`).
+    fn kconfigs(
+        &self,
+        root: &Path,
+        prover: Option<&crate::factstore::Prover>,
+    ) -> Vec<(String, kconfig::KconfigFile)> {
         let mut kconfigs: Vec<(String, kconfig::KconfigFile)> = self
             .by_path
             .par_iter()
@@ -224,6 +249,9 @@ impl BuildTexts {
                 else {
                     continue;
                 };
+                if let Some(prover) = prover {
+                    prover.saw(&p, &bytes);
+                }
                 let k = kconfig::parse(&p, &String::from_utf8_lossy(&bytes));
                 todo.extend(k.sources.iter().cloned());
                 kconfigs.push((p, k));

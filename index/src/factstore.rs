@@ -24,9 +24,11 @@
 //! What a build did with the store ([`Tally`]) is kept in `last-build.json` for `knav cache`.
 //!
 //! A segment build also leaves its *proof* (`proofs/<segment directory>`): the path, length
-//! and [`Digest`] of every file it read. A copy of the tree started from that segment
-//! ([`crate::seed`]) holds a file's facts only when its bytes have the digest the proof lists:
-//! the segment's own record of a file is a [`hash64`], which another tree can forge.
+//! and [`Digest`] of every file it read; so do the text, build-file and documentation part
+//! builds (`proofs/<part directory>`, written by a [`Prover`]). A copy of the tree started from
+//! those parts ([`crate::seed`]) holds a file's facts only when its bytes have the digest the
+//! part's proof lists: a part's own record of a file is a [`hash64`], which another tree can
+//! forge.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -55,14 +57,14 @@ const FOOTER: usize = 8 + 8 + 8 + 8;
 const PACKS: &str = "packs";
 /// What the last build did with the store.
 const LAST_BUILD: &str = "last-build.json";
-/// Where segments' proofs are, inside the store's directory.
+/// Where parts' proofs are, inside the store's directory.
 const PROOFS: &str = "proofs";
 /// The first bytes of a proof; its last 32 are the [`Digest`] of all before them.
 const PROOF_MAGIC: &[u8; 8] = b"KNAVPR01";
-/// The largest proof read (a kernel segment's is ~5 MB).
+/// The largest proof read (a kernel segment's is ~5 MB, its text part's ~7 MB).
 const MAX_PROOF_BYTES: u64 = 256 << 20;
 /// Proofs are trimmed to this many bytes, the oldest removed first; a seed from a segment
-/// whose proof is gone builds the tree whole.
+/// whose proof is gone builds the tree whole, from another part whose proof is gone that part.
 const KEPT_PROOF_BYTES: u64 = 256 << 20;
 
 /// The files one segment build read, with their digests.
@@ -73,7 +75,7 @@ struct Proof {
     files: Vec<(String, u64, Digest)>,
 }
 
-/// What a segment's proof says of each file: its length and digest.
+/// What a part's proof says of each file: its length and digest.
 pub type Proven = HashMap<String, (u64, Digest)>;
 
 /// What facts are kept under: a file's content and everything else that changes them.
@@ -355,7 +357,8 @@ impl FactStore {
 
     /// Makes this build's proof the proof of the segment built in `segment_dir`.
     pub fn proving(&self, segment_dir: &Path) -> &FactStore {
-        let name = segment_dir
+        // A segment written through its descriptor (`/proc/self/fd/N`) is named by its own path.
+        let name = crate::indexdir::shown(segment_dir)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned());
         self.proof.lock().unwrap_or_else(|e| e.into_inner()).segment = name;
@@ -368,15 +371,16 @@ impl FactStore {
         p.files.push((path.to_string(), len, content));
     }
 
-    /// What the proof of segment `segment` (a directory name) in the store at `dir` says;
-    /// `None` when there is none, or it is damaged, too big or not a regular file.
-    pub fn proof_of(dir: &Path, segment: &str) -> Option<Proven> {
+    /// What the proof of the part in directory `part` (a segment's, text, build-file or
+    /// documentation part's directory name) in the store at `dir` says; `None` when there is
+    /// none, or it is damaged, too big or not a regular file.
+    pub fn proof_of(dir: &Path, part: &str) -> Option<Proven> {
         use std::io::Read;
-        if !is_proof_name(segment) {
+        if !is_proof_name(part) {
             return None;
         }
         let mut bytes = Vec::new();
-        open_regular(&dir.join(PROOFS).join(segment))
+        open_regular(&dir.join(PROOFS).join(part))
             .ok()?
             .take(MAX_PROOF_BYTES)
             .read_to_end(&mut bytes)
@@ -403,29 +407,10 @@ impl FactStore {
     /// Writes this build's proof, when it made a segment, and trims the proofs kept.
     fn write_proof(&self) -> io::Result<()> {
         let proof = std::mem::take(&mut *self.proof.lock().unwrap_or_else(|e| e.into_inner()));
-        let Some(segment) = proof.segment.filter(|s| is_proof_name(s)) else {
+        let Some(segment) = proof.segment else {
             return Ok(());
         };
-        let mut files = proof.files;
-        files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut body = PROOF_MAGIC.to_vec();
-        for (path, len, content) in &files {
-            super::codec::put_str(&mut body, path.as_bytes());
-            super::codec::put_varint(&mut body, *len);
-            body.extend_from_slice(content);
-        }
-        let sum = digest(&body);
-        body.extend_from_slice(&sum);
-        let dir = self.dir.join(PROOFS);
-        std::fs::create_dir_all(&dir)?;
-        let tmp = dir.join(format!(".tmp-{}-{segment}", std::process::id()));
-        let wrote =
-            std::fs::write(&tmp, &body).and_then(|()| std::fs::rename(&tmp, dir.join(&segment)));
-        if wrote.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        trim_proofs(&dir, KEPT_PROOF_BYTES);
-        wrote
+        write_proof(&self.dir, &segment, proof.files)
     }
 
     /// Files of the store skipped because they are not regular files, each with what to do.
@@ -691,12 +676,83 @@ impl FactStore {
     }
 }
 
-/// Whether `name` may name a proof: a segment directory's name, one plain component.
+/// Writes the proof of the part in directory `part` (its name), which read `files`, into the
+/// store at `store_dir`, and trims the proofs kept. Nothing for a name that is not a part
+/// directory's.
+fn write_proof(
+    store_dir: &Path,
+    part: &str,
+    mut files: Vec<(String, u64, Digest)>,
+) -> io::Result<()> {
+    if !is_proof_name(part) {
+        return Ok(());
+    }
+    files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut body = PROOF_MAGIC.to_vec();
+    for (path, len, content) in &files {
+        super::codec::put_str(&mut body, path.as_bytes());
+        super::codec::put_varint(&mut body, *len);
+        body.extend_from_slice(content);
+    }
+    let sum = digest(&body);
+    body.extend_from_slice(&sum);
+    let dir = store_dir.join(PROOFS);
+    std::fs::create_dir_all(&dir)?;
+    let tmp = dir.join(format!(".tmp-{}-{part}", std::process::id()));
+    let wrote = std::fs::write(&tmp, &body).and_then(|()| std::fs::rename(&tmp, dir.join(part)));
+    if wrote.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    trim_proofs(&dir, KEPT_PROOF_BYTES);
+    wrote
+}
+
+/// The proof of one text, build-file or documentation part being built: the path, length and
+/// [`Digest`] of each file the build read, from the bytes it read (never read again), written
+/// into the store when the part is whole ([`Prover::finish`]).
+pub struct Prover {
+    store_dir: PathBuf,
+    part: String,
+    files: Mutex<Vec<(String, u64, Digest)>>,
+}
+
+impl Prover {
+    /// The proof of the part directory named `part`, for the store at `store_dir`; `None`
+    /// without a store (`KNAV_CACHE_DIR=off`): nothing is digested.
+    pub fn new(store_dir: Option<&Path>, part: &str) -> Option<Prover> {
+        Some(Prover {
+            store_dir: store_dir?.to_path_buf(),
+            part: part.to_string(),
+            files: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Records that the part read `bytes` at `path`.
+    pub fn saw(&self, path: &str, bytes: &[u8]) {
+        let entry = (path.to_string(), bytes.len() as u64, digest(bytes));
+        self.files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(entry);
+    }
+
+    /// Writes the proof. A proof that cannot be written only means the part is never started
+    /// from (the seed builds it whole): the error is dropped.
+    pub fn finish(self) {
+        let files = self.files.into_inner().unwrap_or_else(|e| e.into_inner());
+        let _ = write_proof(&self.store_dir, &self.part, files);
+    }
+}
+
+/// Whether `name` may name a proof: a part directory's name (`seg-`, `tx-`, `kb-`, `kd-` and
+/// letters, digits, `-`, `_`), one plain component.
 fn is_proof_name(name: &str) -> bool {
-    name.starts_with("seg-")
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    Kind::ALL.iter().any(|k| {
+        name.strip_prefix(k.prefix())
+            .is_some_and(|r| r.starts_with('-'))
+    }) && name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// Removes the oldest proofs in `dir` (and temporary ones of builds no longer running) until
@@ -961,6 +1017,40 @@ mod tests {
         assert_eq!(FactStore::proof_of(&dir, "../packs/evil.pack"), None);
         assert_eq!(s.prune(0).packs, 1);
         assert!(pack.exists(), "the FIFO is left (not a pack)");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_text_build_file_or_docs_part_leaves_a_proof_under_its_directory_name() {
+        let (_, dir) = store("part-proofs");
+        for part in ["tx-18ee-1", "kb-18ee-1", "kd-18ee-1"] {
+            let p = Prover::new(Some(&dir), part).unwrap();
+            p.saw("Kconfig", b"config A\n");
+            p.saw("Documentation/a.rst", b"words");
+            p.finish();
+            let proof = FactStore::proof_of(&dir, part).unwrap();
+            assert_eq!(proof.len(), 2, "{part}");
+            assert_eq!(proof.get("Kconfig"), Some(&(9, digest(b"config A\n"))));
+            assert_eq!(
+                proof.get("Documentation/a.rst"),
+                Some(&(5, digest(b"words")))
+            );
+        }
+        // Without a store nothing is digested; a name not a part directory's gets no proof.
+        assert!(Prover::new(None, "tx-1").is_none());
+        let p = Prover::new(Some(&dir), "rs-1").unwrap();
+        p.saw("a", b"a");
+        p.finish();
+        assert!(!dir.join(PROOFS).join("rs-1").exists());
+        for bad in ["rs-1", "tx", "txt-1", "tx-1/../x", "../tx-1", ""] {
+            assert_eq!(FactStore::proof_of(&dir, bad), None, "{bad}");
+        }
+        // A proof flipped by one bit is not read.
+        let path = dir.join(PROOFS).join("kb-18ee-1");
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[10] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(FactStore::proof_of(&dir, "kb-18ee-1"), None);
         let _ = std::fs::remove_dir_all(dir);
     }
 

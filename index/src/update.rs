@@ -404,6 +404,8 @@ struct TextUpdate {
     same: bool,
     /// Files proven to hold what the index recorded under another modification time.
     restat: crate::restat::Restat,
+    /// The fact store the text, documentation and build-file parts' proofs go into.
+    proofs: Option<std::path::PathBuf>,
 }
 
 impl TextUpdate {
@@ -455,6 +457,7 @@ impl TextUpdate {
             walk,
             old: old_text,
             restat: crate::restat::Restat::default(),
+            proofs: opts.cache.dir.clone(),
         }
     }
 
@@ -486,6 +489,7 @@ impl TextUpdate {
             self.old.as_ref(),
             rebuild,
             &self.restat,
+            self.proofs.as_deref(),
             files_read,
         )
         .map(Some)
@@ -729,8 +733,9 @@ impl Update<'_> {
         text: &TextUpdate,
         docs: &crate::docs::DocsState,
     ) -> Result<UpdateReport, IndexError> {
-        let part = build_files_part(self.root, self.index_dir, &walked.builds, builds)?;
-        let (docs_part, docs_summary) = docs.part(self.root, self.index_dir)?;
+        let proofs = text.proofs.as_deref();
+        let part = build_files_part(self.root, self.index_dir, &walked.builds, builds, proofs)?;
+        let (docs_part, docs_summary) = docs.part(self.root, self.index_dir, proofs)?;
         let mut manifest = snap.manifest.clone();
         manifest.generation += 1;
         manifest.retired = Vec::new();
@@ -916,8 +921,9 @@ impl Update<'_> {
                     .map_err(|_| IndexError::Build("the text index thread panicked".into()))?
             };
             let side = s.spawn(|| {
-                let docs = docs.part(self.root, self.index_dir);
-                let builds = build_files_part(self.root, self.index_dir, &walked.builds, builds);
+                let (root, proofs) = (self.root, text.proofs.as_deref());
+                let docs = docs.part(root, self.index_dir, proofs);
+                let builds = build_files_part(root, self.index_dir, &walked.builds, builds, proofs);
                 (docs, builds)
             });
             // Without the signal, the text part has ended (no new base, or an error): its
@@ -1248,12 +1254,14 @@ struct BuildFilesPart {
 }
 
 /// The build-file part for `builds` (`state`: their [`buildfiles::fingerprint`] and the index's
-/// part): the old one when it still fits, none when there are no build files, else a new one.
+/// part): the old one when it still fits, none when there are no build files, else a new one
+/// (its proof into the fact store at `proofs`).
 fn build_files_part(
     root: &Path,
     index_dir: &Path,
     builds: &[SourceFile],
     state: &BuildFilesState,
+    proofs: Option<&Path>,
 ) -> Result<BuildFilesPart, IndexError> {
     let (fingerprint, old, same) = (state.fingerprint, state.old.as_ref(), state.same);
     if same {
@@ -1276,7 +1284,7 @@ fn build_files_part(
         "cannot create a build-files part in",
         index_dir,
     ))?;
-    let stats = match buildfiles::build(root, builds, dir.via()) {
+    let stats = match buildfiles::build(root, builds, dir.via(), dir.name(), proofs) {
         Ok(s) => s,
         Err(e) => {
             let e = e.shown();

@@ -129,12 +129,14 @@ impl DocsState {
     }
 
     /// The part for the new manifest: the index's when it still fits, none without
-    /// documentation files, else a new one built whole in `index_dir`; with a one-line
-    /// summary of a new one.
+    /// documentation files, else a new one built whole in `index_dir`, its proof written into
+    /// the fact store at `proofs` ([`crate::factstore::Prover`]); with a one-line summary of a
+    /// new one.
     pub fn part(
         &self,
         root: &Path,
         index_dir: &Path,
+        proofs: Option<&Path>,
     ) -> Result<(Option<DocsRef>, Option<String>), IndexError> {
         if self.same {
             let kept = self.old.clone().map(|d| DocsRef {
@@ -152,7 +154,8 @@ impl DocsState {
             "cannot create the documentation part in",
             index_dir,
         ))?;
-        let built = match part::build(root, &self.files, dir.via()) {
+        let prover = crate::factstore::Prover::new(proofs, dir.name());
+        let built = match part::build(root, &self.files, dir.via(), prover.as_ref()) {
             Ok(b) => b,
             Err(e) => {
                 let e = e.shown();
@@ -160,6 +163,9 @@ impl DocsState {
                 return Err(e);
             }
         };
+        if let Some(p) = prover {
+            p.finish();
+        }
         let summary = format!(
             "documentation (knav docs): {} files, {} sections, {:.1} MB, in {} ms",
             built.files,

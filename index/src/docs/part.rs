@@ -286,14 +286,22 @@ fn terms_and_postings(terms: &[Box<str>], lists: &[IdList]) -> std::io::Result<(
 }
 
 /// Reads `files` (in path order) under `root` and writes the part into the new directory
-/// `dir`: each file's facts, merged.
-pub fn build(root: &Path, files: &[TextFile], dir: &Path) -> Result<Built, IndexError> {
+/// `dir`: each file's facts, merged; `prover` takes the digest of each file read.
+pub fn build(
+    root: &Path,
+    files: &[TextFile],
+    dir: &Path,
+    prover: Option<&crate::factstore::Prover>,
+) -> Result<Built, IndexError> {
     let beneath = crate::beneath::Root::open(root).ok();
     let mut merge = DocsMerge::default();
     let built = crate::part::build(
         files,
         |f| {
             let bytes = beneath.as_ref().and_then(|r| r.read(&f.path).ok());
+            if let (Some(p), Some(b)) = (prover, bytes.as_deref()) {
+                p.saw(&f.path, b);
+            }
             <Docs as FromFacts>::facts(&f.path, bytes.as_deref())
         },
         &mut merge,

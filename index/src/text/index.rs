@@ -19,6 +19,7 @@ use super::search::Opener;
 use super::walk::TextFile;
 use crate::codec::{checksum_bytes, put_str, put_varint, Reader, CHECKSUM_CHUNK};
 use crate::error::IndexError;
+use crate::factstore::Prover;
 use crate::part::{FromFacts, Merge};
 use crate::prefetch::prefetch;
 
@@ -475,11 +476,20 @@ pub fn trigram_keys<R>(bytes: &[u8], f: impl FnOnce(&[u32]) -> R) -> R {
 }
 
 /// The facts of `f`, read with `opener` into `buf`: none for a file too large or unreadable.
-fn file_grams(opener: &Opener, f: &TextFile, buf: &mut Vec<u8>) -> FileGrams {
+/// With `prover`, the bytes read are digested into the part's proof.
+fn file_grams(
+    opener: &Opener,
+    f: &TextFile,
+    buf: &mut Vec<u8>,
+    prover: Option<&Prover>,
+) -> FileGrams {
     if f.size > MAX_INDEXED_BYTES {
         return FileGrams::none(UNINDEXED);
     }
     let bytes = opener.read_with(&f.path, buf);
+    if let (Some(p), Some(b)) = (prover, bytes.as_deref()) {
+        p.saw(&f.path, b);
+    }
     <TextIndex as FromFacts>::facts(&f.path, bytes.as_deref())
 }
 
@@ -561,11 +571,12 @@ fn blocks(bytes: &[u8]) -> impl Iterator<Item = (Block, std::ops::Range<usize>)>
 }
 
 /// Builds the part for `files` (sorted by path) in `dir`, calling `files_read` once every file
-/// is read (the rest is one thread's work).
+/// is read (the rest is one thread's work); `prover` takes the digest of each file read.
 pub fn build(
     root: &Path,
     files: &[TextFile],
     dir: &Path,
+    prover: Option<&Prover>,
     files_read: &dyn Fn(),
 ) -> Result<BuildStats, String> {
     let io = |e: std::io::Error| format!("cannot write the text index in {}: {e}", dir.display());
@@ -582,7 +593,7 @@ pub fn build(
             postings,
         },
         shards,
-    ) = read_files(root, files, shards).map_err(|e| io(std::io::Error::other(e)))?;
+    ) = read_files(root, files, shards, prover).map_err(|e| io(std::io::Error::other(e)))?;
     files_read();
     // files.bin
     let out = files_bin(files, &flags);
@@ -680,6 +691,7 @@ fn read_files(
     root: &Path,
     files: &[TextFile],
     shards: Vec<Lists>,
+    prover: Option<&Prover>,
 ) -> Result<(ReadFiles, Vec<Lists>), String> {
     let opener = Opener::new(root);
     let mut merge = TextMerge {
@@ -693,7 +705,7 @@ fn read_files(
     };
     crate::part::build(
         files,
-        |f| BUF.with(|buf| file_grams(&opener, f, &mut buf.borrow_mut())),
+        |f| BUF.with(|buf| file_grams(&opener, f, &mut buf.borrow_mut(), prover)),
         &mut merge,
     )
     .map_err(|e| e.to_string())?;

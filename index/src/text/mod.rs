@@ -52,7 +52,9 @@ pub struct TextRef {
 }
 
 /// The text part for the files `walked` found: the old base with a new overlay, or a new base
-/// (with `rebuild`, without an old one, or when the overlay would be too large).
+/// (with `rebuild`, without an old one, or when the overlay would be too large), whose proof
+/// goes into the fact store at `proofs` ([`crate::factstore::Prover`]).
+#[allow(clippy::too_many_arguments)]
 pub fn update(
     root: &Path,
     index_dir: &Path,
@@ -60,6 +62,7 @@ pub fn update(
     old: Option<&TextRef>,
     rebuild: bool,
     restat: &crate::restat::Restat,
+    proofs: Option<&Path>,
     files_read: &dyn Fn(),
 ) -> Result<TextRef, String> {
     if let Some(old) = old.filter(|_| !rebuild) {
@@ -84,7 +87,8 @@ pub fn update(
             index_dir.display()
         )
     })?;
-    let stats = match index::build(root, walked, dir.via(), files_read) {
+    let prover = crate::factstore::Prover::new(proofs, dir.name());
+    let stats = match index::build(root, walked, dir.via(), prover.as_ref(), files_read) {
         Ok(s) => s,
         Err(e) => {
             let e = crate::indexdir::shown_text(&e);
@@ -92,6 +96,9 @@ pub fn update(
             return Err(e);
         }
     };
+    if let Some(p) = prover {
+        p.finish();
+    }
     Ok(TextRef {
         dir: dir.name().to_string(),
         files: stats.files,
