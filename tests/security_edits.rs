@@ -226,6 +226,120 @@ fn an_insert_after_a_definition_does_not_split_code_that_shares_its_last_line() 
     );
 }
 
+/// fs/nfsd/xdr4.h:809-877 in small: a union defined among a struct's members, its member
+/// `u` declared after its closing brace.
+const NFSD4_OP: &str = "struct nfsd4_op {\n\tu32\t\t\topnum;\n\t__be32\t\t\tstatus;\n\
+                        \tunion nfsd4_op_u {\n\t\tstruct nfsd4_access\taccess;\n\
+                        \t\tstruct nfsd4_close\tclose;\n\t} u;\n\
+                        \tstruct nfs4_replay *replay;\n};\nint after;\n";
+
+#[test]
+fn a_union_nested_in_a_struct_is_replaced_in_place() {
+    let (t, mut c) = served("edits-nested-union", NFSD4_OP, "nfsd4_op_u");
+    let own = "\tunion nfsd4_op_u {\n\t\tstruct nfsd4_access\taccess;\n\
+               \t\tstruct nfsd4_close\tclose;\n\t} u;\n";
+    let (answer, err) = replace(&mut c, "nfsd4_op_u", own);
+    assert!(!err, "{answer}");
+    assert!(answer.contains("replaced lines 4-7 of a.c"), "{answer}");
+    assert_eq!(read(&t), NFSD4_OP, "its own text changes nothing");
+    let new = "\tunion nfsd4_op_u {\n\t\tstruct nfsd4_access\taccess;\n\t\tu64\t\t\tseq;\n\t} u;\n";
+    let (answer, err) = replace(&mut c, "nfsd4_op_u", new);
+    assert!(!err, "{answer}");
+    assert_eq!(
+        read(&t),
+        NFSD4_OP.replace("\t\tstruct nfsd4_close\tclose;\n", "\t\tu64\t\t\tseq;\n"),
+        "the enclosing struct's lines are kept byte for byte"
+    );
+}
+
+#[test]
+fn a_nested_definition_without_its_declarator_is_refused_naming_the_member() {
+    let (t, mut c) = served("edits-nested-declarator", NFSD4_OP, "nfsd4_op_u");
+    let (answer, err) = replace(
+        &mut c,
+        "nfsd4_op_u",
+        "\tunion nfsd4_op_u {\n\t\tint x;\n\t};\n",
+    );
+    assert!(err, "{answer}");
+    assert_eq!(
+        answer,
+        "refused: replacing lines 4-7 of a.c would also remove the member u (line 7, declared \
+         after the definition's closing brace), which the source does not define; bring them in \
+         the source, or first give them a declaration of their own on a line of their own (for \
+         example `struct target var;` after `struct target {…};`); a.c is unchanged"
+    );
+    assert_eq!(read(&t), NFSD4_OP);
+}
+
+#[test]
+fn nested_structs_with_pointer_and_array_declarators_are_replaced_in_place() {
+    // drivers/base/map.c:19-30, include/sound/simple_card_utils.h:57-66,
+    // fs/bcachefs/btree_types.h:314-342, each in small.
+    let files = [
+        (
+            "probe",
+            "struct kobj_map {\n\tstruct probe {\n\t\tstruct probe *next;\n\t\tdev_t dev;\n\
+             \t\tvoid *data;\n\t} *probes[255];\n\tstruct mutex *lock;\n};\n",
+            "\tstruct probe {\n\t\tstruct probe *next;\n\t\tdev_t dev;\n\t\tvoid *data;\n\
+             \t} *probes[255];\n",
+        ),
+        (
+            "simple_dai_props",
+            "struct simple_util_priv {\n\tstruct snd_soc_card snd_card;\n\
+             \tstruct simple_dai_props {\n\t\tstruct simple_util_dai *cpu_dai;\n\
+             \t\tunsigned int mclk_fs;\n\t} *dai_props;\n\tstruct simple_util_jack hp_jack;\n};\n",
+            "\tstruct simple_dai_props {\n\t\tstruct simple_util_dai *cpu_dai;\n\
+             \t\tunsigned int mclk_fs;\n\t} *dai_props;\n",
+        ),
+        (
+            "btree_path_level",
+            "struct btree_path {\n\tu8\t\t\tidx;\n\n\t/* btree_iter_copy starts here: */\n\
+             \tstruct btree_path_level {\n\t\tstruct btree\t*b;\n\t\tstruct btree_node_iter \
+             iter;\n\t\tu32\t\t\tlock_seq;\n\t}\t\t\tl[BTREE_MAX_DEPTH];\n};\n",
+            "\tstruct btree_path_level {\n\t\tstruct btree\t*b;\n\t\tstruct btree_node_iter \
+             iter;\n\t\tu32\t\t\tlock_seq;\n\t}\t\t\tl[BTREE_MAX_DEPTH];\n",
+        ),
+    ];
+    for (symbol, text, own) in files {
+        let (t, mut c) = served(&format!("edits-nested-{symbol}"), text, symbol);
+        let (answer, err) = replace(&mut c, symbol, own);
+        assert!(!err, "{symbol}: {answer}");
+        assert_eq!(read(&t), text, "{symbol}");
+        let grown = own.replacen(";\n", ";\n\t\tint added;\n", 1);
+        let (answer, err) = replace(&mut c, symbol, &grown);
+        assert!(!err, "{symbol}: {answer}");
+        assert_eq!(read(&t), text.replace(own, &grown), "{symbol}");
+    }
+}
+
+#[test]
+fn a_struct_member_made_by_a_macro_is_part_of_its_struct() {
+    // include/linux/nodemask_types.h:8 and include/linux/cpumask_types.h:9.
+    let text = "#include <linux/bitmap.h>\n\
+                typedef struct { DECLARE_BITMAP(bits, MAX_NUMNODES); } nodemask_t;\n\
+                typedef struct cpumask { DECLARE_BITMAP(bits, NR_CPUS); } cpumask_t;\n\
+                int after;\n";
+    let (t, mut c) = served("edits-macro-member", text, "nodemask_t");
+    let nodemask = "typedef struct { DECLARE_BITMAP(bits, MAX_NUMNODES); } nodemask_t;\n";
+    let cpumask = "typedef struct cpumask { DECLARE_BITMAP(bits, NR_CPUS); } cpumask_t;\n";
+    for (symbol, own) in [
+        ("nodemask_t", nodemask),
+        ("cpumask", cpumask),
+        ("cpumask_t", cpumask),
+    ] {
+        let (answer, err) = replace(&mut c, symbol, own);
+        assert!(!err, "{symbol}: {answer}");
+        assert_eq!(read(&t), text, "{symbol}");
+    }
+    let (answer, err) = replace(
+        &mut c,
+        "nodemask_t",
+        "typedef struct { DECLARE_BITMAP(node_bits, MAX_NUMNODES); } nodemask_t;\n",
+    );
+    assert!(!err, "{answer}");
+    assert_eq!(read(&t), text.replace("(bits, MAX", "(node_bits, MAX"));
+}
+
 /// One top-level definition of a generated file.
 #[derive(Clone, Debug)]
 enum Item {

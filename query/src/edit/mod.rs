@@ -386,7 +386,7 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
     };
     if let Some(range) = spliced.replaced {
         let others = others_of(snap, (seg, id), &old, symbol);
-        keeps_others(&lexed, range, &others, &names).map_err(|lost| {
+        keeps_others(&lexed, range, &others, (&names, &src)).map_err(|lost| {
             format!(
                 "refused: {} would also remove {lost}, which the source does not define; bring \
                  them in the source, or first give them a declaration of their own on a line of \
@@ -438,16 +438,22 @@ struct Spliced {
     replaced: Option<(usize, usize)>,
 }
 
-/// The other definitions of file `(seg, id)` and the `#define`s of its text `old`: name and
-/// line; members, enumerators, locals, labels and `symbol` itself left out.
-fn others_of(
-    snap: &Snapshot,
-    (seg, id): (usize, u32),
-    old: &[u8],
-    symbol: &str,
-) -> Vec<(String, u32)> {
-    let mut out: Vec<(String, u32)> = snap.segments[seg]
-        .file_defs(id)
+/// What else file `(seg, id)` defines, name and line: its other definitions and the
+/// `#define`s of its text `old` (enumerators, locals, labels and `symbol` itself left out),
+/// then its struct and union members apart.
+struct Others {
+    defs: Vec<(String, u32)>,
+    members: Vec<(String, u32)>,
+}
+
+fn others_of(snap: &Snapshot, (seg, id): (usize, u32), old: &[u8], symbol: &str) -> Others {
+    let defs = snap.segments[seg].file_defs(id);
+    let members = defs
+        .iter()
+        .filter(|d| d.kind == Kind::Member)
+        .map(|d| (d.name.to_string(), d.line))
+        .collect();
+    let mut out: Vec<(String, u32)> = defs
         .into_iter()
         .filter(|d| {
             d.name != symbol
@@ -465,21 +471,31 @@ fn others_of(
             out.push((name.into_owned(), m.line));
         }
     }
-    out
+    Others { defs: out, members }
 }
 
-/// `Err(the definitions of others in range that names does not define again)`.
+/// `Err(what of others in range the source does not define again)`: a definition that
+/// `names` lacks, or a member declared after the closing brace of a nested definition
+/// (`} u;` in `struct s {`) that `src` does not declare after its own.
 fn keeps_others(
     lexed: &bounds::Lexed<'_>,
     range: (usize, usize),
-    others: &[(String, u32)],
-    names: &[(u32, String)],
+    others: &Others,
+    (names, src): (&[(u32, String)], &str),
 ) -> Result<(), String> {
-    let lost: Vec<String> = bounds::within(lexed, range, others)
+    let mut lost: Vec<String> = bounds::within(lexed, range, &others.defs)
         .into_iter()
         .filter(|(n, _)| !names.iter().any(|(_, m)| m == n))
         .map(|(n, l)| format!("{n} (line {l})"))
         .collect();
+    lost.extend(
+        bounds::within(lexed, range, &others.members)
+            .into_iter()
+            .filter(|(n, _)| !bounds::declarator_in(src.as_bytes(), n))
+            .map(|(n, l)| {
+                format!("the member {n} (line {l}, declared after the definition's closing brace)")
+            }),
+    );
     if lost.is_empty() {
         Ok(())
     } else {
