@@ -1,9 +1,11 @@
 //! Edits lose nothing (SECURITY.md, issue 45): each finding of the hostile probe where
 //! replace_symbol or insert_symbol reported success and lost code that shared the definition's
 //! first or last line, tested by name; then a property test over random C files that pack
-//! functions, structs with declarators, typedefs of struct bodies, variables and `#define`s
-//! with trailing comments on shared lines: every edit is refused (the file byte for byte as it
-//! was) or keeps every other definition's text.
+//! functions, structs with declarators, typedefs of struct bodies, variables, `#define`s
+//! with trailing comments on shared lines, unions nested in structs with and without their
+//! declarator, and struct members made by a macro: every edit is refused (the file byte for
+//! byte as it was) or keeps every other definition's text (and, for a nested union, the
+//! enclosing struct's code and its declarator).
 
 use proptest::prelude::*;
 use serde_json::json;
@@ -353,6 +355,15 @@ enum Item {
     Typedef { multiline: bool },
     /// `#define MK K`, with no comment, a comment on its line, or one that goes on a line.
     Define { comment: u8 },
+    /// `union nK { int yK; } uK;` among the members of `struct oK {`, on one line or six,
+    /// with or without its declarator `uK`; its replacement keeps `uK` or drops it.
+    Nested {
+        multiline: bool,
+        declarator: bool,
+        keep: bool,
+    },
+    /// `typedef struct [cK] { DECLARE_BITMAP(bK, 8); } mK_t;`: a member made by a macro.
+    Bitmap { named: bool },
 }
 
 impl Item {
@@ -363,6 +374,31 @@ impl Item {
             Item::Var => format!("g{k}"),
             Item::Typedef { .. } => format!("t{k}_t"),
             Item::Define { .. } => format!("M{k}"),
+            Item::Nested { .. } => format!("n{k}"),
+            Item::Bitmap { .. } => format!("m{k}_t"),
+        }
+    }
+
+    /// What an accepted replace of this definition must keep of its text: the enclosing
+    /// struct's code around a nested one (and its declarator, kept or refused).
+    fn kept(&self, k: usize) -> Vec<String> {
+        match self {
+            Item::Nested {
+                multiline: true,
+                declarator,
+                ..
+            } => {
+                let mut kept = vec![
+                    format!("struct o{k} {{\n\tint x{k};\n"),
+                    format!("\n\tint w{k};\n}};"),
+                ];
+                if *declarator {
+                    kept.push(format!("}} u{k};\n\tint w{k};"));
+                }
+                kept
+            }
+            Item::Nested { .. } => vec![format!("struct o{k} {{"), format!("int w{k}; }};")],
+            _ => Vec::new(),
         }
     }
 
@@ -393,6 +429,35 @@ impl Item {
             Item::Define { comment: 0 } => format!("#define M{k} {k}"),
             Item::Define { comment: 1 } => format!("#define M{k} {k} /* m{k} */"),
             Item::Define { .. } => format!("#define M{k} {k} /* m{k}\n * more */"),
+            Item::Nested {
+                multiline,
+                declarator,
+                ..
+            } => {
+                let decl = if *declarator {
+                    format!(" u{k}")
+                } else {
+                    String::new()
+                };
+                if *multiline {
+                    format!(
+                        "struct o{k} {{\n\tint x{k};\n\tunion n{k} {{\n\t\tint y{k};\n\t}}{decl};\n\
+                         \tint w{k};\n}};"
+                    )
+                } else {
+                    format!(
+                        "struct o{k} {{ int x{k}; union n{k} {{ int y{k}; }}{decl}; int w{k}; }};"
+                    )
+                }
+            }
+            Item::Bitmap { named } => {
+                let tag = if *named {
+                    format!("c{k} ")
+                } else {
+                    String::new()
+                };
+                format!("typedef struct {tag}{{ DECLARE_BITMAP(b{k}, 8); }} m{k}_t;")
+            }
         }
     }
 
@@ -404,6 +469,22 @@ impl Item {
             Item::Var => format!("int g{k} = 1000;\n"),
             Item::Typedef { .. } => format!("typedef struct {{\n\tlong u{k};\n}} t{k}_t;\n"),
             Item::Define { .. } => format!("#define M{k} 1000\n"),
+            Item::Nested { keep, .. } => {
+                let decl = if *keep {
+                    format!(" u{k}")
+                } else {
+                    String::new()
+                };
+                format!("\tunion n{k} {{\n\t\tlong y{k};\n\t}}{decl};\n")
+            }
+            Item::Bitmap { named } => {
+                let tag = if *named {
+                    format!("c{k} ")
+                } else {
+                    String::new()
+                };
+                format!("typedef struct {tag}{{\n\tDECLARE_BITMAP(b{k}, 16);\n}} m{k}_t;\n")
+            }
         }
     }
 }
@@ -418,6 +499,14 @@ fn item() -> impl Strategy<Value = Item> {
         Just(Item::Var),
         any::<bool>().prop_map(|multiline| Item::Typedef { multiline }),
         (0u8..3).prop_map(|comment| Item::Define { comment }),
+        (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(multiline, declarator, keep)| {
+            Item::Nested {
+                multiline,
+                declarator,
+                keep,
+            }
+        }),
+        any::<bool>().prop_map(|named| Item::Bitmap { named }),
     ]
 }
 
@@ -511,6 +600,11 @@ fn check_cases(cases: &[Case]) -> Result<(), TestCaseError> {
         for (j, own) in texts.iter().enumerate() {
             if j != case.target || case.edit != 0 {
                 prop_assert!(new.contains(own.as_str()), "lost {}\n{}", own, shown);
+            }
+        }
+        if case.edit == 0 {
+            for kept in target.kept(k) {
+                prop_assert!(new.contains(&kept), "lost {:?}\n{}", kept, shown);
             }
         }
         let brought = if case.edit == 0 {
