@@ -265,12 +265,28 @@ fn a_nested_definition_without_its_declarator_is_refused_naming_the_member() {
     assert!(err, "{answer}");
     assert_eq!(
         answer,
-        "refused: replacing lines 4-7 of a.c would also remove the member u (line 7, declared \
-         after the definition's closing brace), which the source does not define; bring them in \
+        "refused: replacing lines 4-7 of a.c would also remove u (line 7, declared after the \
+         nested definition's closing brace), which the source does not define; bring them in \
          the source, or first give them a declaration of their own on a line of their own (for \
          example `struct target var;` after `struct target {…};`); a.c is unchanged"
     );
     assert_eq!(read(&t), NFSD4_OP);
+    // In a function's body the declarator is a local, which the index may not list.
+    let text = "int f(void)\n{\n\tstruct pair {\n\t\tint a;\n\t} p;\n\treturn p.a;\n}\n";
+    let (t, mut c) = served("edits-nested-local", text, "f");
+    let (answer, err) = replace(&mut c, "pair", "\tstruct pair {\n\t\tlong a;\n\t};\n");
+    assert!(err, "{answer}");
+    assert!(
+        answer.starts_with(
+            "refused: replacing lines 3-5 of a.c would also remove p (line 5, declared after the \
+             nested definition's closing brace)"
+        ),
+        "{answer}"
+    );
+    assert_eq!(read(&t), text);
+    let (answer, err) = replace(&mut c, "pair", "\tstruct pair {\n\t\tlong a;\n\t} p;\n");
+    assert!(!err, "{answer}");
+    assert_eq!(read(&t), text.replace("int a;", "long a;"));
 }
 
 #[test]

@@ -537,6 +537,47 @@ pub(super) fn declarator_in(src: &[u8], name: &str) -> bool {
     })
 }
 
+/// The words after the closing brace of a definition nested in another's braces that
+/// `start..end` holds, with their lines: its declarators (`u` of `} u;`, `probes` of
+/// `} *probes[255];`), whatever the index knows of them (a member, a local). None at file level,
+/// where the index has them as variables.
+pub(super) fn nested_declarators(
+    lexed: &Lexed<'_>,
+    (start, end): (usize, usize),
+) -> Vec<(String, u32)> {
+    let base = lexed.depth_at(start);
+    let (k0, k1) = (
+        lexed.marks.partition_point(|m| m.at < start),
+        lexed.marks.partition_point(|m| m.at < end),
+    );
+    let close = lexed.marks[k0..k1]
+        .iter()
+        .rev()
+        .find(|m| m.byte == b'}' && m.depth == base);
+    let Some(close) = close.filter(|_| base > 0) else {
+        return Vec::new();
+    };
+    let text = lexed.text;
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = Vec::new();
+    let mut i = close.at + 1;
+    while i < end.min(text.len()) {
+        if let Some(s) = lexed.span_at(i) {
+            i = s.1;
+            continue;
+        }
+        if word(text[i]) && !text[i].is_ascii_digit() && lexed.depth_at(i) == base {
+            let len = text[i..].iter().take_while(|b| word(**b)).count();
+            let name = String::from_utf8_lossy(&text[i..i + len]).into_owned();
+            out.push((name, line_at(text, i)));
+            i += len;
+            continue;
+        }
+        i += text[i..].iter().take_while(|b| word(**b)).count().max(1);
+    }
+    out
+}
+
 /// The definitions of `others` (name and line) that lie in `start..end` of `lexed`, in the
 /// order they are written, but for those inside its braces (its members, whatever wrote
 /// them): an edit of those bytes rewrites them too.
@@ -673,6 +714,28 @@ mod tests {
         let lexed = Lexed::new(t.as_bytes());
         assert_eq!(lexed.depth_at(t.find("int g").unwrap()), 0);
         assert_eq!(lexed.depth_at(t.find("return").unwrap()), 1);
+    }
+
+    #[test]
+    fn a_nested_definition_is_cut_inside_its_braces_with_its_declarators() {
+        let t = "struct o {\n\tint x; union n {\n\t\tint y;\n\t} *u[2], v; /* c */\n\tint w;\n};\n";
+        let b = at(t, "n", 2, 2, 4, Kind::Union);
+        // A comment after it on its last line goes with it, as at file level.
+        assert_eq!(cut(t, b), "union n {\n\t\tint y;\n\t} *u[2], v; /* c */\n");
+        assert!(b.head_kept && !b.tail_kept);
+        let lexed = Lexed::new(t.as_bytes());
+        assert_eq!(
+            nested_declarators(&lexed, (b.start, b.end)),
+            [("u".to_string(), 4), ("v".to_string(), 4)]
+        );
+        assert!(declarator_in(b"union n { int y; } *u[2], v;", "u"));
+        assert!(!declarator_in(b"union n { int u; };", "u"));
+        let t = "typedef struct { DECLARE_BITMAP(bits, 8); } m_t;\n";
+        let lexed = Lexed::new(t.as_bytes());
+        let b = at(t, "m_t", 1, 1, 1, Kind::Typedef);
+        let others = [("bits".to_string(), 1)];
+        assert!(within(&lexed, (b.start, b.end), &others).is_empty());
+        assert!(nested_declarators(&lexed, (b.start, b.end)).is_empty());
     }
 
     #[test]

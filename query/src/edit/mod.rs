@@ -438,22 +438,16 @@ struct Spliced {
     replaced: Option<(usize, usize)>,
 }
 
-/// What else file `(seg, id)` defines, name and line: its other definitions and the
-/// `#define`s of its text `old` (enumerators, locals, labels and `symbol` itself left out),
-/// then its struct and union members apart.
-struct Others {
-    defs: Vec<(String, u32)>,
-    members: Vec<(String, u32)>,
-}
-
-fn others_of(snap: &Snapshot, (seg, id): (usize, u32), old: &[u8], symbol: &str) -> Others {
-    let defs = snap.segments[seg].file_defs(id);
-    let members = defs
-        .iter()
-        .filter(|d| d.kind == Kind::Member)
-        .map(|d| (d.name.to_string(), d.line))
-        .collect();
-    let mut out: Vec<(String, u32)> = defs
+/// The other definitions of file `(seg, id)` and the `#define`s of its text `old`: name and
+/// line; members, enumerators, locals, labels and `symbol` itself left out.
+fn others_of(
+    snap: &Snapshot,
+    (seg, id): (usize, u32),
+    old: &[u8],
+    symbol: &str,
+) -> Vec<(String, u32)> {
+    let mut out: Vec<(String, u32)> = snap.segments[seg]
+        .file_defs(id)
         .into_iter()
         .filter(|d| {
             d.name != symbol
@@ -471,29 +465,29 @@ fn others_of(snap: &Snapshot, (seg, id): (usize, u32), old: &[u8], symbol: &str)
             out.push((name.into_owned(), m.line));
         }
     }
-    Others { defs: out, members }
+    out
 }
 
-/// `Err(what of others in range the source does not define again)`: a definition that
-/// `names` lacks, or a member declared after the closing brace of a nested definition
-/// (`} u;` in `struct s {`) that `src` does not declare after its own.
+/// `Err(what of range the source does not define again)`: a definition of `others` that
+/// `names` lacks, or a declarator after the closing brace of a nested definition (`} u;` in
+/// `struct s {`) that `src` does not declare after its own.
 fn keeps_others(
     lexed: &bounds::Lexed<'_>,
     range: (usize, usize),
-    others: &Others,
+    others: &[(String, u32)],
     (names, src): (&[(u32, String)], &str),
 ) -> Result<(), String> {
-    let mut lost: Vec<String> = bounds::within(lexed, range, &others.defs)
+    let mut lost: Vec<String> = bounds::within(lexed, range, others)
         .into_iter()
         .filter(|(n, _)| !names.iter().any(|(_, m)| m == n))
         .map(|(n, l)| format!("{n} (line {l})"))
         .collect();
     lost.extend(
-        bounds::within(lexed, range, &others.members)
+        bounds::nested_declarators(lexed, range)
             .into_iter()
             .filter(|(n, _)| !bounds::declarator_in(src.as_bytes(), n))
             .map(|(n, l)| {
-                format!("the member {n} (line {l}, declared after the definition's closing brace)")
+                format!("{n} (line {l}, declared after the nested definition's closing brace)")
             }),
     );
     if lost.is_empty() {
