@@ -580,7 +580,7 @@ pub(super) fn nested_declarators(
 
 /// The definitions of `others` (name and line) that lie in `start..end` of `lexed`, in the
 /// order they are written, but for those inside its braces (its members, whatever wrote
-/// them): an edit of those bytes rewrites them too.
+/// them; a `#define` there is not one): an edit of those bytes rewrites them too.
 pub(super) fn within<'o>(
     lexed: &Lexed<'_>,
     (start, end): (usize, usize),
@@ -597,7 +597,9 @@ pub(super) fn within<'o>(
             let at = lexed
                 .name_on(&o.0, o.1, true)
                 .or_else(|| lexed.name_on(&o.0, o.1, false))?;
-            ((start..end).contains(&at) && !lexed.in_body_from(at, start)).then_some((at, o))
+            // A `#define` in a body is not scoped by its braces: the rest of the file sees it.
+            let member = lexed.in_body_from(at, start) && lexed.span_at(at).is_none();
+            ((start..end).contains(&at) && !member).then_some((at, o))
         })
         .collect();
     found.sort_by_key(|(at, _)| *at);
@@ -736,6 +738,11 @@ mod tests {
         let others = [("bits".to_string(), 1)];
         assert!(within(&lexed, (b.start, b.end), &others).is_empty());
         assert!(nested_declarators(&lexed, (b.start, b.end)).is_empty());
+        let t = "int f(void)\n{\n#define X 1\n\treturn X;\n}\n";
+        let lexed = Lexed::new(t.as_bytes());
+        let b = at(t, "f", 1, 1, 5, Kind::Function);
+        let others = [("X".to_string(), 3)];
+        assert_eq!(within(&lexed, (b.start, b.end), &others).len(), 1);
     }
 
     #[test]
