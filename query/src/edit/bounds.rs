@@ -526,14 +526,25 @@ fn nested_start(lexed: &Lexed<'_>, first_at: usize, name_at: usize) -> Option<(u
 }
 
 /// True when `name` is written in `src` as a whole word outside every comment, literal and
-/// bracket: a declarator after a closing brace (`} u;`, `} *props;`, `} l[4];`).
+/// bracket, after its last closing brace: a declarator (`} u;`, `} *props;`, `} l[4];`), not
+/// the tag of `union u {`.
 pub(super) fn declarator_in(src: &[u8], name: &str) -> bool {
     let lexed = Lexed::new(src);
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let after = lexed
+        .marks
+        .iter()
+        .rev()
+        .find(|m| m.byte == b'}' && m.depth == 0)
+        .map_or(0, |m| m.at);
     memchr::memmem::find_iter(src, name.as_bytes()).any(|at| {
         let edge_before = at == 0 || !word(src[at - 1]);
         let edge_after = src.get(at + name.len()).is_none_or(|b| !word(*b));
-        edge_before && edge_after && lexed.span_at(at).is_none() && lexed.depth_at(at) == 0
+        edge_before
+            && edge_after
+            && at >= after
+            && lexed.span_at(at).is_none()
+            && lexed.depth_at(at) == 0
     })
 }
 
@@ -732,6 +743,10 @@ mod tests {
         );
         assert!(declarator_in(b"union n { int y; } *u[2], v;", "u"));
         assert!(!declarator_in(b"union n { int u; };", "u"));
+        assert!(
+            !declarator_in(b"union u { int y; };", "u"),
+            "a tag is no declarator"
+        );
         let t = "typedef struct { DECLARE_BITMAP(bits, 8); } m_t;\n";
         let lexed = Lexed::new(t.as_bytes());
         let b = at(t, "m_t", 1, 1, 1, Kind::Typedef);
