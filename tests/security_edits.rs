@@ -1,9 +1,11 @@
 //! Edits lose nothing (SECURITY.md, issue 45): each finding of the hostile probe where
 //! replace_symbol or insert_symbol reported success and lost code that shared the definition's
 //! first or last line, tested by name; then a property test over random C files that pack
-//! functions, structs with declarators, typedefs of struct bodies, variables and `#define`s
-//! with trailing comments on shared lines: every edit is refused (the file byte for byte as it
-//! was) or keeps every other definition's text.
+//! functions, structs with declarators, typedefs of struct bodies, variables, `#define`s
+//! with trailing comments on shared lines, unions nested in structs with and without their
+//! declarator, and struct members made by a macro: every edit is refused (the file byte for
+//! byte as it was) or keeps every other definition's text (and, for a nested union, the
+//! enclosing struct's code and its declarator).
 
 use proptest::prelude::*;
 use serde_json::json;
@@ -226,6 +228,136 @@ fn an_insert_after_a_definition_does_not_split_code_that_shares_its_last_line() 
     );
 }
 
+/// fs/nfsd/xdr4.h:809-877 in small: a union defined among a struct's members, its member
+/// `u` declared after its closing brace.
+const NFSD4_OP: &str = "struct nfsd4_op {\n\tu32\t\t\topnum;\n\t__be32\t\t\tstatus;\n\
+                        \tunion nfsd4_op_u {\n\t\tstruct nfsd4_access\taccess;\n\
+                        \t\tstruct nfsd4_close\tclose;\n\t} u;\n\
+                        \tstruct nfs4_replay *replay;\n};\nint after;\n";
+
+#[test]
+fn a_union_nested_in_a_struct_is_replaced_in_place() {
+    let (t, mut c) = served("edits-nested-union", NFSD4_OP, "nfsd4_op_u");
+    let own = "\tunion nfsd4_op_u {\n\t\tstruct nfsd4_access\taccess;\n\
+               \t\tstruct nfsd4_close\tclose;\n\t} u;\n";
+    let (answer, err) = replace(&mut c, "nfsd4_op_u", own);
+    assert!(!err, "{answer}");
+    assert!(answer.contains("replaced lines 4-7 of a.c"), "{answer}");
+    assert_eq!(read(&t), NFSD4_OP, "its own text changes nothing");
+    let new = "\tunion nfsd4_op_u {\n\t\tstruct nfsd4_access\taccess;\n\t\tu64\t\t\tseq;\n\t} u;\n";
+    let (answer, err) = replace(&mut c, "nfsd4_op_u", new);
+    assert!(!err, "{answer}");
+    assert_eq!(
+        read(&t),
+        NFSD4_OP.replace("\t\tstruct nfsd4_close\tclose;\n", "\t\tu64\t\t\tseq;\n"),
+        "the enclosing struct's lines are kept byte for byte"
+    );
+}
+
+#[test]
+fn a_nested_definition_without_its_declarator_is_refused_naming_the_member() {
+    let (t, mut c) = served("edits-nested-declarator", NFSD4_OP, "nfsd4_op_u");
+    let (answer, err) = replace(
+        &mut c,
+        "nfsd4_op_u",
+        "\tunion nfsd4_op_u {\n\t\tint x;\n\t};\n",
+    );
+    assert!(err, "{answer}");
+    assert_eq!(
+        answer,
+        "refused: replacing lines 4-7 of a.c would also remove u (line 7, declared after the \
+         nested definition's closing brace), which the source does not define; bring them in \
+         the source, or first give them a declaration of their own on a line of their own (for \
+         example `struct target var;` after `struct target {…};`); a.c is unchanged"
+    );
+    assert_eq!(read(&t), NFSD4_OP);
+    // In a function's body the declarator is a local, which the index may not list.
+    let text = "int f(void)\n{\n\tstruct pair {\n\t\tint a;\n\t} p;\n\treturn p.a;\n}\n";
+    let (t, mut c) = served("edits-nested-local", text, "f");
+    let (answer, err) = replace(&mut c, "pair", "\tstruct pair {\n\t\tlong a;\n\t};\n");
+    assert!(err, "{answer}");
+    assert!(
+        answer.starts_with(
+            "refused: replacing lines 3-5 of a.c would also remove p (line 5, declared after the \
+             nested definition's closing brace)"
+        ),
+        "{answer}"
+    );
+    assert_eq!(read(&t), text);
+    let (answer, err) = replace(&mut c, "pair", "\tstruct pair {\n\t\tlong a;\n\t} p;\n");
+    assert!(!err, "{answer}");
+    assert_eq!(read(&t), text.replace("int a;", "long a;"));
+}
+
+#[test]
+fn nested_structs_with_pointer_and_array_declarators_are_replaced_in_place() {
+    // drivers/base/map.c:19-30, include/sound/simple_card_utils.h:57-66,
+    // fs/bcachefs/btree_types.h:314-342, each in small.
+    let files = [
+        (
+            "probe",
+            "struct kobj_map {\n\tstruct probe {\n\t\tstruct probe *next;\n\t\tdev_t dev;\n\
+             \t\tvoid *data;\n\t} *probes[255];\n\tstruct mutex *lock;\n};\n",
+            "\tstruct probe {\n\t\tstruct probe *next;\n\t\tdev_t dev;\n\t\tvoid *data;\n\
+             \t} *probes[255];\n",
+        ),
+        (
+            "simple_dai_props",
+            "struct simple_util_priv {\n\tstruct snd_soc_card snd_card;\n\
+             \tstruct simple_dai_props {\n\t\tstruct simple_util_dai *cpu_dai;\n\
+             \t\tunsigned int mclk_fs;\n\t} *dai_props;\n\tstruct simple_util_jack hp_jack;\n};\n",
+            "\tstruct simple_dai_props {\n\t\tstruct simple_util_dai *cpu_dai;\n\
+             \t\tunsigned int mclk_fs;\n\t} *dai_props;\n",
+        ),
+        (
+            "btree_path_level",
+            "struct btree_path {\n\tu8\t\t\tidx;\n\n\t/* btree_iter_copy starts here: */\n\
+             \tstruct btree_path_level {\n\t\tstruct btree\t*b;\n\t\tstruct btree_node_iter \
+             iter;\n\t\tu32\t\t\tlock_seq;\n\t}\t\t\tl[BTREE_MAX_DEPTH];\n};\n",
+            "\tstruct btree_path_level {\n\t\tstruct btree\t*b;\n\t\tstruct btree_node_iter \
+             iter;\n\t\tu32\t\t\tlock_seq;\n\t}\t\t\tl[BTREE_MAX_DEPTH];\n",
+        ),
+    ];
+    for (symbol, text, own) in files {
+        let (t, mut c) = served(&format!("edits-nested-{symbol}"), text, symbol);
+        let (answer, err) = replace(&mut c, symbol, own);
+        assert!(!err, "{symbol}: {answer}");
+        assert_eq!(read(&t), text, "{symbol}");
+        let grown = own.replacen(";\n", ";\n\t\tint added;\n", 1);
+        let (answer, err) = replace(&mut c, symbol, &grown);
+        assert!(!err, "{symbol}: {answer}");
+        assert_eq!(read(&t), text.replace(own, &grown), "{symbol}");
+    }
+}
+
+#[test]
+fn a_struct_member_made_by_a_macro_is_part_of_its_struct() {
+    // include/linux/nodemask_types.h:8 and include/linux/cpumask_types.h:9.
+    let text = "#include <linux/bitmap.h>\n\
+                typedef struct { DECLARE_BITMAP(bits, MAX_NUMNODES); } nodemask_t;\n\
+                typedef struct cpumask { DECLARE_BITMAP(bits, NR_CPUS); } cpumask_t;\n\
+                int after;\n";
+    let (t, mut c) = served("edits-macro-member", text, "nodemask_t");
+    let nodemask = "typedef struct { DECLARE_BITMAP(bits, MAX_NUMNODES); } nodemask_t;\n";
+    let cpumask = "typedef struct cpumask { DECLARE_BITMAP(bits, NR_CPUS); } cpumask_t;\n";
+    for (symbol, own) in [
+        ("nodemask_t", nodemask),
+        ("cpumask", cpumask),
+        ("cpumask_t", cpumask),
+    ] {
+        let (answer, err) = replace(&mut c, symbol, own);
+        assert!(!err, "{symbol}: {answer}");
+        assert_eq!(read(&t), text, "{symbol}");
+    }
+    let (answer, err) = replace(
+        &mut c,
+        "nodemask_t",
+        "typedef struct { DECLARE_BITMAP(node_bits, MAX_NUMNODES); } nodemask_t;\n",
+    );
+    assert!(!err, "{answer}");
+    assert_eq!(read(&t), text.replace("(bits, MAX", "(node_bits, MAX"));
+}
+
 /// One top-level definition of a generated file.
 #[derive(Clone, Debug)]
 enum Item {
@@ -239,6 +371,15 @@ enum Item {
     Typedef { multiline: bool },
     /// `#define MK K`, with no comment, a comment on its line, or one that goes on a line.
     Define { comment: u8 },
+    /// `union nK { int yK; } uK;` among the members of `struct oK {`, on one line or six,
+    /// with or without its declarator `uK`; its replacement keeps `uK` or drops it.
+    Nested {
+        multiline: bool,
+        declarator: bool,
+        keep: bool,
+    },
+    /// `typedef struct [cK] { DECLARE_BITMAP(bK, 8); } mK_t;`: a member made by a macro.
+    Bitmap { named: bool },
 }
 
 impl Item {
@@ -249,6 +390,31 @@ impl Item {
             Item::Var => format!("g{k}"),
             Item::Typedef { .. } => format!("t{k}_t"),
             Item::Define { .. } => format!("M{k}"),
+            Item::Nested { .. } => format!("n{k}"),
+            Item::Bitmap { .. } => format!("m{k}_t"),
+        }
+    }
+
+    /// What an accepted replace of this definition must keep of its text: the enclosing
+    /// struct's code around a nested one (and its declarator, kept or refused).
+    fn kept(&self, k: usize) -> Vec<String> {
+        match self {
+            Item::Nested {
+                multiline: true,
+                declarator,
+                ..
+            } => {
+                let mut kept = vec![
+                    format!("struct o{k} {{\n\tint x{k};\n"),
+                    format!("\n\tint w{k};\n}};"),
+                ];
+                if *declarator {
+                    kept.push(format!("}} u{k};\n\tint w{k};"));
+                }
+                kept
+            }
+            Item::Nested { .. } => vec![format!("struct o{k} {{"), format!("int w{k}; }};")],
+            _ => Vec::new(),
         }
     }
 
@@ -279,6 +445,35 @@ impl Item {
             Item::Define { comment: 0 } => format!("#define M{k} {k}"),
             Item::Define { comment: 1 } => format!("#define M{k} {k} /* m{k} */"),
             Item::Define { .. } => format!("#define M{k} {k} /* m{k}\n * more */"),
+            Item::Nested {
+                multiline,
+                declarator,
+                ..
+            } => {
+                let decl = if *declarator {
+                    format!(" u{k}")
+                } else {
+                    String::new()
+                };
+                if *multiline {
+                    format!(
+                        "struct o{k} {{\n\tint x{k};\n\tunion n{k} {{\n\t\tint y{k};\n\t}}{decl};\n\
+                         \tint w{k};\n}};"
+                    )
+                } else {
+                    format!(
+                        "struct o{k} {{ int x{k}; union n{k} {{ int y{k}; }}{decl}; int w{k}; }};"
+                    )
+                }
+            }
+            Item::Bitmap { named } => {
+                let tag = if *named {
+                    format!("c{k} ")
+                } else {
+                    String::new()
+                };
+                format!("typedef struct {tag}{{ DECLARE_BITMAP(b{k}, 8); }} m{k}_t;")
+            }
         }
     }
 
@@ -290,6 +485,22 @@ impl Item {
             Item::Var => format!("int g{k} = 1000;\n"),
             Item::Typedef { .. } => format!("typedef struct {{\n\tlong u{k};\n}} t{k}_t;\n"),
             Item::Define { .. } => format!("#define M{k} 1000\n"),
+            Item::Nested { keep, .. } => {
+                let decl = if *keep {
+                    format!(" u{k}")
+                } else {
+                    String::new()
+                };
+                format!("\tunion n{k} {{\n\t\tlong y{k};\n\t}}{decl};\n")
+            }
+            Item::Bitmap { named } => {
+                let tag = if *named {
+                    format!("c{k} ")
+                } else {
+                    String::new()
+                };
+                format!("typedef struct {tag}{{\n\tDECLARE_BITMAP(b{k}, 16);\n}} m{k}_t;\n")
+            }
         }
     }
 }
@@ -304,6 +515,14 @@ fn item() -> impl Strategy<Value = Item> {
         Just(Item::Var),
         any::<bool>().prop_map(|multiline| Item::Typedef { multiline }),
         (0u8..3).prop_map(|comment| Item::Define { comment }),
+        (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(multiline, declarator, keep)| {
+            Item::Nested {
+                multiline,
+                declarator,
+                keep,
+            }
+        }),
+        any::<bool>().prop_map(|named| Item::Bitmap { named }),
     ]
 }
 
@@ -397,6 +616,11 @@ fn check_cases(cases: &[Case]) -> Result<(), TestCaseError> {
         for (j, own) in texts.iter().enumerate() {
             if j != case.target || case.edit != 0 {
                 prop_assert!(new.contains(own.as_str()), "lost {}\n{}", own, shown);
+            }
+        }
+        if case.edit == 0 {
+            for kept in target.kept(k) {
+                prop_assert!(new.contains(&kept), "lost {:?}\n{}", kept, shown);
             }
         }
         let brought = if case.edit == 0 {

@@ -239,17 +239,18 @@ impl<'a> Lexed<'a> {
             })
     }
 
-    /// The byte just past the last place in `from..to` where a declaration may begin: after a
-    /// `;` outside brackets, after the `}` that closes a function's body, after a directive
-    /// outside brackets, after a comment or directive that began before `from`.
-    fn last_boundary(&self, from: usize, to: usize) -> Option<usize> {
+    /// The byte just past the last place in `from..to` where a declaration may begin at bracket
+    /// depth `depth` (0: the file's level; inside a struct's braces: its members'): after a `;`,
+    /// after the `}` that closes a function's body or a block, after a directive, at that
+    /// depth; after a comment or directive that began before `from`.
+    fn last_boundary(&self, from: usize, to: usize, depth: i32) -> Option<usize> {
         let k0 = self.marks.partition_point(|m| m.at < from);
         let k1 = self.marks.partition_point(|m| m.at < to);
         let mark = (k0..k1).rev().find_map(|k| {
             let m = self.marks[k];
             let ends = match m.byte {
-                b';' => m.depth == 0,
-                b'}' => m.depth == 0 && self.opener(k).is_some_and(|o| o.before == b')'),
+                b';' => m.depth == depth,
+                b'}' => m.depth == depth && self.opener(k).is_some_and(|o| o.before == b')'),
                 _ => false,
             };
             ends.then_some(m.at + 1)
@@ -260,7 +261,7 @@ impl<'a> Lexed<'a> {
         let directive = self.spans[s0..s1]
             .iter()
             .rev()
-            .find(|s| s.2 == Span::Directive && s.1 <= to && self.depth_at(s.0) == 0)
+            .find(|s| s.2 == Span::Directive && s.1 <= to && self.depth_at(s.0) == depth)
             .map(|s| s.1);
         mark.max(tail).max(directive)
     }
@@ -275,6 +276,19 @@ impl<'a> Lexed<'a> {
             .take_while(|m| m.depth >= depth)
             .find(|m| m.depth == depth && matches!(m.byte, b'{' | b'(' | b'['))
             .copied()
+    }
+
+    /// True when `at` lies inside a `{` opened at or after `start`: in the body of what
+    /// begins at `start` (a member, whatever wrote it: `DECLARE_BITMAP(bits, 8);`).
+    fn in_body_from(&self, at: usize, start: usize) -> bool {
+        let mut open = self.unclosed(at);
+        while let Some(m) = open.filter(|m| m.at >= start) {
+            if m.byte == b'{' {
+                return true;
+            }
+            open = self.unclosed(m.at);
+        }
+        false
     }
 
     /// What `at` lies inside: a span or the innermost open bracket, with the line it opens on.
@@ -312,14 +326,15 @@ impl<'a> Lexed<'a> {
             .copied()
     }
 
-    /// Past the end of the definition of `kind` whose name is at `name_at`: the `}` that
-    /// closes a function's body (or the `;` of a prototype), else the `;` that ends the
-    /// declaration outside brackets. `None` when there is none.
-    fn end_after(&self, name_at: usize, kind: Kind) -> Option<usize> {
+    /// Past the end of the definition of `kind` whose name is at `name_at`, its statement
+    /// begun at bracket depth `base`: the `}` that closes a function's body (or the `;` of a
+    /// prototype), else the `;` that ends the declaration at that depth, its declarators
+    /// (`} u;`) in it. `None` when there is none (the braces around it close first).
+    fn end_after(&self, name_at: usize, kind: Kind, base: i32) -> Option<usize> {
         let k0 = self.marks.partition_point(|m| m.at < name_at);
         let mut body = false;
         for m in &self.marks[k0..] {
-            match (m.byte, m.depth) {
+            match (m.byte, m.depth - base) {
                 (_, d) if d < 0 => return None,
                 (b';', 0) => return Some(m.at + 1),
                 (b'{', 1) if kind == Kind::Function => body = true,
@@ -414,7 +429,7 @@ pub(super) fn bounds(lexed: &Lexed<'_>, d: &Indexed<'_>) -> Result<Bounds, Strin
         }
         at
     } else {
-        let Some(at) = lexed.end_after(name_at, d.kind) else {
+        let Some(at) = lexed.end_after(name_at, d.kind, lexed.depth_at(start)) else {
             return Err(format!(
                 "knav cannot find where {name} (line {}) ends outside comments, strings and \
                  brackets; edit it with your editor",
@@ -456,18 +471,21 @@ fn start_of(lexed: &Lexed<'_>, d: &Indexed<'_>, name_at: usize) -> Result<(usize
     if d.kind == Kind::Macro {
         return Ok((first_at, false));
     }
-    if let Some(b) = lexed.last_boundary(first_at, name_at) {
+    if let Some(b) = lexed.last_boundary(first_at, name_at, 0) {
         return Ok((lexed.first_code(b, name_at), true));
     }
     if lexed.clean(first_at) {
         return Ok((first_at, false));
+    }
+    if let Some(at) = nested_start(lexed, first_at, name_at) {
+        return Ok(at);
     }
     // `typedef struct {` … `} name;`: the declaration that the brace above opens.
     let opener = lexed
         .unclosed(first_at)
         .filter(|m| m.depth == 1 && m.byte == b'{' && lexed.inside(first_at).is_none());
     if let Some(m) = opener.filter(|_| matches!(d.kind, Kind::Typedef | Kind::Variable)) {
-        let from = lexed.last_boundary(0, m.at).unwrap_or(0);
+        let from = lexed.last_boundary(0, m.at, 0).unwrap_or(0);
         let s = lexed.first_code(from, m.at);
         let line = line_start(text, line_at(text, s));
         return Ok(if lexed.has_code(line, s) {
@@ -486,8 +504,94 @@ fn start_of(lexed: &Lexed<'_>, d: &Indexed<'_>, name_at: usize) -> Result<(usize
     ))
 }
 
+/// Where a definition nested in another's braces starts (`union u {` … `} u;` among the
+/// members of `struct s {`), and whether code before it on its line is kept: its first line
+/// and its name lie in the same braces, at their depth, and the code before it there ends a
+/// member (`;`), opens the braces, or is a directive. `None` when it is not so nested.
+fn nested_start(lexed: &Lexed<'_>, first_at: usize, name_at: usize) -> Option<(usize, bool)> {
+    let outer = lexed
+        .unclosed(first_at)
+        .filter(|m| m.byte == b'{' && lexed.inside(first_at).is_none())?;
+    let same = lexed.unclosed(name_at).is_some_and(|m| m.at == outer.at);
+    if !same {
+        return None;
+    }
+    if let Some(b) = lexed.last_boundary(first_at, name_at, outer.depth) {
+        return Some((lexed.first_code(b, name_at), true));
+    }
+    lexed
+        .goes_on(first_at)
+        .is_none()
+        .then_some((first_at, false))
+}
+
+/// True when `name` is written in `src` as a whole word outside every comment, literal and
+/// bracket, after its last closing brace: a declarator (`} u;`, `} *props;`, `} l[4];`), not
+/// the tag of `union u {`.
+pub(super) fn declarator_in(src: &[u8], name: &str) -> bool {
+    let lexed = Lexed::new(src);
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let after = lexed
+        .marks
+        .iter()
+        .rev()
+        .find(|m| m.byte == b'}' && m.depth == 0)
+        .map_or(0, |m| m.at);
+    memchr::memmem::find_iter(src, name.as_bytes()).any(|at| {
+        let edge_before = at == 0 || !word(src[at - 1]);
+        let edge_after = src.get(at + name.len()).is_none_or(|b| !word(*b));
+        edge_before
+            && edge_after
+            && at >= after
+            && lexed.span_at(at).is_none()
+            && lexed.depth_at(at) == 0
+    })
+}
+
+/// The words after the closing brace of a definition nested in another's braces that
+/// `start..end` holds, with their lines: its declarators (`u` of `} u;`, `probes` of
+/// `} *probes[255];`), whatever the index knows of them (a member, a local). None at file level,
+/// where the index has them as variables.
+pub(super) fn nested_declarators(
+    lexed: &Lexed<'_>,
+    (start, end): (usize, usize),
+) -> Vec<(String, u32)> {
+    let base = lexed.depth_at(start);
+    let (k0, k1) = (
+        lexed.marks.partition_point(|m| m.at < start),
+        lexed.marks.partition_point(|m| m.at < end),
+    );
+    let close = lexed.marks[k0..k1]
+        .iter()
+        .rev()
+        .find(|m| m.byte == b'}' && m.depth == base);
+    let Some(close) = close.filter(|_| base > 0) else {
+        return Vec::new();
+    };
+    let text = lexed.text;
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = Vec::new();
+    let mut i = close.at + 1;
+    while i < end.min(text.len()) {
+        if let Some(s) = lexed.span_at(i) {
+            i = s.1;
+            continue;
+        }
+        if word(text[i]) && !text[i].is_ascii_digit() && lexed.depth_at(i) == base {
+            let len = text[i..].iter().take_while(|b| word(**b)).count();
+            let name = String::from_utf8_lossy(&text[i..i + len]).into_owned();
+            out.push((name, line_at(text, i)));
+            i += len;
+            continue;
+        }
+        i += text[i..].iter().take_while(|b| word(**b)).count().max(1);
+    }
+    out
+}
+
 /// The definitions of `others` (name and line) that lie in `start..end` of `lexed`, in the
-/// order they are written: an edit of those bytes rewrites them too.
+/// order they are written, but for those inside its braces (its members, whatever wrote
+/// them; a `#define` there is not one): an edit of those bytes rewrites them too.
 pub(super) fn within<'o>(
     lexed: &Lexed<'_>,
     (start, end): (usize, usize),
@@ -504,7 +608,9 @@ pub(super) fn within<'o>(
             let at = lexed
                 .name_on(&o.0, o.1, true)
                 .or_else(|| lexed.name_on(&o.0, o.1, false))?;
-            (start..end).contains(&at).then_some((at, o))
+            // A `#define` in a body is not scoped by its braces: the rest of the file sees it.
+            let member = lexed.in_body_from(at, start) && lexed.span_at(at).is_none();
+            ((start..end).contains(&at) && !member).then_some((at, o))
         })
         .collect();
     found.sort_by_key(|(at, _)| *at);
@@ -523,24 +629,33 @@ pub(super) fn splits(lexed: &Lexed<'_>, at: usize) -> Option<String> {
             lexed.around(at)
         ));
     }
-    let mut i = at;
-    while i > 0 {
-        match lexed.span_at(i - 1) {
-            Some((s, _, Span::Comment)) => i = s,
-            Some((_, _, Span::Directive)) => return None,
-            _ if text[i - 1].is_ascii_whitespace() => i -= 1,
-            _ if matches!(text[i - 1], b';' | b'}') => return None,
-            _ => {
-                let line = line_at(text, i - 1);
-                return Some(format!(
-                    "the code of line {line} ({}) goes on to line {}",
-                    lexed.quoted(line),
-                    line_at(text, at)
-                ));
+    lexed.goes_on(at)
+}
+
+impl Lexed<'_> {
+    /// Why the code before `at` (a line's start) goes on past it; `None` when it ends there: a
+    /// `;`, a `{` or `}`, a directive, or nothing.
+    fn goes_on(&self, at: usize) -> Option<String> {
+        let text = self.text;
+        let mut i = at;
+        while i > 0 {
+            match self.span_at(i - 1) {
+                Some((s, _, Span::Comment)) => i = s,
+                Some((_, _, Span::Directive)) => return None,
+                _ if text[i - 1].is_ascii_whitespace() => i -= 1,
+                _ if matches!(text[i - 1], b';' | b'}' | b'{') => return None,
+                _ => {
+                    let line = line_at(text, i - 1);
+                    return Some(format!(
+                        "the code of line {line} ({}) goes on to line {}",
+                        self.quoted(line),
+                        line_at(text, at)
+                    ));
+                }
             }
         }
+        None
     }
-    None
 }
 
 #[cfg(test)]
@@ -612,6 +727,37 @@ mod tests {
         let lexed = Lexed::new(t.as_bytes());
         assert_eq!(lexed.depth_at(t.find("int g").unwrap()), 0);
         assert_eq!(lexed.depth_at(t.find("return").unwrap()), 1);
+    }
+
+    #[test]
+    fn a_nested_definition_is_cut_inside_its_braces_with_its_declarators() {
+        let t = "struct o {\n\tint x; union n {\n\t\tint y;\n\t} *u[2], v; /* c */\n\tint w;\n};\n";
+        let b = at(t, "n", 2, 2, 4, Kind::Union);
+        // A comment after it on its last line goes with it, as at file level.
+        assert_eq!(cut(t, b), "union n {\n\t\tint y;\n\t} *u[2], v; /* c */\n");
+        assert!(b.head_kept && !b.tail_kept);
+        let lexed = Lexed::new(t.as_bytes());
+        assert_eq!(
+            nested_declarators(&lexed, (b.start, b.end)),
+            [("u".to_string(), 4), ("v".to_string(), 4)]
+        );
+        assert!(declarator_in(b"union n { int y; } *u[2], v;", "u"));
+        assert!(!declarator_in(b"union n { int u; };", "u"));
+        assert!(
+            !declarator_in(b"union u { int y; };", "u"),
+            "a tag is no declarator"
+        );
+        let t = "typedef struct { DECLARE_BITMAP(bits, 8); } m_t;\n";
+        let lexed = Lexed::new(t.as_bytes());
+        let b = at(t, "m_t", 1, 1, 1, Kind::Typedef);
+        let others = [("bits".to_string(), 1)];
+        assert!(within(&lexed, (b.start, b.end), &others).is_empty());
+        assert!(nested_declarators(&lexed, (b.start, b.end)).is_empty());
+        let t = "int f(void)\n{\n#define X 1\n\treturn X;\n}\n";
+        let lexed = Lexed::new(t.as_bytes());
+        let b = at(t, "f", 1, 1, 5, Kind::Function);
+        let others = [("X".to_string(), 3)];
+        assert_eq!(within(&lexed, (b.start, b.end), &others).len(), 1);
     }
 
     #[test]

@@ -386,7 +386,7 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
     };
     if let Some(range) = spliced.replaced {
         let others = others_of(snap, (seg, id), &old, symbol);
-        keeps_others(&lexed, range, &others, &names).map_err(|lost| {
+        keeps_others(&lexed, range, &others, (&names, &src)).map_err(|lost| {
             format!(
                 "refused: {} would also remove {lost}, which the source does not define; bring \
                  them in the source, or first give them a declaration of their own on a line of \
@@ -468,18 +468,28 @@ fn others_of(
     out
 }
 
-/// `Err(the definitions of others in range that names does not define again)`.
+/// `Err(what of range the source does not define again)`: a definition of `others` that
+/// `names` lacks, or a declarator after the closing brace of a nested definition (`} u;` in
+/// `struct s {`) that `src` does not declare after its own.
 fn keeps_others(
     lexed: &bounds::Lexed<'_>,
     range: (usize, usize),
     others: &[(String, u32)],
-    names: &[(u32, String)],
+    (names, src): (&[(u32, String)], &str),
 ) -> Result<(), String> {
-    let lost: Vec<String> = bounds::within(lexed, range, others)
+    let mut lost: Vec<String> = bounds::within(lexed, range, others)
         .into_iter()
         .filter(|(n, _)| !names.iter().any(|(_, m)| m == n))
         .map(|(n, l)| format!("{n} (line {l})"))
         .collect();
+    lost.extend(
+        bounds::nested_declarators(lexed, range)
+            .into_iter()
+            .filter(|(n, _)| !bounds::declarator_in(src.as_bytes(), n))
+            .map(|(n, l)| {
+                format!("{n} (line {l}, declared after the nested definition's closing brace)")
+            }),
+    );
     if lost.is_empty() {
         Ok(())
     } else {
