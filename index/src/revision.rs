@@ -406,10 +406,11 @@ fn write_revision(
         .map_err(io_err("cannot create", &revs.join(BLOBS)))?;
     let (wanted, skipped) = wanted(&entries);
     let mut seen = HashSet::new();
+    let mut shards = HashMap::new();
     let missing: Vec<&str> = wanted
         .iter()
         .map(|(e, _)| e.oid.as_str())
-        .filter(|oid| seen.insert(*oid) && !has_blob(&blobs, oid))
+        .filter(|oid| seen.insert(*oid) && !has_blob(&blobs, &mut shards, oid))
         .collect();
     let binary = read_missing(root, &blobs, &missing, &phase, progress)?;
     let total = (missing.len() - binary.len()) as u64;
@@ -448,11 +449,18 @@ fn write_revision(
     Ok(total)
 }
 
-/// True when blob `oid` is kept.
-fn has_blob(blobs: &IndexDir, oid: &str) -> bool {
-    blobs
-        .sub(&oid[..2])
-        .is_ok_and(|shard| shard.kind(&oid[2..]) == Kind::File)
+/// True when blob `oid` is kept; `shards` holds the shard directories opened so far (each
+/// opened once: a revision asks for every blob of its tree).
+fn has_blob<'a>(
+    blobs: &IndexDir,
+    shards: &mut HashMap<&'a str, Option<IndexDir>>,
+    oid: &'a str,
+) -> bool {
+    shards
+        .entry(&oid[..2])
+        .or_insert_with(|| blobs.sub(&oid[..2]).ok())
+        .as_ref()
+        .is_some_and(|shard| shard.kind(&oid[2..]) == Kind::File)
 }
 
 /// Links the files of `wanted` into `tree` (symbolic links made as such, `binary` ones left
