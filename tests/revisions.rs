@@ -3,6 +3,7 @@
 //! unknown revision or a tree outside git said plainly.
 
 mod common;
+use common::git::git;
 
 use std::path::Path;
 use std::process::Command;
@@ -10,24 +11,6 @@ use std::process::Command;
 use common::client::Client;
 use common::{json, knav, knav_output, tree, Tree};
 use serde_json::{json, Value};
-
-/// Runs git in `dir` with a fixed author; panics when it fails.
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@localhost")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@localhost")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// Writes `files` under `root` (an empty text removes the file).
 fn write(root: &Path, files: &[(&str, &str)]) {

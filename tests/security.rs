@@ -11,23 +11,7 @@ use serde_json::json;
 
 mod common;
 use common::client::Client;
-use common::{tree, Tree};
-
-/// A directory outside the test's root, removed when dropped.
-struct Outside(PathBuf);
-
-impl Drop for Outside {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn outside(name: &str) -> Outside {
-    let dir = std::env::temp_dir().join(format!("knav-outside-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    Outside(dir)
-}
+use common::{outside, tree, Outside, Tree};
 
 /// A stand-in for ctags in `dir`: the real one, except that while `dir/armed` exists (after
 /// the first build: the next run is an edit's check) each run first makes `dir/started` and

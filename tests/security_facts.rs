@@ -5,33 +5,14 @@
 //! allow-list and no reason quotes a file.
 
 mod common;
+use common::git::git;
+use common::scratch;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{tree, Tree};
-
-/// A directory of its own for one test (a store, a cache), removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("knav-sf-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        Scratch(dir)
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// `(exit code, stdout + stderr)` of `knav ARGS` in `dir` with `envs`, no `KNAV_INDEX_DIR`;
 /// `None` for the code when it ran past `limit` (then it is killed).
@@ -134,7 +115,7 @@ fn with_read_write(name: &str, read_write: &[u8], others: &[(&str, &str)]) -> Tr
 
 #[test]
 fn a_file_forged_with_the_same_path_length_and_hash64_does_not_give_its_facts_to_the_real_one() {
-    let store = Scratch::new("forged-facts");
+    let store = scratch("forged-facts");
     let (bad, evil) = forged();
     // Too little in common for a seed: the store's key alone is tested.
     let untrusted = with_read_write("sf-forged-untrusted", &bad, &[]);
@@ -158,7 +139,7 @@ fn a_file_forged_with_the_same_path_length_and_hash64_does_not_give_its_facts_to
 
 #[test]
 fn a_copy_started_from_an_index_holding_a_forged_file_is_not_poisoned() {
-    let store = Scratch::new("forged-seed");
+    let store = scratch("forged-seed");
     let (bad, evil) = forged();
     let untrusted = with_read_write("sf-seed-untrusted", &bad, SHARED);
     let (code, out) = knav(&untrusted, &["index"], store.path());
@@ -194,7 +175,7 @@ fn mkfifo(p: &Path) {
 
 #[test]
 fn a_fifo_named_like_a_pack_hangs_neither_knav_index_nor_knav_cache_nor_prune() {
-    let store = Scratch::new("fifo");
+    let store = scratch("fifo");
     let t = with_read_write("sf-fifo", REAL, SHARED);
     let (code, out) = knav(&t, &["index"], store.path());
     assert_eq!(code, 0, "{out}");
@@ -233,28 +214,10 @@ fn a_fifo_named_like_a_pack_hangs_neither_knav_index_nor_knav_cache_nor_prune() 
     assert!(pack.exists());
 }
 
-/// Runs git in `dir` with a fixed author; panics when it fails.
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@localhost")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@localhost")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 fn a_commits_knav_toml_is_not_applied_at_its_revision() {
-    let cache_home = Scratch::new("rev-cache-home");
-    let commit_store = Scratch::new("rev-commit-store");
+    let cache_home = scratch("rev-cache-home");
+    let commit_store = scratch("rev-commit-store");
     let t = with_read_write("sf-rev", REAL, SHARED);
     git(&t.root, &["init", "-q", "-b", "main"]);
     git(&t.root, &["add", "-A"]);
@@ -310,7 +273,7 @@ fn a_commits_knav_toml_is_not_applied_at_its_revision() {
 
 #[test]
 fn a_ctags_option_that_names_a_file_is_refused_and_no_reason_quotes_the_file() {
-    let store = Scratch::new("pem");
+    let store = scratch("pem");
     std::fs::create_dir_all(&store.0).unwrap();
     let pem = store.0.join("secret.pem");
     std::fs::write(

@@ -10,23 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{knav_output, tree};
-
-/// A directory outside the tree, removed when dropped.
-struct Outside(PathBuf);
-
-impl Drop for Outside {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn outside(name: &str) -> Outside {
-    let dir = std::env::temp_dir().join(format!("knav-outside-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    Outside(dir)
-}
+use common::{knav_output, outside, tree};
 
 /// A stand-in for ctags in `dir`: the real one, except that while `dir/armed` exists each run
 /// first makes `dir/started` and waits for `dir/go`.

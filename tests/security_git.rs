@@ -4,6 +4,7 @@
 //! another repository is refused (issue 45, "Security, round two").
 
 mod common;
+use common::git::git;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,26 +12,6 @@ use std::process::Command;
 use common::client::Client;
 use common::{json, knav, knav_output, tree, Tree};
 use serde_json::{json, Value};
-
-/// Runs git in `dir` with a fixed author; panics when it fails.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@localhost")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@localhost")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// Writes `files` under `root` (an empty text removes the file).
 fn write(root: &Path, files: &[(&str, &str)]) {

@@ -12,37 +12,9 @@ use common::client::Client;
 use common::{knav_env, knav_output, tree, Tree};
 use serde_json::json;
 
-/// Runs git in `dir` with a fixed author; its stdout; panics when it fails.
+/// Runs git in `dir`; its stdout, trimmed.
 fn git(dir: &Path, args: &[&str]) -> String {
-    git_in(dir, args, None)
-}
-
-fn git_in(dir: &Path, args: &[&str], input: Option<&[u8]>) -> String {
-    use std::io::Write;
-    let mut child = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@localhost")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@localhost")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("git runs");
-    let mut stdin = child.stdin.take().unwrap();
-    if let Some(bytes) = input {
-        stdin.write_all(bytes).unwrap();
-    }
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    common::git::git(dir, args).trim().to_string()
 }
 
 /// A repository with `n` commits tagged `r1`..`rN`, each a tree of its own.
@@ -382,11 +354,13 @@ fn a_failed_revision_removes_its_temporary_directory_and_blobs() {
         tree_bytes.extend(b"100644 a.c\0");
         tree_bytes.extend(&raw);
     }
-    let tree_id = git_in(
+    let tree_id = common::git::git_in(
         &t.root,
         &["hash-object", "-t", "tree", "-w", "--literally", "--stdin"],
         Some(&tree_bytes),
-    );
+    )
+    .trim()
+    .to_string();
     let commit = git(&t.root, &["commit-tree", &tree_id, "-m", "dup"]);
     let (code, out, err) = knav_output(&t, &["index", "--rev", &commit]);
     assert_ne!(code, 0, "{out}");

@@ -4,33 +4,12 @@
 //! its files was forged with the other's path, length and hash64.
 
 mod common;
+use common::scratch;
 
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
 
 use common::{tree, Tree};
 use knav_index::store::Manifest;
-
-/// A directory of its own for one test (a store), removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("knav-ssp-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        Scratch(dir)
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// `knav ARGS` in `t` with the fact store at `store`; its exit code and output.
 fn knav(t: &Tree, args: &[&str], store: &str) -> (i32, String) {
@@ -172,7 +151,7 @@ fn inodes(t: &Tree, dir: &str) -> Vec<(String, u64)> {
 /// linked from `other`'s index (the same directory, hard-linked).
 fn seed_from(
     name: &str,
-    store: &Scratch,
+    store: &common::Outside,
     other_files: &[(&str, Vec<u8>)],
     mine_files: &[(&str, Vec<u8>)],
 ) -> (Tree, Tree, [bool; 3]) {
@@ -200,7 +179,7 @@ fn same(_: &str, b: &[u8]) -> Vec<u8> {
 
 #[test]
 fn a_true_copy_starts_with_the_text_build_file_and_docs_parts_of_the_other_index_linked() {
-    let store = Scratch::new("copy");
+    let store = scratch("copy");
     let files = files(&same);
     let (_, mine, linked) = seed_from("copy", &store, &files, &files);
     assert_eq!(linked, [true, true, true]);
@@ -222,7 +201,7 @@ fn a_true_copy_starts_with_the_text_build_file_and_docs_parts_of_the_other_index
 
 #[test]
 fn a_kconfig_forged_with_the_same_path_length_and_hash64_gets_its_parts_built_whole() {
-    let store = Scratch::new("kconfig");
+    let store = scratch("kconfig");
     let forged = |p: &str, b: &[u8]| {
         if p == "Kconfig" {
             forge(b, 8, 72, b"EVIL")
@@ -248,7 +227,7 @@ fn a_kconfig_forged_with_the_same_path_length_and_hash64_gets_its_parts_built_wh
 
 #[test]
 fn a_document_forged_with_the_same_path_length_and_hash64_gets_its_parts_built_whole() {
-    let store = Scratch::new("doc");
+    let store = scratch("doc");
     let forged = |p: &str, b: &[u8]| {
         if p == "Documentation/mm.rst" {
             forge(b, 32, 64, b"evil")
@@ -274,7 +253,7 @@ fn a_document_forged_with_the_same_path_length_and_hash64_gets_its_parts_built_w
 
 #[test]
 fn a_text_file_forged_with_the_same_path_length_and_hash64_gets_the_text_part_built_whole() {
-    let store = Scratch::new("notes");
+    let store = scratch("notes");
     let forged = |p: &str, b: &[u8]| {
         if p == "tools/notes.txt" {
             forge(b, 16, 48, b"evil")
@@ -298,7 +277,7 @@ fn a_text_file_forged_with_the_same_path_length_and_hash64_gets_the_text_part_bu
 
 #[test]
 fn a_part_whose_proof_is_gone_is_built_whole_and_the_others_linked() {
-    let store = Scratch::new("gone");
+    let store = scratch("gone");
     let files = files(&same);
     let other = tree("ssp-gone-other", &files);
     let (code, out) = knav(&other, &["index"], store.path());

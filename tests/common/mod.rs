@@ -8,10 +8,11 @@ use std::process::Command;
 use serde_json::Value;
 
 pub mod client;
+pub mod git;
 mod tree;
 // Each test uses some of them.
 #[allow(unused_imports)]
-pub use tree::{copy_dir, fixture, tree, Tree};
+pub use tree::{copy_dir, fixture, outside, scratch, tree, Outside, Tree};
 
 /// `(exit code, stdout, stderr)` of `knav ARGS --root TREE`, with no `KNAV_INDEX_DIR` from the
 /// environment; a signal is code -1, and a panic fails the test.

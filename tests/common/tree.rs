@@ -56,3 +56,36 @@ pub fn tree<T: AsRef<[u8]>>(name: &str, files: &[(&str, T)]) -> Tree {
     }
     Tree { root }
 }
+
+/// A directory outside every test's root, removed when dropped.
+pub struct Outside(pub PathBuf);
+
+impl Drop for Outside {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Outside {
+    /// Its path as a string (for an environment variable or an argument).
+    pub fn path(&self) -> &str {
+        self.0
+            .to_str()
+            .expect("a temporary directory's path is UTF-8")
+    }
+}
+
+/// An [`Outside`] named after the test that does not exist yet (a fact store, a cache).
+pub fn scratch(name: &str) -> Outside {
+    let dir = std::env::temp_dir().join(format!("knav-scratch-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    Outside(dir)
+}
+
+/// A new, empty [`Outside`] named after the test.
+pub fn outside(name: &str) -> Outside {
+    let dir = std::env::temp_dir().join(format!("knav-outside-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    Outside(dir)
+}
