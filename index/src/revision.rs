@@ -165,6 +165,10 @@ pub struct Record {
     pub skipped: u64,
     /// When it was made (seconds since the epoch).
     pub made_unix: u64,
+    /// Bytes of the files written, as git gave their sizes (0 in a record from before this was
+    /// kept: then unknown).
+    #[serde(default)]
+    pub file_bytes: u64,
 }
 
 /// A revision's files, ready to index.
@@ -424,11 +428,17 @@ fn write_revision(
         .sub_or_create(TREE)
         .map_err(io_err("cannot create", &tmp_path))?;
     let (files, binaries) = link_all(&wanted, &binary, &blobs, &tree)?;
+    let file_bytes = wanted
+        .iter()
+        .filter(|(e, _)| !binary.contains(&e.oid))
+        .map(|(e, _)| e.size)
+        .sum();
     let record = Record {
         tree: resolved.tree.clone(),
         commit: resolved.commit.clone(),
         asked: resolved.asked.clone(),
         files,
+        file_bytes,
         skipped: skipped + binaries,
         made_unix: now_unix(),
     };
@@ -742,15 +752,25 @@ fn list_in(revs: &IndexDir) -> Vec<(String, Kept)> {
     kept.into_iter().map(|(n, k, _)| (n, k)).collect()
 }
 
-/// Bytes the revisions take: their blobs and their indexes (their trees are links to the
-/// blobs).
-fn stored_bytes(revs: &IndexDir) -> u64 {
-    let indexes: u64 = list_in(revs)
+/// Whether the revisions take more than `max` bytes: their blobs and their indexes (their
+/// trees are links to the blobs). The records' file sizes bound the blobs from above (a blob
+/// is kept while a revision links it, and revisions share blobs), so the blobs are counted one
+/// by one only when that bound passes the cap or a record does not say.
+fn over_bytes(revs: &IndexDir, max: u64) -> bool {
+    let kept = list_in(revs);
+    let indexes: u64 = kept
         .iter()
         .filter_map(|(name, _)| revs.sub(name).ok())
         .map(|d| d.bytes(INDEX))
         .sum();
-    revs.bytes(BLOBS) + indexes
+    let bound = kept
+        .iter()
+        .map(|(_, k)| (k.record.file_bytes > 0).then_some(k.record.file_bytes))
+        .sum::<Option<u64>>();
+    if bound.is_some_and(|b| b.saturating_add(indexes) <= max) {
+        return false;
+    }
+    revs.bytes(BLOBS) + indexes > max
 }
 
 /// Removes revisions (never `current`) until at most `keep` are kept and they take at most
@@ -791,7 +811,7 @@ fn evict(revs: &IndexDir, (keep, max_bytes): (usize, u64), current: &str) {
     if removed {
         sweep();
     }
-    while stored_bytes(revs) > max_bytes {
+    while over_bytes(revs, max_bytes) {
         let Some(name) = victims.next() else { break };
         let _ = revs.remove_tree(name);
         sweep();
@@ -825,6 +845,7 @@ mod tests {
             files: 0,
             skipped: 0,
             made_unix: 0,
+            file_bytes: 0,
         };
         std::fs::write(dir.join(RECORD), serde_json::to_vec(&record).unwrap()).unwrap();
         let when = std::time::SystemTime::now() - std::time::Duration::from_secs(ago);
@@ -886,6 +907,28 @@ mod tests {
             [current.clone(), format!("{PREFIX}{}", names[1])],
             "the two most recently used fit in 2,500 bytes"
         );
+        let _ = std::fs::remove_dir_all(&revs);
+    }
+
+    #[test]
+    fn eviction_counts_the_blobs_when_the_records_sizes_pass_the_cap() {
+        let (revs, dir) = scratch("evict-bound");
+        let names: Vec<String> = "ab".chars().map(id).collect();
+        for (i, n) in names.iter().enumerate() {
+            let d = kept_revision(&revs, n, i as u64);
+            let mut record: Record =
+                serde_json::from_slice(&std::fs::read(d.join(RECORD)).unwrap()).unwrap();
+            // Shared blobs: the records' sum (6,000) passes the cap, the blobs (1,000) do not.
+            record.file_bytes = 3000;
+            std::fs::write(d.join(RECORD), serde_json::to_vec(&record).unwrap()).unwrap();
+        }
+        std::fs::create_dir_all(revs.join("blobs/ab")).unwrap();
+        std::fs::write(revs.join("blobs/ab/cdef"), vec![0u8; 1000]).unwrap();
+        assert!(!over_bytes(&dir, 2500));
+        assert!(over_bytes(&dir, 900));
+        let current = format!("{PREFIX}{}", names[0]);
+        evict(&dir, (8, 2500), &current);
+        assert_eq!(list_in(&dir).len(), 2, "both fit: the blobs were counted");
         let _ = std::fs::remove_dir_all(&revs);
     }
 
