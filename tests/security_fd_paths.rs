@@ -5,45 +5,11 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
+use common::gate::{gated_ctags, wait_for};
 use common::{knav_output, outside, tree};
-
-/// A stand-in for ctags in `dir`: the real one, except that while `dir/armed` exists each run
-/// first makes `dir/started` and waits for `dir/go`.
-fn gated_ctags(dir: &Path) -> PathBuf {
-    let path = dir.join("gated-ctags");
-    let d = dir.display();
-    std::fs::write(
-        &path,
-        format!(
-            "#!/bin/sh\n\
-             if [ -e '{d}/armed' ]; then\n\
-               touch '{d}/started'\n\
-               while [ ! -e '{d}/go' ]; do sleep 0.01; done\n\
-             fi\n\
-             exec ctags \"$@\"\n"
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
-
-fn wait_for(path: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 /// Every file and directory below `dir` (root-relative, sorted).
 fn listing(dir: &Path) -> Vec<String> {

@@ -8,6 +8,7 @@ use std::process::Command;
 use serde_json::Value;
 
 pub mod client;
+pub mod gate;
 pub mod git;
 mod tree;
 // Each test uses some of them.

@@ -269,7 +269,11 @@ impl<'a> Lexed<'a> {
     /// The innermost bracket still open at `at`.
     fn unclosed(&self, at: usize) -> Option<Mark> {
         let k = self.marks.partition_point(|m| m.at < at);
-        let depth = self.depth_at(at);
+        self.opened_before(k, self.depth_at(at))
+    }
+
+    /// The last bracket opened before mark `k` at `depth` and not closed before it.
+    fn opened_before(&self, k: usize, depth: i32) -> Option<Mark> {
         self.marks[..k]
             .iter()
             .rev()
@@ -317,13 +321,7 @@ impl<'a> Lexed<'a> {
 
     /// The mark that the closing mark `k` closes.
     fn opener(&self, k: usize) -> Option<Mark> {
-        let depth = self.marks[k].depth + 1;
-        self.marks[..k]
-            .iter()
-            .rev()
-            .take_while(|m| m.depth >= depth)
-            .find(|m| m.depth == depth && matches!(m.byte, b'{' | b'(' | b'['))
-            .copied()
+        self.opened_before(k, self.marks[k].depth + 1)
     }
 
     /// Past the end of the definition of `kind` whose name is at `name_at`, its statement
