@@ -3,6 +3,8 @@
 //! set-up commands `.ci/run` and the project's rules depend on, and every relative link between
 //! the documents resolves, to a file and, after a `#`, to one of its headings.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -201,4 +203,60 @@ fn the_link_and_heading_readers_see_what_github_does() {
         slug("Which code a .config builds: `--active-config`"),
         "which-code-a-config-builds---active-config"
     );
+}
+
+/// The README's example sessions: in a fenced block, a line `$ knav ARGS` followed by what it
+/// prints, up to the block's end or the next `$` line.
+fn sessions(text: &str) -> Vec<(Vec<String>, String)> {
+    let mut out: Vec<(Vec<String>, String)> = Vec::new();
+    let mut fenced = false;
+    let mut open = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            open = false;
+        } else if let Some(cmd) = line.strip_prefix("$ knav ").filter(|_| fenced) {
+            let args = cmd.split_whitespace().map(str::to_string).collect();
+            out.push((args, String::new()));
+            open = true;
+        } else if fenced && open {
+            if let Some((_, printed)) = out.last_mut() {
+                printed.push_str(line);
+                printed.push('\n');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_readme_example_output_is_what_knav_prints() {
+    let readme = read(&root().join("README.md"));
+    let shown = sessions(&readme);
+    assert!(!shown.is_empty(), "README.md shows no `$ knav …` session");
+    let fixture = "tests/fixtures/minikernel";
+    let copy = common::fixture("readme_examples");
+    for (args, printed) in shown {
+        let args: Vec<String> = args
+            .into_iter()
+            .map(|a| {
+                if a == fixture {
+                    copy.root.display().to_string()
+                } else {
+                    a
+                }
+            })
+            .collect();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_knav"))
+            .args(&args)
+            .env_remove("KNAV_INDEX_DIR")
+            .output()
+            .unwrap();
+        let got = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            got, printed,
+            "README.md's example `knav {}` no longer prints what knav prints",
+            args.join(" ")
+        );
+    }
 }
