@@ -254,7 +254,8 @@ fn the_readme_example_output_is_what_knav_prints() {
             .unwrap();
         let got = String::from_utf8_lossy(&out.stdout);
         assert_eq!(
-            got, printed,
+            got,
+            printed,
             "README.md's example `knav {}` no longer prints what knav prints",
             args.join(" ")
         );
