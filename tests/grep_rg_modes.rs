@@ -219,3 +219,41 @@ fn grep_translations_come_after_the_rest_in_the_grouped_form() {
     let out = shown(&out);
     assert_ne!(out.lines().last(), Some(translation), "{out}");
 }
+
+/// On Linux 6.12 (`KNAV_KERNEL_TREE`; the index in `KNAV_INDEX_DIR` when set, else the tree's
+/// own): `knav grep` piped prints what `rg --sort path` prints, byte for byte, for a common
+/// name (49,656 lines of kfree), a regex with --vimgrep, -c and -l.
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE"]
+fn kernel_grep_plain_output_is_rgs_byte_for_byte() {
+    let tree = match std::env::var("KNAV_KERNEL_TREE") {
+        Ok(t) if !t.is_empty() => std::path::PathBuf::from(t),
+        _ => panic!("KNAV_KERNEL_TREE is not set: set it to a Linux 6.12 source tree"),
+    };
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["kfree"], &["-n", "--no-heading", "kfree"]),
+        (
+            &["--vimgrep", r"kmalloc_array\(.*GFP_KERNEL"],
+            &["--vimgrep", r"kmalloc_array\(.*GFP_KERNEL"],
+        ),
+        (&["-c", "-w", "-i", "todo"], &["-c", "-w", "-i", "todo"]),
+        (
+            &["-l", r"spin_lock_irq(save)?\(&"],
+            &["-l", r"spin_lock_irq(save)?\(&"],
+        ),
+    ];
+    for (k, r) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+            .arg("grep")
+            .args(*k)
+            .arg("--root")
+            .arg(&tree)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", shown(&out.stderr));
+        let want = rg(&tree, r);
+        let lines = want.iter().filter(|&&b| b == b'\n').count();
+        assert!(lines > 100, "{k:?}: {lines} lines");
+        assert!(out.stdout == want, "knav grep {k:?} differs from rg {r:?}");
+    }
+}
