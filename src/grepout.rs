@@ -1,7 +1,8 @@
 //! rg's plain output of `knav grep`, so that scripts and editors can run knav where they ran
 //! rg: `path:line:text` (as `rg -n --no-heading`), `path:line:col:text` (`--vimgrep`), `path`
-//! (`-l`) and `path:count` (`-c`), every hit, no page, written when stdout is not a terminal
-//! or when asked with `--no-heading` or `--vimgrep`.
+//! (`-l`) and `path:count` (`-c`), with `-C` context lines as rg prints them (`path-line-text`,
+//! groups apart by `--`), every hit, no page, written when stdout is not a terminal or when
+//! asked with `--no-heading` or `--vimgrep`.
 //!
 //! Paths are root-relative, as rg prints them when run at the root without paths (and without
 //! the path when the only path asked for is a file, as rg does); files come in rg's
@@ -40,6 +41,11 @@ pub struct Plain {
     pattern: Pattern,
     /// The one path asked for when it names a file: rg then prints no path.
     single_file: Option<String>,
+    /// Lines of context either side (`-C`): `path-line-text`, groups apart by `--`.
+    context: u32,
+    /// `-m` was given: a line of the context after the last match counted that matches is
+    /// printed as a match, as rg does.
+    max_count: bool,
 }
 
 impl Plain {
@@ -71,6 +77,8 @@ impl Plain {
             style,
             pattern: g.pattern.clone(),
             single_file,
+            context: g.context,
+            max_count: g.max_count.is_some(),
         })
     }
 
@@ -120,18 +128,26 @@ impl Plain {
         // would print them raw); piped: the file's bytes.
         let terminal = out.is_terminal();
         let mut out = std::io::BufWriter::with_capacity(1 << 16, out.lock());
+        let mut any = false;
         for chunk in groups.chunks(CHUNK) {
             use rayon::prelude::*;
             let text: Vec<Vec<u8>> = chunk
                 .par_iter()
                 .map(|g| self.file_text(g, named, &opener, &matcher))
                 .collect();
-            let written = text.iter().try_for_each(|t| match terminal {
-                true => {
-                    let t = String::from_utf8_lossy(t);
-                    out.write_all(crate::index::printable::shown(&t).as_bytes())
+            // With context, rg sets each file's lines apart from the last file's by `--`.
+            let apart = self.context > 0 && matches!(self.style, Style::Lines | Style::Vimgrep);
+            let written = text.iter().filter(|t| !t.is_empty()).try_for_each(|t| {
+                if std::mem::replace(&mut any, true) && apart {
+                    out.write_all(b"--\n")?;
                 }
-                false => out.write_all(t),
+                match terminal {
+                    true => {
+                        let t = String::from_utf8_lossy(t);
+                        out.write_all(crate::index::printable::shown(&t).as_bytes())
+                    }
+                    false => out.write_all(t),
+                }
             });
             if written.is_err() {
                 return;
@@ -174,7 +190,29 @@ impl Plain {
         let Some(bytes) = opener.read_with(&g.path, &mut buf) else {
             return out;
         };
-        for (n, line, whole) in lines_at(&bytes, &g.lines) {
+        let shown = with_context(&g.lines, self.context);
+        let mut last: Option<u32> = None;
+        for (n, line, whole) in lines_at(&bytes, &shown) {
+            if self.context > 0 && last.is_some_and(|l| n > l + 1) {
+                out.extend_from_slice(b"--\n");
+            }
+            last = Some(n);
+            let matched = || {
+                g.lines.binary_search(&n).is_ok()
+                    || self.max_count
+                        && grep_matcher::Matcher::is_match(matcher, whole).unwrap_or(false)
+            };
+            if self.context > 0 && !matched() {
+                // A context line: `path-line-text`.
+                if named {
+                    out.extend_from_slice(path);
+                    out.push(b'-');
+                }
+                out.extend_from_slice(format!("{n}-").as_bytes());
+                out.extend_from_slice(line);
+                out.push(b'\n');
+                continue;
+            }
             let before = out.len();
             if self.style == Style::Vimgrep {
                 // rg's --vimgrep: each match starting before the end of the line with its
@@ -201,6 +239,19 @@ impl Plain {
     }
 }
 
+/// The lines `hits` (ascending) and `context` lines either side of each, ascending, once
+/// each (those past the end are dropped when read).
+fn with_context(hits: &[u32], context: u32) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::with_capacity(hits.len());
+    for &m in hits {
+        let from = m
+            .saturating_sub(context)
+            .max(out.last().map_or(1, |l| l + 1));
+        out.extend(from..=m.saturating_add(context));
+    }
+    out
+}
+
 /// A line: its number, its bytes without the `\n`, and with it (when it has one).
 type Line<'b> = (u32, &'b [u8], &'b [u8]);
 
@@ -216,6 +267,10 @@ fn lines_at<'b>(bytes: &'b [u8], wanted: &[u32]) -> Vec<Line<'b>> {
             }
             line += 1;
         }
+        // Past a last newline is no line.
+        if at == bytes.len() {
+            return found;
+        }
         let (end, whole) = match memchr::memchr(b'\n', &bytes[at..]) {
             Some(k) => (at + k, at + k + 1),
             None => (bytes.len(), bytes.len()),
@@ -228,6 +283,18 @@ fn lines_at<'b>(bytes: &'b [u8], wanted: &[u32]) -> Vec<Line<'b>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn there_is_no_line_past_a_last_newline() {
+        assert_eq!(lines_at(b"a\n", &[1, 2]), vec![(1, &b"a"[..], &b"a\n"[..])]);
+        assert_eq!(lines_at(b"", &[1]), vec![]);
+    }
+
+    #[test]
+    fn context_lines_are_merged_and_start_at_line_one() {
+        assert_eq!(with_context(&[1, 3, 9], 1), vec![1, 2, 3, 4, 8, 9, 10]);
+        assert_eq!(with_context(&[2, 5], 0), vec![2, 5]);
+    }
 
     #[test]
     fn lines_at_finds_each_line_without_its_newline_and_a_last_line_without_one() {

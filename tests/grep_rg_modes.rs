@@ -135,6 +135,30 @@ fn grep_max_count_keeps_the_first_lines_of_each_file_as_rg() {
 }
 
 #[test]
+fn grep_context_prints_rgs_context_lines_and_separators() {
+    let t = indexed("rg-context");
+    same_as_rg(&t, &["-C", "1"], &["-n", "--no-heading", "-C", "1"]);
+    same_as_rg(&t, &["--context", "3"], &["-n", "--no-heading", "-C", "3"]);
+    same_as_rg(&t, &["--vimgrep", "-C", "2"], &["--vimgrep", "-C", "2"]);
+    same_as_rg(
+        &t,
+        &["-m", "1", "-C", "2"],
+        &["-n", "--no-heading", "-m", "1", "-C", "2"],
+    );
+    // A match in the context after the last one -m counts is printed as a match, as rg does.
+    same_as_rg(
+        &t,
+        &["-m", "2", "-C", "1"],
+        &["-n", "--no-heading", "-m", "2", "-C", "1"],
+    );
+    same_as_rg(
+        &t,
+        &["--vimgrep", "-m", "1", "-C", "1"],
+        &["--vimgrep", "-m", "1", "-C", "1"],
+    );
+}
+
+#[test]
 fn grep_of_one_file_prints_no_path_as_rg() {
     let t = indexed("rg-one-file");
     for flags in [
