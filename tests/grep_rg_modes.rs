@@ -265,6 +265,18 @@ fn kernel_grep_plain_output_is_rgs_byte_for_byte() {
             &["-l", r"spin_lock_irq(save)?\(&"],
             &["-l", r"spin_lock_irq(save)?\(&"],
         ),
+        (
+            &["-C", "2", "-m", "3", "kmem_cache_zalloc"],
+            &[
+                "-n",
+                "--no-heading",
+                "-C",
+                "2",
+                "-m",
+                "3",
+                "kmem_cache_zalloc",
+            ],
+        ),
     ];
     for (k, r) in cases {
         let out = Command::new(env!("CARGO_BIN_EXE_knav"))
