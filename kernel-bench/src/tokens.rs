@@ -40,6 +40,11 @@ pub const QUESTIONS: &[(&str, &str, &str)] = &[
         r#"{"symbol":"__schedule"}"#,
     ),
     (
+        "body of a 563-line function (copy_process)",
+        "get_symbol_body",
+        r#"{"symbol":"copy_process"}"#,
+    ),
+    (
         "grep kmalloc_array",
         "search_text",
         r#"{"pattern":"kmalloc_array"}"#,
