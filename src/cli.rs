@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 
 use crate::envelope::Envelope;
+use crate::grepout::Plain;
 use crate::index::build::BuildOptions;
 use crate::index::store::{index_dir, Snapshot};
 use crate::index::IndexError;
@@ -281,13 +282,16 @@ type Ran = (Envelope, Option<i32>);
 
 /// Runs tool `tool` with the arguments `matches` of its command, and the global ones; at
 /// `--rev`, against that revision's files and index, the answer naming it.
+/// `plain`: rg's plain output of `knav grep`, written here (every hit, from the tree read).
 fn run(
     common: &Common,
     tool: &Tool,
     matches: &clap::ArgMatches,
+    plain: Option<&Plain>,
     trace: &mut crate::index::Trace,
 ) -> Ran {
     let order = match tool.from_cli(matches) {
+        Ok(o) if plain.is_some() => Plain::every(o),
         Ok(o) => o,
         Err(e) => return (Envelope::error(tool.name, ".", e), None),
     };
@@ -371,7 +375,8 @@ fn run(
         }
     }
     let Some(rev) = &rev else {
-        return (run_in(common, tool, order, &root, trace), None);
+        let env = run_in(common, tool, order, &root, trace);
+        return (Plain::written(plain, env, &root), None);
     };
     let root_s = root.display().to_string();
     if matches!(order, Order::Status { .. }) {
@@ -390,7 +395,8 @@ fn run(
     };
     let mut at = common.clone();
     at.index_dir = Some(held.index.via().to_path_buf());
-    let mut env = run_in(&at, tool, order, held.tree.via(), trace);
+    let env = run_in(&at, tool, order, held.tree.via(), trace);
+    let mut env = Plain::written(plain, env, held.tree.via());
     shown_in(&mut env);
     env.root = root_s;
     env.rev = Some(name);
@@ -726,10 +732,19 @@ pub fn main() -> i32 {
         Command::Tool(tool, matches) => (tool, matches),
     };
     trace.mark("parse args");
-    let (env, code) = run(&cli.common, tool, &matches, &mut trace);
-    trace.mark("run");
     let format = cli.common.format;
+    let plain = Plain::asked(tool, &matches, format);
+    let (env, code) = run(&cli.common, tool, &matches, plain.as_ref(), &mut trace);
+    trace.mark("run");
     let code = code.unwrap_or_else(|| env.exit_code());
+    if plain.is_some() {
+        // The hits are written; what else the answer says goes to stderr, as rg's messages.
+        for m in [&env.warning, &env.error].into_iter().flatten() {
+            eprintln!("knav: {m}");
+        }
+        trace.mark("render+write");
+        return code;
+    }
     let out = match format {
         Format::Text => {
             let symbol = matches.try_get_one::<String>("symbol").ok().flatten();

@@ -13,6 +13,7 @@
 
 pub mod cli;
 pub mod cliwords;
+pub mod grepout;
 pub mod serve;
 pub mod stale;
 pub mod tools;

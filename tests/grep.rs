@@ -151,17 +151,17 @@ fn paths_after_the_pattern_narrow_the_search_as_in_rg() {
 #[test]
 fn exit_codes_are_greps() {
     let t = fixture("grep-exit");
-    let (code, out) = knav(&t, &["grep", "kunmap"]);
+    let (code, out) = knav(&t, &["grep", "--heading", "kunmap"]);
     assert_eq!(code, 0, "{out}");
-    let (code, out) = knav(&t, &["grep", "no_such_text_anywhere"]);
+    let (code, out) = knav(&t, &["grep", "--heading", "no_such_text_anywhere"]);
     assert_eq!(code, 1, "{out}");
-    let (code, out, _) = knav_output(&t, &["grep", "foo("]);
+    let (code, out, _) = knav_output(&t, &["grep", "--heading", "foo("]);
     assert_eq!(code, 2, "{out}");
     assert!(
         out.contains("unclosed group") && out.contains("foo("),
         "the parser's message, pointing at the error: {out}"
     );
-    let (code, out) = knav(&t, &["grep", "kmap", "-C", "11"]);
+    let (code, out) = knav(&t, &["grep", "--heading", "kmap", "-C", "11"]);
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("0 to 10"), "{out}");
 }
@@ -221,7 +221,7 @@ fn a_hit_carries_its_column_snippet_enclosing_definition_guard_and_context() {
 #[test]
 fn the_text_form_groups_hits_under_their_enclosing_definition() {
     let t = fixture("grep-text");
-    let (code, out) = knav(&t, &["grep", "kmap_high", "include", "mm"]);
+    let (code, out) = knav(&t, &["grep", "--heading", "kmap_high", "include", "mm"]);
     assert_eq!(code, 0, "{out}");
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[0].starts_with("4 hits in 2 files · "), "{out}");
@@ -239,12 +239,12 @@ fn the_text_form_groups_hits_under_their_enclosing_definition() {
         "    22: return kmap_high(page);  [#if CONFIG_HIGHMEM]"
     );
     assert_eq!(lines[5], "mm/highmem.c");
-    let (_, out) = knav(&t, &["grep", "-c", "kmap", "mm", "include"]);
+    let (_, out) = knav(&t, &["grep", "--heading", "-c", "kmap", "mm", "include"]);
     assert!(
         out.contains("\ninclude/linux/highmem.h:4\nmm/highmem.c:4\n"),
         "{out}"
     );
-    let (_, out) = knav(&t, &["grep", "-l", "kunmap"]);
+    let (_, out) = knav(&t, &["grep", "--heading", "-l", "kunmap"]);
     assert!(out.contains("\nDocumentation/mm/highmem.rst\n"), "{out}");
 }
 
@@ -358,7 +358,7 @@ fn a_damaged_text_index_is_reported_and_rebuilt_by_the_next_refresh() {
         assert_eq!(code, 1, "{name}: {out}");
         assert!(out.contains("checksum mismatch"), "{name}: {out}");
         // A small part is checksummed when a search opens it.
-        let (code, out, _) = knav_output(&t, &["grep", "kmap"]);
+        let (code, out, _) = knav_output(&t, &["grep", "--heading", "kmap"]);
         assert_eq!(code, 2, "{name}: {out}");
         assert!(out.contains("is damaged (checksum mismatch)"), "{out}");
         let (code, out) = knav(&t, &["index"]);

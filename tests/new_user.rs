@@ -11,17 +11,23 @@ use common::{fixture, json, knav, knav_output, tree};
 #[test]
 fn grep_on_a_path_that_does_not_exist_is_an_error_with_exit_2_as_in_rg() {
     let t = fixture("new-user-grep-missing");
-    let (code, out) = knav(&t, &["grep", "vfs_read", "fs/ext44"]);
+    let (code, out) = knav(&t, &["grep", "--heading", "vfs_read", "fs/ext44"]);
     assert_eq!(code, 2, "{out}");
     assert!(
         out.starts_with("Error: 'fs/ext44': no such file or directory under the root "),
         "{out}"
     );
     // A prefix no file starts with, and one outside the root, alike.
-    let (code, out) = knav(&t, &["grep", "vfs_read", "--path-prefix", "fs/ext44"]);
+    let (code, out) = knav(
+        &t,
+        &["grep", "--heading", "vfs_read", "--path-prefix", "fs/ext44"],
+    );
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("no file or directory under the root"), "{out}");
-    let (code, out) = knav(&t, &["grep", "vfs_read", "--path-prefix", "/etc"]);
+    let (code, out) = knav(
+        &t,
+        &["grep", "--heading", "vfs_read", "--path-prefix", "/etc"],
+    );
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("is outside the root"), "{out}");
     // A prefix of file names (not a directory) still searches what it covers.

@@ -38,7 +38,7 @@ fn an_escape_sequence_in_an_asked_name_is_printed_escaped() {
     for args in [
         vec!["def", "vfs_\x1b[2Jread"],
         vec!["callers", "x\x1b]0;title\x07"],
-        vec!["grep", "\x1b[31m"],
+        vec!["grep", "--heading", "\x1b[31m"],
     ] {
         let (_, out) = knav(&t, &args);
         assert!(!out.contains('\x1b'), "{args:?}: {out:?}");

@@ -187,7 +187,7 @@ fn a_true_copy_starts_with_the_text_build_file_and_docs_parts_of_the_other_index
     for dir in part_dirs(&manifest(&mine)) {
         assert!(store.0.join("proofs").join(&dir).is_file(), "{dir}");
     }
-    let (code, out) = knav(&mine, &["grep", "realnote"], store.path());
+    let (code, out) = knav(&mine, &["grep", "--heading", "realnote"], store.path());
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("tools/notes.txt\n  1: notes of a tree realnote and more"),
@@ -216,10 +216,10 @@ fn a_kconfig_forged_with_the_same_path_length_and_hash64_gets_its_parts_built_wh
     assert!(out.contains("Kconfig:1"), "{out}");
     let (_, out) = knav(&mine, &["def", &format!("CONFIG_{evil}")], store.path());
     assert!(!out.contains("Kconfig"), "{out}");
-    let (code, out) = knav(&mine, &["grep", "REALOPTN"], store.path());
+    let (code, out) = knav(&mine, &["grep", "--heading", "REALOPTN"], store.path());
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("Kconfig\n  1: config  REALOPTN\n"), "{out}");
-    let (code, out) = knav(&mine, &["grep", &evil], store.path());
+    let (code, out) = knav(&mine, &["grep", "--heading", &evil], store.path());
     assert_eq!(code, 1, "{out}");
     // Answered from its own bytes, by parts built again: the Kconfig is in the text and build-file parts; the documentation part is linked.
     assert_eq!(linked, [false, false, true]);
@@ -242,7 +242,7 @@ fn a_document_forged_with_the_same_path_length_and_hash64_gets_its_parts_built_w
     assert!(out.contains("Documentation/mm.rst"), "{out}");
     let (_, out) = knav(&mine, &["docs", &evil], store.path());
     assert!(!out.contains("Documentation/mm.rst"), "{out}");
-    let (code, out) = knav(&mine, &["grep", "realdocs"], store.path());
+    let (code, out) = knav(&mine, &["grep", "--heading", "realdocs"], store.path());
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("Documentation/mm.rst\n  4: The section on:  realdocs is"),
@@ -264,13 +264,13 @@ fn a_text_file_forged_with_the_same_path_length_and_hash64_gets_the_text_part_bu
     let bad = forge(NOTES, 16, 48, b"evil");
     let evil = String::from_utf8(bad[16..24].to_vec()).unwrap();
     let (_, mine, linked) = seed_from("notes", &store, &files(&forged), &files(&same));
-    let (code, out) = knav(&mine, &["grep", "realnote"], store.path());
+    let (code, out) = knav(&mine, &["grep", "--heading", "realnote"], store.path());
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("tools/notes.txt\n  1: notes of a tree realnote and more"),
         "{out}"
     );
-    let (code, out) = knav(&mine, &["grep", &evil], store.path());
+    let (code, out) = knav(&mine, &["grep", "--heading", &evil], store.path());
     assert_eq!(code, 1, "{out}");
     assert_eq!(linked, [false, true, true]);
 }

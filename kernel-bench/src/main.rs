@@ -10,6 +10,7 @@ mod quality;
 mod report;
 mod revisions;
 mod suite;
+mod tokens;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -67,8 +68,8 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     other_tree: Option<PathBuf>,
     /// Measure only these questions (comma-separated: def, refs, callers, grep, tools,
-    /// quality, revisions).
-    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools", "quality", "revisions"])]
+    /// quality, revisions, tokens).
+    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools", "quality", "revisions", "tokens"])]
     only: Vec<String>,
     /// The git repository kernel-bench/make-git-tree.sh builds, for the revisions' scenarios
     /// (`knav --rev`); without it they are not measured.
@@ -376,8 +377,14 @@ fn measure(
         }
         _ => None,
     };
+    let tokens = if args.only.is_empty() || args.only.iter().any(|q| q == "tokens") {
+        setup.tokens(log)
+    } else {
+        Vec::new()
+    };
     Ok(suite::Results {
         revisions,
+        tokens,
         builds,
         refresh,
         latencies,

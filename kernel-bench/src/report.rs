@@ -517,6 +517,7 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     revisions_section(&mut o, r);
     latency_section(&mut o, cx, r);
     answer_size_section(&mut o, r);
+    crate::tokens::section(&mut o, &r.tokens);
     let _ = writeln!(o, "\n![ratios](chart.svg)");
     o
 }

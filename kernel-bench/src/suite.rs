@@ -367,6 +367,8 @@ pub struct Results {
     pub facts: Option<Facts>,
     /// The git revisions' scenarios (with `--git`).
     pub revisions: Option<Revisions>,
+    /// Each MCP tool's default page for typical questions.
+    pub tokens: Vec<crate::tokens::Page>,
 }
 
 /// Bytes of each answer to the questions about one symbol.
@@ -988,6 +990,21 @@ impl Setup {
             }
         }
         out
+    }
+
+    /// Each of [`crate::tokens::QUESTIONS`]' default page through one `knav serve`.
+    pub fn tokens(&self, log: &mut dyn FnMut(&str)) -> Vec<crate::tokens::Page> {
+        log("tokens: knav serve");
+        let pages = self.with_server("3600", |mcp| {
+            Ok(crate::tokens::measure(&self.tree, &mut |tool, args| {
+                let call = format!(r#"{{"name":"{tool}","arguments":{args}}}"#);
+                mcp.request("tools/call", &call)
+            }))
+        });
+        pages.unwrap_or_else(|e| {
+            log(&format!("tokens not measured: {e}"));
+            Vec::new()
+        })
     }
 
     /// Bytes of the text index (its `tx-` directory) and of the files it covers (the

@@ -303,7 +303,9 @@ fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String
         None => Format::Text,
         Some(f) => f.parse::<Format>().map_err(|e| format!("{tool}: {e}"))?,
     };
-    let limit = shared.limit.unwrap_or(0);
+    let limit = shared
+        .limit
+        .unwrap_or_else(|| crate::tools::agent_limit(tool));
     if limit > MAX_LIMIT.saturating_mul(1_000_000) {
         return Err(format!(
             "{tool}: limit {limit} is absurd; ask for at most {MAX_LIMIT} and page with offset"

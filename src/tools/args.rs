@@ -472,6 +472,33 @@ pub(super) struct TextArgs {
     #[serde(skip)]
     #[schemars(skip)]
     count: bool,
+    /// At most NUM matching lines of each file, as rg's -m.
+    #[arg(short = 'm', long, value_name = "NUM")]
+    #[serde(skip)]
+    #[schemars(skip)]
+    max_count: Option<u64>,
+    /// Print `path:line:col:text`, one line per match, as rg --vimgrep.
+    #[arg(long, conflicts_with_all = ["files_with_matches", "count", "heading"])]
+    #[serde(skip)]
+    #[schemars(skip)]
+    vimgrep: bool,
+    /// Print hits grouped by file and definition, with totals and a page (the default on a
+    /// terminal).
+    #[arg(long, conflicts_with = "no_heading")]
+    #[serde(skip)]
+    #[schemars(skip)]
+    heading: bool,
+    /// Print every hit as `path:line:text`, exactly as rg -n --no-heading (the default when
+    /// stdout is not a terminal).
+    #[arg(long)]
+    #[serde(skip)]
+    #[schemars(skip)]
+    no_heading: bool,
+    /// Line numbers are always shown (accepted for rg's command lines).
+    #[arg(short = 'n', long)]
+    #[serde(skip)]
+    #[schemars(skip)]
+    line_number: bool,
     #[serde(flatten)]
     #[arg(skip)]
     shared: Shared,
@@ -505,6 +532,7 @@ impl McpArgs for TextArgs {
             within: self.within,
             context: self.context,
             mode,
+            max_count: self.max_count,
         }));
         Ok((Order::Ask(ask), self.shared))
     }

@@ -78,7 +78,7 @@ pub struct Shared {
     pub root: Option<String>,
     /// text (default) or json
     pub format: Option<String>,
-    /// results per page, default 100, max 1000
+    /// results per page, max 1000
     pub limit: Option<u64>,
     /// results to skip
     pub offset: Option<u64>,
@@ -99,7 +99,7 @@ struct SearchShared {
     root: Option<String>,
     /// text or json
     format: Option<String>,
-    /// default 100, max 1000
+    /// max 1000
     limit: Option<u64>,
     /// results to skip
     offset: Option<u64>,
@@ -278,6 +278,21 @@ impl Tool {
     }
 }
 
+/// The page size a call of `tool` over MCP gets when it names no `limit`: sized so that a
+/// typical answer on the kernel stays under 2,000 tokens (kernel-bench's "Answer size over MCP"
+/// measures them); 0: the query's own default ([`crate::query::DEFAULT_LIMIT`]).
+pub fn agent_limit(tool: &str) -> u64 {
+    match tool {
+        "search_code" => 10,
+        "search_text" => 20,
+        "search_docs" => 10,
+        "search_symbols" | "search_files" => 30,
+        "find_references" | "find_callers" | "change_impact" => 40,
+        "list_file_symbols" => 50,
+        _ => 0,
+    }
+}
+
 /// The tool groups `knav serve --tools` and `.knav.toml`'s `serve.tools` choose from (default:
 /// all); every tool is in one.
 pub const GROUPS: &[&str] = &["core", "search", "edit", "review"];
@@ -436,7 +451,15 @@ pub const TOOLS: &[Tool] = &[
         group: "search",
         effect: Effect::Reads,
         always_load: false,
-        cli_only: &["files_with_matches", "count"],
+        cli_only: &[
+            "files_with_matches",
+            "count",
+            "max_count",
+            "vimgrep",
+            "heading",
+            "no_heading",
+            "line_number",
+        ],
         mcp_only: &["output"],
         parts: both::<TextArgs>(),
     },

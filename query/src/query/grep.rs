@@ -29,6 +29,9 @@ pub enum GrepMode {
     Files,
     /// One row per file with its count of matching lines (`-c`).
     Count,
+    /// Every matching line, unpaged: one row per file with all its lines, the files in rg's
+    /// `--sort path` order (what the CLI prints as rg's plain output, `path:line:text`).
+    Every,
 }
 
 /// A search_text question.
@@ -46,6 +49,8 @@ pub struct GrepAsk {
     pub context: u32,
     /// Lines, files or counts.
     pub mode: GrepMode,
+    /// At most this many matching lines of each file (rg's `-m`).
+    pub max_count: Option<u64>,
 }
 
 const TOOL: &str = "search_text";
@@ -226,7 +231,12 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
             crate::envelope::quote(first)
         ));
     }
-    let hits = kept_hits(q, &mut env, &scope, &candidates, found);
+    let mut hits = kept_hits(q, &mut env, &scope, &candidates, found, ask.max_count);
+    match ask.mode {
+        GrepMode::Every => hits.sort_by(|a, b| rg_path_order(a.0, b.0).then(a.1.cmp(&b.1))),
+        // Translations repeat what the English text says: after the rest.
+        _ => hits.sort_by_key(|h| is_translation(h.0)),
+    }
     let mut files_with_hits = 0u64;
     for (k, h) in hits.iter().enumerate() {
         if k == 0 || hits[k - 1].0 != h.0 {
@@ -239,6 +249,7 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
             GrepMode::Lines => "lines",
             GrepMode::Files => "files",
             GrepMode::Count => "count",
+            GrepMode::Every => "every",
         },
         hits: hits.len() as u64,
         files_with_hits,
@@ -247,6 +258,12 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         files_binary: binary,
     });
     env.next_tools = vec!["get_symbol_body", "find_references"];
+    if ask.mode == GrepMode::Every {
+        env.total = hits.len() as u64;
+        env.limit = env.total;
+        env.results = Some(Results::Groups(every_line(&hits)));
+        return Ok(env);
+    }
     if ask.mode != GrepMode::Lines {
         let page = q.paginate(&mut env, file_groups(&hits));
         env.results = Some(Results::Groups(page));
@@ -426,6 +443,7 @@ fn kept_hits<'a>(
     scope: &Scope,
     candidates: &[Candidate<'a>],
     found: Vec<(usize, Vec<u32>)>,
+    max_count: Option<u64>,
 ) -> Vec<KeptHit<'a>> {
     let mut hidden = 0usize;
     let mut hits: Vec<KeptHit<'a>> = Vec::new();
@@ -433,7 +451,11 @@ fn kept_hits<'a>(
         let path = candidates[i].path;
         let ranges = scope.within.as_ref().and_then(|w| w.get(path));
         let at = q.snap.find_file(path);
+        let mut kept = 0u64;
         for line in lines {
+            if max_count.is_some_and(|m| kept >= m) {
+                break;
+            }
             if let Some(r) = ranges {
                 if !r.iter().any(|&(a, b)| a <= line && line <= b) {
                     continue;
@@ -453,6 +475,7 @@ fn kept_hits<'a>(
                 _ => None,
             };
             hits.push((path, line, active));
+            kept += 1;
         }
     }
     if hidden > env.hidden.len() {
@@ -462,6 +485,29 @@ fn kept_hits<'a>(
         ));
     }
     hits
+}
+
+/// Whether `path` is under Documentation/translations/.
+fn is_translation(path: &str) -> bool {
+    path.starts_with("Documentation/translations/")
+}
+
+/// rg's `--sort path` order: component by component (`fs/a/x` before `fs/a-b/x`), as a walk
+/// that sorts each directory's entries by name visits them.
+pub fn rg_path_order(a: &str, b: &str) -> std::cmp::Ordering {
+    a.split('/').cmp(b.split('/'))
+}
+
+/// One row per file of `hits` (in their order) with every line.
+fn every_line(hits: &[KeptHit<'_>]) -> Vec<FileGroup> {
+    let mut groups = file_groups(hits);
+    let mut at = 0;
+    for g in &mut groups {
+        let n = g.count as usize;
+        g.lines = hits[at..at + n].iter().map(|h| h.1).collect();
+        at += n;
+    }
+    groups
 }
 
 /// One row per file of `hits` (in path order), with its count of matching lines.
