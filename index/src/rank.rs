@@ -6,7 +6,7 @@
 use knav_ctags::Kind;
 
 /// Ranking key of a definition, smaller first: the kernel proper before `tools/`, `samples/`,
-/// selftests and documentation (which carry their own copies of kernel names); then (after
+/// `scripts/`, `usr/`, selftests and documentation (which carry their own copies of kernel names); then (after
 /// rare code, see `Query::rare`) bodies, then prototypes and `extern` declarations, then
 /// members; then generic code before one architecture's.
 pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
@@ -18,10 +18,13 @@ pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
 }
 
 /// True for the copies of kernel names that `tools/`, `samples/`, selftests and documentation
-/// carry.
+/// carry, and for the user-space programs the build runs (`scripts/`: `def current` listed
+/// scripts/kconfig/gconf.c's variable first; `usr/gen_init_cpio.c`).
 fn is_copy(path: &str) -> bool {
     path.starts_with("tools/")
         || path.starts_with("samples/")
+        || path.starts_with("scripts/")
+        || path.starts_with("usr/")
         || path.contains("/selftests/")
         || path.starts_with("Documentation/")
 }
