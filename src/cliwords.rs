@@ -33,26 +33,25 @@ pub fn text(
     out
 }
 
-/// The CLI's `next:` line for `env`'s next tools, each a whole command with its argument (the
-/// answer's subject, the name asked, a reach's ends, a grep hit's function, a result's file);
-/// a tool whose argument is not known is left out, and None when none is left.
+/// The CLI's `next:` line for `env`'s next tools, each a command with its argument where it
+/// is known (the answer's subject, the name asked, a reach's ends, a grep hit's function, a
+/// result's file or name); None when there are none.
 fn next_line(env: &Envelope, asked: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    if env.next_tools.is_empty() {
+        return None;
+    }
     let hints: Vec<String> = env
         .next_tools
         .iter()
-        .filter_map(|t| match command_of(t) {
+        .map(|t| match command_of(t) {
             Some(c) => match argument(env, t, asked) {
-                Some(a) => Some(format!(
-                    "knav {c} {}",
-                    crate::index::printable::shell_word(&a)
-                )),
-                None if takes_nothing(t) => Some(format!("knav {c}")),
-                None => None,
+                Some(a) => format!("knav {c} {}", crate::index::printable::shell_word(&a)),
+                None => format!("knav {c}"),
             },
-            None => Some(format!("{t} (over MCP)")),
+            None => format!("{t} (over MCP)"),
         })
         .collect();
-    (!hints.is_empty()).then(|| format!("next: {}\n", hints.join(", ")))
+    Some(format!("next: {}\n", hints.join(", ")))
 }
 
 /// The argument next tool `tool` takes after `env`, when it is known.
@@ -99,11 +98,6 @@ fn argument(env: &Envelope, tool: &str, asked: &dyn Fn(&str) -> Option<String>) 
             Some(Results::Records(r)) => r.first().map(|r| r.symbol.clone()),
             _ => None,
         })
-}
-
-/// True for the tools that take no argument.
-fn takes_nothing(tool: &str) -> bool {
-    matches!(tool, "index_status" | "update_index" | "review_diff")
 }
 
 /// True for the tools whose first argument is a symbol name.
