@@ -336,3 +336,32 @@ fn a_path_prefix_that_matches_no_file_is_said_not_answered_as_0_definitions() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(paths(&v), ["fs/read_write.c"], "{v}");
 }
+
+#[test]
+fn diff_labels_a_hunk_whose_both_sides_match_as_the_files_other_hunks() {
+    // The tree has the patch: the first hunk's old side (`a x x`) is also at its line, the
+    // second's is not. main labelled the first "yes", the second "already applied".
+    let t = tree(
+        "names-diff-labels",
+        &[(
+            "fs/a.c",
+            "a\nx\nx\nx\nb\np\nq\nr\nc\nnew\nd\nint f(void)\n{\n\treturn 0;\n}\n",
+        )],
+    );
+    let patch = t.root.join("p.diff");
+    std::fs::write(
+        &patch,
+        "--- a/fs/a.c\n+++ b/fs/a.c\n@@ -1,3 +1,4 @@\n a\n x\n+x\n x\n\
+         @@ -8,3 +9,3 @@\n c\n-old\n+new\n d\n",
+    )
+    .unwrap();
+    let (code, v) = json(&t, &["diff", patch.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    let labels: Vec<&str> = v["results"]["files"][0]["hunks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|h| h["applies"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["already applied", "already applied"], "{v}");
+}

@@ -411,6 +411,7 @@ fn resolve_and_answer(q: &Query<'_>, ask: &Ask, tag: Option<&str>) -> Envelope {
     for (asked, name, how) in found {
         let guess = env.near_match;
         query::resolved(&mut env, &asked, &name, how);
+        query::mark_resolved(&mut env, &name);
         env.near_match |= guess;
     }
     env

@@ -48,7 +48,7 @@ pub use body::get_symbol_body;
 pub use callees::find_callees;
 pub use callers::find_callers;
 pub use code::{search_code, Scope};
-pub use def::{find_definition, find_tag, resolved, several};
+pub use def::{find_definition, find_tag, mark_resolved, resolved, several};
 pub use docs::search_docs;
 pub use files::search_files;
 pub use find::{parse_kind, search_symbols};
