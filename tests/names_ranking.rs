@@ -1,8 +1,10 @@
 //! Names as people write them (`struct file_operations`, `vfs_read()`, a system call's name, a
 //! misspelling answered the same way by every tool), popular names answered a page at a time,
 //! which definition comes first (the kernel before user-space programs, a function before a
-//! member of its name, the common build's file, the active config's architecture), and hints
-//! that are whole commands. Each test writes its own tree and is named after what broke.
+//! member of its name, the common build's file, the active config's architecture), hints
+//! that are whole commands, and a diff's hunk labels read alike. Each test writes its own tree
+//! and is named after what broke; the `kernel_` tests (`#[ignore]`d) check the same on Linux
+//! 6.12 (`KNAV_KERNEL_TREE`, Debian's `config.amd64` beside it).
 
 use serde_json::Value;
 
@@ -364,4 +366,102 @@ fn diff_labels_a_hunk_whose_both_sides_match_as_the_files_other_hunks() {
         .map(|h| h["applies"].as_str().unwrap())
         .collect();
     assert_eq!(labels, ["already applied", "already applied"], "{v}");
+}
+
+/// The Linux 6.12 tree `KNAV_KERNEL_TREE` names (indexed where `KNAV_INDEX_DIR` says).
+fn kernel() -> String {
+    match std::env::var("KNAV_KERNEL_TREE") {
+        Ok(tree) if !tree.is_empty() => tree,
+        _ => panic!("KNAV_KERNEL_TREE is not set: set it to a Linux 6.12 source tree"),
+    }
+}
+
+/// `(exit code, stdout)` of `knav ARGS --root TREE`.
+fn on_kernel(tree: &str, args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(args)
+        .args(["--root", tree])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE"]
+fn kernel_names_as_written_syscalls_and_near_matches() {
+    let tree = kernel();
+    let (code, out) = on_kernel(&tree, &["def", "struct file_operations"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("include/linux/fs.h:2115: struct file_operations {  [struct]"),
+        "{out}"
+    );
+    assert!(out.contains("next: knav body file_operations,"), "{out}");
+    let (code, out) = on_kernel(&tree, &["def", "openat"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("sys_openat: "), "{out}");
+    assert!(
+        out.contains("\nfs/open.c:1447: SYSCALL_DEFINE4(openat,"),
+        "{out}"
+    );
+    for tool in ["def", "callers"] {
+        let (code, out) = on_kernel(&tree, &[tool, "vfs_raed"]);
+        assert_eq!(code, 1, "{tool}: {out}");
+        assert!(
+            out.contains("showing 'vfs_read' (one edit away), a near match"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE"]
+fn kernel_callers_of_kfree_skb_are_paged_with_a_narrowing() {
+    let tree = kernel();
+    let (code, out) = on_kernel(&tree, &["callers", "kfree_skb", "--limit", "3"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("direct calls in 702 files; --path-prefix net/ narrows them to its "),
+        "{out}"
+    );
+    assert!(out.contains("[1-3 of "), "{out}");
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE"]
+fn kernel_ranking_of_current_kmalloc_synchronize_rcu_and_access_ok() {
+    let tree = kernel();
+    let first = |args: &[&str]| {
+        let (_, out) = on_kernel(&tree, args);
+        out.lines().nth(1).unwrap_or_default().to_string()
+    };
+    assert!(
+        first(&["def", "current"]).starts_with("include/asm-generic/current.h:9:"),
+        "def current"
+    );
+    assert!(
+        first(&["def", "synchronize_rcu"]).starts_with("kernel/rcu/tree.c:4108:"),
+        "def synchronize_rcu"
+    );
+    let (_, out) = on_kernel(&tree, &["def", "kmalloc"]);
+    let lines: Vec<&str> = out.lines().collect();
+    let member = lines.iter().position(|l| l.contains("[member]")).unwrap();
+    assert!(
+        lines[..member]
+            .iter()
+            .filter(|l| l.contains("[function]"))
+            .count()
+            >= 4,
+        "{out}"
+    );
+    let config = std::path::Path::new(&tree).join("../config.amd64");
+    let config = config.to_str().unwrap();
+    let (_, out) = on_kernel(&tree, &["callees", "vfs_read", "--active-config", config]);
+    assert!(
+        out.contains("  access_ok  line 557 → include/asm-generic/access_ok.h:45\n"),
+        "{out}"
+    );
 }
