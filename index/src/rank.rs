@@ -162,6 +162,17 @@ mod tests {
     }
 
     #[test]
+    fn user_space_programs_of_scripts_and_usr_rank_after_the_kernel() {
+        // `def current` listed scripts/kconfig/gconf.c's variable before the kernel's #define.
+        assert!(
+            rank(Kind::Macro, "include/asm-generic/current.h")
+                < rank(Kind::Variable, "scripts/kconfig/gconf.c")
+        );
+        assert_eq!(rank(Kind::Variable, "usr/gen_init_cpio.c").0, 1);
+        assert_eq!(rank(Kind::Function, "kernel/scripts.c").0, 0);
+    }
+
+    #[test]
     fn the_rank_byte_holds_the_rank_and_arch_um() {
         let paths = [
             "mm/slub.c",
