@@ -747,9 +747,9 @@ pub fn main() -> i32 {
     }
     let out = match format {
         Format::Text => {
-            let symbol = matches.try_get_one::<String>("symbol").ok().flatten();
+            let asked = |id: &str| matches.try_get_one::<String>(id).ok().flatten().cloned();
             let cmd = <Cli as clap::CommandFactory>::command;
-            crate::cliwords::text(env, symbol.map(String::as_str), cmd)
+            crate::cliwords::text(env, &asked, cmd)
         }
         Format::Json => render(&env, format),
     };

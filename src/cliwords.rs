@@ -18,23 +18,25 @@ fn command_of(name: &str) -> Option<&'static str> {
 }
 
 /// `env` as the CLI's text: rendered with its prose in CLI words ([`for_cli`]), the page
-/// footer's flag ([`footer`]) and the `next:` line naming commands ([`next_line`]; `symbol`:
-/// the name asked, when the command takes one). `cmd` builds the CLI's clap command, asked for
-/// only when the prose may name an argument.
+/// footer's flag ([`footer`]) and the `next:` line naming commands with their arguments
+/// ([`next_line`]; `asked`: the value of one of the command's arguments, by its id). `cmd`
+/// builds the CLI's clap command, asked for only when the prose may name an argument.
 pub fn text(
     mut env: Envelope,
-    symbol: Option<&str>,
+    asked: &dyn Fn(&str) -> Option<String>,
     cmd: impl FnOnce() -> clap::Command,
 ) -> String {
-    let next = next_line(&env, symbol);
+    let next = next_line(&env, asked);
     for_cli(&mut env, cmd);
     let mut out = footer(crate::render::text(&env));
     out.push_str(next.as_deref().unwrap_or_default());
     out
 }
 
-/// The CLI's `next:` line for `env`'s next tools, or None when it suggests none.
-fn next_line(env: &Envelope, symbol: Option<&str>) -> Option<String> {
+/// The CLI's `next:` line for `env`'s next tools, each a command with its argument where it
+/// is known (the answer's subject, the name asked, a reach's ends, a grep hit's function, a
+/// result's file or name); None when there are none.
+fn next_line(env: &Envelope, asked: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     if env.next_tools.is_empty() {
         return None;
     }
@@ -42,14 +44,60 @@ fn next_line(env: &Envelope, symbol: Option<&str>) -> Option<String> {
         .next_tools
         .iter()
         .map(|t| match command_of(t) {
-            Some(c) => match symbol.filter(|_| takes_symbol(t)) {
-                Some(s) => format!("knav {c} {}", crate::index::printable::shell_word(s)),
+            Some(c) => match argument(env, t, asked) {
+                Some(a) => format!("knav {c} {}", crate::index::printable::shell_word(&a)),
                 None => format!("knav {c}"),
             },
             None => format!("{t} (over MCP)"),
         })
         .collect();
     Some(format!("next: {}\n", hints.join(", ")))
+}
+
+/// The argument next tool `tool` takes after `env`, when it is known.
+fn argument(env: &Envelope, tool: &str, asked: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    use crate::envelope::Results;
+    if env.tool == "reachability" {
+        // Where the chain starts, and where it should end.
+        return match tool {
+            "find_callees" => asked("from_symbol"),
+            "find_callers" => asked("to_symbol"),
+            _ => None,
+        };
+    }
+    if tool == "list_file_symbols" {
+        return match &env.results {
+            Some(Results::Files(f)) => f.first().map(|f| f.path.clone()),
+            Some(Results::Records(r)) => r.first().map(|r| r.path.clone()),
+            _ => None,
+        };
+    }
+    if tool == "search_files" {
+        // A file that is not there: its name, to find where it is.
+        let file = asked("file_path")?;
+        let name = file
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(&file);
+        return (!name.is_empty()).then(|| name.to_string());
+    }
+    if !takes_symbol(tool) {
+        return None;
+    }
+    let valid = |s: &String| crate::query::valid_name(s);
+    env.subject
+        .clone()
+        .or_else(|| asked("symbol"))
+        .or_else(|| asked("pattern").filter(valid))
+        .or_else(|| match &env.results {
+            // A grep hit's function; a file's first definition.
+            Some(Results::Hits(h)) => h
+                .iter()
+                .find_map(|h| Some(h.enclosing.as_ref()?.symbol.clone())),
+            Some(Results::Records(r)) => r.first().map(|r| r.symbol.clone()),
+            _ => None,
+        })
 }
 
 /// True for the tools whose first argument is a symbol name.

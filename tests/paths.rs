@@ -211,7 +211,7 @@ fn a_name_with_a_newline_is_shown_escaped_and_its_definitions_are_its_own() {
     let (_, text) = knav(&t, &["symbols", "a\nb.c"]);
     assert_eq!(
         text,
-        "a\\x0ab.c:1: int nl(void) { return 0; }  [function]\nnext: knav body, knav refs\n"
+        "a\\x0ab.c:1: int nl(void) { return 0; }  [function]\nnext: knav body nl, knav refs nl\n"
     );
 }
 

@@ -194,7 +194,12 @@ fn pages_carry_the_exact_total_and_the_next_offset() {
         text.starts_with("kernel_read  fs/read_write.c:29: ssize_t kernel_read("),
         "{text}"
     );
-    assert!(text.ends_with("next: knav body, knav callers, knav def\n"));
+    assert!(
+        text.ends_with(
+            "next: knav body kernel_read, knav callers kernel_read, knav def kernel_read\n"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
@@ -267,7 +272,7 @@ fn files_match_path_parts_with_the_exact_file_name_first() {
     let (_, text) = knav(&t, &["files", "ext2"]);
     assert_eq!(
         text,
-        "fs/ext2/file.c  (15 lines, 2 definitions)\nnext: knav symbols\n"
+        "fs/ext2/file.c  (15 lines, 2 definitions)\nnext: knav symbols fs/ext2/file.c\n"
     );
     let (code, v) = json(&t, &["files", "nothing_here"]);
     assert_eq!((code, v["total"].as_u64()), (0, Some(0)));

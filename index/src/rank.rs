@@ -6,7 +6,7 @@
 use knav_ctags::Kind;
 
 /// Ranking key of a definition, smaller first: the kernel proper before `tools/`, `samples/`,
-/// selftests and documentation (which carry their own copies of kernel names); then (after
+/// `scripts/`, `usr/`, selftests and documentation (which carry their own copies of kernel names); then (after
 /// rare code, see `Query::rare`) bodies, then prototypes and `extern` declarations, then
 /// members; then generic code before one architecture's.
 pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
@@ -18,10 +18,13 @@ pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
 }
 
 /// True for the copies of kernel names that `tools/`, `samples/`, selftests and documentation
-/// carry.
+/// carry, and for the user-space programs the build runs (`scripts/`: `def current` listed
+/// scripts/kconfig/gconf.c's variable first; `usr/gen_init_cpio.c`).
 fn is_copy(path: &str) -> bool {
     path.starts_with("tools/")
         || path.starts_with("samples/")
+        || path.starts_with("scripts/")
+        || path.starts_with("usr/")
         || path.contains("/selftests/")
         || path.starts_with("Documentation/")
 }
@@ -156,6 +159,17 @@ mod tests {
         assert!(b(Kind::Prototype, "include/linux/slab.h") < b(Kind::Function, "tools/x.c"));
         assert!(b(Kind::Function, "arch/x86/mm/a.c") < b(Kind::Function, "arch/um/a.c"));
         assert!(b(Kind::Function, "mm/a.c") < b(Kind::Function, "arch/x86/a.c"));
+    }
+
+    #[test]
+    fn user_space_programs_of_scripts_and_usr_rank_after_the_kernel() {
+        // `def current` listed scripts/kconfig/gconf.c's variable before the kernel's #define.
+        assert!(
+            rank(Kind::Macro, "include/asm-generic/current.h")
+                < rank(Kind::Variable, "scripts/kconfig/gconf.c")
+        );
+        assert_eq!(rank(Kind::Variable, "usr/gen_init_cpio.c").0, 1);
+        assert_eq!(rank(Kind::Function, "kernel/scripts.c").0, 0);
     }
 
     #[test]

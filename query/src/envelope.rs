@@ -657,6 +657,15 @@ pub struct Envelope {
     /// Text searches: what was searched and found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchSummary>,
+    /// The name the answer is about when it is not the name as asked: the tag of
+    /// `struct file_operations`, `sys_openat` for `openat`, a near match for a misspelling. The
+    /// next tools take it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// True when `subject` is a guess (a near match: `vfs_read` for `vfs_raed`), not the name
+    /// asked: the CLI exits 1, as for a name not found.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub near_match: bool,
 }
 
 /// The git revision an answer is for.
@@ -726,6 +735,8 @@ impl Envelope {
             index: None,
             hidden: Vec::new(),
             search: None,
+            subject: None,
+            near_match: false,
         }
     }
 
@@ -753,13 +764,15 @@ impl Envelope {
         });
     }
 
-    /// The process exit code for this envelope: 1 when it carries an error. A text search
+    /// The process exit code for this envelope: 1 when it carries an error or answers a near
+    /// match instead of the name asked ([`Envelope::near_match`]). A text search
     /// answers as grep does: 0 with hits, 1 without, 2 on an error.
     pub fn exit_code(&self) -> i32 {
         match (self.tool, self.error.is_some()) {
             ("search_text", true) => 2,
             ("search_text", false) if self.total == 0 => 1,
             (_, true) => 1,
+            _ if self.near_match => 1,
             _ => 0,
         }
     }

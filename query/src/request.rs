@@ -4,7 +4,7 @@
 
 use crate::envelope::quote;
 use crate::envelope::Envelope;
-use crate::query::{self, GroupBy, Page, Query};
+use crate::query::{self, fuzzy, GroupBy, Page, Query};
 use knav_index::store::Snapshot;
 
 /// A question for the index.
@@ -342,13 +342,104 @@ static PARSED_CONFIGS: std::sync::Mutex<Vec<(u64, std::sync::Arc<knav_kconfig::C
 /// How many [`PARSED_CONFIGS`] are kept.
 const MAX_PARSED_CONFIGS: usize = 4;
 
+/// `ask` with its names read as people write them ([`fuzzy::as_written`]: `struct
+/// file_operations`, `vfs_read()`, `&init_task`), and the tag a find_definition name was
+/// written with.
+fn as_written(ask: &Ask) -> (Ask, Option<&'static str>) {
+    let mut ask = ask.clone();
+    let mut tag = None;
+    let mut read = |s: &mut String| {
+        if let Some(w) = fuzzy::as_written(s) {
+            tag = w.tag;
+            *s = w.name.to_string();
+        }
+    };
+    match &mut ask {
+        Ask::Def { symbol } if fuzzy::split_member(symbol).is_none() => read(symbol),
+        Ask::Refs { symbol, .. }
+        | Ask::Callers { symbol, .. }
+        | Ask::Callees { symbol, .. }
+        | Ask::Body { symbol, .. }
+        | Ask::Impact { symbol, .. } => read(symbol),
+        Ask::Reach { from, to, .. } => {
+            read(from);
+            read(to);
+        }
+        _ => {}
+    }
+    (ask, tag)
+}
+
+/// The name `ask` names, for the tools that take one.
+fn name_of(ask: &mut Ask) -> Option<&mut String> {
+    match ask {
+        Ask::Refs { symbol, .. }
+        | Ask::Callers { symbol, .. }
+        | Ask::Callees { symbol, .. }
+        | Ask::Body { symbol, .. }
+        | Ask::Impact { symbol, .. } => Some(symbol),
+        _ => None,
+    }
+}
+
+/// Answers `ask` (its names read as written) for the name each tool is best asked with: a
+/// system call's function for its name, a near match for a name the index does not hold
+/// ([`fuzzy::for_tools`]), said in the answer (a near match is [`Envelope::near_match`]), the
+/// way find_definition resolves its own.
+fn resolve_and_answer(q: &Query<'_>, ask: &Ask, tag: Option<&str>) -> Envelope {
+    if let (Ask::Def { symbol }, Some(tag)) = (ask, tag) {
+        return query::find_tag(q, tag, symbol);
+    }
+    let mut ask = ask.clone();
+    let mut found = Vec::new();
+    let mut resolve = |name: &mut String| match fuzzy::for_tools(q, name) {
+        fuzzy::Fuzzy::One(to, how) => {
+            found.push((std::mem::replace(name, to.clone()), to, how));
+            Ok(())
+        }
+        fuzzy::Fuzzy::Several(names) => Err((name.clone(), names)),
+        fuzzy::Fuzzy::Nothing => Ok(()),
+    };
+    let outcome = match &mut ask {
+        Ask::Reach { from, to, .. } => resolve(from).and_then(|_| resolve(to)),
+        other => name_of(other).map_or(Ok(()), resolve),
+    };
+    if let Err((name, names)) = outcome {
+        return query::several(q, ask.tool(), &name, names);
+    }
+    let mut env = match_ask(q, &ask);
+    for (asked, name, how) in found {
+        let guess = env.near_match;
+        query::resolved(&mut env, &asked, &name, how);
+        query::mark_resolved(&mut env, &name);
+        env.near_match |= guess;
+    }
+    env
+}
+
 /// Answers `ask` from `snap`, one page at a time.
 pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
     let q = Query::new(snap, page);
-    let mut env = match check(ask) {
+    let (read, tag) = as_written(ask);
+    let mut env = match check(&read) {
         Err(e) => q.envelope_error(ask.tool(), e),
-        Ok(()) => match_ask(&q, ask),
+        Ok(()) => resolve_and_answer(&q, &read, tag),
     };
+    if !q.prefix_matches() && prefix_filters(ask) && env.error.is_none() {
+        let prefix = q.page.path_prefix.as_deref().unwrap_or_default();
+        env.error = Some(format!(
+            "path_prefix {} names nothing: no indexed file's path starts with it",
+            quote(prefix)
+        ));
+        env.next_tools = vec!["search_files"];
+    }
+    if env.subject.is_none() && read != *ask {
+        // The next tools take the name as read (`file_operations`, not `struct …`).
+        env.subject = match &read {
+            Ask::Def { symbol } => Some(symbol.clone()),
+            other => name_of(&mut other.clone()).cloned(),
+        };
+    }
     let mut changed = q.changed.take();
     changed.sort();
     changed.dedup();
@@ -371,11 +462,28 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
     // for a file that is not there, finding where the symbol lives instead.
     if env.error.is_some() && env.next_tools.is_empty() {
         env.next_tools = vec![match ask {
-            Ask::Symbols { .. } => "find_definition",
+            Ask::Symbols { .. } => "search_files",
             other => other.tool(),
         }];
     }
     env
+}
+
+/// True for the questions whose answers the path prefix filters by the indexed files' paths
+/// (grep checks its own against the tree; documentation is not among the indexed files).
+fn prefix_filters(ask: &Ask) -> bool {
+    matches!(
+        ask,
+        Ask::Def { .. }
+            | Ask::Refs { .. }
+            | Ask::Callers { .. }
+            | Ask::Callees { .. }
+            | Ask::Body { .. }
+            | Ask::Find { .. }
+            | Ask::Files { .. }
+            | Ask::Impact { .. }
+            | Ask::Code { .. }
+    )
 }
 
 fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {

@@ -208,11 +208,13 @@ fn side(path: &str) -> Side<'_> {
 /// 1. being seen from the caller's file: not another file's `static` function or `#define`
 ///    of a `.c` file (md-linear.c's `struct dev_info` is not what a driver's `dev_info(…)`
 ///    calls) unless one of the two files includes the other (a KUnit test `#include`d by the
-///    file it tests calls its `static` functions); `None` when only those are left;
+///    file it tests calls its `static` functions); `None` when only those are left; then
+///    what the active config builds before what it does not;
 /// 2. a body, `#define` or variable of the caller's own file;
 /// 3. its part of the tree ([`Side`]): the same, then the kernel's, then another's;
-/// 4. its architecture: the caller's (a 32-bit-only file after the others for other code),
-///    then generic code, then another architecture's;
+/// 4. its architecture: the caller's (for generic code, the active config's: `access_ok` in
+///    fs/read_write.c is x86's under an amd64 config), a 32-bit-only file after the others
+///    for other code, then generic code, then another architecture's;
 /// 5. common builds before rare ones ([`Query::rare`]), bodies before `#define`s before
 ///    declarations ([`rank`]);
 /// 6. for a `#define` or a declaration, a header the file includes by a quoted name, then the
@@ -246,7 +248,8 @@ pub fn called_def<'a>(q: &Query<'a>, site: &CallSite<'_>, name: &'a str) -> Opti
             } else {
                 2
             };
-            let arch_key = match (arch(path), site.arch) {
+            // A generic file's call, under a config, reaches its architecture's definition.
+            let arch_key = match (arch(path), site.arch.or_else(|| q.config_arch())) {
                 (Some(a), Some(b)) if a == b => u8::from(is_32(path) && !is_32(from)),
                 (Some(_), Some(_)) => 3,
                 _ => 2,
@@ -255,7 +258,13 @@ pub fn called_def<'a>(q: &Query<'a>, site: &CallSite<'_>, name: &'a str) -> Opti
             let quoted = !own && header && decl > 0 && site.includes(q, path);
             let near = if decl > 0 { above(path, dir) } else { 0 };
             let shared = super::structs::global_for(path, from);
-            let first = (hidden, !(own && decl < 2), side_key, arch_key);
+            let first = (
+                hidden,
+                q.unbuilt(path),
+                !(own && decl < 2),
+                side_key,
+                arch_key,
+            );
             let then = (
                 q.rare(path),
                 decl,

@@ -6,9 +6,6 @@ use super::{def_lines, indirect, not_found, role_of, valid_name, Query, Verdict}
 use crate::envelope::{CallSite, Envelope, Hidden, Results};
 use knav_index::segment::Posting;
 
-/// find_callers refuses names referenced in more files than this.
-pub const MAX_CALLER_FILES: usize = 500;
-
 /// A call site kept: `(segment, posting, active)`, `active` as [`CallSite::active`].
 pub type Call = (usize, Posting, Option<Option<bool>>);
 
@@ -127,19 +124,10 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
         .into_iter()
         .filter(|(s, p)| q.wanted_file(*s, p.file))
         .collect();
-    let files: HashSet<(usize, u32)> = postings.iter().map(|(s, p)| (*s, p.file)).collect();
-    if files.len() > MAX_CALLER_FILES {
-        let mut env = q.envelope(TOOL);
-        env.error = Some(format!(
-            "'{symbol}' is referenced in {} files (more than {MAX_CALLER_FILES}); \
-             use find_references with path_prefix to narrow it to a subsystem",
-            files.len()
-        ));
-        env.next_tools = vec!["find_references"];
-        return env;
-    }
     let mut env = q.envelope(TOOL);
     let (calls, hidden) = direct_calls(q, postings, &lines);
+    let narrow = narrowing(q, &calls);
+    let direct = calls.len();
     env.hidden = hidden;
     // Then the calls through pointers.
     let (indirect, guesses) = indirect_calls(q, symbol, include_uncertain, &mut env.hidden);
@@ -189,6 +177,12 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
         )
         .collect();
     let page = q.paginate(&mut env, rows);
+    if let (true, Some((files, narrow))) = (env.truncated, narrow) {
+        env.message = Some(match env.message.take() {
+            Some(m) => format!("{m}; in {files} files; {narrow}"),
+            None => format!("{direct} direct calls in {files} files; {narrow}"),
+        });
+    }
     let sites = page
         .into_iter()
         .map(|row| match row {
@@ -208,6 +202,38 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
         .collect();
     env.results = Some(Results::Calls(sites));
     env
+}
+
+/// For a name called from many places: in how many files, and the `path_prefix` that
+/// narrows the calls to the directory holding the most (`net/` for `kfree_skb`), one level
+/// below the prefix asked.
+fn narrowing(q: &Query<'_>, calls: &[Call]) -> Option<(usize, String)> {
+    let files: HashSet<(usize, u32)> = calls.iter().map(|(s, p, _)| (*s, p.file)).collect();
+    let mut by_dir: Vec<(&str, usize)> = Vec::new();
+    for (s, p, _) in calls {
+        let path = q.path(*s, p.file);
+        let asked = q
+            .page
+            .path_prefix
+            .as_deref()
+            .unwrap_or("")
+            .trim_start_matches("./");
+        // One directory below the prefix asked (or the top one).
+        let rest = path.strip_prefix(asked).unwrap_or(path);
+        let Some(cut) = rest.find('/') else { continue };
+        let dir = &path[..path.len() - rest.len() + cut + 1];
+        match by_dir.iter_mut().find(|(d, _)| *d == dir) {
+            Some((_, n)) => *n += 1,
+            None => by_dir.push((dir, 1)),
+        }
+    }
+    let (dir, n) = by_dir
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))?;
+    Some((
+        files.len(),
+        format!("path_prefix={dir} narrows them to its {n}"),
+    ))
 }
 
 /// A call site kept: a direct call, or a call through a pointer.

@@ -51,9 +51,7 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
                 let defs = q.definitions(&name);
                 let mut env = answer(q, &name, defs, Vec::new(), None);
                 mark_resolved(&mut env, &name);
-                env.warn(format!(
-                    "'{symbol}' has no definition; showing '{name}' ({how}), not an exact match"
-                ));
+                resolved(&mut env, symbol, &name, how);
                 return env;
             }
             Fuzzy::Several(names) => return several(q, TOOL, symbol, names),
@@ -61,6 +59,45 @@ pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
         }
     }
     answer(q, symbol, defs, kconfig, Some(counts))
+}
+
+/// Says in `env` that it answers `name`, found for `asked` as `how` says: the subject the next
+/// tools take, and whether it is a guess ([`fuzzy::is_guess`]: a near match exits 1).
+pub fn resolved(env: &mut Envelope, asked: &str, name: &str, how: &str) {
+    env.subject = Some(name.to_string());
+    env.near_match = fuzzy::is_guess(how);
+    env.warn(if env.near_match {
+        format!("'{asked}' has no definition; showing '{name}' ({how}), a near match, not the name asked")
+    } else {
+        format!("'{asked}' is '{name}' ({how})")
+    });
+}
+
+/// Answers find_definition for a name written as a tag (`struct file_operations`): the
+/// struct, union or enum of that name; every definition of the name when it has none.
+pub fn find_tag(q: &Query<'_>, tag: &str, name: &str) -> Envelope {
+    let kind = match tag {
+        "union" => Kind::Union,
+        "enum" => Kind::Enum,
+        _ => Kind::Struct,
+    };
+    let (defs, counts) = definitions_counted(q, name);
+    let tags: Vec<_> = defs
+        .iter()
+        .filter(|f| f.def.kind == kind)
+        .copied()
+        .collect();
+    let mut env = if tags.is_empty() {
+        let mut env = find_definition(q, name);
+        env.warn(format!(
+            "no {tag} {name} is defined; showing every definition of {name}"
+        ));
+        env
+    } else {
+        answer(q, name, tags, Vec::new(), Some(counts))
+    };
+    env.subject.get_or_insert_with(|| name.to_string());
+    env
 }
 
 /// The error for a name with several equally close defined names: they are listed, not guessed.

@@ -1,5 +1,6 @@
-//! Fuzzy resolution, for a name that has no definition: syscall wrapper prefixes
-//! (`__x64_sys_read` → `sys_read`), a member asked as `struct_name.member`, a case-insensitive
+//! Names as people write them (`struct file_operations`, `vfs_read()`), and fuzzy resolution,
+//! for a name that has no definition: a system call's name (`openat` → `sys_openat`), syscall
+//! wrapper prefixes (`__x64_sys_read` → `sys_read`), a member asked as `struct_name.member`, a case-insensitive
 //! match, then one and two edits away (a transposition of neighbours counting as one). Each
 //! step that finds exactly one defined name resolves to it; one that finds several lists them,
 //! the most used first, instead of guessing.
@@ -74,13 +75,50 @@ fn decide(names: Vec<Used>, symbol: &str, how: &'static str) -> Option<Fuzzy> {
     }
 }
 
+/// How a name was found that is the one asked, only spelled another way (a syscall's name
+/// for its `sys_` function, a wrapper prefix), not a guess.
+const SYSCALL_NAME: &str = "the system call SYSCALL_DEFINE makes";
+const SYSCALL_WRAPPER: &str = "syscall wrapper prefix";
+
+/// True when a name found as `how` says is a guess at what was meant (a near match), not the
+/// name asked spelled another way.
+pub fn is_guess(how: &str) -> bool {
+    how != SYSCALL_NAME && how != SYSCALL_WRAPPER
+}
+
+/// The function `SYSCALL_DEFINEn(name, …)` makes for system call `name` (`openat` →
+/// `sys_openat`), when `name` itself has no definition: a syscall's name is what people type.
+pub fn syscall(q: &Query<'_>, name: &str) -> Option<String> {
+    if name.starts_with("sys_") || !q.definitions(name).is_empty() {
+        return None;
+    }
+    let sys = format!("sys_{name}");
+    (!q.definitions(&sys).is_empty()).then_some(sys)
+}
+
+/// What a name asked of a tool other than find_definition is answered for: a system call's
+/// function for its name, a near match for a name the index does not hold at all
+/// ([`resolve`]); [`Fuzzy::Nothing`] for a name answered as it is.
+pub fn for_tools(q: &Query<'_>, name: &str) -> Fuzzy {
+    if let Some(sys) = syscall(q, name) {
+        return Fuzzy::One(sys, SYSCALL_NAME);
+    }
+    if q.postings_iter(name).next().is_some() {
+        return Fuzzy::Nothing;
+    }
+    resolve(q, name)
+}
+
 /// Resolves `symbol`, which has no definition of its own.
 pub fn resolve(q: &Query<'_>, symbol: &str) -> Fuzzy {
+    if let Some(sys) = syscall(q, symbol) {
+        return Fuzzy::One(sys, SYSCALL_NAME);
+    }
     for (prefix, to) in SYSCALL_PREFIXES {
         if let Some(rest) = symbol.strip_prefix(prefix) {
             let name = format!("{to}{rest}");
             if !q.definitions(&name).is_empty() {
-                return Fuzzy::One(name, "syscall wrapper prefix");
+                return Fuzzy::One(name, SYSCALL_WRAPPER);
             }
         }
     }
@@ -100,6 +138,42 @@ pub fn resolve(q: &Query<'_>, symbol: &str) -> Fuzzy {
         }
     }
     Fuzzy::Nothing
+}
+
+/// A name as people write it, read as the identifier it names: `struct file_operations` (the
+/// tag, `tag` set to `struct`), `vfs_read()` and `vfs_read(` (a call), `&init_task` and `*p`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Written<'a> {
+    /// The identifier.
+    pub name: &'a str,
+    /// `struct`, `union` or `enum` when the name was written as a tag.
+    pub tag: Option<&'static str>,
+}
+
+/// `symbol` read as [`Written`]; None when it is not one of those shapes (a plain name, a
+/// member, anything else).
+pub fn as_written(symbol: &str) -> Option<Written<'_>> {
+    let mut s = symbol.trim();
+    let mut tag = None;
+    for word in ["struct", "union", "enum"] {
+        if let Some(rest) = s.strip_prefix(word) {
+            if rest.starts_with([' ', '\t']) {
+                tag = Some(word);
+                s = rest.trim_start();
+                break;
+            }
+        }
+    }
+    if tag.is_none() {
+        s = s.trim_start_matches(['&', '*', ' ']);
+        // A call as written: `f()`, `f(`, `f(a, b)`.
+        if let Some((name, args)) = s.split_once('(') {
+            if args.is_empty() || args.ends_with(')') {
+                s = name.trim_end();
+            }
+        }
+    }
+    (s != symbol && super::valid_name(s)).then_some(Written { name: s, tag })
 }
 
 /// `struct_name.member` (also `->` or `::`): the member's definitions in that struct or union.
@@ -141,6 +215,36 @@ mod tests {
         assert_eq!(split_member("page::flags"), Some(("page", "flags")));
         assert_eq!(split_member("a.b.c"), None);
         assert_eq!(split_member("kmap"), None);
+    }
+
+    #[test]
+    fn names_as_people_write_them_are_read_as_identifiers() {
+        let w = |name, tag| Some(Written { name, tag });
+        assert_eq!(
+            as_written("struct file_operations"),
+            w("file_operations", Some("struct"))
+        );
+        assert_eq!(
+            as_written(" union  bpf_attr "),
+            w("bpf_attr", Some("union"))
+        );
+        assert_eq!(as_written("enum pid_type"), w("pid_type", Some("enum")));
+        assert_eq!(as_written("vfs_read()"), w("vfs_read", None));
+        assert_eq!(as_written("vfs_read("), w("vfs_read", None));
+        assert_eq!(as_written("kfree(ptr)"), w("kfree", None));
+        assert_eq!(as_written("&init_task"), w("init_task", None));
+        assert_eq!(as_written("*current"), w("current", None));
+        for unchanged in [
+            "kmap",
+            "structure",
+            "struct",
+            "a b",
+            "f(x",
+            "sk_buff.len",
+            "",
+        ] {
+            assert_eq!(as_written(unchanged), None, "{unchanged}");
+        }
     }
 
     #[test]

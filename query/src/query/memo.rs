@@ -26,6 +26,10 @@ pub(super) struct Memo {
     pub(super) kbuild_atoms: RefCell<knav_index::buildfiles::AtomCache>,
     /// Kbuild atoms evaluated with every symbol `y` ([`super::Query::rare`]).
     pub(super) all_yes_atoms: RefCell<knav_index::buildfiles::AtomCache>,
+    /// Kbuild atoms evaluated with no symbol set ([`super::Query::rare`]).
+    pub(super) all_no_atoms: RefCell<knav_index::buildfiles::AtomCache>,
+    /// [`super::Query::rare`] of each path asked.
+    pub(super) rare: RefCell<HashMap<String, bool>>,
     /// The active config's architecture, looked up once.
     pub(super) arch: std::cell::OnceCell<Option<&'static str>>,
     /// The last line longer than [`super::LONG_LINE`] asked for a column, and where each name is on it.

@@ -13,7 +13,7 @@ mod def;
 mod docs;
 mod files;
 pub(crate) mod find;
-mod fuzzy;
+pub mod fuzzy;
 mod grep;
 pub mod impact;
 mod indirect;
@@ -48,7 +48,7 @@ pub use body::get_symbol_body;
 pub use callees::find_callees;
 pub use callers::find_callers;
 pub use code::{search_code, Scope};
-pub use def::find_definition;
+pub use def::{find_definition, find_tag, mark_resolved, resolved, several};
 pub use docs::search_docs;
 pub use files::search_files;
 pub use find::{parse_kind, search_symbols};
@@ -245,6 +245,28 @@ impl<'s> Query<'s> {
         }
     }
 
+    /// True when an indexed file's path starts with the path prefix asked, or none is asked
+    /// (`no/such/` matches nothing: an answer says so rather than "0 definitions").
+    pub fn prefix_matches(&self) -> bool {
+        let Some(p) = &self.page.path_prefix else {
+            return true;
+        };
+        let p = knav_index::pathname::normalize(p.trim_start_matches("./"));
+        self.snap.segments.iter().any(|seg| {
+            // Paths are sorted: the first at or after the prefix starts with it, or none does.
+            let (mut lo, mut hi) = (0, seg.file_count());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if seg.file_path(mid) < &*p {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo < seg.file_count() && seg.file_path(lo).starts_with(&*p)
+        })
+    }
+
     /// The definitions of `name` in live files, ranked: ctags's records and `#define`s, in
     /// [`rank`]'s order (the kernel before its copies, common builds before rare ones, bodies
     /// before `#define`s before declarations), then a definition only its own file sees (a
@@ -331,7 +353,11 @@ impl<'s> Query<'s> {
                 let path = self.snap.segments[f.seg].file_path(f.def.file);
                 let (copies, decl, arch) = rank(f.def.kind, path);
                 (
+                    // A member named like a function is another entity: after the function's
+                    // every definition (`kmalloc`'s bcachefs flag after tools/' copies).
+                    decl == 3,
                     copies,
+                    self.unbuilt(path),
                     self.rare(path),
                     decl,
                     only_its_file(&f.def, path),
@@ -361,12 +387,52 @@ impl<'s> Query<'s> {
         if path.starts_with("arch/") || !(path.ends_with(".c") || path.ends_with(".S")) {
             return false;
         }
+        if let Some(&known) = self.memo.rare.borrow().get(path) {
+            return known;
+        }
         static ALL_YES: std::sync::LazyLock<knav_kconfig::Config> =
             std::sync::LazyLock::new(knav_kconfig::Config::all_yes);
-        matches!(
-            build.decide_file(path, &ALL_YES, &mut self.memo.all_yes_atoms.borrow_mut()),
-            knav_kconfig::kbuild::Decision::Hidden(_)
-        )
+        static ALL_NO: std::sync::LazyLock<Option<knav_kconfig::Config>> =
+            std::sync::LazyLock::new(|| knav_kconfig::Config::parse("").ok());
+        use knav_kconfig::kbuild::Decision;
+        let rare =
+            match build.decide_file(path, &ALL_YES, &mut self.memo.all_yes_atoms.borrow_mut()) {
+                Decision::Hidden(_) => true,
+                // Built by a symbol that is off in common builds: `obj-$(CONFIG_TINY_RCU) +=
+                // tiny.o`, whose Kconfig entry is `default y if !PREEMPT_RCU && !SMP`.
+                _ => ALL_NO.as_ref().is_some_and(|none| {
+                    match build.decide_file(path, none, &mut self.memo.all_no_atoms.borrow_mut()) {
+                        Decision::Hidden(reason) => {
+                            let symbols = config_symbols(&reason);
+                            !symbols.is_empty()
+                                && symbols.iter().all(|s| {
+                                    let entries = build.entries(s);
+                                    !entries.is_empty()
+                                        && entries.iter().all(|e| off_in_common_builds(&e.entry))
+                                })
+                        }
+                        _ => false,
+                    }
+                }),
+            };
+        self.memo.rare.borrow_mut().insert(path.to_string(), rare);
+        rare
+    }
+
+    /// The active configuration's architecture (`x86` for Debian's amd64 config), if any.
+    pub fn config_arch(&self) -> Option<&'static str> {
+        let config = self.page.active.as_deref()?;
+        *self.memo.arch.get_or_init(|| config.arch())
+    }
+
+    /// True when the active configuration does not build the file at `path` at all (another
+    /// architecture's `arch/`, a C file Kbuild leaves out); false without one. Definitions
+    /// there are ranked after those it may build, wherever one is chosen.
+    pub fn unbuilt(&self, path: &str) -> bool {
+        self.page
+            .active
+            .as_deref()
+            .is_some_and(|c| matches!(self.file_verdict(path, c), Verdict::Hidden(_)))
     }
 
     /// Every live posting of `name`, as `(segment, posting)`, in segment then file order.
@@ -875,6 +941,28 @@ pub fn def_lines(defs: &[Found<'_>]) -> Vec<(usize, u32, u32, Kind)> {
         .filter(|f| f.def.kind != Kind::Entry)
         .map(|f| (f.seg, f.def.file, f.def.line, f.def.kind))
         .collect()
+}
+
+/// True for a Kconfig entry a build with every visible symbol set leaves off: one that
+/// depends on a symbol *not* being set (`depends on !SMP`), or has no prompt and only defaults
+/// under such a condition (`TINY_RCU`: `default y if !PREEMPT_RCU && !SMP`).
+fn off_in_common_builds(e: &knav_kconfig::kconfig::Entry) -> bool {
+    let negated = |cond: &str| {
+        cond.split("&&").any(|c| {
+            c.trim()
+                .strip_prefix('!')
+                .is_some_and(|r| !r.starts_with('='))
+        })
+    };
+    if e.depends.iter().any(|d| negated(d)) {
+        return true;
+    }
+    e.prompt.is_none()
+        && !e.defaults.is_empty()
+        && e.defaults.iter().all(|d| {
+            let (value, cond) = d.split_once(" if ").unwrap_or((d, ""));
+            value.trim() == "n" || negated(cond)
+        })
 }
 
 /// The `CONFIG_` names in a condition, in order, once each.

@@ -413,6 +413,9 @@ fn review_hunks(
         }
     }
     let lines_at = OnceCell::new();
+    let prefer = src
+        .as_deref()
+        .map_or(Side::Old, |src| preferred_side(src, f));
     let mut out = Vec::with_capacity(f.hunks.len());
     for (j, h) in f.hunks.iter().enumerate() {
         let at = HunkAt {
@@ -442,7 +445,7 @@ fn review_hunks(
             out.push(st);
             continue;
         };
-        let Some((side, place_at)) = place(src, h, &lines_at) else {
+        let Some((side, place_at)) = place(src, h, &lines_at, prefer) else {
             st.note = Some(format!(
                 "neither side of the hunk is in {path} (near line {})",
                 h.old_start
@@ -716,8 +719,13 @@ fn place<'s>(
     src: &'s SourceText,
     h: &Hunk<'_>,
     index: &OnceCell<LineIndex<'s>>,
+    prefer: Side,
 ) -> Option<(Side, u32)> {
-    let sides = [Side::Old, Side::New].map(|side| {
+    let order = match prefer {
+        Side::Old => [Side::Old, Side::New],
+        Side::New => [Side::New, Side::Old],
+    };
+    let sides = order.map(|side| {
         let lines: Vec<&str> = side_lines(h, side).into_iter().map(|(_, t)| t).collect();
         (side, lines)
     });
@@ -764,6 +772,37 @@ fn place<'s>(
         }
     }
     None
+}
+
+/// The side a hunk both of whose sides are at their own lines is placed on: the one the file's
+/// other hunks show, when more of them show it, so that one file's hunks read alike (a range
+/// reviewed at its last revision labelled one hunk "already applied", the next "yes").
+fn preferred_side(src: &SourceText, f: &FilePatch<'_>) -> Side {
+    let at_own = |h: &Hunk<'_>, side: Side| {
+        let start = match side {
+            Side::Old if h.old_count == 0 => h.old_start + 1,
+            Side::New if h.new_count == 0 => h.new_start + 1,
+            Side::Old => h.old_start.max(1),
+            Side::New => h.new_start.max(1),
+        };
+        side_lines(h, side)
+            .iter()
+            .enumerate()
+            .all(|(k, (_, t))| src.line(start + k as u32) == Some(t.as_bytes()))
+    };
+    let (mut old, mut new) = (0, 0);
+    for h in &f.hunks {
+        match (at_own(h, Side::Old), at_own(h, Side::New)) {
+            (true, false) => old += 1,
+            (false, true) => new += 1,
+            _ => {}
+        }
+    }
+    if new > old {
+        Side::New
+    } else {
+        Side::Old
+    }
 }
 
 /// `c` with its guard (at its line of the tree's file), its direct callers and the subsystems
