@@ -299,13 +299,13 @@ fn under_a_config_callees_resolve_access_ok_to_its_architectures_header() {
 #[test]
 fn hints_after_grep_reach_and_a_missing_file_are_whole_commands() {
     let t = vfs_tree("names-hints");
-    let (_, out) = knav(&t, &["grep", "return fd"]);
+    let (_, out) = knav(&t, &["grep", "--heading", "return fd"]);
     assert_eq!(
         next_line(&out),
         "next: knav body vfs_read, knav refs vfs_read",
         "{out}"
     );
-    let (_, out) = knav(&t, &["grep", "vfs_read"]);
+    let (_, out) = knav(&t, &["grep", "--heading", "vfs_read"]);
     assert_eq!(
         next_line(&out),
         "next: knav body vfs_read, knav refs vfs_read",
