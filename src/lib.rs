@@ -13,9 +13,11 @@
 
 pub mod cli;
 pub mod cliwords;
+pub mod discover;
 pub mod serve;
 pub mod stale;
 pub mod tools;
+pub mod watchd;
 
 /// knav's C analysis, in the `knav-c` crate: every `crate::scan`, `crate::guard`, … path of
 /// knav names it.
