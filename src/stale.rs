@@ -111,7 +111,7 @@ pub fn fresh(
 ) -> Result<Snapshot, String> {
     let generation = snap.manifest.generation;
     let daemon = Client::of(root, index_dir);
-    let token = match daemon.as_ref().map(|d| (d, d.check(generation))) {
+    let armed = match daemon.as_ref().map(|d| (d, d.check(generation))) {
         Some((_, Said::Clean)) => return Ok(snap),
         Some((d, Said::Dirty)) => d.arm(),
         Some((d, Said::Absent)) => {
@@ -119,6 +119,10 @@ pub fn fresh(
             None
         }
         _ => None,
+    };
+    let (token, hint) = match armed {
+        Some((token, hint)) => (Some(token), hint),
+        None => (None, None),
     };
     if crate::status::build_holder(index_dir).is_some() {
         warnings.push(
@@ -129,12 +133,14 @@ pub fn fresh(
         return Ok(snap);
     }
     let opts = BuildOptions::for_root(root)?;
-    let report = crate::index::update(
+    // What the watcher saw change, when it can say exactly: only that is stat'ed.
+    let report = crate::index::update_hinted(
         root,
         index_dir,
         false,
         &opts,
         &mut crate::progress::Progress::stderr(),
+        hint.as_ref(),
     )
     .map_err(|e| e.to_string())?;
     let snap = match report.mode {

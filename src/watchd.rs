@@ -14,9 +14,11 @@
 //!
 //! The protocol, one line each way: `check G` → `clean` when the daemon marked generation G
 //! clean and saw nothing relevant since, else `dirty` (`off` when it cannot watch); `arm` →
-//! `armed N` before the asking query scans; `mark G N` after its scan found or made
-//! generation G: clean from then on only when nothing happened since `arm` N and no other
-//! query armed meanwhile.
+//! `armed N K` before the asking query refreshes, then K lines naming what changed since the
+//! last clean mark (`f PATH`: a file, `d PATH`: a directory's entries), or `armed N -` when
+//! the daemon cannot say exactly (the query then scans every file); `mark G N` after its
+//! refresh found or made generation G: clean from then on only when nothing happened since
+//! `arm` N and no other query armed meanwhile.
 
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -27,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::serve::watch::Watcher;
+use crate::walk::Hint;
 
 /// The daemon exits after this long without a question.
 pub const IDLE: Duration = Duration::from_secs(20 * 60);
@@ -36,6 +39,12 @@ const CHECK_TIMEOUT: Duration = Duration::from_millis(20);
 
 /// How long `arm` and `mark` may take (they come with a scan of the tree anyway).
 const ARM_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// Bytes of an answer at most (a hint of [`MAX_HINT`] paths fits).
+const MAX_ANSWER: usize = 1 << 20;
+
+/// Paths a hint names at most: past that, the refresh scans every file.
+const MAX_HINT: usize = 1000;
 
 /// The hidden command that runs the daemon.
 pub const COMMAND: &str = "__watchd";
@@ -121,19 +130,39 @@ impl Client {
 
     /// Whether anything changed since generation `generation` was marked clean.
     pub fn check(&self, generation: u64) -> Said {
-        match self.ask(&format!("check {generation}\n"), CHECK_TIMEOUT) {
-            Ok(a) if a == "clean" => Said::Clean,
-            Ok(a) if a == "dirty" => Said::Dirty,
-            Ok(a) if a == "off" => Said::Off,
-            Ok(_) => Said::Failed,
+        let said = self.ask(&format!("check {generation}\n"), CHECK_TIMEOUT);
+        match said {
+            Ok(a) => match a.trim_end() {
+                "clean" => Said::Clean,
+                "dirty" => Said::Dirty,
+                "off" => Said::Off,
+                _ => Said::Failed,
+            },
             Err(s) => s,
         }
     }
 
-    /// Tells the daemon a scan starts now: its token, for [`Client::mark`].
-    pub fn arm(&self) -> Option<u64> {
+    /// Tells the daemon a refresh starts now: its token, for [`Client::mark`], and what changed
+    /// since the index last matched the tree when the daemon knows exactly (else the refresh
+    /// scans every file).
+    pub fn arm(&self) -> Option<(u64, Option<Hint>)> {
         let a = self.ask("arm\n", ARM_TIMEOUT).ok()?;
-        a.strip_prefix("armed ")?.parse().ok()
+        let mut lines = a.lines();
+        let mut head = lines.next()?.strip_prefix("armed ")?.split(' ');
+        let token = head.next()?.parse().ok()?;
+        let Some(Ok(n)) = head.next().map(str::parse::<usize>) else {
+            return Some((token, None));
+        };
+        let mut hint = Hint::default();
+        for line in lines {
+            match line.split_once(' ') {
+                Some(("f", p)) => hint.files.insert(p.to_string()),
+                Some(("d", p)) => hint.dirs.insert(p.to_string()),
+                _ => return Some((token, None)),
+            };
+        }
+        let complete = hint.files.len() + hint.dirs.len() == n;
+        Some((token, complete.then_some(hint)))
     }
 
     /// Tells the daemon the scan armed with `token` found (or made) generation `generation`.
@@ -166,22 +195,26 @@ impl Client {
             return Err(Said::Failed);
         }
         s.write_all(line.as_bytes()).map_err(|_| Said::Failed)?;
-        let mut buf = [0u8; 64];
-        let mut got = 0;
+        // The answer ends where the daemon closes the connection.
+        let mut buf = Vec::new();
         let deadline = Instant::now() + timeout;
-        while !buf[..got].contains(&b'\n') {
+        let mut chunk = [0u8; 4096];
+        loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || got == buf.len() {
+            if left.is_zero() || buf.len() > MAX_ANSWER {
                 return Err(Said::Failed);
             }
             let _ = s.set_read_timeout(Some(left));
-            match s.read(&mut buf[got..]) {
-                Ok(0) | Err(_) => return Err(Said::Failed),
-                Ok(n) => got += n,
+            match s.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                Err(_) => return Err(Said::Failed),
             }
         }
-        let text = std::str::from_utf8(&buf[..got]).map_err(|_| Said::Failed)?;
-        Ok(text.lines().next().unwrap_or("").to_string())
+        if !buf.ends_with(b"\n") {
+            return Err(Said::Failed);
+        }
+        String::from_utf8(buf).map_err(|_| Said::Failed)
     }
 }
 
@@ -257,6 +290,9 @@ struct Daemon {
     clean: Option<u64>,
     /// The token of the last `arm`.
     armed: u64,
+    /// What changed since the last clean mark, as far as the watcher said; `None` once it
+    /// could not say exactly (an overflow, a new watch, the first refresh).
+    pending: Option<Hint>,
 }
 
 impl Daemon {
@@ -293,11 +329,17 @@ impl Daemon {
             }
             Some("arm") => {
                 self.clean = None;
-                if let Some(w) = self.watcher.as_mut() {
-                    let _ = w.begin_refresh();
-                }
+                let since = self.watcher.as_mut().and_then(Watcher::begin_refresh);
+                self.pending = match (self.pending.take(), since) {
+                    (Some(mut p), Some(h)) => {
+                        p.files.extend(h.files);
+                        p.dirs.extend(h.dirs);
+                        Some(p)
+                    }
+                    _ => None,
+                };
                 self.armed += 1;
-                format!("armed {}", self.armed)
+                self.armed_answer()
             }
             Some("mark") => {
                 let (generation, token) = (numbers.first().copied(), numbers.get(1).copied());
@@ -309,12 +351,37 @@ impl Daemon {
                 }
                 if token == Some(self.armed) && self.quiet() {
                     self.clean = generation;
+                    self.pending = Some(Hint::default());
                     return "clean".into();
                 }
                 "dirty".into()
             }
             _ => "error: requests are check G, arm, mark G N".into(),
         }
+    }
+
+    /// `armed N K` and the K paths of the pending hint, or `armed N -` when there is none fit
+    /// to hand over (unknown, too long, or naming a file other than a C source or build file,
+    /// which a hinted refresh does not read).
+    fn armed_answer(&self) -> String {
+        let usable = self.pending.as_ref().filter(|p| {
+            p.files.len() + p.dirs.len() <= MAX_HINT
+                && p.files.iter().all(|f| {
+                    let name = f.rsplit('/').next().unwrap_or(f);
+                    crate::walk::is_source_name(name) || crate::walk::is_build_name(name)
+                })
+        });
+        let Some(p) = usable else {
+            return format!("armed {} -", self.armed);
+        };
+        let mut out = format!("armed {} {}", self.armed, p.files.len() + p.dirs.len());
+        for f in &p.files {
+            out.push_str(&format!("\nf {f}"));
+        }
+        for d in &p.dirs {
+            out.push_str(&format!("\nd {d}"));
+        }
+        out
     }
 
     /// True while the root is the directory it was and the index is there.
@@ -385,6 +452,7 @@ pub fn main(args: &[std::ffi::OsString]) -> i32 {
         watcher: Watcher::new().map(Watcher::every_file),
         clean: None,
         armed: 0,
+        pending: None,
     };
     let dirs: Vec<String> = d.known_dirs().collect();
     if let Some(w) = d.watcher.as_mut() {
