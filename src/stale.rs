@@ -132,17 +132,30 @@ pub fn fresh(
         );
         return Ok(snap);
     }
-    let opts = BuildOptions::for_root(root)?;
-    // What the watcher saw change, when it can say exactly: only that is stat'ed.
-    let report = crate::index::update_hinted(
-        root,
-        index_dir,
-        false,
-        &opts,
-        &mut crate::progress::Progress::stderr(),
-        hint.as_ref(),
-    )
-    .map_err(|e| e.to_string())?;
+    // What the watcher saw change, when it can say exactly: only that is stat'ed. A tree
+    // that cannot be refreshed (a bad .knav.toml, an index directory this user may not
+    // write) is answered from its index as it is, saying why.
+    let refreshed = BuildOptions::for_root(root).and_then(|opts| {
+        crate::index::update_hinted(
+            root,
+            index_dir,
+            false,
+            &opts,
+            &mut crate::progress::Progress::stderr(),
+            hint.as_ref(),
+        )
+        .map_err(|e| e.to_string())
+    });
+    let report = match refreshed {
+        Ok(r) => r,
+        Err(e) => {
+            warnings.push(format!(
+                "the index could not be refreshed, so files changed since it was built may \
+                 be missed: {e}"
+            ));
+            return Ok(snap);
+        }
+    };
     let snap = match report.mode {
         crate::index::UpdateMode::Unchanged => snap,
         _ => {

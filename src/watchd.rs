@@ -72,11 +72,16 @@ fn private_dir() -> Option<PathBuf> {
     (m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0).then_some(dir)
 }
 
-/// The socket and lock file of the daemon of `root` indexed in `index_dir`.
-fn paths(private: &Path, root: &Path, index_dir: &Path) -> (PathBuf, PathBuf) {
+/// The socket and lock file of the daemon of `root` indexed in `index_dir`, started from this
+/// very binary (a knav installed anew starts a daemon of its own; the old one ends idle).
+fn paths(private: &Path, root: &Path, index_dir: &Path, exe: &Path) -> (PathBuf, PathBuf) {
     let mut key = root.as_os_str().as_bytes().to_vec();
     key.push(0);
     key.extend_from_slice(index_dir.as_os_str().as_bytes());
+    if let Ok(m) = std::fs::metadata(exe) {
+        key.extend_from_slice(format!("\0{}:{}:{}", m.dev(), m.ino(), m.mtime_nsec()).as_bytes());
+        key.extend_from_slice(&m.mtime().to_le_bytes());
+    }
     let h = crate::index::codec::hash64(&key);
     (
         private.join(format!("w-{h:016x}.sock")),
@@ -84,10 +89,13 @@ fn paths(private: &Path, root: &Path, index_dir: &Path) -> (PathBuf, PathBuf) {
     )
 }
 
-/// Where the daemon of `root` indexed in `index_dir` listens; `None` without a private
-/// directory.
-pub fn socket_of(root: &Path, index_dir: &Path) -> Option<PathBuf> {
-    Some(paths(&private_dir()?, root, index_dir).0)
+/// This process's own binary, whose daemon it asks.
+const SELF: &str = "/proc/self/exe";
+
+/// Where the daemon of `root` indexed in `index_dir` that binary `exe` starts listens; `None`
+/// without a private directory.
+pub fn socket_of(root: &Path, index_dir: &Path, exe: &Path) -> Option<PathBuf> {
+    Some(paths(&private_dir()?, root, index_dir, exe).0)
 }
 
 /// What the daemon said.
@@ -116,11 +124,16 @@ impl Client {
     /// The daemon of `root` indexed in `index_dir`; `None` when the watcher is turned off or
     /// the private directory cannot be had.
     pub fn of(root: &Path, index_dir: &Path) -> Option<Client> {
+        Client::of_binary(root, index_dir, Path::new(SELF))
+    }
+
+    /// [`Client::of`] the daemon binary `exe` starts (for tests, which are another binary).
+    pub fn of_binary(root: &Path, index_dir: &Path, exe: &Path) -> Option<Client> {
         if !enabled() {
             return None;
         }
         let private = private_dir()?;
-        let (socket, _) = paths(&private, root, index_dir);
+        let (socket, _) = paths(&private, root, index_dir, exe);
         Some(Client {
             socket,
             root: root.to_path_buf(),
@@ -361,14 +374,17 @@ impl Daemon {
     }
 
     /// `armed N K` and the K paths of the pending hint, or `armed N -` when there is none fit
-    /// to hand over (unknown, too long, or naming a file other than a C source or build file,
-    /// which a hinted refresh does not read).
+    /// to hand over: unknown, too long, or naming a file that changes which files are walked
+    /// (an ignore file, `.knav.toml`), which a hinted walk would not apply to the directories
+    /// it trusts. (Other text files need no hint: a refresh stats every file `knav grep`
+    /// reads.)
     fn armed_answer(&self) -> String {
+        const WALK_RULES: &[&str] = &[".gitignore", ".ignore", ".rgignore", ".knav.toml"];
         let usable = self.pending.as_ref().filter(|p| {
             p.files.len() + p.dirs.len() <= MAX_HINT
-                && p.files.iter().all(|f| {
+                && !p.files.iter().any(|f| {
                     let name = f.rsplit('/').next().unwrap_or(f);
-                    crate::walk::is_source_name(name) || crate::walk::is_build_name(name)
+                    WALK_RULES.contains(&name)
                 })
         });
         let Some(p) = usable else {
@@ -424,7 +440,7 @@ pub fn main(args: &[std::ffi::OsString]) -> i32 {
     let Some(private) = private_dir() else {
         return 1;
     };
-    let (socket, lock_path) = paths(&private, &root, &index_dir);
+    let (socket, lock_path) = paths(&private, &root, &index_dir, Path::new(SELF));
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)

@@ -113,7 +113,9 @@ fn with_knav_watch_0_the_scan_answers_fresh_and_no_daemon_starts() {
     append(&t.root.join("fs/read_write.c"), NEW_READER);
     the_new_reader_is_answered(&t, &off);
     let (root, dir) = root_and_dir(&t);
-    if let Some(socket) = knav::watchd::socket_of(&root, &dir) {
+    if let Some(socket) =
+        knav::watchd::socket_of(&root, &dir, Path::new(env!("CARGO_BIN_EXE_knav")))
+    {
         assert!(!socket.exists(), "{} exists", socket.display());
     }
 }
@@ -142,7 +144,9 @@ fn a_deleted_definition_disappears_without_knav_index() {
 /// says `want` for the index's generation, asking it again through `knav def` between tries.
 fn wait_for_daemon(t: &Tree, want: knav::watchd::Said) {
     let (root, dir) = root_and_dir(t);
-    let client = knav::watchd::Client::of(&root, &dir).expect("the watcher is on");
+    let client =
+        knav::watchd::Client::of_binary(&root, &dir, Path::new(env!("CARGO_BIN_EXE_knav")))
+            .expect("the watcher is on");
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let generation = knav::index::store::read_manifest(&dir)
@@ -166,7 +170,9 @@ fn the_watcher_says_clean_until_a_file_changes_and_the_next_query_sees_the_chang
     append(&t.root.join("fs/read_write.c"), NEW_READER);
     // The daemon saw the write: not clean any more, before any query asked.
     let (root, dir) = root_and_dir(&t);
-    let client = knav::watchd::Client::of(&root, &dir).unwrap();
+    let client =
+        knav::watchd::Client::of_binary(&root, &dir, Path::new(env!("CARGO_BIN_EXE_knav")))
+            .unwrap();
     let generation = knav::index::store::read_manifest(&dir)
         .unwrap()
         .unwrap()
@@ -229,7 +235,8 @@ fn a_dead_socket_and_a_daemon_that_never_answers_fall_back_to_the_scan() {
     let t = fixture("fresh-dead-socket");
     assert_eq!(run(&t, &["index"], &[]).0, 0);
     let (root, dir) = root_and_dir(&t);
-    let socket = knav::watchd::socket_of(&root, &dir).expect("a private directory");
+    let socket = knav::watchd::socket_of(&root, &dir, Path::new(env!("CARGO_BIN_EXE_knav")))
+        .expect("a private directory");
     // A listener that never accepts: the query's question times out, it scans instead.
     let _ = std::fs::remove_file(&socket);
     let silent = std::os::unix::net::UnixListener::bind(&socket).unwrap();
