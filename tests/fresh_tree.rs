@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::client::Client;
 use common::{fixture, Tree};
 use serde_json::Value;
 
@@ -400,4 +401,16 @@ fn kernel_run_in_fs_ext4_answers_for_the_whole_tree_and_builds_nothing_there() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("fs/read_write.c:"), "{out}");
     assert!(!ext4.join(".knav").exists());
+}
+
+#[test]
+fn knav_serve_without_root_in_a_subdirectory_serves_the_indexed_tree_above_read_only() {
+    let t = fixture("fresh-serve-below");
+    assert_eq!(run(&t, &["index"], &[]).0, 0);
+    let sub = t.root.join("fs/ext2");
+    let mut c = Client::start(&[], &sub, &[("KNAV_CACHE_DIR", "off")]);
+    let (text, err) = c.call("find_definition", serde_json::json!({"symbol": "vfs_read"}));
+    assert!(!err, "{text}");
+    assert!(text.contains("fs/read_write.c:20"), "{text}");
+    assert!(!sub.join(".knav").exists());
 }
