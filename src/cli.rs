@@ -237,9 +237,14 @@ fn index(common: &Common, root: &Path, full: bool, verify: bool) -> Envelope {
 /// Opens the index of `root`, building it first when there is none or when it has another
 /// format version (one built by an older knav). A damaged index stays an error.
 pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapshot, String> {
+    opened_or_built(root, explicit_dir).map(|(s, _)| s)
+}
+
+/// [`open_or_build`], and whether it built the index now.
+fn opened_or_built(root: &Path, explicit_dir: Option<&Path>) -> Result<(Snapshot, bool), String> {
     let existing = crate::index::store::existing_index_dir(root, explicit_dir);
     match Snapshot::open(root, &existing) {
-        Ok(Some(s)) => return Ok(s),
+        Ok(Some(s)) => return Ok((s, false)),
         Ok(None) => {
             // Nothing is created for a directory that is not a source tree.
             if !crate::index::walk::any_source(root) {
@@ -249,7 +254,7 @@ pub fn open_or_build(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapsho
         Err(IndexError::OtherFormat { .. }) => {}
         Err(e) => return Err(e.to_string()),
     }
-    refreshed(root, explicit_dir)
+    refreshed(root, explicit_dir).map(|s| (s, true))
 }
 
 /// Why a directory with no C sources is not indexed on first use, and the indexed tree above
@@ -275,6 +280,55 @@ fn no_sources(root: &Path) -> String {
         }
     }
     e
+}
+
+/// The tree a command run without `--root` in `cwd` is about ([`crate::discover`]), with the
+/// global flags that go with it (another user's tree gets its index in the user's cache
+/// directory) and a search's paths made root-relative (`knav grep` in a subdirectory searches
+/// that subdirectory, as rg does). Says which tree on a terminal's stderr when it is not `cwd`.
+fn found_root(common: &Common, cwd: PathBuf, order: Order) -> (PathBuf, Common, Order) {
+    let mut common = common.clone();
+    let named_dir = common.index_dir.is_some()
+        || std::env::var_os("KNAV_INDEX_DIR").is_some_and(|d| !d.is_empty());
+    let found = match &common.root {
+        Some(_) => None,
+        None => crate::discover::root_above(&cwd, named_dir).filter(|f| f.root != cwd),
+    };
+    let Some(found) = found else {
+        return (cwd, common, order);
+    };
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        eprintln!(
+            "knav: answering for {} ({} above the current directory; --root DIR for another)",
+            found.root.display(),
+            found.why
+        );
+    }
+    let root = found.root;
+    let indexed_here = root
+        .join(".knav")
+        .join(crate::index::store::CURRENT)
+        .is_file();
+    if !named_dir && !indexed_here && crate::discover::someone_elses(&root) {
+        common.index_dir = crate::index::store::cache_dir(&root);
+    }
+    let order = match order {
+        Order::Ask(crate::request::Ask::Grep(mut g)) => {
+            g.paths = match g.paths.is_empty() {
+                true => vec![crate::discover::rebased(&root, &cwd, ".")],
+                false => g
+                    .paths
+                    .iter()
+                    .map(|p| crate::discover::rebased(&root, &cwd, p))
+                    .collect(),
+            };
+            Order::Ask(crate::request::Ask::Grep(g))
+        }
+        o => o,
+    };
+    common.root = Some(root.clone());
+    (root, common, order)
 }
 
 /// An answer and the exit code it ends the process with when not the envelope's own.
@@ -306,6 +360,8 @@ fn run(
             )
         }
     };
+    let (root, common, order) = found_root(common, root, order);
+    let common = &common;
     if let Order::Compare { symbol, a, b } = &order {
         return compare(common, &root, symbol, a, b.as_deref());
     }
@@ -529,8 +585,17 @@ fn run_in(
         Order::Status { verbose } => {
             let dir = crate::index::store::existing_index_dir(&root, common.index_dir.as_deref());
             let mut env = crate::status::index_status(&root, &dir, None);
+            let mut generation = None;
             if let Some(crate::envelope::Results::Status(s)) = &mut env.results {
                 s.verbose = verbose;
+                generation = s.indexed.then_some(s.generation);
+            }
+            // What changed since the index was built: the watcher's word when it saw nothing,
+            // else a scan (at a revision nothing changes).
+            if let (Some(g), None) = (generation, &common.rev) {
+                let clean = crate::watchd::Client::of(&root, &dir)
+                    .is_some_and(|c| c.check(g) == crate::watchd::Said::Clean);
+                crate::status::add_changes(&mut env, &root, &dir, clean);
             }
             return env;
         }
@@ -541,11 +606,25 @@ fn run_in(
         }
     };
     trace.mark("resolve root");
-    let snap = match open_or_build(&root, common.index_dir.as_deref()) {
+    let (snap, built) = match opened_or_built(&root, common.index_dir.as_deref()) {
         Ok(s) => s,
         Err(e) => return Envelope::error(tool, &root_s, e),
     };
     trace.mark("open index");
+    // The whole tree checked against the index, and what changed refreshed, before answering
+    // (a revision's files never change; --no-refresh answers from the index as it is).
+    let mut warnings = Vec::new();
+    let snap = match (built, common.rev.is_some() || common.no_refresh) {
+        (false, false) => {
+            let dir = snap.index_dir.clone();
+            match crate::stale::fresh(&root, &dir, snap, &mut warnings) {
+                Ok(s) => s,
+                Err(e) => return Envelope::error(tool, &root_s, e),
+            }
+        }
+        _ => snap,
+    };
+    trace.mark("fresh tree");
     let page = match page_of(common) {
         Ok(p) => p,
         Err(e) => {
@@ -562,6 +641,9 @@ fn run_in(
             .unwrap_or_else(|e| Envelope::error(tool, &root_s, e.to_string()))
     };
     let mut env = ask_at(&snap, page);
+    for w in warnings {
+        env.warn(w);
+    }
     trace.mark("answer");
     // No answer cites a line of a file changed since it was indexed without knowing it (a
     // revision's files never change).
@@ -705,6 +787,10 @@ fn parse_debounce(s: &str) -> Result<f64, String> {
 
 /// Runs the CLI; returns the exit code.
 pub fn main() -> i32 {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if args.first().is_some_and(|a| a == crate::watchd::COMMAND) {
+        return crate::watchd::main(&args[1..]);
+    }
     let mut trace = crate::index::Trace::new();
     // Ctrl-C or SIGTERM during a build removes its scratch and unpublished parts.
     crate::index::interrupt::install();

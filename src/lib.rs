@@ -13,10 +13,12 @@
 
 pub mod cli;
 pub mod cliwords;
+pub mod discover;
 pub mod grepout;
 pub mod serve;
 pub mod stale;
 pub mod tools;
+pub mod watchd;
 
 /// knav's C analysis, in the `knav-c` crate: every `crate::scan`, `crate::guard`, … path of
 /// knav names it.

@@ -1,13 +1,19 @@
-//! Whether an answer cites files that changed since they were indexed: each file a record
-//! names (its `path`) is stat'ed and compared with the size and modification time the index
-//! recorded for it (microseconds a file). The CLI refreshes the index and answers again when
-//! one changed, or, with `--no-refresh`, says which.
+//! Whether the index still matches the tree. Before a query answers, the whole tree is
+//! checked ([`fresh`]): the watcher daemon ([`crate::watchd`]) says "clean" in microseconds,
+//! else the tree is scanned and refreshed as `knav index` does (stat of every file, what changed
+//! re-indexed). After it, each file the answer cites (its `path`s) is stat'ed against the size
+//! and modification time the index recorded (microseconds a file): with `--no-refresh` (no
+//! whole-tree check) the answer then names those that changed.
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::MetadataExt;
 
+use std::path::Path;
+
 use crate::envelope::Envelope;
+use crate::index::build::BuildOptions;
 use crate::index::store::Snapshot;
+use crate::watchd::{Client, Said};
 
 /// Files an answer shows at most before "and N more".
 const NAMED: usize = 5;
@@ -90,4 +96,78 @@ pub fn warning(changed: &[String]) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     )
+}
+
+/// `snap`, the index of `root` in `index_dir`, when the tree still matches it; else the index
+/// refreshed (what changed re-indexed) and opened again. The watcher daemon answers when it
+/// can; without it (not started yet, turned off with `KNAV_WATCH=0`, no inotify) the tree is
+/// scanned. While another process builds the index, the answer comes from the index as it is,
+/// with a warning (waiting could take a whole build).
+pub fn fresh(
+    root: &Path,
+    index_dir: &Path,
+    snap: Snapshot,
+    warnings: &mut Vec<String>,
+) -> Result<Snapshot, String> {
+    let generation = snap.manifest.generation;
+    let daemon = Client::of(root, index_dir);
+    let armed = match daemon.as_ref().map(|d| (d, d.check(generation))) {
+        Some((_, Said::Clean)) => return Ok(snap),
+        Some((d, Said::Dirty)) => d.arm(),
+        Some((d, Said::Absent)) => {
+            d.spawn();
+            None
+        }
+        _ => None,
+    };
+    let (token, hint) = match armed {
+        Some((token, hint)) => (Some(token), hint),
+        None => (None, None),
+    };
+    if crate::status::build_holder(index_dir).is_some() {
+        warnings.push(
+            "an index build is running; answered from the index before it (files changed \
+             since are not seen yet)"
+                .into(),
+        );
+        return Ok(snap);
+    }
+    // What the watcher saw change, when it can say exactly: only that is stat'ed. A tree
+    // that cannot be refreshed (a bad .knav.toml, an index directory this user may not
+    // write) is answered from its index as it is, saying why.
+    let refreshed = BuildOptions::for_root(root).and_then(|opts| {
+        crate::index::update_hinted(
+            root,
+            index_dir,
+            false,
+            &opts,
+            &mut crate::progress::Progress::stderr(),
+            hint.as_ref(),
+        )
+        .map_err(|e| e.to_string())
+    });
+    let report = match refreshed {
+        Ok(r) => r,
+        Err(e) => {
+            warnings.push(format!(
+                "the index could not be refreshed, so files changed since it was built may \
+                 be missed: {e}"
+            ));
+            return Ok(snap);
+        }
+    };
+    let snap = match report.mode {
+        crate::index::UpdateMode::Unchanged => snap,
+        _ => {
+            // The process ends soon: its exit unmaps the old index in one sweep.
+            std::mem::forget(snap);
+            Snapshot::open(root, index_dir)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("no index in {} after refreshing it", index_dir.display()))?
+        }
+    };
+    if let (Some(d), Some(token)) = (&daemon, token) {
+        d.mark(snap.manifest.generation, token);
+    }
+    Ok(snap)
 }

@@ -5,7 +5,18 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{copy_dir, fixture, knav_env as knav, Tree};
+use common::{copy_dir, fixture, Tree};
+
+/// `knav ARGS` with `envs`; a query with `--no-refresh`: its scan of the tree would otherwise
+/// repair the damage before answering (what is tested here is the answer from a damaged index
+/// and the repair by `knav index`).
+fn knav(t: &Tree, args: &[&str], envs: &[(&str, &str)]) -> (i32, String) {
+    let mut args = args.to_vec();
+    if args.first() != Some(&"index") {
+        args.push("--no-refresh");
+    }
+    common::knav_env(t, &args, envs)
+}
 
 fn queries(t: &Tree) -> Vec<Vec<String>> {
     let config = t.root.join(".config").display().to_string();

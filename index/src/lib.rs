@@ -58,7 +58,7 @@ mod update;
 
 pub use self::error::IndexError;
 pub use self::update::{
-    update, update_hinted, verify, FactsReport, Trace, UpdateMode, UpdateReport,
+    changes, update, update_hinted, verify, Changes, FactsReport, Trace, UpdateMode, UpdateReport,
 };
 
 /// Cases a property test runs: its own count `n`, or `PROPTEST_CASES` when set

@@ -208,7 +208,9 @@ fn replace_file(dir: &IndexDir, name: &str, bytes: &[u8], sync: bool) -> std::io
     dir.replace(name, bytes, sync)
 }
 
-fn cache_dir(root: &Path) -> Option<PathBuf> {
+/// Where `root`'s index goes under the user's cache directory (`$XDG_CACHE_HOME/knav`, else
+/// `~/.cache/knav`), when there is one.
+pub fn cache_dir(root: &Path) -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)

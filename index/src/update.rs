@@ -1363,6 +1363,53 @@ fn indexed_files(snap: &Snapshot) -> Indexed<'_> {
     known
 }
 
+/// The C sources that changed in a tree since its index was built, as a refresh would find them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Changes {
+    /// Files the index does not hold, in path order.
+    pub added: Vec<String>,
+    /// Files whose bytes differ from those indexed.
+    pub changed: Vec<String>,
+    /// Files indexed that are gone.
+    pub deleted: Vec<String>,
+}
+
+/// What changed in the C sources of `root` since its index in `index_dir` was built: a walk
+/// that stats every file, as a refresh's does, comparing contents where only the modification
+/// time differs; building, writing and locking nothing. `None` when there is no index.
+pub fn changes(
+    root: &Path,
+    index_dir: &Path,
+    opts: &BuildOptions,
+) -> Result<Option<Changes>, IndexError> {
+    let Some(snap) = Snapshot::open(root, index_dir)? else {
+        return Ok(None);
+    };
+    let cache = store::read_walk_cache(index_dir);
+    let Walked {
+        walk: mut walked, ..
+    } = walk_tree(root, opts, Some(&snap), cache.as_ref(), None);
+    if let Some(c) = &cache {
+        walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
+    }
+    let restat = crate::restat::Restat::load(index_dir, snap.manifest.restat.as_deref());
+    let files = walked.sources.iter().chain(&walked.too_big);
+    let d = diff(root, indexed_files(&snap), files, &restat);
+    let (mut changed, mut added): (Vec<String>, Vec<String>) = d
+        .changed
+        .into_iter()
+        .partition(|p| snap.find_file(p).is_some());
+    let mut deleted = d.deleted;
+    for v in [&mut changed, &mut added, &mut deleted] {
+        v.sort_unstable();
+    }
+    Ok(Some(Changes {
+        added,
+        changed,
+        deleted,
+    }))
+}
+
 /// What changed in the tree since `snap` (the files it `indexed`), against the `walked` files;
 /// loads the restat part of `snap` into `text` first.
 fn compare(

@@ -813,6 +813,25 @@ pub struct IndexStatus {
     /// The text form lists every macro family, not the top five.
     #[serde(skip)]
     pub verbose: bool,
+    /// What changed in the tree's C sources since the index was built (`knav status`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since_indexed: Option<SinceIndexed>,
+}
+
+/// What changed in a tree's C sources since its index was built, refreshing nothing.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct SinceIndexed {
+    /// How it was found: `watcher` (its daemon saw nothing change) or `scan` (every file
+    /// stat'ed against the index, as a refresh does).
+    pub by: String,
+    /// Files new since.
+    pub added: u64,
+    /// Files whose bytes differ.
+    pub changed: u64,
+    /// Files gone.
+    pub deleted: u64,
+    /// The first few, each `added PATH`, `changed PATH` or `deleted PATH`.
+    pub files: Vec<String>,
 }
 
 /// Files not (fully) indexed, by reason.

@@ -1,11 +1,12 @@
 //! index_status / `knav status`: whether a tree's index is ready and what it holds, read
 //! without building or refreshing anything: its generation and age, files indexed and not
-//! (by reason), its size on disk, and whether a build holds the index directory's lock.
+//! (by reason), its size on disk, whether a build holds the index directory's lock, and (for
+//! `knav status`) which C sources changed since it was built.
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::envelope::{Build, Envelope, IndexStatus, Results};
+use crate::envelope::{Build, Envelope, IndexStatus, Results, SinceIndexed};
 use knav_index::format::FileStatus;
 use knav_index::store::{read_manifest, Snapshot};
 
@@ -123,4 +124,44 @@ fn describe(snap: &Snapshot, st: &mut IndexStatus) {
             FileStatus::Unreadable => u.unreadable += 1,
         }
     }
+}
+
+/// Files [`add_changes`] names at most.
+const CHANGES_NAMED: usize = 10;
+
+/// Adds to the status in `env` (of `root`'s index in `index_dir`) what changed in the tree's
+/// C sources since the index was built: nothing when `clean` (the watcher daemon saw nothing
+/// change), else what a scan finds, refreshing nothing. A scan that fails leaves it out.
+pub fn add_changes(env: &mut Envelope, root: &Path, index_dir: &Path, clean: bool) {
+    let Some(Results::Status(st)) = env.results.as_mut() else {
+        return;
+    };
+    if !st.indexed {
+        return;
+    }
+    if clean {
+        st.since_indexed = Some(SinceIndexed {
+            by: "watcher".into(),
+            ..SinceIndexed::default()
+        });
+        return;
+    }
+    let Ok(opts) = knav_index::build::BuildOptions::for_root(root) else {
+        return;
+    };
+    let Ok(Some(c)) = knav_index::changes(root, index_dir, &opts) else {
+        return;
+    };
+    let files = (c.added.iter().map(|p| format!("added {p}")))
+        .chain(c.changed.iter().map(|p| format!("changed {p}")))
+        .chain(c.deleted.iter().map(|p| format!("deleted {p}")))
+        .take(CHANGES_NAMED)
+        .collect();
+    st.since_indexed = Some(SinceIndexed {
+        by: "scan".into(),
+        added: c.added.len() as u64,
+        changed: c.changed.len() as u64,
+        deleted: c.deleted.len() as u64,
+        files,
+    });
 }

@@ -120,7 +120,15 @@ impl Server {
     pub fn new(opts: &ServeOptions) -> Result<Server, String> {
         let (root, writable) = match &opts.root {
             Some(r) => (crate::beneath::resolve_root(r)?, true),
-            None => (crate::beneath::resolve_root(Path::new("."))?, false),
+            // Without --root, the tree the current directory is in (found upward, as the CLI
+            // finds it), read-only.
+            None => {
+                let cwd = crate::beneath::resolve_root(Path::new("."))?;
+                let named = opts.index_dir.is_some()
+                    || std::env::var_os("KNAV_INDEX_DIR").is_some_and(|d| !d.is_empty());
+                let found = crate::discover::root_above(&cwd, named).map(|f| f.root);
+                (found.unwrap_or(cwd), false)
+            }
         };
         let mut allowed = vec![root.clone()];
         for r in &opts.allow_roots {

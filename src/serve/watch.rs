@@ -36,6 +36,17 @@ pub struct Watcher {
     usable: bool,
     /// When the last refresh that stat'ed everything began.
     full_stat_at: Instant,
+    /// Every file counts, not only `.c`/`.h` and build files (the CLI's watcher daemon:
+    /// `knav grep` answers for every text file); build products still do not.
+    every_file: bool,
+}
+
+/// Names a kernel build or an editor writes next to the sources, which no answer reads.
+fn is_build_product(name: &str) -> bool {
+    const ENDS: &[&str] = &[
+        ".o", ".ko", ".a", ".cmd", ".d", ".mod", ".order", ".symvers", ".tmp", ".swp", ".swx", "~",
+    ];
+    ENDS.iter().any(|e| name.ends_with(e)) || name.starts_with(".tmp")
 }
 
 #[cfg(target_os = "linux")]
@@ -71,10 +82,23 @@ impl Watcher {
                 exact: false,
                 usable: true,
                 full_stat_at: Instant::now(),
+                every_file: false,
             })
         }
         #[cfg(not(target_os = "linux"))]
         None
+    }
+
+    /// The same watcher, for which every file but a build's products counts.
+    pub fn every_file(mut self) -> Watcher {
+        self.every_file = true;
+        self
+    }
+
+    /// False once a watch could not be added (the watch limit): it only ever says "maybe
+    /// changed" from then on.
+    pub fn is_usable(&self) -> bool {
+        self.usable
     }
 
     /// Watches every directory of `dirs` (root-relative) not watched yet. Call before a refresh
@@ -227,7 +251,12 @@ impl Watcher {
             }
             return;
         }
-        if crate::walk::is_source_name(name) || crate::walk::is_build_name(name) {
+        let counts = if self.every_file {
+            !is_build_product(name)
+        } else {
+            crate::walk::is_source_name(name) || crate::walk::is_build_name(name)
+        };
+        if counts {
             let path = if dir.is_empty() {
                 name.to_string()
             } else {

@@ -609,6 +609,33 @@ fn unescaped(env: &Envelope) -> String {
     out
 }
 
+/// The status line of what changed in the C sources since the index was built.
+fn since_indexed(c: &crate::envelope::SinceIndexed, out: &mut String) {
+    let n = c.added + c.changed + c.deleted;
+    if n == 0 {
+        let _ = writeln!(
+            out,
+            "  no C source changed since the index was built (by the {})",
+            c.by
+        );
+        return;
+    }
+    let more = match n.saturating_sub(c.files.len() as u64) {
+        0 => String::new(),
+        k => format!(", and {k} more"),
+    };
+    let _ = writeln!(
+        out,
+        "  changed since the index was built (by a {}): {} added, {} changed, {} deleted: {}{more}; \
+         the next query refreshes them (or `knav index`)",
+        c.by,
+        c.added,
+        c.changed,
+        c.deleted,
+        c.files.join(", ")
+    );
+}
+
 /// index_status: one line for the index, one for what it left out, one for a running build.
 fn status(s: &crate::envelope::IndexStatus, out: &mut String) -> usize {
     if s.indexed || s.unusable.is_some() {
@@ -649,7 +676,12 @@ fn status(s: &crate::envelope::IndexStatus, out: &mut String) -> usize {
         MACRO_FAMILIES_SHOWN
     };
     macro_families(&s.macro_definitions, shown, out);
+    if let Some(c) = &s.since_indexed {
+        since_indexed(c, out);
+    }
     match &s.build {
+        // A tree without an index says so in its message; no line about builds comes first.
+        None if !s.indexed && s.unusable.is_none() => {}
         None => {
             let _ = writeln!(out, "  no build running");
         }
