@@ -8,6 +8,8 @@ use std::process::Command;
 use common::git::git;
 
 /// `knav ARGS --root ROOT`'s stdout and its peak resident set in kB (`wait4`'s `ru_maxrss`).
+// The child is reaped by wait4, which std's Child does not see.
+#[allow(clippy::zombie_processes)]
 fn knav_peak(root: &std::path::Path, args: &[&str]) -> (String, i64) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_knav"))
         .args(args)
