@@ -221,7 +221,7 @@ impl History {
     }
 }
 
-fn encode(out: &mut Vec<u8>, touches: &[Touch]) {
+fn encode<'a>(out: &mut Vec<u8>, touches: impl ExactSizeIterator<Item = &'a Touch>) {
     put_varint(out, touches.len() as u64);
     for t in touches {
         put_varint(out, u64::from(t.commit));
@@ -281,8 +281,52 @@ fn decode(buf: &[u8], at: usize) -> Vec<Touch> {
     out
 }
 
-/// Touched definitions by name, each with a hash of its text (what a move keeps).
-type Found = Vec<(String, Touch, u64)>;
+/// Touched definitions of one file by name, each with a hash of its text (what a move keeps).
+type Found<'a> = Vec<(&'a str, Touch, u64)>;
+
+/// Touched definitions of one commit by the number of their name in [`ByName`].
+type Pending = Vec<(u32, Touch, u64)>;
+
+/// The touches a build found, by name: each name's text kept once and the touches in one flat
+/// list, grouped by name only when written. A commit of a whole tree touches millions of
+/// definitions (5.7 million for Linux 6.1): a map of names to vectors of touches, with a name
+/// allocated per touch on the way, took most of the build's memory.
+#[derive(Default)]
+struct ByName {
+    ids: HashMap<Box<str>, u32>,
+    /// (the name's number in `ids`, the touch), in the order found.
+    touches: Vec<(u32, Touch)>,
+}
+
+impl ByName {
+    /// The number of `name`, given it now if it has none.
+    fn id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.ids.len() as u32;
+        self.ids.insert(name.into(), id);
+        id
+    }
+
+    /// The names in byte order, and the touches grouped by them in that order (each name's in
+    /// the order found), each with the name's place in the first list.
+    fn sorted(self) -> (Vec<Box<str>>, Vec<(u32, Touch)>) {
+        let mut names: Vec<(Box<str>, u32)> = self.ids.into_iter().collect();
+        names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut rank = vec![0u32; names.len()];
+        for (r, (_, id)) in names.iter().enumerate() {
+            rank[*id as usize] = r as u32;
+        }
+        let mut touches = self.touches;
+        for (id, _) in &mut touches {
+            *id = rank[*id as usize];
+        }
+        // Stable: a name's touches keep the order they were found in (oldest commit first).
+        touches.sort_by_key(|&(r, _)| r);
+        (names.into_iter().map(|(n, _)| n).collect(), touches)
+    }
+}
 
 /// One file a commit changed: its blobs before and after (None: absent).
 struct FileChange {
@@ -306,6 +350,10 @@ pub fn update(
     progress: &mut Progress,
 ) -> Result<HistoryReport, GitError> {
     let started = std::time::Instant::now();
+    // The blobs of a batch are read and analyzed on every core: as in a segment build, a few
+    // arenas, and a large block mapped on its own (unmapped when freed, not kept in a heap).
+    crate::build::limit_malloc_arenas();
+    let _mapped = LargeBlocksMapped::new();
     let tip = git::resolve(root, tip.unwrap_or("HEAD"))?;
     let dir = index_dir.join(DIR);
     fs::create_dir_all(&dir).map_err(|e| io_failed("create the history directory", e))?;
@@ -349,7 +397,7 @@ pub fn update(
         state.gone = gone.into_iter().collect();
         state.gone.sort_unstable();
         let by_name = read_touches(root, &fresh, &mut state, progress)?;
-        report.touches_added = by_name.values().map(|v| v.len() as u64).sum();
+        report.touches_added = by_name.touches.len() as u64;
         report.commits_added = fresh.len() as u64;
         state.commits.extend(fresh.into_iter().map(|c| c.info));
         state.tips.push(tip.commit.clone());
@@ -358,13 +406,42 @@ pub fn update(
         }
         // A tip another tip reaches adds nothing: the list stays one tip a line of work.
         state.tips = independent(root, &state.tips)?;
-        write(&dir, &mut state, &by_name)?;
+        write(&dir, &mut state, by_name)?;
     }
     report.bytes = dir_bytes(&dir, &state);
     progress.finish();
     report.commits = state.commits.len() as u64;
     report.ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// While alive, glibc maps every block of 1 MiB or more on its own and unmaps it when freed
+/// (as `crate::build` does for a segment build). glibc otherwise raises its threshold to the
+/// largest block freed: after the first large blob, every later one came from a heap and stayed
+/// counted in the RSS when freed (a root commit of Linux 6.1 peaked at 1.1 GB with this alone).
+/// Dropped, the threshold is glibc's ceiling of 32 MiB again, so that a server's queries reuse
+/// their large buffers.
+struct LargeBlocksMapped;
+
+impl LargeBlocksMapped {
+    fn new() -> LargeBlocksMapped {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: mallopt only changes allocator tuning; it is safe to call at any time.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        }
+        LargeBlocksMapped
+    }
+}
+
+impl Drop for LargeBlocksMapped {
+    fn drop(&mut self) {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: as in `new`.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        }
+    }
 }
 
 /// Those of the tips `ids` still in the repository and reached by a ref (a branch, a tag,
@@ -505,7 +582,7 @@ fn object_sizes(root: &Path, oids: &[&str], kind: &str) -> Result<HashMap<String
 const BATCH_FILES: usize = 2000;
 
 /// The most bytes of blobs read at once (fewer file changes than [`BATCH_FILES`] past it).
-const BATCH_BYTES: u64 = 256 << 20;
+const BATCH_BYTES: u64 = 64 << 20;
 
 /// The largest blob read: a larger file is not indexed by knav (its walk's limit), and its
 /// changes touch nothing in the history.
@@ -558,7 +635,7 @@ fn read_touches(
     fresh: &[Read1],
     state: &mut State,
     progress: &mut Progress,
-) -> Result<BTreeMap<String, Vec<Touch>>, GitError> {
+) -> Result<ByName, GitError> {
     use rayon::prelude::*;
     let mut paths: HashMap<String, u32> = state
         .paths
@@ -578,8 +655,14 @@ fn read_touches(
         .enumerate()
         .flat_map(|(k, c)| c.files.iter().map(move |f| (k, f)))
         .collect();
-    let mut by_name: BTreeMap<String, Vec<Touch>> = BTreeMap::new();
-    let mut pending: Found = Vec::new();
+    // A commit no file of which had an old side removes no definition, so moves none: its
+    // touches are folded chunk by chunk (a root commit's are the whole tree's).
+    let may_move: Vec<bool> = fresh
+        .iter()
+        .map(|c| c.files.iter().any(|f| f.old.is_some()))
+        .collect();
+    let mut by_name = ByName::default();
+    let mut pending: Pending = Vec::new();
     let mut pending_commit = 0usize;
     let total = units.len() as u64;
     let mut start = 0;
@@ -601,7 +684,10 @@ fn read_touches(
                 fold_moves(std::mem::take(&mut pending), &mut by_name);
                 pending_commit = k;
             }
-            pending.extend(ts);
+            pending.extend(ts.into_iter().map(|(n, t, h)| (by_name.id(n), t, h)));
+        }
+        if !may_move[pending_commit] {
+            fold_moves(std::mem::take(&mut pending), &mut by_name);
         }
     }
     fold_moves(pending, &mut by_name);
@@ -624,15 +710,16 @@ fn dir_bytes(dir: &Path, state: &State) -> u64 {
 /// Writes the touches `by_name` as a new segment, then the paths, then the state naming it
 /// (each through a temporary name and a rename, the state last: a reader sees the history
 /// before or after, never a state naming a segment not written).
-fn write(
-    dir: &Path,
-    state: &mut State,
-    by_name: &BTreeMap<String, Vec<Touch>>,
-) -> Result<(), GitError> {
+fn write(dir: &Path, state: &mut State, by_name: ByName) -> Result<(), GitError> {
     let fail = |e: std::io::Error| io_failed("write the history", e);
     // No touches (no new commit, or none touching a definition): no segment, only the state.
-    if !by_name.is_empty() {
-        write_segment(dir, state, by_name)?;
+    if !by_name.touches.is_empty() {
+        let (names, touches) = by_name.sorted();
+        let groups = touches.chunk_by(|a, b| a.0 == b.0).map(|g| {
+            let name: &str = names.get(g[0].0 as usize).map_or("", |n| &**n);
+            (name, g.iter().map(|(_, t)| t))
+        });
+        write_segment(dir, state, groups)?;
     }
     if state.segments.len() > MAX_SEGMENTS {
         merge_tail(dir, state)?;
@@ -680,7 +767,11 @@ fn merge_tail(dir: &Path, state: &mut State) -> Result<(), GitError> {
     }
     // Numbered past every segment named now: none of them is overwritten.
     let first = state.segments[0];
-    write_segment(dir, state, &merged)?;
+    write_segment(
+        dir,
+        state,
+        merged.iter().map(|(n, ts)| (n.as_str(), ts.iter())),
+    )?;
     let merged_into = state.segments.last().copied().unwrap_or(first);
     state.segments = vec![first, merged_into];
     Ok(())
@@ -701,31 +792,44 @@ fn remove_unlisted(dir: &Path, state: &State) {
     }
 }
 
-/// Writes `by_name` as the next segment and names it in `state`.
-fn write_segment(
+/// Writes `groups` (each name, in byte order, with its touches) as the next segment and names
+/// it in `state`. Both files are written as they are made, neither held whole.
+fn write_segment<'a, T>(
     dir: &Path,
     state: &mut State,
-    by_name: &BTreeMap<String, Vec<Touch>>,
-) -> Result<(), GitError> {
+    groups: impl Iterator<Item = (&'a str, T)>,
+) -> Result<(), GitError>
+where
+    T: ExactSizeIterator<Item = &'a Touch>,
+{
+    use std::io::Write;
     let fail = |e: std::io::Error| io_failed("write the history", e);
     let n = state.segments.iter().max().map_or(0, |m| m + 1);
     let seg = dir.join(format!("seg-{n}"));
     let tmp = dir.join(format!("seg-{n}.tmp-{}", std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir_all(&tmp).map_err(fail)?;
-    let mut touches = Vec::new();
-    let mut names = fst::MapBuilder::memory();
-    for (name, ts) in by_name {
-        names
-            .insert(name, touches.len() as u64)
-            .map_err(|e| io_failed("write the history's names", e))?;
-        encode(&mut touches, ts);
-    }
-    let names = names
-        .into_inner()
+    let create = |name: &str| fs::File::create(tmp.join(name)).map(std::io::BufWriter::new);
+    let mut touches = create(TOUCHES).map_err(fail)?;
+    let mut names = fst::MapBuilder::new(create(NAMES).map_err(fail)?)
         .map_err(|e| io_failed("write the history's names", e))?;
-    fs::write(tmp.join(NAMES), names).map_err(fail)?;
-    fs::write(tmp.join(TOUCHES), touches).map_err(fail)?;
+    let (mut at, mut record) = (0u64, Vec::new());
+    for (name, ts) in groups {
+        names
+            .insert(name, at)
+            .map_err(|e| io_failed("write the history's names", e))?;
+        record.clear();
+        encode(&mut record, ts);
+        touches.write_all(&record).map_err(fail)?;
+        at += record.len() as u64;
+    }
+    names
+        .into_inner()
+        .map_err(|e| io_failed("write the history's names", e))?
+        .flush()
+        .map_err(fail)?;
+    touches.flush().map_err(fail)?;
+    drop(touches);
     let _ = fs::remove_dir_all(&seg);
     fs::rename(&tmp, &seg).map_err(fail)?;
     state.segments.push(n);
@@ -1031,7 +1135,12 @@ fn lines_changed<'a>(
 
 /// The definitions file change `f` of commit `idx` touched, each with a hash of its text
 /// (for the moves [`fold_moves`] finds).
-fn file_touches(f: &FileChange, idx: u32, path: u32, blobs: &HashMap<String, Blob>) -> Found {
+fn file_touches<'a>(
+    f: &FileChange,
+    idx: u32,
+    path: u32,
+    blobs: &'a HashMap<String, Blob>,
+) -> Found<'a> {
     let mut out: Found = Vec::new();
     const NONE: &[(DefSpan, u64)] = &[];
     {
@@ -1070,7 +1179,7 @@ fn file_touches(f: &FileChange, idx: u32, path: u32, blobs: &HashMap<String, Blo
                     };
                     if added + removed > 0 {
                         out.push((
-                            o.name.clone(),
+                            o.name.as_str(),
                             Touch {
                                 commit: idx,
                                 path,
@@ -1085,7 +1194,7 @@ fn file_touches(f: &FileChange, idx: u32, path: u32, blobs: &HashMap<String, Blo
                     }
                 }
                 None => out.push((
-                    o.name.clone(),
+                    o.name.as_str(),
                     Touch {
                         commit: idx,
                         path,
@@ -1102,7 +1211,7 @@ fn file_touches(f: &FileChange, idx: u32, path: u32, blobs: &HashMap<String, Blo
         for (j, (n, nhash)) in new.iter().enumerate() {
             if !used_new[j] {
                 out.push((
-                    n.name.clone(),
+                    n.name.as_str(),
                     Touch {
                         commit: idx,
                         path,
@@ -1122,15 +1231,12 @@ fn file_touches(f: &FileChange, idx: u32, path: u32, blobs: &HashMap<String, Blo
 
 /// One commit's touches into `by_name`: a removal and an addition of the same text under the
 /// same name in two files are one move.
-fn fold_moves(mut out: Found, by_name: &mut BTreeMap<String, Vec<Touch>>) {
+fn fold_moves(mut out: Pending, by_name: &mut ByName) {
     let mut moved = vec![false; out.len()];
-    let mut removals: HashMap<(&str, SpanKind, u64), Vec<usize>> = HashMap::new();
+    let mut removals: HashMap<(u32, SpanKind, u64), Vec<usize>> = HashMap::new();
     for (j, (name, t, hash)) in out.iter().enumerate() {
         if t.change == Change::Removed {
-            removals
-                .entry((name.as_str(), t.kind, *hash))
-                .or_default()
-                .push(j);
+            removals.entry((*name, t.kind, *hash)).or_default().push(j);
         }
     }
     let mut moves: Vec<(usize, usize)> = Vec::new();
@@ -1139,7 +1245,7 @@ fn fold_moves(mut out: Found, by_name: &mut BTreeMap<String, Vec<Touch>>) {
             if t.change != Change::Added {
                 continue;
             }
-            let Some(js) = removals.get_mut(&(name.as_str(), t.kind, *hash)) else {
+            let Some(js) = removals.get_mut(&(*name, t.kind, *hash)) else {
                 continue;
             };
             if let Some(k) = js.iter().position(|&j| out[j].1.path != t.path) {
@@ -1157,7 +1263,7 @@ fn fold_moves(mut out: Found, by_name: &mut BTreeMap<String, Vec<Touch>>) {
     }
     for ((name, t, _), m) in out.into_iter().zip(moved) {
         if !m {
-            by_name.entry(name).or_default().push(t);
+            by_name.touches.push((name, t));
         }
     }
 }
