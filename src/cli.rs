@@ -385,31 +385,7 @@ fn run(
         return (env, None);
     }
     if let Order::Update { history: true, .. } = &order {
-        let dir = index_dir(&root, common.index_dir.as_deref());
-        let root_s = root.display().to_string();
-        let done = crate::index::history::update(
-            &root,
-            &dir,
-            common.rev.as_deref(),
-            &mut Progress::stderr(),
-        );
-        let env = match done {
-            Ok(r) => {
-                let mut env = Envelope::new(tool, &root_s);
-                env.message = Some(format!(
-                    "history: {} commits read now, {} in all; {} definitions touched recorded \
-                     now; {:.1} MB; in {} ms",
-                    r.commits_added,
-                    r.commits,
-                    r.touches_added,
-                    r.bytes as f64 / 1e6,
-                    r.ms
-                ));
-                env
-            }
-            Err(e) => Envelope::error(tool, &root_s, e.to_string()),
-        };
-        return (env, None);
+        return (history_update(common, tool, &root), None);
     }
     let (mut order, mut rev) = (order, common.rev.clone());
     if let Order::ReviewRange { a, b } = &order {
@@ -458,6 +434,31 @@ fn run(
     env.rev = Some(name);
     crate::index::git::note_environment(&mut env.warning);
     (env, None)
+}
+
+/// `knav index --history`: the history index brought up to date, its figures in the message.
+fn history_update(common: &Common, tool: &'static str, root: &Path) -> Envelope {
+    let dir = index_dir(root, common.index_dir.as_deref());
+    let root_s = root.display().to_string();
+    let done =
+        crate::index::history::update(root, &dir, common.rev.as_deref(), &mut Progress::stderr());
+    let env = match done {
+        Ok(r) => {
+            let mut env = Envelope::new(tool, &root_s);
+            env.message = Some(format!(
+                "history: {} commits read now, {} in all; {} definitions touched recorded \
+                 now; {:.1} MB; in {} ms",
+                r.commits_added,
+                r.commits,
+                r.touches_added,
+                r.bytes as f64 / 1e6,
+                r.ms
+            ));
+            env
+        }
+        Err(e) => Envelope::error(tool, &root_s, e.to_string()),
+    };
+    env
 }
 
 /// `env`'s messages with a pinned directory's `/proc/self/fd/N` shown as its own path.
