@@ -367,3 +367,92 @@ fn callers_through_an_array_declared_with_its_anonymous_struct_type() {
     let (_, out) = knav(&t, &["callees", "run_inits"]);
     assert!(out.contains("@init_funcs.init  line 19"), "{out}");
 }
+
+/// The Linux 6.12 tree of `KNAV_KERNEL_TREE` (its index: `KNAV_INDEX_DIR`, or the tree's own).
+fn kernel() -> String {
+    match std::env::var("KNAV_KERNEL_TREE") {
+        Ok(tree) if !tree.is_empty() => tree,
+        _ => panic!("KNAV_KERNEL_TREE is not set: set it to a Linux 6.12 source tree"),
+    }
+}
+
+/// knav's text answer on the kernel tree.
+fn on_kernel(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(args)
+        .args(["--root", &kernel()])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE"]
+fn kernel_members_of_struct_group_and_anonymous_unions_are_found() {
+    for (asked, at) in [
+        (
+            "sk_buff.headers",
+            "include/linux/skbuff.h:951: struct_group(headers,",
+        ),
+        (
+            "sk_buff.protocol",
+            "include/linux/skbuff.h:1063: __be16\t\t\tprotocol;",
+        ),
+        (
+            "sk_buff.mac_header",
+            "include/linux/skbuff.h:1066: __u16\t\t\tmac_header;",
+        ),
+        (
+            "sock_common.skc_daddr",
+            "include/net/sock.h:154: __be32\tskc_daddr;",
+        ),
+    ] {
+        let out = on_kernel(&["def", asked]);
+        assert!(
+            out.lines().nth(1).is_some_and(|l| l.starts_with(at)),
+            "{asked}: {out}"
+        );
+    }
+    let out = on_kernel(&["def", "sk_buff.len"]);
+    assert!(
+        out.contains("references are of the name len in the "),
+        "{out}"
+    );
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE"]
+fn kernel_macro_made_names_show_their_invocation_and_reach_their_body() {
+    let out = on_kernel(&["body", "trace_sched_switch"]);
+    assert!(
+        out.starts_with("include/trace/events/sched.h:222-269:"),
+        "{out}"
+    );
+    let out = on_kernel(&["body", "folio_test_dirty"]);
+    assert!(
+        out.contains(
+            "#define PAGEFLAG at include/linux/page-flags.h:442 → TESTPAGEFLAG at \
+             include/linux/page-flags.h:407 → FOLIO_TEST_FLAG at include/linux/page-flags.h:374"
+        ),
+        "{out}"
+    );
+    let out = on_kernel(&["reach", "__x64_sys_read", "ext4_file_read_iter"]);
+    assert!(
+        out.starts_with("__x64_sys_read reaches ext4_file_read_iter in 4 calls"),
+        "{out}"
+    );
+    let out = on_kernel(&["callees", "sys_read"]);
+    assert!(!out.contains("SYSCALL_DEFINE3"), "{out}");
+}
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE"]
+fn kernel_callers_through_i915_init_funcs_are_recorded() {
+    let out = on_kernel(&["callers", "i915_active_module_init"]);
+    assert!(
+        out.contains(
+            "i915_init  drivers/gpu/drm/i915/i915_module.c:88: err = init_funcs[i].init();"
+        ),
+        "{out}"
+    );
+}
