@@ -59,7 +59,7 @@ impl Template {
 
 /// A macro a `#define` invokes, with its arguments as pieces: `None` for an argument that is
 /// not a paste of parameters and identifiers.
-type Call = (String, Vec<Option<Vec<Piece>>>);
+pub type Call = (String, Vec<Option<Vec<Piece>>>);
 
 /// What one header's `#define`s define: its path, and per macro what was learned.
 pub type HeaderDefines = (String, Vec<(String, Learned)>);
@@ -79,6 +79,30 @@ pub struct Learned {
     scope: String,
     /// The `#define` from its name on, on one line: what [`Definers::record_text`] keeps.
     text: String,
+}
+
+impl Learned {
+    /// The names the `#define` itself declares, from its parameters.
+    pub fn templates(&self) -> &[Template] {
+        &self.templates
+    }
+
+    /// The macros it invokes, each with its arguments as pieces of its own parameters.
+    pub fn calls(&self) -> &[Call] {
+        &self.calls
+    }
+}
+
+/// The text of `pieces` for `args`: `None` when an argument it needs is missing.
+pub fn pieces_text(pieces: &[Piece], args: &[&str]) -> Option<String> {
+    let mut out = String::new();
+    for p in pieces {
+        match p {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Arg(i) => out.push_str(args.get(*i)?.trim()),
+        }
+    }
+    Some(out)
 }
 
 /// Macro name → the names its invocations define.

@@ -15,6 +15,11 @@ pub const GLOBAL: char = '=';
 
 use crate::membercall::{MemberCall, Start, Step};
 
+/// The first character of a [`TypePath`] tag that names the anonymous struct type of a
+/// variable declared with it (`static const struct { … } init_funcs[] = { … }` is
+/// `@init_funcs`): a type of that file alone, matched only there.
+pub const FILE_ANONYMOUS: char = '@';
+
 /// What joins a struct's tag and the name of a member of it whose type is an anonymous struct
 /// or union (`radeon_asic::dpm` for `struct radeon_asic { … struct { … } dpm; }`): that type's
 /// name.
@@ -365,6 +370,12 @@ struct Pass<'a> {
     /// members recorded before them (a named one's are renamed when it closes,
     /// [`Pass::close_brace`]).
     anonymous: Vec<(u32, usize)>,
+    /// Anonymous struct or union bodies open outside any struct (`static const struct { … }
+    /// v[] = …`): the depth of their members.
+    loose: Vec<u32>,
+    /// The names declared with such a body: each is the name of its type
+    /// ([`FILE_ANONYMOUS`]), and the range stands for the tag in a [`Var`].
+    loose_tags: Vec<(u32, u32)>,
     /// Named struct definitions open: the depth of their members and where their `{` is, to
     /// read the member macros of their body when it closes ([`member_aliases`]).
     bodies: Vec<(u32, usize, (u32, u32))>,
@@ -456,6 +467,8 @@ fn pass(src: &[u8], t: Tokens, m: Macros<'_>) -> (Facts, Tokens) {
         params: Vec::new(),
         structs: Vec::new(),
         anonymous: Vec::new(),
+        loose: Vec::new(),
+        loose_tags: Vec::new(),
         bodies: Vec::new(),
         inits: Vec::new(),
         pending_init: None,
@@ -710,6 +723,16 @@ impl Pass<'_> {
         if let Some(tag) = closed_tag {
             self.declared_after_definition(k + 1, tag);
         }
+        if self.loose.last() == Some(&(d + 1)) {
+            self.loose.pop();
+            // `struct { … } v[] = { … }`: the type is named after its first declarator.
+            let j = self.past_pointers(k + 1);
+            if self.is(j, Kind::Ident) && self.parens == 0 {
+                let tag = self.range(j);
+                self.loose_tags.push(tag);
+                self.declared_after_definition(k + 1, tag);
+            }
+        }
         // `union { const struct omapdss_dpi_ops *dpi; … } ops;`: a type of its own, named
         // `omap_dss_device::ops` ([`ANONYMOUS`]), whose members were recorded as the enclosing
         // struct's until here: `in->ops.dpi` reaches `dpi`, and radeon's `asic->dpm.init` is
@@ -920,6 +943,8 @@ impl Pass<'_> {
                 self.structs.push((owner.clone(), self.depth + 1));
                 self.anonymous
                     .push((self.depth + 1, self.out.members.len()));
+            } else if self.parens == 0 {
+                self.loose.push(self.depth + 1);
             }
             return k + 1;
         }
@@ -1025,7 +1050,7 @@ impl Pass<'_> {
         }
         if self.is(j, Kind::Punct(b'=')) && self.is(j + 1, Kind::Punct(b'{')) {
             let p = TypePath {
-                tag: String::from_utf8_lossy(self.bytes(tag)).into_owned(),
+                tag: self.tag_name(tag),
                 chain: Vec::new(),
             };
             self.pending_init = Some(if array {
@@ -1096,7 +1121,17 @@ impl Pass<'_> {
             .iter()
             .rev()
             .find(|v| self.bytes(v.name) == name)?;
-        Some(String::from_utf8_lossy(self.bytes(var.tag)).into_owned())
+        Some(self.tag_name(var.tag))
+    }
+
+    /// The struct tag at `tag`, or the name of a loose anonymous struct's type
+    /// ([`FILE_ANONYMOUS`]) when `tag` is the variable it was declared with.
+    fn tag_name(&self, tag: (u32, u32)) -> String {
+        let name = String::from_utf8_lossy(self.bytes(tag));
+        match self.loose_tags.contains(&tag) {
+            true => format!("{FILE_ANONYMOUS}{name}"),
+            false => name.into_owned(),
+        }
     }
 
     /// The index of the `open` that the `close` at `k` closes (`[` of `]`, `(` of `)`).
@@ -1765,6 +1800,42 @@ mod tests {
         );
         // `[R(0) ... R(3)]` in a file-scope initializer is no call through a member.
         assert!(f.dispatches.is_empty(), "{:?}", f.dispatches);
+    }
+
+    #[test]
+    fn a_struct_type_declared_with_its_array_registers_and_is_called_through() {
+        // i915_module.c's `init_funcs[]` (issue 46, item 15): the type has no tag.
+        let src = "static const struct {\n\tint (*init)(void);\n\tvoid (*exit)(void);\n\
+                   } init_funcs[] = {\n\t{ .init = a_init, .exit = a_exit },\n\
+                   \t{ .init = b_init },\n};\n\
+                   static int go(void)\n{\n\tint i;\n\
+                   \tfor (i = 0; i < 2; i++)\n\t\tinit_funcs[i].init();\n\
+                   \tstatic const struct { void (*run)(int); } local_ops = { .run = c_run };\n\
+                   \tlocal_ops.run(1);\n\treturn 0;\n}\n";
+        let f = facts(src.as_bytes(), &|_| None);
+        assert_eq!(
+            regs(&f),
+            [
+                (s("@init_funcs"), s("init"), s("a_init"), 5),
+                (s("@init_funcs"), s("exit"), s("a_exit"), 5),
+                (s("@init_funcs"), s("init"), s("b_init"), 6),
+                (s("@local_ops"), s("run"), s("c_run"), 13),
+            ]
+        );
+        assert_eq!(
+            calls(&f),
+            [
+                (Some(s("@init_funcs")), s("init"), 12),
+                (Some(s("@local_ops")), s("run"), 14)
+            ]
+        );
+        // A struct's anonymous member struct is still the struct's own.
+        let f = facts(
+            b"struct s { struct { int (*f)(void); } in; };\nstruct { int x; };\n",
+            &|_| None,
+        );
+        assert!(f.registrations.is_empty() && f.dispatches.is_empty());
+        assert_eq!(owners(&f)[1], (s("s"), s("in"), Some(s("s::in"))));
     }
 
     #[test]

@@ -22,7 +22,9 @@ mod tests {
     fn options_are_flag_value_pairs() {
         let opts = super::options();
         assert_eq!(opts.len() % 2, 0);
-        assert!(opts.chunks(2).all(|p| p[0] == "-I" && !p[1].contains(' ')));
+        assert!(opts
+            .chunks(2)
+            .all(|p| p[0] == "-I" && !p[1].contains(' ') || p[0] == "-D" && p[1].contains('=')));
         assert!(opts.iter().any(|o| o.contains("__read_mostly")));
     }
 }

@@ -1,8 +1,10 @@
 //! get_symbol_body: the source text of a definition.
 
-use super::span::function_span;
-use super::{not_found, valid_name, Query, MAX_BODY_LINES};
+use super::span::{function_span, made_by, Invocation};
+use super::{not_found, valid_name, Found, Query, MAX_BODY_LINES};
 use crate::envelope::{Envelope, Results};
+use knav_c::definers::{define_named, pieces_text, Learned};
+use knav_ctags::Kind;
 
 /// Bodies shown when the caller does not say.
 pub const DEFAULT_BODIES: u64 = 3;
@@ -126,30 +128,25 @@ fn bodies(q: &Query<'_>, symbol: &str, max: u64) -> Envelope {
         } else {
             end
         };
-        // The body's lines first: the record's snippet comes from the same read.
-        let braces = f.def.kind == knav_ctags::Kind::Function;
-        let span = q
-            .text_at(f.seg, f.def.file, f.def.line, last)
-            .and_then(|s| {
-                function_span(
-                    &s,
-                    f.def.line,
-                    last,
-                    f.def.name,
-                    braces,
-                    MAX_BODY_LINE_CHARS,
-                )
-            });
+        // A name a macro made: the whole invocation, and how the macro makes it.
+        let made = made_by(q, f);
+        let (end, cut, last) = match &made {
+            Some(inv) => (inv.end, false, inv.end),
+            None => (end, cut, last),
+        };
         let budget = left.min(MAX_BODY_BYTES);
-        let (body, over) = match &span {
-            Some(span) => fit(&span.text, span.skipped > 0, budget),
-            None => (String::new(), false),
+        let (body, over) = match &made {
+            Some(inv) => fit(&inv.text, false, budget),
+            None => source_body(q, f, last, budget),
         };
         if over && budget < MAX_BODY_BYTES && !records.is_empty() {
             // The answer is full: this body starts the next page instead of showing a stub.
             break;
         }
         left -= body.len().min(left);
+        if let Some(inv) = &made {
+            env.warn(made_note(q, f, inv));
+        }
         let mut r = q.def_record(f);
         if q.page.active.is_some() {
             r.active = Some(*active);
@@ -188,6 +185,128 @@ fn bodies(q: &Query<'_>, symbol: &str, max: u64) -> Envelope {
     }
     env.next_tools = vec!["find_callees", "find_callers"];
     env
+}
+
+/// The text of `f` on its lines up to `last`, fitted to `budget` bytes ([`fit`]): a function
+/// from its name to its closing `}` ([`function_span`]), read once (the record's snippet comes
+/// from the same read); true when lines were left out for the budget.
+fn source_body(q: &Query<'_>, f: &Found<'_>, last: u32, budget: usize) -> (String, bool) {
+    let braces = f.def.kind == Kind::Function;
+    let span = q
+        .text_at(f.seg, f.def.file, f.def.line, last)
+        .and_then(|s| {
+            function_span(
+                &s,
+                f.def.line,
+                last,
+                f.def.name,
+                braces,
+                MAX_BODY_LINE_CHARS,
+            )
+        });
+    match &span {
+        Some(span) => fit(&span.text, span.skipped > 0, budget),
+        None => (String::new(), false),
+    }
+}
+
+/// `#define`s followed from the macro invoked to the one that declares the name, at most.
+const MAX_CHAIN: usize = 4;
+/// Definitions of one macro tried at each step of the chain.
+const MAX_DEFINES: usize = 8;
+
+/// What says how `f` is made by the invocation `inv`: the invocation (its first argument when
+/// the rest is long) and its place, then each `#define` from the macro invoked to the one whose
+/// text declares the name (`#define PAGEFLAG` → `TESTPAGEFLAG` → `FOLIO_TEST_FLAG`), or the
+/// macro's `#define` alone when that chain is not found.
+fn made_note(q: &Query<'_>, f: &Found<'_>, inv: &Invocation) -> String {
+    let all = inv.args.join(", ");
+    let args = match inv.args.first() {
+        Some(a) if all.len() > 60 => format!("{a}, …"),
+        _ => all,
+    };
+    let mut note = format!(
+        "{} is made by {}({args}) at {}:{}",
+        f.def.name,
+        inv.macro_name,
+        q.path(f.seg, f.def.file),
+        f.def.line
+    );
+    match macro_chain(q, &inv.macro_name, &inv.args, f.def.name, 0) {
+        Some(chain) => {
+            note.push_str(&format!("; #define {}", chain.join(" → ")));
+            if chain.len() > 1 {
+                note.push_str(" declares it");
+            }
+        }
+        None => {
+            if let Some(d) = macro_defines(q, &inv.macro_name).first() {
+                let path = q.path(d.seg, d.def.file);
+                note.push_str(&format!(
+                    "; #define {} at {path}:{}",
+                    d.def.name, d.def.line
+                ));
+            }
+        }
+    }
+    note
+}
+
+/// The `#define`s of `name`, best first, at most [`MAX_DEFINES`].
+fn macro_defines<'a>(q: &Query<'a>, name: &'a str) -> Vec<Found<'a>> {
+    let mut defs = q.definitions(name);
+    defs.retain(|d| d.def.kind == Kind::Macro);
+    defs.truncate(MAX_DEFINES);
+    defs
+}
+
+/// The `#define`s from `macro_name` invoked with `args` to the one whose text declares `name`,
+/// each as `MACRO at PATH:LINE`; `None` when none within [`MAX_CHAIN`] does.
+fn macro_chain(
+    q: &Query<'_>,
+    macro_name: &str,
+    args: &[String],
+    name: &str,
+    depth: usize,
+) -> Option<Vec<String>> {
+    if depth >= MAX_CHAIN {
+        return None;
+    }
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    for d in macro_defines(q, macro_name) {
+        let Some(learned) = learned_define(q, &d) else {
+            continue;
+        };
+        let place = format!(
+            "{macro_name} at {}:{}",
+            q.path(d.seg, d.def.file),
+            d.def.line
+        );
+        if (learned.templates().iter()).any(|t| t.name(&a).as_deref() == Some(name)) {
+            return Some(vec![place]);
+        }
+        for (callee, pieces) in learned.calls() {
+            let next: Vec<String> = (pieces.iter())
+                .map(|p| (p.as_deref()).and_then(|p| pieces_text(p, &a)))
+                .map(Option::unwrap_or_default)
+                .collect();
+            if let Some(mut rest) = macro_chain(q, callee, &next, name, depth + 1) {
+                rest.insert(0, place);
+                return Some(rest);
+            }
+        }
+    }
+    None
+}
+
+/// What the `#define` `d` declares from its parameters, read from its lines.
+fn learned_define(q: &Query<'_>, d: &Found<'_>) -> Option<Learned> {
+    let end = q.macro_shape(d).0.unwrap_or(d.def.line);
+    let src = q.text_at(d.seg, d.def.file, d.def.line, end)?;
+    let text = src.lines(d.def.line, end);
+    let first = src.line(d.def.line)?;
+    let at = super::span::find_name(first, 0, d.def.name.as_bytes())?;
+    define_named(text.as_bytes(), at).map(|(_, l)| l)
 }
 
 /// The bodies of a `CONFIG_` symbol's Kconfig entries: each `config X` block, help included.

@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::HashSet;
 
-use super::span::function_span;
+use super::span::{function_span, made_by};
 use super::{indirect, not_found, rank, valid_name, Found, Query};
 use crate::envelope::{Callee, Callees, Envelope, Results};
 use knav_ctags::Kind;
@@ -38,7 +38,7 @@ pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<Called> {
     };
     let body = &span.text;
     let scanned = knav_c::scan::scan(body);
-    let (dispatches, listed) = indirect::dispatches_in(q, body, f.def.line);
+    let (dispatches, listed) = indirect::dispatches_in(q, body, f.def.line, (f.seg, f.def.file));
     let mut seen: HashSet<String> = HashSet::new();
     let mut out: Vec<Called> = Vec::new();
     for o in scanned
@@ -47,10 +47,11 @@ pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<Called> {
         .filter(|o| o.role == knav_c::scan::Role::Call)
     {
         let name = &body[o.start as usize..o.start as usize + o.len as usize];
-        // The definition's own name (found, or where a macro made it, on its first line).
+        // The definition's own name (found, or where a macro made it, on its first line), and
+        // the macro that made it (`SYSCALL_DEFINE3` is not a call of `sys_read`).
         let own = match span.name_at {
             Some(at) => o.start as usize == at,
-            None => o.line == 1 && name == f.def.name.as_bytes(),
+            None => o.line == 1 && (name == f.def.name.as_bytes() || makes(f, name)),
         };
         if own {
             continue;
@@ -100,9 +101,22 @@ pub fn calls_in_body(q: &Query<'_>, f: &Found<'_>) -> Vec<Called> {
     out
 }
 
-/// The text of `f` from its name to its closing `}` ([`function_span`]).
+/// True when `name` is the macro (of the family) that made `f`.
+fn makes(f: &Found<'_>, name: &[u8]) -> bool {
+    f.def.via.is_some_and(|via| {
+        name == via.as_bytes()
+            || knav_ctags::macros::MacroTable::kernel_family(name).is_some_and(|m| m.name == via)
+    })
+}
+
+/// The text of `f` from its name to its closing `}` ([`function_span`]). The names one
+/// invocation makes share the body that follows it: `__x64_sys_read` has `sys_read`'s.
 fn body_span(q: &Query<'_>, f: &Found<'_>) -> Option<super::span::Span> {
-    let end = f.def.end_line.unwrap_or(f.def.line);
+    let made = match f.def.end_line {
+        None if f.def.kind == Kind::Function => made_by(q, f).filter(|m| m.body.is_some()),
+        _ => None,
+    };
+    let end = made.map_or(f.def.end_line.unwrap_or(f.def.line), |m| m.end);
     let src = q.text_at(f.seg, f.def.file, f.def.line, end)?;
     let braces = f.def.kind == Kind::Function;
     function_span(&src, f.def.line, end, f.def.name, braces, 0)

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::fuzzy::{self, Fuzzy};
+use super::span::find_name;
 use super::{def_lines, not_found, role_of, valid_name, Found, Query, Visit};
 use crate::envelope::{DefSummary, Envelope, Export, Results, TopFile};
 use knav_c::scan::Role;
@@ -16,16 +17,7 @@ const TOOL: &str = "find_definition";
 /// Answers find_definition for `symbol` (or `struct_name.member`).
 pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {
     if let Some((owner, member)) = fuzzy::split_member(symbol) {
-        let defs = fuzzy::member_definitions(q, owner, member);
-        if defs.is_empty() {
-            let mut env = not_found(q, TOOL, member);
-            env.error = Some(format!("no member '{member}' in struct or union '{owner}'"));
-            return env;
-        }
-        let mut env = answer(q, member, defs, Vec::new(), None);
-        mark_resolved(&mut env, member);
-        env.warn(format!("'{symbol}' is member {member} of {owner}"));
-        return env;
+        return member_answer(q, symbol, owner, member);
     }
     if !valid_name(symbol) {
         return q.envelope_error(
@@ -98,6 +90,147 @@ pub fn find_tag(q: &Query<'_>, tag: &str, name: &str) -> Envelope {
     };
     env.subject.get_or_insert_with(|| name.to_string());
     env
+}
+
+/// find_definition for member `member` of struct or union `owner` (asked as `symbol`): its
+/// definitions, those inside anonymous structs and unions (and `struct_group()`s) at any depth
+/// included, and references counted in the files that name `owner`.
+fn member_answer(q: &Query<'_>, symbol: &str, owner: &str, member: &str) -> Envelope {
+    let found = members_of(q, owner, member);
+    if found.is_empty() {
+        let mut env = not_found(q, TOOL, member);
+        env.error = Some(format!("no member '{member}' in struct or union '{owner}'"));
+        return env;
+    }
+    let mut paths: Vec<String> = found.iter().filter_map(|(_, p)| p.clone()).collect();
+    paths.dedup();
+    let defs: Vec<Found<'_>> = found.into_iter().map(|(f, _)| f).collect();
+    let mut env = answer(q, member, defs, Vec::new(), None);
+    mark_resolved(&mut env, member);
+    env.warn(format!("'{symbol}' is member {member} of {owner}"));
+    for p in paths {
+        env.warn(format!(
+            "{member} is in an anonymous struct or union declared as a member: written {p}"
+        ));
+    }
+    member_counts(q, &mut env, owner, member);
+    env
+}
+
+/// The member definitions of `member` in `owner`: those whose scope is `owner` itself or an
+/// anonymous struct or union inside it, at any depth (ctags names them `__anonNNN`: `scope`
+/// `sock_common::__anon…::__anon…`). Each comes with the path it is written as when an
+/// anonymous one on the way is the type of a named member (`union { … } u;`: `owner.u.member`);
+/// one whose members are the enclosing struct's (C11, and `struct_group()`) adds nothing.
+fn members_of<'s>(q: &Query<'s>, owner: &str, member: &'s str) -> Vec<(Found<'s>, Option<String>)> {
+    let mut out: Vec<_> = (fuzzy::member_definitions(q, owner, member).into_iter())
+        .map(|mut f| {
+            member_line(q, &mut f);
+            (f, None)
+        })
+        .collect();
+    for mut f in q.definitions(member) {
+        let Some(scope) = f.def.scope.filter(|_| f.def.kind == Kind::Member) else {
+            continue;
+        };
+        let parts: Vec<&str> = scope.split("::").collect();
+        let anonymous = parts[1..].iter().all(|p| p.starts_with("__anon"));
+        if parts[0] != owner || parts.len() == 1 || !anonymous {
+            continue;
+        }
+        let mut path = vec![owner.to_string()];
+        for depth in 2..=parts.len() {
+            if let Some(name) = anon_declarator(q, &f, &parts[..depth]) {
+                path.push(name);
+            }
+        }
+        let named = path.len() > 1;
+        path.push(member.to_string());
+        member_line(q, &mut f);
+        out.push((f, named.then(|| path.join("."))));
+    }
+    out
+}
+
+/// The member an anonymous struct or union `scope` (its last part, inside the rest) of the
+/// file of `f` is the type of: an identifier after its closing `}` that names a member of that
+/// type (`} u;`), `None` when its members are the enclosing one's (`};`, `} __packed;`, or a
+/// `struct_group(NAME, …)`, whose closing line has no `}`).
+fn anon_declarator(q: &Query<'_>, f: &Found<'_>, scope: &[&str]) -> Option<String> {
+    let (anon, parent) = scope.split_last()?;
+    let parent = parent.join("::");
+    let full = format!(":{}", scope.join("::"));
+    let d = q.definitions(anon).into_iter().find(|d| {
+        d.seg == f.seg && d.def.file == f.def.file && d.def.scope == Some(parent.as_str())
+    })?;
+    let end = d.def.end_line?;
+    let src = q.text_at(d.seg, d.def.file, end, end)?;
+    let line = src.line(end)?;
+    let after = &line[line.iter().rposition(|&b| b == b'}')? + 1..];
+    let words = String::from_utf8_lossy(after);
+    let named = words
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .find(|w| {
+            q.definitions(w).iter().any(|m| {
+                m.def.kind == Kind::Member
+                    && m.seg == d.seg
+                    && m.def.file == d.def.file
+                    && m.def.typeref.is_some_and(|t| t.ends_with(&full))
+            })
+        });
+    named.map(str::to_string)
+}
+
+/// Lines searched above a member for its own line.
+const MEMBER_LINE_WINDOW: u32 = 400;
+
+/// Moves member `f` to the line that names it when its own does not: ctags gives a
+/// `struct_group(NAME, …)` and its members the line that closes the invocation.
+fn member_line(q: &Query<'_>, f: &mut Found<'_>) {
+    let last = f.def.line;
+    let first = last.saturating_sub(MEMBER_LINE_WINDOW).max(1);
+    let Some(src) = q.text_at(f.seg, f.def.file, first, last) else {
+        return;
+    };
+    let name = f.def.name.as_bytes();
+    let found = (first..=last)
+        .rev()
+        .find(|&n| src.line(n).is_some_and(|l| find_name(l, 0, name).is_some()));
+    if let Some(n) = found {
+        f.def.line = n;
+        f.def.end_line = Some(n);
+    }
+}
+
+/// The reference counts of `env`'s summary for member `member` of `owner`: a reference is a
+/// name, not told apart by what it refers to, so those counted are the references of
+/// `member` in files that also name `owner` (the struct's users), and a warning says so.
+fn member_counts(q: &Query<'_>, env: &mut Envelope, owner: &str, member: &str) {
+    let files: BTreeSet<(usize, u32)> = q.postings_iter(owner).map(|(s, p)| (s, p.file)).collect();
+    // Every definition of the name is left out of the counts, as `def NAME` leaves them out.
+    let lines = def_lines(&q.definitions(member));
+    let mut c = Counts::default();
+    let mut all = 0u64;
+    for (s, p) in q.postings_iter(member) {
+        let is_def = matches!(role_of(&p, &lines, s), "def" | "decl") || p.role == Role::MacroDef;
+        all += u64::from(!is_def);
+        if files.contains(&(s, p.file)) {
+            c.add(q, s, &p, is_def);
+        }
+    }
+    let top = top_files(q, &mut c.per_file);
+    if let Some(sum) = env.summary.as_mut() {
+        sum.reference_count = c.refs;
+        sum.file_count = c.files;
+        sum.top_files = top;
+        sum.counts_mix = Vec::new();
+    }
+    env.warn(format!(
+        "references are of the name {member} in the {} files that also name {owner} ({} in all \
+         files): knav does not tell a member access from another use of the name",
+        c.files, all
+    ));
 }
 
 /// The error for a name with several equally close defined names: they are listed, not guessed.

@@ -222,6 +222,12 @@ pub fn registrations_of(q: &Query<'_>, func: &str) -> Vec<Registration> {
     out
 }
 
+/// True for the type of a variable declared with an anonymous struct
+/// (`static const struct { … } v[]`, [`knav_c::indirect::FILE_ANONYMOUS`]): its file's alone.
+fn file_local(tag: &str) -> bool {
+    tag.starts_with(knav_c::indirect::FILE_ANONYMOUS)
+}
+
 /// The lines where `func` is stored in a struct member: find_references' `register` role.
 pub fn registration_lines(q: &Query<'_>, func: &str) -> std::collections::HashSet<At> {
     let mut out = std::collections::HashSet::new();
@@ -266,7 +272,9 @@ pub fn registered_in(
             }
             if let Some(from) = from {
                 let reg = q.path(at.0, at.1);
-                if super::structs::same_struct(&homes, reg, from) == Some(false) {
+                if super::structs::same_struct(&homes, reg, from) == Some(false)
+                    || file_local(tag) && reg != from
+                {
                     continue;
                 }
             }
@@ -320,6 +328,9 @@ pub fn callers_through_pointers(q: &Query<'_>, func: &str) -> Vec<IndirectCall> 
                 let certainty = match resolve(q, target) {
                     Some(t) if t == r.tag => {
                         let (reg, site) = (q.path(r.at.0, r.at.1), q.path(at.0, at.1));
+                        if file_local(&t) && reg != site {
+                            continue;
+                        }
                         match super::structs::same_struct(homes, reg, site) {
                             Some(true) => TYPE,
                             Some(false) => continue,
@@ -361,22 +372,40 @@ pub fn callers_through_pointers(q: &Query<'_>, func: &str) -> Vec<IndirectCall> 
     out
 }
 
+/// The struct of the call through `field` the index recorded at `line` of `file`, resolved.
+fn indexed_dispatch(q: &Query<'_>, file: (usize, u32), line: u32, field: &str) -> Option<String> {
+    let seg = q.snap.segments.get(file.0)?;
+    let (id, at) = (file.1.to_string(), line.to_string());
+    let target = seg
+        .indirect("D", field)
+        .find_map(|[target, f, l]| (f == id && l == at).then(|| target.to_string()))?;
+    resolve(q, &target)
+}
+
 /// The calls through members in `text`, a function from its name to its closing brace that
 /// starts at line `first_line`, with their structs resolved; and the functions an
 /// `INDIRECT_CALL_n` there lists, with their lines.
+/// A struct the text alone does not resolve (an array of file scope, `init_funcs[i].init()`) is
+/// the one the index recorded for the call at that line of file `file` (segment, file id).
 pub fn dispatches_in(
     q: &Query<'_>,
     text: &[u8],
     first_line: u32,
+    file: (usize, u32),
 ) -> (Vec<BodyDispatch>, Vec<(String, u32)>) {
     let facts = knav_c::indirect::facts(text, &|_| None);
     let calls = facts
         .dispatches
         .into_iter()
-        .map(|d| BodyDispatch {
-            tag: d.target.and_then(|t| resolve(q, &t.encode())),
-            field: d.field,
-            line: first_line + d.line - 1,
+        .map(|d| {
+            let line = first_line + d.line - 1;
+            let tag = (d.target.and_then(|t| resolve(q, &t.encode())))
+                .or_else(|| indexed_dispatch(q, file, line, &d.field));
+            BodyDispatch {
+                tag,
+                field: d.field,
+                line,
+            }
         })
         .collect();
     let listed = facts

@@ -9,6 +9,8 @@
 //! whole lines are kept as before.
 
 use super::source::SourceText;
+use super::{Found, Query};
+use knav_ctags::macros::MacroTable;
 
 /// A function's text.
 #[derive(Debug, PartialEq, Eq)]
@@ -101,6 +103,241 @@ pub fn function_span(
         skipped: start,
         dropped,
     })
+}
+
+/// A macro invocation that made a definition: `SYSCALL_DEFINE3(read, …) { … }`,
+/// `TRACE_EVENT(sched_switch, …);`, `PAGEFLAG(Dirty, dirty, PF_HEAD)`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Invocation {
+    /// The macro invoked.
+    pub macro_name: String,
+    /// Its arguments as written, trimmed (at most [`MAX_ARGS`], each cut at [`MAX_ARG_BYTES`]).
+    pub args: Vec<String>,
+    /// The line of the `{` of the body that follows the invocation, when one does.
+    pub body: Option<u32>,
+    /// The last line: of the `}` closing that body, the `;` ending the invocation, or its `)`.
+    pub end: u32,
+    /// The text from the macro's name to its end, its lines joined with `\n`.
+    pub text: Vec<u8>,
+}
+
+/// Arguments of an [`Invocation`] kept.
+pub const MAX_ARGS: usize = 16;
+/// Bytes of an argument kept.
+pub const MAX_ARG_BYTES: usize = 256;
+
+/// Where an invocation's reading is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Inside its arguments, `depth` parentheses deep.
+    Args { depth: u32 },
+    /// After its `)`: a `{`, a `;` or anything else decides.
+    After,
+    /// Inside the body, `depth` braces deep.
+    Body { depth: u32 },
+}
+
+/// The first invocation on line `line` of `src` of a macro `is_macro` accepts that `made`
+/// accepts, read to its end on a line up to `last` ([`read_invocation`]). `None` when there is
+/// none.
+pub fn invocation(
+    src: &SourceText,
+    line: u32,
+    last: u32,
+    is_macro: impl Fn(&[u8]) -> bool,
+    made: impl Fn(&Invocation) -> bool,
+) -> Option<Invocation> {
+    let first = src.line(line)?;
+    let mut from = 0;
+    loop {
+        let (start, open) = invoked_macro(first, from, &is_macro)?;
+        if let Some(inv) = read_invocation(src, line, last, (start, open)) {
+            if made(&inv) {
+                return Some(inv);
+            }
+        }
+        from = open + 1;
+    }
+}
+
+/// The invocation whose macro's name starts at byte `at.0` of line `line` of `src` and whose
+/// `(` is at `at.1`, read to its end on a line up to `last`: its arguments balanced, then a
+/// `{ … }` body or a `;` when one follows. `None` when its arguments (or the body) do not end
+/// by `last`.
+fn read_invocation(
+    src: &SourceText,
+    line: u32,
+    last: u32,
+    (start, open): (usize, usize),
+) -> Option<Invocation> {
+    let first = src.line(line)?;
+    let macro_name = String::from_utf8_lossy(&first[start..open])
+        .trim()
+        .to_string();
+    let mut lex = Lex::Code;
+    let mut part = Part::Args { depth: 0 };
+    let mut args: Vec<Vec<u8>> = Vec::new();
+    let mut text = Vec::new();
+    let mut body = None;
+    // The line of the `)` and the text's length after it.
+    let mut closed = (line, 0usize);
+    for n in line..=last.max(line) {
+        let Some(l) = src.line(n) else { break };
+        let from = if n == line { start } else { 0 };
+        if n > line {
+            text.push(b'\n');
+        }
+        let mut i = if n == line { open } else { 0 };
+        while i < l.len() {
+            let next = step(l, i, &mut lex).max(i + 1);
+            let code = next == i + 1 && lex == Lex::Code;
+            let b = l[i];
+            if let (Part::Args { depth: d @ 1.. }, Some(arg)) = (part, args.last_mut()) {
+                let edge = code && d == 1 && matches!(b, b',' | b')');
+                if !edge && arg.len() < MAX_ARG_BYTES {
+                    arg.extend_from_slice(&l[i..next.min(l.len())]);
+                }
+            }
+            let mut cut = None;
+            part = match (part, b) {
+                (Part::Args { depth }, b'(') if code => {
+                    if depth == 0 {
+                        args.push(Vec::new());
+                    }
+                    Part::Args { depth: depth + 1 }
+                }
+                (Part::Args { depth: 1 }, b')') if code => {
+                    closed = (n, text.len() + i + 1 - from);
+                    Part::After
+                }
+                (Part::Args { depth }, b')') if code => Part::Args {
+                    depth: depth.saturating_sub(1),
+                },
+                (Part::Args { depth: 1 }, b',') if code => {
+                    args.push(Vec::new());
+                    part
+                }
+                (Part::After, b'{') if code => {
+                    body = Some(n);
+                    Part::Body { depth: 1 }
+                }
+                (Part::After, b';') if code => {
+                    cut = Some(i + 1);
+                    part
+                }
+                (Part::After, b' ' | b'\t' | b'\r' | b'\\') => part,
+                (Part::After, _) if code => {
+                    // Something else follows: the invocation ended at its `)`.
+                    if closed.0 == n {
+                        text.extend_from_slice(&l[from..]);
+                    }
+                    text.truncate(closed.1);
+                    return Some(finish(macro_name, args, body, closed.0, text));
+                }
+                (Part::Body { depth: 1 }, b'}') if code => {
+                    cut = Some(i + 1);
+                    part
+                }
+                (Part::Body { depth }, b'{') if code => Part::Body { depth: depth + 1 },
+                (Part::Body { depth }, b'}') if code => Part::Body { depth: depth - 1 },
+                (p, _) => p,
+            };
+            if let Some(to) = cut {
+                text.extend_from_slice(&l[from..to]);
+                return Some(finish(macro_name, args, body, n, text));
+            }
+            i = next;
+        }
+        text.extend_from_slice(&l[from..]);
+    }
+    if part != Part::After {
+        return None;
+    }
+    text.truncate(closed.1);
+    Some(finish(macro_name, args, body, closed.0, text))
+}
+
+/// The [`Invocation`] read.
+fn finish(
+    macro_name: String,
+    args: Vec<Vec<u8>>,
+    body: Option<u32>,
+    end: u32,
+    mut text: Vec<u8>,
+) -> Invocation {
+    while text.last().is_some_and(|b| b.is_ascii_whitespace()) {
+        text.pop();
+    }
+    Invocation {
+        macro_name,
+        args: (args.iter().take(MAX_ARGS))
+            .map(|a| String::from_utf8_lossy(a).trim().to_string())
+            .collect(),
+        body,
+        end,
+        text,
+    }
+}
+
+/// Lines an invocation is read over at most ([`made_by`]).
+pub const MAX_INVOCATION_LINES: u32 = 300;
+
+/// The invocation of the macro that made `f` (its `via`: a family of the kernel's table or a
+/// macro learned from its `#define`), read from `f`'s line; `None` for a definition no macro
+/// made, or an invocation that does not end within [`MAX_INVOCATION_LINES`].
+pub fn made_by(q: &Query<'_>, f: &Found<'_>) -> Option<Invocation> {
+    let via = f.def.via?;
+    let last = f.def.line.saturating_add(MAX_INVOCATION_LINES - 1);
+    let src = q.text_at(f.seg, f.def.file, f.def.line, last)?;
+    let family = |m: &[u8]| MacroTable::kernel_family(m).filter(|fam| fam.name == via);
+    let is_macro = |m: &[u8]| m == via.as_bytes() || family(m).is_some();
+    // Of several on the line (`PAGEFLAG(Dirty, …) PAGEFLAG(LRU, …)`), the one that makes the
+    // name: by the family's templates, or (a macro learned from its `#define`) by an
+    // identifier argument the name holds.
+    let name = f.def.name;
+    let made = |inv: &Invocation| {
+        let args: Vec<&str> = inv.args.iter().map(String::as_str).collect();
+        match family(inv.macro_name.as_bytes()) {
+            Some(fam) => fam
+                .names(&args)
+                .is_some_and(|n| n.iter().any(|n| n == name)),
+            None => args.iter().any(|a| {
+                !a.is_empty()
+                    && a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    && name.contains(a)
+            }),
+        }
+    };
+    invocation(&src, f.def.line, last, is_macro, made)
+}
+
+/// The start of the first identifier on `line` from byte `from` (outside comments and literals) that
+/// `is_macro` accepts and that a `(` follows, and the offset of that `(`.
+fn invoked_macro(
+    line: &[u8],
+    from: usize,
+    is_macro: impl Fn(&[u8]) -> bool,
+) -> Option<(usize, usize)> {
+    let mut lex = Lex::Code;
+    let mut i = from;
+    while i < line.len() {
+        if lex == Lex::Code && is_ident(line[i]) {
+            let s = i;
+            while i < line.len() && is_ident(line[i]) {
+                i += 1;
+            }
+            let mut j = i;
+            while matches!(line.get(j), Some(b' ' | b'\t')) {
+                j += 1;
+            }
+            if line.get(j) == Some(&b'(') && is_macro(&line[s..i]) {
+                return Some((s, j));
+            }
+            continue;
+        }
+        i = step(line, i, &mut lex);
+    }
+    None
 }
 
 /// The byte offset of identifier `name` on `line` outside comments and literals, from byte
@@ -283,6 +520,53 @@ mod tests {
         let text = "int f(void)\n{\n\tg(); /* } */\n}\nint after;\n";
         let sp = span(text, 1, 4, "f", 100);
         assert_eq!(s(&sp), "int f(void)\n{\n\tg(); /* } */\n}");
+    }
+
+    fn invoked(text: &str, line: u32, name: &str) -> Option<Invocation> {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let file = format!("knav-invocation-{}-{n}", std::process::id());
+        let path = std::env::temp_dir().join(&file);
+        std::fs::write(&path, text).unwrap();
+        let src = SourceText::read(&std::env::temp_dir(), &file).unwrap();
+        let _ = std::fs::remove_file(&path);
+        invocation(&src, line, line + 40, |m| m == name.as_bytes(), |_| true)
+    }
+
+    #[test]
+    fn an_invocation_is_read_through_its_arguments_and_its_body_or_semicolon() {
+        let text = "TRACE_EVENT(sched_switch,\n\tTP_PROTO(bool p), /* ) */\n\tTP_printk(\")\"));\nint x;\n\
+                    PAGEFLAG(Dirty, dirty, PF_HEAD) TESTSCFLAG(Dirty, dirty, PF_HEAD)\n\
+                    \t__CLEARPAGEFLAG(Dirty, dirty, PF_HEAD)\n\
+                    SYSCALL_DEFINE3(read, unsigned int, fd)\n{\n\tif (fd) { return 1; }\n\treturn 0;\n} int y;\n";
+        let t = invoked(text, 1, "TRACE_EVENT").unwrap();
+        assert_eq!(t.macro_name, "TRACE_EVENT");
+        assert_eq!(
+            t.args,
+            [
+                "sched_switch",
+                "TP_PROTO(bool p)",
+                "/* ) */\tTP_printk(\")\")"
+            ]
+            .map(String::from)
+        );
+        assert_eq!((t.body, t.end), (None, 3));
+        assert!(String::from_utf8_lossy(&t.text).ends_with("TP_printk(\")\"));"));
+        // Several on a line: the one asked for, to its `)`.
+        let p = invoked(text, 5, "TESTSCFLAG").unwrap();
+        assert_eq!(p.text, b"TESTSCFLAG(Dirty, dirty, PF_HEAD)");
+        assert_eq!(p.end, 5);
+        let p = invoked(text, 5, "PAGEFLAG").unwrap();
+        assert_eq!(p.text, b"PAGEFLAG(Dirty, dirty, PF_HEAD)");
+        // A body on the next lines, its braces balanced, nothing after its `}`.
+        let s = invoked(text, 7, "SYSCALL_DEFINE3").unwrap();
+        assert_eq!((s.body, s.end), (Some(8), 11));
+        assert!(
+            s.text.ends_with(b"return 0;\n}"),
+            "{}",
+            String::from_utf8_lossy(&s.text)
+        );
+        assert_eq!(invoked(text, 4, "TRACE_EVENT"), None);
     }
 
     #[test]
