@@ -51,6 +51,16 @@ fn def_finds_a_static_inline_after_a_macro_invocation_without_a_semicolon() {
 }
 
 #[test]
+fn def_bool_finds_the_typedef_ctags_names_after_its_type() {
+    let t = fixture("defs-bool");
+    assert_eq!(defs(&t, "bool"), ["include/linux/pageflags_defs.h:46"]);
+    let (_, v) = json(&t, &["def", "bool"]);
+    assert_eq!(v["results"][0]["kind"], "typedef", "{v}");
+    assert_eq!(v["results"][0]["typeref"], "_Bool", "{v}");
+    assert_eq!(v["results"][0]["symbol"], "bool", "{v}");
+}
+
+#[test]
 fn a_function_in_an_if_0_block_is_not_a_definition() {
     let t = fixture("defs-if0");
     assert_eq!(defs(&t, "pageflags_never_built"), Vec::<String>::new());

@@ -606,7 +606,9 @@ impl<'a> Scanner<'a> {
         }
         let call = self.followed_by_paren();
         if !in_directive && self.opaque.depth() == 0 {
-            self.top.identifier(start, end - start, self.line, call);
+            let dunder = self.src[start..end].starts_with(b"__");
+            self.top
+                .identifier(start, end - start, self.line, call, dunder);
         }
         let maker = call
             && !in_directive

@@ -551,15 +551,23 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
                     }
                     continue;
                 }
+                // ctags's C parser knows `bool` as a keyword: `typedef _Bool bool;`
+                // (include/linux/types.h) comes out as a typedef named `_Bool` of type `bool`.
+                let (name, typeref) = match (t.kind, t.name.as_str(), t.typeref.as_deref()) {
+                    (Kind::Typedef, "_Bool", Some("bool")) => {
+                        ("bool".to_string(), Some("_Bool".to_string()))
+                    }
+                    _ => (t.name, t.typeref),
+                };
                 r.defs.push(DefRecord {
                     file: 0,
-                    name: t.name,
+                    name,
                     line: t.line,
                     // A one-line function ends on its first line: its calls have a caller.
                     end_line: t.end.filter(|e| *e >= t.line),
                     kind: t.kind,
                     file_local: t.file_local,
-                    typeref: t.typeref,
+                    typeref,
                     scope: t.scope,
                     signature: t.signature,
                     via: None,

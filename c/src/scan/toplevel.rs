@@ -31,6 +31,8 @@ struct Name {
     start: u32,
     len: u16,
     line: u32,
+    /// Begins with `__`, as the kernel's attribute macros do (`__aligned(16)`).
+    dunder: bool,
 }
 
 /// The state of the declaration being read at brace depth 0.
@@ -100,16 +102,32 @@ impl TopLevel {
         self.after_close = false;
     }
 
-    /// Another name at brace depth 0 (outside directives), `call` when `(` follows it.
+    /// Another name at brace depth 0 (outside directives), `call` when `(` follows it,
+    /// `dunder` when it begins with `__`. A name right after a `)` is an attribute's
+    /// (`f(void) __must_hold(l)`) unless what was taken for the name was one
+    /// (`void __aligned(16) f(void)`).
     #[inline]
-    pub(super) fn identifier(&mut self, start: usize, len: usize, line: u32, call: bool) {
+    pub(super) fn identifier(
+        &mut self,
+        start: usize,
+        len: usize,
+        line: u32,
+        call: bool,
+        dunder: bool,
+    ) {
         self.token(true);
         if call && self.parens == 0 {
+            let after_attribute = self.name.is_some_and(|n| n.dunder) && !dunder;
             if self.at_start {
                 self.invocation = true;
-            } else if !self.after_close {
+            } else if !self.after_close || after_attribute {
                 if let (Ok(start), Ok(len)) = (u32::try_from(start), u16::try_from(len)) {
-                    self.name = Some(Name { start, len, line });
+                    self.name = Some(Name {
+                        start,
+                        len,
+                        line,
+                        dunder,
+                    });
                 }
             }
         }
@@ -220,6 +238,8 @@ mod tests {
             "LIST_HEAD(l) = { 0 };\n",
             "static DEFINE_X(a) int v;\n",
             "int f(int a) __must_hold(a);\n",
+            // arch/s390/include/asm/compat.h: the typedef's name after an attribute.
+            "typedef struct {\n\tu32 mask;\n} __aligned(8) psw_compat_t;\n",
         ] {
             let (text, _) = read(src);
             assert_eq!(text, src);
@@ -231,8 +251,18 @@ mod tests {
         let (_, functions) = read(
             "int a(void)\n{\n\tif (x) { y(); }\n}\nstruct s { int (*f)(void); };\nint v = w(1);\n\
              static int b(void) __acquires(l) { }\nSYSCALL_DEFINE0(c) { }\nint t[] = { 1 };\n\
-             static MY_ATTR(hot) int d(int x)\n{\n}\n",
+             static MY_ATTR(hot) int d(int x)\n{\n}\nstatic void __aligned(16) e(void)\n{\n}\n\
+             static int __f(void) __must_hold(l)\n{\n}\n",
         );
-        assert_eq!(functions, ["a:1-4", "b:7-7 static", "d:10-12 static"]);
+        assert_eq!(
+            functions,
+            [
+                "a:1-4",
+                "b:7-7 static",
+                "d:10-12 static",
+                "e:13-15 static",
+                "__f:16-18 static"
+            ]
+        );
     }
 }
