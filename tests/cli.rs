@@ -94,7 +94,7 @@ fn def_kmap_has_two_guard_variants() {
     for key in ["total", "offset", "next_tools", "warning", "root"] {
         assert!(v.get(key).is_some(), "envelope lacks {key}");
     }
-    assert_eq!(v["index"]["files_scanned"], 13);
+    assert_eq!(v["index"]["files_scanned"], 14);
 }
 
 #[test]
@@ -537,8 +537,8 @@ fn walk_counts_unindexed_and_skips_symlinks_and_binaries() {
     assert_eq!(code, 0);
     let r = &v["results"];
     assert_eq!(r["mode"], "full");
-    // 12 .c/.h files and one .S.
-    assert_eq!(r["files_scanned"], 13);
+    // 13 .c/.h files and one .S.
+    assert_eq!(r["files_scanned"], 14);
     // A full build counts the definitions each macro family made.
     let m = &r["macro_definitions"];
     assert_eq!(m["SYSCALL_DEFINE"], 6, "{m}");
@@ -750,7 +750,7 @@ fn incremental_refresh_redoes_changed_files_and_drops_deleted_ones() {
     let (_, v) = json(&t, &["index"]);
     let r = &v["results"];
     assert_eq!(update_counts(&v), ("incremental".into(), 1, 1, 1));
-    assert_eq!(r["files_scanned"], 13);
+    assert_eq!(r["files_scanned"], 14);
     let (_, v) = json(&t, &["def", "added_fn"]);
     assert_eq!(locs(&v), ["fs/read_write.c:55"]);
     let (_, v) = json(&t, &["callers", "vfs_read"]);
@@ -1652,7 +1652,7 @@ fn status_reports_the_index_and_a_build_holding_its_lock_without_building() {
     );
     assert_eq!(
         (s["files_scanned"].as_u64(), s["files_unindexed"].as_u64()),
-        (Some(13), Some(29))
+        (Some(14), Some(29))
     );
     assert_eq!(
         s["unindexed"],

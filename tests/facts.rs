@@ -117,20 +117,20 @@ fn an_index_built_from_the_store_is_byte_identical_to_one_built_without_it() {
     let first = index(&t, cache);
     assert!(
         facts_line(&first)
-            .contains("0 of 13 files' facts from the store (0%), 13 analyzed, 13 kept"),
+            .contains("0 of 14 files' facts from the store (0%), 14 analyzed, 14 kept"),
         "{first}"
     );
     assert_same(&without, &segment(&t), "a build that filled the store");
     let second = index(&t, cache);
     assert!(
-        facts_line(&second).contains("13 of 13 files' facts from the store (100%), 0 analyzed"),
+        facts_line(&second).contains("14 of 14 files' facts from the store (100%), 0 analyzed"),
         "{second}"
     );
     assert_same(&without, &segment(&t), "a build from the store");
     // Another tree holding the same files at the same paths: the same facts.
     let other = fixture("facts-identical-copy");
     let copy = index(&other, cache);
-    assert!(facts_line(&copy).contains("13 of 13"), "{copy}");
+    assert!(facts_line(&copy).contains("14 of 14"), "{copy}");
     // Its files' modification times are its own: compared with its own index.
     let from_store = segment(&other);
     index(&other, "off");
@@ -202,7 +202,7 @@ fn a_flipped_store_entry_is_recomputed_and_the_index_is_unchanged() {
     let report = index(&t, cache);
     let line = facts_line(&report);
     assert!(
-        line.contains("12 of 13") && line.contains("1 damaged entries not trusted"),
+        line.contains("13 of 14") && line.contains("1 damaged entries not trusted"),
         "{line}"
     );
     assert_same(&without, &segment(&t), "after a flipped entry");
@@ -216,7 +216,7 @@ fn a_pack_cut_short_is_removed_and_the_build_still_answers() {
     let bytes = std::fs::read(&pack).unwrap();
     std::fs::write(&pack, &bytes[..bytes.len() / 2]).unwrap();
     let report = index(&t, cache);
-    assert!(facts_line(&report).contains("0 of 13"), "{report}");
+    assert!(facts_line(&report).contains("0 of 14"), "{report}");
     assert!(!pack.exists());
     assert_same(&without, &segment(&t), "after a cut pack");
 }
@@ -320,11 +320,11 @@ fn knav_cache_prints_the_store_and_prune_trims_it() {
     let (code, out) = run(&["cache"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains(&format!("fact store {cache}: 13 entries in 1 packs")),
+        out.contains(&format!("fact store {cache}: 14 entries in 1 packs")),
         "{out}"
     );
     assert!(
-        out.contains("last build: 13 of 13 files' facts from the store (100%)"),
+        out.contains("last build: 14 of 14 files' facts from the store (100%)"),
         "{out}"
     );
     let (code, out) = run(&["cache", "prune", "--max-size", "0"]);

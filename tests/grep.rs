@@ -427,7 +427,7 @@ fn a_refresh_that_finds_only_a_text_file_changed_keeps_every_c_file_indexed() {
             r["deleted"].as_u64(),
             r["files_scanned"].as_u64()
         ),
-        (Some("incremental"), Some(0), Some(13)),
+        (Some("incremental"), Some(0), Some(14)),
         "{v}"
     );
     let (_, v) = json(&t, &["def", "kmap"]);

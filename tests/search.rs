@@ -267,7 +267,7 @@ fn files_match_path_parts_with_the_exact_file_name_first() {
         paths(&t, &["files", "high", "--path-prefix", "include"]),
         ["include/linux/highmem.h"]
     );
-    assert_eq!(paths(&t, &["files", "linux", "h"]).len(), 2);
+    assert_eq!(paths(&t, &["files", "linux", "h"]).len(), 3);
 
     let (_, text) = knav(&t, &["files", "ext2"]);
     assert_eq!(

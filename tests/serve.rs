@@ -277,7 +277,7 @@ fn every_tool_answers_on_the_fixture_as_the_cli_does() {
     assert!(!err, "{text}");
     assert_eq!(
         text,
-        "9.19  vfs_read  fs/read_write.c:20-27: ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos)  [function]\n      why: name: read · body: file · called by 3 matches\n\
+        "9.48  vfs_read  fs/read_write.c:20-27: ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos)  [function]\n      why: name: read · body: file · called by 3 matches\n\
          [1-1 of 10 · offset=1 for more]\n\
          next: get_symbol_body, find_callers\n"
     );
@@ -1112,7 +1112,7 @@ fn search_code_in_one_server_answers_a_question_again_as_the_first_time() {
     let (t, mut c) = served("serve-search-again", &[]);
     let (first, err) = c.call("search_code", json!({"query": "read a file"}));
     assert!(
-        !err && first.starts_with("9.19  vfs_read  fs/read_write.c:20-27:"),
+        !err && first.starts_with("9.48  vfs_read  fs/read_write.c:20-27:"),
         "{first}"
     );
     let (other, _) = c.call(

@@ -15,9 +15,12 @@ use crate::guard::{Directive, GuardStack, Guards};
 mod include_guard;
 mod opaque;
 pub(crate) mod swar;
+mod toplevel;
 
 use include_guard::IncludeGuard;
 use opaque::{Opaque, PpLine};
+pub use toplevel::FileScopeFunction;
+use toplevel::TopLevel;
 
 /// What an occurrence does, as far as the scanner can tell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -105,6 +108,13 @@ pub struct FileScan {
     /// module), the text of comments outside those, and preprocessor lines but conditionals
     /// (not one on which a comment begins that ends on a later line).
     pub opaque: Vec<(u32, u32)>,
+    /// Byte offsets, in file order, where the text ctags reads needs a `;`: after a macro
+    /// invocation that begins a declaration and is followed by another with nothing between
+    /// (see the `toplevel` module).
+    pub ctags_semicolons: Vec<u32>,
+    /// The function definitions at file scope, `TYPE name(…) {…}`, in file order: what cscope
+    /// would report, for the definitions ctags misses.
+    pub functions: Vec<FileScopeFunction>,
 }
 
 /// Longest identifier indexed; a longer one (no C code has one) is left out with a warning.
@@ -146,10 +156,13 @@ pub fn scan(src: &[u8]) -> FileScan {
         opaque: Opaque::default(),
         declarator: false,
         initializer: false,
+        top: TopLevel::default(),
     };
     s.run();
     s.out.guards = s.guards.finish(s.include_guard.closed_at_end());
     s.out.opaque = s.opaque.finish();
+    s.out.ctags_semicolons = std::mem::take(&mut s.top.semicolons);
+    s.out.functions = std::mem::take(&mut s.top.functions);
     s.out.lines = if src.last() == Some(&b'\n') || src.is_empty() {
         s.line - 1
     } else {
@@ -179,6 +192,8 @@ struct Scanner<'a> {
     declarator: bool,
     /// Inside a file-scope initializer (after `=`, up to `;`): names there are used.
     initializer: bool,
+    /// The declaration being read at file scope.
+    top: TopLevel,
 }
 
 /// Bits of [`CLASS`].
@@ -452,11 +467,16 @@ impl<'a> Scanner<'a> {
     fn code_token(&mut self) {
         self.saw_code();
         let b = self.src[self.i];
+        let depth = self.opaque.depth();
+        let number = b.is_ascii_digit() || (b == b'.' && self.peek(1).is_ascii_digit());
+        if depth == 0 && (number || b == b'"' || b == b'\'') {
+            self.top.other();
+        }
         match b {
             b'"' | b'\'' => self.literal(),
-            b'0'..=b'9' => self.number(),
-            b'.' if self.peek(1).is_ascii_digit() => self.number(),
+            _ if number => self.number(),
             _ => {
+                self.top.punct(b, self.i, self.line, depth);
                 if b == b';' {
                     self.pending_export = false;
                     self.initializer = false;
@@ -573,6 +593,9 @@ impl<'a> Scanner<'a> {
             }
             self.declarator = is_type_keyword(name);
             self.opaque.keyword(name, &self.src[self.i..]);
+            if self.opaque.depth() == 0 {
+                self.top.keyword(name);
+            }
             return;
         }
         if !in_directive {
@@ -582,6 +605,11 @@ impl<'a> Scanner<'a> {
             return;
         }
         let call = self.followed_by_paren();
+        if !in_directive && self.opaque.depth() == 0 {
+            let dunder = self.src[start..end].starts_with(b"__");
+            self.top
+                .identifier(start, end - start, self.line, call, dunder);
+        }
         let maker = call
             && !in_directive
             && (MacroTable::kernel_family(name).is_some() || is_tracepoint_export(name));

@@ -22,7 +22,7 @@ use super::accum::Accumulator;
 use super::code::extract::{file_docs, DocState, FileDocs};
 use super::code::write::{write_code_index, Spool};
 use super::codec::hash64;
-use super::ctagstext::CtagsTexts;
+use super::ctagstext::{ctags_text, CtagsTexts};
 use super::defined::{describe, write_file_parts, write_name_parts, DefinedWriter};
 use super::error::IndexError;
 use super::factstore::FactStore;
@@ -148,6 +148,8 @@ fn scan_start(
         record: FileRecord::default(),
         macro_only: false,
         opaque: Vec::new(),
+        semicolons: Vec::new(),
+        functions: Vec::new(),
         ctags_bytes: 0,
         defs: Vec::new(),
         names: FileNames::default(),
@@ -173,6 +175,9 @@ fn scan_start(
     let opaque = std::mem::take(&mut scanned.opaque);
     if shorten && !r.macro_only {
         r.opaque = opaque;
+    }
+    if !r.macro_only {
+        r.semicolons = std::mem::take(&mut scanned.ctags_semicolons);
     }
     record.lines = scanned.lines;
     record.line_marks = std::mem::take(&mut scanned.line_marks);
@@ -252,6 +257,7 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
             via: Some(m.family),
         })
         .collect();
+    r.functions = file_scope_functions(&scanned, src);
     let FileScan {
         mut occurrences,
         guards,
@@ -263,6 +269,43 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
     let extra = add_exports(&mut occurrences, src.len(), expansion.exports);
     r.names = group_by_name(&occurrences, src, &extra);
     r.deps = Some(deps.into_inner());
+}
+
+/// The file-scope functions the scanner found (`TYPE name(…) {…}`), as definitions to add
+/// where ctags reports none of their name; none in a branch the compiler never takes
+/// (`#if 0`), which ctags skips, nor in assembly.
+fn file_scope_functions(scanned: &FileScan, src: &[u8]) -> Vec<DefRecord> {
+    let never = |line: u32| {
+        scanned
+            .guards
+            .at(line)
+            .iter()
+            .any(|c| c == "0" || c == "!1")
+    };
+    scanned
+        .functions
+        .iter()
+        .filter(|f| !never(f.line))
+        .filter_map(|f| {
+            let name = src.get(f.start as usize..f.start as usize + f.len as usize)?;
+            let name = std::str::from_utf8(name).ok()?;
+            // A name a kernel macro family owns is an invocation, not a function.
+            (knav_ctags::macros::MacroTable::kernel_family(name.as_bytes()).is_none()).then(|| {
+                DefRecord {
+                    file: 0,
+                    name: name.to_string(),
+                    line: f.line,
+                    end_line: Some(f.end_line),
+                    kind: Kind::Function,
+                    file_local: f.file_local,
+                    typeref: None,
+                    scope: None,
+                    signature: None,
+                    via: None,
+                }
+            })
+        })
+        .collect()
 }
 
 /// The indirect-call wrappers and the macros calling through members that the file's own
@@ -483,9 +526,16 @@ fn needs_ctags(r: &FileResult) -> bool {
 
 /// Adds ctags's definitions (or why there are none) to a scanned file.
 fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
+    let mut functions = std::mem::take(&mut r.functions);
     match tags {
         Ok(tags) => {
             r.defs.reserve(tags.tags.len());
+            // A function ctags names (even as a macro invocation it drops) is its to report.
+            if !functions.is_empty() {
+                let named: std::collections::HashSet<&str> =
+                    tags.tags.iter().map(|t| t.name.as_str()).collect();
+                functions.retain(|f| !named.contains(f.name.as_str()));
+            }
             for t in tags.tags {
                 if t.kind == Kind::Macro || t.is_macro_pseudo_definition() {
                     // `SYSCALL_DEFINE3(read, …) { … }` looks to ctags like a function named
@@ -501,20 +551,29 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
                     }
                     continue;
                 }
+                // ctags's C parser knows `bool` as a keyword: `typedef _Bool bool;`
+                // (include/linux/types.h) comes out as a typedef named `_Bool` of type `bool`.
+                let (name, typeref) = match (t.kind, t.name.as_str(), t.typeref.as_deref()) {
+                    (Kind::Typedef, "_Bool", Some("bool")) => {
+                        ("bool".to_string(), Some("_Bool".to_string()))
+                    }
+                    _ => (t.name, t.typeref),
+                };
                 r.defs.push(DefRecord {
                     file: 0,
-                    name: t.name,
+                    name,
                     line: t.line,
                     // A one-line function ends on its first line: its calls have a caller.
                     end_line: t.end.filter(|e| *e >= t.line),
                     kind: t.kind,
                     file_local: t.file_local,
-                    typeref: t.typeref,
+                    typeref,
                     scope: t.scope,
                     signature: t.signature,
                     via: None,
                 });
             }
+            add_functions(&mut r.defs, functions);
             mark_locals(&mut r.defs);
             if let Some(e) = tags.errors.first() {
                 r.record.status = FileStatus::NoDefinitions;
@@ -524,10 +583,18 @@ fn attach_tags(r: &mut FileResult, tags: Result<FileTags, String>) {
         Err(e) => {
             r.record.status = FileStatus::NoDefinitions;
             r.record.note = Some(e);
+            add_functions(&mut r.defs, functions);
         }
     }
     r.defs
         .sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
+}
+
+/// Adds the scanner's `functions` that ctags missed to `defs`, but where a macro made the name
+/// on the same line.
+fn add_functions(defs: &mut Vec<DefRecord>, mut functions: Vec<DefRecord>) {
+    functions.retain(|f| !defs.iter().any(|d| d.name == f.name && d.line == f.line));
+    defs.append(&mut functions);
 }
 
 /// A variable a macro made inside a function's body (`DEFINE_WAIT(wait);`) is a local of that
@@ -565,6 +632,17 @@ pub const DEFINERS_FILE: &str = "definers.txt";
 
 /// The report's name for definitions made by macros learned from their `#define`s.
 pub const LEARNED_FAMILY: &str = "(learned from #defines)";
+
+/// The family a definition made by macro `via` is counted under: its family in the kernel
+/// macro table, or [`LEARNED_FAMILY`] for a macro learned from its `#define`.
+pub fn counted_family(via: &str) -> &str {
+    let table = knav_ctags::macros::MacroTable::kernel();
+    if table.families().iter().any(|f| f.name == via) {
+        via
+    } else {
+        LEARNED_FAMILY
+    }
+}
 
 /// Source bytes per ctags run: big enough that process start-up is noise, small enough that
 /// the workers stay balanced and the results waiting to be written stay small.
@@ -631,9 +709,15 @@ fn process_chunk(
     let wanted: Vec<usize> = (0..results.len())
         .filter(|&i| needs_ctags(&results[i]))
         .collect();
-    let opaque: Vec<Vec<(u32, u32)>> = wanted
+    let opaque: Vec<Cuts> = wanted
         .iter()
-        .map(|&i| std::mem::take(&mut results[i].opaque))
+        .map(|&i| {
+            let r = &mut results[i];
+            (
+                std::mem::take(&mut r.opaque),
+                std::mem::take(&mut r.semicolons),
+            )
+        })
         .collect();
     // ctags reads the chunk while this thread finishes the scans: a chunk of one large file
     // would otherwise leave a core idle for as long as each takes.
@@ -680,14 +764,18 @@ fn process_chunk(
     results
 }
 
+/// What the text ctags reads leaves out of a file and adds to it: its opaque spans and its
+/// `;`s ([`crate::ctagstext::ctags_text`]).
+type Cuts = (Vec<(u32, u32)>, Vec<u32>);
+
 /// ctags's definitions of the files `wanted` of a chunk (indexes into `inputs`, each with the
-/// spans ctags need not read), from one ctags run: per file, its index, the bytes ctags read and
-/// its tags or why there are none.
+/// spans ctags need not read and the `;`s it needs), from one ctags run: per file, its index,
+/// the bytes ctags read and its tags or why there are none.
 #[allow(clippy::too_many_arguments)]
 fn tag_chunk(
     inputs: &[Input],
     wanted: Vec<usize>,
-    mut opaque: Vec<Vec<(u32, u32)>>,
+    mut opaque: Vec<Cuts>,
     sources: &[Option<Source>],
     ctags: Option<&Ctags>,
     opts: &BuildOptions,
@@ -704,8 +792,15 @@ fn tag_chunk(
     };
     // `ctags -L -` reads one name a line: a file whose name has a newline is asked for alone.
     let newline = |i: usize| crate::pathname::decode(&inputs[i].file.path).contains(&b'\n');
+    // The `;`s of every file, for one retried alone.
+    let semicolons: std::collections::HashMap<usize, Vec<u32>> = wanted
+        .iter()
+        .zip(&opaque)
+        .filter(|(_, (_, s))| !s.is_empty())
+        .map(|(&i, (_, s))| (i, s.clone()))
+        .collect();
     let alone: Vec<usize> = wanted.iter().copied().filter(|&i| newline(i)).collect();
-    let (wanted, opaque): (Vec<usize>, Vec<Vec<(u32, u32)>>) = wanted
+    let (wanted, opaque): (Vec<usize>, Vec<Cuts>) = wanted
         .into_iter()
         .zip(opaque.drain(..))
         .filter(|&(i, _)| !newline(i))
@@ -720,10 +815,13 @@ fn tag_chunk(
     let timeout = opts.ctags_timeout + Duration::from_secs(bytes >> 20);
     // ctags reads the bytes knav read, never the tree: texts in the scratch directory, else
     // each file sent to a worker (a file swapped for a link since must not give its names).
-    let shortened = wanted
-        .iter()
-        .zip(opaque)
-        .map(|(&i, opaque)| (sources[i].as_deref().unwrap_or_default(), opaque));
+    let shortened = wanted.iter().zip(opaque).map(|(&i, (opaque, semicolons))| {
+        (
+            sources[i].as_deref().unwrap_or_default(),
+            opaque,
+            semicolons,
+        )
+    });
     let texts = scratch.and_then(|s| CtagsTexts::write(s, chunk, &paths, shortened));
     let retried = match &texts {
         Some(texts) => {
@@ -763,6 +861,12 @@ fn tag_chunk(
             });
         let path = crate::pathname::to_path(&inputs[i].file.path);
         let t = match sources[i].as_deref() {
+            // The `;`s the batch run's texts have, so that its tags are the same.
+            Some(src) if semicolons.contains_key(&i) => {
+                let mut text = Vec::with_capacity(src.len() + 64);
+                ctags_text(src, &[], &semicolons[&i], &mut text);
+                worker.tags_of_text(&path, &text)
+            }
             Some(text) => worker.tags_of_text(&path, text),
             None => Err(knav_ctags::WorkerError::Read(std::io::Error::other(
                 "not read by knav",

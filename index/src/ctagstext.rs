@@ -31,18 +31,36 @@ impl LineMap {
     }
 }
 
-/// The text ctags reads for `src` without its `opaque` spans (sorted, not overlapping), in
-/// place of what `out` held, and where its lines moved.
-pub fn ctags_text(src: &[u8], opaque: &[(u32, u32)], out: &mut Vec<u8>) -> LineMap {
+/// The text ctags reads for `src` without its `opaque` spans (sorted, not overlapping), with a
+/// `;` at each of `semicolons` (sorted, none inside a span: see `knav_c::scan::FileScan::ctags_semicolons`),
+/// in place of what `out` held, and where its lines moved.
+pub fn ctags_text(
+    src: &[u8],
+    opaque: &[(u32, u32)],
+    semicolons: &[u32],
+    out: &mut Vec<u8>,
+) -> LineMap {
     out.clear();
     let mut map = LineMap::default();
     // The line of the text being written, and how many lines of the file it is behind.
     let (mut line, mut behind) = (1u32, 0u32);
     let mut at = 0usize;
+    let mut semicolons = semicolons.iter().map(|&s| s as usize).peekable();
+    // Copies `src[from..to]` with the `;`s that fall in it.
+    let mut keep = |out: &mut Vec<u8>, mut from: usize, to: usize| {
+        while let Some(s) = semicolons.next_if(|&s| s <= to) {
+            if s >= from {
+                out.extend_from_slice(&src[from..s]);
+                out.push(b';');
+                from = s;
+            }
+        }
+        out.extend_from_slice(&src[from..to]);
+    };
     for &(start, end) in opaque {
         let (start, end) = (start as usize, end as usize);
         let kept = &src[at..start];
-        out.extend_from_slice(kept);
+        keep(out, at, start);
         line += memchr::memchr_iter(b'\n', kept).count() as u32;
         let newlines = memchr::memchr_iter(b'\n', &src[start..end]).count() as u32;
         if newlines > 0 {
@@ -55,7 +73,7 @@ pub fn ctags_text(src: &[u8], opaque: &[(u32, u32)], out: &mut Vec<u8>) -> LineM
         }
         at = end;
     }
-    out.extend_from_slice(&src[at..]);
+    keep(out, at, src.len());
     map
 }
 
@@ -85,7 +103,7 @@ impl CtagsTexts {
         scratch: &Path,
         chunk: usize,
         paths: &[&Path],
-        texts: impl Iterator<Item = (&'a [u8], Vec<(u32, u32)>)>,
+        texts: impl Iterator<Item = (&'a [u8], Vec<(u32, u32)>, Vec<u32>)>,
     ) -> Option<CtagsTexts> {
         let mut out = CtagsTexts {
             dir: scratch.join(format!("ctags-in-{chunk}")),
@@ -94,7 +112,7 @@ impl CtagsTexts {
         let mut text = Vec::new();
         std::fs::create_dir(&out.dir).ok()?;
         let mut made: std::collections::HashSet<&Path> = std::collections::HashSet::new();
-        for (rel, (src, opaque)) in paths.iter().zip(texts) {
+        for (rel, (src, opaque, semicolons)) in paths.iter().zip(texts) {
             if rel.is_absolute()
                 || rel
                     .components()
@@ -108,7 +126,7 @@ impl CtagsTexts {
                     make_dirs_below(&out.dir, parent).ok()?;
                 }
             }
-            let lines = ctags_text(src, &opaque, &mut text);
+            let lines = ctags_text(src, &opaque, &semicolons, &mut text);
             std::fs::write(&at, &text).ok()?;
             out.texts.push(Text {
                 len: text.len() as u64,
@@ -147,7 +165,7 @@ mod tests {
     /// The text of `src` without the spans, and each text line's file line by the map.
     fn text_and_lines(src: &str, spans: &[(u32, u32)]) -> (String, Vec<u32>) {
         let mut out = Vec::new();
-        let map = ctags_text(src.as_bytes(), spans, &mut out);
+        let map = ctags_text(src.as_bytes(), spans, &[], &mut out);
         let text = String::from_utf8(out).unwrap();
         let lines = (1..=text.lines().count() as u32)
             .map(|l| map.file_line(l))
@@ -207,7 +225,7 @@ mod tests {
             let spans: Vec<(u32, u32)> =
                 cuts.chunks_exact(2).map(|c| (c[0] as u32, c[1] as u32)).collect();
             let mut out = Vec::new();
-            let map = ctags_text(&src, &spans, &mut out);
+            let map = ctags_text(&src, &spans, &[], &mut out);
             let in_span = |i: usize| spans.iter().any(|&(s, e)| (s as usize..e as usize).contains(&i));
             for (i, &b) in src.iter().enumerate().filter(|&(i, &b)| b != b'\n' && !in_span(i)) {
                 let pos = out.iter().position(|&o| o == b).unwrap();

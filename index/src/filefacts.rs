@@ -19,7 +19,7 @@ use super::codec::{digest, digest_parts, put_opt_str, put_str, put_varint, Diges
 use super::format::{Def, DefRecord, FileRecord};
 
 /// Bumped when what a file's facts hold, or how they are made, changes.
-pub const FACTS_VERSION: u32 = 20;
+pub const FACTS_VERSION: u32 = 21;
 
 /// What a worker made of one file.
 pub(crate) struct FileResult {
@@ -29,6 +29,10 @@ pub(crate) struct FileResult {
     /// The spans ctags need not read ([`super::ctagstext::ctags_text`]); empty when it reads
     /// the whole file.
     pub opaque: Vec<(u32, u32)>,
+    /// Where the text ctags reads gets a `;` (`knav_c::scan::FileScan::ctags_semicolons`).
+    pub semicolons: Vec<u32>,
+    /// The file-scope functions knav's scanner found, for those ctags does not report.
+    pub functions: Vec<super::format::DefRecord>,
     /// Bytes ctags read for this file.
     pub ctags_bytes: u64,
     pub defs: Vec<DefRecord>,
@@ -333,6 +337,8 @@ pub(crate) fn decode(bytes: &[u8], table: &TableHashes) -> Option<FileResult> {
         record,
         macro_only,
         opaque: Vec::new(),
+        semicolons: Vec::new(),
+        functions: Vec::new(),
         ctags_bytes,
         defs,
         names: FileNames {

@@ -4,6 +4,7 @@
 
 mod audit;
 mod facts;
+mod missing;
 mod peers;
 mod proc;
 mod quality;
@@ -68,8 +69,8 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     other_tree: Option<PathBuf>,
     /// Measure only these questions (comma-separated: def, refs, callers, grep, tools,
-    /// quality, revisions, tokens).
-    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools", "quality", "revisions", "tokens"])]
+    /// quality, missing, revisions, tokens).
+    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools", "quality", "missing", "revisions", "tokens"])]
     only: Vec<String>,
     /// The git repository kernel-bench/make-git-tree.sh builds, for the revisions' scenarios
     /// (`knav --rev`); without it they are not measured.
@@ -357,6 +358,20 @@ fn measure(
     } else {
         Vec::new()
     };
+    let missing = if args.only.is_empty() || args.only.iter().any(|q| q == "missing") {
+        log("the audit of missing definitions");
+        setup.missing().map_or_else(
+            |e| {
+                log(&format!(
+                    "the audit of missing definitions not measured: {e}"
+                ));
+                None
+            },
+            Some,
+        )
+    } else {
+        None
+    };
     let facts = if args.reuse || !args.only.is_empty() {
         None
     } else {
@@ -393,6 +408,7 @@ fn measure(
         tools,
         quality,
         audit,
+        missing,
         facts,
     })
 }

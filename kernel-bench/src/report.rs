@@ -511,6 +511,9 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     if !r.audit.is_empty() {
         o.push_str(&crate::audit::section(&r.audit));
     }
+    if let Some(m) = &r.missing {
+        o.push_str(&crate::missing::section(m));
+    }
     cold_index_section(&mut o, r);
     refresh_section(&mut o, r);
     facts_section(&mut o, r);

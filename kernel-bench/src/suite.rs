@@ -363,6 +363,8 @@ pub struct Results {
     pub quality: Vec<crate::quality::Score>,
     /// The pointer-call audit's precision per certainty and half.
     pub audit: Vec<crate::audit::Precision>,
+    /// The audit of missing definitions.
+    pub missing: Option<crate::missing::Audit>,
     /// The fact store's scenarios.
     pub facts: Option<Facts>,
     /// The git revisions' scenarios (with `--git`).
@@ -481,6 +483,13 @@ impl Setup {
 
     fn knav_index_dir(&self) -> PathBuf {
         self.work.join("knav")
+    }
+
+    /// The audit of missing definitions on knav's index, with cscope's sample when its
+    /// cross-reference was built.
+    pub fn missing(&self) -> Result<crate::missing::Audit, String> {
+        let cscope = Some(self.cscope_file()).filter(|f| f.is_file());
+        crate::missing::measure(&self.tree, &self.knav_index_dir(), cscope.as_deref())
     }
 
     fn gtags_dir(&self) -> PathBuf {

@@ -114,6 +114,20 @@ fn describe(snap: &Snapshot, st: &mut IndexStatus) {
             *st.macro_definitions.entry(family.clone()).or_default() += n;
         }
     }
+    // A segment counts the names made in all its files; those of a file a later segment
+    // replaced (or that was deleted) are no longer in the index.
+    for (s, seg) in snap.segments.iter().enumerate() {
+        for f in (0..seg.file_count()).filter(|&f| !snap.is_live(s, f)) {
+            for d in seg.file_defs(f) {
+                let Some(via) = d.via else { continue };
+                let family = knav_index::build::counted_family(via);
+                if let Some(n) = st.macro_definitions.get_mut(family) {
+                    *n = n.saturating_sub(1);
+                }
+            }
+        }
+    }
+    st.macro_definitions.retain(|_, n| *n > 0);
     for (s, f) in snap.live_files() {
         let u = &mut st.unindexed;
         match snap.segments[s].file_stat(f).status {
