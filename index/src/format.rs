@@ -23,7 +23,7 @@ use super::error::IndexError;
 use super::stats::{NameStats, MIN_OCCURRENCES};
 
 /// Format version; an index of another version is rebuilt, never misread.
-pub const VERSION: u32 = 21;
+pub const VERSION: u32 = 22;
 /// Names are split into this many shards, each with its own FST and entries file, so that
 /// building them (accumulating, sorting, merging, FST) runs on several cores.
 pub const NAME_SHARDS: usize = 2;
