@@ -45,10 +45,11 @@ fn cited(env: &Envelope) -> BTreeSet<String> {
     out
 }
 
-/// The files `env` cites that the index holds and that changed on disk since (other size or
-/// modification time, or gone), in path order.
+/// The files `env` cites that the index holds and that changed on disk since (other size, or
+/// other bytes under another modification time, or gone), in path order.
 pub fn changed_cited(snap: &Snapshot, env: &Envelope) -> Vec<String> {
     let mut restat = None;
+    let mut beneath = None;
     cited(env)
         .into_iter()
         .filter(|path| {
@@ -71,7 +72,19 @@ pub fn changed_cited(snap: &Snapshot, env: &Envelope) -> Vec<String> {
             let restat = restat.get_or_insert_with(|| {
                 crate::index::restat::Restat::load(&snap.index_dir, snap.manifest.restat.as_deref())
             });
-            !restat.same(path, was.mtime_ns, mtime)
+            if restat.same(path, was.mtime_ns, mtime) {
+                return false;
+            }
+            // Touched, not edited (the refresh kept it for the same reason): same bytes.
+            if was.status == crate::index::format::FileStatus::TooBig {
+                return true;
+            }
+            let beneath =
+                beneath.get_or_insert_with(|| crate::index::beneath::Root::open(&snap.root).ok());
+            !beneath
+                .as_ref()
+                .and_then(|b| b.read(path).ok())
+                .is_some_and(|b| crate::index::codec::hash64(&b) == was.hash)
         })
         .collect()
 }

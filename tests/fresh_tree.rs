@@ -414,3 +414,34 @@ fn knav_serve_without_root_in_a_subdirectory_serves_the_indexed_tree_above_read_
     assert!(text.contains("fs/read_write.c:20"), "{text}");
     assert!(!sub.join(".knav").exists());
 }
+
+#[test]
+fn a_file_touched_but_not_edited_is_not_called_stale() {
+    let t = fixture("fresh-touched");
+    assert_eq!(run(&t, &["index"], &[]).0, 0);
+    let file = t.root.join("fs/read_write.c");
+    let later = std::time::SystemTime::now() + Duration::from_secs(60);
+    std::fs::File::open(&file)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    for env in [&[][..], &[("KNAV_WATCH", "0")][..]] {
+        for extra in [&[][..], &["--no-refresh"][..]] {
+            let mut args = vec!["def", "vfs_read", "--path-prefix", "fs/"];
+            args.extend(extra);
+            let v = json(&t, &args, env);
+            assert_eq!(v["results"][0]["path"], "fs/read_write.c", "{v}");
+            assert!(v["warning"].is_null(), "{env:?} {extra:?}: {v}");
+        }
+    }
+    // The same size and other bytes under a new time is an edit, and said so.
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replacen("vfs_read", "vfs_reae", 1)).unwrap();
+    let v = json(
+        &t,
+        &["def", "vfs_read", "--path-prefix", "fs/", "--no-refresh"],
+        &[],
+    );
+    let w = v["warning"].as_str().unwrap_or_default();
+    assert!(w.ends_with("changed since they were indexed: the lines shown may be stale (without --no-refresh knav refreshes first; or run `knav index`): fs/read_write.c"), "{v}");
+}

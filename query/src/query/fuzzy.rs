@@ -103,7 +103,8 @@ pub fn for_tools(q: &Query<'_>, name: &str) -> Fuzzy {
     if let Some(sys) = syscall(q, name) {
         return Fuzzy::One(sys, SYSCALL_NAME);
     }
-    if q.postings_iter(name).next().is_some() {
+    // A name a macro makes (`sys_read`, `folio_test_lru`) is defined with no posting of its own.
+    if q.postings_iter(name).next().is_some() || !q.definitions(name).is_empty() {
         return Fuzzy::Nothing;
     }
     resolve(q, name)
