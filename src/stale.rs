@@ -81,10 +81,10 @@ pub fn changed_cited(snap: &Snapshot, env: &Envelope) -> Vec<String> {
             }
             let beneath =
                 beneath.get_or_insert_with(|| crate::index::beneath::Root::open(&snap.root).ok());
-            !beneath
+            beneath
                 .as_ref()
                 .and_then(|b| b.read(path).ok())
-                .is_some_and(|b| crate::index::codec::hash64(&b) == was.hash)
+                .is_none_or(|b| crate::index::codec::hash64(&b) != was.hash)
         })
         .collect()
 }
