@@ -521,6 +521,7 @@ fn page_of(common: &Common) -> Result<Page, String> {
         offset: common.offset,
         path_prefix: common.path_prefix.as_deref().map(crate::pathname::from_arg),
         active,
+        body_bytes: 0,
     })
 }
 

@@ -1136,3 +1136,50 @@ fn search_code_in_one_server_answers_a_question_again_as_the_first_time() {
     };
     assert_eq!(hits(&again), hits(&String::from_utf8_lossy(&cli.stdout)));
 }
+
+#[test]
+fn a_long_body_over_mcp_is_cut_to_an_agents_budget_and_names_the_lines_left() {
+    // A 280-line function (10,247 bytes): the CLI shows it whole, an agent
+    // (no limit asked) gets the first 6,000 bytes and the lines to read for the rest.
+    let mut long = String::from("int long_one(int x)\n{\n");
+    for i in 0..276 {
+        long.push_str(&format!("\tx = x * 3 + {i:>5}; /* step {i:>5} */\n"));
+    }
+    long.push_str("\treturn x;\n}\n");
+    let t = common::tree("serve-long-body", &[("lib/long.c", &long)]);
+    let root = root_arg(&t);
+    let cli = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["body", "long_one", "--format", "json", "--root", &root])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&cli.stdout).unwrap();
+    assert_eq!(
+        v["results"][0]["body"].as_str().unwrap().len(),
+        long.len() - 1,
+        "{v}"
+    );
+    let mut c = Client::start(&["--root", &root], &t.root, &[]);
+    let (text, err) = c.call_when_built(
+        "get_symbol_body",
+        json!({"symbol": "long_one", "format": "json"}),
+    );
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let body = v["results"][0]["body"].as_str().unwrap();
+    assert!(body.len() <= 6_000 && body.len() > 5_000, "{}", body.len());
+    assert!(body.starts_with("int long_one(int x)\n{\n"), "{body}");
+    assert_eq!(v["results"][0]["body_truncated"], true, "{v}");
+    let w = v["warning"].as_str().unwrap();
+    assert!(
+        w.contains(
+            "the body of long_one at lib/long.c:1 is cut at 6000 bytes; read lines 1-280 of the file for the rest"
+        ),
+        "{w}"
+    );
+    // Asked for a page of its own, an agent still gets the cut body, not the whole one.
+    let (text, _) = c.call(
+        "get_symbol_body",
+        json!({"symbol": "long_one", "limit": 100}),
+    );
+    assert!(text.len() < 7_000, "{}", text.len());
+}

@@ -51,6 +51,7 @@ fn page_of(page: &Page) -> Page {
         offset: 0,
         path_prefix: page.path_prefix.clone(),
         active: page.active.clone(),
+        body_bytes: page.body_bytes,
     }
 }
 

@@ -316,6 +316,7 @@ fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String
         offset: shared.offset.unwrap_or(0),
         path_prefix: shared.path_prefix.filter(|p| !p.is_empty()),
         active: None,
+        body_bytes: crate::tools::AGENT_BODY_BYTES,
     };
     let (mut compare, mut range, mut history) = (None, None, None);
     let (ask, full, edit) = match order {

@@ -293,6 +293,11 @@ pub fn agent_limit(tool: &str) -> u64 {
     }
 }
 
+/// Bytes of source text (bodies) an answer over MCP shows at most: a 300-line function is
+/// about 8,500 bytes (2,100 tokens), over the 2,000 tokens [`agent_limit`] keeps a page under;
+/// the answer names the lines left out.
+pub const AGENT_BODY_BYTES: usize = 6_000;
+
 /// The tool groups `knav serve --tools` and `.knav.toml`'s `serve.tools` choose from (default:
 /// all); every tool is in one.
 pub const GROUPS: &[&str] = &["core", "search", "edit", "review"];

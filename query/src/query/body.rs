@@ -119,7 +119,11 @@ fn bodies(q: &Query<'_>, symbol: &str, max: u64) -> Envelope {
     env.hidden = hidden;
     let page = q.paginate_by(&mut env, defs, max);
     let mut records = Vec::with_capacity(page.len());
-    let mut left = MAX_ANSWER_BODY_BYTES;
+    let answer_bytes = match q.page.body_bytes {
+        0 => MAX_ANSWER_BODY_BYTES,
+        n => n.min(MAX_ANSWER_BODY_BYTES),
+    };
+    let mut left = answer_bytes;
     for (f, active) in &page {
         let end = f.def.end_line.unwrap_or(f.def.line);
         let cut = end.saturating_sub(f.def.line) + 1 > MAX_BODY_LINES;
@@ -170,7 +174,7 @@ fn bodies(q: &Query<'_>, symbol: &str, max: u64) -> Envelope {
     if records.len() < page.len() {
         env.truncated = true;
         env.warn(format!(
-            "bodies stop at {MAX_ANSWER_BODY_BYTES} bytes an answer: {} of {} on this page; offset={} for the rest",
+            "bodies stop at {answer_bytes} bytes an answer: {} of {} on this page; offset={} for the rest",
             records.len(),
             page.len(),
             env.offset.saturating_add(records.len() as u64)

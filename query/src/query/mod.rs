@@ -81,6 +81,9 @@ pub struct Page {
     pub path_prefix: Option<String>,
     /// The `.config` deciding which guarded code is built (`--active-config`).
     pub active: Option<std::sync::Arc<knav_kconfig::Config>>,
+    /// Bytes of source text (bodies) one answer shows at most; 0: the query's own maximum
+    /// (the CLI's). Over MCP it keeps a body an agent asked for under its token budget.
+    pub body_bytes: usize,
 }
 
 /// What the active configuration says about one line.
