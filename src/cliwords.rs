@@ -43,15 +43,30 @@ fn next_line(env: &Envelope, asked: &dyn Fn(&str) -> Option<String>) -> Option<S
     let hints: Vec<String> = env
         .next_tools
         .iter()
-        .map(|t| match command_of(t) {
+        .filter_map(|t| match command_of(t) {
+            // A chain from the name needs its other end, which only the user knows.
+            Some(c) if *t == "reachability" && env.tool != "reachability" => {
+                Some(match argument(env, "find_callees", asked) {
+                    Some(a) => format!(
+                        "knav {c} {} TARGET",
+                        crate::index::printable::shell_word(&a)
+                    ),
+                    None => format!("knav {c} FROM TARGET"),
+                })
+            }
             Some(c) => match argument(env, t, asked) {
-                Some(a) => format!("knav {c} {}", crate::index::printable::shell_word(&a)),
-                None => format!("knav {c}"),
+                Some(a) => Some(format!(
+                    "knav {c} {}",
+                    crate::index::printable::shell_word(&a)
+                )),
+                // `knav body` alone is a usage error, not a hint.
+                None if takes_symbol(t) => None,
+                None => Some(format!("knav {c}")),
             },
-            None => format!("{t} (over MCP)"),
+            None => Some(format!("{t} (over MCP)")),
         })
         .collect();
-    Some(format!("next: {}\n", hints.join(", ")))
+    (!hints.is_empty()).then(|| format!("next: {}\n", hints.join(", ")))
 }
 
 /// The argument next tool `tool` takes after `env`, when it is known.
@@ -96,6 +111,8 @@ fn argument(env: &Envelope, tool: &str, asked: &dyn Fn(&str) -> Option<String>) 
                 .iter()
                 .find_map(|h| Some(h.enclosing.as_ref()?.symbol.clone())),
             Some(Results::Records(r)) => r.first().map(|r| r.symbol.clone()),
+            // A reviewed change's first definition.
+            Some(Results::Review(r)) => r.definitions.first().map(|d| d.symbol.clone()),
             _ => None,
         })
 }

@@ -22,7 +22,7 @@ fn impact_groups_callers_by_subsystem_and_top_directory() {
          1 ksys_read  fs/read_write.c:39  [FILESYSTEMS (VFS and infrastructure)]\n\
          2   sys_read → ksys_read  fs/read_write.c:44  [FILESYSTEMS (VFS and infrastructure)]\n\
          2   compat_read → ksys_read  fs/read_write.c:50  [FILESYSTEMS (VFS and infrastructure); exported: EXPORT_SYMBOL_GPL; #if CONFIG_COMPAT]\n\
-         next: knav callers vfs_read, knav body vfs_read, knav reach\n"
+         next: knav callers vfs_read, knav body vfs_read, knav reach vfs_read TARGET\n"
     );
     let (_, v) = json(&t, &["impact", "vfs_read", "--depth", "1"]);
     let r = &v["results"];
@@ -176,7 +176,7 @@ fn a_diff_maps_onto_the_definitions_it_touches() {
          modified mm/highmem.c  [HIGHMEM]\n\
          \x20 @@ -12,4 +12,4 @@ no: neither side of the hunk is in mm/highmem.c (near line 12)\n\
          warning: 1 of 5 hunks do not apply to the indexed tree: their definitions are not listed\n\
-         next: knav body, knav callers, knav impact\n"
+         next: knav body vfs_read, knav callers vfs_read, knav impact vfs_read\n"
     );
     let (_, v) = json(&t, &["diff", &patch]);
     let defs = &v["results"]["definitions"];

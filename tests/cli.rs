@@ -2197,3 +2197,48 @@ fn a_function_made_by_a_macro_learned_from_a_header_is_defined_and_owns_its_body
     let (_, v) = json(&t, &["index"]);
     assert_eq!(update_counts(&v).0, "incremental", "{v}");
 }
+
+#[test]
+fn no_next_hint_names_a_command_without_the_name_it_needs() {
+    let t = fixture("cli-bare-hints");
+    let dir = common::outside("cli-bare-hints");
+    let diff = dir.0.join("bare-hints.diff");
+    std::fs::write(
+        &diff,
+        "--- a/fs/read_write.c\n+++ b/fs/read_write.c\n@@ -21,1 +21,2 @@\n \treturn 0;\n+\t/* x */\n",
+    )
+    .unwrap();
+    let diff = diff.display().to_string();
+    let asks: &[&[&str]] = &[
+        &["callees", "vfs_read"],
+        &["callers", "vfs_read"],
+        &["impact", "vfs_read"],
+        &["docs", "allocating"],
+        &["diff", &diff],
+        &["grep", "--heading", "kmap"],
+        &["search", "read", "a", "file"],
+        &["symbols", "fs/read_write.c"],
+        &["reach", "ksys_read", "vfs_read"],
+    ];
+    for args in asks {
+        let (_, out) = knav(&t, args);
+        let Some(next) = out.lines().find_map(|l| l.strip_prefix("next: ")) else {
+            continue;
+        };
+        for hint in next.split(", ") {
+            let words: Vec<&str> = hint.split(' ').collect();
+            let wants = match words.get(1) {
+                Some(&"reach") => 4,
+                Some(&("body" | "callers" | "callees" | "refs" | "def" | "impact" | "find")) => 3,
+                _ => 2,
+            };
+            assert!(
+                words.len() >= wants,
+                "{args:?}: bare hint '{hint}' in {out}"
+            );
+        }
+    }
+    // A chain from the name asked needs the other end: said as a placeholder.
+    let (_, out) = knav(&t, &["callees", "vfs_read"]);
+    assert!(out.ends_with("knav reach vfs_read TARGET\n"), "{out}");
+}

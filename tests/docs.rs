@@ -90,8 +90,7 @@ fn allocating_finds_allocation_and_a_title_outranks_a_body() {
         "Documentation/mm/oom.rst:15: Page allocation failures  [1.18]\n    \
          An allocation that fails after reclaim may invoke the killer.\n\
          Documentation/mm/highmem.rst:9: Temporary virtual mappings  [0.68]\n    \
-         Allocating pages from high memory needs a temporary mapping.\n\
-         next: knav find\n"
+         Allocating pages from high memory needs a temporary mapping.\n"
     );
 }
 

@@ -308,7 +308,7 @@ fn change_impact_of_a_static_ops_function_follows_its_calls_through_pointers() {
          1 stream_fetch →[stream_operations.fetch] plain_fetch  fs/streams/core.c:13  [THE REST]\n\
          1 stream_fetch_fast →[stream_operations.fetch] plain_fetch  fs/streams/core.c:23  [THE REST]\n\
          2   ksys_stream_fetch → stream_fetch  fs/streams/core.c:38  [THE REST]\n\
-         next: knav callers plain_fetch, knav body plain_fetch, knav reach\n"
+         next: knav callers plain_fetch, knav body plain_fetch, knav reach plain_fetch TARGET\n"
     );
     let (_, v) = json(&t, &["impact", "plain_fetch", "--depth", "1"]);
     let callers = v["results"]["callers"].as_array().unwrap();

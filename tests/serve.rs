@@ -1083,7 +1083,7 @@ fn change_impact_and_review_diff_answer_over_the_wire_as_the_cli_does() {
     assert_eq!(next, "find_callers, get_symbol_body, reachability\n");
     assert_eq!(
         cli,
-        format!("{answer}next: knav callers ksys_read, knav body ksys_read, knav reach\n")
+        format!("{answer}next: knav callers ksys_read, knav body ksys_read, knav reach ksys_read TARGET\n")
     );
     assert!(
         text.starts_with("ksys_read: 2 direct callers, 0 more within depth 1"),
