@@ -360,8 +360,13 @@ fn run(
             )
         }
     };
+    let ran_in = root.clone();
     let (root, common, order) = found_root(common, root, order);
     let common = &common;
+    // rg's paths are relative to the directory it runs in: below a root found above it.
+    let below = ran_in.strip_prefix(&root).unwrap_or(Path::new(""));
+    let placed = plain.map(|p| p.placed(&root, below));
+    let plain = placed.as_ref();
     if let Order::Compare { symbol, a, b } = &order {
         return compare(common, &root, symbol, a, b.as_deref());
     }

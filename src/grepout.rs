@@ -4,13 +4,16 @@
 //! groups apart by `--`), every hit, no page, written when stdout is not a terminal or when
 //! asked with `--no-heading` or `--vimgrep`.
 //!
-//! Paths are root-relative, as rg prints them when run at the root without paths (and without
-//! the path when the only path asked for is a file, as rg does); files come in rg's
-//! `--sort path` order (rg without it prints in the order its threads finish); each line is
-//! the file's own bytes, its `\r` kept, a newline added to a last line without one.
+//! Paths are printed as rg prints them: relative to the directory knav was run in (the root
+//! with `--root`), and below a path asked for, that path as typed joined with the rest
+//! (`../mm/highmem.c`, `./fs/open.c`), none when the only path asked for is a file; files come
+//! in rg's `--sort path` order, path by path asked (rg without it prints in the order its
+//! threads finish); each line is the file's own bytes, its `\r` kept, a newline added to a
+//! last line without one.
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path};
 
 use crate::envelope::{Envelope, FileGroup, Results};
 use crate::index::text::search::{Opener, Pattern};
@@ -35,12 +38,67 @@ enum Style {
 /// Files whose lines are read and formatted at once, in parallel, before they are written.
 const CHUNK: usize = 256;
 
+/// A path asked for, as typed, and the root-relative path it names (None: outside the root,
+/// which the search refuses).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Place {
+    typed: Vec<u8>,
+    names: Option<Vec<u8>>,
+}
+
+impl Place {
+    /// How rg prints `path` (root-relative bytes) when this place covers it: the path typed
+    /// joined with the rest, the path typed for the file itself; None when it does not.
+    fn printed(&self, path: &[u8]) -> Option<Vec<u8>> {
+        let names = self.names.as_deref()?;
+        let rest = match names {
+            [] => Some(path),
+            n if path == n => None,
+            n => Some(path.strip_prefix(n)?.strip_prefix(b"/")?),
+        };
+        let mut out = self.typed.clone();
+        if let Some(rest) = rest {
+            if !out.is_empty() && !out.ends_with(b"/") {
+                out.push(b'/');
+            }
+            out.extend_from_slice(rest);
+        }
+        Some(out)
+    }
+}
+
+/// The root-relative path (bytes, `/`-separated) that `typed`, asked in `below` (the
+/// directory knav ran in, root-relative), names; None outside `root`.
+fn names(root: &Path, below: &Path, typed: &str) -> Option<Vec<u8>> {
+    let typed = Path::new(typed);
+    let from = match typed.strip_prefix(root) {
+        Ok(rest) => rest.components().collect::<Vec<_>>(),
+        Err(_) if typed.is_absolute() => return None,
+        Err(_) => below.components().chain(typed.components()).collect(),
+    };
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for c in from {
+        match c {
+            Component::Normal(n) => parts.push(n),
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            _ => {}
+        }
+    }
+    Some(parts.join(std::ffi::OsStr::new("/")).as_bytes().to_vec())
+}
+
 /// rg's plain output of a `knav grep`, as its flags and stdout ask for it.
+#[derive(Clone)]
 pub struct Plain {
     style: Style,
     pattern: Pattern,
-    /// The one path asked for when it names a file: rg then prints no path.
-    single_file: Option<String>,
+    /// The paths asked for, as typed.
+    asked: Vec<String>,
+    /// Where rg's paths are printed from ([`Plain::placed`]): each path asked for, or the
+    /// directory knav ran in when none was.
+    places: Vec<Place>,
     /// Lines of context either side (`-C`): `path-line-text`, groups apart by `--`.
     context: u32,
     /// `-m` was given: a line of the context after the last match counted that matches is
@@ -69,17 +127,38 @@ impl Plain {
             _ if vimgrep => Style::Vimgrep,
             _ => Style::Lines,
         };
-        let single_file = match g.paths.as_slice() {
-            [one] => Some(one.clone()),
-            _ => None,
-        };
         Some(Plain {
             style,
             pattern: g.pattern.clone(),
-            single_file,
+            asked: g.paths.clone(),
+            places: Vec::new(),
             context: g.context,
             max_count: g.max_count.is_some(),
         })
+    }
+
+    /// This output for a search of the tree at `root` run in its directory `below`
+    /// (root-relative; empty at the root or with `--root`): the paths asked for are read from
+    /// there, and the paths printed relative to it, as rg prints them.
+    pub fn placed(&self, root: &Path, below: &Path) -> Plain {
+        let places = match self.asked.is_empty() {
+            true => vec![Place {
+                typed: Vec::new(),
+                names: Some(below.as_os_str().as_bytes().to_vec()),
+            }],
+            false => self
+                .asked
+                .iter()
+                .map(|a| Place {
+                    typed: a.as_bytes().to_vec(),
+                    names: names(root, below, a),
+                })
+                .collect(),
+        };
+        Plain {
+            places,
+            ..self.clone()
+        }
     }
 
     /// `order` asking for every hit, unpaged ([`GrepMode::Every`]).
@@ -109,12 +188,14 @@ impl Plain {
         };
         // rg names the file on every line unless the one path asked for is a file (and
         // always with --vimgrep and -l).
-        let named = match &self.single_file {
-            Some(p) if !matches!(self.style, Style::Vimgrep | Style::Files) => {
-                !tree.join(p).is_file()
+        let named = match self.asked.as_slice() {
+            [_] if !matches!(self.style, Style::Vimgrep | Style::Files) => {
+                let names = self.places.first().and_then(|p| p.names.as_deref());
+                names.is_none_or(|n| !tree.join(std::ffi::OsStr::from_bytes(n)).is_file())
             }
             _ => true,
         };
+        let files = self.printed(&groups);
         let matcher = match self.pattern.matcher() {
             Ok(m) => m,
             Err(e) => {
@@ -129,11 +210,11 @@ impl Plain {
         let terminal = out.is_terminal();
         let mut out = std::io::BufWriter::with_capacity(1 << 16, out.lock());
         let mut any = false;
-        for chunk in groups.chunks(CHUNK) {
+        for chunk in files.chunks(CHUNK) {
             use rayon::prelude::*;
             let text: Vec<Vec<u8>> = chunk
                 .par_iter()
-                .map(|g| self.file_text(g, named, &opener, &matcher))
+                .map(|(g, path)| self.file_text(g, path, named, &opener, &matcher))
                 .collect();
             // With context, rg sets each file's lines apart from the last file's by `--`.
             let apart = self.context > 0 && matches!(self.style, Style::Lines | Style::Vimgrep);
@@ -156,16 +237,38 @@ impl Plain {
         let _ = out.flush();
     }
 
+    /// The files of `groups` (in root-relative path order) in the order rg prints them, each
+    /// with its path as printed: place by place, a file as often as places cover it.
+    fn printed<'g>(&self, groups: &'g [FileGroup]) -> Vec<(&'g FileGroup, Vec<u8>)> {
+        let root = [Place {
+            typed: Vec::new(),
+            names: Some(Vec::new()),
+        }];
+        let places = match self.places.is_empty() {
+            true => &root[..],
+            false => &self.places,
+        };
+        let mut out = Vec::with_capacity(groups.len());
+        for place in places {
+            for g in groups {
+                let path = crate::index::pathname::to_path(&g.path);
+                if let Some(p) = place.printed(path.as_os_str().as_bytes()) {
+                    out.push((g, p));
+                }
+            }
+        }
+        out
+    }
+
     /// What file `g` prints: its path or count, or each of its lines as rg prints them.
     fn file_text(
         &self,
         g: &FileGroup,
+        path: &[u8],
         named: bool,
         opener: &Opener,
         matcher: &grep_regex::RegexMatcher,
     ) -> Vec<u8> {
-        let path = crate::index::pathname::to_path(&g.path);
-        let path = path.as_os_str().as_encoded_bytes();
         let mut out = Vec::new();
         let prefix = |out: &mut Vec<u8>| {
             if named {
@@ -283,6 +386,36 @@ fn lines_at<'b>(bytes: &'b [u8], wanted: &[u32]) -> Vec<Line<'b>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_asked_for_is_printed_as_typed_joined_with_the_rest() {
+        let (root, below) = (Path::new("/t"), Path::new("fs"));
+        let place = |typed: &str| Place {
+            typed: typed.as_bytes().to_vec(),
+            names: names(root, below, typed),
+        };
+        let shown = |typed: &str, path: &str| {
+            place(typed)
+                .printed(path.as_bytes())
+                .map(|p| String::from_utf8(p).unwrap())
+        };
+        assert_eq!(
+            shown("../mm", "mm/highmem.c").as_deref(),
+            Some("../mm/highmem.c")
+        );
+        assert_eq!(
+            shown("../mm/", "mm/highmem.c").as_deref(),
+            Some("../mm/highmem.c")
+        );
+        assert_eq!(shown(".", "fs/open.c").as_deref(), Some("./open.c"));
+        assert_eq!(shown("..", "fs/open.c").as_deref(), Some("../fs/open.c"));
+        assert_eq!(shown("open.c", "fs/open.c").as_deref(), Some("open.c"));
+        assert_eq!(shown("/t/mm", "mm/a.c").as_deref(), Some("/t/mm/a.c"));
+        assert_eq!(shown("ext2", "fs/ext2x/a.c"), None);
+        assert_eq!(shown("../mm", "fs/open.c"), None);
+        assert_eq!(names(root, below, "../.."), None);
+        assert_eq!(names(root, below, "/elsewhere"), None);
+    }
 
     #[test]
     fn there_is_no_line_past_a_last_newline() {

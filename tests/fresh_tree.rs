@@ -323,10 +323,17 @@ fn run_from_a_subdirectory_knav_finds_the_indexed_root_and_builds_no_knav_there(
     assert!(text.contains("fs/ext2/file.c"), "{v}");
     assert!(!text.contains("fs/read_write.c"), "{v}");
     assert!(!sub.join(".knav").exists());
-    // A path given there is taken from there.
-    let (code, out) = run_in(&sub, &["grep", "vfs_read", "../read_write.c"]);
+    // A path given there is taken from there (piped, printed as rg prints it: one file, no
+    // path).
+    let (code, out) = run_in(
+        &sub,
+        &["grep", "vfs_read", "../read_write.c", "--format", "json"],
+    );
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("fs/read_write.c"), "{out}");
+    let (code, out) = run_in(&sub, &["grep", "vfs_read", "../read_write.c"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("3: * Reading files. vfs_read"), "{out}");
 }
 
 #[test]

@@ -180,6 +180,81 @@ fn grep_of_one_file_prints_no_path_as_rg() {
     assert!(out.starts_with(b"fs/"), "{}", shown(&out));
 }
 
+/// `knav grep ARGS` run in `dir` without `--root` (the tree found above it), stdout piped:
+/// stdout's bytes.
+fn knav_grep_in(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(env!("CARGO_BIN_EXE_knav"))
+        .arg("grep")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("KNAV_INDEX_DIR")
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    assert!(
+        code == 0 || code == 1,
+        "knav grep {args:?} in {}: {code}: {}",
+        dir.display(),
+        shown(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn grep_piped_in_a_subdirectory_prints_paths_as_rg_run_there() {
+    let t = indexed("rg-subdir");
+    let fs = t.root.join("fs");
+    let mut paths: Vec<Vec<&str>> = [
+        "",
+        ".",
+        "./",
+        "read_write.c",
+        "./read_write.c",
+        "../fs/read_write.c",
+        "../mm",
+        "../mm/",
+        "..",
+        "ext2",
+        "./ext2",
+        "ext2/../ext2",
+    ]
+    .iter()
+    .map(|p| p.split_whitespace().collect())
+    .collect();
+    // Several paths: rg prints them one after another, a file as often as they name it.
+    paths.push(vec!["../mm", "./ext2", ".."]);
+    paths.push(vec!["read_write.c", "../mm/highmem.c"]);
+    let abs_mm = t.root.join("mm");
+    let abs_file = fs.join("read_write.c");
+    paths.push(vec![abs_mm.to_str().unwrap()]);
+    paths.push(vec![abs_file.to_str().unwrap()]);
+    for flags in [
+        &["-n", "--no-heading"][..],
+        &["--vimgrep"],
+        &["-l"],
+        &["-c"],
+        &["-n", "-C", "1"],
+    ] {
+        for p in &paths {
+            let mut r = flags.to_vec();
+            r.push("read|kmap|inode");
+            r.extend(p);
+            let k: Vec<&str> = r.iter().copied().filter(|f| *f != "-n").collect();
+            let got = knav_grep_in(&fs, &k);
+            assert_same(&got, &rg(&fs, &r), &format!("in fs/: knav grep {k:?}"));
+        }
+    }
+    // main printed `fs/read_write.c:20:9:…` and the path of the one file asked for.
+    let got = knav_grep_in(&fs, &["--vimgrep", "vfs_read"]);
+    assert!(
+        got.starts_with(b"ext2/file.c:6:9:") && shown(&got).contains("\nread_write.c:20:9:"),
+        "{}",
+        shown(&got)
+    );
+    let got = knav_grep_in(&fs, &["vfs_read", "read_write.c"]);
+    assert!(got.starts_with(b"3:"), "{}", shown(&got));
+}
+
 #[test]
 fn grep_cli_prints_every_hit_past_the_page_limit() {
     // Past the largest page (1,000), in two files.

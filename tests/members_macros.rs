@@ -1,7 +1,8 @@
 //! Members, macro-made definitions and arrays of an anonymous struct type (issue 46, items 2,
 //! 11 and 15), each test named after what broke: members inside `struct_group()` and anonymous
-//! unions, a member's references, the body of a name a macro made, the names a
-//! `SYSCALL_DEFINE` makes reaching its body, and callers through `vtable[i].op()`.
+//! unions, a member's references, the body of a name a macro made (its `#define` chain looked
+//! for within a bound), the names a `SYSCALL_DEFINE` makes reaching its body, and callers
+//! through `vtable[i].op()`.
 
 mod common;
 
@@ -250,6 +251,83 @@ fn body_of_a_name_a_macro_made_is_the_whole_invocation_and_names_the_macro_chain
             "folio_test_lru is made by PAGEFLAG(LRU, lru, PF_HEAD) at include/linux/page-flags.h:16; \
              #define PAGEFLAG at include/linux/page-flags.h:13 → TESTPAGEFLAG at \
              include/linux/page-flags.h:8 → FOLIO_TEST_FLAG at include/linux/page-flags.h:4 declares it"
+        ),
+        "{w}"
+    );
+}
+
+/// A header with 8 `#define`s each of `SYSCALL_DEFINE1` and `L1_k`, `L2_k`, `L3_k` (k below
+/// `fan`), each level's calling every macro of the next, none declaring `sys_NAME`.
+fn fanned_defines(fan: usize) -> String {
+    let calls = |level: usize| -> String {
+        (0..fan)
+            .map(|k| format!("L{level}_{k}(name)"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut out = String::new();
+    for copy in 0..8 {
+        out.push_str(&format!("#ifdef CONFIG_V{copy}\n"));
+        out.push_str(&format!(
+            "#define SYSCALL_DEFINE1(name, ...) {}\n",
+            calls(1)
+        ));
+        for level in 1..=2 {
+            for k in 0..fan {
+                out.push_str(&format!(
+                    "#define L{level}_{k}(name) {}\n",
+                    calls(level + 1)
+                ));
+            }
+        }
+        for k in 0..fan {
+            out.push_str(&format!(
+                "#define L3_{k}(name) int other_{k}_##name(void);\n"
+            ));
+        }
+        out.push_str("#endif\n");
+    }
+    out
+}
+
+#[test]
+fn body_of_a_syscall_behind_fanned_out_defines_stops_after_256_defines_read() {
+    let t = tree(
+        "macros-fan",
+        &[
+            ("include/linux/syscalls.h", fanned_defines(20)),
+            (
+                "kernel/target.c",
+                "SYSCALL_DEFINE1(target, int, x)\n{\n\treturn x;\n}\n".to_string(),
+            ),
+        ],
+    );
+    let (code, out) = knav(&t, &["index"]);
+    assert_eq!(code, 0, "{out}");
+    // main read every path through the defines: 8 × (8 × 20)³ of them, minutes at fan 20.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_knav"))
+        .args(["body", "sys_target", "--format", "json", "--root"])
+        .arg(&t.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("knav body sys_target still running after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["results"][0]["path"], "kernel/target.c", "{v}");
+    let w = v["warning"].as_str().unwrap_or_default();
+    assert!(
+        w.contains(
+            "#define SYSCALL_DEFINE1 at include/linux/syscalls.h:2 (the #define that declares \
+             it not found: 256 #defines read)"
         ),
         "{w}"
     );

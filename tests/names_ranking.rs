@@ -96,6 +96,77 @@ fn def_openat_answers_the_syscall_not_a_member_one_edit_away() {
 }
 
 #[test]
+fn refs_of_kill_a_parameter_and_a_system_call_lists_the_parameter_not_sys_kill() {
+    let t = tree(
+        "names-kill",
+        &[
+            (
+                "kernel/signal.c",
+                "SYSCALL_DEFINE2(kill, pid_t, pid, int, sig)\n{\n\treturn sig;\n}\n",
+            ),
+            (
+                "lib/send.c",
+                "int a(int kill) { return 0; }\nint b(int kill) { return 0; }\n\
+                 int c(int kill) { return 0; }\nint d(int kill) { return 0; }\n\
+                 int e(int kill) { return 0; }\n",
+            ),
+        ],
+    );
+    // main answered for sys_kill: "no symbol named 'sys_kill'", exit 1, the 5 never shown.
+    let (code, v) = json(&t, &["refs", "kill"]);
+    assert_eq!(code, 0, "{v}");
+    assert!(v.get("error").is_none(), "{v}");
+    assert!(v.get("warning").is_none_or(Value::is_null), "{v}");
+    let in_lib = v["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .filter(|r| r["path"] == "lib/send.c")
+        .count();
+    assert_eq!(in_lib, 5, "{v}");
+    let (code, v) = json(&t, &["callers", "kill"]);
+    assert_eq!(code, 0, "{v}");
+    assert!(!v.to_string().contains("sys_kill"), "{v}");
+    // A tool answered from definitions still takes the system call's name.
+    let (code, v) = json(&t, &["body", "kill"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["subject"], "sys_kill", "{v}");
+}
+
+#[test]
+fn refs_of_a_system_call_nothing_names_is_no_error_about_its_sys_function() {
+    let t = vfs_tree("names-syscall-refs");
+    // `openat` is named only by its SYSCALL_DEFINE4: refs shows that line; callers and impact
+    // answer for sys_openat, as before.
+    let (code, v) = json(&t, &["refs", "openat"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(paths(&v), ["fs/open.c"], "{v}");
+    assert_eq!(v["results"][0]["caller"], "sys_openat", "{v}");
+    for tool in ["callers", "impact"] {
+        let (code, v) = json(&t, &[tool, "openat"]);
+        assert_eq!(code, 0, "{tool}: {v}");
+        assert_eq!(v["subject"], "sys_openat", "{tool}: {v}");
+    }
+    // A wrapper's name resolves to sys_openat, which nothing names: no references, no error
+    // about a name never typed (main: "no symbol named 'sys_openat'", exit 1).
+    let (code, v) = json(&t, &["refs", "__riscv_sys_openat"]);
+    assert_eq!(code, 0, "{v}");
+    assert!(v.get("error").is_none(), "{v}");
+    assert_eq!(v["results"], serde_json::json!([]), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("no references to 'sys_openat': it is defined")),
+        "{v}"
+    );
+    // Any other failure is answered for the name as typed.
+    let (code, v) = json(&t, &["body", "openat", "--path-prefix", "kernel/"]);
+    assert_eq!(code, 1, "{v}");
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(e.starts_with("no symbol named 'openat' "), "{v}");
+}
+
+#[test]
 fn a_misspelled_name_is_answered_alike_by_every_tool_and_exits_1() {
     let t = vfs_tree("names-typo");
     for tool in ["def", "callers", "refs", "body"] {

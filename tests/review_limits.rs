@@ -2,7 +2,7 @@
 //! 7): a diff past its files or hunks is refused while it is read; `limit`/`offset` page the
 //! whole answer (hunks, files without hunks, definitions) with the totals of every page; a
 //! rename shows both its paths; a path that leaves the root is refused as such, for its file
-//! alone; a line that is not UTF-8 or has a lone surrogate escape is a parse error with its id.
+//! alone; a hunk header's line number past `u32::MAX / 2` is refused, not an overflow; a line that is not UTF-8 or has a lone surrogate escape is a parse error with its id.
 
 mod common;
 
@@ -57,6 +57,32 @@ fn a_diff_past_10000_files_is_refused_naming_the_limit() {
     );
     assert!(v.get("results").is_none(), "{v}");
     let _ = std::fs::remove_file(&p);
+}
+
+#[test]
+fn a_hunk_header_past_u32_max_over_2_is_refused_not_an_overflow() {
+    let t = fixture("review-overflow");
+    // main panicked "attempt to add with overflow" (a release build wrapped to line 0).
+    for (side, header, line) in [
+        ("old", "@@ -4294967295,0 +1,1 @@", "+int x;"),
+        ("new", "@@ -1,1 +4294967295,0 @@", "-int x;"),
+        ("count", "@@ -1,2147483648 +1,1 @@", " int x;"),
+    ] {
+        let text = format!("--- a/fs/read_write.c\n+++ b/fs/read_write.c\n{header}\n{line}\n");
+        let p = diff_file(&t, side, &text);
+        let (code, v) = json(&t, &["diff", &p]);
+        assert_eq!(code, 1, "{side}: {v}");
+        let e = v["error"].as_str().unwrap_or_default();
+        assert!(
+            e.starts_with(&format!("diff line 3: hunk header {header:?} has ")),
+            "{side}: {v}"
+        );
+        assert!(
+            e.contains("past 2147483647: no file has that many lines"),
+            "{e}"
+        );
+        let _ = std::fs::remove_file(&p);
+    }
 }
 
 #[test]

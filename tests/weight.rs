@@ -39,8 +39,8 @@ fn knav_peak(root: &std::path::Path, args: &[&str]) -> (String, i64) {
 
 /// A root commit of 1,500 headers of 100 macros each (150,000 definitions touched, each name
 /// its own, all read in one batch). The build held every touch with a name of its own, then in a
-/// map of names to vectors of touches, and let glibc keep the blobs' large blocks in its heaps:
-/// a debug build peaked at 86 MB here (61 MB now, most of it the batch's blobs and spans).
+/// map of names to vectors of touches, and let glibc keep the blobs' large blocks in its heaps
+/// (the peaks before and after are in BENCHMARKS.md, "History in bounded memory").
 #[test]
 fn history_of_a_first_commit_holding_a_whole_tree_is_built_in_bounded_memory() {
     let files: Vec<(String, String)> = (0..1500)

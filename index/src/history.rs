@@ -418,9 +418,10 @@ pub fn update(
 /// While alive, glibc maps every block of 1 MiB or more on its own and unmaps it when freed
 /// (as `crate::build` does for a segment build). glibc otherwise raises its threshold to the
 /// largest block freed: after the first large blob, every later one came from a heap and stayed
-/// counted in the RSS when freed (a root commit of Linux 6.1 peaked at 1.1 GB with this alone).
-/// Dropped, the threshold is glibc's ceiling of 32 MiB again, so that a server's queries reuse
-/// their large buffers.
+/// counted in the RSS when freed. Setting the threshold turns glibc's dynamic threshold off for
+/// the rest of the process, for good: dropped, this fixes it at 32 MiB (the most the dynamic
+/// threshold would reach; glibc's starting 128 KiB would map every larger buffer afresh), so
+/// that a server's queries keep reusing their large buffers from the heap.
 struct LargeBlocksMapped;
 
 impl LargeBlocksMapped {

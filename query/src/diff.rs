@@ -19,6 +19,10 @@ pub const MAX_DIFF_FILES: usize = 10_000;
 /// Hunks a diff may have at most, all its files together; reading stops at the next one.
 pub const MAX_DIFF_HUNKS: usize = 50_000;
 
+/// A hunk header's line numbers and counts at most: no file has that many lines, and the line
+/// arithmetic of a review cannot overflow below it.
+pub const MAX_HUNK_LINE: u32 = u32::MAX / 2;
+
 /// What to do with a diff past a limit.
 const SPLIT: &str = "split the patch (one commit or one directory at a time) and review each part";
 
@@ -280,6 +284,12 @@ fn read_hunk<'a>(
     let Some((a, b, c, d)) = hunk_header(header) else {
         return Err(malformed(format!("cannot read hunk header {header:?}")));
     };
+    if let Some(big) = [a, b, c, d].into_iter().find(|&x| x > MAX_HUNK_LINE) {
+        return Err(malformed(format!(
+            "hunk header {header:?} has {big} in it, past {MAX_HUNK_LINE}: no file has that many \
+             lines"
+        )));
+    }
     let mut hunk = Hunk {
         old_start: a,
         old_count: b,
@@ -429,6 +439,14 @@ deleted file mode 100644
             "diff line 3: hunk -1,1 +1,2 has more lines than its header counts"
         );
         assert!(parse("--- a/x.c\n+++ b/x.c\n@@ -x +1 @@\n").is_err());
+        for header in ["@@ -4294967295,0 +1,1 @@", "@@ -1,1 +2147483648,0 @@"] {
+            let e = parse(&format!("--- a/x.c\n+++ b/x.c\n{header}\n+y\n")).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("diff line 3: hunk header {header:?} has ")),
+                "{e}"
+            );
+        }
         assert_eq!(parse("just words\n").unwrap(), Vec::new());
     }
 

@@ -4,7 +4,8 @@
 
 use crate::envelope::quote;
 use crate::envelope::Envelope;
-use crate::query::{self, fuzzy, GroupBy, Page, Query};
+use crate::query::fuzzy::{self, AnsweredFrom};
+use crate::query::{self, GroupBy, Page, Query};
 use knav_index::store::Snapshot;
 
 /// A question for the index.
@@ -370,14 +371,15 @@ fn as_written(ask: &Ask) -> (Ask, Option<&'static str>) {
     (ask, tag)
 }
 
-/// The name `ask` names, for the tools that take one.
-fn name_of(ask: &mut Ask) -> Option<&mut String> {
+/// The name `ask` names, for the tools that take one, and what the tool answers it from.
+fn name_of(ask: &mut Ask) -> Option<(&mut String, AnsweredFrom)> {
     match ask {
-        Ask::Refs { symbol, .. }
-        | Ask::Callers { symbol, .. }
-        | Ask::Callees { symbol, .. }
-        | Ask::Body { symbol, .. }
-        | Ask::Impact { symbol, .. } => Some(symbol),
+        Ask::Refs { symbol, .. } | Ask::Callers { symbol, .. } | Ask::Impact { symbol, .. } => {
+            Some((symbol, AnsweredFrom::Mentions))
+        }
+        Ask::Callees { symbol, .. } | Ask::Body { symbol, .. } => {
+            Some((symbol, AnsweredFrom::Definitions))
+        }
         _ => None,
     }
 }
@@ -392,7 +394,7 @@ fn resolve_and_answer(q: &Query<'_>, ask: &Ask, tag: Option<&str>) -> Envelope {
     }
     let mut ask = ask.clone();
     let mut found = Vec::new();
-    let mut resolve = |name: &mut String| match fuzzy::for_tools(q, name) {
+    let mut resolve = |name: &mut String, from| match fuzzy::for_tools(q, name, from) {
         fuzzy::Fuzzy::One(to, how) => {
             found.push((std::mem::replace(name, to.clone()), to, how));
             Ok(())
@@ -401,19 +403,63 @@ fn resolve_and_answer(q: &Query<'_>, ask: &Ask, tag: Option<&str>) -> Envelope {
         fuzzy::Fuzzy::Nothing => Ok(()),
     };
     let outcome = match &mut ask {
-        Ask::Reach { from, to, .. } => resolve(from).and_then(|_| resolve(to)),
-        other => name_of(other).map_or(Ok(()), resolve),
+        Ask::Reach { from, to, .. } => resolve(from, AnsweredFrom::Definitions)
+            .and_then(|_| resolve(to, AnsweredFrom::Mentions)),
+        other => name_of(other).map_or(Ok(()), |(name, from)| resolve(name, from)),
     };
     if let Err((name, names)) = outcome {
         return query::several(q, ask.tool(), &name, names);
     }
     let mut env = match_ask(q, &ask);
+    let unfound = found
+        .iter()
+        .find(|(_, name, how)| !fuzzy::is_guess(how) && says_not_found(&env, name));
+    if let Some((asked, name, _)) = unfound {
+        // That error would be about a name the user never typed, and untrue of a defined one.
+        let plain = match_ask(q, &as_asked(&ask, asked, name));
+        if !(matches!(ask, Ask::Refs { .. }) && says_not_found(&plain, asked)) {
+            return plain;
+        }
+        env = no_references(q, name);
+    }
     for (asked, name, how) in found {
         let guess = env.near_match;
         query::resolved(&mut env, &asked, &name, how);
         query::mark_resolved(&mut env, &name);
         env.near_match |= guess;
     }
+    env
+}
+
+/// True when `env` is the error that `name` is not in the index.
+fn says_not_found(env: &Envelope, name: &str) -> bool {
+    let says = format!("no symbol named {} ", quote(name));
+    env.error.as_deref().is_some_and(|e| e.starts_with(&says))
+}
+
+/// `ask` with `name`, which `asked` was resolved to, put back as `asked`.
+fn as_asked(ask: &Ask, asked: &str, name: &str) -> Ask {
+    let mut ask = ask.clone();
+    let names = match &mut ask {
+        Ask::Reach { from, to, .. } => vec![from, to],
+        other => name_of(other).map(|(n, _)| n).into_iter().collect(),
+    };
+    for n in names.into_iter().filter(|n| *n == name) {
+        *n = asked.to_string();
+    }
+    ask
+}
+
+/// find_references of `name`, defined (a system call's function, reached through its table)
+/// but named nowhere in the index: none, said as such rather than as a name not found.
+fn no_references(q: &Query<'_>, name: &str) -> Envelope {
+    let mut env = q.envelope("find_references");
+    env.results = Some(crate::envelope::Results::Records(Vec::new()));
+    env.message = Some(format!(
+        "no references to {}: it is defined, and nothing in the index names it",
+        quote(name)
+    ));
+    env.next_tools = vec!["find_definition", "get_symbol_body"];
     env
 }
 
@@ -437,7 +483,7 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
         // The next tools take the name as read (`file_operations`, not `struct …`).
         env.subject = match &read {
             Ask::Def { symbol } => Some(symbol.clone()),
-            other => name_of(&mut other.clone()).cloned(),
+            other => name_of(&mut other.clone()).map(|(n, _)| n.clone()),
         };
     }
     let mut changed = q.changed.take();

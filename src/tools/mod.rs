@@ -293,9 +293,9 @@ pub fn agent_limit(tool: &str) -> u64 {
     }
 }
 
-/// Bytes of source text (bodies) an answer over MCP shows at most: a 300-line function is
-/// about 8,500 bytes (2,100 tokens), over the 2,000 tokens [`agent_limit`] keeps a page under;
-/// the answer names the lines left out.
+/// Bytes of source text (bodies) an answer over MCP shows at most, so that a long function
+/// keeps its page under the 2,000 tokens [`agent_limit`] keeps a page under (the CLI's 300
+/// lines are well over); the answer names the lines left out.
 pub const AGENT_BODY_BYTES: usize = 6_000;
 
 /// The tool groups `knav serve --tools` and `.knav.toml`'s `serve.tools` choose from (default:

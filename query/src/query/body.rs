@@ -218,6 +218,24 @@ fn source_body(q: &Query<'_>, f: &Found<'_>, last: u32, budget: usize) -> (Strin
 const MAX_CHAIN: usize = 4;
 /// Definitions of one macro tried at each step of the chain.
 const MAX_DEFINES: usize = 8;
+/// `#define`s read in looking for one chain, at most: each step multiplies the macros a
+/// tree's `#define`s call, so the search stops here, saying so.
+const MAX_DEFINES_READ: usize = 256;
+
+/// One search of [`macro_chain`]: the steps (macro, arguments) taken, each with the least
+/// depth it was taken at, and the `#define`s read.
+#[derive(Default)]
+struct ChainSearch {
+    taken: std::collections::HashMap<(String, Vec<String>), usize>,
+    read: usize,
+}
+
+impl ChainSearch {
+    /// True when the search stopped at [`MAX_DEFINES_READ`].
+    fn gave_up(&self) -> bool {
+        self.read >= MAX_DEFINES_READ
+    }
+}
 
 /// What says how `f` is made by the invocation `inv`: the invocation (its first argument when
 /// the rest is long) and its place, then each `#define` from the macro invoked to the one whose
@@ -236,7 +254,8 @@ fn made_note(q: &Query<'_>, f: &Found<'_>, inv: &Invocation) -> String {
         q.path(f.seg, f.def.file),
         f.def.line
     );
-    match macro_chain(q, &inv.macro_name, &inv.args, f.def.name, 0) {
+    let mut search = ChainSearch::default();
+    match macro_chain(q, &mut search, &inv.macro_name, &inv.args, f.def.name, 0) {
         Some(chain) => {
             note.push_str(&format!("; #define {}", chain.join(" → ")));
             if chain.len() > 1 {
@@ -249,6 +268,11 @@ fn made_note(q: &Query<'_>, f: &Found<'_>, inv: &Invocation) -> String {
                 note.push_str(&format!(
                     "; #define {} at {path}:{}",
                     d.def.name, d.def.line
+                ));
+            }
+            if search.gave_up() {
+                note.push_str(&format!(
+                    " (the #define that declares it not found: {MAX_DEFINES_READ} #defines read)"
                 ));
             }
         }
@@ -265,9 +289,12 @@ fn macro_defines<'a>(q: &Query<'a>, name: &'a str) -> Vec<Found<'a>> {
 }
 
 /// The `#define`s from `macro_name` invoked with `args` to the one whose text declares `name`,
-/// each as `MACRO at PATH:LINE`; `None` when none within [`MAX_CHAIN`] does.
+/// each as `MACRO at PATH:LINE`; `None` when none within [`MAX_CHAIN`] does, or when
+/// `search` has read [`MAX_DEFINES_READ`] `#define`s. A step taken before is taken again only
+/// nearer the start (where more of the chain is left to find).
 fn macro_chain(
     q: &Query<'_>,
+    search: &mut ChainSearch,
     macro_name: &str,
     args: &[String],
     name: &str,
@@ -276,8 +303,17 @@ fn macro_chain(
     if depth >= MAX_CHAIN {
         return None;
     }
+    let step = (macro_name.to_string(), args.to_vec());
+    if search.taken.get(&step).is_some_and(|&at| at <= depth) {
+        return None;
+    }
+    search.taken.insert(step, depth);
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     for d in macro_defines(q, macro_name) {
+        if search.gave_up() {
+            return None;
+        }
+        search.read += 1;
         let Some(learned) = learned_define(q, &d) else {
             continue;
         };
@@ -294,7 +330,7 @@ fn macro_chain(
                 .map(|p| (p.as_deref()).and_then(|p| pieces_text(p, &a)))
                 .map(Option::unwrap_or_default)
                 .collect();
-            if let Some(mut rest) = macro_chain(q, callee, &next, name, depth + 1) {
+            if let Some(mut rest) = macro_chain(q, search, callee, &next, name, depth + 1) {
                 rest.insert(0, place);
                 return Some(rest);
             }

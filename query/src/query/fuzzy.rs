@@ -96,18 +96,50 @@ pub fn syscall(q: &Query<'_>, name: &str) -> Option<String> {
     (!q.definitions(&sys).is_empty()).then_some(sys)
 }
 
-/// What a name asked of a tool other than find_definition is answered for: a system call's
-/// function for its name, a near match for a name the index does not hold at all
-/// ([`resolve`]); [`Fuzzy::Nothing`] for a name answered as it is.
-pub fn for_tools(q: &Query<'_>, name: &str) -> Fuzzy {
-    if let Some(sys) = syscall(q, name) {
+/// What a tool answers a name from, which decides whether the name is one of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnsweredFrom {
+    /// Its definitions: callees, body, reach's start.
+    Definitions,
+    /// Its mentions or its definitions: refs, callers, impact, reach's target.
+    Mentions,
+}
+
+/// What a name asked of a tool other than find_definition is answered for: the name itself
+/// when the tool can answer it (it has definitions, or mentions for a tool that lists them:
+/// `kill` is a parameter's name as well as a system call's), else a system call's function
+/// for its name, else a near match for a name the index does not hold at all ([`resolve`]);
+/// [`Fuzzy::Nothing`] for a name answered as it is.
+pub fn for_tools(q: &Query<'_>, name: &str, from: AnsweredFrom) -> Fuzzy {
+    // A name a macro makes (`sys_read`, `folio_test_lru`) is defined with no posting of its own.
+    if !q.definitions(name).is_empty() {
+        return Fuzzy::Nothing;
+    }
+    let sys = syscall(q, name);
+    let mentioned = mentioned_beside(q, name, sys.as_deref());
+    if mentioned && from == AnsweredFrom::Mentions {
+        return Fuzzy::Nothing;
+    }
+    if let Some(sys) = sys {
         return Fuzzy::One(sys, SYSCALL_NAME);
     }
-    // A name a macro makes (`sys_read`, `folio_test_lru`) is defined with no posting of its own.
-    if q.postings_iter(name).next().is_some() || !q.definitions(name).is_empty() {
+    if mentioned {
         return Fuzzy::Nothing;
     }
     resolve(q, name)
+}
+
+/// True when `name` is mentioned anywhere but on the lines that define `made`: the `openat`
+/// of `SYSCALL_DEFINE4(openat, …)` names the system call `sys_openat`, it is no use of its own.
+fn mentioned_beside(q: &Query<'_>, name: &str, made: Option<&str>) -> bool {
+    let lines: Vec<(usize, u32, u32)> = made
+        .map(|m| q.definitions(m))
+        .unwrap_or_default()
+        .iter()
+        .map(|f| (f.seg, f.def.file, f.def.line))
+        .collect();
+    q.postings_iter(name)
+        .any(|(s, p)| !lines.contains(&(s, p.file, p.line)))
 }
 
 /// Resolves `symbol`, which has no definition of its own.

@@ -492,23 +492,29 @@ fn touched_by(
     let mut points: Vec<u32> = Vec::new();
     let mut other: Vec<(u32, u32, &str)> = Vec::new();
     let (mut tree_ln, mut other_ln) = match side {
-        Side::Old => (at, (h.new_start as i64 + offset).max(1) as u32),
-        Side::New => (at, (h.old_start as i64 + offset).max(1) as u32),
+        Side::Old => (
+            at,
+            (h.new_start as i64 + offset).clamp(1, u32::MAX.into()) as u32,
+        ),
+        Side::New => (
+            at,
+            (h.old_start as i64 + offset).clamp(1, u32::MAX.into()) as u32,
+        ),
     };
     for l in h.lines() {
         match (l, side) {
             (Line::Context(_), _) => {
-                tree_ln += 1;
-                other_ln += 1;
+                tree_ln = tree_ln.saturating_add(1);
+                other_ln = other_ln.saturating_add(1);
             }
             (Line::Removed(_), Side::Old) | (Line::Added(_), Side::New) => {
                 changed.push(tree_ln);
-                tree_ln += 1;
+                tree_ln = tree_ln.saturating_add(1);
             }
             (Line::Added(t), Side::Old) | (Line::Removed(t), Side::New) => {
                 points.push(tree_ln);
                 other.push((other_ln, tree_ln, t));
-                other_ln += 1;
+                other_ln = other_ln.saturating_add(1);
             }
         }
     }
@@ -692,7 +698,7 @@ fn side_lines<'h>(h: &Hunk<'h>, side: Side) -> Vec<(u32, &'h str)> {
             _ => continue,
         };
         out.push((ln, t));
-        ln += 1;
+        ln = ln.saturating_add(1);
     }
     out
 }
@@ -733,12 +739,12 @@ fn place<'s>(
         lines
             .iter()
             .enumerate()
-            .all(|(k, t)| src.line(start + k as u32) == Some(t.as_bytes()))
+            .all(|(k, t)| src.line(start.saturating_add(k as u32)) == Some(t.as_bytes()))
     };
     let own = |side: Side| match side {
         // An empty side (`-0,0`) names the line before it.
-        Side::Old if h.old_count == 0 => h.old_start + 1,
-        Side::New if h.new_count == 0 => h.new_start + 1,
+        Side::Old if h.old_count == 0 => h.old_start.saturating_add(1),
+        Side::New if h.new_count == 0 => h.new_start.saturating_add(1),
         Side::Old => h.old_start.max(1),
         Side::New => h.new_start.max(1),
     };
@@ -780,15 +786,15 @@ fn place<'s>(
 fn preferred_side(src: &SourceText, f: &FilePatch<'_>) -> Side {
     let at_own = |h: &Hunk<'_>, side: Side| {
         let start = match side {
-            Side::Old if h.old_count == 0 => h.old_start + 1,
-            Side::New if h.new_count == 0 => h.new_start + 1,
+            Side::Old if h.old_count == 0 => h.old_start.saturating_add(1),
+            Side::New if h.new_count == 0 => h.new_start.saturating_add(1),
             Side::Old => h.old_start.max(1),
             Side::New => h.new_start.max(1),
         };
         side_lines(h, side)
             .iter()
             .enumerate()
-            .all(|(k, (_, t))| src.line(start + k as u32) == Some(t.as_bytes()))
+            .all(|(k, (_, t))| src.line(start.saturating_add(k as u32)) == Some(t.as_bytes()))
     };
     let (mut old, mut new) = (0, 0);
     for h in &f.hunks {
