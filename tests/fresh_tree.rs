@@ -344,6 +344,31 @@ fn run_below_the_top_of_an_unindexed_kernel_tree_knav_indexes_the_top() {
     assert!(out.starts_with("vfs_read: 0 definitions"), "{out}");
 }
 
+#[test]
+fn run_in_arch_x86_of_an_indexed_kernel_tree_knav_answers_for_the_top() {
+    let t = fixture("fresh-arch-top");
+    std::fs::write(t.root.join("Kbuild"), "obj-y += fs/\n").unwrap();
+    // As in the kernel: arch/x86 has a Kbuild, a Kconfig and a Makefile of its own.
+    let x86 = t.root.join("arch/x86");
+    for name in ["Kbuild", "Kconfig", "Makefile"] {
+        std::fs::write(x86.join(name), "# arch\n").unwrap();
+    }
+    std::fs::create_dir_all(x86.join("kernel")).unwrap();
+    assert_eq!(run(&t, &["index"], &[]).0, 0);
+    for dir in [x86.join("kernel"), x86.clone()] {
+        let (code, out) = run_in(&dir, &["def", "vfs_read"]);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("fs/read_write.c:20"), "{out}");
+    }
+    assert!(!x86.join(".knav").exists());
+    // Unindexed, the top is still the kernel tree's.
+    std::fs::remove_dir_all(t.root.join(".knav")).unwrap();
+    let (code, out) = run_in(&x86.join("kernel"), &["def", "vfs_read"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(t.root.join(".knav/CURRENT").is_file());
+    assert!(!x86.join(".knav").exists());
+}
+
 /// A hard-linked copy of the kernel tree `KNAV_KERNEL_TREE` names, without its index (whose
 /// files would be shared with the tree's): files are changed in it only by replacing them.
 fn kernel_copy(name: &str) -> Option<Tree> {
