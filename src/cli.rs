@@ -604,6 +604,9 @@ fn run_in(
                     .is_some_and(|c| c.check(g) == crate::watchd::Said::Clean);
                 crate::status::add_changes(&mut env, &root, &dir, clean);
             }
+            if let Some(why) = crate::watchd::unavailable() {
+                env.warn(why);
+            }
             return env;
         }
         Order::Update { full, verify, .. } => return index(common, &root, full, verify),

@@ -6,11 +6,13 @@
 //! walk of a refresh; anything else (no daemon yet, a dead or foreign socket, a stale token,
 //! an overflow, a timeout) makes the query scan the tree as `knav index` does.
 //!
-//! The socket lives in a private per-user directory (`$XDG_RUNTIME_DIR/knav`, else
-//! `/tmp/knav-UID`, mode 0700, owned by the user, checked), never in the tree's `.knav`, which
-//! whoever writes the tree controls; the daemon's uid is checked on every connection. One
-//! daemon per tree and index directory holds a lock file beside its socket. It exits after
-//! [`IDLE`] without a question, and when the root or the index goes away or is moved.
+//! The socket lives in a private per-user directory (`$XDG_RUNTIME_DIR/knav` when that is the
+//! user's own directory of mode 0700, else `/tmp/knav-UID`; mode 0700, owned by the user,
+//! checked), never in the tree's `.knav`, which whoever writes the tree controls; the daemon's
+//! uid is checked on every connection. One daemon per tree and index directory holds a lock
+//! file beside its socket. It runs in its own session in `/`, holding none of its starter's
+//! descriptors. It exits after [`IDLE`] without a question, [`OFF_FOR`] after it found it
+//! cannot watch, and when the root or the index goes away or is moved.
 //!
 //! The protocol, one line each way: `check G` → `clean` when the daemon marked generation G
 //! clean and saw nothing relevant since, else `dirty` (`off` when it cannot watch); `arm` →
@@ -33,6 +35,10 @@ use crate::walk::Hint;
 
 /// The daemon exits after this long without a question.
 pub const IDLE: Duration = Duration::from_secs(20 * 60);
+
+/// A daemon that cannot watch (the watch limit) says `off` this long, then ends, however often
+/// it is asked: the next query starts one that tries again.
+pub const OFF_FOR: Duration = Duration::from_secs(5 * 60);
 
 /// How long a query waits for the daemon's answer to `check` before scanning instead.
 const CHECK_TIMEOUT: Duration = Duration::from_millis(20);
@@ -59,17 +65,51 @@ fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// The user's private directory for sockets, made if missing; `None` when it is not a real
-/// directory of this user's that no one else may enter (someone made it first, or a link).
-fn private_dir() -> Option<PathBuf> {
+/// True when a directory owned by `owner` with mode `mode` is `euid`'s alone: no one else may
+/// enter it, nor swap what is in it.
+fn private_to(owner: u32, mode: u32, euid: u32) -> bool {
+    owner == euid && mode & 0o077 == 0
+}
+
+/// `$XDG_RUNTIME_DIR` when it is this user's own directory (mode 0700): one inherited from
+/// another user (`sudo -E`) is theirs to swap for a link, and is not used.
+fn runtime_dir(uid: u32) -> Option<PathBuf> {
+    let d = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| Path::new(d).is_absolute())?;
+    let m = std::fs::metadata(&d).ok()?;
+    (m.is_dir() && private_to(m.uid(), m.mode(), uid)).then(|| PathBuf::from(d))
+}
+
+/// The user's private directory for sockets, made if missing (`$XDG_RUNTIME_DIR/knav`, else
+/// `/tmp/knav-UID`); `Err` with its path when it is not a real directory of this user's that no
+/// one else may enter (someone made it first, or a link).
+fn private_dir_or_why() -> Result<PathBuf, PathBuf> {
     let uid = euid();
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| Path::new(d).is_absolute()) {
-        Some(d) => PathBuf::from(d).join("knav"),
+    let dir = match runtime_dir(uid) {
+        Some(d) => d.join("knav"),
         None => PathBuf::from(format!("/tmp/knav-{uid}")),
     };
     let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
-    let m = std::fs::symlink_metadata(&dir).ok()?;
-    (m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0).then_some(dir)
+    match std::fs::symlink_metadata(&dir) {
+        Ok(m) if m.is_dir() && private_to(m.uid(), m.mode(), uid) => Ok(dir),
+        _ => Err(dir),
+    }
+}
+
+/// [`private_dir_or_why`] when it can be had.
+fn private_dir() -> Option<PathBuf> {
+    private_dir_or_why().ok()
+}
+
+/// Why the watcher cannot run for this user, for `knav status`: its private directory is not
+/// theirs. `None` when it is, or when `KNAV_WATCH=0` turned the watcher off.
+pub fn unavailable() -> Option<String> {
+    let dir = private_dir_or_why().err().filter(|_| enabled())?;
+    Some(format!(
+        "the watcher is off: {} is not a directory of yours that only you may enter (another \
+         user made it, or it is a link), so every query scans the tree; remove it to turn the \
+         watcher on",
+        dir.display()
+    ))
 }
 
 /// The socket and lock file of the daemon of `root` indexed in `index_dir`, started from this
@@ -128,16 +168,19 @@ impl Client {
     }
 
     /// [`Client::of`] the daemon binary `exe` starts (for tests, which are another binary).
+    /// Relative paths are made absolute: the daemon runs in `/`.
     pub fn of_binary(root: &Path, index_dir: &Path, exe: &Path) -> Option<Client> {
         if !enabled() {
             return None;
         }
         let private = private_dir()?;
-        let (socket, _) = paths(&private, root, index_dir, exe);
+        let root = std::path::absolute(root).ok()?;
+        let index_dir = std::path::absolute(index_dir).ok()?;
+        let (socket, _) = paths(&private, &root, &index_dir, exe);
         Some(Client {
             socket,
-            root: root.to_path_buf(),
-            index_dir: index_dir.to_path_buf(),
+            root,
+            index_dir,
         })
     }
 
@@ -183,22 +226,39 @@ impl Client {
         let _ = self.ask(&format!("mark {generation} {token}\n"), ARM_TIMEOUT);
     }
 
-    /// Starts the daemon, detached (its own process group, no standard streams); a second
-    /// one started meanwhile finds the lock taken and exits.
+    /// Starts the daemon, detached: its own session, in `/`, with no standard streams and
+    /// none of the caller's other descriptors (a pipe the caller's shell handed down would
+    /// stay open, and its reader wait, for the daemon's whole life). A second one started
+    /// meanwhile finds the lock taken and exits.
     pub fn spawn(&self) {
         let Ok(exe) = std::env::current_exe() else {
             return;
         };
         use std::os::unix::process::CommandExt;
-        let _ = std::process::Command::new(exe)
-            .arg(COMMAND)
+        let mut cmd = std::process::Command::new(exe);
+        cmd.arg(COMMAND)
             .arg(&self.root)
             .arg(&self.index_dir)
+            .current_dir("/")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .spawn();
+            .stderr(std::process::Stdio::null());
+        // SAFETY: setsid and close_range are async-signal-safe and touch no memory of the
+        // parent's; marking descriptors close-on-exec keeps the one std reports exec errors on.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                #[cfg(target_os = "linux")]
+                libc::syscall(
+                    libc::SYS_close_range,
+                    3u32,
+                    u32::MAX,
+                    libc::CLOSE_RANGE_CLOEXEC,
+                );
+                Ok(())
+            });
+        }
+        let _ = cmd.spawn();
     }
 
     /// Sends `line` and reads the one-line answer, within `timeout` for each step.
@@ -306,6 +366,8 @@ struct Daemon {
     /// What changed since the last clean mark, as far as the watcher said; `None` once it
     /// could not say exactly (an overflow, a new watch, the first refresh).
     pending: Option<Hint>,
+    /// When the watcher was found unable to watch (and dropped, its watches freed).
+    off_since: Option<Instant>,
 }
 
 impl Daemon {
@@ -316,6 +378,27 @@ impl Daemon {
             .unwrap_or_default()
             .into_iter()
             .map(|d| d.path)
+    }
+
+    /// Watches the directories the index's last walk saw; a watcher that could not (the watch
+    /// limit) is dropped, freeing the watches it holds, and the daemon is off from then on.
+    fn watch_known(&mut self) {
+        let dirs: Vec<String> = self.known_dirs().collect();
+        if let Some(w) = self.watcher.as_mut() {
+            w.watch(&self.root, dirs.into_iter());
+        }
+        if self.watcher.as_ref().is_none_or(|w| !w.is_usable()) {
+            self.watcher = None;
+            self.off_since.get_or_insert_with(Instant::now);
+        }
+    }
+
+    /// True when the daemon should end: idle since `asked_at` for [`IDLE`], off for
+    /// [`OFF_FOR`], or its tree or index gone.
+    fn should_end(&self, asked_at: Instant) -> bool {
+        asked_at.elapsed() > IDLE
+            || self.off_since.is_some_and(|t| t.elapsed() > OFF_FOR)
+            || !self.tree_there()
     }
 
     /// False when nothing relevant happened since the last `arm`, the watches complete.
@@ -343,11 +426,12 @@ impl Daemon {
             Some("arm") => {
                 self.clean = None;
                 let since = self.watcher.as_mut().and_then(Watcher::begin_refresh);
+                // Past MAX_HINT paths no hint is handed over: none is kept either.
                 self.pending = match (self.pending.take(), since) {
                     (Some(mut p), Some(h)) => {
                         p.files.extend(h.files);
                         p.dirs.extend(h.dirs);
-                        Some(p)
+                        Some(p).filter(|p| p.files.len() + p.dirs.len() <= MAX_HINT)
                     }
                     _ => None,
                 };
@@ -358,9 +442,9 @@ impl Daemon {
                 let (generation, token) = (numbers.first().copied(), numbers.get(1).copied());
                 // Directories the scan found are watched from now on; a new one keeps the
                 // tree dirty until a scan has run with its watch in place.
-                let dirs: Vec<String> = self.known_dirs().collect();
-                if let Some(w) = self.watcher.as_mut() {
-                    w.watch(&self.root, dirs.into_iter());
+                self.watch_known();
+                if self.watcher.is_none() {
+                    return "off".into();
                 }
                 if token == Some(self.armed) && self.quiet() {
                     self.clean = generation;
@@ -436,7 +520,12 @@ pub fn main(args: &[std::ffi::OsString]) -> i32 {
         eprintln!("knav {COMMAND}: usage: knav {COMMAND} ROOT INDEX_DIR");
         return 2;
     };
+    close_inherited();
     let (root, index_dir) = (PathBuf::from(root), PathBuf::from(index_dir));
+    if !root.is_absolute() || !index_dir.is_absolute() {
+        eprintln!("knav {COMMAND}: ROOT and INDEX_DIR must be absolute paths");
+        return 2;
+    }
     let Some(private) = private_dir() else {
         return 1;
     };
@@ -469,11 +558,9 @@ pub fn main(args: &[std::ffi::OsString]) -> i32 {
         clean: None,
         armed: 0,
         pending: None,
+        off_since: None,
     };
-    let dirs: Vec<String> = d.known_dirs().collect();
-    if let Some(w) = d.watcher.as_mut() {
-        w.watch(&root, dirs.into_iter());
-    }
+    d.watch_known();
     serve(&mut d, &listener);
     let _ = std::fs::remove_file(&socket);
     // Removed while held: a daemon that opened it meanwhile serves its own socket, at worst
@@ -481,6 +568,33 @@ pub fn main(args: &[std::ffi::OsString]) -> i32 {
     let _ = std::fs::remove_file(&lock_path);
     drop(lock);
     0
+}
+
+/// Closes every descriptor but the standard streams: whatever started the daemon may have
+/// handed down a pipe whose reader waits for its last writer to go.
+fn close_inherited() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain syscall; nothing of this process's own is open yet.
+        let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+        if r == 0 {
+            return;
+        }
+    }
+    // A kernel without close_range: the open ones, by number.
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: nothing of this process's own is open yet (the listing's own descriptor is
+        // closed already: closing its number again fails harmlessly).
+        unsafe { libc::close(fd) };
+    }
 }
 
 /// Answers connections until the daemon should end.
@@ -507,9 +621,62 @@ fn serve(d: &mut Daemon, listener: &UnixListener) {
             if let Some(w) = d.watcher.as_mut() {
                 w.drain();
             }
-            if asked_at.elapsed() > IDLE || !d.tree_there() {
+            if d.should_end(asked_at) {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runtime_dir_counts_only_when_the_user_s_alone() {
+        assert!(private_to(1000, 0o40700, 1000));
+        assert!(
+            !private_to(1000, 0o40700, 0),
+            "another user's, inherited by sudo -E"
+        );
+        assert!(!private_to(1000, 0o40755, 1000), "others may enter");
+        assert!(!private_to(1000, 0o40770, 1000), "the group may write");
+    }
+
+    #[test]
+    fn a_daemon_that_cannot_watch_says_off_then_ends_however_often_asked() {
+        let root = std::env::temp_dir().join(format!("knav-watchd-off-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join(".knav")).unwrap();
+        std::fs::write(root.join(".knav").join(crate::index::store::CURRENT), "{}").unwrap();
+        let meta = std::fs::metadata(&root).unwrap();
+        let mut d = Daemon {
+            root: root.clone(),
+            index_dir: root.join(".knav"),
+            root_id: (meta.dev(), meta.ino()),
+            watcher: Watcher::new(),
+            clean: None,
+            armed: 0,
+            pending: None,
+            off_since: None,
+        };
+        d.watch_known();
+        assert!(d.watcher.is_some() && d.off_since.is_none());
+        // A watch that cannot be added (as at the watch limit) turns the watcher off and
+        // frees its watches.
+        if let Some(w) = d.watcher.as_mut() {
+            w.watch(&root, std::iter::once("no\0such".to_string()));
+        }
+        d.watch_known();
+        assert!(d.watcher.is_none());
+        assert_eq!(d.answer("check 1"), "off");
+        assert!(!d.should_end(Instant::now()), "off for a while first");
+        d.off_since = Instant::now().checked_sub(OFF_FOR + Duration::from_secs(1));
+        assert_eq!(d.answer("check 1"), "off");
+        assert!(
+            d.should_end(Instant::now()),
+            "asked just now, off long enough"
+        );
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -114,10 +114,59 @@ fn with_knav_watch_0_the_scan_answers_fresh_and_no_daemon_starts() {
     append(&t.root.join("fs/read_write.c"), NEW_READER);
     the_new_reader_is_answered(&t, &off);
     let (root, dir) = root_and_dir(&t);
-    if let Some(socket) =
-        knav::watchd::socket_of(&root, &dir, Path::new(env!("CARGO_BIN_EXE_knav")))
-    {
+    let socket = knav::watchd::socket_of(&root, &dir, Path::new(env!("CARGO_BIN_EXE_knav")))
+        .expect("a private directory");
+    // A daemon started by mistake would bind its socket within a moment.
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < deadline {
         assert!(!socket.exists(), "{} exists", socket.display());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_query_whose_shell_hands_down_a_pipe_ends_without_waiting_for_the_daemon() {
+    let t = fixture("fresh-fd-pipe");
+    assert_eq!(run(&t, &["index"], &[]).0, 0);
+    let (root, dir) = root_and_dir(&t);
+    let exe = Path::new(env!("CARGO_BIN_EXE_knav"));
+    let socket = knav::watchd::socket_of(&root, &dir, exe).expect("a private directory");
+    assert!(!socket.exists(), "no daemon yet");
+    // `3>&1`: the query, and any process it starts that keeps descriptor 3, holds cat's pipe.
+    let script = format!(
+        "'{}' def vfs_read --root '{}' 3>&1 | cat",
+        exe.display(),
+        root.display()
+    );
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(&root)
+        .env("KNAV_CACHE_DIR", "off")
+        .env_remove("KNAV_WATCH")
+        .env_remove("KNAV_INDEX_DIR")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            // The daemon ends within a second of its tree going.
+            drop(t);
+            let _ = child.kill();
+            panic!("the pipeline waited for the watcher daemon");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("fs/read_write.c:20"), "{text}");
+    // The query did start the daemon (in `/`, its own session).
+    let client = knav::watchd::Client::of_binary(&root, &dir, exe).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while client.check(0) == knav::watchd::Said::Absent {
+        assert!(Instant::now() < deadline, "no daemon started");
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -229,6 +278,47 @@ fn the_watcher_says_clean_until_a_file_changes_and_the_next_query_sees_the_chang
     let (code, out, _) = run(&t, &["grep", "fresh_tree_note"], &[]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("Documentation/fresh-notes.txt"), "{out}");
+}
+
+#[test]
+fn a_directory_made_where_a_watched_one_was_moved_away_is_watched_by_the_daemon() {
+    let t = fixture("fresh-moved-dir");
+    std::fs::create_dir_all(t.root.join("d/a")).unwrap();
+    std::fs::write(
+        t.root.join("d/a/x.c"),
+        "int moved_x(void)\n{\n\treturn 0;\n}\n",
+    )
+    .unwrap();
+    assert_eq!(run(&t, &["index"], &[]).0, 0);
+    wait_for_daemon(&t, knav::watchd::Said::Clean);
+    std::fs::rename(t.root.join("d/a"), t.root.join("d/b")).unwrap();
+    std::fs::create_dir(t.root.join("d/a")).unwrap();
+    let first = "int moved_first(void)\n{\n\treturn 1;\n}\n";
+    std::fs::write(t.root.join("d/a/n.c"), first).unwrap();
+    let (code, out, _) = run(&t, &["def", "moved_first"], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("d/a/n.c:1"), "{out}");
+    wait_for_daemon(&t, knav::watchd::Said::Clean);
+    let second = format!("{first}\nint moved_second(void)\n{{\n\treturn 2;\n}}\n");
+    std::fs::write(t.root.join("d/a/n.c"), second).unwrap();
+    let (code, out, _) = run(&t, &["def", "moved_second"], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("d/a/n.c:6"), "{out}");
+}
+
+#[test]
+fn files_named_like_build_products_that_grep_searches_are_seen_by_the_daemon() {
+    let t = fixture("fresh-product-names");
+    assert_eq!(run(&t, &["index"], &[]).0, 0);
+    wait_for_daemon(&t, knav::watchd::Said::Clean);
+    for name in ["fresh.d", "x.o.txt~", "other.tmp"] {
+        std::fs::write(t.root.join("fs").join(name), "fresh_product_word\n").unwrap();
+    }
+    let (code, out, _) = run(&t, &["grep", "-l", "fresh_product_word"], &[]);
+    assert_eq!(code, 0, "{out}");
+    for name in ["fs/fresh.d", "fs/x.o.txt~", "fs/other.tmp"] {
+        assert!(out.contains(name), "{name}: {out}");
+    }
 }
 
 #[test]
@@ -349,6 +439,31 @@ fn run_below_the_top_of_an_unindexed_kernel_tree_knav_indexes_the_top() {
     // --root still wins.
     let (_, out) = run_in(&sub, &["def", "vfs_read", "--root", "."]);
     assert!(out.starts_with("vfs_read: 0 definitions"), "{out}");
+}
+
+#[test]
+fn run_in_arch_x86_of_an_indexed_kernel_tree_knav_answers_for_the_top() {
+    let t = fixture("fresh-arch-top");
+    std::fs::write(t.root.join("Kbuild"), "obj-y += fs/\n").unwrap();
+    // As in the kernel: arch/x86 has a Kbuild, a Kconfig and a Makefile of its own.
+    let x86 = t.root.join("arch/x86");
+    for name in ["Kbuild", "Kconfig", "Makefile"] {
+        std::fs::write(x86.join(name), "# arch\n").unwrap();
+    }
+    std::fs::create_dir_all(x86.join("kernel")).unwrap();
+    assert_eq!(run(&t, &["index"], &[]).0, 0);
+    for dir in [x86.join("kernel"), x86.clone()] {
+        let (code, out) = run_in(&dir, &["def", "vfs_read"]);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("fs/read_write.c:20"), "{out}");
+    }
+    assert!(!x86.join(".knav").exists());
+    // Unindexed, the top is still the kernel tree's.
+    std::fs::remove_dir_all(t.root.join(".knav")).unwrap();
+    let (code, out) = run_in(&x86.join("kernel"), &["def", "vfs_read"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(t.root.join(".knav/CURRENT").is_file());
+    assert!(!x86.join(".knav").exists());
 }
 
 /// A hard-linked copy of the kernel tree `KNAV_KERNEL_TREE` names, without its index (whose

@@ -488,3 +488,100 @@ fn a_fifo_planted_as_the_lock_does_not_block_status() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("no build running"), "{text}");
 }
+
+/// A tree indexed with the watcher off (every refresh a scan of its own), and a directory
+/// beside it holding a C definition and a line of text no answer may show.
+fn tree_and_outside_sources(name: &str) -> (Tree, PathBuf) {
+    let t = tree(
+        name,
+        &[("lib/a.c", "int inside_fn(void)\n{\n\treturn 0;\n}\n")],
+    );
+    let out = outside(&t, "listed");
+    std::fs::write(
+        out.join("evil.c"),
+        "int outside_fn(void)\n{\n\treturn 1;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(out.join("notes.txt"), "outside_word\n").unwrap();
+    let (code, text) = knav_env(&t, &["index"], &[("KNAV_WATCH", "0")]);
+    assert_eq!(code, 0, "{text}");
+    (t, out)
+}
+
+/// `../NAME` of directory `out` beside the tree.
+fn dotdot(out: &Path) -> String {
+    format!("../{}", out.file_name().unwrap().to_str().unwrap())
+}
+
+/// `(size, mtime_ns)` of `p`, as a walk cache keeps them.
+fn stat(p: &Path) -> (u64, i64) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(p).unwrap();
+    (m.size(), m.mtime() * 1_000_000_000 + m.mtime_nsec())
+}
+
+/// Runs `f` and says whether directory `dir` was opened (listed or stat'ed through a
+/// descriptor) meanwhile, as inotify saw it.
+fn opened_during(dir: &Path, f: impl FnOnce()) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: plain syscalls on a descriptor this function owns and closes.
+    unsafe {
+        let fd = libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC);
+        assert!(fd >= 0);
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+        assert!(libc::inotify_add_watch(fd, c.as_ptr(), libc::IN_OPEN) >= 0);
+        f();
+        let mut buf = [0u8; 4096];
+        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        libc::close(fd);
+        n > 0
+    }
+}
+
+#[test]
+fn a_forged_walk_cache_naming_a_directory_outside_is_not_walked() {
+    let (t, out) = tree_and_outside_sources("forged-walk-cache");
+    let dir = t.root.join(".knav");
+    let mut cache = knav::index::store::read_walk_cache(&dir).expect("a walk cache");
+    cache.dirs.push(knav::walk::DirListing {
+        path: dotdot(&out),
+        ..Default::default()
+    });
+    knav::index::store::write_walk_cache(&dir, &cache).unwrap();
+    let opened = opened_during(&out, || {
+        let (_, text) = knav_env(&t, &["def", "outside_fn"], &[("KNAV_WATCH", "0")]);
+        assert!(text.contains("no symbol named 'outside_fn'"), "{text}");
+    });
+    assert!(!opened, "{} was listed", out.display());
+    // The cache was taken as damaged and written anew from the tree.
+    let cache = knav::index::store::read_walk_cache(&dir).expect("a new walk cache");
+    assert!(
+        cache.dirs.iter().all(|d| !d.path.contains("..")),
+        "{cache:?}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_forged_text_walk_cache_naming_a_directory_outside_is_not_listed() {
+    let (t, out) = tree_and_outside_sources("forged-text-walk");
+    let dir = t.root.join(".knav");
+    let (mut cache, part) = knav::index::text::read_cache(&dir).expect("a text walk cache");
+    let mut names = knav::walk::Names::default();
+    names.push("notes.txt");
+    cache.dirs.push(knav::index::text::walk::TextDir {
+        path: dotdot(&out),
+        names,
+        stats: vec![stat(&out.join("notes.txt"))],
+        ..Default::default()
+    });
+    knav::index::text::write_cache(&dir, &cache, &part).unwrap();
+    let opened = opened_during(&out, || {
+        let (code, text) = knav_env(&t, &["grep", "outside_word"], &[("KNAV_WATCH", "0")]);
+        assert_eq!(code, 1, "{text}");
+    });
+    assert!(!opened, "{} was listed", out.display());
+    let (_, text) = knav_env(&t, &["grep", "inside_fn"], &[("KNAV_WATCH", "0")]);
+    assert!(text.contains("lib/a.c"), "{text}");
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -465,8 +465,20 @@ const WALK_CACHE: &str = "walk.cache";
 /// that are not UTF-8 are listed, escaped, where an older walk counted them as other files).
 const WALK_KIND: &[u8; 4] = b"WLK4";
 
-/// Reads the walk cache; `None` when it is missing or unreadable (the walk then reads every
-/// directory).
+/// True when a listing read from the walk cache names only what is at or below the root.
+fn listing_below_root(d: &DirListing) -> bool {
+    use crate::pathname::decode;
+    use crate::walk::{is_one_name, is_path_below_root};
+    let name = |n: &str| is_one_name(&decode(n));
+    is_path_below_root(&decode(&d.path))
+        && d.subdirs.iter().all(name)
+        && d.sources.iter().all(name)
+        && d.builds.iter().all(name)
+}
+
+/// Reads the walk cache; `None` when it is missing, unreadable or names a path outside the
+/// root (a forged cache, checksum and all, must not make a refresh or the watcher reach a
+/// directory outside): the walk then reads every directory and writes a new one.
 pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
     let bytes = read_own(index_dir, WALK_CACHE)?;
     check_header(&bytes, WALK_KIND, Path::new(WALK_CACHE)).ok()?;
@@ -505,7 +517,7 @@ pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
         if r.overrun {
             return None;
         }
-        dirs.push(DirListing {
+        let d = DirListing {
             path,
             mtime_ns,
             other_files,
@@ -515,7 +527,11 @@ pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
             builds,
             stats,
             build_stats,
-        });
+        };
+        if !listing_below_root(&d) {
+            return None;
+        }
+        dirs.push(d);
     }
     Some(WalkCache {
         taken_ns,

@@ -248,6 +248,19 @@ pub fn any_source(root: &Path) -> bool {
         })
 }
 
+/// True when `path` (bytes, unescaped) names a directory at or below the root as a cache
+/// lists it: empty (the root), or relative with no component empty, `.`, `..` or holding a NUL.
+/// A cache that names another is forged or damaged.
+pub fn is_path_below_root(path: &[u8]) -> bool {
+    path.is_empty() || path.split(|b| *b == b'/').all(is_one_name)
+}
+
+/// True when `name` (bytes, unescaped) is one directory entry's name: not empty, `.` or `..`,
+/// with no `/` or NUL.
+pub fn is_one_name(name: &[u8]) -> bool {
+    !matches!(name, b"" | b"." | b"..") && !name.iter().any(|b| matches!(b, b'/' | 0))
+}
+
 /// True for a file name knav indexes.
 pub fn is_source_name(name: &str) -> bool {
     name.ends_with(".c") || name.ends_with(".h") || is_asm_name(name)

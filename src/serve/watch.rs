@@ -3,12 +3,16 @@
 //!
 //! The watcher only ever says "clean" or "maybe changed"; the refresh stays the oracle. Every
 //! directory the walk knows is watched for entries created, deleted, moved, written or
-//! re-attributed. An event on a `.c`/`.h` file or on a directory marks the tree dirty (a build
-//! writing `.o` files does not), and so does a queue overflow. Directories that appear are
-//! watched after the refresh that finds them, and the tree stays dirty until one more refresh
-//! has run with those watches in place, so a file created in a new directory between the two
-//! is not missed. A stat walk still runs at least every [`STAT_AT_LEAST_EVERY`]. Where inotify is missing or its watch limit is reached, the watcher reports
-//! "maybe changed" every time and the server refreshes by stat walk as before.
+//! re-attributed. An event on a `.c`/`.h` or build file or on a directory marks the tree dirty
+//! (for the CLI's daemon, on any file: `knav grep` reads what rg reads, `.o` files of a tree
+//! outside git included), and so does a queue overflow. Directories that appear are watched
+//! after the refresh that finds them, and the tree stays dirty until one more refresh has run
+//! with those watches in place, so a file created in a new directory between the two is not
+//! missed. A directory moved away is no longer watched (its watch follows it, under a name
+//! that is no longer its own), so one made later under its old name is. A stat walk still
+//! runs at least every [`STAT_AT_LEAST_EVERY`]. Where inotify is missing or its watch limit is
+//! reached, the watcher reports "maybe changed" every time and the server refreshes by stat
+//! walk as before.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -19,6 +23,10 @@ use crate::walk::Hint;
 /// Even a clean tree is stat-walked this often: inotify does not see changes made on another
 /// machine to a network filesystem.
 pub const STAT_AT_LEAST_EVERY: Duration = Duration::from_secs(60);
+
+/// Paths a hint holds at most: past that (a build writing its objects, now that the daemon
+/// counts every file) the next refresh stats everything, and the hint takes no more memory.
+const HINT_CAP: usize = 10_000;
 
 /// Watches one tree.
 pub struct Watcher {
@@ -37,16 +45,8 @@ pub struct Watcher {
     /// When the last refresh that stat'ed everything began.
     full_stat_at: Instant,
     /// Every file counts, not only `.c`/`.h` and build files (the CLI's watcher daemon:
-    /// `knav grep` answers for every text file); build products still do not.
+    /// `knav grep` answers for every file rg searches, which a name alone does not tell).
     every_file: bool,
-}
-
-/// Names a kernel build or an editor writes next to the sources, which no answer reads.
-fn is_build_product(name: &str) -> bool {
-    const ENDS: &[&str] = &[
-        ".o", ".ko", ".a", ".cmd", ".d", ".mod", ".order", ".symvers", ".tmp", ".swp", ".swx", "~",
-    ];
-    ENDS.iter().any(|e| name.ends_with(e)) || name.starts_with(".tmp")
 }
 
 #[cfg(target_os = "linux")]
@@ -112,9 +112,16 @@ impl Watcher {
             if self.watched.contains(&dir) {
                 continue;
             }
+            self.exact = false;
             match self.add(&root.join(crate::pathname::to_path(&dir))) {
+                // Vanished meanwhile: not watched, so that one made later under its name is.
+                Some(wd) if wd < 0 => continue,
                 Some(wd) => {
-                    self.by_wd.insert(wd, dir.clone());
+                    // The same directory under another name (moved, its event not read yet):
+                    // the old name is free for a directory made there.
+                    if let Some(old) = self.by_wd.insert(wd, dir.clone()) {
+                        self.watched.remove(&old);
+                    }
                 }
                 None => {
                     self.usable = false;
@@ -122,7 +129,6 @@ impl Watcher {
                 }
             }
             self.watched.insert(dir);
-            self.exact = false;
         }
     }
 
@@ -239,6 +245,10 @@ impl Watcher {
             } else {
                 self.hint.dirs.insert(parent);
             }
+            if mask & libc::IN_MOVE_SELF != 0 {
+                let dir = dir.clone();
+                self.forget(&dir);
+            }
             return;
         }
         let name = &*crate::pathname::encode(name);
@@ -252,7 +262,7 @@ impl Watcher {
             return;
         }
         let counts = if self.every_file {
-            !is_build_product(name)
+            true
         } else {
             crate::walk::is_source_name(name) || crate::walk::is_build_name(name)
         };
@@ -269,7 +279,37 @@ impl Watcher {
                 self.hint.dirs.insert(dir.clone());
             }
             self.hint.files.insert(path);
+            if self.hint.files.len() + self.hint.dirs.len() > HINT_CAP {
+                self.hint = Hint::default();
+                self.exact = false;
+            }
         }
+    }
+}
+
+impl Watcher {
+    /// Stops watching `dir` (root-relative) and every watched directory below it, moved away
+    /// with it: their watches follow them under names no longer theirs. What happens in them
+    /// until they are watched again under their new names is unknown, so the next refresh
+    /// stats everything.
+    #[cfg(target_os = "linux")]
+    fn forget(&mut self, dir: &str) {
+        use std::os::fd::AsRawFd;
+        let below = |d: &str| d == dir || d.strip_prefix(dir).is_some_and(|r| r.starts_with('/'));
+        let gone: Vec<i32> = self
+            .by_wd
+            .iter()
+            .filter(|(_, d)| below(d))
+            .map(|(wd, _)| *wd)
+            .collect();
+        for wd in gone {
+            if let Some(d) = self.by_wd.remove(&wd) {
+                self.watched.remove(&d);
+            }
+            // SAFETY: plain syscall on the open descriptor; a watch already gone fails harmlessly.
+            unsafe { libc::inotify_rm_watch(self.fd.as_raw_fd(), wd) };
+        }
+        self.exact = false;
     }
 }
 
@@ -325,6 +365,59 @@ mod tests {
         std::fs::remove_dir_all(root.join("new")).unwrap();
         let h = w.begin_refresh().unwrap();
         assert!(h.dirs.contains(""), "{h:?}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// A scratch directory of its own for a test named `name`, with the watcher watching
+    /// `dirs` and a first refresh done.
+    fn watched(name: &str, dirs: &[&str], every_file: bool) -> (std::path::PathBuf, Watcher) {
+        let root = std::env::temp_dir().join(format!("knav-watch-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for d in dirs {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        let mut w = Watcher::new().unwrap();
+        if every_file {
+            w = w.every_file();
+        }
+        w.watch(&root, dirs.iter().map(|d| d.to_string()));
+        assert_eq!(w.begin_refresh(), None);
+        assert!(w.is_clean());
+        (root, w)
+    }
+
+    #[test]
+    fn a_directory_made_where_a_watched_one_was_moved_away_is_watched() {
+        let (root, mut w) = watched("moved", &["", "d", "d/a", "d/a/sub"], false);
+        std::fs::rename(root.join("d/a"), root.join("d/b")).unwrap();
+        std::fs::create_dir_all(root.join("d/a/sub")).unwrap();
+        // (What the moved watches saw meanwhile is not known: this refresh stats everything.)
+        let _ = w.begin_refresh();
+        // The refresh found d/a, d/a/sub (new) and d/b, d/b/sub (moved): all watched from now.
+        let known = ["", "d", "d/a", "d/a/sub", "d/b", "d/b/sub"];
+        w.watch(&root, known.iter().map(|d| d.to_string()));
+        assert_eq!(w.begin_refresh(), None);
+        std::fs::write(root.join("d/a/n.c"), "int n;\n").unwrap();
+        std::fs::write(root.join("d/a/sub/m.c"), "int m;\n").unwrap();
+        std::fs::write(root.join("d/b/sub/o.c"), "int o;\n").unwrap();
+        let h = w.begin_refresh().expect("exact");
+        assert_eq!(
+            h.files,
+            set(&["d/a/n.c", "d/a/sub/m.c", "d/b/sub/o.c"]),
+            "{h:?}"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn every_file_counts_for_the_daemon_names_that_look_like_build_products_too() {
+        let (root, mut w) = watched("every", &[""], true);
+        for name in ["fresh.d", "x.o.txt~", "other.tmp", "a.o", ".tmp_x"] {
+            std::fs::write(root.join(name), "fresh_word\n").unwrap();
+        }
+        let h = w.begin_refresh().expect("exact");
+        let want = set(&["fresh.d", "x.o.txt~", "other.tmp", "a.o", ".tmp_x"]);
+        assert_eq!(h.files, want, "{h:?}");
         let _ = std::fs::remove_dir_all(&root);
     }
 }

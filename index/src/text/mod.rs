@@ -183,7 +183,8 @@ impl crate::part::Part for index::TextIndex {
 const CACHE_FILE: &str = "text-walk";
 const CACHE_MAGIC: &[u8; 8] = b"KNAVTW02";
 
-/// The listings of the last text walk, and the text part they were taken for.
+/// The listings of the last text walk, and the text part they were taken for; `None` when
+/// missing, damaged or naming a path outside the root (the walk then lists the whole tree).
 pub fn read_cache(index_dir: &Path) -> Option<(TextCache, String)> {
     let bytes = std::fs::read(index_dir.join(CACHE_FILE)).ok()?;
     let rest = bytes.strip_prefix(CACHE_MAGIC)?;
@@ -222,6 +223,14 @@ pub fn read_cache(index_dir: &Path) -> Option<(TextCache, String)> {
             }
         }
         let ignores = ignores(&mut r)?;
+        // A forged cache must not make the walk list or stat a directory outside the root.
+        let one = |n: &str| crate::walk::is_one_name(n.as_bytes());
+        let below = crate::walk::is_path_below_root(path.as_bytes())
+            && names.iter().all(one)
+            && ignores.iter().all(|i| one(&i.0));
+        if !below {
+            return None;
+        }
         dirs.push(TextDir {
             path,
             mtime_ns,
