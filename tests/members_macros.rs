@@ -465,6 +465,32 @@ fn on_kernel(args: &[&str]) -> String {
 }
 
 #[test]
+fn a_flexible_array_member_declare_flex_array_makes_is_defined() {
+    // include/linux/socket.h's struct sockaddr: sa_data is made by DECLARE_FLEX_ARRAY inside an
+    // anonymous union; the audit of missing definitions listed it as a local variable.
+    let t = tree(
+        "members-flex",
+        &[
+            (
+                "include/linux/socket.h",
+                "struct sockaddr {\n\tunsigned short sa_family;\n\tunion {\n\t\tchar sa_data_min[14];\n\t\tDECLARE_FLEX_ARRAY(char, sa_data);\n\t};\n};\nstruct blob {\n\tint n;\n\t__DECLARE_FLEX_ARRAY(struct page *, pages);\n};\n",
+            ),
+            (
+                "net/socket.c",
+                "#include <linux/socket.h>\nint f(struct sockaddr *a)\n{\n\treturn a->sa_data[0];\n}\n",
+            ),
+        ],
+    );
+    let h = "include/linux/socket.h".to_string();
+    for (asked, line) in [("sa_data", 5), ("sockaddr.sa_data", 5), ("blob.pages", 10)] {
+        let (code, v) = json(&t, &["def", asked]);
+        assert_eq!(code, 0, "{asked}: {v}");
+        assert_eq!(places(&v), [(h.clone(), line)], "{asked}: {v}");
+        assert_eq!(v["results"][0]["kind"], "member", "{asked}: {v}");
+    }
+}
+
+#[test]
 #[ignore = "needs KNAV_KERNEL_TREE"]
 fn kernel_members_of_struct_group_and_anonymous_unions_are_found() {
     for (asked, at) in [

@@ -122,11 +122,12 @@ fn a_git_top_in_a_group_writable_directory_is_not_taken() {
 }
 
 #[test]
+#[ignore = "needs root (chown to another user); .ci/run runs it as root with --ignored"]
 fn a_git_top_another_user_owns_is_not_taken() {
-    if !as_root() {
-        eprintln!("skipped: making another user's directory needs root (unit tests cover it)");
-        return;
-    }
+    assert!(
+        as_root(),
+        "making another user's directory needs root (unit tests cover it)"
+    );
     let base = planted("disc-foreign-git", "x", "x/mine", |top| {
         std::fs::create_dir(top.join(".git")).unwrap();
     });
@@ -140,11 +141,12 @@ fn a_git_top_another_user_owns_is_not_taken() {
 }
 
 #[test]
+#[ignore = "needs root (chown to another user); .ci/run runs it as root with --ignored"]
 fn a_git_marker_another_user_planted_in_the_user_s_directory_is_ignored() {
-    if !as_root() {
-        eprintln!("skipped: planting another user's marker needs root (unit tests cover it)");
-        return;
-    }
+    assert!(
+        as_root(),
+        "planting another user's marker needs root (unit tests cover it)"
+    );
     let base = planted("disc-planted-git", "t", "t/mine", |top| {
         std::fs::create_dir(top.join(".git")).unwrap();
         chown_foreign(&top.join(".git"));
@@ -153,11 +155,12 @@ fn a_git_marker_another_user_planted_in_the_user_s_directory_is_ignored() {
 }
 
 #[test]
+#[ignore = "needs root (chown to another user); .ci/run runs it as root with --ignored"]
 fn an_index_another_user_owns_above_is_ignored_not_refused() {
-    if !as_root() {
-        eprintln!("skipped: planting another user's index needs root (unit tests cover it)");
-        return;
-    }
+    assert!(
+        as_root(),
+        "planting another user's index needs root (unit tests cover it)"
+    );
     let base = planted("disc-planted-knav", "t", "t/mine", |top| {
         let (code, text) = run_in(top, &["index"]);
         assert_eq!(code, 0, "{text}");
