@@ -24,13 +24,7 @@ fn run_in(cwd: &Path, args: &[&str]) -> (i32, String) {
         .env("KNAV_WATCH", "0")
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!text.contains("panicked"), "{args:?}: {text}");
-    (out.status.code().unwrap_or(-1), text)
+    common::outcome(&out, args)
 }
 
 /// Writes `text` to `base/path`, making its directories.

@@ -24,13 +24,7 @@ fn run_with_runtime_dir(t: &Tree, runtime: &Path, args: &[&str]) -> (i32, String
         .env("XDG_RUNTIME_DIR", runtime)
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!text.contains("panicked"), "{args:?}: {text}");
-    (out.status.code().unwrap_or(-1), text)
+    common::outcome(&out, args)
 }
 
 /// Indexes `t`, then runs a query, which asks the watcher (and starts it).

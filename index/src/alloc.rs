@@ -209,6 +209,38 @@ unsafe impl GlobalAlloc for Alloc {
     }
 }
 
+/// While alive, glibc maps every block of 1 MiB or more on its own and unmaps it when freed
+/// (a segment build, a history update). glibc otherwise raises its threshold to the largest
+/// block freed: after the first large generated header or blob, every later one came from a
+/// heap and stayed counted in the RSS when freed (BENCHMARKS.md, "History in bounded memory").
+/// Setting the threshold turns glibc's dynamic threshold off for the rest of the process, for
+/// good: dropped, this fixes it at 32 MiB (the most the dynamic threshold would reach; glibc's
+/// starting 128 KiB would map every larger buffer afresh), so that a server's queries keep
+/// reusing their large buffers from the heap.
+pub struct LargeBlocksMapped;
+
+impl LargeBlocksMapped {
+    /// Large blocks mapped on their own until the value is dropped.
+    pub fn start() -> LargeBlocksMapped {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: mallopt only changes allocator tuning; it is safe to call at any time.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        }
+        LargeBlocksMapped
+    }
+}
+
+impl Drop for LargeBlocksMapped {
+    fn drop(&mut self) {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: as in `start`.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

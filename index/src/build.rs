@@ -890,36 +890,6 @@ pub(crate) fn limit_malloc_arenas() {
     }
 }
 
-/// While alive, glibc maps every block of 1 MiB or more on its own and unmaps it when freed.
-/// glibc raises its threshold to the largest block freed (up to 32 MiB): after the first
-/// large generated header, the buffers of every later one came from the heap and stayed
-/// counted in the RSS when freed. With the threshold fixed at 1 MiB during a segment build,
-/// the kernel build's peak went from 480 MB to 425 MB, its CPU time no higher. Dropped, the
-/// threshold is 32 MiB, glibc's own ceiling, so that a server's queries reuse their large
-/// buffers instead of mapping them afresh.
-struct LargeBlocksMapped;
-
-impl LargeBlocksMapped {
-    fn new() -> LargeBlocksMapped {
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: mallopt only changes allocator tuning; it is safe to call at any time.
-        unsafe {
-            libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-        }
-        LargeBlocksMapped
-    }
-}
-
-impl Drop for LargeBlocksMapped {
-    fn drop(&mut self) {
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: as above.
-        unsafe {
-            libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        }
-    }
-}
-
 /// Gives the heap's free pages back to the system: what the scan's buffers (the files read,
 /// their names and search documents) leave free stays counted in the RSS otherwise, under the
 /// merge that follows.
@@ -957,7 +927,7 @@ pub fn build_segment(
         .map_err(IndexError::io("cannot create segment in", out_dir))?;
     let started = std::time::Instant::now();
     limit_malloc_arenas();
-    let _mapped = LargeBlocksMapped::new();
+    let _mapped = crate::alloc::LargeBlocksMapped::start();
     let learned = learn_definers(root, inputs, out_dir, opts)?;
     let learned_at = started.elapsed();
     let mut meta = SegmentMeta {

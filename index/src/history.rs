@@ -353,7 +353,7 @@ pub fn update(
     // The blobs of a batch are read and analyzed on every core: as in a segment build, a few
     // arenas, and a large block mapped on its own (unmapped when freed, not kept in a heap).
     crate::build::limit_malloc_arenas();
-    let _mapped = LargeBlocksMapped::new();
+    let _mapped = crate::alloc::LargeBlocksMapped::start();
     let tip = git::resolve(root, tip.unwrap_or("HEAD"))?;
     let dir = index_dir.join(DIR);
     fs::create_dir_all(&dir).map_err(|e| io_failed("create the history directory", e))?;
@@ -413,36 +413,6 @@ pub fn update(
     report.commits = state.commits.len() as u64;
     report.ms = started.elapsed().as_millis() as u64;
     Ok(report)
-}
-
-/// While alive, glibc maps every block of 1 MiB or more on its own and unmaps it when freed
-/// (as `crate::build` does for a segment build). glibc otherwise raises its threshold to the
-/// largest block freed: after the first large blob, every later one came from a heap and stayed
-/// counted in the RSS when freed. Setting the threshold turns glibc's dynamic threshold off for
-/// the rest of the process, for good: dropped, this fixes it at 32 MiB (the most the dynamic
-/// threshold would reach; glibc's starting 128 KiB would map every larger buffer afresh), so
-/// that a server's queries keep reusing their large buffers from the heap.
-struct LargeBlocksMapped;
-
-impl LargeBlocksMapped {
-    fn new() -> LargeBlocksMapped {
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: mallopt only changes allocator tuning; it is safe to call at any time.
-        unsafe {
-            libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-        }
-        LargeBlocksMapped
-    }
-}
-
-impl Drop for LargeBlocksMapped {
-    fn drop(&mut self) {
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: as in `new`.
-        unsafe {
-            libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        }
-    }
 }
 
 /// Those of the tips `ids` still in the repository and reached by a ref (a branch, a tag,

@@ -125,11 +125,18 @@ pub fn knav_env(tree: &Tree, args: &[&str], envs: &[(&str, &str)]) -> (i32, Stri
         .envs(envs.iter().copied())
         .output()
         .unwrap();
+    outcome(&out, args)
+}
+
+/// `(exit code, stdout + stderr)` of a finished knav run with `args`; a signal is code -1, and
+/// a panic fails the test.
+pub fn outcome(out: &std::process::Output, args: &[&str]) -> (i32, String) {
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    assert!(!text.contains("panicked"), "{args:?}: {text}");
     (out.status.code().unwrap_or(-1), text)
 }
 
