@@ -560,3 +560,24 @@ fn kernel_callers_through_i915_init_funcs_are_recorded() {
         "{out}"
     );
 }
+
+#[test]
+fn refs_of_a_name_a_macro_makes_and_nothing_names_is_no_error() {
+    let t = macros_tree("macros-refs");
+    for name in ["folio_test_lru", "__x64_sys_read"] {
+        let (code, out) = knav(&t, &["refs", name]);
+        assert_eq!(code, 0, "{name}: {out}");
+        assert!(
+            out.starts_with(&format!(
+                "no references to '{name}': it is defined, and nothing in the index names it\n"
+            )),
+            "{name}: {out}"
+        );
+    }
+    let (code, out) = knav(&t, &["refs", "folio_test_nothing"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("no symbol named 'folio_test_nothing'"),
+        "{out}"
+    );
+}

@@ -420,7 +420,7 @@ fn resolve_and_answer(q: &Query<'_>, ask: &Ask, tag: Option<&str>) -> Envelope {
         if !(matches!(ask, Ask::Refs { .. }) && says_not_found(&plain, asked)) {
             return plain;
         }
-        env = no_references(q, name);
+        env = query::no_references(q, name);
     }
     for (asked, name, how) in found {
         let guess = env.near_match;
@@ -431,10 +431,17 @@ fn resolve_and_answer(q: &Query<'_>, ask: &Ask, tag: Option<&str>) -> Envelope {
     env
 }
 
-/// True when `env` is the error that `name` is not in the index.
+/// True when `env` is the error that `name` is not in the index, or find_references' answer
+/// that nothing names it ([`query::no_references`]).
 fn says_not_found(env: &Envelope, name: &str) -> bool {
     let says = format!("no symbol named {} ", quote(name));
+    let unnamed = format!("no references to {}: ", quote(name));
     env.error.as_deref().is_some_and(|e| e.starts_with(&says))
+        || (env.tool == "find_references"
+            && env
+                .message
+                .as_deref()
+                .is_some_and(|m| m.starts_with(&unnamed)))
 }
 
 /// `ask` with `name`, which `asked` was resolved to, put back as `asked`.
@@ -448,19 +455,6 @@ fn as_asked(ask: &Ask, asked: &str, name: &str) -> Ask {
         *n = asked.to_string();
     }
     ask
-}
-
-/// find_references of `name`, defined (a system call's function, reached through its table)
-/// but named nowhere in the index: none, said as such rather than as a name not found.
-fn no_references(q: &Query<'_>, name: &str) -> Envelope {
-    let mut env = q.envelope("find_references");
-    env.results = Some(crate::envelope::Results::Records(Vec::new()));
-    env.message = Some(format!(
-        "no references to {}: it is defined, and nothing in the index names it",
-        quote(name)
-    ));
-    env.next_tools = vec!["find_definition", "get_symbol_body"];
-    env
 }
 
 /// Answers `ask` from `snap`, one page at a time.

@@ -53,6 +53,9 @@ pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelo
             env.message = Some(format!("no references to '{symbol}' under the path prefix"));
             return env;
         }
+        if !defs.is_empty() {
+            return no_references(q, symbol);
+        }
         return not_found(q, TOOL, symbol);
     }
     let mut env = q.envelope(TOOL);
@@ -252,4 +255,18 @@ struct Row<'s> {
     /// Build-file rows: `def` (a Kconfig entry), `kconfig` or `makefile`.
     role: Option<&'static str>,
     active: Option<bool>,
+}
+
+/// find_references of `name`, defined (a system call's function, reached through its table;
+/// a name a macro makes) but named nowhere in the index: none, said as such rather than as a
+/// name not found.
+pub fn no_references(q: &Query<'_>, name: &str) -> Envelope {
+    let mut env = q.envelope("find_references");
+    env.results = Some(Results::Records(Vec::new()));
+    env.message = Some(format!(
+        "no references to {}: it is defined, and nothing in the index names it",
+        crate::envelope::quote(name)
+    ));
+    env.next_tools = vec!["find_definition", "get_symbol_body"];
+    env
 }
