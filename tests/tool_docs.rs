@@ -2,25 +2,22 @@
 //! has every tool with exactly its own arguments (those every retrieval tool shares are said
 //! once below it) and its CLI command, the README's group table has every group with exactly its
 //! tools, and every CLI command of a tool takes exactly that tool's arguments besides the shared
-//! ones (the CLI's global flags), but for those the tool says only one front end has. A tool or
-//! an argument added without its line in the documents, or to one front end only, fails here.
+//! ones (the CLI's global flags), but for those the tool says only one front end has, and the
+//! guide's token table gives each group's tools and what their `tools/list` entries cost. A
+//! tool or an argument added without its line in the documents, or to one front end only, or a
+//! catalog grown or shrunk past its documented size, fails here.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use knav::serve::tools::{catalog, catalog_names};
-use knav::tools::{group_tools, GROUPS, TOOLS};
+use knav::serve::tools::{catalog, catalog_names, listed_chars};
+use knav::tools::{group_tools, GROUPS, SHARED_ARGS, TOOLS};
 
-/// Arguments GUIDE.md describes once for every retrieval tool, under its table.
-const SHARED: &[&str] = &[
-    "root",
-    "format",
-    "limit",
-    "offset",
-    "path_prefix",
-    "active_config",
-    "rev",
-];
+/// Arguments GUIDE.md describes once for every retrieval tool, under its table (and the
+/// server's instructions once for every tool).
+fn shared() -> Vec<&'static str> {
+    SHARED_ARGS.iter().map(|(name, _)| *name).collect()
+}
 
 fn read(name: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).unwrap()
@@ -83,12 +80,12 @@ fn the_guides_tool_table_has_every_tool_with_its_own_arguments() {
             .as_object()
             .unwrap()
             .keys()
-            .filter(|k| !SHARED.contains(&k.as_str()))
+            .filter(|k| !shared().contains(&k.as_str()))
             .cloned()
             .collect();
         let said: BTreeSet<String> = names_in(&row[1])
             .into_iter()
-            .filter(|k| !SHARED.contains(&k.as_str()))
+            .filter(|k| !shared().contains(&k.as_str()))
             .collect();
         assert_eq!(said, schema, "GUIDE.md's arguments of {}", tool.name);
     }
@@ -109,7 +106,7 @@ fn mcp_arguments(tool: &rmcp::model::Tool) -> BTreeSet<String> {
         .as_object()
         .unwrap()
         .keys()
-        .filter(|k| !SHARED.contains(&k.as_str()))
+        .filter(|k| !shared().contains(&k.as_str()))
         .cloned()
         .collect()
 }
@@ -177,4 +174,79 @@ fn the_readmes_group_table_has_every_group_with_its_tools() {
         })
         .collect();
     assert_eq!(groups, want);
+}
+
+/// Tokens (characters / 4) of `chars` characters, as GUIDE.md writes them: `1,234`.
+fn tokens(chars: usize) -> String {
+    let t = (chars + 2) / 4;
+    if t >= 1000 {
+        format!("{},{:03}", t / 1000, t % 1000)
+    } else {
+        t.to_string()
+    }
+}
+
+/// The number a GUIDE.md cell starts with (`1,234` or `1,234, of which ...`).
+fn number_in(cell: &str) -> usize {
+    let digits: String = cell
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap_or(0)
+}
+
+#[test]
+fn the_guides_token_table_has_every_group_with_its_tools_and_size() {
+    // The table said 18 tools, index_status in the wrong group and 3,632 tokens once the
+    // list had 20 tools and cost 5,000: regenerated, it is checked here within 5%.
+    let guide = read("GUIDE.md");
+    let rows = table_after(&guide, "### Tool groups");
+    let mut want = Vec::new();
+    for g in GROUPS {
+        let tools = group_tools(g);
+        let chars = listed_chars(&catalog(&tools)) - r#"{"tools":[]}"#.len();
+        want.push((format!("`{g}`"), tools.join(", "), tokens(chars)));
+    }
+    let all = catalog(&catalog_names());
+    let always: Vec<&str> = TOOLS
+        .iter()
+        .filter(|t| t.always_load)
+        .map(|t| t.name)
+        .collect();
+    want.push((
+        format!("all ({} tools)", all.len()),
+        "every tool".to_string(),
+        format!(
+            "{}, of which the {} alwaysLoad tools {}",
+            tokens(listed_chars(&all)),
+            always.len(),
+            tokens(listed_chars(&catalog(&always)))
+        ),
+    ));
+    let table: String = want
+        .iter()
+        .map(|(g, t, n)| format!("| {g} | {t} | {n} |\n"))
+        .collect();
+    assert_eq!(rows.len(), want.len(), "GUIDE.md's token table:\n{table}");
+    for (row, (group, tools, size)) in rows.iter().zip(&want) {
+        assert_eq!((&row[0], &row[1]), (group, tools), "want:\n{table}");
+        let (said, is) = (number_in(&row[2]), number_in(size));
+        assert!(
+            said * 20 >= is * 19 && said * 20 <= is * 21,
+            "{group} is {size} tokens, GUIDE.md says {}; want:\n{table}",
+            row[2]
+        );
+    }
+    let said_always = rows.last().unwrap()[2]
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    let is_always = listed_chars(&catalog(&always));
+    assert!(
+        number_in(&said_always) * 20 >= (is_always / 4) * 19
+            && number_in(&said_always) * 20 <= (is_always / 4) * 21,
+        "alwaysLoad: GUIDE.md says {said_always}; want:\n{table}"
+    );
 }

@@ -28,11 +28,6 @@ pub use state::ServeOptions;
 use state::{NotReady, Server};
 use tools::Call;
 
-const INSTRUCTIONS: &str = "knav navigates large C trees such as the Linux kernel from a \
-    prebuilt index: definitions with their #if guards, references, callers, callees, bodies, \
-    call reachability and file symbols. Prefer it to grep for C symbols: answers are exact, \
-    paged and small.";
-
 /// The MCP handler: the tool catalog and the server state.
 #[derive(Clone)]
 struct Handler {
@@ -232,7 +227,7 @@ impl ServerHandler for Handler {
                 .build(),
         )
         .with_server_info(Implementation::new("knav", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(tools::instructions())
     }
 
     async fn list_tools(

@@ -2,8 +2,10 @@
 //! input schema derived from its argument type by schemars, as rmcp does, annotations), and the
 //! checking of a call's arguments into a [`Call`] with messages a model can act on. The tools
 //! themselves, their arguments included, are defined once in `crate::tools`, which the CLI
-//! reads too. Descriptions say what each tool is for and which native call it replaces; all of
-//! them with their schemas stay under [`CATALOG_BUDGET`] characters.
+//! reads too. Descriptions say what each tool answers and which native call it replaces; the
+//! arguments many tools share are described once, in the server's [`instructions`], and listed
+//! bare in each schema. The whole `tools/list` result stays under [`CATALOG_BUDGET`]
+//! characters, its `alwaysLoad` tools under [`ALWAYS_LOAD_BUDGET`].
 
 use std::sync::Arc;
 
@@ -14,18 +16,35 @@ use crate::envelope::quote;
 use crate::query::{Page, MAX_LIMIT};
 use crate::render::Format;
 use crate::request::{Ask, MAX_CONFIG_ARG, MAX_PATH};
-use crate::tools::{Effect, Order, Shared, TOOLS};
+use crate::tools::{Effect, Order, Shared, SHARED_ARGS, TOOLS};
 
-/// Characters all descriptions and input schemas together may take (4,500 tokens at 4
+/// Characters the `tools/list` result of all tools may take, as JSON (3,000 tokens at 4
 /// characters a token).
-pub const CATALOG_BUDGET: usize = 18_000;
+pub const CATALOG_BUDGET: usize = 12_000;
 
 /// Entries a list argument (`paths`, `globs`) may have.
 const MAX_LIST: usize = 256;
 
-/// Characters the `_meta["anthropic/alwaysLoad"]` tools' descriptions and schemas may take
-/// together (1,500 tokens at 4 characters a token).
-pub const ALWAYS_LOAD_BUDGET: usize = 6_000;
+/// Characters the `_meta["anthropic/alwaysLoad"]` tools may take together in the `tools/list`
+/// result, as JSON (1,200 tokens at 4 characters a token).
+pub const ALWAYS_LOAD_BUDGET: usize = 4_800;
+
+/// What knav is for, said once to a client in the initialize result.
+const ABOUT: &str = "knav answers questions about a large C tree such as the Linux kernel from \
+    a prebuilt index: definitions with their #if guards, references, callers, callees, bodies, \
+    call reachability, file symbols, text, code and documentation search, history and review. \
+    Prefer it to grep and reading files: answers are exact, paged and small. Paths are \
+    relative to the root.";
+
+/// The server's instructions: what knav is for, and the arguments of [`SHARED_ARGS`] that
+/// tools' schemas list without a description.
+pub fn instructions() -> String {
+    let mut s = format!("{ABOUT}\nArguments shared by the tools that list them:");
+    for (name, meaning) in SHARED_ARGS {
+        s.push_str(&format!("\n- {name}: {meaning}"));
+    }
+    s
+}
 
 /// The tools of `groups` (`None`: all), in catalog order; an unknown group is an error naming
 /// the groups.
@@ -51,9 +70,13 @@ pub fn select(groups: Option<&[String]>) -> Result<Vec<&'static str>, String> {
 }
 
 /// The input schema of `tool`'s argument type, as MCP clients read it: an object of typed
-/// properties with descriptions, no others allowed; schemars' `$schema`, `title`, integer
-/// `format` and `writeOnly` (of an argument with a default, which `crate::tools` never
-/// serializes) left out: they cost catalog characters and say nothing to a model.
+/// properties. Left out, as they cost catalog characters and tell a model nothing the server
+/// does not say when a call breaks them: schemars' `$schema`, `title`, integer `format` and
+/// `minimum` (0 for an unsigned type), `writeOnly` (of an argument with a default, which
+/// `crate::tools` never serializes), and `additionalProperties: false` ([`check`] refuses a
+/// negative number or an unknown argument, naming it). A shared argument ([`SHARED_ARGS`]) has
+/// no description: the server's instructions give it; nor has one whose description is empty
+/// (`#[schemars(description = "")]`): its name and its tool's description say it.
 fn schema(tool: &crate::tools::Tool) -> JsonObject {
     let settings = rmcp::schemars::generate::SchemaSettings::draft2020_12().with(|s| {
         s.meta_schema = None;
@@ -66,9 +89,17 @@ fn schema(tool: &crate::tools::Tool) -> JsonObject {
     obj.remove("title");
     obj.remove("description");
     if let Some(Value::Object(props)) = obj.get_mut("properties") {
-        for p in props.values_mut().filter_map(Value::as_object_mut) {
+        for (name, p) in props.iter_mut() {
+            let Some(p) = p.as_object_mut() else {
+                continue;
+            };
             p.remove("format");
+            p.remove("minimum");
             p.remove("writeOnly");
+            let bare = p.get("description").and_then(Value::as_str) == Some("");
+            if bare || SHARED_ARGS.iter().any(|(shared, _)| shared == name) {
+                p.remove("description");
+            }
             // An `Option` is a property that may be left out, not one that may be null.
             if let Some(Value::Array(types)) = p.get("type") {
                 let types: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
@@ -78,13 +109,18 @@ fn schema(tool: &crate::tools::Tool) -> JsonObject {
             }
         }
     }
-    obj.insert("additionalProperties".into(), json!(false));
     obj.clone()
 }
 
 /// The tool names.
 pub fn catalog_names() -> Vec<&'static str> {
     TOOLS.iter().map(|t| t.name).collect()
+}
+
+/// Characters of the `tools/list` result listing `tools`, as JSON: what the list costs a
+/// client's context (a token is about four of them).
+pub fn listed_chars(tools: &[Tool]) -> usize {
+    serde_json::to_string(&json!({ "tools": tools })).map_or(0, |s| s.len())
 }
 
 /// The tools named in `served` as MCP lists them.
@@ -396,28 +432,58 @@ mod tests {
 
     #[test]
     fn the_catalog_fits_its_budget() {
-        let size: usize = catalog(&catalog_names())
-            .iter()
-            .map(|t| {
-                t.description.as_deref().unwrap_or("").len()
-                    + serde_json::to_string(&*t.input_schema).unwrap().len()
-            })
-            .sum();
-        assert!(size < CATALOG_BUDGET, "catalog is {size} characters");
+        let all = catalog(&catalog_names());
+        let size = listed_chars(&all);
+        assert!(size < CATALOG_BUDGET, "tools/list takes {size} characters");
+        let always: Vec<Tool> = TOOLS.iter().filter(|t| t.always_load).map(tool).collect();
+        let size = listed_chars(&always);
+        assert!(size < ALWAYS_LOAD_BUDGET, "alwaysLoad tools take {size}");
+    }
+
+    #[test]
+    fn shared_arguments_are_described_once_in_the_instructions_not_in_each_schema() {
+        // Every argument of `Shared` has its line in the instructions, and no schema
+        // describes it again.
+        let g = rmcp::schemars::generate::SchemaSettings::draft2020_12().into_generator();
+        let shared = serde_json::to_value(g.into_root_schema_for::<Shared>()).unwrap();
+        let names: Vec<&str> = shared["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut listed: Vec<&str> = SHARED_ARGS.iter().map(|(n, _)| *n).collect();
+        listed.sort_unstable();
+        assert_eq!(names, listed, "SHARED_ARGS names Shared's fields");
+        let text = instructions();
+        for (name, meaning) in SHARED_ARGS {
+            assert!(text.contains(&format!("- {name}: {meaning}")), "{name}");
+        }
+        for t in catalog(&catalog_names()) {
+            for (name, p) in t.input_schema["properties"].as_object().unwrap() {
+                let shared = SHARED_ARGS.iter().any(|(n, _)| n == name);
+                let described = p.get("description").is_some();
+                assert!(
+                    !(shared && described),
+                    "{}: {name} is described again",
+                    t.name
+                );
+                assert_ne!(p.get("description"), Some(&json!("")), "{}: {name}", t.name);
+            }
+        }
     }
 
     #[test]
     fn schemas_derived_from_the_argument_types_list_every_argument() {
         let s = schema(crate::tools::by_name("reachability").unwrap());
         assert_eq!(s["type"], "object");
-        assert_eq!(s["additionalProperties"], false);
         assert_eq!(s["required"], json!(["from_symbol", "to_symbol"]));
         let p = &s["properties"];
         assert_eq!(
             p["max_depth"],
-            json!({"type": "integer", "minimum": 0, "description": "calls to follow, 1-12, default 8"})
+            json!({"type": "integer", "description": "1-12, default 8"})
         );
-        assert_eq!(p["root"]["type"], "string");
+        assert_eq!(p["root"], json!({"type": "string"}));
         assert_eq!(p.as_object().unwrap().len(), 11, "4 own and 7 common");
     }
 

@@ -71,7 +71,7 @@ fn impact_depth() -> u32 {
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct DefArgs {
     /// The identifier to look up.
-    #[schemars(description = "C identifier")]
+    #[schemars(description = "")]
     symbol: String,
     #[serde(flatten)]
     #[arg(skip)]
@@ -93,13 +93,13 @@ impl CliArgs for DefArgs {}
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct CompareArgs {
     /// The identifier to compare.
-    #[schemars(description = "C identifier")]
+    #[schemars(description = "")]
     symbol: String,
     /// The first version: a git revision (tag, branch, SHA, HEAD~3).
-    #[schemars(description = "git revision (tag, branch, SHA)")]
+    #[schemars(description = "")]
     rev_a: String,
     /// The second version: a git revision (default: the files as they are).
-    #[schemars(description = "git revision; default: the working tree")]
+    #[schemars(description = "default: the working tree")]
     rev_b: Option<String>,
     #[serde(flatten)]
     #[arg(skip)]
@@ -123,11 +123,11 @@ impl CliArgs for CompareArgs {}
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct HistoryArgs {
     /// The name (function, struct/union/enum, macro).
-    #[schemars(description = "C identifier")]
+    #[schemars(description = "")]
     symbol: String,
     /// Only its definition in this file (root-relative), following its moves.
     #[arg(long, value_name = "PATH")]
-    #[schemars(description = "only its definition in this file (moves followed)")]
+    #[schemars(description = "only its definition in this file")]
     file: Option<String>,
     #[serde(flatten)]
     #[arg(skip)]
@@ -150,7 +150,7 @@ impl CliArgs for HistoryArgs {}
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct RefsArgs {
     /// The identifier to look up.
-    #[schemars(description = "C identifier")]
+    #[schemars(description = "")]
     symbol: String,
     /// One row per reference (line), per file (file), or per file above 200 (auto).
     #[arg(long, value_enum, default_value_t = GroupBy::Auto)]
@@ -181,7 +181,7 @@ impl CliArgs for RefsArgs {}
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct CallersArgs {
     /// The function whose call sites to list.
-    #[schemars(description = "C identifier")]
+    #[schemars(description = "")]
     symbol: String,
     /// Also calls through members whose struct type is not known, matched by the member's
     /// name only (3 in 4 such guesses are wrong on the kernel); without it they are counted,
@@ -211,7 +211,7 @@ impl CliArgs for CallersArgs {}
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct CalleesArgs {
     /// The function whose body to read.
-    #[schemars(description = "C identifier")]
+    #[schemars(description = "")]
     symbol: String,
     /// Also calls through members whose struct type is not known, matched by the member's
     /// name only (3 in 4 such guesses are wrong on the kernel); without it they are counted,
@@ -241,12 +241,12 @@ impl CliArgs for CalleesArgs {}
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct BodyArgs {
     /// The identifier whose definitions to show.
-    #[schemars(description = "C identifier")]
+    #[schemars(description = "")]
     symbol: String,
     /// Bodies to show at most.
     #[arg(long, default_value_t = MAX_DEFINITIONS)]
     #[serde(default = "max_definitions", skip_serializing)]
-    #[schemars(with = "Option<u64>", description = "bodies to show, default 3")]
+    #[schemars(with = "Option<u64>", description = "default 3")]
     max_definitions: u64,
     #[serde(flatten)]
     #[arg(skip)]
@@ -270,25 +270,22 @@ impl CliArgs for BodyArgs {}
 pub(super) struct ReachArgs {
     /// The function to start from.
     #[arg(value_name = "FROM")]
-    #[schemars(description = "function to start from")]
+    #[schemars(description = "")]
     from_symbol: String,
     /// The function to reach.
     #[arg(value_name = "TO")]
-    #[schemars(description = "function to reach")]
+    #[schemars(description = "")]
     to_symbol: String,
     /// Calls to follow at most (1..12).
     #[arg(long, default_value_t = MAX_DEPTH)]
     #[serde(default = "max_depth", skip_serializing, deserialize_with = "clamped")]
-    #[schemars(with = "Option<u64>", description = "calls to follow, 1-12, default 8")]
+    #[schemars(with = "Option<u64>", description = "1-12, default 8")]
     max_depth: u32,
     /// Also follow calls through members whose struct type is not known (matched by the
     /// member's name only).
     #[arg(long)]
     #[serde(default, skip_serializing)]
-    #[schemars(
-        with = "Option<bool>",
-        description = "also follow calls through members of unknown struct type"
-    )]
+    #[schemars(with = "Option<bool>", description = "also guesses by member name")]
     include_uncertain: bool,
     #[serde(flatten)]
     #[arg(skip)]
@@ -336,14 +333,14 @@ pub(super) struct FileArgs {
     /// A path relative to the root; a directory lists its files with their definition
     /// counts.
     #[arg(value_name = "FILE", value_parser = path_arg())]
-    #[schemars(description = "path relative to the root; a directory lists its files")]
+    #[schemars(description = "a file or directory")]
     file_path: String,
     /// `end`: page backwards from the end of the file, last definition first.
     #[arg(long, value_enum, default_value_t = Start::Start)]
     #[serde(default, skip_serializing, deserialize_with = "parsed")]
     #[schemars(
         with = "Option<String>",
-        description = "start (default) or end: page backwards from the file's end"
+        description = "start (default) or end: page back from the end"
     )]
     from: Start,
     #[serde(flatten)]
@@ -371,7 +368,7 @@ pub(super) struct FindArgs {
     #[serde(deserialize_with = "words")]
     #[schemars(
         with = "String",
-        description = "name parts (all must match) or /REGEX/"
+        description = "ext4 read iter: each the start of the name or a _-part; or /REGEX/"
     )]
     query: Vec<String>,
     /// Only names with a definition of this kind (function, struct, macro, …).
@@ -402,7 +399,7 @@ pub(super) struct FilesArgs {
     /// Parts of a path.
     #[arg(required = true, num_args = 1..)]
     #[serde(deserialize_with = "words")]
-    #[schemars(with = "String", description = "path parts (all must match)")]
+    #[schemars(with = "String", description = "")]
     query: Vec<String>,
     #[serde(flatten)]
     #[arg(skip)]
@@ -428,17 +425,17 @@ pub(super) struct TextArgs {
     pattern: String,
     /// Files or directories to search in, relative to the root (default: all of it).
     #[serde(default, skip_serializing)]
-    #[schemars(with = "Option<Vec<String>>", description = "files/dirs to search")]
+    #[schemars(with = "Option<Vec<String>>", description = "")]
     paths: Vec<String>,
     /// Take the pattern as a literal string.
     #[arg(short = 'F', long)]
     #[serde(default, skip_serializing)]
-    #[schemars(with = "Option<bool>", description = "literal (-F)")]
+    #[schemars(with = "Option<bool>", description = "-F")]
     fixed_strings: bool,
     /// Match case-insensitively.
     #[arg(short = 'i', long)]
     #[serde(default, skip_serializing)]
-    #[schemars(with = "Option<bool>", description = "-i")]
+    #[schemars(with = "Option<bool>", description = "")]
     ignore_case: bool,
     /// Only matches surrounded by word boundaries.
     #[arg(short = 'w', long = "word-regexp")]
@@ -457,7 +454,7 @@ pub(super) struct TextArgs {
     /// Lines of context either side of each hit (0-10).
     #[arg(short = 'C', long, default_value_t = 0, value_name = "N")]
     #[serde(default, skip_serializing, deserialize_with = "clamped")]
-    #[schemars(with = "Option<u64>", description = "context lines 0-10")]
+    #[schemars(with = "Option<u64>", description = "lines, 0-10")]
     context: u32,
     /// lines, files or count
     #[arg(skip)]
@@ -546,7 +543,7 @@ pub(super) struct CodeArgs {
     /// Words saying what the code does.
     #[arg(required = true, num_args = 1..)]
     #[serde(deserialize_with = "words")]
-    #[schemars(with = "String", description = "words")]
+    #[schemars(with = "String", description = "")]
     query: Vec<String>,
     /// Only definitions of this kind (function, struct, union, enum, typedef).
     #[arg(long, value_parser = crate::query::parse_kind)]
@@ -587,7 +584,7 @@ pub(super) struct DocsArgs {
     /// Words to look for.
     #[arg(required = true, num_args = 1..)]
     #[serde(deserialize_with = "words")]
-    #[schemars(with = "String", description = "words")]
+    #[schemars(with = "String", description = "")]
     query: Vec<String>,
     #[serde(flatten)]
     #[arg(skip)]
@@ -609,7 +606,7 @@ impl CliArgs for DocsArgs {}
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct ImpactArgs {
     /// The function.
-    #[schemars(description = "function")]
+    #[schemars(description = "")]
     symbol: String,
     /// Levels of callers (0-10; 1: direct callers only).
     #[arg(long, default_value_t = crate::query::impact::DEFAULT_DEPTH)]
@@ -618,10 +615,7 @@ pub(super) struct ImpactArgs {
         skip_serializing,
         deserialize_with = "clamped"
     )]
-    #[schemars(
-        with = "Option<u64>",
-        description = "levels of callers, 0-10, default 2"
-    )]
+    #[schemars(with = "Option<u64>", description = "0-10, default 2")]
     depth: u32,
     /// Also calls through members whose struct type is not known, matched by the member's
     /// name only (3 in 4 such guesses are wrong on the kernel); without it they are counted,
@@ -651,16 +645,16 @@ impl CliArgs for ImpactArgs {}
 #[derive(clap::Args, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct DiffArgs {
-    /// unified diff text (git diff, mailed patch); at most 10000 files, 50000 hunks
+    /// a unified diff or mailed patch: at most 10000 files, 50000 hunks
     #[arg(skip)]
-    #[serde(default)]
+    #[serde(default, skip_serializing)]
     diff: String,
     /// The diff (git diff, diff -u or a mailed patch); `-` or none: standard input; REV_A..REV_B
     /// (no such file): the commits of that git range.
     #[serde(skip)]
     #[schemars(skip)]
     file: Option<PathBuf>,
-    /// or a git range REV_A..REV_B instead of diff, reviewed at REV_B
+    /// instead of diff: REV_A..REV_B, reviewed at REV_B
     #[arg(skip)]
     range: Option<String>,
     #[serde(flatten)]
@@ -747,7 +741,7 @@ pub(super) struct UpdateArgs {
     /// Rebuild everything instead of only what changed.
     #[arg(long)]
     #[serde(default, skip_serializing)]
-    #[schemars(with = "Option<bool>", description = "rebuild everything")]
+    #[schemars(with = "Option<bool>", description = "")]
     full: bool,
     /// Check the index against its checksums instead of refreshing it.
     #[arg(long, conflicts_with = "full")]
@@ -760,7 +754,7 @@ pub(super) struct UpdateArgs {
     #[serde(skip)]
     #[schemars(skip)]
     history: bool,
-    /// tree to search (default: the served root)
+    /// As [`Shared`]'s.
     #[arg(skip)]
     root: Option<String>,
 }
@@ -790,10 +784,10 @@ pub(super) struct StatusArgs {
     #[serde(skip)]
     #[schemars(skip)]
     verbose: bool,
-    /// tree (default: the served root)
+    /// As [`Shared`]'s.
     #[arg(skip)]
     root: Option<String>,
-    /// text or json
+    /// As [`Shared`]'s.
     #[arg(skip)]
     format: Option<String>,
 }
@@ -819,13 +813,15 @@ impl CliArgs for StatusArgs {}
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct ReplaceArgs {
-    /// path relative to the root
+    /// The file, relative to the root.
+    #[schemars(description = "")]
     file: String,
-    /// the definition to rewrite
+    /// The definition to rewrite.
+    #[schemars(description = "")]
     symbol: String,
     /// the whole new definition, signature included
     source: String,
-    /// tree (default: the served root)
+    /// As [`Shared`]'s.
     root: Option<String>,
 }
 
@@ -848,15 +844,17 @@ impl McpArgs for ReplaceArgs {
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct InsertArgs {
-    /// path relative to the root
+    /// The file, relative to the root.
+    #[schemars(description = "")]
     file: String,
-    /// the definition to insert next to
+    /// The definition to insert next to.
+    #[schemars(description = "")]
     anchor: String,
     /// before or after
     position: String,
     /// the whole new definition
     source: String,
-    /// tree (default: the served root)
+    /// As [`Shared`]'s.
     root: Option<String>,
 }
 

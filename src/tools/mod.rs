@@ -5,10 +5,12 @@
 //! read this table; neither defines a tool's arguments.
 //!
 //! A field's doc comment is its CLI help; `#[schemars(description)]` is its (shorter) MCP
-//! description. The two front ends differ only where a field says so: a positional on the CLI
-//! is a named property over MCP (the field's name is the property's), a CLI-only field is
-//! `#[serde(skip)]` and `#[schemars(skip)]`, an MCP-only one is `#[arg(skip)]`, and each tool
-//! lists those in [`Tool::cli_only`] and [`Tool::mcp_only`] (tests/tool_docs.rs checks both).
+//! description, empty where the field's name and the tool's description say it all (the
+//! arguments of [`Shared`] have none: the server's instructions describe them). The two front
+//! ends differ only where a field says so: a positional on the CLI is a named property over MCP
+//! (the field's name is the property's), a CLI-only field is `#[serde(skip)]` and
+//! `#[schemars(skip)]`, an MCP-only one is `#[arg(skip)]`, and each tool lists those in
+//! [`Tool::cli_only`] and [`Tool::mcp_only`] (tests/tool_docs.rs checks both).
 //! A field with a default has the CLI's type and default, and over MCP `#[serde(default)]`
 //! (with `skip_serializing`, so the schema shows no default) and the schema of an `Option`.
 
@@ -70,42 +72,68 @@ pub enum Order {
 }
 
 /// The arguments every retrieval tool takes over MCP; on the CLI they are the global flags
-/// (`crate::cli`), so a tool's argument type skips them there.
+/// (`crate::cli`), so a tool's argument type skips them there. Over MCP they are described once,
+/// in the server's instructions ([`SHARED_ARGS`]), not in each tool's schema.
 #[derive(Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct Shared {
-    /// tree to search (default: the served root)
+    /// Another tree.
     pub root: Option<String>,
-    /// text (default) or json
+    /// `text` or `json`.
     pub format: Option<String>,
-    /// results per page, max 1000
+    /// Results per page.
     pub limit: Option<u64>,
-    /// results to skip
+    /// Results to skip.
     pub offset: Option<u64>,
-    /// only paths under this
+    /// Only paths under this.
     pub path_prefix: Option<String>,
-    /// .config path or CONFIG_A=y,CONFIG_B=m: leaves out what it does not build (#if, Makefiles, arch/), with reasons
+    /// A `.config` or `CONFIG_A=y,...` list.
     pub active_config: Option<String>,
-    /// git revision; default: working tree
+    /// A git revision.
     pub rev: Option<String>,
 }
+
+/// The arguments of [`Shared`] with what each means, said once in the MCP server's
+/// instructions: a tool's schema lists those it takes without a description.
+pub const SHARED_ARGS: &[(&str, &str)] = &[
+    ("root", "another indexed tree (default: the served root)"),
+    ("format", "text (default) or json"),
+    (
+        "limit",
+        "results per page, at most 1000 (default: a page sized for an agent)",
+    ),
+    (
+        "offset",
+        "results to skip; an answer gives its total and the next page's offset",
+    ),
+    ("path_prefix", "only paths under this"),
+    (
+        "active_config",
+        "a .config path or CONFIG_A=y,CONFIG_B=m: leaves out what that configuration does not \
+         build (#if, Makefiles, arch/), saying why",
+    ),
+    (
+        "rev",
+        "answer at this git revision (tag, branch, SHA; default: the working tree)",
+    ),
+];
 
 /// [`Shared`] as the search tools take it: without `active_config` (a search does not filter by
 /// configuration).
 #[derive(Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 struct SearchShared {
-    /// tree (default: the served root)
+    /// As [`Shared`]'s.
     root: Option<String>,
-    /// text or json
+    /// As [`Shared`]'s.
     format: Option<String>,
-    /// max 1000
+    /// As [`Shared`]'s.
     limit: Option<u64>,
-    /// results to skip
+    /// As [`Shared`]'s.
     offset: Option<u64>,
-    /// only paths under this
+    /// As [`Shared`]'s.
     path_prefix: Option<String>,
-    /// git revision; default: working tree
+    /// As [`Shared`]'s.
     rev: Option<String>,
 }
 
@@ -114,13 +142,13 @@ struct SearchShared {
 #[derive(Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 struct CompareShared {
-    /// tree (default: the served root)
+    /// As [`Shared`]'s.
     root: Option<String>,
-    /// text or json
+    /// As [`Shared`]'s.
     format: Option<String>,
-    /// only paths under this
+    /// As [`Shared`]'s.
     path_prefix: Option<String>,
-    /// .config path or CONFIG_A=y,CONFIG_B=m
+    /// As [`Shared`]'s.
     active_config: Option<String>,
 }
 
@@ -231,7 +259,8 @@ pub struct Tool {
     pub command: Option<&'static str>,
     /// The CLI command's one-line help (empty without a command).
     pub about: &'static str,
-    /// Its MCP description: what it is for and which native call it replaces.
+    /// Its MCP description, in a sentence or two: what it answers, and when to use it (which
+    /// native call it replaces). The shared arguments are the server's instructions' to say.
     pub description: &'static str,
     /// The group (`knav serve --tools`) it is in: one of [`GROUPS`].
     pub group: &'static str,
@@ -327,10 +356,8 @@ pub const TOOLS: &[Tool] = &[
         name: "find_definition",
         command: Some("def"),
         about: "Where SYMBOL is defined (find_definition)",
-        description: "Where a C symbol is defined (functions, macros, structs, typedefs, \
-                      variables; CONFIG_X in Kconfig), each with its #if guard, kind and \
-                      signature, plus reference count and top files. Use instead of grep for \
-                      `name(` or ctags.",
+        description: "Where a C symbol or CONFIG_X is defined, with kind, signature, #if guard \
+                      and reference count. Use instead of grep or ctags.",
         group: "core",
         effect: Effect::Reads,
         always_load: true,
@@ -342,9 +369,8 @@ pub const TOOLS: &[Tool] = &[
         name: "find_references",
         command: Some("refs"),
         about: "Every reference to SYMBOL (find_references)",
-        description: "Every use of a symbol (code only, not comments or strings), with role \
-                      (call, ref, export, decl, def; kconfig and makefile for CONFIG_X) and \
-                      guard; grouped by file when there are many. Use instead of grep -rw.",
+        description: "Every use of a symbol in code (not comments), with its role (call, ref, \
+                      decl, ...) and #if guard. Use instead of grep -rw.",
         group: "core",
         effect: Effect::Reads,
         always_load: false,
@@ -356,8 +382,8 @@ pub const TOOLS: &[Tool] = &[
         name: "find_callers",
         command: Some("callers"),
         about: "The call sites of SYMBOL (find_callers)",
-        description: "The call sites of a function with the calling function's name. Use \
-                      instead of grep for `name(` and reading each hit.",
+        description: "The call sites of a function, each with the calling function. Use \
+                      instead of grep for `name(`.",
         group: "core",
         effect: Effect::Reads,
         always_load: true,
@@ -370,7 +396,7 @@ pub const TOOLS: &[Tool] = &[
         command: Some("callees"),
         about: "What SYMBOL calls (find_callees)",
         description: "The functions a function calls, each with where it is defined. Use \
-                      instead of reading the body and looking up each call.",
+                      instead of reading its body.",
         group: "core",
         effect: Effect::Reads,
         always_load: false,
@@ -382,8 +408,8 @@ pub const TOOLS: &[Tool] = &[
         name: "get_symbol_body",
         command: Some("body"),
         about: "The source of SYMBOL's definitions (get_symbol_body)",
-        description: "The source text of a symbol's definitions (up to 300 lines each). Use \
-                      instead of find + reading the file.",
+        description: "The source text of a symbol's definitions. Use instead of finding and \
+                      reading the file.",
         group: "core",
         effect: Effect::Reads,
         always_load: true,
@@ -408,8 +434,8 @@ pub const TOOLS: &[Tool] = &[
         name: "list_file_symbols",
         command: Some("symbols"),
         about: "The definitions in FILE (list_file_symbols)",
-        description: "The definitions in one file in line order, with kinds and guards. Use \
-                      instead of reading the whole file to find what is in it.",
+        description: "A file's definitions in line order, with kind and #if guard (a \
+                      directory: its files). Use instead of reading the file.",
         group: "core",
         effect: Effect::Reads,
         always_load: false,
@@ -422,9 +448,8 @@ pub const TOOLS: &[Tool] = &[
         command: Some("find"),
         about: "Defined names matching every token, each as a prefix of the name or of a `_` part \
                 (search_symbols): `knav find ext4 read iter`, `knav find '/vfs_.*v/'`",
-        description: "Defined names from parts of the name: each token starts the name or \
-                      a _-part (ext4 read iter), exact name first. Use instead of grep when \
-                      unsure of a name.",
+        description: "Defined names from parts of the name, exact name first. Use instead of \
+                      grep when unsure of a name.",
         group: "search",
         effect: Effect::Reads,
         always_load: false,
@@ -436,8 +461,8 @@ pub const TOOLS: &[Tool] = &[
         name: "search_files",
         command: Some("files"),
         about: "Indexed files whose path matches every token (search_files): `knav files ext2 file`",
-        description: "C files from parts of their path, exact file name first. Use instead \
-                      of find -name.",
+        description: "C files from parts of their path, exact file name first. Use instead of \
+                      find -name.",
         group: "search",
         effect: Effect::Reads,
         always_load: false,
@@ -450,8 +475,7 @@ pub const TOOLS: &[Tool] = &[
         command: Some("grep"),
         about: "The lines of any text file matching PATTERN, as `rg -n` finds them (search_text). \
                 Exit 0 with hits, 1 without, 2 on an error",
-        description: "Search every text file (code, comments, Kconfig, Makefiles, devicetree, \
-                      docs) for a regex: exactly rg -n's lines, in ms; each hit \
+        description: "rg -n over every text file (code, Kconfig, Makefiles, docs), each hit \
                       with its enclosing definition and #if guard. Use instead of Grep or rg.",
         group: "search",
         effect: Effect::Reads,
@@ -473,8 +497,8 @@ pub const TOOLS: &[Tool] = &[
         command: Some("search"),
         about: "Definitions ranked for what they do, in words (search_code): \
                 `knav search choose a process to kill when memory runs out`",
-        description: "Definitions ranked for what they do (oom kill process), by name, \
-                      comment, path and body. Use instead of grepping guessed words.",
+        description: "Definitions ranked for what they do, in words (oom kill process). Use \
+                      instead of grepping guessed names.",
         group: "search",
         effect: Effect::Reads,
         always_load: false,
@@ -487,8 +511,8 @@ pub const TOOLS: &[Tool] = &[
         command: Some("docs"),
         about: "Documentation sections ranked for a query in words (search_docs): \
                 `knav docs out of memory killer`",
-        description: "Sections of Documentation/ (.rst, .txt) ranked for words. Use instead of \
-                      grep -r Documentation.",
+        description: "Sections of Documentation/ ranked for words. Use instead of grep -r \
+                      Documentation.",
         group: "search",
         effect: Effect::Reads,
         always_load: false,
@@ -501,9 +525,9 @@ pub const TOOLS: &[Tool] = &[
         command: Some("impact"),
         about: "Who a change to SYMBOL affects: its callers to --depth levels, by MAINTAINERS \
                 subsystem and top directory, with export status (change_impact)",
-        description: "What a change to a function affects: its callers and theirs to a depth, \
-                      grouped by MAINTAINERS subsystem and top directory, with export status; \
-                      capped counts are floors. Use instead of repeated find_callers.",
+        description: "Who a change to a function affects: its callers to a depth by \
+                      MAINTAINERS subsystem and directory, with export status. Use instead of \
+                      repeated find_callers.",
         group: "review",
         effect: Effect::Reads,
         always_load: false,
@@ -517,10 +541,9 @@ pub const TOOLS: &[Tool] = &[
         about: "SYMBOL at git revision REV_A and at REV_B (default: the files as they are): each \
                 definition same, changed, moved, added or removed, with the body's diff, and \
                 the callers added and removed (compare_versions)",
-        description: "One symbol in two versions (git revisions; rev_b default: the working \
-                      tree): each definition same/changed/moved/added/removed, what changed \
-                      (signature, guard, kind, body, with the body's diff), export, callers \
-                      added and removed. Use for backports instead of two checkouts and a diff.",
+        description: "A symbol at two git revisions: each definition same, changed, moved, \
+                      added or removed, with its diff and the callers gained and lost. Use for \
+                      backports instead of diffing checkouts.",
         group: "review",
         effect: Effect::Reads,
         always_load: false,
@@ -534,10 +557,9 @@ pub const TOOLS: &[Tool] = &[
         about: "The commits that changed SYMBOL's definition, newest first (--file PATH for one \
                 file's, moves followed; --rev RANGE to bound them), from the history index \
                 (`knav index --history`, or built on first use) (symbol_history)",
-        description: "The commits that changed a definition's lines, newest first: SHA, date, \
-                      author, subject, lines added/removed, moves between files followed, the \
-                      introducing commit marked; rev bounds them (A..B). Use instead of git \
-                      log -L.",
+        description: "The commits that changed a definition, newest first (moves followed, the \
+                      introducing one marked); rev bounds them (A..B). Use instead of git log \
+                      -L.",
         group: "review",
         effect: Effect::Reads,
         always_load: false,
@@ -551,11 +573,9 @@ pub const TOOLS: &[Tool] = &[
         about: "The definitions a unified diff touches, with guards, callers and subsystems \
                 (review_diff). `--limit`/`--offset` page its hunks and definitions together, in diff \
                 order; a diff of more than 16 MiB, 10,000 files or 50,000 hunks is refused",
-        description: "The definitions a unified diff touches (functions, structs, macros, \
-                      Kconfig; added and removed too), each with guard, callers count and \
-                      subsystems; hunks that do not apply are reported. limit/offset page hunks \
-                      and definitions in diff order; totals always given. Use instead of reading \
-                      each hunk's file.",
+        description: "The definitions a unified diff or git range touches, with #if guard, \
+                      callers and subsystems; limit/offset page hunks and definitions \
+                      together. Use instead of reading each hunk's file.",
         group: "review",
         effect: Effect::Reads,
         always_load: false,
@@ -567,8 +587,8 @@ pub const TOOLS: &[Tool] = &[
         name: "update_index",
         command: Some("index"),
         about: "Build or refresh the index",
-        description: "Refresh the index now (only what changed), or rebuild it with full=true. \
-                      Calls already refresh when the index is older than serve.debounce_s.",
+        description: "Refresh the index now (what changed), or rebuild it (full). Calls \
+                      already refresh an index older than serve.debounce_s.",
         group: "core",
         effect: Effect::Refreshes,
         always_load: false,
@@ -580,9 +600,8 @@ pub const TOOLS: &[Tool] = &[
         name: "index_status",
         command: Some("status"),
         about: "Whether the index is ready and what it holds (index_status); builds nothing",
-        description: "Whether the index is ready: files scanned and unindexed (by reason), age, \
-                      generation, size, a running build's progress. Use instead of retrying \
-                      a call to see if indexing is done.",
+        description: "Whether the index is ready: files indexed and left out, age, size, a \
+                      build's progress. Use instead of retrying a call until indexing is done.",
         group: "review",
         effect: Effect::Reads,
         always_load: false,
@@ -594,11 +613,9 @@ pub const TOOLS: &[Tool] = &[
         name: "replace_symbol",
         command: None,
         about: "",
-        description: "Rewrite one definition (function, struct, macro, variable) in place: its \
-                      lines come from the index; source is the whole new definition. Refused, \
-                      file unchanged, naming the line, unless braces, parentheses and #if \
-                      balance and ctags finds the symbol in it. Atomic write; index refreshed. \
-                      Use instead of Edit or Write on a whole file.",
+        description: "Rewrite one definition in place; refused, file unchanged, unless \
+                      brackets and #if balance and ctags finds the symbol. Use instead of Edit \
+                      on a whole file.",
         group: "edit",
         effect: Effect::Writes,
         always_load: false,
@@ -610,9 +627,8 @@ pub const TOOLS: &[Tool] = &[
         name: "insert_symbol",
         command: None,
         about: "",
-        description: "Add a definition before or after an anchor definition, one blank line \
-                      apart; checked and written as replace_symbol. Use instead of Edit on a \
-                      whole file.",
+        description: "Add a definition before or after an anchor definition, checked as \
+                      replace_symbol. Use instead of Edit on a whole file.",
         group: "edit",
         effect: Effect::Writes,
         always_load: false,

@@ -20,6 +20,8 @@ pub struct Client {
     lines: Receiver<String>,
     next_id: u64,
     early: HashMap<u64, Value>,
+    /// The answer to `initialize`.
+    pub init: Value,
 }
 
 impl Drop for Client {
@@ -61,6 +63,7 @@ impl Client {
             lines,
             next_id: 0,
             early: HashMap::new(),
+            init: Value::Null,
         };
         let init = c.request(
             "initialize",
@@ -73,6 +76,7 @@ impl Client {
             "{init}"
         );
         c.write(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        c.init = init;
         c
     }
 
