@@ -1221,3 +1221,41 @@ fn a_long_body_over_mcp_is_cut_to_an_agents_budget_and_names_the_lines_left() {
     );
     assert!(text.len() < 7_000, "{}", text.len());
 }
+
+#[test]
+fn a_new_text_file_is_found_by_search_text_once_the_debounce_window_has_passed() {
+    // The server's watcher counted only C sources and build files: a new text file reached
+    // search_text at the next full stat (60 s).
+    let t = fixture("serve-fresh-text");
+    std::fs::write(t.root.join(".knav.toml"), "[serve]\ndebounce_s = 1\n").unwrap();
+    let root = root_arg(&t);
+    let mut c = Client::start(&["--root", &root], &t.root, &[]);
+    let (_, err) = c.call_when_built("search_text", json!({"pattern": "kmap"}));
+    assert!(!err);
+    // A first refresh after the build, so that the tree is watched.
+    std::thread::sleep(Duration::from_millis(1100));
+    let (_, err) = c.call("search_text", json!({"pattern": "kmap"}));
+    assert!(!err);
+    std::fs::create_dir_all(t.root.join("Documentation/fresh")).unwrap();
+    std::fs::write(
+        t.root.join("Documentation/fresh/notes.txt"),
+        "a word nobody wrote: zorblattic\n",
+    )
+    .unwrap();
+    std::fs::write(t.root.join("README.fresh"), "zorblattic again\n").unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    let (text, err) = c.call(
+        "search_text",
+        json!({"pattern": "zorblattic", "format": "json"}),
+    );
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let mut paths: Vec<String> = v["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .filter_map(|h| h["path"].as_str().map(String::from))
+        .collect();
+    paths.sort();
+    assert_eq!(paths, ["Documentation/fresh/notes.txt", "README.fresh"], "{v}");
+}

@@ -450,7 +450,8 @@ impl Tree {
             return None;
         }
         if watcher.is_none() {
-            *watcher = Watcher::new();
+            // Every file: a text file grep searches counts as a C file does.
+            *watcher = Watcher::new().map(Watcher::every_file);
         }
         let hint = watcher.as_mut().and_then(|w| {
             if w.is_new() {
