@@ -70,7 +70,10 @@ pub fn changed_cited(snap: &Snapshot, env: &Envelope) -> Vec<String> {
             }
             // A file of a seeded index proven equal under another time is unchanged.
             let restat = restat.get_or_insert_with(|| {
-                crate::index::restat::Restat::load(&snap.index_dir, snap.manifest.restat.as_deref())
+                crate::index::restat::Restat::load_or_warn(
+                    &snap.index_dir,
+                    snap.manifest.restat.as_deref(),
+                )
             });
             if restat.same(path, was.mtime_ns, mtime) {
                 return false;

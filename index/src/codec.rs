@@ -40,6 +40,9 @@ pub fn put_str(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(s);
 }
 
+/// The most records a decoder reserves room for before reading them ([`Reader::room_for`]).
+pub const MAX_RESERVED: usize = 1 << 16;
+
 /// A cursor over encoded bytes. Reading past the end yields zeros and sets `overrun`, so a
 /// corrupt index gives wrong answers that the checks catch, never a panic.
 #[derive(Clone, Debug)]
@@ -87,6 +90,18 @@ impl<'a> Reader<'a> {
         }
         self.overrun = true;
         v
+    }
+
+    /// The room to reserve for `count` records of at least `min_record` bytes each, still to
+    /// be read: no more than the bytes left can hold, nor more than [`MAX_RESERVED`] (a longer
+    /// list grows as it is read). A damaged count then cannot ask for memory the file's length
+    /// does not justify: an allocation that fails aborts the process, past any panic handler.
+    pub fn room_for(&self, count: u64, min_record: usize) -> usize {
+        let fits = self.rest().len() / min_record.max(1);
+        usize::try_from(count)
+            .unwrap_or(usize::MAX)
+            .min(fits)
+            .min(MAX_RESERVED)
     }
 
     /// The bytes not read yet.
@@ -309,6 +324,19 @@ pub(crate) fn hash64_twin(real: &[u8], at: usize, with: [u8; 8], fix: usize) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_damaged_count_reserves_no_more_than_the_bytes_left_can_hold() {
+        let bytes = [0u8; 100];
+        let mut r = Reader::new(&bytes);
+        r.bytes(10);
+        assert_eq!(r.room_for(u64::from(u32::MAX), 11), 90 / 11);
+        assert_eq!(r.room_for(u64::MAX, 1), 90);
+        assert_eq!(r.room_for(3, 11), 3);
+        assert_eq!(r.room_for(5, 0), 5);
+        let big = vec![0u8; MAX_RESERVED * 2];
+        assert_eq!(Reader::new(&big).room_for(u64::MAX, 1), MAX_RESERVED);
+    }
 
     #[test]
     fn hash64_is_forged_in_one_step_and_the_digest_is_not() {

@@ -148,6 +148,10 @@ impl DefRecord {
 }
 
 impl<'a> Def<'a> {
+    /// The fewest bytes a record takes: one per varint, flag and optional string, and a name
+    /// of one byte with its length.
+    pub const MIN_BYTES: usize = 11;
+
     /// The record, owned.
     pub fn to_record(&self) -> DefRecord {
         let s = |v: Option<&str>| v.map(str::to_string);
@@ -528,6 +532,25 @@ fn read_line_marks(r: &mut Reader<'_>) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_smallest_definition_record_takes_min_bytes() {
+        let d = DefRecord {
+            file: 0,
+            name: "k".into(),
+            line: 0,
+            end_line: None,
+            kind: Kind::Function,
+            file_local: false,
+            typeref: None,
+            scope: None,
+            signature: None,
+            via: None,
+        };
+        let mut out = Vec::new();
+        d.encode(&mut out);
+        assert_eq!(out.len(), Def::MIN_BYTES);
+    }
 
     #[test]
     fn records_round_trip() {

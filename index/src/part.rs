@@ -1,8 +1,9 @@
 //! The one interface every index part keeps.
 //!
 //! An index is a manifest (`CURRENT`) naming directories of the index directory, one per part:
-//! the symbol segments (`seg-…`), the build-file part (`kb-…`), the text part (`tx-…`) and the
-//! documentation part (`kd-…`). Every part is a [`Part`]: it has a [`Kind`] (its name and its
+//! the symbol segments (`seg-…`), the build-file part (`kb-…`), the text part (`tx-…`), the
+//! documentation part (`kd-…`) and, in an index started from another tree's, the restat part
+//! (`rs-…`). Every part is a [`Part`]: it has a [`Kind`] (its name and its
 //! directories' prefix), a manifest entry (`Ref`) and an opened form (`Open`), and gives a
 //! [`Stamp`] (its directory and the checksum
 //! of each of its files). What is done to every part alike reads the stamps
@@ -40,19 +41,33 @@ pub enum Kind {
     Text,
     /// Sections of `Documentation/` (`knav docs`).
     Docs,
+    /// The files an index started from another tree's proved unchanged under another
+    /// modification time ([`super::restat::Restat`]).
+    Restat,
 }
 
 impl Kind {
     /// Every kind, in the order a manifest lists them.
-    pub const ALL: [Kind; 4] = [Kind::Segment, Kind::BuildFiles, Kind::Text, Kind::Docs];
+    pub const ALL: [Kind; 5] = [
+        Kind::Segment,
+        Kind::BuildFiles,
+        Kind::Text,
+        Kind::Docs,
+        Kind::Restat,
+    ];
 
-    /// The prefix of the part's directories (`seg-…`, `kb-…`, `tx-…`, `kd-…`).
+    /// The kinds built from the tree's files: those a fact-store proof or another tree's
+    /// index (the seed) may name.
+    pub const BUILT: [Kind; 4] = [Kind::Segment, Kind::BuildFiles, Kind::Text, Kind::Docs];
+
+    /// The prefix of the part's directories (`seg-…`, `kb-…`, `tx-…`, `kd-…`, `rs-…`).
     pub fn prefix(self) -> &'static str {
         match self {
             Kind::Segment => "seg",
             Kind::BuildFiles => "kb",
             Kind::Text => "tx",
             Kind::Docs => "kd",
+            Kind::Restat => "rs",
         }
     }
 }
@@ -205,5 +220,6 @@ mod tests {
         let prefixes: std::collections::HashSet<_> = Kind::ALL.iter().map(|k| k.prefix()).collect();
         assert_eq!(prefixes.len(), Kind::ALL.len());
         assert!(Kind::ALL.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(Kind::BUILT, Kind::ALL[..4]);
     }
 }

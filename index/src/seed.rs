@@ -437,7 +437,7 @@ fn is_part_dir(name: &str) -> bool {
         (parts.next(), parts.next()),
         (Some(std::path::Component::Normal(_)), None)
     );
-    one && crate::part::Kind::ALL.iter().any(|k| {
+    one && crate::part::Kind::BUILT.iter().any(|k| {
         name.strip_prefix(k.prefix())
             .is_some_and(|rest| rest.starts_with('-'))
     })
@@ -491,7 +491,7 @@ fn link(
             }
         }
     }
-    let rs = crate::indexdir::Part::make(index_dir, crate::store::RESTAT_PREFIX)?;
+    let rs = crate::indexdir::Part::make(index_dir, crate::part::Kind::Restat.prefix())?;
     let mut text = String::with_capacity(proven.len() * 64);
     for (path, (recorded, seen)) in proven {
         if recorded != seen && !path.contains(['\n', '\t']) {

@@ -463,10 +463,12 @@ impl Segment {
         let rec = self.file(id);
         let body = self.defs.get(rec.defs_start as usize..).unwrap_or(&[]);
         let mut r = Reader::new(body);
-        let mut out = Vec::with_capacity(rec.defs_count as usize);
+        // The count comes from files.dat: reserved only as far as defs.dat can hold it.
+        let mut out = Vec::with_capacity(r.room_for(rec.defs_count.into(), Def::MIN_BYTES));
         for _ in 0..rec.defs_count {
             let def = Def::decode(&mut r);
-            if r.overrun || def.name.is_empty() {
+            // Past the file's definitions (a damaged count) come another file's.
+            if r.overrun || def.name.is_empty() || def.file != id {
                 self.damaged(
                     "defs.dat",
                     &format!("the definitions of file {id} do not decode"),

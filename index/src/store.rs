@@ -89,9 +89,6 @@ impl Manifest {
     }
 }
 
-/// The prefix of the restat part's directories ([`crate::seed`]).
-pub const RESTAT_PREFIX: &str = "rs";
-
 /// An open, consistent index.
 pub struct Snapshot {
     /// The indexed root.
@@ -316,7 +313,7 @@ pub fn remove_unpublished(index_dir: &Path) {
     }
 }
 
-/// Removes the part directories (`seg-`, `kb-`, `tx-`, `kd-`) that `keep` (a manifest's
+/// Removes the part directories (`seg-`, `kb-`, `tx-`, `kd-`, `rs-`) that `keep` (a manifest's
 /// [`Manifest::part_dirs`]) does not name.
 fn remove_unreferenced(index_dir: &Path, keep: Vec<&str>) {
     let keep: HashSet<&str> = keep.into_iter().collect();
@@ -325,14 +322,10 @@ fn remove_unreferenced(index_dir: &Path, keep: Vec<&str>) {
     };
     for entry in dir.entries().unwrap_or_default() {
         let name = entry.to_string_lossy();
-        let part = Kind::ALL
-            .iter()
-            .map(|k| k.prefix())
-            .chain([RESTAT_PREFIX])
-            .any(|prefix| {
-                name.strip_prefix(prefix)
-                    .is_some_and(|rest| rest.starts_with('-'))
-            });
+        let part = Kind::ALL.iter().any(|k| {
+            name.strip_prefix(k.prefix())
+                .is_some_and(|rest| rest.starts_with('-'))
+        });
         // Removed through the directory's descriptor; a link is removed as a link.
         if part && !keep.contains(name.as_ref()) {
             let _ = dir.remove_tree(&entry);

@@ -557,6 +557,8 @@ fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -
                     s.build = None;
                     s.build_error = Some(d.error);
                 }
+                // Without it, the files it listed are hashed again.
+                Kind::Restat => s.manifest.restat = None,
             }
             Some(s)
         }
@@ -1392,7 +1394,7 @@ pub fn changes(
     if let Some(c) = &cache {
         walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
     }
-    let restat = crate::restat::Restat::load(index_dir, snap.manifest.restat.as_deref());
+    let restat = crate::restat::Restat::load_or_warn(index_dir, snap.manifest.restat.as_deref());
     let files = walked.sources.iter().chain(&walked.too_big);
     let d = diff(root, indexed_files(&snap), files, &restat);
     let (mut changed, mut added): (Vec<String>, Vec<String>) = d
@@ -1420,7 +1422,7 @@ fn compare(
     walked: &crate::walk::Walk,
     text: &mut TextUpdate,
 ) -> Diff {
-    text.restat = crate::restat::Restat::load(index_dir, snap.manifest.restat.as_deref());
+    text.restat = crate::restat::Restat::load_or_warn(index_dir, snap.manifest.restat.as_deref());
     let files = walked.sources.iter().chain(&walked.too_big);
     diff(root, indexed, files, &text.restat)
 }

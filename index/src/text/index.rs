@@ -1056,6 +1056,11 @@ impl TextIndex {
                         .post
                         .get(off as usize..end as usize)
                         .ok_or("a posting list lies outside post.bin")?;
+                    // Every document id takes a byte or more: a count the list's bytes
+                    // cannot hold is damage, found before anything is reserved for it.
+                    if count as usize > bytes.len() {
+                        return Err("a posting list is damaged");
+                    }
                     let mut r = Reader::new(bytes);
                     let mut out = Vec::with_capacity(count as usize);
                     let mut id = 0u64;

@@ -192,7 +192,8 @@ pub fn read_cache(index_dir: &Path) -> Option<(TextCache, String)> {
     let part = String::from_utf8(r.str().to_vec()).ok()?;
     let taken_ns = r.varint() as i64;
     let n = r.varint() as usize;
-    let mut dirs = Vec::with_capacity(n.min(1 << 20));
+    // A listing takes three bytes or more.
+    let mut dirs = Vec::with_capacity(r.room_for(n as u64, 3));
     let ignores = |r: &mut Reader<'_>| -> Option<Vec<(String, u64, i64)>> {
         let k = r.varint() as usize;
         let mut v = Vec::with_capacity(k.min(1 << 16));

@@ -1,0 +1,221 @@
+//! A damaged count in a part file: a record's or a header's count overwritten with
+//! `0xFFFF_FFFF`, checksums off at open. Each query gives an answer or a clear error, never an
+//! abort: knav runs under an address-space limit, so a reservation sized by the damaged count
+//! (up to 16 GiB) fails the test instead of swapping.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod common;
+use common::{fixture, Tree};
+
+/// The address space knav may take, in KiB: far above what the fixture needs, far below what
+/// a count of `0xFFFF_FFFF` records asks for.
+const LIMIT_KIB: u64 = 4 << 20;
+
+/// Checksums are not checked at open: the decoders meet the damage.
+const UNCHECKED: (&str, &str) = ("KNAV_OPEN_CHECK_BYTES", "0");
+
+/// `(exit code, stdout + stderr)` of `knav ARGS --root TREE --no-refresh` under [`LIMIT_KIB`];
+/// a signal is -1 (the shell is replaced by knav).
+fn limited(t: &Tree, args: &[&str]) -> (i32, String) {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {LIMIT_KIB} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_knav"))
+        .args(args)
+        .arg("--no-refresh")
+        .arg("--root")
+        .arg(&t.root)
+        .env_remove("KNAV_INDEX_DIR")
+        .env("KNAV_CACHE_DIR", "off")
+        .env(UNCHECKED.0, UNCHECKED.1)
+        .output()
+        .expect("sh runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let code = out.status.code().unwrap_or(-1);
+    (code, text)
+}
+
+/// No abort, no signal, no panic, no failed allocation: an answer or an error.
+fn assert_no_abort(code: i32, out: &str, what: &str) {
+    assert!(
+        (0..=2).contains(&code) && !out.contains("panicked") && !out.contains("memory allocation"),
+        "{what}: exit {code}\n{out}"
+    );
+}
+
+/// The fixture indexed, with its directory of the part whose name starts with `prefix`.
+fn indexed(name: &str, prefix: &str) -> (Tree, PathBuf) {
+    let t = fixture(name);
+    let (code, out) = common::knav_env(&t, &["index"], &[("KNAV_CACHE_DIR", "off")]);
+    assert_eq!(code, 0, "{out}");
+    let dir = part_dirs(&t)
+        .into_iter()
+        .find(|d| d.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix} part"));
+    (t, dir)
+}
+
+/// The part directories of `t`'s index.
+fn part_dirs(t: &Tree) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(t.root.join(".knav"))
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            ["seg-", "kb-", "tx-", "kd-"]
+                .iter()
+                .any(|p| n.starts_with(p))
+        })
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+fn varint(v: u64) -> Vec<u8> {
+    let (mut v, mut out) = (v, Vec::new());
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+    out
+}
+
+/// Where the varint at `at` of `b` ends.
+fn skip_varint(b: &[u8], at: usize) -> usize {
+    at + b[at..].iter().position(|x| x & 0x80 == 0).unwrap() + 1
+}
+
+/// `value` as a varint of exactly `len` bytes (continuation bytes of zero bits as padding).
+fn varint_of_len(value: u64, len: usize) -> Vec<u8> {
+    let mut v = varint(value);
+    assert!(v.len() <= len, "{value} does not fit {len} bytes");
+    while v.len() < len {
+        let last = v.len() - 1;
+        v[last] |= 0x80;
+        v.push(0);
+    }
+    v
+}
+
+/// Rewrites the record of `path` in `files.dat` so that its definition count reads
+/// `0xFFFF_FFFF`, keeping the record's length: its modification time (nine bytes) becomes 0
+/// (one byte) and its definitions' offset is padded with the bytes left.
+fn damage_defs_count(files_dat: &Path, path: &str) {
+    let mut b = std::fs::read(files_dat).unwrap();
+    let mut key = varint(path.len() as u64);
+    key.extend_from_slice(path.as_bytes());
+    let start = b.windows(key.len()).position(|w| w == key).unwrap() + key.len();
+    let size_end = skip_varint(&b, start);
+    let mtime_end = skip_varint(&b, size_end);
+    let lines_end = skip_varint(&b, mtime_end + 8);
+    let status_end = lines_end + 1;
+    let note_len = varint_decode(&b[status_end..]);
+    let note_end = skip_varint(&b, status_end) + note_len.saturating_sub(1) as usize;
+    let defs_start = varint_decode(&b[note_end..]);
+    let count_end = skip_varint(&b, skip_varint(&b, note_end));
+    let mut tail = vec![0u8];
+    tail.extend_from_slice(&b[mtime_end..note_end]);
+    let count = varint(0xFFFF_FFFF);
+    let room = count_end - size_end - tail.len() - count.len();
+    tail.extend(varint_of_len(defs_start, room));
+    tail.extend(count);
+    assert_eq!(tail.len(), count_end - size_end);
+    b[size_end..count_end].copy_from_slice(&tail);
+    std::fs::write(files_dat, b).unwrap();
+}
+
+fn varint_decode(b: &[u8]) -> u64 {
+    let mut v = 0u64;
+    for (i, x) in b.iter().enumerate() {
+        v |= u64::from(x & 0x7f) << (7 * i);
+        if x & 0x80 == 0 {
+            break;
+        }
+    }
+    v
+}
+
+#[test]
+fn a_damaged_definition_count_in_files_dat_is_an_error_not_an_abort() {
+    let (t, seg) = indexed("defs-count", "seg-");
+    let (code, want) = limited(&t, &["symbols", "fs/read_write.c"]);
+    assert_eq!(code, 0, "{want}");
+    damage_defs_count(&seg.join("files.dat"), "fs/read_write.c");
+    for q in [
+        &["symbols", "fs/read_write.c"][..],
+        &["refs", "vfs_read"],
+        &["body", "vfs_read"],
+    ] {
+        let (code, out) = limited(&t, q);
+        assert_no_abort(code, &out, &format!("{q:?}"));
+    }
+    let (code, out) = limited(&t, &["symbols", "fs/read_write.c"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("defs.dat") && out.contains("knav index"),
+        "{out}"
+    );
+    let (code, out) = common::knav_env(&t, &["index"], &[("KNAV_CACHE_DIR", "off")]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(limited(&t, &["symbols", "fs/read_write.c"]), (0, want));
+}
+
+#[test]
+fn a_damaged_posting_count_in_grams_bin_is_an_error_not_an_abort() {
+    let (t, tx) = indexed("grams-count", "tx-");
+    let grams = tx.join("grams.bin");
+    let mut b = std::fs::read(&grams).unwrap();
+    // After a 16-byte header, entries of 16 bytes: trigram, count, offset.
+    for e in b[16..].chunks_exact_mut(16) {
+        e[4..8].copy_from_slice(&0xFFFF_FFFFu32.to_le_bytes());
+    }
+    std::fs::write(&grams, b).unwrap();
+    let (code, out) = limited(&t, &["grep", "vfs_read"]);
+    assert_no_abort(code, &out, "grep");
+    assert!(out.contains("damaged"), "{out}");
+}
+
+#[test]
+fn a_count_of_every_part_file_overwritten_is_never_an_abort() {
+    let (t, _) = indexed("every-count", "seg-");
+    let queries: [&[&str]; 5] = [
+        &["symbols", "fs/read_write.c"],
+        &["def", "CONFIG_HIGHMEM"],
+        &["grep", "vfs_read"],
+        &["docs", "memory"],
+        &["search", "read a file"],
+    ];
+    for dir in part_dirs(&t) {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        for file in files {
+            let bytes = std::fs::read(&file).unwrap();
+            // Header counts and a first record's count lie in the first words.
+            for at in [8usize, 12, 16, 20] {
+                if at + 4 > bytes.len() {
+                    continue;
+                }
+                let mut damaged = bytes.clone();
+                damaged[at..at + 4].copy_from_slice(&[0xff; 4]);
+                std::fs::write(&file, &damaged).unwrap();
+                for q in queries {
+                    let (code, out) = limited(&t, q);
+                    assert_no_abort(code, &out, &format!("{} at {at}: {q:?}", file.display()));
+                }
+                std::fs::write(&file, &bytes).unwrap();
+            }
+        }
+    }
+}
