@@ -1257,5 +1257,9 @@ fn a_new_text_file_is_found_by_search_text_once_the_debounce_window_has_passed()
         .filter_map(|h| h["path"].as_str().map(String::from))
         .collect();
     paths.sort();
-    assert_eq!(paths, ["Documentation/fresh/notes.txt", "README.fresh"], "{v}");
+    assert_eq!(
+        paths,
+        ["Documentation/fresh/notes.txt", "README.fresh"],
+        "{v}"
+    );
 }
