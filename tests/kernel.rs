@@ -745,8 +745,7 @@ fn holds_score(half: &str, min_asked: usize, min_top10: usize, min_top1: usize) 
 }
 
 /// The tuning half of kernel-bench/search-questions.tsv (issue 32): holds the score measured
-/// when the ranking was last tuned (78 of 145 in the top 10 and 28 first on 2026-12-06; 64 and
-/// 24 before the coverage, name-share, body-weight and leaf-directory rules).
+/// when the ranking was last tuned (BENCHMARKS.md, "Code search").
 #[test]
 #[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
 fn search_code_scores_the_benchmark_questions() {
@@ -754,8 +753,8 @@ fn search_code_scores_the_benchmark_questions() {
 }
 
 /// The held-out half of kernel-bench/search-questions.tsv, never tuned on: holds the score
-/// measured with the same ranking (35 of 88 in the top 10 and 11 first on 2026-12-06; 20 and 4
-/// before), so that a tuning fitted to the tuning half alone shows here.
+/// measured with the same ranking (BENCHMARKS.md, "Code search"), so that a tuning fitted to
+/// the tuning half alone shows here.
 #[test]
 #[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
 fn search_code_scores_the_held_out_questions() {

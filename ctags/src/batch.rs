@@ -5,8 +5,8 @@
 //! Told to write to standard output (`-o -`), ctags writes its tags to a temporary file in
 //! `$TMPDIR` and, at its end, copies that to its output a character at a time (`getc`,
 //! `putc`): given a tag file of its own on a RAM file system, its CPU time over a chunk of
-//! kernel sources was about a sixth less (3,000 files, three runs each: 1.89 s against 2.27 s
-//! of user and system time). The tags are then read from that file once ctags is done.
+//! kernel sources is about a sixth less (BENCHMARKS.md, "Design measurements"). The tags are then read from that file once
+//! ctags is done.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;

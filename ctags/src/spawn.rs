@@ -2,10 +2,9 @@
 //!
 //! std's `Command` starts a program with `posix_spawn` (a vfork-like clone) only when it is
 //! asked for nothing `posix_spawn` cannot do; a `pre_exec` hook (knav's PDEATHSIG) or, in a
-//! statically linked knav, a working directory make it `fork()`. A fork of a build at 500 MB
-//! copies its page tables and makes every page it writes afterwards a copy-on-write fault: on
-//! the kernel's ~140 ctags runs that was about 4 s of CPU (perf: `dup_mmap`, `do_wp_page`, the
-//! child's `exit_mmap` at exec). Here the child is a `CLONE_VM | CLONE_VFORK` clone, as glibc's
+//! statically linked knav, a working directory make it `fork()`. A fork of a build of hundreds
+//! of MB copies its page tables and makes every page it writes afterwards a copy-on-write fault,
+//! seconds of CPU over a kernel's ctags runs (BENCHMARKS.md, "Design measurements"). Here the child is a `CLONE_VM | CLONE_VFORK` clone, as glibc's
 //! own `posix_spawn` makes, which sets PDEATHSIG, wires its pipes, changes directory and execs.
 //! Where the clone is refused, std's `Command` starts it (`spawn_std`), forking.
 
@@ -212,11 +211,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
 /// The glibc tunable that lets a thread keep up to 4,096 freed blocks of each small size
 /// for reuse (glibc's default is 7). ctags makes and frees a token or a string at nearly
 /// every word; with the default, most frees went on to glibc's bins and their consolidation
-/// (`_int_malloc`, `_int_free`, `malloc_consolidate`: ~9% of its CPU in a perf profile of
-/// it over the kernel's texts). With this setting it ran 5.2% fewer instructions over 800
-/// of them (cachegrind: 1,441.8 M against 1,366.4 M), and in four pairs of runs over all
-/// 54,491 texts, each pair side by side, its CPU time was 0.93-1.03 of the default's
-/// (mean 0.965); its peak RSS was 15.7 MB against 10.3 MB over 5,455 texts.
+/// (`_int_malloc`, `_int_free`, `malloc_consolidate`). With this setting it runs fewer
+/// instructions and a few percent less CPU, for a few MB more of peak RSS
+/// (BENCHMARKS.md, "Design measurements").
 const CTAGS_TUNABLE: &str = "glibc.malloc.tcache_count=4096";
 
 /// The environment ctags starts with: knav's own, with [`CTAGS_TUNABLE`] added to

@@ -3,13 +3,13 @@
 //! [`SMALL`] bytes.
 //!
 //! A kernel build makes and frees hundreds of millions of small blocks (names, tags, per-file
-//! tables) on five busy threads; glibc's malloc and free took 4.6 s of its 57 s of CPU in a
-//! perf profile (`_int_malloc`, `unlink_chunk`, `malloc_consolidate`), mimalloc's about 2.7 s.
+//! tables) on five busy threads; glibc's malloc and free (`_int_malloc`, `unlink_chunk`,
+//! `malloc_consolidate`) took nearly twice mimalloc's time (BENCHMARKS.md, "Design measurements").
 //! A query never takes a block from mimalloc (mimalloc only starts in each process, two page
 //! faults): as the whole process's allocator it made `knav def` take 1.36× its time (its
 //! transparent huge pages, its purges at exit). Large blocks
 //! stay with glibc, whose thresholds and trims the build sets (see `index::build`): with
-//! mimalloc for every block, a kernel build's peak RSS rose from 455 MB to 695 MB.
+//! mimalloc for every block, a kernel build's peak RSS rose by half.
 //!
 //! Which allocator owns a block is known from its address: mimalloc is given one arena of
 //! address space, reserved when it is switched on and not committed until used, and may take
@@ -81,7 +81,7 @@ pub fn small_blocks_from_mimalloc() -> bool {
     // written by mimalloc into the locals given.
     let start = unsafe {
         // Freed pages go back to the system at once: with mimalloc's default delay, a kernel
-        // build's peak RSS grew from 437 MB to 534 MB.
+        // build's peak RSS grew by a fifth.
         mi_option_set(MI_OPTION_PURGE_DELAY, 0);
         mi_option_set(MI_OPTION_ARENA_PURGE_MULT, 0);
         mi_option_set(MI_OPTION_DISALLOW_OS_ALLOC, 1);

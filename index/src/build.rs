@@ -879,9 +879,9 @@ fn tag_chunk(
 
 /// Caps glibc's malloc arenas. Buffers made on worker threads are freed on accumulator
 /// threads; with an arena per thread, freed memory piles up where no one allocates again,
-/// and the peak RSS of a kernel build grows by about a tenth. With two arenas for the build's
-/// five busy threads, waiting for an arena's lock took 1.5% of a kernel build's CPU; with
-/// four, 0.2%, for a peak 9 MB higher (454 MB against 445 MB).
+/// and the peak RSS of a kernel build grows by about a tenth. Four arenas for the build's five
+/// busy threads: two made waiting for an arena's lock a visible share of the CPU, four a
+/// negligible one for a few MB of peak (BENCHMARKS.md, "Design measurements").
 pub(crate) fn limit_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes allocator tuning; it is safe to call at any time.
@@ -1475,8 +1475,8 @@ impl RecordWriter {
 
 /// The kind and file of every definition of a segment by its offset in `defs.dat`: what the
 /// defined names' search table needs of them, kept as it is written (8 bytes a definition)
-/// instead of read back from `defs.dat`, whose every page the merge would otherwise map in
-/// (157 MB of the kernel's peak RSS).
+/// instead of read back from `defs.dat`, whose every page the merge would otherwise map in (a
+/// third of a kernel build's peak RSS).
 #[derive(Default)]
 struct DefFacts {
     /// In offset order.

@@ -20,17 +20,10 @@
 //! small and doubles, to at most [`MAX_SLOTS`], by copying each slot into both slots its
 //! nodes can hash to now, so growing forgets nothing.
 //!
-//! Measured on 2 shared cores at a load of ~9 (`bench_against_fst_builder` below, over the keys
-//! of a kernel index's names FSTs; [`WINDOW`] 512 KiB, [`MAX_SLOTS`] 128 Ki, so a writer holds
-//! ~2 MB): names-1 (2,661,323 keys) `fst::MapBuilder` 4.65 s, 4.88 s, 5.76 s, this writer
-//! 1.91 s, 1.87 s, 1.86 s (2.4-3.1x), 21,987,333 bytes against `fst`'s 22,079,894 (-0.4%); names-0
-//! (2,028,430 keys) 4.02 s, 4.68 s, 5.05 s against 1.69 s, 2.28 s, 1.71 s (2.1-2.9x),
-//! 15,013,038 bytes against 15,183,209 (-1.1%). A window and registry twice as large: 1.5% and
-//! 6.4% smaller, ~1.4x slower (the table misses the cache); half as large: ~as fast, +0.6% and
-//! +4.5% larger. A cold kernel index, three runs each alternating with main: "merge names" 4.5,
-//! 5.2, 4.4 s of CPU, main 8.3, 8.4, 8.8 s; peak RSS 452.9, 444.0, 447.4 MB, main 444.3, 454.8,
-//! 444.5 MB (run-to-run noise); every FST 0.1-2.1% smaller with the same keys and values, every
-//! other file the same.
+//! Against `fst::MapBuilder` over the keys of a kernel index's names FSTs
+//! (`bench_against_fst_builder` below), this writer builds them in well under half the time,
+//! and a few percent smaller; the window and registry sizes are where a larger table starts
+//! missing the cache (BENCHMARKS.md, "Design measurements").
 //!
 //! Nodes are encoded as `fst` encodes them: a node of one transition and no final state is
 //! "one transition" (or "one transition to the node just written", when that is where it
