@@ -17,7 +17,13 @@ use crate::progress::Progress;
 use crate::query::Page;
 use crate::render::{render, Format};
 use crate::request::answer;
-use crate::tools::{Order, Tool};
+use crate::tools::{choice, Order, Tool};
+
+/// `--format`'s values.
+const FORMATS: &[(&str, &str)] = &[
+    ("text", "Compact text for people and agents"),
+    ("json", "The JSON envelope"),
+];
 
 #[derive(Args, Clone)]
 struct Common {
@@ -28,7 +34,7 @@ struct Common {
     #[arg(long, global = true, value_name = "DIR")]
     index_dir: Option<PathBuf>,
     /// Output format.
-    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    #[arg(long, global = true, value_parser = choice::<Format>(FORMATS), default_value = "text")]
     format: Format,
     /// Results per page (0: the default, 100).
     #[arg(long, global = true, default_value_t = 0)]
@@ -860,6 +866,15 @@ pub fn main() -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_format_listed_parses_to_a_format_of_its_own() {
+        let parsed: Vec<Format> = FORMATS
+            .iter()
+            .map(|(name, _)| name.parse::<Format>().unwrap())
+            .collect();
+        assert_eq!(parsed, [Format::Text, Format::Json]);
+    }
 
     #[test]
     fn the_commands_are_serve_and_the_tools_commands() {

@@ -261,3 +261,143 @@ fn the_readme_example_output_is_what_knav_prints() {
         );
     }
 }
+
+/// Each crate's directory and the directory of its sources, as ARCHITECTURE.md's module tables
+/// head them (`### \`c/\` …`).
+const CRATES: &[(&str, &str)] = &[
+    ("c/", "c/src"),
+    ("ctags/", "ctags/src"),
+    ("kconfig/", "kconfig/src"),
+    ("index/", "index/src"),
+    ("query/", "query/src"),
+    ("src/", "src"),
+    ("kernel-bench/", "kernel-bench/src"),
+];
+
+/// The modules of the crate whose sources are in `src`, as ARCHITECTURE.md names them: a
+/// file's path below `src` without `.rs` (`mod.rs` naming its directory), `::` between the
+/// parts; `lib.rs` is the crate itself and is left out.
+fn module_files(src: &Path) -> BTreeSet<String> {
+    fn walk(dir: &Path, prefix: &str, out: &mut BTreeSet<String>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                walk(&path, &format!("{prefix}{name}::"), out);
+            } else if let Some(stem) = name.strip_suffix(".rs") {
+                let module = match stem {
+                    "lib" if prefix.is_empty() => continue,
+                    "mod" => prefix.trim_end_matches("::").to_string(),
+                    _ => format!("{prefix}{stem}"),
+                };
+                out.insert(module);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(src, "", &mut out);
+    out
+}
+
+/// The modules ARCHITECTURE.md's `## Modules` section names, per crate heading (`### \`c/\``):
+/// the code spans of the first cell of each table row, in order, repeats kept.
+fn tabled_modules(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut inside = false;
+    for (_, line) in prose(text) {
+        if let Some(heading) = line.strip_prefix("## ") {
+            inside = heading.trim() == "Modules";
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        if let Some(heading) = line.strip_prefix("### ") {
+            let dir = heading.split('`').nth(1).unwrap_or_default().to_string();
+            out.push((dir, Vec::new()));
+            continue;
+        }
+        let Some(row) = line.strip_prefix('|') else {
+            continue;
+        };
+        let cell = row.split('|').next().unwrap_or_default();
+        if cell.trim_start().starts_with("---") || cell.trim() == "module" {
+            continue;
+        }
+        if let Some((_, names)) = out.last_mut() {
+            names.extend(cell.split('`').skip(1).step_by(2).map(str::to_string));
+        }
+    }
+    out
+}
+
+/// What is wrong between the modules a crate has and those its table names: a module not
+/// named, one named twice, a name with no module.
+fn module_table_faults(dir: &str, files: &BTreeSet<String>, named: &[String]) -> Vec<String> {
+    let mut faults = Vec::new();
+    for module in files {
+        match named.iter().filter(|n| *n == module).count() {
+            0 => faults.push(format!("{dir}: module `{module}` is in no row")),
+            1 => {}
+            n => faults.push(format!("{dir}: module `{module}` is named {n} times")),
+        }
+    }
+    for name in named {
+        if !files.contains(name) {
+            faults.push(format!("{dir}: `{name}` names no module file"));
+        }
+    }
+    faults
+}
+
+#[test]
+fn architecture_names_every_module_of_every_crate_once() {
+    let root = root();
+    let tables = tabled_modules(&read(&root.join("ARCHITECTURE.md")));
+    let mut faults = Vec::new();
+    for (dir, src) in CRATES {
+        let files = module_files(&root.join(src));
+        assert!(
+            !files.is_empty(),
+            "{src}: no module found: the walk is broken"
+        );
+        let Some((_, named)) = tables.iter().find(|(d, _)| d == dir) else {
+            faults.push(format!(
+                "ARCHITECTURE.md has no `### \\`{dir}\\`` module table"
+            ));
+            continue;
+        };
+        faults.extend(module_table_faults(dir, &files, named));
+    }
+    assert!(
+        faults.is_empty(),
+        "ARCHITECTURE.md's module tables (## Modules) and the sources differ; give each \
+         module one row (or one name in a row) with its job:\n{}",
+        faults.join("\n")
+    );
+}
+
+#[test]
+fn the_module_table_check_sees_a_missing_a_repeated_and_a_stale_name() {
+    let text = "## Modules\n\n### `c/` (`knav-c`)\n\n| module | its job |\n|---|---|\n\
+                | `lex`, `scan` | lexing; scanning |\n| `scan` | again |\n| `gone` | old |\n\n\
+                ## Next\n\n| `spans` | not in the section |\n";
+    let tables = tabled_modules(text);
+    assert_eq!(tables.len(), 1);
+    let files: BTreeSet<String> = ["lex", "scan", "spans"].map(String::from).into();
+    let faults = module_table_faults("c/", &files, &tables[0].1);
+    assert_eq!(
+        faults,
+        [
+            "c/: module `scan` is named 2 times",
+            "c/: module `spans` is in no row",
+            "c/: `gone` names no module file",
+        ]
+    );
+    let here = module_files(&root().join("query/src"));
+    assert!(here.contains("query::fuzzy") && here.contains("render") && !here.contains("lib"));
+}

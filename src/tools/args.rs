@@ -49,6 +49,48 @@ fn path_arg() -> impl TypedValueParser<Value = String> {
     clap::builder::OsStringValueParser::new().map(|s| crate::pathname::from_arg(&s))
 }
 
+/// A flag that takes one of `values` (name, help), parsed by `T`'s `FromStr`: clap lists the
+/// values and their help in `--help`, and refuses any other value with that list and the
+/// nearest name, as it does for a `ValueEnum` (which the query crate, free of clap, cannot
+/// derive).
+pub(crate) fn choice<T>(values: &'static [(&str, &str)]) -> impl TypedValueParser<Value = T>
+where
+    T: std::str::FromStr + Clone + Send + Sync + 'static,
+    T::Err: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let possible = values
+        .iter()
+        .map(|(name, help)| clap::builder::PossibleValue::new(*name).help(*help));
+    clap::builder::PossibleValuesParser::new(possible).try_map(|s| s.parse::<T>())
+}
+
+/// find_references' `--group-by` values.
+const GROUP_BY: &[(&str, &str)] = &[
+    (
+        "auto",
+        "One row per reference up to 200, else one row per file",
+    ),
+    ("line", "One row per reference"),
+    ("file", "One row per file"),
+];
+
+/// search_code's `--scope` values.
+const SCOPE: &[(&str, &str)] = &[
+    ("all", "Everything, the kernel's own code first"),
+    (
+        "code",
+        "The kernel's own code: not tests, samples, tools or documentation",
+    ),
+    (
+        "tests",
+        "`tools/testing`, selftests, `samples/` and KUnit tests",
+    ),
+    (
+        "docs",
+        "`Documentation/`: its sections, as search_docs ranks them",
+    ),
+];
+
 /// Bodies get_symbol_body shows by default.
 const MAX_DEFINITIONS: u64 = 3;
 /// Calls reachability follows by default.
@@ -153,7 +195,7 @@ pub(super) struct RefsArgs {
     #[schemars(description = "")]
     symbol: String,
     /// One row per reference (line), per file (file), or per file above 200 (auto).
-    #[arg(long, value_enum, default_value_t = GroupBy::Auto)]
+    #[arg(long, value_parser = choice::<GroupBy>(GROUP_BY), default_value = "auto")]
     #[serde(default, skip_serializing, deserialize_with = "parsed")]
     #[schemars(
         with = "Option<String>",
@@ -553,7 +595,7 @@ pub(super) struct CodeArgs {
     /// Which files: all (default: the kernel's own code first), code (not tests, samples,
     /// tools or documentation), tests (tools/testing, selftests, samples, KUnit) or docs
     /// (Documentation sections, as `knav docs`).
-    #[arg(long, value_enum, default_value_t = Scope::All)]
+    #[arg(long, value_parser = choice::<Scope>(SCOPE), default_value = "all")]
     #[serde(default, skip_serializing, deserialize_with = "parsed")]
     #[schemars(
         with = "Option<String>",
@@ -881,5 +923,69 @@ impl McpArgs for InsertArgs {
             ..Shared::default()
         };
         Ok((Order::Edit(edit), shared))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The values of `list`, each parsed by `T`'s `FromStr`: every one must parse, and to a
+    /// value no other name gives.
+    fn distinct<T: std::str::FromStr + PartialEq + std::fmt::Debug>(list: &[(&str, &str)]) {
+        let mut seen: Vec<T> = Vec::new();
+        for (name, _) in list {
+            let value = name
+                .parse::<T>()
+                .unwrap_or_else(|_| panic!("'{name}' is listed but does not parse"));
+            assert!(!seen.contains(&value), "'{name}' repeats {value:?}");
+            seen.push(value);
+        }
+    }
+
+    #[test]
+    fn every_listed_choice_parses_to_a_value_of_its_own() {
+        distinct::<GroupBy>(GROUP_BY);
+        distinct::<Scope>(SCOPE);
+    }
+
+    #[test]
+    fn the_query_crate_does_not_depend_on_clap() {
+        let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/query/Cargo.toml");
+        let text = std::fs::read_to_string(manifest).unwrap();
+        let named = text
+            .lines()
+            .any(|l| l.trim_start().starts_with("clap ") || l.trim_start().starts_with("clap="));
+        assert!(
+            !named,
+            "query/Cargo.toml depends on clap: the CLI's parsing belongs in src/ (`choice`)"
+        );
+    }
+
+    #[test]
+    fn a_choice_flag_lists_its_values_in_help_and_errors_as_a_value_enum_did() {
+        let mut refs = crate::tools::by_command("refs")
+            .and_then(|t| t.cli_command())
+            .unwrap();
+        let help = refs.render_long_help().to_string();
+        for line in [
+            "- auto: One row per reference up to 200, else one row per file",
+            "- line: One row per reference",
+            "- file: One row per file",
+            "[default: auto]",
+        ] {
+            assert!(help.contains(line), "no `{line}` in:\n{help}");
+        }
+        let err = refs
+            .try_get_matches_from(["refs", "kmap", "--group-by", "lin"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("invalid value 'lin' for '--group-by <GROUP_BY>'"),
+            "{err}"
+        );
+        assert!(err.contains("[possible values: auto, line, file]"), "{err}");
+        assert!(err.contains("a similar value exists: 'line'"), "{err}");
     }
 }

@@ -21,6 +21,7 @@ use serde::Deserialize;
 use crate::request::Ask;
 
 mod args;
+pub(crate) use args::choice;
 use args::*;
 
 /// What a tool is asked to do, whichever front end asks.

@@ -36,7 +36,7 @@ const TOOL: &str = "search_code";
 /// Which files search_code answers from (SHARC's searchMode): `all` ranks the kernel's own
 /// code first and the rest scaled down; the others keep one class of
 /// [`knav_index::rank::PathClass`] (`docs` answers with search_docs' sections).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scope {
     /// Everything, the kernel's own code first.
     #[default]

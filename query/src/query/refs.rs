@@ -10,7 +10,7 @@ use crate::envelope::{Envelope, FileGroup, Record, Results};
 pub const AUTO_GROUP_ABOVE: usize = 200;
 
 /// How references are listed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum GroupBy {
     /// One row per reference up to 200, else one row per file.
     #[default]

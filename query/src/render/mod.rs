@@ -7,7 +7,7 @@ mod text;
 pub use text::{tally, text};
 
 /// Output format.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
     /// Compact text for people and agents.
     #[default]
