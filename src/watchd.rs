@@ -340,6 +340,7 @@ fn peer_uid(s: &UnixStream) -> Option<u32> {
     // SAFETY: a zeroed ucred is a valid value; getsockopt writes at most `len` bytes into it.
     let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `s`'s descriptor is open; `cred` and `len` are writable and `len` is its size.
     let r = unsafe {
         libc::getsockopt(
             s.as_raw_fd(),

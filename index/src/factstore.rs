@@ -987,8 +987,8 @@ mod tests {
         s.finish();
         let fifo = |p: &Path| {
             let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
-            // SAFETY: a NUL-terminated path; mkfifo reads it only.
             assert_eq!(
+                // SAFETY: a NUL-terminated path; mkfifo reads it only.
                 unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
                 0,
                 "{}",

@@ -68,8 +68,8 @@ impl IndexDir {
         if fd < 0 {
             return Err(open_error(&shown, io::Error::last_os_error()));
         }
-        // SAFETY: `fd` was just opened and is owned by nobody else.
         let dir = IndexDir {
+            // SAFETY: `fd` was just opened and is owned by nobody else.
             fd: unsafe { OwnedFd::from_raw_fd(fd) },
             path: shown,
         };

@@ -486,9 +486,10 @@ pub(crate) fn stat_dir<'n>(
             cname.clear();
             cname.extend_from_slice(&name);
             cname.push(0);
-            // SAFETY: `st` is plain data that fstatat fills; `fd` is open while `dir` lives;
-            // `cname` is a NUL-terminated string without inner NULs.
+            // SAFETY: `st` is plain data that fstatat fills.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: `fd` is open while `dir` lives; `cname` is a NUL-terminated string
+            // without inner NULs; `st` is writable.
             let rc = unsafe {
                 libc::fstatat(
                     fd,

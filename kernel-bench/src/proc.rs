@@ -45,6 +45,7 @@ pub fn run(cmd: &mut Command) -> Result<Run, String> {
     // SAFETY: `usage` is plain data wait4 fills; `pid` is our child, not yet waited for.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let rc = loop {
+        // SAFETY: as above; `status` and `usage` are writable.
         let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
         if rc >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
             break rc;
