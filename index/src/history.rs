@@ -148,10 +148,7 @@ fn io_failed(what: &str, e: impl std::fmt::Display) -> GitError {
 }
 
 fn map(path: &Path) -> Result<memmap2::Mmap, String> {
-    let f = fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    // SAFETY: the history's files are never written in place: a build writes new ones and
-    // renames them in, so a mapping sees one file whole.
-    unsafe { memmap2::Mmap::map(&f) }.map_err(|e| format!("{}: {e}", path.display()))
+    crate::disk::map_file(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 impl History {
