@@ -12,7 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::codec::{put_str, put_varint, Reader};
+use super::codec::{put_str, put_varint, read_varint, Reader};
 use super::format::{header, Def, NameEntry};
 use super::postings::Postings;
 use super::stats::NameStats;
@@ -759,29 +759,6 @@ impl RunReader {
             postings,
         });
         Ok(())
-    }
-}
-
-fn read_varint(r: &mut impl Read) -> io::Result<Option<u64>> {
-    let mut v = 0u64;
-    let mut shift = 0;
-    let mut b = [0u8; 1];
-    loop {
-        if r.read(&mut b)? == 0 {
-            return if shift == 0 {
-                Ok(None)
-            } else {
-                Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "truncated run",
-                ))
-            };
-        }
-        v |= ((b[0] & 0x7f) as u64) << shift.min(63);
-        if b[0] < 0x80 {
-            return Ok(Some(v));
-        }
-        shift += 7;
     }
 }
 

@@ -40,6 +40,30 @@ pub fn put_str(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(s);
 }
 
+/// The most bytes a varint of 64 bits takes.
+const MAX_VARINT: usize = 10;
+
+/// The next varint of stream `r` (a build's scratch files), decoded by [`Reader::varint`];
+/// `None` at the stream's end. A varint cut short or longer than 64 bits is an error.
+pub fn read_varint(r: &mut impl std::io::Read) -> std::io::Result<Option<u64>> {
+    let mut bytes = [0u8; MAX_VARINT];
+    for n in 0..MAX_VARINT {
+        if r.read(&mut bytes[n..=n])? == 0 {
+            return match n {
+                0 => Ok(None),
+                _ => Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "a varint cut short",
+                )),
+            };
+        }
+        if bytes[n] < 0x80 {
+            return Ok(Some(Reader::new(&bytes[..=n]).varint()));
+        }
+    }
+    Err(std::io::Error::other("a varint longer than 64 bits"))
+}
+
 /// The most records a decoder reserves room for before reading them ([`Reader::room_for`]).
 pub const MAX_RESERVED: usize = 1 << 16;
 
@@ -368,6 +392,23 @@ mod tests {
         assert_eq!(r.opt_str(), Some(""));
         assert_eq!(r.opt_str(), Some("ssize_t"));
         assert!(r.at_end() && !r.overrun);
+    }
+
+    #[test]
+    fn stream_varints_read_what_the_slice_reader_reads_and_refuse_cut_or_overlong_ones() {
+        let vals = [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX];
+        let mut out = Vec::new();
+        for v in vals {
+            put_varint(&mut out, v);
+        }
+        let mut stream = &out[..];
+        for v in vals {
+            assert_eq!(read_varint(&mut stream).unwrap(), Some(v));
+        }
+        assert_eq!(read_varint(&mut stream).unwrap(), None);
+        let cut = read_varint(&mut &[0x80u8, 0x80][..]).unwrap_err();
+        assert_eq!(cut.kind(), std::io::ErrorKind::UnexpectedEof);
+        assert!(read_varint(&mut &[0x80u8; 11][..]).is_err());
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //!
 //! # Safety
 //!
-//! Index files are memory-mapped. A part is never written after it is published (a refresh
-//! writes a new one beside it), so the maps only break if something outside knav truncates an
+//! Index files are memory-mapped, all through [`map_file`]. A part is never written after it is
+//! published (a refresh writes a new one beside it; the history writes new files and renames
+//! them in), so a map sees one file whole and only breaks if something outside knav truncates an
 //! index file while a query runs; that ends the query with SIGBUS, it cannot corrupt anything.
 
 use std::fs::File;
@@ -24,12 +25,17 @@ impl AsRef<[u8]> for MapBytes {
     }
 }
 
+/// Maps the index file at `path` read-only: the one place an index file is mapped.
+pub fn map_file(path: &Path) -> std::io::Result<Mmap> {
+    let file = File::open(path)?;
+    // SAFETY: see the module documentation; published parts are immutable.
+    unsafe { Mmap::map(&file) }
+}
+
 /// Maps file `name` of `dir`, checking its length when the index gives one.
 pub fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, IndexError> {
     let path = dir.join(name);
-    let file = File::open(&path).map_err(IndexError::io("", &path))?;
-    // SAFETY: see the module documentation; published parts are immutable.
-    let m = unsafe { Mmap::map(&file) }.map_err(IndexError::io("", &path))?;
+    let m = map_file(&path).map_err(IndexError::io("", &path))?;
     match expected {
         Some(len) if m.len() as u64 != len => Err(IndexError::Truncated {
             path,

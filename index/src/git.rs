@@ -595,9 +595,38 @@ pub fn list_tree(root: &Path, tree: &str) -> Result<Vec<Entry>, GitError> {
     Ok(entries)
 }
 
+/// Reads the blobs `oids` with two `git cat-file --batch` readers at once, each given half of
+/// them (git inflates and resolves deltas on one core each), handing each blob to `take` on
+/// either reader's thread, and calling `tick` after each blob the calling thread's reader took.
+/// An error stops the reader it came from; the first half's is returned first.
+pub fn read_blobs(
+    root: &Path,
+    oids: &[&str],
+    take: impl Fn(&str, &[u8]) -> std::io::Result<()> + Sync,
+    mut tick: impl FnMut(),
+) -> Result<(), GitError> {
+    let (first, second) = oids.split_at(oids.len().div_ceil(2));
+    let (mine, theirs) = std::thread::scope(|s| {
+        let other = s.spawn(|| read_blobs_one(root, second, &take));
+        let mine = read_blobs_one(root, first, |oid, data| {
+            take(oid, data)?;
+            tick();
+            Ok(())
+        });
+        let theirs = other.join().unwrap_or_else(|_| {
+            Err(GitError::Failed {
+                what: "git cat-file --batch".into(),
+                said: "the reader thread panicked".into(),
+            })
+        });
+        (mine, theirs)
+    });
+    mine.and(theirs)
+}
+
 /// Reads the blobs `oids` (`git cat-file --batch`), handing each to `take` with its bytes, in
 /// the order given. Stops at the first error `take` returns.
-pub fn read_blobs(
+fn read_blobs_one(
     root: &Path,
     oids: &[&str],
     mut take: impl FnMut(&str, &[u8]) -> std::io::Result<()>,
@@ -768,4 +797,47 @@ pub fn rev_list(root: &Path, spec: &str) -> Result<std::collections::HashSet<Str
         .lines()
         .map(str::to_string)
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_readers_hand_over_every_blob_and_tick_for_the_callers_half() {
+        let root = crate::disk::unique_dir(&std::env::temp_dir(), "knav-read-blobs");
+        std::fs::create_dir_all(&root).unwrap();
+        assert!(git(&root).args(["init", "-q"]).status().unwrap().success());
+        let mut oids = Vec::new();
+        for text in ["a\n", "bb\n", "ccc\n"] {
+            std::fs::write(root.join("f"), text).unwrap();
+            let out = git(&root)
+                .args(["hash-object", "-w", "f"])
+                .output()
+                .unwrap();
+            oids.push(String::from_utf8(out.stdout).unwrap().trim().to_string());
+        }
+        let asked: Vec<&str> = oids.iter().map(String::as_str).collect();
+        let got = std::sync::Mutex::new(Vec::new());
+        let mut ticks = 0;
+        read_blobs(
+            &root,
+            &asked,
+            |oid, data| {
+                got.lock().unwrap().push((oid.to_string(), data.len()));
+                Ok(())
+            },
+            || ticks += 1,
+        )
+        .unwrap();
+        let mut got = got.into_inner().unwrap();
+        got.sort_by_key(|&(_, len)| len);
+        let want: Vec<(String, usize)> = oids.iter().cloned().zip([2, 3, 4]).collect();
+        assert_eq!(got, want);
+        assert_eq!(
+            ticks, 2,
+            "the calling thread reads the first half, two of three"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

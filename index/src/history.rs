@@ -148,10 +148,7 @@ fn io_failed(what: &str, e: impl std::fmt::Display) -> GitError {
 }
 
 fn map(path: &Path) -> Result<memmap2::Mmap, String> {
-    let f = fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    // SAFETY: the history's files are never written in place: a build writes new ones and
-    // renames them in, so a mapping sees one file whole.
-    unsafe { memmap2::Mmap::map(&f) }.map_err(|e| format!("{}: {e}", path.display()))
+    crate::disk::map_file(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 impl History {
@@ -1051,19 +1048,14 @@ impl Blob {
 /// The blobs `oids` (distinct), read from git and analyzed on every core.
 fn read_batch(root: &Path, oids: &[&str]) -> Result<HashMap<String, Blob>, GitError> {
     use rayon::prelude::*;
-    let half = oids.len().div_ceil(2);
-    let (a, b) = oids.split_at(half);
-    let read = |part: &[&str]| -> Result<Vec<(String, Vec<u8>)>, GitError> {
-        let mut got = Vec::with_capacity(part.len());
-        git::read_blobs(root, part, |oid, data| {
-            got.push((oid.to_string(), data.to_vec()));
-            Ok(())
-        })?;
-        Ok(got)
+    let got = std::sync::Mutex::new(Vec::with_capacity(oids.len()));
+    let take = |oid: &str, data: &[u8]| {
+        let blob = (oid.to_string(), data.to_vec());
+        got.lock().unwrap_or_else(|p| p.into_inner()).push(blob);
+        Ok(())
     };
-    let (ra, rb) = rayon::join(|| read(a), || read(b));
-    let mut raw = ra?;
-    raw.extend(rb?);
+    git::read_blobs(root, oids, take, || {})?;
+    let raw = got.into_inner().unwrap_or_else(|p| p.into_inner());
     // A binary file (a NUL in its first 8000 bytes, git's own test) is not source: not analyzed.
     Ok(raw
         .into_par_iter()

@@ -557,8 +557,8 @@ fn link_run(
     Ok((files, left_out))
 }
 
-/// Reads the blobs `missing` from git into `blobs`, with two readers at once (git inflates and
-/// resolves deltas on one core each); the binary ones are not written, and returned.
+/// Reads the blobs `missing` from git into `blobs` ([`git::read_blobs`]); the binary ones are not
+/// written, and returned.
 fn read_missing(
     root: &Path,
     blobs: &IndexDir,
@@ -570,8 +570,6 @@ fn read_missing(
     let total = missing.len() as u64;
     let (done, bytes) = (AtomicU64::new(0), AtomicU64::new(0));
     let binary = Mutex::new(HashSet::new());
-    let half = missing.len().div_ceil(2);
-    let (first, second) = missing.split_at(half);
     let take = |oid: &str, data: &[u8]| {
         if memchr::memchr(0, &data[..data.len().min(BINARY_PROBE)]).is_some() {
             binary
@@ -585,23 +583,11 @@ fn read_missing(
         bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
         Ok(())
     };
-    let (a, b) = std::thread::scope(|s| {
-        let other = s.spawn(|| git::read_blobs(root, second, take));
-        let mine = git::read_blobs(root, first, |oid, data| {
-            take(oid, data)?;
-            let n = done.load(Ordering::Relaxed);
-            progress.update(phase, n, total, bytes.load(Ordering::Relaxed), 0);
-            Ok(())
-        });
-        let theirs = other.join().unwrap_or_else(|_| {
-            Err(GitError::Failed {
-                what: "git cat-file --batch".into(),
-                said: "the reader thread panicked".into(),
-            })
-        });
-        (mine, theirs)
-    });
-    a.and(b).map_err(RevError::from)?;
+    let tick = || {
+        let n = done.load(Ordering::Relaxed);
+        progress.update(phase, n, total, bytes.load(Ordering::Relaxed), 0);
+    };
+    git::read_blobs(root, missing, take, tick).map_err(RevError::from)?;
     Ok(binary.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
 

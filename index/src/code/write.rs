@@ -12,7 +12,7 @@ use crate::fstbuild::MapWriter;
 use super::extract::{DocHead, FileDocs, FIELDS, HEAD_LEN};
 use super::{put_tf, read_tf};
 use crate::accum::NameMap;
-use crate::codec::{put_varint, Reader};
+use crate::codec::{put_varint, read_varint, Reader};
 use crate::format::header;
 use crate::idlist::IdList;
 
@@ -203,24 +203,4 @@ fn write_docs(
     }
     w.write_all(docs)?;
     w.flush()
-}
-
-/// The next varint of `r`; `None` at its end.
-fn read_varint(r: &mut impl Read) -> io::Result<Option<u64>> {
-    let mut v = 0u64;
-    let mut byte = [0u8; 1];
-    for shift in (0..64).step_by(7) {
-        if r.read(&mut byte)? == 0 {
-            return if shift == 0 {
-                Ok(None)
-            } else {
-                Err(io::Error::from(io::ErrorKind::UnexpectedEof))
-            };
-        }
-        v |= ((byte[0] & 0x7f) as u64) << shift;
-        if byte[0] < 0x80 {
-            return Ok(Some(v));
-        }
-    }
-    Err(io::Error::other("a varint longer than 64 bits"))
 }

@@ -850,10 +850,7 @@ pub struct TextIndex {
 }
 
 fn map(path: &Path) -> Result<memmap2::Mmap, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    // SAFETY: index files are written once and replaced by publishing a new directory, never
-    // changed in place.
-    unsafe { memmap2::Mmap::map(&f) }.map_err(|e| format!("{}: {e}", path.display()))
+    crate::disk::map_file(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The error of a damaged part.
