@@ -78,16 +78,16 @@ pub fn changed_cited(snap: &Snapshot, env: &Envelope) -> Vec<String> {
             if restat.same(path, was.mtime_ns, mtime) {
                 return false;
             }
-            // Touched, not edited (the refresh kept it for the same reason): same bytes.
+            // Touched, not edited (the refresh keeps it for the same reason): same bytes.
             if was.status == crate::index::format::FileStatus::TooBig {
                 return true;
             }
             let beneath =
                 beneath.get_or_insert_with(|| crate::index::beneath::Root::open(&snap.root).ok());
-            beneath
+            !beneath
                 .as_ref()
                 .and_then(|b| b.read(path).ok())
-                .is_none_or(|b| crate::index::codec::hash64(&b) != was.hash)
+                .is_some_and(|b| was.holds(&b))
         })
         .collect()
 }

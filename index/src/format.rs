@@ -426,6 +426,13 @@ pub struct FileStat<'a> {
 }
 
 impl<'a> FileStat<'a> {
+    /// True when `bytes`, read now under another modification time, are the bytes indexed
+    /// (a file touched, not edited); never for a file indexed as too big, whose hash is not
+    /// of its bytes.
+    pub fn holds(&self, bytes: &[u8]) -> bool {
+        self.status != FileStatus::TooBig && super::codec::hash64(bytes) == self.hash
+    }
+
     /// Decodes the head of a record, the reader left after it.
     pub fn decode(r: &mut Reader<'a>) -> FileStat<'a> {
         let path = Self::decode_path(r);

@@ -1458,7 +1458,7 @@ fn diff<'a>(
                     && beneath
                         .as_ref()
                         .and_then(|b| b.read(&f.path).ok())
-                        .is_some_and(|b| codec::hash64(&b) == was.hash);
+                        .is_some_and(|b| was.holds(&b));
                 if !same {
                     changed.push(f.path.clone());
                     modified += 1;

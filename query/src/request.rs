@@ -415,12 +415,12 @@ fn resolve_and_answer(q: &Query<'_>, ask: &Ask, tag: Option<&str>) -> Envelope {
         .iter()
         .find(|(_, name, how)| !fuzzy::is_guess(how) && says_not_found(&env, name));
     if let Some((asked, name, _)) = unfound {
-        // That error would be about a name the user never typed, and untrue of a defined one.
+        // That answer is about a name the user never typed: the name as typed, unless refs
+        // knows it no better (then `env` says the defined function is named nowhere).
         let plain = match_ask(q, &as_asked(&ask, asked, name));
         if !(matches!(ask, Ask::Refs { .. }) && says_not_found(&plain, asked)) {
             return plain;
         }
-        env = query::no_references(q, name);
     }
     for (asked, name, how) in found {
         let guess = env.near_match;
@@ -432,7 +432,7 @@ fn resolve_and_answer(q: &Query<'_>, ask: &Ask, tag: Option<&str>) -> Envelope {
 }
 
 /// True when `env` is the error that `name` is not in the index, or find_references' answer
-/// that nothing names it ([`query::no_references`]).
+/// that nothing names a defined name.
 fn says_not_found(env: &Envelope, name: &str) -> bool {
     let says = format!("no symbol named {} ", quote(name));
     let unnamed = format!("no references to {}: ", quote(name));

@@ -55,7 +55,7 @@ pub use find::{parse_kind, search_symbols};
 pub use grep::{search_text, GrepAsk, GrepMode, MAX_CONTEXT};
 pub use impact::change_impact;
 pub use reach::reachability;
-pub use refs::{find_references, no_references, GroupBy};
+pub use refs::{find_references, GroupBy};
 pub use review::review_diff;
 pub use symbols::list_file_symbols;
 

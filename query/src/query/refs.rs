@@ -260,7 +260,7 @@ struct Row<'s> {
 /// find_references of `name`, defined (a system call's function, reached through its table;
 /// a name a macro makes) but named nowhere in the index: none, said as such rather than as a
 /// name not found.
-pub fn no_references(q: &Query<'_>, name: &str) -> Envelope {
+fn no_references(q: &Query<'_>, name: &str) -> Envelope {
     let mut env = q.envelope("find_references");
     env.results = Some(Results::Records(Vec::new()));
     env.message = Some(format!(
