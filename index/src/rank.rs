@@ -6,9 +6,10 @@
 use knav_ctags::Kind;
 
 /// Ranking key of a definition, smaller first: the kernel proper before `tools/`, `samples/`,
-/// `scripts/`, `usr/`, selftests and documentation (which carry their own copies of kernel names); then (after
-/// rare code, see `Query::rare`) bodies, then prototypes and `extern` declarations, then
-/// members; then generic code before one architecture's.
+/// `scripts/`, `usr/`, selftests and documentation (which carry their own copies of kernel names); then
+/// bodies, then prototypes and `extern` declarations, then members (each kind with code common
+/// builds leave out after the rest, see `Query::rare`); then generic code before one
+/// architecture's.
 pub fn rank(kind: Kind, path: &str) -> (u8, u8, u8) {
     (
         is_copy(path) as u8,

@@ -280,8 +280,10 @@ pub fn called_def<'a>(q: &Query<'a>, site: &CallSite<'_>, name: &'a str) -> Opti
                 arch_key,
             );
             let then = (
-                q.rare(path),
+                path.starts_with(super::UML),
                 decl,
+                // Among bodies (or declarations), one a common build leaves out last.
+                q.rare(path),
                 !quoted,
                 Reverse(near),
                 header && !shared,

@@ -67,6 +67,9 @@ pub const DEFAULT_LIMIT: u64 = 100;
 pub const MAX_LIMIT: u64 = 1000;
 /// Source lines are cut at this many characters.
 pub const MAX_LINE_CHARS: usize = 200;
+/// User-mode Linux's architecture: a rare build carrying its own copies of kernel names.
+pub(crate) const UML: &str = "arch/um/";
+
 /// Bodies are cut at this many lines.
 pub const MAX_BODY_LINES: u32 = 300;
 
@@ -271,7 +274,7 @@ impl<'s> Query<'s> {
     }
 
     /// The definitions of `name` in live files, ranked: ctags's records and `#define`s, in
-    /// [`rank`]'s order (the kernel before its copies, common builds before rare ones, bodies
+    /// [`rank`]'s order (the kernel before its copies, bodies
     /// before `#define`s before declarations), then a definition only its own file sees (a
     /// `static` function, a `#define` of a `.c` file) after those other files see, a `#define`
     /// of the kernel's shared headers (`include/`, an architecture's `include/`) before other
@@ -361,8 +364,14 @@ impl<'s> Query<'s> {
                     decl == 3,
                     copies,
                     self.unbuilt(path),
-                    self.rare(path),
+                    // User-mode Linux's copies of kernel names after the kernel's own, whatever
+                    // their kind (printk's #define before arch/um's static inline).
+                    path.starts_with(UML),
+                    // A body a common build leaves out still comes before a declaration of it:
+                    // rare only orders bodies among themselves (ath9k_hw_deinit's hw.c, built
+                    // by a selected symbol, before its prototype in hw.h).
                     decl,
+                    self.rare(path),
                     only_its_file(&f.def, path),
                     f.def.kind == Kind::Macro && !structs::global_for(path, ""),
                     arch,
@@ -380,7 +389,7 @@ impl<'s> Query<'s> {
     /// a symbol is *not* set (not built with every symbol `y`: `mm/nommu.c`, which `mmu-y :=
     /// nommu.o` names until `mmu-$(CONFIG_MMU) :=` replaces it).
     pub fn rare(&self, path: &str) -> bool {
-        if path.starts_with("arch/um/") {
+        if path.starts_with(UML) {
             return true;
         }
         let Some(build) = &self.snap.build else {
