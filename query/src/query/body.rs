@@ -1,11 +1,14 @@
 //! get_symbol_body: the source text of a definition.
 
+use super::lookup::{not_found, valid_name, Found};
 use super::span::{function_span, made_by, Invocation};
-use super::{not_found, valid_name, Found, Query, MAX_BODY_LINES};
+use super::Query;
 use crate::envelope::{Envelope, Results};
 use knav_c::definers::{define_named, pieces_text, Learned};
 use knav_ctags::Kind;
 
+/// Bodies are cut at this many lines.
+pub const MAX_BODY_LINES: u32 = 300;
 /// Bodies shown when the caller does not say.
 pub const DEFAULT_BODIES: u64 = 3;
 /// Bodies shown at most: `max_definitions` above it is cut, and the answer says so.

@@ -3,8 +3,9 @@
 use std::cmp::Reverse;
 use std::collections::HashSet;
 
+use super::lookup::{not_found, valid_name, Found};
 use super::span::{function_span, made_by};
-use super::{indirect, not_found, rank, valid_name, Found, Query};
+use super::{indirect, rank, Query};
 use crate::envelope::{Callee, Callees, Envelope, Results};
 use knav_ctags::Kind;
 
@@ -252,7 +253,7 @@ pub fn called_def<'a>(q: &Query<'a>, site: &CallSite<'_>, name: &'a str) -> Opti
         .map(|(i, d)| {
             let path = q.path(d.seg, d.def.file);
             let own = path == from;
-            let hidden = super::only_its_file(&d.def, path) && !own;
+            let hidden = super::ranking::only_its_file(&d.def, path) && !own;
             let (_, decl, _) = rank(d.def.kind, path);
             let def_side = side(path);
             let side_key = if def_side == site.side {
@@ -280,7 +281,7 @@ pub fn called_def<'a>(q: &Query<'a>, site: &CallSite<'_>, name: &'a str) -> Opti
                 arch_key,
             );
             let then = (
-                path.starts_with(super::UML),
+                path.starts_with(super::ranking::UML),
                 decl,
                 // Among bodies (or declarations), one a common build leaves out last.
                 q.rare(path),

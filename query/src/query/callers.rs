@@ -2,7 +2,9 @@
 
 use std::collections::HashSet;
 
-use super::{def_lines, indirect, not_found, role_of, valid_name, Query, Verdict};
+use super::lookup::{def_lines, not_found, role_of, valid_name};
+use super::verdict::Verdict;
+use super::{indirect, Query};
 use crate::envelope::{CallSite, Envelope, Hidden, Results};
 use knav_index::segment::Posting;
 

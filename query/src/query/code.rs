@@ -24,7 +24,8 @@ use std::cmp::Reverse;
 
 use knav_ctags::Kind;
 
-use super::{Found, Query};
+use super::lookup::Found;
+use super::Query;
 use crate::envelope::{Envelope, Results, Score};
 use knav_index::bm25;
 use knav_index::code::extract::{Field, FIELDS};
@@ -191,7 +192,7 @@ pub fn search_code(q: &Query<'_>, query: &str, kind: Option<Kind>, scope: Scope)
     rerank(q, &mut hits, &terms);
     vote(q, &mut hits);
     let mut env = q.envelope(TOOL);
-    super::order_pages(q, &mut hits, |h| (Reverse(h.score.to_bits()), h.seg, h.doc));
+    super::page::order_pages(q, &mut hits, |h| (Reverse(h.score.to_bits()), h.seg, h.doc));
     let page = q.paginate(&mut env, hits);
     let mut records = Vec::with_capacity(page.len());
     let mut stems = Terms::default();

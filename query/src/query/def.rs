@@ -3,8 +3,9 @@
 use std::collections::BTreeSet;
 
 use super::fuzzy::{self, Fuzzy};
+use super::lookup::{def_lines, not_found, role_of, valid_name, Found, Visit};
 use super::span::find_name;
-use super::{def_lines, not_found, role_of, valid_name, Found, Query, Visit};
+use super::Query;
 use crate::envelope::{DefSummary, Envelope, Export, Results, TopFile};
 use knav_c::scan::Role;
 use knav_ctags::Kind;

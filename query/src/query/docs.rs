@@ -57,7 +57,10 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
     };
     let mut hits: Vec<(f32, u32)> = scores
         .into_iter()
-        .filter(|&(_, d)| q.wanted(&docs.paths[docs.docs[d as usize].path as usize]))
+        .filter(|&(_, d)| {
+            q.page
+                .wanted(&docs.paths[docs.docs[d as usize].path as usize])
+        })
         .collect();
     let key = |&(s, d): &(f32, u32)| {
         let doc = &docs.docs[d as usize];
@@ -67,7 +70,7 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
             doc.line,
         )
     };
-    super::order_pages(q, &mut hits, key);
+    super::page::order_pages(q, &mut hits, key);
     let mut env = q.envelope(TOOL);
     let page = q.paginate(&mut env, hits);
     // Each file read once, however many of its sections the page holds.

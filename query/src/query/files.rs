@@ -67,7 +67,7 @@ pub fn search_files(q: &Query<'_>, query: &str) -> Envelope {
                 continue;
             }
             let path = seg.file_path(file);
-            if !q.wanted(path) {
+            if !q.page.wanted(path) {
                 continue;
             }
             if !spanning.is_empty() {
@@ -95,12 +95,12 @@ pub fn search_files(q: &Query<'_>, query: &str) -> Envelope {
             hits.push((tier, copies, depth, path, s, file));
         }
     }
-    super::order_pages(q, &mut hits, |h| *h);
+    super::page::order_pages(q, &mut hits, |h| *h);
     let mut env = q.envelope(TOOL);
     let page = q.paginate(&mut env, hits);
     let files = page
         .into_iter()
-        .map(|(_, _, _, path, s, file)| q.file_hit(path, s, file))
+        .map(|(_, _, _, path, s, file)| super::record::file_hit(q.snap, path, s, file))
         .collect();
     if env.total == 0 {
         env.message = Some(format!(

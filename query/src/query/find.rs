@@ -13,7 +13,8 @@
 
 use knav_ctags::Kind;
 
-use super::{Found, Query};
+use super::lookup::Found;
+use super::Query;
 use crate::envelope::{Envelope, Results};
 use knav_index::defined::{NameInfo, PartsOf};
 use knav_index::nameparts::{at_boundary, intersect};
@@ -140,7 +141,7 @@ pub fn search_symbols(q: &Query<'_>, query: &str, kind: Option<Kind>) -> Envelop
                 .is_some_and(|name| !definitions(q, &name, kind).is_empty())
         });
     }
-    super::order_pages(q, &mut hits, |h| {
+    super::page::order_pages(q, &mut hits, |h| {
         (!h.exact, h.info.rank, h.info.len, h.seg, h.id)
     });
     let page = q.paginate(&mut env, hits);

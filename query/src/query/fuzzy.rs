@@ -8,8 +8,9 @@
 use fst::Automaton;
 use knav_index::distance::Within;
 
+use super::lookup::Found;
 use super::nearmiss::{by_use, collect_defined, edits_allowed, Used};
-use super::{Found, Query};
+use super::Query;
 use knav_ctags::Kind;
 
 /// What fuzzy resolution found.
@@ -206,7 +207,7 @@ pub fn as_written(symbol: &str) -> Option<Written<'_>> {
             }
         }
     }
-    (s != symbol && super::valid_name(s)).then_some(Written { name: s, tag })
+    (s != symbol && super::lookup::valid_name(s)).then_some(Written { name: s, tag })
 }
 
 /// `struct_name.member` (also `->` or `::`): the member's definitions in that struct or union.

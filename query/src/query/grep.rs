@@ -8,7 +8,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{source, Query, Verdict};
+use super::verdict::Verdict;
+use super::{source, Query};
 use crate::envelope::{Context, Enclosing, Envelope, FileGroup, Hit, Results};
 use knav_index::part::Part;
 use knav_index::text::index::{TextIndex, BINARY};

@@ -13,7 +13,8 @@ use knav_ctags::Kind;
 
 use super::callers::{direct_calls, indirect_calls};
 use super::def::macro_on_line;
-use super::{def_lines, not_found, valid_name, Query};
+use super::lookup::{def_lines, not_found, valid_name};
+use super::Query;
 use crate::envelope::{Affected, Envelope, Impact, ImpactGroup, Results};
 use crate::maintainers::{top_dir, Maintainers};
 use knav_c::scan::Role;

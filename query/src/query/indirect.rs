@@ -267,7 +267,7 @@ pub fn registered_in(
             let Some(at) = parse_at(s, file, line).filter(|at| q.snap.is_live(at.0, at.1)) else {
                 continue;
             };
-            if let Some(super::Verdict::Hidden(_)) = q.verdict(at.0, at.1, at.2) {
+            if let Some(super::verdict::Verdict::Hidden(_)) = q.verdict(at.0, at.1, at.2) {
                 continue;
             }
             if let Some(from) = from {

@@ -6,7 +6,10 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use super::{source, Decided, FileFacts, FileKey, LineKey, LineNames};
+use super::guard::{FileFacts, FileKey};
+use super::snippet::{LineKey, LineNames};
+use super::source;
+use super::verdict::Decided;
 
 /// The per-question caches of a [`super::Query`].
 #[derive(Default)]
@@ -32,6 +35,7 @@ pub(super) struct Memo {
     pub(super) rare: RefCell<HashMap<String, bool>>,
     /// The active config's architecture, looked up once.
     pub(super) arch: std::cell::OnceCell<Option<&'static str>>,
-    /// The last line longer than [`super::LONG_LINE`] asked for a column, and where each name is on it.
+    /// The last line longer than [`super::snippet::LONG_LINE`] asked for a column, and where
+    /// each name is on it.
     pub(super) long_line: RefCell<Option<(LineKey, LineNames)>>,
 }

@@ -3,7 +3,8 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::callees::{calls_in_body, function_defs};
-use super::{indirect, not_found, valid_name, Found, Query};
+use super::lookup::{not_found, valid_name, Found};
+use super::{indirect, Query};
 use crate::envelope::{Envelope, Reach, Results};
 
 /// Default and largest search depths.

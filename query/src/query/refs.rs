@@ -3,7 +3,9 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::{def_lines, indirect, not_found, role_of, valid_name, Query, Verdict};
+use super::lookup::{def_lines, not_found, role_of, valid_name};
+use super::verdict::Verdict;
+use super::{indirect, Query};
 use crate::envelope::{Envelope, FileGroup, Record, Results};
 
 /// References are grouped by file above this many rows when grouping is automatic.
@@ -198,7 +200,7 @@ fn file_groups(rows: &[Row<'_>]) -> Vec<FileGroup> {
 fn records(
     q: &Query<'_>,
     symbol: &str,
-    defs: &[super::Found<'_>],
+    defs: &[super::lookup::Found<'_>],
     page: &[(Row<'_>, usize)],
 ) -> Vec<Record> {
     let lines = def_lines(defs);

@@ -23,8 +23,9 @@ use std::rc::Rc;
 use knav_ctags::Kind;
 
 use super::callers::direct_calls;
+use super::lookup::def_lines;
 use super::source::SourceText;
-use super::{def_lines, Query};
+use super::Query;
 use crate::diff::{DiffError, FilePatch, Hunk, Line};
 use crate::envelope::{Envelope, HunkStatus, Results, Review, ReviewFile, Touched};
 use crate::maintainers::Maintainers;
@@ -161,8 +162,8 @@ pub fn review_diff(q: &Query<'_>, text: &str) -> Envelope {
 /// True when either path of `f` passes the path prefix filter (a rename out of it too).
 fn wanted(q: &Query<'_>, f: &FilePatch<'_>) -> bool {
     match (&f.old_path, &f.new_path) {
-        (None, None) => q.wanted(""),
-        (a, b) => a.iter().chain(b).any(|p| q.wanted(p)),
+        (None, None) => q.page.wanted(""),
+        (a, b) => a.iter().chain(b).any(|p| q.page.wanted(p)),
     }
 }
 

@@ -6,7 +6,6 @@
 
 use std::path::Path;
 
-use super::MAX_LINE_CHARS;
 use knav_index::beneath::{read_open, Source, Unread};
 use knav_index::segment::LineHint;
 
@@ -19,6 +18,9 @@ pub struct SourceText {
     /// True when `bytes` run to the end of the file.
     to_end: bool,
 }
+
+/// Source lines are cut at this many characters.
+pub const MAX_LINE_CHARS: usize = 200;
 
 /// Bytes a window read starts with; it grows fourfold until it holds what is asked.
 const WINDOW_BYTES: u64 = 8 << 10;

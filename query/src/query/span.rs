@@ -8,8 +8,9 @@
 //! braces in both branches of an `#if` can make the count close early or late, and then the
 //! whole lines are kept as before.
 
+use super::lookup::Found;
 use super::source::SourceText;
-use super::{Found, Query};
+use super::Query;
 use knav_ctags::macros::MacroTable;
 
 /// A function's text.

@@ -4,7 +4,8 @@
 
 use knav_ctags::Kind;
 
-use super::{Found, Query};
+use super::lookup::Found;
+use super::Query;
 use crate::envelope::{Envelope, Results};
 use knav_index::format::Def;
 
@@ -131,7 +132,7 @@ fn directory(q: &Query<'_>, dir: &str) -> Envelope {
     let page = q.paginate(&mut env, files);
     let hits = page
         .into_iter()
-        .map(|(path, s, f)| q.file_hit(path, s, f))
+        .map(|(path, s, f)| super::record::file_hit(q.snap, path, s, f))
         .collect();
     if env.total == 0 {
         env.message = Some(format!(
