@@ -1,13 +1,26 @@
 //! What a row needs of its file, decoded once per question: the `#if` guards around a line and
 //! the function enclosing it.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use knav_ctags::Kind;
 
 use super::{Query, Verdict};
+use knav_index::accum::NameMap;
 use knav_index::format::FileStatus;
 
 /// A file of the snapshot: `(segment, file id)`.
 pub(super) type FileKey = (usize, u32);
+
+/// Each file's facts, decoded once per question.
+#[derive(Default)]
+pub(super) struct FileMemo {
+    /// Per file: its guards (`None`: not scanned) and function ranges.
+    by_file: RefCell<NameMap<FileKey, Rc<FileFacts>>>,
+    /// The file asked about last: postings come in file order.
+    last: RefCell<Option<(FileKey, Rc<FileFacts>)>>,
+}
 
 /// What rows of one file need: its guard transitions and its functions' line ranges.
 pub(super) struct FileFacts {
@@ -55,14 +68,14 @@ impl Query<'_> {
 
     /// The facts of file `file` of segment `seg`, decoded on its first row.
     pub(super) fn file_facts(&self, seg: usize, file: u32) -> std::rc::Rc<FileFacts> {
-        if let Some((key, f)) = &*self.memo.last_file.borrow() {
+        if let Some((key, f)) = &*self.memo.files.last.borrow() {
             if *key == (seg, file) {
                 return f.clone();
             }
         }
-        let found = self.memo.files.borrow().get(&(seg, file)).cloned();
+        let found = self.memo.files.by_file.borrow().get(&(seg, file)).cloned();
         if let Some(f) = found {
-            *self.memo.last_file.borrow_mut() = Some(((seg, file), f.clone()));
+            *self.memo.files.last.borrow_mut() = Some(((seg, file), f.clone()));
             return f;
         }
         let segment = &self.snap.segments[seg];
@@ -78,9 +91,10 @@ impl Query<'_> {
         });
         self.memo
             .files
+            .by_file
             .borrow_mut()
             .insert((seg, file), facts.clone());
-        *self.memo.last_file.borrow_mut() = Some(((seg, file), facts.clone()));
+        *self.memo.files.last.borrow_mut() = Some(((seg, file), facts.clone()));
         facts
     }
 }

@@ -2,14 +2,29 @@
 //! selftests, code of common builds before `arch/um` and no-MMU or negated-condition files,
 //! bodies before prototypes and `extern` declarations, then path order.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use knav_ctags::Kind;
 
 use super::{structs, Found, Query};
+use knav_index::buildfiles::AtomCache;
 use knav_index::format::Def;
 use knav_index::rank::rank;
 
 /// User-mode Linux's architecture: a rare build carrying its own copies of kernel names.
 pub(crate) const UML: &str = "arch/um/";
+
+/// Which files common builds leave out, decided once per question ([`Query::rare`]).
+#[derive(Default)]
+pub(super) struct RareMemo {
+    /// Kbuild atoms evaluated with every symbol `y`.
+    all_yes_atoms: RefCell<AtomCache>,
+    /// Kbuild atoms evaluated with no symbol set.
+    all_no_atoms: RefCell<AtomCache>,
+    /// The answer for each path asked.
+    by_path: RefCell<HashMap<String, bool>>,
+}
 
 impl Query<'_> {
     /// Sorts the definitions of one name as [`Query::definitions`] returns them.
@@ -59,7 +74,7 @@ impl Query<'_> {
         if path.starts_with("arch/") || !(path.ends_with(".c") || path.ends_with(".S")) {
             return false;
         }
-        if let Some(&known) = self.memo.rare.borrow().get(path) {
+        if let Some(&known) = self.memo.rare.by_path.borrow().get(path) {
             return known;
         }
         static ALL_YES: std::sync::LazyLock<knav_kconfig::Config> =
@@ -67,27 +82,34 @@ impl Query<'_> {
         static ALL_NO: std::sync::LazyLock<Option<knav_kconfig::Config>> =
             std::sync::LazyLock::new(|| knav_kconfig::Config::parse("").ok());
         use knav_kconfig::kbuild::Decision;
-        let rare =
-            match build.decide_file(path, &ALL_YES, &mut self.memo.all_yes_atoms.borrow_mut()) {
-                Decision::Hidden(_) => true,
-                // Built by a symbol that is off in common builds: `obj-$(CONFIG_TINY_RCU) +=
-                // tiny.o`, whose Kconfig entry is `default y if !PREEMPT_RCU && !SMP`.
-                _ => ALL_NO.as_ref().is_some_and(|none| {
-                    match build.decide_file(path, none, &mut self.memo.all_no_atoms.borrow_mut()) {
-                        Decision::Hidden(reason) => {
-                            let symbols = super::verdict::config_symbols(&reason);
-                            !symbols.is_empty()
-                                && symbols.iter().all(|s| {
-                                    let entries = build.entries(s);
-                                    !entries.is_empty()
-                                        && entries.iter().all(|e| off_in_common_builds(&e.entry))
-                                })
-                        }
-                        _ => false,
+        let rare = match build.decide_file(
+            path,
+            &ALL_YES,
+            &mut self.memo.rare.all_yes_atoms.borrow_mut(),
+        ) {
+            Decision::Hidden(_) => true,
+            // Built by a symbol that is off in common builds: `obj-$(CONFIG_TINY_RCU) +=
+            // tiny.o`, whose Kconfig entry is `default y if !PREEMPT_RCU && !SMP`.
+            _ => ALL_NO.as_ref().is_some_and(|none| {
+                match build.decide_file(path, none, &mut self.memo.rare.all_no_atoms.borrow_mut()) {
+                    Decision::Hidden(reason) => {
+                        let symbols = super::verdict::config_symbols(&reason);
+                        !symbols.is_empty()
+                            && symbols.iter().all(|s| {
+                                let entries = build.entries(s);
+                                !entries.is_empty()
+                                    && entries.iter().all(|e| off_in_common_builds(&e.entry))
+                            })
                     }
-                }),
-            };
-        self.memo.rare.borrow_mut().insert(path.to_string(), rare);
+                    _ => false,
+                }
+            }),
+        };
+        self.memo
+            .rare
+            .by_path
+            .borrow_mut()
+            .insert(path.to_string(), rare);
         rare
     }
 }

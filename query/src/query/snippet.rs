@@ -1,25 +1,40 @@
 //! Source lines for an answer: a file's text read once per question (or a window of its lines),
 //! a line cut for display, the column of a name on it, and a `#define`'s extent and parameters.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use knav_ctags::Kind;
 
+use super::guard::FileKey;
+use super::source::SourceText;
 use super::{source, span, Found, Query};
 
 /// A line of a file of the snapshot: `(segment, file id, line)`.
-pub(super) type LineKey = (usize, u32, u32);
+type LineKey = (usize, u32, u32);
 
 /// The byte offsets of each identifier on one line.
-pub(super) type LineNames = HashMap<Box<[u8]>, Vec<u32>>;
+type LineNames = HashMap<Box<[u8]>, Vec<u32>>;
 
 /// Lines longer than this many bytes are scanned once per query for columns.
-pub(super) const LONG_LINE: usize = 4096;
+const LONG_LINE: usize = 4096;
+
+/// What a question has read of the sources, kept until it answers.
+#[derive(Default)]
+pub(super) struct TextMemo {
+    /// Whole source files read, by path (`None`: it could not be read).
+    sources: RefCell<HashMap<String, Option<Rc<SourceText>>>>,
+    /// Per file, the last window of lines read ([`Query::text_at`]) and how many were read.
+    windows: RefCell<HashMap<FileKey, (Rc<SourceText>, u32)>>,
+    /// The last line longer than [`LONG_LINE`] asked for a column, and where each name is on it.
+    long_line: RefCell<Option<(LineKey, LineNames)>>,
+}
 
 impl Query<'_> {
     /// The text of a live file, read once per query.
     pub fn source(&self, path: &str) -> Option<std::rc::Rc<source::SourceText>> {
-        if let Some(s) = self.memo.sources.borrow().get(path) {
+        if let Some(s) = self.memo.text.sources.borrow().get(path) {
             return s.clone();
         }
         let text = match source::SourceText::read(&self.snap.root, path) {
@@ -31,6 +46,7 @@ impl Query<'_> {
             Err(knav_index::beneath::Unread::Io(_)) => None,
         };
         self.memo
+            .text
             .sources
             .borrow_mut()
             .insert(path.to_string(), text.clone());
@@ -40,7 +56,7 @@ impl Query<'_> {
     /// Drops the text of `path` that [`Query::source`] keeps: a tool reading many files once
     /// each (review_diff's up to 10,000) does not hold them all until it answers.
     pub fn forget_source(&self, path: &str) {
-        self.memo.sources.borrow_mut().remove(path);
+        self.memo.text.sources.borrow_mut().remove(path);
     }
 
     /// Text holding lines `from..=to` of file `file` of segment `seg` (or as many as it has):
@@ -57,10 +73,10 @@ impl Query<'_> {
         /// Windows read from one file before it is read whole instead.
         const MAX_WINDOWS: u32 = 4;
         let path = self.path(seg, file);
-        if let Some(s) = self.memo.sources.borrow().get(path) {
+        if let Some(s) = self.memo.text.sources.borrow().get(path) {
             return s.clone();
         }
-        let read = match self.memo.windows.borrow().get(&(seg, file)) {
+        let read = match self.memo.text.windows.borrow().get(&(seg, file)) {
             Some((w, _)) if w.covers(from, to) => return Some(w.clone()),
             Some((_, n)) => *n,
             None => 0,
@@ -74,6 +90,7 @@ impl Query<'_> {
             Some(w) => {
                 let w = std::rc::Rc::new(w);
                 self.memo
+                    .text
                     .windows
                     .borrow_mut()
                     .insert((seg, file), (w.clone(), read + 1));
@@ -104,7 +121,7 @@ impl Query<'_> {
         }
         // A long line is scanned once for all the rows on it (a generated file's one line can
         // hold thousands of them).
-        let mut cache = self.memo.long_line.borrow_mut();
+        let mut cache = self.memo.text.long_line.borrow_mut();
         if cache
             .as_ref()
             .is_none_or(|(at, _)| *at != (seg, file, line))

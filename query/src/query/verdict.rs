@@ -1,9 +1,12 @@
 //! What the active configuration (`--active-config`) says about a line, a file, a definition or
 //! a Kconfig entry: built, undecided, or not built and why.
 
+use std::cell::{OnceCell, RefCell};
+
 use super::{Found, Query};
 use crate::envelope::Hidden;
-use knav_index::buildfiles::KconfigEntry;
+use knav_index::accum::NameMap;
+use knav_index::buildfiles::{AtomCache, KconfigEntry};
 
 /// What the active configuration says about one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,7 +21,19 @@ pub enum Verdict {
 }
 
 /// A guard condition's value under the active config, and the reason when it is false.
-pub(super) type Decided = (knav_kconfig::Tri, Option<std::rc::Rc<str>>);
+type Decided = (knav_kconfig::Tri, Option<std::rc::Rc<str>>);
+
+/// What the active config decided during one question.
+#[derive(Default)]
+pub(super) struct ConfigMemo {
+    /// Each guard condition evaluated once (a hot name's references repeat the same few
+    /// conditions thousands of times).
+    decided: RefCell<NameMap<String, Decided>>,
+    /// Kbuild atoms evaluated, by id.
+    kbuild_atoms: RefCell<AtomCache>,
+    /// The config's architecture, looked up once.
+    arch: OnceCell<Option<&'static str>>,
+}
 
 impl Query<'_> {
     /// What the active configuration says about `line` of a file; `None` without one.
@@ -36,7 +51,7 @@ impl Query<'_> {
         };
         let mut unknown = *built == Verdict::Unknown;
         for cond in self.snap.segments[seg].guard_at(at, line) {
-            let known = self.memo.decided.borrow().get(cond).cloned();
+            let known = self.memo.config.decided.borrow().get(cond).cloned();
             let (tri, reason) = match known {
                 Some(t) => t,
                 None => {
@@ -54,6 +69,7 @@ impl Query<'_> {
                         std::rc::Rc::from(format!("#if {cond}: {why}"))
                     });
                     self.memo
+                        .config
                         .decided
                         .borrow_mut()
                         .insert(cond.to_string(), (t, reason.clone()));
@@ -77,7 +93,7 @@ impl Query<'_> {
     /// `arch/` tree is; a C or assembly file is when Kbuild's Makefiles say so (a header is
     /// decided by its guards alone). `Live` means "no objection": the lines' guards decide.
     pub fn file_verdict(&self, path: &str, config: &knav_kconfig::Config) -> Verdict {
-        let arch = *self.memo.arch.get_or_init(|| config.arch());
+        let arch = *self.memo.config.arch.get_or_init(|| config.arch());
         if let (Some(arch), Some(rest)) = (arch, path.strip_prefix("arch/")) {
             if let Some((dir, _)) = rest.split_once('/') {
                 if dir != arch {
@@ -91,7 +107,11 @@ impl Query<'_> {
         let compiled = path.ends_with(".c") || path.ends_with(".S");
         match (&self.snap.build, compiled) {
             (Some(build), true) => {
-                match build.decide_file(path, config, &mut self.memo.kbuild_atoms.borrow_mut()) {
+                match build.decide_file(
+                    path,
+                    config,
+                    &mut self.memo.config.kbuild_atoms.borrow_mut(),
+                ) {
                     knav_kconfig::kbuild::Decision::Live => Verdict::Live,
                     knav_kconfig::kbuild::Decision::Unknown => Verdict::Unknown,
                     knav_kconfig::kbuild::Decision::Hidden(r) => Verdict::Hidden(r.into()),
@@ -104,7 +124,7 @@ impl Query<'_> {
     /// The active configuration's architecture (`x86` for Debian's amd64 config), if any.
     pub fn config_arch(&self) -> Option<&'static str> {
         let config = self.page.active.as_deref()?;
-        *self.memo.arch.get_or_init(|| config.arch())
+        *self.memo.config.arch.get_or_init(|| config.arch())
     }
 
     /// True when the active configuration does not build the file at `path` at all (another
