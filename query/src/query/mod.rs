@@ -1,9 +1,9 @@
 //! Answering questions from an open index: each tool builds an [`crate::envelope::Envelope`].
 //!
-//! A tool module reads top-down: look the name up ([`lookup`], ranked by [`ranking`]), filter by
-//! the active config ([`verdict`]), cut the page ([`page`]), make the rows ([`record`], with
-//! [`snippet`]'s source lines and [`guard`]'s `#if` guards). They all work on one [`Query`]:
-//! the snapshot, the page asked for, and what the question has read so far ([`memo`]).
+//! A tool module reads top-down: look the name up (`lookup`, ranked by `ranking`), filter by
+//! the active config (`verdict`), cut the page (`page`), make the rows (`record`, with
+//! `snippet`'s source lines and `guard`'s `#if` guards). They all work on one [`Query`]: the
+//! snapshot, the page asked for, and what the question has read so far (`memo`).
 
 mod body;
 mod callees;

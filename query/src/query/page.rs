@@ -146,3 +146,36 @@ pub fn order_pages<T, K: Ord>(q: &Query<'_>, items: &mut [T], key: impl Fn(&T) -
     }
     items[..wanted].sort_unstable_by_key(key);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_size_of_zero_is_the_default_and_a_huge_one_is_clamped() {
+        let page = |limit| Page {
+            limit,
+            ..Page::default()
+        };
+        assert_eq!(page(0).effective_limit(), (DEFAULT_LIMIT, None));
+        assert_eq!(page(7).effective_limit(), (7, None));
+        assert_eq!(page(MAX_LIMIT).effective_limit(), (MAX_LIMIT, None));
+        assert_eq!(
+            page(MAX_LIMIT + 1).effective_limit(),
+            (MAX_LIMIT, Some(MAX_LIMIT + 1))
+        );
+    }
+
+    #[test]
+    fn the_path_filter_reads_a_prefix_as_written_and_passes_all_without_one() {
+        let under = |p: &str| Page {
+            path_prefix: Some(p.to_string()),
+            ..Page::default()
+        };
+        assert!(Page::default().wanted("fs/read_write.c"));
+        assert!(under("fs/").wanted("fs/read_write.c"));
+        assert!(under("./fs/").wanted("fs/read_write.c"));
+        assert!(!under("fs/").wanted("mm/fs.c"));
+        assert!(!under("mm/").wanted(""));
+    }
+}
