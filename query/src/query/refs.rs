@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 use super::{def_lines, indirect, not_found, role_of, valid_name, Query, Verdict};
 use crate::envelope::{Envelope, FileGroup, Record, Results};
 
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "find_references";
+
 /// References are grouped by file above this many rows when grouping is automatic.
 pub const AUTO_GROUP_ABOVE: usize = 200;
 
@@ -35,7 +38,6 @@ impl std::str::FromStr for GroupBy {
 
 /// Answers find_references for `symbol`.
 pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelope {
-    const TOOL: &str = "find_references";
     if !valid_name(symbol) {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
     }
