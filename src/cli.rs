@@ -100,12 +100,16 @@ const CACHE_ABOUT: &str = "The fact store builds share (size, entries, the last 
 const SERVE_ABOUT: &str = "Serve the tools over MCP on stdio. With --root, indexes are built and \
                            kept fresh; without it, the server answers from existing indexes only";
 
-/// The commands in the order `knav --help` lists them: `serve`, and the CLI commands of
-/// [`crate::tools::TOOLS`], each with the arguments its tool defines.
-const COMMANDS: &[&str] = &[
-    "index", "status", "serve", "def", "refs", "callers", "callees", "body", "reach", "symbols",
-    "find", "files", "impact", "diff", "compare", "history", "grep", "docs", "search", "cache",
-];
+/// Where `serve` and `cache`, the commands that are no tool, come in `knav --help` (the tools'
+/// commands come where [`crate::tools::Tool::help_at`] says).
+const NOT_TOOLS: &[(&str, u8)] = &[("serve", 2), ("cache", 19)];
+
+/// The commands in the order `knav --help` lists them: `serve`, `cache`, and the CLI commands
+/// of [`crate::tools::TOOLS`], each with the arguments its tool defines.
+fn commands() -> &'static [&'static str] {
+    static ALL: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| crate::tools::commands(NOT_TOOLS))
+}
 
 /// A command: `serve`, or a tool with its arguments as parsed.
 enum Command {
@@ -138,29 +142,29 @@ impl clap::FromArgMatches for Command {
 /// or an unknown command, which need them all.
 static ONLY: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
 
-/// The global flags that take a value (`--root DIR`), so a first look can step over them.
-const GLOBAL_VALUES: &[&str] = &[
-    "root",
-    "index-dir",
-    "format",
-    "limit",
-    "offset",
-    "path-prefix",
-    "active-config",
-    "rev",
-];
+/// The global flags that take a value (`--root DIR`), so a first look can step over them: read
+/// from [`Common`]'s own declaration.
+fn global_values() -> Vec<String> {
+    Common::augment_args(clap::Command::new("knav"))
+        .get_arguments()
+        .filter(|a| a.get_action().takes_values())
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect()
+}
 
 /// The command `args` (without the program's name) name before anything else, at a first
 /// look: None for help, a version, `--`, or a word that is no command.
 fn command_in(args: impl IntoIterator<Item = OsString>) -> Option<&'static str> {
     let mut args = args.into_iter();
+    let mut valued = None;
     while let Some(a) = args.next() {
         let a = a.to_str()?;
         if let Some(flag) = a.strip_prefix("--") {
             if flag.is_empty() || flag == "help" || flag == "version" {
                 return None;
             }
-            if !flag.contains('=') && GLOBAL_VALUES.contains(&flag) {
+            let valued = valued.get_or_insert_with(global_values);
+            if !flag.contains('=') && valued.iter().any(|v| v == flag) {
                 args.next();
             }
             continue;
@@ -168,7 +172,7 @@ fn command_in(args: impl IntoIterator<Item = OsString>) -> Option<&'static str> 
         if a.starts_with('-') {
             return None;
         }
-        return COMMANDS.iter().find(|c| **c == a).copied();
+        return commands().iter().find(|c| **c == a).copied();
     }
     None
 }
@@ -176,7 +180,7 @@ fn command_in(args: impl IntoIterator<Item = OsString>) -> Option<&'static str> 
 impl Subcommand for Command {
     fn augment_subcommands(mut cmd: clap::Command) -> clap::Command {
         let only = ONLY.get();
-        for name in COMMANDS.iter().filter(|n| only.is_none_or(|o| o == *n)) {
+        for name in commands().iter().filter(|n| only.is_none_or(|o| o == *n)) {
             let sub = match crate::tools::by_command(name).and_then(Tool::cli_command) {
                 Some(sub) => sub,
                 None if *name == "cache" => CacheArgs::augment_args(clap::Command::new("cache"))
@@ -196,7 +200,7 @@ impl Subcommand for Command {
     }
 
     fn has_subcommand(name: &str) -> bool {
-        COMMANDS.contains(&name)
+        commands().contains(&name)
     }
 }
 
@@ -878,7 +882,7 @@ mod tests {
 
     #[test]
     fn the_commands_are_serve_and_the_tools_commands() {
-        let mut listed = COMMANDS.to_vec();
+        let mut listed = commands().to_vec();
         listed.sort_unstable();
         let mut want: Vec<&str> = crate::tools::TOOLS
             .iter()
@@ -887,6 +891,16 @@ mod tests {
             .collect();
         want.sort_unstable();
         assert_eq!(listed, want);
+        // Each at a place of its own in `knav --help`.
+        let mut at: Vec<u8> = crate::tools::TOOLS
+            .iter()
+            .filter(|t| t.command.is_some())
+            .map(|t| t.help_at)
+            .chain(NOT_TOOLS.iter().map(|(_, at)| *at))
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        assert_eq!(at.len(), listed.len(), "two commands at one place");
     }
 
     #[test]
@@ -920,16 +934,13 @@ mod tests {
         assert_eq!(look(&["-h", "def"]), None);
         assert_eq!(look(&["deff", "x"]), None);
         assert_eq!(look(&[]), None);
-        // The global flags with a value are those the list steps over.
-        let mut valued: Vec<String> = Common::augment_args(clap::Command::new("knav"))
-            .get_arguments()
-            .filter(|a| a.get_action().takes_values())
-            .filter_map(|a| a.get_long().map(str::to_string))
-            .collect();
-        valued.sort();
-        let mut listed: Vec<String> = GLOBAL_VALUES.iter().map(|s| s.to_string()).collect();
-        listed.sort();
-        assert_eq!(valued, listed);
+        // Every global flag with a value is stepped over with its value.
+        let valued = global_values();
+        assert!(valued.len() >= 8, "{valued:?}");
+        for flag in valued {
+            let flag = format!("--{flag}");
+            assert_eq!(look(&[&flag, "refs", "def"]), Some("def"), "{flag}");
+        }
     }
 
     #[test]

@@ -117,19 +117,9 @@ fn argument(env: &Envelope, tool: &str, asked: &dyn Fn(&str) -> Option<String>) 
         })
 }
 
-/// True for the tools whose first argument is a symbol name.
+/// True for the tools whose first argument is a symbol name ([`crate::tools::Tool::takes_symbol`]).
 fn takes_symbol(tool: &str) -> bool {
-    matches!(
-        tool,
-        "find_definition"
-            | "find_references"
-            | "find_callers"
-            | "find_callees"
-            | "get_symbol_body"
-            | "change_impact"
-            | "symbol_history"
-            | "search_symbols"
-    )
+    crate::tools::by_name(tool).is_some_and(|t| t.takes_symbol)
 }
 
 /// `text` with tool names as `knav` commands and the argument names in `flags` as `--flags`

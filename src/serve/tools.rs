@@ -89,6 +89,10 @@ fn schema(tool: &crate::tools::Tool) -> JsonObject {
     obj.remove("title");
     obj.remove("description");
     if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        // Every argument type flattens all of `Shared`; the tool lists those it takes.
+        props.retain(|name, _| {
+            tool.shared.contains(&name.as_str()) || !SHARED_ARGS.iter().any(|(s, _)| s == name)
+        });
         for (name, p) in props.iter_mut() {
             let Some(p) = p.as_object_mut() else {
                 continue;

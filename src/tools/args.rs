@@ -9,7 +9,7 @@ use rmcp::schemars::JsonSchema;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
-use super::{CliArgs, CompareShared, McpArgs, Order, SearchShared, Shared};
+use super::{CliArgs, McpArgs, Order, Shared};
 use crate::envelope::quote;
 use crate::query::{GroupBy, Scope};
 use crate::request::Ask;
@@ -145,7 +145,7 @@ pub(super) struct CompareArgs {
     rev_b: Option<String>,
     #[serde(flatten)]
     #[arg(skip)]
-    shared: CompareShared,
+    shared: Shared,
 }
 
 impl McpArgs for CompareArgs {
@@ -155,7 +155,7 @@ impl McpArgs for CompareArgs {
             a: self.rev_a,
             b: self.rev_b.filter(|b| !b.trim().is_empty()),
         };
-        Ok((order, self.shared.into()))
+        Ok((order, self.shared))
     }
 }
 impl CliArgs for CompareArgs {}
@@ -420,7 +420,7 @@ pub(super) struct FindArgs {
     kind: Option<knav_ctags::Kind>,
     #[serde(flatten)]
     #[arg(skip)]
-    shared: SearchShared,
+    shared: Shared,
 }
 
 impl McpArgs for FindArgs {
@@ -429,7 +429,7 @@ impl McpArgs for FindArgs {
             query: self.query.join(" "),
             kind: self.kind,
         };
-        Ok((Order::Ask(ask), self.shared.into()))
+        Ok((Order::Ask(ask), self.shared))
     }
 }
 impl CliArgs for FindArgs {}
@@ -445,7 +445,7 @@ pub(super) struct FilesArgs {
     query: Vec<String>,
     #[serde(flatten)]
     #[arg(skip)]
-    shared: SearchShared,
+    shared: Shared,
 }
 
 impl McpArgs for FilesArgs {
@@ -453,7 +453,7 @@ impl McpArgs for FilesArgs {
         let ask = Ask::Files {
             query: self.query.join(" "),
         };
-        Ok((Order::Ask(ask), self.shared.into()))
+        Ok((Order::Ask(ask), self.shared))
     }
 }
 impl CliArgs for FilesArgs {}
@@ -604,7 +604,7 @@ pub(super) struct CodeArgs {
     scope: Scope,
     #[serde(flatten)]
     #[arg(skip)]
-    shared: SearchShared,
+    shared: Shared,
 }
 
 impl McpArgs for CodeArgs {
@@ -614,7 +614,7 @@ impl McpArgs for CodeArgs {
             kind: self.kind,
             scope: self.scope,
         };
-        Ok((Order::Ask(ask), self.shared.into()))
+        Ok((Order::Ask(ask), self.shared))
     }
 }
 impl CliArgs for CodeArgs {}
@@ -630,7 +630,7 @@ pub(super) struct DocsArgs {
     query: Vec<String>,
     #[serde(flatten)]
     #[arg(skip)]
-    shared: SearchShared,
+    shared: Shared,
 }
 
 impl McpArgs for DocsArgs {
@@ -638,7 +638,7 @@ impl McpArgs for DocsArgs {
         let ask = Ask::Docs {
             query: self.query.join(" "),
         };
-        Ok((Order::Ask(ask), self.shared.into()))
+        Ok((Order::Ask(ask), self.shared))
     }
 }
 impl CliArgs for DocsArgs {}
@@ -796,9 +796,9 @@ pub(super) struct UpdateArgs {
     #[serde(skip)]
     #[schemars(skip)]
     history: bool,
-    /// As [`Shared`]'s.
+    #[serde(flatten)]
     #[arg(skip)]
-    root: Option<String>,
+    shared: Shared,
 }
 
 impl McpArgs for UpdateArgs {
@@ -808,11 +808,7 @@ impl McpArgs for UpdateArgs {
             verify: self.verify,
             history: self.history,
         };
-        let shared = Shared {
-            root: self.root,
-            ..Shared::default()
-        };
-        Ok((order, shared))
+        Ok((order, self.shared))
     }
 }
 impl CliArgs for UpdateArgs {}
@@ -826,27 +822,17 @@ pub(super) struct StatusArgs {
     #[serde(skip)]
     #[schemars(skip)]
     verbose: bool,
-    /// As [`Shared`]'s.
+    #[serde(flatten)]
     #[arg(skip)]
-    root: Option<String>,
-    /// As [`Shared`]'s.
-    #[arg(skip)]
-    format: Option<String>,
+    shared: Shared,
 }
 
 impl McpArgs for StatusArgs {
     fn order(self) -> Result<(Order, Shared), String> {
-        let shared = Shared {
-            root: self.root,
-            format: self.format,
-            ..Shared::default()
+        let order = Order::Status {
+            verbose: self.verbose,
         };
-        Ok((
-            Order::Status {
-                verbose: self.verbose,
-            },
-            shared,
-        ))
+        Ok((order, self.shared))
     }
 }
 impl CliArgs for StatusArgs {}
@@ -863,8 +849,8 @@ pub(super) struct ReplaceArgs {
     symbol: String,
     /// the whole new definition, signature included
     source: String,
-    /// As [`Shared`]'s.
-    root: Option<String>,
+    #[serde(flatten)]
+    shared: Shared,
 }
 
 impl McpArgs for ReplaceArgs {
@@ -874,11 +860,7 @@ impl McpArgs for ReplaceArgs {
             symbol: self.symbol,
             source: self.source,
         };
-        let shared = Shared {
-            root: self.root,
-            ..Shared::default()
-        };
-        Ok((Order::Edit(edit), shared))
+        Ok((Order::Edit(edit), self.shared))
     }
 }
 
@@ -896,8 +878,8 @@ pub(super) struct InsertArgs {
     position: String,
     /// the whole new definition
     source: String,
-    /// As [`Shared`]'s.
-    root: Option<String>,
+    #[serde(flatten)]
+    shared: Shared,
 }
 
 impl McpArgs for InsertArgs {
@@ -918,11 +900,7 @@ impl McpArgs for InsertArgs {
             before,
             source: self.source,
         };
-        let shared = Shared {
-            root: self.root,
-            ..Shared::default()
-        };
-        Ok((Order::Edit(edit), shared))
+        Ok((Order::Edit(edit), self.shared))
     }
 }
 

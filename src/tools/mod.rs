@@ -24,6 +24,18 @@ mod args;
 pub(crate) use args::choice;
 use args::*;
 
+/// The names of the CLI's commands, in the order `knav --help` lists them: the tools'
+/// ([`Tool::help_at`]) and `extra`, each at its own position.
+pub fn commands(extra: &[(&'static str, u8)]) -> Vec<&'static str> {
+    let mut all: Vec<(u8, &'static str)> = TOOLS
+        .iter()
+        .filter_map(|t| Some((t.help_at, t.command?)))
+        .chain(extra.iter().map(|(name, at)| (*at, *name)))
+        .collect();
+    all.sort_by_key(|(at, _)| *at);
+    all.into_iter().map(|(_, name)| name).collect()
+}
+
 /// What a tool is asked to do, whichever front end asks.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Order {
@@ -119,65 +131,26 @@ pub const SHARED_ARGS: &[(&str, &str)] = &[
     ),
 ];
 
-/// [`Shared`] as the search tools take it: without `active_config` (a search does not filter by
+/// Every shared argument: the retrieval tools take them all.
+const ALL: &[&str] = &[
+    "root",
+    "format",
+    "limit",
+    "offset",
+    "path_prefix",
+    "active_config",
+    "rev",
+];
+/// The search tools' shared arguments: no `active_config` (a search does not filter by
 /// configuration).
-#[derive(Default, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct SearchShared {
-    /// As [`Shared`]'s.
-    root: Option<String>,
-    /// As [`Shared`]'s.
-    format: Option<String>,
-    /// As [`Shared`]'s.
-    limit: Option<u64>,
-    /// As [`Shared`]'s.
-    offset: Option<u64>,
-    /// As [`Shared`]'s.
-    path_prefix: Option<String>,
-    /// As [`Shared`]'s.
-    rev: Option<String>,
-}
-
-/// [`Shared`] as compare_versions takes it: without paging (it answers one symbol) and without
-/// `rev` (it names its two revisions).
-#[derive(Default, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct CompareShared {
-    /// As [`Shared`]'s.
-    root: Option<String>,
-    /// As [`Shared`]'s.
-    format: Option<String>,
-    /// As [`Shared`]'s.
-    path_prefix: Option<String>,
-    /// As [`Shared`]'s.
-    active_config: Option<String>,
-}
-
-impl From<CompareShared> for Shared {
-    fn from(c: CompareShared) -> Shared {
-        Shared {
-            root: c.root,
-            format: c.format,
-            path_prefix: c.path_prefix,
-            active_config: c.active_config,
-            ..Shared::default()
-        }
-    }
-}
-
-impl From<SearchShared> for Shared {
-    fn from(c: SearchShared) -> Shared {
-        Shared {
-            root: c.root,
-            format: c.format,
-            limit: c.limit,
-            offset: c.offset,
-            path_prefix: c.path_prefix,
-            active_config: None,
-            rev: c.rev,
-        }
-    }
-}
+const SEARCH: &[&str] = &["root", "format", "limit", "offset", "path_prefix", "rev"];
+/// compare_versions': no paging (it answers one symbol) and no `rev` (it names its two
+/// revisions).
+const COMPARE: &[&str] = &["root", "format", "path_prefix", "active_config"];
+/// Only the tree (update_index and the edits answer for it, in text).
+const ROOT: &[&str] = &["root"];
+/// The tree and the format (index_status).
+const ROOT_FORMAT: &[&str] = &["root", "format"];
 
 /// What a call to a tool may change, which its MCP annotations say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -273,6 +246,17 @@ pub struct Tool {
     pub cli_only: &'static [&'static str],
     /// Arguments (MCP properties, besides [`Shared`]'s) only MCP has.
     pub mcp_only: &'static [&'static str],
+    /// Its first argument is a symbol name: a `next:` hint naming it needs one.
+    pub takes_symbol: bool,
+    /// The page size a call over MCP gets when it names no `limit`: sized so that a typical
+    /// answer on the kernel stays under 2,000 tokens (kernel-bench's "Answer size over MCP"
+    /// measures them); 0: the query's own default ([`crate::query::DEFAULT_LIMIT`]).
+    pub agent_limit: u64,
+    /// The arguments of [`Shared`] it takes (its MCP schema lists those, the server refuses
+    /// the others); every argument type flattens all of [`Shared`].
+    pub shared: &'static [&'static str],
+    /// Where its command comes in `knav --help` (0: first; unused without a command).
+    pub help_at: u8,
     parts: Parts,
 }
 
@@ -308,19 +292,10 @@ impl Tool {
     }
 }
 
-/// The page size a call of `tool` over MCP gets when it names no `limit`: sized so that a
-/// typical answer on the kernel stays under 2,000 tokens (kernel-bench's "Answer size over MCP"
-/// measures them); 0: the query's own default ([`crate::query::DEFAULT_LIMIT`]).
+/// The page size a call of `tool` over MCP gets when it names no `limit`
+/// ([`Tool::agent_limit`]); 0 for no tool.
 pub fn agent_limit(tool: &str) -> u64 {
-    match tool {
-        "search_code" => 10,
-        "search_text" => 20,
-        "search_docs" => 10,
-        "search_symbols" | "search_files" => 30,
-        "find_references" | "find_callers" | "change_impact" => 40,
-        "list_file_symbols" => 50,
-        _ => 0,
-    }
+    by_name(tool).map_or(0, |t| t.agent_limit)
 }
 
 /// Bytes of source text (bodies) an answer over MCP shows at most, so that a long function
@@ -364,6 +339,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: true,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: true,
+        agent_limit: 0,
+        shared: ALL,
+        help_at: 3,
         parts: both::<DefArgs>(),
     },
     Tool {
@@ -377,6 +356,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: true,
+        agent_limit: 40,
+        shared: ALL,
+        help_at: 4,
         parts: both::<RefsArgs>(),
     },
     Tool {
@@ -390,6 +373,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: true,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: true,
+        agent_limit: 40,
+        shared: ALL,
+        help_at: 5,
         parts: both::<CallersArgs>(),
     },
     Tool {
@@ -403,6 +390,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: true,
+        agent_limit: 0,
+        shared: ALL,
+        help_at: 6,
         parts: both::<CalleesArgs>(),
     },
     Tool {
@@ -416,6 +407,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: true,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: true,
+        agent_limit: 0,
+        shared: ALL,
+        help_at: 7,
         parts: both::<BodyArgs>(),
     },
     Tool {
@@ -429,6 +424,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: false,
+        agent_limit: 0,
+        shared: ALL,
+        help_at: 8,
         parts: both::<ReachArgs>(),
     },
     Tool {
@@ -442,6 +441,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: false,
+        agent_limit: 50,
+        shared: ALL,
+        help_at: 9,
         parts: both::<FileArgs>(),
     },
     Tool {
@@ -456,6 +459,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: true,
+        agent_limit: 30,
+        shared: SEARCH,
+        help_at: 10,
         parts: both::<FindArgs>(),
     },
     Tool {
@@ -469,6 +476,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: false,
+        agent_limit: 30,
+        shared: SEARCH,
+        help_at: 11,
         parts: both::<FilesArgs>(),
     },
     Tool {
@@ -491,6 +502,10 @@ pub const TOOLS: &[Tool] = &[
             "line_number",
         ],
         mcp_only: &["output"],
+        takes_symbol: false,
+        agent_limit: 20,
+        shared: ALL,
+        help_at: 16,
         parts: both::<TextArgs>(),
     },
     Tool {
@@ -505,6 +520,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: false,
+        agent_limit: 10,
+        shared: SEARCH,
+        help_at: 18,
         parts: both::<CodeArgs>(),
     },
     Tool {
@@ -519,6 +538,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: false,
+        agent_limit: 10,
+        shared: SEARCH,
+        help_at: 17,
         parts: both::<DocsArgs>(),
     },
     Tool {
@@ -534,6 +557,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: true,
+        agent_limit: 40,
+        shared: ALL,
+        help_at: 12,
         parts: both::<ImpactArgs>(),
     },
     Tool {
@@ -550,6 +577,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: false,
+        agent_limit: 0,
+        shared: COMPARE,
+        help_at: 14,
         parts: both::<CompareArgs>(),
     },
     Tool {
@@ -566,6 +597,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: true,
+        agent_limit: 0,
+        shared: ALL,
+        help_at: 15,
         parts: both::<HistoryArgs>(),
     },
     Tool {
@@ -582,6 +617,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &["file"],
         mcp_only: &["diff", "range"],
+        takes_symbol: false,
+        agent_limit: 0,
+        shared: ALL,
+        help_at: 13,
         parts: both::<DiffArgs>(),
     },
     Tool {
@@ -595,6 +634,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &["verify", "history"],
         mcp_only: &[],
+        takes_symbol: false,
+        agent_limit: 0,
+        shared: ROOT,
+        help_at: 0,
         parts: both::<UpdateArgs>(),
     },
     Tool {
@@ -608,6 +651,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &["verbose"],
         mcp_only: &[],
+        takes_symbol: false,
+        agent_limit: 0,
+        shared: ROOT_FORMAT,
+        help_at: 1,
         parts: both::<StatusArgs>(),
     },
     Tool {
@@ -622,6 +669,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: false,
+        agent_limit: 0,
+        shared: ROOT,
+        help_at: 0,
         parts: mcp::<ReplaceArgs>(),
     },
     Tool {
@@ -635,6 +686,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        takes_symbol: false,
+        agent_limit: 0,
+        shared: ROOT,
+        help_at: 0,
         parts: mcp::<InsertArgs>(),
     },
 ];
