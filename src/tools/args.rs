@@ -218,13 +218,12 @@ impl McpArgs for RefsArgs {
 }
 impl CliArgs for RefsArgs {}
 
-/// find_callers (`knav callers`).
+/// Also the calls through members whose struct type is not known: an argument of
+/// find_callers, find_callees, change_impact and reachability (which says it its own way on
+/// the CLI).
 #[derive(clap::Args, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub(super) struct CallersArgs {
-    /// The function whose call sites to list.
-    #[schemars(description = "")]
-    symbol: String,
+pub(super) struct Uncertain {
     /// Also calls through members whose struct type is not known, matched by the member's
     /// name only (3 in 4 such guesses are wrong on the kernel); without it they are counted,
     /// not listed.
@@ -232,51 +231,69 @@ pub(super) struct CallersArgs {
     #[serde(default, skip_serializing)]
     #[schemars(with = "Option<bool>", description = "also guesses by member name")]
     include_uncertain: bool,
-    #[serde(flatten)]
-    #[arg(skip)]
-    shared: Shared,
 }
 
-impl McpArgs for CallersArgs {
-    fn order(self) -> Result<(Order, Shared), String> {
-        let ask = Ask::Callers {
-            symbol: self.symbol,
-            include_uncertain: self.include_uncertain,
-        };
-        Ok((Order::Ask(ask), self.shared))
+/// Which calls of a function [`CallsArgs`] asks for.
+pub(super) trait Calls {
+    /// The CLI help of the function's name.
+    const SYMBOL: &'static str;
+    /// The question.
+    fn ask(symbol: String, include_uncertain: bool) -> Ask;
+}
+
+/// find_callers: the call sites of a function.
+pub(super) struct Callers;
+
+impl Calls for Callers {
+    const SYMBOL: &'static str = "The function whose call sites to list";
+    fn ask(symbol: String, include_uncertain: bool) -> Ask {
+        Ask::Callers {
+            symbol,
+            include_uncertain,
+        }
     }
 }
-impl CliArgs for CallersArgs {}
 
-/// find_callees (`knav callees`).
+/// find_callees: what a function calls.
+pub(super) struct Callees;
+
+impl Calls for Callees {
+    const SYMBOL: &'static str = "The function whose body to read";
+    fn ask(symbol: String, include_uncertain: bool) -> Ask {
+        Ask::Callees {
+            symbol,
+            include_uncertain,
+        }
+    }
+}
+
+/// find_callers (`knav callers`) and find_callees (`knav callees`).
 #[derive(clap::Args, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub(super) struct CalleesArgs {
-    /// The function whose body to read.
+#[schemars(crate = "rmcp::schemars", rename = "CallsArgs", bound = "")]
+#[serde(bound = "")]
+pub(super) struct CallsArgs<C: Calls> {
+    #[arg(help = C::SYMBOL)]
     #[schemars(description = "")]
     symbol: String,
-    /// Also calls through members whose struct type is not known, matched by the member's
-    /// name only (3 in 4 such guesses are wrong on the kernel); without it they are counted,
-    /// not listed.
-    #[arg(long)]
-    #[serde(default, skip_serializing)]
-    #[schemars(with = "Option<bool>", description = "also guesses by member name")]
-    include_uncertain: bool,
+    #[serde(flatten)]
+    #[command(flatten)]
+    uncertain: Uncertain,
     #[serde(flatten)]
     #[arg(skip)]
     shared: Shared,
+    #[serde(skip)]
+    #[arg(skip)]
+    #[schemars(skip)]
+    calls: std::marker::PhantomData<C>,
 }
 
-impl McpArgs for CalleesArgs {
+impl<C: Calls> McpArgs for CallsArgs<C> {
     fn order(self) -> Result<(Order, Shared), String> {
-        let ask = Ask::Callees {
-            symbol: self.symbol,
-            include_uncertain: self.include_uncertain,
-        };
+        let ask = C::ask(self.symbol, self.uncertain.include_uncertain);
         Ok((Order::Ask(ask), self.shared))
     }
 }
-impl CliArgs for CalleesArgs {}
+impl<C: Calls> CliArgs for CallsArgs<C> {}
 
 /// get_symbol_body (`knav body`).
 #[derive(clap::Args, Deserialize, JsonSchema)]
@@ -309,6 +326,7 @@ impl CliArgs for BodyArgs {}
 /// reachability (`knav reach`).
 #[derive(clap::Args, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
+#[command(mut_arg("include_uncertain", |a| a.help(REACH_UNCERTAIN)))]
 pub(super) struct ReachArgs {
     /// The function to start from.
     #[arg(value_name = "FROM")]
@@ -323,12 +341,9 @@ pub(super) struct ReachArgs {
     #[serde(default = "max_depth", skip_serializing, deserialize_with = "clamped")]
     #[schemars(with = "Option<u64>", description = "1-12, default 8")]
     max_depth: u32,
-    /// Also follow calls through members whose struct type is not known (matched by the
-    /// member's name only).
-    #[arg(long)]
-    #[serde(default, skip_serializing)]
-    #[schemars(with = "Option<bool>", description = "also guesses by member name")]
-    include_uncertain: bool,
+    #[serde(flatten)]
+    #[command(flatten)]
+    uncertain: Uncertain,
     #[serde(flatten)]
     #[arg(skip)]
     shared: Shared,
@@ -340,12 +355,16 @@ impl McpArgs for ReachArgs {
             from: self.from_symbol,
             to: self.to_symbol,
             max_depth: self.max_depth,
-            include_uncertain: self.include_uncertain,
+            include_uncertain: self.uncertain.include_uncertain,
         };
         Ok((Order::Ask(ask), self.shared))
     }
 }
 impl CliArgs for ReachArgs {}
+
+/// reachability's CLI help of [`Uncertain`].
+const REACH_UNCERTAIN: &str = "Also follow calls through members whose struct type is not \
+                               known (matched by the member's name only)";
 
 /// Where list_file_symbols starts its pages.
 #[derive(Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -659,13 +678,9 @@ pub(super) struct ImpactArgs {
     )]
     #[schemars(with = "Option<u64>", description = "0-10, default 2")]
     depth: u32,
-    /// Also calls through members whose struct type is not known, matched by the member's
-    /// name only (3 in 4 such guesses are wrong on the kernel); without it they are counted,
-    /// not listed.
-    #[arg(long)]
-    #[serde(default, skip_serializing)]
-    #[schemars(with = "Option<bool>", description = "also guesses by member name")]
-    include_uncertain: bool,
+    #[serde(flatten)]
+    #[command(flatten)]
+    uncertain: Uncertain,
     #[serde(flatten)]
     #[arg(skip)]
     shared: Shared,
@@ -676,7 +691,7 @@ impl McpArgs for ImpactArgs {
         let ask = Ask::Impact {
             symbol: self.symbol,
             depth: self.depth,
-            include_uncertain: self.include_uncertain,
+            include_uncertain: self.uncertain.include_uncertain,
         };
         Ok((Order::Ask(ask), self.shared))
     }

@@ -377,7 +377,7 @@ pub const TOOLS: &[Tool] = &[
         agent_limit: 40,
         shared: ALL,
         help_at: 5,
-        parts: both::<CallersArgs>(),
+        parts: both::<CallsArgs<Callers>>(),
     },
     Tool {
         name: "find_callees",
@@ -394,7 +394,7 @@ pub const TOOLS: &[Tool] = &[
         agent_limit: 0,
         shared: ALL,
         help_at: 6,
-        parts: both::<CalleesArgs>(),
+        parts: both::<CallsArgs<Callees>>(),
     },
     Tool {
         name: "get_symbol_body",
