@@ -377,78 +377,139 @@ fn run(
     let below = ran_in.strip_prefix(&root).unwrap_or(Path::new(""));
     let placed = plain.map(|p| p.placed(&root, below));
     let plain = placed.as_ref();
-    if let Order::Compare { symbol, a, b } = &order {
-        return compare(common, &root, symbol, a, b.as_deref());
+    let mut front = CliRun {
+        common,
+        tool,
+        root,
+        plain,
+        trace,
+    };
+    order.carry_out(&mut front)
+}
+
+/// One command's order carried out for the tree at `root` ([`Order::carry_out`]).
+struct CliRun<'a> {
+    common: &'a Common,
+    tool: &'static str,
+    root: PathBuf,
+    /// rg's plain output of `knav grep`, placed for the tree.
+    plain: Option<&'a Plain>,
+    trace: &'a mut crate::index::Trace,
+}
+
+impl CliRun<'_> {
+    /// The envelope `answer` gives for the tree, or at `--rev` `rev` for that revision's
+    /// files and index (read through descriptors opened one name at a time after the
+    /// revision's check, held until the answer is made), the answer naming it.
+    fn at(
+        &mut self,
+        rev: Option<String>,
+        answer: impl FnOnce(&Common, &Path, &mut crate::index::Trace) -> Envelope,
+    ) -> Ran {
+        let (common, tool, root, plain) = (self.common, self.tool, &self.root, self.plain);
+        let Some(rev) = &rev else {
+            let env = answer(common, root, self.trace);
+            return (Plain::written(plain, env, root), None);
+        };
+        let root_s = root.display().to_string();
+        let (r, name) = match revision(common, root, rev) {
+            Ok(r) => r,
+            Err((e, code)) => return (Envelope::error(tool, &root_s, e), code),
+        };
+        self.trace.mark("revision");
+        // Its directories swapped for links since are not read.
+        let held = match crate::index::indexdir::RevisionDirs::open(&r.dir) {
+            Ok(h) => h,
+            Err(e) => return (Envelope::error(tool, &root_s, e.to_string()), None),
+        };
+        let mut at = common.clone();
+        at.index_dir = Some(held.index.via().to_path_buf());
+        let env = answer(&at, held.tree.via(), self.trace);
+        let mut env = Plain::written(plain, env, held.tree.via());
+        shown_in(&mut env);
+        env.root = root_s;
+        env.rev = Some(name);
+        crate::index::git::note_environment(&mut env.warning);
+        (env, None)
     }
-    if let Order::History { symbol, file } = &order {
+}
+
+impl crate::tools::CarryOut for CliRun<'_> {
+    type Out = Ran;
+
+    fn ask(&mut self, ask: crate::request::Ask) -> Ran {
+        let tool = self.tool;
+        self.at(self.common.rev.clone(), |common, root, trace| {
+            ask_in(common, tool, ask, root, trace)
+        })
+    }
+
+    fn update(&mut self, full: bool, verify: bool, history: bool) -> Ran {
+        if history {
+            return (history_update(self.common, self.tool, &self.root), None);
+        }
+        self.at(self.common.rev.clone(), |common, root, _| {
+            index(common, root, full, verify)
+        })
+    }
+
+    fn history(&mut self, symbol: String, file: Option<String>) -> Ran {
+        let (common, root) = (self.common, &self.root);
         let page = Page {
             limit: common.limit,
             offset: common.offset,
             ..Page::default()
         };
-        let dir = index_dir(&root, common.index_dir.as_deref());
+        let dir = index_dir(root, common.index_dir.as_deref());
         let env = crate::history::answer(
-            &root,
+            root,
             &dir,
-            symbol,
+            &symbol,
             file.as_deref(),
             common.rev.as_deref(),
             &page,
             true,
             &mut Progress::stderr(),
         );
-        return (env, None);
+        (env, None)
     }
-    if let Order::Update { history: true, .. } = &order {
-        return (history_update(common, tool, &root), None);
+
+    fn status(&mut self, verbose: bool) -> Ran {
+        (status(self.common, &self.root, verbose), None)
     }
-    let (mut order, mut rev) = (order, common.rev.clone());
-    if let Order::ReviewRange { a, b } = &order {
-        let root_s = root.display().to_string();
-        if rev.is_some() {
+
+    fn edit(&mut self, _: crate::edit::Edit) -> Ran {
+        let tool = self.tool;
+        self.at(self.common.rev.clone(), |_, root, _| {
+            let root_s = root.display().to_string();
+            Envelope::error(tool, &root_s, "an edit is MCP only")
+        })
+    }
+
+    fn review_range(&mut self, a: String, b: String) -> Ran {
+        let root_s = self.root.display().to_string();
+        if self.common.rev.is_some() {
             let e = "a range names its revisions (REV_A..REV_B); drop --rev";
-            return (Envelope::error(tool, &root_s, e), Some(2));
+            return (Envelope::error(self.tool, &root_s, e), Some(2));
         }
-        match crate::index::git::range_diff(&root, a, b, crate::diff::MAX_DIFF_BYTES) {
+        match crate::index::git::range_diff(&self.root, &a, &b, crate::diff::MAX_DIFF_BYTES) {
             Ok(diff) => {
-                rev = Some(b.clone());
-                order = Order::Ask(crate::request::Ask::Review { diff });
+                let (ask, tool) = (crate::request::Ask::Review { diff }, self.tool);
+                self.at(Some(b), |common, root, trace| {
+                    ask_in(common, tool, ask, root, trace)
+                })
             }
             Err(e) => {
                 let code =
                     matches!(e, crate::index::git::GitError::UnknownRevision { .. }).then_some(2);
-                return (Envelope::error(tool, &root_s, e.to_string()), code);
+                (Envelope::error(self.tool, &root_s, e.to_string()), code)
             }
         }
     }
-    let Some(rev) = &rev else {
-        let env = run_in(common, tool, order, &root, trace);
-        return (Plain::written(plain, env, &root), None);
-    };
-    let root_s = root.display().to_string();
-    if matches!(order, Order::Status { .. }) {
-        return (run_in(common, tool, order, &root, trace), None);
+
+    fn compare(&mut self, symbol: String, a: String, b: Option<String>) -> Ran {
+        compare(self.common, &self.root, &symbol, &a, b.as_deref())
     }
-    let (r, name) = match revision(common, &root, rev) {
-        Ok(r) => r,
-        Err((e, code)) => return (Envelope::error(tool, &root_s, e), code),
-    };
-    trace.mark("revision");
-    // Read through descriptors opened one name at a time after the revision's check, held
-    // until the answer is made: its directories swapped for links since are not read.
-    let held = match crate::index::indexdir::RevisionDirs::open(&r.dir) {
-        Ok(h) => h,
-        Err(e) => return (Envelope::error(tool, &root_s, e.to_string()), None),
-    };
-    let mut at = common.clone();
-    at.index_dir = Some(held.index.via().to_path_buf());
-    let env = run_in(&at, tool, order, held.tree.via(), trace);
-    let mut env = Plain::written(plain, env, held.tree.via());
-    shown_in(&mut env);
-    env.root = root_s;
-    env.rev = Some(name);
-    crate::index::git::note_environment(&mut env.warning);
-    (env, None)
 }
 
 /// `knav index --history`: the history index brought up to date, its figures in the message.
@@ -587,44 +648,38 @@ fn compare(common: &Common, root: &Path, symbol: &str, a: &str, b: Option<&str>)
     (env, None)
 }
 
-/// Runs `order` of tool `tool` for the tree at `root`.
-fn run_in(
+/// index_status for the tree at `root` (`verbose`: every kernel macro family).
+fn status(common: &Common, root: &Path, verbose: bool) -> Envelope {
+    let dir = crate::index::store::existing_index_dir(root, common.index_dir.as_deref());
+    let mut env = crate::status::index_status(root, &dir, None);
+    let mut generation = None;
+    if let Some(crate::envelope::Results::Status(s)) = &mut env.results {
+        s.verbose = verbose;
+        generation = s.indexed.then_some(s.generation);
+    }
+    // What changed since the index was built: the watcher's word when it saw nothing, else a
+    // scan (at a revision nothing changes).
+    if let (Some(g), None) = (generation, &common.rev) {
+        let clean = crate::watchd::Client::of(root, &dir)
+            .is_some_and(|c| c.check(g) == crate::watchd::Said::Clean);
+        crate::status::add_changes(&mut env, root, &dir, clean);
+    }
+    if let Some(why) = crate::watchd::unavailable() {
+        env.warn(why);
+    }
+    env
+}
+
+/// Answers `ask` of tool `tool` for the tree at `root`.
+fn ask_in(
     common: &Common,
     tool: &'static str,
-    order: Order,
+    ask: crate::request::Ask,
     root: &Path,
     trace: &mut crate::index::Trace,
 ) -> Envelope {
     let root = root.to_path_buf();
     let root_s = root.display().to_string();
-    let ask = match order {
-        Order::Ask(ask) => ask,
-        Order::Status { verbose } => {
-            let dir = crate::index::store::existing_index_dir(&root, common.index_dir.as_deref());
-            let mut env = crate::status::index_status(&root, &dir, None);
-            let mut generation = None;
-            if let Some(crate::envelope::Results::Status(s)) = &mut env.results {
-                s.verbose = verbose;
-                generation = s.indexed.then_some(s.generation);
-            }
-            // What changed since the index was built: the watcher's word when it saw nothing,
-            // else a scan (at a revision nothing changes).
-            if let (Some(g), None) = (generation, &common.rev) {
-                let clean = crate::watchd::Client::of(&root, &dir)
-                    .is_some_and(|c| c.check(g) == crate::watchd::Said::Clean);
-                crate::status::add_changes(&mut env, &root, &dir, clean);
-            }
-            if let Some(why) = crate::watchd::unavailable() {
-                env.warn(why);
-            }
-            return env;
-        }
-        Order::Update { full, verify, .. } => return index(common, &root, full, verify),
-        Order::Edit(_) => return Envelope::error(tool, &root_s, "an edit is MCP only"),
-        Order::Compare { .. } | Order::ReviewRange { .. } | Order::History { .. } => {
-            return Envelope::error(tool, &root_s, "answered apart")
-        }
-    };
     trace.mark("resolve root");
     let (snap, built) = match opened_or_built(&root, common.index_dir.as_deref()) {
         Ok(s) => s,

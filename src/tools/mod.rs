@@ -84,6 +84,46 @@ pub enum Order {
     },
 }
 
+impl Order {
+    /// Carries this order out by `front`: the one dispatch over orders, which the CLI and the
+    /// MCP server both call (an order added is one each front end must carry out).
+    pub fn carry_out<F: CarryOut>(self, front: &mut F) -> F::Out {
+        match self {
+            Order::Ask(ask) => front.ask(ask),
+            Order::Update {
+                full,
+                verify,
+                history,
+            } => front.update(full, verify, history),
+            Order::History { symbol, file } => front.history(symbol, file),
+            Order::Status { verbose } => front.status(verbose),
+            Order::Edit(edit) => front.edit(edit),
+            Order::ReviewRange { a, b } => front.review_range(a, b),
+            Order::Compare { symbol, a, b } => front.compare(symbol, a, b),
+        }
+    }
+}
+
+/// How a front end carries out each kind of [`Order`] ([`Order::carry_out`]).
+pub trait CarryOut {
+    /// What carrying an order out gives.
+    type Out;
+    /// A question for the index.
+    fn ask(&mut self, ask: Ask) -> Self::Out;
+    /// update_index (or, on the CLI, its `--verify` or `--history`).
+    fn update(&mut self, full: bool, verify: bool, history: bool) -> Self::Out;
+    /// symbol_history.
+    fn history(&mut self, symbol: String, file: Option<String>) -> Self::Out;
+    /// index_status.
+    fn status(&mut self, verbose: bool) -> Self::Out;
+    /// replace_symbol or insert_symbol.
+    fn edit(&mut self, edit: crate::edit::Edit) -> Self::Out;
+    /// review_diff of the commit range `a..b`, reviewed at `b`.
+    fn review_range(&mut self, a: String, b: String) -> Self::Out;
+    /// compare_versions.
+    fn compare(&mut self, symbol: String, a: String, b: Option<String>) -> Self::Out;
+}
+
 /// The arguments every retrieval tool takes over MCP; on the CLI they are the global flags
 /// (`crate::cli`), so a tool's argument type skips them there. Over MCP they are described once,
 /// in the server's instructions ([`SHARED_ARGS`]), not in each tool's schema.
