@@ -171,16 +171,16 @@ pub const SHARED_ARGS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Every shared argument: the retrieval tools take them all.
-const ALL: &[&str] = &[
-    "root",
-    "format",
-    "limit",
-    "offset",
-    "path_prefix",
-    "active_config",
-    "rev",
-];
+/// Every shared argument, as [`SHARED_ARGS`] names them: the retrieval tools take them all.
+const ALL: &[&str] = &{
+    let mut names = [""; SHARED_ARGS.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = SHARED_ARGS[i].0;
+        i += 1;
+    }
+    names
+};
 /// The search tools' shared arguments: no `active_config` (a search does not filter by
 /// configuration).
 const SEARCH: &[&str] = &["root", "format", "limit", "offset", "path_prefix", "rev"];
@@ -832,6 +832,16 @@ mod tests {
             assert_eq!(order, mcp(name, args.clone()), "{argv:?}");
             if let Order::Ask(ask) = &order {
                 assert_eq!(ask.tool(), *name, "{argv:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_tool_takes_shared_arguments_that_exist() {
+        assert_eq!(ALL.len(), 7);
+        for t in TOOLS {
+            for name in t.shared {
+                assert!(ALL.contains(name), "{}: no shared argument {name}", t.name);
             }
         }
     }
