@@ -192,6 +192,23 @@ const ROOT: &[&str] = &["root"];
 /// The tree and the format (index_status).
 const ROOT_FORMAT: &[&str] = &["root", "format"];
 
+/// What a `next:` hint naming a tool's command on the CLI gives it as its argument
+/// (`crate::cliwords`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hint {
+    /// Nothing: the command alone (`knav grep`, `knav status`).
+    Bare,
+    /// A symbol name: the answer's subject, the name asked, a hit's function; without one no
+    /// hint (`knav body` alone is a usage error).
+    Symbol,
+    /// A chain from that name to a target only the user knows (`knav reach NAME TARGET`).
+    Chain,
+    /// The answer's first file.
+    FirstFile,
+    /// The base name of the file asked for (that is not there: where it is).
+    FileName,
+}
+
 /// What a call to a tool may change, which its MCP annotations say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Effect {
@@ -286,8 +303,8 @@ pub struct Tool {
     pub cli_only: &'static [&'static str],
     /// Arguments (MCP properties, besides [`Shared`]'s) only MCP has.
     pub mcp_only: &'static [&'static str],
-    /// Its first argument is a symbol name: a `next:` hint naming it needs one.
-    pub takes_symbol: bool,
+    /// What a `next:` hint naming its command on the CLI gives it as its argument.
+    pub hint: Hint,
     /// The page size a call over MCP gets when it names no `limit`: sized so that a typical
     /// answer on the kernel stays under 2,000 tokens (kernel-bench's "Answer size over MCP"
     /// measures them); 0: the query's own default ([`crate::query::DEFAULT_LIMIT`]).
@@ -379,7 +396,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: true,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: true,
+        hint: Hint::Symbol,
         agent_limit: 0,
         shared: ALL,
         help_at: 3,
@@ -396,7 +413,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: true,
+        hint: Hint::Symbol,
         agent_limit: 40,
         shared: ALL,
         help_at: 4,
@@ -413,7 +430,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: true,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: true,
+        hint: Hint::Symbol,
         agent_limit: 40,
         shared: ALL,
         help_at: 5,
@@ -430,7 +447,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: true,
+        hint: Hint::Symbol,
         agent_limit: 0,
         shared: ALL,
         help_at: 6,
@@ -447,7 +464,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: true,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: true,
+        hint: Hint::Symbol,
         agent_limit: 0,
         shared: ALL,
         help_at: 7,
@@ -464,7 +481,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: false,
+        hint: Hint::Chain,
         agent_limit: 0,
         shared: ALL,
         help_at: 8,
@@ -481,7 +498,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: false,
+        hint: Hint::FirstFile,
         agent_limit: 50,
         shared: ALL,
         help_at: 9,
@@ -499,7 +516,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: true,
+        hint: Hint::Symbol,
         agent_limit: 30,
         shared: SEARCH,
         help_at: 10,
@@ -516,7 +533,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: false,
+        hint: Hint::FileName,
         agent_limit: 30,
         shared: SEARCH,
         help_at: 11,
@@ -542,7 +559,7 @@ pub const TOOLS: &[Tool] = &[
             "line_number",
         ],
         mcp_only: &["output"],
-        takes_symbol: false,
+        hint: Hint::Bare,
         agent_limit: 20,
         shared: ALL,
         help_at: 16,
@@ -560,7 +577,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: false,
+        hint: Hint::Bare,
         agent_limit: 10,
         shared: SEARCH,
         help_at: 18,
@@ -578,7 +595,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: false,
+        hint: Hint::Bare,
         agent_limit: 10,
         shared: SEARCH,
         help_at: 17,
@@ -597,7 +614,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: true,
+        hint: Hint::Symbol,
         agent_limit: 40,
         shared: ALL,
         help_at: 12,
@@ -617,7 +634,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: false,
+        hint: Hint::Bare,
         agent_limit: 0,
         shared: COMPARE,
         help_at: 14,
@@ -637,7 +654,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: true,
+        hint: Hint::Symbol,
         agent_limit: 0,
         shared: ALL,
         help_at: 15,
@@ -657,7 +674,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &["file"],
         mcp_only: &["diff", "range"],
-        takes_symbol: false,
+        hint: Hint::Bare,
         agent_limit: 0,
         shared: ALL,
         help_at: 13,
@@ -674,7 +691,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &["verify", "history"],
         mcp_only: &[],
-        takes_symbol: false,
+        hint: Hint::Bare,
         agent_limit: 0,
         shared: ROOT,
         help_at: 0,
@@ -691,7 +708,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &["verbose"],
         mcp_only: &[],
-        takes_symbol: false,
+        hint: Hint::Bare,
         agent_limit: 0,
         shared: ROOT_FORMAT,
         help_at: 1,
@@ -709,7 +726,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: false,
+        hint: Hint::Bare,
         agent_limit: 0,
         shared: ROOT,
         help_at: 0,
@@ -726,7 +743,7 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        takes_symbol: false,
+        hint: Hint::Bare,
         agent_limit: 0,
         shared: ROOT,
         help_at: 0,
