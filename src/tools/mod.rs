@@ -854,6 +854,17 @@ mod tests {
     }
 
     #[test]
+    fn a_questions_tool_is_its_entrys_name() {
+        // Each query module names its tool (`TOOL`, read by `Ask::tool`); the entry must
+        // say the same name. The other questions are checked with both front ends above.
+        let diff = "--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-a\n+b\n";
+        let Order::Ask(ask) = mcp("review_diff", json!({ "diff": diff })) else {
+            panic!("review_diff of a diff is a question")
+        };
+        assert_eq!(ask.tool(), "review_diff");
+    }
+
+    #[test]
     fn every_tool_takes_shared_arguments_that_exist() {
         assert_eq!(ALL.len(), 7);
         for t in TOOLS {
