@@ -100,12 +100,16 @@ const CACHE_ABOUT: &str = "The fact store builds share (size, entries, the last 
 const SERVE_ABOUT: &str = "Serve the tools over MCP on stdio. With --root, indexes are built and \
                            kept fresh; without it, the server answers from existing indexes only";
 
-/// The commands in the order `knav --help` lists them: `serve`, and the CLI commands of
-/// [`crate::tools::TOOLS`], each with the arguments its tool defines.
-const COMMANDS: &[&str] = &[
-    "index", "status", "serve", "def", "refs", "callers", "callees", "body", "reach", "symbols",
-    "find", "files", "impact", "diff", "compare", "history", "grep", "docs", "search", "cache",
-];
+/// Where `serve` and `cache`, the commands that are no tool, come in `knav --help` (the tools'
+/// commands come where [`crate::tools::Tool::help_at`] says).
+const NOT_TOOLS: &[(&str, u8)] = &[("serve", 2), ("cache", 19)];
+
+/// The commands in the order `knav --help` lists them: `serve`, `cache`, and the CLI commands
+/// of [`crate::tools::TOOLS`], each with the arguments its tool defines.
+fn commands() -> &'static [&'static str] {
+    static ALL: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| crate::tools::commands(NOT_TOOLS))
+}
 
 /// A command: `serve`, or a tool with its arguments as parsed.
 enum Command {
@@ -138,29 +142,29 @@ impl clap::FromArgMatches for Command {
 /// or an unknown command, which need them all.
 static ONLY: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
 
-/// The global flags that take a value (`--root DIR`), so a first look can step over them.
-const GLOBAL_VALUES: &[&str] = &[
-    "root",
-    "index-dir",
-    "format",
-    "limit",
-    "offset",
-    "path-prefix",
-    "active-config",
-    "rev",
-];
+/// The global flags that take a value (`--root DIR`), so a first look can step over them: read
+/// from [`Common`]'s own declaration.
+fn global_values() -> Vec<String> {
+    Common::augment_args(clap::Command::new("knav"))
+        .get_arguments()
+        .filter(|a| a.get_action().takes_values())
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect()
+}
 
 /// The command `args` (without the program's name) name before anything else, at a first
 /// look: None for help, a version, `--`, or a word that is no command.
 fn command_in(args: impl IntoIterator<Item = OsString>) -> Option<&'static str> {
     let mut args = args.into_iter();
+    let mut valued = None;
     while let Some(a) = args.next() {
         let a = a.to_str()?;
         if let Some(flag) = a.strip_prefix("--") {
             if flag.is_empty() || flag == "help" || flag == "version" {
                 return None;
             }
-            if !flag.contains('=') && GLOBAL_VALUES.contains(&flag) {
+            let valued = valued.get_or_insert_with(global_values);
+            if !flag.contains('=') && valued.iter().any(|v| v == flag) {
                 args.next();
             }
             continue;
@@ -168,7 +172,7 @@ fn command_in(args: impl IntoIterator<Item = OsString>) -> Option<&'static str> 
         if a.starts_with('-') {
             return None;
         }
-        return COMMANDS.iter().find(|c| **c == a).copied();
+        return commands().iter().find(|c| **c == a).copied();
     }
     None
 }
@@ -176,7 +180,7 @@ fn command_in(args: impl IntoIterator<Item = OsString>) -> Option<&'static str> 
 impl Subcommand for Command {
     fn augment_subcommands(mut cmd: clap::Command) -> clap::Command {
         let only = ONLY.get();
-        for name in COMMANDS.iter().filter(|n| only.is_none_or(|o| o == *n)) {
+        for name in commands().iter().filter(|n| only.is_none_or(|o| o == *n)) {
             let sub = match crate::tools::by_command(name).and_then(Tool::cli_command) {
                 Some(sub) => sub,
                 None if *name == "cache" => CacheArgs::augment_args(clap::Command::new("cache"))
@@ -196,7 +200,7 @@ impl Subcommand for Command {
     }
 
     fn has_subcommand(name: &str) -> bool {
-        COMMANDS.contains(&name)
+        commands().contains(&name)
     }
 }
 
@@ -373,78 +377,139 @@ fn run(
     let below = ran_in.strip_prefix(&root).unwrap_or(Path::new(""));
     let placed = plain.map(|p| p.placed(&root, below));
     let plain = placed.as_ref();
-    if let Order::Compare { symbol, a, b } = &order {
-        return compare(common, &root, symbol, a, b.as_deref());
+    let mut front = CliRun {
+        common,
+        tool,
+        root,
+        plain,
+        trace,
+    };
+    order.carry_out(&mut front)
+}
+
+/// One command's order carried out for the tree at `root` ([`Order::carry_out`]).
+struct CliRun<'a> {
+    common: &'a Common,
+    tool: &'static str,
+    root: PathBuf,
+    /// rg's plain output of `knav grep`, placed for the tree.
+    plain: Option<&'a Plain>,
+    trace: &'a mut crate::index::Trace,
+}
+
+impl CliRun<'_> {
+    /// The envelope `answer` gives for the tree, or at `--rev` `rev` for that revision's
+    /// files and index (read through descriptors opened one name at a time after the
+    /// revision's check, held until the answer is made), the answer naming it.
+    fn at(
+        &mut self,
+        rev: Option<String>,
+        answer: impl FnOnce(&Common, &Path, &mut crate::index::Trace) -> Envelope,
+    ) -> Ran {
+        let (common, tool, root, plain) = (self.common, self.tool, &self.root, self.plain);
+        let Some(rev) = &rev else {
+            let env = answer(common, root, self.trace);
+            return (Plain::written(plain, env, root), None);
+        };
+        let root_s = root.display().to_string();
+        let (r, name) = match revision(common, root, rev) {
+            Ok(r) => r,
+            Err((e, code)) => return (Envelope::error(tool, &root_s, e), code),
+        };
+        self.trace.mark("revision");
+        // Its directories swapped for links since are not read.
+        let held = match crate::index::indexdir::RevisionDirs::open(&r.dir) {
+            Ok(h) => h,
+            Err(e) => return (Envelope::error(tool, &root_s, e.to_string()), None),
+        };
+        let mut at = common.clone();
+        at.index_dir = Some(held.index.via().to_path_buf());
+        let env = answer(&at, held.tree.via(), self.trace);
+        let mut env = Plain::written(plain, env, held.tree.via());
+        shown_in(&mut env);
+        env.root = root_s;
+        env.rev = Some(name);
+        crate::index::git::note_environment(&mut env.warning);
+        (env, None)
     }
-    if let Order::History { symbol, file } = &order {
+}
+
+impl crate::tools::CarryOut for CliRun<'_> {
+    type Out = Ran;
+
+    fn ask(&mut self, ask: crate::request::Ask) -> Ran {
+        let tool = self.tool;
+        self.at(self.common.rev.clone(), |common, root, trace| {
+            ask_in(common, tool, ask, root, trace)
+        })
+    }
+
+    fn update(&mut self, full: bool, verify: bool, history: bool) -> Ran {
+        if history {
+            return (history_update(self.common, self.tool, &self.root), None);
+        }
+        self.at(self.common.rev.clone(), |common, root, _| {
+            index(common, root, full, verify)
+        })
+    }
+
+    fn history(&mut self, symbol: String, file: Option<String>) -> Ran {
+        let (common, root) = (self.common, &self.root);
         let page = Page {
             limit: common.limit,
             offset: common.offset,
             ..Page::default()
         };
-        let dir = index_dir(&root, common.index_dir.as_deref());
+        let dir = index_dir(root, common.index_dir.as_deref());
         let env = crate::history::answer(
-            &root,
+            root,
             &dir,
-            symbol,
+            &symbol,
             file.as_deref(),
             common.rev.as_deref(),
             &page,
             true,
             &mut Progress::stderr(),
         );
-        return (env, None);
+        (env, None)
     }
-    if let Order::Update { history: true, .. } = &order {
-        return (history_update(common, tool, &root), None);
+
+    fn status(&mut self, verbose: bool) -> Ran {
+        (status(self.common, &self.root, verbose), None)
     }
-    let (mut order, mut rev) = (order, common.rev.clone());
-    if let Order::ReviewRange { a, b } = &order {
-        let root_s = root.display().to_string();
-        if rev.is_some() {
+
+    fn edit(&mut self, _: crate::edit::Edit) -> Ran {
+        let tool = self.tool;
+        self.at(self.common.rev.clone(), |_, root, _| {
+            let root_s = root.display().to_string();
+            Envelope::error(tool, &root_s, "an edit is MCP only")
+        })
+    }
+
+    fn review_range(&mut self, a: String, b: String) -> Ran {
+        let root_s = self.root.display().to_string();
+        if self.common.rev.is_some() {
             let e = "a range names its revisions (REV_A..REV_B); drop --rev";
-            return (Envelope::error(tool, &root_s, e), Some(2));
+            return (Envelope::error(self.tool, &root_s, e), Some(2));
         }
-        match crate::index::git::range_diff(&root, a, b, crate::diff::MAX_DIFF_BYTES) {
+        match crate::index::git::range_diff(&self.root, &a, &b, crate::diff::MAX_DIFF_BYTES) {
             Ok(diff) => {
-                rev = Some(b.clone());
-                order = Order::Ask(crate::request::Ask::Review { diff });
+                let (ask, tool) = (crate::request::Ask::Review { diff }, self.tool);
+                self.at(Some(b), |common, root, trace| {
+                    ask_in(common, tool, ask, root, trace)
+                })
             }
             Err(e) => {
                 let code =
                     matches!(e, crate::index::git::GitError::UnknownRevision { .. }).then_some(2);
-                return (Envelope::error(tool, &root_s, e.to_string()), code);
+                (Envelope::error(self.tool, &root_s, e.to_string()), code)
             }
         }
     }
-    let Some(rev) = &rev else {
-        let env = run_in(common, tool, order, &root, trace);
-        return (Plain::written(plain, env, &root), None);
-    };
-    let root_s = root.display().to_string();
-    if matches!(order, Order::Status { .. }) {
-        return (run_in(common, tool, order, &root, trace), None);
+
+    fn compare(&mut self, symbol: String, a: String, b: Option<String>) -> Ran {
+        compare(self.common, &self.root, &symbol, &a, b.as_deref())
     }
-    let (r, name) = match revision(common, &root, rev) {
-        Ok(r) => r,
-        Err((e, code)) => return (Envelope::error(tool, &root_s, e), code),
-    };
-    trace.mark("revision");
-    // Read through descriptors opened one name at a time after the revision's check, held
-    // until the answer is made: its directories swapped for links since are not read.
-    let held = match crate::index::indexdir::RevisionDirs::open(&r.dir) {
-        Ok(h) => h,
-        Err(e) => return (Envelope::error(tool, &root_s, e.to_string()), None),
-    };
-    let mut at = common.clone();
-    at.index_dir = Some(held.index.via().to_path_buf());
-    let env = run_in(&at, tool, order, held.tree.via(), trace);
-    let mut env = Plain::written(plain, env, held.tree.via());
-    shown_in(&mut env);
-    env.root = root_s;
-    env.rev = Some(name);
-    crate::index::git::note_environment(&mut env.warning);
-    (env, None)
 }
 
 /// `knav index --history`: the history index brought up to date, its figures in the message.
@@ -583,44 +648,38 @@ fn compare(common: &Common, root: &Path, symbol: &str, a: &str, b: Option<&str>)
     (env, None)
 }
 
-/// Runs `order` of tool `tool` for the tree at `root`.
-fn run_in(
+/// index_status for the tree at `root` (`verbose`: every kernel macro family).
+fn status(common: &Common, root: &Path, verbose: bool) -> Envelope {
+    let dir = crate::index::store::existing_index_dir(root, common.index_dir.as_deref());
+    let mut env = crate::status::index_status(root, &dir, None);
+    let mut generation = None;
+    if let Some(crate::envelope::Results::Status(s)) = &mut env.results {
+        s.verbose = verbose;
+        generation = s.indexed.then_some(s.generation);
+    }
+    // What changed since the index was built: the watcher's word when it saw nothing, else a
+    // scan (at a revision nothing changes).
+    if let (Some(g), None) = (generation, &common.rev) {
+        let clean = crate::watchd::Client::of(root, &dir)
+            .is_some_and(|c| c.check(g) == crate::watchd::Said::Clean);
+        crate::status::add_changes(&mut env, root, &dir, clean);
+    }
+    if let Some(why) = crate::watchd::unavailable() {
+        env.warn(why);
+    }
+    env
+}
+
+/// Answers `ask` of tool `tool` for the tree at `root`.
+fn ask_in(
     common: &Common,
     tool: &'static str,
-    order: Order,
+    ask: crate::request::Ask,
     root: &Path,
     trace: &mut crate::index::Trace,
 ) -> Envelope {
     let root = root.to_path_buf();
     let root_s = root.display().to_string();
-    let ask = match order {
-        Order::Ask(ask) => ask,
-        Order::Status { verbose } => {
-            let dir = crate::index::store::existing_index_dir(&root, common.index_dir.as_deref());
-            let mut env = crate::status::index_status(&root, &dir, None);
-            let mut generation = None;
-            if let Some(crate::envelope::Results::Status(s)) = &mut env.results {
-                s.verbose = verbose;
-                generation = s.indexed.then_some(s.generation);
-            }
-            // What changed since the index was built: the watcher's word when it saw nothing,
-            // else a scan (at a revision nothing changes).
-            if let (Some(g), None) = (generation, &common.rev) {
-                let clean = crate::watchd::Client::of(&root, &dir)
-                    .is_some_and(|c| c.check(g) == crate::watchd::Said::Clean);
-                crate::status::add_changes(&mut env, &root, &dir, clean);
-            }
-            if let Some(why) = crate::watchd::unavailable() {
-                env.warn(why);
-            }
-            return env;
-        }
-        Order::Update { full, verify, .. } => return index(common, &root, full, verify),
-        Order::Edit(_) => return Envelope::error(tool, &root_s, "an edit is MCP only"),
-        Order::Compare { .. } | Order::ReviewRange { .. } | Order::History { .. } => {
-            return Envelope::error(tool, &root_s, "answered apart")
-        }
-    };
     trace.mark("resolve root");
     let (snap, built) = match opened_or_built(&root, common.index_dir.as_deref()) {
         Ok(s) => s,
@@ -878,7 +937,7 @@ mod tests {
 
     #[test]
     fn the_commands_are_serve_and_the_tools_commands() {
-        let mut listed = COMMANDS.to_vec();
+        let mut listed = commands().to_vec();
         listed.sort_unstable();
         let mut want: Vec<&str> = crate::tools::TOOLS
             .iter()
@@ -887,6 +946,16 @@ mod tests {
             .collect();
         want.sort_unstable();
         assert_eq!(listed, want);
+        // Each at a place of its own in `knav --help`.
+        let mut at: Vec<u8> = crate::tools::TOOLS
+            .iter()
+            .filter(|t| t.command.is_some())
+            .map(|t| t.help_at)
+            .chain(NOT_TOOLS.iter().map(|(_, at)| *at))
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        assert_eq!(at.len(), listed.len(), "two commands at one place");
     }
 
     #[test]
@@ -920,16 +989,13 @@ mod tests {
         assert_eq!(look(&["-h", "def"]), None);
         assert_eq!(look(&["deff", "x"]), None);
         assert_eq!(look(&[]), None);
-        // The global flags with a value are those the list steps over.
-        let mut valued: Vec<String> = Common::augment_args(clap::Command::new("knav"))
-            .get_arguments()
-            .filter(|a| a.get_action().takes_values())
-            .filter_map(|a| a.get_long().map(str::to_string))
-            .collect();
-        valued.sort();
-        let mut listed: Vec<String> = GLOBAL_VALUES.iter().map(|s| s.to_string()).collect();
-        listed.sort();
-        assert_eq!(valued, listed);
+        // Every global flag with a value is stepped over with its value.
+        let valued = global_values();
+        assert!(valued.len() >= 8, "{valued:?}");
+        for flag in valued {
+            let flag = format!("--{flag}");
+            assert_eq!(look(&[&flag, "refs", "def"]), Some("def"), "{flag}");
+        }
     }
 
     #[test]

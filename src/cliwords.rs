@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use crate::envelope::Envelope;
-use crate::tools::TOOLS;
+use crate::tools::{Hint, TOOLS};
 
 /// `knav COMMAND` for MCP tool `name`, or None for a tool the CLI does not have.
 fn command_of(name: &str) -> Option<&'static str> {
@@ -45,7 +45,7 @@ fn next_line(env: &Envelope, asked: &dyn Fn(&str) -> Option<String>) -> Option<S
         .iter()
         .filter_map(|t| match command_of(t) {
             // A chain from the name needs its other end, which only the user knows.
-            Some(c) if *t == "reachability" && env.tool != "reachability" => {
+            Some(c) if hint_of(t) == Hint::Chain && env.tool != *t => {
                 Some(match argument(env, "find_callees", asked) {
                     Some(a) => format!(
                         "knav {c} {} TARGET",
@@ -60,7 +60,7 @@ fn next_line(env: &Envelope, asked: &dyn Fn(&str) -> Option<String>) -> Option<S
                     crate::index::printable::shell_word(&a)
                 )),
                 // `knav body` alone is a usage error, not a hint.
-                None if takes_symbol(t) => None,
+                None if hint_of(t) == Hint::Symbol => None,
                 None => Some(format!("knav {c}")),
             },
             None => Some(format!("{t} (over MCP)")),
@@ -80,26 +80,31 @@ fn argument(env: &Envelope, tool: &str, asked: &dyn Fn(&str) -> Option<String>) 
             _ => None,
         };
     }
-    if tool == "list_file_symbols" {
-        return match &env.results {
+    match hint_of(tool) {
+        Hint::FirstFile => match &env.results {
             Some(Results::Files(f)) => f.first().map(|f| f.path.clone()),
             Some(Results::Records(r)) => r.first().map(|r| r.path.clone()),
             _ => None,
-        };
+        },
+        Hint::FileName => {
+            // A file that is not there: its name, to find where it is.
+            let file = asked("file_path")?;
+            let name = file
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or(&file);
+            (!name.is_empty()).then(|| name.to_string())
+        }
+        Hint::Symbol => symbol(env, asked),
+        Hint::Bare | Hint::Chain => None,
     }
-    if tool == "search_files" {
-        // A file that is not there: its name, to find where it is.
-        let file = asked("file_path")?;
-        let name = file
-            .trim_end_matches('/')
-            .rsplit('/')
-            .next()
-            .unwrap_or(&file);
-        return (!name.is_empty()).then(|| name.to_string());
-    }
-    if !takes_symbol(tool) {
-        return None;
-    }
+}
+
+/// The symbol a `next:` hint names after `env`: the answer's subject, the name asked, a grep
+/// hit's function, a result's name.
+fn symbol(env: &Envelope, asked: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    use crate::envelope::Results;
     let valid = |s: &String| crate::query::valid_name(s);
     env.subject
         .clone()
@@ -117,19 +122,9 @@ fn argument(env: &Envelope, tool: &str, asked: &dyn Fn(&str) -> Option<String>) 
         })
 }
 
-/// True for the tools whose first argument is a symbol name.
-fn takes_symbol(tool: &str) -> bool {
-    matches!(
-        tool,
-        "find_definition"
-            | "find_references"
-            | "find_callers"
-            | "find_callees"
-            | "get_symbol_body"
-            | "change_impact"
-            | "symbol_history"
-            | "search_symbols"
-    )
+/// The argument a `next:` hint gives tool `tool` ([`crate::tools::Tool::hint`]).
+fn hint_of(tool: &str) -> Hint {
+    crate::tools::by_name(tool).map_or(Hint::Bare, |t| t.hint)
 }
 
 /// `text` with tool names as `knav` commands and the argument names in `flags` as `--flags`

@@ -250,3 +250,127 @@ fn the_guides_token_table_has_every_group_with_its_tools_and_size() {
         "alwaysLoad: GUIDE.md says {said_always}; want:\n{table}"
     );
 }
+
+/// The non-test code of every `.rs` file under `dirs` (paths relative to the repository):
+/// each file cut at its `#[cfg(test)]` module, its `//` comments left out.
+fn sources(dirs: &[&str]) -> Vec<(String, String)> {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for d in dirs {
+        walk(&top.join(d), &mut files);
+    }
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+            let code: String = code
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            let rel = p.strip_prefix(top).unwrap().display().to_string();
+            (rel, code)
+        })
+        .collect()
+}
+
+/// The files (besides `allowed`) whose code names at least `min` distinct words of `words`,
+/// each as `prefix` + word followed by a non-identifier character.
+fn listing_files(
+    words: &[&str],
+    prefix: &str,
+    min: usize,
+    allowed: &[&str],
+) -> Vec<(String, Vec<String>)> {
+    let mut found = Vec::new();
+    for (file, code) in sources(&["src", "query/src"]) {
+        if allowed.contains(&file.as_str()) {
+            continue;
+        }
+        let named: Vec<String> = words
+            .iter()
+            .filter(|w| {
+                let needle = format!("{prefix}{w}");
+                code.match_indices(&needle).any(|(at, _)| {
+                    let next = code[at + needle.len()..].chars().next().unwrap_or(' ');
+                    !(next.is_ascii_alphanumeric() || next == '_')
+                })
+            })
+            .map(|w| w.to_string())
+            .collect();
+        if named.len() >= min {
+            found.push((file, named));
+        }
+    }
+    found
+}
+
+/// Adding a retrieval tool touches its `Tool` entry (src/tools/), its argument type
+/// (src/tools/args.rs), its `Ask` variant with its row (query/src/request.rs), its query
+/// module, its rendering and a test (ARCHITECTURE.md, "Adding a tool"). A new list of every
+/// question, or code that branches on tool names, elsewhere is one more place each new tool
+/// must remember: it fails here, naming the file.
+#[test]
+fn a_tool_is_listed_in_its_entry_and_its_question_only() {
+    // Every `Ask` variant, as `Ask::tool` lists them.
+    let request = read("query/src/request.rs");
+    let tool_fn = &request[request.find("pub fn tool(&self)").unwrap()..];
+    let tool_fn = &tool_fn[..tool_fn.find("\n    }\n").unwrap()];
+    let variants: Vec<&str> = tool_fn
+        .split("Ask::")
+        .skip(1)
+        .filter_map(|s| s.split([' ', '(']).next())
+        .collect();
+    assert!(variants.len() >= 14, "{variants:?}");
+    let lists = listing_files(
+        &variants,
+        "Ask::",
+        4,
+        &["query/src/request.rs", "src/tools/args.rs"],
+    );
+    assert!(
+        lists.is_empty(),
+        "these files list the questions (Ask variants), a place each new tool would need: \
+         {lists:?}; say it in the question's row (Ask::shape) or its Tool entry instead"
+    );
+    // Branching on a tool's name: allowed where one tool's own output is made (grepout: rg's
+    // lines of search_text; cliwords: the arguments of a `next:` hint; the renderer and the
+    // resolver's special cases of one tool each).
+    let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+    let allowed = [
+        "src/cliwords.rs",
+        "src/grepout.rs",
+        "query/src/render/text.rs",
+        "query/src/request.rs",
+    ];
+    for prefix in ["== \"", "!= \""] {
+        let quoted: Vec<String> = names.iter().map(|n| format!("{n}\"")).collect();
+        let quoted: Vec<&str> = quoted.iter().map(String::as_str).collect();
+        let branches = listing_files(&quoted, prefix, 1, &allowed);
+        assert!(
+            branches.is_empty(),
+            "these files branch on a tool's name ({prefix}…): {branches:?}; give the Tool entry \
+             (src/tools/mod.rs) a field instead"
+        );
+    }
+    let arms: Vec<String> = names.iter().map(|n| format!("{n}\" =>")).collect();
+    let arms: Vec<&str> = arms.iter().map(String::as_str).collect();
+    let matches = listing_files(&arms, "\"", 2, &allowed);
+    assert!(
+        matches.is_empty(),
+        "these files match on tool names: {matches:?}; give the Tool entry (src/tools/mod.rs) \
+         a field instead"
+    );
+}

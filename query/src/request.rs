@@ -107,25 +107,120 @@ pub enum Ask {
 }
 
 impl Ask {
-    /// The tool name this question is asked as.
+    /// The tool this question is asked as: its query module's `TOOL`.
     pub fn tool(&self) -> &'static str {
         match self {
-            Ask::Def { .. } => "find_definition",
-            Ask::Refs { .. } => "find_references",
-            Ask::Callers { .. } => "find_callers",
-            Ask::Callees { .. } => "find_callees",
-            Ask::Body { .. } => "get_symbol_body",
-            Ask::Reach { .. } => "reachability",
-            Ask::Symbols { .. } => "list_file_symbols",
-            Ask::Find { .. } => "search_symbols",
-            Ask::Files { .. } => "search_files",
-            Ask::Grep(_) => "search_text",
-            Ask::Docs { .. } => "search_docs",
-            Ask::Impact { .. } => "change_impact",
-            Ask::Review { .. } => "review_diff",
-            Ask::Code { .. } => "search_code",
+            Ask::Def { .. } => query::def::TOOL,
+            Ask::Refs { .. } => query::refs::TOOL,
+            Ask::Callers { .. } => query::callers::TOOL,
+            Ask::Callees { .. } => query::callees::TOOL,
+            Ask::Body { .. } => query::body::TOOL,
+            Ask::Reach { .. } => query::reach::TOOL,
+            Ask::Symbols { .. } => query::symbols::TOOL,
+            Ask::Find { .. } => query::find::TOOL,
+            Ask::Files { .. } => query::files::TOOL,
+            Ask::Grep(_) => query::grep::TOOL,
+            Ask::Docs { .. } => query::docs::TOOL,
+            Ask::Impact { .. } => query::impact::TOOL,
+            Ask::Review { .. } => query::review::TOOL,
+            Ask::Code { .. } => query::code::TOOL,
         }
     }
+
+    /// What [`answer`] needs to know of each tool's question besides asking it: one row per
+    /// tool (the only per-tool table of this module besides [`Ask::tool`] and [`match_ask`]).
+    fn shape(&mut self) -> Shape<'_> {
+        use AnsweredFrom::{Definitions, Mentions};
+        let query_len = |query: &str| {
+            if query.len() > MAX_QUERY {
+                Err(format!(
+                    "query {} is longer than {MAX_QUERY} bytes",
+                    quote(query)
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        let (names, others, filters_by_prefix) = match self {
+            Ask::Def { symbol } => (Names::Def(symbol), Ok(()), true),
+            Ask::Refs { symbol, .. } => (Names::One(symbol, Mentions), Ok(()), true),
+            Ask::Callers { symbol, .. } => (Names::One(symbol, Mentions), Ok(()), true),
+            Ask::Callees { symbol, .. } => (Names::One(symbol, Definitions), Ok(()), true),
+            Ask::Body { symbol, .. } => (Names::One(symbol, Definitions), Ok(()), true),
+            Ask::Impact { symbol, .. } => (Names::One(symbol, Mentions), Ok(()), true),
+            Ask::Reach { from, to, .. } => (Names::Reach(from, to), Ok(()), false),
+            Ask::Symbols { file, .. } => {
+                let checked = match file.len() > MAX_PATH {
+                    true => Err(format!(
+                        "file path {} is longer than {MAX_PATH} bytes",
+                        quote(file)
+                    )),
+                    false => Ok(()),
+                };
+                // A file that is not there: where the symbol lives is the next question.
+                let shape = Shape::new(Names::None, checked, false);
+                return Shape {
+                    next_on_error: Some(query::files::TOOL),
+                    ..shape
+                };
+            }
+            Ask::Find { query, .. } | Ask::Files { query } | Ask::Code { query, .. } => {
+                (Names::None, query_len(query), true)
+            }
+            Ask::Docs { query } => (Names::None, query_len(query), false),
+            Ask::Review { diff } => (
+                Names::None,
+                crate::diff::check_bytes(diff.len()).map_err(|e| e.to_string()),
+                false,
+            ),
+            Ask::Grep(g) => {
+                let checked = match g.paths.iter().find(|p| p.len() > MAX_PATH) {
+                    Some(p) => Err(format!("path {} is longer than {MAX_PATH} bytes", quote(p))),
+                    None => g.within.as_deref().map_or(Ok(()), |w| name("within", w)),
+                };
+                (Names::None, checked, false)
+            }
+        };
+        Shape::new(names, others, filters_by_prefix)
+    }
+}
+
+/// A question's per-tool facts ([`Ask::shape`]).
+struct Shape<'a> {
+    /// The names it carries, by role.
+    names: Names<'a>,
+    /// The check of its other arguments' sizes and shape.
+    others: Result<(), String>,
+    /// True when the path prefix filters its answer by the indexed files' paths (grep checks
+    /// its own against the tree; documentation is not among the indexed files).
+    filters_by_prefix: bool,
+    /// The tool an error suggests next, when not the same call with its arguments fixed.
+    next_on_error: Option<&'static str>,
+}
+
+impl<'a> Shape<'a> {
+    fn new(names: Names<'a>, others: Result<(), String>, filters_by_prefix: bool) -> Shape<'a> {
+        Shape {
+            names,
+            others,
+            filters_by_prefix,
+            next_on_error: None,
+        }
+    }
+}
+
+/// The names a question carries, each read as written ([`as_written`]), checked as a C
+/// identifier ([`check`]) and resolved to the name the tool is best asked with
+/// ([`resolve_and_answer`]).
+enum Names<'a> {
+    /// None (a search, a file, a diff).
+    None,
+    /// find_definition's: `struct_name.member` allowed, and resolved by the tool itself.
+    Def(&'a mut String),
+    /// One `symbol`, and what the tool answers it from.
+    One(&'a mut String, AnsweredFrom),
+    /// reachability's two: `from` (answered from its definitions) and `to` (its mentions).
+    Reach(&'a mut String, &'a mut String),
 }
 
 /// The longest name a question may carry, in bytes: the kernel's own limit for a symbol
@@ -150,63 +245,34 @@ fn shown(path: &std::path::Path) -> String {
 /// Characters of a path an error shows.
 const MAX_SHOWN_PATH: usize = 200;
 
+/// `s`, named `what` in an error, checked as a C identifier.
+fn name(what: &str, s: &str) -> Result<(), String> {
+    if s.len() > MAX_NAME {
+        Err(format!(
+            "{what} {} is longer than {MAX_NAME} bytes; a C identifier is shorter",
+            quote(s)
+        ))
+    } else if !crate::query::valid_name(s) {
+        Err(format!("{what} {} is not a C identifier", quote(s)))
+    } else {
+        Ok(())
+    }
+}
+
 /// Checks the sizes and shape of `ask`'s strings before any lookup.
-fn check(ask: &Ask) -> Result<(), String> {
-    let name = |what: &str, s: &str| {
-        if s.len() > MAX_NAME {
-            Err(format!(
-                "{what} {} is longer than {MAX_NAME} bytes; a C identifier is shorter",
-                quote(s)
-            ))
-        } else if !crate::query::valid_name(s) {
-            Err(format!("{what} {} is not a C identifier", quote(s)))
-        } else {
-            Ok(())
-        }
-    };
-    match ask {
+fn check(ask: &mut Ask) -> Result<(), String> {
+    let shape = ask.shape();
+    match &shape.names {
         // `struct_name.member` is checked by find_definition itself.
-        Ask::Def { symbol } if symbol.len() > 2 * MAX_NAME + 16 => Err(format!(
+        Names::Def(symbol) if symbol.len() > 2 * MAX_NAME + 16 => Err(format!(
             "symbol {} is longer than {MAX_NAME} bytes; a C identifier is shorter",
             quote(symbol)
         )),
-        Ask::Def { .. } => Ok(()),
-        Ask::Refs { symbol, .. }
-        | Ask::Callers { symbol, .. }
-        | Ask::Callees { symbol, .. }
-        | Ask::Body { symbol, .. }
-        | Ask::Impact { symbol, .. } => name("symbol", symbol),
-        Ask::Review { diff } => crate::diff::check_bytes(diff.len()).map_err(|e| e.to_string()),
-        Ask::Reach { from, to, .. } => name("from", from).and_then(|_| name("to", to)),
-        Ask::Symbols { file, .. } if file.len() > MAX_PATH => Err(format!(
-            "file path {} is longer than {MAX_PATH} bytes",
-            quote(file)
-        )),
-        Ask::Symbols { .. } => Ok(()),
-        Ask::Find { query, .. } | Ask::Files { query } | Ask::Docs { query }
-            if query.len() > MAX_QUERY =>
-        {
-            Err(format!(
-                "query {} is longer than {MAX_QUERY} bytes",
-                quote(query)
-            ))
-        }
-        Ask::Find { .. } | Ask::Files { .. } | Ask::Docs { .. } => Ok(()),
-        Ask::Code { query, .. } if query.len() > MAX_QUERY => Err(format!(
-            "query {} is longer than {MAX_QUERY} bytes",
-            quote(query)
-        )),
-        Ask::Code { .. } => Ok(()),
-        Ask::Grep(g) => {
-            if let Some(p) = g.paths.iter().find(|p| p.len() > MAX_PATH) {
-                return Err(format!("path {} is longer than {MAX_PATH} bytes", quote(p)));
-            }
-            match &g.within {
-                Some(w) => name("within", w),
-                None => Ok(()),
-            }
-        }
-    }
+        Names::Def(_) | Names::None => Ok(()),
+        Names::One(symbol, _) => name("symbol", symbol),
+        Names::Reach(from, to) => name("from", from).and_then(|_| name("to", to)),
+    }?;
+    shape.others
 }
 
 /// The configuration `arg` names: a `.config` file (relative to `base`) or a macro list
@@ -355,33 +421,16 @@ fn as_written(ask: &Ask) -> (Ask, Option<&'static str>) {
             *s = w.name.to_string();
         }
     };
-    match &mut ask {
-        Ask::Def { symbol } if fuzzy::split_member(symbol).is_none() => read(symbol),
-        Ask::Refs { symbol, .. }
-        | Ask::Callers { symbol, .. }
-        | Ask::Callees { symbol, .. }
-        | Ask::Body { symbol, .. }
-        | Ask::Impact { symbol, .. } => read(symbol),
-        Ask::Reach { from, to, .. } => {
+    match ask.shape().names {
+        Names::Def(symbol) if fuzzy::split_member(symbol).is_none() => read(symbol),
+        Names::One(symbol, _) => read(symbol),
+        Names::Reach(from, to) => {
             read(from);
             read(to);
         }
-        _ => {}
+        Names::Def(_) | Names::None => {}
     }
     (ask, tag)
-}
-
-/// The name `ask` names, for the tools that take one, and what the tool answers it from.
-fn name_of(ask: &mut Ask) -> Option<(&mut String, AnsweredFrom)> {
-    match ask {
-        Ask::Refs { symbol, .. } | Ask::Callers { symbol, .. } | Ask::Impact { symbol, .. } => {
-            Some((symbol, AnsweredFrom::Mentions))
-        }
-        Ask::Callees { symbol, .. } | Ask::Body { symbol, .. } => {
-            Some((symbol, AnsweredFrom::Definitions))
-        }
-        _ => None,
-    }
 }
 
 /// Answers `ask` (its names read as written) for the name each tool is best asked with: a
@@ -402,10 +451,11 @@ fn resolve_and_answer(q: &Query<'_>, ask: &Ask, tag: Option<&str>) -> Envelope {
         fuzzy::Fuzzy::Several(names) => Err((name.clone(), names)),
         fuzzy::Fuzzy::Nothing => Ok(()),
     };
-    let outcome = match &mut ask {
-        Ask::Reach { from, to, .. } => resolve(from, AnsweredFrom::Definitions)
+    let outcome = match ask.shape().names {
+        Names::Reach(from, to) => resolve(from, AnsweredFrom::Definitions)
             .and_then(|_| resolve(to, AnsweredFrom::Mentions)),
-        other => name_of(other).map_or(Ok(()), |(name, from)| resolve(name, from)),
+        Names::One(name, from) => resolve(name, from),
+        Names::Def(_) | Names::None => Ok(()),
     };
     if let Err((name, names)) = outcome {
         return query::several(q, ask.tool(), &name, names);
@@ -447,9 +497,10 @@ fn says_not_found(env: &Envelope, name: &str) -> bool {
 /// `ask` with `name`, which `asked` was resolved to, put back as `asked`.
 fn as_asked(ask: &Ask, asked: &str, name: &str) -> Ask {
     let mut ask = ask.clone();
-    let names = match &mut ask {
-        Ask::Reach { from, to, .. } => vec![from, to],
-        other => name_of(other).map(|(n, _)| n).into_iter().collect(),
+    let names = match ask.shape().names {
+        Names::Reach(from, to) => vec![from, to],
+        Names::One(n, _) => vec![n],
+        Names::Def(_) | Names::None => Vec::new(),
     };
     for n in names.into_iter().filter(|n| *n == name) {
         *n = asked.to_string();
@@ -460,12 +511,12 @@ fn as_asked(ask: &Ask, asked: &str, name: &str) -> Ask {
 /// Answers `ask` from `snap`, one page at a time.
 pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
     let q = Query::new(snap, page);
-    let (read, tag) = as_written(ask);
-    let mut env = match check(&read) {
+    let (mut read, tag) = as_written(ask);
+    let mut env = match check(&mut read) {
         Err(e) => q.envelope_error(ask.tool(), e),
         Ok(()) => resolve_and_answer(&q, &read, tag),
     };
-    if !q.prefix_matches() && prefix_filters(ask) && env.error.is_none() {
+    if !q.prefix_matches() && read.shape().filters_by_prefix && env.error.is_none() {
         let prefix = q.page.path_prefix.as_deref().unwrap_or_default();
         env.error = Some(format!(
             "path_prefix {} names nothing: no indexed file's path starts with it",
@@ -475,9 +526,9 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
     }
     if env.subject.is_none() && read != *ask {
         // The next tools take the name as read (`file_operations`, not `struct …`).
-        env.subject = match &read {
-            Ask::Def { symbol } => Some(symbol.clone()),
-            other => name_of(&mut other.clone()).map(|(n, _)| n.clone()),
+        env.subject = match read.shape().names {
+            Names::Def(symbol) | Names::One(symbol, _) => Some(symbol.clone()),
+            Names::Reach(..) | Names::None => None,
         };
     }
     let mut changed = q.changed.take();
@@ -501,29 +552,9 @@ pub fn answer(snap: &Snapshot, page: Page, ask: &Ask) -> Envelope {
     // Every error says what to do next: by default, the same call with its arguments fixed;
     // for a file that is not there, finding where the symbol lives instead.
     if env.error.is_some() && env.next_tools.is_empty() {
-        env.next_tools = vec![match ask {
-            Ask::Symbols { .. } => "search_files",
-            other => other.tool(),
-        }];
+        env.next_tools = vec![read.shape().next_on_error.unwrap_or(ask.tool())];
     }
     env
-}
-
-/// True for the questions whose answers the path prefix filters by the indexed files' paths
-/// (grep checks its own against the tree; documentation is not among the indexed files).
-fn prefix_filters(ask: &Ask) -> bool {
-    matches!(
-        ask,
-        Ask::Def { .. }
-            | Ask::Refs { .. }
-            | Ask::Callers { .. }
-            | Ask::Callees { .. }
-            | Ask::Body { .. }
-            | Ask::Find { .. }
-            | Ask::Files { .. }
-            | Ask::Impact { .. }
-            | Ask::Code { .. }
-    )
 }
 
 fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
@@ -571,15 +602,15 @@ mod tests {
     #[test]
     fn errors_about_a_huge_symbol_quote_a_short_prefix() {
         let huge = "x".repeat(10 << 20);
-        let e = check(&Ask::Callers {
+        let e = check(&mut Ask::Callers {
             include_uncertain: false,
             symbol: huge.clone(),
         })
         .unwrap_err();
         assert!(e.len() < 200 && e.contains("10485760 bytes"), "{e}");
-        let e = check(&Ask::Def { symbol: huge }).unwrap_err();
+        let e = check(&mut Ask::Def { symbol: huge }).unwrap_err();
         assert!(e.len() < 200, "{e}");
-        let e = check(&Ask::Reach {
+        let e = check(&mut Ask::Reach {
             from: "a".into(),
             to: "b-c".into(),
             max_depth: 8,

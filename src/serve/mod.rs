@@ -24,6 +24,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use crate::envelope::Envelope;
 use crate::render::{render, Format};
 use crate::request::answer;
+use crate::tools::Order;
 pub use state::ServeOptions;
 use state::{NotReady, Server};
 use tools::Call;
@@ -37,85 +38,71 @@ struct Handler {
 impl Handler {
     /// Answers one call; `(text, is_error)`.
     fn call(&self, mut call: Call) -> (String, bool) {
-        let server = &self.server;
         let format = call.format;
-        if let Err(e) = self.range_to_review(&mut call) {
-            let root = call
-                .root
-                .clone()
-                .unwrap_or_else(|| server.default_root.display().to_string());
-            return finish(Envelope::error(call.tool, &root, e), format);
-        }
-        let fallback_root = call
+        // The order is carried out; the call keeps the rest (a diff is not copied).
+        let order = std::mem::replace(&mut call.order, Order::Status { verbose: false });
+        let mut served = Served {
+            handler: self,
+            call,
+        };
+        finish(order.carry_out(&mut served), format)
+    }
+}
+
+/// One MCP call's order carried out ([`Order::carry_out`]) for the tree the call names.
+struct Served<'a> {
+    handler: &'a Handler,
+    call: Call,
+}
+
+impl Served<'_> {
+    /// The root an answer names before the tree is known.
+    fn fallback_root(&self) -> String {
+        self.call
             .root
             .clone()
-            .unwrap_or_else(|| server.default_root.display().to_string());
-        let named = match &call.rev {
-            Some(rev) if call.ask.is_some() && call.history.is_none() => {
-                server.tree_at(call.root.as_deref(), rev)
-            }
-            _ => server.tree(call.root.as_deref()),
+            .unwrap_or_else(|| self.handler.server.default_root.display().to_string())
+    }
+
+    /// The tree the call names (at its revision when `at_rev`), or the error to answer.
+    fn tree(&self, at_rev: bool) -> Result<Arc<state::Tree>, Box<Envelope>> {
+        let server = &self.handler.server;
+        let named = match &self.call.rev {
+            Some(rev) if at_rev => server.tree_at(self.call.root.as_deref(), rev),
+            _ => server.tree(self.call.root.as_deref()),
         };
-        let tree = match named {
-            Ok(t) => t,
-            Err(e) => {
-                let mut env = Envelope::error(call.tool, &fallback_root, e);
-                env.next_tools = vec![call.tool];
-                return finish(env, format);
-            }
-        };
-        let (root_s, rev) = tree.answer_root();
-        let not_ready = |n: NotReady| {
-            let mut env = match n {
-                // Retrying the same call is the next step.
-                NotReady::Building(m) => Envelope::error(call.tool, &root_s, m),
-                NotReady::Failed(m) => {
-                    let mut env = Envelope::error(call.tool, &root_s, m);
-                    if server.writable {
-                        env.next_tools = vec!["update_index"];
-                    }
-                    env
+        named.map_err(|e| {
+            let mut env = Envelope::error(self.call.tool, &self.fallback_root(), e);
+            env.next_tools = vec![self.call.tool];
+            Box::new(env)
+        })
+    }
+
+    /// The answer while the index of `root_s` is not ready: retrying the same call is the next
+    /// step, or refreshing the index when its build failed.
+    fn not_ready(&self, root_s: &str, n: NotReady) -> Envelope {
+        let tool = self.call.tool;
+        let mut env = match n {
+            NotReady::Building(m) => Envelope::error(tool, root_s, m),
+            NotReady::Failed(m) => {
+                let mut env = Envelope::error(tool, root_s, m);
+                if self.handler.server.writable {
+                    env.next_tools = vec!["update_index"];
                 }
-            };
-            if env.next_tools.is_empty() {
-                env.next_tools = vec![call.tool];
+                env
             }
-            finish(env, format)
         };
-        if let Some(edit) = &call.edit {
-            let env = server
-                .edit(&tree, edit)
-                .unwrap_or_else(|e| Envelope::error(call.tool, &root_s, e));
-            return finish(env, format);
+        if env.next_tools.is_empty() {
+            env.next_tools = vec![tool];
         }
-        if let Some((symbol, file)) = &call.history {
-            let tip = crate::history::tip_of(call.rev.as_deref());
-            if let Some(n) = tree.history_ready(server.writable, tip) {
-                return not_ready(n);
-            }
-            let env = crate::history::answer(
-                tree.root(),
-                tree.index_dir(),
-                symbol,
-                file.as_deref(),
-                call.rev.as_deref(),
-                &call.page,
-                false,
-                &mut crate::progress::Progress::new(false),
-            );
-            return finish(env, format);
-        }
-        if call.ask.is_none() && call.compare.is_none() {
-            if call.tool == "index_status" {
-                return finish(tree.status(), format);
-            }
-            return match server.update(&tree, call.full) {
-                Ok(env) => finish(env, format),
-                Err(n) => not_ready(n),
-            };
-        }
-        let mut page = call.page.clone();
-        if let Some(arg) = &call.active_config {
+        env
+    }
+
+    /// The call's page with its active configuration read (a `.config` where the tree's
+    /// settings allow), or the error to answer.
+    fn page(&self, tree: &state::Tree, root_s: &str) -> Result<crate::query::Page, Box<Envelope>> {
+        let mut page = self.call.page.clone();
+        if let Some(arg) = &self.call.active_config {
             let within = tree.config_dirs();
             let config = within.and_then(|dirs| {
                 crate::request::active_config_within(arg, tree.base_root(), Some(&dirs))
@@ -123,27 +110,35 @@ impl Handler {
             match config {
                 Ok(c) => page.active = Some(c),
                 Err(e) => {
-                    let mut env = Envelope::error(call.tool, &root_s, e);
-                    env.next_tools = vec![call.tool];
-                    return finish(env, format);
+                    let mut env = Envelope::error(self.call.tool, root_s, e);
+                    env.next_tools = vec![self.call.tool];
+                    return Err(Box::new(env));
                 }
             }
         }
-        let Some(ask) = call.ask else {
-            let Some((symbol, a, b)) = &call.compare else {
-                return finish(Envelope::error(call.tool, &root_s, "nothing asked"), format);
-            };
-            return match self.compare(&call, &page, symbol, a, b.as_deref()) {
-                Ok(env) => finish(env, format),
-                Err(n) => not_ready(n),
-            };
+        Ok(page)
+    }
+}
+
+impl crate::tools::CarryOut for Served<'_> {
+    type Out = Envelope;
+
+    fn ask(&mut self, ask: crate::request::Ask) -> Envelope {
+        let tree = match self.tree(true) {
+            Ok(t) => t,
+            Err(env) => return *env,
         };
-        let (snap, warning) = match server.snapshot(&tree) {
+        let (root_s, rev) = tree.answer_root();
+        let page = match self.page(&tree, &root_s) {
+            Ok(p) => p,
+            Err(env) => return *env,
+        };
+        let (snap, warning) = match self.handler.server.snapshot(&tree) {
             Ok(s) => s,
-            Err(n) => return not_ready(n),
+            Err(n) => return self.not_ready(&root_s, n),
         };
         let mut env = crate::index::store::answer_or_damage(&snap, || answer(&snap, page, &ask))
-            .unwrap_or_else(|e| Envelope::error(call.tool, &root_s, e.to_string()));
+            .unwrap_or_else(|e| Envelope::error(self.call.tool, &root_s, e.to_string()));
         if let Some(w) = warning {
             env.warn(w);
         }
@@ -151,28 +146,104 @@ impl Handler {
             env.root = root_s;
             env.rev = rev;
         }
-        finish(env, format)
+        env
+    }
+
+    fn update(&mut self, full: bool, _verify: bool, _history: bool) -> Envelope {
+        let tree = match self.tree(false) {
+            Ok(t) => t,
+            Err(env) => return *env,
+        };
+        match self.handler.server.update(&tree, full) {
+            Ok(env) => env,
+            Err(n) => self.not_ready(&tree.answer_root().0, n),
+        }
+    }
+
+    fn history(&mut self, symbol: String, file: Option<String>) -> Envelope {
+        let tree = match self.tree(false) {
+            Ok(t) => t,
+            Err(env) => return *env,
+        };
+        let tip = crate::history::tip_of(self.call.rev.as_deref());
+        if let Some(n) = tree.history_ready(self.handler.server.writable, tip) {
+            return self.not_ready(&tree.answer_root().0, n);
+        }
+        crate::history::answer(
+            tree.root(),
+            tree.index_dir(),
+            &symbol,
+            file.as_deref(),
+            self.call.rev.as_deref(),
+            &self.call.page,
+            false,
+            &mut crate::progress::Progress::new(false),
+        )
+    }
+
+    fn status(&mut self, _verbose: bool) -> Envelope {
+        match self.tree(false) {
+            Ok(tree) => tree.status(),
+            Err(env) => *env,
+        }
+    }
+
+    fn edit(&mut self, edit: crate::edit::Edit) -> Envelope {
+        let tree = match self.tree(false) {
+            Ok(t) => t,
+            Err(env) => return *env,
+        };
+        self.handler
+            .server
+            .edit(&tree, &edit)
+            .unwrap_or_else(|e| Envelope::error(self.call.tool, &tree.answer_root().0, e))
+    }
+
+    /// A review of a range becomes the review of the diff git gives for it, at its second
+    /// revision (where what it adds is defined).
+    fn review_range(&mut self, a: String, b: String) -> Envelope {
+        if self.call.rev.is_some() {
+            let e = "give range or rev, not both";
+            return Envelope::error(self.call.tool, &self.fallback_root(), e);
+        }
+        let diff = self
+            .handler
+            .server
+            .tree(self.call.root.as_deref())
+            .and_then(|base| {
+                crate::index::git::range_diff(base.root(), &a, &b, crate::diff::MAX_DIFF_BYTES)
+                    .map_err(|e| e.to_string())
+            });
+        match diff {
+            Ok(diff) => {
+                self.call.rev = Some(b);
+                self.ask(crate::request::Ask::Review { diff })
+            }
+            Err(e) => Envelope::error(self.call.tool, &self.fallback_root(), e),
+        }
+    }
+
+    fn compare(&mut self, symbol: String, a: String, b: Option<String>) -> Envelope {
+        let tree = match self.tree(false) {
+            Ok(t) => t,
+            Err(env) => return *env,
+        };
+        let root_s = tree.answer_root().0;
+        let page = match self.page(&tree, &root_s) {
+            Ok(p) => p,
+            Err(env) => return *env,
+        };
+        match self
+            .handler
+            .compare(&self.call, &page, &symbol, &a, b.as_deref())
+        {
+            Ok(env) => env,
+            Err(n) => self.not_ready(&root_s, n),
+        }
     }
 }
 
 impl Handler {
-    /// A review of a range becomes the review of the diff git gives for it, at its second
-    /// revision (where what it adds is defined).
-    fn range_to_review(&self, call: &mut Call) -> Result<(), String> {
-        let Some((a, b)) = call.range.take() else {
-            return Ok(());
-        };
-        if call.rev.is_some() {
-            return Err("give range or rev, not both".into());
-        }
-        let base = self.server.tree(call.root.as_deref())?;
-        let diff = crate::index::git::range_diff(base.root(), &a, &b, crate::diff::MAX_DIFF_BYTES)
-            .map_err(|e| e.to_string())?;
-        call.ask = Some(crate::request::Ask::Review { diff });
-        call.rev = Some(b);
-        Ok(())
-    }
-
     /// compare_versions: `symbol` at revision `a` and at `b` (`None`: the served tree), each
     /// answered by its own snapshot; a revision not built yet is the first-build transient.
     fn compare(

@@ -89,6 +89,10 @@ fn schema(tool: &crate::tools::Tool) -> JsonObject {
     obj.remove("title");
     obj.remove("description");
     if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        // Every argument type flattens all of `Shared`; the tool lists those it takes.
+        props.retain(|name, _| {
+            tool.shared.contains(&name.as_str()) || !SHARED_ARGS.iter().any(|(s, _)| s == name)
+        });
         for (name, p) in props.iter_mut() {
             let Some(p) = p.as_object_mut() else {
                 continue;
@@ -161,10 +165,8 @@ fn tool(def: &crate::tools::Tool) -> Tool {
 pub struct Call {
     /// The tool's name.
     pub tool: &'static str,
-    /// The question; `None` for update_index.
-    pub ask: Option<Ask>,
-    /// update_index: rebuild everything.
-    pub full: bool,
+    /// What it asks for.
+    pub order: Order,
     /// The tree, when the call names one.
     pub root: Option<String>,
     /// Output format.
@@ -175,15 +177,16 @@ pub struct Call {
     pub active_config: Option<String>,
     /// The git revision to answer for, when given.
     pub rev: Option<String>,
-    /// review_diff of a git range: its two revisions.
-    pub range: Option<(String, String)>,
-    /// symbol_history: the name and the file.
-    pub history: Option<(String, Option<String>)>,
-    /// compare_versions: the symbol and the two revisions (the second `None`: the working
-    /// tree).
-    pub compare: Option<(String, String, Option<String>)>,
-    /// replace_symbol and insert_symbol: the edit.
-    pub edit: Option<crate::edit::Edit>,
+}
+
+impl Call {
+    /// The question asked, for a question for the index.
+    pub fn ask(&self) -> Option<Ask> {
+        match &self.order {
+            Order::Ask(ask) => Some(ask.clone()),
+            _ => None,
+        }
+    }
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -354,38 +357,14 @@ fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String
         active: None,
         body_bytes: crate::tools::AGENT_BODY_BYTES,
     };
-    let (mut compare, mut range, mut history) = (None, None, None);
-    let (ask, full, edit) = match order {
-        Order::History { symbol, file } => {
-            history = Some((symbol, file));
-            (None, false, None)
-        }
-        Order::ReviewRange { a, b } => {
-            range = Some((a, b));
-            (None, false, None)
-        }
-        Order::Ask(ask) => (Some(ask), false, None),
-        Order::Update { full, .. } => (None, full, None),
-        Order::Status { .. } => (None, false, None),
-        Order::Edit(edit) => (None, false, Some(edit)),
-        Order::Compare { symbol, a, b } => {
-            compare = Some((symbol, a, b));
-            (None, false, None)
-        }
-    };
     Ok(Call {
         tool,
-        ask,
-        full,
+        order,
         root: shared.root,
         format,
         page,
         active_config: shared.active_config.filter(|c| !c.trim().is_empty()),
         rev: shared.rev.filter(|r| !r.trim().is_empty()),
-        compare,
-        range,
-        history,
-        edit,
     })
 }
 
@@ -495,7 +474,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            c.ask,
+            c.ask(),
             Some(Ask::Refs {
                 symbol: "kmap".into(),
                 group_by: crate::query::GroupBy::File
@@ -525,7 +504,7 @@ mod tests {
     fn change_impact_and_review_diff_take_their_arguments() {
         let c = parse_call("change_impact", args(json!({"symbol": "vfs_read"}))).unwrap();
         assert_eq!(
-            c.ask,
+            c.ask(),
             Some(Ask::Impact {
                 symbol: "vfs_read".into(),
                 depth: 2,
@@ -538,7 +517,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            c.ask,
+            c.ask(),
             Some(Ask::Impact {
                 symbol: "x".into(),
                 depth: 0,
@@ -551,7 +530,7 @@ mod tests {
             "x".repeat(8000)
         );
         let c = parse_call("review_diff", args(json!({"diff": diff, "limit": 5}))).unwrap();
-        assert_eq!(c.ask, Some(Ask::Review { diff }));
+        assert_eq!(c.ask(), Some(Ask::Review { diff }));
         assert_eq!(c.page.limit, 5);
         let e = parse_call("review_diff", args(json!({"diff": "  "}))).unwrap_err();
         assert!(e.contains("'diff' is empty"), "{e}");
@@ -567,7 +546,7 @@ mod tests {
             ),
         )
         .unwrap();
-        let Some(Ask::Grep(g)) = c.ask else {
+        let Some(Ask::Grep(g)) = c.ask() else {
             panic!("{c:?}")
         };
         assert_eq!(g.pattern.text, " kmap(");
@@ -587,7 +566,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            c.ask,
+            c.ask(),
             Some(Ask::Find {
                 query: "ext4 read".into(),
                 kind: Some(knav_ctags::Kind::Function)
@@ -600,7 +579,7 @@ mod tests {
         assert!(e(json!({"query": "  "})).contains("'query' is empty"));
         let c = parse_call("search_files", args(json!({"query": "ext2"}))).unwrap();
         assert_eq!(
-            c.ask,
+            c.ask(),
             Some(Ask::Files {
                 query: "ext2".into()
             })

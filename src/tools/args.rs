@@ -9,7 +9,7 @@ use rmcp::schemars::JsonSchema;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
-use super::{CliArgs, CompareShared, McpArgs, Order, SearchShared, Shared};
+use super::{CliArgs, McpArgs, Order, Shared};
 use crate::envelope::quote;
 use crate::query::{GroupBy, Scope};
 use crate::request::Ask;
@@ -145,7 +145,7 @@ pub(super) struct CompareArgs {
     rev_b: Option<String>,
     #[serde(flatten)]
     #[arg(skip)]
-    shared: CompareShared,
+    shared: Shared,
 }
 
 impl McpArgs for CompareArgs {
@@ -155,7 +155,7 @@ impl McpArgs for CompareArgs {
             a: self.rev_a,
             b: self.rev_b.filter(|b| !b.trim().is_empty()),
         };
-        Ok((order, self.shared.into()))
+        Ok((order, self.shared))
     }
 }
 impl CliArgs for CompareArgs {}
@@ -218,13 +218,12 @@ impl McpArgs for RefsArgs {
 }
 impl CliArgs for RefsArgs {}
 
-/// find_callers (`knav callers`).
+/// Also the calls through members whose struct type is not known: an argument of
+/// find_callers, find_callees, change_impact and reachability (which says it its own way on
+/// the CLI).
 #[derive(clap::Args, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub(super) struct CallersArgs {
-    /// The function whose call sites to list.
-    #[schemars(description = "")]
-    symbol: String,
+pub(super) struct Uncertain {
     /// Also calls through members whose struct type is not known, matched by the member's
     /// name only (3 in 4 such guesses are wrong on the kernel); without it they are counted,
     /// not listed.
@@ -232,51 +231,69 @@ pub(super) struct CallersArgs {
     #[serde(default, skip_serializing)]
     #[schemars(with = "Option<bool>", description = "also guesses by member name")]
     include_uncertain: bool,
-    #[serde(flatten)]
-    #[arg(skip)]
-    shared: Shared,
 }
 
-impl McpArgs for CallersArgs {
-    fn order(self) -> Result<(Order, Shared), String> {
-        let ask = Ask::Callers {
-            symbol: self.symbol,
-            include_uncertain: self.include_uncertain,
-        };
-        Ok((Order::Ask(ask), self.shared))
+/// Which calls of a function [`CallsArgs`] asks for.
+pub(super) trait Calls {
+    /// The CLI help of the function's name.
+    const SYMBOL: &'static str;
+    /// The question.
+    fn ask(symbol: String, include_uncertain: bool) -> Ask;
+}
+
+/// find_callers: the call sites of a function.
+pub(super) struct Callers;
+
+impl Calls for Callers {
+    const SYMBOL: &'static str = "The function whose call sites to list";
+    fn ask(symbol: String, include_uncertain: bool) -> Ask {
+        Ask::Callers {
+            symbol,
+            include_uncertain,
+        }
     }
 }
-impl CliArgs for CallersArgs {}
 
-/// find_callees (`knav callees`).
+/// find_callees: what a function calls.
+pub(super) struct Callees;
+
+impl Calls for Callees {
+    const SYMBOL: &'static str = "The function whose body to read";
+    fn ask(symbol: String, include_uncertain: bool) -> Ask {
+        Ask::Callees {
+            symbol,
+            include_uncertain,
+        }
+    }
+}
+
+/// find_callers (`knav callers`) and find_callees (`knav callees`).
 #[derive(clap::Args, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub(super) struct CalleesArgs {
-    /// The function whose body to read.
+#[schemars(crate = "rmcp::schemars", rename = "CallsArgs", bound = "")]
+#[serde(bound = "")]
+pub(super) struct CallsArgs<C: Calls> {
+    #[arg(help = C::SYMBOL)]
     #[schemars(description = "")]
     symbol: String,
-    /// Also calls through members whose struct type is not known, matched by the member's
-    /// name only (3 in 4 such guesses are wrong on the kernel); without it they are counted,
-    /// not listed.
-    #[arg(long)]
-    #[serde(default, skip_serializing)]
-    #[schemars(with = "Option<bool>", description = "also guesses by member name")]
-    include_uncertain: bool,
+    #[serde(flatten)]
+    #[command(flatten)]
+    uncertain: Uncertain,
     #[serde(flatten)]
     #[arg(skip)]
     shared: Shared,
+    #[serde(skip)]
+    #[arg(skip)]
+    #[schemars(skip)]
+    calls: std::marker::PhantomData<C>,
 }
 
-impl McpArgs for CalleesArgs {
+impl<C: Calls> McpArgs for CallsArgs<C> {
     fn order(self) -> Result<(Order, Shared), String> {
-        let ask = Ask::Callees {
-            symbol: self.symbol,
-            include_uncertain: self.include_uncertain,
-        };
+        let ask = C::ask(self.symbol, self.uncertain.include_uncertain);
         Ok((Order::Ask(ask), self.shared))
     }
 }
-impl CliArgs for CalleesArgs {}
+impl<C: Calls> CliArgs for CallsArgs<C> {}
 
 /// get_symbol_body (`knav body`).
 #[derive(clap::Args, Deserialize, JsonSchema)]
@@ -309,6 +326,7 @@ impl CliArgs for BodyArgs {}
 /// reachability (`knav reach`).
 #[derive(clap::Args, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
+#[command(mut_arg("include_uncertain", |a| a.help(REACH_UNCERTAIN)))]
 pub(super) struct ReachArgs {
     /// The function to start from.
     #[arg(value_name = "FROM")]
@@ -323,12 +341,9 @@ pub(super) struct ReachArgs {
     #[serde(default = "max_depth", skip_serializing, deserialize_with = "clamped")]
     #[schemars(with = "Option<u64>", description = "1-12, default 8")]
     max_depth: u32,
-    /// Also follow calls through members whose struct type is not known (matched by the
-    /// member's name only).
-    #[arg(long)]
-    #[serde(default, skip_serializing)]
-    #[schemars(with = "Option<bool>", description = "also guesses by member name")]
-    include_uncertain: bool,
+    #[serde(flatten)]
+    #[command(flatten)]
+    uncertain: Uncertain,
     #[serde(flatten)]
     #[arg(skip)]
     shared: Shared,
@@ -340,12 +355,16 @@ impl McpArgs for ReachArgs {
             from: self.from_symbol,
             to: self.to_symbol,
             max_depth: self.max_depth,
-            include_uncertain: self.include_uncertain,
+            include_uncertain: self.uncertain.include_uncertain,
         };
         Ok((Order::Ask(ask), self.shared))
     }
 }
 impl CliArgs for ReachArgs {}
+
+/// reachability's CLI help of [`Uncertain`].
+const REACH_UNCERTAIN: &str = "Also follow calls through members whose struct type is not \
+                               known (matched by the member's name only)";
 
 /// Where list_file_symbols starts its pages.
 #[derive(Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -420,7 +439,7 @@ pub(super) struct FindArgs {
     kind: Option<knav_ctags::Kind>,
     #[serde(flatten)]
     #[arg(skip)]
-    shared: SearchShared,
+    shared: Shared,
 }
 
 impl McpArgs for FindArgs {
@@ -429,7 +448,7 @@ impl McpArgs for FindArgs {
             query: self.query.join(" "),
             kind: self.kind,
         };
-        Ok((Order::Ask(ask), self.shared.into()))
+        Ok((Order::Ask(ask), self.shared))
     }
 }
 impl CliArgs for FindArgs {}
@@ -445,7 +464,7 @@ pub(super) struct FilesArgs {
     query: Vec<String>,
     #[serde(flatten)]
     #[arg(skip)]
-    shared: SearchShared,
+    shared: Shared,
 }
 
 impl McpArgs for FilesArgs {
@@ -453,7 +472,7 @@ impl McpArgs for FilesArgs {
         let ask = Ask::Files {
             query: self.query.join(" "),
         };
-        Ok((Order::Ask(ask), self.shared.into()))
+        Ok((Order::Ask(ask), self.shared))
     }
 }
 impl CliArgs for FilesArgs {}
@@ -604,7 +623,7 @@ pub(super) struct CodeArgs {
     scope: Scope,
     #[serde(flatten)]
     #[arg(skip)]
-    shared: SearchShared,
+    shared: Shared,
 }
 
 impl McpArgs for CodeArgs {
@@ -614,7 +633,7 @@ impl McpArgs for CodeArgs {
             kind: self.kind,
             scope: self.scope,
         };
-        Ok((Order::Ask(ask), self.shared.into()))
+        Ok((Order::Ask(ask), self.shared))
     }
 }
 impl CliArgs for CodeArgs {}
@@ -630,7 +649,7 @@ pub(super) struct DocsArgs {
     query: Vec<String>,
     #[serde(flatten)]
     #[arg(skip)]
-    shared: SearchShared,
+    shared: Shared,
 }
 
 impl McpArgs for DocsArgs {
@@ -638,7 +657,7 @@ impl McpArgs for DocsArgs {
         let ask = Ask::Docs {
             query: self.query.join(" "),
         };
-        Ok((Order::Ask(ask), self.shared.into()))
+        Ok((Order::Ask(ask), self.shared))
     }
 }
 impl CliArgs for DocsArgs {}
@@ -659,13 +678,9 @@ pub(super) struct ImpactArgs {
     )]
     #[schemars(with = "Option<u64>", description = "0-10, default 2")]
     depth: u32,
-    /// Also calls through members whose struct type is not known, matched by the member's
-    /// name only (3 in 4 such guesses are wrong on the kernel); without it they are counted,
-    /// not listed.
-    #[arg(long)]
-    #[serde(default, skip_serializing)]
-    #[schemars(with = "Option<bool>", description = "also guesses by member name")]
-    include_uncertain: bool,
+    #[serde(flatten)]
+    #[command(flatten)]
+    uncertain: Uncertain,
     #[serde(flatten)]
     #[arg(skip)]
     shared: Shared,
@@ -676,7 +691,7 @@ impl McpArgs for ImpactArgs {
         let ask = Ask::Impact {
             symbol: self.symbol,
             depth: self.depth,
-            include_uncertain: self.include_uncertain,
+            include_uncertain: self.uncertain.include_uncertain,
         };
         Ok((Order::Ask(ask), self.shared))
     }
@@ -796,9 +811,9 @@ pub(super) struct UpdateArgs {
     #[serde(skip)]
     #[schemars(skip)]
     history: bool,
-    /// As [`Shared`]'s.
+    #[serde(flatten)]
     #[arg(skip)]
-    root: Option<String>,
+    shared: Shared,
 }
 
 impl McpArgs for UpdateArgs {
@@ -808,11 +823,7 @@ impl McpArgs for UpdateArgs {
             verify: self.verify,
             history: self.history,
         };
-        let shared = Shared {
-            root: self.root,
-            ..Shared::default()
-        };
-        Ok((order, shared))
+        Ok((order, self.shared))
     }
 }
 impl CliArgs for UpdateArgs {}
@@ -826,27 +837,17 @@ pub(super) struct StatusArgs {
     #[serde(skip)]
     #[schemars(skip)]
     verbose: bool,
-    /// As [`Shared`]'s.
+    #[serde(flatten)]
     #[arg(skip)]
-    root: Option<String>,
-    /// As [`Shared`]'s.
-    #[arg(skip)]
-    format: Option<String>,
+    shared: Shared,
 }
 
 impl McpArgs for StatusArgs {
     fn order(self) -> Result<(Order, Shared), String> {
-        let shared = Shared {
-            root: self.root,
-            format: self.format,
-            ..Shared::default()
+        let order = Order::Status {
+            verbose: self.verbose,
         };
-        Ok((
-            Order::Status {
-                verbose: self.verbose,
-            },
-            shared,
-        ))
+        Ok((order, self.shared))
     }
 }
 impl CliArgs for StatusArgs {}
@@ -863,8 +864,8 @@ pub(super) struct ReplaceArgs {
     symbol: String,
     /// the whole new definition, signature included
     source: String,
-    /// As [`Shared`]'s.
-    root: Option<String>,
+    #[serde(flatten)]
+    shared: Shared,
 }
 
 impl McpArgs for ReplaceArgs {
@@ -874,11 +875,7 @@ impl McpArgs for ReplaceArgs {
             symbol: self.symbol,
             source: self.source,
         };
-        let shared = Shared {
-            root: self.root,
-            ..Shared::default()
-        };
-        Ok((Order::Edit(edit), shared))
+        Ok((Order::Edit(edit), self.shared))
     }
 }
 
@@ -896,8 +893,8 @@ pub(super) struct InsertArgs {
     position: String,
     /// the whole new definition
     source: String,
-    /// As [`Shared`]'s.
-    root: Option<String>,
+    #[serde(flatten)]
+    shared: Shared,
 }
 
 impl McpArgs for InsertArgs {
@@ -918,11 +915,7 @@ impl McpArgs for InsertArgs {
             before,
             source: self.source,
         };
-        let shared = Shared {
-            root: self.root,
-            ..Shared::default()
-        };
-        Ok((Order::Edit(edit), shared))
+        Ok((Order::Edit(edit), self.shared))
     }
 }
 

@@ -24,6 +24,18 @@ mod args;
 pub(crate) use args::choice;
 use args::*;
 
+/// The names of the CLI's commands, in the order `knav --help` lists them: the tools'
+/// ([`Tool::help_at`]) and `extra`, each at its own position.
+pub fn commands(extra: &[(&'static str, u8)]) -> Vec<&'static str> {
+    let mut all: Vec<(u8, &'static str)> = TOOLS
+        .iter()
+        .filter_map(|t| Some((t.help_at, t.command?)))
+        .chain(extra.iter().map(|(name, at)| (*at, *name)))
+        .collect();
+    all.sort_by_key(|(at, _)| *at);
+    all.into_iter().map(|(_, name)| name).collect()
+}
+
 /// What a tool is asked to do, whichever front end asks.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Order {
@@ -70,6 +82,46 @@ pub enum Order {
         /// The second revision, or the working tree.
         b: Option<String>,
     },
+}
+
+impl Order {
+    /// Carries this order out by `front`: the one dispatch over orders, which the CLI and the
+    /// MCP server both call (an order added is one each front end must carry out).
+    pub fn carry_out<F: CarryOut>(self, front: &mut F) -> F::Out {
+        match self {
+            Order::Ask(ask) => front.ask(ask),
+            Order::Update {
+                full,
+                verify,
+                history,
+            } => front.update(full, verify, history),
+            Order::History { symbol, file } => front.history(symbol, file),
+            Order::Status { verbose } => front.status(verbose),
+            Order::Edit(edit) => front.edit(edit),
+            Order::ReviewRange { a, b } => front.review_range(a, b),
+            Order::Compare { symbol, a, b } => front.compare(symbol, a, b),
+        }
+    }
+}
+
+/// How a front end carries out each kind of [`Order`] ([`Order::carry_out`]).
+pub trait CarryOut {
+    /// What carrying an order out gives.
+    type Out;
+    /// A question for the index.
+    fn ask(&mut self, ask: Ask) -> Self::Out;
+    /// update_index (or, on the CLI, its `--verify` or `--history`).
+    fn update(&mut self, full: bool, verify: bool, history: bool) -> Self::Out;
+    /// symbol_history.
+    fn history(&mut self, symbol: String, file: Option<String>) -> Self::Out;
+    /// index_status.
+    fn status(&mut self, verbose: bool) -> Self::Out;
+    /// replace_symbol or insert_symbol.
+    fn edit(&mut self, edit: crate::edit::Edit) -> Self::Out;
+    /// review_diff of the commit range `a..b`, reviewed at `b`.
+    fn review_range(&mut self, a: String, b: String) -> Self::Out;
+    /// compare_versions.
+    fn compare(&mut self, symbol: String, a: String, b: Option<String>) -> Self::Out;
 }
 
 /// The arguments every retrieval tool takes over MCP; on the CLI they are the global flags
@@ -119,64 +171,42 @@ pub const SHARED_ARGS: &[(&str, &str)] = &[
     ),
 ];
 
-/// [`Shared`] as the search tools take it: without `active_config` (a search does not filter by
+/// Every shared argument, as [`SHARED_ARGS`] names them: the retrieval tools take them all.
+const ALL: &[&str] = &{
+    let mut names = [""; SHARED_ARGS.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = SHARED_ARGS[i].0;
+        i += 1;
+    }
+    names
+};
+/// The search tools' shared arguments: no `active_config` (a search does not filter by
 /// configuration).
-#[derive(Default, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct SearchShared {
-    /// As [`Shared`]'s.
-    root: Option<String>,
-    /// As [`Shared`]'s.
-    format: Option<String>,
-    /// As [`Shared`]'s.
-    limit: Option<u64>,
-    /// As [`Shared`]'s.
-    offset: Option<u64>,
-    /// As [`Shared`]'s.
-    path_prefix: Option<String>,
-    /// As [`Shared`]'s.
-    rev: Option<String>,
-}
+const SEARCH: &[&str] = &["root", "format", "limit", "offset", "path_prefix", "rev"];
+/// compare_versions': no paging (it answers one symbol) and no `rev` (it names its two
+/// revisions).
+const COMPARE: &[&str] = &["root", "format", "path_prefix", "active_config"];
+/// Only the tree (update_index and the edits answer for it, in text).
+const ROOT: &[&str] = &["root"];
+/// The tree and the format (index_status).
+const ROOT_FORMAT: &[&str] = &["root", "format"];
 
-/// [`Shared`] as compare_versions takes it: without paging (it answers one symbol) and without
-/// `rev` (it names its two revisions).
-#[derive(Default, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct CompareShared {
-    /// As [`Shared`]'s.
-    root: Option<String>,
-    /// As [`Shared`]'s.
-    format: Option<String>,
-    /// As [`Shared`]'s.
-    path_prefix: Option<String>,
-    /// As [`Shared`]'s.
-    active_config: Option<String>,
-}
-
-impl From<CompareShared> for Shared {
-    fn from(c: CompareShared) -> Shared {
-        Shared {
-            root: c.root,
-            format: c.format,
-            path_prefix: c.path_prefix,
-            active_config: c.active_config,
-            ..Shared::default()
-        }
-    }
-}
-
-impl From<SearchShared> for Shared {
-    fn from(c: SearchShared) -> Shared {
-        Shared {
-            root: c.root,
-            format: c.format,
-            limit: c.limit,
-            offset: c.offset,
-            path_prefix: c.path_prefix,
-            active_config: None,
-            rev: c.rev,
-        }
-    }
+/// What a `next:` hint naming a tool's command on the CLI gives it as its argument
+/// (`crate::cliwords`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hint {
+    /// Nothing: the command alone (`knav grep`, `knav status`).
+    Bare,
+    /// A symbol name: the answer's subject, the name asked, a hit's function; without one no
+    /// hint (`knav body` alone is a usage error).
+    Symbol,
+    /// A chain from that name to a target only the user knows (`knav reach NAME TARGET`).
+    Chain,
+    /// The answer's first file.
+    FirstFile,
+    /// The base name of the file asked for (that is not there: where it is).
+    FileName,
 }
 
 /// What a call to a tool may change, which its MCP annotations say.
@@ -273,6 +303,17 @@ pub struct Tool {
     pub cli_only: &'static [&'static str],
     /// Arguments (MCP properties, besides [`Shared`]'s) only MCP has.
     pub mcp_only: &'static [&'static str],
+    /// What a `next:` hint naming its command on the CLI gives it as its argument.
+    pub hint: Hint,
+    /// The page size a call over MCP gets when it names no `limit`: sized so that a typical
+    /// answer on the kernel stays under 2,000 tokens (kernel-bench's "Answer size over MCP"
+    /// measures them); 0: the query's own default ([`crate::query::DEFAULT_LIMIT`]).
+    pub agent_limit: u64,
+    /// The arguments of [`Shared`] it takes (its MCP schema lists those, the server refuses
+    /// the others); every argument type flattens all of [`Shared`].
+    pub shared: &'static [&'static str],
+    /// Where its command comes in `knav --help` (0: first; unused without a command).
+    pub help_at: u8,
     parts: Parts,
 }
 
@@ -308,19 +349,10 @@ impl Tool {
     }
 }
 
-/// The page size a call of `tool` over MCP gets when it names no `limit`: sized so that a
-/// typical answer on the kernel stays under 2,000 tokens (kernel-bench's "Answer size over MCP"
-/// measures them); 0: the query's own default ([`crate::query::DEFAULT_LIMIT`]).
+/// The page size a call of `tool` over MCP gets when it names no `limit`
+/// ([`Tool::agent_limit`]); 0 for no tool.
 pub fn agent_limit(tool: &str) -> u64 {
-    match tool {
-        "search_code" => 10,
-        "search_text" => 20,
-        "search_docs" => 10,
-        "search_symbols" | "search_files" => 30,
-        "find_references" | "find_callers" | "change_impact" => 40,
-        "list_file_symbols" => 50,
-        _ => 0,
-    }
+    by_name(tool).map_or(0, |t| t.agent_limit)
 }
 
 /// Bytes of source text (bodies) an answer over MCP shows at most, so that a long function
@@ -364,6 +396,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: true,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::Symbol,
+        agent_limit: 0,
+        shared: ALL,
+        help_at: 3,
         parts: both::<DefArgs>(),
     },
     Tool {
@@ -377,6 +413,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::Symbol,
+        agent_limit: 40,
+        shared: ALL,
+        help_at: 4,
         parts: both::<RefsArgs>(),
     },
     Tool {
@@ -390,7 +430,11 @@ pub const TOOLS: &[Tool] = &[
         always_load: true,
         cli_only: &[],
         mcp_only: &[],
-        parts: both::<CallersArgs>(),
+        hint: Hint::Symbol,
+        agent_limit: 40,
+        shared: ALL,
+        help_at: 5,
+        parts: both::<CallsArgs<Callers>>(),
     },
     Tool {
         name: "find_callees",
@@ -403,7 +447,11 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
-        parts: both::<CalleesArgs>(),
+        hint: Hint::Symbol,
+        agent_limit: 0,
+        shared: ALL,
+        help_at: 6,
+        parts: both::<CallsArgs<Callees>>(),
     },
     Tool {
         name: "get_symbol_body",
@@ -416,6 +464,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: true,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::Symbol,
+        agent_limit: 0,
+        shared: ALL,
+        help_at: 7,
         parts: both::<BodyArgs>(),
     },
     Tool {
@@ -429,6 +481,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::Chain,
+        agent_limit: 0,
+        shared: ALL,
+        help_at: 8,
         parts: both::<ReachArgs>(),
     },
     Tool {
@@ -442,6 +498,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::FirstFile,
+        agent_limit: 50,
+        shared: ALL,
+        help_at: 9,
         parts: both::<FileArgs>(),
     },
     Tool {
@@ -456,6 +516,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::Symbol,
+        agent_limit: 30,
+        shared: SEARCH,
+        help_at: 10,
         parts: both::<FindArgs>(),
     },
     Tool {
@@ -469,6 +533,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::FileName,
+        agent_limit: 30,
+        shared: SEARCH,
+        help_at: 11,
         parts: both::<FilesArgs>(),
     },
     Tool {
@@ -491,6 +559,10 @@ pub const TOOLS: &[Tool] = &[
             "line_number",
         ],
         mcp_only: &["output"],
+        hint: Hint::Bare,
+        agent_limit: 20,
+        shared: ALL,
+        help_at: 16,
         parts: both::<TextArgs>(),
     },
     Tool {
@@ -505,6 +577,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::Bare,
+        agent_limit: 10,
+        shared: SEARCH,
+        help_at: 18,
         parts: both::<CodeArgs>(),
     },
     Tool {
@@ -519,6 +595,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::Bare,
+        agent_limit: 10,
+        shared: SEARCH,
+        help_at: 17,
         parts: both::<DocsArgs>(),
     },
     Tool {
@@ -534,6 +614,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::Symbol,
+        agent_limit: 40,
+        shared: ALL,
+        help_at: 12,
         parts: both::<ImpactArgs>(),
     },
     Tool {
@@ -550,6 +634,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::Bare,
+        agent_limit: 0,
+        shared: COMPARE,
+        help_at: 14,
         parts: both::<CompareArgs>(),
     },
     Tool {
@@ -566,6 +654,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::Symbol,
+        agent_limit: 0,
+        shared: ALL,
+        help_at: 15,
         parts: both::<HistoryArgs>(),
     },
     Tool {
@@ -582,6 +674,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &["file"],
         mcp_only: &["diff", "range"],
+        hint: Hint::Bare,
+        agent_limit: 0,
+        shared: ALL,
+        help_at: 13,
         parts: both::<DiffArgs>(),
     },
     Tool {
@@ -595,6 +691,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &["verify", "history"],
         mcp_only: &[],
+        hint: Hint::Bare,
+        agent_limit: 0,
+        shared: ROOT,
+        help_at: 0,
         parts: both::<UpdateArgs>(),
     },
     Tool {
@@ -608,6 +708,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &["verbose"],
         mcp_only: &[],
+        hint: Hint::Bare,
+        agent_limit: 0,
+        shared: ROOT_FORMAT,
+        help_at: 1,
         parts: both::<StatusArgs>(),
     },
     Tool {
@@ -622,6 +726,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::Bare,
+        agent_limit: 0,
+        shared: ROOT,
+        help_at: 0,
         parts: mcp::<ReplaceArgs>(),
     },
     Tool {
@@ -635,6 +743,10 @@ pub const TOOLS: &[Tool] = &[
         always_load: false,
         cli_only: &[],
         mcp_only: &[],
+        hint: Hint::Bare,
+        agent_limit: 0,
+        shared: ROOT,
+        help_at: 0,
         parts: mcp::<InsertArgs>(),
     },
 ];
@@ -737,6 +849,27 @@ mod tests {
             assert_eq!(order, mcp(name, args.clone()), "{argv:?}");
             if let Order::Ask(ask) = &order {
                 assert_eq!(ask.tool(), *name, "{argv:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_questions_tool_is_its_entrys_name() {
+        // Each query module names its tool (`TOOL`, read by `Ask::tool`); the entry must
+        // say the same name. The other questions are checked with both front ends above.
+        let diff = "--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-a\n+b\n";
+        let Order::Ask(ask) = mcp("review_diff", json!({ "diff": diff })) else {
+            panic!("review_diff of a diff is a question")
+        };
+        assert_eq!(ask.tool(), "review_diff");
+    }
+
+    #[test]
+    fn every_tool_takes_shared_arguments_that_exist() {
+        assert_eq!(ALL.len(), 7);
+        for t in TOOLS {
+            for name in t.shared {
+                assert!(ALL.contains(name), "{}: no shared argument {name}", t.name);
             }
         }
     }

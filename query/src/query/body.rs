@@ -9,6 +9,9 @@ use knav_ctags::Kind;
 
 /// Bodies are cut at this many lines.
 pub const MAX_BODY_LINES: u32 = 300;
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "get_symbol_body";
+
 /// Bodies shown when the caller does not say.
 pub const DEFAULT_BODIES: u64 = 3;
 /// Bodies shown at most: `max_definitions` above it is cut, and the answer says so.
@@ -62,7 +65,6 @@ fn fit(text: &[u8], skipped: bool, budget: usize) -> (String, bool) {
 
 /// Answers get_symbol_body for `symbol`, with at most `max_definitions` bodies (0: 3).
 pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Envelope {
-    const TOOL: &str = "get_symbol_body";
     if !valid_name(symbol) {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
     }
@@ -81,7 +83,6 @@ pub fn get_symbol_body(q: &Query<'_>, symbol: &str, max_definitions: u64) -> Env
 
 /// The bodies of `symbol`'s definitions, `max` a page.
 fn bodies(q: &Query<'_>, symbol: &str, max: u64) -> Envelope {
-    const TOOL: &str = "get_symbol_body";
     // Bodies first: a prototype's "body" is one line nobody asked for.
     let mut resolved = None;
     let mut defs = q.definitions(symbol);

@@ -9,6 +9,9 @@ use super::{indirect, rank, Query};
 use crate::envelope::{Callee, Callees, Envelope, Results};
 use knav_ctags::Kind;
 
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "find_callees";
+
 /// At most this many distinct callees are listed a page.
 pub const MAX_CALLEES: usize = 40;
 
@@ -405,7 +408,6 @@ fn quoted_includes(
 /// Answers find_callees for `symbol`; the functions a call through a member of unknown struct
 /// type may reach (guesses by member name) are listed with `include_uncertain`, else counted.
 pub fn find_callees(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Envelope {
-    const TOOL: &str = "find_callees";
     if !valid_name(symbol) {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
     }

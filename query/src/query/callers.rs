@@ -8,6 +8,9 @@ use super::{indirect, Query};
 use crate::envelope::{CallSite, Envelope, Hidden, Results};
 use knav_index::segment::Posting;
 
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "find_callers";
+
 /// A call site kept: `(segment, posting, active)`, `active` as [`CallSite::active`].
 pub type Call = (usize, Posting, Option<Option<bool>>);
 
@@ -112,7 +115,6 @@ pub fn guesses_left_out(n: usize) -> String {
 /// sure ([`indirect::FIELD_NAME`], [`indirect::TAG`]) are listed with `include_uncertain`, else
 /// counted.
 pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Envelope {
-    const TOOL: &str = "find_callers";
     if !valid_name(symbol) {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
     }

@@ -32,7 +32,8 @@ use knav_index::code::extract::{Field, FIELDS};
 use knav_index::code::terms::Terms;
 use knav_index::rank::PathClass;
 
-const TOOL: &str = "search_code";
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "search_code";
 
 /// Which files search_code answers from (SHARC's searchMode): `all` ranks the kernel's own
 /// code first and the rest scaled down; the others keep one class of

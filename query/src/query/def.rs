@@ -13,7 +13,8 @@ use knav_index::buildfiles::KconfigEntry;
 use knav_index::segment::Posting;
 use knav_index::stats::{keep_top, NameStats};
 
-const TOOL: &str = "find_definition";
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "find_definition";
 
 /// Answers find_definition for `symbol` (or `struct_name.member`).
 pub fn find_definition(q: &Query<'_>, symbol: &str) -> Envelope {

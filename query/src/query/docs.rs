@@ -14,7 +14,8 @@ use knav_index::docs::words::Words;
 use knav_index::error::IndexError;
 use knav_index::part::Part;
 
-const TOOL: &str = "search_docs";
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "search_docs";
 
 /// The longest snippet, in characters.
 const SNIPPET_CHARS: usize = 200;

@@ -11,7 +11,8 @@ use crate::envelope::{Envelope, Results};
 use knav_index::defined::PartsOf;
 use knav_index::nameparts::{at_boundary, intersect, path_separator};
 
-const TOOL: &str = "search_files";
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "search_files";
 
 /// Answers search_files for `query`.
 pub fn search_files(q: &Query<'_>, query: &str) -> Envelope {

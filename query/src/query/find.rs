@@ -19,7 +19,8 @@ use crate::envelope::{Envelope, Results};
 use knav_index::defined::{NameInfo, PartsOf};
 use knav_index::nameparts::{at_boundary, intersect};
 
-const TOOL: &str = "search_symbols";
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "search_symbols";
 
 /// Candidates checked one by one (their definitions read, about 3 µs each) at most with a path
 /// prefix; more are refused.

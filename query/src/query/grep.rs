@@ -54,7 +54,8 @@ pub struct GrepAsk {
     pub max_count: Option<u64>,
 }
 
-const TOOL: &str = "search_text";
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "search_text";
 
 /// Which files a search covers: paths, globs and the path prefix.
 struct Scope {

@@ -20,6 +20,9 @@ use crate::maintainers::{top_dir, Maintainers};
 use knav_c::scan::Role;
 use knav_index::segment::Postings;
 
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "change_impact";
+
 /// Default levels of callers.
 pub const DEFAULT_DEPTH: u32 = 2;
 /// Most levels of callers.
@@ -47,7 +50,6 @@ struct Reached {
 /// unknown struct type (guesses by member name) are followed with `include_uncertain`, else
 /// counted.
 pub fn change_impact(q: &Query<'_>, symbol: &str, depth: u32, include_uncertain: bool) -> Envelope {
-    const TOOL: &str = "change_impact";
     if !valid_name(symbol) {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
     }

@@ -5,28 +5,28 @@
 //! `snippet`'s source lines and `guard`'s `#if` guards). They all work on one [`Query`]: the
 //! snapshot, the page asked for, and what the question has read so far (`memo`).
 
-mod body;
-mod callees;
-mod callers;
-mod code;
-mod def;
-mod docs;
-mod files;
+pub(crate) mod body;
+pub(crate) mod callees;
+pub(crate) mod callers;
+pub(crate) mod code;
+pub(crate) mod def;
+pub(crate) mod docs;
+pub(crate) mod files;
 pub(crate) mod find;
 pub mod fuzzy;
-mod grep;
+pub(crate) mod grep;
 pub mod impact;
 mod indirect;
 mod learned;
 mod memo;
 mod nearmiss;
-mod reach;
-mod refs;
-mod review;
+pub(crate) mod reach;
+pub(crate) mod refs;
+pub(crate) mod review;
 pub mod source;
 mod span;
 mod structs;
-mod symbols;
+pub(crate) mod symbols;
 mod vocab;
 mod why;
 mod zeroed;

@@ -7,6 +7,9 @@ use super::lookup::{not_found, valid_name, Found};
 use super::{indirect, Query};
 use crate::envelope::{Envelope, Reach, Results};
 
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "reachability";
+
 /// Default and largest search depths.
 #[allow(dead_code)]
 pub const DEFAULT_DEPTH: u32 = 8;
@@ -26,7 +29,6 @@ pub fn reachability(
     max_depth: u32,
     include_uncertain: bool,
 ) -> Envelope {
-    const TOOL: &str = "reachability";
     for name in [from, to] {
         if !valid_name(name) {
             return q.envelope_error(TOOL, format!("'{name}' is not a C identifier"));

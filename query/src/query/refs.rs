@@ -8,6 +8,9 @@ use super::verdict::Verdict;
 use super::{indirect, Query};
 use crate::envelope::{Envelope, FileGroup, Record, Results};
 
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "find_references";
+
 /// References are grouped by file above this many rows when grouping is automatic.
 pub const AUTO_GROUP_ABOVE: usize = 200;
 
@@ -37,7 +40,6 @@ impl std::str::FromStr for GroupBy {
 
 /// Answers find_references for `symbol`.
 pub fn find_references(q: &Query<'_>, symbol: &str, group_by: GroupBy) -> Envelope {
-    const TOOL: &str = "find_references";
     if !valid_name(symbol) {
         return q.envelope_error(TOOL, format!("'{symbol}' is not a C identifier"));
     }

@@ -30,7 +30,8 @@ use crate::diff::{DiffError, FilePatch, Hunk, Line};
 use crate::envelope::{Envelope, HunkStatus, Results, Review, ReviewFile, Touched};
 use crate::maintainers::Maintainers;
 
-const TOOL: &str = "review_diff";
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "review_diff";
 
 /// Which side of a hunk the tree holds.
 #[derive(Clone, Copy, PartialEq, Eq)]

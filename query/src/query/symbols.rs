@@ -9,10 +9,12 @@ use super::Query;
 use crate::envelope::{Envelope, Results};
 use knav_index::format::Def;
 
+/// The tool this module answers (its MCP name, and `Ask::tool`'s).
+pub const TOOL: &str = "list_file_symbols";
+
 /// Answers list_file_symbols for `file` (root-relative, or absolute inside the root); with
 /// `from_end` the rows run from the last definition backwards.
 pub fn list_file_symbols(q: &Query<'_>, file: &str, from_end: bool) -> Envelope {
-    const TOOL: &str = "list_file_symbols";
     let root = q.snap.root.display().to_string();
     let rel = file
         .strip_prefix(&root)
