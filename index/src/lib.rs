@@ -1,7 +1,7 @@
 //! knav-index: the index of a tree, built, refreshed, published atomically and opened.
 //!
-//! The walk ([`walk`]) finds the files; every file below the root is opened through
-//! [`beneath`]; the C analysis (the `knav-c` crate) and universal-ctags (`knav-ctags`) read
+//! The walk ([`tree::walk`]) finds the files; every file below the root is opened through
+//! [`tree::beneath`]; the C analysis (the `knav-c` crate) and universal-ctags (`knav-ctags`) read
 //! them; [`update`] builds and publishes the index's parts ([`part`]: the symbol segments,
 //! build files, text and documentation) and [`store`] opens a consistent [`store::Snapshot`]
 //! of them. Queries (the `knav-query` crate) read that snapshot.
@@ -26,7 +26,6 @@ mod filefacts;
 pub mod format;
 pub mod fstbuild;
 pub mod git;
-pub mod history;
 pub mod idlist;
 pub mod indexdir;
 pub mod indirect;
@@ -34,27 +33,26 @@ pub mod interrupt;
 pub mod nameparts;
 pub mod part;
 pub mod postings;
-pub mod resolved;
 pub mod restat;
-pub mod revision;
 pub mod scratch;
 pub mod seed;
 pub mod segment;
 pub mod stats;
 pub mod store;
 pub mod text;
+pub mod tree;
 
 pub mod alloc;
-pub mod beneath;
-pub mod pathname;
 pub(crate) mod prefetch;
 pub mod printable;
 pub mod progress;
 pub mod rank;
-pub mod settings;
-pub mod walk;
 
 mod update;
+
+// The units' modules under their old names, for the other crates until they use the units.
+pub use self::git::{history, resolved, revision};
+pub use self::tree::{beneath, pathname, settings, walk};
 
 pub use self::error::IndexError;
 pub use self::update::{

@@ -19,7 +19,7 @@ use crate::part::Kind;
 use crate::progress::Progress;
 use crate::segment::SegmentRef;
 use crate::store::{Manifest, Snapshot};
-use crate::walk::{walk, SourceFile, DEFAULT_MAX_FILE_BYTES};
+use crate::tree::walk::{walk, SourceFile, DEFAULT_MAX_FILE_BYTES};
 use crate::{accum, build, buildfiles, codec, definers_read, format, scratch, segment, store};
 
 /// What an update did.
@@ -169,7 +169,7 @@ fn now_unix() -> u64 {
 /// The report of an update that kept the segments of `snap`.
 fn same_segments(
     snap: &Snapshot,
-    walked: &crate::walk::Walk,
+    walked: &crate::tree::walk::Walk,
     started: Instant,
     index_dir: &Path,
 ) -> UpdateReport {
@@ -225,7 +225,7 @@ pub fn update_hinted(
     full: bool,
     opts: &BuildOptions,
     progress: &mut Progress,
-    hint: Option<&crate::walk::Hint>,
+    hint: Option<&crate::tree::walk::Hint>,
 ) -> Result<UpdateReport, IndexError> {
     let started = Instant::now();
     // Before any thread makes an arena of its own: arenas that the walks' and the text
@@ -259,7 +259,7 @@ fn update_locked(
     full: bool,
     opts: &BuildOptions,
     progress: &mut Progress,
-    hint: Option<&crate::walk::Hint>,
+    hint: Option<&crate::tree::walk::Hint>,
 ) -> Result<UpdateReport, IndexError> {
     let mut trace = Trace::new();
     progress.phase("walk");
@@ -274,7 +274,7 @@ fn update_locked(
         index_dir,
         started,
         cache: old.as_ref().and_then(|_| store::read_walk_cache(index_dir)),
-        walk_started: crate::walk::now_ns(),
+        walk_started: crate::tree::walk::now_ns(),
         options_hash,
         rebuilt_because,
     };
@@ -416,7 +416,7 @@ impl TextUpdate {
         root: &Path,
         index_dir: &Path,
         old: Option<&Snapshot>,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         same_walk: bool,
         opts: &BuildOptions,
         list: bool,
@@ -579,7 +579,7 @@ fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -
 
 /// What the walk of an update found.
 struct Walked<'s> {
-    walk: crate::walk::Walk,
+    walk: crate::tree::walk::Walk,
     /// For a hinted walk, the index's files by path (the diff compares against them); else
     /// empty.
     indexed: Indexed<'s>,
@@ -591,8 +591,8 @@ fn walk_tree<'s>(
     root: &Path,
     opts: &BuildOptions,
     old: Option<&'s Snapshot>,
-    cache: Option<&crate::walk::WalkCache>,
-    hint: Option<&crate::walk::Hint>,
+    cache: Option<&crate::tree::walk::WalkCache>,
+    hint: Option<&crate::tree::walk::Hint>,
 ) -> Walked<'s> {
     let indexed = match (old, hint) {
         (Some(snap), Some(_)) => indexed_files(snap),
@@ -617,7 +617,7 @@ fn walk_tree<'s>(
     };
     let trust = hint
         .filter(|_| old.is_some())
-        .map(|hint| crate::walk::Trust {
+        .map(|hint| crate::tree::walk::Trust {
             hint,
             known: &known,
         });
@@ -664,7 +664,7 @@ struct Update<'a> {
     index_dir: &'a Path,
     started: Instant,
     /// The last walk's listings, when the index is built on.
-    cache: Option<crate::walk::WalkCache>,
+    cache: Option<crate::tree::walk::WalkCache>,
     /// When this walk started (ns since the epoch): the time of the walk cache it writes.
     walk_started: i64,
     /// [`options_hash`] of the build options.
@@ -690,7 +690,7 @@ impl Update<'_> {
     fn keep_segments(
         &self,
         snap: &Snapshot,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         text: &TextUpdate,
     ) -> Result<UpdateReport, IndexError> {
         let part = text.part(self.root, self.index_dir, false, &|| ())?;
@@ -730,7 +730,7 @@ impl Update<'_> {
     fn replace_parts(
         &self,
         snap: &Snapshot,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         builds: &BuildFilesState,
         text: &TextUpdate,
         docs: &crate::docs::DocsState,
@@ -761,7 +761,7 @@ impl Update<'_> {
     /// The cache names the generation its stats were taken for: written at every publish.
     fn write_walk_cache(
         &self,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         generation: u64,
     ) -> Result<(), IndexError> {
         let cache = walked.cache(self.cache.as_ref(), self.walk_started, generation);
@@ -775,7 +775,7 @@ impl Update<'_> {
         self,
         old: Option<Snapshot>,
         changes: Option<Diff>,
-        walked: crate::walk::Walk,
+        walked: crate::tree::walk::Walk,
         builds: &BuildFilesState,
         text: &TextUpdate,
         docs: &crate::docs::DocsState,
@@ -890,7 +890,7 @@ impl Update<'_> {
     /// documentation and build-file part beside the segment where it can be.
     fn build_all(
         &self,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         layout: &Layout,
         sides: &Sides<'_>,
         opts: &BuildOptions,
@@ -971,7 +971,7 @@ impl Update<'_> {
         &self,
         old: Option<&Snapshot>,
         changes: Option<&Diff>,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         report: &mut UpdateReport,
     ) -> Layout {
         let plan = match (old, changes) {
@@ -1016,7 +1016,7 @@ impl Update<'_> {
     /// counted. A failed build leaves nothing behind.
     fn new_segment(
         &self,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         layout: &Layout,
         ctags: &knav_ctags::Ctags,
         opts: &BuildOptions,
@@ -1166,7 +1166,7 @@ fn finish_facts(s: &crate::factstore::FactStore, max_bytes: u64) -> FactsReport 
 }
 
 /// The files of `walked` to index, in path order: those `keep` names.
-fn inputs_where(walked: &crate::walk::Walk, keep: impl Fn(&str) -> bool) -> Vec<Input> {
+fn inputs_where(walked: &crate::tree::walk::Walk, keep: impl Fn(&str) -> bool) -> Vec<Input> {
     let mut inputs: Vec<Input> = walked
         .sources
         .iter()
@@ -1334,7 +1334,7 @@ pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, IndexError>
     })
 }
 
-fn walk_errors(walked: &crate::walk::Walk) -> Vec<String> {
+fn walk_errors(walked: &crate::tree::walk::Walk) -> Vec<String> {
     walked
         .errors
         .iter()
@@ -1419,7 +1419,7 @@ fn compare(
     index_dir: &Path,
     snap: &Snapshot,
     indexed: Indexed<'_>,
-    walked: &crate::walk::Walk,
+    walked: &crate::tree::walk::Walk,
     text: &mut TextUpdate,
 ) -> Diff {
     text.restat = crate::restat::Restat::load_or_warn(index_dir, snap.manifest.restat.as_deref());
@@ -1433,7 +1433,7 @@ fn diff<'a>(
     files: impl Iterator<Item = &'a SourceFile>,
     restat: &crate::restat::Restat,
 ) -> Diff {
-    let beneath = crate::beneath::Root::open(root).ok();
+    let beneath = crate::tree::beneath::Root::open(root).ok();
     let mut changed = Vec::new();
     let mut modified = 0;
     for f in files {
@@ -1542,7 +1542,7 @@ pub(crate) fn status(field: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::walk::SourceFile;
+    use crate::tree::walk::SourceFile;
 
     #[test]
     fn a_file_unreadable_at_the_last_refresh_is_read_again_with_the_same_stamp() {
