@@ -1,6 +1,6 @@
 //! The git unit: everything knav asks of a git repository, and what it keeps of one.
 //!
-//! - [`plumbing`]: git run as a program, with a scrubbed environment: a revision resolved, a
+//! - `plumbing`: git run as a program, with a scrubbed environment: a revision resolved, a
 //!   tree listed, blobs read, a diff, the commits of a range. Its items are re-exported here.
 //! - [`resolved`]: revisions resolved before, answered again without running git while the ref
 //!   files that decided them are unchanged.
