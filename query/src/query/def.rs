@@ -10,7 +10,7 @@ use knav_c::scan::Role;
 use knav_ctags::Kind;
 use knav_index::buildfiles::KconfigEntry;
 use knav_index::segment::Posting;
-use knav_index::stats::{keep_top, NameStats};
+use knav_index::{keep_top, NameStats};
 
 const TOOL: &str = "find_definition";
 

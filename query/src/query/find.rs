@@ -15,8 +15,8 @@ use knav_ctags::Kind;
 
 use super::{Found, Query};
 use crate::envelope::{Envelope, Results};
-use knav_index::defined::{NameInfo, PartsOf};
-use knav_index::nameparts::{at_boundary, intersect};
+use knav_index::{at_boundary, intersect};
+use knav_index::{NameInfo, PartsOf};
 
 const TOOL: &str = "search_symbols";
 

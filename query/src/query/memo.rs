@@ -16,10 +16,10 @@ pub(super) struct Memo {
     /// Per file, the last window of lines read ([`super::Query::text_at`]) and how many were read.
     pub(super) windows: RefCell<HashMap<FileKey, (std::rc::Rc<source::SourceText>, u32)>>,
     /// Per file, decoded once per query: its guards (`None`: not scanned) and function ranges.
-    pub(super) files: RefCell<knav_index::accum::NameMap<(usize, u32), std::rc::Rc<FileFacts>>>,
+    pub(super) files: RefCell<knav_index::NameMap<(usize, u32), std::rc::Rc<FileFacts>>>,
     /// Each guard condition evaluated under the active config once per query (a hot name's
     /// references repeat the same few conditions thousands of times).
-    pub(super) decided: RefCell<knav_index::accum::NameMap<String, Decided>>,
+    pub(super) decided: RefCell<knav_index::NameMap<String, Decided>>,
     /// The file asked about last: postings come in file order.
     pub(super) last_file: RefCell<Option<(FileKey, std::rc::Rc<FileFacts>)>>,
     /// Kbuild atoms evaluated under the active config, by id, once per query.

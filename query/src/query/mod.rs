@@ -41,8 +41,8 @@ use knav_c::scan::Role;
 use knav_index::buildfiles::{BuildUse, KconfigEntry};
 use knav_index::format::{Def, FileStatus};
 use knav_index::segment::{Posting, Postings};
-use knav_index::stats::{DefLines, NameStats};
 use knav_index::store::Snapshot;
+use knav_index::{DefLines, NameStats};
 
 pub use body::get_symbol_body;
 pub use callees::find_callees;
@@ -244,7 +244,7 @@ impl<'s> Query<'s> {
     /// True when `path` passes the path prefix filter.
     pub fn wanted(&self, path: &str) -> bool {
         match &self.page.path_prefix {
-            Some(p) => path.starts_with(&*knav_index::pathname::normalize(
+            Some(p) => path.starts_with(&*knav_index::tree::pathname::normalize(
                 p.trim_start_matches("./"),
             )),
             None => true,
@@ -257,7 +257,7 @@ impl<'s> Query<'s> {
         let Some(p) = &self.page.path_prefix else {
             return true;
         };
-        let p = knav_index::pathname::normalize(p.trim_start_matches("./"));
+        let p = knav_index::tree::pathname::normalize(p.trim_start_matches("./"));
         self.snap.segments.iter().any(|seg| {
             // Paths are sorted: the first at or after the prefix starts with it, or none does.
             let (mut lo, mut hi) = (0, seg.file_count());
@@ -491,11 +491,11 @@ impl<'s> Query<'s> {
         }
         let text = match source::SourceText::read(&self.snap.root, path) {
             Ok(t) => Some(std::rc::Rc::new(t)),
-            Err(knav_index::beneath::Unread::Changed(what)) => {
+            Err(knav_index::tree::beneath::Unread::Changed(what)) => {
                 self.changed.borrow_mut().push((path.to_string(), what));
                 None
             }
-            Err(knav_index::beneath::Unread::Io(_)) => None,
+            Err(knav_index::tree::beneath::Unread::Io(_)) => None,
         };
         self.memo
             .sources
