@@ -1,7 +1,8 @@
 //! The git unit: everything knav asks of a git repository, and what it keeps of one.
 //!
 //! - `plumbing`: git run as a program, with a scrubbed environment: a revision resolved, a
-//!   tree listed, blobs read, a diff, the commits of a range. Its items are re-exported here.
+//!   tree listed, blobs read, a diff, the commits of a range. What the other crates and the
+//!   unit's own modules use of it is re-exported here.
 //! - [`resolved`]: revisions resolved before, answered again without running git while the ref
 //!   files that decided them are unchanged.
 //! - [`revision`]: a revision's files as a directory (`revs/t-<tree id>/tree`) with its own
@@ -17,8 +18,12 @@ mod plumbing;
 pub mod resolved;
 pub mod revision;
 
+// What the other crates use.
 pub use self::plumbing::{
-    check_gitdir, diff, environment_note, git, honoured_variables, is_object_id, list_tree,
-    nearest_refs, note_environment, range_diff, read_blobs, resolve, rev_list, scrub_environment,
-    Entry, EntryKind, GitError, Quoted, Reaped, Resolved, MAX_REV_BYTES, PINNED,
+    note_environment, range_diff, resolve, rev_list, scrub_environment, GitError, Quoted, Resolved,
+};
+// What the unit's own modules use (as `crate::git::…`).
+pub(crate) use self::plumbing::{
+    check_gitdir, git, honoured_variables, is_object_id, list_tree, read_blobs, Entry, EntryKind,
+    Reaped, MAX_REV_BYTES,
 };
