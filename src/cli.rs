@@ -10,8 +10,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::envelope::Envelope;
 use crate::grepout::Plain;
-use crate::index::build::BuildOptions;
 use crate::index::store::{index_dir, Snapshot};
+use crate::index::BuildOptions;
 use crate::index::IndexError;
 use crate::progress::Progress;
 use crate::query::Page;
@@ -87,7 +87,7 @@ enum CacheAction {
     Prune {
         /// The size to trim to: bytes, or a number with K, M, G or T (default: .knav.toml's
         /// cache.max_size, else 4G).
-        #[arg(long, value_name = "SIZE", value_parser = crate::index::settings::parse_size)]
+        #[arg(long, value_name = "SIZE", value_parser = crate::settings::parse_size)]
         max_size: Option<u64>,
     },
 }
@@ -257,7 +257,7 @@ fn opened_or_built(root: &Path, explicit_dir: Option<&Path>) -> Result<(Snapshot
         Ok(Some(s)) => return Ok((s, false)),
         Ok(None) => {
             // Nothing is created for a directory that is not a source tree.
-            if !crate::index::walk::any_source(root) {
+            if !crate::walk::any_source(root) {
                 return Err(no_sources(root));
             }
         }
@@ -516,8 +516,12 @@ impl crate::tools::CarryOut for CliRun<'_> {
 fn history_update(common: &Common, tool: &'static str, root: &Path) -> Envelope {
     let dir = index_dir(root, common.index_dir.as_deref());
     let root_s = root.display().to_string();
-    let done =
-        crate::index::history::update(root, &dir, common.rev.as_deref(), &mut Progress::stderr());
+    let done = crate::index::git::history::update(
+        root,
+        &dir,
+        common.rev.as_deref(),
+        &mut Progress::stderr(),
+    );
     let env = match done {
         Ok(r) => {
             let mut env = Envelope::new(tool, &root_s);
@@ -554,11 +558,17 @@ fn revision(
     common: &Common,
     root: &Path,
     rev: &str,
-) -> Result<(crate::index::revision::Revision, crate::envelope::RevName), (String, Option<i32>)> {
+) -> Result<
+    (
+        crate::index::git::revision::Revision,
+        crate::envelope::RevName,
+    ),
+    (String, Option<i32>),
+> {
     // Nothing is created before git has said the revision exists.
     let revs = crate::index::store::existing_index_dir(root, common.index_dir.as_deref())
         .join(crate::status::REVS);
-    let r = crate::index::revision::materialize(root, &revs, rev, &mut Progress::stderr())
+    let r = crate::index::git::revision::materialize(root, &revs, rev, &mut Progress::stderr())
         .map_err(|e| (e.to_string(), e.is_unknown_revision().then_some(2)))?;
     let name = crate::envelope::RevName::of(&r.resolved);
     Ok((r, name))
@@ -769,7 +779,7 @@ fn refreshed(root: &Path, explicit_dir: Option<&Path>) -> Result<Snapshot, Strin
 /// current directory) and what the last build did with it, or trims it.
 fn cache(common: &Common, args: CacheArgs) -> i32 {
     let root = common.root.clone().unwrap_or_else(|| PathBuf::from("."));
-    let settings = match crate::index::settings::Settings::load(&root) {
+    let settings = match crate::settings::Settings::load(&root) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("knav: {e}");

@@ -251,7 +251,7 @@ impl Plain {
         let mut out = Vec::with_capacity(groups.len());
         for place in places {
             for g in groups {
-                let path = crate::index::pathname::to_path(&g.path);
+                let path = crate::pathname::to_path(&g.path);
                 if let Some(p) = place.printed(path.as_os_str().as_bytes()) {
                     out.push((g, p));
                 }

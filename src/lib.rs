@@ -26,7 +26,8 @@ pub use knav_c::{definers, guard, indirect, lex, macrodefs, scan};
 /// The index, in the `knav-index` crate: every `crate::index::…`, `crate::walk`, … path of knav
 /// names it.
 pub use knav_index as index;
-pub use knav_index::{alloc, beneath, pathname, progress, rank, settings, walk};
+pub use knav_index::tree::{beneath, pathname, settings, walk};
+pub use knav_index::{alloc, progress, rank};
 /// The answers, in the `knav-query` crate: every `crate::query::…`, `crate::envelope`, … path of
 /// knav names it.
 pub use knav_query::{

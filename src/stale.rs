@@ -11,8 +11,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use crate::envelope::Envelope;
-use crate::index::build::BuildOptions;
 use crate::index::store::Snapshot;
+use crate::index::BuildOptions;
 use crate::watchd::{Client, Said};
 
 /// Files an answer shows at most before "and N more".
@@ -57,7 +57,7 @@ pub fn changed_cited(snap: &Snapshot, env: &Envelope) -> Vec<String> {
                 return false;
             };
             let was = snap.segments[s].file_stat(f);
-            let on_disk = snap.root.join(crate::index::pathname::to_path(path));
+            let on_disk = snap.root.join(crate::pathname::to_path(path));
             let Ok(now) = std::fs::symlink_metadata(on_disk) else {
                 return true;
             };
@@ -70,10 +70,7 @@ pub fn changed_cited(snap: &Snapshot, env: &Envelope) -> Vec<String> {
             }
             // A file of a seeded index proven equal under another time is unchanged.
             let restat = restat.get_or_insert_with(|| {
-                crate::index::restat::Restat::load_or_warn(
-                    &snap.index_dir,
-                    snap.manifest.restat.as_deref(),
-                )
+                crate::index::Restat::load_or_warn(&snap.index_dir, snap.manifest.restat.as_deref())
             });
             if restat.same(path, was.mtime_ns, mtime) {
                 return false;
@@ -83,7 +80,7 @@ pub fn changed_cited(snap: &Snapshot, env: &Envelope) -> Vec<String> {
                 return true;
             }
             let beneath =
-                beneath.get_or_insert_with(|| crate::index::beneath::Root::open(&snap.root).ok());
+                beneath.get_or_insert_with(|| crate::beneath::Root::open(&snap.root).ok());
             !beneath
                 .as_ref()
                 .and_then(|b| b.read(path).ok())

@@ -122,7 +122,7 @@ fn paths(private: &Path, root: &Path, index_dir: &Path, exe: &Path) -> (PathBuf,
         key.extend_from_slice(format!("\0{}:{}:{}", m.dev(), m.ino(), m.mtime_nsec()).as_bytes());
         key.extend_from_slice(&m.mtime().to_le_bytes());
     }
-    let h = crate::index::codec::hash64(&key);
+    let h = crate::index::hash64(&key);
     (
         private.join(format!("w-{h:016x}.sock")),
         private.join(format!("w-{h:016x}.lock")),

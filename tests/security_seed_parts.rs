@@ -67,10 +67,7 @@ fn forge(real: &[u8], at: usize, fix: usize, prefix: &[u8; 4]) -> Vec<u8> {
         let w = (state(&f) ^ target).to_le_bytes();
         if w.iter().all(|b| b.is_ascii_alphanumeric() || *b == b' ') {
             f[fix..fix + 8].copy_from_slice(&w);
-            assert_eq!(
-                knav_index::codec::hash64(&f),
-                knav_index::codec::hash64(real)
-            );
+            assert_eq!(knav_index::hash64(&f), knav_index::hash64(real));
             assert_eq!(f.len(), real.len());
             assert_ne!(f, real);
             return f;

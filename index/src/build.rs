@@ -7,7 +7,7 @@
 //! takes them in file-id order, writes definition and file records, and feeds the postings
 //! accumulator. Nothing waits for the whole tree.
 
-use crate::beneath::{Root, Source, Unread};
+use crate::tree::beneath::{Root, Source, Unread};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -33,8 +33,8 @@ use super::scratch::Scratch;
 use super::segment::{segment_files, SegmentMeta};
 use crate::progress::Progress;
 use crate::rank::PathRank;
-use crate::settings::{Ignore, Settings};
-use crate::walk::SourceFile;
+use crate::tree::settings::{Ignore, Settings};
+use crate::tree::walk::SourceFile;
 use knav_c::definers::{Definers, Learned};
 use knav_c::scan::{scan, FileScan};
 
@@ -61,7 +61,7 @@ pub struct BuildOptions {
     pub facts: Option<Arc<FactStore>>,
     /// Where the tree's builds keep facts (`.knav.toml`'s `[cache]`, `KNAV_CACHE_DIR`): the
     /// store an update opens into `facts`.
-    pub cache: crate::settings::Cache,
+    pub cache: crate::tree::settings::Cache,
 }
 
 impl BuildOptions {
@@ -105,7 +105,7 @@ impl Default for BuildOptions {
             headers: None,
             saved_defines: None,
             facts: None,
-            cache: crate::settings::Cache::default(),
+            cache: crate::tree::settings::Cache::default(),
         }
     }
 }
@@ -171,7 +171,7 @@ fn scan_start(
     }
     let mut scanned = scan(&src);
     // ctags's C parser has nothing to say about assembly; its symbols come from its macros.
-    r.macro_only = !scanned.has_code || crate::walk::is_asm_name(&f.path);
+    r.macro_only = !scanned.has_code || crate::tree::walk::is_asm_name(&f.path);
     let opaque = std::mem::take(&mut scanned.opaque);
     if shorten && !r.macro_only {
         r.opaque = opaque;
@@ -203,7 +203,7 @@ fn scan_finish(r: &mut FileResult, scanned: FileScan, src: &[u8], learned: &Defi
     // The file's own function-like `#define`s, read once for the pointer pass and the names
     // its macros make.
     let own_defines = knav_c::definers::of_file(src, &scanned);
-    r.indirect = if crate::walk::is_asm_name(&r.record.path) {
+    r.indirect = if crate::tree::walk::is_asm_name(&r.record.path) {
         Default::default()
     } else {
         // Indirect-call wrappers and macros that call through members: the tree's, learned
@@ -791,7 +791,7 @@ fn tag_chunk(
         return out;
     };
     // `ctags -L -` reads one name a line: a file whose name has a newline is asked for alone.
-    let newline = |i: usize| crate::pathname::decode(&inputs[i].file.path).contains(&b'\n');
+    let newline = |i: usize| crate::tree::pathname::decode(&inputs[i].file.path).contains(&b'\n');
     // The `;`s of every file, for one retried alone.
     let semicolons: std::collections::HashMap<usize, Vec<u32>> = wanted
         .iter()
@@ -808,7 +808,7 @@ fn tag_chunk(
     // ctags is given the files' real names: its anonymous types are named after them.
     let paths: Vec<std::borrow::Cow<'_, Path>> = wanted
         .iter()
-        .map(|i| crate::pathname::to_path(&inputs[*i].file.path))
+        .map(|i| crate::tree::pathname::to_path(&inputs[*i].file.path))
         .collect();
     let paths: Vec<&Path> = paths.iter().map(|p| &**p).collect();
     let bytes: u64 = wanted.iter().map(|i| inputs[*i].file.size).sum();
@@ -859,7 +859,7 @@ fn tag_chunk(
             .get_or_insert_with(|| {
                 Worker::new(ctags, Path::new("/"), &opts.ctags_args, opts.ctags_timeout)
             });
-        let path = crate::pathname::to_path(&inputs[i].file.path);
+        let path = crate::tree::pathname::to_path(&inputs[i].file.path);
         let t = match sources[i].as_deref() {
             // The `;`s the batch run's texts have, so that its tags are the same.
             Some(src) if semicolons.contains_key(&i) => {

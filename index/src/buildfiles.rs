@@ -23,7 +23,7 @@ use super::damage::{open_fst, Damage};
 use super::disk::{map, MapBytes};
 use super::error::IndexError;
 use super::format::{check_header, header, HEADER_LEN};
-use crate::walk::SourceFile;
+use crate::tree::walk::SourceFile;
 
 /// Where the build-file part of an index is, and what it was built from.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -170,7 +170,7 @@ impl BuildTexts {
         files: &[SourceFile],
         prover: Option<&crate::factstore::Prover>,
     ) -> Result<BuildTexts, IndexError> {
-        let beneath = crate::beneath::Root::open(root).ok();
+        let beneath = crate::tree::beneath::Root::open(root).ok();
         let mut merge = BuildFilesMerge {
             files,
             hashes: Vec::with_capacity(files.len()),
@@ -225,7 +225,7 @@ impl BuildTexts {
             .iter()
             .flat_map(|(_, k)| k.sources.iter().cloned())
             .collect();
-        let beneath = crate::beneath::Root::open(root).ok();
+        let beneath = crate::tree::beneath::Root::open(root).ok();
         while let Some(src) = todo.pop() {
             let expanded: Vec<String> = if src.contains("$(") {
                 self.arches
@@ -238,7 +238,7 @@ impl BuildTexts {
             };
             for p in expanded {
                 // A path as a Kconfig line names it, as the walk's paths are kept.
-                let p = crate::pathname::encode(p.as_bytes()).into_owned();
+                let p = crate::tree::pathname::encode(p.as_bytes()).into_owned();
                 if p.contains("..") || p.starts_with('/') || !seen.insert(p.clone()) {
                     continue;
                 }
@@ -970,7 +970,7 @@ impl BuildFiles {
             .into_iter()
             .map(|(f, h)| (f.path, (f.size, f.mtime_ns, h)))
             .collect();
-        let beneath = crate::beneath::Root::open(root).ok();
+        let beneath = crate::tree::beneath::Root::open(root).ok();
         inputs.len() == files.len()
             && files.par_iter().all(|f| match inputs.get(&f.path) {
                 Some(&(size, mtime, hash)) if size == f.size => {

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use crate::beneath::Root;
+use crate::tree::beneath::Root;
 use knav_c::definers::{Definers, HeaderDefines};
 
 /// [`Definers::learn_headers`] of the headers at `paths` under `root`, with the record

@@ -711,6 +711,27 @@ fn open_error(path: &Path, e: io::Error) -> io::Error {
     }
 }
 
+/// The record of a written revision (`revs/t-<tree id>/rev.json`, [`crate::git::revision`]).
+pub(crate) const REV_RECORD: &str = "rev.json";
+/// A revision's files (`revs/t-<tree id>/tree`).
+pub(crate) const REV_TREE: &str = "tree";
+/// A revision directory's name before its tree id.
+pub(crate) const REV_PREFIX: &str = "t-";
+
+/// True when `dir` is (or is below) the files of a kept revision: `revs/t-<tree id>/tree`.
+/// Here, with the names of the layout, so that the tree's settings and the text part tell a
+/// revision's files without depending on [`crate::git`].
+pub fn is_revision_tree(dir: &Path) -> bool {
+    dir.ancestors().any(|d| {
+        d.file_name().is_some_and(|n| n == REV_TREE)
+            && d.parent().is_some_and(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(REV_PREFIX))
+                    && p.join(REV_RECORD).is_file()
+            })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

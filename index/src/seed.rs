@@ -29,7 +29,7 @@ use crate::codec::{digest, hash64};
 use crate::factstore::{FactStore, Proven};
 use crate::restat::FILE;
 use crate::store::{Manifest, Snapshot};
-use crate::walk::SourceFile;
+use crate::tree::walk::SourceFile;
 
 /// Another index is linked as a tree's start when it holds more than half of the tree's C
 /// sources at the same paths with the same size (and then the same bytes), and the others
@@ -262,7 +262,7 @@ struct Found {
 /// Checks the file at `path` of `beneath` against each of `records`, read once, against the
 /// proofs of their parts (`proofs`).
 fn check_file(
-    beneath: &crate::beneath::Root,
+    beneath: &crate::tree::beneath::Root,
     path: &str,
     records: &[Record],
     proofs: &Proofs,
@@ -270,9 +270,9 @@ fn check_file(
     let Ok((file, meta)) = beneath.open_file(path) else {
         return vec![Checked::Differs; records.len()];
     };
-    let seen = crate::walk::mtime_ns(&meta);
+    let seen = crate::tree::walk::mtime_ns(&meta);
     let bytes = if records.iter().any(|r| r.size == meta.len()) {
-        crate::beneath::read_open(file).ok()
+        crate::tree::beneath::read_open(file).ok()
     } else {
         None
     };
@@ -369,7 +369,7 @@ fn prove(root: &Path, from: &Path, store_dir: &Path, snap: &Snapshot) -> Option<
         docs: part_proof(m.docs.as_ref().map(|d| &d.dir)),
     };
     let by_path = records(from, snap, &proofs);
-    let beneath = crate::beneath::Root::open(root).ok()?;
+    let beneath = crate::tree::beneath::Root::open(root).ok()?;
     let checked: Vec<(String, Vec<Record>, Vec<Checked>)> = by_path
         .into_par_iter()
         .map(|(path, records)| {
@@ -516,8 +516,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let real = b"config A\n\tbool \"a\"\n";
         std::fs::write(dir.join("Kconfig"), real).unwrap();
-        let seen = crate::walk::mtime_ns(&std::fs::metadata(dir.join("Kconfig")).unwrap());
-        let beneath = crate::beneath::Root::open(&dir).unwrap();
+        let seen = crate::tree::walk::mtime_ns(&std::fs::metadata(dir.join("Kconfig")).unwrap());
+        let beneath = crate::tree::beneath::Root::open(&dir).unwrap();
         let len = real.len() as u64;
         let proven: Proven = [("Kconfig".to_string(), (len, digest(real)))].into();
         let other: Proven = [("Kconfig".to_string(), (len, digest(b"other")))].into();

@@ -24,7 +24,7 @@ use super::part::{Kind, Part, Stamp};
 use super::segment::{Segment, SegmentRef};
 use super::text::index::TextIndex;
 use crate::indexdir::IndexDir;
-use crate::walk::{DirListing, Names, WalkCache};
+use crate::tree::walk::{DirListing, Names, WalkCache};
 
 /// The manifest stored in `CURRENT`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -460,8 +460,8 @@ const WALK_KIND: &[u8; 4] = b"WLK4";
 
 /// True when a listing read from the walk cache names only what is at or below the root.
 fn listing_below_root(d: &DirListing) -> bool {
-    use crate::pathname::decode;
-    use crate::walk::{is_one_name, is_path_below_root};
+    use crate::tree::pathname::decode;
+    use crate::tree::walk::{is_one_name, is_path_below_root};
     let name = |n: &str| is_one_name(&decode(n));
     is_path_below_root(&decode(&d.path))
         && d.subdirs.iter().all(name)

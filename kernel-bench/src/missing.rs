@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use knav_c::scan::Role;
-use knav_index::postings::Postings;
+use knav_index::segment::Postings;
 use knav_index::store::Snapshot;
 
 /// Files outside `tools/` a name must be referenced in to be audited.

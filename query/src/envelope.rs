@@ -785,7 +785,7 @@ pub struct IndexStatus {
     pub index_dir: String,
     /// The git revisions kept beside it (`--rev`), most recently used first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub revisions: Vec<knav_index::revision::Kept>,
+    pub revisions: Vec<knav_index::git::revision::Kept>,
     /// True when a published index can be opened.
     pub indexed: bool,
     /// Why not, when there is an index that cannot be opened.

@@ -1,12 +1,12 @@
 //! symbol_history: the commits that changed a definition's lines, newest first, from the
-//! history index (`knav_index::history`), with the commit that introduced it marked and moves
+//! history index (`knav_index::git::history`), with the commit that introduced it marked and moves
 //! to another file followed.
 
 use std::collections::HashSet;
 
 use knav_c::spans::SpanKind;
+use knav_index::git::history::{Change, History};
 use knav_index::git::Quoted;
-use knav_index::history::{Change, History};
 
 use crate::envelope::{Envelope, HistoryEntry, Results};
 use crate::query::{Page, DEFAULT_LIMIT, MAX_LIMIT};
@@ -76,7 +76,7 @@ fn answer_from_git(
     let hist = match History::open(index_dir) {
         Ok(Some(h)) if h.tips().contains(&head.commit) => h,
         Ok(_) if build => {
-            if let Err(e) = knav_index::history::update(root, index_dir, Some(tip), progress) {
+            if let Err(e) = knav_index::git::history::update(root, index_dir, Some(tip), progress) {
                 return fail(format!("cannot build the history index: {e}"));
             }
             match History::open(index_dir) {

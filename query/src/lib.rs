@@ -5,7 +5,7 @@
 //! module per tool) into an [`envelope::Envelope`], the one answer shape every tool returns;
 //! [`render`] turns it into compact text or JSON. Beside them: [`status`] (index_status),
 //! [`maintainers`] (who maintains a path), [`diff`] (unified diffs read for review) and
-//! [`edit`] (replace_symbol and insert_symbol, written through `knav_index::beneath`), and
+//! [`edit`] (replace_symbol and insert_symbol, written through `knav_index::tree::beneath`), and
 //! [`compare`] (compare_versions: one symbol answered by two snapshots) and [`history`]
 //! (symbol_history, from the history index).
 #![deny(missing_docs)]

@@ -12,7 +12,7 @@
 //! A parse is kept per tree in memory, by the file's size and mtime, so a server parses it once
 //! per change.
 
-use knav_index::accum::NameMap;
+use knav_index::NameMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -216,8 +216,8 @@ const MAX_PARSED: usize = 4;
 /// The `MAINTAINERS` file at the top of `root`, parsed (once per content by this process);
 /// `Ok(None)` when the tree has none. It is opened without following a symbolic link.
 pub fn for_root(root: &Path) -> Result<Option<Arc<Maintainers>>, String> {
-    use knav_index::beneath::Unread;
-    let (file, meta) = match knav_index::beneath::open_file(root, "MAINTAINERS") {
+    use knav_index::tree::beneath::Unread;
+    let (file, meta) = match knav_index::tree::beneath::open_file(root, "MAINTAINERS") {
         Ok(f) => f,
         Err(Unread::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(Unread::Io(e)) => return Err(format!("{}/MAINTAINERS: {e}", root.display())),

@@ -326,7 +326,7 @@ pub fn active_config_within(
         }
     };
     // A server is asked with the same .config again and again: parsed once per content.
-    let key = knav_index::codec::hash64(text.as_bytes()) ^ from_list as u64;
+    let key = knav_index::hash64(text.as_bytes()) ^ from_list as u64;
     let mut cache = PARSED_CONFIGS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -372,12 +372,14 @@ fn read_config_within(
             names.join(", ")
         ));
     };
-    let rel = knav_index::pathname::encode_os(rel.as_os_str());
-    let file = knav_index::beneath::open_file(dir, &rel)
+    let rel = knav_index::tree::pathname::encode_os(rel.as_os_str());
+    let file = knav_index::tree::beneath::open_file(dir, &rel)
         .map(|(f, _)| f)
         .map_err(|e| match e {
-            knav_index::beneath::Unread::Io(e) => format!("active_config {}: {e}", shown(path)),
-            knav_index::beneath::Unread::Changed(what) => format!(
+            knav_index::tree::beneath::Unread::Io(e) => {
+                format!("active_config {}: {e}", shown(path))
+            }
+            knav_index::tree::beneath::Unread::Changed(what) => format!(
                 "active_config {} is {what}, not a regular file inside {}",
                 shown(path),
                 dir.display()

@@ -55,7 +55,7 @@ pub fn index_status(root: &Path, index_dir: &Path, progress: Option<String>) -> 
     let mut st = IndexStatus {
         index_dir: index_dir.display().to_string(),
         size_bytes: size_on_disk(index_dir),
-        revisions: knav_index::revision::list(&index_dir.join(REVS)),
+        revisions: knav_index::git::revision::list(&index_dir.join(REVS)),
         build: build_holder(index_dir).map(|pid| Build {
             pid,
             progress: None,
@@ -120,7 +120,7 @@ fn describe(snap: &Snapshot, st: &mut IndexStatus) {
         for f in (0..seg.file_count()).filter(|&f| !snap.is_live(s, f)) {
             for d in seg.file_defs(f) {
                 let Some(via) = d.via else { continue };
-                let family = knav_index::build::counted_family(via);
+                let family = knav_index::counted_family(via);
                 if let Some(n) = st.macro_definitions.get_mut(family) {
                     *n = n.saturating_sub(1);
                 }
@@ -160,7 +160,7 @@ pub fn add_changes(env: &mut Envelope, root: &Path, index_dir: &Path, clean: boo
         });
         return;
     }
-    let Ok(opts) = knav_index::build::BuildOptions::for_root(root) else {
+    let Ok(opts) = knav_index::BuildOptions::for_root(root) else {
         return;
     };
     let Ok(Some(c)) = knav_index::changes(root, index_dir, &opts) else {

@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::envelope::Envelope;
-use crate::index::build::BuildOptions;
 use crate::index::store::{existing_index_dir, index_dir, Snapshot};
+use crate::index::BuildOptions;
 use crate::progress::{Progress, Status};
 use crate::settings::Settings;
 
@@ -221,11 +221,11 @@ impl Server {
     pub fn tree_at(&self, root: Option<&str>, rev: &str) -> Result<Arc<Tree>, String> {
         let base = self.tree(root)?;
         let revs = base.dir.join(crate::status::REVS);
-        let resolved =
-            crate::index::resolved::resolve(&base.root, &revs, rev).map_err(|e| e.to_string())?;
+        let resolved = crate::index::git::resolved::resolve(&base.root, &revs, rev)
+            .map_err(|e| e.to_string())?;
         // A revision directory that is not one knav made (planted links) is refused.
-        crate::index::revision::check_kept(&revs, &resolved).map_err(|e| e.to_string())?;
-        let dir = crate::index::revision::dir_of(&revs, &resolved);
+        crate::index::git::revision::check_kept(&revs, &resolved).map_err(|e| e.to_string())?;
+        let dir = crate::index::git::revision::dir_of(&revs, &resolved);
         let root = dir.join("tree");
         // Once its files are there, read through descriptors opened one name at a time after
         // the check (no link followed): its directories swapped for links later are not read.
@@ -568,7 +568,7 @@ impl Tree {
             |t| &t.history,
             "knav-history",
             move |tree, progress| {
-                crate::index::history::update(&tree.root, &tree.dir, Some(&tip), progress)
+                crate::index::git::history::update(&tree.root, &tree.dir, Some(&tip), progress)
                     .map(|_| ())
                     .map_err(|e| e.to_string())
             },
@@ -627,8 +627,13 @@ impl Tree {
             "knav-first-build",
             |tree, progress| {
                 if let Some(r) = &tree.rev {
-                    crate::index::revision::make(&r.base, &r.revs, r.resolved.clone(), progress)
-                        .map_err(|e| e.to_string())?;
+                    crate::index::git::revision::make(
+                        &r.base,
+                        &r.revs,
+                        r.resolved.clone(),
+                        progress,
+                    )
+                    .map_err(|e| e.to_string())?;
                 }
                 let opts = BuildOptions::for_root(&tree.root)?;
                 crate::index::update(&tree.root, &tree.dir, false, &opts, progress)

@@ -64,7 +64,7 @@ fn fingerprint(files: &[TextFile]) -> u64 {
 /// parallel); one that cannot be read counts as empty.
 fn content_hash(root: &Path, files: &[TextFile]) -> u64 {
     use rayon::prelude::*;
-    let beneath = crate::beneath::Root::open(root).ok();
+    let beneath = crate::tree::beneath::Root::open(root).ok();
     let hashes: Vec<u64> = files
         .par_iter()
         .map(|f| {

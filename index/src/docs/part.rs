@@ -293,7 +293,7 @@ pub fn build(
     dir: &Path,
     prover: Option<&crate::factstore::Prover>,
 ) -> Result<Built, IndexError> {
-    let beneath = crate::beneath::Root::open(root).ok();
+    let beneath = crate::tree::beneath::Root::open(root).ok();
     let mut merge = DocsMerge::default();
     let built = crate::part::build(
         files,

@@ -211,7 +211,7 @@ pub fn read_cache(index_dir: &Path) -> Option<(TextCache, String)> {
         let mtime_ns = r.varint() as i64;
         let k = r.varint() as usize;
         let text = std::str::from_utf8(r.str()).ok()?;
-        let mut names = crate::walk::Names::with_capacity(k.min(1 << 16), text.len());
+        let mut names = crate::tree::walk::Names::with_capacity(k.min(1 << 16), text.len());
         let mut stats = Vec::with_capacity(k.min(1 << 16));
         let mut at = 0;
         for _ in 0..k {
@@ -225,8 +225,8 @@ pub fn read_cache(index_dir: &Path) -> Option<(TextCache, String)> {
         }
         let ignores = ignores(&mut r)?;
         // A forged cache must not make the walk list or stat a directory outside the root.
-        let one = |n: &str| crate::walk::is_one_name(n.as_bytes());
-        let below = crate::walk::is_path_below_root(path.as_bytes())
+        let one = |n: &str| crate::tree::walk::is_one_name(n.as_bytes());
+        let below = crate::tree::walk::is_path_below_root(path.as_bytes())
             && names.iter().all(one)
             && ignores.iter().all(|i| one(&i.0));
         if !below {

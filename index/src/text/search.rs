@@ -105,7 +105,7 @@ pub enum Bytes<'b> {
     /// In the buffer passed.
     Buffered(&'b [u8]),
     /// Read or mapped on their own.
-    Own(crate::beneath::Source),
+    Own(crate::tree::beneath::Source),
 }
 
 impl std::ops::Deref for Bytes<'_> {
@@ -118,24 +118,24 @@ impl std::ops::Deref for Bytes<'_> {
     }
 }
 
-/// Opens files under a root for reading through one [`crate::beneath::Root`] opened once: a
+/// Opens files under a root for reading through one [`crate::tree::beneath::Root`] opened once: a
 /// search may open every file of the tree.
 pub struct Opener {
-    root: Option<crate::beneath::Root>,
+    root: Option<crate::tree::beneath::Root>,
 }
 
 impl Opener {
     /// An opener for files under `root` (one that opens nothing when `root` cannot be opened).
     pub fn new(root: &Path) -> Opener {
         Opener {
-            root: crate::beneath::Root::open(root).ok(),
+            root: crate::tree::beneath::Root::open(root).ok(),
         }
     }
 
     /// The bytes of root-relative `rel` (mapped when large, as the index build reads them);
     /// `None` when it cannot be read or is not a regular file below the root.
-    pub fn read(&self, rel: &str) -> Option<crate::beneath::Source> {
-        crate::beneath::read_open(self.open(rel)?.0).ok()
+    pub fn read(&self, rel: &str) -> Option<crate::tree::beneath::Source> {
+        crate::tree::beneath::read_open(self.open(rel)?.0).ok()
     }
 
     /// Root-relative `rel` opened, with its size; `None` when it cannot be or is not a
@@ -183,10 +183,10 @@ impl Opener {
     pub fn read_with<'b>(&self, rel: &str, buf: &'b mut Vec<u8>) -> Option<Bytes<'b>> {
         let (file, len) = self.open(rel)?;
         if len > BUFFERED {
-            return crate::beneath::read_open(file).ok().map(Bytes::Own);
+            return crate::tree::beneath::read_open(file).ok().map(Bytes::Own);
         }
         buf.clear();
-        crate::beneath::read_to_end(&file, len, buf).ok()?;
+        crate::tree::beneath::read_to_end(&file, len, buf).ok()?;
         Some(Bytes::Buffered(buf))
     }
 }

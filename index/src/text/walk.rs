@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Mutex;
 
-use crate::walk::{mtime_ns, Names, CACHE_SLACK_NS};
+use crate::tree::walk::{mtime_ns, Names, CACHE_SLACK_NS};
 
 /// One file rg would search.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,7 +78,7 @@ fn builder(dir: &Path, max_depth: Option<usize>) -> ignore::WalkBuilder {
         .follow_links(false)
         .max_depth(max_depth)
         .threads(rayon::current_num_threads().max(1));
-    if crate::revision::is_revision_tree(&crate::indexdir::shown(dir)) {
+    if crate::indexdir::is_revision_tree(&crate::indexdir::shown(dir)) {
         b.parents(false).require_git(false);
     }
     b
@@ -100,7 +100,7 @@ pub enum Known<'a> {
 /// a walk that finds everything as the cache has it lists neither files nor listings (the
 /// caller has what it needs).
 pub fn walk(root: &Path, cache: Option<&TextCache>, known: &Known<'_>, lazy: bool) -> TextWalk {
-    let taken_ns = crate::walk::now_ns();
+    let taken_ns = crate::tree::walk::now_ns();
     if let Some(c) = cache.filter(|c| !c.dirs.is_empty()) {
         if let Some(w) = refresh(root, c, taken_ns, known, lazy) {
             return w;
@@ -308,7 +308,7 @@ fn see_dir(
         .filter(|(_, g)| g.is_none())
         .map(|(n, _)| n)
         .chain(d.ignores.iter().map(|f| f.0.as_str()));
-    let Some((mtime, stats)) = crate::walk::stat_dir(&dir, names) else {
+    let Some((mtime, stats)) = crate::tree::walk::stat_dir(&dir, names) else {
         // Gone: its parent changed and was listed again.
         return Some(Seen::Changed(Vec::new()));
     };
@@ -368,7 +368,8 @@ fn known_stats(d: &TextDir, known: &Known<'_>) -> Vec<Option<(u64, i64)>> {
         .iter()
         .zip(&d.stats)
         .map(|(name, &(size, mtime))| {
-            let indexed = crate::walk::is_source_name(name) || crate::walk::is_build_name(name);
+            let indexed =
+                crate::tree::walk::is_source_name(name) || crate::tree::walk::is_build_name(name);
             match known {
                 Known::AsCached if indexed => Some((size, mtime)),
                 Known::Stats(m) if indexed => {

@@ -19,7 +19,7 @@ use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path};
 
-use knav_index::beneath::{Dir, Root, Unread};
+use knav_index::tree::beneath::{Dir, Root, Unread};
 
 use knav_ctags::Kind;
 
@@ -88,7 +88,7 @@ pub struct Written {
 
 /// `file` (as a call gives it) as a path relative to `root`, checked lexically (no `..`,
 /// nothing absolute outside the root). Links are refused when the file is opened
-/// ([`knav_index::beneath`]), on every component, at every step of the edit.
+/// ([`knav_index::tree::beneath`]), on every component, at every step of the edit.
 pub fn resolve(root: &Path, file: &str) -> Result<String, String> {
     let root_s = root.display().to_string();
     let rel = file
@@ -323,11 +323,11 @@ pub fn apply(snap: &Snapshot, edit: &Edit, ctags_args: &[String]) -> Result<Writ
         ));
     };
     let (file, meta) = dir.open_file(&name).map_err(|e| unopened(&rel, e))?;
-    let old = knav_index::beneath::read_open(file)
+    let old = knav_index::tree::beneath::read_open(file)
         .map_err(|e| format!("cannot read {rel}: {e}"))?
         .to_vec();
     // The definition's lines come from the index: they hold only for the bytes it indexed.
-    if knav_index::codec::hash64(&old) != snap.segments[seg].file_stat(id).hash {
+    if knav_index::hash64(&old) != snap.segments[seg].file_stat(id).hash {
         return Err(format!(
             "{rel} changed since it was indexed, so its definitions' lines may have moved; run \
              update_index and try again; it is unchanged"
@@ -668,7 +668,7 @@ fn write_atomically(at: &Target<'_>, old: &[u8], new: &[u8]) -> Result<(), Strin
         ));
     }
     let (file, meta) = dir.open_file(&name).map_err(|e| unopened(rel, e))?;
-    let now = knav_index::beneath::read_open(file).map_err(|e| unchanged(e.to_string()))?;
+    let now = knav_index::tree::beneath::read_open(file).map_err(|e| unchanged(e.to_string()))?;
     if (meta.dev(), meta.ino()) != (at.meta.dev(), at.meta.ino()) || *now != *old {
         return Err(unchanged(
             "it changed while the edit was checked; read it again".into(),
@@ -719,7 +719,7 @@ fn scratch_name(name: &CStr) -> CString {
     let r = if got == random.len() as isize {
         u64::from_ne_bytes(random)
     } else {
-        knav_index::codec::hash64(&knav_index::walk::now_ns().to_ne_bytes())
+        knav_index::hash64(&knav_index::tree::walk::now_ns().to_ne_bytes())
     };
     let mut bytes = b".".to_vec();
     // Room for the suffix in a 255-byte name.

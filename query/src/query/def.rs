@@ -11,7 +11,7 @@ use knav_c::scan::Role;
 use knav_ctags::Kind;
 use knav_index::buildfiles::KconfigEntry;
 use knav_index::segment::Posting;
-use knav_index::stats::{keep_top, NameStats};
+use knav_index::{keep_top, NameStats};
 
 /// The tool this module answers (its MCP name, and `Ask::tool`'s).
 pub const TOOL: &str = "find_definition";

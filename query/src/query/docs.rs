@@ -11,8 +11,8 @@ use crate::envelope::{DocHit, Envelope, Results};
 use knav_index::docs::part::Docs;
 use knav_index::docs::sections::adornment;
 use knav_index::docs::words::Words;
-use knav_index::error::IndexError;
-use knav_index::part::Part;
+use knav_index::IndexError;
+use knav_index::Part;
 
 /// The tool this module answers (its MCP name, and `Ask::tool`'s).
 pub const TOOL: &str = "search_docs";
@@ -76,7 +76,7 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
     let page = q.paginate(&mut env, hits);
     // Each file read once, however many of its sections the page holds.
     let mut read: HashMap<String, Rc<String>> = HashMap::new();
-    let beneath = knav_index::beneath::Root::open(&q.snap.root).ok();
+    let beneath = knav_index::tree::beneath::Root::open(&q.snap.root).ok();
     let mut text = |path: &str| -> Rc<String> {
         read.entry(path.to_string())
             .or_insert_with(|| {
@@ -115,7 +115,7 @@ pub fn search_docs(q: &Query<'_>, query: &str) -> Envelope {
 /// Opens the documentation part; a small one is checksummed first, as the other parts are.
 fn open(q: &Query<'_>, part: &knav_index::docs::DocsRef) -> Result<Docs, IndexError> {
     let docs = <Docs as Part>::open(&q.snap.index_dir, part)?;
-    if knav_index::damage::checksum_at_open(docs.bytes()) {
+    if knav_index::checksum_at_open(docs.bytes()) {
         Docs::verify_files(&q.snap.index_dir, part, Some(&docs))?;
     }
     Ok(docs)

@@ -8,8 +8,8 @@
 
 use super::Query;
 use crate::envelope::{Envelope, Results};
-use knav_index::defined::PartsOf;
-use knav_index::nameparts::{at_boundary, intersect, path_separator};
+use knav_index::PartsOf;
+use knav_index::{at_boundary, intersect, path_separator};
 
 /// The tool this module answers (its MCP name, and `Ask::tool`'s).
 pub const TOOL: &str = "search_files";

@@ -16,8 +16,8 @@ use knav_ctags::Kind;
 use super::lookup::Found;
 use super::Query;
 use crate::envelope::{Envelope, Results};
-use knav_index::defined::{NameInfo, PartsOf};
-use knav_index::nameparts::{at_boundary, intersect};
+use knav_index::{at_boundary, intersect};
+use knav_index::{NameInfo, PartsOf};
 
 /// The tool this module answers (its MCP name, and `Ask::tool`'s).
 pub const TOOL: &str = "search_symbols";

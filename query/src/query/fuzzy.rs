@@ -6,7 +6,7 @@
 //! the most used first, instead of guessing.
 
 use fst::Automaton;
-use knav_index::distance::Within;
+use knav_index::Within;
 
 use super::lookup::Found;
 use super::nearmiss::{by_use, collect_defined, edits_allowed, Used};

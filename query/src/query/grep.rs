@@ -11,9 +11,9 @@ use std::collections::{HashMap, HashSet};
 use super::verdict::Verdict;
 use super::{source, Query};
 use crate::envelope::{Context, Enclosing, Envelope, FileGroup, Hit, Results};
-use knav_index::part::Part;
 use knav_index::text::index::{TextIndex, BINARY};
 use knav_index::text::search::Pattern;
+use knav_index::Part;
 
 /// Lines of context either side at most.
 pub const MAX_CONTEXT: u32 = 10;
@@ -185,7 +185,7 @@ fn search(q: &Query<'_>, ask: &GrepAsk) -> Result<Envelope, String> {
         })?;
     let idx = TextIndex::open(&q.snap.index_dir.join(&text.dir))?;
     // A small part is checksummed at every open, as the other parts are.
-    if knav_index::damage::checksum_at_open(idx.bytes()) {
+    if knav_index::checksum_at_open(idx.bytes()) {
         TextIndex::verify_files(&q.snap.index_dir, text, Some(&idx))
             .map_err(|e| e.rebuild().to_string())?;
     }
@@ -425,7 +425,7 @@ fn confirm(
             None if q
                 .snap
                 .root
-                .join(knav_index::pathname::to_path(path))
+                .join(knav_index::tree::pathname::to_path(path))
                 .symlink_metadata()
                 .is_ok() =>
             {

@@ -7,8 +7,8 @@ use std::rc::Rc;
 use knav_ctags::Kind;
 
 use super::{Query, Verdict};
-use knav_index::accum::NameMap;
 use knav_index::format::FileStatus;
+use knav_index::NameMap;
 
 /// A file of the snapshot: `(segment, file id)`.
 pub(super) type FileKey = (usize, u32);

@@ -10,7 +10,7 @@ use crate::envelope::Envelope;
 use knav_index::buildfiles::{BuildUse, KconfigEntry};
 use knav_index::format::Def;
 use knav_index::segment::{Posting, Postings};
-use knav_index::stats::{DefLines, NameStats};
+use knav_index::{DefLines, NameStats};
 
 /// One definition found, with where it lives.
 #[derive(Clone, Copy, Debug)]

@@ -10,7 +10,7 @@ use super::Query;
 use knav_c::scan::Role;
 use knav_index::segment::Postings;
 
-use knav_index::distance::{edit_distance, Within};
+use knav_index::{edit_distance, Within};
 
 /// The edits a near-miss may be away from `name`: one for short names (which two edits turn
 /// into too many others), two from five characters on.

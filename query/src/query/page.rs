@@ -38,7 +38,7 @@ impl Page {
     /// True when `path` passes the path prefix filter.
     pub fn wanted(&self, path: &str) -> bool {
         match &self.path_prefix {
-            Some(p) => path.starts_with(&*knav_index::pathname::normalize(
+            Some(p) => path.starts_with(&*knav_index::tree::pathname::normalize(
                 p.trim_start_matches("./"),
             )),
             None => true,
@@ -116,7 +116,7 @@ impl Query<'_> {
         let Some(p) = &self.page.path_prefix else {
             return true;
         };
-        let p = knav_index::pathname::normalize(p.trim_start_matches("./"));
+        let p = knav_index::tree::pathname::normalize(p.trim_start_matches("./"));
         self.snap.segments.iter().any(|seg| {
             // Paths are sorted: the first at or after the prefix starts with it, or none does.
             let (mut lo, mut hi) = (0, seg.file_count());

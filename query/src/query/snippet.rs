@@ -39,11 +39,11 @@ impl Query<'_> {
         }
         let text = match source::SourceText::read(&self.snap.root, path) {
             Ok(t) => Some(std::rc::Rc::new(t)),
-            Err(knav_index::beneath::Unread::Changed(what)) => {
+            Err(knav_index::tree::beneath::Unread::Changed(what)) => {
                 self.changed.borrow_mut().push((path.to_string(), what));
                 None
             }
-            Err(knav_index::beneath::Unread::Io(_)) => None,
+            Err(knav_index::tree::beneath::Unread::Io(_)) => None,
         };
         self.memo
             .text

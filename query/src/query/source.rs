@@ -1,13 +1,13 @@
 //! Source text for snippets and bodies: a file read once, lines found with memchr.
 //!
 //! Files are opened beneath the root without following a symbolic link anywhere on the way
-//! ([`knav_index::beneath`]): a file swapped for a link after indexing must not show what the link
+//! ([`knav_index::tree::beneath`]): a file swapped for a link after indexing must not show what the link
 //! points to.
 
 use std::path::Path;
 
-use knav_index::beneath::{read_open, Source, Unread};
 use knav_index::segment::LineHint;
+use knav_index::tree::beneath::{read_open, Source, Unread};
 
 /// A source file, or a window of whole lines of one, and the offsets of its lines.
 pub struct SourceText {
@@ -29,7 +29,8 @@ impl SourceText {
     /// Reads `rel` under `root` (large files are memory-mapped in the CLI: a snippet of a
     /// 300 KB file should not copy 300 KB).
     pub fn read(root: &Path, rel: &str) -> Result<SourceText, Unread> {
-        let bytes = read_open(knav_index::beneath::open_file(root, rel)?.0).map_err(Unread::Io)?;
+        let bytes =
+            read_open(knav_index::tree::beneath::open_file(root, rel)?.0).map_err(Unread::Io)?;
         Ok(SourceText::new(bytes, 1, true))
     }
 
@@ -56,10 +57,10 @@ impl SourceText {
         after: u32,
     ) -> Option<SourceText> {
         use std::os::unix::fs::FileExt;
-        let (file, meta) = knav_index::beneath::open_file(root, rel).ok()?;
+        let (file, meta) = knav_index::tree::beneath::open_file(root, rel).ok()?;
         let size = meta.len();
         if size != hint.size
-            || knav_index::walk::mtime_ns(&meta) != hint.mtime_ns
+            || knav_index::tree::walk::mtime_ns(&meta) != hint.mtime_ns
             || hint.offset > size
         {
             return None;
@@ -298,7 +299,7 @@ mod tests {
             let (line, offset) = knav_c::scan::mark_before(&scanned.line_marks, line);
             LineHint {
                 size: meta.len(),
-                mtime_ns: knav_index::walk::mtime_ns(&meta),
+                mtime_ns: knav_index::tree::walk::mtime_ns(&meta),
                 line,
                 offset,
             }
@@ -366,7 +367,7 @@ mod tests {
         let meta = std::fs::metadata(outside.join("a.c")).unwrap();
         let hint = LineHint {
             size: meta.len(),
-            mtime_ns: knav_index::walk::mtime_ns(&meta),
+            mtime_ns: knav_index::tree::walk::mtime_ns(&meta),
             line: 1,
             offset: 0,
         };

@@ -21,7 +21,7 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str, from_end: bool) -> Envelope 
         .map(|r| r.trim_start_matches('/'))
         .unwrap_or(file)
         .trim_start_matches("./");
-    let rel = &*knav_index::pathname::normalize(rel);
+    let rel = &*knav_index::tree::pathname::normalize(rel);
     if std::path::Path::new(rel)
         .components()
         .any(|c| !matches!(c, std::path::Component::Normal(_)))
@@ -42,7 +42,7 @@ pub fn list_file_symbols(q: &Query<'_>, file: &str, from_end: bool) -> Envelope 
         env.error = Some(
             if q.snap
                 .root
-                .join(knav_index::pathname::to_path(rel))
+                .join(knav_index::tree::pathname::to_path(rel))
                 .is_file()
             {
                 format!("{rel} is not an indexed C source (only .c, .h and .S files are indexed)")

@@ -5,8 +5,8 @@ use std::cell::{OnceCell, RefCell};
 
 use super::{Found, Query};
 use crate::envelope::Hidden;
-use knav_index::accum::NameMap;
 use knav_index::buildfiles::{AtomCache, KconfigEntry};
+use knav_index::NameMap;
 
 /// What the active configuration says about one line.
 #[derive(Clone, Debug, PartialEq, Eq)]

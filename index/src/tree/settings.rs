@@ -261,9 +261,9 @@ impl Settings {
     /// get the settings of the work tree whose index keeps them ([`owner_of_revision`]), or the
     /// defaults when it is not known, never the revision's own.
     pub fn load(root: &Path) -> Result<Settings, String> {
-        if crate::revision::is_revision_tree(root) {
+        if crate::indexdir::is_revision_tree(root) {
             return match owner_of_revision(root) {
-                Some(owner) if !crate::revision::is_revision_tree(&owner) => {
+                Some(owner) if !crate::indexdir::is_revision_tree(&owner) => {
                     Settings::load_own(&owner)
                 }
                 _ => Ok(Settings::default()),
@@ -274,9 +274,9 @@ impl Settings {
 
     /// The settings of `root` from its own `.knav.toml`.
     fn load_own(root: &Path) -> Result<Settings, String> {
-        use crate::beneath::Unread;
+        use crate::tree::beneath::Unread;
         let path = root.join(FILE_NAME);
-        let read = crate::beneath::Root::open(root)
+        let read = crate::tree::beneath::Root::open(root)
             .map_err(Unread::Io)
             .and_then(|r| r.read_capped(FILE_NAME, MAX_SETTINGS_BYTES));
         let text = match read {
@@ -382,7 +382,7 @@ pub fn owner_of_revision(rev_root: &Path) -> Option<PathBuf> {
 fn resolve_dirs(root: &Path, dirs: &[String], key: &str) -> Result<Vec<PathBuf>, String> {
     dirs.iter()
         .map(|d| {
-            crate::beneath::resolve_root(&root.join(d))
+            crate::tree::beneath::resolve_root(&root.join(d))
                 .map_err(|e| format!("{}: {key}: {e}", root.join(FILE_NAME).display()))
         })
         .collect()

@@ -554,7 +554,7 @@ const BATCH_BYTES: u64 = 64 << 20;
 
 /// The largest blob read: a larger file is not indexed by knav (its walk's limit), and its
 /// changes touch nothing in the history.
-const MAX_BLOB_BYTES: u64 = crate::walk::DEFAULT_MAX_FILE_BYTES;
+const MAX_BLOB_BYTES: u64 = crate::tree::walk::DEFAULT_MAX_FILE_BYTES;
 
 /// The file changes from `units[start]` read together (at most [`BATCH_FILES`], their blobs
 /// at most [`BATCH_BYTES`] unless one change alone is larger): where they end, and the blobs
@@ -918,7 +918,7 @@ fn read_log(
 
 /// The commits of `git log -z --raw` with the format [`read_log`] asks for: a header token
 /// `\x01ID\x02TIME\x02AUTHOR\x02SUBJECT`, then per file a token `:MODES OIDS STATUS` and a
-/// token with its path (raw bytes: escaped as knav keeps paths, [`crate::pathname`]).
+/// token with its path (raw bytes: escaped as knav keeps paths, [`crate::tree::pathname`]).
 fn parse_log(reader: &mut impl BufRead, shallow: &HashSet<String>) -> Result<Vec<Read1>, GitError> {
     let mut out: Vec<Read1> = Vec::new();
     let mut tok = Vec::new();
@@ -970,7 +970,7 @@ fn parse_log(reader: &mut impl BufRead, shallow: &HashSet<String>) -> Result<Vec
                 .then(|| oid.to_string())
         };
         commit.files.push(FileChange {
-            path: crate::pathname::encode(&path).into_owned(),
+            path: crate::tree::pathname::encode(&path).into_owned(),
             old: blob(f[2], f[0]),
             new: blob(f[3], f[1]),
         });

@@ -72,10 +72,10 @@ impl Root {
         })
     }
 
-    /// Root-relative `rel` (escaped as [`crate::pathname`] keeps paths) opened for reading,
+    /// Root-relative `rel` (escaped as [`crate::tree::pathname`] keeps paths) opened for reading,
     /// with its metadata, when it is a regular file reached without a link.
     pub fn open_file(&self, rel: &str) -> Result<(File, std::fs::Metadata), Unread> {
-        let path = crate::pathname::to_path(rel);
+        let path = crate::tree::pathname::to_path(rel);
         let parts = components(&path)?;
         if self.openat2.load(Ordering::Relaxed) && !parts.is_empty() {
             match openat2_beneath(&self.fd, path.as_os_str()) {
@@ -117,7 +117,7 @@ impl Root {
     /// The directory holding root-relative `rel`, opened without following a link, and the
     /// file's name in it.
     pub fn parent_of(&self, rel: &str) -> Result<(Dir, CString), Unread> {
-        let path = crate::pathname::to_path(rel);
+        let path = crate::tree::pathname::to_path(rel);
         let parts = components(&path)?;
         let (last, dirs) = parts.split_last().ok_or(Unread::Changed("an empty path"))?;
         Ok((self.walk(dirs)?, c_name(last)?))
@@ -332,7 +332,7 @@ impl std::ops::Deref for Source {
 pub static MAP_SOURCES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 /// Reads an open source file; large ones are memory-mapped unless [`MAP_SOURCES`] is off.
-/// Files below a root are opened by [`crate::beneath::Root`].
+/// Files below a root are opened by [`crate::tree::beneath::Root`].
 ///
 /// # Safety
 ///

@@ -5,6 +5,12 @@
 //! those whose size or mtime changed, and re-indexes only those whose content changed, into a
 //! delta segment that shadows their old versions (and deleted files) in the base. When the delta
 //! grows past a fraction of the tree, the next update rebuilds the base instead.
+//!
+//! This file orchestrates: it opens the previous index, walks, builds what changed and
+//! publishes. Each other job is a module of its own: [`changes`] (the walk against the index:
+//! which files to index again, and `knav status`'s [`changes()`]), `text` (the text part's
+//! refresh), `build_files` (the build-file part's) and [`trace`] (phase timings, kept by the
+//! CLI).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -14,13 +20,23 @@ use serde::Serialize;
 
 use crate::build::{build_segment, BuildOptions, Input};
 use crate::error::IndexError;
-use crate::format::{FileStat, FileStatus};
 use crate::part::Kind;
 use crate::progress::Progress;
 use crate::segment::SegmentRef;
 use crate::store::{Manifest, Snapshot};
-use crate::walk::{walk, SourceFile, DEFAULT_MAX_FILE_BYTES};
-use crate::{accum, build, buildfiles, codec, definers_read, format, scratch, segment, store};
+use crate::tree::walk::{SourceFile, DEFAULT_MAX_FILE_BYTES};
+use crate::{build, codec, definers_read, format, scratch, segment, store};
+
+mod build_files;
+mod changes;
+mod text;
+mod trace;
+
+use self::build_files::{build_files_part, BuildFilesPart, BuildFilesState};
+pub use self::changes::{changes, Changes};
+use self::changes::{compare, indexed_files, walk_tree, Diff, Indexed, Walked};
+use self::text::TextUpdate;
+pub use self::trace::Trace;
 
 /// What an update did.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -169,7 +185,7 @@ fn now_unix() -> u64 {
 /// The report of an update that kept the segments of `snap`.
 fn same_segments(
     snap: &Snapshot,
-    walked: &crate::walk::Walk,
+    walked: &crate::tree::walk::Walk,
     started: Instant,
     index_dir: &Path,
 ) -> UpdateReport {
@@ -225,7 +241,7 @@ pub fn update_hinted(
     full: bool,
     opts: &BuildOptions,
     progress: &mut Progress,
-    hint: Option<&crate::walk::Hint>,
+    hint: Option<&crate::tree::walk::Hint>,
 ) -> Result<UpdateReport, IndexError> {
     let started = Instant::now();
     // Before any thread makes an arena of its own: arenas that the walks' and the text
@@ -259,7 +275,7 @@ fn update_locked(
     full: bool,
     opts: &BuildOptions,
     progress: &mut Progress,
-    hint: Option<&crate::walk::Hint>,
+    hint: Option<&crate::tree::walk::Hint>,
 ) -> Result<UpdateReport, IndexError> {
     let mut trace = Trace::new();
     progress.phase("walk");
@@ -274,7 +290,7 @@ fn update_locked(
         index_dir,
         started,
         cache: old.as_ref().and_then(|_| store::read_walk_cache(index_dir)),
-        walk_started: crate::walk::now_ns(),
+        walk_started: crate::tree::walk::now_ns(),
         options_hash,
         rebuilt_because,
     };
@@ -394,122 +410,6 @@ fn start_from_another(
     (snap, seeded)
 }
 
-/// The text part's side of an update (`knav grep`'s index): rg's file set, walked with its own
-/// cache, and the part the new manifest names.
-struct TextUpdate {
-    walk: crate::text::walk::TextWalk,
-    /// The index's text part.
-    old: Option<crate::text::TextRef>,
-    /// The walk found every file as the cache of the index's part has it.
-    same: bool,
-    /// Files proven to hold what the index recorded under another modification time.
-    restat: crate::restat::Restat,
-    /// The fact store the text, documentation and build-file parts' proofs go into.
-    proofs: Option<std::path::PathBuf>,
-}
-
-impl TextUpdate {
-    /// Walks rg's file set. The C sources and build files the index's walk covers are not
-    /// stat'ed twice (unless `index.ignore` left some out of it); `same_walk`: that walk found
-    /// them all as cached. With `list`, the files are listed even when all are as cached.
-    fn walk(
-        root: &Path,
-        index_dir: &Path,
-        old: Option<&Snapshot>,
-        walked: &crate::walk::Walk,
-        same_walk: bool,
-        opts: &BuildOptions,
-        list: bool,
-    ) -> TextUpdate {
-        use crate::text::walk::Known;
-        let cached = old.and_then(|_| crate::text::read_cache(index_dir));
-        let old_text = old.and_then(|s| s.manifest.text.clone());
-        let stats: std::collections::HashMap<&str, (u64, i64)> = if same_walk {
-            Default::default()
-        } else {
-            walked
-                .sources
-                .iter()
-                .chain(&walked.too_big)
-                .chain(&walked.builds)
-                .map(|f| (f.path.as_str(), (f.size, f.mtime_ns)))
-                .collect()
-        };
-        let known = match (opts.ignore.is_empty(), same_walk) {
-            (false, _) => Known::Nothing,
-            (true, true) => Known::AsCached,
-            (true, false) => Known::Stats(&stats),
-        };
-        // The cache describes the manifest's text part: a walk that finds it all as cached
-        // needs to list nothing.
-        let current = old_text
-            .as_ref()
-            .zip(cached.as_ref())
-            .is_some_and(|(t, (_, part))| t.dir == *part);
-        let walk = crate::text::walk::walk(
-            root,
-            cached.as_ref().map(|(c, _)| c),
-            &known,
-            current && !list,
-        );
-        TextUpdate {
-            same: walk.same_as_cache && current,
-            walk,
-            old: old_text,
-            restat: crate::restat::Restat::default(),
-            proofs: opts.cache.dir.clone(),
-        }
-    }
-
-    /// Every file the walk found, in path order; `None` when it found them all as cached
-    /// and did not list them.
-    fn listed(&self) -> Option<&[crate::text::walk::TextFile]> {
-        (!self.same || !self.walk.files.is_empty()).then_some(&self.walk.files)
-    }
-
-    /// The text part for the new manifest: the index's when nothing changed (and no
-    /// `rebuild`), else the old base with a new overlay, or a new base.
-    fn part(
-        &self,
-        root: &Path,
-        index_dir: &Path,
-        rebuild: bool,
-        files_read: &dyn Fn(),
-    ) -> Result<Option<crate::text::TextRef>, IndexError> {
-        if self.same && !rebuild {
-            return Ok(self.old.clone().map(|t| crate::text::TextRef {
-                previous: None,
-                ..t
-            }));
-        }
-        crate::text::update(
-            root,
-            index_dir,
-            &self.walk.files,
-            self.old.as_ref(),
-            rebuild,
-            &self.restat,
-            self.proofs.as_deref(),
-            files_read,
-        )
-        .map(Some)
-        .map_err(IndexError::Build)
-    }
-
-    /// Writes the text walk's listings for the published part `text`.
-    fn write_cache(
-        &self,
-        index_dir: &Path,
-        text: &Option<crate::text::TextRef>,
-    ) -> Result<(), IndexError> {
-        match text {
-            Some(t) if !self.same => crate::text::write_cache(index_dir, &self.walk.cache, &t.dir)
-                .map_err(IndexError::Build),
-            _ => Ok(()),
-        }
-    }
-}
-
 /// The index an update starts from, and why it is not built on when it is not.
 struct Previous {
     /// The index to refresh; `None`: build a new base.
@@ -577,94 +477,13 @@ fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -
     }
 }
 
-/// What the walk of an update found.
-struct Walked<'s> {
-    walk: crate::walk::Walk,
-    /// For a hinted walk, the index's files by path (the diff compares against them); else
-    /// empty.
-    indexed: Indexed<'s>,
-}
-
-/// Walks the tree. With a hint and an index, the walk trusts the index's stats of every file
-/// the hint does not name.
-fn walk_tree<'s>(
-    root: &Path,
-    opts: &BuildOptions,
-    old: Option<&'s Snapshot>,
-    cache: Option<&crate::walk::WalkCache>,
-    hint: Option<&crate::walk::Hint>,
-) -> Walked<'s> {
-    let indexed = match (old, hint) {
-        (Some(snap), Some(_)) => indexed_files(snap),
-        _ => Indexed::default(),
-    };
-    // Build files' stats, for a watcher-hinted walk only (it trusts them).
-    let build_inputs: std::collections::HashMap<String, (u64, i64)> = old
-        .and_then(|s| s.build.as_ref())
-        .filter(|_| hint.is_some())
-        .map(|b| {
-            b.inputs()
-                .into_iter()
-                .map(|f| (f.path, (f.size, f.mtime_ns)))
-                .collect()
-        })
-        .unwrap_or_default();
-    let known = |path: &str| {
-        indexed
-            .get(path)
-            .map(|s| (s.size, s.mtime_ns))
-            .or_else(|| build_inputs.get(path).copied())
-    };
-    let trust = hint
-        .filter(|_| old.is_some())
-        .map(|hint| crate::walk::Trust {
-            hint,
-            known: &known,
-        });
-    let walk = walk(
-        root,
-        DEFAULT_MAX_FILE_BYTES,
-        &opts.ignore,
-        cache,
-        trust.as_ref(),
-    );
-    Walked { walk, indexed }
-}
-
-/// The tree's build files against the index's build-file part.
-struct BuildFilesState {
-    /// [`buildfiles::fingerprint`] of the tree's build files.
-    fingerprint: u64,
-    /// The index's build-file part.
-    old: Option<buildfiles::BuildFilesRef>,
-    /// True when the index's part (or its absence) still fits the tree's build files.
-    same: bool,
-}
-
-impl BuildFilesState {
-    fn of(root: &Path, old: Option<&Snapshot>, builds: &[SourceFile]) -> BuildFilesState {
-        let fingerprint = buildfiles::fingerprint(builds);
-        let old_ref = old.and_then(|s| s.manifest.build_files.clone());
-        let same = match (&old_ref, old.and_then(|s| s.build.as_ref())) {
-            (Some(b), Some(open)) => b.fingerprint == fingerprint || open.unchanged(root, builds),
-            (None, _) => old.is_some() && builds.is_empty(),
-            _ => false,
-        };
-        BuildFilesState {
-            fingerprint,
-            old: old_ref,
-            same,
-        }
-    }
-}
-
 /// One update past its walk: what every way of finishing it needs.
 struct Update<'a> {
     root: &'a Path,
     index_dir: &'a Path,
     started: Instant,
     /// The last walk's listings, when the index is built on.
-    cache: Option<crate::walk::WalkCache>,
+    cache: Option<crate::tree::walk::WalkCache>,
     /// When this walk started (ns since the epoch): the time of the walk cache it writes.
     walk_started: i64,
     /// [`options_hash`] of the build options.
@@ -690,7 +509,7 @@ impl Update<'_> {
     fn keep_segments(
         &self,
         snap: &Snapshot,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         text: &TextUpdate,
     ) -> Result<UpdateReport, IndexError> {
         let part = text.part(self.root, self.index_dir, false, &|| ())?;
@@ -730,7 +549,7 @@ impl Update<'_> {
     fn replace_parts(
         &self,
         snap: &Snapshot,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         builds: &BuildFilesState,
         text: &TextUpdate,
         docs: &crate::docs::DocsState,
@@ -761,7 +580,7 @@ impl Update<'_> {
     /// The cache names the generation its stats were taken for: written at every publish.
     fn write_walk_cache(
         &self,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         generation: u64,
     ) -> Result<(), IndexError> {
         let cache = walked.cache(self.cache.as_ref(), self.walk_started, generation);
@@ -775,7 +594,7 @@ impl Update<'_> {
         self,
         old: Option<Snapshot>,
         changes: Option<Diff>,
-        walked: crate::walk::Walk,
+        walked: crate::tree::walk::Walk,
         builds: &BuildFilesState,
         text: &TextUpdate,
         docs: &crate::docs::DocsState,
@@ -890,7 +709,7 @@ impl Update<'_> {
     /// documentation and build-file part beside the segment where it can be.
     fn build_all(
         &self,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         layout: &Layout,
         sides: &Sides<'_>,
         opts: &BuildOptions,
@@ -971,7 +790,7 @@ impl Update<'_> {
         &self,
         old: Option<&Snapshot>,
         changes: Option<&Diff>,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         report: &mut UpdateReport,
     ) -> Layout {
         let plan = match (old, changes) {
@@ -1016,7 +835,7 @@ impl Update<'_> {
     /// counted. A failed build leaves nothing behind.
     fn new_segment(
         &self,
-        walked: &crate::walk::Walk,
+        walked: &crate::tree::walk::Walk,
         layout: &Layout,
         ctags: &knav_ctags::Ctags,
         opts: &BuildOptions,
@@ -1166,7 +985,7 @@ fn finish_facts(s: &crate::factstore::FactStore, max_bytes: u64) -> FactsReport 
 }
 
 /// The files of `walked` to index, in path order: those `keep` names.
-fn inputs_where(walked: &crate::walk::Walk, keep: impl Fn(&str) -> bool) -> Vec<Input> {
+fn inputs_where(walked: &crate::tree::walk::Walk, keep: impl Fn(&str) -> bool) -> Vec<Input> {
     let mut inputs: Vec<Input> = walked
         .sources
         .iter()
@@ -1247,73 +1066,6 @@ fn plan_delta(root: &Path, index_dir: &Path, snap: &Snapshot, diff: &Diff) -> Se
     }
 }
 
-/// The build-file part of a new index, and what reading the build files found.
-struct BuildFilesPart {
-    /// The part to publish; `None`: the tree has no build files.
-    part: Option<buildfiles::BuildFilesRef>,
-    /// For a new part, a one-line summary for the report.
-    summary: Option<String>,
-}
-
-/// The build-file part for `builds` (`state`: their [`buildfiles::fingerprint`] and the index's
-/// part): the old one when it still fits, none when there are no build files, else a new one
-/// (its proof into the fact store at `proofs`).
-fn build_files_part(
-    root: &Path,
-    index_dir: &Path,
-    builds: &[SourceFile],
-    state: &BuildFilesState,
-    proofs: Option<&Path>,
-) -> Result<BuildFilesPart, IndexError> {
-    let (fingerprint, old, same) = (state.fingerprint, state.old.as_ref(), state.same);
-    if same {
-        let kept = old.map(|b| buildfiles::BuildFilesRef {
-            previous: None,
-            ..b.clone()
-        });
-        return Ok(BuildFilesPart {
-            part: kept,
-            summary: None,
-        });
-    }
-    if builds.is_empty() {
-        return Ok(BuildFilesPart {
-            part: None,
-            summary: None,
-        });
-    }
-    let dir = crate::indexdir::Part::make(index_dir, "kb").map_err(IndexError::io(
-        "cannot create a build-files part in",
-        index_dir,
-    ))?;
-    let stats = match buildfiles::build(root, builds, dir.via(), dir.name(), proofs) {
-        Ok(s) => s,
-        Err(e) => {
-            let e = e.shown();
-            dir.remove();
-            return Err(e);
-        }
-    };
-    let name = dir.name().to_string();
-    let summary = format!(
-        "{} build files: {} Makefiles followed, {} objects and directories with a condition, {} Kconfig entries, parsed in {} ms",
-        builds.len(),
-        stats.makefiles,
-        stats.paths,
-        stats.entries,
-        stats.parse_ms
-    );
-    Ok(BuildFilesPart {
-        part: Some(buildfiles::BuildFilesRef {
-            dir: name,
-            fingerprint,
-            files: builds.len() as u64,
-            previous: old.map(|b| b.dir.clone()),
-        }),
-        summary: Some(summary),
-    })
-}
-
 /// Re-reads every file of the current index and checks it against the checksums recorded when
 /// it was built.
 pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, IndexError> {
@@ -1334,253 +1086,11 @@ pub fn verify(root: &Path, index_dir: &Path) -> Result<UpdateReport, IndexError>
     })
 }
 
-fn walk_errors(walked: &crate::walk::Walk) -> Vec<String> {
+fn walk_errors(walked: &crate::tree::walk::Walk) -> Vec<String> {
     walked
         .errors
         .iter()
         .take(store::MAX_UNINDEXED_LISTED)
         .cloned()
         .collect()
-}
-
-struct Diff {
-    /// Paths to (re-)index: content changed or new.
-    changed: Vec<String>,
-    /// Of `changed`, how many existed before.
-    modified: u64,
-    /// Paths gone from the tree.
-    deleted: Vec<String>,
-}
-
-/// Each live file of `snap` by path.
-type Indexed<'s> = accum::NameMap<&'s str, FileStat<'s>>;
-
-fn indexed_files(snap: &Snapshot) -> Indexed<'_> {
-    let mut known = Indexed::default();
-    known.reserve(snap.manifest.files_scanned as usize + 1024);
-    for (s, f) in snap.live_files() {
-        let stat = snap.segments[s].file_stat(f);
-        known.insert(stat.path, stat);
-    }
-    known
-}
-
-/// The C sources that changed in a tree since its index was built, as a refresh would find them.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Changes {
-    /// Files the index does not hold, in path order.
-    pub added: Vec<String>,
-    /// Files whose bytes differ from those indexed.
-    pub changed: Vec<String>,
-    /// Files indexed that are gone.
-    pub deleted: Vec<String>,
-}
-
-/// What changed in the C sources of `root` since its index in `index_dir` was built: a walk
-/// that stats every file, as a refresh's does, comparing contents where only the modification
-/// time differs; building, writing and locking nothing. `None` when there is no index.
-pub fn changes(
-    root: &Path,
-    index_dir: &Path,
-    opts: &BuildOptions,
-) -> Result<Option<Changes>, IndexError> {
-    let Some(snap) = Snapshot::open(root, index_dir)? else {
-        return Ok(None);
-    };
-    let cache = store::read_walk_cache(index_dir);
-    let Walked {
-        walk: mut walked, ..
-    } = walk_tree(root, opts, Some(&snap), cache.as_ref(), None);
-    if let Some(c) = &cache {
-        walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
-    }
-    let restat = crate::restat::Restat::load_or_warn(index_dir, snap.manifest.restat.as_deref());
-    let files = walked.sources.iter().chain(&walked.too_big);
-    let d = diff(root, indexed_files(&snap), files, &restat);
-    let (mut changed, mut added): (Vec<String>, Vec<String>) = d
-        .changed
-        .into_iter()
-        .partition(|p| snap.find_file(p).is_some());
-    let mut deleted = d.deleted;
-    for v in [&mut changed, &mut added, &mut deleted] {
-        v.sort_unstable();
-    }
-    Ok(Some(Changes {
-        added,
-        changed,
-        deleted,
-    }))
-}
-
-/// What changed in the tree since `snap` (the files it `indexed`), against the `walked` files;
-/// loads the restat part of `snap` into `text` first.
-fn compare(
-    root: &Path,
-    index_dir: &Path,
-    snap: &Snapshot,
-    indexed: Indexed<'_>,
-    walked: &crate::walk::Walk,
-    text: &mut TextUpdate,
-) -> Diff {
-    text.restat = crate::restat::Restat::load_or_warn(index_dir, snap.manifest.restat.as_deref());
-    let files = walked.sources.iter().chain(&walked.too_big);
-    diff(root, indexed, files, &text.restat)
-}
-
-fn diff<'a>(
-    root: &Path,
-    mut known: Indexed<'_>,
-    files: impl Iterator<Item = &'a SourceFile>,
-    restat: &crate::restat::Restat,
-) -> Diff {
-    let beneath = crate::beneath::Root::open(root).ok();
-    let mut changed = Vec::new();
-    let mut modified = 0;
-    for f in files {
-        // What is left in `known` at the end was deleted.
-        match known.remove(f.path.as_str()) {
-            None => changed.push(f.path.clone()),
-            Some(was) => {
-                // A file that could not be read (swapped for a link or a FIFO while it was read)
-                // is read again, whatever its stamp says, once it can be opened.
-                let retry = was.status == FileStatus::Unreadable
-                    && beneath
-                        .as_ref()
-                        .is_some_and(|b| b.open_file(&f.path).is_ok());
-                let stamped =
-                    was.mtime_ns == f.mtime_ns || restat.same(&f.path, was.mtime_ns, f.mtime_ns);
-                if was.size == f.size && stamped && !retry {
-                    continue;
-                }
-                // Same size, new mtime: compare contents before re-indexing.
-                let same = was.size == f.size
-                    && was.status != FileStatus::TooBig
-                    && beneath
-                        .as_ref()
-                        .and_then(|b| b.read(&f.path).ok())
-                        .is_some_and(|b| was.holds(&b));
-                if !same {
-                    changed.push(f.path.clone());
-                    modified += 1;
-                }
-            }
-        }
-    }
-    let deleted = known.keys().map(|p| p.to_string()).collect();
-    Diff {
-        changed,
-        modified,
-        deleted,
-    }
-}
-
-/// Phase timings on stderr when `KNAV_TRACE` is set: where an update spends its time, in wall
-/// time and in CPU time (user + system, all threads: comparable on a busy machine).
-pub struct Trace {
-    on: bool,
-    last: Instant,
-    last_cpu: f64,
-}
-
-impl Default for Trace {
-    fn default() -> Self {
-        Trace::new()
-    }
-}
-
-impl Trace {
-    /// A trace that starts now; silent unless `KNAV_TRACE` is set.
-    pub fn new() -> Trace {
-        Trace {
-            on: std::env::var_os("KNAV_TRACE").is_some(),
-            last: Instant::now(),
-            last_cpu: cpu_seconds(),
-        }
-    }
-
-    /// Ends phase `phase`: its wall and CPU time since the last mark, with the memory now.
-    pub fn mark(&mut self, phase: &str) {
-        if self.on {
-            let cpu = cpu_seconds();
-            eprintln!(
-                "knav trace: {phase}: {:.1} ms, CPU {:.1} ms (RSS {}, peak {})",
-                self.last.elapsed().as_secs_f64() * 1e3,
-                (cpu - self.last_cpu) * 1e3,
-                status("VmRSS:"),
-                status("VmHWM:")
-            );
-            self.last = Instant::now();
-            self.last_cpu = cpu;
-        }
-    }
-}
-
-/// User + system CPU seconds of the process so far (all threads); 0 where unknown.
-fn cpu_seconds() -> f64 {
-    // SAFETY: rusage is plain data; getrusage fills it.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `u` is a valid rusage to write.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
-        return 0.0;
-    }
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    secs(u.ru_utime) + secs(u.ru_stime)
-}
-
-/// A field of the process's status as Linux reports it (`VmRSS:` now, `VmHWM:` at its
-/// peak); `?` elsewhere.
-pub(crate) fn status(field: &str) -> String {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with(field))?;
-            Some(line[field.len()..].trim().to_string())
-        })
-        .unwrap_or_else(|| "?".into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::walk::SourceFile;
-
-    #[test]
-    fn a_file_unreadable_at_the_last_refresh_is_read_again_with_the_same_stamp() {
-        // It was swapped for a link while a refresh read it: the walk saw it, the read refused
-        // it. Swapped back, it has its old size and mtime; it must not stay unreadable. One
-        // that still cannot be opened is not rebuilt at every refresh.
-        let root = std::env::temp_dir().join(format!("knav-unreadable-{}", std::process::id()));
-        std::fs::create_dir_all(root.join("d")).unwrap();
-        std::fs::write(root.join("d/a.c"), "int a;\n").unwrap();
-        std::os::unix::fs::symlink("/etc/hostname", root.join("d/c.c")).unwrap();
-        let stat = |path: &'static str, status| FileStat {
-            path,
-            size: 10,
-            mtime_ns: 5,
-            hash: 0,
-            lines: 1,
-            status,
-        };
-        let mut known = Indexed::default();
-        known.insert("d/a.c", stat("d/a.c", FileStatus::Unreadable));
-        known.insert("d/b.c", stat("d/b.c", FileStatus::Indexed));
-        known.insert("d/c.c", stat("d/c.c", FileStatus::Unreadable));
-        let files: Vec<SourceFile> = ["d/a.c", "d/b.c", "d/c.c"]
-            .iter()
-            .map(|p| SourceFile {
-                path: p.to_string(),
-                size: 10,
-                mtime_ns: 5,
-            })
-            .collect();
-        let d = diff(
-            &root,
-            known,
-            files.iter(),
-            &crate::restat::Restat::default(),
-        );
-        let _ = std::fs::remove_dir_all(&root);
-        assert_eq!(d.changed, ["d/a.c"]);
-        assert!(d.deleted.is_empty());
-    }
 }

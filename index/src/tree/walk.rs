@@ -4,17 +4,17 @@
 //! are never followed (the kernel's `scripts/dtc/include-prefixes` would otherwise index 1,029
 //! files twice, and a link loop would never end). Version-control directories and knav's own
 //! index directory are skipped, and so is what `.knav.toml`'s `index.ignore` names. Directories are read in parallel and files are stat'ed relative
-//! to their open directory. Names of any bytes are kept as [`crate::pathname`] escapes them. The
+//! to their open directory. Names of any bytes are kept as [`crate::tree::pathname`] escapes them. The
 //! index sorts the files by path, so file ids are stable.
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
-use crate::pathname;
-use crate::settings::Ignore;
+use crate::tree::pathname;
+use crate::tree::settings::Ignore;
 
-pub use crate::beneath::DEFAULT_MAX_FILE_BYTES;
+pub use crate::tree::beneath::DEFAULT_MAX_FILE_BYTES;
 
 /// One candidate source file.
 #[derive(Clone, Debug, PartialEq, Eq)]

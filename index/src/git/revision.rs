@@ -34,7 +34,9 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use crate::git::{self, EntryKind, GitError, Resolved};
-use crate::indexdir::{IndexDir, Kind};
+use crate::indexdir::{
+    IndexDir, Kind, REV_PREFIX as PREFIX, REV_RECORD as RECORD, REV_TREE as TREE,
+};
 use crate::progress::Progress;
 
 /// Revisions kept: the least recently used beyond these are removed after a new one is made.
@@ -56,18 +58,12 @@ const RECORD_CAP: u64 = 64 << 10;
 /// The bytes looked at for a NUL to call a file binary (as `build` does).
 const BINARY_PROBE: usize = 8192;
 
-/// The record of a written revision.
-const RECORD: &str = "rev.json";
 /// The lock of the revisions directory.
 const LOCK: &str = "lock";
 /// The blobs' directory.
 const BLOBS: &str = "blobs";
-/// A revision's files.
-const TREE: &str = "tree";
 /// A revision's index.
 const INDEX: &str = "index";
-/// A revision directory's name before its tree id.
-const PREFIX: &str = "t-";
 
 /// True while a build holds the lock of the index of revision `name`.
 fn building(revs: &IndexDir, name: &OsStr) -> bool {
@@ -214,7 +210,7 @@ pub fn materialize(
     rev: &str,
     progress: &mut Progress,
 ) -> Result<Revision, RevError> {
-    let resolved = crate::resolved::resolve(root, revs, rev)?;
+    let resolved = crate::git::resolved::resolve(root, revs, rev)?;
     make(root, revs, resolved, progress)
 }
 
@@ -371,7 +367,7 @@ type Wanted<'a> = (&'a git::Entry, PathBuf);
 
 /// The entries an index reads, as paths below the tree; and how many were left out.
 fn wanted(entries: &[git::Entry]) -> (Vec<Wanted<'_>>, u64) {
-    let max = crate::beneath::DEFAULT_MAX_FILE_BYTES;
+    let max = crate::tree::beneath::DEFAULT_MAX_FILE_BYTES;
     let mut out = Vec::with_capacity(entries.len());
     for e in entries {
         let keep = match e.kind {
@@ -589,18 +585,6 @@ fn read_missing(
     };
     git::read_blobs(root, missing, take, tick).map_err(RevError::from)?;
     Ok(binary.into_inner().unwrap_or_else(|p| p.into_inner()))
-}
-
-/// True when `dir` is (or is below) the files of a kept revision: `revs/t-<tree id>/tree`.
-pub fn is_revision_tree(dir: &Path) -> bool {
-    dir.ancestors().any(|d| {
-        d.file_name().is_some_and(|n| n == TREE)
-            && d.parent().is_some_and(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with(PREFIX))
-                    && p.join(RECORD).is_file()
-            })
-    })
 }
 
 /// Writes blob `oid` read-only under `blobs`, whole or not at all (a temporary name, then a
@@ -947,7 +931,7 @@ mod tests {
             path: path.as_bytes().to_vec(),
             size,
         };
-        let max = crate::beneath::DEFAULT_MAX_FILE_BYTES;
+        let max = crate::tree::beneath::DEFAULT_MAX_FILE_BYTES;
         let entries = [
             e("fs/a.c", EntryKind::File, 10),
             e("fs/huge.bin", EntryKind::File, max + 1),
