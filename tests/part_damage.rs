@@ -173,8 +173,9 @@ fn a_damaged_posting_count_in_grams_bin_is_an_error_not_an_abort() {
     let (t, tx) = indexed("grams-count", "tx-");
     let grams = tx.join("grams.bin");
     let mut b = std::fs::read(&grams).unwrap();
-    // After a 16-byte header, entries of 16 bytes: trigram, count, offset.
-    for e in b[16..].chunks_exact_mut(16) {
+    // After the 16-byte header and the list count (8 bytes), entries of 16 bytes: trigram,
+    // count, offset.
+    for e in b[24..].chunks_exact_mut(16) {
         e[4..8].copy_from_slice(&0xFFFF_FFFFu32.to_le_bytes());
     }
     std::fs::write(&grams, b).unwrap();
@@ -217,5 +218,27 @@ fn a_count_of_every_part_file_overwritten_is_never_an_abort() {
                 std::fs::write(&file, &bytes).unwrap();
             }
         }
+    }
+}
+
+#[test]
+fn a_foreign_header_of_a_text_part_file_is_an_error_naming_the_file() {
+    let (t, tx) = indexed("text-headers", "tx-");
+    for name in ["files.bin", "docs.bin", "grams.bin", "post.bin"] {
+        let path = tx.join(name);
+        let bytes = std::fs::read(&path).unwrap();
+        // Another kind of file, another format version, no header at all.
+        for (at, with) in [(8usize, &b"XXXX"[..]), (4, &[0xee; 4]), (0, b"GIT!")] {
+            let mut bad = bytes.clone();
+            bad[at..at + with.len()].copy_from_slice(with);
+            std::fs::write(&path, &bad).unwrap();
+            let (code, out) = limited(&t, &["grep", "vfs_read"]);
+            assert_no_abort(code, &out, name);
+            assert!(
+                code != 0 && out.contains("text index") && out.contains(name),
+                "{name} at {at}: {out}"
+            );
+        }
+        std::fs::write(&path, &bytes).unwrap();
     }
 }
