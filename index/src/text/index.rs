@@ -7,7 +7,8 @@
 //! files by id, in path order, each with its size, mtime and whether it was indexed),
 //! `docs.bin` (each file's first document, and where each document starts), `grams.bin` (the
 //! trigrams in order, each with its document count and where its list starts) and `post.bin`
-//! (each list as delta varints of document ids); each starts with the index's header
+//! (each list as delta varints of document ids: an [`crate::idlist`] list whose count is in
+//! `grams.bin`, read by [`IdReader::counted`]); each starts with the index's header
 //! ([`crate::format::header`]: a foreign or damaged one is an error naming the file). Files over [`MAX_INDEXED_BYTES`] or that could not be read hold no
 //! trigrams and are always candidates; a file with a NUL byte (rg calls it binary and stops
 //! at the NUL) is indexed up to its first NUL. Every read is bounds-checked: a damaged part
@@ -22,6 +23,7 @@ use crate::codec::{checksum_bytes, put_str, put_varint, Reader, CHECKSUM_CHUNK};
 use crate::error::IndexError;
 use crate::factstore::Prover;
 use crate::format::{check_header, header, HEADER_LEN};
+use crate::idlist::IdReader;
 use crate::part::{FromFacts, Merge};
 use crate::prefetch::prefetch;
 
@@ -1087,17 +1089,14 @@ impl TextIndex {
                         .ok_or("a posting list lies outside post.bin")?;
                     // Every document id takes a byte or more: a count the list's bytes
                     // cannot hold is damage, found before anything is reserved for it.
-                    if count as usize > bytes.len() {
-                        return Err("a posting list is damaged");
-                    }
-                    let mut r = Reader::new(bytes);
-                    let mut out = Vec::with_capacity(count as usize);
+                    let mut r = IdReader::counted(bytes, count.into());
+                    let mut out = Vec::with_capacity(r.left() as usize);
                     let mut id = 0u64;
-                    for _ in 0..count {
-                        id += r.varint();
+                    while let Some(next) = r.next_id() {
+                        id = next;
                         out.push(id as u32);
                     }
-                    if r.overrun || id >= self.doc_count as u64 && count > 0 {
+                    if r.damaged || id >= self.doc_count as u64 && count > 0 {
                         return Err("a posting list is damaged");
                     }
                     return Ok(out);
