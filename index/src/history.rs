@@ -117,7 +117,7 @@ struct State {
 
 /// One segment, mapped.
 struct Segment {
-    names: fst::Map<memmap2::Mmap>,
+    names: fst::Map<crate::disk::MapBytes>,
     touches: memmap2::Mmap,
 }
 
@@ -154,6 +154,12 @@ fn map(path: &Path) -> Result<memmap2::Mmap, String> {
     crate::disk::map_file(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The `names.fst` of segment directory `seg`; one cut short or not an FST is an error naming
+/// it (the `fst` crate would take a cut one and panic on its first lookup).
+fn open_names(seg: &Path) -> Result<fst::Map<crate::disk::MapBytes>, String> {
+    crate::damage::open_fst(seg, NAMES, None).map_err(|e| format!("the history is damaged: {e}"))
+}
+
 /// The `touches.dat` of segment directory `seg`, mapped; a foreign or damaged header is an
 /// error naming it.
 fn map_touches(seg: &Path) -> Result<memmap2::Mmap, String> {
@@ -185,8 +191,7 @@ impl History {
         let mut segments = Vec::with_capacity(state.segments.len());
         for n in &state.segments {
             let seg = dir.join(format!("seg-{n}"));
-            let names = fst::Map::new(map(&seg.join(NAMES))?)
-                .map_err(|e| format!("{}: {e}", seg.join(NAMES).display()))?;
+            let names = open_names(&seg)?;
             segments.push(Segment {
                 names,
                 touches: map_touches(&seg)?,
@@ -721,8 +726,7 @@ fn merge_tail(dir: &Path, state: &mut State) -> Result<(), GitError> {
     use fst::{IntoStreamer, Streamer};
     let open = |n: u32| -> Result<Segment, GitError> {
         let seg = dir.join(format!("seg-{n}"));
-        let names = fst::Map::new(map(&seg.join(NAMES)).map_err(|e| io_failed("merge", e))?)
-            .map_err(|e| io_failed("merge the history's names", e))?;
+        let names = open_names(&seg).map_err(|e| io_failed("merge", e))?;
         let touches = map_touches(&seg).map_err(|e| io_failed("merge", e))?;
         Ok(Segment { names, touches })
     };
