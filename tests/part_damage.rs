@@ -1,6 +1,9 @@
-//! A damaged count in a part file: a record's or a header's count overwritten with
-//! `0xFFFF_FFFF`, checksums off at open. Each query gives an answer or a clear error, never an
-//! abort: knav runs under an address-space limit, so a reservation sized by the damaged count
+//! A damaged part file, checksums off at open: a record's or a header's count overwritten with
+//! `0xFFFF_FFFF`, a header of another kind or version, and every file of every part (segment
+//! with its code search and name tables, build files, text, docs, restat, history) with bytes
+//! flipped and cut to half, every tool asked; the fact store's packs and proofs so damaged
+//! under a build. Each gives an answer or a clear error naming the part or file, never an
+//! abort: knav runs under an address-space limit, so a reservation sized by a damaged count
 //! (up to 16 GiB) fails the test instead of swapping.
 
 use std::path::{Path, PathBuf};
@@ -173,8 +176,9 @@ fn a_damaged_posting_count_in_grams_bin_is_an_error_not_an_abort() {
     let (t, tx) = indexed("grams-count", "tx-");
     let grams = tx.join("grams.bin");
     let mut b = std::fs::read(&grams).unwrap();
-    // After a 16-byte header, entries of 16 bytes: trigram, count, offset.
-    for e in b[16..].chunks_exact_mut(16) {
+    // After the 16-byte header and the list count (8 bytes), entries of 16 bytes: trigram,
+    // count, offset.
+    for e in b[24..].chunks_exact_mut(16) {
         e[4..8].copy_from_slice(&0xFFFF_FFFFu32.to_le_bytes());
     }
     std::fs::write(&grams, b).unwrap();
@@ -218,4 +222,218 @@ fn a_count_of_every_part_file_overwritten_is_never_an_abort() {
             }
         }
     }
+}
+
+#[test]
+fn a_foreign_header_of_a_text_part_file_is_an_error_naming_the_file() {
+    let (t, tx) = indexed("text-headers", "tx-");
+    for name in ["files.bin", "docs.bin", "grams.bin", "post.bin"] {
+        let path = tx.join(name);
+        let bytes = std::fs::read(&path).unwrap();
+        // Another kind of file, another format version, no header at all.
+        for (at, with) in [(8usize, &b"XXXX"[..]), (4, &[0xee; 4]), (0, b"GIT!")] {
+            let mut bad = bytes.clone();
+            bad[at..at + with.len()].copy_from_slice(with);
+            std::fs::write(&path, &bad).unwrap();
+            let (code, out) = limited(&t, &["grep", "vfs_read"]);
+            assert_no_abort(code, &out, name);
+            assert!(
+                code != 0 && out.contains("text index") && out.contains(name),
+                "{name} at {at}: {out}"
+            );
+        }
+        std::fs::write(&path, &bytes).unwrap();
+    }
+}
+
+/// How one file is damaged.
+#[derive(Clone, Copy, Debug)]
+enum Damage {
+    /// Its byte at this place (from the start; past the end: the last byte) flipped.
+    Flip(usize),
+    /// Its byte at the middle flipped.
+    FlipMiddle,
+    /// Cut to half its length.
+    Halve,
+}
+
+impl Damage {
+    const ALL: [Damage; 4] = [
+        Damage::Flip(5),
+        Damage::Flip(9),
+        Damage::FlipMiddle,
+        Damage::Halve,
+    ];
+
+    fn apply(self, bytes: &[u8]) -> Vec<u8> {
+        let mut b = bytes.to_vec();
+        let flip = |b: &mut Vec<u8>, at: usize| {
+            if let Some(last) = b.len().checked_sub(1) {
+                b[at.min(last)] ^= 0xff;
+            }
+        };
+        match self {
+            Damage::Flip(at) => flip(&mut b, at),
+            Damage::FlipMiddle => flip(&mut b, bytes.len() / 2),
+            Damage::Halve => b.truncate(bytes.len() / 2),
+        }
+        b
+    }
+}
+
+/// Every file below `dir`, its subdirectories' too.
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_below(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every tool's question of the fixture (`diff` reads `patch`; `compare` and `history` the
+/// tree's one commit).
+fn every_tool(patch: &str) -> Vec<Vec<String>> {
+    [
+        "status",
+        "def vfs_read",
+        "def CONFIG_HIGHMEM",
+        "refs vfs_read",
+        "callers vfs_read",
+        "callees vfs_read",
+        "body vfs_read",
+        "reach sys_read vfs_read",
+        "symbols fs/read_write.c",
+        "find vfs rea",
+        "files ext2",
+        "impact vfs_read",
+        "compare vfs_read HEAD",
+        "history vfs_read",
+        "grep vfs_read",
+        "docs memory",
+        "search read a file",
+    ]
+    .iter()
+    .map(|q| q.split(' ').map(String::from).collect())
+    .chain([vec!["diff".to_string(), patch.to_string()]])
+    .collect()
+}
+
+/// A tree whose index has every part: built from another tree's index and fact store (its
+/// segment, build-file, text and documentation parts, and the restat part of the files it
+/// found under other times), with a git history indexed. Returns the tree and the store.
+fn every_part(name: &str) -> (Tree, common::Outside) {
+    let store = common::scratch(&format!("{name}-store"));
+    let cache = store.0.to_str().unwrap().to_string();
+    let a = fixture(&format!("{name}-a"));
+    let (code, out) = common::knav_env(&a, &["index"], &[("KNAV_CACHE_DIR", &cache)]);
+    assert_eq!(code, 0, "{out}");
+    let b = fixture(&format!("{name}-b"));
+    let (code, out) = common::knav_env(&b, &["index"], &[("KNAV_CACHE_DIR", &cache)]);
+    assert!(code == 0 && out.contains("started from the index"), "{out}");
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "-A"],
+        &["commit", "-q", "-m", "one"],
+    ] {
+        common::git::git(&b.root, args);
+    }
+    let (code, out) = common::knav_env(&b, &["index", "--history"], &[("KNAV_CACHE_DIR", "off")]);
+    assert_eq!(code, 0, "{out}");
+    (b, store)
+}
+
+#[test]
+fn every_file_of_every_part_flipped_or_cut_is_never_an_abort() {
+    let (t, store) = every_part("every-file");
+    let index = t.root.join(".knav");
+    let patch = t.root.with_extension("patch");
+    std::fs::write(
+        &patch,
+        "--- a/fs/read_write.c\n+++ b/fs/read_write.c\n@@ -1,1 +1,2 @@\n+/* new */\n #include <linux/fs.h>\n",
+    )
+    .unwrap();
+    let tools = every_tool(patch.to_str().unwrap());
+    let mut files = Vec::new();
+    for d in std::fs::read_dir(&index).unwrap().flatten() {
+        let n = d.file_name().to_string_lossy().into_owned();
+        if ["seg-", "kb-", "tx-", "kd-", "rs-"]
+            .iter()
+            .any(|p| n.starts_with(p))
+            || n == "history"
+        {
+            files.extend(files_below(&d.path()));
+        }
+    }
+    for prefix in ["seg-", "kb-", "tx-", "kd-", "rs-", "history"] {
+        let p = index.join(prefix);
+        let p = p.to_string_lossy();
+        assert!(
+            files.iter().any(|f| f.to_string_lossy().starts_with(&*p)),
+            "no {prefix} files"
+        );
+    }
+    // The first answers (compare's revision index is built once, here).
+    for q in &tools {
+        let q: Vec<&str> = q.iter().map(String::as_str).collect();
+        let (code, out) = limited(&t, &q);
+        assert_no_abort(code, &out, &format!("undamaged: {q:?}"));
+    }
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap();
+        // The part's directory below the index directory, or the file: what an error names.
+        let part = file
+            .strip_prefix(&index)
+            .unwrap()
+            .components()
+            .next()
+            .unwrap();
+        let part = part.as_os_str().to_string_lossy();
+        let name = file.file_name().unwrap().to_string_lossy();
+        for damage in Damage::ALL {
+            std::fs::write(file, damage.apply(&bytes)).unwrap();
+            for q in &tools {
+                let q: Vec<&str> = q.iter().map(String::as_str).collect();
+                let (code, out) = limited(&t, &q);
+                let what = format!("{} {damage:?}: {q:?}", file.display());
+                assert_no_abort(code, &out, &what);
+                assert!(
+                    !out.contains("damaged") || out.contains(&*part) || out.contains(&*name),
+                    "{what}: the error names neither {part} nor {name}\n{out}"
+                );
+            }
+        }
+        std::fs::write(file, &bytes).unwrap();
+    }
+    // The fact store's packs and proofs: a build reads them, and builds all the same.
+    let cache = store.0.to_str().unwrap();
+    let stored = files_below(&store.0);
+    assert!(stored
+        .iter()
+        .any(|f| f.extension().is_some_and(|e| e == "pack")));
+    assert!(stored
+        .iter()
+        .any(|f| f.to_string_lossy().contains("/proofs/")));
+    let (_, want) = limited(&t, &["def", "vfs_read"]);
+    for file in stored.iter().filter(|f| !f.ends_with("last-build.json")) {
+        let bytes = std::fs::read(file).unwrap();
+        for damage in Damage::ALL {
+            std::fs::write(file, damage.apply(&bytes)).unwrap();
+            let fresh = fixture("every-file-store");
+            let (code, out) = common::knav_env(&fresh, &["index"], &[("KNAV_CACHE_DIR", cache)]);
+            assert_eq!(code, 0, "{} {damage:?}: {out}", file.display());
+            assert_eq!(limited(&fresh, &["def", "vfs_read"]), (0, want.clone()));
+            let (code, out) = common::knav_env(&t, &["cache"], &[("KNAV_CACHE_DIR", cache)]);
+            assert_no_abort(code, &out, &format!("{} {damage:?}: cache", file.display()));
+            if file.exists() {
+                std::fs::write(file, &bytes).unwrap();
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&patch);
 }

@@ -23,7 +23,7 @@ use super::error::IndexError;
 use super::stats::{NameStats, MIN_OCCURRENCES};
 
 /// Format version; an index of another version is rebuilt, never misread.
-pub const VERSION: u32 = 22;
+pub const VERSION: u32 = 23;
 /// Names are split into this many shards, each with its own FST and entries file, so that
 /// building them (accumulating, sorting, merging, FST) runs on several cores.
 pub const NAME_SHARDS: usize = 2;
@@ -43,39 +43,62 @@ pub fn shard_of(name: &[u8]) -> usize {
 /// Bytes before the body of every binary index file.
 pub const HEADER_LEN: usize = 16;
 
-/// The header of a binary index file: magic, version, file kind.
-pub fn header(kind: &[u8; 4]) -> [u8; HEADER_LEN] {
-    let mut h = [0u8; HEADER_LEN];
-    h[..4].copy_from_slice(b"KNAV");
-    h[4..8].copy_from_slice(&VERSION.to_le_bytes());
-    h[8..12].copy_from_slice(kind);
-    h
+/// The header of a binary index file of `kind` in this knav's format [`VERSION`].
+pub const fn header(kind: &[u8; 4]) -> [u8; HEADER_LEN] {
+    header_of(kind, VERSION)
 }
 
-/// Checks the header of `bytes`, the contents of `path`; the error says what is wrong.
+/// The one header of every binary file knav writes (index parts, caches, the fact store's
+/// packs and proofs): `KNAV`, the format `version` (LE u32), the file's `kind`, four zero
+/// bytes. A file kept apart from the index (a pack, a proof) has a version of its own.
+pub const fn header_of(kind: &[u8; 4], version: u32) -> [u8; HEADER_LEN] {
+    let v = version.to_le_bytes();
+    let k = kind;
+    [
+        b'K', b'N', b'A', b'V', v[0], v[1], v[2], v[3], k[0], k[1], k[2], k[3], 0, 0, 0, 0,
+    ]
+}
+
+/// The kind and version of the header `bytes` start with; `None` without one.
+pub fn read_header(bytes: &[u8]) -> Option<([u8; 4], u32)> {
+    let h = bytes.get(..HEADER_LEN).filter(|h| h.starts_with(b"KNAV"))?;
+    let version = u32::from_le_bytes(h[4..8].try_into().ok()?);
+    Some((h[8..12].try_into().ok()?, version))
+}
+
+/// Checks the header of `bytes`, the contents of `path`, against [`VERSION`]; the error says
+/// what is wrong.
 pub fn check_header(bytes: &[u8], kind: &[u8; 4], path: &Path) -> Result<(), IndexError> {
+    check_header_of(bytes, kind, VERSION, path)
+}
+
+/// Checks that `bytes`, the contents of `path`, start with the header of `kind` in format
+/// `version`; the error names the file and says what is wrong.
+pub fn check_header_of(
+    bytes: &[u8],
+    kind: &[u8; 4],
+    version: u32,
+    path: &Path,
+) -> Result<(), IndexError> {
     let wrong = |detail: String| {
         Err(IndexError::Format {
             path: path.to_path_buf(),
             detail,
         })
     };
-    if bytes.len() < HEADER_LEN || &bytes[..4] != b"KNAV" {
+    let Some((found, v)) = read_header(bytes) else {
         return wrong("not a knav index file".into());
-    }
-    let mut v = [0u8; 4];
-    v.copy_from_slice(&bytes[4..8]);
-    let version = u32::from_le_bytes(v);
-    if version != VERSION {
+    };
+    if v != version {
         return wrong(format!(
-            "index format version {version}, this knav reads {VERSION}"
+            "index format version {v}, this knav reads {version}"
         ));
     }
-    if &bytes[8..12] != kind {
+    if &found != kind {
         return wrong(format!(
             "expected a {} file, found {}",
             String::from_utf8_lossy(kind),
-            String::from_utf8_lossy(&bytes[8..12])
+            String::from_utf8_lossy(&found)
         ));
     }
     Ok(())

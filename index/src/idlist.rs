@@ -4,9 +4,10 @@
 //! ([`super::nameparts`]) store bare ids, the documentation part ids with their title and body
 //! counts, code search documents with their field counts and files with a count.
 //!
-//! (The occurrence postings of a name, [`super::postings`], and the text part's trigram lists
-//! are other formats: blocks per file with lines, and fixed-size chunks written while they
-//! grow.)
+//! The text part's trigram lists are such lists without payloads, their counts kept in
+//! `grams.bin` ([`IdReader::counted`] reads them); they are written by a writer of their own,
+//! into chains of blocks while they grow (the text build's hot path). The occurrence postings
+//! of a name ([`super::postings`]) are another format: blocks per file, with lines and roles.
 
 use std::io::{self, Write};
 
@@ -99,6 +100,19 @@ impl<'a> IdReader<'a> {
         }
     }
 
+    /// A list of `count` ids whose count is kept elsewhere (the text part's trigram lists,
+    /// counted in `grams.bin`): the ids from the start of `body`.
+    pub fn counted(body: &'a [u8], count: u64) -> IdReader<'a> {
+        // Every id takes a byte at least: a longer count is damage.
+        let damaged = count > body.len() as u64;
+        IdReader {
+            r: Reader::new(body),
+            left: if damaged { 0 } else { count },
+            id: 0,
+            damaged,
+        }
+    }
+
     /// The ids left to read.
     pub fn left(&self) -> u64 {
         self.left
@@ -175,6 +189,22 @@ mod tests {
         }
         a.append(b);
         assert_eq!(a, whole);
+    }
+
+    #[test]
+    fn a_counted_list_reads_its_ids_and_a_count_past_its_bytes_is_damage() {
+        let mut l = IdList::default();
+        for id in [1u64, 4, 200] {
+            l.push(id);
+        }
+        let mut bytes = Vec::new();
+        l.put(&mut bytes);
+        let body = &bytes[1..];
+        let mut r = IdReader::counted(body, 3);
+        let got: Vec<u64> = std::iter::from_fn(|| r.next_id()).collect();
+        assert_eq!((got, r.damaged), (vec![1, 4, 200], false));
+        let mut r = IdReader::counted(body, body.len() as u64 + 1);
+        assert_eq!((r.next_id(), r.damaged), (None, true));
     }
 
     #[test]

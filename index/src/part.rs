@@ -22,9 +22,10 @@
 //! field in the manifest, listed by [`super::store::Manifest::part_dirs`] and
 //! [`super::store::Snapshot::stamps`] (ARCHITECTURE.md, "Adding an index part").
 //!
-//! The symbol segment is a [`Part`]; its facts per file (the scanner's and ctags's) are made
-//! a chunk of files at a time for one ctags run and merged by its own writer
-//! (`super::build`), not yet through [`FromFacts`].
+//! The symbol segment is a [`Part`]; its facts per file (the scanner's and ctags's) depend on
+//! the definer macros learned from the whole tree and are made a chunk of files at a time for
+//! one ctags run, merged by its own writer (`super::build`), not through [`FromFacts`]
+//! (ARCHITECTURE.md, "How a build runs", says why).
 
 use std::path::Path;
 

@@ -10,6 +10,8 @@ use super::part::{Kind, Part, Stamp};
 
 /// The restat file in its directory.
 pub const FILE: &str = "restat.txt";
+/// The largest restat file read (a line per file of the tree: a kernel's is a few MB).
+const MAX_BYTES: u64 = 256 << 20;
 
 /// Files whose bytes were proven equal to the base parts' records although their
 /// modification times differ: path → (the time recorded, the time seen).
@@ -26,7 +28,7 @@ impl Restat {
             return Ok(Restat::default());
         };
         let path = index_dir.join(dir).join(FILE);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match read_bounded(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Restat::default()),
             Err(e) => return Err(IndexError::io("", &path)(e)),
@@ -57,6 +59,18 @@ impl Restat {
     pub fn same(&self, path: &str, recorded: i64, seen: i64) -> bool {
         self.map.get(path) == Some(&(recorded, seen))
     }
+}
+
+/// The text of the file at `path`, refused past [`MAX_BYTES`] before anything is read.
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.len() > MAX_BYTES {
+        return Err(std::io::Error::other(format!("over {MAX_BYTES} bytes")));
+    }
+    let mut text = String::new();
+    file.take(MAX_BYTES).read_to_string(&mut text)?;
+    Ok(text)
 }
 
 impl Part for Restat {
@@ -111,6 +125,23 @@ mod tests {
         let e = Restat::load(&dir, Some("rs-1")).unwrap_err().to_string();
         assert!(e.contains(&file.display().to_string()), "{e}");
         assert!(!Restat::load_or_warn(&dir, Some("rs-1")).same("a.c", 1, 2));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_restat_file_past_its_bound_is_an_error_naming_it_and_is_not_read() {
+        let dir = part("huge");
+        let file = dir.join("rs-1").join(FILE);
+        // Sparse: no disk taken, and nothing of it is read.
+        std::fs::File::create(&file)
+            .unwrap()
+            .set_len(MAX_BYTES + 1)
+            .unwrap();
+        let e = Restat::load(&dir, Some("rs-1")).unwrap_err().to_string();
+        assert!(
+            e.contains(&file.display().to_string()) && e.contains("over"),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 }

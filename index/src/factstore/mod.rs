@@ -39,11 +39,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use super::codec::{checksum_bytes, digest, hash64, Digest};
+use super::format::{header_of, read_header, HEADER_LEN};
 use super::part::Kind;
 
-/// The first bytes of a pack; changed when the layout changes (03: keys by [`Digest`]; a
-/// pack of 02, keyed by [`hash64`], is another format: never read, pruned first).
-const MAGIC: &[u8; 8] = b"KNAVPK03";
+/// The kind of a pack in its header ([`header_of`]).
+const PACK_KIND: &[u8; 4] = b"PACK";
+/// The format of a pack, in its header; changed when the layout changes (3: keys by
+/// [`Digest`]; 4: the index's header in place of the magic `KNAVPK03`). A pack of another
+/// format (or with an old magic `KNAVPK..`) is never read, and pruned first.
+const PACK_VERSION: u32 = 4;
+/// The first bytes of a pack.
+const MAGIC: [u8; HEADER_LEN] = header_of(PACK_KIND, PACK_VERSION);
 /// The last bytes of a whole pack.
 const END: &[u8; 8] = b"KNAVPKND";
 /// Bytes of a key as written.
@@ -59,8 +65,12 @@ const PACKS: &str = "packs";
 const LAST_BUILD: &str = "last-build.json";
 /// Where parts' proofs are, inside the store's directory.
 const PROOFS: &str = "proofs";
+/// The kind of a proof in its header ([`header_of`]).
+const PROOF_KIND: &[u8; 4] = b"PROF";
+/// The format of a proof (1: the magic `KNAVPR01`; 2: the index's header).
+const PROOF_VERSION: u32 = 2;
 /// The first bytes of a proof; its last 32 are the [`Digest`] of all before them.
-const PROOF_MAGIC: &[u8; 8] = b"KNAVPR01";
+const PROOF_MAGIC: [u8; HEADER_LEN] = header_of(PROOF_KIND, PROOF_VERSION);
 /// The largest proof read (a kernel segment's is ~5 MB, its text part's ~7 MB).
 const MAX_PROOF_BYTES: u64 = 256 << 20;
 /// Proofs are trimmed to this many bytes, the oldest removed first; a seed from a segment
@@ -387,7 +397,7 @@ impl FactStore {
             .ok()?;
         let body_len = bytes.len().checked_sub(32)?;
         let (body, sum) = bytes.split_at(body_len);
-        if digest(body) != sum || !body.starts_with(PROOF_MAGIC) {
+        if digest(body) != sum || !body.starts_with(&PROOF_MAGIC) {
             return None;
         }
         let mut r = super::codec::Reader::new(&body[PROOF_MAGIC.len()..]);
@@ -528,7 +538,7 @@ impl FactStore {
             .create_new(true)
             .open(&tmp)?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
-        if let Err(e) = out.write_all(MAGIC) {
+        if let Err(e) = out.write_all(&MAGIC) {
             let _ = std::fs::remove_file(&tmp);
             return Err(e);
         }
@@ -786,13 +796,21 @@ fn trim_proofs(dir: &Path, max_bytes: u64) {
     }
 }
 
-/// Whether the file at `path` is a pack of another knav's format (its magic names another
-/// version); a file too short for a magic, or with none, is no pack at all.
+/// Whether the file at `path` is a pack of another knav's format (its header names another
+/// version, or it starts with the magic `KNAVPK` packs had before the header); a file too
+/// short for a header, or with none, is no pack at all.
 fn foreign(path: &Path) -> bool {
     let mut magic = [0u8; 8];
-    open_regular(path)
-        .and_then(|f| f.read_exact_at(&mut magic, 0))
-        .is_ok_and(|()| magic.starts_with(b"KNAVPK") && &magic != MAGIC)
+    let Ok(file) = open_regular(path) else {
+        return false;
+    };
+    if file.read_exact_at(&mut magic, 0).is_err() {
+        return false;
+    }
+    let mut head = [0u8; HEADER_LEN];
+    let other = file.read_exact_at(&mut head, 0).is_ok()
+        && read_header(&head).is_some_and(|(k, v)| &k == PACK_KIND && v != PACK_VERSION);
+    other || magic.starts_with(b"KNAVPK")
 }
 
 /// Whether the process that writes temporary pack `.tmp-<rest>` (`<pid>-<n>`) still runs.
@@ -837,7 +855,7 @@ fn read_pack(path: &Path) -> io::Result<Opened> {
     if len < (MAGIC.len() + FOOTER) as u64 {
         return Ok(None);
     }
-    let mut magic = [0u8; 8];
+    let mut magic = [0u8; HEADER_LEN];
     file.read_exact_at(&mut magic, 0)?;
     let mut footer = [0u8; FOOTER];
     file.read_exact_at(&mut footer, len - FOOTER as u64)?;
@@ -848,7 +866,7 @@ fn read_pack(path: &Path) -> io::Result<Opened> {
     };
     let entry_len = (KEY_LEN + 8) as u64;
     let index_len = (len - FOOTER as u64).checked_sub(start);
-    let whole = &magic == MAGIC
+    let whole = magic == MAGIC
         && &footer[24..] == END
         && start >= MAGIC.len() as u64
         && index_len.is_some()
@@ -1093,6 +1111,24 @@ mod tests {
         assert_eq!((removed.packs, removed.entries), (1, 0));
         assert!(!other.exists());
         assert_eq!(FactStore::open(&dir).unwrap().usage().packs, 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_pack_whose_header_names_another_version_is_kept_and_never_read() {
+        let (s, dir) = store("foreign-header");
+        let k = Key::of(b"x", b"1", Kind::Segment);
+        s.put(&k, b"some facts");
+        s.finish();
+        // Our own pack, whole, but its header saying another pack format.
+        let ours = packs(&dir).pop().unwrap();
+        let mut bytes = std::fs::read(&ours).unwrap();
+        bytes[..HEADER_LEN].copy_from_slice(&header_of(PACK_KIND, PACK_VERSION + 1));
+        std::fs::write(&ours, &bytes).unwrap();
+        let s = FactStore::open(&dir).unwrap();
+        assert!(ours.exists(), "another knav's pack was removed");
+        assert_eq!(s.get(&k), None);
+        assert_eq!(s.usage().bytes, bytes.len() as u64);
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -16,8 +16,9 @@
 //!                           the tips whose commits are all in, the segments
 //! history/paths.txt         the paths touches name, by number
 //! history/seg-N/names.fst   name → offset of its touches in touches.dat
-//! history/seg-N/touches.dat per name: a varint count, then its touches (commit, path, lines
-//!                           added and removed, what happened, the file it moved from)
+//! history/seg-N/touches.dat the header (`HTCH`), then per name: a varint count, then its
+//!                           touches (commit, path, lines added and removed, what happened,
+//!                           the file it moved from)
 //! ```
 //! Each build adds a segment (past [`MAX_SEGMENTS`], those after the first are merged) and
 //! writes the state last, through a rename: readers see the old or the new history, never half
@@ -43,8 +44,10 @@ const COMMITS: &str = "commits.json";
 const PATHS: &str = "paths.txt";
 const NAMES: &str = "names.fst";
 const TOUCHES: &str = "touches.dat";
-/// The format of the history files.
-const VERSION: u32 = 3;
+/// The format of the history files (4: `touches.dat` starts with the index's header).
+const VERSION: u32 = 4;
+/// The kind of `touches.dat` in its header ([`crate::format::header_of`]).
+const TOUCHES_KIND: &[u8; 4] = b"HTCH";
 /// Segments at most: past this, the segments after the first (the root commit's, the largest)
 /// are merged into one, so a history updated after every commit stays a few files to read.
 const MAX_SEGMENTS: usize = 8;
@@ -114,7 +117,7 @@ struct State {
 
 /// One segment, mapped.
 struct Segment {
-    names: fst::Map<memmap2::Mmap>,
+    names: fst::Map<crate::disk::MapBytes>,
     touches: memmap2::Mmap,
 }
 
@@ -151,6 +154,22 @@ fn map(path: &Path) -> Result<memmap2::Mmap, String> {
     crate::disk::map_file(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The `names.fst` of segment directory `seg`; one cut short or not an FST is an error naming
+/// it (the `fst` crate would take a cut one and panic on its first lookup).
+fn open_names(seg: &Path) -> Result<fst::Map<crate::disk::MapBytes>, String> {
+    crate::damage::open_fst(seg, NAMES, None).map_err(|e| format!("the history is damaged: {e}"))
+}
+
+/// The `touches.dat` of segment directory `seg`, mapped; a foreign or damaged header is an
+/// error naming it.
+fn map_touches(seg: &Path) -> Result<memmap2::Mmap, String> {
+    let path = seg.join(TOUCHES);
+    let m = map(&path)?;
+    crate::format::check_header_of(&m, TOUCHES_KIND, VERSION, &path)
+        .map_err(|e| format!("the history is damaged: {e}"))?;
+    Ok(m)
+}
+
 impl History {
     /// Opens the history under `index_dir`; `None` when none was built (or by another format).
     pub fn open(index_dir: &Path) -> Result<Option<History>, String> {
@@ -172,11 +191,10 @@ impl History {
         let mut segments = Vec::with_capacity(state.segments.len());
         for n in &state.segments {
             let seg = dir.join(format!("seg-{n}"));
-            let names = fst::Map::new(map(&seg.join(NAMES))?)
-                .map_err(|e| format!("{}: {e}", seg.join(NAMES).display()))?;
+            let names = open_names(&seg)?;
             segments.push(Segment {
                 names,
-                touches: map(&seg.join(TOUCHES))?,
+                touches: map_touches(&seg)?,
             });
         }
         let gone = state.gone.iter().copied().collect();
@@ -708,9 +726,8 @@ fn merge_tail(dir: &Path, state: &mut State) -> Result<(), GitError> {
     use fst::{IntoStreamer, Streamer};
     let open = |n: u32| -> Result<Segment, GitError> {
         let seg = dir.join(format!("seg-{n}"));
-        let names = fst::Map::new(map(&seg.join(NAMES)).map_err(|e| io_failed("merge", e))?)
-            .map_err(|e| io_failed("merge the history's names", e))?;
-        let touches = map(&seg.join(TOUCHES)).map_err(|e| io_failed("merge", e))?;
+        let names = open_names(&seg).map_err(|e| io_failed("merge", e))?;
+        let touches = map_touches(&seg).map_err(|e| io_failed("merge", e))?;
         Ok(Segment { names, touches })
     };
     let tail: Vec<Segment> = state.segments[1..]
@@ -781,7 +798,10 @@ where
     let mut touches = create(TOUCHES).map_err(fail)?;
     let mut names = fst::MapBuilder::new(create(NAMES).map_err(fail)?)
         .map_err(|e| io_failed("write the history's names", e))?;
-    let (mut at, mut record) = (0u64, Vec::new());
+    touches
+        .write_all(&crate::format::header_of(TOUCHES_KIND, VERSION))
+        .map_err(fail)?;
+    let (mut at, mut record) = (crate::format::HEADER_LEN as u64, Vec::new());
     for (name, ts) in groups {
         names
             .insert(name, at)

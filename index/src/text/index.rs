@@ -7,7 +7,9 @@
 //! files by id, in path order, each with its size, mtime and whether it was indexed),
 //! `docs.bin` (each file's first document, and where each document starts), `grams.bin` (the
 //! trigrams in order, each with its document count and where its list starts) and `post.bin`
-//! (each list as delta varints of document ids). Files over [`MAX_INDEXED_BYTES`] or that could not be read hold no
+//! (each list as delta varints of document ids: an [`crate::idlist`] list whose count is in
+//! `grams.bin`, read by [`IdReader::counted`]); each starts with the index's header
+//! ([`crate::format::header`]: a foreign or damaged one is an error naming the file). Files over [`MAX_INDEXED_BYTES`] or that could not be read hold no
 //! trigrams and are always candidates; a file with a NUL byte (rg calls it binary and stops
 //! at the NUL) is indexed up to its first NUL. Every read is bounds-checked: a damaged part
 //! gives an error, never a panic.
@@ -20,6 +22,8 @@ use super::walk::TextFile;
 use crate::codec::{checksum_bytes, put_str, put_varint, Reader, CHECKSUM_CHUNK};
 use crate::error::IndexError;
 use crate::factstore::Prover;
+use crate::format::{check_header, header, HEADER_LEN};
+use crate::idlist::IdReader;
 use crate::part::{FromFacts, Merge};
 use crate::prefetch::prefetch;
 
@@ -33,9 +37,17 @@ pub const BINARY: u8 = 1;
 /// A file with no trigrams (too large, unreadable): a candidate of every search.
 pub const UNINDEXED: u8 = 2;
 
-const FILES_MAGIC: &[u8; 8] = b"KNAVTXF1";
-const GRAMS_MAGIC: &[u8; 8] = b"KNAVTXG1";
-const DOCS_MAGIC: &[u8; 8] = b"KNAVTXD1";
+/// The kinds of the part's files in their [`header`]s.
+const FILES_KIND: &[u8; 4] = b"TXFI";
+const GRAMS_KIND: &[u8; 4] = b"TXGR";
+const DOCS_KIND: &[u8; 4] = b"TXDO";
+const POST_KIND: &[u8; 4] = b"TXPO";
+/// Bytes before `files.bin`'s offsets: the header, the file count (u32).
+const FILES_HEAD: usize = HEADER_LEN + 4;
+/// Bytes before `grams.bin`'s entries: the header, the list count (u64).
+const GRAMS_HEAD: usize = HEADER_LEN + 8;
+/// Bytes before `docs.bin`'s first documents: the header, the file and document counts (u32).
+const DOCS_HEAD: usize = HEADER_LEN + 8;
 /// Bytes of one `docs.bin` document: byte offset (u32), first line (u32).
 const DOC_ENTRY: usize = 8;
 /// Bytes of one `grams.bin` entry: trigram (u32), file count (u32), list offset (u64).
@@ -730,8 +742,8 @@ fn files_bin(files: &[TextFile], flags: &[(u8, u64)]) -> Vec<u8> {
         put_str(&mut records, f.path.as_bytes());
     }
     offsets.push(records.len() as u32);
-    let mut out = Vec::with_capacity(12 + offsets.len() * 4 + records.len());
-    out.extend_from_slice(FILES_MAGIC);
+    let mut out = Vec::with_capacity(FILES_HEAD + offsets.len() * 4 + records.len());
+    out.extend_from_slice(&header(FILES_KIND));
     out.extend_from_slice(&(files.len() as u32).to_le_bytes());
     for o in &offsets {
         out.extend_from_slice(&o.to_le_bytes());
@@ -743,8 +755,8 @@ fn files_bin(files: &[TextFile], flags: &[(u8, u64)]) -> Vec<u8> {
 /// The bytes of `docs.bin`: each of the `files` files' first document, then where each
 /// document starts.
 fn docs_bin(files: usize, first_doc: &[u32], starts: &[Block]) -> Vec<u8> {
-    let mut docs = Vec::with_capacity(16 + first_doc.len() * 4 + starts.len() * DOC_ENTRY);
-    docs.extend_from_slice(DOCS_MAGIC);
+    let mut docs = Vec::with_capacity(DOCS_HEAD + first_doc.len() * 4 + starts.len() * DOC_ENTRY);
+    docs.extend_from_slice(&header(DOCS_KIND));
     docs.extend_from_slice(&(files as u32).to_le_bytes());
     docs.extend_from_slice(&(starts.len() as u32).to_le_bytes());
     for d in first_doc {
@@ -778,16 +790,18 @@ fn write_lists(dir: &Path, shards: Vec<Lists>) -> std::io::Result<Written> {
         .collect();
     order.sort_unstable();
     let lists = order.len();
-    let mut grams = Vec::with_capacity(16 + lists * GRAM_ENTRY);
-    grams.extend_from_slice(GRAMS_MAGIC);
+    let mut grams = Vec::with_capacity(GRAMS_HEAD + lists * GRAM_ENTRY);
+    grams.extend_from_slice(&header(GRAMS_KIND));
     grams.extend_from_slice(&(lists as u64).to_le_bytes());
     let post_path = dir.join("post.bin");
     let mut post = std::fs::File::create(&post_path)?;
-    let mut at = 0u64;
-    // The lists are copied into `chunk` and written from it a checksum chunk at a time; the
-    // checksum of post.bin is taken as written, chunk by chunk as `checksum_bytes` takes it.
+    // The lists are copied into `chunk` (after post.bin's header) and written from it a
+    // checksum chunk at a time; the checksum of post.bin is taken as written, chunk by chunk
+    // as `checksum_bytes` takes it.
     let mut sum = 0u64;
     let mut chunk: Vec<u8> = Vec::with_capacity(2 * CHECKSUM_CHUNK);
+    chunk.extend_from_slice(&header(POST_KIND));
+    let mut at = HEADER_LEN as u64;
     for (tri, k, i) in order {
         let l = shards[k].lists[i as usize];
         let before = chunk.len();
@@ -853,6 +867,16 @@ fn map(path: &Path) -> Result<memmap2::Mmap, String> {
     crate::disk::map_file(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The little-endian u32 at `at` of `bytes`, if it is there.
+fn u32_field(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The little-endian u64 at `at` of `bytes`, if it is there.
+fn u64_field(bytes: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+}
+
 /// The error of a damaged part.
 fn damaged(dir: &Path, what: &str) -> String {
     format!(
@@ -868,27 +892,35 @@ impl TextIndex {
         let docs = map(&dir.join("docs.bin"))?;
         let grams = map(&dir.join("grams.bin"))?;
         let post = map(&dir.join("post.bin"))?;
-        if files.len() < 12 || &files[..8] != FILES_MAGIC {
-            return Err(damaged(dir, "files.bin has no header"));
+        for (bytes, name, kind) in [
+            (&files, "files.bin", FILES_KIND),
+            (&docs, "docs.bin", DOCS_KIND),
+            (&grams, "grams.bin", GRAMS_KIND),
+            (&post, "post.bin", POST_KIND),
+        ] {
+            check_header(bytes, kind, Path::new(name)).map_err(|e| damaged(dir, &e.to_string()))?;
         }
-        if grams.len() < 16 || &grams[..8] != GRAMS_MAGIC {
-            return Err(damaged(dir, "grams.bin has no header"));
-        }
-        let count = u32::from_le_bytes(files[8..12].try_into().unwrap_or_default()) as usize;
-        if files.len() < 12 + (count + 1) * 4 {
+        let (Some(count), Some(n), Some(doc_count)) = (
+            u32_field(&files, HEADER_LEN),
+            u64_field(&grams, HEADER_LEN),
+            u32_field(&docs, HEADER_LEN + 4),
+        ) else {
+            return Err(damaged(dir, "a header is cut short"));
+        };
+        let (count, n, doc_count) = (count as usize, n as usize, doc_count as usize);
+        if files.len() < FILES_HEAD + (count + 1) * 4 {
             return Err(damaged(dir, "files.bin is cut short"));
         }
-        let n = u64::from_le_bytes(grams[8..16].try_into().unwrap_or_default()) as usize;
-        if n.checked_mul(GRAM_ENTRY).and_then(|b| b.checked_add(16)) != Some(grams.len()) {
+        if n.checked_mul(GRAM_ENTRY)
+            .and_then(|b| b.checked_add(GRAMS_HEAD))
+            != Some(grams.len())
+        {
             return Err(damaged(dir, "grams.bin has the wrong size"));
         }
-        let doc_count = match docs.get(..16) {
-            Some(h) if &h[..8] == DOCS_MAGIC && h[8..12] == files[8..12] => {
-                u32::from_le_bytes([h[12], h[13], h[14], h[15]]) as usize
-            }
-            _ => return Err(damaged(dir, "docs.bin has no header")),
-        };
-        if docs.len() != 16 + (count + 1) * 4 + doc_count * DOC_ENTRY {
+        if u32_field(&docs, HEADER_LEN) != Some(count as u32) {
+            return Err(damaged(dir, "docs.bin is of other files"));
+        }
+        if docs.len() != DOCS_HEAD + (count + 1) * 4 + doc_count * DOC_ENTRY {
             return Err(damaged(dir, "docs.bin has the wrong size"));
         }
         let idx = TextIndex {
@@ -928,7 +960,7 @@ impl TextIndex {
     /// The first document of file `id` (of `id` = [`TextIndex::len`]: the number of
     /// documents).
     fn first_doc(&self, id: usize) -> u32 {
-        Self::u32_at(&self.docs, 16 + id * 4)
+        Self::u32_at(&self.docs, DOCS_HEAD + id * 4)
     }
 
     /// The file of document `doc` (a valid document id).
@@ -953,7 +985,7 @@ impl TextIndex {
 
     /// Where document `doc` starts in its file.
     pub fn block(&self, doc: u32) -> Block {
-        let at = 16 + (self.count + 1) * 4 + doc as usize * DOC_ENTRY;
+        let at = DOCS_HEAD + (self.count + 1) * 4 + doc as usize * DOC_ENTRY;
         Block {
             offset: Self::u32_at(&self.docs, at),
             line: Self::u32_at(&self.docs, at + 4),
@@ -971,11 +1003,11 @@ impl TextIndex {
     }
 
     fn records(&self) -> &[u8] {
-        &self.files[12 + (self.count + 1) * 4..]
+        &self.files[FILES_HEAD + (self.count + 1) * 4..]
     }
 
     fn offset(&self, i: usize) -> Option<usize> {
-        let at = 12 + i * 4;
+        let at = FILES_HEAD + i * 4;
         let b = self.files.get(at..at + 4)?;
         Some(u32::from_le_bytes(b.try_into().ok()?) as usize)
     }
@@ -1029,9 +1061,10 @@ impl TextIndex {
 
     /// The documents holding trigram `tri`, in id order; `Err` on a damaged list.
     pub fn list(&self, tri: u32) -> Result<Vec<u32>, &'static str> {
-        let n = (self.grams.len() - 16) / GRAM_ENTRY;
+        let n = (self.grams.len() - GRAMS_HEAD) / GRAM_ENTRY;
         let entry = |i: usize| -> (u32, u32, u64) {
-            let e = &self.grams[16 + i * GRAM_ENTRY..16 + (i + 1) * GRAM_ENTRY];
+            let at = GRAMS_HEAD + i * GRAM_ENTRY;
+            let e = &self.grams[at..at + GRAM_ENTRY];
             let u32_at = |k: usize| u32::from_le_bytes([e[k], e[k + 1], e[k + 2], e[k + 3]]);
             let off = u64::from_le_bytes(e[8..16].try_into().unwrap_or_default());
             (u32_at(0), u32_at(4), off)
@@ -1052,20 +1085,18 @@ impl TextIndex {
                     let bytes = self
                         .post
                         .get(off as usize..end as usize)
+                        .filter(|_| off >= HEADER_LEN as u64)
                         .ok_or("a posting list lies outside post.bin")?;
                     // Every document id takes a byte or more: a count the list's bytes
                     // cannot hold is damage, found before anything is reserved for it.
-                    if count as usize > bytes.len() {
-                        return Err("a posting list is damaged");
-                    }
-                    let mut r = Reader::new(bytes);
-                    let mut out = Vec::with_capacity(count as usize);
+                    let mut r = IdReader::counted(bytes, count.into());
+                    let mut out = Vec::with_capacity(r.left() as usize);
                     let mut id = 0u64;
-                    for _ in 0..count {
-                        id += r.varint();
+                    while let Some(next) = r.next_id() {
+                        id = next;
                         out.push(id as u32);
                     }
-                    if r.overrun || id >= self.doc_count as u64 && count > 0 {
+                    if r.damaged || id >= self.doc_count as u64 && count > 0 {
                         return Err("a posting list is damaged");
                     }
                     return Ok(out);

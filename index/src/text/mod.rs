@@ -181,13 +181,20 @@ impl crate::part::Part for index::TextIndex {
 
 /// The file the text walk's listings are kept in.
 const CACHE_FILE: &str = "text-walk";
-const CACHE_MAGIC: &[u8; 8] = b"KNAVTW02";
+/// The kind of the cache file in its [`crate::format::header`].
+const CACHE_KIND: &[u8; 4] = b"TWLK";
+/// The largest cache read (the kernel's is a few MB).
+const CACHE_CAP: u64 = 1 << 30;
 
 /// The listings of the last text walk, and the text part they were taken for; `None` when
 /// missing, damaged or naming a path outside the root (the walk then lists the whole tree).
 pub fn read_cache(index_dir: &Path) -> Option<(TextCache, String)> {
-    let bytes = std::fs::read(index_dir.join(CACHE_FILE)).ok()?;
-    let rest = bytes.strip_prefix(CACHE_MAGIC)?;
+    let bytes = crate::indexdir::IndexDir::open(index_dir)
+        .ok()?
+        .read(CACHE_FILE, CACHE_CAP)
+        .ok()?;
+    crate::format::check_header(&bytes, CACHE_KIND, Path::new(CACHE_FILE)).ok()?;
+    let rest = &bytes[crate::format::HEADER_LEN..];
     let mut r = Reader::new(rest);
     let part = String::from_utf8(r.str().to_vec()).ok()?;
     let taken_ns = r.varint() as i64;
@@ -248,7 +255,7 @@ pub fn read_cache(index_dir: &Path) -> Option<(TextCache, String)> {
 
 /// Writes the listings `cache`, taken for the text part `part`, atomically.
 pub fn write_cache(index_dir: &Path, cache: &TextCache, part: &str) -> Result<(), String> {
-    let mut out = CACHE_MAGIC.to_vec();
+    let mut out = crate::format::header(CACHE_KIND).to_vec();
     put_str(&mut out, part.as_bytes());
     put_varint(&mut out, cache.taken_ns as u64);
     put_varint(&mut out, cache.dirs.len() as u64);
