@@ -10,7 +10,7 @@
 //! index file while a query runs; that ends the query with SIGBUS, it cannot corrupt anything.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use memmap2::Mmap;
 
@@ -46,8 +46,9 @@ pub fn map(dir: &Path, name: &str, expected: Option<u64>) -> Result<Mmap, IndexE
     }
 }
 
-/// A fresh, unique directory name inside `dir` with `prefix`.
-pub fn unique_dir(dir: &Path, prefix: &str) -> PathBuf {
+/// A fresh, unique directory name inside `dir` with `prefix` (for tests).
+#[cfg(test)]
+pub fn unique_dir(dir: &Path, prefix: &str) -> std::path::PathBuf {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());

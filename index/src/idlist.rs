@@ -36,16 +36,6 @@ impl IdList {
         (self.count > 0).then_some(self.last)
     }
 
-    /// How many ids.
-    pub fn len(&self) -> u64 {
-        self.count
-    }
-
-    /// True when no id was pushed.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
     /// Appends the ids of `later`, all above this list's, with their payloads.
     pub fn append(&mut self, later: IdList) {
         if later.count == 0 {

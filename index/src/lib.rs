@@ -40,11 +40,6 @@ pub mod store;
 pub mod text;
 pub mod tree;
 
-// Public only because they hold items nothing uses outside their tests (disk::unique_dir,
-// IdList::len and is_empty), left to the part-reader work that merges them (issue 47, item 2).
-pub mod disk;
-pub mod idlist;
-
 pub(crate) mod accum;
 pub(crate) mod build;
 pub(crate) mod codec;
@@ -52,10 +47,12 @@ mod ctagstext;
 pub(crate) mod damage;
 pub(crate) mod defined;
 mod definers_read;
+pub(crate) mod disk;
 pub(crate) mod distance;
 pub(crate) mod error;
 mod filefacts;
 pub(crate) mod fstbuild;
+pub(crate) mod idlist;
 pub(crate) mod indirect;
 pub(crate) mod nameparts;
 pub(crate) mod part;
