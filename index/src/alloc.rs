@@ -8,7 +8,8 @@
 //! A query never takes a block from mimalloc (mimalloc only starts in each process, two page
 //! faults): as the whole process's allocator it made `knav def` take 1.36× its time (its
 //! transparent huge pages, its purges at exit). Large blocks
-//! stay with glibc, whose thresholds and trims the build sets (see `index::build`): with
+//! stay with glibc, whose arenas and trims the build sets ([`limit_malloc_arenas`],
+//! [`release_free_memory`]): with
 //! mimalloc for every block, a kernel build's peak RSS rose by half.
 //!
 //! Which allocator owns a block is known from its address: mimalloc is given one arena of
@@ -238,6 +239,30 @@ impl Drop for LargeBlocksMapped {
         unsafe {
             libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
         }
+    }
+}
+
+/// Caps glibc's malloc arenas. Buffers made on worker threads are freed on accumulator
+/// threads; with an arena per thread, freed memory piles up where no one allocates again,
+/// and the peak RSS of a kernel build grows by about a tenth. Four arenas for the build's five
+/// busy threads: two made waiting for an arena's lock a visible share of the CPU, four a
+/// negligible one for a few MB of peak (BENCHMARKS.md, "Design measurements").
+pub(crate) fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator tuning; it is safe to call at any time.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 4);
+    }
+}
+
+/// Gives the heap's free pages back to the system: what the scan's buffers (the files read,
+/// their names and search documents) leave free stays counted in the RSS otherwise, under the
+/// merge that follows.
+pub(crate) fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory to the system; it is safe to call any time.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

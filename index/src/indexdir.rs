@@ -40,6 +40,10 @@ pub enum Kind {
     Other,
 }
 
+/// The largest cache file of an index directory read ([`IndexDir::read_cache`]; the kernel's
+/// walk caches are a few MB).
+pub const CACHE_CAP: u64 = 256 << 20;
+
 /// An open directory of knav's own.
 #[derive(Debug)]
 pub struct IndexDir {
@@ -192,17 +196,29 @@ impl IndexDir {
         self.open_regular(name.as_ref(), flags, 0)
     }
 
-    /// The bytes of regular file `name` when it holds at most `cap` of them.
+    /// The bytes of regular file `name` when it holds at most `cap` of them (a longer one is
+    /// refused from its length, before anything is read).
     pub fn read(&self, name: impl AsRef<OsStr>, cap: u64) -> io::Result<Vec<u8>> {
         use std::io::Read;
         let name = name.as_ref();
         let f = self.open_file(name)?;
-        let mut out = Vec::new();
+        let len = f.metadata()?.len();
+        if len > cap {
+            return Err(refused(&self.join(name), &format!("over {cap} bytes")));
+        }
+        let mut out = Vec::with_capacity(len as usize);
         f.take(cap + 1).read_to_end(&mut out)?;
         if out.len() as u64 > cap {
             return Err(refused(&self.join(name), &format!("over {cap} bytes")));
         }
         Ok(out)
+    }
+
+    /// File `name` of the index directory `index_dir` when it is a regular file of at most
+    /// [`CACHE_CAP`] bytes: one of knav's caches (a link or a FIFO planted there is not read
+    /// and cannot block), so any failure is `None` and the cache is made again.
+    pub fn read_cache(index_dir: &Path, name: &str) -> Option<Vec<u8>> {
+        IndexDir::open(index_dir).ok()?.read(name, CACHE_CAP).ok()
     }
 
     /// A new file `name` for writing with `mode`; refused when anything, a link too, has the
@@ -723,13 +739,18 @@ pub(crate) const REV_PREFIX: &str = "t-";
 /// revision's files without depending on [`crate::git`].
 pub fn is_revision_tree(dir: &Path) -> bool {
     dir.ancestors().any(|d| {
-        d.file_name().is_some_and(|n| n == REV_TREE)
-            && d.parent().is_some_and(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with(REV_PREFIX))
-                    && p.join(REV_RECORD).is_file()
-            })
+        named_like_revision_tree(d) && d.parent().is_some_and(|p| p.join(REV_RECORD).is_file())
     })
+}
+
+/// True when `dir`'s name and its parent's are those of a kept revision's files
+/// (`t-<tree id>/tree`), whatever they hold.
+pub fn named_like_revision_tree(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|n| n == REV_TREE)
+        && dir.parent().is_some_and(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(REV_PREFIX))
+        })
 }
 
 #[cfg(test)]
@@ -742,6 +763,29 @@ mod tests {
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(&base).unwrap();
         base
+    }
+
+    #[test]
+    fn a_forged_cache_past_its_cap_is_refused_from_its_length_before_any_read() {
+        // Sparse: a reservation of its length (the whole file read first) would take 256 MiB
+        // and more under a test's address-space limit; its length alone refuses it.
+        let dir = scratch("cache-cap");
+        std::fs::File::create(dir.join("walk.cache"))
+            .unwrap()
+            .set_len(CACHE_CAP + 1)
+            .unwrap();
+        assert_eq!(IndexDir::read_cache(&dir, "walk.cache"), None);
+        let e = IndexDir::open(&dir)
+            .unwrap()
+            .read("walk.cache", CACHE_CAP)
+            .unwrap_err();
+        assert!(e.to_string().contains("over"), "{e}");
+        std::fs::write(dir.join("small"), b"abc").unwrap();
+        assert_eq!(
+            IndexDir::read_cache(&dir, "small").as_deref(),
+            Some(&b"abc"[..])
+        );
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -28,7 +28,7 @@ impl Restat {
             return Ok(Restat::default());
         };
         let path = index_dir.join(dir).join(FILE);
-        let text = match read_bounded(&path) {
+        let text = match read_bounded(index_dir, dir) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Restat::default()),
             Err(e) => return Err(IndexError::io("", &path)(e)),
@@ -61,16 +61,14 @@ impl Restat {
     }
 }
 
-/// The text of the file at `path`, refused past [`MAX_BYTES`] before anything is read.
-fn read_bounded(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    if file.metadata()?.len() > MAX_BYTES {
-        return Err(std::io::Error::other(format!("over {MAX_BYTES} bytes")));
-    }
-    let mut text = String::new();
-    file.take(MAX_BYTES).read_to_string(&mut text)?;
-    Ok(text)
+/// The text of part `dir`'s restat file in `index_dir`, read as every index file is (through
+/// the index directory: never a link, never blocking on a FIFO), refused past [`MAX_BYTES`]
+/// before anything is read.
+fn read_bounded(index_dir: &Path, dir: &str) -> std::io::Result<String> {
+    let bytes = crate::indexdir::IndexDir::open(index_dir)?
+        .sub(dir)?
+        .read(FILE, MAX_BYTES)?;
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 impl Part for Restat {
@@ -125,6 +123,24 @@ mod tests {
         let e = Restat::load(&dir, Some("rs-1")).unwrap_err().to_string();
         assert!(e.contains(&file.display().to_string()), "{e}");
         assert!(!Restat::load_or_warn(&dir, Some("rs-1")).same("a.c", 1, 2));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_restat_file_that_is_a_link_or_a_fifo_is_refused_without_following_or_blocking() {
+        let dir = part("link");
+        let file = dir.join("rs-1").join(FILE);
+        let elsewhere = dir.join("elsewhere.txt");
+        std::fs::write(&elsewhere, "a.c\t1\t2\n").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
+        let e = Restat::load(&dir, Some("rs-1")).unwrap_err().to_string();
+        assert!(e.contains(&file.display().to_string()), "{e}");
+        std::fs::remove_file(&file).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&file).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        // Opened non-blocking and refused as no regular file: no writer needed to return.
+        let e = Restat::load(&dir, Some("rs-1")).unwrap_err().to_string();
+        assert!(e.contains(&file.display().to_string()), "{e}");
         let _ = std::fs::remove_dir_all(dir);
     }
 

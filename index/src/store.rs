@@ -261,15 +261,6 @@ pub fn read_manifest(index_dir: &Path) -> Result<Option<Manifest>, IndexError> {
     Ok(Some(m))
 }
 
-/// File `name` of the index directory when it is a regular file (a link or a FIFO planted
-/// there is not read, and cannot block): one of knav's caches, so any failure is `None`.
-fn read_own(index_dir: &Path, name: &str) -> Option<Vec<u8>> {
-    IndexDir::open(index_dir).ok()?.read(name, CACHE_CAP).ok()
-}
-
-/// The largest cache file read (the kernel's walk cache is a few MB).
-const CACHE_CAP: u64 = 1 << 30;
-
 /// The largest manifest read (a kernel's is a few KiB).
 const MANIFEST_CAP: u64 = 16 << 20;
 
@@ -368,17 +359,18 @@ pub struct Damaged {
 /// `just_built`, the files were checksummed as they were written: only their stats are taken.
 pub fn check_stamped(index_dir: &Path, snap: &Snapshot, just_built: bool) -> Result<(), Damaged> {
     use rayon::prelude::*;
-    let stamps: std::collections::HashMap<String, StatKey> = read_own(index_dir, CHECKED)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split('\t');
-            let name = f.next()?.to_string();
-            let mut n = || f.next()?.parse::<i128>().ok();
-            Some((name, (n()? as u64, n()? as u64, n()? as i64, n()? as i64)))
-        })
-        .collect();
+    let stamps: std::collections::HashMap<String, StatKey> =
+        IndexDir::read_cache(index_dir, CHECKED)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split('\t');
+                let name = f.next()?.to_string();
+                let mut n = || f.next()?.parse::<i128>().ok();
+                Some((name, (n()? as u64, n()? as u64, n()? as i64, n()? as i64)))
+            })
+            .collect();
     // (name in the index directory, expected checksum, its part, hash even if its stat is as
     // stamped). A part whose meta.json moved (the checksums themselves) has every file hashed
     // again; meta.json's own stat is stamped beside them.
@@ -473,7 +465,7 @@ fn listing_below_root(d: &DirListing) -> bool {
 /// root (a forged cache, checksum and all, must not make a refresh or the watcher reach a
 /// directory outside): the walk then reads every directory and writes a new one.
 pub fn read_walk_cache(index_dir: &Path) -> Option<WalkCache> {
-    let bytes = read_own(index_dir, WALK_CACHE)?;
+    let bytes = IndexDir::read_cache(index_dir, WALK_CACHE)?;
     check_header(&bytes, WALK_KIND, Path::new(WALK_CACHE)).ok()?;
     let body = &bytes[HEADER_LEN..];
     let (sum, body) = body.split_at_checked(8)?;

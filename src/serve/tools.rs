@@ -559,6 +559,29 @@ mod tests {
     }
 
     #[test]
+    fn every_shared_argument_a_tool_does_not_take_is_refused_by_name() {
+        // Every argument type flattens all of `Shared`: what a tool takes is its entry's list,
+        // held by its schema alone.
+        let mut refused = 0;
+        for tool in TOOLS {
+            for (name, _) in SHARED_ARGS {
+                let taken = tool.shared.contains(name);
+                let v = match *name {
+                    "limit" | "offset" => json!(1),
+                    _ => json!("x"),
+                };
+                let mut one = JsonObject::new();
+                one.insert((*name).to_string(), v);
+                let e = parse_call(tool.name, Some(one)).err().unwrap_or_default();
+                let unknown = e.contains(&format!("unknown argument '{name}'"));
+                assert_eq!(unknown, !taken, "{} and {name}: {e}", tool.name);
+                refused += usize::from(!taken);
+            }
+        }
+        assert!(refused > 20, "only {refused} pairs refused");
+    }
+
+    #[test]
     fn search_symbols_takes_a_query_and_a_kind_but_no_active_config() {
         let c = parse_call(
             "search_symbols",

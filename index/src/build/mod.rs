@@ -9,8 +9,7 @@
 //!
 //! This module drives the build (`build_segment`) and says what it needs (`BuildOptions`,
 //! `Input`); the steps are its modules: [`analysis`] (one file), [`pipeline`] (the chunks and
-//! workers), [`writer`] (the records in file order), [`names`] (the name merge) and [`memory`]
-//! (the allocator's tuning).
+//! workers), [`writer`] (the records in file order) and [`names`] (the name merge).
 
 use crate::tree::beneath::{Root, Source, Unread};
 use std::collections::BTreeMap;
@@ -44,14 +43,12 @@ use knav_c::definers::{Definers, Learned};
 use knav_c::scan::{scan, FileScan};
 
 mod analysis;
-mod memory;
 mod names;
 mod pipeline;
 mod writer;
 
+use crate::alloc::{limit_malloc_arenas, release_free_memory};
 use analysis::*;
-pub(crate) use memory::limit_malloc_arenas;
-use memory::*;
 use names::*;
 use pipeline::*;
 use writer::*;

@@ -61,6 +61,13 @@ const HEAD: usize = KEY_LEN + 8 + 8;
 const FOOTER: usize = 8 + 8 + 8 + 8;
 /// Where packs are, inside the store's directory.
 const PACKS: &str = "packs";
+/// The ending of a pack's name. Packs with the index's header are `.kpack`: a knav of before
+/// the header (which named its packs `.pack`) skips a name it does not know, where it would
+/// have removed a `.pack` whose magic it did not know. Its `.pack` files are still listed here:
+/// another knav's format, kept, never read, pruned first.
+const PACK_EXT: &str = ".kpack";
+/// The ending of the names of packs written before [`PACK_EXT`].
+const OLD_PACK_EXT: &str = ".pack";
 /// What the last build did with the store.
 const LAST_BUILD: &str = "last-build.json";
 /// Where parts' proofs are, inside the store's directory.
@@ -288,7 +295,7 @@ impl FactStore {
                 }
                 continue;
             }
-            if !name.ends_with(".pack") {
+            if !name.ends_with(PACK_EXT) && !name.ends_with(OLD_PACK_EXT) {
                 continue;
             }
             // Not followed, not opened: a link, FIFO or device named like a pack.
@@ -836,7 +843,7 @@ fn publish(mut w: Writer, packs: &Path) -> io::Result<()> {
     drop(file);
     // A name only (the checksums inside are what is checked): hash64 is enough for it.
     let name = format!(
-        "{:016x}-{}.pack",
+        "{:016x}-{}{PACK_EXT}",
         hash64(&w.index),
         w.tmp
             .file_name()
@@ -1111,6 +1118,26 @@ mod tests {
         assert_eq!((removed.packs, removed.entries), (1, 0));
         assert!(!other.exists());
         assert_eq!(FactStore::open(&dir).unwrap().usage().packs, 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_knav_of_before_the_header_never_sees_a_new_pack() {
+        // It listed `*.pack` only and removed one whose magic it did not know.
+        let (s, dir) = store("old-knav-names");
+        s.put(&Key::of(b"x", b"1", Kind::Segment), b"some facts");
+        s.finish();
+        let names: Vec<String> = packs(&dir)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 1);
+        assert!(
+            names
+                .iter()
+                .all(|n| n.ends_with(PACK_EXT) && !n.ends_with(OLD_PACK_EXT)),
+            "{names:?}"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 

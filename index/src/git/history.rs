@@ -98,6 +98,10 @@ pub struct Touch {
     pub kind: SpanKind,
 }
 
+/// The largest `commits.json` or `paths.txt` read (a commit's record is a few hundred bytes:
+/// the kernel's whole history is well under it).
+const MAX_LIST_BYTES: u64 = 1 << 30;
+
 /// The state file: commits, tips, segments (the paths are in their own file).
 #[derive(Default, Serialize, Deserialize)]
 struct State {
@@ -174,7 +178,12 @@ impl History {
     /// Opens the history under `index_dir`; `None` when none was built (or by another format).
     pub fn open(index_dir: &Path) -> Result<Option<History>, String> {
         let dir = index_dir.join(DIR);
-        let Ok(bytes) = fs::read(dir.join(COMMITS)) else {
+        // Read as every index file is: never through a link, never blocking on a FIFO, a file
+        // past its bound refused from its length.
+        let Ok(own) = crate::indexdir::IndexDir::open(index_dir).and_then(|d| d.sub(DIR)) else {
+            return Ok(None);
+        };
+        let Ok(bytes) = own.read(COMMITS, MAX_LIST_BYTES) else {
             return Ok(None);
         };
         let Ok(mut state) = serde_json::from_slice::<State>(&bytes) else {
@@ -183,7 +192,9 @@ impl History {
         if state.version != VERSION {
             return Ok(None);
         }
-        let paths = fs::read(dir.join(PATHS)).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let paths = own
+            .read(PATHS, MAX_LIST_BYTES)
+            .map_err(|e| format!("{}: {e}", dir.join(PATHS).display()))?;
         state.paths = paths
             .split(|&b| b == b'\n')
             .map(|p| String::from_utf8_lossy(p).into_owned())
@@ -367,7 +378,7 @@ pub fn update(
     let started = std::time::Instant::now();
     // The blobs of a batch are read and analyzed on every core: as in a segment build, a few
     // arenas, and a large block mapped on its own (unmapped when freed, not kept in a heap).
-    crate::build::limit_malloc_arenas();
+    crate::alloc::limit_malloc_arenas();
     let _mapped = crate::alloc::LargeBlocksMapped::start();
     let tip = git::resolve(root, tip.unwrap_or("HEAD"))?;
     let dir = index_dir.join(DIR);
@@ -1275,5 +1286,31 @@ mod tests {
         }
         // Lines past the end are empty, not a panic.
         assert_eq!(blob.lines(40, 50).count(), 0);
+    }
+}
+
+#[cfg(test)]
+mod open_tests {
+    use super::*;
+
+    #[test]
+    fn a_history_state_file_that_is_a_link_is_not_followed() {
+        let index_dir =
+            std::env::temp_dir().join(format!("knav-history-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&index_dir);
+        let dir = index_dir.join(DIR);
+        std::fs::create_dir_all(&dir).unwrap();
+        // A whole, empty history of this format, elsewhere, and a link to it in the index.
+        let elsewhere = index_dir.join("elsewhere.json");
+        let state = format!(r#"{{"version":{VERSION},"commits":[],"tips":[],"segments":[]}}"#);
+        std::fs::write(&elsewhere, state).unwrap();
+        std::fs::write(dir.join(PATHS), "").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, dir.join(COMMITS)).unwrap();
+        assert!(matches!(History::open(&index_dir), Ok(None)));
+        // The same file in place is a history.
+        std::fs::remove_file(dir.join(COMMITS)).unwrap();
+        std::fs::rename(&elsewhere, dir.join(COMMITS)).unwrap();
+        assert!(matches!(History::open(&index_dir), Ok(Some(_))));
+        let _ = std::fs::remove_dir_all(index_dir);
     }
 }

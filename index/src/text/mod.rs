@@ -183,16 +183,11 @@ impl crate::part::Part for index::TextIndex {
 const CACHE_FILE: &str = "text-walk";
 /// The kind of the cache file in its [`crate::format::header`].
 const CACHE_KIND: &[u8; 4] = b"TWLK";
-/// The largest cache read (the kernel's is a few MB).
-const CACHE_CAP: u64 = 1 << 30;
 
 /// The listings of the last text walk, and the text part they were taken for; `None` when
 /// missing, damaged or naming a path outside the root (the walk then lists the whole tree).
 pub fn read_cache(index_dir: &Path) -> Option<(TextCache, String)> {
-    let bytes = crate::indexdir::IndexDir::open(index_dir)
-        .ok()?
-        .read(CACHE_FILE, CACHE_CAP)
-        .ok()?;
+    let bytes = crate::indexdir::IndexDir::read_cache(index_dir, CACHE_FILE)?;
     crate::format::check_header(&bytes, CACHE_KIND, Path::new(CACHE_FILE)).ok()?;
     let rest = &bytes[crate::format::HEADER_LEN..];
     let mut r = Reader::new(rest);

@@ -360,13 +360,9 @@ impl Settings {
 /// The work tree whose index keeps the revision files at `rev_root` (`INDEX/revs/t-<tree>/tree`):
 /// the root INDEX's manifest names, else the directory holding INDEX when it is `.knav`.
 pub fn owner_of_revision(rev_root: &Path) -> Option<PathBuf> {
-    let tree = rev_root.ancestors().find(|d| {
-        d.file_name().is_some_and(|n| n == "tree")
-            && d.parent().is_some_and(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("t-"))
-            })
-    })?;
+    let tree = rev_root
+        .ancestors()
+        .find(|d| crate::indexdir::named_like_revision_tree(d))?;
     let index_dir = tree.parent()?.parent()?.parent()?;
     let current = std::fs::read(index_dir.join("CURRENT")).ok();
     let named = current

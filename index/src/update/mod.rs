@@ -247,7 +247,7 @@ pub fn update_hinted(
     // Before any thread makes an arena of its own: arenas that the walks' and the text
     // build's threads leave behind are taken up again by the segment build's threads, and its
     // peak RSS grew by a third (see `limit_malloc_arenas`).
-    build::limit_malloc_arenas();
+    crate::alloc::limit_malloc_arenas();
     let lock = store::lock(index_dir)?;
     // From here on every file below the index directory is named through the descriptor the
     // lock opened (`/proc/self/fd/N`): the directory swapped for a link after the lock's
