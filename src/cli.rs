@@ -387,6 +387,38 @@ fn run(
     order.carry_out(&mut front)
 }
 
+/// The CLI's answer to `ask` for `knav cscope` ([`crate::cscope`]): the tree at `root` (the
+/// current directory, or the tree found above it), refreshed first, the page of 1,000 results
+/// from `offset`. The cscope front end renders it as cscope lines.
+pub(crate) fn cscope_answer(
+    root: Option<PathBuf>,
+    ask: crate::request::Ask,
+    offset: u64,
+) -> Envelope {
+    let common = Common {
+        root,
+        index_dir: None,
+        format: Format::Text,
+        limit: crate::query::MAX_LIMIT,
+        offset,
+        path_prefix: None,
+        active_config: None,
+        rev: None,
+        no_refresh: offset > 0,
+    };
+    let tool = ask.tool();
+    let root_arg = common.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let root = match crate::beneath::resolve_root(&root_arg) {
+        Ok(r) => r,
+        Err(e) => return Envelope::error(tool, &root_arg.display().to_string(), e),
+    };
+    let (root, common, order) = found_root(&common, root, Order::Ask(ask));
+    let Order::Ask(ask) = order else {
+        return Envelope::error(tool, &root.display().to_string(), "not a question");
+    };
+    ask_in(&common, tool, ask, &root, &mut crate::index::Trace::new())
+}
+
 /// One command's order carried out for the tree at `root` ([`Order::carry_out`]).
 struct CliRun<'a> {
     common: &'a Common,
@@ -876,6 +908,7 @@ pub fn main() -> i32 {
     if args.first().is_some_and(|a| a == crate::watchd::COMMAND) {
         return crate::watchd::main(&args[1..]);
     }
+
     let mut trace = crate::index::Trace::new();
     // Ctrl-C or SIGTERM during a build removes its scratch and unpublished parts.
     crate::index::interrupt::install();

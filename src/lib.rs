@@ -13,6 +13,7 @@
 
 pub mod cli;
 pub mod cliwords;
+pub mod cscope;
 pub mod discover;
 pub mod grepout;
 pub mod serve;

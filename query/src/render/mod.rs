@@ -2,8 +2,10 @@
 //! same envelope, so the CLI and the MCP server can never disagree.
 
 mod change;
+mod cscope;
 mod text;
 
+pub use cscope::cscope_lines;
 pub use text::{tally, text};
 
 /// Output format.

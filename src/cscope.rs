@@ -1,0 +1,286 @@
+//! `knav cscope`: cscope's line-oriented interface over the index, so that what drives cscope
+//! (vim's `:cscope` with `cscopeprg`, emacs xcscope, Neovim's cscope_maps.nvim) drives knav.
+//! One-shot `-L -N PATTERN` prints the lines of query N; `-l` reads queries at cscope's `>> `
+//! prompt. The answers are the CLI's ([`crate::cli::cscope_answer`]), rendered as cscope lines
+//! ([`crate::render::cscope_lines`]). Run as a program named `cscope` (a link), it takes
+//! cscope's arguments as they are.
+
+use std::ffi::OsString;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use crate::request::Ask;
+
+/// What the arguments ask.
+#[derive(Debug, Default, PartialEq)]
+struct Options {
+    /// `-L`: one query, its lines, exit.
+    one_shot: bool,
+    /// `-l`: queries at the `>> ` prompt.
+    line_mode: bool,
+    /// `-C`: patterns of text queries match case-insensitively.
+    fold_case: bool,
+    /// `-N PATTERN`: the query.
+    query: Option<(u8, String)>,
+    /// `-P PATH`: the tree's top (the current directory by default).
+    root: Option<PathBuf>,
+}
+
+/// cscope's options that take a value (`-f cscope.out`, `-s DIR`, …); knav reads none of them
+/// but `-P`, and accepts the rest.
+const VALUED: &str = "fFiIpPs";
+
+/// Reads cscope's arguments (`-dL -1 name`, `-d -L -1name`, `-dl -f cscope.out`).
+fn parse(args: &[OsString]) -> Result<Options, String> {
+    let mut o = Options::default();
+    let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
+    while let Some(arg) = it.next() {
+        let Some(flags) = arg.strip_prefix('-').filter(|f| !f.is_empty()) else {
+            continue; // a source file named on the command line: the index has them all
+        };
+        for (i, c) in flags.char_indices() {
+            let rest = &flags[i + c.len_utf8()..];
+            let value = |it: &mut dyn Iterator<Item = String>| match rest {
+                "" => it.next().ok_or_else(|| format!("-{c} needs a value")),
+                _ => Ok(rest.to_string()),
+            };
+            if let Some(n) = c.to_digit(10) {
+                o.query = Some((n as u8, value(&mut it)?));
+                break;
+            }
+            if VALUED.contains(c) {
+                let v = value(&mut it)?;
+                if c == 'P' {
+                    o.root = Some(PathBuf::from(v));
+                }
+                break;
+            }
+            match c {
+                'L' => o.one_shot = true,
+                'l' => o.line_mode = true,
+                'C' => o.fold_case = true,
+                'd' | 'k' | 'q' | 'b' | 'c' | 'e' | 'R' | 'T' | 'u' | 'U' | 'v' | 'V' => {}
+                _ => return Err(format!("unknown option -{c}")),
+            }
+        }
+    }
+    Ok(o)
+}
+
+/// The command line (`knav refs --group-by line -- NAME`) that asks cscope query `n` for
+/// `pattern`; `None` for a query knav does not answer. cscope is one more front end over the
+/// CLI's commands: each is read by its tool's own entry ([`crate::tools`]).
+fn command_of(n: u8, pattern: &str, fold_case: bool) -> Option<Vec<String>> {
+    let fold: &[&str] = if fold_case { &["-i"] } else { &[] };
+    let include;
+    let (words, pattern): (Vec<&str>, &str) = match n {
+        0 => (vec!["refs", "--group-by", "line"], pattern),
+        1 => (vec!["def"], pattern),
+        2 => (vec!["callees"], pattern),
+        3 => (vec!["callers"], pattern),
+        4 => ([&["grep", "-F"][..], fold].concat(), pattern),
+        6 => ([&["grep"][..], fold].concat(), pattern),
+        7 => (vec!["files"], pattern),
+        8 => {
+            include = format!(r#"^\s*#\s*include\s*[<"](.*/)?{}[>"]"#, escaped(pattern));
+            (vec!["grep"], include.as_str())
+        }
+        _ => return None,
+    };
+    let mut argv: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+    argv.push("--".into());
+    argv.push(pattern.to_string());
+    Some(argv)
+}
+
+/// The question of cscope query `n` for `pattern`, read from its command line by its tool.
+fn ask_of(n: u8, pattern: &str, fold_case: bool) -> Result<Ask, String> {
+    let Some(argv) = command_of(n, pattern, fold_case) else {
+        return Err(format!(
+            "query {n} is not answered by knav (0-4, 6, 7 and 8 are)"
+        ));
+    };
+    let tool = crate::tools::by_command(&argv[0]).ok_or("no such command")?;
+    let cmd = tool.cli_command().ok_or("no CLI command")?;
+    let m = cmd.try_get_matches_from(&argv).map_err(|e| e.to_string())?;
+    match tool.from_cli(&m)? {
+        crate::tools::Order::Ask(ask) => Ok(ask),
+        _ => Err(format!("{} asks no question", argv[0])),
+    }
+}
+
+/// `s` with every character a regex gives a meaning to escaped.
+fn escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The cscope lines of query `n` for `pattern`, every page of them.
+fn lines(o: &Options, n: u8, pattern: &str) -> Result<Vec<String>, String> {
+    let ask = ask_of(n, pattern, o.fold_case)?;
+    let mut out = Vec::new();
+    let mut offset = 0;
+    loop {
+        let env = crate::cli::cscope_answer(o.root.clone(), ask.clone(), offset);
+        if let Some(e) = env.error.as_deref().filter(|_| env.results.is_none()) {
+            // "No symbol": cscope prints no line for it.
+            return if e.starts_with("no ") {
+                Ok(out)
+            } else {
+                Err(e.to_string())
+            };
+        }
+        let mut env = env;
+        if n == 1 {
+            definitions_only(&mut env);
+        }
+        let page = crate::render::cscope_lines(&env);
+        out.extend(page);
+        if !env.truncated || env.limit == 0 {
+            return Ok(out);
+        }
+        offset += env.limit;
+    }
+}
+
+/// cscope's query 1 lists definitions, not prototypes: `env`'s prototypes are left out when it
+/// has anything else (a name only declared keeps its declarations).
+fn definitions_only(env: &mut crate::envelope::Envelope) {
+    if let Some(crate::envelope::Results::Records(records)) = &mut env.results {
+        let prototype = |r: &crate::envelope::Record| r.kind.as_deref() == Some("prototype");
+        if records.iter().any(|r| !prototype(r)) {
+            records.retain(|r| !prototype(r));
+        }
+    }
+}
+
+/// Runs `knav cscope ARGS`; the exit code.
+pub fn main(args: &[OsString]) -> i32 {
+    let mut o = match parse(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("knav cscope: {e}");
+            return 2;
+        }
+    };
+    if let Some((n, pattern)) = o.query.clone() {
+        return match lines(&o, n, &pattern) {
+            Ok(lines) => {
+                let mut out = std::io::stdout().lock();
+                for l in lines {
+                    if writeln!(out, "{l}").is_err() {
+                        return 0;
+                    }
+                }
+                0
+            }
+            Err(e) => {
+                eprintln!("knav cscope: {e}");
+                1
+            }
+        };
+    }
+    if o.line_mode {
+        return prompt(&mut o);
+    }
+    eprintln!(
+        "knav cscope: give -L -N PATTERN (one query) or -l (queries at a prompt); no full-screen mode"
+    );
+    2
+}
+
+/// cscope's `-l` protocol: `>> ` prompt, a query as its number and pattern (`1vfs_read`),
+/// `cscope: N lines` then the lines; `c` toggles case folding, `r` rebuilds, `q` quits.
+fn prompt(o: &mut Options) -> i32 {
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    let mut line = String::new();
+    loop {
+        if write!(out, ">> ").and_then(|_| out.flush()).is_err() {
+            return 0;
+        }
+        line.clear();
+        match stdin.lock().read_line(&mut line) {
+            Ok(0) | Err(_) => return 0,
+            Ok(_) => {}
+        }
+        let line = line.trim_end_matches(['\n', '\r']);
+        let mut chars = line.chars();
+        let reply = match chars.next() {
+            Some('q') => return 0,
+            Some('c') => {
+                o.fold_case = !o.fold_case;
+                Vec::new()
+            }
+            Some('r') => {
+                // Any question refreshes the index first: a cheap one.
+                let _ =
+                    crate::cli::cscope_answer(o.root.clone(), Ask::Files { query: "x".into() }, 0);
+                Vec::new()
+            }
+            Some(d) if d.is_ascii_digit() => lines(o, d as u8 - b'0', chars.as_str().trim())
+                .unwrap_or_else(|e| {
+                    eprintln!("knav cscope: {e}");
+                    Vec::new()
+                }),
+            _ => Vec::new(),
+        };
+        let mut text = format!("cscope: {} lines\n", reply.len());
+        for l in reply {
+            text.push_str(&l);
+            text.push('\n');
+        }
+        if out.write_all(text.as_bytes()).is_err() {
+            return 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn cscopes_arguments_are_read_as_vim_and_cscope_maps_give_them() {
+        let o = parse(&args(&["-dL", "-1", "vfs_read"])).unwrap();
+        assert!(o.one_shot && o.query == Some((1, "vfs_read".into())));
+        let o = parse(&args(&["-d", "-L", "-3kmalloc", "-P", "/t"])).unwrap();
+        assert_eq!(o.query, Some((3, "kmalloc".into())));
+        assert_eq!(o.root, Some(PathBuf::from("/t")));
+        let o = parse(&args(&["-dl", "-f", "cscope.out"])).unwrap();
+        assert!(o.line_mode && o.query.is_none());
+        assert!(parse(&args(&["-Z"])).unwrap_err().contains("-Z"));
+        assert!(parse(&args(&["-L", "-0"]))
+            .unwrap_err()
+            .contains("-0 needs a value"));
+    }
+
+    #[test]
+    fn each_query_number_asks_its_tool() {
+        let tool = |n: u8| ask_of(n, "x", false).map(|a| a.tool());
+        assert_eq!(tool(0), Ok("find_references"));
+        assert_eq!(tool(1), Ok("find_definition"));
+        assert_eq!(tool(2), Ok("find_callees"));
+        assert_eq!(tool(3), Ok("find_callers"));
+        assert_eq!(tool(4), Ok("search_text"));
+        assert_eq!(tool(7), Ok("search_files"));
+        assert!(tool(5).is_err() && tool(9).is_err());
+        // A pattern that starts with a dash is a pattern, not a flag.
+        assert_eq!(
+            command_of(4, "-EINVAL", true).unwrap(),
+            ["grep", "-F", "-i", "--", "-EINVAL"]
+        );
+        let include = command_of(8, "a.h", false).unwrap();
+        assert!(include[2].contains(r"a\.h"), "{include:?}");
+    }
+}
