@@ -140,7 +140,11 @@ fn lines(o: &Options, n: u8, pattern: &str) -> Result<Vec<String>, String> {
         if n == 1 {
             definitions_only(&mut env);
         }
-        let page = crate::render::cscope_lines(&env);
+        let mut page = crate::render::cscope_lines(&env);
+        if n == 2 {
+            // cscope's text column is the call's source line (a callee's result has none).
+            with_source_lines(std::path::Path::new(&env.root), &mut page);
+        }
         out.extend(page);
         if !env.truncated || env.limit == 0 {
             return Ok(out);
@@ -156,6 +160,34 @@ fn definitions_only(env: &mut crate::envelope::Envelope) {
         let prototype = |r: &crate::envelope::Record| r.kind.as_deref() == Some("prototype");
         if records.iter().any(|r| !prototype(r)) {
             records.retain(|r| !prototype(r));
+        }
+    }
+}
+
+/// Each `file function line text` line of `lines` with its text the file's own line, read
+/// beneath `root` (a line that cannot be read keeps its text).
+fn with_source_lines(root: &std::path::Path, lines: &mut [String]) {
+    let mut file: Option<(String, Vec<u8>)> = None;
+    for l in lines.iter_mut() {
+        let mut f = l.splitn(4, ' ');
+        let (Some(path), Some(function), Some(n)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        let Ok(n) = n.parse::<usize>() else {
+            continue;
+        };
+        if file.as_ref().is_none_or(|(p, _)| p != path) {
+            let bytes = crate::beneath::open_file(root, path)
+                .ok()
+                .and_then(|(f, _)| crate::beneath::read_open(f).ok())
+                .map(|s| s.to_vec())
+                .unwrap_or_default();
+            file = Some((path.to_string(), bytes));
+        }
+        let Some((_, bytes)) = &file else { continue };
+        if let Some(text) = bytes.split(|&b| b == b'\n').nth(n.wrapping_sub(1)) {
+            let text = String::from_utf8_lossy(text);
+            *l = format!("{path} {function} {n} {}", text.trim().replace('\r', " "));
         }
     }
 }
