@@ -35,12 +35,7 @@ fn knav_cscope(t: &Tree, args: &[&str], stdin: &str) -> Vec<String> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(String::from)
-        .collect();
-    lines.sort();
-    lines
+    sorted_lines(&out.stdout)
 }
 
 /// The sorted lines of real `cscope -dL -N NAME` over the tree's `.c` and `.h` files.
@@ -72,7 +67,12 @@ fn real_cscope(t: &Tree, n: u8, name: &str) -> Vec<String> {
         .current_dir(&t.root)
         .output()
         .unwrap();
-    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+    sorted_lines(&out.stdout)
+}
+
+/// The lines of `bytes`, sorted (cscope's order is its database's, knav's the index's).
+fn sorted_lines(bytes: &[u8]) -> Vec<String> {
+    let mut lines: Vec<String> = String::from_utf8_lossy(bytes)
         .lines()
         .map(String::from)
         .collect();
