@@ -387,12 +387,14 @@ fn run(
     order.carry_out(&mut front)
 }
 
-/// The CLI's answer to `ask` for `knav cscope` ([`crate::cscope`]): the tree at `root` (the
-/// current directory, or the tree found above it), refreshed first, the page of 1,000 results
-/// from `offset`. The cscope front end renders it as cscope lines.
-pub(crate) fn cscope_answer(
+/// The CLI's answer to `order` (of `tool`) for `knav cscope` ([`crate::cscope`]), carried out
+/// as the CLI carries out its own: the tree at `root` (the current directory, or the tree found
+/// above it), refreshed first, the page of 1,000 results from `offset`. The cscope front end
+/// renders it as cscope lines.
+pub(crate) fn cscope_run(
     root: Option<PathBuf>,
-    ask: crate::request::Ask,
+    tool: &'static Tool,
+    order: Order,
     offset: u64,
 ) -> Envelope {
     let common = Common {
@@ -406,17 +408,21 @@ pub(crate) fn cscope_answer(
         rev: None,
         no_refresh: offset > 0,
     };
-    let tool = ask.tool();
     let root_arg = common.root.clone().unwrap_or_else(|| PathBuf::from("."));
     let root = match crate::beneath::resolve_root(&root_arg) {
         Ok(r) => r,
-        Err(e) => return Envelope::error(tool, &root_arg.display().to_string(), e),
+        Err(e) => return Envelope::error(tool.name, &root_arg.display().to_string(), e),
     };
-    let (root, common, order) = found_root(&common, root, Order::Ask(ask));
-    let Order::Ask(ask) = order else {
-        return Envelope::error(tool, &root.display().to_string(), "not a question");
+    let (root, common, order) = found_root(&common, root, order);
+    let mut trace = crate::index::Trace::new();
+    let mut front = CliRun {
+        common: &common,
+        tool: tool.name,
+        root,
+        plain: None,
+        trace: &mut trace,
     };
-    ask_in(&common, tool, ask, &root, &mut crate::index::Trace::new())
+    order.carry_out(&mut front).0
 }
 
 /// One command's order carried out for the tree at `root` ([`Order::carry_out`]).

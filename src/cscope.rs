@@ -1,7 +1,7 @@
 //! `knav cscope`: cscope's line-oriented interface over the index, so that what drives cscope
 //! (vim's `:cscope` with `cscopeprg`, emacs xcscope, Neovim's cscope_maps.nvim) drives knav.
 //! One-shot `-L -N PATTERN` prints the lines of query N; `-l` reads queries at cscope's `>> `
-//! prompt. The answers are the CLI's ([`crate::cli::cscope_answer`]), rendered as cscope lines
+//! prompt. The answers are the CLI's ([`crate::cli::cscope_run`]), rendered as cscope lines
 //! ([`crate::render::cscope_lines`]). Run as a program named `cscope` (a link), it takes
 //! cscope's arguments as they are.
 
@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
-use crate::request::Ask;
+use crate::tools::{Order, Tool};
 
 /// What the arguments ask.
 #[derive(Debug, Default, PartialEq)]
@@ -93,20 +93,12 @@ fn command_of(n: u8, pattern: &str, fold_case: bool) -> Option<Vec<String>> {
     Some(argv)
 }
 
-/// The question of cscope query `n` for `pattern`, read from its command line by its tool.
-fn ask_of(n: u8, pattern: &str, fold_case: bool) -> Result<Ask, String> {
-    let Some(argv) = command_of(n, pattern, fold_case) else {
-        return Err(format!(
-            "query {n} is not answered by knav (0-4, 6, 7 and 8 are)"
-        ));
-    };
+/// The tool and order of CLI command line `argv` (`refs -- NAME`), read by the tool's entry.
+fn order_of(argv: &[String]) -> Result<(&'static Tool, Order), String> {
     let tool = crate::tools::by_command(&argv[0]).ok_or("no such command")?;
     let cmd = tool.cli_command().ok_or("no CLI command")?;
-    let m = cmd.try_get_matches_from(&argv).map_err(|e| e.to_string())?;
-    match tool.from_cli(&m)? {
-        crate::tools::Order::Ask(ask) => Ok(ask),
-        _ => Err(format!("{} asks no question", argv[0])),
-    }
+    let m = cmd.try_get_matches_from(argv).map_err(|e| e.to_string())?;
+    Ok((tool, tool.from_cli(&m)?))
 }
 
 /// `s` with every character a regex gives a meaning to escaped.
@@ -121,22 +113,28 @@ fn escaped(s: &str) -> String {
     out
 }
 
-/// The cscope lines of query `n` for `pattern`, every page of them.
+/// The cscope lines of query `n` for `pattern`, every page of them. A name the index does not
+/// hold, or holds only as a near match, has none (cscope matches names exactly).
 fn lines(o: &Options, n: u8, pattern: &str) -> Result<Vec<String>, String> {
-    let ask = ask_of(n, pattern, o.fold_case)?;
+    let Some(argv) = command_of(n, pattern, o.fold_case) else {
+        return Err(format!(
+            "query {n} is not answered by knav (0-4, 6, 7 and 8 are)"
+        ));
+    };
+    let (tool, order) = order_of(&argv)?;
     let mut out = Vec::new();
     let mut offset = 0;
     loop {
-        let env = crate::cli::cscope_answer(o.root.clone(), ask.clone(), offset);
+        let mut env = crate::cli::cscope_run(o.root.clone(), tool, order.clone(), offset);
         if let Some(e) = env.error.as_deref().filter(|_| env.results.is_none()) {
-            // "No symbol": cscope prints no line for it.
-            return if e.starts_with("no ") {
-                Ok(out)
-            } else {
-                Err(e.to_string())
+            return match e.starts_with("no symbol named ") {
+                true => Ok(out),
+                false => Err(e.to_string()),
             };
         }
-        let mut env = env;
+        if env.near_match {
+            return Ok(out);
+        }
         if n == 1 {
             definitions_only(&mut env);
         }
@@ -165,9 +163,9 @@ fn definitions_only(env: &mut crate::envelope::Envelope) {
 }
 
 /// Each `file function line text` line of `lines` with its text the file's own line, read
-/// beneath `root` (a line that cannot be read keeps its text).
+/// beneath `root` once per file (a line that cannot be read keeps its text).
 fn with_source_lines(root: &std::path::Path, lines: &mut [String]) {
-    let mut file: Option<(String, Vec<u8>)> = None;
+    let mut file: Option<(String, Vec<String>)> = None;
     for l in lines.iter_mut() {
         let mut f = l.splitn(4, ' ');
         let (Some(path), Some(function), Some(n)) = (f.next(), f.next(), f.next()) else {
@@ -177,17 +175,21 @@ fn with_source_lines(root: &std::path::Path, lines: &mut [String]) {
             continue;
         };
         if file.as_ref().is_none_or(|(p, _)| p != path) {
-            let bytes = crate::beneath::open_file(root, path)
+            let text = crate::beneath::open_file(root, path)
                 .ok()
                 .and_then(|(f, _)| crate::beneath::read_open(f).ok())
-                .map(|s| s.to_vec())
+                .map(|s| {
+                    String::from_utf8_lossy(&s)
+                        .lines()
+                        .map(String::from)
+                        .collect()
+                })
                 .unwrap_or_default();
-            file = Some((path.to_string(), bytes));
+            file = Some((path.to_string(), text));
         }
-        let Some((_, bytes)) = &file else { continue };
-        if let Some(text) = bytes.split(|&b| b == b'\n').nth(n.wrapping_sub(1)) {
-            let text = String::from_utf8_lossy(text);
-            *l = format!("{path} {function} {n} {}", text.trim().replace('\r', " "));
+        let Some((_, text)) = &file else { continue };
+        if let Some(text) = n.checked_sub(1).and_then(|i| text.get(i)) {
+            *l = format!("{path} {function} {n} {}", text.trim());
         }
     }
 }
@@ -251,9 +253,12 @@ fn prompt(o: &mut Options) -> i32 {
                 Vec::new()
             }
             Some('r') => {
-                // Any question refreshes the index first: a cheap one.
-                let _ =
-                    crate::cli::cscope_answer(o.root.clone(), Ask::Files { query: "x".into() }, 0);
+                if let Ok((tool, order)) = order_of(&["index".to_string()]) {
+                    let env = crate::cli::cscope_run(o.root.clone(), tool, order, 0);
+                    if let Some(e) = env.error {
+                        eprintln!("knav cscope: {e}");
+                    }
+                }
                 Vec::new()
             }
             Some(d) if d.is_ascii_digit() => lines(o, d as u8 - b'0', chars.as_str().trim())
@@ -299,13 +304,18 @@ mod tests {
 
     #[test]
     fn each_query_number_asks_its_tool() {
-        let tool = |n: u8| ask_of(n, "x", false).map(|a| a.tool());
-        assert_eq!(tool(0), Ok("find_references"));
-        assert_eq!(tool(1), Ok("find_definition"));
-        assert_eq!(tool(2), Ok("find_callees"));
-        assert_eq!(tool(3), Ok("find_callers"));
-        assert_eq!(tool(4), Ok("search_text"));
-        assert_eq!(tool(7), Ok("search_files"));
+        let tool = |n: u8| {
+            command_of(n, "x", false)
+                .map(|argv| order_of(&argv).map(|(t, _)| t.name))
+                .ok_or(())
+        };
+        assert_eq!(tool(0), Ok(Ok("find_references")));
+        assert_eq!(tool(1), Ok(Ok("find_definition")));
+        assert_eq!(tool(2), Ok(Ok("find_callees")));
+        assert_eq!(tool(3), Ok(Ok("find_callers")));
+        assert_eq!(tool(4), Ok(Ok("search_text")));
+        assert_eq!(tool(7), Ok(Ok("search_files")));
+        assert_eq!(tool(8), Ok(Ok("search_text")));
         assert!(tool(5).is_err() && tool(9).is_err());
         // A pattern that starts with a dash is a pattern, not a flag.
         assert_eq!(

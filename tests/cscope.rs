@@ -105,12 +105,16 @@ fn references_callers_and_definitions_are_cscopes_own_lines() {
         assert!(!theirs.is_empty(), "cscope found nothing for -{n}");
         assert_eq!(ours, theirs, "query {n}");
     }
+    // cscope matches names exactly: a misspelt name is no line, not knav's near match.
+    let misspelt = knav_cscope(&t, &["-dL", "-1", "vfs_raed"], "");
+    assert_eq!(misspelt, real_cscope(&t, 1, "vfs_raed"));
+    assert!(misspelt.is_empty(), "{misspelt:?}");
 }
 
 #[test]
 fn the_line_prompt_answers_each_query_with_its_count_and_quits() {
     let t = fixture("cscope-prompt");
-    let out = knav_cscope(&t, &["-dl"], "3vfs_read\n1no_such_name_at_all\nq\n");
+    let out = knav_cscope(&t, &["-dl"], "3vfs_read\n1no_such_name_at_all\nr\nq\n");
     assert!(out.contains(&">> cscope: 3 lines".to_string()), "{out:?}");
     assert!(out.contains(&">> cscope: 0 lines".to_string()), "{out:?}");
     assert!(
