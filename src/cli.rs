@@ -74,6 +74,18 @@ struct ServeArgs {
     tools: Option<Vec<String>>,
 }
 
+/// The CLI's own arguments of `knav lsp`.
+#[derive(Args)]
+struct LspArgs {
+    /// Talk on stdin/stdout (the only way; accepted because clients pass it).
+    #[arg(long)]
+    stdio: bool,
+}
+
+/// The one-line help of `knav lsp`.
+const LSP_ABOUT: &str = "Serve a Language Server (LSP) on stdio for editors: definition, \
+                         references, hover, symbols, call hierarchy, inactive #if regions";
+
 /// `knav cache`: the fact store shared by the user's builds.
 #[derive(Args)]
 struct CacheArgs {
@@ -102,7 +114,7 @@ const SERVE_ABOUT: &str = "Serve the tools over MCP on stdio. With --root, index
 
 /// Where `serve` and `cache`, the commands that are no tool, come in `knav --help` (the tools'
 /// commands come where [`crate::tools::Tool::help_at`] says).
-const NOT_TOOLS: &[(&str, u8)] = &[("serve", 2), ("cache", 19)];
+const NOT_TOOLS: &[(&str, u8)] = &[("serve", 2), ("cache", 19), ("lsp", 20)];
 
 /// The commands in the order `knav --help` lists them: `serve`, `cache`, and the CLI commands
 /// of [`crate::tools::TOOLS`], each with the arguments its tool defines.
@@ -114,6 +126,7 @@ fn commands() -> &'static [&'static str] {
 /// A command: `serve`, or a tool with its arguments as parsed.
 enum Command {
     Serve(ServeArgs),
+    Lsp,
     Cache(CacheArgs),
     Tool(&'static Tool, clap::ArgMatches),
 }
@@ -123,6 +136,7 @@ impl clap::FromArgMatches for Command {
         match m.subcommand() {
             Some(("serve", sub)) => Ok(Command::Serve(ServeArgs::from_arg_matches(sub)?)),
             Some(("cache", sub)) => Ok(Command::Cache(CacheArgs::from_arg_matches(sub)?)),
+            Some(("lsp", sub)) => LspArgs::from_arg_matches(sub).map(|_| Command::Lsp),
             Some((name, sub)) => match crate::tools::by_command(name) {
                 Some(tool) => Ok(Command::Tool(tool, sub.clone())),
                 None => Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand)),
@@ -185,6 +199,9 @@ impl Subcommand for Command {
                 Some(sub) => sub,
                 None if *name == "cache" => CacheArgs::augment_args(clap::Command::new("cache"))
                     .about(CACHE_ABOUT)
+                    .long_about(None),
+                None if *name == "lsp" => LspArgs::augment_args(clap::Command::new("lsp"))
+                    .about(LSP_ABOUT)
                     .long_about(None),
                 None => ServeArgs::augment_args(clap::Command::new("serve"))
                     .about(SERVE_ABOUT)
@@ -938,6 +955,12 @@ pub fn main() -> i32 {
                 tools: serve.tools,
             })
         }
+        Command::Lsp => {
+            return crate::lsp::run(&crate::lsp::LspOptions {
+                root: cli.common.root.clone(),
+                index_dir: cli.common.index_dir.clone(),
+            })
+        }
         Command::Cache(args) => return cache(&cli.common, args),
         Command::Tool(tool, matches) => (tool, matches),
     };
@@ -991,7 +1014,7 @@ mod tests {
         let mut want: Vec<&str> = crate::tools::TOOLS
             .iter()
             .filter_map(|t| t.command)
-            .chain(["serve", "cache"])
+            .chain(["serve", "lsp", "cache"])
             .collect();
         want.sort_unstable();
         assert_eq!(listed, want);

@@ -16,6 +16,7 @@ pub mod cliwords;
 pub mod cscope;
 pub mod discover;
 pub mod grepout;
+pub mod lsp;
 pub mod serve;
 pub mod stale;
 pub mod tools;

@@ -10,6 +10,7 @@ use serde_json::Value;
 pub mod client;
 pub mod gate;
 pub mod git;
+pub mod lsp;
 mod tree;
 // Each test uses some of them.
 #[allow(unused_imports)]

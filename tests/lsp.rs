@@ -1,0 +1,230 @@
+//! `knav lsp` on the fixture tree, driven over its wire as an editor drives it: definitions,
+//! declarations and references at a cursor, buffers with unsaved edits, saves, and the wire's
+//! own rules (malformed messages, unknown methods, the order of initialize and shutdown).
+
+mod common;
+use common::fixture;
+use common::lsp::{at, places, uri, Lsp};
+use serde_json::{json, Value};
+
+#[test]
+fn definition_of_a_call_goes_to_the_function_and_declaration_to_its_prototype() {
+    let t = fixture("lsp-def");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    // fs/ext2/file.c:6 `	return vfs_read(file, buf, count, pos);`, the cursor on `vfs_read`.
+    let defs = lsp.result(
+        "textDocument/definition",
+        at(&t.root, "fs/ext2/file.c", 5, 10),
+    );
+    assert_eq!(
+        places(&t.root, &defs),
+        vec![("fs/read_write.c".to_string(), 19)]
+    );
+    assert_eq!(defs[0]["range"]["start"]["character"], 8);
+    assert_eq!(defs[0]["range"]["end"]["character"], 16);
+    let decls = lsp.result(
+        "textDocument/declaration",
+        at(&t.root, "fs/ext2/file.c", 5, 10),
+    );
+    assert_eq!(
+        places(&t.root, &decls),
+        vec![("include/linux/fs.h".to_string(), 18)]
+    );
+}
+
+#[test]
+fn references_with_and_without_the_declarations() {
+    let t = fixture("lsp-refs");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    let mut params = at(&t.root, "fs/ext2/file.c", 5, 10);
+    params["context"] = json!({"includeDeclaration": true});
+    let all = places(
+        &t.root,
+        &lsp.result("textDocument/references", params.clone()),
+    );
+    params["context"] = json!({"includeDeclaration": false});
+    let uses = places(&t.root, &lsp.result("textDocument/references", params));
+    assert!(
+        all.contains(&("fs/read_write.c".to_string(), 19)),
+        "{all:?}"
+    );
+    assert!(
+        all.contains(&("include/linux/fs.h".to_string(), 18)),
+        "{all:?}"
+    );
+    assert!(
+        !uses.contains(&("fs/read_write.c".to_string(), 19)),
+        "{uses:?}"
+    );
+    assert!(
+        uses.contains(&("fs/ext2/file.c".to_string(), 5)),
+        "{uses:?}"
+    );
+    assert_eq!(all.len(), uses.len() + 2, "{all:?} / {uses:?}");
+}
+
+#[test]
+fn a_buffer_with_lines_inserted_above_lands_on_the_moved_line() {
+    let t = fixture("lsp-dirty");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    lsp.open(&t.root, "fs/read_write.c", None);
+    let file = t.root.join("fs/read_write.c");
+    // Three lines inserted at the top, unsaved.
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&file), "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
+                "end": {"line": 0, "character": 0}}, "text": "// a\n// b\n// c\n"}]}),
+    );
+    // The cursor on `vfs_read` of `return vfs_read(file, ...)`, now line 31 (0-based 33).
+    let defs = lsp.result(
+        "textDocument/definition",
+        at(&t.root, "fs/read_write.c", 33, 10),
+    );
+    assert_eq!(
+        places(&t.root, &defs),
+        vec![("fs/read_write.c".to_string(), 22)]
+    );
+    // The definition's own line edited: left out, and the user told.
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&file), "version": 3},
+            "contentChanges": [{"range": {"start": {"line": 22, "character": 0},
+                "end": {"line": 22, "character": 7}}, "text": "long"}]}),
+    );
+    let defs = lsp.result(
+        "textDocument/definition",
+        at(&t.root, "fs/read_write.c", 33, 10),
+    );
+    assert_eq!(places(&t.root, &defs), vec![]);
+    let told = lsp.from_server.iter().any(|m| {
+        m["method"] == "window/showMessage"
+            && m["params"]["message"]
+                .as_str()
+                .is_some_and(|s| s.contains("fs/read_write.c:20") && s.contains("save"))
+    });
+    assert!(told, "{:?}", lsp.from_server);
+}
+
+#[test]
+fn a_saved_file_is_reindexed_before_the_next_request() {
+    let t = fixture("lsp-save");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    let file = t.root.join("fs/ext2/file.c");
+    let text = std::fs::read_to_string(&file).unwrap()
+        + "\nint lsp_saved_helper(void)\n{\n\treturn 0;\n}\n";
+    lsp.open(&t.root, "fs/ext2/file.c", None);
+    std::fs::write(&file, &text).unwrap();
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&file), "version": 2},
+            "contentChanges": [{"text": text}]}),
+    );
+    lsp.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri(&file)}, "text": text}),
+    );
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("int lsp_saved_helper"))
+        .unwrap();
+    let defs = lsp.result(
+        "textDocument/definition",
+        at(&t.root, "fs/ext2/file.c", line as u32, 6),
+    );
+    assert_eq!(
+        places(&t.root, &defs),
+        vec![("fs/ext2/file.c".to_string(), line as u64)]
+    );
+}
+
+#[test]
+fn the_wire_answers_bad_messages_and_keeps_going() {
+    let t = fixture("lsp-wire");
+    let mut lsp = Lsp::spawn(&t.root, &[]);
+    // Before initialize: ServerNotInitialized.
+    let early = lsp.request("textDocument/hover", at(&t.root, "fs/read_write.c", 0, 0));
+    assert_eq!(early["error"]["code"], -32002, "{early}");
+    let init = lsp.request(
+        "initialize",
+        json!({"processId": null, "rootUri": uri(&t.root),
+        "capabilities": {}}),
+    );
+    assert_eq!(
+        init["result"]["capabilities"]["definitionProvider"], true,
+        "{init}"
+    );
+    lsp.notify("initialized", json!({}));
+    // Malformed JSON: a parse error with a null id, and the server goes on.
+    lsp.write_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\":");
+    let parse = lsp.next().unwrap();
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    assert_eq!(parse["id"], Value::Null);
+    // An unknown method: MethodNotFound.
+    let unknown = lsp.request("textDocument/knavNoSuchThing", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    // A message over the limit is skipped whole, unread.
+    let big = vec![b' '; 300 << 20];
+    lsp.write_raw(&big);
+    let skipped = lsp.next().unwrap();
+    assert_eq!(skipped["error"]["code"], -32700, "{skipped}");
+    lsp.wait_ready(&t.root);
+    // A 10 MB didChange is taken, and the buffer answers after it.
+    lsp.open(&t.root, "fs/read_write.c", None);
+    let file = t.root.join("fs/read_write.c");
+    let original = std::fs::read_to_string(&file).unwrap();
+    let huge = "/* padding */\n".repeat(10 << 20 >> 4) + &original;
+    let pad = huge.lines().count() - original.lines().count();
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&file), "version": 2}, "contentChanges": [{"text": huge}]}),
+    );
+    let defs = lsp.result(
+        "textDocument/definition",
+        at(&t.root, "fs/read_write.c", (pad + 30) as u32, 10),
+    );
+    assert_eq!(
+        places(&t.root, &defs),
+        vec![("fs/read_write.c".to_string(), (pad + 19) as u64)]
+    );
+    // After shutdown, requests are refused; exit ends with 0.
+    let down = lsp.request("shutdown", Value::Null);
+    assert_eq!(down["result"], Value::Null, "{down}");
+    let after = lsp.request(
+        "textDocument/definition",
+        at(&t.root, "fs/read_write.c", 30, 10),
+    );
+    assert_eq!(after["error"]["code"], -32600, "{after}");
+    lsp.notify("exit", Value::Null);
+    assert_eq!(lsp.exit_code(), Some(0));
+}
+
+#[test]
+fn a_cancelled_request_is_answered_cancelled() {
+    let t = fixture("lsp-cancel");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    // Two requests written at once, the first cancelled before the server reads on: the
+    // second is answered, the first is answered RequestCancelled or with its result (if it was
+    // already taken), never lost.
+    let a = lsp.send(
+        "textDocument/definition",
+        at(&t.root, "fs/ext2/file.c", 5, 10),
+    );
+    lsp.notify("$/cancelRequest", json!({"id": a}));
+    let b = lsp.send(
+        "textDocument/definition",
+        at(&t.root, "fs/ext2/file.c", 5, 10),
+    );
+    let rb = lsp.response(b);
+    assert!(rb.get("result").is_some(), "{rb}");
+    let ra = lsp
+        .from_server
+        .iter()
+        .find(|m| m["id"] == json!(a))
+        .cloned()
+        .unwrap();
+    assert!(
+        ra["error"]["code"] == -32800 || ra.get("result").is_some(),
+        "{ra}"
+    );
+}
