@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::sync::mpsc::{Receiver, Sender};
 
 /// Bytes a message's body may have: a whole file sent by `didOpen`/`didChange`, with room.
-pub const MAX_MESSAGE: usize = 256 << 20;
+pub const MAX_MESSAGE: usize = 64 << 20;
 
 /// What the reader got.
 pub enum Incoming {
