@@ -108,7 +108,7 @@ fn start(opts: &LspOptions, params: Value, out: &Out) -> Result<(Session, Value)
         ),
     };
     let session = Session {
-        server,
+        server: std::sync::Arc::new(server),
         folders,
         docs: Buffers::default(),
         enc,
@@ -282,12 +282,25 @@ fn disk_text(s: &mut Session, path: &Path) -> Option<String> {
     super::session::read_text(&tree, &rel)
 }
 
-/// Starts the first build of every folder without an index, each with a progress report.
+/// True when `tree` has an index to answer from.
+fn tree_has_index(tree: &crate::serve::state::Tree) -> bool {
+    tree.index_dir().join("CURRENT").exists()
+}
+
+/// Starts the first build of every folder without an index, each with a progress report, and
+/// the refresh of every other.
 fn start_builds(s: &mut Session) {
     for root in s.folders.clone() {
         let Ok(tree) = s.server.tree(Some(&root.display().to_string())) else {
             continue;
         };
+        if tree_has_index(&tree) {
+            // Brought up to date on a thread of its own, so the first request is answered at
+            // once from the index as it is (a file changed since is left out of answers).
+            let server = s.server.clone();
+            std::thread::spawn(move || server.snapshot(&tree).map(|_| ()));
+            continue;
+        }
         if let Err(NotReady::Building(m)) = s.server.snapshot(&tree) {
             let token = format!("{BUILD_TOKEN}/{}", s.building.len());
             if s.caps.progress {

@@ -137,8 +137,9 @@ pub struct Cursor {
 
 /// The server's state.
 pub struct Session {
-    /// The trees, as the MCP server keeps them.
-    pub server: Server,
+    /// The trees, as the MCP server keeps them (shared with the refresh started at
+    /// `initialized`).
+    pub server: Arc<Server>,
     /// The workspace folders (resolved), the first the default.
     pub folders: Vec<PathBuf>,
     /// Open documents.
