@@ -228,3 +228,104 @@ fn a_cancelled_request_is_answered_cancelled() {
         "{ra}"
     );
 }
+
+/// A tree whose line 2 has non-ASCII text before the name.
+fn accented(name: &str) -> common::Tree {
+    common::tree(
+        name,
+        &[
+            (
+                "a.c",
+                "int x;\n/* d\u{e9}j\u{e0} \u{1F600} */ int accented_fn(void) { return 0; }\nint y(void) { return accented_fn(); }\n",
+            ),
+            ("b.h", "int accented_fn(void);\n"),
+        ],
+    )
+}
+
+#[test]
+fn columns_are_utf16_units_by_default_and_bytes_when_the_client_offers_utf8() {
+    let t = accented("lsp-utf16");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    let defs = lsp.result("textDocument/definition", at(&t.root, "a.c", 2, 23));
+    assert_eq!(places(&t.root, &defs), vec![("a.c".to_string(), 1)]);
+    // `/* déjà 😀 */ int ` is 18 UTF-16 units (the emoji two) and 22 bytes.
+    assert_eq!(defs[0]["range"]["start"]["character"], 18, "{defs}");
+    assert_eq!(defs[0]["range"]["end"]["character"], 29, "{defs}");
+    // The cursor counted in UTF-16 too: unit 20 is inside `accented_fn`.
+    let here = lsp.result("textDocument/definition", at(&t.root, "a.c", 1, 20));
+    assert_eq!(places(&t.root, &here), vec![("a.c".to_string(), 1)]);
+
+    let mut lsp8 = Lsp::spawn(&t.root, &[]);
+    let init = lsp8.request(
+        "initialize",
+        json!({"processId": null, "rootUri": uri(&t.root),
+            "capabilities": {"general": {"positionEncodings": ["utf-8", "utf-16"]}}}),
+    );
+    assert_eq!(
+        init["result"]["capabilities"]["positionEncoding"], "utf-8",
+        "{init}"
+    );
+    lsp8.notify("initialized", json!({}));
+    lsp8.wait_ready(&t.root);
+    let defs = lsp8.result("textDocument/definition", at(&t.root, "a.c", 2, 23));
+    assert_eq!(defs[0]["range"]["start"]["character"], 22, "{defs}");
+    assert_eq!(defs[0]["range"]["end"]["character"], 33, "{defs}");
+}
+
+#[test]
+fn each_workspace_folder_is_answered_from_its_own_index() {
+    let a = fixture("lsp-folder-a");
+    let b = accented("lsp-folder-b");
+    let mut lsp = Lsp::spawn(&a.root, &[]);
+    let folders = json!([{"uri": uri(&a.root), "name": "a"}, {"uri": uri(&b.root), "name": "b"}]);
+    let init = lsp.request(
+        "initialize",
+        json!({"processId": null, "workspaceFolders": folders, "capabilities": {}}),
+    );
+    assert!(init.get("result").is_some(), "{init}");
+    lsp.notify("initialized", json!({}));
+    lsp.wait_ready(&a.root);
+    lsp.wait_ready(&b.root);
+    let in_a = lsp.result(
+        "textDocument/definition",
+        at(&a.root, "fs/ext2/file.c", 5, 10),
+    );
+    assert_eq!(
+        places(&a.root, &in_a),
+        vec![("fs/read_write.c".to_string(), 19)]
+    );
+    let in_b = lsp.result("textDocument/declaration", at(&b.root, "a.c", 2, 23));
+    assert_eq!(places(&b.root, &in_b), vec![("b.h".to_string(), 0)]);
+    // A file in neither folder: a clear error, not an answer from the wrong tree.
+    let elsewhere = lsp.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": "file:///nonexistent/x.c"},
+            "position": {"line": 0, "character": 0}}),
+    );
+    let msg = elsewhere["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("in no workspace folder"), "{elsewhere}");
+}
+
+#[test]
+fn path_prefix_set_by_did_change_configuration_filters_the_references() {
+    let t = fixture("lsp-config");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    let mut params = at(&t.root, "fs/ext2/file.c", 5, 10);
+    params["context"] = json!({"includeDeclaration": true});
+    let all = places(
+        &t.root,
+        &lsp.result("textDocument/references", params.clone()),
+    );
+    lsp.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"knav": {"pathPrefix": "include/"}}}),
+    );
+    let some = places(&t.root, &lsp.result("textDocument/references", params));
+    assert_eq!(
+        some,
+        vec![("include/linux/fs.h".to_string(), 18)],
+        "{all:?}"
+    );
+    assert!(all.len() > some.len());
+}
