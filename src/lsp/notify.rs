@@ -264,7 +264,7 @@ fn save(s: &mut Session, params: Value) -> Result<(), String> {
         return Ok(());
     };
     let tree = s.server.tree(Some(&root.display().to_string()))?;
-    if let Err(NotReady::Failed(e)) = s.server.update(&tree, false) {
+    if let Err(NotReady::Failed(e)) = s.server.refresh_now(&tree) {
         return Err(format!("{} not re-indexed: {e}", path.display()));
     }
     let disk = disk_text(s, &path);

@@ -388,6 +388,27 @@ impl Server {
         Ok(env)
     }
 
+    /// Brings `tree`'s index up to date now, whatever the debounce (a file was saved): only
+    /// what the watcher saw change is looked at when it watches the tree; without a watcher
+    /// yet, the whole tree is walked.
+    pub fn refresh_now(&self, tree: &Arc<Tree>) -> Result<(), NotReady> {
+        if !self.writable || tree.rev.is_some() {
+            return Ok(());
+        }
+        if let Some(busy) = tree.first_build_state() {
+            return Err(busy);
+        }
+        let settings = Settings::load(&tree.root).map_err(NotReady::Failed)?;
+        let mut checked = lock(&tree.checked);
+        match tree.refresh(&settings) {
+            Some(Err(e)) => Err(NotReady::Failed(e.to_string())),
+            _ => {
+                *checked = Some(Instant::now());
+                Ok(())
+            }
+        }
+    }
+
     /// Runs update_index on `tree` now.
     pub fn update(&self, tree: &Arc<Tree>, full: bool) -> Result<Envelope, NotReady> {
         let root_s = tree.root.display().to_string();
