@@ -46,7 +46,7 @@ use knav_index::store::Snapshot;
 pub use body::get_symbol_body;
 pub use callees::find_callees;
 pub use callers::find_callers;
-pub use code::{search_code, Scope};
+pub use code::{comment_words, search_code, Scope};
 pub use def::{find_definition, find_tag, mark_resolved, resolved, several};
 pub use docs::search_docs;
 pub use files::search_files;
