@@ -244,3 +244,59 @@ fn workspace_symbols_match_name_parts_and_an_empty_query_has_none() {
     let v = lsp.result("workspace/symbol", json!({"query": "  "}));
     assert_eq!(v, json!([]));
 }
+
+#[test]
+fn implementation_of_a_call_through_an_ops_member_lists_the_functions_stored_in_it() {
+    let t = fixture("lsp-impl");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    // fs/streams/core.c:13 `return ops->fetch(s, buf, n);`, the cursor on `fetch`.
+    let v = lsp.result(
+        "textDocument/implementation",
+        at(&t.root, "fs/streams/core.c", 12, 14),
+    );
+    let impl_c = |line| ("fs/streams/impl.c".to_string(), line);
+    let all = vec![impl_c(8), impl_c(23), impl_c(37), impl_c(46), impl_c(63)];
+    assert_eq!(places(&t.root, &v), all);
+    // On the name of plain_fetch.
+    assert_eq!(v[0]["range"]["start"]["character"], 11);
+    // The same from the member in the struct's definition (fs/streams/stream.h:9).
+    let v = lsp.result(
+        "textDocument/implementation",
+        at(&t.root, "fs/streams/stream.h", 8, 9),
+    );
+    assert_eq!(places(&t.root, &v), all);
+    // sound_ops.fetch, a member of the same name in another struct: its own function.
+    let v = lsp.result(
+        "textDocument/implementation",
+        at(&t.root, "fs/streams/core.c", 32, 14),
+    );
+    assert_eq!(places(&t.root, &v), vec![impl_c(55)]);
+    // file_operations.read (include/linux/fs.h:15): ext2's.
+    let v = lsp.result(
+        "textDocument/implementation",
+        at(&t.root, "include/linux/fs.h", 14, 12),
+    );
+    assert_eq!(places(&t.root, &v), vec![("fs/ext2/file.c".to_string(), 3)]);
+    // A plain function: its definition.
+    let v = lsp.result(
+        "textDocument/implementation",
+        at(&t.root, "fs/streams/core.c", 37, 10),
+    );
+    assert_eq!(
+        places(&t.root, &v),
+        vec![("fs/streams/core.c".to_string(), 8)]
+    );
+}
+
+#[test]
+fn implementation_leaves_out_what_the_configured_config_does_not_build() {
+    let t = fixture("lsp-impl-config");
+    let mut lsp = Lsp::start(&t.root, json!({"activeConfig": ".config"}));
+    // ghost_fetch (fs/streams/impl.c:64) is under `#ifdef CONFIG_HIGHMEM`, not set.
+    let v = lsp.result(
+        "textDocument/implementation",
+        at(&t.root, "fs/streams/core.c", 12, 14),
+    );
+    let lines: Vec<u64> = places(&t.root, &v).into_iter().map(|(_, l)| l).collect();
+    assert_eq!(lines, vec![8, 23, 37, 46]);
+}

@@ -204,6 +204,22 @@ fn word_range(
     path: &str,
     at: &TextDocumentPositionParams,
 ) -> Option<Range> {
+    let (line, start, len) = word_on_line(s, tree, path, at)?;
+    let n = at.position.line;
+    Some(Range::new(
+        Position::new(n, char_of(&line, start, s.enc)),
+        Position::new(n, char_of(&line, start + len, s.enc)),
+    ))
+}
+
+/// The cursor's line (in the buffer, else the file) with the byte start and length of the
+/// identifier under the cursor.
+pub fn word_on_line(
+    s: &Session,
+    tree: &Tree,
+    path: &str,
+    at: &TextDocumentPositionParams,
+) -> Option<(String, usize, usize)> {
     let text = match s.docs.get(&at.text_document.uri) {
         Some(doc) => doc.text.clone(),
         None => read_text(tree, path)?,
@@ -212,10 +228,6 @@ fn word_range(
         .line(&text, at.position.line as usize)?
         .to_string();
     let byte = byte_of(&line, at.position.character as usize, s.enc);
-    let (start, w) = word_at(&line, byte)?;
-    let n = at.position.line;
-    Some(Range::new(
-        Position::new(n, char_of(&line, start, s.enc)),
-        Position::new(n, char_of(&line, start + w.len(), s.enc)),
-    ))
+    let (start, len) = word_at(&line, byte).map(|(start, w)| (start, w.len()))?;
+    Some((line, start, len))
 }

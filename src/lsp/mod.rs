@@ -8,6 +8,7 @@
 
 pub mod buffers;
 pub mod hover;
+pub mod impls;
 pub mod nav;
 pub mod notify;
 pub mod outline;
@@ -45,6 +46,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "textDocument/definition",
             "textDocument/declaration",
             "textDocument/references",
+            "textDocument/implementation",
         ],
     ),
     (
@@ -62,6 +64,7 @@ pub const HANDLERS: &[(&str, Handler)] = &[
     ("textDocument/definition", nav::definition),
     ("textDocument/declaration", nav::declaration),
     ("textDocument/references", nav::references),
+    ("textDocument/implementation", impls::implementation),
     ("textDocument/hover", hover::hover),
     ("textDocument/documentSymbol", outline::document_symbol),
     ("workspace/symbol", outline::workspace_symbol),
