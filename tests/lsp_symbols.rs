@@ -300,3 +300,37 @@ fn implementation_leaves_out_what_the_configured_config_does_not_build() {
     let lines: Vec<u64> = places(&t.root, &v).into_iter().map(|(_, l)| l).collect();
     assert_eq!(lines, vec![8, 23, 37, 46]);
 }
+
+#[test]
+fn implementation_at_a_store_into_a_member_takes_the_stores_struct() {
+    let t = fixture("lsp-impl-store");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    let impl_c = |line| ("fs/streams/impl.c".to_string(), line);
+    let all = vec![impl_c(8), impl_c(23), impl_c(37), impl_c(46), impl_c(63)];
+    // fs/streams/impl.c:20 `.fetch = plain_fetch,` and :35 `ops->fetch = fancy_fetch;`: `fetch`
+    // is a member of two structs, the store says which.
+    for (line, ch) in [(19, 3), (34, 8)] {
+        let v = lsp.result(
+            "textDocument/implementation",
+            at(&t.root, "fs/streams/impl.c", line, ch),
+        );
+        assert_eq!(places(&t.root, &v), all, "at {line}");
+    }
+    // fs/streams/impl.c:61 `{ .fetch = beep_fetch }` of sound_ops.
+    let v = lsp.result(
+        "textDocument/implementation",
+        at(&t.root, "fs/streams/impl.c", 60, 38),
+    );
+    assert_eq!(places(&t.root, &v), vec![impl_c(55)]);
+}
+
+#[test]
+fn the_outline_of_a_file_the_index_does_not_hold_is_empty() {
+    let t = fixture("lsp-outline-none");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    let v = lsp.result(
+        "textDocument/documentSymbol",
+        doc_params(&t.root, "Kconfig"),
+    );
+    assert_eq!(v, json!([]));
+}

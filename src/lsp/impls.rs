@@ -4,7 +4,8 @@
 //! resolved by find_callees itself, every store of a function into that member of that struct:
 //! designated initializers, assignments, `INDIRECT_CALL_n`); for any other name, its
 //! definitions. A member whose struct is not known (a designated initializer, an assignment
-//! outside a call) is taken as the member of the one struct that has a member of that name;
+//! outside a call) is that of the store the index has at the line (`.fetch = plain_fetch`),
+//! else the member of the one struct that has a member of that name;
 //! when several have one, there is no answer (a guess by name is mostly wrong) and the log says
 //! so. A function pointer that is not a struct member has no stores indexed: its definition is
 //! the answer.
@@ -36,8 +37,9 @@ pub fn implementation(s: &mut Session, params: Value) -> Result<Value, Failure> 
         let chosen = if bodies.is_empty() { defs } else { bodies };
         return locations(s, &at, &chosen);
     }
-    let accessed = word_on_line(s, &at.tree, &at.path, pos).is_some_and(|(text, start, _)| {
-        let before = text[..start].trim_end();
+    let word = word_on_line(s, &at.tree, &at.path, pos);
+    let accessed = word.as_ref().is_some_and(|(text, start, _)| {
+        let before = text[..*start].trim_end();
         before.ends_with('.') || before.ends_with("->")
     });
     let declared = members
@@ -46,7 +48,11 @@ pub fn implementation(s: &mut Session, params: Value) -> Result<Value, Failure> 
         .and_then(|r| r.scope.clone());
     let tag = match declared {
         Some(tag) => Some(tag),
-        None if accessed => called_through(s, &at, line).or_else(|| sole_owner(&members)),
+        None if accessed => word
+            .as_ref()
+            .and_then(|(text, start, len)| stored_here(&at, line, &text[start + len..]))
+            .or_else(|| called_through(s, &at, line))
+            .or_else(|| sole_owner(&members)),
         None => sole_owner(&members),
     };
     let Some(tag) = tag else {
@@ -88,6 +94,25 @@ fn sole_owner(members: &[&Record]) -> Option<String> {
         .iter()
         .all(|r| r.scope.as_deref() == Some(&first))
         .then_some(first)
+}
+
+/// The struct of the member at the cursor when the line stores a function in it
+/// (`.fetch = plain_fetch,`, `ops->fetch = fancy_fetch;`): `after`, the text after the member,
+/// is `= function`, and the index has that store at this line.
+fn stored_here(at: &Cursor, line: u32, after: &str) -> Option<String> {
+    let value = after.trim_start().strip_prefix('=')?.trim_start();
+    let value = value.strip_prefix('&').unwrap_or(value).trim_start();
+    let end = value
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(value.len());
+    let func = &value[..end];
+    if func.is_empty() {
+        return None;
+    }
+    crate::query::stores_of(&at.snap, at.page.clone(), func)
+        .into_iter()
+        .find(|(_, field, path, l)| *field == at.name && *path == at.path && *l == line)
+        .map(|(tag, ..)| tag)
 }
 
 /// The struct of the member called at `line` of the cursor's file, as find_callees of the

@@ -59,7 +59,10 @@ pub fn document_symbol(s: &mut Session, params: Value) -> Result<Value, Failure>
     };
     let env = s.all(&snap, &page, &ask);
     if let Some(e) = env.error {
-        return Err(Failure::failed(format!("the outline of {path}: {e}")));
+        // A file the index does not hold (a Kconfig, a new file not saved yet): no outline,
+        // said in the log rather than as an error at every edit.
+        s.notes.push(format!("the outline of {path}: {e}"));
+        return Ok(Value::Array(Vec::new()));
     }
     let records = match env.results {
         Some(Results::Records(r)) => r,
@@ -211,7 +214,15 @@ pub fn workspace_symbol(s: &mut Session, params: Value) -> Result<Value, Failure
         if left == 0 {
             break;
         }
-        let (tree, snap) = s.snapshot(&root)?;
+        let (tree, snap) = match s.snapshot(&root) {
+            Ok(t) => t,
+            // One folder not ready: the others still answer.
+            Err(f) if s.folders.len() > 1 => {
+                s.notes.push(format!("{}: {}", root.display(), f.message));
+                continue;
+            }
+            Err(f) => return Err(f),
+        };
         let mut page = s.page(&tree)?;
         page.limit = left;
         let ask = Ask::Find {

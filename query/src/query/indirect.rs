@@ -310,6 +310,20 @@ pub fn stored_in(
         .collect()
 }
 
+/// Where function `func` is stored in a struct member: `(struct, member, path, line)` of each
+/// store, in live wanted files (find_references' `register` rows, with their struct).
+pub fn stores_of(
+    snap: &knav_index::store::Snapshot,
+    page: super::Page,
+    func: &str,
+) -> Vec<(String, String, String, u32)> {
+    let q = Query::new(snap, page);
+    registrations_of(&q, func)
+        .into_iter()
+        .map(|r| (r.tag, r.field, q.path(r.at.0, r.at.1).to_string(), r.at.2))
+        .collect()
+}
+
 /// The functions stored in member `field` of the one struct that has a function-pointer member
 /// of that name ([`sole_fnptr_owner`]): the guessed targets of a call through `field` whose
 /// struct is not known; none when several structs have such a member.

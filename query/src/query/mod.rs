@@ -53,7 +53,7 @@ pub use files::search_files;
 pub use find::{parse_kind, search_symbols};
 pub use grep::{search_text, GrepAsk, GrepMode, MAX_CONTEXT};
 pub use impact::change_impact;
-pub use indirect::stored_in;
+pub use indirect::{stored_in, stores_of};
 pub use reach::reachability;
 pub use refs::{find_references, GroupBy};
 pub use review::review_diff;
