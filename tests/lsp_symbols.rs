@@ -241,6 +241,10 @@ fn workspace_symbols_match_name_parts_and_an_empty_query_has_none() {
     assert_eq!(v[0]["name"], "s_op");
     assert_eq!(v[0]["containerName"], "stream");
     assert_eq!(v[0]["kind"], 8);
+    // The exact name first.
+    let v = lsp.result("workspace/symbol", json!({"query": "read"}));
+    assert_eq!(v[0]["name"], "read");
+    assert_eq!(v[0]["containerName"], "file_operations");
     let v = lsp.result("workspace/symbol", json!({"query": "  "}));
     assert_eq!(v, json!([]));
 }
@@ -333,4 +337,27 @@ fn the_outline_of_a_file_the_index_does_not_hold_is_empty() {
         doc_params(&t.root, "Kconfig"),
     );
     assert_eq!(v, json!([]));
+}
+
+#[test]
+fn hover_on_a_member_of_several_structs_shows_the_one_called_through() {
+    let t = fixture("lsp-hover-member");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    // fs/streams/core.c:33 `return snd->fetch(n);`: sound_ops's `fetch`.
+    let text = hover_text(&mut lsp, &t.root, "fs/streams/core.c", 32, 14);
+    assert!(
+        text.starts_with("```c\nint (*fetch)(int);\n```\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("member at `fs/streams/stream.h:20` in `sound_ops`"),
+        "{text}"
+    );
+    assert!(text.contains("1 other definition"), "{text}");
+    // fs/streams/core.c:13 `return ops->fetch(s, buf, n);`: stream_operations's.
+    let text = hover_text(&mut lsp, &t.root, "fs/streams/core.c", 12, 14);
+    assert!(
+        text.contains("member at `fs/streams/stream.h:9` in `stream_operations`"),
+        "{text}"
+    );
 }

@@ -34,7 +34,14 @@ pub fn hover(s: &mut Session, params: Value) -> Result<Value, Failure> {
         Err(f) if f.message == NO_NAME => return Ok(Value::Null),
         r => r?,
     };
-    let (records, exported, built) = definitions(s, &at);
+    let (mut records, exported, mut built) = definitions(s, &at);
+    member_first(
+        s,
+        &at,
+        &p.text_document_position_params,
+        &mut records,
+        &mut built,
+    );
     let Some((best, others)) = best(records) else {
         return Ok(Value::Null);
     };
@@ -83,6 +90,40 @@ fn definitions(s: &mut Session, at: &Cursor) -> (Vec<Record>, Option<Export>, Ve
     both.sort_by_key(|(_, b)| matches!(b, Built::Hidden(_)));
     let (records, built) = both.into_iter().unzip();
     (records, exported, built)
+}
+
+/// When the name is a member of several structs, the member of the struct the cursor is on
+/// (`snd->fetch` is `sound_ops`'s, not `stream_operations`'s) put first.
+fn member_first(
+    s: &mut Session,
+    at: &Cursor,
+    pos: &TextDocumentPositionParams,
+    records: &mut Vec<Record>,
+    built: &mut Vec<Built>,
+) {
+    let members: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.kind.as_deref() == Some("member"))
+        .collect();
+    if members.len() < 2
+        || records
+            .first()
+            .is_some_and(|r| r.kind.as_deref() != Some("member"))
+    {
+        return;
+    }
+    let Some(tag) = super::impls::member_struct(s, at, pos, &members) else {
+        return;
+    };
+    if let Some(i) = records
+        .iter()
+        .position(|r| r.scope.as_deref() == Some(&tag))
+    {
+        let r = records.remove(i);
+        records.insert(0, r);
+        let b = built.remove(i);
+        built.insert(0, b);
+    }
 }
 
 fn records_named(env: Envelope, name: &str) -> Vec<Record> {

@@ -11,6 +11,7 @@
 //! the answer.
 
 use lsp_types::request::GotoImplementationParams;
+use lsp_types::TextDocumentPositionParams;
 use serde_json::Value;
 
 use crate::envelope::{Record, Results};
@@ -25,7 +26,6 @@ pub fn implementation(s: &mut Session, params: Value) -> Result<Value, Failure> 
     let p: GotoImplementationParams = serde_json::from_value(params).map_err(Failure::params)?;
     let pos = &p.text_document_position_params;
     let at = s.cursor(pos)?;
-    let line = pos.position.line + 1;
     let defs = definitions(s, &at);
     let members: Vec<&Record> = defs
         .iter()
@@ -37,24 +37,7 @@ pub fn implementation(s: &mut Session, params: Value) -> Result<Value, Failure> 
         let chosen = if bodies.is_empty() { defs } else { bodies };
         return locations(s, &at, &chosen);
     }
-    let word = word_on_line(s, &at.tree, &at.path, pos);
-    let accessed = word.as_ref().is_some_and(|(text, start, _)| {
-        let before = text[..*start].trim_end();
-        before.ends_with('.') || before.ends_with("->")
-    });
-    let declared = members
-        .iter()
-        .find(|r| r.path == at.path && r.line == line)
-        .and_then(|r| r.scope.clone());
-    let tag = match declared {
-        Some(tag) => Some(tag),
-        None if accessed => word
-            .as_ref()
-            .and_then(|(text, start, len)| stored_here(&at, line, &text[start + len..]))
-            .or_else(|| called_through(s, &at, line))
-            .or_else(|| sole_owner(&members)),
-        None => sole_owner(&members),
-    };
+    let tag = member_struct(s, &at, pos, &members);
     let Some(tag) = tag else {
         s.notes.push(format!(
             "implementation of {}: a member of {} structs, and which one is meant here is not \
@@ -71,6 +54,34 @@ pub fn implementation(s: &mut Session, params: Value) -> Result<Value, Failure> 
         chosen.extend(function_defs(s, &at, &func, &path));
     }
     locations(s, &at, &chosen)
+}
+
+/// The struct whose member `members` (the definitions of the name under the cursor, all
+/// members) the cursor is on: in the struct's definition, its own; at a store into it (`.f =
+/// fn`, `p->f = fn`), the struct the index recorded for the store; at a call through it, the
+/// struct find_callees resolves; else the one struct with a member of the name.
+pub fn member_struct(
+    s: &mut Session,
+    at: &Cursor,
+    pos: &TextDocumentPositionParams,
+    members: &[&Record],
+) -> Option<String> {
+    let line = pos.position.line + 1;
+    if let Some(r) = members.iter().find(|r| r.path == at.path && r.line == line) {
+        return r.scope.clone();
+    }
+    let word = word_on_line(s, &at.tree, &at.path, pos);
+    let accessed = word.as_ref().is_some_and(|(text, start, _)| {
+        let before = text[..*start].trim_end();
+        before.ends_with('.') || before.ends_with("->")
+    });
+    if !accessed {
+        return sole_owner(members);
+    }
+    word.as_ref()
+        .and_then(|(text, start, len)| stored_here(at, line, &text[start + len..]))
+        .or_else(|| called_through(s, at, line))
+        .or_else(|| sole_owner(members))
 }
 
 fn is_decl(r: &Record) -> bool {
