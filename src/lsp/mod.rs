@@ -7,6 +7,8 @@
 //! client cancelled before it was reached is answered `RequestCancelled`.
 
 pub mod buffers;
+pub mod calls;
+pub mod inactive;
 pub mod nav;
 pub mod notify;
 pub mod position;
@@ -36,20 +38,28 @@ pub struct LspOptions {
 pub type Handler = fn(&mut Session, Value) -> Result<Value, Failure>;
 
 /// The request groups a client may choose (`groups` in the options), each with its methods.
-pub const GROUPS: &[(&str, &[&str])] = &[(
-    "navigate",
-    &[
-        "textDocument/definition",
-        "textDocument/declaration",
-        "textDocument/references",
-    ],
-)];
+pub const GROUPS: &[(&str, &[&str])] = &[
+    (
+        "navigate",
+        &[
+            "textDocument/definition",
+            "textDocument/declaration",
+            "textDocument/references",
+        ],
+    ),
+    ("calls", calls::METHODS),
+    // A notification the server sends, not a request: the group only gates sending it.
+    (inactive::GROUP, &[inactive::METHOD]),
+];
 
 /// The requests served, by method.
 pub const HANDLERS: &[(&str, Handler)] = &[
     ("textDocument/definition", nav::definition),
     ("textDocument/declaration", nav::declaration),
     ("textDocument/references", nav::references),
+    ("textDocument/prepareCallHierarchy", calls::prepare),
+    ("callHierarchy/incomingCalls", calls::incoming),
+    ("callHierarchy/outgoingCalls", calls::outgoing),
 ];
 
 /// Serves the client on stdin/stdout until it exits; the exit code (0 after `shutdown`).
