@@ -209,8 +209,16 @@ fn a_callee_called_on_several_lines_has_a_range_per_line() {
         "\tvfs_read(file, buf, count, pos);\n\treturn vfs_read(file, buf, count, pos);\n}\n\
          EXPORT_SYMBOL(kernel_read);",
     );
+    // And a function calling itself, at the end: its call is the recursion, not its definition.
+    let lines = text.lines().count();
+    let text = text + "\nint count_down(int n)\n{\n\treturn n ? count_down(n - 1) : 0;\n}\n";
     std::fs::write(&file, text).unwrap();
     let mut lsp = Lsp::start(&t.root, Value::Null);
+    let item = prepare(&mut lsp, &t.root, "fs/read_write.c", lines as u32 + 1, 6);
+    assert_eq!(item["name"], "count_down");
+    let calls = lsp.result("callHierarchy/outgoingCalls", json!({"item": item}));
+    assert_eq!(calls.as_array().unwrap().len(), 1, "{calls}");
+    assert_eq!(from_lines(&calls[0]), vec![lines as u64 + 3]);
     let item = prepare(&mut lsp, &t.root, "fs/read_write.c", 28, 10);
     assert_eq!(item["name"], "kernel_read");
     let calls = lsp.result("callHierarchy/outgoingCalls", json!({"item": item}));

@@ -147,14 +147,18 @@ pub fn incoming(s: &mut Session, params: Value) -> Result<Value, Failure> {
         }
     }
     let mut texts = Texts::default();
-    let mut def_lines: HashMap<(String, String), Option<u32>> = HashMap::new();
+    // Each caller's definitions, looked up once whatever the number of its calls and files.
+    let mut defs: HashMap<String, Vec<(String, u32)>> = HashMap::new();
     let mut out: Vec<CallHierarchyIncomingCall> = Vec::with_capacity(groups.len());
     for ((path, caller, via), calls) in groups {
         let first = calls[0].line;
         let line = match &caller {
-            Some(c) => *def_lines
-                .entry((c.clone(), path.clone()))
-                .or_insert_with(|| caller_line(s, &snap, &page, c, &path, first)),
+            Some(c) => {
+                let places = defs
+                    .entry(c.clone())
+                    .or_insert_with(|| function_places(s, &snap, &page, c));
+                holding(places, &path, first)
+            }
             None => None,
         };
         let place = caller_place(&path, caller.as_deref(), via.as_deref(), &calls[0], line);
@@ -404,29 +408,34 @@ fn call_sites(
     out
 }
 
-/// The line of the definition of function `caller` in `path` that holds the call at `line`
-/// (the nearest above it).
-fn caller_line(
+/// The function definitions of `name`, `(path, line)`, as find_definition gives them.
+fn function_places(
     s: &mut Session,
     snap: &Snapshot,
     page: &Page,
-    caller: &str,
-    path: &str,
-    line: u32,
-) -> Option<u32> {
+    name: &str,
+) -> Vec<(String, u32)> {
     let ask = Ask::Def {
-        symbol: caller.to_string(),
+        symbol: name.to_string(),
     };
-    let env = s.all(snap, page, &ask);
-    match env.results {
+    match s.all(snap, page, &ask).results {
         Some(Results::Records(r)) => r
-            .iter()
-            .filter(|r| r.path == path && r.line <= line)
+            .into_iter()
             .filter(|r| r.kind.as_deref().map(Kind::from_name) == Some(Kind::Function))
-            .map(|r| r.line)
-            .max(),
-        _ => None,
+            .map(|r| (r.path, r.line))
+            .collect(),
+        _ => Vec::new(),
     }
+}
+
+/// Of `places`, the line of the one in `path` that holds the call at `line` (the nearest
+/// above it).
+fn holding(places: &[(String, u32)], path: &str, line: u32) -> Option<u32> {
+    places
+        .iter()
+        .filter(|(p, l)| p == path && *l <= line)
+        .map(|(_, l)| *l)
+        .max()
 }
 
 /// A caller's detail: its path, and for a call through a pointer the member, where the
