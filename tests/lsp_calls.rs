@@ -237,6 +237,42 @@ fn a_callee_called_on_several_lines_has_a_range_per_line() {
 }
 
 #[test]
+fn a_call_at_file_scope_comes_from_a_file_scope_item_nothing_is_asked_of() {
+    let t = fixture("lsp-calls-file-scope");
+    // A call in a macro's body, at the end of fs/read_write.c (line 55).
+    let file = t.root.join("fs/read_write.c");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("\n#define READ_ALL(f) vfs_read(f, 0, 0, 0)\n");
+    std::fs::write(&file, text).unwrap();
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    let vfs = prepare(&mut lsp, &t.root, "fs/read_write.c", 19, 10);
+    let calls = lsp.result("callHierarchy/incomingCalls", json!({"item": vfs}));
+    let scope = calls
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["from"]["name"] == "(file scope)")
+        .expect("the macro's call is listed")
+        .clone();
+    assert_eq!(
+        place(&t.root, &scope["from"]),
+        ("(file scope)".into(), "fs/read_write.c".into(), 54)
+    );
+    assert_eq!(from_lines(&scope), vec![54]);
+    assert_eq!(scope["from"]["kind"], 1);
+    assert_eq!(
+        scope["from"]["data"],
+        json!({"path": "fs/read_write.c", "line": 55})
+    );
+    // `#define READ_ALL(f) vfs_read(`: the range is the name called.
+    assert_eq!(scope["fromRanges"][0]["start"]["character"], 20);
+    for method in ["callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"] {
+        let none = lsp.result(method, json!({"item": scope["from"]}));
+        assert_eq!(none, json!([]), "{method}");
+    }
+}
+
+#[test]
 fn prepare_on_a_name_that_is_no_function_is_null() {
     let t = fixture("lsp-calls-null");
     let mut lsp = Lsp::start(&t.root, Value::Null);

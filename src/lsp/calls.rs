@@ -7,7 +7,8 @@
 //! An item's `data` carries what the next requests need, `{name, path, line}` (`name` absent
 //! for an item nothing can be asked of: a call at file scope, a member called through a
 //! pointer), so they never read a cursor again. Calls at file scope (an initializer, the body
-//! of a `#define`) come from an item named `<global>`, as cscope names them. Calls through a
+//! of a `#define`) come from an item named `(file scope)`, as the CLI names them (cscope's
+//! `<global>`), of kind File, at the first such call. Calls through a
 //! member whose struct is not known (guesses by the member's name) are left out, as the CLI
 //! leaves them out by default.
 
@@ -37,8 +38,8 @@ pub const METHODS: &[&str] = &[
     "callHierarchy/outgoingCalls",
 ];
 
-/// The name of an item for calls outside any function.
-pub const FILE_SCOPE: &str = "<global>";
+/// The name of an item for calls outside any function, as the CLI prints it.
+pub const FILE_SCOPE: &str = "(file scope)";
 
 /// Pages of find_callees read at most for one function.
 const MAX_CALLEE_PAGES: usize = 50;
