@@ -273,6 +273,55 @@ fn a_call_at_file_scope_comes_from_a_file_scope_item_nothing_is_asked_of() {
 }
 
 #[test]
+fn calls_in_a_buffer_with_lines_inserted_above_land_on_the_moved_lines() {
+    let t = fixture("lsp-calls-dirty");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    lsp.open(&t.root, "fs/read_write.c", None);
+    let file = t.root.join("fs/read_write.c");
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&file), "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
+                "end": {"line": 0, "character": 0}}, "text": "// a\n// b\n// c\n"}]}),
+    );
+    // vfs_read's definition, now on line 23 (0-based 22).
+    let item = prepare(&mut lsp, &t.root, "fs/read_write.c", 22, 10);
+    assert_eq!(
+        place(&t.root, &item),
+        ("vfs_read".into(), "fs/read_write.c".into(), 22)
+    );
+    // Its data keeps the indexed line: what the index answers for.
+    assert_eq!(item["data"]["line"], 20);
+    let calls = lsp.result("callHierarchy/incomingCalls", json!({"item": item}));
+    let got: Vec<Call> = calls
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (place(&t.root, &c["from"]), from_lines(c), Value::Null))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                ("ext2_file_read".into(), "fs/ext2/file.c".into(), 3),
+                vec![5],
+                Value::Null
+            ),
+            (
+                ("kernel_read".into(), "fs/read_write.c".into(), 31),
+                vec![33],
+                Value::Null
+            ),
+            (
+                ("ksys_read".into(), "fs/read_write.c".into(), 37),
+                vec![41],
+                Value::Null
+            ),
+        ]
+    );
+}
+
+#[test]
 fn prepare_on_a_name_that_is_no_function_is_null() {
     let t = fixture("lsp-calls-null");
     let mut lsp = Lsp::start(&t.root, Value::Null);
@@ -380,20 +429,22 @@ fn inactive_regions_follow_the_buffer_and_the_settings() {
         json!({"textDocument": {"uri": uri(&file), "version": 2},
             "contentChanges": [{"text": text}]}),
     );
+    let want = vec![[1, 0, 1, 6], [6, 0, 6, 6], [10, 0, 10, 6], [13, 0, 17, 6]];
+    // Unsaved, the buffer counts, not the file: the same config named again sends them.
+    lsp.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"knav": {"activeConfig": "./.config"}}}),
+    );
+    assert_eq!(
+        regions(&mut lsp, &t.root, "mm/highmem.c"),
+        Some(want.clone())
+    );
     std::fs::write(&file, text).unwrap();
     lsp.notify(
         "textDocument/didSave",
         json!({"textDocument": {"uri": uri(&file)}}),
     );
-    assert_eq!(
-        regions(&mut lsp, &t.root, "mm/highmem.c"),
-        Some(vec![
-            [1, 0, 1, 6],
-            [6, 0, 6, 6],
-            [10, 0, 10, 6],
-            [13, 0, 17, 6]
-        ])
-    );
+    assert_eq!(regions(&mut lsp, &t.root, "mm/highmem.c"), Some(want));
     // Unset again: the regions are cleared.
     lsp.notify(
         "workspace/didChangeConfiguration",
