@@ -13,6 +13,7 @@
 //! leaves them out by default.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use lsp_types::{
     CallHierarchyIncomingCall, CallHierarchyIncomingCallsParams, CallHierarchyItem,
@@ -29,7 +30,7 @@ use crate::request::Ask;
 use crate::serve::state::Tree;
 use knav_ctags::Kind;
 
-use super::session::{Failure, Session, Texts};
+use super::session::{Cursor, Failure, Session, Texts};
 
 /// The requests of the group `calls`.
 pub const METHODS: &[&str] = &[
@@ -157,7 +158,7 @@ pub fn incoming(s: &mut Session, params: Value) -> Result<Value, Failure> {
             Some(c) => {
                 let places = defs
                     .entry(c.clone())
-                    .or_insert_with(|| function_places(s, &snap, &page, c));
+                    .or_insert_with(|| function_places(s, &tree, &snap, &page, c));
                 holding(places, &path, first)
             }
             None => None,
@@ -409,24 +410,26 @@ fn call_sites(
     out
 }
 
-/// The function definitions of `name`, `(path, line)`, as find_definition gives them.
+/// The function definitions of `name`, `(path, line)`, as `definition` finds them.
 fn function_places(
     s: &mut Session,
-    snap: &Snapshot,
+    tree: &Arc<Tree>,
+    snap: &Arc<Snapshot>,
     page: &Page,
     name: &str,
 ) -> Vec<(String, u32)> {
-    let ask = Ask::Def {
-        symbol: name.to_string(),
+    let at = Cursor {
+        tree: tree.clone(),
+        snap: snap.clone(),
+        page: page.clone(),
+        name: name.to_string(),
+        path: String::new(),
     };
-    match s.all(snap, page, &ask).results {
-        Some(Results::Records(r)) => r
-            .into_iter()
-            .filter(|r| r.kind.as_deref().map(Kind::from_name) == Some(Kind::Function))
-            .map(|r| (r.path, r.line))
-            .collect(),
-        _ => Vec::new(),
-    }
+    super::nav::definitions(s, &at)
+        .into_iter()
+        .filter(|r| r.kind.as_deref().map(Kind::from_name) == Some(Kind::Function))
+        .map(|r| (r.path, r.line))
+        .collect()
 }
 
 /// Of `places`, the line of the one in `path` that holds the call at `line` (the nearest
