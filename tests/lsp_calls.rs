@@ -59,6 +59,10 @@ fn incoming_calls_of_vfs_read_are_its_three_direct_callers() {
         json!({"name": "vfs_read", "path": "fs/read_write.c", "line": 20})
     );
     assert_eq!(item["selectionRange"]["start"]["character"], 8);
+    assert_eq!(item["detail"], "fs/read_write.c:20");
+    // A definition under `#ifdef` says so.
+    let compat = prepare(&mut lsp, &t.root, "fs/read_write.c", 47, 10);
+    assert_eq!(compat["detail"], "fs/read_write.c:48 · #if CONFIG_COMPAT");
     let calls = lsp.result("callHierarchy/incomingCalls", json!({"item": item}));
     let got: Vec<Call> = calls
         .as_array()
@@ -179,6 +183,13 @@ fn outgoing_calls_go_where_each_callee_is_defined_or_say_it_is_not() {
             ),
         ]
     );
+    // fget has no body in the tree: it calls nothing shown, and is called by ksys_read.
+    let fget = calls[0]["to"].clone();
+    let none = lsp.result("callHierarchy/outgoingCalls", json!({"item": fget}));
+    assert_eq!(none, json!([]));
+    let callers = lsp.result("callHierarchy/incomingCalls", json!({"item": fget}));
+    assert_eq!(callers.as_array().unwrap().len(), 1, "{callers}");
+    assert_eq!(callers[0]["from"]["name"], "ksys_read");
     // A call through a member: the member at the call, with what is registered in it.
     let item = prepare(&mut lsp, &t.root, "fs/streams/core.c", 8, 6);
     let calls = lsp.result("callHierarchy/outgoingCalls", json!({"item": item}));

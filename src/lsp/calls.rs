@@ -134,9 +134,12 @@ pub fn incoming(s: &mut Session, params: Value) -> Result<Value, Failure> {
         include_uncertain: false,
     };
     let env = s.all(&snap, &page, &ask);
-    let sites = match (env.results, env.error) {
-        (Some(Results::Calls(c)), _) => c,
-        (_, Some(e)) => return Err(Failure::failed(e)),
+    // The answer's own word (calls through guessed members left out) and its error (a name
+    // the index does not know) go to the client's log: the hierarchy shows no calls.
+    s.notes.extend(env.message.clone());
+    s.notes.extend(env.error.clone());
+    let sites = match env.results {
+        Some(Results::Calls(c)) => c,
         _ => Vec::new(),
     };
     // Grouped by (path, caller, via), in the answer's order.
@@ -195,7 +198,10 @@ pub fn outgoing(s: &mut Session, params: Value) -> Result<Value, Failure> {
     };
     let (tree, snap, _) = s.tree_of(&p.item.uri)?;
     let page = s.page(&tree)?;
-    let callees = callees_of(s, &snap, &page, &name)?;
+    let Some(callees) = callees_of(s, &snap, &page, &name) else {
+        // No body in the tree (said in the log): it calls nothing knav can show.
+        return to_value(Vec::<CallHierarchyOutgoingCall>::new());
+    };
     if (callees.path.as_str(), callees.line) != (data.path.as_str(), data.line) {
         s.notes.push(format!(
             "{name}: the calls of its definition at {}:{} (find_callees reads one definition), \
@@ -323,13 +329,9 @@ fn callee_place<'a>(c: &'a Callee, caller_path: &'a str) -> Place<'a> {
     }
 }
 
-/// Every page of find_callees of `name`.
-fn callees_of(
-    s: &mut Session,
-    snap: &Snapshot,
-    page: &Page,
-    name: &str,
-) -> Result<Callees, Failure> {
+/// Every page of find_callees of `name`; `None` (its error noted) when it has no body in the
+/// tree.
+fn callees_of(s: &mut Session, snap: &Snapshot, page: &Page, name: &str) -> Option<Callees> {
     let ask = Ask::Callees {
         symbol: name.to_string(),
         include_uncertain: false,
@@ -345,7 +347,10 @@ fn callees_of(
         s.notes.extend(env.warning.clone());
         let more = match (env.results, env.error) {
             (Some(Results::Callees(c)), _) => c,
-            (_, Some(e)) => return Err(Failure::failed(e)),
+            (_, Some(e)) => {
+                s.notes.push(e);
+                break;
+            }
             _ => break,
         };
         let n = more.callees.len() as u64;
@@ -358,7 +363,7 @@ fn callees_of(
             break;
         }
     }
-    all.ok_or_else(|| Failure::failed(format!("find_callees answered nothing for {name}")))
+    all
 }
 
 /// The lines of the body of `callees`' function that call each name (a member called through
