@@ -429,18 +429,28 @@ fn inactive_regions_follow_the_buffer_and_the_settings() {
     );
     // A buffer with branches typed and saved: the regions are the buffer's. The `#else`
     // branch of a false `#ifdef` is built; of `#elif`s, only the true one; a false group
-    // inside a false one is one region with the inner directives.
+    // inside a false one is one region with the inner directives; an option the .config does
+    // not list is off (a .config lists them all), but a macro that is no option decides
+    // nothing, and its branch stays.
     let text = "#ifdef CONFIG_HIGHMEM\nint a;\n#else\nint b;\n#endif\n\
                 #if defined(CONFIG_EXT2_FS)\nint c;\n#elif defined(CONFIG_COMPAT)\nint d;\n\
                 #else\nint e;\n#endif\n\
-                #ifdef CONFIG_HIGHMEM\nint f;\n#ifdef CONFIG_COMPAT\nint g;\n#endif\nint h;\n#endif\n";
+                #ifdef CONFIG_HIGHMEM\nint f;\n#ifdef CONFIG_COMPAT\nint g;\n#endif\nint h;\n#endif\n\
+                #ifdef CONFIG_NOT_IN_THE_CONFIG\nint u;\n#endif\n\
+                #if ARCH_SLOTS > 8\nint v;\n#endif\n";
     let file = t.root.join("mm/highmem.c");
     lsp.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri(&file), "version": 2},
             "contentChanges": [{"text": text}]}),
     );
-    let want = vec![[1, 0, 1, 6], [6, 0, 6, 6], [10, 0, 10, 6], [13, 0, 17, 6]];
+    let want = vec![
+        [1, 0, 1, 6],
+        [6, 0, 6, 6],
+        [10, 0, 10, 6],
+        [13, 0, 17, 6],
+        [20, 0, 20, 6],
+    ];
     // Unsaved, the buffer counts, not the file: the same config named again sends them.
     lsp.notify(
         "workspace/didChangeConfiguration",

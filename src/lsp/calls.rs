@@ -42,6 +42,9 @@ pub const METHODS: &[&str] = &[
 /// The name of an item for calls outside any function, as the CLI prints it.
 pub const FILE_SCOPE: &str = "(file scope)";
 
+/// Bodies get_symbol_body is asked for to find the one find_callees read.
+const MAX_BODIES: u64 = 5;
+
 /// Pages of find_callees read at most for one function.
 const MAX_CALLEE_PAGES: usize = 50;
 
@@ -377,7 +380,8 @@ fn call_sites(
 ) -> HashMap<String, Vec<u32>> {
     let ask = Ask::Body {
         symbol: callees.symbol.clone(),
-        max_definitions: 50,
+        // find_callees reads the best function definition; the bodies come in the same order.
+        max_definitions: MAX_BODIES,
     };
     let env = crate::request::answer(snap, page.clone(), &ask);
     let end = match env.results {
