@@ -485,3 +485,18 @@ fn a_client_without_the_capability_or_the_group_gets_no_regions() {
     lsp.open(&t.root, "mm/highmem.c", None);
     assert_eq!(regions(&mut lsp, &t.root, "mm/highmem.c"), None);
 }
+
+#[test]
+fn the_calls_group_left_out_serves_no_call_hierarchy() {
+    let t = fixture("lsp-calls-off");
+    let mut lsp = Lsp::start(&t.root, json!({"groups": ["navigate"]}));
+    let r = lsp.request(
+        "textDocument/prepareCallHierarchy",
+        at(&t.root, "fs/ext2/file.c", 5, 10),
+    );
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    assert_eq!(
+        r["error"]["message"],
+        "textDocument/prepareCallHierarchy is in a group the options leave out"
+    );
+}
