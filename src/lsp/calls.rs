@@ -147,11 +147,15 @@ pub fn incoming(s: &mut Session, params: Value) -> Result<Value, Failure> {
     };
     // Grouped by (path, caller, via), in the answer's order.
     let mut groups: Vec<(CallerKey, Vec<CallSite>)> = Vec::new();
+    let mut group_of: HashMap<CallerKey, usize> = HashMap::new();
     for c in sites {
         let key = (c.path.clone(), c.caller.clone(), c.via.clone());
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) => v.push(c),
-            None => groups.push((key, vec![c])),
+        match group_of.get(&key) {
+            Some(&i) => groups[i].1.push(c),
+            None => {
+                group_of.insert(key.clone(), groups.len());
+                groups.push((key, vec![c]));
+            }
         }
     }
     let mut texts = Texts::default();
