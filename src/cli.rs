@@ -387,24 +387,33 @@ fn run(
     order.carry_out(&mut front)
 }
 
+/// What `knav cscope` asks the CLI with besides the order: the global flags it sets.
+pub(crate) struct CscopeAsk {
+    /// The tree's top, as `--root` (`-P`); the current directory, or the tree above it, when
+    /// none.
+    pub root: Option<PathBuf>,
+    /// As `--active-config`: what that configuration does not build is left out.
+    pub active_config: Option<String>,
+}
+
 /// The CLI's answer to `order` (of `tool`) for `knav cscope` ([`crate::cscope`]), carried out
-/// as the CLI carries out its own: the tree at `root` (the current directory, or the tree found
-/// above it), refreshed first, the page of 1,000 results from `offset`. The cscope front end
-/// renders it as cscope lines.
+/// as the CLI carries out its own: the tree `ask` names (the current directory, or the tree
+/// found above it), refreshed first, with its active configuration, the page of 1,000 results
+/// from `offset`. The cscope front end renders it as cscope lines.
 pub(crate) fn cscope_run(
-    root: Option<PathBuf>,
+    ask: &CscopeAsk,
     tool: &'static Tool,
     order: Order,
     offset: u64,
 ) -> Envelope {
     let common = Common {
-        root,
+        root: ask.root.clone(),
         index_dir: None,
         format: Format::Text,
         limit: crate::query::MAX_LIMIT,
         offset,
         path_prefix: None,
-        active_config: None,
+        active_config: ask.active_config.clone(),
         rev: None,
         no_refresh: offset > 0,
     };
