@@ -349,9 +349,10 @@ fn the_line_prompt_answers_each_query_with_its_count_and_quits() {
 
 /// Vim (built with cscope: Debian's `vim-nox`, which `.ci/run` installs) running knav through
 /// a link named `cscope` as its `cscopeprg`: `:cs find c` (callers) read back from Vim's own
-/// listing, `:cs find g` (definition) from where Vim jumped.
+/// listing, `:cs find g` (definition) from where Vim jumped, `:cs find s` (the symbol) and
+/// `:cs find t` (text) from the quickfix list.
 #[test]
-fn vim_finds_callers_and_definitions_through_knav_as_its_cscope() {
+fn vim_finds_callers_definitions_symbols_and_text_through_knav_as_its_cscope() {
     let version = Command::new("vim").arg("--version").output();
     let has_cscope = version
         .as_ref()
@@ -377,15 +378,22 @@ fn vim_finds_callers_and_definitions_through_knav_as_its_cscope() {
         "silent! cs find g rw_verify_area".to_string(),
         "echo 'at ' . expand('%') . ':' . line('.')".to_string(),
         "redir END".to_string(),
+        // `s` (the symbol) and `t` (text) into the quickfix list, written as file:line:text.
+        "set cscopequickfix=s-,t-".to_string(),
+        "silent! cs find s kmap".to_string(),
+        qf_to(&t.root.join(".qf-s")),
+        "silent! cs find t vfs_read failed".to_string(),
+        qf_to(&t.root.join(".qf-t")),
         "qa!".to_string(),
     ];
     let mut vim = Command::new("vim");
     vim.args(["-Nu", "NONE", "-es"]).current_dir(&t.root);
     vim.env("KNAV_CACHE_DIR", "off")
         .env_remove("KNAV_INDEX_DIR");
-    for c in &cmds {
-        vim.arg("-c").arg(c);
-    }
+    // A script, not `-c` each: Vim takes at most ten `-c` commands.
+    let script = t.root.join(".vim-script");
+    std::fs::write(&script, cmds.join("\n") + "\n").unwrap();
+    vim.arg("-S").arg(&script);
     let status = vim.stdin(Stdio::null()).status().expect("vim runs");
     let _ = status;
     let out = std::fs::read_to_string(&listing).unwrap_or_default();
@@ -397,4 +405,24 @@ fn vim_finds_callers_and_definitions_through_knav_as_its_cscope() {
     ] {
         assert!(out.contains(want), "{want} not in Vim's listing:\n{out}");
     }
+    let read = |name: &str| std::fs::read_to_string(t.root.join(name)).unwrap_or_default();
+    assert_eq!(
+        read(".qf-s"),
+        "include/linux/highmem.h:20:<<kmap>> static inline void *kmap(struct page *page)\n\
+         include/linux/highmem.h:25:<<kmap>> static inline void *kmap(struct page *page)\n\
+         mm/highmem.c:14:<<copy_page_data>> void *from = kmap(src);\n\
+         mm/highmem.c:15:<<copy_page_data>> void *to = kmap(dst);\n"
+    );
+    assert_eq!(
+        read(".qf-t"),
+        "fs/read_write.c:25:<<vfs_read>> pr_warn(\"vfs_read failed: %d\\n\", ret);\n"
+    );
+}
+
+/// The Vim command that writes the quickfix list to `file`, one `file:line:text` a line.
+fn qf_to(file: &std::path::Path) -> String {
+    format!(
+        "call writefile(map(getqflist(), {{_, e -> bufname(e.bufnr) . ':' . e.lnum . ':' . e.text}}), '{}')",
+        file.display()
+    )
 }

@@ -371,6 +371,8 @@ pub struct Results {
     pub revisions: Option<Revisions>,
     /// Each MCP tool's default page for typical questions.
     pub tokens: Vec<crate::tokens::Page>,
+    /// `knav cscope -dL -N` against `cscope -dL -N`.
+    pub cscope: Option<crate::cscope::Bench>,
 }
 
 /// Bytes of each answer to the questions about one symbol.
@@ -481,7 +483,7 @@ impl Setup {
         c
     }
 
-    fn knav_index_dir(&self) -> PathBuf {
+    pub(crate) fn knav_index_dir(&self) -> PathBuf {
         self.work.join("knav")
     }
 
@@ -500,7 +502,7 @@ impl Setup {
         self.work.join("ctags/tags")
     }
 
-    fn cscope_file(&self) -> PathBuf {
+    pub(crate) fn cscope_file(&self) -> PathBuf {
         self.work.join("cscope/cscope.out")
     }
 
