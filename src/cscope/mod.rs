@@ -177,12 +177,14 @@ pub fn main(args: &[OsString]) -> i32 {
     if let Some((n, pattern)) = o.query.clone() {
         return match lines(&o, n, &pattern) {
             Ok(lines) => {
-                let mut out = std::io::stdout().lock();
+                // One write per buffer, not per line (stdout is line-buffered).
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
                 for l in lines {
                     if writeln!(out, "{l}").is_err() {
                         return 0;
                     }
                 }
+                let _ = out.flush();
                 0
             }
             Err(e) => {
