@@ -4,13 +4,27 @@
 //! cscope's callers (query 3) among knav's, by file and line.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::peers::Peers;
 use crate::proc::{median_p90, run, Run};
-use crate::suite::Setup;
+
+/// What the step runs on (from the run's setup: this module names no other of kernel-bench).
+pub struct On {
+    /// The tree both tools answer for.
+    pub tree: PathBuf,
+    /// The knav binary.
+    pub knav: PathBuf,
+    /// knav's index of the tree.
+    pub index_dir: PathBuf,
+    /// cscope, when installed.
+    pub cscope: Option<PathBuf>,
+    /// cscope's cross-reference of the tree.
+    pub xref: PathBuf,
+    /// Runs per query.
+    pub runs: usize,
+}
 
 /// The queries timed: references, definitions, callers.
 pub const QUERIES: &[u8] = &[0, 1, 3];
@@ -69,10 +83,10 @@ pub struct Bench {
 }
 
 /// Times both tools' answers to [`QUERIES`] on [`SYMBOLS`] and measures query 3's recall.
-pub fn measure(setup: &Setup, peers: &Peers, log: &mut dyn FnMut(&str)) -> Bench {
+pub fn measure(on: &On, log: &mut dyn FnMut(&str)) -> Bench {
     let mut out = Bench::default();
-    let xref = setup.cscope_file();
-    let Some(cscope) = peers.cscope.path.as_ref().filter(|_| xref.is_file()) else {
+    let xref = &on.xref;
+    let Some(cscope) = on.cscope.as_ref().filter(|_| xref.is_file()) else {
         out.notes
             .push("cscope or its cross-reference missing: knav cscope not measured".into());
         return out;
@@ -82,18 +96,18 @@ pub fn measure(setup: &Setup, peers: &Peers, log: &mut dyn FnMut(&str)) -> Bench
         log(&format!("cscope protocol: {symbol}"));
         for &query in QUERIES {
             let flag = format!("-{query}");
-            let mut knav = Command::new(&setup.knav);
-            knav.current_dir(&setup.tree)
-                .env("KNAV_INDEX_DIR", setup.knav_index_dir())
+            let mut knav = Command::new(&on.knav);
+            knav.current_dir(&on.tree)
+                .env("KNAV_INDEX_DIR", &on.index_dir)
                 .env("KNAV_CACHE_DIR", "off")
                 .args(["cscope", "-dL", &flag, symbol, "-P"])
-                .arg(&setup.tree);
+                .arg(&on.tree);
             let mut theirs = Command::new(cscope);
             theirs
-                .current_dir(&setup.tree)
+                .current_dir(&on.tree)
                 .args(["-dL", &flag, symbol, "-f"])
-                .arg(&xref);
-            let (k, c) = match (timed(&mut knav, setup.runs), timed(&mut theirs, setup.runs)) {
+                .arg(xref);
+            let (k, c) = match (timed(&mut knav, on.runs), timed(&mut theirs, on.runs)) {
                 (Ok(k), Ok(c)) => (k, c),
                 (Err(e), _) | (_, Err(e)) => {
                     out.notes.push(format!("-{query} {symbol}: {e}"));

@@ -399,7 +399,7 @@ fn measure(
         Vec::new()
     };
     let cscope = if args.only.is_empty() || args.only.iter().any(|q| q == "cscope") {
-        Some(cscope::measure(setup, peers, log))
+        Some(cscope::measure(&setup.cscope_on(peers), log))
     } else {
         None
     };

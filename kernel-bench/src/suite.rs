@@ -371,7 +371,7 @@ pub struct Results {
     pub revisions: Option<Revisions>,
     /// Each MCP tool's default page for typical questions.
     pub tokens: Vec<crate::tokens::Page>,
-    /// `knav cscope -dL -N` against `cscope -dL -N`.
+    /// `knav cscope -dL -N` against `cscope -dL -N` (kernel-bench/src/cscope.rs).
     pub cscope: Option<crate::cscope::Bench>,
 }
 
@@ -483,7 +483,19 @@ impl Setup {
         c
     }
 
-    pub(crate) fn knav_index_dir(&self) -> PathBuf {
+    /// Where the step of `knav cscope` against cscope runs ([`crate::cscope::On`]).
+    pub fn cscope_on(&self, peers: &Peers) -> crate::cscope::On {
+        crate::cscope::On {
+            tree: self.tree.clone(),
+            knav: self.knav.clone(),
+            index_dir: self.knav_index_dir(),
+            cscope: peers.cscope.path.clone(),
+            xref: self.cscope_file(),
+            runs: self.runs,
+        }
+    }
+
+    fn knav_index_dir(&self) -> PathBuf {
         self.work.join("knav")
     }
 
@@ -502,7 +514,7 @@ impl Setup {
         self.work.join("ctags/tags")
     }
 
-    pub(crate) fn cscope_file(&self) -> PathBuf {
+    fn cscope_file(&self) -> PathBuf {
         self.work.join("cscope/cscope.out")
     }
 
