@@ -101,12 +101,14 @@ fn lines(o: &Options, n: u8, pattern: &str) -> Result<Vec<String>, String> {
             });
         }
         out.extend(page);
-        if !env.truncated || env.limit == 0 {
+        // Every result was asked for: a tool that still pages (find_callees, by fewer) says
+        // where its next page starts.
+        if !env.truncated || env.limit == 0 || env.limit == crate::query::EVERY {
             // cscope lists a line once for a name (two references on one line are one line).
             out.dedup();
             return Ok(out);
         }
-        offset += env.limit;
+        offset = offset.saturating_add(env.limit);
     }
 }
 
