@@ -56,6 +56,9 @@ struct Common {
     /// indexed (the answer then names those files); by default the index is refreshed first.
     #[arg(long, global = true)]
     no_refresh: bool,
+    /// Every result in one page ([`crate::query::EVERY`]): `knav cscope`'s, never a flag.
+    #[arg(skip)]
+    every: bool,
 }
 
 /// The CLI's own arguments of `knav serve` (the only command that is no tool).
@@ -404,26 +407,37 @@ fn run(
     order.carry_out(&mut front)
 }
 
+/// What `knav cscope` asks the CLI with besides the order: the global flags it sets.
+pub(crate) struct CscopeAsk {
+    /// The tree's top, as `--root` (`-P`); the current directory, or the tree above it, when
+    /// none.
+    pub root: Option<PathBuf>,
+    /// As `--active-config`: what that configuration does not build is left out.
+    pub active_config: Option<String>,
+}
+
 /// The CLI's answer to `order` (of `tool`) for `knav cscope` ([`crate::cscope`]), carried out
-/// as the CLI carries out its own: the tree at `root` (the current directory, or the tree found
-/// above it), refreshed first, the page of 1,000 results from `offset`. The cscope front end
-/// renders it as cscope lines.
+/// as the CLI carries out its own: the tree `ask` names (the current directory, or the tree
+/// found above it), refreshed first, with its active configuration, the results from `offset`
+/// (every result from there: a tool that pages by fewer, find_callees, gives a
+/// page of its own). The cscope front end renders it as cscope lines.
 pub(crate) fn cscope_run(
-    root: Option<PathBuf>,
+    ask: &CscopeAsk,
     tool: &'static Tool,
     order: Order,
     offset: u64,
 ) -> Envelope {
     let common = Common {
-        root,
+        root: ask.root.clone(),
         index_dir: None,
         format: Format::Text,
         limit: crate::query::MAX_LIMIT,
         offset,
         path_prefix: None,
-        active_config: None,
+        active_config: ask.active_config.clone(),
         rev: None,
         no_refresh: offset > 0,
+        every: true,
     };
     let root_arg = common.root.clone().unwrap_or_else(|| PathBuf::from("."));
     let root = match crate::beneath::resolve_root(&root_arg) {
@@ -658,7 +672,11 @@ fn page_of(common: &Common) -> Result<Page, String> {
         Some(arg) => Some(crate::request::active_config(arg, Path::new("."))?),
     };
     Ok(Page {
-        limit: common.limit,
+        // A user's --limit stays below EVERY (it is clamped to a page, as any large limit).
+        limit: match common.every {
+            true => crate::query::EVERY,
+            false => common.limit.min(crate::query::EVERY - 1),
+        },
         offset: common.offset,
         path_prefix: common.path_prefix.as_deref().map(crate::pathname::from_arg),
         active,
@@ -997,6 +1015,17 @@ pub fn main() -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_knav_cscope_asks_for_every_result() {
+        let huge = crate::query::EVERY.to_string();
+        let cli = Cli::try_parse_from(["knav", "--limit", &huge, "refs", "kmap"]).unwrap();
+        assert!(!cli.common.every);
+        assert_eq!(page_of(&cli.common).unwrap().limit, crate::query::EVERY - 1);
+        let mut every = cli.common.clone();
+        every.every = true;
+        assert_eq!(page_of(&every).unwrap().limit, crate::query::EVERY);
+    }
 
     #[test]
     fn every_format_listed_parses_to_a_format_of_its_own() {

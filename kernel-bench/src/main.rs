@@ -3,6 +3,7 @@
 //! and `chart.svg` to the output directory.
 
 mod audit;
+mod cscope;
 mod facts;
 mod missing;
 mod peers;
@@ -69,8 +70,8 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     other_tree: Option<PathBuf>,
     /// Measure only these questions (comma-separated: def, refs, callers, grep, tools,
-    /// quality, missing, revisions, tokens).
-    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools", "quality", "missing", "revisions", "tokens"])]
+    /// quality, missing, revisions, tokens, cscope).
+    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools", "quality", "missing", "revisions", "tokens", "cscope"])]
     only: Vec<String>,
     /// The git repository kernel-bench/make-git-tree.sh builds, for the revisions' scenarios
     /// (`knav --rev`); without it they are not measured.
@@ -397,7 +398,13 @@ fn measure(
     } else {
         Vec::new()
     };
+    let cscope = if args.only.is_empty() || args.only.iter().any(|q| q == "cscope") {
+        Some(cscope::measure(&setup.cscope_on(peers), log))
+    } else {
+        None
+    };
     Ok(suite::Results {
+        cscope,
         revisions,
         tokens,
         builds,

@@ -95,6 +95,7 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
     grep_targets(r, &mut out);
     facts_targets(r, &mut out);
     revisions_targets(r, &mut out);
+    cscope_targets(r, &mut out);
     let knav_bytes: usize = r.sizes.iter().map(|s| s.def_text + s.refs_text).sum();
     let rg_bytes: Option<usize> = r.sizes.iter().map(|s| s.rg.map(|b| 2 * b)).sum();
     out.push(Ratio {
@@ -443,6 +444,84 @@ fn query_targets(r: &Results, out: &mut Vec<Ratio>) {
     }
 }
 
+/// The targets of `knav cscope`: each query's time against cscope's on the same symbols (sum
+/// of medians, whole process), and the share of cscope's callers knav does not list.
+fn cscope_targets(r: &Results, out: &mut Vec<Ratio>) {
+    let Some(b) = &r.cscope else { return };
+    for &q in crate::cscope::QUERIES {
+        // A row even when nothing was timed (cscope missing): the report says so.
+        let rows: Vec<_> = b.timings.iter().filter(|t| t.query == q).collect();
+        let k: Duration = rows.iter().map(|t| t.knav).sum();
+        let c: Duration = rows.iter().map(|t| t.cscope).sum();
+        let measured = !rows.is_empty();
+        out.push(Ratio {
+            label: format!(
+                "cscope query {q}, knav cscope -dL -{q} / cscope -dL -{q} (sum of {} medians)",
+                crate::cscope::SYMBOLS.len()
+            ),
+            knav: if measured {
+                ms(k)
+            } else {
+                "not measured".into()
+            },
+            peer: if measured { ms(c) } else { "missing".into() },
+            value: measured.then(|| k.as_secs_f64() / c.as_secs_f64()),
+            goal: 0.3,
+        });
+    }
+    let recall = b.recall.as_ref().filter(|rc| rc.of > 0);
+    out.push(Ratio {
+        label: "cscope's callers (query 3) knav does not list, share".into(),
+        knav: recall.map_or("not measured".into(), |rc| {
+            format!("{} missed", rc.of - rc.found)
+        }),
+        peer: recall.map_or("missing".into(), |rc| format!("of {}", rc.of)),
+        value: recall.map(|rc| (rc.of - rc.found) as f64 / rc.of as f64),
+        goal: 0.02,
+    });
+}
+
+/// The section of `knav cscope` against cscope: every query timed and the callers missed.
+fn cscope_section(o: &mut String, r: &Results) {
+    let Some(b) = &r.cscope else { return };
+    let _ = writeln!(
+        o,
+        "\n## knav cscope against cscope\n\nWhole process, median; cscope on its \
+         cross-reference built beforehand (`cscope -R -b -q -k`), knav on its index.\n"
+    );
+    let _ = writeln!(
+        o,
+        "| query | symbol | knav cscope | cscope | knav/cscope | lines (knav, cscope) |"
+    );
+    let _ = writeln!(o, "|---|---|---|---|---|---|");
+    for t in &b.timings {
+        let _ = writeln!(
+            o,
+            "| -{} | {} | {} | {} | {:.3} | {}, {} |",
+            t.query,
+            t.symbol,
+            ms(t.knav),
+            ms(t.cscope),
+            t.knav.as_secs_f64() / t.cscope.as_secs_f64().max(1e-9),
+            t.lines.0,
+            t.lines.1
+        );
+    }
+    if let Some(rc) = &b.recall {
+        let _ = writeln!(
+            o,
+            "\nCallers (query 3): knav lists {} of cscope's {} call sites (file and line).",
+            rc.found, rc.of
+        );
+        for m in &rc.missed {
+            let _ = writeln!(o, "- not in knav's: {m}");
+        }
+    }
+    for n in &b.notes {
+        let _ = writeln!(o, "- {n}");
+    }
+}
+
 /// The targets of knav grep: against rg, through `knav serve`, and its index's size.
 fn grep_targets(r: &Results, out: &mut Vec<Ratio>) {
     let g = &r.grep;
@@ -518,6 +597,7 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     refresh_section(&mut o, r);
     facts_section(&mut o, r);
     revisions_section(&mut o, r);
+    cscope_section(&mut o, r);
     latency_section(&mut o, cx, r);
     answer_size_section(&mut o, r);
     crate::tokens::section(&mut o, &r.tokens);

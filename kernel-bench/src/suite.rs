@@ -371,6 +371,8 @@ pub struct Results {
     pub revisions: Option<Revisions>,
     /// Each MCP tool's default page for typical questions.
     pub tokens: Vec<crate::tokens::Page>,
+    /// `knav cscope -dL -N` against `cscope -dL -N` (kernel-bench/src/cscope.rs).
+    pub cscope: Option<crate::cscope::Bench>,
 }
 
 /// Bytes of each answer to the questions about one symbol.
@@ -479,6 +481,18 @@ impl Setup {
             .arg("--index-dir")
             .arg(self.knav_index_dir());
         c
+    }
+
+    /// Where the step of `knav cscope` against cscope runs ([`crate::cscope::On`]).
+    pub fn cscope_on(&self, peers: &Peers) -> crate::cscope::On {
+        crate::cscope::On {
+            tree: self.tree.clone(),
+            knav: self.knav.clone(),
+            index_dir: self.knav_index_dir(),
+            cscope: peers.cscope.path.clone(),
+            xref: self.cscope_file(),
+            runs: self.runs,
+        }
     }
 
     fn knav_index_dir(&self) -> PathBuf {

@@ -71,6 +71,7 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
         "## Answer size",
         "## knav grep against rg -n",
         "## Fact store",
+        "## knav cscope against cscope",
     ] {
         assert!(md.contains(section), "report lacks {section}:\n{md}");
     }
@@ -93,6 +94,10 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
         "| search_text (selective) through `knav serve` / 10 ms | ",
         "| text index bytes / bytes it covers | ",
         "| copy of the tree with 200 files changed / the tree's cold build (same store) | ",
+        "| cscope query 0, knav cscope -dL -0 / cscope -dL -0 (sum of 12 medians) | ",
+        "| cscope query 1, knav cscope -dL -1 / cscope -dL -1 (sum of 12 medians) | ",
+        "| cscope query 3, knav cscope -dL -3 / cscope -dL -3 (sum of 12 medians) | ",
+        "| cscope's callers (query 3) knav does not list, share | ",
     ] {
         let row = md
             .lines()
@@ -120,7 +125,7 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert_eq!(
         svg.matches("stroke-width=\"2\"").count(),
-        15,
+        19,
         "a goal mark per target"
     );
     let _ = std::fs::remove_dir_all(&base);

@@ -63,7 +63,7 @@ pub use knav_index::rank::rank;
 
 pub use body::MAX_BODY_LINES;
 pub use lookup::{valid_name, Found, Visit};
-pub use page::{Page, DEFAULT_LIMIT, MAX_LIMIT};
+pub use page::{Page, DEFAULT_LIMIT, EVERY, MAX_LIMIT};
 pub use source::MAX_LINE_CHARS;
 pub use verdict::Verdict;
 

@@ -8,6 +8,10 @@ use crate::envelope::{Coverage, Envelope};
 pub const DEFAULT_LIMIT: u64 = 100;
 /// Largest page size; larger requests are clamped.
 pub const MAX_LIMIT: u64 = 1000;
+/// The page of every result, for a front end that prints a whole answer (`knav cscope`, whose
+/// callers read every line at once): never a user's `--limit` (the CLI keeps below it) nor an
+/// MCP call's `limit` (which refuses one past a billion).
+pub const EVERY: u64 = u64::MAX;
 
 /// Paging and filtering shared by every tool.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -30,6 +34,7 @@ impl Page {
     pub(super) fn effective_limit(&self) -> (u64, Option<u64>) {
         match self.limit {
             0 => (DEFAULT_LIMIT, None),
+            EVERY => (EVERY, None),
             l if l > MAX_LIMIT => (MAX_LIMIT, Some(l)),
             l => (l, None),
         }
@@ -160,6 +165,11 @@ mod tests {
         assert_eq!(page(0).effective_limit(), (DEFAULT_LIMIT, None));
         assert_eq!(page(7).effective_limit(), (7, None));
         assert_eq!(page(MAX_LIMIT).effective_limit(), (MAX_LIMIT, None));
+        assert_eq!(page(EVERY).effective_limit(), (EVERY, None));
+        assert_eq!(
+            page(EVERY - 1).effective_limit(),
+            (MAX_LIMIT, Some(EVERY - 1))
+        );
         assert_eq!(
             page(MAX_LIMIT + 1).effective_limit(),
             (MAX_LIMIT, Some(MAX_LIMIT + 1))

@@ -7,65 +7,14 @@
 
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
 
 use crate::tools::{Order, Tool};
 
-/// What the arguments ask.
-#[derive(Debug, Default, PartialEq)]
-struct Options {
-    /// `-L`: one query, its lines, exit.
-    one_shot: bool,
-    /// `-l`: queries at the `>> ` prompt.
-    line_mode: bool,
-    /// `-C`: patterns of text queries match case-insensitively.
-    fold_case: bool,
-    /// `-N PATTERN`: the query.
-    query: Option<(u8, String)>,
-    /// `-P PATH`: the tree's top (the current directory by default).
-    root: Option<PathBuf>,
-}
+mod args;
+mod assign;
+mod link;
 
-/// cscope's options that take a value (`-f cscope.out`, `-s DIR`, …); knav reads none of them
-/// but `-P`, and accepts the rest.
-const VALUED: &str = "fFiIpPs";
-
-/// Reads cscope's arguments (`-dL -1 name`, `-d -L -1name`, `-dl -f cscope.out`).
-fn parse(args: &[OsString]) -> Result<Options, String> {
-    let mut o = Options::default();
-    let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
-    while let Some(arg) = it.next() {
-        let Some(flags) = arg.strip_prefix('-').filter(|f| !f.is_empty()) else {
-            continue; // a source file named on the command line: the index has them all
-        };
-        for (i, c) in flags.char_indices() {
-            let rest = &flags[i + c.len_utf8()..];
-            let value = |it: &mut dyn Iterator<Item = String>| match rest {
-                "" => it.next().ok_or_else(|| format!("-{c} needs a value")),
-                _ => Ok(rest.to_string()),
-            };
-            if let Some(n) = c.to_digit(10) {
-                o.query = Some((n as u8, value(&mut it)?));
-                break;
-            }
-            if VALUED.contains(c) {
-                let v = value(&mut it)?;
-                if c == 'P' {
-                    o.root = Some(PathBuf::from(v));
-                }
-                break;
-            }
-            match c {
-                'L' => o.one_shot = true,
-                'l' => o.line_mode = true,
-                'C' => o.fold_case = true,
-                'd' | 'k' | 'q' | 'b' | 'c' | 'e' | 'R' | 'T' | 'u' | 'U' | 'v' | 'V' => {}
-                _ => return Err(format!("unknown option -{c}")),
-            }
-        }
-    }
-    Ok(o)
-}
+use args::Options;
 
 /// The command line (`knav refs --group-by line -- NAME`) that asks cscope query `n` for
 /// `pattern`; `None` for a query knav does not answer. cscope is one more front end over the
@@ -74,7 +23,8 @@ fn command_of(n: u8, pattern: &str, fold_case: bool) -> Option<Vec<String>> {
     let fold: &[&str] = if fold_case { &["-i"] } else { &[] };
     let include;
     let (words, pattern): (Vec<&str>, &str) = match n {
-        0 => (vec!["refs", "--group-by", "line"], pattern),
+        // Query 9 is query 0's lines that assign the name ([`assign`]).
+        0 | 9 => (vec!["refs", "--group-by", "line"], pattern),
         1 => (vec!["def"], pattern),
         2 => (vec!["callees"], pattern),
         3 => (vec!["callers"], pattern),
@@ -118,14 +68,14 @@ fn escaped(s: &str) -> String {
 fn lines(o: &Options, n: u8, pattern: &str) -> Result<Vec<String>, String> {
     let Some(argv) = command_of(n, pattern, o.fold_case) else {
         return Err(format!(
-            "query {n} is not answered by knav (0-4, 6, 7 and 8 are)"
+            "query {n} is not answered by knav (0-4 and 6-9 are)"
         ));
     };
     let (tool, order) = order_of(&argv)?;
     let mut out = Vec::new();
     let mut offset = 0;
     loop {
-        let mut env = crate::cli::cscope_run(o.root.clone(), tool, order.clone(), offset);
+        let mut env = crate::cli::cscope_run(&asked(o), tool, order.clone(), offset);
         if let Some(e) = env.error.as_deref().filter(|_| env.results.is_none()) {
             return match e.starts_with("no symbol named ") {
                 true => Ok(out),
@@ -143,11 +93,22 @@ fn lines(o: &Options, n: u8, pattern: &str) -> Result<Vec<String>, String> {
             // cscope's text column is the call's source line (a callee's result has none).
             with_source_lines(std::path::Path::new(&env.root), &mut page);
         }
+        if n == 9 {
+            page.retain(|l| {
+                l.splitn(4, ' ')
+                    .nth(3)
+                    .is_some_and(|t| assign::assigns(t, pattern))
+            });
+        }
         out.extend(page);
-        if !env.truncated || env.limit == 0 {
+        // Every result was asked for: a tool that still pages (find_callees, by fewer) says
+        // where its next page starts.
+        if !env.truncated || env.limit == 0 || env.limit == crate::query::EVERY {
+            // cscope lists a line once for a name (two references on one line are one line).
+            out.dedup();
             return Ok(out);
         }
-        offset += env.limit;
+        offset = offset.saturating_add(env.limit);
     }
 }
 
@@ -196,22 +157,36 @@ fn with_source_lines(root: &std::path::Path, lines: &mut [String]) {
 
 /// Runs `knav cscope ARGS`; the exit code.
 pub fn main(args: &[OsString]) -> i32 {
-    let mut o = match parse(args) {
+    let mut o = match args::parse(args) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("knav cscope: {e}");
             return 2;
         }
     };
+    if let Some(dir) = &o.install_link {
+        return install_link(dir);
+    }
+    if o.build {
+        return match refresh(&o).and_then(|_| placeholder(&o)) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("knav cscope: {e}");
+                1
+            }
+        };
+    }
     if let Some((n, pattern)) = o.query.clone() {
         return match lines(&o, n, &pattern) {
             Ok(lines) => {
-                let mut out = std::io::stdout().lock();
+                // One write per buffer, not per line (stdout is line-buffered).
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
                 for l in lines {
                     if writeln!(out, "{l}").is_err() {
                         return 0;
                     }
                 }
+                let _ = out.flush();
                 0
             }
             Err(e) => {
@@ -224,9 +199,74 @@ pub fn main(args: &[OsString]) -> i32 {
         return prompt(&mut o);
     }
     eprintln!(
-        "knav cscope: give -L -N PATTERN (one query) or -l (queries at a prompt); no full-screen mode"
+        "knav cscope: give -L -N PATTERN (one query), -l (queries at a prompt), -b (refresh the \
+         index) or --install-link DIR; no full-screen mode"
     );
     2
+}
+
+/// What the CLI is asked with: the tree and the active configuration of `o`.
+fn asked(o: &Options) -> crate::cli::CscopeAsk {
+    crate::cli::CscopeAsk {
+        root: o.root.clone(),
+        active_config: o.active_config.clone(),
+    }
+}
+
+/// The index of the tree brought up to date (`-b`, the prompt's `r`), as `knav index` does.
+fn refresh(o: &Options) -> Result<(), String> {
+    let (tool, order) = order_of(&["index".to_string()])?;
+    match crate::cli::cscope_run(&asked(o), tool, order, 0).error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// `-b -f FILE`: an empty FILE where there is none, since cscope_maps.nvim and xcscope look for
+/// the database file before they ask (knav's index is under the tree's `.knav`). An existing
+/// file is left as it is.
+fn placeholder(o: &Options) -> Result<(), String> {
+    let Some(file) = &o.database else {
+        return Ok(());
+    };
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(file)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(format!(
+            "-f {}: {e} (cscope's database file, left empty by knav for the plugins that look \
+             for it)",
+            file.display()
+        )),
+    }
+}
+
+/// `--install-link DIR`; the exit code.
+fn install_link(dir: &std::path::Path) -> i32 {
+    let knav = match std::env::current_exe() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("knav cscope: cannot tell where this knav is: {e}");
+            return 1;
+        }
+    };
+    match link::install(dir, &knav) {
+        Ok(link::Installed::Made(link, to)) => {
+            println!("{} -> {}", link.display(), to.display());
+            0
+        }
+        Ok(link::Installed::Already(link)) => {
+            println!("{} already runs this knav", link.display());
+            0
+        }
+        Err(e) => {
+            eprintln!("knav cscope: {e}");
+            1
+        }
+    }
 }
 
 /// cscope's `-l` protocol: `>> ` prompt, a query as its number and pattern (`1vfs_read`),
@@ -253,11 +293,8 @@ fn prompt(o: &mut Options) -> i32 {
                 Vec::new()
             }
             Some('r') => {
-                if let Ok((tool, order)) = order_of(&["index".to_string()]) {
-                    let env = crate::cli::cscope_run(o.root.clone(), tool, order, 0);
-                    if let Some(e) = env.error {
-                        eprintln!("knav cscope: {e}");
-                    }
+                if let Err(e) = refresh(o) {
+                    eprintln!("knav cscope: {e}");
                 }
                 Vec::new()
             }
@@ -283,25 +320,6 @@ fn prompt(o: &mut Options) -> i32 {
 mod tests {
     use super::*;
 
-    fn args(a: &[&str]) -> Vec<OsString> {
-        a.iter().map(OsString::from).collect()
-    }
-
-    #[test]
-    fn cscopes_arguments_are_read_as_vim_and_cscope_maps_give_them() {
-        let o = parse(&args(&["-dL", "-1", "vfs_read"])).unwrap();
-        assert!(o.one_shot && o.query == Some((1, "vfs_read".into())));
-        let o = parse(&args(&["-d", "-L", "-3kmalloc", "-P", "/t"])).unwrap();
-        assert_eq!(o.query, Some((3, "kmalloc".into())));
-        assert_eq!(o.root, Some(PathBuf::from("/t")));
-        let o = parse(&args(&["-dl", "-f", "cscope.out"])).unwrap();
-        assert!(o.line_mode && o.query.is_none());
-        assert!(parse(&args(&["-Z"])).unwrap_err().contains("-Z"));
-        assert!(parse(&args(&["-L", "-0"]))
-            .unwrap_err()
-            .contains("-0 needs a value"));
-    }
-
     #[test]
     fn each_query_number_asks_its_tool() {
         let tool = |n: u8| {
@@ -316,7 +334,8 @@ mod tests {
         assert_eq!(tool(4), Ok(Ok("search_text")));
         assert_eq!(tool(7), Ok(Ok("search_files")));
         assert_eq!(tool(8), Ok(Ok("search_text")));
-        assert!(tool(5).is_err() && tool(9).is_err());
+        assert_eq!(tool(9), Ok(Ok("find_references")));
+        assert!(tool(5).is_err());
         // A pattern that starts with a dash is a pattern, not a flag.
         assert_eq!(
             command_of(4, "-EINVAL", true).unwrap(),
