@@ -329,3 +329,25 @@ fn path_prefix_set_by_did_change_configuration_filters_the_references() {
     );
     assert!(all.len() > some.len());
 }
+
+#[test]
+fn references_past_the_cap_are_cut_and_the_user_told() {
+    let mut body = String::from("void many_refs(void);\nvoid caller(void)\n{\n");
+    for _ in 0..20_005 {
+        body.push_str("\tmany_refs();\n");
+    }
+    body.push_str("}\n");
+    let t = common::tree("lsp-cap", &[("a.c", body)]);
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    let mut params = at(&t.root, "a.c", 3, 3);
+    params["context"] = json!({"includeDeclaration": true});
+    let refs = lsp.result("textDocument/references", params);
+    assert_eq!(refs.as_array().map(Vec::len), Some(20_000));
+    let told = lsp.from_server.iter().any(|m| {
+        m["method"] == "window/showMessage"
+            && m["params"]["message"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("20006 results; the first 20000 are listed"))
+    });
+    assert!(told, "{:?}", lsp.from_server.last());
+}

@@ -258,7 +258,7 @@ pub(crate) fn limit_malloc_arenas() {
 /// Gives the heap's free pages back to the system: what the scan's buffers (the files read,
 /// their names and search documents) leave free stays counted in the RSS otherwise, under the
 /// merge that follows.
-pub(crate) fn release_free_memory() {
+pub fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free memory to the system; it is safe to call any time.
     unsafe {

@@ -37,6 +37,9 @@ pub struct LspOptions {
     pub index_dir: Option<PathBuf>,
 }
 
+/// A request that took this long is followed by giving the heap's free memory back.
+const TRIM_AFTER: Duration = Duration::from_millis(20);
+
 /// A request's handler: its parameters in, its result out.
 pub type Handler = fn(&mut Session, Value) -> Result<Value, Failure>;
 
@@ -183,6 +186,7 @@ fn answer(session: &mut Session, req: Request) {
     }
     session.notes.clear();
     session.alerts.clear();
+    let started = std::time::Instant::now();
     let resp = match handler(session, req.params) {
         Ok(v) => Response::new_ok(req.id, v),
         Err(f) => Response::new_err(req.id, f.code, f.message),
@@ -196,6 +200,11 @@ fn answer(session: &mut Session, req: Request) {
         notify::show(&session.out, 2, &alerts.join("\n"));
     }
     session.out.send(resp);
+    if started.elapsed() >= TRIM_AFTER {
+        // A large answer (every reference of kfree) read thousands of files into memory that
+        // is free now: given back, so the server at rest holds the mapped index and little else.
+        crate::alloc::release_free_memory();
+    }
 }
 
 /// A notification to the client.

@@ -258,24 +258,25 @@ impl Session {
         })
     }
 
-    /// Every page of `ask`'s answer (up to [`MAX_RESULTS`] results) as one envelope; its
-    /// warnings kept to show.
+    /// Every result of `ask`'s answer, asked in one page ([`crate::query::EVERY`]: a page loop
+    /// would compute the answer again for each page), as one envelope of at most
+    /// [`MAX_RESULTS`] results (the user told when there were more); its warnings kept to log.
     pub fn all(&mut self, snap: &Snapshot, page: &Page, ask: &Ask) -> Envelope {
-        let mut env = crate::request::answer(snap, page.clone(), ask);
-        let mut offset = env.results.as_ref().map_or(0, results_len);
-        while env.truncated && offset < MAX_RESULTS && env.error.is_none() {
-            let next = Page {
-                offset,
-                ..page.clone()
-            };
-            let more = crate::request::answer(snap, next, ask);
-            let n = more.results.as_ref().map_or(0, results_len);
-            if n == 0 {
-                break;
+        let every = Page {
+            limit: crate::query::EVERY,
+            offset: 0,
+            ..page.clone()
+        };
+        let mut env = crate::request::answer(snap, every, ask);
+        if let Some(results) = env.results.as_mut() {
+            let n = results_len(results);
+            if n > MAX_RESULTS {
+                truncate(results, MAX_RESULTS as usize);
+                self.alerts.push(format!(
+                    "{n} results; the first {MAX_RESULTS} are listed (set knav's pathPrefix \
+                     option to narrow them)"
+                ));
             }
-            offset += n;
-            env.truncated = more.truncated;
-            extend(&mut env, more);
         }
         self.notes.extend(env.warning.clone());
         env
@@ -355,14 +356,14 @@ fn results_len(r: &crate::envelope::Results) -> u64 {
     }) as u64
 }
 
-fn extend(env: &mut Envelope, more: Envelope) {
+fn truncate(r: &mut crate::envelope::Results, n: usize) {
     use crate::envelope::Results as R;
-    match (env.results.as_mut(), more.results) {
-        (Some(R::Records(a)), Some(R::Records(b))) => a.extend(b),
-        (Some(R::Hits(a)), Some(R::Hits(b))) => a.extend(b),
-        (Some(R::Groups(a)), Some(R::Groups(b))) => a.extend(b),
-        (Some(R::Calls(a)), Some(R::Calls(b))) => a.extend(b),
-        (Some(R::Files(a)), Some(R::Files(b))) => a.extend(b),
+    match r {
+        R::Records(v) => v.truncate(n),
+        R::Hits(v) => v.truncate(n),
+        R::Groups(v) => v.truncate(n),
+        R::Calls(v) => v.truncate(n),
+        R::Files(v) => v.truncate(n),
         _ => {}
     }
 }
