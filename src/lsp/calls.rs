@@ -402,7 +402,11 @@ fn call_sites(
     let mut texts = Texts::default();
     let mut body = String::new();
     for l in callees.line..=end {
-        body.push_str(&texts.line(tree, &callees.path, l - 1).unwrap_or_default());
+        body.push_str(
+            &texts
+                .line(tree, &callees.path, l.saturating_sub(1))
+                .unwrap_or_default(),
+        );
         body.push('\n');
     }
     let scanned = crate::scan::scan(body.as_bytes());
@@ -415,7 +419,7 @@ fn call_sites(
             .get(o.start as usize..o.start as usize + o.len as usize)
             .unwrap_or_default();
         let lines = out.entry(name.to_string()).or_default();
-        let line = callees.line + o.line - 1;
+        let line = (callees.line + o.line).saturating_sub(1);
         if !lines.contains(&line) {
             lines.push(line);
         }
@@ -553,7 +557,7 @@ fn data_of(item: &CallHierarchyItem) -> Data {
         .unwrap_or_else(|| Data {
             name: Some(item.name.clone()).filter(|n| n != FILE_SCOPE),
             path: String::new(),
-            line: item.selection_range.start.line + 1,
+            line: item.selection_range.start.line.saturating_add(1),
             via: None,
         })
 }

@@ -233,7 +233,10 @@ fn comment(snap: &Snapshot, tree: &Tree, r: &Record) -> Option<String> {
     }
     let text = read_text(tree, &r.path)?;
     let line = Lines::new(&text)
-        .line(&text, (r.line - u32::from(back)).saturating_sub(1) as usize)?
+        .line(
+            &text,
+            r.line.saturating_sub(u32::from(back)).saturating_sub(1) as usize,
+        )?
         .to_string();
     Some(crate::query::comment_words(&line)).filter(|c| !c.is_empty())
 }

@@ -41,9 +41,10 @@ pub fn handshake(
                 continue;
             }
             Incoming::Message(Message::Notification(n)) if n.method == "exit" => return None,
-            Incoming::Message(_) => continue,
-            Incoming::Malformed(why, id) => {
-                out.error_for(id, ErrorCode::ParseError as i32, &why);
+            // Notifications before initialize are dropped (exit excepted), responses too.
+            Incoming::Message(_) | Incoming::Unreadable(_) => continue,
+            Incoming::Malformed(code, why, id) => {
+                out.error_for(id, code, &why);
                 continue;
             }
         };

@@ -379,8 +379,12 @@ pub fn path_of(uri: &Uri) -> Result<PathBuf, Failure> {
     let raw = rest.as_bytes();
     let mut i = 0;
     while i < raw.len() {
-        if raw[i] == b'%' && i + 2 < raw.len() {
-            let hex = std::str::from_utf8(&raw[i + 1..i + 3]).ok();
+        // Two hex digits (`u8::from_str_radix` would take `%+1` too); else the `%` is kept.
+        let escape = raw
+            .get(i + 1..i + 3)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+        if raw[i] == b'%' {
+            let hex = escape.and_then(|h| std::str::from_utf8(h).ok());
             if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                 bytes.push(b);
                 i += 3;
@@ -394,6 +398,15 @@ pub fn path_of(uri: &Uri) -> Result<PathBuf, Failure> {
     let path = PathBuf::from(std::ffi::OsString::from_vec(bytes));
     if !path.is_absolute() {
         return Err(Failure::params(format!("{s} names no absolute path")));
+    }
+    // `/tree/../elsewhere` starts with `/tree` component by component: refused, not resolved.
+    if path
+        .components()
+        .any(|c| c == std::path::Component::ParentDir)
+    {
+        return Err(Failure::params(format!(
+            "{s} names a path through `..`; send the path without it"
+        )));
     }
     Ok(path)
 }
@@ -423,6 +436,18 @@ mod tests {
         assert_eq!(uri.as_str(), "file:///t/a%20b/%C3%BC%25.c");
         assert_eq!(path_of(&uri).unwrap(), p);
         assert!(path_of(&"http://x/y".parse().unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_uri_through_dotdot_is_refused_and_a_bad_escape_kept() {
+        let out = path_of(&"file:///t/tree/../../etc/passwd".parse().unwrap());
+        assert!(out.unwrap_err().message.contains("`..`"));
+        // An invalid escape is refused by the URI's parser (the params do not deserialize), so
+        // path_of sees only valid ones; `%2B1` is `+1`, not byte 1.
+        assert!("file:///t/a%+1".parse::<Uri>().is_err());
+        assert!("file:///t/a%4".parse::<Uri>().is_err());
+        let p = path_of(&"file:///t/a%25%2B1".parse().unwrap()).unwrap();
+        assert_eq!(p, PathBuf::from("/t/a%+1"));
     }
 
     #[test]
