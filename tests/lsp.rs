@@ -508,3 +508,40 @@ fn a_document_through_dotdot_or_a_link_out_of_the_folder_is_not_read() {
     let msg = r.pointer("/error/message").and_then(Value::as_str);
     assert!(msg.is_some_and(|m| m.contains("cannot be read")), "{r}");
 }
+
+#[test]
+fn a_folder_named_through_a_symbolic_link_is_answered_in_the_clients_spelling() {
+    let t = fixture("lsp-linked");
+    let link = std::env::temp_dir().join(format!("knav-lsp-link-{}", std::process::id()));
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&t.root, &link).unwrap();
+    // Every document of the folder was "in no workspace folder": the folder was resolved, the
+    // client's URIs were not.
+    let mut lsp = Lsp::start(&link, Value::Null);
+    let defs = lsp.result(
+        "textDocument/definition",
+        at(&link, "fs/ext2/file.c", 5, 10),
+    );
+    assert_eq!(
+        places(&link, &defs),
+        vec![("fs/read_write.c".to_string(), 19)]
+    );
+    // An open buffer with lines inserted above is found by its path through the link.
+    lsp.open(&link, "fs/read_write.c", None);
+    let file = link.join("fs/read_write.c");
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&file), "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
+                "end": {"line": 0, "character": 0}}, "text": "// a\n// b\n"}]}),
+    );
+    let moved = lsp.result(
+        "textDocument/definition",
+        at(&link, "fs/ext2/file.c", 5, 10),
+    );
+    assert_eq!(
+        places(&link, &moved),
+        vec![("fs/read_write.c".to_string(), 21)]
+    );
+    let _ = std::fs::remove_file(&link);
+}

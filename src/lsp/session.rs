@@ -138,6 +138,9 @@ pub struct Cursor {
     pub path: String,
 }
 
+/// A folder the client named through a symbolic link: as named, and resolved.
+pub type Alias = (PathBuf, PathBuf);
+
 /// The server's state.
 pub struct Session {
     /// The trees, as the MCP server keeps them (shared with the refresh started at
@@ -162,6 +165,10 @@ pub struct Session {
     pub alerts: Vec<String>,
     /// The first builds running, with their progress tokens.
     pub building: Vec<(Arc<Tree>, String)>,
+    /// Folders the client named through a symbolic link: as named, and resolved. The client's
+    /// URIs are read in the resolved tree, and answered in the client's spelling (else no
+    /// document of such a folder was in any folder, and an answer opened a second buffer).
+    pub aliases: Vec<Alias>,
 }
 
 impl Session {
@@ -173,9 +180,30 @@ impl Session {
             .max_by_key(|f| f.as_os_str().len())
     }
 
+    /// The file `uri` names, in the resolved folders (a folder's alias replaced).
+    pub fn file_of(&self, uri: &Uri) -> Result<PathBuf, Failure> {
+        let path = path_of(uri)?;
+        for (named, resolved) in &self.aliases {
+            if let Ok(rest) = path.strip_prefix(named) {
+                return Ok(resolved.join(rest));
+            }
+        }
+        Ok(path)
+    }
+
+    /// `file` (in a resolved folder) as the client names it.
+    fn shown(&self, file: &Path) -> PathBuf {
+        for (named, resolved) in &self.aliases {
+            if let Ok(rest) = file.strip_prefix(resolved) {
+                return named.join(rest);
+            }
+        }
+        file.to_path_buf()
+    }
+
     /// The tree of `uri`'s file, its root-relative path, and the snapshot answering for it.
     pub fn tree_of(&mut self, uri: &Uri) -> Result<(Arc<Tree>, Arc<Snapshot>, String), Failure> {
-        let path = path_of(uri)?;
+        let path = self.file_of(uri)?;
         let Some(root) = self.folder_of(&path).cloned() else {
             return Err(Failure::failed(format!(
                 "{} is in no workspace folder knav serves ({}); open its tree as a folder",
@@ -294,7 +322,7 @@ impl Session {
         len: usize,
     ) -> Option<Location> {
         let file = tree.base_root().join(crate::pathname::to_path(path));
-        let uri = uri_of(&file)?;
+        let uri = uri_of(&self.shown(&file))?;
         let (line0, col0) = (line.saturating_sub(1), col.saturating_sub(1) as usize);
         let enc = self.enc;
         if let Some(doc) = self.docs.by_path_mut(&file) {
