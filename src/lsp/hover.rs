@@ -153,6 +153,12 @@ fn best(records: Vec<Record>) -> Option<((usize, Record), usize)> {
     Some(((i, r), others))
 }
 
+/// True when `r`'s line or type says `static` (file scope).
+fn is_static(r: &Record) -> bool {
+    let words = |t: &str| t.split_whitespace().any(|w| w == "static");
+    words(&r.snippet) || r.typeref.as_deref().is_some_and(words)
+}
+
 /// The hover's text.
 fn markdown(
     at: &Cursor,
@@ -184,7 +190,8 @@ fn markdown(
         )),
         Some(Built::Unknown) | None => {}
     }
-    if matches!(kind, "function" | "variable") {
+    // A `static` definition cannot be exported: "not exported" would be noise.
+    if matches!(kind, "function" | "variable") && !is_static(r) {
         match exported {
             Some(e) => out.push_str(&format!(
                 "\nexported: `{}` at `{}:{}`\n",
