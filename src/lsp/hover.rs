@@ -271,13 +271,16 @@ pub fn word_on_line(
     path: &str,
     at: &TextDocumentPositionParams,
 ) -> Option<(String, usize, usize)> {
-    let text = match s.docs.get(&at.text_document.uri) {
-        Some(doc) => doc.text.clone(),
-        None => read_text(tree, path)?,
+    // An open buffer's line from its line map (the buffer is not copied, nor its lines found
+    // again, at every hover).
+    let n = at.position.line as usize;
+    let line = match s.docs.get(&at.text_document.uri) {
+        Some(doc) => doc.lines.line(&doc.text, n)?.to_string(),
+        None => {
+            let text = read_text(tree, path)?;
+            Lines::new(&text).line(&text, n)?.to_string()
+        }
     };
-    let line = Lines::new(&text)
-        .line(&text, at.position.line as usize)?
-        .to_string();
     let byte = byte_of(&line, at.position.character as usize, s.enc);
     let (start, len) = word_at(&line, byte).map(|(start, w)| (start, w.len()))?;
     Some((line, start, len))
