@@ -351,3 +351,219 @@ fn references_past_the_cap_are_cut_and_the_user_told() {
     });
     assert!(told, "{:?}", lsp.from_server.last());
 }
+
+/// The error code of `r`, a response that must be an error.
+fn code(r: &Value) -> i64 {
+    r.pointer("/error/code")
+        .and_then(Value::as_i64)
+        .unwrap_or_else(|| panic!("not an error: {r}"))
+}
+
+#[test]
+fn a_second_initialize_and_an_unknown_dollar_request_are_refused() {
+    let t = fixture("lsp-twice");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    let again = lsp.request(
+        "initialize",
+        json!({"processId": null, "rootUri": uri(&t.root), "capabilities": {}}),
+    );
+    assert_eq!(code(&again), -32600, "{again}");
+    // LSP 3.17: a `$/` request the server does not know is MethodNotFound (it was null).
+    let dollar = lsp.request("$/knavNoSuchThing", json!({}));
+    assert_eq!(code(&dollar), -32601, "{dollar}");
+    // The server still answers.
+    let defs = lsp.result(
+        "textDocument/definition",
+        at(&t.root, "fs/ext2/file.c", 5, 10),
+    );
+    assert_eq!(
+        places(&t.root, &defs),
+        vec![("fs/read_write.c".to_string(), 19)]
+    );
+}
+
+#[test]
+fn exit_before_shutdown_exits_1() {
+    let t = fixture("lsp-exit1");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    lsp.notify("exit", Value::Null);
+    assert_eq!(lsp.exit_code(), Some(1));
+}
+
+#[test]
+fn a_batch_and_ids_lsp_has_not_are_refused_and_a_string_id_answered() {
+    let t = fixture("lsp-ids");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    lsp.write(&json!([{"jsonrpc": "2.0", "id": 90, "method": "shutdown"}]));
+    let batch = lsp.next().unwrap();
+    assert_eq!(code(&batch), -32600, "{batch}");
+    assert_eq!(batch["id"], Value::Null);
+    // An id over 32 bits was read as a notification and never answered.
+    lsp.write(
+        &json!({"jsonrpc": "2.0", "id": 1u64 << 40, "method": "textDocument/hover",
+        "params": at(&t.root, "fs/ext2/file.c", 5, 10)}),
+    );
+    let huge = lsp.next().unwrap();
+    assert_eq!(code(&huge), -32600, "{huge}");
+    assert_eq!(huge["id"], json!(1u64 << 40));
+    lsp.write(
+        &json!({"jsonrpc": "2.0", "id": "s-1", "method": "textDocument/definition",
+        "params": at(&t.root, "fs/ext2/file.c", 5, 10)}),
+    );
+    let named = lsp.next().unwrap();
+    assert_eq!(named["id"], "s-1", "{named}");
+    assert_eq!(
+        places(&t.root, &named["result"]),
+        vec![("fs/read_write.c".to_string(), 19)]
+    );
+    // A response to the server with an error (a refused progress token) is taken silently;
+    // one with a null id is unreadable, logged, never answered.
+    lsp.write(
+        &json!({"jsonrpc": "2.0", "id": "knav-progress-knav/index/0",
+        "error": {"code": -32601, "message": "no progress here"}}),
+    );
+    lsp.write(&json!({"jsonrpc": "2.0", "id": null, "error": {"code": -1, "message": "?"}}));
+    let shut = lsp.request("shutdown", Value::Null);
+    assert_eq!(shut["result"], Value::Null, "{shut}");
+    assert!(
+        lsp.from_server.iter().all(|m| m.get("error").is_none()),
+        "a response was answered: {:?}",
+        lsp.from_server
+    );
+}
+
+#[test]
+fn bad_positions_params_and_changes_are_errors_and_the_server_goes_on() {
+    let t = accented("lsp-bad-input");
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    for (line, ch) in [(u32::MAX, u32::MAX), (2, u32::MAX), (99, 0), (1, 9)] {
+        for method in [
+            "textDocument/definition",
+            "textDocument/hover",
+            "textDocument/implementation",
+            "textDocument/prepareCallHierarchy",
+        ] {
+            // Line 1 character 9 is inside the emoji's surrogate pair.
+            let r = lsp.request(method, at(&t.root, "a.c", line, ch));
+            assert!(
+                r.get("result").is_some() || matches!(code(&r), -32602 | -32803),
+                "{method} {line}:{ch}: {r}"
+            );
+        }
+    }
+    for params in [Value::Null, json!("a.c"), json!({"textDocument": 3})] {
+        let r = lsp.request("textDocument/definition", params);
+        assert_eq!(code(&r), -32602, "{r}");
+    }
+    // An incoming-calls item the client made up, at the last line there is.
+    let file = t.root.join("a.c");
+    let item = json!({"name": "accented_fn", "kind": 12, "uri": uri(&file),
+        "range": {"start": {"line": u32::MAX, "character": 0}, "end": {"line": u32::MAX, "character": 1}},
+        "selectionRange": {"start": {"line": u32::MAX, "character": 0}, "end": {"line": u32::MAX, "character": 1}}});
+    for method in ["callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"] {
+        // Line u32::MAX + 1 overflowed: a panic, answered InternalError at best.
+        let r = lsp.request(method, json!({"item": item}));
+        assert!(r.get("result").is_some() || code(&r) != -32603, "{r}");
+    }
+    // Changes to a document never opened, ranges reversed and past the end.
+    let change = |v: i32, range: Value, text: &str| {
+        json!({"textDocument": {"uri": uri(&file), "version": v},
+            "contentChanges": [{"range": range, "text": text}]})
+    };
+    let r = |a: (u32, u32), b: (u32, u32)| json!({"start": {"line": a.0, "character": a.1}, "end": {"line": b.0, "character": b.1}});
+    lsp.notify(
+        "textDocument/didChange",
+        change(2, r((0, 0), (0, 1)), "never opened"),
+    );
+    lsp.open(&t.root, "a.c", None);
+    lsp.notify("textDocument/didChange", change(3, r((2, 5), (0, 2)), ""));
+    lsp.notify("textDocument/didChange", change(4, r((1, 9), (1, 10)), "z"));
+    lsp.notify(
+        "textDocument/didChange",
+        change(5, r((u32::MAX, 0), (u32::MAX, 9)), "\nint tail;"),
+    );
+    lsp.notify("textDocument/didChange", json!({"textDocument": 1}));
+    // Closed, the file answers again as indexed.
+    lsp.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&file)}}),
+    );
+    let defs = lsp.result("textDocument/definition", at(&t.root, "b.h", 0, 6));
+    assert_eq!(places(&t.root, &defs), vec![("a.c".to_string(), 1)]);
+    let down = lsp.request("shutdown", Value::Null);
+    assert_eq!(down["result"], Value::Null, "{down}");
+    lsp.notify("exit", Value::Null);
+    assert_eq!(lsp.exit_code(), Some(0));
+}
+
+#[test]
+fn a_document_through_dotdot_or_a_link_out_of_the_folder_is_not_read() {
+    let outside = common::tree(
+        "lsp-outside",
+        &[("secret.c", "int outside_secret(void) { return 1; }\n")],
+    );
+    let t = common::tree(
+        "lsp-inside",
+        &[(
+            "a.c",
+            "int outside_secret(void);\nint inside(void) { return 0; }\n",
+        )],
+    );
+    std::os::unix::fs::symlink(outside.root.join("secret.c"), t.root.join("link.c")).unwrap();
+    let mut lsp = Lsp::start(&t.root, Value::Null);
+    let dotdot = format!(
+        "{}/../{}/secret.c",
+        uri(&t.root),
+        outside.root.file_name().unwrap().to_str().unwrap()
+    );
+    let r = lsp.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": dotdot}, "position": {"line": 0, "character": 6}}),
+    );
+    assert_eq!(code(&r), -32602, "{r}");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("`..`"),
+        "{r}"
+    );
+    // Through the link: the file is not read (the name under the cursor would come from it).
+    let r = lsp.request("textDocument/definition", at(&t.root, "link.c", 0, 6));
+    let msg = r.pointer("/error/message").and_then(Value::as_str);
+    assert!(msg.is_some_and(|m| m.contains("cannot be read")), "{r}");
+}
+
+#[test]
+fn a_folder_named_through_a_symbolic_link_is_answered_in_the_clients_spelling() {
+    let t = fixture("lsp-linked");
+    let link = std::env::temp_dir().join(format!("knav-lsp-link-{}", std::process::id()));
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&t.root, &link).unwrap();
+    // Every document of the folder was "in no workspace folder": the folder was resolved, the
+    // client's URIs were not.
+    let mut lsp = Lsp::start(&link, Value::Null);
+    let defs = lsp.result(
+        "textDocument/definition",
+        at(&link, "fs/ext2/file.c", 5, 10),
+    );
+    assert_eq!(
+        places(&link, &defs),
+        vec![("fs/read_write.c".to_string(), 19)]
+    );
+    // An open buffer with lines inserted above is found by its path through the link.
+    lsp.open(&link, "fs/read_write.c", None);
+    let file = link.join("fs/read_write.c");
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&file), "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
+                "end": {"line": 0, "character": 0}}, "text": "// a\n// b\n"}]}),
+    );
+    let moved = lsp.result(
+        "textDocument/definition",
+        at(&link, "fs/ext2/file.c", 5, 10),
+    );
+    assert_eq!(
+        places(&link, &moved),
+        vec![("fs/read_write.c".to_string(), 21)]
+    );
+    let _ = std::fs::remove_file(&link);
+}

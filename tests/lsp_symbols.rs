@@ -48,6 +48,10 @@ fn hover_shows_the_declaration_its_place_its_export_and_the_other_definitions() 
     let text = hover_text(&mut lsp, &t.root, "fs/ext2/file.c", 5, 10);
     assert!(text.contains("function at `fs/read_write.c:20`"), "{text}");
     assert!(text.contains("\nnot exported\n"), "{text}");
+    // A static function cannot be exported: nothing said of it (it said "not exported").
+    let text = hover_text(&mut lsp, &t.root, "fs/read_write.c", 21, 14);
+    assert!(text.contains("function at `fs/read_write.c:13`"), "{text}");
+    assert!(!text.contains("exported"), "{text}");
 }
 
 #[test]

@@ -241,4 +241,33 @@ mod tests {
         d.change(2, vec![edit], Encoding::Utf16);
         assert_eq!(d.text, "s = \"\u{1F600}\"; g();\n");
     }
+
+    #[test]
+    fn a_reversed_range_a_range_past_the_end_and_one_inside_a_pair_change_no_wrong_bytes() {
+        let mut d = doc("ab\ncd\n\u{1F600}e\n");
+        let edit = |a: (u32, u32), b: (u32, u32), text: &str| TextDocumentContentChangeEvent {
+            range: Some(Range::new(Position::new(a.0, a.1), Position::new(b.0, b.1))),
+            range_length: None,
+            text: text.into(),
+        };
+        // End before start: the same range, start and end swapped.
+        d.change(2, vec![edit((1, 1), (0, 1), "X")], Encoding::Utf16);
+        assert_eq!(d.text, "aXd\n\u{1F600}e\n");
+        // Inside the surrogate pair: from the character's start.
+        d.change(3, vec![edit((1, 1), (1, 2), "Y")], Encoding::Utf16);
+        assert_eq!(d.text, "aXd\nYe\n");
+        // Past the last line: appended; a huge character on a line: its end.
+        d.change(
+            4,
+            vec![edit((u32::MAX, 0), (u32::MAX, 3), "Z")],
+            Encoding::Utf16,
+        );
+        d.change(
+            5,
+            vec![edit((0, u32::MAX), (0, u32::MAX), "!")],
+            Encoding::Utf8,
+        );
+        assert_eq!(d.text, "aXd!\nYe\nZ");
+        assert_eq!(d.version, 5);
+    }
 }

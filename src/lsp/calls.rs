@@ -13,7 +13,6 @@
 //! leaves them out by default.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use lsp_types::{
     CallHierarchyIncomingCall, CallHierarchyIncomingCallsParams, CallHierarchyItem,
@@ -30,7 +29,7 @@ use crate::request::Ask;
 use crate::serve::state::Tree;
 use knav_ctags::Kind;
 
-use super::session::{Cursor, Failure, Session, Texts};
+use super::session::{Failure, Session, Texts};
 
 /// The requests of the group `calls`.
 pub const METHODS: &[&str] = &[
@@ -168,7 +167,7 @@ pub fn incoming(s: &mut Session, params: Value) -> Result<Value, Failure> {
             Some(c) => {
                 let places = defs
                     .entry(c.clone())
-                    .or_insert_with(|| function_places(s, &tree, &snap, &page, c));
+                    .or_insert_with(|| function_places(&snap, &page, c));
                 holding(places, &path, first)
             }
             None => None,
@@ -402,7 +401,11 @@ fn call_sites(
     let mut texts = Texts::default();
     let mut body = String::new();
     for l in callees.line..=end {
-        body.push_str(&texts.line(tree, &callees.path, l - 1).unwrap_or_default());
+        body.push_str(
+            &texts
+                .line(tree, &callees.path, l.saturating_sub(1))
+                .unwrap_or_default(),
+        );
         body.push('\n');
     }
     let scanned = crate::scan::scan(body.as_bytes());
@@ -415,7 +418,7 @@ fn call_sites(
             .get(o.start as usize..o.start as usize + o.len as usize)
             .unwrap_or_default();
         let lines = out.entry(name.to_string()).or_default();
-        let line = callees.line + o.line - 1;
+        let line = (callees.line + o.line).saturating_sub(1);
         if !lines.contains(&line) {
             lines.push(line);
         }
@@ -423,25 +426,15 @@ fn call_sites(
     out
 }
 
-/// The function definitions of `name`, `(path, line)`, as `definition` finds them.
-fn function_places(
-    s: &mut Session,
-    tree: &Arc<Tree>,
-    snap: &Arc<Snapshot>,
-    page: &Page,
-    name: &str,
-) -> Vec<(String, u32)> {
-    let at = Cursor {
-        tree: tree.clone(),
-        snap: snap.clone(),
-        page: page.clone(),
-        name: name.to_string(),
-        path: String::new(),
-    };
-    super::nav::definitions(s, &at)
+/// The function definitions of `name`, `(path, line)`, from the index's definitions of the
+/// name (not find_definition's whole answer, which reads each definition's source line and
+/// checks its file, once per caller).
+fn function_places(snap: &Snapshot, page: &Page, name: &str) -> Vec<(String, u32)> {
+    let q = crate::query::Query::new(snap, page.clone());
+    q.definitions(name)
         .into_iter()
-        .filter(|r| r.kind.as_deref().map(Kind::from_name) == Some(Kind::Function))
-        .map(|r| (r.path, r.line))
+        .filter(|f| f.def.kind == Kind::Function)
+        .map(|f| (q.path(f.seg, f.def.file).to_string(), f.def.line))
         .collect()
 }
 
@@ -553,7 +546,7 @@ fn data_of(item: &CallHierarchyItem) -> Data {
         .unwrap_or_else(|| Data {
             name: Some(item.name.clone()).filter(|n| n != FILE_SCOPE),
             path: String::new(),
-            line: item.selection_range.start.line + 1,
+            line: item.selection_range.start.line.saturating_add(1),
             via: None,
         })
 }

@@ -153,6 +153,12 @@ fn best(records: Vec<Record>) -> Option<((usize, Record), usize)> {
     Some(((i, r), others))
 }
 
+/// True when `r`'s line or type says `static` (file scope).
+fn is_static(r: &Record) -> bool {
+    let words = |t: &str| t.split_whitespace().any(|w| w == "static");
+    words(&r.snippet) || r.typeref.as_deref().is_some_and(words)
+}
+
 /// The hover's text.
 fn markdown(
     at: &Cursor,
@@ -184,7 +190,8 @@ fn markdown(
         )),
         Some(Built::Unknown) | None => {}
     }
-    if matches!(kind, "function" | "variable") {
+    // A `static` definition cannot be exported: "not exported" would be noise.
+    if matches!(kind, "function" | "variable") && !is_static(r) {
         match exported {
             Some(e) => out.push_str(&format!(
                 "\nexported: `{}` at `{}:{}`\n",
@@ -233,7 +240,10 @@ fn comment(snap: &Snapshot, tree: &Tree, r: &Record) -> Option<String> {
     }
     let text = read_text(tree, &r.path)?;
     let line = Lines::new(&text)
-        .line(&text, (r.line - u32::from(back)).saturating_sub(1) as usize)?
+        .line(
+            &text,
+            r.line.saturating_sub(u32::from(back)).saturating_sub(1) as usize,
+        )?
         .to_string();
     Some(crate::query::comment_words(&line)).filter(|c| !c.is_empty())
 }
@@ -261,13 +271,16 @@ pub fn word_on_line(
     path: &str,
     at: &TextDocumentPositionParams,
 ) -> Option<(String, usize, usize)> {
-    let text = match s.docs.get(&at.text_document.uri) {
-        Some(doc) => doc.text.clone(),
-        None => read_text(tree, path)?,
+    // An open buffer's line from its line map (the buffer is not copied, nor its lines found
+    // again, at every hover).
+    let n = at.position.line as usize;
+    let line = match s.docs.get(&at.text_document.uri) {
+        Some(doc) => doc.lines.line(&doc.text, n)?.to_string(),
+        None => {
+            let text = read_text(tree, path)?;
+            Lines::new(&text).line(&text, n)?.to_string()
+        }
     };
-    let line = Lines::new(&text)
-        .line(&text, at.position.line as usize)?
-        .to_string();
     let byte = byte_of(&line, at.position.character as usize, s.enc);
     let (start, len) = word_at(&line, byte).map(|(start, w)| (start, w.len()))?;
     Some((line, start, len))

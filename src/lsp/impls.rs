@@ -66,7 +66,7 @@ pub fn member_struct(
     pos: &TextDocumentPositionParams,
     members: &[&Record],
 ) -> Option<String> {
-    let line = pos.position.line + 1;
+    let line = pos.position.line.saturating_add(1);
     if let Some(r) = members.iter().find(|r| r.path == at.path && r.line == line) {
         return r.scope.clone();
     }

@@ -132,9 +132,23 @@ pub fn serve(opts: &LspOptions, rx: &std::sync::mpsc::Receiver<Incoming>, out: O
                 shut_down = true;
                 out.send(Response::new_ok(req.id, Value::Null));
             }
+            Message::Request(req) if req.method == "initialize" => out.send(Response::new_err(
+                req.id,
+                ErrorCode::InvalidRequest as i32,
+                "initialize was already answered; it is sent once".into(),
+            )),
             Message::Request(req) => answer(&mut session, req),
             Message::Notification(n) if n.method == "exit" => return if shut_down { 0 } else { 1 },
-            Message::Notification(n) => notify::notification(&mut session, n),
+            Message::Notification(n) => {
+                let method = n.method.clone();
+                let taken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    notify::notification(&mut session, n)
+                }));
+                if taken.is_err() {
+                    let why = format!("knav: {method} failed (a bug in knav lsp; report it)");
+                    notify::show(&out, 1, &why);
+                }
+            }
             Message::Response(_) => {} // to the server's own requests (progress tokens)
         }
     }
@@ -144,36 +158,35 @@ pub fn serve(opts: &LspOptions, rx: &std::sync::mpsc::Receiver<Incoming>, out: O
 fn take(i: Incoming, queue: &mut VecDeque<Message>, cancelled: &mut HashSet<RequestId>, out: &Out) {
     match i {
         Incoming::Message(Message::Notification(n)) if n.method == "$/cancelRequest" => {
-            if let Some(id) = n.params.get("id").cloned() {
-                if let Ok(id) = serde_json::from_value::<RequestId>(id) {
+            // Kept only for a request still queued: one already answered (or never sent)
+            // would stay in the set for good.
+            let id = n.params.get("id").cloned();
+            if let Some(Ok(id)) = id.map(serde_json::from_value::<RequestId>) {
+                if queue
+                    .iter()
+                    .any(|m| matches!(m, Message::Request(r) if r.id == id))
+                {
                     cancelled.insert(id);
                 }
             }
         }
         Incoming::Message(m) => queue.push_back(m),
-        Incoming::Malformed(why, id) => {
-            let code = if id.is_some() {
-                ErrorCode::InvalidRequest
-            } else {
-                ErrorCode::ParseError
-            };
-            out.error_for(id, code as i32, &why);
-        }
+        Incoming::Malformed(code, why, id) => out.error_for(id, code, &why),
+        Incoming::Unreadable(why) => notify::log(out, &format!("knav: left out {why}")),
     }
 }
 
-/// Answers `req` with its handler, the request's warnings logged or shown just before.
+/// Answers `req` with its handler, the request's warnings logged or shown just before. An
+/// unknown method, `$/` ones included (LSP 3.17: a request starting with `$/` the server does
+/// not know must be answered `MethodNotFound`), is `MethodNotFound`; a handler that panics is
+/// answered `InternalError` and the server goes on.
 fn answer(session: &mut Session, req: Request) {
     let Some((_, handler)) = HANDLERS.iter().find(|(m, _)| *m == req.method) else {
-        let resp = match req.method.starts_with("$/") {
-            true => Response::new_ok(req.id, Value::Null),
-            false => Response::new_err(
-                req.id,
-                ErrorCode::MethodNotFound as i32,
-                format!("knav lsp does not answer {}", req.method),
-            ),
-        };
-        session.out.send(resp);
+        session.out.send(Response::new_err(
+            req.id,
+            ErrorCode::MethodNotFound as i32,
+            format!("knav lsp does not answer {}", req.method),
+        ));
         return;
     };
     if !notify::served(session, &req.method) {
@@ -187,9 +200,20 @@ fn answer(session: &mut Session, req: Request) {
     session.notes.clear();
     session.alerts.clear();
     let started = std::time::Instant::now();
-    let resp = match handler(session, req.params) {
-        Ok(v) => Response::new_ok(req.id, v),
-        Err(f) => Response::new_err(req.id, f.code, f.message),
+    let method = req.method;
+    let params = req.params;
+    let answered =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(session, params)));
+    let resp = match answered {
+        Ok(Ok(v)) => Response::new_ok(req.id, v),
+        Ok(Err(f)) => Response::new_err(req.id, f.code, f.message),
+        Err(_) => Response::new_err(
+            req.id,
+            ErrorCode::InternalError as i32,
+            format!(
+                "knav lsp failed answering {method} (a bug in knav; report it with the request)"
+            ),
+        ),
     };
     let notes = std::mem::take(&mut session.notes);
     if !notes.is_empty() {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::buffers::{Buffers, Doc};
 use super::position::Encoding;
-use super::session::{path_of, ClientCaps, Options, Session};
+use super::session::{path_of, Alias, ClientCaps, Options, Session};
 use super::transport::{Incoming, Out};
 use super::{LspOptions, GROUPS};
 use crate::serve::state::{NotReady, ServeOptions, Server};
@@ -41,9 +41,10 @@ pub fn handshake(
                 continue;
             }
             Incoming::Message(Message::Notification(n)) if n.method == "exit" => return None,
-            Incoming::Message(_) => continue,
-            Incoming::Malformed(why, id) => {
-                out.error_for(id, ErrorCode::ParseError as i32, &why);
+            // Notifications before initialize are dropped (exit excepted), responses too.
+            Incoming::Message(_) | Incoming::Unreadable(_) => continue,
+            Incoming::Malformed(code, why, id) => {
+                out.error_for(id, code, &why);
                 continue;
             }
         };
@@ -80,7 +81,7 @@ fn start(opts: &LspOptions, params: Value, out: &Out) -> Result<(Session, Value)
             ));
         }
     }
-    let folders = folders(opts, &params)?;
+    let (folders, aliases) = folders(opts, &params)?;
     let server = Server::new(&ServeOptions {
         root: folders.first().cloned(),
         index_dir: opts.index_dir.clone(),
@@ -118,6 +119,7 @@ fn start(opts: &LspOptions, params: Value, out: &Out) -> Result<(Session, Value)
         notes: Vec::new(),
         alerts: Vec::new(),
         building: Vec::new(),
+        aliases,
     };
     let result = json!({
         "capabilities": capabilities(&session, utf8),
@@ -128,8 +130,9 @@ fn start(opts: &LspOptions, params: Value, out: &Out) -> Result<(Session, Value)
 
 /// The workspace folders (resolved, each raised to the tree above it as the CLI finds trees):
 /// `workspaceFolders`, else `rootUri`, else `rootPath`, else `--root`, else the current
-/// directory.
-fn folders(opts: &LspOptions, params: &Value) -> Result<Vec<PathBuf>, String> {
+/// directory; and each folder named through a symbolic link as the client named it, with the
+/// path it resolves to.
+fn folders(opts: &LspOptions, params: &Value) -> Result<(Vec<PathBuf>, Vec<Alias>), String> {
     let mut given: Vec<PathBuf> = Vec::new();
     if let Some(list) = params.get("workspaceFolders").and_then(Value::as_array) {
         for f in list {
@@ -150,14 +153,18 @@ fn folders(opts: &LspOptions, params: &Value) -> Result<Vec<PathBuf>, String> {
     let named = opts.index_dir.is_some()
         || std::env::var_os("KNAV_INDEX_DIR").is_some_and(|d| !d.is_empty());
     let mut roots = Vec::new();
+    let mut aliases = Vec::new();
     for g in given {
         let r = crate::beneath::resolve_root(&g)?;
+        if g.is_absolute() && g != r {
+            aliases.push((g.clone(), r.clone()));
+        }
         let r = crate::discover::root_above(&r, named).map_or(r, |f| f.root);
         if !roots.contains(&r) {
             roots.push(r);
         }
     }
-    Ok(roots)
+    Ok((roots, aliases))
 }
 
 fn uri_path(uri: &str) -> Result<PathBuf, String> {
@@ -242,7 +249,7 @@ pub fn notification(s: &mut Session, n: Notification) {
 
 fn open(s: &mut Session, params: Value) -> Result<(), String> {
     let p: DidOpenTextDocumentParams = serde_json::from_value(params).map_err(|e| e.to_string())?;
-    let path = path_of(&p.text_document.uri).map_err(|f| f.message)?;
+    let path = s.file_of(&p.text_document.uri).map_err(|f| f.message)?;
     let disk = disk_text(s, &path);
     let doc = Doc::new(path, p.text_document.text, p.text_document.version, disk);
     s.docs.open(&p.text_document.uri, doc);
@@ -264,7 +271,7 @@ fn change(s: &mut Session, params: Value) -> Result<(), String> {
 /// A saved file: the tree is refreshed (the file re-indexed) before the next request.
 fn save(s: &mut Session, params: Value) -> Result<(), String> {
     let p: DidSaveTextDocumentParams = serde_json::from_value(params).map_err(|e| e.to_string())?;
-    let path = path_of(&p.text_document.uri).map_err(|f| f.message)?;
+    let path = s.file_of(&p.text_document.uri).map_err(|f| f.message)?;
     let Some(root) = s.folder_of(&path).cloned() else {
         return Ok(());
     };

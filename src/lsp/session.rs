@@ -138,6 +138,9 @@ pub struct Cursor {
     pub path: String,
 }
 
+/// A folder the client named through a symbolic link: as named, and resolved.
+pub type Alias = (PathBuf, PathBuf);
+
 /// The server's state.
 pub struct Session {
     /// The trees, as the MCP server keeps them (shared with the refresh started at
@@ -162,6 +165,10 @@ pub struct Session {
     pub alerts: Vec<String>,
     /// The first builds running, with their progress tokens.
     pub building: Vec<(Arc<Tree>, String)>,
+    /// Folders the client named through a symbolic link: as named, and resolved. The client's
+    /// URIs are read in the resolved tree, and answered in the client's spelling (else no
+    /// document of such a folder was in any folder, and an answer opened a second buffer).
+    pub aliases: Vec<Alias>,
 }
 
 impl Session {
@@ -173,9 +180,30 @@ impl Session {
             .max_by_key(|f| f.as_os_str().len())
     }
 
+    /// The file `uri` names, in the resolved folders (a folder's alias replaced).
+    pub fn file_of(&self, uri: &Uri) -> Result<PathBuf, Failure> {
+        let path = path_of(uri)?;
+        for (named, resolved) in &self.aliases {
+            if let Ok(rest) = path.strip_prefix(named) {
+                return Ok(resolved.join(rest));
+            }
+        }
+        Ok(path)
+    }
+
+    /// `file` (in a resolved folder) as the client names it.
+    fn shown(&self, file: &Path) -> PathBuf {
+        for (named, resolved) in &self.aliases {
+            if let Ok(rest) = file.strip_prefix(resolved) {
+                return named.join(rest);
+            }
+        }
+        file.to_path_buf()
+    }
+
     /// The tree of `uri`'s file, its root-relative path, and the snapshot answering for it.
     pub fn tree_of(&mut self, uri: &Uri) -> Result<(Arc<Tree>, Arc<Snapshot>, String), Failure> {
-        let path = path_of(uri)?;
+        let path = self.file_of(uri)?;
         let Some(root) = self.folder_of(&path).cloned() else {
             return Err(Failure::failed(format!(
                 "{} is in no workspace folder knav serves ({}); open its tree as a folder",
@@ -295,7 +323,7 @@ impl Session {
         len: usize,
     ) -> Option<Location> {
         let file = tree.base_root().join(crate::pathname::to_path(path));
-        let uri = uri_of(&file)?;
+        let uri = uri_of(&self.shown(&file))?;
         let (line0, col0) = (line.saturating_sub(1), col.saturating_sub(1) as usize);
         let enc = self.enc;
         if let Some(doc) = self.docs.by_path_mut(&file) {
@@ -380,8 +408,12 @@ pub fn path_of(uri: &Uri) -> Result<PathBuf, Failure> {
     let raw = rest.as_bytes();
     let mut i = 0;
     while i < raw.len() {
-        if raw[i] == b'%' && i + 2 < raw.len() {
-            let hex = std::str::from_utf8(&raw[i + 1..i + 3]).ok();
+        // Two hex digits (`u8::from_str_radix` would take `%+1` too); else the `%` is kept.
+        let escape = raw
+            .get(i + 1..i + 3)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+        if raw[i] == b'%' {
+            let hex = escape.and_then(|h| std::str::from_utf8(h).ok());
             if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                 bytes.push(b);
                 i += 3;
@@ -395,6 +427,15 @@ pub fn path_of(uri: &Uri) -> Result<PathBuf, Failure> {
     let path = PathBuf::from(std::ffi::OsString::from_vec(bytes));
     if !path.is_absolute() {
         return Err(Failure::params(format!("{s} names no absolute path")));
+    }
+    // `/tree/../elsewhere` starts with `/tree` component by component: refused, not resolved.
+    if path
+        .components()
+        .any(|c| c == std::path::Component::ParentDir)
+    {
+        return Err(Failure::params(format!(
+            "{s} names a path through `..`; send the path without it"
+        )));
     }
     Ok(path)
 }
@@ -424,6 +465,18 @@ mod tests {
         assert_eq!(uri.as_str(), "file:///t/a%20b/%C3%BC%25.c");
         assert_eq!(path_of(&uri).unwrap(), p);
         assert!(path_of(&"http://x/y".parse().unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_uri_through_dotdot_is_refused_and_a_bad_escape_kept() {
+        let out = path_of(&"file:///t/tree/../../etc/passwd".parse().unwrap());
+        assert!(out.unwrap_err().message.contains("`..`"));
+        // An invalid escape is refused by the URI's parser (the params do not deserialize), so
+        // path_of sees only valid ones; `%2B1` is `+1`, not byte 1.
+        assert!("file:///t/a%+1".parse::<Uri>().is_err());
+        assert!("file:///t/a%4".parse::<Uri>().is_err());
+        let p = path_of(&"file:///t/a%25%2B1".parse().unwrap()).unwrap();
+        assert_eq!(p, PathBuf::from("/t/a%+1"));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::io::{self, BufRead, Read, Write};
 use std::sync::{Arc, Mutex};
 
-use lsp_server::Message;
+use lsp_server::{ErrorCode, Message, RequestId};
 use serde_json::Value;
 use std::sync::mpsc::{Receiver, Sender};
 
@@ -17,8 +17,12 @@ pub const MAX_MESSAGE: usize = 64 << 20;
 pub enum Incoming {
     /// A message.
     Message(Message),
-    /// A message that could not be read: why, and its `id` when it had a readable one.
-    Malformed(String, Option<Value>),
+    /// A message that could not be read, to answer with an error: the JSON-RPC error code,
+    /// why, and its `id` when it had one.
+    Malformed(i32, String, Option<Value>),
+    /// A response (to one of the server's requests) that could not be read: why. It is
+    /// logged, never answered: a response to a response would have no end.
+    Unreadable(String),
 }
 
 /// Where answers go: one message at a time.
@@ -76,7 +80,7 @@ fn read_all(mut input: impl BufRead, tx: &Sender<Incoming>) {
     loop {
         let incoming = match frame(&mut input) {
             Ok(Some(Ok(body))) => parse(&body),
-            Ok(Some(Err(why))) => Incoming::Malformed(why, None),
+            Ok(Some(Err(why))) => Incoming::Malformed(ErrorCode::ParseError as i32, why, None),
             Ok(None) | Err(_) => return,
         };
         let exit =
@@ -136,19 +140,40 @@ fn frame(input: &mut impl BufRead) -> io::Result<Option<Result<String, String>>>
     ))
 }
 
-/// A message from its JSON text: a request, a notification or a response.
+/// A message from its JSON text: a request, a notification or a response. A batch (a JSON
+/// array), which LSP does not have, and a request whose `id` is neither a string nor a 32-bit
+/// integer (which lsp-server would read as a notification, leaving the client waiting) are
+/// refused with `InvalidRequest`.
 fn parse(body: &str) -> Incoming {
+    let invalid = ErrorCode::InvalidRequest as i32;
     let value: Value = match serde_json::from_str(body) {
         Ok(v) => v,
-        Err(e) => return Incoming::Malformed(format!("malformed JSON: {e}"), None),
+        Err(e) => {
+            let why = format!("malformed JSON: {e}");
+            return Incoming::Malformed(ErrorCode::ParseError as i32, why, None);
+        }
     };
-    let id = value.get("id").cloned();
-    if !value.is_object() || value.get("method").is_some_and(|m| !m.is_string()) {
-        return Incoming::Malformed("not a JSON-RPC request or notification".into(), id);
+    if value.is_array() {
+        let why = "a batch (a JSON array of messages): LSP has none; send each message alone";
+        return Incoming::Malformed(invalid, why.into(), None);
     }
+    let id = value.get("id").cloned();
+    let method = value.get("method");
+    if !value.is_object() || method.is_some_and(|m| !m.is_string()) {
+        let why = "not a JSON-RPC request or notification".to_string();
+        return Incoming::Malformed(invalid, why, id);
+    }
+    if let (Some(_), Some(i)) = (method, &id) {
+        if serde_json::from_value::<RequestId>(i.clone()).is_err() {
+            let why = format!("a request id is a string or a 32-bit integer, not {i}");
+            return Incoming::Malformed(invalid, why, id);
+        }
+    }
+    let response = method.is_none();
     match serde_json::from_value::<Message>(value) {
         Ok(m) => Incoming::Message(m),
-        Err(e) => Incoming::Malformed(format!("not a JSON-RPC message: {e}"), id),
+        Err(e) if response => Incoming::Unreadable(format!("a response: {e}")),
+        Err(e) => Incoming::Malformed(invalid, format!("not a JSON-RPC message: {e}"), id),
     }
 }
 
@@ -185,9 +210,59 @@ mod tests {
     #[test]
     fn a_request_with_a_bad_method_is_malformed_with_its_id() {
         match parse(r#"{"jsonrpc":"2.0","id":7,"method":3}"#) {
-            Incoming::Malformed(_, id) => assert_eq!(id, Some(Value::from(7))),
-            Incoming::Message(m) => panic!("read as {m:?}"),
+            Incoming::Malformed(_, _, id) => assert_eq!(id, Some(Value::from(7))),
+            _ => panic!("not refused"),
         }
-        assert!(matches!(parse("{\"a\":"), Incoming::Malformed(_, None)));
+        assert!(matches!(
+            parse("{\"a\":"),
+            Incoming::Malformed(-32700, _, None)
+        ));
+    }
+
+    #[test]
+    fn a_batch_is_refused_as_an_invalid_request() {
+        let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"shutdown"}]"#;
+        match parse(batch) {
+            Incoming::Malformed(code, why, None) => {
+                assert_eq!(code, -32600);
+                assert!(why.contains("batch"), "{why}");
+            }
+            _ => panic!("a batch was not refused"),
+        }
+    }
+
+    #[test]
+    fn a_request_whose_id_is_no_i32_is_refused_not_taken_for_a_notification() {
+        for id in ["4294967296", "1.5", "null", "true", "{}"] {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"shutdown"}}"#);
+            match parse(&text) {
+                Incoming::Malformed(-32600, _, Some(got)) => {
+                    assert_eq!(got.to_string(), id);
+                }
+                _ => panic!("id {id} was not refused"),
+            }
+        }
+        let text = r#"{"jsonrpc":"2.0","id":"x-1","method":"shutdown"}"#;
+        assert!(matches!(
+            parse(text),
+            Incoming::Message(Message::Request(_))
+        ));
+    }
+
+    #[test]
+    fn a_response_is_taken_or_dropped_never_answered() {
+        let err =
+            r#"{"jsonrpc":"2.0","id":"knav-progress-1","error":{"code":-32601,"message":"no"}}"#;
+        assert!(matches!(
+            parse(err),
+            Incoming::Message(Message::Response(_))
+        ));
+        let null = r#"{"jsonrpc":"2.0","id":"t","result":null}"#;
+        assert!(matches!(
+            parse(null),
+            Incoming::Message(Message::Response(_))
+        ));
+        let bad = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#;
+        assert!(matches!(parse(bad), Incoming::Unreadable(_)));
     }
 }
