@@ -371,6 +371,8 @@ pub struct Results {
     pub revisions: Option<Revisions>,
     /// Each MCP tool's default page for typical questions.
     pub tokens: Vec<crate::tokens::Page>,
+    /// `knav lsp` on the index: start, request latencies, memory.
+    pub lsp: crate::lsp::Lsp,
 }
 
 /// Bytes of each answer to the questions about one symbol.
