@@ -7,8 +7,11 @@
 //! client cancelled before it was reached is answered `RequestCancelled`.
 
 pub mod buffers;
+pub mod hover;
+pub mod impls;
 pub mod nav;
 pub mod notify;
+pub mod outline;
 pub mod position;
 pub mod session;
 pub mod transport;
@@ -36,20 +39,35 @@ pub struct LspOptions {
 pub type Handler = fn(&mut Session, Value) -> Result<Value, Failure>;
 
 /// The request groups a client may choose (`groups` in the options), each with its methods.
-pub const GROUPS: &[(&str, &[&str])] = &[(
-    "navigate",
-    &[
-        "textDocument/definition",
-        "textDocument/declaration",
-        "textDocument/references",
-    ],
-)];
+pub const GROUPS: &[(&str, &[&str])] = &[
+    (
+        "navigate",
+        &[
+            "textDocument/definition",
+            "textDocument/declaration",
+            "textDocument/references",
+            "textDocument/implementation",
+        ],
+    ),
+    (
+        "symbols",
+        &[
+            "textDocument/hover",
+            "textDocument/documentSymbol",
+            "workspace/symbol",
+        ],
+    ),
+];
 
 /// The requests served, by method.
 pub const HANDLERS: &[(&str, Handler)] = &[
     ("textDocument/definition", nav::definition),
     ("textDocument/declaration", nav::declaration),
     ("textDocument/references", nav::references),
+    ("textDocument/implementation", impls::implementation),
+    ("textDocument/hover", hover::hover),
+    ("textDocument/documentSymbol", outline::document_symbol),
+    ("workspace/symbol", outline::workspace_symbol),
 ];
 
 /// Serves the client on stdin/stdout until it exits; the exit code (0 after `shutdown`).

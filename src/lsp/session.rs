@@ -25,6 +25,9 @@ use super::transport::Out;
 /// Results one request gathers at most over its pages.
 pub const MAX_RESULTS: u64 = 20_000;
 
+/// The failure of a request at a cursor on no identifier.
+pub const NO_NAME: &str = "no name under the cursor";
+
 /// Bytes of a file read to place an answer's columns.
 const MAX_SOURCE: u64 = 64 << 20;
 
@@ -243,7 +246,7 @@ impl Session {
                 word_at(&text, off).map(|(_, w)| w.to_string())
             }
         };
-        let name = name.ok_or_else(|| Failure::failed("no name under the cursor"))?;
+        let name = name.ok_or_else(|| Failure::failed(NO_NAME))?;
         let page = self.page(&tree)?;
         Ok(Cursor {
             tree,

@@ -588,7 +588,7 @@ fn vote(q: &Query<'_>, hits: &mut [Hit]) {
 }
 
 /// The words of a comment's line: without its `/*`, `*`, `//` and `*/`.
-fn comment_words(line: &str) -> String {
+pub fn comment_words(line: &str) -> String {
     let t = line.trim();
     let t = t.strip_suffix("*/").unwrap_or(t);
     t.trim_start_matches(['/', '*', '!']).trim().to_string()

@@ -292,6 +292,38 @@ pub fn registered_in(
     out
 }
 
+/// The functions stored in member `field` of `struct tag`, all of them (find_callees lists a
+/// call's first few): `(function, path, line)` of each store, in path order; with an active
+/// config, those it does not build are left out. With `from`, the file of a call through the
+/// member, as [`registered_in`] has it.
+pub fn stored_in(
+    snap: &knav_index::store::Snapshot,
+    page: super::Page,
+    tag: &str,
+    field: &str,
+    from: Option<&str>,
+) -> Vec<(String, String, u32)> {
+    let q = Query::new(snap, page);
+    registered_in(&q, tag, field, from)
+        .into_iter()
+        .map(|r| (r.func, q.path(r.at.0, r.at.1).to_string(), r.at.2))
+        .collect()
+}
+
+/// Where function `func` is stored in a struct member: `(struct, member, path, line)` of each
+/// store, in live wanted files (find_references' `register` rows, with their struct).
+pub fn stores_of(
+    snap: &knav_index::store::Snapshot,
+    page: super::Page,
+    func: &str,
+) -> Vec<(String, String, String, u32)> {
+    let q = Query::new(snap, page);
+    registrations_of(&q, func)
+        .into_iter()
+        .map(|r| (r.tag, r.field, q.path(r.at.0, r.at.1).to_string(), r.at.2))
+        .collect()
+}
+
 /// The functions stored in member `field` of the one struct that has a function-pointer member
 /// of that name ([`sole_fnptr_owner`]): the guessed targets of a call through `field` whose
 /// struct is not known; none when several structs have such a member.
