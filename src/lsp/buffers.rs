@@ -186,6 +186,11 @@ impl Buffers {
         self.docs.get_mut(uri.as_str())
     }
 
+    /// The URIs of the open documents.
+    pub fn uris(&self) -> Vec<Uri> {
+        self.docs.keys().filter_map(|k| k.parse().ok()).collect()
+    }
+
     /// The open document of file `path`, to map lines through.
     pub fn by_path_mut(&mut self, path: &std::path::Path) -> Option<&mut Doc> {
         self.docs.values_mut().find(|d| d.path == path)

@@ -7,8 +7,10 @@
 //! client cancelled before it was reached is answered `RequestCancelled`.
 
 pub mod buffers;
+pub mod calls;
 pub mod hover;
 pub mod impls;
+pub mod inactive;
 pub mod nav;
 pub mod notify;
 pub mod outline;
@@ -57,6 +59,9 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "workspace/symbol",
         ],
     ),
+    ("calls", calls::METHODS),
+    // A notification the server sends, not a request: the group only gates sending it.
+    (inactive::GROUP, &[inactive::METHOD]),
 ];
 
 /// The requests served, by method.
@@ -68,6 +73,9 @@ pub const HANDLERS: &[(&str, Handler)] = &[
     ("textDocument/hover", hover::hover),
     ("textDocument/documentSymbol", outline::document_symbol),
     ("workspace/symbol", outline::workspace_symbol),
+    ("textDocument/prepareCallHierarchy", calls::prepare),
+    ("callHierarchy/incomingCalls", calls::incoming),
+    ("callHierarchy/outgoingCalls", calls::outgoing),
 ];
 
 /// Serves the client on stdin/stdout until it exits; the exit code (0 after `shutdown`).

@@ -197,7 +197,8 @@ fn capabilities(s: &Session, utf8: bool) -> Value {
     caps
 }
 
-fn group_on(s: &Session, group: &str) -> bool {
+/// True when the options serve `group`.
+pub fn group_on(s: &Session, group: &str) -> bool {
     s.options
         .groups
         .as_ref()
@@ -227,7 +228,10 @@ pub fn notification(s: &mut Session, n: Notification) {
             .map_err(|e| e.to_string()),
         "workspace/didChangeConfiguration" => {
             let settings = n.params.get("settings").cloned().unwrap_or(Value::Null);
-            s.options.merged(&settings).map(|o| s.options = o)
+            let before = s.options.clone();
+            let r = s.options.merged(&settings).map(|o| s.options = o);
+            super::inactive::settings_changed(s, &before);
+            r
         }
         _ => Ok(()),
     };
@@ -242,6 +246,7 @@ fn open(s: &mut Session, params: Value) -> Result<(), String> {
     let disk = disk_text(s, &path);
     let doc = Doc::new(path, p.text_document.text, p.text_document.version, disk);
     s.docs.open(&p.text_document.uri, doc);
+    super::inactive::send(s, &p.text_document.uri);
     Ok(())
 }
 
@@ -271,6 +276,7 @@ fn save(s: &mut Session, params: Value) -> Result<(), String> {
     if let Some(doc) = s.docs.get_mut(&p.text_document.uri) {
         doc.saved(disk);
     }
+    super::inactive::send(s, &p.text_document.uri);
     Ok(())
 }
 
@@ -316,6 +322,7 @@ pub fn building(s: &Session) -> bool {
 /// Ends the progress of the builds that are done.
 pub fn progress(s: &mut Session) {
     let mut still = Vec::new();
+    let mut ready = false;
     for (tree, token) in std::mem::take(&mut s.building) {
         match s.server.snapshot(&tree) {
             Err(NotReady::Building(_)) => still.push((tree, token)),
@@ -327,10 +334,14 @@ pub fn progress(s: &mut Session) {
                 if s.caps.progress {
                     progress_msg(&s.out, &token, json!({"kind": "end", "message": message}));
                 }
+                ready = true;
             }
         }
     }
     s.building = still;
+    if ready {
+        super::inactive::send_all(s);
+    }
 }
 
 fn progress_msg(out: &Out, token: &str, value: Value) {

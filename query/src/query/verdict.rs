@@ -49,8 +49,21 @@ impl Query<'_> {
         let Some(at) = facts.guards else {
             return Some(Verdict::Unknown);
         };
-        let mut unknown = *built == Verdict::Unknown;
-        for cond in self.snap.segments[seg].guard_at(at, line) {
+        let conds = self.snap.segments[seg].guard_at(at, line);
+        Some(match self.guard_verdict(conds)? {
+            Verdict::Live if *built == Verdict::Unknown => Verdict::Unknown,
+            v => v,
+        })
+    }
+
+    /// What the active configuration says about a line its `#if` conditions `conds` (a guard,
+    /// outermost first, as [`knav_c::guard`] renders it) enclose, its file aside: `Hidden` with
+    /// the first false condition, `Unknown` when one cannot be decided; `None` without a
+    /// configuration. Each condition is evaluated once a question.
+    pub fn guard_verdict<'c>(&self, conds: impl IntoIterator<Item = &'c str>) -> Option<Verdict> {
+        let config = self.page.active.as_deref()?;
+        let mut unknown = false;
+        for cond in conds {
             let known = self.memo.config.decided.borrow().get(cond).cloned();
             let (tri, reason) = match known {
                 Some(t) => t,
