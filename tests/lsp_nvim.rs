@@ -293,7 +293,6 @@ references("uses", 88, 4, false)
 }
 
 #[test]
-#[ignore = "needs hover and documentSymbol (branch lsp-a)"]
 fn neovim_shows_hover_and_document_symbols() {
     let t = fixture("nvim-hover");
     let lines = nvim(
@@ -334,7 +333,6 @@ symbols("symbols")
 }
 
 #[test]
-#[ignore = "needs callHierarchy (branch lsp-b)"]
 fn neovim_lists_incoming_calls_through_an_ops_table() {
     let t = fixture("nvim-calls");
     let lines = nvim(
