@@ -61,6 +61,8 @@ pub struct Timing {
     /// Answers that were errors (the first one's message kept).
     pub errors: usize,
     pub first_error: Option<String>,
+    /// Where the slowest answer was asked (`path:line name`).
+    pub slowest: Option<String>,
 }
 
 /// The whole LSP step.
@@ -397,7 +399,13 @@ fn ask_at(
                     format!("{}:{} {}: {}", p.path, p.line + 1, p.name, e["message"])
                 });
             }
-            None => samples.entry(t.request).or_default().push(took),
+            None => {
+                let s = samples.entry(t.request).or_default();
+                if s.iter().all(|&d| d < took) {
+                    t.slowest = Some(format!("{}:{} {}", p.path, p.line + 1, p.name));
+                }
+                s.push(took);
+            }
         }
     }
     client.notify("textDocument/didClose", json!({"textDocument": doc}))
@@ -428,7 +436,7 @@ pub fn section(o: &mut String, l: &Lsp) {
     );
     let _ = writeln!(
         o,
-        "| request | answered | median | p90 | max | errors |\n|---|---|---|---|---|---|"
+        "| request | answered | median | p90 | max | slowest at | errors |\n|---|---|---|---|---|---|---|"
     );
     for t in &l.timings {
         let errors = match &t.first_error {
@@ -438,12 +446,13 @@ pub fn section(o: &mut String, l: &Lsp) {
         let shown = |d: Duration| if t.n == 0 { "—".into() } else { ms(d) };
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {errors} |",
+            "| {} | {} | {} | {} | {} | {} | {errors} |",
             t.request,
             t.n,
             shown(t.median),
             shown(t.p90),
-            shown(t.max)
+            shown(t.max),
+            t.slowest.as_deref().unwrap_or("—")
         );
     }
     if let Some((r, f, hwm)) = l.rss {
