@@ -71,6 +71,7 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
         "## Answer size",
         "## knav grep against rg -n",
         "## Fact store",
+        "## knav lsp",
     ] {
         assert!(md.contains(section), "report lacks {section}:\n{md}");
     }
@@ -93,6 +94,13 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
         "| search_text (selective) through `knav serve` / 10 ms | ",
         "| text index bytes / bytes it covers | ",
         "| copy of the tree with 200 files changed / the tree's cold build (same store) | ",
+        "| knav lsp: spawn to the first definition answered | ",
+        "| knav lsp: definition median | ",
+        "| knav lsp: references median | ",
+        "| knav lsp: hover median | ",
+        "| knav lsp: documentSymbol median | ",
+        "| knav lsp: prepareCallHierarchy + incomingCalls median | ",
+        "| knav lsp: resident memory beyond the mapped index (VmRSS − RssFile) | ",
     ] {
         let row = md
             .lines()
@@ -120,8 +128,8 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert_eq!(
         svg.matches("stroke-width=\"2\"").count(),
-        15,
-        "a goal mark per target"
+        22,
+        "a goal mark per target (15, and knav lsp's start, five requests and memory)"
     );
     let _ = std::fs::remove_dir_all(&base);
 }
