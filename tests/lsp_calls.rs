@@ -59,6 +59,10 @@ fn incoming_calls_of_vfs_read_are_its_three_direct_callers() {
         json!({"name": "vfs_read", "path": "fs/read_write.c", "line": 20})
     );
     assert_eq!(item["selectionRange"]["start"]["character"], 8);
+    assert_eq!(item["detail"], "fs/read_write.c:20");
+    // A definition under `#ifdef` says so.
+    let compat = prepare(&mut lsp, &t.root, "fs/read_write.c", 47, 10);
+    assert_eq!(compat["detail"], "fs/read_write.c:48 · #if CONFIG_COMPAT");
     let calls = lsp.result("callHierarchy/incomingCalls", json!({"item": item}));
     let got: Vec<Call> = calls
         .as_array()
@@ -179,6 +183,13 @@ fn outgoing_calls_go_where_each_callee_is_defined_or_say_it_is_not() {
             ),
         ]
     );
+    // fget has no body in the tree: it calls nothing shown, and is called by ksys_read.
+    let fget = calls[0]["to"].clone();
+    let none = lsp.result("callHierarchy/outgoingCalls", json!({"item": fget}));
+    assert_eq!(none, json!([]));
+    let callers = lsp.result("callHierarchy/incomingCalls", json!({"item": fget}));
+    assert_eq!(callers.as_array().unwrap().len(), 1, "{callers}");
+    assert_eq!(callers[0]["from"]["name"], "ksys_read");
     // A call through a member: the member at the call, with what is registered in it.
     let item = prepare(&mut lsp, &t.root, "fs/streams/core.c", 8, 6);
     let calls = lsp.result("callHierarchy/outgoingCalls", json!({"item": item}));
@@ -418,18 +429,28 @@ fn inactive_regions_follow_the_buffer_and_the_settings() {
     );
     // A buffer with branches typed and saved: the regions are the buffer's. The `#else`
     // branch of a false `#ifdef` is built; of `#elif`s, only the true one; a false group
-    // inside a false one is one region with the inner directives.
+    // inside a false one is one region with the inner directives; an option the .config does
+    // not list is off (a .config lists them all), but a macro that is no option decides
+    // nothing, and its branch stays.
     let text = "#ifdef CONFIG_HIGHMEM\nint a;\n#else\nint b;\n#endif\n\
                 #if defined(CONFIG_EXT2_FS)\nint c;\n#elif defined(CONFIG_COMPAT)\nint d;\n\
                 #else\nint e;\n#endif\n\
-                #ifdef CONFIG_HIGHMEM\nint f;\n#ifdef CONFIG_COMPAT\nint g;\n#endif\nint h;\n#endif\n";
+                #ifdef CONFIG_HIGHMEM\nint f;\n#ifdef CONFIG_COMPAT\nint g;\n#endif\nint h;\n#endif\n\
+                #ifdef CONFIG_NOT_IN_THE_CONFIG\nint u;\n#endif\n\
+                #if ARCH_SLOTS > 8\nint v;\n#endif\n";
     let file = t.root.join("mm/highmem.c");
     lsp.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri(&file), "version": 2},
             "contentChanges": [{"text": text}]}),
     );
-    let want = vec![[1, 0, 1, 6], [6, 0, 6, 6], [10, 0, 10, 6], [13, 0, 17, 6]];
+    let want = vec![
+        [1, 0, 1, 6],
+        [6, 0, 6, 6],
+        [10, 0, 10, 6],
+        [13, 0, 17, 6],
+        [20, 0, 20, 6],
+    ];
     // Unsaved, the buffer counts, not the file: the same config named again sends them.
     lsp.notify(
         "workspace/didChangeConfiguration",
@@ -463,4 +484,19 @@ fn a_client_without_the_capability_or_the_group_gets_no_regions() {
     );
     lsp.open(&t.root, "mm/highmem.c", None);
     assert_eq!(regions(&mut lsp, &t.root, "mm/highmem.c"), None);
+}
+
+#[test]
+fn the_calls_group_left_out_serves_no_call_hierarchy() {
+    let t = fixture("lsp-calls-off");
+    let mut lsp = Lsp::start(&t.root, json!({"groups": ["navigate"]}));
+    let r = lsp.request(
+        "textDocument/prepareCallHierarchy",
+        at(&t.root, "fs/ext2/file.c", 5, 10),
+    );
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    assert_eq!(
+        r["error"]["message"],
+        "textDocument/prepareCallHierarchy is in a group the options leave out"
+    );
 }

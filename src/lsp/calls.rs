@@ -13,6 +13,7 @@
 //! leaves them out by default.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use lsp_types::{
     CallHierarchyIncomingCall, CallHierarchyIncomingCallsParams, CallHierarchyItem,
@@ -29,7 +30,7 @@ use crate::request::Ask;
 use crate::serve::state::Tree;
 use knav_ctags::Kind;
 
-use super::session::{Failure, Session, Texts};
+use super::session::{Cursor, Failure, Session, Texts};
 
 /// The requests of the group `calls`.
 pub const METHODS: &[&str] = &[
@@ -40,6 +41,9 @@ pub const METHODS: &[&str] = &[
 
 /// The name of an item for calls outside any function, as the CLI prints it.
 pub const FILE_SCOPE: &str = "(file scope)";
+
+/// Bodies get_symbol_body is asked for to find the one find_callees read.
+const MAX_BODIES: u64 = 5;
 
 /// Pages of find_callees read at most for one function.
 const MAX_CALLEE_PAGES: usize = 50;
@@ -133,18 +137,25 @@ pub fn incoming(s: &mut Session, params: Value) -> Result<Value, Failure> {
         include_uncertain: false,
     };
     let env = s.all(&snap, &page, &ask);
-    let sites = match (env.results, env.error) {
-        (Some(Results::Calls(c)), _) => c,
-        (_, Some(e)) => return Err(Failure::failed(e)),
+    // The answer's own word (calls through guessed members left out) and its error (a name
+    // the index does not know) go to the client's log: the hierarchy shows no calls.
+    s.notes.extend(env.message.clone());
+    s.notes.extend(env.error.clone());
+    let sites = match env.results {
+        Some(Results::Calls(c)) => c,
         _ => Vec::new(),
     };
     // Grouped by (path, caller, via), in the answer's order.
     let mut groups: Vec<(CallerKey, Vec<CallSite>)> = Vec::new();
+    let mut group_of: HashMap<CallerKey, usize> = HashMap::new();
     for c in sites {
         let key = (c.path.clone(), c.caller.clone(), c.via.clone());
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) => v.push(c),
-            None => groups.push((key, vec![c])),
+        match group_of.get(&key) {
+            Some(&i) => groups[i].1.push(c),
+            None => {
+                group_of.insert(key.clone(), groups.len());
+                groups.push((key, vec![c]));
+            }
         }
     }
     let mut texts = Texts::default();
@@ -157,7 +168,7 @@ pub fn incoming(s: &mut Session, params: Value) -> Result<Value, Failure> {
             Some(c) => {
                 let places = defs
                     .entry(c.clone())
-                    .or_insert_with(|| function_places(s, &snap, &page, c));
+                    .or_insert_with(|| function_places(s, &tree, &snap, &page, c));
                 holding(places, &path, first)
             }
             None => None,
@@ -194,7 +205,10 @@ pub fn outgoing(s: &mut Session, params: Value) -> Result<Value, Failure> {
     };
     let (tree, snap, _) = s.tree_of(&p.item.uri)?;
     let page = s.page(&tree)?;
-    let callees = callees_of(s, &snap, &page, &name)?;
+    let Some(callees) = callees_of(s, &snap, &page, &name) else {
+        // No body in the tree (said in the log): it calls nothing knav can show.
+        return to_value(Vec::<CallHierarchyOutgoingCall>::new());
+    };
     if (callees.path.as_str(), callees.line) != (data.path.as_str(), data.line) {
         s.notes.push(format!(
             "{name}: the calls of its definition at {}:{} (find_callees reads one definition), \
@@ -322,13 +336,9 @@ fn callee_place<'a>(c: &'a Callee, caller_path: &'a str) -> Place<'a> {
     }
 }
 
-/// Every page of find_callees of `name`.
-fn callees_of(
-    s: &mut Session,
-    snap: &Snapshot,
-    page: &Page,
-    name: &str,
-) -> Result<Callees, Failure> {
+/// Every page of find_callees of `name`; `None` (its error noted) when it has no body in the
+/// tree.
+fn callees_of(s: &mut Session, snap: &Snapshot, page: &Page, name: &str) -> Option<Callees> {
     let ask = Ask::Callees {
         symbol: name.to_string(),
         include_uncertain: false,
@@ -344,7 +354,10 @@ fn callees_of(
         s.notes.extend(env.warning.clone());
         let more = match (env.results, env.error) {
             (Some(Results::Callees(c)), _) => c,
-            (_, Some(e)) => return Err(Failure::failed(e)),
+            (_, Some(e)) => {
+                s.notes.push(e);
+                break;
+            }
             _ => break,
         };
         let n = more.callees.len() as u64;
@@ -357,7 +370,7 @@ fn callees_of(
             break;
         }
     }
-    all.ok_or_else(|| Failure::failed(format!("find_callees answered nothing for {name}")))
+    all
 }
 
 /// The lines of the body of `callees`' function that call each name (a member called through
@@ -371,7 +384,8 @@ fn call_sites(
 ) -> HashMap<String, Vec<u32>> {
     let ask = Ask::Body {
         symbol: callees.symbol.clone(),
-        max_definitions: 50,
+        // find_callees reads the best function definition; the bodies come in the same order.
+        max_definitions: MAX_BODIES,
     };
     let env = crate::request::answer(snap, page.clone(), &ask);
     let end = match env.results {
@@ -409,24 +423,26 @@ fn call_sites(
     out
 }
 
-/// The function definitions of `name`, `(path, line)`, as find_definition gives them.
+/// The function definitions of `name`, `(path, line)`, as `definition` finds them.
 fn function_places(
     s: &mut Session,
-    snap: &Snapshot,
+    tree: &Arc<Tree>,
+    snap: &Arc<Snapshot>,
     page: &Page,
     name: &str,
 ) -> Vec<(String, u32)> {
-    let ask = Ask::Def {
-        symbol: name.to_string(),
+    let at = Cursor {
+        tree: tree.clone(),
+        snap: snap.clone(),
+        page: page.clone(),
+        name: name.to_string(),
+        path: String::new(),
     };
-    match s.all(snap, page, &ask).results {
-        Some(Results::Records(r)) => r
-            .into_iter()
-            .filter(|r| r.kind.as_deref().map(Kind::from_name) == Some(Kind::Function))
-            .map(|r| (r.path, r.line))
-            .collect(),
-        _ => Vec::new(),
-    }
+    super::nav::definitions(s, &at)
+        .into_iter()
+        .filter(|r| r.kind.as_deref().map(Kind::from_name) == Some(Kind::Function))
+        .map(|r| (r.path, r.line))
+        .collect()
 }
 
 /// Of `places`, the line of the one in `path` that holds the call at `line` (the nearest

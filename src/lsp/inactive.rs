@@ -9,7 +9,8 @@
 //! directive lines themselves left out as clangd leaves them out (`#if X` … `#else` greys the
 //! lines between the two); a file the configuration does not build at all (another
 //! architecture's `arch/`, a C file Kbuild leaves out) is one region, the whole file. A branch
-//! whose condition cannot be decided (a name the `.config` does not set) is not marked.
+//! whose condition cannot be decided (a macro that is no `CONFIG_` option, as `#ifdef
+//! __KERNEL__`; an option a `.config` does not list is off, as Kbuild reads it) is not marked.
 //! Without an `activeConfig` nothing is inactive: the regions sent are none (which clears what
 //! an earlier configuration marked).
 //!
