@@ -5,6 +5,7 @@
 mod audit;
 mod cscope;
 mod facts;
+mod lsp;
 mod missing;
 mod peers;
 mod proc;
@@ -70,8 +71,9 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     other_tree: Option<PathBuf>,
     /// Measure only these questions (comma-separated: def, refs, callers, grep, tools,
-    /// quality, missing, revisions, tokens, cscope).
-    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools", "quality", "missing", "revisions", "tokens", "cscope"])]
+    /// quality, missing, revisions, tokens, cscope, lsp). `--only lsp --reuse --work DIR`
+    /// times `knav lsp` alone on the index in DIR/knav.
+    #[arg(long, value_delimiter = ',', value_parser = ["def", "refs", "callers", "grep", "tools", "quality", "missing", "revisions", "tokens", "cscope", "lsp"])]
     only: Vec<String>,
     /// The git repository kernel-bench/make-git-tree.sh builds, for the revisions' scenarios
     /// (`knav --rev`); without it they are not measured.
@@ -323,7 +325,12 @@ fn measure(
     } else {
         (setup.cold_builds(peers, log), setup.refresh(log))
     };
-    let (mut latencies, sizes) = setup.queries(peers, suite::SYMBOLS, &args.only, log);
+    let asked = |q: &str| args.only.is_empty() || args.only.iter().any(|o| o == q);
+    let (mut latencies, sizes) = if args.only.iter().all(|q| q == "lsp") && !args.only.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        setup.queries(peers, suite::SYMBOLS, &args.only, log)
+    };
     latencies.retain(|l| args.only.is_empty() || args.only.iter().any(|q| q == l.question));
     let grep = if args.only.is_empty() || args.only.iter().any(|q| q == "grep") {
         setup.grep(peers, log)
@@ -403,8 +410,14 @@ fn measure(
     } else {
         None
     };
+    let lsp = if asked("lsp") {
+        lsp_step(setup, log)
+    } else {
+        lsp::Lsp::default()
+    };
     Ok(suite::Results {
         cscope,
+        lsp,
         revisions,
         tokens,
         builds,
@@ -418,6 +431,16 @@ fn measure(
         missing,
         facts,
     })
+}
+
+/// `knav lsp` on the index: the sample of call sites read from knav's callers, then the timings.
+fn lsp_step(setup: &suite::Setup, log: &mut dyn FnMut(&str)) -> lsp::Lsp {
+    log("knav lsp: the sample of call sites");
+    let (sample, notes) = lsp::sample(&setup.tree, suite::SYMBOLS, &|| setup.knav_on_tree());
+    log(&format!("knav lsp: {} call sites", sample.len()));
+    let mut l = lsp::measure(&setup.tree, setup.knav_on_tree(), &sample);
+    l.notes.extend(notes);
+    l
 }
 
 #[cfg(test)]

@@ -96,6 +96,7 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
     facts_targets(r, &mut out);
     revisions_targets(r, &mut out);
     cscope_targets(r, &mut out);
+    lsp_targets(r, &mut out);
     let knav_bytes: usize = r.sizes.iter().map(|s| s.def_text + s.refs_text).sum();
     let rg_bytes: Option<usize> = r.sizes.iter().map(|s| s.rg.map(|b| 2 * b)).sum();
     out.push(Ratio {
@@ -108,6 +109,42 @@ pub fn targets(r: &Results) -> Vec<Ratio> {
         goal: 0.10,
     });
     out
+}
+
+/// The LSP targets: every request's median, the start, the memory.
+fn lsp_targets(r: &Results, out: &mut Vec<Ratio>) {
+    use crate::lsp::{mib, ms, MEDIAN_GOAL, RSS_GOAL_KB, START_GOAL};
+    let l = &r.lsp;
+    if l.start.is_none() && l.timings.is_empty() {
+        return;
+    }
+    out.push(Ratio {
+        label: "knav lsp: spawn to the first definition answered".into(),
+        knav: l.start.map_or("failed".into(), ms),
+        peer: format!("{} goal", ms(START_GOAL)),
+        value: l.start.map(|s| s.as_secs_f64() / START_GOAL.as_secs_f64()),
+        goal: 1.0,
+    });
+    for t in l.timings.iter().filter(|t| t.n > 0) {
+        out.push(Ratio {
+            label: format!("knav lsp: {} median", t.request),
+            knav: ms(t.median),
+            peer: format!("{} goal", ms(MEDIAN_GOAL)),
+            value: Some(t.median.as_secs_f64() / MEDIAN_GOAL.as_secs_f64()),
+            goal: 1.0,
+        });
+    }
+    out.push(Ratio {
+        label: "knav lsp: resident memory beyond the mapped index (VmRSS − RssFile)".into(),
+        knav: l
+            .rss
+            .map_or("not read".into(), |(r, f, _)| mib(r - f.min(r))),
+        peer: format!("{} goal", mib(RSS_GOAL_KB)),
+        value: l
+            .rss
+            .map(|(r, f, _)| (r - f.min(r)) as f64 / RSS_GOAL_KB as f64),
+        goal: 1.0,
+    });
 }
 
 /// The targets of the fact store: a changed copy of the tree and another version against
@@ -599,6 +636,7 @@ pub fn markdown(cx: &Context, peers: &Peers, r: &Results) -> String {
     revisions_section(&mut o, r);
     cscope_section(&mut o, r);
     latency_section(&mut o, cx, r);
+    crate::lsp::section(&mut o, &r.lsp);
     answer_size_section(&mut o, r);
     crate::tokens::section(&mut o, &r.tokens);
     let _ = writeln!(o, "\n![ratios](chart.svg)");

@@ -373,6 +373,8 @@ pub struct Results {
     pub tokens: Vec<crate::tokens::Page>,
     /// `knav cscope -dL -N` against `cscope -dL -N` (kernel-bench/src/cscope.rs).
     pub cscope: Option<crate::cscope::Bench>,
+    /// `knav lsp` on the index: start, request latencies, memory.
+    pub lsp: crate::lsp::Lsp,
 }
 
 /// Bytes of each answer to the questions about one symbol.

@@ -72,6 +72,7 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
         "## knav grep against rg -n",
         "## Fact store",
         "## knav cscope against cscope",
+        "## knav lsp",
     ] {
         assert!(md.contains(section), "report lacks {section}:\n{md}");
     }
@@ -98,6 +99,13 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
         "| cscope query 1, knav cscope -dL -1 / cscope -dL -1 (sum of 12 medians) | ",
         "| cscope query 3, knav cscope -dL -3 / cscope -dL -3 (sum of 12 medians) | ",
         "| cscope's callers (query 3) knav does not list, share | ",
+        "| knav lsp: spawn to the first definition answered | ",
+        "| knav lsp: definition median | ",
+        "| knav lsp: references median | ",
+        "| knav lsp: hover median | ",
+        "| knav lsp: documentSymbol median | ",
+        "| knav lsp: prepareCallHierarchy + incomingCalls median | ",
+        "| knav lsp: resident memory beyond the mapped index (VmRSS − RssFile) | ",
     ] {
         let row = md
             .lines()
@@ -125,8 +133,8 @@ fn quick_run_on_the_fixture_writes_a_complete_report_and_leaves_the_tree_alone()
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert_eq!(
         svg.matches("stroke-width=\"2\"").count(),
-        19,
-        "a goal mark per target"
+        26,
+        "a goal mark per target (15, knav cscope's four and knav lsp's start, five requests and memory)"
     );
     let _ = std::fs::remove_dir_all(&base);
 }
