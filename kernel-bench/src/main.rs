@@ -332,19 +332,17 @@ fn measure(
         setup.queries(peers, suite::SYMBOLS, &args.only, log)
     };
     latencies.retain(|l| args.only.is_empty() || args.only.iter().any(|q| q == l.question));
-    let grep = if args.only.is_empty() || args.only.iter().any(|q| q == "grep") {
+    let grep = if asked("grep") {
         setup.grep(peers, log)
     } else {
         suite::Grep::default()
     };
-    let tools = if args.only.is_empty() || args.only.iter().any(|q| q == "tools") {
+    let tools = if asked("tools") {
         setup.tools(log)
     } else {
         Vec::new()
     };
-    let quality = if (args.only.is_empty() || args.only.iter().any(|q| q == "quality"))
-        && quality::fits(&setup.tree)
-    {
+    let quality = if (asked("quality")) && quality::fits(&setup.tree) {
         match quality::measure(&|| setup.knav_on_tree(), log) {
             Ok(q) => q,
             Err(e) => {
@@ -355,9 +353,7 @@ fn measure(
     } else {
         Vec::new()
     };
-    let audit = if (args.only.is_empty() || args.only.iter().any(|q| q == "quality"))
-        && quality::fits(&setup.tree)
-    {
+    let audit = if (asked("quality")) && quality::fits(&setup.tree) {
         log("the pointer-call audit");
         audit::measure(&|| setup.knav_on_tree()).unwrap_or_else(|e| {
             log(&format!("the pointer-call audit not measured: {e}"));
@@ -366,7 +362,7 @@ fn measure(
     } else {
         Vec::new()
     };
-    let missing = if args.only.is_empty() || args.only.iter().any(|q| q == "missing") {
+    let missing = if asked("missing") {
         log("the audit of missing definitions");
         setup.missing().map_or_else(
             |e| {
@@ -395,21 +391,14 @@ fn measure(
         Some(setup.facts(other.as_deref(), log))
     };
     let revisions = match &args.git {
-        Some(repo) if args.only.is_empty() || args.only.iter().any(|q| q == "revisions") => {
-            Some(setup.revisions(repo, log))
-        }
+        Some(repo) if asked("revisions") => Some(setup.revisions(repo, log)),
         _ => None,
     };
-    let tokens = if args.only.is_empty() || args.only.iter().any(|q| q == "tokens") {
-        setup.tokens(log)
-    } else {
-        Vec::new()
+    let tokens = match asked("tokens") {
+        true => setup.tokens(log),
+        false => Vec::new(),
     };
-    let cscope = if args.only.is_empty() || args.only.iter().any(|q| q == "cscope") {
-        Some(cscope::measure(&setup.cscope_on(peers), log))
-    } else {
-        None
-    };
+    let cscope = asked("cscope").then(|| cscope::measure(&setup.cscope_on(peers), log));
     let lsp = if asked("lsp") {
         lsp_step(setup, log)
     } else {
