@@ -70,12 +70,7 @@ fn a_buffer_with_lines_inserted_above_lands_on_the_moved_line() {
     lsp.open(&t.root, "fs/read_write.c", None);
     let file = t.root.join("fs/read_write.c");
     // Three lines inserted at the top, unsaved.
-    lsp.notify(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": uri(&file), "version": 2},
-            "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
-                "end": {"line": 0, "character": 0}}, "text": "// a\n// b\n// c\n"}]}),
-    );
+    lsp.edit(&file, 2, (0, 0, 0, 0), "// a\n// b\n// c\n");
     // The cursor on `vfs_read` of `return vfs_read(file, ...)`, now line 31 (0-based 33).
     let defs = lsp.result(
         "textDocument/definition",
@@ -86,12 +81,7 @@ fn a_buffer_with_lines_inserted_above_lands_on_the_moved_line() {
         vec![("fs/read_write.c".to_string(), 22)]
     );
     // The definition's own line edited: left out, and the user told.
-    lsp.notify(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": uri(&file), "version": 3},
-            "contentChanges": [{"range": {"start": {"line": 22, "character": 0},
-                "end": {"line": 22, "character": 7}}, "text": "long"}]}),
-    );
+    lsp.edit(&file, 3, (22, 0, 22, 7), "long");
     let defs = lsp.result(
         "textDocument/definition",
         at(&t.root, "fs/read_write.c", 33, 10),
@@ -551,12 +541,7 @@ fn a_folder_named_through_a_symbolic_link_is_answered_in_the_clients_spelling() 
     // An open buffer with lines inserted above is found by its path through the link.
     lsp.open(&link, "fs/read_write.c", None);
     let file = link.join("fs/read_write.c");
-    lsp.notify(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": uri(&file), "version": 2},
-            "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
-                "end": {"line": 0, "character": 0}}, "text": "// a\n// b\n"}]}),
-    );
+    lsp.edit(&file, 2, (0, 0, 0, 0), "// a\n// b\n");
     let moved = lsp.result(
         "textDocument/definition",
         at(&link, "fs/ext2/file.c", 5, 10),

@@ -289,12 +289,7 @@ fn calls_in_a_buffer_with_lines_inserted_above_land_on_the_moved_lines() {
     let mut lsp = Lsp::start(&t.root, Value::Null);
     lsp.open(&t.root, "fs/read_write.c", None);
     let file = t.root.join("fs/read_write.c");
-    lsp.notify(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": uri(&file), "version": 2},
-            "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
-                "end": {"line": 0, "character": 0}}, "text": "// a\n// b\n// c\n"}]}),
-    );
+    lsp.edit(&file, 2, (0, 0, 0, 0), "// a\n// b\n// c\n");
     // vfs_read's definition, now on line 23 (0-based 22).
     let item = prepare(&mut lsp, &t.root, "fs/read_write.c", 22, 10);
     assert_eq!(

@@ -188,6 +188,18 @@ impl Lsp {
         );
     }
 
+    /// Replaces the range `(start line, start character, end line, end character)` of open
+    /// `file` with `text`, as version `version` (unsaved).
+    pub fn edit(&mut self, file: &Path, version: i32, range: (u32, u32, u32, u32), text: &str) {
+        let (l0, c0, l1, c1) = range;
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri(file), "version": version},
+                "contentChanges": [{"range": {"start": {"line": l0, "character": c0},
+                    "end": {"line": l1, "character": c1}}, "text": text}]}),
+        );
+    }
+
     /// Closes stdin and waits for the exit code.
     pub fn exit_code(mut self) -> Option<i32> {
         self.stdin.take();
