@@ -5,7 +5,7 @@
 //! best (as find_definition ranks them, a body before a prototype) is shown and the others
 //! counted.
 
-use lsp_types::{HoverParams, Position, Range, TextDocumentPositionParams};
+use lsp_types::{HoverParams, TextDocumentPositionParams};
 use serde_json::{json, Value};
 
 use crate::envelope::{Envelope, Export, Hidden, Record, Results};
@@ -13,7 +13,7 @@ use crate::index::store::Snapshot;
 use crate::request::Ask;
 use crate::serve::state::Tree;
 
-use super::position::{byte_of, char_of, word_at, Lines};
+use super::position::Lines;
 use super::session::{read_text, Cursor, Failure, Session, NO_NAME};
 
 /// What the active configuration says of one definition.
@@ -47,9 +47,7 @@ pub fn hover(s: &mut Session, params: Value) -> Result<Value, Failure> {
     };
     let text = markdown(&at, &best, others, exported.as_ref(), &built);
     let mut v = json!({"contents": {"kind": "markdown", "value": text}});
-    if let Some(r) = word_range(s, &at.tree, &at.path, &p.text_document_position_params) {
-        v["range"] = json!(r);
-    }
+    v["range"] = json!(at.range(p.text_document_position_params.position.line, s.enc));
     Ok(v)
 }
 
@@ -246,42 +244,4 @@ fn comment(snap: &Snapshot, tree: &Tree, r: &Record) -> Option<String> {
         )?
         .to_string();
     Some(crate::query::comment_words(&line)).filter(|c| !c.is_empty())
-}
-
-/// The range of the word under the cursor, in the buffer or the file.
-fn word_range(
-    s: &Session,
-    tree: &Tree,
-    path: &str,
-    at: &TextDocumentPositionParams,
-) -> Option<Range> {
-    let (line, start, len) = word_on_line(s, tree, path, at)?;
-    let n = at.position.line;
-    Some(Range::new(
-        Position::new(n, char_of(&line, start, s.enc)),
-        Position::new(n, char_of(&line, start + len, s.enc)),
-    ))
-}
-
-/// The cursor's line (in the buffer, else the file) with the byte start and length of the
-/// identifier under the cursor.
-pub fn word_on_line(
-    s: &Session,
-    tree: &Tree,
-    path: &str,
-    at: &TextDocumentPositionParams,
-) -> Option<(String, usize, usize)> {
-    // An open buffer's line from its line map (the buffer is not copied, nor its lines found
-    // again, at every hover).
-    let n = at.position.line as usize;
-    let line = match s.docs.get(&at.text_document.uri) {
-        Some(doc) => doc.lines.line(&doc.text, n)?.to_string(),
-        None => {
-            let text = read_text(tree, path)?;
-            Lines::new(&text).line(&text, n)?.to_string()
-        }
-    };
-    let byte = byte_of(&line, at.position.character as usize, s.enc);
-    let (start, len) = word_at(&line, byte).map(|(start, w)| (start, w.len()))?;
-    Some((line, start, len))
 }

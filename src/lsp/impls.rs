@@ -17,7 +17,6 @@ use serde_json::Value;
 use crate::envelope::{Record, Results};
 use crate::request::Ask;
 
-use super::hover::word_on_line;
 use super::nav::{definitions, locations};
 use super::session::{Cursor, Failure, Session};
 
@@ -70,16 +69,11 @@ pub fn member_struct(
     if let Some(r) = members.iter().find(|r| r.path == at.path && r.line == line) {
         return r.scope.clone();
     }
-    let word = word_on_line(s, &at.tree, &at.path, pos);
-    let accessed = word.as_ref().is_some_and(|(text, start, _)| {
-        let before = text[..*start].trim_end();
-        before.ends_with('.') || before.ends_with("->")
-    });
-    if !accessed {
+    let before = at.line[..at.start].trim_end();
+    if !(before.ends_with('.') || before.ends_with("->")) {
         return sole_owner(members);
     }
-    word.as_ref()
-        .and_then(|(text, start, len)| stored_here(at, line, &text[start + len..]))
+    stored_here(at, line, &at.line[at.start + at.name.len()..])
         .or_else(|| called_through(s, at, line))
         .or_else(|| sole_owner(members))
 }

@@ -19,7 +19,7 @@ use crate::request::Ask;
 use crate::serve::state::{NotReady, Server, Tree};
 
 use super::buffers::{range_on, Buffers, Mapped};
-use super::position::{word_at, Encoding, Lines};
+use super::position::{byte_of, word_at, Encoding, Lines};
 use super::transport::Out;
 
 /// Results one request gathers at most over its pages.
@@ -136,6 +136,17 @@ pub struct Cursor {
     pub name: String,
     /// The document's root-relative path.
     pub path: String,
+    /// The cursor's line (the buffer's, else the file's), without its line break.
+    pub line: String,
+    /// The byte offset of the name on `line`.
+    pub start: usize,
+}
+
+impl Cursor {
+    /// The name's range on the cursor's line `line0` (0-based), in `enc`.
+    pub fn range(&self, line0: u32, enc: Encoding) -> lsp_types::Range {
+        range_on(&self.line, line0, self.start, self.name.len(), enc)
+    }
 }
 
 /// A folder the client named through a symbolic link: as named, and resolved.
@@ -257,25 +268,21 @@ impl Session {
     pub fn cursor(&mut self, at: &TextDocumentPositionParams) -> Result<Cursor, Failure> {
         let uri = &at.text_document.uri;
         let (tree, snap, path) = self.tree_of(uri)?;
-        let name = match self.docs.get(uri) {
-            Some(doc) => {
-                let off = doc.offset(at.position, self.enc).ok_or_else(|| {
-                    Failure::params(format!("line {} is past the end", at.position.line))
-                })?;
-                word_at(&doc.text, off).map(|(_, w)| w.to_string())
-            }
+        let past = || Failure::params(format!("line {} is past the end", at.position.line));
+        let n = at.position.line as usize;
+        let line = match self.docs.get(uri) {
+            Some(doc) => doc.lines.line(&doc.text, n).ok_or_else(past)?.to_string(),
             None => {
                 let text = read_text(&tree, &path).ok_or_else(|| {
                     Failure::failed(format!("{path} cannot be read; open it first"))
                 })?;
                 let lines = Lines::new(&text);
-                let off = lines.offset(&text, at.position, self.enc).ok_or_else(|| {
-                    Failure::params(format!("line {} is past the end", at.position.line))
-                })?;
-                word_at(&text, off).map(|(_, w)| w.to_string())
+                lines.line(&text, n).ok_or_else(past)?.to_string()
             }
         };
-        let name = name.ok_or_else(|| Failure::failed(NO_NAME))?;
+        let byte = byte_of(&line, at.position.character as usize, self.enc);
+        let (start, name) = word_at(&line, byte).ok_or_else(|| Failure::failed(NO_NAME))?;
+        let name = name.to_string();
         let page = self.page(&tree)?;
         Ok(Cursor {
             tree,
@@ -283,6 +290,8 @@ impl Session {
             page,
             name,
             path,
+            line,
+            start,
         })
     }
 
