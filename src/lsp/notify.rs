@@ -297,7 +297,7 @@ fn disk_text(s: &mut Session, path: &Path) -> Option<String> {
 
 /// True when `tree` has an index to answer from.
 fn tree_has_index(tree: &crate::serve::state::Tree) -> bool {
-    tree.index_dir().join("CURRENT").exists()
+    tree.index_dir().join(crate::index::store::CURRENT).exists()
 }
 
 /// Starts the first build of every folder without an index, each with a progress report, and
