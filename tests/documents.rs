@@ -266,6 +266,7 @@ fn the_readme_example_output_is_what_knav_prints() {
 /// head them (`### \`c/\` …`).
 const CRATES: &[(&str, &str)] = &[
     ("c/", "c/src"),
+    ("hw/", "hw/src"),
     ("ctags/", "ctags/src"),
     ("kconfig/", "kconfig/src"),
     ("index/", "index/src"),

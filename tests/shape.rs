@@ -14,6 +14,7 @@ fn crates() -> Vec<(&'static str, PathBuf)> {
     vec![
         ("knav", root.join("src")),
         ("knav-c", root.join("c/src")),
+        ("knav-hw", root.join("hw/src")),
         ("knav-index", root.join("index/src")),
         ("knav-query", root.join("query/src")),
         ("knav-ctags", root.join("ctags/src")),
