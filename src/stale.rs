@@ -18,8 +18,27 @@ use crate::watchd::{Client, Said};
 /// Files an answer shows at most before "and N more".
 const NAMED: usize = 5;
 
-/// The root-relative paths `env`'s results name (every `path` field), each once.
-fn cited(env: &Envelope) -> BTreeSet<String> {
+/// The root-relative paths `env`'s results name (every `path` field), each once, in order.
+/// The lists of the answers that run to thousands of rows (references, calls, hits) are read
+/// directly; the others through their JSON form ([`cited_in_json`]).
+fn cited(env: &Envelope) -> Vec<&str> {
+    use crate::envelope::Results as R;
+    let mut out: Vec<&str> = match &env.results {
+        Some(R::Records(v)) => v.iter().map(|r| r.path.as_str()).collect(),
+        Some(R::Hits(v)) => v.iter().map(|r| r.path.as_str()).collect(),
+        Some(R::Groups(v)) => v.iter().map(|r| r.path.as_str()).collect(),
+        Some(R::Calls(v)) => v.iter().map(|r| r.path.as_str()).collect(),
+        Some(R::Files(v)) => v.iter().map(|r| r.path.as_str()).collect(),
+        _ => return Vec::new(),
+    };
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The root-relative paths `env`'s results name (every `path` field), each once, found in
+/// their JSON form: what [`cited`] leaves to it.
+fn cited_in_json(env: &Envelope) -> BTreeSet<String> {
     fn walk(v: &serde_json::Value, out: &mut BTreeSet<String>) {
         match v {
             serde_json::Value::Object(m) => {
@@ -50,8 +69,14 @@ fn cited(env: &Envelope) -> BTreeSet<String> {
 pub fn changed_cited(snap: &Snapshot, env: &Envelope) -> Vec<String> {
     let mut restat = None;
     let mut beneath = None;
-    cited(env)
+    let direct = cited(env);
+    let in_json = match direct.is_empty() {
+        true => cited_in_json(env),
+        false => BTreeSet::new(),
+    };
+    direct
         .into_iter()
+        .chain(in_json.iter().map(String::as_str))
         .filter(|path| {
             let Some((s, f)) = snap.find_file(path) else {
                 return false;
@@ -86,6 +111,7 @@ pub fn changed_cited(snap: &Snapshot, env: &Envelope) -> Vec<String> {
                 .and_then(|b| b.read(path).ok())
                 .is_some_and(|b| was.holds(&b))
         })
+        .map(str::to_string)
         .collect()
 }
 
@@ -183,4 +209,29 @@ pub fn fresh(
         d.mark(snap.manifest.generation, token);
     }
     Ok(snap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envelope::{Record, Results};
+
+    /// The direct reading of a references answer names what its JSON form names.
+    #[test]
+    fn cited_paths_of_records_are_those_of_their_json() {
+        let mut env = Envelope::new("find_references", "/t");
+        let record = |path: &str, line| Record {
+            path: path.into(),
+            line,
+            ..Default::default()
+        };
+        env.results = Some(Results::Records(vec![
+            record("mm/b.c", 3),
+            record("fs/a.c", 9),
+            record("mm/b.c", 1),
+        ]));
+        assert_eq!(cited(&env), ["fs/a.c", "mm/b.c"]);
+        let json: Vec<String> = cited_in_json(&env).into_iter().collect();
+        assert_eq!(cited(&env), json);
+    }
 }

@@ -192,6 +192,25 @@ impl<'a> Def<'a> {
         }
     }
 
+    /// Decodes one record as far as a function's extent: `(file, name, line, end line, kind)`,
+    /// the name's bytes unchecked and the optional strings after them skipped. What the
+    /// enclosing function of every reference in a file needs, without [`Def::decode`]'s checks
+    /// of strings it does not read.
+    pub fn decode_extent(r: &mut Reader<'a>) -> (u32, &'a [u8], u32, Option<u32>, Kind) {
+        let file = r.varint() as u32;
+        let name = r.str();
+        let line = r.varint() as u32;
+        let end = r.varint();
+        let kind = Kind::from_u8(r.u8());
+        r.u8();
+        for _ in 0..4 {
+            let n = r.varint() as usize;
+            r.bytes(n.saturating_sub(1));
+        }
+        let end_line = if end == 0 { None } else { Some(end as u32 - 1) };
+        (file, name, line, end_line, kind)
+    }
+
     /// Decodes one record.
     pub fn decode(r: &mut Reader<'a>) -> Def<'a> {
         let file = r.varint() as u32;

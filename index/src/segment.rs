@@ -458,6 +458,31 @@ impl Segment {
         None
     }
 
+    /// The functions of file `id` that have a last line: `(first line, last line, name)`, in
+    /// line order (the enclosing function of a line, without decoding every definition whole).
+    pub fn file_functions(&self, id: u32) -> Vec<(u32, u32, &str)> {
+        let rec = self.file(id);
+        let body = self.defs.get(rec.defs_start as usize..).unwrap_or(&[]);
+        let mut r = Reader::new(body);
+        let mut out = Vec::new();
+        for _ in 0..rec.defs_count {
+            let (file, name, line, end, kind) = Def::decode_extent(&mut r);
+            if r.overrun || name.is_empty() || file != id {
+                self.damaged(
+                    "defs.dat",
+                    &format!("the definitions of file {id} do not decode"),
+                );
+                break;
+            }
+            if let (knav_ctags::Kind::Function, Some(end)) = (kind, end) {
+                if let Ok(name) = std::str::from_utf8(name) {
+                    out.push((line, end, name));
+                }
+            }
+        }
+        out
+    }
+
     /// The definitions of file `id`, in line order.
     pub fn file_defs(&self, id: u32) -> Vec<Def<'_>> {
         let rec = self.file(id);

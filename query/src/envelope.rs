@@ -63,6 +63,10 @@ pub struct Record {
     /// body).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// The 0-based column in UTF-16 code units, where the answer read the line: what a language
+    /// server's client counts (`knav lsp` need not read the file again). Not serialized.
+    #[serde(skip)]
+    pub utf16_col: Option<u32>,
 }
 
 /// A search_code score, rounded to two decimals; never NaN, so records stay comparable.
@@ -186,6 +190,11 @@ pub struct CallSite {
     /// known, `field-name` when only the member's name matched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub certainty: Option<&'static str>,
+    /// Where the call's name (the member's, through a pointer) is on the line, when the answer
+    /// read it: its 1-based byte column and 0-based column in UTF-16 code units (what a
+    /// language server's client counts). Not serialized.
+    #[serde(skip)]
+    pub at_col: Option<(u32, u32)>,
 }
 
 /// One function called from a body.

@@ -74,6 +74,9 @@ struct Place<'a> {
     line: u32,
     /// The text its range covers on the line (the whole line when not found).
     word: &'a str,
+    /// Where `word` is on the line, when the answer read it: 1-based byte column, 0-based
+    /// UTF-16 column (the line is not read again).
+    at: Option<(u32, u32)>,
     detail: Option<String>,
     data: Data,
 }
@@ -106,6 +109,7 @@ pub fn prepare(s: &mut Session, params: Value) -> Result<Value, Failure> {
                 path: &r.path,
                 line: r.line,
                 word: &r.symbol,
+                at: None,
                 detail: Some(where_with_guard(r)),
                 data: Data {
                     name: Some(r.symbol.clone()),
@@ -159,7 +163,8 @@ pub fn incoming(s: &mut Session, params: Value) -> Result<Value, Failure> {
     }
     let mut texts = Texts::default();
     // Each caller's definitions, looked up once whatever the number of its calls and files.
-    let mut defs: HashMap<String, Vec<(String, u32)>> = HashMap::new();
+    let mut defs: HashMap<String, Vec<Held>> = HashMap::new();
+    let q = crate::query::Query::new(&snap, page.clone());
     let mut out: Vec<CallHierarchyIncomingCall> = Vec::with_capacity(groups.len());
     for ((path, caller, via), calls) in groups {
         let first = calls[0].line;
@@ -167,7 +172,7 @@ pub fn incoming(s: &mut Session, params: Value) -> Result<Value, Failure> {
             Some(c) => {
                 let places = defs
                     .entry(c.clone())
-                    .or_insert_with(|| function_places(&snap, &page, c));
+                    .or_insert_with(|| function_places(&q, c));
                 holding(places, &path, first)
             }
             None => None,
@@ -182,7 +187,20 @@ pub fn incoming(s: &mut Session, params: Value) -> Result<Value, Failure> {
         };
         let from_ranges: Vec<Range> = calls
             .iter()
-            .filter_map(|c| range_of(s, &tree, &mut texts, &path, c.line, word))
+            .filter_map(|c| match c.at_col {
+                Some((col, utf16)) => s
+                    .location(
+                        &tree,
+                        &mut texts,
+                        &path,
+                        c.line,
+                        col,
+                        word.len(),
+                        Some(utf16),
+                    )
+                    .map(|l| l.range),
+                None => range_of(s, &tree, &mut texts, &path, c.line, word),
+            })
             .collect();
         if !from_ranges.is_empty() {
             out.push(CallHierarchyIncomingCall { from, from_ranges });
@@ -246,7 +264,7 @@ fn caller_place<'a>(
     caller: Option<&'a str>,
     via: Option<&str>,
     first: &CallSite,
-    line: Option<u32>,
+    line: Option<(u32, Option<(u32, u32)>)>,
 ) -> Place<'a> {
     let data = |name: Option<&str>, line: u32| Data {
         name: name.map(str::to_string),
@@ -256,13 +274,14 @@ fn caller_place<'a>(
     };
     match caller {
         Some(c) => {
-            let line = line.unwrap_or(first.line);
+            let (line, at) = line.unwrap_or((first.line, None));
             Place {
                 name: c.to_string(),
                 kind: SymbolKind::FUNCTION,
                 path,
                 line,
                 word: c,
+                at,
                 detail: Some(caller_detail(path, first)),
                 data: data(Some(c), line),
             }
@@ -273,6 +292,7 @@ fn caller_place<'a>(
             path,
             line: first.line,
             word: "",
+            at: None,
             detail: Some(format!(
                 "{} · file scope: an initializer or a macro's body",
                 caller_detail(path, first)
@@ -295,6 +315,7 @@ fn callee_place<'a>(c: &'a Callee, caller_path: &'a str) -> Place<'a> {
         path: caller_path,
         line: c.line,
         word: c.symbol.rsplit('.').next().unwrap_or(&c.symbol),
+        at: None,
         detail: Some(detail),
         data: Data {
             name: (!member).then(|| c.symbol.clone()),
@@ -325,6 +346,7 @@ fn callee_place<'a>(c: &'a Callee, caller_path: &'a str) -> Place<'a> {
         path,
         line,
         word: &c.symbol,
+        at: None,
         detail: c.defined_at.clone(),
         data: Data {
             name: Some(c.symbol.clone()),
@@ -429,23 +451,30 @@ fn call_sites(
 /// The function definitions of `name`, `(path, line)`, from the index's definitions of the
 /// name (not find_definition's whole answer, which reads each definition's source line and
 /// checks its file, once per caller).
-fn function_places(snap: &Snapshot, page: &Page, name: &str) -> Vec<(String, u32)> {
-    let q = crate::query::Query::new(snap, page.clone());
+fn function_places(q: &crate::query::Query<'_>, name: &str) -> Vec<Held> {
     q.definitions(name)
         .into_iter()
         .filter(|f| f.def.kind == Kind::Function)
-        .map(|f| (q.path(f.seg, f.def.file).to_string(), f.def.line))
+        .map(|f| {
+            let (seg, file, line) = (f.seg, f.def.file, f.def.line);
+            let at = q.word_col(seg, file, line, name, 0);
+            (q.path(seg, file).to_string(), line, at)
+        })
         .collect()
 }
 
+/// A function's definition: its path, line, and where its name is on the line (1-based byte
+/// column, 0-based UTF-16 column) when it was read.
+type Held = (String, u32, Option<(u32, u32)>);
+
 /// Of `places`, the line of the one in `path` that holds the call at `line` (the nearest
 /// above it).
-fn holding(places: &[(String, u32)], path: &str, line: u32) -> Option<u32> {
+fn holding(places: &[Held], path: &str, line: u32) -> Option<(u32, Option<(u32, u32)>)> {
     places
         .iter()
-        .filter(|(p, l)| p == path && *l <= line)
-        .map(|(_, l)| *l)
-        .max()
+        .filter(|(p, l, _)| p == path && *l <= line)
+        .map(|(_, l, at)| (*l, *at))
+        .max_by_key(|(l, _)| *l)
 }
 
 /// A caller's detail: its path, and for a call through a pointer the member, where the
@@ -480,8 +509,18 @@ fn item(
     texts: &mut Texts,
     place: &Place<'_>,
 ) -> Option<CallHierarchyItem> {
-    let range = range_of(s, tree, texts, place.path, place.line, place.word)?;
-    let uri = s.location(tree, texts, place.path, place.line, 0, 0)?.uri;
+    let (range, uri) = match place.at {
+        Some((col, utf16)) => {
+            let (path, len) = (place.path, place.word.len());
+            let loc = s.location(tree, texts, path, place.line, col, len, Some(utf16))?;
+            (loc.range, loc.uri)
+        }
+        None => (
+            range_of(s, tree, texts, place.path, place.line, place.word)?,
+            s.location(tree, texts, place.path, place.line, 0, 0, None)?
+                .uri,
+        ),
+    };
     Some(CallHierarchyItem {
         name: place.name.clone(),
         kind: place.kind,
@@ -514,7 +553,7 @@ fn range_of(
             (start, text.trim().len())
         }
     };
-    let loc = s.location(tree, texts, path, line, col as u32 + 1, len)?;
+    let loc = s.location(tree, texts, path, line, col as u32 + 1, len, None)?;
     Some(loc.range)
 }
 

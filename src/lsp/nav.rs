@@ -80,7 +80,15 @@ pub fn locations(s: &mut Session, at: &Cursor, records: &[Record]) -> Result<Val
     let mut out: Vec<Location> = Vec::with_capacity(records.len());
     for r in records {
         let len = if r.col > 0 { r.symbol.len() } else { 0 };
-        if let Some(loc) = s.location(&at.tree, &mut texts, &r.path, r.line, r.col, len) {
+        if let Some(loc) = s.location(
+            &at.tree,
+            &mut texts,
+            &r.path,
+            r.line,
+            r.col,
+            len,
+            r.utf16_col,
+        ) {
             out.push(loc);
         }
     }

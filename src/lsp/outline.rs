@@ -86,13 +86,14 @@ fn place(s: &mut Session, tree: &Tree, path: &str, records: Vec<Record>) -> Vec<
     let mut left_out = 0;
     for r in records {
         let len = if r.col > 0 { r.symbol.len() } else { 0 };
-        let Some(selection) = s.location(tree, &mut texts, &r.path, r.line, r.col, len) else {
+        let Some(selection) = s.location(tree, &mut texts, &r.path, r.line, r.col, len, None)
+        else {
             left_out += 1;
             continue;
         };
         let last = r.end_line.unwrap_or(r.line).max(r.line);
         let end = s
-            .location(tree, &mut texts, &r.path, last, u32::MAX, 0)
+            .location(tree, &mut texts, &r.path, last, u32::MAX, 0, None)
             .map(|l| l.range.end)
             .filter(|e| e.line >= selection.range.end.line)
             .unwrap_or(selection.range.end);
@@ -241,7 +242,7 @@ pub fn workspace_symbol(s: &mut Session, params: Value) -> Result<Value, Failure
         let mut texts = Texts::default();
         for r in records {
             let len = if r.col > 0 { r.symbol.len() } else { 0 };
-            let Some(loc) = s.location(&tree, &mut texts, &r.path, r.line, r.col, len) else {
+            let Some(loc) = s.location(&tree, &mut texts, &r.path, r.line, r.col, len, None) else {
                 continue;
             };
             let container = r.scope.clone().unwrap_or_else(|| r.path.clone());

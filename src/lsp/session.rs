@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lsp_server::ErrorCode;
-use lsp_types::{Location, TextDocumentPositionParams, Uri};
+use lsp_types::{Location, Position, Range, TextDocumentPositionParams, Uri};
 use serde_json::Value;
 
 use crate::envelope::Envelope;
@@ -321,7 +321,9 @@ impl Session {
 
     /// Where `len` bytes at 1-based `line` and byte `col` of root-relative `path` in `tree`
     /// are, in the client's terms: mapped into the open buffer when the file is open with
-    /// unsaved edits; `None` (noted) when the edit changed that line.
+    /// unsaved edits; `None` (noted) when the edit changed that line. The file is read only
+    /// when `utf16` (the column in UTF-16 units, when the answer read the line) is `None`.
+    #[allow(clippy::too_many_arguments)]
     pub fn location(
         &mut self,
         tree: &Tree,
@@ -330,6 +332,7 @@ impl Session {
         line: u32,
         col: u32,
         len: usize,
+        utf16: Option<u32>,
     ) -> Option<Location> {
         let file = tree.base_root().join(crate::pathname::to_path(path));
         let uri = uri_of(&self.shown(&file))?;
@@ -346,6 +349,16 @@ impl Session {
                     None
                 }
             };
+        }
+        // An identifier's bytes are ASCII: as many UTF-16 units as bytes.
+        let known = utf16.map(|u| match enc {
+            Encoding::Utf8 => col0 as u32,
+            Encoding::Utf16 => u,
+        });
+        if let Some(start) = known.filter(|_| col > 0) {
+            let end = start.saturating_add(len as u32);
+            let range = Range::new(Position::new(line0, start), Position::new(line0, end));
+            return Some(Location::new(uri, range));
         }
         let text = texts.line(tree, path, line0).unwrap_or_default();
         Some(Location::new(uri, range_on(&text, line0, col0, len, enc)))

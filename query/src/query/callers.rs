@@ -160,17 +160,19 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
         }
         env.message = Some(m);
     }
-    let site = |s: usize, file: u32, line: u32, active: Option<Option<bool>>| CallSite {
-        caller: q.enclosing_function(s, file, line),
-        path: q.path(s, file).to_string(),
-        line,
-        snippet: q.snippet_at(s, file, line),
-        guard: q.guard(s, file, line),
-        active,
-        via: None,
-        registered_at: None,
-        certainty: None,
-    };
+    let site =
+        |s: usize, file: u32, line: u32, active: Option<Option<bool>>, word: &str| CallSite {
+            caller: q.enclosing_function(s, file, line),
+            path: q.path(s, file).to_string(),
+            line,
+            snippet: q.snippet_at(s, file, line),
+            guard: q.guard(s, file, line),
+            active,
+            via: None,
+            registered_at: None,
+            certainty: None,
+            at_col: q.word_col(s, file, line, word, 0),
+        };
     let rows: Vec<Row> = calls
         .into_iter()
         .map(|(s, p, active)| Row::Direct(s, p.file, p.line, active))
@@ -187,19 +189,28 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
             None => format!("{direct} direct calls in {files} files; {narrow}"),
         });
     }
+    let spans: Vec<(usize, u32, u32, u32)> = page
+        .iter()
+        .map(|row| match row {
+            Row::Direct(s, file, line, _) => (*s, *file, *line, *line),
+            Row::Indirect(c, _) => (c.at.0, c.at.1, c.at.2, c.at.2),
+        })
+        .collect();
+    q.read_ahead(&super::snippet::file_spans(spans));
     let sites = page
         .into_iter()
         .map(|row| match row {
-            Row::Direct(s, file, line, active) => site(s, file, line, active),
+            Row::Direct(s, file, line, active) => site(s, file, line, active, symbol),
             Row::Indirect(c, active) => {
                 let (s, file, line) = c.at;
+                let member = c.via.rsplit('.').next().unwrap_or(&c.via).to_string();
                 CallSite {
                     via: Some(c.via),
                     registered_at: c
                         .registered_at
                         .map(|(s, f, l)| format!("{}:{l}", q.path(s, f))),
                     certainty: Some(c.certainty),
-                    ..site(s, file, line, active)
+                    ..site(s, file, line, active, &member)
                 }
             }
         })

@@ -4,8 +4,6 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use knav_ctags::Kind;
-
 use super::{Query, Verdict};
 use knav_index::format::FileStatus;
 use knav_index::NameMap;
@@ -54,10 +52,9 @@ impl Query<'_> {
             .functions
             .get_or_init(|| {
                 self.snap.segments[seg]
-                    .file_defs(file)
-                    .iter()
-                    .filter(|d| d.kind == Kind::Function)
-                    .filter_map(|d| Some((d.line, d.end_line?, d.name.to_string())))
+                    .file_functions(file)
+                    .into_iter()
+                    .map(|(line, end, name)| (line, end, name.to_string()))
                     .collect()
             })
             .iter()

@@ -207,48 +207,79 @@ fn records(
 ) -> Vec<Record> {
     let lines = def_lines(defs);
     let registered = indirect::registration_lines(q, symbol);
-    page.iter()
-        .map(|(row, nth)| {
-            let path = row.path.as_ref();
-            let active = q.page.active.as_ref().map(|_| row.active);
-            let Some((s, p)) = row.at else {
-                return Record {
-                    symbol: symbol.to_string(),
-                    path: path.to_string(),
-                    line: row.line,
-                    col: q.column(path, row.line, symbol, 0),
-                    snippet: q.snippet(path, row.line),
-                    role: row.role.map(str::to_string),
-                    active,
-                    ..Default::default()
-                };
-            };
-            let role = match role_of(&p, &lines, s) {
-                "ref" if registered.contains(&(s, p.file, p.line)) => "register",
-                role => role,
-            };
-            let def = defs
+    let mut out = Vec::with_capacity(page.len());
+    for chunk in page.chunks(READ_AHEAD_ROWS) {
+        q.read_ahead(&spans(chunk));
+        out.extend(
+            chunk
                 .iter()
-                .find(|f| f.seg == s && f.def.file == p.file && f.def.line == p.line);
-            let col = q.column_at(s, p.file, p.line, symbol, *nth);
-            Record {
-                symbol: symbol.to_string(),
-                path: path.to_string(),
-                line: p.line,
-                col,
-                kind: def.map(|f| f.def.kind.name().to_string()),
-                typeref: def.and_then(|f| f.def.typeref.map(str::to_string)),
-                scope: def.and_then(|f| f.def.scope.map(str::to_string)),
-                signature: def.and_then(|f| q.macro_shape(f).1),
-                guard: q.guard(s, p.file, p.line),
-                snippet: q.snippet_near(s, p.file, p.line, col),
-                role: Some(role.to_string()),
-                caller: q.enclosing_function(s, p.file, p.line),
-                active,
-                ..Default::default()
-            }
-        })
-        .collect()
+                .map(|(row, nth)| record(q, symbol, defs, &lines, &registered, row, *nth)),
+        );
+        q.forget_windows();
+    }
+    out
+}
+
+/// Rows whose files are read ahead at once, then let go ([`Query::read_ahead`]).
+const READ_AHEAD_ROWS: usize = 4096;
+
+/// Per file of `rows` (each once), its first and last line: `(segment, file, first, last)`.
+fn spans(rows: &[(Row<'_>, usize)]) -> Vec<(usize, u32, u32, u32)> {
+    super::snippet::file_spans(
+        rows.iter()
+            .filter_map(|(row, _)| row.at.map(|(s, p)| (s, p.file, p.line, p.line))),
+    )
+}
+
+/// The record of one reference row.
+fn record(
+    q: &Query<'_>,
+    symbol: &str,
+    defs: &[super::lookup::Found<'_>],
+    lines: &[(usize, u32, u32, knav_ctags::Kind)],
+    registered: &std::collections::HashSet<indirect::At>,
+    row: &Row<'_>,
+    nth: usize,
+) -> Record {
+    let path = row.path.as_ref();
+    let active = q.page.active.as_ref().map(|_| row.active);
+    let Some((s, p)) = row.at else {
+        return Record {
+            symbol: symbol.to_string(),
+            path: path.to_string(),
+            line: row.line,
+            col: q.column(path, row.line, symbol, 0),
+            snippet: q.snippet(path, row.line),
+            role: row.role.map(str::to_string),
+            active,
+            ..Default::default()
+        };
+    };
+    let role = match role_of(&p, lines, s) {
+        "ref" if registered.contains(&(s, p.file, p.line)) => "register",
+        role => role,
+    };
+    let def = defs
+        .iter()
+        .find(|f| f.seg == s && f.def.file == p.file && f.def.line == p.line);
+    let col = q.column_at(s, p.file, p.line, symbol, nth);
+    Record {
+        symbol: symbol.to_string(),
+        path: path.to_string(),
+        line: p.line,
+        col,
+        kind: def.map(|f| f.def.kind.name().to_string()),
+        typeref: def.and_then(|f| f.def.typeref.map(str::to_string)),
+        scope: def.and_then(|f| f.def.scope.map(str::to_string)),
+        signature: def.and_then(|f| q.macro_shape(f).1),
+        guard: q.guard(s, p.file, p.line),
+        snippet: q.snippet_near(s, p.file, p.line, col),
+        role: Some(role.to_string()),
+        caller: q.enclosing_function(s, p.file, p.line),
+        active,
+        utf16_col: q.utf16_col(s, p.file, p.line, col),
+        ..Default::default()
+    }
 }
 
 /// One reference kept: a posting of the index, or a line of a Kconfig file or Makefile.

@@ -17,6 +17,23 @@ type LineKey = (usize, u32, u32);
 /// The byte offsets of each identifier on one line.
 type LineNames = HashMap<Box<[u8]>, Vec<u32>>;
 
+/// Per file of `lines` (`(segment, file, first, last)` each), each once: its first and last
+/// line, for [`Query::read_ahead`].
+pub(super) fn file_spans(
+    lines: impl IntoIterator<Item = (usize, u32, u32, u32)>,
+) -> Vec<(usize, u32, u32, u32)> {
+    let mut by_file: std::collections::BTreeMap<(usize, u32), (u32, u32)> = Default::default();
+    for (s, f, from, to) in lines {
+        let span = by_file.entry((s, f)).or_insert((from, to));
+        span.0 = span.0.min(from);
+        span.1 = span.1.max(to);
+    }
+    by_file
+        .into_iter()
+        .map(|((s, f), (a, b))| (s, f, a, b))
+        .collect()
+}
+
 /// Lines longer than this many bytes are scanned once per query for columns.
 const LONG_LINE: usize = 4096;
 
@@ -84,9 +101,10 @@ impl Query<'_> {
         if read >= MAX_WINDOWS {
             return self.source(path);
         }
-        let hint = self.snap.segments[seg].line_hint(file, from);
+        let (hint, past) = self.window_marks(seg, file, from, to);
         let root = &self.snap.root;
-        match source::SourceText::read_window(root, path, hint, from, to.saturating_sub(from)) {
+        let after = to.saturating_sub(from);
+        match source::SourceText::read_window(root, path, hint, from, after, past) {
             Some(w) => {
                 let w = std::rc::Rc::new(w);
                 self.memo
@@ -98,6 +116,78 @@ impl Query<'_> {
             }
             None => self.source(path),
         }
+    }
+
+    /// The line marks a window of lines `from..=to` of a file starts at and reads up to (the
+    /// first mark past `to`, when the file has one).
+    fn window_marks(
+        &self,
+        seg: usize,
+        file: u32,
+        from: u32,
+        to: u32,
+    ) -> (
+        knav_index::segment::LineHint,
+        Option<knav_index::segment::LineHint>,
+    ) {
+        let segment = &self.snap.segments[seg];
+        let hint = segment.line_hint(file, from);
+        let stride = knav_c::scan::LINE_MARK_STRIDE;
+        let past = segment.line_hint(file, to.saturating_add(stride));
+        (hint, (past.line > to).then_some(past))
+    }
+
+    /// Reads ahead, on every core, the lines `spans` cite (`(segment, file, first line, last
+    /// line)`, one per file): one window each from the line mark before its first line through
+    /// its last, kept for [`Query::text_at`]. Files read already are left as they are.
+    pub fn read_ahead(&self, spans: &[(usize, u32, u32, u32)]) {
+        use rayon::prelude::*;
+        /// Fewer files than this are read one by one, as asked.
+        const PARALLEL_FROM: usize = 32;
+        if spans.len() < PARALLEL_FROM {
+            return;
+        }
+        let jobs: Vec<_> = {
+            let windows = self.memo.text.windows.borrow();
+            let sources = self.memo.text.sources.borrow();
+            spans
+                .iter()
+                .filter(|(s, f, _, _)| {
+                    !windows.contains_key(&(*s, *f)) && !sources.contains_key(self.path(*s, *f))
+                })
+                .map(|&(s, f, from, to)| {
+                    let (hint, past) = self.window_marks(s, f, from, to);
+                    (
+                        s,
+                        f,
+                        self.path(s, f),
+                        hint,
+                        from,
+                        to.saturating_sub(from),
+                        past,
+                    )
+                })
+                .collect()
+        };
+        let root = &self.snap.root;
+        let read: Vec<Option<SourceText>> = jobs
+            .par_iter()
+            .map(|&(_, _, path, hint, from, after, past)| {
+                SourceText::read_window(root, path, hint, from, after, past)
+            })
+            .collect();
+        let mut windows = self.memo.text.windows.borrow_mut();
+        for (job, w) in jobs.iter().zip(read) {
+            if let Some(w) = w {
+                windows.insert((job.0, job.1), (Rc::new(w), 1));
+            }
+        }
+    }
+
+    /// Lets go of the windows of lines read so far ([`Query::read_ahead`]): a long answer does
+    /// not hold every file it cites until it is done.
+    pub fn forget_windows(&self) {
+        self.memo.text.windows.borrow_mut().clear();
     }
 
     /// Line `line` of file `file` of segment `seg`, cut for display; empty when unreadable.
@@ -137,6 +227,40 @@ impl Query<'_> {
             .as_ref()
             .and_then(|(_, names)| names.get(name.as_bytes())?.get(nth).copied())
             .map_or(1, |c| c + 1)
+    }
+
+    /// The 0-based UTF-16 column of 1-based byte column `col` on line `line` of file `file` of
+    /// segment `seg` (bytes that are not UTF-8 counted as their replacement characters); `None`
+    /// when the line cannot be read.
+    pub fn utf16_col(&self, seg: usize, file: u32, line: u32, col: u32) -> Option<u32> {
+        let src = self.text_at(seg, file, line, line)?;
+        let l = src.line(line)?;
+        let before = &l[..(col.saturating_sub(1) as usize).min(l.len())];
+        Some(match before.is_ascii() {
+            true => before.len() as u32,
+            false => String::from_utf8_lossy(before).encode_utf16().count() as u32,
+        })
+    }
+
+    /// Where the `nth` occurrence of `word` is on line `line` of file `file` of segment `seg`:
+    /// its 1-based byte column and 0-based UTF-16 column; `None` when the line cannot be read
+    /// or does not hold the word.
+    pub fn word_col(
+        &self,
+        seg: usize,
+        file: u32,
+        line: u32,
+        word: &str,
+        nth: usize,
+    ) -> Option<(u32, u32)> {
+        let col = self.column_at(seg, file, line, word, nth);
+        let src = self.text_at(seg, file, line, line)?;
+        let l = src.line(line)?;
+        let at = l.get(col as usize - 1..)?;
+        if !at.starts_with(word.as_bytes()) {
+            return None;
+        }
+        Some((col, self.utf16_col(seg, file, line, col)?))
     }
 
     /// Line `line` of a file cut for display, from a little before byte column `col` when the

@@ -47,14 +47,17 @@ impl SourceText {
     }
 
     /// Lines `line..=line + after` of `path` (fewer at the end of the file), read from the
-    /// line mark `hint` instead of from the top. `None` when the file is unreadable or no longer
-    /// has the size and mtime it was indexed with (its marks may be wrong: read it whole).
+    /// line mark `hint` instead of from the top; `past` is a line mark after them when the file
+    /// has one (the window is sized to reach it, not grown read after read). `None` when the
+    /// file is unreadable or no longer has the size and mtime it was indexed with (its marks may
+    /// be wrong: read it whole).
     pub fn read_window(
         root: &Path,
         rel: &str,
         hint: LineHint,
         line: u32,
         after: u32,
+        past: Option<LineHint>,
     ) -> Option<SourceText> {
         use std::os::unix::fs::FileExt;
         let (file, meta) = knav_index::tree::beneath::open_file(root, rel).ok()?;
@@ -66,7 +69,10 @@ impl SourceText {
             return None;
         }
         let last = line.saturating_add(after);
-        let mut want = WINDOW_BYTES;
+        let mut want = match past {
+            Some(p) if p.line > last => p.offset.saturating_sub(hint.offset).max(1),
+            _ => WINDOW_BYTES,
+        };
         loop {
             let len = want.min(size - hint.offset);
             let to_end = hint.offset + len == size;
@@ -312,21 +318,28 @@ mod tests {
                 line - (line - 1) % 64,
                 "the mark at or before {line}"
             );
-            let w = SourceText::read_window(&tmp, &name, hint, line, 300).unwrap();
+            let w = SourceText::read_window(&tmp, &name, hint, line, 300, None).unwrap();
             assert!(w.covers(line, line + 300));
             for n in line..=(line + 300).min(3000) {
                 assert_eq!(w.line(n), whole.line(n), "line {n} from a window at {line}");
             }
             assert_eq!(w.line(3001), None);
+            // Sized by the mark past the last line asked: read once, and it still holds them.
+            let past = Some(hint_for(line + 300 + 64)).filter(|p| p.line > line + 300);
+            let sized = SourceText::read_window(&tmp, &name, hint, line, 300, past).unwrap();
+            assert!(sized.covers(line, line + 300), "a sized window at {line}");
+            for n in line..=(line + 300).min(3000) {
+                assert_eq!(sized.line(n), whole.line(n), "line {n} of a sized window");
+            }
         }
         // The window's first line is the mark's: a line before it is not there.
-        let w = SourceText::read_window(&tmp, &name, hint_for(1000), 1000, 0).unwrap();
+        let w = SourceText::read_window(&tmp, &name, hint_for(1000), 1000, 0, None).unwrap();
         assert_eq!(w.line(900), None);
         assert!(!w.covers(900, 900));
         // A file that no longer has its indexed size is read whole by the caller.
         let mut stale = hint_for(1000);
         stale.size += 1;
-        assert!(SourceText::read_window(&tmp, &name, stale, 1000, 0).is_none());
+        assert!(SourceText::read_window(&tmp, &name, stale, 1000, 0, None).is_none());
         let _ = std::fs::remove_file(&path);
     }
 
@@ -371,7 +384,7 @@ mod tests {
             line: 1,
             offset: 0,
         };
-        let win = SourceText::read_window(&root, "fs/a.c", hint, 1, 0);
+        let win = SourceText::read_window(&root, "fs/a.c", hint, 1, 0, None);
         assert!(win.is_none(), "a window is not read through a link either");
         let _ = std::fs::remove_dir_all(&tmp);
     }

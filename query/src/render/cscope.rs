@@ -120,6 +120,7 @@ mod tests {
             via: Some("file_operations.read".into()),
             registered_at: None,
             certainty: None,
+            at_col: None,
         }]));
         assert_eq!(
             cscope_lines(&env),
