@@ -6,5 +6,7 @@
 //! reads the files and joins what this crate finds.
 //!
 //! - [`strings`]: the string literals of a C or device-tree value (`"a", "b"`), unescaped.
+//! - [`dts`]: a device-tree source's includes, nodes, labels, compatibles and `&label` uses.
 
+pub mod dts;
 pub mod strings;
