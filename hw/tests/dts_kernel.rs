@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use knav_hw::binding;
 use knav_hw::dts::{self, IncludeKind, Site, Target};
 
 /// The kernel tree, from `KNAV_KERNEL_TREE`.
@@ -178,4 +179,126 @@ fn device_tree_facts_checked_by_hand() {
         ("&DIE_NODE(pmgr)", 8)
     );
     assert_eq!(s.nodes[1].labels, ["DIE_NODE(ps_pms_bridge)"]);
+}
+
+#[test]
+#[ignore = "needs the Linux tree; KNAV_KERNEL_TREE=/var/tmp/k/linux-source-6.12"]
+fn every_binding_schema_reads() {
+    let root = tree();
+    let paths = files(&root.join("Documentation/devicetree/bindings"), &[".yaml"]);
+    let bytes: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let start = Instant::now();
+    let read: Vec<_> = bytes.iter().map(|b| binding::read(b)).collect();
+    let elapsed = start.elapsed();
+    let (mut compatibles, mut properties, mut patterns, mut refs, mut common, mut closed) =
+        (0, 0, 0, 0, 0, 0);
+    let mut errors = Vec::new();
+    for (p, r) in paths.iter().zip(&read) {
+        match r {
+            Ok(b) => {
+                compatibles += b.compatibles.len();
+                properties += b.properties.len();
+                patterns += b.pattern_properties.len();
+                refs += b.refs.len();
+                common += usize::from(b.select_false);
+                closed +=
+                    usize::from(b.additional_properties_false || b.unevaluated_properties_false);
+            }
+            Err(e) => {
+                let rel = p.strip_prefix(&root).unwrap().display().to_string();
+                errors.push(format!("{rel}:{}: {}", e.line, e.message));
+            }
+        }
+    }
+    let mb = bytes.iter().map(Vec::len).sum::<usize>() as f64 / 1e6;
+    println!(
+        "{} schemas ({mb:.1} MB) read in {elapsed:?}: {compatibles} compatibles, {properties} \
+         properties, {patterns} patterns, {refs} refs, {common} select: false, {closed} closed; \
+         {} errors:\n{}",
+        paths.len(),
+        errors.len(),
+        errors.join("\n")
+    );
+    // Linux 6.12's counts.
+    assert_eq!(paths.len(), 4_357);
+    assert_eq!(
+        (compatibles, properties, patterns, refs, common, closed),
+        (19_885, 28_515, 1_861, 2_095, 24, 4_032)
+    );
+    // The one file saphyr refuses: YAML 1.2 does not let a plain scalar start with `-` before
+    // a flow indicator (`enum: [..., wled_kn, -]`); the YAML 1.1 parsers of PyYAML and
+    // ruamel (dtschema) accept it.
+    assert_eq!(
+        errors,
+        [
+            "Documentation/devicetree/bindings/pinctrl/mediatek,mt76x8-pinctrl.yaml:43: not valid \
+          YAML: plain scalar cannot start with '-' followed by ,[]{}"
+        ]
+    );
+}
+
+fn read_binding(rel: &str) -> binding::Binding {
+    let path = tree().join("Documentation/devicetree/bindings").join(rel);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    binding::read(&bytes).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()))
+}
+
+fn line_of(v: &[binding::Named], name: &str) -> Option<u32> {
+    v.iter().find(|n| n.name == name).map(|n| n.line)
+}
+
+/// Facts read by hand in the schemas.
+#[test]
+#[ignore = "needs the Linux tree; KNAV_KERNEL_TREE=/var/tmp/k/linux-source-6.12"]
+fn binding_facts_checked_by_hand() {
+    let b = read_binding("i2c/i2c-imx.yaml");
+    assert_eq!(
+        b.id.as_deref(),
+        Some("http://devicetree.org/schemas/i2c/i2c-imx.yaml#")
+    );
+    assert_eq!(b.compatibles.len(), 29);
+    assert_eq!(line_of(&b.compatibles, "fsl,imx1-i2c"), Some(18));
+    assert_eq!(line_of(&b.compatibles, "fsl,lx2160a-i2c"), Some(30));
+    assert_eq!(line_of(&b.compatibles, "fsl,imx8mp-i2c"), Some(55));
+    assert_eq!(b.refs.len(), 1);
+    assert_eq!(
+        (b.refs[0].name.as_str(), b.refs[0].line),
+        ("/schemas/i2c/i2c-controller.yaml#", 13)
+    );
+    let freq = b
+        .properties
+        .iter()
+        .find(|p| p.name == "clock-frequency")
+        .unwrap();
+    assert_eq!(freq.line, 70);
+    assert!(b.unevaluated_properties_false);
+
+    let b = read_binding("serial/8250.yaml");
+    assert_eq!(line_of(&b.compatibles, "ns8250"), Some(55));
+    assert_eq!(line_of(&b.compatibles, "ns16550"), Some(57));
+    assert_eq!(line_of(&b.compatibles, "ralink,rt2880-uart"), Some(91));
+    assert_eq!(line_of(&b.compatibles, "nvidia,tegra234-uart"), Some(124));
+    let shift = b.properties.iter().find(|p| p.name == "reg-shift").unwrap();
+    assert_eq!(shift.line, 150);
+    let speed = b
+        .properties
+        .iter()
+        .find(|p| p.name == "current-speed")
+        .unwrap();
+    assert_eq!(speed.refs, ["/schemas/types.yaml#/definitions/uint32"]);
+    assert_eq!(line_of(&b.refs, "serial.yaml#"), Some(13));
+    assert_eq!(
+        line_of(
+            &b.refs,
+            "/schemas/memory-controllers/mc-peripheral-props.yaml#"
+        ),
+        Some(14)
+    );
+
+    let b = read_binding("spi/arm,pl022-peripheral-props.yaml");
+    assert!(b.select_false);
+    assert!(b.compatibles.is_empty());
+    let p = &b.properties[0];
+    assert_eq!((p.name.as_str(), p.line), ("pl022,interface", 15));
+    assert_eq!(p.refs, ["/schemas/types.yaml#/definitions/uint32"]);
 }
