@@ -62,7 +62,9 @@ pub enum IncludeKind {
 pub struct Node {
     /// `/soc/i2c@30a20000`, `/` for the root, `&i2c1` or `&{/soc/i2c}` for a reference root and
     /// `&i2c1/pmic@8` under one; a node outside any block (a fragment meant to be included
-    /// inside one) has its bare name.
+    /// inside one) has its bare name, and such a fragment's own properties (`compatible = …;`
+    /// outside any block) belong to a node of path `""` (the node it is included into), listed
+    /// at the first of them.
     pub path: String,
     /// The name without its unit address (`i2c`); empty for the root; the reference itself
     /// (`&i2c1`) for a reference root.
@@ -134,6 +136,7 @@ pub fn read(src: &[u8]) -> Source {
         t: &tokens,
         i: 0,
         stack: Vec::new(),
+        fragment: None,
         out: Source {
             includes,
             problems,
@@ -164,6 +167,8 @@ struct Parser<'t> {
     t: &'t [Token],
     i: usize,
     stack: Vec<Frame>,
+    /// The node of a fragment's own properties, once it has one.
+    fragment: Option<usize>,
     out: Source,
 }
 
@@ -223,7 +228,7 @@ impl Parser<'_> {
                 self.i += 1;
                 if self.tok(0) == Some(&Tok::Punct(b'=')) {
                     self.i += 1;
-                    self.property(&w);
+                    self.property(&w, line);
                 } else if self.tok(0) == Some(&Tok::Punct(b';')) {
                     self.i += 1;
                 }
@@ -260,6 +265,25 @@ impl Parser<'_> {
             self.out.nodes.len() - 1
         });
         self.stack.push(Frame { path, node, line });
+    }
+
+    /// The node a fragment's own properties belong to (path `""`), made at the first of them.
+    fn fragment(&mut self, line: u32) -> usize {
+        if let Some(i) = self.fragment {
+            return i;
+        }
+        self.out.nodes.push(Node {
+            path: String::new(),
+            name: String::new(),
+            unit_address: None,
+            labels: Vec::new(),
+            line,
+            compatible: Vec::new(),
+            status: None,
+            model: None,
+        });
+        self.fragment = Some(self.out.nodes.len() - 1);
+        self.out.nodes.len() - 1
     }
 
     /// `}` and its `;`.
@@ -313,7 +337,7 @@ impl Parser<'_> {
     }
 
     /// The value of property `name` (after its `=`) up to its `;`: its strings and references.
-    fn property(&mut self, name: &str) {
+    fn property(&mut self, name: &str, line: u32) {
         let mut strings = Vec::new();
         while let Some(t) = self.t.get(self.i) {
             match &t.tok {
@@ -338,7 +362,11 @@ impl Parser<'_> {
             }
             self.i += 1;
         }
-        let Some(node) = self.stack.last().and_then(|f| f.node) else {
+        let node = match self.stack.last() {
+            Some(f) => f.node,
+            None => Some(self.fragment(line)),
+        };
+        let Some(node) = node else {
             return;
         };
         let node = &mut self.out.nodes[node];
@@ -585,6 +613,24 @@ mod tests {
                 (&Target::Label("CP11X_LABEL(t)".into()), 8),
             ]
         );
+    }
+
+    /// Modelled on arch/powerpc/boot/dts/fsl/qoriq-sec6.0-0.dtsi, included inside a node.
+    #[test]
+    fn a_fragments_own_properties_belong_to_the_node_it_is_included_into() {
+        let s = read(
+            b"compatible = \"fsl,sec-v6.0\", \"fsl,sec-v5.0\",\n\t\"fsl,sec-v4.0\";\n\
+              #address-cells = <1>;\njr@1000 {\n\tcompatible = \"fsl,sec-v6.0-job-ring\";\n};\n\
+              status = \"okay\";\n",
+        );
+        assert_eq!(paths(&s), ["", "jr@1000"]);
+        assert_eq!(s.nodes[0].line, 1);
+        assert_eq!(
+            s.nodes[0].compatible,
+            ["fsl,sec-v6.0", "fsl,sec-v5.0", "fsl,sec-v4.0"]
+        );
+        assert_eq!(s.nodes[0].status.as_deref(), Some("okay"));
+        assert_eq!(s.nodes[1].compatible, ["fsl,sec-v6.0-job-ring"]);
     }
 
     #[test]
