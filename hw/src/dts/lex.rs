@@ -4,28 +4,27 @@
 //! lines are left out, and their `#include`s (and dtc's `/include/ "x"`) recorded.
 
 use super::{Include, IncludeKind, Problem, Target};
-use crate::strings;
 
 /// One token and the line it starts on.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Token {
-    pub tok: Tok,
+pub(crate) struct Token<'a> {
+    pub tok: Tok<'a>,
     pub line: u32,
 }
 
 /// What a token is.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Tok {
+pub(crate) enum Tok<'a> {
     /// A node or property name, a number or a macro's name: dtc's name characters.
-    Word(String),
+    Word(&'a [u8]),
     /// `name:` before a node (or a property).
-    Label(String),
-    /// A string literal, unescaped.
-    Str(String),
+    Label(&'a [u8]),
+    /// A string literal, as written with its quotes (unescaped only where it is needed).
+    Str(&'a [u8]),
     /// `&label` or `&{/path}`.
     Ref(Target),
     /// `/name/`: `/delete-node/`, `/plugin/`, `/bits/`, … (the name without its slashes).
-    Directive(String),
+    Directive(&'a [u8]),
     /// `/` alone: the root node's name.
     Slash,
     /// `{`, `}`, `;`, `=` and any other single byte.
@@ -41,7 +40,7 @@ const DIRECTIVES: &[&str] = &[
 ];
 
 /// The tokens of `src`, with the includes found and what could not be read.
-pub(crate) fn tokens(src: &[u8]) -> (Vec<Token>, Vec<Include>, Vec<Problem>) {
+pub(crate) fn tokens(src: &[u8]) -> (Vec<Token<'_>>, Vec<Include>, Vec<Problem>) {
     let mut lx = Lexer {
         s: src,
         i: 0,
@@ -70,17 +69,17 @@ struct Lexer<'a> {
     line: u32,
     /// Only blanks since the last newline: a `#` here may start a preprocessor line.
     line_start: bool,
-    out: Vec<Token>,
+    out: Vec<Token<'a>>,
     includes: Vec<Include>,
     problems: Vec<Problem>,
 }
 
-impl Lexer<'_> {
+impl<'a> Lexer<'a> {
     fn peek(&self, k: usize) -> u8 {
         self.s.get(self.i + k).copied().unwrap_or(0)
     }
 
-    fn push(&mut self, tok: Tok, line: u32) {
+    fn push(&mut self, tok: Tok<'a>, line: u32) {
         self.out.push(Token { tok, line });
     }
 
@@ -211,10 +210,11 @@ impl Lexer<'_> {
     fn token(&mut self, b: u8) {
         let line = self.line;
         match b {
-            b'"' => match strings::literal(&self.s[self.i..]) {
-                Some((text, used)) => {
+            b'"' => match literal_len(&self.s[self.i..]) {
+                Some(used) => {
+                    let s: &'a [u8] = self.s;
+                    self.push(Tok::Str(&s[self.i..self.i + used]), line);
                     self.i += used;
-                    self.push(Tok::Str(text), line);
                 }
                 None => {
                     self.problems
@@ -265,7 +265,7 @@ impl Lexer<'_> {
                 b';' | b'{' | b'}' => break,
                 b'\n' => self.line += 1,
                 b'"' => {
-                    if let Some((_, used)) = strings::literal(&self.s[self.i..]) {
+                    if let Some(used) = literal_len(&self.s[self.i..]) {
                         self.i += used;
                         continue;
                     }
@@ -315,9 +315,10 @@ impl Lexer<'_> {
             .take_while(|&&b| b.is_ascii_lowercase() || b == b'-')
             .count();
         if n > 0 && rest.get(n) == Some(&b'/') {
-            let name = String::from_utf8_lossy(&rest[..n]).into_owned();
+            let s: &'a [u8] = self.s;
+            let name = &s[self.i + 1..self.i + 1 + n];
             self.i += n + 2;
-            if name == "include" {
+            if name == b"include" {
                 self.include_operand(line, true);
             } else {
                 self.push(Tok::Directive(name), line);
@@ -349,7 +350,8 @@ impl Lexer<'_> {
                 }
             }
         }
-        let text = String::from_utf8_lossy(&self.s[start..end]).into_owned();
+        let s: &'a [u8] = self.s;
+        let text = &s[start..end];
         self.i = end;
         if ident && self.peek(0) == b':' {
             self.i += 1;
@@ -379,6 +381,21 @@ fn call_end(s: &[u8]) -> Option<usize> {
             }
             b'\n' | b';' | b'{' | b'}' | b'"' => return None,
             _ => {}
+        }
+    }
+    None
+}
+
+/// The length of the string literal that starts `s` (at its `"`) with its quotes; `None` when
+/// it does not close on its line.
+fn literal_len(s: &[u8]) -> Option<usize> {
+    let mut i = 1;
+    while i < s.len() {
+        match s[i] {
+            b'"' => return Some(i + 1),
+            b'\\' => i += 2,
+            b'\n' => return None,
+            _ => i += 1,
         }
     }
     None

@@ -156,6 +156,11 @@ pub fn read(src: &[u8]) -> Source {
     out
 }
 
+/// Bytes of the source as text (not UTF-8 replaced).
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
 /// An open node block: its path and its index in `nodes` (`None` past [`MAX_DEPTH`]).
 struct Frame {
     path: String,
@@ -164,7 +169,7 @@ struct Frame {
 }
 
 struct Parser<'t> {
-    t: &'t [Token],
+    t: &'t [Token<'t>],
     i: usize,
     stack: Vec<Frame>,
     /// The node of a fragment's own properties, once it has one.
@@ -172,8 +177,8 @@ struct Parser<'t> {
     out: Source,
 }
 
-impl Parser<'_> {
-    fn tok(&self, k: usize) -> Option<&Tok> {
+impl<'t> Parser<'t> {
+    fn tok(&self, k: usize) -> Option<&Tok<'t>> {
         self.t.get(self.i + k).map(|t| &t.tok)
     }
 
@@ -198,7 +203,7 @@ impl Parser<'_> {
     fn statement(&mut self) {
         let mut labels = Vec::new();
         while let Some(Tok::Label(l)) = self.tok(0) {
-            labels.push(l.clone());
+            labels.push(text(l));
             self.i += 1;
         }
         let line = self.line();
@@ -206,7 +211,7 @@ impl Parser<'_> {
         match self.tok(0).cloned() {
             None => {}
             Some(Tok::Punct(b'}')) => self.close(line),
-            Some(Tok::Directive(d)) => self.directive(&d, line),
+            Some(Tok::Directive(d)) => self.directive(d, line),
             Some(Tok::Slash) if opens => self.open("/".to_string(), String::new(), labels, line),
             Some(Tok::Ref(t)) if opens => {
                 let written = match &t {
@@ -217,6 +222,7 @@ impl Parser<'_> {
                 self.open(written.clone(), written, labels, line);
             }
             Some(Tok::Word(w)) if opens => {
+                let w = text(w);
                 let path = match self.stack.last() {
                     Some(f) if f.path == "/" => format!("/{w}"),
                     Some(f) => format!("{}/{w}", f.path),
@@ -228,7 +234,7 @@ impl Parser<'_> {
                 self.i += 1;
                 if self.tok(0) == Some(&Tok::Punct(b'=')) {
                     self.i += 1;
-                    self.property(&w, line);
+                    self.property(w, line);
                 } else if self.tok(0) == Some(&Tok::Punct(b';')) {
                     self.i += 1;
                 }
@@ -300,16 +306,16 @@ impl Parser<'_> {
     }
 
     /// A directive at the start of a statement.
-    fn directive(&mut self, name: &str, line: u32) {
+    fn directive(&mut self, name: &[u8], line: u32) {
         self.i += 1;
         match name {
-            "plugin" => self.out.plugin = true,
-            "delete-node" => {
+            b"plugin" => self.out.plugin = true,
+            b"delete-node" => {
                 if let Some(Tok::Ref(t)) = self.tok(0).cloned() {
                     self.use_ref(t, line, Site::DeleteNode);
                 }
             }
-            "omit-if-no-ref" => {
+            b"omit-if-no-ref" => {
                 // Either `/omit-if-no-ref/ &label;` or a node block, read as the next statement.
                 if let Some(Tok::Ref(t)) = self.tok(0).cloned() {
                     self.use_ref(t, line, Site::OmitIfNoRef);
@@ -337,7 +343,7 @@ impl Parser<'_> {
     }
 
     /// The value of property `name` (after its `=`) up to its `;`: its strings and references.
-    fn property(&mut self, name: &str, line: u32) {
+    fn property(&mut self, name: &[u8], line: u32) {
         let mut strings = Vec::new();
         while let Some(t) = self.t.get(self.i) {
             match &t.tok {
@@ -346,17 +352,17 @@ impl Parser<'_> {
                     break;
                 }
                 Tok::Punct(b'{' | b'}') => {
-                    let msg = format!("property `{name}` has no `;`");
+                    let msg = format!("property `{}` has no `;`", text(name));
                     self.out.problems.push(Problem {
                         line: t.line,
                         message: msg,
                     });
                     break;
                 }
-                Tok::Str(s) => strings.push(s.clone()),
+                Tok::Str(s) => strings.push(*s),
                 Tok::Ref(r) => {
                     let (target, line) = (r.clone(), t.line);
-                    self.use_ref(target, line, Site::Value(name.to_string()));
+                    self.use_ref(target, line, Site::Value(text(name)));
                 }
                 _ => {}
             }
@@ -370,10 +376,16 @@ impl Parser<'_> {
             return;
         };
         let node = &mut self.out.nodes[node];
+        let unescaped = || {
+            strings
+                .iter()
+                .filter_map(|s| crate::strings::literal(s))
+                .map(|(t, _)| t)
+        };
         match name {
-            "compatible" => node.compatible = strings,
-            "status" => node.status = strings.into_iter().next(),
-            "model" => node.model = strings.into_iter().next(),
+            b"compatible" => node.compatible = unescaped().collect(),
+            b"status" => node.status = unescaped().next(),
+            b"model" => node.model = unescaped().next(),
             _ => {}
         }
     }
