@@ -104,7 +104,7 @@ fn line_of(bytes: &[u8]) -> u32 {
 fn check_nesting(text: &str) -> Result<(), Error> {
     let mut flow = 0usize;
     for (i, l) in text.lines().enumerate() {
-        let indent = l.len() - l.trim_start_matches([' ', '-']).len();
+        let indent = l.len() - l.trim_start_matches([' ', '-', '?', ':']).len();
         for b in l.bytes() {
             match b {
                 b'[' | b'{' => flow += 1,
@@ -311,6 +311,11 @@ additionalProperties: false
         assert_eq!(read(b"").unwrap_err().line, 1);
         let deep = "[".repeat(2_000);
         assert_eq!(read(deep.as_bytes()).unwrap_err().line, 1);
+        // Nesting past the limit is refused, and up to it does not exhaust a test thread's stack.
+        for nest in ["- ", "? ", ": ", "? - ", "{a: ", "[", "!t [", "? !t &a - "] {
+            assert!(read(nest.repeat(100_000).as_bytes()).is_err());
+            let _ = read(nest.repeat(MAX_NESTING / nest.len()).as_bytes());
+        }
         let e = read(b"a: 1\na: 2\n").unwrap_err();
         assert_eq!(e.line, 2, "{e:?}");
     }

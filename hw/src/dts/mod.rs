@@ -223,7 +223,9 @@ impl<'t> Parser<'t> {
             }
             Some(Tok::Word(w)) if opens => {
                 let w = text(w);
+                // Past MAX_DEPTH no path is built: they would grow with the depth.
                 let path = match self.stack.last() {
+                    _ if self.stack.len() >= MAX_DEPTH => String::new(),
                     Some(f) if f.path == "/" => format!("/{w}"),
                     Some(f) => format!("{}/{w}", f.path),
                     None => w.clone(),
@@ -655,6 +657,11 @@ mod tests {
         let s = read(&deep);
         assert_eq!(s.nodes.len(), MAX_DEPTH);
         assert_eq!(s.problems.len(), 200);
+        // Paths are not built past the limit: this would take minutes if they were.
+        let deep = b"name {".repeat(200_000);
+        let start = std::time::Instant::now();
+        assert_eq!(read(&deep).nodes.len(), MAX_DEPTH);
+        assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
     }
 
     proptest::proptest! {
