@@ -6,5 +6,9 @@
 //! reads the files and joins what this crate finds.
 //!
 //! - [`strings`]: the string literals of a C or device-tree value (`"a", "b"`), unescaped.
+//! - [`binding`]: a binding schema's compatibles, properties, patterns and `$ref`s.
+//! - [`dts`]: a device-tree source's includes, nodes, labels, compatibles and `&label` uses.
 
+pub mod binding;
+pub mod dts;
 pub mod strings;
