@@ -681,6 +681,7 @@ fn page_of(common: &Common) -> Result<Page, String> {
         path_prefix: common.path_prefix.as_deref().map(crate::pathname::from_arg),
         active,
         body_bytes: 0,
+        places_only: false,
     })
 }
 

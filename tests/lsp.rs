@@ -263,6 +263,70 @@ fn columns_are_utf16_units_by_default_and_bytes_when_the_client_offers_utf8() {
     assert_eq!(defs[0]["range"]["end"]["character"], 33, "{defs}");
 }
 
+/// References and incoming calls place their ranges from the columns the answer read (the
+/// language server reads no file again): after an emoji they count UTF-16 units, or bytes.
+#[test]
+fn reference_and_call_ranges_after_non_ascii_text_count_the_clients_units() {
+    let t = common::tree(
+        "lsp-utf16-refs",
+        &[(
+            "a.c",
+            "int accented_fn(void) { return 0; }\n/* \u{1F600} */ int z(void) { return accented_fn(); }\n",
+        )],
+    );
+    // `/* 😀 */ int z(void) { return ` is 30 UTF-16 units and 32 bytes; `z` is at 13 and 15.
+    for (offer, call, z) in [(json!(["utf-16"]), 30, 13), (json!(["utf-8"]), 32, 15)] {
+        let mut lsp = Lsp::spawn(&t.root, &[]);
+        lsp.request(
+            "initialize",
+            json!({"processId": null, "rootUri": uri(&t.root),
+                "capabilities": {"general": {"positionEncodings": offer}}}),
+        );
+        lsp.notify("initialized", json!({}));
+        lsp.wait_ready(&t.root);
+        let mut refs = lsp.result(
+            "textDocument/references",
+            json!({"textDocument": {"uri": uri(&t.root.join("a.c"))},
+                "position": {"line": 0, "character": 6},
+                "context": {"includeDeclaration": true}}),
+        );
+        let refs = refs.as_array_mut().unwrap();
+        refs.sort_by_key(|r| r["range"]["start"]["line"].as_u64());
+        let ranges: Vec<(u64, u64, u64)> = refs
+            .iter()
+            .map(|r| {
+                let r = &r["range"];
+                let n = |v: &Value| v.as_u64().unwrap();
+                (
+                    n(&r["start"]["line"]),
+                    n(&r["start"]["character"]),
+                    n(&r["end"]["character"]),
+                )
+            })
+            .collect();
+        assert_eq!(ranges, [(0, 4, 15), (1, call, call + 11)], "{offer}");
+        let items = lsp.result(
+            "textDocument/prepareCallHierarchy",
+            at(&t.root, "a.c", 0, 6),
+        );
+        let calls = lsp.result("callHierarchy/incomingCalls", json!({"item": items[0]}));
+        assert_eq!(calls[0]["from"]["name"], "z", "{calls}");
+        assert_eq!(
+            calls[0]["from"]["range"]["start"]["character"], z,
+            "{calls}"
+        );
+        assert_eq!(
+            calls[0]["fromRanges"][0]["start"]["character"], call,
+            "{calls}"
+        );
+        assert_eq!(
+            calls[0]["fromRanges"][0]["end"]["character"],
+            call + 11,
+            "{calls}"
+        );
+    }
+}
+
 #[test]
 fn each_workspace_folder_is_answered_from_its_own_index() {
     let a = fixture("lsp-folder-a");

@@ -52,6 +52,7 @@ fn page_of(page: &Page) -> Page {
         path_prefix: page.path_prefix.clone(),
         active: page.active.clone(),
         body_bytes: page.body_bytes,
+        places_only: page.places_only,
     }
 }
 

@@ -139,7 +139,11 @@ pub fn incoming(s: &mut Session, params: Value) -> Result<Value, Failure> {
         symbol: name.clone(),
         include_uncertain: false,
     };
-    let env = s.all(&snap, &page, &ask);
+    let places = Page {
+        places_only: true,
+        ..page.clone()
+    };
+    let env = s.all(&snap, &places, &ask);
     // The answer's own word (calls through guessed members left out) and its error (a name
     // the index does not know) go to the client's log: the hierarchy shows no calls.
     s.notes.extend(env.message.clone());

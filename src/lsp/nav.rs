@@ -42,7 +42,11 @@ pub fn references(s: &mut Session, params: Value) -> Result<Value, Failure> {
         symbol: at.name.clone(),
         group_by: GroupBy::Line,
     };
-    let env = s.all(&at.snap, &at.page, &ask);
+    let places = crate::query::Page {
+        places_only: true,
+        ..at.page.clone()
+    };
+    let env = s.all(&at.snap, &places, &ask);
     let mut records = match env.results {
         Some(Results::Records(r)) => r,
         _ => Vec::new(),

@@ -356,6 +356,7 @@ fn call(tool: &'static str, order: Order, shared: Shared) -> Result<Call, String
         path_prefix: shared.path_prefix.filter(|p| !p.is_empty()),
         active: None,
         body_bytes: crate::tools::AGENT_BODY_BYTES,
+        places_only: false,
     };
     Ok(Call {
         tool,

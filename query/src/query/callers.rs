@@ -165,8 +165,14 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
             caller: q.enclosing_function(s, file, line),
             path: q.path(s, file).to_string(),
             line,
-            snippet: q.snippet_at(s, file, line),
-            guard: q.guard(s, file, line),
+            snippet: match q.page.places_only {
+                true => String::new(),
+                false => q.snippet_at(s, file, line),
+            },
+            guard: match q.page.places_only {
+                true => None,
+                false => q.guard(s, file, line),
+            },
             active,
             via: None,
             registered_at: None,

@@ -27,6 +27,11 @@ pub struct Page {
     /// Bytes of source text (bodies) one answer shows at most; 0: the query's own maximum
     /// (the CLI's). Over MCP it keeps a body an agent asked for under its token budget.
     pub body_bytes: usize,
+    /// References and calls say where they are (path, line, columns; a reference its kind and
+    /// role, a call its caller) and leave out their source line and guard (and a reference its
+    /// enclosing function): what a language server's client shows of them, without reading or
+    /// decoding the rest.
+    pub places_only: bool,
 }
 
 impl Page {
