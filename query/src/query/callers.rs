@@ -177,7 +177,10 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
             via: None,
             registered_at: None,
             certainty: None,
-            at_col: q.word_col(s, file, line, word, 0),
+            at_col: match q.page.places_only {
+                true => q.word_col(s, file, line, word, 0),
+                false => None,
+            },
         };
     let rows: Vec<Row> = calls
         .into_iter()
@@ -195,32 +198,33 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
             None => format!("{direct} direct calls in {files} files; {narrow}"),
         });
     }
-    let spans: Vec<(usize, u32, u32, u32)> = page
-        .iter()
-        .map(|row| match row {
-            Row::Direct(s, file, line, _) => (*s, *file, *line, *line),
-            Row::Indirect(c, _) => (c.at.0, c.at.1, c.at.2, c.at.2),
-        })
-        .collect();
-    q.read_ahead(&super::snippet::file_spans(spans));
-    let sites = page
-        .into_iter()
-        .map(|row| match row {
-            Row::Direct(s, file, line, active) => site(s, file, line, active, symbol),
+    // Read ahead a chunk of rows' files at a time, then let go of them.
+    let mut sites = Vec::with_capacity(page.len());
+    for chunk in page.chunks(super::snippet::READ_AHEAD_ROWS) {
+        q.read_ahead(&super::snippet::file_spans(chunk.iter().map(|row| {
+            let (s, file, line) = match row {
+                Row::Direct(s, file, line, _) => (*s, *file, *line),
+                Row::Indirect(c, _) => c.at,
+            };
+            (s, file, line, line)
+        })));
+        sites.extend(chunk.iter().map(|row| match row {
+            Row::Direct(s, file, line, active) => site(*s, *file, *line, *active, symbol),
             Row::Indirect(c, active) => {
                 let (s, file, line) = c.at;
-                let member = c.via.rsplit('.').next().unwrap_or(&c.via).to_string();
+                let member = c.via.rsplit('.').next().unwrap_or(&c.via);
                 CallSite {
-                    via: Some(c.via),
+                    via: Some(c.via.clone()),
                     registered_at: c
                         .registered_at
                         .map(|(s, f, l)| format!("{}:{l}", q.path(s, f))),
                     certainty: Some(c.certainty),
-                    ..site(s, file, line, active, &member)
+                    ..site(s, file, line, *active, member)
                 }
             }
-        })
-        .collect();
+        }));
+        q.forget_windows();
+    }
     env.results = Some(Results::Calls(sites));
     env
 }

@@ -208,7 +208,7 @@ fn records(
     let lines = def_lines(defs);
     let registered = indirect::registration_lines(q, symbol);
     let mut out = Vec::with_capacity(page.len());
-    for chunk in page.chunks(READ_AHEAD_ROWS) {
+    for chunk in page.chunks(super::snippet::READ_AHEAD_ROWS) {
         q.read_ahead(&spans(chunk));
         out.extend(
             chunk
@@ -219,9 +219,6 @@ fn records(
     }
     out
 }
-
-/// Rows whose files are read ahead at once, then let go ([`Query::read_ahead`]).
-const READ_AHEAD_ROWS: usize = 4096;
 
 /// Per file of `rows` (each once), its first and last line: `(segment, file, first, last)`.
 fn spans(rows: &[(Row<'_>, usize)]) -> Vec<(usize, u32, u32, u32)> {

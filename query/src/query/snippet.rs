@@ -34,6 +34,9 @@ pub(super) fn file_spans(
         .collect()
 }
 
+/// Rows whose files are read ahead at once, then let go ([`Query::read_ahead`]).
+pub(super) const READ_AHEAD_ROWS: usize = 1024;
+
 /// Lines longer than this many bytes are scanned once per query for columns.
 const LONG_LINE: usize = 4096;
 
