@@ -1,0 +1,426 @@
+//! Macros learned from `#define`s and expanded as the C preprocessor does, far enough to read
+//! match tables: object-like and function-like macros, `#` and `##`, variadic arguments, a
+//! macro never expanded inside itself. The caller builds the shared table from the headers it
+//! chooses (`include/linux/pci.h`, `usb.h`, `pci_ids.h`, …); a file's own `#define`s are a
+//! second table looked up first ([`Scope`]). Expansion is bounded in depth and in tokens.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use crate::cmacro_lex::{lex, Define, Kind, Tok};
+
+/// How deep macros may nest in one expansion.
+const MAX_DEPTH: usize = 32;
+/// How many tokens one expansion may produce.
+const MAX_TOKENS: usize = 1 << 16;
+
+/// One learned macro, owning its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Macro {
+    /// Parameters, `None` when object-like.
+    pub params: Option<Vec<String>>,
+    /// The last parameter takes the rest of the arguments.
+    pub variadic: bool,
+    /// The replacement list.
+    pub body: Vec<Tok<'static>>,
+}
+
+/// Macros by name; a later `#define` of a name replaces an earlier one.
+#[derive(Clone, Debug, Default)]
+pub struct Macros {
+    defs: HashMap<String, Macro>,
+}
+
+impl Macros {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Learns every `#define` of one file's bytes.
+    pub fn learn(&mut self, src: &[u8]) {
+        for d in lex(src).defines {
+            self.add(&d);
+        }
+    }
+
+    /// Learns one `#define`.
+    pub fn add(&mut self, d: &Define<'_>) {
+        let body = d
+            .body
+            .iter()
+            .map(|t| Tok {
+                kind: t.kind,
+                text: Cow::Owned(t.text.to_string()),
+                line: 0,
+            })
+            .collect();
+        let params = d
+            .params
+            .as_ref()
+            .map(|p| p.iter().map(|s| s.to_string()).collect());
+        let m = Macro {
+            params,
+            variadic: d.variadic,
+            body,
+        };
+        self.defs.insert(d.name.to_string(), m);
+    }
+
+    /// The macro named `name`.
+    pub fn get(&self, name: &str) -> Option<&Macro> {
+        self.defs.get(name)
+    }
+
+    /// Every macro, in no order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Macro)> {
+        self.defs.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// How many macros it holds.
+    pub fn len(&self) -> usize {
+        self.defs.len()
+    }
+
+    /// True when it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.defs.is_empty()
+    }
+}
+
+/// The macros in force in one file: its own first, then the shared ones.
+#[derive(Clone, Copy, Debug)]
+pub struct Scope<'m> {
+    /// The file's own `#define`s.
+    pub file: &'m Macros,
+    /// The table the caller built from headers.
+    pub shared: &'m Macros,
+}
+
+impl<'m> Scope<'m> {
+    /// The macro named `name`.
+    pub fn get(&self, name: &str) -> Option<&'m Macro> {
+        self.file.get(name).or_else(|| self.shared.get(name))
+    }
+
+    /// `toks` with every macro expanded (each token a macro made takes the line of the
+    /// invocation); the output ends at the token bound.
+    pub fn expand<'a>(&self, toks: &[Tok<'a>]) -> Vec<Tok<'a>>
+    where
+        'm: 'a,
+    {
+        let mut out = Vec::with_capacity(toks.len());
+        let mut active = Vec::new();
+        let mut budget = MAX_TOKENS;
+        self.expand_into(toks, &mut out, &mut active, &mut budget, None);
+        out
+    }
+
+    /// Expands `toks` onto `out`; `line` overrides the tokens' lines when set.
+    fn expand_into<'a>(
+        &self,
+        toks: &[Tok<'a>],
+        out: &mut Vec<Tok<'a>>,
+        active: &mut Vec<String>,
+        budget: &mut usize,
+        line: Option<u32>,
+    ) where
+        'm: 'a,
+    {
+        let mut i = 0;
+        while i < toks.len() && *budget > 0 {
+            *budget -= 1;
+            let t = &toks[i];
+            let at = line.unwrap_or(t.line);
+            let found = (t.kind == Kind::Ident && active.len() < MAX_DEPTH)
+                .then(|| self.get(&t.text))
+                .flatten()
+                .filter(|_| !active.iter().any(|a| *a == t.text));
+            let Some(m) = found else {
+                out.push(Tok {
+                    line: at,
+                    ..t.clone()
+                });
+                i += 1;
+                continue;
+            };
+            let (body, next) = match &m.params {
+                None => (m.body.iter().map(|b| relined(b, at)).collect(), i + 1),
+                Some(params) => match arguments(toks, i + 1) {
+                    Some((args, next)) => (self.substitute(m, params, &args, at, budget), next),
+                    None => {
+                        out.push(Tok {
+                            line: at,
+                            ..t.clone()
+                        });
+                        i += 1;
+                        continue;
+                    }
+                },
+            };
+            active.push(t.text.to_string());
+            self.expand_into(&body, out, active, budget, Some(at));
+            active.pop();
+            i = next;
+        }
+    }
+
+    /// The body of `m` with `args` in place of its parameters: `#p` a string, `a ## b` one
+    /// token, a parameter elsewhere its argument expanded.
+    fn substitute<'a>(
+        &self,
+        m: &'m Macro,
+        params: &[String],
+        args: &[Vec<Tok<'a>>],
+        line: u32,
+        budget: &mut usize,
+    ) -> Vec<Tok<'a>>
+    where
+        'm: 'a,
+    {
+        let arg_of = |t: &Tok<'_>| -> Option<usize> {
+            if t.kind != Kind::Ident {
+                return None;
+            }
+            params.iter().position(|p| *p == t.text)
+        };
+        let arg_toks = |k: usize| -> Vec<Tok<'a>> {
+            if m.variadic && k + 1 == params.len() {
+                let mut all = Vec::new();
+                for (n, a) in args.iter().enumerate().skip(k) {
+                    if n > k {
+                        all.push(punct(",", line));
+                    }
+                    all.extend(a.iter().cloned());
+                }
+                all
+            } else {
+                args.get(k).cloned().unwrap_or_default()
+            }
+        };
+        let mut out: Vec<Tok<'a>> = Vec::new();
+        let body = &m.body;
+        let mut i = 0;
+        while i < body.len() && *budget > 0 {
+            let t = &body[i];
+            let pasted_next = body.get(i + 1).is_some_and(|n| n.is("##"));
+            let pasted_prev = i > 0 && body[i - 1].is("##");
+            if t.is("#") && body.get(i + 1).and_then(arg_of).is_some() {
+                let k = body.get(i + 1).and_then(arg_of).unwrap_or(0);
+                out.push(stringify(&arg_toks(k), line));
+                i += 2;
+                continue;
+            }
+            if t.is("##") {
+                if let (Some(left), Some(right)) = (out.pop(), body.get(i + 1)) {
+                    let mut right_toks = match arg_of(right) {
+                        Some(k) => arg_toks(k),
+                        None => vec![relined(right, line)],
+                    };
+                    if right_toks.is_empty() {
+                        // `, ## args` with no arguments drops the comma (GNU).
+                        if !left.is(",") {
+                            out.push(left);
+                        }
+                    } else if left.is(",") {
+                        // `, ## args` with arguments keeps the comma, pasting nothing.
+                        out.push(left);
+                        out.extend(right_toks.into_iter().map(|t| Tok { line, ..t }));
+                    } else {
+                        let first = right_toks.remove(0);
+                        out.push(paste(left, &first, line));
+                        out.extend(right_toks.into_iter().map(|t| Tok { line, ..t }));
+                    }
+                }
+                i += 2;
+                continue;
+            }
+            match arg_of(t) {
+                Some(k) if pasted_next || pasted_prev => {
+                    out.extend(arg_toks(k).into_iter().map(|t| Tok { line, ..t }));
+                }
+                Some(k) => {
+                    let mut expanded = Vec::new();
+                    let mut active = Vec::new();
+                    self.expand_into(&arg_toks(k), &mut expanded, &mut active, budget, Some(line));
+                    out.extend(expanded);
+                }
+                None => out.push(relined(t, line)),
+            }
+            i += 1;
+        }
+        out
+    }
+}
+
+/// `t` (from a macro body) on line `line`.
+fn relined<'a>(t: &Tok<'_>, line: u32) -> Tok<'a> {
+    Tok {
+        kind: t.kind,
+        text: Cow::Owned(t.text.to_string()),
+        line,
+    }
+}
+
+/// A punctuator token.
+fn punct<'a>(p: &'static str, line: u32) -> Tok<'a> {
+    Tok {
+        kind: Kind::Punct,
+        text: Cow::Borrowed(p),
+        line,
+    }
+}
+
+/// `a ## b`: one token of both texts, an identifier when it reads as one.
+fn paste<'a>(a: Tok<'a>, b: &Tok<'a>, line: u32) -> Tok<'a> {
+    let text = format!("{}{}", a.text, b.text);
+    let kind = match a.kind {
+        Kind::Ident | Kind::Number => a.kind,
+        _ => b.kind,
+    };
+    Tok {
+        kind,
+        text: Cow::Owned(text),
+        line,
+    }
+}
+
+/// `#arg`: the argument's text as a string literal.
+fn stringify<'a>(arg: &[Tok<'_>], line: u32) -> Tok<'a> {
+    let mut s = String::from("\"");
+    for (n, t) in arg.iter().enumerate() {
+        if n > 0 && joins_with_space(&arg[n - 1], t) {
+            s.push(' ');
+        }
+        for c in t.text.chars() {
+            if matches!(t.kind, Kind::Str | Kind::Char) && (c == '"' || c == '\\') {
+                s.push('\\');
+            }
+            s.push(c);
+        }
+    }
+    s.push('"');
+    Tok {
+        kind: Kind::Str,
+        text: Cow::Owned(s),
+        line,
+    }
+}
+
+/// True when two adjacent tokens need a space between them to stay two (both words).
+pub fn joins_with_space(a: &Tok<'_>, b: &Tok<'_>) -> bool {
+    matches!(a.kind, Kind::Ident | Kind::Number) && matches!(b.kind, Kind::Ident | Kind::Number)
+}
+
+/// The tokens as C text, a space only where two words meet.
+pub fn text_of(toks: &[Tok<'_>]) -> String {
+    let mut s = String::new();
+    for (n, t) in toks.iter().enumerate() {
+        if n > 0 && joins_with_space(&toks[n - 1], t) {
+            s.push(' ');
+        }
+        s.push_str(&t.text);
+    }
+    s
+}
+
+/// The arguments of the invocation whose `(` should be at `toks[at]`, split at top-level
+/// commas, and the index past its `)`; `None` when no `(` follows or it never closes.
+pub fn arguments<'a>(toks: &[Tok<'a>], at: usize) -> Option<(Vec<Vec<Tok<'a>>>, usize)> {
+    if !toks.get(at)?.is("(") {
+        return None;
+    }
+    let mut args = vec![Vec::new()];
+    let mut depth = 0usize;
+    for (k, t) in toks.iter().enumerate().skip(at + 1) {
+        if t.kind == Kind::Punct {
+            match t.text.as_ref() {
+                "(" | "[" | "{" => depth += 1,
+                ")" if depth == 0 => {
+                    if args.len() == 1 && args[0].is_empty() {
+                        args.clear();
+                    }
+                    return Some((args, k + 1));
+                }
+                ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                "," if depth == 0 => {
+                    args.push(Vec::new());
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        if let Some(last) = args.last_mut() {
+            last.push(t.clone());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(src: &str) -> Macros {
+        let mut m = Macros::new();
+        m.learn(src.as_bytes());
+        m
+    }
+
+    fn expand(shared: &Macros, src: &str) -> String {
+        let file = Macros::new();
+        let scope = Scope {
+            file: &file,
+            shared,
+        };
+        let l = lex(src.as_bytes());
+        text_of(&scope.expand(&l.toks))
+    }
+
+    #[test]
+    fn pci_vdevice_pastes_and_resolves() {
+        // include/linux/pci.h and include/linux/pci_ids.h, Linux 6.12.
+        let m = table(
+            "#define PCI_ANY_ID (~0)\n#define PCI_VENDOR_ID_INTEL 0x8086\n\
+             #define PCI_VDEVICE(vend, dev) \\\n\t.vendor = PCI_VENDOR_ID_##vend, .device = (dev), \\\n\t.subvendor = PCI_ANY_ID, .subdevice = PCI_ANY_ID, 0, 0\n",
+        );
+        assert_eq!(
+            expand(&m, "PCI_VDEVICE(INTEL, 0x105E)"),
+            ".vendor=0x8086,.device=(0x105E),.subvendor=(~0),.subdevice=(~0),0,0"
+        );
+    }
+
+    #[test]
+    fn stringify_variadic_and_recursion() {
+        let m = table(
+            "#define S(x) #x\n#define V(a, ...) f(a, ##__VA_ARGS__)\n#define R R + 1\n#define A B\n#define B A\n",
+        );
+        assert_eq!(expand(&m, "S(foo bar)"), "\"foo bar\"");
+        assert_eq!(expand(&m, "V(1)"), "f(1)");
+        assert_eq!(expand(&m, "V(1, 2, 3)"), "f(1,2,3)");
+        assert_eq!(expand(&m, "R"), "R+1");
+        assert_eq!(expand(&m, "A"), "A");
+        assert_eq!(expand(&m, "S"), "S", "a function-like name without (");
+    }
+
+    #[test]
+    fn lines_are_the_invocations() {
+        let m = table("#define E(c) { .compatible = c },\n");
+        let file = Macros::new();
+        let scope = Scope {
+            file: &file,
+            shared: &m,
+        };
+        let l = lex(b"x\n\nE(\"a,b\")\n");
+        let out = scope.expand(&l.toks);
+        assert_eq!(out.last().unwrap().line, 3);
+        assert_eq!(out[0].line, 1);
+    }
+
+    #[test]
+    fn expansion_is_bounded() {
+        let m = table("#define X(a) a a a a a a a a\n#define Y X(X(X(X(X(X(X(X(1))))))))\n");
+        let out = expand(&m, "Y Y");
+        assert!(out.len() <= MAX_TOKENS, "{}", out.len());
+    }
+}

@@ -1,0 +1,219 @@
+//! The driver structures of one C file that name a match table: `struct platform_driver
+//! foo_driver = { .probe = …, .driver = { .name = "foo", .of_match_table = of_match_ptr(foo_of_match) } };`
+//! with their type, variable, line, probe and remove functions and name. A table is named by a
+//! designator ending in `match_table` or `id_table` at any depth (`.of_match_table`,
+//! `.acpi_match_table`, `.id_table`), through a wrapper macro or `&` (its last identifier).
+
+use serde::{Deserialize, Serialize};
+
+use crate::cmacro::Scope;
+use crate::cmacro_eval::{value, Value};
+use crate::cmacro_lex::{Kind, Tok};
+use crate::idtable::matching;
+
+/// One driver structure.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Driver {
+    /// Its struct tag (`platform_driver`, `pci_driver`).
+    pub kind: String,
+    /// The variable's name.
+    pub var: String,
+    /// The line of the variable's name.
+    pub line: u32,
+    /// The tables it names: the designator (`of_match_table`) and the table's name.
+    pub tables: Vec<(String, String)>,
+    /// The `.probe` (or `.probe_new`) function.
+    pub probe: Option<String>,
+    /// The `.remove` (or `.remove_new`) function.
+    pub remove: Option<String>,
+    /// The `.name` string.
+    pub name: Option<String>,
+}
+
+/// The driver structures among `toks`.
+pub fn drivers(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<Driver> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 3 < toks.len() {
+        if let Some((d, end)) = driver_at(toks, i, scope) {
+            if let Some(d) = d {
+                out.push(d);
+            }
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The structure initialized at `toks[i]` (`struct TAG NAME … = {`), and the index past its
+/// `}`: `Some(None)` when it names no table.
+fn driver_at(toks: &[Tok<'_>], i: usize, scope: Scope<'_>) -> Option<(Option<Driver>, usize)> {
+    let (kw, tag, var) = (&toks[i], &toks[i + 1], &toks[i + 2]);
+    if !kw.is_ident("struct") || tag.kind != Kind::Ident || var.kind != Kind::Ident {
+        return None;
+    }
+    let mut k = i + 3;
+    while k < toks.len() && toks[k].kind == Kind::Ident && k < i + 8 {
+        k += 1;
+    }
+    if !toks.get(k)?.is("=") || !toks.get(k + 1)?.is("{") {
+        return None;
+    }
+    let close = matching(toks, k + 1)?;
+    let mut d = Driver {
+        kind: tag.text.to_string(),
+        var: var.text.to_string(),
+        line: var.line,
+        tables: Vec::new(),
+        probe: None,
+        remove: None,
+        name: None,
+    };
+    designators(&toks[k + 2..close], scope, &mut d);
+    Some(((!d.tables.is_empty()).then_some(d), close + 1))
+}
+
+/// Reads each `.member = value` of an initializer body (at any depth) into `d`; the shallowest
+/// probe, remove and name win (a name through a macro is expanded).
+fn designators(body: &[Tok<'_>], scope: Scope<'_>, d: &mut Driver) {
+    let mut depth = 0usize;
+    let mut best = [usize::MAX; 3];
+    for k in 0..body.len() {
+        let t = &body[k];
+        match t.text.as_ref() {
+            "{" | "(" | "[" if t.kind == Kind::Punct => depth += 1,
+            "}" | ")" | "]" if t.kind == Kind::Punct => depth = depth.saturating_sub(1),
+            "." if t.kind == Kind::Punct => {
+                let (Some(m), Some(eq)) = (body.get(k + 1), body.get(k + 2)) else {
+                    continue;
+                };
+                if m.kind != Kind::Ident || !eq.is("=") {
+                    continue;
+                }
+                let val = value_toks(&body[k + 3..]);
+                let member = m.text.as_ref();
+                if member.ends_with("match_table") || member.ends_with("id_table") {
+                    if let Some(name) = last_ident(val) {
+                        d.tables.push((member.to_string(), name));
+                    }
+                    continue;
+                }
+                let slot = match member {
+                    "probe" | "probe_new" => 0,
+                    "remove" | "remove_new" => 1,
+                    "name" => 2,
+                    _ => continue,
+                };
+                if depth >= best[slot] {
+                    continue;
+                }
+                let name = (slot == 2).then(|| value(&scope.expand(val)));
+                let text = match (slot, name) {
+                    (2, Some(Value::Str(s))) => Some(s),
+                    (2, _) => None,
+                    (_, _) => last_ident(val),
+                };
+                if let Some(text) = text {
+                    best[slot] = depth;
+                    match slot {
+                        0 => d.probe = Some(text),
+                        1 => d.remove = Some(text),
+                        _ => d.name = Some(text),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The tokens of a designator's value: up to its top-level `,` or the end of its braces.
+fn value_toks<'t, 'a>(toks: &'t [Tok<'a>]) -> &'t [Tok<'a>] {
+    let mut depth = 0usize;
+    for (k, t) in toks.iter().enumerate() {
+        if t.kind != Kind::Punct {
+            continue;
+        }
+        match t.text.as_ref() {
+            "{" | "(" | "[" => depth += 1,
+            "}" | ")" | "]" if depth == 0 => return &toks[..k],
+            "}" | ")" | "]" => depth -= 1,
+            "," if depth == 0 => return &toks[..k],
+            _ => {}
+        }
+    }
+    toks
+}
+
+/// The last identifier of a value other than `NULL` (`of_match_ptr(foo_of_match)` →
+/// `foo_of_match`, `IS_ENABLED(X) ? probe : NULL` → `probe`).
+fn last_ident(val: &[Tok<'_>]) -> Option<String> {
+    val.iter()
+        .rev()
+        .find(|t| t.kind == Kind::Ident && t.text != "NULL")
+        .map(|t| t.text.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cmacro::Macros;
+    use crate::cmacro_lex::lex;
+
+    fn read(src: &[u8]) -> Vec<Driver> {
+        let l = lex(src);
+        let mut file = Macros::new();
+        for d in &l.defines {
+            file.add(d);
+        }
+        let shared = Macros::new();
+        drivers(
+            &l.toks,
+            Scope {
+                file: &file,
+                shared: &shared,
+            },
+        )
+    }
+
+    #[test]
+    fn a_platform_driver_with_nested_driver() {
+        // Modelled on drivers/i2c/busses/i2c-imx.c, Linux 6.12.
+        let src = b"#define DRIVER_NAME \"imx-i2c\"\nstatic struct platform_driver i2c_imx_driver = {\n\t.probe = i2c_imx_probe,\n\t.remove_new = i2c_imx_remove,\n\t.driver = {\n\t\t.name = DRIVER_NAME,\n\t\t.pm = pm_ptr(&i2c_imx_pm_ops),\n\t\t.of_match_table = i2c_imx_dt_ids,\n\t\t.acpi_match_table = i2c_imx_acpi_ids,\n\t},\n\t.id_table = imx_i2c_devtype,\n};\nstatic struct file_operations f = { .open = o };\n";
+        let d = read(src);
+        assert_eq!(d.len(), 1);
+        let d = &d[0];
+        assert_eq!(
+            (d.kind.as_str(), d.var.as_str(), d.line),
+            ("platform_driver", "i2c_imx_driver", 2)
+        );
+        assert_eq!(d.probe.as_deref(), Some("i2c_imx_probe"));
+        assert_eq!(d.remove.as_deref(), Some("i2c_imx_remove"));
+        assert_eq!(d.name.as_deref(), Some("imx-i2c"), "through its macro");
+        assert_eq!(
+            d.tables,
+            [
+                ("of_match_table".to_string(), "i2c_imx_dt_ids".to_string()),
+                ("acpi_match_table".into(), "i2c_imx_acpi_ids".into()),
+                ("id_table".into(), "imx_i2c_devtype".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn wrappers_and_names() {
+        // Modelled on drivers/net/ethernet/intel/e1000e/netdev.c's pci_driver.
+        let src = b"static struct pci_driver e1000_driver __refdata = {\n\t.name     = e1000e_driver_name,\n\t.id_table = e1000_pci_tbl,\n\t.probe    = e1000_probe,\n};\nstruct spi_driver s = { .driver = { .name = \"ads7846\", .of_match_table = of_match_ptr(ads7846_dt_ids) }, .probe = ads7846_probe };\n";
+        let d = read(src);
+        assert_eq!(d.len(), 2);
+        assert_eq!(
+            d[0].tables,
+            [("id_table".to_string(), "e1000_pci_tbl".to_string())]
+        );
+        assert_eq!(d[1].tables[0].1, "ads7846_dt_ids");
+        assert_eq!(d[1].name.as_deref(), Some("ads7846"));
+        assert_eq!(d[1].line, 6);
+    }
+}

@@ -1,0 +1,273 @@
+//! The match tables of one C file: every `struct X_device_id NAME[] = { … };` with its line,
+//! its entries (designated, positional by the struct's field order, and made by macros such as
+//! `PCI_VDEVICE(INTEL, 0x1234)` expanded from their `#define`s) and the
+//! `MODULE_DEVICE_TABLE(type, NAME)` that exports it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cmacro::{arguments, Scope};
+use crate::cmacro_eval::{value, Value};
+use crate::cmacro_lex::{Kind, Tok};
+use crate::idtable_layout::Layouts;
+
+/// One match table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Table {
+    /// The struct tag of its entries (`pci_device_id`).
+    pub kind: String,
+    /// The array's name.
+    pub name: String,
+    /// The line of its name.
+    pub line: u32,
+    /// Its entries, the terminating empty one left out.
+    pub entries: Vec<Entry>,
+    /// The `MODULE_DEVICE_TABLE` that names it: its bus type (`pci`) and line.
+    pub module_device_table: Option<(String, u32)>,
+}
+
+/// One entry of a table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The line it starts on.
+    pub line: u32,
+    /// The first macro it invokes as written (`PCI_VDEVICE`), if any.
+    pub via: Option<String>,
+    /// Its fields in initializer order: designated ones by name, positional ones by the
+    /// struct's field order (`#3` when the struct's layout is unknown).
+    pub fields: Vec<Field>,
+}
+
+/// One initialized field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Field {
+    /// Its name (`vendor`, `compatible`; `a.b` for a nested designator).
+    pub name: String,
+    /// Its value.
+    pub value: Value,
+}
+
+impl Entry {
+    /// The value of the field named `name` (the last one when it is initialized twice).
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.fields
+            .iter()
+            .rev()
+            .find(|f| f.name == name)
+            .map(|f| &f.value)
+    }
+}
+
+/// The match tables of a file's tokens (after [`crate::driver_file`]'s splicing).
+pub fn tables(toks: &[Tok<'_>], scope: Scope<'_>, layouts: &Layouts) -> Vec<Table> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 3 < toks.len() {
+        if let Some((table, end)) = table_at(toks, i, scope, layouts) {
+            out.push(table);
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    for (bus, name, line) in module_device_tables(toks) {
+        if let Some(t) = out.iter_mut().find(|t| t.name == name) {
+            t.module_device_table = Some((bus, line));
+        }
+    }
+    out
+}
+
+/// The table declared at `toks[i]` (`struct`), and the index past its `}`.
+fn table_at(
+    toks: &[Tok<'_>],
+    i: usize,
+    scope: Scope<'_>,
+    layouts: &Layouts,
+) -> Option<(Table, usize)> {
+    let (kw, tag, name) = (&toks[i], &toks[i + 1], &toks[i + 2]);
+    if !kw.is_ident("struct")
+        || tag.kind != Kind::Ident
+        || !tag.text.ends_with("_device_id")
+        || name.kind != Kind::Ident
+        || !toks[i + 3].is("[")
+    {
+        return None;
+    }
+    let mut k = i + 4;
+    // The bound, `]`, then attributes (`__initconst`, `__section(x)`) up to `= {`.
+    while k < toks.len() && !toks[k].is("=") {
+        if toks[k].is(";") || toks[k].is("{") || k > i + 40 {
+            return None;
+        }
+        k += 1;
+    }
+    if !toks.get(k + 1)?.is("{") {
+        return None;
+    }
+    let close = matching(toks, k + 1)?;
+    let fields = layouts.fields(&tag.text).unwrap_or(&[]);
+    let entries = entries(&toks[k + 2..close], scope, fields);
+    let table = Table {
+        kind: tag.text.to_string(),
+        name: name.text.to_string(),
+        line: name.line,
+        entries,
+        module_device_table: None,
+    };
+    Some((table, close + 1))
+}
+
+/// The index of the bracket that closes the one at `open`.
+pub fn matching(toks: &[Tok<'_>], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, t) in toks.iter().enumerate().skip(open) {
+        if t.kind != Kind::Punct {
+            continue;
+        }
+        match t.text.as_ref() {
+            "{" | "(" | "[" => depth += 1,
+            "}" | ")" | "]" => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The entries of a table's body: each top-level item expanded, then each `{ … }` in it.
+fn entries(body: &[Tok<'_>], scope: Scope<'_>, fields: &[String]) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for item in split_commas(body) {
+        let head = match item.first() {
+            Some(t) if t.is("{") => item.get(1),
+            first => first,
+        };
+        let via = head
+            .filter(|t| t.kind == Kind::Ident && scope.get(&t.text).is_some())
+            .map(|t| t.text.to_string());
+        let expanded = scope.expand(item);
+        let mut k = 0;
+        while k < expanded.len() {
+            if !expanded[k].is("{") {
+                k += 1;
+                continue;
+            }
+            let Some(close) = matching(&expanded, k) else {
+                break;
+            };
+            let entry = Entry {
+                line: item.first().map_or(expanded[k].line, |t| t.line),
+                via: via.clone(),
+                fields: entry_fields(&expanded[k + 1..close], fields),
+            };
+            if !is_sentinel(&entry) {
+                out.push(entry);
+            }
+            k = close + 1;
+        }
+    }
+    out
+}
+
+/// True for the empty entry that ends a table (`{ }`, `{ 0 }`, `{ "" }`).
+fn is_sentinel(e: &Entry) -> bool {
+    e.fields.iter().all(|f| match &f.value {
+        Value::Int(0) => true,
+        Value::Str(s) => s.is_empty(),
+        Value::Text(t) => t.is_empty(),
+        _ => false,
+    })
+}
+
+/// The fields of one entry's tokens (inside its braces), as C assigns them: a designator names
+/// its field and the next positional value goes to the field after it.
+fn entry_fields(toks: &[Tok<'_>], layout: &[String]) -> Vec<Field> {
+    let mut out = Vec::new();
+    let mut next = 0usize;
+    for item in split_commas(toks) {
+        if item.is_empty() {
+            continue;
+        }
+        let (name, value_toks) = match designator(item) {
+            Some((path, rest)) => {
+                next = layout
+                    .iter()
+                    .position(|f| *f == path[0])
+                    .map_or(next, |p| p + 1);
+                (path.join("."), rest)
+            }
+            None => {
+                let name = layout
+                    .get(next)
+                    .cloned()
+                    .unwrap_or_else(|| format!("#{next}"));
+                next += 1;
+                (name, item)
+            }
+        };
+        out.push(Field {
+            name,
+            value: value(value_toks),
+        });
+    }
+    out
+}
+
+/// The names of a `.a.b =` designator and the value after it.
+fn designator<'t, 'a>(item: &'t [Tok<'a>]) -> Option<(Vec<String>, &'t [Tok<'a>])> {
+    let mut path = Vec::new();
+    let mut k = 0;
+    while item.get(k)?.is(".") {
+        let name = item.get(k + 1).filter(|t| t.kind == Kind::Ident)?;
+        path.push(name.text.to_string());
+        k += 2;
+    }
+    (!path.is_empty() && item.get(k)?.is("=")).then_some((path, &item[k + 1..]))
+}
+
+/// `toks` split at its top-level commas.
+pub fn split_commas<'t, 'a>(toks: &'t [Tok<'a>]) -> Vec<&'t [Tok<'a>]> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (k, t) in toks.iter().enumerate() {
+        if t.kind != Kind::Punct {
+            continue;
+        }
+        match t.text.as_ref() {
+            "{" | "(" | "[" => depth += 1,
+            "}" | ")" | "]" => depth = depth.saturating_sub(1),
+            "," if depth == 0 => {
+                out.push(&toks[start..k]);
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < toks.len() {
+        out.push(&toks[start..]);
+    }
+    out
+}
+
+/// Each `MODULE_DEVICE_TABLE(bus, name)`: its bus, table name and line.
+fn module_device_tables(toks: &[Tok<'_>]) -> Vec<(String, String, u32)> {
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        if !t.is_ident("MODULE_DEVICE_TABLE") {
+            continue;
+        }
+        if let Some((args, _)) = arguments(toks, k + 1) {
+            if let [bus, name] = &args[..] {
+                if let ([b], [n]) = (&bus[..], &name[..]) {
+                    out.push((b.text.to_string(), n.text.to_string(), t.line));
+                }
+            }
+        }
+    }
+    out
+}
