@@ -14,67 +14,70 @@ const MAX_DEPTH: usize = 32;
 /// How many tokens one expansion may produce.
 const MAX_TOKENS: usize = 1 << 16;
 
-/// One learned macro, owning its text.
+/// One learned macro; its text borrowed from the file it was read from, or owned.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Macro {
+pub struct Macro<'a> {
     /// Parameters, `None` when object-like.
-    pub params: Option<Vec<String>>,
+    pub params: Option<Vec<Cow<'a, str>>>,
     /// The last parameter takes the rest of the arguments.
     pub variadic: bool,
     /// The replacement list.
-    pub body: Vec<Tok<'static>>,
+    pub body: Vec<Tok<'a>>,
 }
 
 /// Macros by name; a later `#define` of a name replaces an earlier one.
 #[derive(Clone, Debug, Default)]
-pub struct Macros {
-    defs: HashMap<String, Macro>,
+pub struct Macros<'a> {
+    defs: HashMap<Cow<'a, str>, Macro<'a>>,
 }
 
-impl Macros {
+impl Macros<'static> {
+    /// Learns every `#define` of one file's bytes, owning their text.
+    pub fn learn(&mut self, src: &[u8]) {
+        let text = String::from_utf8_lossy(src);
+        for d in lex(&text).defines {
+            let owned = |t: &Tok<'_>| Tok {
+                kind: t.kind,
+                text: Cow::Owned(t.text.to_string()),
+                line: 0,
+            };
+            let m = Macro {
+                params: d
+                    .params
+                    .as_ref()
+                    .map(|p| p.iter().map(|s| Cow::Owned(s.to_string())).collect()),
+                variadic: d.variadic,
+                body: d.body.iter().map(owned).collect(),
+            };
+            self.defs.insert(Cow::Owned(d.name.to_string()), m);
+        }
+    }
+}
+
+impl<'a> Macros<'a> {
     /// An empty table.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Learns every `#define` of one file's bytes.
-    pub fn learn(&mut self, src: &[u8]) {
-        for d in lex(src).defines {
-            self.add(&d);
-        }
-    }
-
-    /// Learns one `#define`.
-    pub fn add(&mut self, d: &Define<'_>) {
-        let body = d
-            .body
-            .iter()
-            .map(|t| Tok {
-                kind: t.kind,
-                text: Cow::Owned(t.text.to_string()),
-                line: 0,
-            })
-            .collect();
-        let params = d
-            .params
-            .as_ref()
-            .map(|p| p.iter().map(|s| s.to_string()).collect());
+    /// Learns one `#define`, borrowing its text.
+    pub fn add(&mut self, d: Define<'a>) {
         let m = Macro {
-            params,
+            params: d.params.map(|p| p.into_iter().map(Cow::Borrowed).collect()),
             variadic: d.variadic,
-            body,
+            body: d.body,
         };
-        self.defs.insert(d.name.to_string(), m);
+        self.defs.insert(Cow::Borrowed(d.name), m);
     }
 
     /// The macro named `name`.
-    pub fn get(&self, name: &str) -> Option<&Macro> {
+    pub fn get(&self, name: &str) -> Option<&Macro<'a>> {
         self.defs.get(name)
     }
 
     /// Every macro, in no order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Macro)> {
-        self.defs.iter().map(|(k, v)| (k.as_str(), v))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Macro<'a>)> {
+        self.defs.iter().map(|(k, v)| (k.as_ref(), v))
     }
 
     /// How many macros it holds.
@@ -92,14 +95,14 @@ impl Macros {
 #[derive(Clone, Copy, Debug)]
 pub struct Scope<'m> {
     /// The file's own `#define`s.
-    pub file: &'m Macros,
+    pub file: &'m Macros<'m>,
     /// The table the caller built from headers.
-    pub shared: &'m Macros,
+    pub shared: &'m Macros<'m>,
 }
 
 impl<'m> Scope<'m> {
     /// The macro named `name`.
-    pub fn get(&self, name: &str) -> Option<&'m Macro> {
+    pub fn get(&self, name: &str) -> Option<&'m Macro<'m>> {
         self.file.get(name).or_else(|| self.shared.get(name))
     }
 
@@ -169,8 +172,8 @@ impl<'m> Scope<'m> {
     /// token, a parameter elsewhere its argument expanded.
     fn substitute<'a>(
         &self,
-        m: &'m Macro,
-        params: &[String],
+        m: &'m Macro<'m>,
+        params: &[Cow<'m, str>],
         args: &[Vec<Tok<'a>>],
         line: u32,
         budget: &mut usize,
@@ -253,11 +256,11 @@ impl<'m> Scope<'m> {
     }
 }
 
-/// `t` (from a macro body) on line `line`.
-fn relined<'a>(t: &Tok<'_>, line: u32) -> Tok<'a> {
+/// `t` (from a macro body) on line `line`, its text borrowed from the body.
+fn relined<'a>(t: &'a Tok<'_>, line: u32) -> Tok<'a> {
     Tok {
         kind: t.kind,
-        text: Cow::Owned(t.text.to_string()),
+        text: Cow::Borrowed(t.text.as_ref()),
         line,
     }
 }
@@ -361,7 +364,7 @@ pub fn arguments<'a>(toks: &[Tok<'a>], at: usize) -> Option<(Vec<Vec<Tok<'a>>>, 
 mod tests {
     use super::*;
 
-    fn table(src: &str) -> Macros {
+    fn table(src: &str) -> Macros<'static> {
         let mut m = Macros::new();
         m.learn(src.as_bytes());
         m
@@ -373,7 +376,7 @@ mod tests {
             file: &file,
             shared,
         };
-        let l = lex(src.as_bytes());
+        let l = lex(src);
         text_of(&scope.expand(&l.toks))
     }
 
@@ -411,7 +414,7 @@ mod tests {
             file: &file,
             shared: &m,
         };
-        let l = lex(b"x\n\nE(\"a,b\")\n");
+        let l = lex("x\n\nE(\"a,b\")\n");
         let out = scope.expand(&l.toks);
         assert_eq!(out.last().unwrap().line, 3);
         assert_eq!(out[0].line, 1);

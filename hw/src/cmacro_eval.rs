@@ -183,7 +183,7 @@ mod tests {
     use crate::cmacro_lex::lex;
 
     fn v(src: &str) -> Value {
-        value(&lex(src.as_bytes()).toks)
+        value(&lex(src).toks)
     }
 
     #[test]

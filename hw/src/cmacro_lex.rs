@@ -71,8 +71,10 @@ pub struct Lexed<'a> {
     pub defines: Vec<Define<'a>>,
 }
 
-/// The tokens and `#define`s of `src`.
-pub fn lex(src: &[u8]) -> Lexed<'_> {
+/// The tokens and `#define`s of `text` (bytes that are not UTF-8 already replaced:
+/// `String::from_utf8_lossy`).
+pub fn lex(text: &str) -> Lexed<'_> {
+    let src = text.as_bytes();
     let mut out = Lexed::default();
     let mut line: u32 = 1;
     let mut i = 0;
@@ -92,7 +94,7 @@ pub fn lex(src: &[u8]) -> Lexed<'_> {
             }
             b'#' if line_start => {
                 let end = directive_end(src, i);
-                if let Some(d) = define(&src[i + 1..end], line) {
+                if let Some(d) = text.get(i + 1..end).and_then(|d| define(d, line)) {
                     out.defines.push(d);
                 }
                 line += count_lines(&src[i..end]);
@@ -100,7 +102,7 @@ pub fn lex(src: &[u8]) -> Lexed<'_> {
             }
             _ => {
                 line_start = false;
-                let (next, lines) = token(src, i, line, &mut out.toks);
+                let (next, lines) = token(text, i, line, &mut out.toks);
                 line += lines;
                 i = next;
             }
@@ -110,13 +112,14 @@ pub fn lex(src: &[u8]) -> Lexed<'_> {
 }
 
 /// The tokens of `src` with no directive handling, all on line `line` (a `#define` body).
-fn body_tokens(src: &[u8], line: u32) -> Vec<Tok<'_>> {
+fn body_tokens(text: &str, line: u32) -> Vec<Tok<'_>> {
+    let src = text.as_bytes();
     let mut toks = Vec::new();
     let mut i = 0;
     while i < src.len() {
         match src[i] {
             b' ' | b'\t' | b'\r' | b'\n' | b'\\' | b'\x0c' | b'\x0b' => i += 1,
-            _ => i = token(src, i, line, &mut toks).0,
+            _ => i = token(text, i, line, &mut toks).0,
         }
     }
     toks
@@ -124,22 +127,30 @@ fn body_tokens(src: &[u8], line: u32) -> Vec<Tok<'_>> {
 
 /// Reads the token (or comment) at `i`, pushing it onto `toks`; returns where it ends and how
 /// many newlines it spans.
-fn token<'a>(src: &'a [u8], i: usize, line: u32, toks: &mut Vec<Tok<'a>>) -> (usize, u32) {
+fn token<'a>(text: &'a str, i: usize, line: u32, toks: &mut Vec<Tok<'a>>) -> (usize, u32) {
+    let src = text.as_bytes();
     let b = src[i];
     let push = |toks: &mut Vec<Tok<'a>>, kind, s: usize, e: usize| {
-        let text = match std::str::from_utf8(&src[s..e]) {
-            Ok(t) => Cow::Borrowed(t),
-            Err(_) => Cow::Owned(String::from_utf8_lossy(&src[s..e]).into_owned()),
+        // Tokens end on character boundaries; a slice that would not is taken as bytes.
+        let text = match text.get(s..e) {
+            Some(t) => Cow::Borrowed(t),
+            None => Cow::Owned(String::from_utf8_lossy(&src[s..e]).into_owned()),
         };
         toks.push(Tok { kind, text, line });
     };
     let end = match b {
-        b'/' if src.get(i + 1) == Some(&b'*') => block_comment_end(src, i),
-        b'/' if src.get(i + 1) == Some(&b'/') => line_comment_end(src, i),
+        b'/' if src.get(i + 1) == Some(&b'*') => {
+            let e = block_comment_end(src, i);
+            return (e, count_lines(&src[i..e]));
+        }
+        b'/' if src.get(i + 1) == Some(&b'/') => {
+            let e = line_comment_end(src, i);
+            return (e, count_lines(&src[i..e]));
+        }
         b'"' | b'\'' => {
             let (e, _) = literal_end(src, i);
             push(toks, if b == b'"' { Kind::Str } else { Kind::Char }, i, e);
-            e
+            return (e, count_lines(&src[i..e]));
         }
         _ if b.is_ascii_alphabetic() || b == b'_' || b >= 0x80 => {
             let e = word_end(src, i);
@@ -162,7 +173,7 @@ fn token<'a>(src: &'a [u8], i: usize, line: u32, toks: &mut Vec<Tok<'a>>) -> (us
             e
         }
     };
-    (end, count_lines(&src[i..end]))
+    (end, 0)
 }
 
 /// Past the identifier that starts at `i`.
@@ -234,7 +245,8 @@ fn directive_end(src: &[u8], i: usize) -> usize {
 }
 
 /// The `#define` a directive's text (after its `#`) holds, if it is one.
-fn define(d: &[u8], line: u32) -> Option<Define<'_>> {
+fn define(text: &str, line: u32) -> Option<Define<'_>> {
+    let d = text.as_bytes();
     let mut i = 0;
     while i < d.len() && matches!(d[i], b' ' | b'\t') {
         i += 1;
@@ -249,10 +261,10 @@ fn define(d: &[u8], line: u32) -> Option<Define<'_>> {
         return None;
     }
     let e = word_end(d, j);
-    let name = std::str::from_utf8(&d[j..e]).ok()?;
+    let name = text.get(j..e)?;
     let (params, variadic, body_at) = if d.get(e) == Some(&b'(') {
         let close = e + memchr::memchr(b')', &d[e..])?;
-        let (p, v) = params(&d[e + 1..close])?;
+        let (p, v) = params(text.get(e + 1..close)?);
         (Some(p), v, close + 1)
     } else {
         (None, false, e)
@@ -261,15 +273,14 @@ fn define(d: &[u8], line: u32) -> Option<Define<'_>> {
         name,
         params,
         variadic,
-        body: body_tokens(&d[body_at..], line),
+        body: body_tokens(text.get(body_at..)?, line),
         line,
     })
 }
 
 /// The parameter names of `a, b, ...` and whether the list is variadic (`...` is named
 /// `__VA_ARGS__`, `args...` is named `args`).
-fn params(list: &[u8]) -> Option<(Vec<&str>, bool)> {
-    let text = std::str::from_utf8(list).ok()?;
+fn params(text: &str) -> (Vec<&str>, bool) {
     let mut out = Vec::new();
     let mut variadic = false;
     for p in text.split(',') {
@@ -289,7 +300,7 @@ fn params(list: &[u8]) -> Option<(Vec<&str>, bool)> {
             out.push(p);
         }
     }
-    Some((out, variadic))
+    (out, variadic)
 }
 
 #[cfg(test)]
@@ -304,7 +315,7 @@ mod tests {
     fn tokens_lines_and_defines() {
         // Modelled on drivers/net/ethernet/intel/e1000e/netdev.c's table head.
         let src = b"/* c\n */\n#define X(a, b) a##b \\\n  + 1\nstatic const struct pci_device_id t[] = {\n\t{ PCI_VDEVICE(INTEL, 0x105E), board_82571 }, // x\n};\n";
-        let l = lex(src);
+        let l = lex(std::str::from_utf8(src).unwrap());
         assert_eq!(l.defines.len(), 1);
         let d = &l.defines[0];
         assert_eq!((d.name, d.line), ("X", 3));
@@ -320,7 +331,7 @@ mod tests {
 
     #[test]
     fn variadic_and_object_like() {
-        let l = lex(b"#define A 0x8086\n#define F(fmt, args...) f(fmt, ##args)\n#define G(...) __VA_ARGS__\n#include <x.h>\n");
+        let l = lex("#define A 0x8086\n#define F(fmt, args...) f(fmt, ##args)\n#define G(...) __VA_ARGS__\n#include <x.h>\n");
         assert_eq!(l.defines.len(), 3);
         assert_eq!(l.defines[0].params, None);
         assert!(l.defines[1].variadic);
@@ -331,7 +342,7 @@ mod tests {
 
     #[test]
     fn punctuators_and_literals() {
-        let l = lex("a->b ... \"x\\\"y\" 'c' é".as_bytes());
+        let l = lex("a->b ... \"x\\\"y\" 'c' é");
         assert_eq!(
             texts(&l.toks),
             ["a", "->", "b", "...", "\"x\\\"y\"", "'c'", "é"]

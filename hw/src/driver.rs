@@ -163,10 +163,10 @@ mod tests {
     use crate::cmacro_lex::lex;
 
     fn read(src: &[u8]) -> Vec<Driver> {
-        let l = lex(src);
+        let l = lex(std::str::from_utf8(src).unwrap());
         let mut file = Macros::new();
         for d in &l.defines {
-            file.add(d);
+            file.add(d.clone());
         }
         let shared = Macros::new();
         drivers(

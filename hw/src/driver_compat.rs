@@ -60,14 +60,14 @@ impl Default for Declarers {
 impl Declarers {
     /// `_OF_DECLARE` and every macro of `macros` that passes one of its parameters to the
     /// compatible of a declarer, as deep as the chains go.
-    pub fn learn(macros: &Macros) -> Self {
+    pub fn learn(macros: &Macros<'_>) -> Self {
         let mut d = Self::default();
         d.extend(macros);
         d
     }
 
     /// Adds the declarers `macros` defines on top of these.
-    pub fn extend(&mut self, macros: &Macros) {
+    pub fn extend(&mut self, macros: &Macros<'_>) {
         for _ in 0..MAX_ROUNDS {
             let mut found = Vec::new();
             for (name, m) in macros.iter() {
@@ -173,10 +173,10 @@ mod tests {
         let d = Declarers::learn(&m);
         // Modelled on drivers/irqchip/irq-gic.c and arch/arm/mach-imx/mach-imx6q.c.
         let src = b"#define COMPAT \"arm,cortex-a9-gic\"\nIRQCHIP_DECLARE(gic_400, \"arm,gic-400\", gic_of_init);\nIRQCHIP_DECLARE(cortex_a9_gic, COMPAT, gic_of_init);\nstatic void f(void)\n{\n\tif (of_machine_is_compatible(\"fsl,imx6q\"))\n\t\tnp = of_find_compatible_node(NULL, NULL, \"fsl,imx6q-iomuxc-gpr\");\n\tof_device_is_compatible(np, name);\n}\n";
-        let l = lex(src);
+        let l = lex(std::str::from_utf8(src).unwrap());
         let mut file = Macros::new();
         for def in &l.defines {
-            file.add(def);
+            file.add(def.clone());
         }
         let scope = Scope {
             file: &file,

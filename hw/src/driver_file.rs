@@ -22,11 +22,15 @@ use crate::idtable_layout::Layouts;
 #[derive(Clone, Debug, Default)]
 pub struct Context {
     /// The shared macros.
-    pub macros: Macros,
+    pub macros: Macros<'static>,
     /// Struct field orders.
     pub layouts: Layouts,
     /// The `OF_DECLARE` family.
     pub declarers: Declarers,
+    /// The shared macros that declare a table or a driver structure.
+    pub makers: Vec<String>,
+    /// Texts one of which a file must hold to say anything: see [`Context::needles`].
+    needles: Vec<memchr::memmem::Finder<'static>>,
 }
 
 impl Context {
@@ -39,7 +43,56 @@ impl Context {
             cx.layouts.learn(h);
         }
         cx.declarers = Declarers::learn(&cx.macros);
+        cx.makers = cx
+            .macros
+            .iter()
+            .filter(|(name, m)| makes_table_or_driver(m) && !cx.declarers.contains(name))
+            .map(|(name, _)| name.to_string())
+            .collect();
+        cx.needles = cx
+            .needles()
+            .iter()
+            .map(|n| memchr::memmem::Finder::new(n.as_bytes()).into_owned())
+            .collect();
         cx
+    }
+}
+
+impl Context {
+    /// Texts one of which every file that says something holds: each reader matches tokens
+    /// that contain one of them (`_device_id`, a designator's `match_table`, the matchers'
+    /// `compatible`, the property families' `property`, `phandle` and `of_get_named_gpio`),
+    /// or the name of a shared declarer or maker (`DECLARE` standing for those that hold it);
+    /// a file's own declarers and makers name these in their bodies.
+    fn needles(&self) -> Vec<String> {
+        let mut out: Vec<String> = [
+            "_device_id",
+            "match_table",
+            "id_table",
+            "compatible",
+            "property",
+            "phandle",
+            "of_get_named_gpio",
+            "DECLARE",
+        ]
+        .map(String::from)
+        .to_vec();
+        let declarers = self
+            .macros
+            .iter()
+            .map(|(n, _)| n)
+            .filter(|n| self.declarers.contains(n));
+        for name in declarers.chain(self.makers.iter().map(String::as_str)) {
+            if !out.iter().any(|n| name.contains(n.as_str())) {
+                out.push(name.to_string());
+            }
+        }
+        out
+    }
+
+    /// True when `src` holds one of the needles.
+    fn may_say_something(&self, src: &[u8]) -> bool {
+        self.needles.is_empty() || self.needles.iter().any(|f| f.find(src).is_some())
     }
 }
 
@@ -64,13 +117,20 @@ pub fn read(src: &[u8], cx: &Context) -> DriverFile {
 /// Reads one C file's bytes with the `#define`s of the local headers it includes
 /// (`#include "hw.h"`: the caller finds and reads them), which its own `#define`s override.
 pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
-    let lexed = lex(src);
+    if !cx.may_say_something(src) && !local.iter().any(|h| cx.may_say_something(h)) {
+        return DriverFile::default();
+    }
+    let text = String::from_utf8_lossy(src);
+    let lexed = lex(&text);
+    let local: Vec<_> = local.iter().map(|h| String::from_utf8_lossy(h)).collect();
     let mut own = Macros::new();
-    for h in local {
-        own.learn(h);
+    for h in &local {
+        for d in lex(h).defines {
+            own.add(d);
+        }
     }
     for d in &lexed.defines {
-        own.add(d);
+        own.add(d.clone());
     }
     let scope = Scope {
         file: &own,
@@ -96,10 +156,21 @@ pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
     }
     compats.sort_by_key(|c| c.line);
     props.sort_by_key(|p| p.line);
-    let toks = splice(&lexed.toks, scope, &declarers);
+    let spliced;
+    let made = cx
+        .makers
+        .iter()
+        .any(|m| memchr::memmem::find(text.as_bytes(), m.as_bytes()).is_some())
+        || own.iter().any(|(_, m)| makes_table_or_driver(m));
+    let toks = if made {
+        spliced = splice(&lexed.toks, scope, &declarers);
+        &spliced
+    } else {
+        &lexed.toks
+    };
     DriverFile {
-        tables: tables(&toks, scope, &cx.layouts),
-        drivers: drivers(&toks, scope),
+        tables: tables(toks, scope, &cx.layouts),
+        drivers: drivers(toks, scope),
         compatibles: compats,
         properties: props,
     }
@@ -108,15 +179,12 @@ pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
 /// `toks` with each invocation of a macro that declares a table or a driver structure
 /// expanded in place (declarers are left to [`compatibles`]).
 fn splice<'a>(toks: &[Tok<'a>], scope: Scope<'a>, declarers: &Declarers) -> Vec<Tok<'a>> {
-    let maker = |t: &Tok<'_>| -> Option<&Macro> {
+    let maker = |t: &Tok<'_>| -> Option<&Macro<'_>> {
         if t.kind != Kind::Ident || declarers.contains(&t.text) {
             return None;
         }
         scope.get(&t.text).filter(|m| makes_table_or_driver(m))
     };
-    if !toks.iter().any(|t| maker(t).is_some()) {
-        return toks.to_vec();
-    }
     let mut out = Vec::with_capacity(toks.len());
     let mut i = 0;
     while i < toks.len() {
@@ -139,7 +207,7 @@ fn splice<'a>(toks: &[Tok<'a>], scope: Scope<'a>, declarers: &Declarers) -> Vec<
 }
 
 /// True when a macro's body declares a `*_device_id` struct or names a table by designator.
-fn makes_table_or_driver(m: &Macro) -> bool {
+fn makes_table_or_driver(m: &Macro<'_>) -> bool {
     m.body.windows(2).any(|w| {
         (w[0].is_ident("struct") && w[1].text.ends_with("_device_id"))
             || (w[0].is(".")

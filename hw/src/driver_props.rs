@@ -72,10 +72,10 @@ mod tests {
     fn reads_by_name() {
         // Modelled on drivers/i2c/busses/i2c-imx.c and drivers/mfd/syscon.c, Linux 6.12.
         let src = b"#define PROP \"fsl,dma\"\nstatic int p(struct device *dev)\n{\n\tret = of_property_read_u32(np, \"clock-frequency\", &rate);\n\tif (device_property_present(dev, PROP))\n\t\tx = of_parse_phandle(np, \"syscon\", 0);\n\tof_property_read_u32(np, name, &v);\n\tof_property_read_bool;\n}\n";
-        let l = lex(src);
+        let l = lex(std::str::from_utf8(src).unwrap());
         let mut file = Macros::new();
         for d in &l.defines {
-            file.add(d);
+            file.add(d.clone());
         }
         let shared = Macros::new();
         let got: Vec<_> = properties(

@@ -21,7 +21,8 @@ impl Layouts {
     /// Learns every `struct TAG { … };` of one header's bytes (a later one replaces an
     /// earlier one of the same tag).
     pub fn learn(&mut self, src: &[u8]) {
-        let toks = lex(src).toks;
+        let text = String::from_utf8_lossy(src);
+        let toks = lex(&text).toks;
         let mut i = 0;
         while i + 2 < toks.len() {
             if toks[i].is_ident("struct") && toks[i + 1].kind == Kind::Ident && toks[i + 2].is("{")
