@@ -25,10 +25,12 @@ pub struct Macro<'a> {
     pub body: Vec<Tok<'a>>,
 }
 
-/// Macros by name; a later `#define` of a name replaces an earlier one.
+/// Macros by name; a later `#define` of a name replaces an earlier one (which is kept for
+/// [`Macros::all`]: the other branch of an `#ifdef` may be the one a build sees).
 #[derive(Clone, Debug, Default)]
 pub struct Macros<'a> {
     defs: HashMap<Cow<'a, str>, Macro<'a>>,
+    replaced: Vec<(Cow<'a, str>, Macro<'a>)>,
 }
 
 impl Macros<'static> {
@@ -49,7 +51,7 @@ impl Macros<'static> {
                 variadic: d.variadic,
                 body: d.body.iter().map(owned).collect(),
             };
-            self.defs.insert(Cow::Owned(d.name.to_string()), m);
+            self.insert(Cow::Owned(d.name.to_string()), m);
         }
     }
 }
@@ -67,7 +69,20 @@ impl<'a> Macros<'a> {
             variadic: d.variadic,
             body: d.body,
         };
-        self.defs.insert(Cow::Borrowed(d.name), m);
+        self.insert(Cow::Borrowed(d.name), m);
+    }
+
+    /// Adds `m` as `name`, keeping the definition it replaces.
+    fn insert(&mut self, name: Cow<'a, str>, m: Macro<'a>) {
+        if let Some(old) = self.defs.insert(name.clone(), m) {
+            self.replaced.push((name, old));
+        }
+    }
+
+    /// Every definition learned, replaced ones too, in no order.
+    pub fn all(&self) -> impl Iterator<Item = (&str, &Macro<'a>)> {
+        self.iter()
+            .chain(self.replaced.iter().map(|(k, v)| (k.as_ref(), v)))
     }
 
     /// The macro named `name`.
@@ -117,6 +132,20 @@ impl<'m> Scope<'m> {
         let mut budget = MAX_TOKENS;
         self.expand_into(toks, &mut out, &mut active, &mut budget, None);
         out
+    }
+
+    /// The body of the function-like macro invoked at `toks[0]` with its arguments in place,
+    /// not rescanned (the macros it invokes are left for the caller to read).
+    pub fn substituted<'t>(&self, toks: &[Tok<'t>]) -> Option<Vec<Tok<'t>>>
+    where
+        'm: 't,
+    {
+        let name = toks.first()?;
+        let m = self.get(&name.text)?;
+        let params = m.params.as_ref()?;
+        let (args, _) = arguments(toks, 1)?;
+        let mut budget = MAX_TOKENS;
+        Some(self.substitute(m, params, &args, name.line, &mut budget))
     }
 
     /// Expands `toks` onto `out`; `line` overrides the tokens' lines when set.

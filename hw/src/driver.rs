@@ -50,14 +50,21 @@ pub fn drivers(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<Driver> {
 /// The structure initialized at `toks[i]` (`struct TAG NAME … = {`), and the index past its
 /// `}`: `Some(None)` when it names no table.
 fn driver_at(toks: &[Tok<'_>], i: usize, scope: Scope<'_>) -> Option<(Option<Driver>, usize)> {
-    let (kw, tag, var) = (&toks[i], &toks[i + 1], &toks[i + 2]);
-    if !kw.is_ident("struct") || tag.kind != Kind::Ident || var.kind != Kind::Ident {
+    let (kw, tag) = (&toks[i], &toks[i + 1]);
+    if !kw.is_ident("struct") || tag.kind != Kind::Ident {
         return None;
     }
-    let mut k = i + 3;
+    // The name and its attributes (`__refdata`, `__initdata`) before or after it.
+    let mut k = i + 2;
     while k < toks.len() && toks[k].kind == Kind::Ident && k < i + 8 {
         k += 1;
     }
+    let names = &toks[i + 2..k];
+    let var = names
+        .iter()
+        .rev()
+        .find(|t| !t.text.starts_with("__"))
+        .or(names.last())?;
     if !toks.get(k)?.is("=") || !toks.get(k + 1)?.is("{") {
         return None;
     }

@@ -13,8 +13,9 @@ use crate::cmacro_lex::{Kind, Tok};
 
 /// The functions (and function-like macros) that match a node against a compatible, and
 /// the index of the compatible among their arguments (`include/linux/of.h`, `of_fdt.h`,
-/// `property.h`).
-const MATCHERS: [(&str, usize); 9] = [
+/// `property.h`, and the powerpc boot wrapper's `arch/powerpc/boot/ops.h`).
+const MATCHERS: [(&str, usize); 10] = [
+    ("dt_is_compatible", 1),
     ("of_device_is_compatible", 1),
     ("of_machine_is_compatible", 0),
     ("of_find_compatible_node", 2),
@@ -59,7 +60,8 @@ impl Default for Declarers {
 
 impl Declarers {
     /// `_OF_DECLARE` and every macro of `macros` that passes one of its parameters to the
-    /// compatible of a declarer, as deep as the chains go.
+    /// compatible of a declarer, as deep as the chains go; any of a macro's definitions counts
+    /// (`RESERVEDMEM_OF_DECLARE` is defined for `CONFIG_OF_RESERVED_MEM` and as a stub).
     pub fn learn(macros: &Macros<'_>) -> Self {
         let mut d = Self::default();
         d.extend(macros);
@@ -70,7 +72,7 @@ impl Declarers {
     pub fn extend(&mut self, macros: &Macros<'_>) {
         for _ in 0..MAX_ROUNDS {
             let mut found = Vec::new();
-            for (name, m) in macros.iter() {
+            for (name, m) in macros.all() {
                 let Some(params) = &m.params else { continue };
                 if self.compat_arg.contains_key(name) {
                     continue;
@@ -109,37 +111,75 @@ impl Declarers {
 }
 
 /// The compatibles of declarers and matching calls among `toks`; a compatible given by a
-/// macro is expanded, one that is not a string in the end is left out.
+/// macro is expanded, one that is not a string in the end is left out. An invocation of one of
+/// the file's own macros whose body makes such a call with a compatible built from its
+/// parameters (`CLK_OF_DECLARE(x##id, "samsung,exynos5433-cmu-bus"#id, f)`) is expanded and
+/// its calls read, at the invocation's line.
 pub fn compatibles(
     toks: &[Tok<'_>],
     scope: Scope<'_>,
     declarers: &Declarers,
 ) -> Vec<CodeCompatible> {
     let mut out = Vec::new();
+    let mut wrappers: HashMap<&str, bool> = HashMap::new();
     for (k, t) in toks.iter().enumerate() {
         if t.kind != Kind::Ident || !toks.get(k + 1).is_some_and(|n| n.is("(")) {
             continue;
         }
-        let (at, declared) = match declarers.arg(t) {
-            Some(&a) => (a, true),
-            None => match MATCHERS.iter().find(|(f, _)| *f == t.text) {
-                Some(&(_, a)) => (a, false),
-                None => continue,
-            },
-        };
-        let Some((args, _)) = arguments(toks, k + 1) else {
+        if let Some(c) = call(toks, k, scope, declarers) {
+            out.push(c);
+            continue;
+        }
+        let Some(m) = scope.file.get(&t.text) else {
             continue;
         };
-        if let Some(Value::Str(s)) = args.get(at).map(|a| value(&scope.expand(a))) {
-            out.push(CodeCompatible {
-                line: t.line,
-                via: t.text.to_string(),
-                compatible: s,
-                declared,
-            });
+        let wraps = *wrappers
+            .entry(t.text.as_ref())
+            .or_insert_with(|| wraps_a_call(&m.body, scope, declarers));
+        if let (true, Some((_, end))) = (wraps, arguments(toks, k + 1)) {
+            let expanded = scope.substituted(&toks[k..end]).unwrap_or_default();
+            out.extend((0..expanded.len()).filter_map(|j| call(&expanded, j, scope, declarers)));
         }
     }
     out
+}
+
+/// The compatible of the declarer or matcher called at `toks[k]`, if it is one and its
+/// compatible is a string.
+fn call(
+    toks: &[Tok<'_>],
+    k: usize,
+    scope: Scope<'_>,
+    declarers: &Declarers,
+) -> Option<CodeCompatible> {
+    let t = &toks[k];
+    let (at, declared) = match declarers.arg(t) {
+        Some(&a) => (a, true),
+        None => MATCHERS
+            .iter()
+            .find(|(f, _)| *f == t.text)
+            .map(|&(_, a)| (a, false))?,
+    };
+    let (args, _) = arguments(toks, k + 1)?;
+    match args.get(at).map(|a| value(&scope.expand(a)))? {
+        Value::Str(s) => Some(CodeCompatible {
+            line: t.line,
+            via: t.text.to_string(),
+            compatible: s,
+            declared,
+        }),
+        _ => None,
+    }
+}
+
+/// True when a macro body calls a declarer or matcher whose compatible is not a string by
+/// itself (it depends on the macro's parameters).
+fn wraps_a_call(body: &[Tok<'_>], scope: Scope<'_>, declarers: &Declarers) -> bool {
+    body.iter().enumerate().any(|(j, t)| {
+        (declarers.arg(t).is_some() || MATCHERS.iter().any(|(f, _)| *f == t.text))
+            && body.get(j + 1).is_some_and(|n| n.is("("))
+            && call(body, j, scope, declarers).is_none()
+    })
 }
 
 #[cfg(test)]
@@ -164,6 +204,48 @@ mod tests {
         assert_eq!(d.compat_arg.get("CLK_OF_DECLARE_DRIVER"), Some(&1));
         assert_eq!(d.compat_arg.get("OF_DECLARE_2"), Some(&2));
         assert!(!d.contains("CPU_METHOD_OF_DECLARE"));
+        // include/linux/of_reserved_mem.h: the stub of the #else branch is defined last.
+        m.learn(b"#ifdef CONFIG_OF_RESERVED_MEM\n#define RESERVEDMEM_OF_DECLARE(name, compat, init) \\\n\t_OF_DECLARE(reservedmem, name, compat, init, reservedmem_of_init_fn)\n#else\n#define RESERVEDMEM_OF_DECLARE(name, compat, init) \\\n\t_OF_DECLARE_STUB(reservedmem, name, compat, init, reservedmem_of_init_fn)\n#endif\n");
+        let d = Declarers::learn(&m);
+        assert_eq!(d.compat_arg.get("RESERVEDMEM_OF_DECLARE"), Some(&1));
+    }
+
+    #[test]
+    fn a_wrapper_that_builds_the_compatible() {
+        // drivers/clk/samsung/clk-exynos5433.c, Linux 6.12 (lines 3237-3247, abridged).
+        let mut m = Macros::new();
+        m.learn(HEADERS.as_bytes());
+        m.learn(b"#define CLK_OF_DECLARE(name, compat, fn) OF_DECLARE_1(clk, name, compat, fn)\n");
+        let d = Declarers::learn(&m);
+        let src = "#define exynos5433_cmu_bus_init(id)\t\\\nstatic void __init exynos5433_cmu_bus##id##_init(struct device_node *np)\\\n{ }\\\nCLK_OF_DECLARE(exynos5433_cmu_bus##id,\t\\\n\t\t\"samsung,exynos5433-cmu-bus\"#id,\t\\\n\t\texynos5433_cmu_bus##id##_init)\n\nexynos5433_cmu_bus_init(0);\nexynos5433_cmu_bus_init(1);\n";
+        let l = lex(src);
+        let mut file = Macros::new();
+        for def in &l.defines {
+            file.add(def.clone());
+        }
+        let scope = Scope {
+            file: &file,
+            shared: &m,
+        };
+        let found: Vec<_> = compatibles(&l.toks, scope, &d)
+            .into_iter()
+            .map(|c| (c.line, c.via, c.compatible))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    8,
+                    "CLK_OF_DECLARE".to_string(),
+                    "samsung,exynos5433-cmu-bus0".to_string()
+                ),
+                (
+                    9,
+                    "CLK_OF_DECLARE".into(),
+                    "samsung,exynos5433-cmu-bus1".into()
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -274,10 +274,11 @@ struct of_device_id {\n\tchar\tname[32];\n\tchar\ttype[32];\n\tchar\tcompatible[
 
     #[test]
     fn positional_designated_and_usb() {
-        // Modelled on drivers/acpi/ac.c, drivers/i2c/busses/i2c-imx.c and
+        // Modelled on drivers/acpi/ac.c, drivers/i2c/busses/i2c-imx.c (its attribute placed
+        // before the name as drivers/hwmon/lm75.c:755 places it) and
         // drivers/net/usb/asix_devices.c, Linux 6.12.
-        let src = b"static const struct acpi_device_id ac_device_ids[] = {\n\t{\"ACPI0003\", 0},\n\t{\"\", 0},\n};\n\
-static const struct of_device_id i2c_imx_dt_ids[] __maybe_unused = {\n\t{ .compatible = \"fsl,imx1-i2c\", .data = &imx1_i2c_hwdata, },\n\t{ /* sentinel */ }\n};\n\
+        let src = b"static const struct acpi_device_id ac_device_ids[] __maybe_unused = {\n\t{\"ACPI0003\", 0},\n\t{\"\", 0},\n};\n\
+static const struct of_device_id __maybe_unused i2c_imx_dt_ids[] = {\n\t{ .compatible = \"fsl,imx1-i2c\", .data = &imx1_i2c_hwdata, },\n\t{ /* sentinel */ }\n};\n\
 static const struct usb_device_id\tproducts [] = {\n{\n\tUSB_DEVICE (0x0b95, 0x1790),\n\t.driver_info = (unsigned long) &ax88179_info,\n},\n\t{ },\n};\n";
         let f = read(src, &cx());
         let kinds: Vec<_> = f
@@ -310,6 +311,7 @@ static const struct usb_device_id\tproducts [] = {\n{\n\tUSB_DEVICE (0x0b95, 0x1
             of.get("data"),
             Some(&Value::Text("&imx1_i2c_hwdata".into()))
         );
+        assert_eq!(f.tables[1].name, "i2c_imx_dt_ids");
         assert_eq!(f.tables[1].module_device_table, None);
         let usb = &f.tables[2].entries[0];
         assert_eq!(usb.line, 10);

@@ -84,16 +84,20 @@ fn table_at(
     scope: Scope<'_>,
     layouts: &Layouts,
 ) -> Option<(Table, usize)> {
-    let (kw, tag, name) = (&toks[i], &toks[i + 1], &toks[i + 2]);
-    if !kw.is_ident("struct")
-        || tag.kind != Kind::Ident
-        || !tag.text.ends_with("_device_id")
-        || name.kind != Kind::Ident
-        || !toks[i + 3].is("[")
-    {
+    let (kw, tag) = (&toks[i], &toks[i + 1]);
+    if !kw.is_ident("struct") || tag.kind != Kind::Ident || !tag.text.ends_with("_device_id") {
         return None;
     }
-    let mut k = i + 4;
+    // Attributes may come before the name (`__maybe_unused lm75_of_match[]`).
+    let mut k = i + 2;
+    while toks.get(k)?.kind == Kind::Ident && k < i + 6 {
+        k += 1;
+    }
+    if k == i + 2 || !toks[k].is("[") {
+        return None;
+    }
+    let name = &toks[k - 1];
+    k += 1;
     // The bound, `]`, then attributes (`__initconst`, `__section(x)`) up to `= {`.
     while k < toks.len() && !toks[k].is("=") {
         if toks[k].is(";") || toks[k].is("{") || k > i + 40 {

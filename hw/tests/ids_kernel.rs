@@ -186,7 +186,11 @@ fn every_c_and_h_file() {
     // only a declaration or a parameter.
     assert!(pci.2.len() >= 930, "files with PCI tables: {}", pci.2.len());
     assert!(usb.2.len() >= 375, "files with USB tables: {}", usb.2.len());
-    assert!(acpi.2.len() >= 530, "files with ACPI tables: {}", acpi.2.len());
+    assert!(
+        acpi.2.len() >= 530,
+        "files with ACPI tables: {}",
+        acpi.2.len()
+    );
     assert!(of.0 >= 5400, "of_device_id tables: {}", of.0);
     compare_with_script(&root, &ours);
 }
@@ -230,6 +234,16 @@ fn compare_with_script(root: &Path, ours: &BTreeMap<String, Vec<String>>) {
     println!(
         "distinct strings the script has and knav not: {}",
         theirs_s.difference(&all_ours).count()
+    );
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let list = |v: &[&(String, String)]| -> String {
+        v.iter().map(|(f, c)| format!("{f}: {c}\n")).collect()
+    };
+    std::fs::write(tmp.join("ids-missed.txt"), list(&missed)).expect("writing ids-missed.txt");
+    std::fs::write(tmp.join("ids-extra.txt"), list(&extra)).expect("writing ids-extra.txt");
+    println!(
+        "both lists in full: {}",
+        tmp.join("ids-{missed,extra}.txt").display()
     );
     for (f, c) in missed.iter().take(60) {
         println!("  missed {f}: {c}");
