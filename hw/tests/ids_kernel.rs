@@ -74,23 +74,44 @@ fn walk(dir: &Path, f: &mut dyn FnMut(&Path)) {
     }
 }
 
-/// The headers a file includes with quotes, from its own directory.
+/// The headers a file includes with quotes, from its own directory, and those they include
+/// (three levels, each once), innermost first.
 fn local_headers(path: &Path, src: &[u8]) -> Vec<Vec<u8>> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut seen = BTreeSet::new();
     let mut out = Vec::new();
+    quoted(path, src, 3, &mut seen, &mut out);
+    out
+}
+
+/// Adds the headers `src` (at `path`) includes with quotes to `out`, depth first.
+fn quoted(
+    path: &Path,
+    src: &[u8],
+    depth: u32,
+    seen: &mut BTreeSet<PathBuf>,
+    out: &mut Vec<Vec<u8>>,
+) {
+    if depth == 0 {
+        return;
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
     for at in memchr::memmem::find_iter(src, b"#include \"") {
         let rest = &src[at + 10..];
         let Some(end) = memchr::memchr2(b'"', b'\n', rest) else {
             continue;
         };
-        if rest[end] == b'"' {
-            let name = String::from_utf8_lossy(&rest[..end]);
-            if let Ok(b) = std::fs::read(dir.join(name.as_ref())) {
-                out.push(b);
-            }
+        if rest[end] != b'"' {
+            continue;
+        }
+        let header = dir.join(String::from_utf8_lossy(&rest[..end]).as_ref());
+        if !seen.insert(header.clone()) {
+            continue;
+        }
+        if let Ok(b) = std::fs::read(&header) {
+            quoted(&header, &b, depth - 1, seen, out);
+            out.push(b);
         }
     }
-    out
 }
 
 /// Reads one file of the tree.
@@ -103,18 +124,24 @@ fn read_file(root: &Path, rel: &str, cx: &Context) -> DriverFile {
 }
 
 /// Every compatible a file's tables (of `of_device_id`), declarations and code name.
-fn compatibles(f: &DriverFile) -> Vec<String> {
+/// Every compatible a file's tables (of `of_device_id`), declarations and code name, with
+/// how: `table NAME:LINE` or `FUNCTION:LINE`.
+fn compatibles(f: &DriverFile) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for t in f.tables.iter().filter(|t| t.kind == "of_device_id") {
         for e in &t.entries {
             if let Some(Value::Str(s)) = e.get("compatible") {
                 if !s.is_empty() {
-                    out.push(s.clone());
+                    out.push((s.clone(), format!("table {}:{}", t.name, e.line)));
                 }
             }
         }
     }
-    out.extend(f.compatibles.iter().map(|c| c.compatible.clone()));
+    out.extend(
+        f.compatibles
+            .iter()
+            .map(|c| (c.compatible.clone(), format!("{}:{}", c.via, c.line))),
+    );
     out
 }
 
@@ -133,6 +160,7 @@ fn every_c_and_h_file() {
     });
     let started = Instant::now();
     let mut ours: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut how: HashMap<(String, String), String> = HashMap::new();
     let mut tables: BTreeMap<String, (usize, usize, BTreeSet<String>)> = BTreeMap::new();
     let (mut mdt_files, mut drivers, mut probes, mut props, mut declared, mut in_code) =
         (0, 0, 0, 0, 0, 0);
@@ -157,7 +185,11 @@ fn every_c_and_h_file() {
         in_code += f.compatibles.iter().filter(|c| !c.declared).count();
         let c = compatibles(&f);
         if !c.is_empty() {
-            ours.insert(rel, c);
+            for (compat, h) in &c {
+                how.entry((rel.clone(), compat.clone()))
+                    .or_insert_with(|| h.clone());
+            }
+            ours.insert(rel, c.into_iter().map(|(compat, _)| compat).collect());
         }
     }
     let elapsed = started.elapsed();
@@ -192,12 +224,16 @@ fn every_c_and_h_file() {
         acpi.2.len()
     );
     assert!(of.0 >= 5400, "of_device_id tables: {}", of.0);
-    compare_with_script(&root, &ours);
+    compare_with_script(&root, &ours, &how);
 }
 
 /// Runs `dt-extract-compatibles -H` on the tree and prints the differences by kind; asserts
 /// that knav finds at least 99.5% of the script's (file, compatible) pairs.
-fn compare_with_script(root: &Path, ours: &BTreeMap<String, Vec<String>>) {
+fn compare_with_script(
+    root: &Path,
+    ours: &BTreeMap<String, Vec<String>>,
+    how: &HashMap<(String, String), String>,
+) {
     let Some(theirs) = script_output(root) else {
         println!("python3 is missing: the comparison with dt-extract-compatibles is skipped");
         return;
@@ -240,7 +276,25 @@ fn compare_with_script(root: &Path, ours: &BTreeMap<String, Vec<String>>) {
         v.iter().map(|(f, c)| format!("{f}: {c}\n")).collect()
     };
     std::fs::write(tmp.join("ids-missed.txt"), list(&missed)).expect("writing ids-missed.txt");
-    std::fs::write(tmp.join("ids-extra.txt"), list(&extra)).expect("writing ids-extra.txt");
+    let extra_how: String = extra
+        .iter()
+        .map(|p| {
+            format!(
+                "{}: {} ({})\n",
+                p.0,
+                p.1,
+                how.get(p).map_or("", String::as_str)
+            )
+        })
+        .collect();
+    std::fs::write(tmp.join("ids-extra.txt"), extra_how).expect("writing ids-extra.txt");
+    let mut by_how: BTreeMap<String, usize> = BTreeMap::new();
+    for p in &extra {
+        let h = how.get(*p).map_or("", String::as_str);
+        let kind = h.split([' ', ':']).next().unwrap_or("");
+        *by_how.entry(kind.to_string()).or_default() += 1;
+    }
+    println!("extra pairs by how knav found them: {by_how:?}");
     println!(
         "both lists in full: {}",
         tmp.join("ids-{missed,extra}.txt").display()
@@ -292,4 +346,162 @@ fn script_output(root: &Path) -> Option<BTreeMap<String, Vec<String>>> {
             .extend(list.split(' ').map(str::to_string));
     }
     Some(map)
+}
+
+/// The one table of `f` named `name`.
+fn table<'f>(f: &'f DriverFile, name: &str) -> &'f knav_hw::idtable::Table {
+    f.tables
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no table {name}"))
+}
+
+#[test]
+#[ignore = "needs the Linux tree; KNAV_KERNEL_TREE=/var/tmp/k/linux-source-6.12"]
+fn facts_read_from_the_files() {
+    let root = tree();
+    let cx = context(&root);
+    let int = |v: u64| Some(Value::Int(v));
+    let s = |v: &str| Some(Value::Str(v.to_string()));
+
+    // drivers/net/ethernet/intel/e1000e/netdev.c:7795-7953, E1000_DEV_ID_* from its hw.h:12.
+    let f = read_file(&root, "drivers/net/ethernet/intel/e1000e/netdev.c", &cx);
+    let t = table(&f, "e1000_pci_tbl");
+    assert_eq!((t.kind.as_str(), t.line), ("pci_device_id", 7795));
+    assert_eq!(
+        t.entries.len(),
+        115,
+        "115 PCI_VDEVICE lines, the terminator left out"
+    );
+    assert_eq!(t.module_device_table, Some(("pci".to_string(), 7930)));
+    let e = &t.entries[0];
+    assert_eq!((e.line, e.via.as_deref()), (7796, Some("PCI_VDEVICE")));
+    assert_eq!(e.get("vendor").cloned(), int(0x8086));
+    assert_eq!(e.get("device").cloned(), int(0x105E));
+    assert_eq!(
+        e.get("subdevice").cloned(),
+        int(u64::MAX),
+        "PCI_ANY_ID is (~0)"
+    );
+    assert_eq!(
+        e.get("driver_data").cloned(),
+        Some(Value::Text("board_82571".into()))
+    );
+    assert_eq!(
+        t.entries[3].line, 7799,
+        "an entry over two lines starts at its brace"
+    );
+    let d = f
+        .drivers
+        .iter()
+        .find(|d| d.var == "e1000_driver")
+        .expect("e1000_driver");
+    assert_eq!((d.kind.as_str(), d.line), ("pci_driver", 7945));
+    assert_eq!(
+        d.tables,
+        [("id_table".to_string(), "e1000_pci_tbl".to_string())]
+    );
+    assert_eq!(
+        (d.probe.as_deref(), d.remove.as_deref()),
+        (Some("e1000_probe"), Some("e1000_remove"))
+    );
+
+    // drivers/hwmon/lm75.c:755-757: the attribute before the name.
+    let f = read_file(&root, "drivers/hwmon/lm75.c", &cx);
+    let t = table(&f, "lm75_of_match");
+    assert_eq!((t.line, t.entries[0].line), (755, 756));
+    assert_eq!(t.entries[0].get("compatible").cloned(), s("adi,adt75"));
+
+    // drivers/acpi/ac.c:41-43: positional, by acpi_device_id's field order.
+    let f = read_file(&root, "drivers/acpi/ac.c", &cx);
+    let t = table(&f, "ac_device_ids");
+    assert_eq!(t.entries.len(), 1);
+    assert_eq!(t.entries[0].get("id").cloned(), s("ACPI0003"));
+
+    // drivers/net/usb/asix_devices.c:1459-1463: USB_DEVICE (0x077b, 0x2226).
+    let f = read_file(&root, "drivers/net/usb/asix_devices.c", &cx);
+    let e = &table(&f, "products").entries[0];
+    assert_eq!(e.line, 1460);
+    assert_eq!(
+        e.get("match_flags").cloned(),
+        int(3),
+        "USB_DEVICE_ID_MATCH_DEVICE"
+    );
+    assert_eq!(
+        (e.get("idVendor").cloned(), e.get("idProduct").cloned()),
+        (int(0x077b), int(0x2226))
+    );
+
+    // drivers/hid/hid-apple.c:992-993 with drivers/hid/hid-ids.h:97,99.
+    let f = read_file(&root, "drivers/hid/hid-apple.c", &cx);
+    let e = &table(&f, "apple_devices").entries[0];
+    assert_eq!((e.line, e.via.as_deref()), (993, Some("HID_USB_DEVICE")));
+    assert_eq!(
+        (e.get("vendor").cloned(), e.get("product").cloned()),
+        (int(0x05ac), int(0x0304))
+    );
+
+    // drivers/net/wireless/broadcom/brcm80211/brcmfmac/bcmsdh.c:963-977, a local macro over
+    // SDIO_DEVICE (include/linux/mmc/sdio_ids.h:56,71).
+    let f = read_file(
+        &root,
+        "drivers/net/wireless/broadcom/brcm80211/brcmfmac/bcmsdh.c",
+        &cx,
+    );
+    let e = &table(&f, "brcmf_sdmmc_ids").entries[0];
+    assert_eq!((e.line, e.via.as_deref()), (977, Some("BRCMF_SDIO_DEVICE")));
+    assert_eq!(
+        (e.get("vendor").cloned(), e.get("device").cloned()),
+        (int(0x02d0), int(0xa887))
+    );
+
+    // drivers/irqchip/irq-gic.c:1513, kernel/dma/coherent.c:409 (RESERVEDMEM_OF_DECLARE),
+    // drivers/clk/samsung/clk-exynos5433.c:3246 (a local wrapper pasting "bus"#id).
+    let declared = |rel: &str| -> Vec<(u32, String, String)> {
+        read_file(&root, rel, &cx)
+            .compatibles
+            .into_iter()
+            .map(|c| (c.line, c.via, c.compatible))
+            .collect()
+    };
+    assert!(declared("drivers/irqchip/irq-gic.c").contains(&(
+        1513,
+        "IRQCHIP_DECLARE".into(),
+        "arm,gic-400".into()
+    )));
+    assert!(declared("kernel/dma/coherent.c").contains(&(
+        409,
+        "RESERVEDMEM_OF_DECLARE".into(),
+        "shared-dma-pool".into()
+    )));
+    assert!(declared("drivers/clk/samsung/clk-exynos5433.c").contains(&(
+        3246,
+        "CLK_OF_DECLARE".into(),
+        "samsung,exynos5433-cmu-bus0".into()
+    )));
+    // arch/arm/mach-exynos/firmware.c:201, its compatible on the next line.
+    assert!(declared("arch/arm/mach-exynos/firmware.c").contains(&(
+        201,
+        "of_find_compatible_node".into(),
+        "samsung,secure-firmware".into()
+    )));
+
+    // drivers/irqchip/irq-meson-gpio.c:606-608, a table and driver made by macros.
+    let f = read_file(&root, "drivers/irqchip/irq-meson-gpio.c", &cx);
+    let t = table(&f, "meson_gpio_intc_irqchip_match_table");
+    assert_eq!(
+        (t.line, t.module_device_table.clone()),
+        (606, Some(("of".to_string(), 608)))
+    );
+    let d = &f.drivers[0];
+    assert_eq!(
+        (d.var.as_str(), d.name.as_deref()),
+        ("meson_gpio_intc_driver", Some("meson_gpio_intc"))
+    );
+
+    // drivers/i2c/busses/i2c-imx.c:1523-1524: a property read over two lines.
+    let f = read_file(&root, "drivers/i2c/busses/i2c-imx.c", &cx);
+    assert!(f.properties.iter().any(|p| p.line == 1523
+        && p.property == "clock-frequency"
+        && p.function == "of_property_read_u32"));
 }
