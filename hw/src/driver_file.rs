@@ -15,7 +15,7 @@ use crate::cmacro_lex::{lex, Kind, Tok};
 use crate::driver::{drivers, Driver};
 use crate::driver_compat::{compatibles, CodeCompatible, Declarers};
 use crate::driver_props::{properties, PropertyRead};
-use crate::idtable::{tables, Table};
+use crate::idtable::{module_device_tables, tables, Table};
 use crate::idtable_layout::Layouts;
 
 /// What the reader knows before it reads a file, built from headers' bytes.
@@ -61,7 +61,8 @@ impl Context {
 impl Context {
     /// Texts one of which every file that says something holds: each reader matches tokens
     /// that contain one of them (`_device_id`, a designator's `match_table`, the matchers'
-    /// `compatible`, the property families' `property`, `phandle` and `of_get_named_gpio`),
+    /// `compatible`, the property families' `property`, `phandle` and `of_get_named_gpio`,
+    /// `MODULE_DEVICE_TABLE`),
     /// or the name of a shared declarer or maker (`DECLARE` standing for those that hold it);
     /// a file's own declarers and makers name these in their bodies.
     fn needles(&self) -> Vec<String> {
@@ -74,6 +75,7 @@ impl Context {
             "phandle",
             "of_get_named_gpio",
             "DECLARE",
+            "MODULE_DEVICE_TABLE",
         ]
         .map(String::from)
         .to_vec();
@@ -107,6 +109,9 @@ pub struct DriverFile {
     pub compatibles: Vec<CodeCompatible>,
     /// Properties read by name (also in its own `#define` bodies).
     pub properties: Vec<PropertyRead>,
+    /// Every `MODULE_DEVICE_TABLE(bus, name)`: bus, table name and line, for tables of any
+    /// type.
+    pub module_device_tables: Vec<(String, String, u32)>,
 }
 
 /// Reads one C file's bytes.
@@ -171,6 +176,7 @@ pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
     DriverFile {
         tables: tables(toks, scope, &cx.layouts),
         drivers: drivers(toks, scope),
+        module_device_tables: module_device_tables(toks),
         compatibles: compats,
         properties: props,
     }
@@ -339,6 +345,14 @@ static const struct usb_device_id\tproducts [] = {\n{\n\tUSB_DEVICE (0x0b95, 0x1
             Some(&Value::Str("amlogic,meson-gpio-intc".into()))
         );
         assert_eq!(t.module_device_table, Some(("of".to_string(), 3)));
+        assert_eq!(
+            f.module_device_tables,
+            [(
+                "of".to_string(),
+                "meson_gpio_intc_irqchip_match_table".to_string(),
+                3
+            )]
+        );
         let d = &f.drivers[0];
         assert_eq!((d.var.as_str(), d.line), ("meson_gpio_intc_driver", 3));
         assert_eq!(d.probe.as_deref(), Some("platform_irqchip_probe"));

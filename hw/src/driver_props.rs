@@ -3,6 +3,8 @@
 //! family the kernel's property API has takes the property's name as its second argument
 //! (`include/linux/of.h`, `property.h`, `of_gpio.h`); a name given by a macro is expanded.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::cmacro::{arguments, Scope};
@@ -41,25 +43,57 @@ pub fn reads_property(name: &str) -> bool {
     FUNCTIONS.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
-/// The properties read by name among `toks`.
+/// The properties read by name among `toks`. An invocation of one of the file's own macros
+/// whose body reads a property named by its parameters (`#define rd(np, name, v)
+/// of_property_read_u32(np, "vendor," name, v)`) is read in its substituted body, at the
+/// invocation's line.
 pub fn properties(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<PropertyRead> {
     let mut out = Vec::new();
+    let mut wrappers: HashMap<&str, bool> = HashMap::new();
     for (k, t) in toks.iter().enumerate() {
-        if t.kind != Kind::Ident || !reads_property(&t.text) {
+        if t.kind != Kind::Ident || !toks.get(k + 1).is_some_and(|n| n.is("(")) {
             continue;
         }
-        let Some((args, _)) = arguments(toks, k + 1) else {
+        if reads_property(&t.text) {
+            out.extend(read_at(toks, k, scope));
+            continue;
+        }
+        let Some(m) = scope.file.get(&t.text) else {
             continue;
         };
-        if let Some(Value::Str(s)) = args.get(1).map(|a| value(&scope.expand(a))) {
-            out.push(PropertyRead {
-                line: t.line,
-                function: t.text.to_string(),
-                property: s,
-            });
+        let wraps = *wrappers.entry(t.text.as_ref()).or_insert_with(|| {
+            m.body.iter().enumerate().any(|(j, b)| {
+                b.kind == Kind::Ident
+                    && reads_property(&b.text)
+                    && m.body.get(j + 1).is_some_and(|n| n.is("("))
+                    && read_at(&m.body, j, scope).is_none()
+            })
+        });
+        if wraps {
+            let body = scope.substituted(&toks[k..]).unwrap_or_default();
+            out.extend((0..body.len()).filter_map(|j| {
+                let b = &body[j];
+                (b.kind == Kind::Ident && reads_property(&b.text))
+                    .then(|| read_at(&body, j, scope))
+                    .flatten()
+            }));
         }
     }
     out
+}
+
+/// The property read by the call at `toks[k]`, when its name is a string.
+fn read_at(toks: &[Tok<'_>], k: usize, scope: Scope<'_>) -> Option<PropertyRead> {
+    let t = &toks[k];
+    let (args, _) = arguments(toks, k + 1)?;
+    match value(&scope.expand(args.get(1)?)) {
+        Value::Str(s) => Some(PropertyRead {
+            line: t.line,
+            function: t.text.to_string(),
+            property: s,
+        }),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -71,7 +105,7 @@ mod tests {
     #[test]
     fn reads_by_name() {
         // Modelled on drivers/i2c/busses/i2c-imx.c and drivers/mfd/syscon.c, Linux 6.12.
-        let src = b"#define PROP \"fsl,dma\"\nstatic int p(struct device *dev)\n{\n\tret = of_property_read_u32(np, \"clock-frequency\", &rate);\n\tif (device_property_present(dev, PROP))\n\t\tx = of_parse_phandle(np, \"syscon\", 0);\n\tof_property_read_u32(np, name, &v);\n\tof_property_read_bool;\n}\n";
+        let src = b"#define PROP \"fsl,dma\"\nstatic int p(struct device *dev)\n{\n\tret = of_property_read_u32(np, \"clock-frequency\", &rate);\n\tif (device_property_present(dev, PROP))\n\t\tx = of_parse_phandle(np, \"syscon\", 0);\n\tof_property_read_u32(np, name, &v);\n\tof_property_read_bool;\n\tRD(np, \"ti,x\");\n}\n#define RD(np, n) of_property_read_bool(np, n)\n";
         let l = lex(std::str::from_utf8(src).unwrap());
         let mut file = Macros::new();
         for d in &l.defines {
@@ -98,6 +132,7 @@ mod tests {
                 ),
                 (5, "device_property_present".into(), "fsl,dma".into()),
                 (6, "of_parse_phandle".into(), "syscon".into()),
+                (9, "of_property_read_bool".into(), "ti,x".into()),
             ]
         );
     }

@@ -258,8 +258,9 @@ pub fn split_commas<'t, 'a>(toks: &'t [Tok<'a>]) -> Vec<&'t [Tok<'a>]> {
     out
 }
 
-/// Each `MODULE_DEVICE_TABLE(bus, name)`: its bus, table name and line.
-fn module_device_tables(toks: &[Tok<'_>]) -> Vec<(String, String, u32)> {
+/// Each `MODULE_DEVICE_TABLE(bus, name)`: its bus, table name and line (the table may be of
+/// a type that is no `*_device_id`: `dmi_system_id`, `x86_cpu_id`, `amba_id`).
+pub fn module_device_tables(toks: &[Tok<'_>]) -> Vec<(String, String, u32)> {
     let mut out = Vec::new();
     for (k, t) in toks.iter().enumerate() {
         if !t.is_ident("MODULE_DEVICE_TABLE") {

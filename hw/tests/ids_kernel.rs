@@ -161,6 +161,8 @@ fn every_c_and_h_file() {
     let started = Instant::now();
     let mut ours: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut how: HashMap<(String, String), String> = HashMap::new();
+    let mut any_mdt_files = 0;
+    let mut other_mdt: BTreeMap<String, usize> = BTreeMap::new();
     let mut tables: BTreeMap<String, (usize, usize, BTreeSet<String>)> = BTreeMap::new();
     let (mut mdt_files, mut drivers, mut probes, mut props, mut declared, mut in_code) =
         (0, 0, 0, 0, 0, 0);
@@ -178,6 +180,17 @@ fn every_c_and_h_file() {
             k.2.insert(rel.clone());
         }
         mdt_files += usize::from(f.tables.iter().any(|t| t.module_device_table.is_some()));
+        any_mdt_files += usize::from(!f.module_device_tables.is_empty());
+        for (bus, name, _) in &f.module_device_tables {
+            if !f.tables.iter().any(|t| t.name == *name) {
+                *other_mdt.entry(bus.clone()).or_default() += 1;
+                if bus.ends_with("_device_id")
+                    || ["of", "pci", "acpi", "usb"].contains(&bus.as_str())
+                {
+                    println!("  MODULE_DEVICE_TABLE({bus}, {name}) with no table: {rel}");
+                }
+            }
+        }
         drivers += f.drivers.len();
         probes += f.drivers.iter().filter(|d| d.probe.is_some()).count();
         props += f.properties.len();
@@ -206,7 +219,13 @@ fn every_c_and_h_file() {
             in_files.len()
         );
     }
-    println!("files with a MODULE_DEVICE_TABLE naming a table: {mdt_files}");
+    println!(
+        "files with a MODULE_DEVICE_TABLE: {any_mdt_files}; naming a *_device_id table of the \
+         file: {mdt_files}"
+    );
+    println!(
+        "MODULE_DEVICE_TABLEs naming no *_device_id table of their file, by bus: {other_mdt:?}"
+    );
     println!("driver structures naming a table: {drivers} ({probes} with a probe)");
     println!("properties read by name: {props}");
     println!("compatibles declared (OF_DECLARE family): {declared}, matched in code: {in_code}");
