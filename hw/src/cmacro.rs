@@ -11,6 +11,8 @@ use crate::cmacro_lex::{lex, Define, Kind, Tok};
 
 /// How deep macros may nest in one expansion.
 const MAX_DEPTH: usize = 32;
+/// How many tokens an invocation's arguments may span.
+pub const MAX_ARGUMENT_TOKENS: usize = 1 << 12;
 /// How many tokens one expansion may produce.
 const MAX_TOKENS: usize = 1 << 16;
 
@@ -357,14 +359,16 @@ pub fn text_of(toks: &[Tok<'_>]) -> String {
 }
 
 /// The arguments of the invocation whose `(` should be at `toks[at]`, split at top-level
-/// commas, and the index past its `)`; `None` when no `(` follows or it never closes.
+/// commas, and the index past its `)`; `None` when no `(` follows or it does not close within
+/// [`MAX_ARGUMENT_TOKENS`] (an invocation that never closes costs no more than that).
 pub fn arguments<'a>(toks: &[Tok<'a>], at: usize) -> Option<(Vec<Vec<Tok<'a>>>, usize)> {
     if !toks.get(at)?.is("(") {
         return None;
     }
     let mut args = vec![Vec::new()];
     let mut depth = 0usize;
-    for (k, t) in toks.iter().enumerate().skip(at + 1) {
+    let end = toks.len().min(at + MAX_ARGUMENT_TOKENS);
+    for (k, t) in toks.iter().enumerate().take(end).skip(at + 1) {
         if t.kind == Kind::Punct {
             match t.text.as_ref() {
                 "(" | "[" | "{" => depth += 1,

@@ -9,7 +9,10 @@ use serde::{Deserialize, Serialize};
 use crate::cmacro::Scope;
 use crate::cmacro_eval::{value, Value};
 use crate::cmacro_lex::{Kind, Tok};
-use crate::idtable::matching;
+use crate::idtable::{closer, closers};
+
+/// How many tokens a designator's value may have (a table's name, a function's, a string).
+const MAX_VALUE_TOKENS: usize = 256;
 
 /// One driver structure.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,9 +36,10 @@ pub struct Driver {
 /// The driver structures among `toks`.
 pub fn drivers(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<Driver> {
     let mut out = Vec::new();
+    let close = closers(toks);
     let mut i = 0;
     while i + 3 < toks.len() {
-        if let Some((d, end)) = driver_at(toks, i, scope) {
+        if let Some((d, end)) = driver_at(toks, &close, i, scope) {
             if let Some(d) = d {
                 out.push(d);
             }
@@ -49,7 +53,12 @@ pub fn drivers(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<Driver> {
 
 /// The structure initialized at `toks[i]` (`struct TAG NAME … = {`), and the index past its
 /// `}`: `Some(None)` when it names no table.
-fn driver_at(toks: &[Tok<'_>], i: usize, scope: Scope<'_>) -> Option<(Option<Driver>, usize)> {
+fn driver_at(
+    toks: &[Tok<'_>],
+    closers: &[u32],
+    i: usize,
+    scope: Scope<'_>,
+) -> Option<(Option<Driver>, usize)> {
     let (kw, tag) = (&toks[i], &toks[i + 1]);
     if !kw.is_ident("struct") || tag.kind != Kind::Ident {
         return None;
@@ -68,7 +77,7 @@ fn driver_at(toks: &[Tok<'_>], i: usize, scope: Scope<'_>) -> Option<(Option<Dri
     if !toks.get(k)?.is("=") || !toks.get(k + 1)?.is("{") {
         return None;
     }
-    let close = matching(toks, k + 1)?;
+    let close = closer(closers, k + 1)?;
     let mut d = Driver {
         kind: tag.text.to_string(),
         var: var.text.to_string(),
@@ -99,9 +108,14 @@ fn designators(body: &[Tok<'_>], scope: Scope<'_>, d: &mut Driver) {
                 if m.kind != Kind::Ident || !eq.is("=") {
                     continue;
                 }
-                let val = value_toks(&body[k + 3..]);
                 let member = m.text.as_ref();
-                if member.ends_with("match_table") || member.ends_with("id_table") {
+                let names_table = member.ends_with("match_table") || member.ends_with("id_table");
+                let wanted = ["probe", "probe_new", "remove", "remove_new", "name"];
+                if !names_table && !wanted.contains(&member) {
+                    continue;
+                }
+                let val = value_toks(&body[k + 3..]);
+                if names_table {
                     if let Some(name) = last_ident(val) {
                         d.tables.push((member.to_string(), name));
                     }
@@ -136,8 +150,10 @@ fn designators(body: &[Tok<'_>], scope: Scope<'_>, d: &mut Driver) {
     }
 }
 
-/// The tokens of a designator's value: up to its top-level `,` or the end of its braces.
+/// The tokens of a designator's value: up to its top-level `,` or the end of its braces, at
+/// most [`MAX_VALUE_TOKENS`].
 fn value_toks<'t, 'a>(toks: &'t [Tok<'a>]) -> &'t [Tok<'a>] {
+    let toks = &toks[..toks.len().min(MAX_VALUE_TOKENS)];
     let mut depth = 0usize;
     for (k, t) in toks.iter().enumerate() {
         if t.kind != Kind::Punct {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::cmacro::{arguments, Macros, Scope};
 use crate::cmacro_eval::{value, Value};
 use crate::cmacro_lex::{Kind, Tok};
+use crate::idtable::{closer, closers};
 
 /// The functions (and function-like macros) that match a node against a compatible, and
 /// the index of the compatible among their arguments (`include/linux/of.h`, `of_fdt.h`,
@@ -122,8 +123,10 @@ pub fn compatibles(
 ) -> Vec<CodeCompatible> {
     let mut out = Vec::new();
     let mut wrappers: HashMap<&str, bool> = HashMap::new();
+    // Calls whose `(` never closes are passed over at once: linear on any input.
+    let close = closers(toks);
     for (k, t) in toks.iter().enumerate() {
-        if t.kind != Kind::Ident || !toks.get(k + 1).is_some_and(|n| n.is("(")) {
+        if t.kind != Kind::Ident || closer(&close, k + 1).is_none() {
             continue;
         }
         if let Some(c) = call(toks, k, scope, declarers) {

@@ -370,6 +370,29 @@ static const struct usb_device_id\tproducts [] = {\n{\n\tUSB_DEVICE (0x0b95, 0x1
         );
     }
 
+    #[test]
+    fn unclosed_input_stays_linear() {
+        let mut src = String::from("#define W(n) of_property_read_bool(np, n)\n");
+        for _ in 0..20_000 {
+            src.push_str("static const struct of_device_id t[] = { { .compatible = of_device_is_compatible(np, W(\n");
+        }
+        let started = std::time::Instant::now();
+        let f = read(src.as_bytes(), &cx());
+        assert!(f.tables.is_empty());
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{:?}",
+            started.elapsed()
+        );
+        let mut header = String::new();
+        for _ in 0..20_000 {
+            header.push_str("struct a { int b; ( \n");
+        }
+        let started = std::time::Instant::now();
+        let _ = Context::from_headers([header.as_bytes()]);
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
         #[test]

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::cmacro::{arguments, Scope};
 use crate::cmacro_eval::{value, Value};
 use crate::cmacro_lex::{Kind, Tok};
+use crate::idtable::{closer, closers};
 
 /// Function-name prefixes of the families that read a property.
 const PREFIXES: [&str; 5] = [
@@ -50,8 +51,10 @@ pub fn reads_property(name: &str) -> bool {
 pub fn properties(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<PropertyRead> {
     let mut out = Vec::new();
     let mut wrappers: HashMap<&str, bool> = HashMap::new();
+    // Calls whose `(` never closes are passed over at once: linear on any input.
+    let close = closers(toks);
     for (k, t) in toks.iter().enumerate() {
-        if t.kind != Kind::Ident || !toks.get(k + 1).is_some_and(|n| n.is("(")) {
+        if t.kind != Kind::Ident || closer(&close, k + 1).is_none() {
             continue;
         }
         if reads_property(&t.text) {

@@ -60,9 +60,10 @@ impl Entry {
 /// The match tables of a file's tokens (after [`crate::driver_file`]'s splicing).
 pub fn tables(toks: &[Tok<'_>], scope: Scope<'_>, layouts: &Layouts) -> Vec<Table> {
     let mut out = Vec::new();
+    let close = closers(toks);
     let mut i = 0;
     while i + 3 < toks.len() {
-        if let Some((table, end)) = table_at(toks, i, scope, layouts) {
+        if let Some((table, end)) = table_at(toks, &close, i, scope, layouts) {
             out.push(table);
             i = end;
         } else {
@@ -80,6 +81,7 @@ pub fn tables(toks: &[Tok<'_>], scope: Scope<'_>, layouts: &Layouts) -> Vec<Tabl
 /// The table declared at `toks[i]` (`struct`), and the index past its `}`.
 fn table_at(
     toks: &[Tok<'_>],
+    closers: &[u32],
     i: usize,
     scope: Scope<'_>,
     layouts: &Layouts,
@@ -108,7 +110,7 @@ fn table_at(
     if !toks.get(k + 1)?.is("{") {
         return None;
     }
-    let close = matching(toks, k + 1)?;
+    let close = closer(closers, k + 1)?;
     let fields = layouts.fields(&tag.text).unwrap_or(&[]);
     let entries = entries(&toks[k + 2..close], scope, fields);
     let table = Table {
@@ -121,25 +123,35 @@ fn table_at(
     Some((table, close + 1))
 }
 
-/// The index of the bracket that closes the one at `open`.
-pub fn matching(toks: &[Tok<'_>], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (k, t) in toks.iter().enumerate().skip(open) {
+/// For each token, the index of the bracket that closes it when it opens one (any of `(`,
+/// `[`, `{` closed by any of `)`, `]`, `}`, as depth counts them); `u32::MAX` otherwise. One
+/// pass, so that finding every initializer's end stays linear on any input.
+pub fn closers(toks: &[Tok<'_>]) -> Vec<u32> {
+    let mut out = vec![u32::MAX; toks.len()];
+    let mut open = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
         if t.kind != Kind::Punct {
             continue;
         }
         match t.text.as_ref() {
-            "{" | "(" | "[" => depth += 1,
+            "{" | "(" | "[" => open.push(k),
             "}" | ")" | "]" => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(k);
+                if let Some(o) = open.pop() {
+                    out[o] = u32::try_from(k).unwrap_or(u32::MAX);
                 }
             }
             _ => {}
         }
     }
-    None
+    out
+}
+
+/// The index of the bracket that closes the one at `open`, from [`closers`].
+pub fn closer(closers: &[u32], open: usize) -> Option<usize> {
+    match closers.get(open)? {
+        &u32::MAX => None,
+        &c => usize::try_from(c).ok(),
+    }
 }
 
 /// The entries of a table's body: each top-level item expanded, then each `{ … }` in it.
@@ -154,13 +166,14 @@ fn entries(body: &[Tok<'_>], scope: Scope<'_>, fields: &[String]) -> Vec<Entry> 
             .filter(|t| t.kind == Kind::Ident && scope.get(&t.text).is_some())
             .map(|t| t.text.to_string());
         let expanded = scope.expand(item);
+        let close = closers(&expanded);
         let mut k = 0;
         while k < expanded.len() {
             if !expanded[k].is("{") {
                 k += 1;
                 continue;
             }
-            let Some(close) = matching(&expanded, k) else {
+            let Some(close) = closer(&close, k) else {
                 break;
             };
             let entry = Entry {

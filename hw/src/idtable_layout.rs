@@ -27,11 +27,14 @@ impl Layouts {
         while i + 2 < toks.len() {
             if toks[i].is_ident("struct") && toks[i + 1].kind == Kind::Ident && toks[i + 2].is("{")
             {
-                if let Some((fields, end)) = fields(&toks, i + 2) {
-                    self.structs.insert(toks[i + 1].text.to_string(), fields);
-                    i = end;
-                    continue;
-                }
+                let Some((fields, end)) = fields(&toks, i + 2) else {
+                    // Unclosed to the end: no later struct closes either, and scanning again
+                    // from each would be quadratic.
+                    break;
+                };
+                self.structs.insert(toks[i + 1].text.to_string(), fields);
+                i = end;
+                continue;
             }
             i += 1;
         }
