@@ -148,9 +148,9 @@ pub fn closers(toks: &[Tok<'_>]) -> Vec<u32> {
 
 /// The index of the bracket that closes the one at `open`, from [`closers`].
 pub fn closer(closers: &[u32], open: usize) -> Option<usize> {
-    match closers.get(open)? {
-        &u32::MAX => None,
-        &c => usize::try_from(c).ok(),
+    match *closers.get(open)? {
+        u32::MAX => None,
+        c => usize::try_from(c).ok(),
     }
 }
 
