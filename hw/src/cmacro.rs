@@ -38,7 +38,7 @@ pub struct Macros<'a> {
 impl Macros<'static> {
     /// Learns every `#define` of one file's bytes, owning their text.
     pub fn learn(&mut self, src: &[u8]) {
-        let text = String::from_utf8_lossy(src);
+        let text = crate::cmacro_lex::text(src);
         for d in lex(&text).defines {
             let owned = |t: &Tok<'_>| Tok {
                 kind: t.kind,

@@ -71,6 +71,15 @@ pub struct Lexed<'a> {
     pub defines: Vec<Define<'a>>,
 }
 
+/// `src` as text: borrowed when it is UTF-8 (checking is fast), else with its bad bytes
+/// replaced.
+pub fn text(src: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(src) {
+        Ok(t) => Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(src),
+    }
+}
+
 /// The tokens and `#define`s of `text` (bytes that are not UTF-8 already replaced:
 /// `String::from_utf8_lossy`).
 pub fn lex(text: &str) -> Lexed<'_> {
@@ -107,6 +116,46 @@ pub fn lex(text: &str) -> Lexed<'_> {
                 i = next;
             }
         }
+    }
+    out
+}
+
+/// The `#define`s of `text` alone, found by their `#` that begins a line (after blanks):
+/// what a header included for its macros is read for, without lexing the rest. Lines are
+/// counted as [`lex`] counts them; a `#define` inside a block comment whose lines do not
+/// start with `*` is taken as one.
+pub fn defines(text: &str) -> Vec<Define<'_>> {
+    let src = text.as_bytes();
+    let mut out = Vec::new();
+    let mut line: u32 = 1;
+    let mut counted = 0;
+    let mut from = 0;
+    let finder = memchr::memmem::Finder::new(b"define");
+    while let Some(p) = finder.find(&src[from..]) {
+        let at = from + p;
+        from = at + 6;
+        let start = src[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |n| n + 1);
+        let head = &src[start..at];
+        let Some(hash) = head.iter().position(|&b| b == b'#') else {
+            continue;
+        };
+        let blank = |s: &[u8]| s.iter().all(|b| matches!(b, b' ' | b'\t'));
+        if !blank(&head[..hash]) || !blank(&head[hash + 1..]) {
+            continue;
+        }
+        line += count_lines(&src[counted..start]);
+        counted = start;
+        let end = directive_end(src, start + hash);
+        if let Some(d) = text
+            .get(start + hash + 1..end)
+            .and_then(|d| define(d, line))
+        {
+            out.push(d);
+        }
+        from = from.max(end);
     }
     out
 }
@@ -327,6 +376,18 @@ mod tests {
         let n = l.toks.iter().find(|t| t.text == "0x105E").unwrap();
         assert_eq!(n.kind, Kind::Number);
         assert_eq!(l.toks.last().unwrap().line, 7);
+    }
+
+    #[test]
+    fn defines_alone_as_lex_finds_them() {
+        let src = "/* #define no 1\n * #define NO 2\n */\n  #  define A 0x8086 /* c\n */\nint undefined;\n#define F(a, \\\n b) a##b\n#include \"x.h\"\n";
+        let all = lex(src).defines;
+        let alone = defines(src);
+        assert_eq!(alone, all);
+        assert_eq!(
+            alone.iter().map(|d| (d.name, d.line)).collect::<Vec<_>>(),
+            [("A", 4), ("F", 7)]
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cmacro::{arguments, Macro, Macros, Scope};
-use crate::cmacro_lex::{lex, Kind, Tok};
+use crate::cmacro_lex::{defines, lex, Define, Kind, Tok};
 use crate::driver::{drivers, Driver};
 use crate::driver_compat::{compatibles, CodeCompatible, Declarers};
 use crate::driver_props::{properties, PropertyRead};
@@ -120,19 +120,24 @@ pub fn read(src: &[u8], cx: &Context) -> DriverFile {
 }
 
 /// Reads one C file's bytes with the `#define`s of the local headers it includes
-/// (`#include "hw.h"`: the caller finds and reads them), which its own `#define`s override.
+/// (`#include "hw.h"`: the caller finds and reads them), which its own `#define`s override. A
+/// file that holds no needle ([`Context::needles`]) and names no macro of its local headers
+/// that holds one says nothing.
 pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
-    if !cx.may_say_something(src) && !local.iter().any(|h| cx.may_say_something(h)) {
+    let says = cx.may_say_something(src);
+    if !says && !local.iter().any(|h| cx.may_say_something(h)) {
         return DriverFile::default();
     }
-    let text = String::from_utf8_lossy(src);
+    let local: Vec<_> = local.iter().map(|h| crate::cmacro_lex::text(h)).collect();
+    let local_defines: Vec<_> = local.iter().flat_map(|h| defines(h)).collect();
+    if !says && !invokes_a_local_needle(src, &local_defines, cx) {
+        return DriverFile::default();
+    }
+    let text = crate::cmacro_lex::text(src);
     let lexed = lex(&text);
-    let local: Vec<_> = local.iter().map(|h| String::from_utf8_lossy(h)).collect();
     let mut own = Macros::new();
-    for h in &local {
-        for d in lex(h).defines {
-            own.add(d);
-        }
+    for d in local_defines {
+        own.add(d);
     }
     for d in &lexed.defines {
         own.add(d.clone());
@@ -180,6 +185,18 @@ pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
         compatibles: compats,
         properties: props,
     }
+}
+
+/// True when `src` names a macro of its local headers whose body holds a needle (a header's
+/// macro that declares a table or a driver for the file).
+fn invokes_a_local_needle(src: &[u8], local: &[Define<'_>], cx: &Context) -> bool {
+    local.iter().any(|d| {
+        d.body.iter().any(|t| {
+            cx.needles
+                .iter()
+                .any(|f| f.find(t.text.as_bytes()).is_some())
+        }) && memchr::memmem::find(src, d.name.as_bytes()).is_some()
+    })
 }
 
 /// `toks` with each invocation of a macro that declares a table or a driver structure

@@ -21,7 +21,7 @@ impl Layouts {
     /// Learns every `struct TAG { … };` of one header's bytes (a later one replaces an
     /// earlier one of the same tag).
     pub fn learn(&mut self, src: &[u8]) {
-        let text = String::from_utf8_lossy(src);
+        let text = crate::cmacro_lex::text(src);
         let toks = lex(&text).toks;
         let mut i = 0;
         while i + 2 < toks.len() {

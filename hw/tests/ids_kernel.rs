@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use knav_hw::cmacro_eval::Value;
 use knav_hw::driver_file::{read_with, Context, DriverFile};
@@ -114,13 +114,34 @@ fn quoted(
     }
 }
 
+/// This thread's user CPU time so far (`/proc/thread-self/stat`, in clock ticks of 10 ms):
+/// on a machine shared with other work, steadier than the wall clock.
+fn thread_user_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    let after_name = stat.rsplit(')').next().unwrap_or("");
+    // Field 14 (utime) is the 12th after the name's closing parenthesis.
+    let ticks: u64 = after_name
+        .split_whitespace()
+        .nth(11)
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0);
+    Duration::from_millis(ticks * 10)
+}
+
 /// Reads one file of the tree.
 fn read_file(root: &Path, rel: &str, cx: &Context) -> DriverFile {
+    read_timed(root, rel, cx).0
+}
+
+/// Reads one file of the tree, and the time `read_with` took (the reader's own, without I/O).
+fn read_timed(root: &Path, rel: &str, cx: &Context) -> (DriverFile, Duration) {
     let path = root.join(rel);
     let src = std::fs::read(&path).unwrap_or_else(|e| panic!("reading {rel}: {e}"));
     let local = local_headers(&path, &src);
     let refs: Vec<&[u8]> = local.iter().map(Vec::as_slice).collect();
-    read_with(&src, cx, &refs)
+    let started = Instant::now();
+    let f = read_with(&src, cx, &refs);
+    (f, started.elapsed())
 }
 
 /// Every compatible a file's tables (of `of_device_id`), declarations and code name.
@@ -159,8 +180,10 @@ fn every_c_and_h_file() {
         }
     });
     let started = Instant::now();
+    let cpu_started = thread_user_time();
     let mut ours: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut how: HashMap<(String, String), String> = HashMap::new();
+    let mut reading = Duration::ZERO;
     let mut any_mdt_files = 0;
     let mut other_mdt: BTreeMap<String, usize> = BTreeMap::new();
     let mut tables: BTreeMap<String, (usize, usize, BTreeSet<String>)> = BTreeMap::new();
@@ -172,7 +195,8 @@ fn every_c_and_h_file() {
             .unwrap_or(p)
             .to_string_lossy()
             .into_owned();
-        let f = read_file(&root, &rel, &cx);
+        let (f, took) = read_timed(&root, &rel, &cx);
+        reading += took;
         for t in &f.tables {
             let k = tables.entry(t.kind.clone()).or_default();
             k.0 += 1;
@@ -206,10 +230,14 @@ fn every_c_and_h_file() {
         }
     }
     let elapsed = started.elapsed();
+    let cpu = thread_user_time().saturating_sub(cpu_started);
     println!(
-        "{} files read in {:.2?} (context from headers: {:.2?})",
+        "{} files read in {:.2?}, {:.2?} of it in the reader; user CPU time {:.2?} (context from \
+         headers: {:.2?})",
         files.len(),
         elapsed,
+        reading,
+        cpu,
         context_time
     );
     println!("macros in the context: {}", cx.macros.len());
