@@ -29,7 +29,7 @@ pub struct Context {
     pub declarers: Declarers,
     /// The shared macros that declare a table or a driver structure.
     pub makers: Vec<String>,
-    /// Texts one of which a file must hold to say anything: see [`Context::needles`].
+    /// Texts one of which a file must hold to say anything: see `Context::needles`.
     needles: Vec<memchr::memmem::Finder<'static>>,
 }
 
@@ -121,7 +121,7 @@ pub fn read(src: &[u8], cx: &Context) -> DriverFile {
 
 /// Reads one C file's bytes with the `#define`s of the local headers it includes
 /// (`#include "hw.h"`: the caller finds and reads them), which its own `#define`s override. A
-/// file that holds no needle ([`Context::needles`]) and names no macro of its local headers
+/// file that holds no needle (see `Context::needles`) and names no macro of its local headers
 /// that holds one says nothing.
 pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
     let says = cx.may_say_something(src);
