@@ -33,6 +33,8 @@ fn context(root: &Path) -> Context {
         "include/linux/mmc/sdio_ids.h",
         "include/linux/usb/input.h",
         "include/linux/of.h",
+        "include/media/dvb-usb-ids.h",
+        "include/linux/comedi/comedi_pci.h",
     ]
     .iter()
     .map(|p| root.join(p))
@@ -184,6 +186,8 @@ fn every_c_and_h_file() {
     let mut ours: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut how: HashMap<(String, String), String> = HashMap::new();
     let mut reading = Duration::ZERO;
+    // Per ID field: entries where it is a number, where it is text, where it is not set.
+    let mut resolved: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     let mut any_mdt_files = 0;
     let mut other_mdt: BTreeMap<String, usize> = BTreeMap::new();
     let mut tables: BTreeMap<String, (usize, usize, BTreeSet<String>)> = BTreeMap::new();
@@ -198,6 +202,33 @@ fn every_c_and_h_file() {
         let (f, took) = read_timed(&root, &rel, &cx);
         reading += took;
         for t in &f.tables {
+            let id_fields: &[&str] = match t.kind.as_str() {
+                "pci_device_id" => &["vendor", "device"],
+                "usb_device_id" => &["idVendor", "idProduct"],
+                "hid_device_id" => &["vendor", "product"],
+                "sdio_device_id" => &["vendor", "device"],
+                _ => &[],
+            };
+            for e in &t.entries {
+                for name in id_fields {
+                    let r = resolved.entry(format!("{}.{name}", t.kind)).or_default();
+                    match e.get(name) {
+                        Some(Value::Int(_)) => r.0 += 1,
+                        Some(_) => {
+                            r.1 += 1;
+                            if r.1 <= 3 {
+                                println!(
+                                    "  unresolved {}.{name} at {rel}:{}: {:?}",
+                                    t.kind,
+                                    e.line,
+                                    e.get(name)
+                                );
+                            }
+                        }
+                        None => r.2 += 1,
+                    }
+                }
+            }
             let k = tables.entry(t.kind.clone()).or_default();
             k.0 += 1;
             k.1 += t.entries.len();
@@ -255,6 +286,9 @@ fn every_c_and_h_file() {
         "MODULE_DEVICE_TABLEs naming no *_device_id table of their file, by bus: {other_mdt:?}"
     );
     println!("driver structures naming a table: {drivers} ({probes} with a probe)");
+    for (field, (num, text, unset)) in &resolved {
+        println!("{field}: a number in {num} entries, text in {text}, unset in {unset}");
+    }
     println!("properties read by name: {props}");
     println!("compatibles declared (OF_DECLARE family): {declared}, matched in code: {in_code}");
     let pci = &tables["pci_device_id"];
