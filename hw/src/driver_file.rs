@@ -337,7 +337,7 @@ static const struct usb_device_id\tproducts [] = {\n{\n\tUSB_DEVICE (0x0b95, 0x1
         assert_eq!(f.tables[1].name, "i2c_imx_dt_ids");
         assert_eq!(f.tables[1].module_device_table, None);
         let usb = &f.tables[2].entries[0];
-        assert_eq!(usb.line, 10);
+        assert_eq!(usb.line, 11, "its first token, the line after its brace");
         assert_eq!(usb.get("match_flags"), Some(&Value::Int(3)));
         assert_eq!(usb.get("idVendor"), Some(&Value::Int(0x0b95)));
         assert_eq!(usb.get("idProduct"), Some(&Value::Int(0x1790)));

@@ -28,7 +28,8 @@ pub struct Table {
 /// One entry of a table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
-    /// The line it starts on.
+    /// The line of its first token inside its braces (of its `{` when it is empty; of the
+    /// invocation when a macro makes it).
     pub line: u32,
     /// The first macro it invokes as written (`PCI_VDEVICE`), if any.
     pub via: Option<String>,
@@ -177,7 +178,9 @@ fn entries(body: &[Tok<'_>], scope: Scope<'_>, fields: &[String]) -> Vec<Entry> 
                 break;
             };
             let entry = Entry {
-                line: item.first().map_or(expanded[k].line, |t| t.line),
+                line: expanded[k + 1..close]
+                    .first()
+                    .map_or(expanded[k].line, |t| t.line),
                 via: via.clone(),
                 fields: entry_fields(&expanded[k + 1..close], fields),
             };

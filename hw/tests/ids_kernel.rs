@@ -35,6 +35,8 @@ fn context(root: &Path) -> Context {
         "include/linux/of.h",
         "include/media/dvb-usb-ids.h",
         "include/linux/comedi/comedi_pci.h",
+        "include/uapi/linux/usb/ch9.h",
+        "include/uapi/linux/usb/cdc.h",
     ]
     .iter()
     .map(|p| root.join(p))
@@ -490,7 +492,7 @@ fn facts_read_from_the_files() {
     // drivers/hwmon/lm75.c:755-757: the attribute before the name.
     let f = read_file(&root, "drivers/hwmon/lm75.c", &cx);
     let t = table(&f, "lm75_of_match");
-    assert_eq!((t.line, t.entries[0].line), (755, 756));
+    assert_eq!((t.line, t.entries[0].line), (755, 757));
     assert_eq!(t.entries[0].get("compatible").cloned(), s("adi,adt75"));
 
     // drivers/acpi/ac.c:41-43: positional, by acpi_device_id's field order.
@@ -499,10 +501,13 @@ fn facts_read_from_the_files() {
     assert_eq!(t.entries.len(), 1);
     assert_eq!(t.entries[0].get("id").cloned(), s("ACPI0003"));
 
-    // drivers/net/usb/asix_devices.c:1459-1463: USB_DEVICE (0x077b, 0x2226).
+    // drivers/net/usb/asix_devices.c:1459-1463: `{`, a comment, USB_DEVICE (0x077b, 0x2226).
     let f = read_file(&root, "drivers/net/usb/asix_devices.c", &cx);
     let e = &table(&f, "products").entries[0];
-    assert_eq!(e.line, 1460);
+    assert_eq!(
+        e.line, 1462,
+        "USB_DEVICE's line, after its brace and a comment"
+    );
     assert_eq!(
         e.get("match_flags").cloned(),
         int(3),
@@ -512,6 +517,43 @@ fn facts_read_from_the_files() {
         (e.get("idVendor").cloned(), e.get("idProduct").cloned()),
         (int(0x077b), int(0x2226))
     );
+
+    // drivers/net/usb/cdc_ether.c:584,959-961: USB_INTERFACE_INFO with the class codes of
+    // include/uapi/linux/usb/ch9.h:317 and cdc.h:16,25, the match flags of
+    // mod_devicetable.h:164-166.
+    let f = read_file(&root, "drivers/net/usb/cdc_ether.c", &cx);
+    let t = table(&f, "products");
+    assert_eq!(t.line, 584);
+    let e = t
+        .entries
+        .iter()
+        .find(|e| e.line == 960)
+        .expect("the entry of line 960");
+    assert_eq!(e.via.as_deref(), Some("USB_INTERFACE_INFO"));
+    assert_eq!(e.get("match_flags").cloned(), int(0x380));
+    assert_eq!(
+        (
+            e.get("bInterfaceClass").cloned(),
+            e.get("bInterfaceSubClass").cloned(),
+            e.get("bInterfaceProtocol").cloned()
+        ),
+        (int(2), int(6), int(0))
+    );
+    assert_eq!(
+        e.get("driver_info").cloned(),
+        Some(Value::Text("(unsigned long)&cdc_info".into()))
+    );
+
+    // drivers/i2c/busses/i2c-i801.c:1001-1002: PCI_DEVICE_DATA(INTEL, 82801AA_3, 0) pastes
+    // PCI_DEVICE_ID_INTEL_82801AA_3 (include/linux/pci_ids.h:2778).
+    let f = read_file(&root, "drivers/i2c/busses/i2c-i801.c", &cx);
+    let e = &table(&f, "i801_ids").entries[0];
+    assert_eq!((e.line, e.via.as_deref()), (1002, Some("PCI_DEVICE_DATA")));
+    assert_eq!(
+        (e.get("vendor").cloned(), e.get("device").cloned()),
+        (int(0x8086), int(0x2413))
+    );
+    assert_eq!(e.get("driver_data").cloned(), int(0));
 
     // drivers/hid/hid-apple.c:992-993 with drivers/hid/hid-ids.h:97,99.
     let f = read_file(&root, "drivers/hid/hid-apple.c", &cx);
