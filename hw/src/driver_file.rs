@@ -344,6 +344,24 @@ static const struct usb_device_id\tproducts [] = {\n{\n\tUSB_DEVICE (0x0b95, 0x1
     }
 
     #[test]
+    fn an_entry_of_an_unknown_macro_is_kept_as_written() {
+        // Modelled on sound/pci/hda/patch_realtek.c (HDA_CODEC_ENTRY is in hda_codec.h).
+        let src = b"static const struct hda_device_id snd_hda_id_realtek[] = {\n\tHDA_CODEC_ENTRY(0x10ec0215, \"ALC215\", patch_alc269),\n\t{} /* terminator */\n};\n";
+        let f = read(src, &cx());
+        let e = &f.tables[0].entries;
+        assert_eq!(e.len(), 1);
+        assert_eq!(
+            (e[0].line, e[0].via.as_deref()),
+            (2, Some("HDA_CODEC_ENTRY"))
+        );
+        assert!(e[0].fields.is_empty());
+        assert_eq!(
+            e[0].unexpanded.as_deref(),
+            Some("HDA_CODEC_ENTRY(0x10ec0215,\"ALC215\",patch_alc269)")
+        );
+    }
+
+    #[test]
     fn a_table_and_driver_made_by_macros() {
         // Modelled on drivers/irqchip/irq-meson-gpio.c, Linux 6.12.
         let src = b"IRQCHIP_PLATFORM_DRIVER_BEGIN(meson_gpio_intc)\nIRQCHIP_MATCH(\"amlogic,meson-gpio-intc\", meson_gpio_irq_of_init)\nIRQCHIP_PLATFORM_DRIVER_END(meson_gpio_intc)\n";

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cmacro::{arguments, Scope};
+use crate::cmacro::{arguments, text_of, Scope};
 use crate::cmacro_eval::{value, Value};
 use crate::cmacro_lex::{Kind, Tok};
 use crate::idtable_layout::Layouts;
@@ -36,6 +36,10 @@ pub struct Entry {
     /// Its fields in initializer order: designated ones by name, positional ones by the
     /// struct's field order (`#3` when the struct's layout is unknown).
     pub fields: Vec<Field>,
+    /// The entry as written when no macro in scope makes it an initializer
+    /// (`HDA_CODEC_ENTRY(0x10ec0221, "ALC221", patch_alc269)` without `hda_codec.h`); its
+    /// fields are then empty.
+    pub unexpanded: Option<String>,
 }
 
 /// One initialized field.
@@ -167,6 +171,10 @@ fn entries(body: &[Tok<'_>], scope: Scope<'_>, fields: &[String]) -> Vec<Entry> 
             .filter(|t| t.kind == Kind::Ident && scope.get(&t.text).is_some())
             .map(|t| t.text.to_string());
         let expanded = scope.expand(item);
+        if let Some(e) = unexpanded(&expanded) {
+            out.push(e);
+            continue;
+        }
         let close = closers(&expanded);
         let mut k = 0;
         while k < expanded.len() {
@@ -183,6 +191,7 @@ fn entries(body: &[Tok<'_>], scope: Scope<'_>, fields: &[String]) -> Vec<Entry> 
                     .map_or(expanded[k].line, |t| t.line),
                 via: via.clone(),
                 fields: entry_fields(&expanded[k + 1..close], fields),
+                unexpanded: None,
             };
             if !is_sentinel(&entry) {
                 out.push(entry);
@@ -193,14 +202,28 @@ fn entries(body: &[Tok<'_>], scope: Scope<'_>, fields: &[String]) -> Vec<Entry> 
     out
 }
 
+/// The entry an item is when, expanded, it is still an invocation `NAME(…)` of no macro in
+/// scope (no braces in it).
+fn unexpanded(expanded: &[Tok<'_>]) -> Option<Entry> {
+    let (name, open) = (expanded.first()?, expanded.get(1)?);
+    let no_braces = !expanded.iter().any(|t| t.is("{"));
+    (name.kind == Kind::Ident && open.is("(") && no_braces).then(|| Entry {
+        line: name.line,
+        via: Some(name.text.to_string()),
+        fields: Vec::new(),
+        unexpanded: Some(text_of(expanded)),
+    })
+}
+
 /// True for the empty entry that ends a table (`{ }`, `{ 0 }`, `{ "" }`).
 fn is_sentinel(e: &Entry) -> bool {
-    e.fields.iter().all(|f| match &f.value {
-        Value::Int(0) => true,
-        Value::Str(s) => s.is_empty(),
-        Value::Text(t) => t.is_empty(),
-        _ => false,
-    })
+    e.unexpanded.is_none()
+        && e.fields.iter().all(|f| match &f.value {
+            Value::Int(0) => true,
+            Value::Str(s) => s.is_empty(),
+            Value::Text(t) => t.is_empty(),
+            _ => false,
+        })
 }
 
 /// The fields of one entry's tokens (inside its braces), as C assigns them: a designator names
