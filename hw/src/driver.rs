@@ -37,58 +37,63 @@ pub struct Driver {
 pub fn drivers(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<Driver> {
     let mut out = Vec::new();
     let close = closers(toks);
-    let mut i = 0;
-    while i + 3 < toks.len() {
-        if let Some((d, end)) = driver_at(toks, &close, i, scope) {
-            if let Some(d) = d {
+    let mut k = 0;
+    while k + 1 < toks.len() {
+        if !(toks[k].is("=") && toks[k + 1].is("{")) {
+            k += 1;
+            continue;
+        }
+        let Some(end) = closer(&close, k + 1) else {
+            k += 1;
+            continue;
+        };
+        if let Some(mut d) = declared(toks, k) {
+            designators(&toks[k + 2..end], scope, &mut d);
+            if !d.tables.is_empty() {
                 out.push(d);
             }
-            i = end;
-        } else {
-            i += 1;
         }
+        k = end + 1;
     }
     out
 }
 
-/// The structure initialized at `toks[i]` (`struct TAG NAME … = {`), and the index past its
-/// `}`: `Some(None)` when it names no table.
-fn driver_at(
-    toks: &[Tok<'_>],
-    closers: &[u32],
-    i: usize,
-    scope: Scope<'_>,
-) -> Option<(Option<Driver>, usize)> {
-    let (kw, tag) = (&toks[i], &toks[i + 1]);
-    if !kw.is_ident("struct") || tag.kind != Kind::Ident {
+/// The variable whose initializer's `=` is at `toks[eq]`, from the words before it:
+/// `static struct platform_driver foo_driver __refdata`, `static gpr_driver_t apm_driver`
+/// (a typedef). `None` for a member (`.driver = {`), an array or a lone name.
+fn declared(toks: &[Tok<'_>], eq: usize) -> Option<Driver> {
+    let mut start = eq;
+    while start > 0 && toks[start - 1].kind == Kind::Ident && eq - start < 8 {
+        start -= 1;
+    }
+    if start > 0 && (toks[start - 1].is(".") || toks[start - 1].is("->")) {
         return None;
     }
-    // The name and its attributes (`__refdata`, `__initdata`) before or after it.
-    let mut k = i + 2;
-    while k < toks.len() && toks[k].kind == Kind::Ident && k < i + 8 {
-        k += 1;
-    }
-    let names = &toks[i + 2..k];
-    let var = names
+    let words: Vec<&Tok<'_>> = toks[start..eq]
         .iter()
-        .rev()
-        .find(|t| !t.text.starts_with("__"))
-        .or(names.last())?;
-    if !toks.get(k)?.is("=") || !toks.get(k + 1)?.is("{") {
-        return None;
-    }
-    let close = closer(closers, k + 1)?;
-    let mut d = Driver {
-        kind: tag.text.to_string(),
+        .filter(|t| {
+            !t.text.starts_with("__")
+                && !matches!(t.text.as_ref(), "static" | "const" | "volatile" | "extern")
+        })
+        .collect();
+    let (kind, var) = match words.as_slice() {
+        [s, tag, .., var] if matches!(s.text.as_ref(), "struct" | "union") && words.len() >= 3 => {
+            (tag, var)
+        }
+        [ty, .., var] if words.len() >= 2 && !matches!(ty.text.as_ref(), "struct" | "union") => {
+            (ty, var)
+        }
+        _ => return None,
+    };
+    Some(Driver {
+        kind: kind.text.to_string(),
         var: var.text.to_string(),
         line: var.line,
         tables: Vec::new(),
         probe: None,
         remove: None,
         name: None,
-    };
-    designators(&toks[k + 2..close], scope, &mut d);
-    Some(((!d.tables.is_empty()).then_some(d), close + 1))
+    })
 }
 
 /// Reads each `.member = value` of an initializer body (at any depth) into `d`; the shallowest
@@ -223,6 +228,19 @@ mod tests {
                 ("id_table".into(), "imx_i2c_devtype".into())
             ]
         );
+    }
+
+    #[test]
+    fn a_typedef_driver_and_no_members() {
+        // sound/soc/qcom/qdsp6/q6apm.c:866-875, Linux 6.12.
+        let src = b"static gpr_driver_t apm_driver = {\n\t.probe = apm_probe,\n\t.driver = {\n\t\t.name = \"qcom-apm\",\n\t\t.of_match_table = of_match_ptr(apm_device_id),\n\t},\n};\nvoid f(void) { x.driver = (struct d){ .of_match_table = t }; p->drv = { .id_table = u }; }\n";
+        let d = read(src);
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            (d[0].kind.as_str(), d[0].var.as_str(), d[0].line),
+            ("gpr_driver_t", "apm_driver", 1)
+        );
+        assert_eq!(d[0].tables[0].1, "apm_device_id");
     }
 
     #[test]

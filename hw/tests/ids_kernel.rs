@@ -193,6 +193,8 @@ fn every_c_and_h_file() {
     let mut how: HashMap<(String, String), String> = HashMap::new();
     let mut reading = Duration::ZERO;
     let mut unexpanded = 0;
+    let mut ours_d: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut declared_anywhere: BTreeSet<String> = BTreeSet::new();
     // Per ID field: entries where it is a number, where it is text, where it is not set.
     let mut resolved: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     let mut any_mdt_files = 0;
@@ -259,6 +261,16 @@ fn every_c_and_h_file() {
         props += f.properties.len();
         declared += f.compatibles.iter().filter(|c| c.declared).count();
         in_code += f.compatibles.iter().filter(|c| !c.declared).count();
+        let d = driver_matched(&f);
+        if !d.is_empty() {
+            ours_d.insert(rel.clone(), d);
+        }
+        declared_anywhere.extend(
+            f.compatibles
+                .iter()
+                .filter(|c| c.declared && !c.via.ends_with("_DRIVER"))
+                .map(|c| c.compatible.clone()),
+        );
         let c = compatibles(&f);
         if !c.is_empty() {
             for (compat, h) in &c {
@@ -315,6 +327,7 @@ fn every_c_and_h_file() {
     );
     assert!(of.0 >= 5400, "of_device_id tables: {}", of.0);
     compare_with_script(&root, &ours, &how);
+    compare_driver_mode(&root, &ours_d, &declared_anywhere);
 }
 
 /// Runs `dt-extract-compatibles -H` on the tree and prints the differences by kind; asserts
@@ -324,7 +337,7 @@ fn compare_with_script(
     ours: &BTreeMap<String, Vec<String>>,
     how: &HashMap<(String, String), String>,
 ) {
-    let Some(theirs) = script_output(root) else {
+    let Some(theirs) = script_output(root, false) else {
         println!("python3 is missing: the comparison with dt-extract-compatibles is skipped");
         return;
     };
@@ -409,10 +422,11 @@ fn compare_with_script(
 }
 
 /// The script's output as file → compatibles, written to a scratch file first.
-fn script_output(root: &Path) -> Option<BTreeMap<String, Vec<String>>> {
+fn script_output(root: &Path, driver_mode: bool) -> Option<BTreeMap<String, Vec<String>>> {
     let out = Command::new("python3")
         .arg("scripts/dtc/dt-extract-compatibles")
         .arg("-H")
+        .args(driver_mode.then_some("-d"))
         .arg(".")
         .current_dir(root)
         .output()
@@ -422,7 +436,12 @@ fn script_output(root: &Path) -> Option<BTreeMap<String, Vec<String>>> {
         "the script failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dt-extract-compatibles.txt");
+    let name = if driver_mode {
+        "dt-extract-compatibles-d.txt"
+    } else {
+        "dt-extract-compatibles.txt"
+    };
+    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     std::fs::write(&scratch, &out.stdout).expect("writing the script's output");
     println!("the script's output: {}", scratch.display());
     let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -436,6 +455,74 @@ fn script_output(root: &Path) -> Option<BTreeMap<String, Vec<String>>> {
             .extend(list.split(' ').map(str::to_string));
     }
     Some(map)
+}
+
+/// The compatibles of `f`'s `of_device_id` tables that a driver structure of the file names
+/// by `.of_match_table`: what `dt-extract-compatibles -d` lists before it drops the
+/// compatibles of the `OF_DECLARE` family.
+fn driver_matched(f: &DriverFile) -> Vec<String> {
+    let named: BTreeSet<&str> = f
+        .drivers
+        .iter()
+        .flat_map(|d| d.tables.iter())
+        .filter(|(designator, _)| designator == "of_match_table")
+        .map(|(_, table)| table.as_str())
+        .collect();
+    f.tables
+        .iter()
+        .filter(|t| t.kind == "of_device_id" && named.contains(t.name.as_str()))
+        .flat_map(|t| t.entries.iter())
+        .filter_map(|e| match e.get("compatible") {
+            Some(Value::Str(s)) if !s.is_empty() => Some(s.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Compares knav's driver-matched compatibles (less those the `OF_DECLARE` family names,
+/// `_DRIVER` variants kept) with `dt-extract-compatibles -d`.
+fn compare_driver_mode(
+    root: &Path,
+    ours: &BTreeMap<String, Vec<String>>,
+    declared: &BTreeSet<String>,
+) {
+    let Some(theirs) = script_output(root, true) else {
+        return;
+    };
+    let ours: BTreeSet<(String, String)> = ours
+        .iter()
+        .filter(|(f, _)| f.ends_with(".c"))
+        .flat_map(|(f, cs)| cs.iter().map(move |c| (f.clone(), c.clone())))
+        .filter(|(_, c)| !declared.contains(c))
+        .collect();
+    let theirs: BTreeSet<(String, String)> = theirs
+        .iter()
+        .flat_map(|(f, cs)| cs.iter().map(move |c| (f.clone(), c.clone())))
+        .collect();
+    let missed: Vec<_> = theirs.difference(&ours).collect();
+    let extra: Vec<_> = ours.difference(&theirs).collect();
+    println!(
+        "driver mode: script {} pairs, knav {}; the script's alone: {}, knav's alone: {}",
+        theirs.len(),
+        ours.len(),
+        missed.len(),
+        extra.len()
+    );
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let list = |v: &[&(String, String)]| -> String {
+        v.iter().map(|(f, c)| format!("{f}: {c}\n")).collect()
+    };
+    std::fs::write(tmp.join("ids-d-missed.txt"), list(&missed)).expect("writing ids-d-missed.txt");
+    std::fs::write(tmp.join("ids-d-extra.txt"), list(&extra)).expect("writing ids-d-extra.txt");
+    for (f, c) in missed.iter().take(20) {
+        println!("  driver mode, missed {f}: {c}");
+    }
+    let found = theirs.len() - missed.len();
+    assert!(
+        found * 1000 >= theirs.len() * 990,
+        "driver mode: knav finds {found} of the script's {} pairs",
+        theirs.len()
+    );
 }
 
 /// The one table of `f` named `name`.
