@@ -8,7 +8,26 @@
 //! - [`strings`]: the string literals of a C or device-tree value (`"a", "b"`), unescaped.
 //! - [`binding`]: a binding schema's compatibles, properties, patterns and `$ref`s.
 //! - [`dts`]: a device-tree source's includes, nodes, labels, compatibles and `&label` uses.
+//! - [`cmacro_lex`]: the tokens of one C file with their lines, and its `#define`s.
+//! - [`cmacro`]: macros learned from `#define`s and expanded (`#`, `##`, variadics), bounded.
+//! - [`cmacro_eval`]: an initializer's value: a string, an integer constant or its text.
+//! - [`idtable_layout`]: the field order of each struct a header declares (positional entries).
+//! - [`idtable`]: the `*_device_id` match tables of one C file, their entries and
+//!   `MODULE_DEVICE_TABLE`.
+//! - [`driver`]: the driver structures that name a table, with probe, remove and name.
+//! - [`driver_compat`]: compatibles outside tables (the `OF_DECLARE` family, matches in code).
+//! - [`driver_props`]: properties a driver reads by literal name.
+//! - [`driver_file`]: all of the above for one C file, from a context built from headers.
 
 pub mod binding;
+pub mod cmacro;
+pub mod cmacro_eval;
+pub mod cmacro_lex;
+pub mod driver;
+pub mod driver_compat;
+pub mod driver_file;
+pub mod driver_props;
 pub mod dts;
+pub mod idtable;
+pub mod idtable_layout;
 pub mod strings;

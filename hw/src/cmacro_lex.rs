@@ -1,0 +1,412 @@
+//! The tokens of one C file with their lines, and its `#define`s: what the match-table, driver
+//! and compatible readers walk. Comments, literals and line continuations are skipped by
+//! `knav_c::lex`; other preprocessor directives are left out (both sides of an `#if` are read,
+//! as the kernel's own `dt-extract-compatibles` reads them).
+
+use std::borrow::Cow;
+
+use knav_c::lex::{block_comment_end, line_comment_end, literal_end};
+
+/// What a token is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An identifier or keyword.
+    Ident,
+    /// A preprocessing number (`0x8086`, `10UL`).
+    Number,
+    /// A string literal, with its quotes.
+    Str,
+    /// A character literal, with its quotes.
+    Char,
+    /// An operator or punctuator (`##`, `->`, `...` are one token).
+    Punct,
+}
+
+/// One token: its text (borrowed from the file or a macro's body, owned when pasted) and the
+/// 1-based line it is on (for a token a macro made: the line of the invocation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tok<'a> {
+    /// What it is.
+    pub kind: Kind,
+    /// Its text as written.
+    pub text: Cow<'a, str>,
+    /// Its 1-based line.
+    pub line: u32,
+}
+
+impl Tok<'_> {
+    /// True for the punctuator `p`.
+    pub fn is(&self, p: &str) -> bool {
+        self.kind == Kind::Punct && self.text == p
+    }
+
+    /// True for the identifier `name`.
+    pub fn is_ident(&self, name: &str) -> bool {
+        self.kind == Kind::Ident && self.text == name
+    }
+}
+
+/// One `#define`: its name, its parameters (`None` for an object-like macro), whether the last
+/// parameter is `...` (named `__VA_ARGS__` or as written before `...`), its body and its line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Define<'a> {
+    /// The macro's name.
+    pub name: &'a str,
+    /// Its parameters, `None` when it is object-like.
+    pub params: Option<Vec<&'a str>>,
+    /// The last parameter takes the rest of the arguments.
+    pub variadic: bool,
+    /// The replacement list.
+    pub body: Vec<Tok<'a>>,
+    /// The line of `#define`.
+    pub line: u32,
+}
+
+/// A file's tokens outside directives, and its `#define`s.
+#[derive(Clone, Debug, Default)]
+pub struct Lexed<'a> {
+    /// The tokens, in order.
+    pub toks: Vec<Tok<'a>>,
+    /// The `#define`s, in order.
+    pub defines: Vec<Define<'a>>,
+}
+
+/// `src` as text: borrowed when it is UTF-8 (checking is fast), else with its bad bytes
+/// replaced.
+pub fn text(src: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(src) {
+        Ok(t) => Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(src),
+    }
+}
+
+/// The tokens and `#define`s of `text` (bytes that are not UTF-8 already replaced:
+/// `String::from_utf8_lossy`).
+pub fn lex(text: &str) -> Lexed<'_> {
+    let src = text.as_bytes();
+    let mut out = Lexed::default();
+    let mut line: u32 = 1;
+    let mut i = 0;
+    let mut line_start = true;
+    while i < src.len() {
+        let b = src[i];
+        match b {
+            b'\n' => {
+                line += 1;
+                line_start = true;
+                i += 1;
+            }
+            b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => i += 1,
+            b'\\' if matches!(src.get(i + 1), Some(b'\n')) => {
+                line += 1;
+                i += 2;
+            }
+            b'#' if line_start => {
+                let end = directive_end(src, i);
+                if let Some(d) = text.get(i + 1..end).and_then(|d| define(d, line)) {
+                    out.defines.push(d);
+                }
+                line += count_lines(&src[i..end]);
+                i = end;
+            }
+            _ => {
+                line_start = false;
+                let (next, lines) = token(text, i, line, &mut out.toks);
+                line += lines;
+                i = next;
+            }
+        }
+    }
+    out
+}
+
+/// The `#define`s of `text` alone, found by their `#` that begins a line (after blanks):
+/// what a header included for its macros is read for, without lexing the rest. Lines are
+/// counted as [`lex`] counts them; a `#define` inside a block comment whose lines do not
+/// start with `*` is taken as one.
+pub fn defines(text: &str) -> Vec<Define<'_>> {
+    let src = text.as_bytes();
+    let mut out = Vec::new();
+    let mut line: u32 = 1;
+    let mut counted = 0;
+    let mut from = 0;
+    let finder = memchr::memmem::Finder::new(b"define");
+    while let Some(p) = finder.find(&src[from..]) {
+        let at = from + p;
+        from = at + 6;
+        let start = src[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |n| n + 1);
+        let head = &src[start..at];
+        let Some(hash) = head.iter().position(|&b| b == b'#') else {
+            continue;
+        };
+        let blank = |s: &[u8]| s.iter().all(|b| matches!(b, b' ' | b'\t'));
+        if !blank(&head[..hash]) || !blank(&head[hash + 1..]) {
+            continue;
+        }
+        line += count_lines(&src[counted..start]);
+        counted = start;
+        let end = directive_end(src, start + hash);
+        if let Some(d) = text
+            .get(start + hash + 1..end)
+            .and_then(|d| define(d, line))
+        {
+            out.push(d);
+        }
+        from = from.max(end);
+    }
+    out
+}
+
+/// The tokens of `src` with no directive handling, all on line `line` (a `#define` body).
+fn body_tokens(text: &str, line: u32) -> Vec<Tok<'_>> {
+    let src = text.as_bytes();
+    let mut toks = Vec::new();
+    let mut i = 0;
+    while i < src.len() {
+        match src[i] {
+            b' ' | b'\t' | b'\r' | b'\n' | b'\\' | b'\x0c' | b'\x0b' => i += 1,
+            _ => i = token(text, i, line, &mut toks).0,
+        }
+    }
+    toks
+}
+
+/// Reads the token (or comment) at `i`, pushing it onto `toks`; returns where it ends and how
+/// many newlines it spans.
+fn token<'a>(text: &'a str, i: usize, line: u32, toks: &mut Vec<Tok<'a>>) -> (usize, u32) {
+    let src = text.as_bytes();
+    let b = src[i];
+    let push = |toks: &mut Vec<Tok<'a>>, kind, s: usize, e: usize| {
+        // Tokens end on character boundaries; a slice that would not is taken as bytes.
+        let text = match text.get(s..e) {
+            Some(t) => Cow::Borrowed(t),
+            None => Cow::Owned(String::from_utf8_lossy(&src[s..e]).into_owned()),
+        };
+        toks.push(Tok { kind, text, line });
+    };
+    let end = match b {
+        b'/' if src.get(i + 1) == Some(&b'*') => {
+            let e = block_comment_end(src, i);
+            return (e, count_lines(&src[i..e]));
+        }
+        b'/' if src.get(i + 1) == Some(&b'/') => {
+            let e = line_comment_end(src, i);
+            return (e, count_lines(&src[i..e]));
+        }
+        b'"' | b'\'' => {
+            let (e, _) = literal_end(src, i);
+            push(toks, if b == b'"' { Kind::Str } else { Kind::Char }, i, e);
+            return (e, count_lines(&src[i..e]));
+        }
+        _ if b.is_ascii_alphabetic() || b == b'_' || b >= 0x80 => {
+            let e = word_end(src, i);
+            push(toks, Kind::Ident, i, e);
+            e
+        }
+        b'0'..=b'9' => {
+            let e = number_end(src, i);
+            push(toks, Kind::Number, i, e);
+            e
+        }
+        b'.' if src.get(i + 1).is_some_and(u8::is_ascii_digit) => {
+            let e = number_end(src, i);
+            push(toks, Kind::Number, i, e);
+            e
+        }
+        _ => {
+            let e = i + punct_len(&src[i..]);
+            push(toks, Kind::Punct, i, e);
+            e
+        }
+    };
+    (end, 0)
+}
+
+/// Past the identifier that starts at `i`.
+fn word_end(src: &[u8], i: usize) -> usize {
+    let mut e = i;
+    while e < src.len() && (src[e].is_ascii_alphanumeric() || src[e] == b'_' || src[e] >= 0x80) {
+        e += 1;
+    }
+    e
+}
+
+/// Past the preprocessing number that starts at `i` (`1e+5`, `0x1fUL`).
+fn number_end(src: &[u8], i: usize) -> usize {
+    let mut e = i + 1;
+    while e < src.len() {
+        let c = src[e];
+        let sign = (c == b'+' || c == b'-') && matches!(src[e - 1], b'e' | b'E' | b'p' | b'P');
+        if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || sign {
+            e += 1;
+        } else {
+            break;
+        }
+    }
+    e
+}
+
+/// The length of the punctuator at the start of `s` (never 0 for a non-empty `s`).
+fn punct_len(s: &[u8]) -> usize {
+    const THREE: [&[u8]; 3] = [b"...", b"<<=", b">>="];
+    const TWO: [&[u8]; 19] = [
+        b"##", b"->", b"<<", b">>", b"&&", b"||", b"==", b"!=", b"<=", b">=", b"++", b"--", b"+=",
+        b"-=", b"*=", b"/=", b"&=", b"|=", b"^=",
+    ];
+    if THREE.iter().any(|p| s.starts_with(p)) {
+        3
+    } else if TWO.iter().any(|p| s.starts_with(p)) {
+        2
+    } else {
+        // One byte, or one whole UTF-8 character so that a text slice stays on a boundary.
+        let mut n = 1;
+        while n < s.len() && (s[n] & 0xc0) == 0x80 {
+            n += 1;
+        }
+        n
+    }
+}
+
+/// The newlines in `s`.
+fn count_lines(s: &[u8]) -> u32 {
+    u32::try_from(memchr::memchr_iter(b'\n', s).count()).unwrap_or(u32::MAX)
+}
+
+/// The end of the directive whose `#` is at `i`: its first newline not continued and not
+/// inside a block comment.
+fn directive_end(src: &[u8], i: usize) -> usize {
+    let mut j = i + 1;
+    while j < src.len() {
+        match src[j] {
+            b'\n' => return j,
+            b'\\' if matches!(src.get(j + 1), Some(b'\n')) => j += 2,
+            b'\\' if src.get(j + 1) == Some(&b'\r') && src.get(j + 2) == Some(&b'\n') => j += 3,
+            b'/' if src.get(j + 1) == Some(&b'*') => j = block_comment_end(src, j),
+            b'/' if src.get(j + 1) == Some(&b'/') => return line_comment_end(src, j),
+            b'"' | b'\'' => j = literal_end(src, j).0.max(j + 1),
+            _ => j += 1,
+        }
+    }
+    src.len()
+}
+
+/// The `#define` a directive's text (after its `#`) holds, if it is one.
+fn define(text: &str, line: u32) -> Option<Define<'_>> {
+    let d = text.as_bytes();
+    let mut i = 0;
+    while i < d.len() && matches!(d[i], b' ' | b'\t') {
+        i += 1;
+    }
+    let rest = d[i..].strip_prefix(b"define")?;
+    let start = d.len() - rest.len();
+    let mut j = start;
+    while j < d.len() && matches!(d[j], b' ' | b'\t' | b'\\' | b'\r' | b'\n') {
+        j += 1;
+    }
+    if j == start || j >= d.len() || !(d[j].is_ascii_alphabetic() || d[j] == b'_') {
+        return None;
+    }
+    let e = word_end(d, j);
+    let name = text.get(j..e)?;
+    let (params, variadic, body_at) = if d.get(e) == Some(&b'(') {
+        let close = e + memchr::memchr(b')', &d[e..])?;
+        let (p, v) = params(text.get(e + 1..close)?);
+        (Some(p), v, close + 1)
+    } else {
+        (None, false, e)
+    };
+    Some(Define {
+        name,
+        params,
+        variadic,
+        body: body_tokens(text.get(body_at..)?, line),
+        line,
+    })
+}
+
+/// The parameter names of `a, b, ...` and whether the list is variadic (`...` is named
+/// `__VA_ARGS__`, `args...` is named `args`).
+fn params(text: &str) -> (Vec<&str>, bool) {
+    let mut out = Vec::new();
+    let mut variadic = false;
+    for p in text.split(',') {
+        let p = p.trim_matches(|c: char| c.is_ascii_whitespace() || c == '\\');
+        if p.is_empty() {
+            continue;
+        }
+        if let Some(named) = p.strip_suffix("...") {
+            variadic = true;
+            let named = named.trim();
+            out.push(if named.is_empty() {
+                "__VA_ARGS__"
+            } else {
+                named
+            });
+        } else {
+            out.push(p);
+        }
+    }
+    (out, variadic)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts<'a>(t: &'a [Tok<'a>]) -> Vec<&'a str> {
+        t.iter().map(|t| t.text.as_ref()).collect()
+    }
+
+    #[test]
+    fn tokens_lines_and_defines() {
+        // Modelled on drivers/net/ethernet/intel/e1000e/netdev.c's table head.
+        let src = b"/* c\n */\n#define X(a, b) a##b \\\n  + 1\nstatic const struct pci_device_id t[] = {\n\t{ PCI_VDEVICE(INTEL, 0x105E), board_82571 }, // x\n};\n";
+        let l = lex(std::str::from_utf8(src).unwrap());
+        assert_eq!(l.defines.len(), 1);
+        let d = &l.defines[0];
+        assert_eq!((d.name, d.line), ("X", 3));
+        assert_eq!(d.params.as_deref(), Some(&["a", "b"][..]));
+        assert_eq!(texts(&d.body), ["a", "##", "b", "+", "1"]);
+        assert_eq!(l.toks[0].line, 5);
+        let v = l.toks.iter().find(|t| t.text == "PCI_VDEVICE").unwrap();
+        assert_eq!(v.line, 6);
+        let n = l.toks.iter().find(|t| t.text == "0x105E").unwrap();
+        assert_eq!(n.kind, Kind::Number);
+        assert_eq!(l.toks.last().unwrap().line, 7);
+    }
+
+    #[test]
+    fn defines_alone_as_lex_finds_them() {
+        let src = "/* #define no 1\n * #define NO 2\n */\n  #  define A 0x8086 /* c\n */\nint undefined;\n#define F(a, \\\n b) a##b\n#include \"x.h\"\n";
+        let all = lex(src).defines;
+        let alone = defines(src);
+        assert_eq!(alone, all);
+        assert_eq!(
+            alone.iter().map(|d| (d.name, d.line)).collect::<Vec<_>>(),
+            [("A", 4), ("F", 7)]
+        );
+    }
+
+    #[test]
+    fn variadic_and_object_like() {
+        let l = lex("#define A 0x8086\n#define F(fmt, args...) f(fmt, ##args)\n#define G(...) __VA_ARGS__\n#include <x.h>\n");
+        assert_eq!(l.defines.len(), 3);
+        assert_eq!(l.defines[0].params, None);
+        assert!(l.defines[1].variadic);
+        assert_eq!(l.defines[1].params.as_deref(), Some(&["fmt", "args"][..]));
+        assert_eq!(l.defines[2].params.as_deref(), Some(&["__VA_ARGS__"][..]));
+        assert!(l.toks.is_empty());
+    }
+
+    #[test]
+    fn punctuators_and_literals() {
+        let l = lex("a->b ... \"x\\\"y\" 'c' é");
+        assert_eq!(
+            texts(&l.toks),
+            ["a", "->", "b", "...", "\"x\\\"y\"", "'c'", "é"]
+        );
+    }
+}
