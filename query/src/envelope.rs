@@ -195,6 +195,11 @@ pub struct CallSite {
     /// language server's client counts). Not serialized.
     #[serde(skip)]
     pub at_col: Option<(u32, u32)>,
+    /// Where the enclosing function's name is, when the answer read it: the line its
+    /// definition starts on, the name's 1-based byte column and 0-based UTF-16 column. Not
+    /// serialized.
+    #[serde(skip)]
+    pub caller_at: Option<(u32, u32, u32)>,
 }
 
 /// One function called from a body.

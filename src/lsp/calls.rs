@@ -172,14 +172,16 @@ pub fn incoming(s: &mut Session, params: Value) -> Result<Value, Failure> {
     let mut out: Vec<CallHierarchyIncomingCall> = Vec::with_capacity(groups.len());
     for ((path, caller, via), calls) in groups {
         let first = calls[0].line;
-        let line = match &caller {
-            Some(c) => {
+        let line = match (&caller, calls[0].caller_at) {
+            // Where the answer found the enclosing function's name.
+            (Some(_), Some((line, col, utf16))) => Some((line, Some((col, utf16)))),
+            (Some(c), None) => {
                 let places = defs
                     .entry(c.clone())
                     .or_insert_with(|| function_places(&q, c));
                 holding(places, &path, first)
             }
-            None => None,
+            (None, _) => None,
         };
         let place = caller_place(&path, caller.as_deref(), via.as_deref(), &calls[0], line);
         let Some(from) = item(s, &tree, &mut texts, &place) else {

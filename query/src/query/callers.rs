@@ -160,28 +160,7 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
         }
         env.message = Some(m);
     }
-    let site =
-        |s: usize, file: u32, line: u32, active: Option<Option<bool>>, word: &str| CallSite {
-            caller: q.enclosing_function(s, file, line),
-            path: q.path(s, file).to_string(),
-            line,
-            snippet: match q.page.places_only {
-                true => String::new(),
-                false => q.snippet_at(s, file, line),
-            },
-            guard: match q.page.places_only {
-                true => None,
-                false => q.guard(s, file, line),
-            },
-            active,
-            via: None,
-            registered_at: None,
-            certainty: None,
-            at_col: match q.page.places_only {
-                true => q.word_col(s, file, line, word, 0),
-                false => None,
-            },
-        };
+    let site = |s, file, line, active, word: &str| call_site(q, (s, file, line), active, word);
     let rows: Vec<Row> = calls
         .into_iter()
         .map(|(s, p, active)| Row::Direct(s, p.file, p.line, active))
@@ -206,7 +185,14 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
                 Row::Direct(s, file, line, _) => (*s, *file, *line),
                 Row::Indirect(c, _) => c.at,
             };
-            (s, file, line, line)
+            // The language server places the caller's name too: its window starts there.
+            let first = match q.page.places_only {
+                true => q
+                    .enclosing_function_at(s, file, line)
+                    .map_or(line, |(_, at)| at),
+                false => line,
+            };
+            (s, file, first, line)
         })));
         sites.extend(chunk.iter().map(|row| match row {
             Row::Direct(s, file, line, active) => site(*s, *file, *line, *active, symbol),
@@ -227,6 +213,45 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
     }
     env.results = Some(Results::Calls(sites));
     env
+}
+
+/// The call site at `(segment, file, line)` of `word` (the name called, or the member called
+/// through). With [`Page::places_only`](super::Page) it says where the word and its caller's
+/// name are on their lines and leaves out the line and its guard.
+fn call_site(
+    q: &Query<'_>,
+    (s, file, line): (usize, u32, u32),
+    active: Option<Option<bool>>,
+    word: &str,
+) -> CallSite {
+    let places_only = q.page.places_only;
+    let caller = q.enclosing_function_at(s, file, line);
+    let caller_at = match (&caller, places_only) {
+        (Some((name, at)), true) => q.word_col(s, file, *at, name, 0).map(|(c, u)| (*at, c, u)),
+        _ => None,
+    };
+    CallSite {
+        caller: caller.map(|(name, _)| name),
+        path: q.path(s, file).to_string(),
+        line,
+        snippet: match places_only {
+            true => String::new(),
+            false => q.snippet_at(s, file, line),
+        },
+        guard: match places_only {
+            true => None,
+            false => q.guard(s, file, line),
+        },
+        active,
+        via: None,
+        registered_at: None,
+        certainty: None,
+        at_col: match places_only {
+            true => q.word_col(s, file, line, word, 0),
+            false => None,
+        },
+        caller_at,
+    }
 }
 
 /// For a name called from many places: in how many files, and the `path_prefix` that

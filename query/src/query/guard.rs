@@ -47,6 +47,12 @@ impl Query<'_> {
 
     /// The function enclosing `line` of a file, from ctags's line ranges.
     pub fn enclosing_function(&self, seg: usize, file: u32, line: u32) -> Option<String> {
+        self.enclosing_function_at(seg, file, line)
+            .map(|(name, _)| name)
+    }
+
+    /// The function enclosing `line` of a file and the line its definition starts on.
+    pub fn enclosing_function_at(&self, seg: usize, file: u32, line: u32) -> Option<(String, u32)> {
         let facts = self.file_facts(seg, file);
         facts
             .functions
@@ -60,7 +66,7 @@ impl Query<'_> {
             .iter()
             .filter(|(start, end, _)| *start <= line && line <= *end)
             .min_by_key(|(start, _, _)| line - start)
-            .map(|(_, _, name)| name.clone())
+            .map(|(start, _, name)| (name.clone(), *start))
     }
 
     /// The facts of file `file` of segment `seg`, decoded on its first row.

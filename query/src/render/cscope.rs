@@ -121,6 +121,7 @@ mod tests {
             registered_at: None,
             certainty: None,
             at_col: None,
+            caller_at: None,
         }]));
         assert_eq!(
             cscope_lines(&env),
