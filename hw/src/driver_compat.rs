@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::cmacro::{arguments, Macros, Scope};
 use crate::cmacro_eval::{value, Value};
 use crate::cmacro_lex::{Kind, Tok};
-use crate::idtable::{closer, closers};
+use crate::idtable::called;
 
 /// The functions (and function-like macros) that match a node against a compatible, and
 /// the index of the compatible among their arguments (`include/linux/of.h`, `of_fdt.h`,
@@ -123,12 +123,7 @@ pub fn compatibles(
 ) -> Vec<CodeCompatible> {
     let mut out = Vec::new();
     let mut wrappers: HashMap<&str, bool> = HashMap::new();
-    // Calls whose `(` never closes are passed over at once: linear on any input.
-    let close = closers(toks);
-    for (k, t) in toks.iter().enumerate() {
-        if t.kind != Kind::Ident || closer(&close, k + 1).is_none() {
-            continue;
-        }
+    for (k, t) in called(toks) {
         if let Some(c) = call(toks, k, scope, declarers) {
             out.push(c);
             continue;
@@ -188,6 +183,15 @@ fn wraps_a_call(body: &[Tok<'_>], scope: Scope<'_>, declarers: &Declarers) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The macros `l`'s own `#define`s make.
+    fn file_macros<'a>(l: &crate::cmacro_lex::Lexed<'a>) -> Macros<'a> {
+        let mut file = Macros::new();
+        for def in &l.defines {
+            file.add(def.clone());
+        }
+        file
+    }
     use crate::cmacro_lex::lex;
 
     // include/linux/of.h, irqchip.h and clk-provider.h, Linux 6.12 (abridged).
@@ -222,10 +226,7 @@ mod tests {
         let d = Declarers::learn(&m);
         let src = "#define exynos5433_cmu_bus_init(id)\t\\\nstatic void __init exynos5433_cmu_bus##id##_init(struct device_node *np)\\\n{ }\\\nCLK_OF_DECLARE(exynos5433_cmu_bus##id,\t\\\n\t\t\"samsung,exynos5433-cmu-bus\"#id,\t\\\n\t\texynos5433_cmu_bus##id##_init)\n\nexynos5433_cmu_bus_init(0);\nexynos5433_cmu_bus_init(1);\n";
         let l = lex(src);
-        let mut file = Macros::new();
-        for def in &l.defines {
-            file.add(def.clone());
-        }
+        let file = file_macros(&l);
         let scope = Scope {
             file: &file,
             shared: &m,
@@ -259,10 +260,7 @@ mod tests {
         // Modelled on drivers/irqchip/irq-gic.c and arch/arm/mach-imx/mach-imx6q.c.
         let src = b"#define COMPAT \"arm,cortex-a9-gic\"\nIRQCHIP_DECLARE(gic_400, \"arm,gic-400\", gic_of_init);\nIRQCHIP_DECLARE(cortex_a9_gic, COMPAT, gic_of_init);\nstatic void f(void)\n{\n\tif (of_machine_is_compatible(\"fsl,imx6q\"))\n\t\tnp = of_find_compatible_node(NULL, NULL, \"fsl,imx6q-iomuxc-gpr\");\n\tof_device_is_compatible(np, name);\n}\n";
         let l = lex(std::str::from_utf8(src).unwrap());
-        let mut file = Macros::new();
-        for def in &l.defines {
-            file.add(def.clone());
-        }
+        let file = file_macros(&l);
         let scope = Scope {
             file: &file,
             shared: &m,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::cmacro::{arguments, Scope};
 use crate::cmacro_eval::{value, Value};
 use crate::cmacro_lex::{Kind, Tok};
-use crate::idtable::{closer, closers};
+use crate::idtable::called;
 
 /// Function-name prefixes of the families that read a property.
 const PREFIXES: [&str; 5] = [
@@ -51,12 +51,7 @@ pub fn reads_property(name: &str) -> bool {
 pub fn properties(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<PropertyRead> {
     let mut out = Vec::new();
     let mut wrappers: HashMap<&str, bool> = HashMap::new();
-    // Calls whose `(` never closes are passed over at once: linear on any input.
-    let close = closers(toks);
-    for (k, t) in toks.iter().enumerate() {
-        if t.kind != Kind::Ident || closer(&close, k + 1).is_none() {
-            continue;
-        }
+    for (k, t) in called(toks) {
         if reads_property(&t.text) {
             out.extend(read_at(toks, k, scope));
             continue;

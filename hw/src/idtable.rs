@@ -151,6 +151,16 @@ pub fn closers(toks: &[Tok<'_>]) -> Vec<u32> {
     out
 }
 
+/// The identifiers of `toks` followed by a `(` that closes, with their index: the calls and
+/// macro invocations a reader looks at (one whose `(` never closes is passed over at once:
+/// linear on any input).
+pub fn called<'t, 'a>(toks: &'t [Tok<'a>]) -> impl Iterator<Item = (usize, &'t Tok<'a>)> {
+    let close = closers(toks);
+    toks.iter()
+        .enumerate()
+        .filter(move |(k, t)| t.kind == Kind::Ident && closer(&close, k + 1).is_some())
+}
+
 /// The index of the bracket that closes the one at `open`, from [`closers`].
 pub fn closer(closers: &[u32], open: usize) -> Option<usize> {
     match *closers.get(open)? {

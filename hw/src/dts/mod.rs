@@ -397,6 +397,14 @@ impl<'t> Parser<'t> {
 mod tests {
     use super::*;
 
+    /// Each use of `s`: its target, line and site.
+    fn uses(s: &Source) -> Vec<(&Target, u32, &Site)> {
+        s.uses
+            .iter()
+            .map(|u| (&u.target, u.line, &u.site))
+            .collect()
+    }
+
     /// Modelled on arch/arm/boot/dts/nxp/imx/imx27.dtsi (its head and its first I2C node).
     const IMX27: &[u8] = br#"// SPDX-License-Identifier: GPL-2.0-or-later
 #include "imx27-pinfunc.h"
@@ -463,11 +471,7 @@ mod tests {
         assert_eq!(i2c.line, 15);
         assert_eq!(i2c.compatible, ["fsl,imx27-i2c", "fsl,imx21-i2c"]);
         assert_eq!(i2c.status.as_deref(), Some("disabled"));
-        let uses: Vec<_> = s
-            .uses
-            .iter()
-            .map(|u| (&u.target, u.line, &u.site))
-            .collect();
+        let uses = uses(&s);
         assert_eq!(
             uses,
             [
@@ -511,11 +515,7 @@ mod tests {
         assert_eq!(s.nodes[1].labels, ["slot1_sgmii"]);
         assert_eq!(s.nodes[1].line, 6);
         assert_eq!(s.nodes[2].status.as_deref(), Some("okay"));
-        let uses: Vec<_> = s
-            .uses
-            .iter()
-            .map(|u| (&u.target, u.line, &u.site))
-            .collect();
+        let uses = uses(&s);
         assert_eq!(
             uses,
             [
@@ -566,11 +566,7 @@ mod tests {
         assert_eq!(s.nodes[1].labels, ["l1", "l2"]);
         assert_eq!(s.nodes[2].labels, ["pins"]);
         assert_eq!(s.nodes[2].line, 14);
-        let uses: Vec<_> = s
-            .uses
-            .iter()
-            .map(|u| (&u.target, u.line, &u.site))
-            .collect();
+        let uses = uses(&s);
         assert_eq!(
             uses,
             [
