@@ -208,7 +208,7 @@ fn tool_groups_chosen_by_flag_or_settings_list_and_answer_only_their_tools() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(
-            "serve.tools: unknown tool group 'every'; the groups are core, search, edit, review"
+            "serve.tools: unknown tool group 'every'; the groups are core, search, edit, review, hardware"
         ),
         "{err}"
     );
