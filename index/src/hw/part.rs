@@ -138,14 +138,14 @@ pub struct Built {
     pub bytes: u64,
 }
 
-/// Every file's facts, in path order.
+/// Every file's content hash and facts, in path order.
 #[derive(Default)]
 pub struct HwMerge {
-    facts: Vec<HwFacts>,
+    facts: Vec<(u64, HwFacts)>,
 }
 
-impl Merge<HwFacts> for HwMerge {
-    fn add(&mut self, batch: Vec<HwFacts>) -> Result<(), IndexError> {
+impl Merge<(u64, HwFacts)> for HwMerge {
+    fn add(&mut self, batch: Vec<(u64, HwFacts)>) -> Result<(), IndexError> {
         self.facts.extend(batch);
         Ok(())
     }
@@ -159,11 +159,32 @@ impl FromFacts for Hw {
     }
 }
 
-/// Facts kept from a previous part: by path, (size, mtime, facts).
-pub type Reusable = HashMap<String, (u64, i64, HwFacts)>;
+/// A file's facts kept from a previous part, with the stat and content hash they were made of.
+#[derive(Clone, Debug)]
+pub struct Kept {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in nanoseconds since the epoch.
+    pub mtime_ns: i64,
+    /// `hash64` of its bytes.
+    pub hash: u64,
+    /// Its facts.
+    pub facts: HwFacts,
+}
+
+impl Kept {
+    /// True when `f` has the stat the facts were made of.
+    pub fn same_stat(&self, f: &TextFile) -> bool {
+        (self.size, self.mtime_ns) == (f.size, f.mtime_ns)
+    }
+}
+
+/// Facts kept from a previous part, by path.
+pub type Reusable = HashMap<String, Kept>;
 
 /// Reads `files` (in path order) under `root`, but those `reuse` holds with the same stat, and
-/// writes the part into the new directory `dir`; `prover` takes the digest of each file read.
+/// writes the part into the new directory `dir` (a file read whose bytes `reuse` holds keeps
+/// its facts too); `prover` takes the digest of each file read.
 pub fn build(
     root: &Path,
     files: &[TextFile],
@@ -174,20 +195,26 @@ pub fn build(
     let beneath = crate::tree::beneath::Root::open(root).ok();
     let mut merge = HwMerge::default();
     let reused = std::sync::atomic::AtomicU64::new(0);
+    let kept = |k: &Kept| {
+        reused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (k.hash, k.facts.clone())
+    };
     crate::part::build(
         files,
         |f| {
-            if let Some((size, mtime, facts)) = reuse.get(&f.path) {
-                if (*size, *mtime) == (f.size, f.mtime_ns) {
-                    reused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    return facts.clone();
-                }
+            let old = reuse.get(&f.path);
+            if let Some(k) = old.filter(|k| k.same_stat(f)) {
+                return kept(k);
             }
             let bytes = beneath.as_ref().and_then(|r| r.read(&f.path).ok());
             if let (Some(p), Some(b)) = (prover, bytes.as_deref()) {
                 p.saw(&f.path, b);
             }
-            <Hw as FromFacts>::facts(&f.path, bytes.as_deref())
+            let hash = bytes.as_deref().map_or(0, crate::codec::hash64);
+            if let Some(k) = old.filter(|k| bytes.is_some() && k.hash == hash) {
+                return kept(k);
+            }
+            (hash, <Hw as FromFacts>::facts(&f.path, bytes.as_deref()))
         },
         &mut merge,
     )?;
@@ -211,10 +238,11 @@ impl HwMerge {
         put_varint(&mut facts, files.len() as u64);
         let mut compat: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
         let (mut sources, mut bindings) = (0, 0);
-        for (id, (f, fa)) in files.iter().zip(&self.facts).enumerate() {
+        for (id, (f, (hash, fa))) in files.iter().zip(&self.facts).enumerate() {
             put_str(&mut facts, f.path.as_bytes());
             put_varint(&mut facts, f.size);
             put_varint(&mut facts, f.mtime_ns as u64);
+            facts.extend_from_slice(&hash.to_le_bytes());
             fa.put(&mut facts);
             put_file(&mut table, f, fa, &ids);
             match fa {
@@ -545,11 +573,20 @@ pub fn reusable(dir: &Path) -> Reusable {
         let Some(path) = string(&mut r) else {
             return Reusable::new();
         };
-        let (size, mtime) = (r.varint(), r.varint() as i64);
+        let (size, mtime_ns) = (r.varint(), r.varint() as i64);
+        let hash = u64::from_le_bytes(r.bytes(8).try_into().unwrap_or_default());
         let Some(facts) = HwFacts::get(&mut r) else {
             return Reusable::new();
         };
-        out.insert(path, (size, mtime, facts));
+        out.insert(
+            path,
+            Kept {
+                size,
+                mtime_ns,
+                hash,
+                facts,
+            },
+        );
     }
     out
 }

@@ -17,20 +17,30 @@ pub(super) struct HwState {
     fingerprint: u64,
     /// The index's part.
     old: Option<HwRef>,
+    /// The facts of the index's part, when its files' stats changed.
+    reuse: part::Reusable,
     /// True when the index's part (or its absence) still fits the tree.
     pub(super) same: bool,
 }
 
 impl HwState {
     /// Compares the hardware files among `listed`, every file the text walk found in path
-    /// order, with `old`, the index's part; `listed` is `None` when that walk found every file
-    /// as cached: the part stays.
-    pub(super) fn of(old: Option<&HwRef>, listed: Option<&[TextFile]>) -> HwState {
+    /// order, with `old`, the index's part in `index_dir`; `listed` is `None` when that walk
+    /// found every file as cached: the part stays. When their stats differ from the part's,
+    /// the files whose stat changed are read: the part stays if they hold the same bytes (a
+    /// file touched, not changed).
+    pub(super) fn of(
+        root: &Path,
+        index_dir: &Path,
+        old: Option<&HwRef>,
+        listed: Option<&[TextFile]>,
+    ) -> HwState {
         let Some(listed) = listed else {
             return HwState {
                 files: Vec::new(),
                 fingerprint: 0,
                 old: old.cloned(),
+                reuse: part::Reusable::new(),
                 same: true,
             };
         };
@@ -40,8 +50,13 @@ impl HwState {
             .cloned()
             .collect();
         let fingerprint = fingerprint(&files);
+        let mut reuse = part::Reusable::new();
         let same = match old {
-            Some(h) => h.fingerprint == fingerprint,
+            Some(h) if h.fingerprint == fingerprint => true,
+            Some(h) => {
+                reuse = part::reusable(&index_dir.join(&h.dir));
+                same_bytes(root, &files, &reuse)
+            }
             // Written even without files: an index without the part is one an older knav built.
             None => false,
         };
@@ -49,6 +64,7 @@ impl HwState {
             files,
             fingerprint,
             old: old.cloned(),
+            reuse,
             same,
         }
     }
@@ -68,16 +84,11 @@ impl HwState {
             return Ok((kept, None));
         }
         let started = Instant::now();
-        let reuse = self
-            .old
-            .as_ref()
-            .map(|h| part::reusable(&index_dir.join(&h.dir)))
-            .unwrap_or_default();
         // Made and opened through the index directory's descriptor; written through its own.
         let dir = crate::indexdir::Part::make(index_dir, crate::part::Kind::Hw.prefix()).map_err(
             IndexError::io("cannot create the hardware part in", index_dir),
         )?;
-        let built = match part::build(root, &self.files, &reuse, dir.via(), None) {
+        let built = match part::build(root, &self.files, &self.reuse, dir.via(), None) {
             Ok(b) => b,
             Err(e) => {
                 let e = e.shown();
@@ -106,4 +117,21 @@ impl HwState {
         };
         Ok((Some(part), Some(summary)))
     }
+}
+
+/// True when `files` are the files `kept` holds, each with the bytes it was read with (only
+/// those whose stat changed are read).
+fn same_bytes(root: &Path, files: &[TextFile], kept: &part::Reusable) -> bool {
+    if files.len() != kept.len() {
+        return false;
+    }
+    let beneath = crate::tree::beneath::Root::open(root).ok();
+    files.iter().all(|f| match kept.get(&f.path) {
+        Some(k) if k.same_stat(f) => true,
+        Some(k) => beneath
+            .as_ref()
+            .and_then(|b| b.read(&f.path).ok())
+            .is_some_and(|bytes| crate::codec::hash64(&bytes) == k.hash),
+        None => false,
+    })
 }

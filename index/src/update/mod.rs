@@ -370,6 +370,8 @@ fn update_locked(
         text.listed(),
     );
     let hw = HwState::of(
+        root,
+        index_dir,
         old.as_ref().and_then(|s| s.manifest.hw.as_ref()),
         text.listed(),
     );
