@@ -181,6 +181,29 @@ fn a_refresh_reads_only_the_hardware_files_that_changed() {
     assert!(hw_report(&v).contains("(1 files read, 4 kept)"), "{v}");
     let (_, v) = json(&t, &["device", "acme,uart"]);
     assert_eq!(v["results"]["bindings"][0]["line"], 14, "{v}");
+    // A board that includes another board's .dts reaches that board's nodes.
+    std::fs::write(
+        t.root.join("arch/arm/boot/dts/acme/acme-board-a2.dts"),
+        "#include \"acme-board-a.dts\"\n\n/ {\n\tmodel = \"Acme Board A2\";\n};\n",
+    )
+    .unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert!(hw_report(&v).contains("(1 files read, 5 kept)"), "{v}");
+    let (_, v) = json(&t, &["device", "acme,board-a"]);
+    let rows = &v["results"]["board_rows"];
+    assert_eq!(
+        (rows[0]["path"].as_str(), rows[1]["path"].as_str()),
+        (
+            Some(BOARD_A),
+            Some("arch/arm/boot/dts/acme/acme-board-a2.dts")
+        ),
+        "{v}"
+    );
+    assert_eq!(
+        rows[1]["nodes"],
+        j!([{"path": BOARD_A, "line": 6, "node": "/"}])
+    );
+    assert_eq!(rows[1]["model"], "Acme Board A2");
     // A file touched, not changed: the part stays.
     age(&t.root);
     let (_, v) = json(&t, &["index"]);
@@ -192,7 +215,7 @@ fn a_refresh_reads_only_the_hardware_files_that_changed() {
     // A board removed.
     std::fs::remove_file(t.root.join(BOARD_B)).unwrap();
     let (_, v) = json(&t, &["index"]);
-    assert!(hw_report(&v).contains("(0 files read, 4 kept)"), "{v}");
+    assert!(hw_report(&v).contains("(0 files read, 5 kept)"), "{v}");
     let (_, v) = json(&t, &["device", "acme,uart"]);
-    assert_eq!(v["results"]["boards"], 1, "{v}");
+    assert_eq!(v["results"]["boards"], 2, "{v}");
 }

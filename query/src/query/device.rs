@@ -90,16 +90,19 @@ fn answer(
     let mut boards: BTreeMap<u32, Vec<&NodeUse>> = BTreeMap::new();
     for n in &nodes {
         match hw.files[n.file as usize].kind {
-            FileKind::Board => {
-                device.dts_nodes += 1;
-                boards.entry(n.file).or_default().push(n);
-            }
-            FileKind::Include => {
-                device.dtsi_nodes += 1;
+            FileKind::Board | FileKind::Include => {
+                // A board's own node, and its nodes in the boards that include it (a .dts
+                // included by another, as some are, reaches that board too).
+                if hw.files[n.file as usize].kind == FileKind::Board {
+                    device.dts_nodes += 1;
+                    boards.entry(n.file).or_default().push(n);
+                } else {
+                    device.dtsi_nodes += 1;
+                }
                 let by = reached
                     .entry(n.file)
                     .or_insert_with(|| hw.boards_including(&includers, n.file));
-                for &b in by.iter() {
+                for &b in by.iter().filter(|&&b| b != n.file) {
                     boards.entry(b).or_default().push(n);
                 }
             }
