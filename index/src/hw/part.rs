@@ -387,9 +387,13 @@ impl Hw {
             .get(at as usize..)
             .filter(|_| at >= HEADER_LEN as u64)
             .ok_or_else(damaged)?;
-        let mut r = Reader::new(body);
-        let len = r.varint() as usize;
-        let mut r = Reader::new(r.bytes(len));
+        let mut outer = Reader::new(body);
+        let len = outer.varint() as usize;
+        let rows = outer.bytes(len);
+        if outer.overrun {
+            return Err(damaged());
+        }
+        let mut r = Reader::new(rows);
         let mut uses = Uses::default();
         while !r.at_end() && !r.overrun {
             let tag = r.u8();

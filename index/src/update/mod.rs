@@ -364,17 +364,7 @@ fn update_locked(
         .map(|snap| compare(root, index_dir, snap, indexed, &walked, &mut text));
     trace.mark("diff");
     let builds = BuildFilesState::of(root, old.as_ref(), &walked.builds);
-    let docs = crate::docs::DocsState::of(
-        root,
-        old.as_ref().and_then(|s| s.manifest.docs.as_ref()),
-        text.listed(),
-    );
-    let hw = HwState::of(
-        root,
-        index_dir,
-        old.as_ref().and_then(|s| s.manifest.hw.as_ref()),
-        text.listed(),
-    );
+    let (docs, hw) = listed_parts(root, index_dir, old.as_ref(), &text);
     trace.mark("docs and hardware state");
     let beside = Beside {
         docs: &docs,
@@ -396,6 +386,26 @@ fn update_locked(
         old, changes, walked, &builds, &text, beside, opts, progress, &mut trace,
     )?;
     Ok(seeded_report(report, seeded))
+}
+
+/// The documentation and hardware files among those the text walk listed against the index
+/// `old`'s parts.
+fn listed_parts(
+    root: &Path,
+    index_dir: &Path,
+    old: Option<&Snapshot>,
+    text: &TextUpdate,
+) -> (crate::docs::DocsState, HwState) {
+    let manifest = old.map(|s| &s.manifest);
+    let docs =
+        crate::docs::DocsState::of(root, manifest.and_then(|m| m.docs.as_ref()), text.listed());
+    let hw = HwState::of(
+        root,
+        index_dir,
+        manifest.and_then(|m| m.hw.as_ref()),
+        text.listed(),
+    );
+    (docs, hw)
 }
 
 /// `report`, of an update that started from another tree's index when `seeded` says where:
