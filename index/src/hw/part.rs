@@ -594,3 +594,63 @@ pub fn reusable(dir: &Path) -> Reusable {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The part of `files` (path, bytes), written into a fresh directory and opened.
+    fn part_of(name: &str, files: &[(&str, &str)]) -> Hw {
+        let dir = std::env::temp_dir().join(format!("knav-hw-part-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let listed: Vec<TextFile> = files
+            .iter()
+            .map(|(p, b)| TextFile {
+                path: p.to_string(),
+                size: b.len() as u64,
+                mtime_ns: 0,
+            })
+            .collect();
+        let mut merge = HwMerge::default();
+        let facts = files
+            .iter()
+            .map(|(p, b)| (0, HwFacts::of(p, Some(b.as_bytes()))))
+            .collect();
+        merge.add(facts).unwrap();
+        merge.finish(&listed, &dir).unwrap();
+        let hw = Hw::open(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        hw
+    }
+
+    #[test]
+    fn includes_in_a_cycle_end_and_the_last_status_written_wins() {
+        // a.dtsi and b.dtsi include each other; the board includes a.dtsi, then enables the
+        // node b.dtsi disabled after a.dtsi did.
+        let hw = part_of(
+            "cycle",
+            &[
+                ("x/a.dtsi", "#include \"b.dtsi\"\n/ { n: node { compatible = \"v,n\"; status = \"disabled\"; }; };\n"),
+                ("x/b.dtsi", "#include \"a.dtsi\"\n&n { status = \"fail\"; };\n"),
+                ("x/board.dts", "#include \"a.dtsi\"\n&n { status = \"okay\"; };\n"),
+                ("x/other.dts", "#include \"b.dtsi\"\n"),
+            ],
+        );
+        let includers = hw.includers();
+        assert_eq!(hw.boards_including(&includers, 0), [2, 3]);
+        assert_eq!(hw.boards_including(&includers, 1), [2, 3]);
+        let uses = hw.uses("v,n").unwrap().unwrap();
+        assert_eq!(
+            (uses.nodes.len(), uses.nodes[0].file, uses.nodes[0].line),
+            (1, 0, 2)
+        );
+        let labels = ["n".to_string()];
+        assert_eq!(hw.status_in(2, &labels).as_deref(), Some("okay"));
+        // other.dts: b.dtsi's a.dtsi first, then b.dtsi's own &n.
+        assert_eq!(hw.status_in(3, &labels).as_deref(), Some("fail"));
+        assert_eq!(hw.uses("v,m").unwrap(), None);
+        assert_eq!(hw.matching("v,", "", 10), ["v,n"]);
+        assert_eq!(hw.near("v,m", 10), ["v,n"]);
+    }
+}
