@@ -71,7 +71,7 @@ struct ServeArgs {
     /// Another tree calls may name as `root` (repeatable; also .knav.toml's serve.roots).
     #[arg(long = "allow-root", value_name = "DIR")]
     allow_root: Vec<PathBuf>,
-    /// Tool groups to serve: core, search, edit, review (overrides .knav.toml's
+    /// Tool groups to serve: core, search, edit, review, hardware (overrides .knav.toml's
     /// serve.tools; default all).
     #[arg(long, value_name = "GROUPS", value_delimiter = ',')]
     tools: Option<Vec<String>>,

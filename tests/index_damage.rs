@@ -369,7 +369,7 @@ fn a_large_index_not_checksummed_at_open_is_still_checked_and_rebuilt_by_the_nex
     assert!(out.contains("index unchanged"), "{out}");
 }
 
-/// The part directories the index's manifest names, by prefix (`seg`, `kb`, `tx`, `kd`).
+/// The part directories the index's manifest names, by prefix (`seg`, `kb`, `tx`, `kd`, `hw`).
 fn part_dirs(index: &Path) -> std::collections::BTreeMap<String, String> {
     let text = std::fs::read_to_string(index.join("CURRENT")).unwrap();
     let m: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -381,6 +381,7 @@ fn part_dirs(index: &Path) -> std::collections::BTreeMap<String, String> {
         ("kb", dir(&m["build_files"])),
         ("tx", dir(&m["text"])),
         ("kd", dir(&m["docs"])),
+        ("hw", dir(&m["hw"])),
     ]
     .into_iter()
     .map(|(k, d)| (k.to_string(), d))
@@ -397,7 +398,7 @@ fn each_damaged_part_is_rebuilt_alone_and_a_damaged_segment_rebuilds_the_index()
     let kinds: Vec<&str> = before.keys().map(String::as_str).collect();
     assert_eq!(
         kinds,
-        ["kb", "kd", "seg", "tx"],
+        ["hw", "kb", "kd", "seg", "tx"],
         "the fixture has every part"
     );
     for (prefix, dir) in &before {

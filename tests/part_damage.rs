@@ -78,7 +78,7 @@ fn part_dirs(t: &Tree) -> Vec<PathBuf> {
         .flatten()
         .filter(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
-            ["seg-", "kb-", "tx-", "kd-"]
+            ["seg-", "kb-", "tx-", "kd-", "hw-"]
                 .iter()
                 .any(|p| n.starts_with(p))
         })
@@ -197,12 +197,13 @@ fn a_damaged_posting_count_in_grams_bin_is_an_error_not_an_abort() {
 #[test]
 fn a_count_of_every_part_file_overwritten_is_never_an_abort() {
     let (t, _) = indexed("every-count", "seg-");
-    let queries: [&[&str]; 5] = [
+    let queries: [&[&str]; 6] = [
         &["symbols", "fs/read_write.c"],
         &["def", "CONFIG_HIGHMEM"],
         &["grep", "vfs_read"],
         &["docs", "memory"],
         &["search", "read a file"],
+        &["device", "fsl,imx21-i2c"],
     ];
     for dir in part_dirs(&t) {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -326,6 +327,8 @@ fn every_tool(patch: &str) -> Vec<Vec<String>> {
         "grep vfs_read",
         "docs memory",
         "search read a file",
+        "device fsl,imx21-i2c",
+        "device acme,*",
     ]
     .iter()
     .map(|q| q.split(' ').map(String::from).collect())
@@ -371,7 +374,7 @@ fn every_file_of_every_part_flipped_or_cut_is_never_an_abort() {
     let mut files = Vec::new();
     for d in std::fs::read_dir(&index).unwrap().flatten() {
         let n = d.file_name().to_string_lossy().into_owned();
-        if ["seg-", "kb-", "tx-", "kd-", "rs-"]
+        if ["seg-", "kb-", "tx-", "kd-", "rs-", "hw-"]
             .iter()
             .any(|p| n.starts_with(p))
             || n == "history"
@@ -379,7 +382,7 @@ fn every_file_of_every_part_flipped_or_cut_is_never_an_abort() {
             files.extend(files_below(&d.path()));
         }
     }
-    for prefix in ["seg-", "kb-", "tx-", "kd-", "rs-", "history"] {
+    for prefix in ["seg-", "kb-", "tx-", "kd-", "rs-", "hw-", "history"] {
         let p = index.join(prefix);
         let p = p.to_string_lossy();
         assert!(

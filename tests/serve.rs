@@ -32,6 +32,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             "search_text",
             "search_code",
             "search_docs",
+            "find_device",
             "change_impact",
             "compare_versions",
             "symbol_history",
@@ -59,11 +60,14 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
             assert_eq!(a["readOnlyHint"], true, "{name}");
             assert_eq!(a["openWorldHint"], false, "{name}");
             let props = t["inputSchema"]["properties"].as_object().unwrap();
-            // index_status pages nothing; compare_versions answers one symbol in two versions.
+            // index_status pages nothing; compare_versions answers one symbol in two versions;
+            // find_device filters by no path or revision (the catalog's budget is tight).
             let common: &[&str] = if name == "index_status" {
                 &["root", "format"]
             } else if name == "compare_versions" {
                 &["root", "format", "path_prefix"]
+            } else if name == "find_device" {
+                &["root", "format", "limit", "offset"]
             } else {
                 &["root", "format", "limit", "offset", "path_prefix"]
             };
@@ -77,6 +81,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
                 "index_status",
                 "search_docs",
                 "search_code",
+                "find_device",
             ]
             .contains(&name);
             assert_eq!(props.contains_key("active_config"), !unfiltered, "{name}");
@@ -104,7 +109,7 @@ fn tools_list_has_every_tool_with_annotations_meta_and_a_small_catalog() {
         "the alwaysLoad tools take {always_loaded} characters"
     );
     assert!(
-        names.len() == 20 && catalog > 2000 && always_loaded > 500,
+        names.len() == 21 && catalog > 2000 && always_loaded > 500,
         "the catalog was measured"
     );
 }
@@ -208,7 +213,7 @@ fn tool_groups_chosen_by_flag_or_settings_list_and_answer_only_their_tools() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(
-            "serve.tools: unknown tool group 'every'; the groups are core, search, edit, review"
+            "serve.tools: unknown tool group 'every'; the groups are core, search, edit, review, hardware"
         ),
         "{err}"
     );
@@ -1262,4 +1267,52 @@ fn a_new_text_file_is_found_by_search_text_once_the_debounce_window_has_passed()
         ["Documentation/fresh/notes.txt", "README.fresh"],
         "{v}"
     );
+}
+
+#[test]
+fn find_device_answers_over_mcp_as_the_cli_does() {
+    let t = fixture("serve-device");
+    index_with_cli(&t.root);
+    let root = root_arg(&t);
+    let mut c = Client::start(&["--root", &root, "--tools", "hardware"], &t.root, &[]);
+    let (text, err) = c.call(
+        "find_device",
+        json!({"compatible": "fsl,imx21-i2c", "limit": 1}),
+    );
+    assert!(!err, "{text}");
+    let (code, cli) = common::knav(&t, &["device", "fsl,imx21-i2c", "--limit", "1"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        text.trim_end(),
+        cli.replace("next: knav grep", "next: search_text")
+            .replace("--offset 1", "offset=1")
+            .trim_end()
+    );
+    assert!(
+        text.starts_with(
+            "fsl,imx21-i2c: 1 binding, 2 boards · nodes: 0 in .dts, 2 in .dtsi, 0 in overlays\n\
+             Documentation/devicetree/bindings/i2c/acme,soc-i2c.yaml:13: binding  Acme SoC I2C controller\n\
+             arch/arm/boot/dts/acme/acme-board-a.dts  \"Acme Board A\"\n"
+        ),
+        "{text}"
+    );
+    let (text, err) = c.call(
+        "find_device",
+        json!({"compatible": "fsl,imx21-i2c", "format": "json", "offset": 1}),
+    );
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["tool"], "find_device");
+    assert_eq!(
+        v["results"]["board_rows"][0]["path"],
+        "arch/arm/boot/dts/acme/acme-board-b.dts"
+    );
+    let (text, err) = c.call("find_device", json!({"compatible": "acme,soc-i2d"}));
+    assert!(err, "{text}");
+    assert!(text.contains("did you mean: acme,soc-i2c"), "{text}");
+    let (text, err) = c.call(
+        "find_device",
+        json!({"compatible": "x", "path_prefix": "arch"}),
+    );
+    assert!(err, "{text}");
 }

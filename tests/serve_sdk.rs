@@ -30,7 +30,7 @@ async fn the_official_sdk_client_lists_and_calls_the_tools() {
     );
 
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 20);
+    assert_eq!(tools.len(), 21);
     let def = tools.iter().find(|t| t.name == "find_definition").unwrap();
     let ann = def.annotations.as_ref().unwrap();
     assert_eq!(

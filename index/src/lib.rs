@@ -11,7 +11,7 @@
 //!   [`git`] (git run as a program, revisions, the history index), [`factstore`] (per-file
 //!   facts by content), [`store`] (where an index lives, its manifest, a [`store::Snapshot`]);
 //! - the parts a query reads from a snapshot: [`segment`] (with its records in [`format`]),
-//!   [`text`], [`docs`], [`code`], [`buildfiles`]; [`bm25`] for ranked searches;
+//!   [`text`], [`docs`], [`hw`], [`code`], [`buildfiles`]; [`bm25`] for ranked searches;
 //! - [`update`], [`update_hinted`], [`verify`] and [`changes`], which build, refresh and check an
 //!   index, with what they report; [`BuildOptions`];
 //! - knav's own directories ([`indexdir`]), and what every front end shares: [`printable`]
@@ -30,6 +30,7 @@ pub mod docs;
 pub mod factstore;
 pub mod format;
 pub mod git;
+pub mod hw;
 pub mod indexdir;
 pub mod interrupt;
 pub mod printable;

@@ -2,7 +2,7 @@
 //!
 //! An index is a manifest (`CURRENT`) naming directories of the index directory, one per part:
 //! the symbol segments (`seg-…`), the build-file part (`kb-…`), the text part (`tx-…`), the
-//! documentation part (`kd-…`) and, in an index started from another tree's, the restat part
+//! documentation part (`kd-…`), the hardware part (`hw-…`) and, in an index started from another tree's, the restat part
 //! (`rs-…`). Every part is a [`Part`]: it has a [`Kind`] (its name and its
 //! directories' prefix), a manifest entry (`Ref`) and an opened form (`Open`), and gives a
 //! [`Stamp`] (its directory and the checksum
@@ -45,23 +45,26 @@ pub enum Kind {
     /// The files an index started from another tree's proved unchanged under another
     /// modification time ([`super::restat::Restat`]).
     Restat,
+    /// Device trees and binding schemas by compatible string (`knav device`).
+    Hw,
 }
 
 impl Kind {
     /// Every kind, in the order a manifest lists them.
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Segment,
         Kind::BuildFiles,
         Kind::Text,
         Kind::Docs,
         Kind::Restat,
+        Kind::Hw,
     ];
 
     /// The kinds built from the tree's files: those a fact-store proof or another tree's
     /// index (the seed) may name.
     pub const BUILT: [Kind; 4] = [Kind::Segment, Kind::BuildFiles, Kind::Text, Kind::Docs];
 
-    /// The prefix of the part's directories (`seg-…`, `kb-…`, `tx-…`, `kd-…`, `rs-…`).
+    /// The prefix of the part's directories (`seg-…`, `kb-…`, `tx-…`, `kd-…`, `rs-…`, `hw-…`).
     pub fn prefix(self) -> &'static str {
         match self {
             Kind::Segment => "seg",
@@ -69,6 +72,7 @@ impl Kind {
             Kind::Text => "tx",
             Kind::Docs => "kd",
             Kind::Restat => "rs",
+            Kind::Hw => "hw",
         }
     }
 }

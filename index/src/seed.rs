@@ -177,6 +177,8 @@ pub fn seed(
     if !proven.docs {
         manifest.docs = None;
     }
+    // The hardware part keeps no proof: built whole by the update that follows.
+    manifest.hw = None;
     link(root, index_dir, &from, manifest, &proven.restat).ok()?;
     Some(Seeded {
         from: from.display().to_string(),

@@ -62,6 +62,9 @@ pub struct Manifest {
     /// The documentation part (search_docs), when the tree has documentation files.
     #[serde(default)]
     pub docs: Option<crate::docs::DocsRef>,
+    /// The hardware part (find_device), when the tree has device trees or binding schemas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hw: Option<crate::hw::HwRef>,
     /// The restat part of an index started from another tree's ([`crate::restat::Restat`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restat: Option<String>,
@@ -77,6 +80,7 @@ impl Manifest {
             self.build_files.as_ref().map(|b| (&b.dir, &b.previous)),
             self.text.as_ref().map(|t| (&t.dir, &t.previous)),
             self.docs.as_ref().map(|d| (&d.dir, &d.previous)),
+            self.hw.as_ref().map(|h| (&h.dir, &h.previous)),
         ]
         .into_iter()
         .flatten()
@@ -760,7 +764,15 @@ impl Snapshot {
             .and_then(|(r, b)| super::buildfiles::BuildFiles::stamp(r, Some(b)));
         let text = m.text.as_ref().and_then(|r| TextIndex::stamp(r, None));
         let docs = m.docs.as_ref().and_then(|r| Docs::stamp(r, None));
-        segments.chain(build).chain(text).chain(docs).collect()
+        let hw =
+            m.hw.as_ref()
+                .and_then(|r| crate::hw::part::Hw::stamp(r, None));
+        segments
+            .chain(build)
+            .chain(text)
+            .chain(docs)
+            .chain(hw)
+            .collect()
     }
 
     /// True when every file of segment `seg` is live: nothing later replaced or deleted any.

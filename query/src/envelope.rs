@@ -458,6 +458,82 @@ pub enum Results {
     Compare(Box<Comparison>),
     /// symbol_history: newest first.
     History(Vec<HistoryEntry>),
+    /// find_device.
+    Device(Box<Device>),
+}
+
+/// What find_device answers for one compatible string (or the compatibles a `*` pattern
+/// matches).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Device {
+    /// The compatible string (or pattern) asked.
+    pub compatible: String,
+    /// The binding schemas documenting it.
+    pub bindings: Vec<DeviceBinding>,
+    /// Boards (`.dts` files) whose device tree has a node of it, their own or through the
+    /// `.dtsi` files they include.
+    pub boards: u64,
+    /// Nodes of it written in `.dts` files.
+    pub dts_nodes: u64,
+    /// Nodes of it written in `.dtsi` files (counted apart: each may reach many boards).
+    pub dtsi_nodes: u64,
+    /// Nodes of it written in overlays (`.dtso`).
+    pub overlay_nodes: u64,
+    /// This page's boards, with their nodes of it.
+    pub board_rows: Vec<DeviceBoard>,
+    /// For a pattern: this page's compatibles that match it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub matches: Vec<DeviceMatch>,
+}
+
+/// A binding schema documenting a compatible.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct DeviceBinding {
+    /// The schema's path.
+    pub path: String,
+    /// The line of the compatible in it.
+    pub line: u32,
+    /// Its `title`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// A board whose device tree has nodes of a compatible.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct DeviceBoard {
+    /// The board's `.dts`.
+    pub path: String,
+    /// Its `model`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Its nodes of the compatible, where they are written.
+    pub nodes: Vec<DeviceNode>,
+}
+
+/// A device-tree node of a compatible.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct DeviceNode {
+    /// The file it is written in (the board's, or a `.dtsi` it includes).
+    pub path: String,
+    /// The line of its name.
+    pub line: u32,
+    /// Its path in that file (`/soc/i2c@43f80000`, `&i2c1`).
+    pub node: String,
+    /// Its `status` in the board (a `&label { status = …; }` the board or its includes
+    /// write wins over the node's own); absent: none written (okay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+/// A compatible a pattern matches.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct DeviceMatch {
+    /// The compatible string.
+    pub compatible: String,
+    /// Bindings documenting it.
+    pub bindings: u64,
+    /// Device-tree nodes naming it.
+    pub nodes: u64,
 }
 
 /// One commit that touched a definition (symbol_history).

@@ -81,6 +81,11 @@ pub enum Ask {
         /// Words (`out of memory killer`).
         query: String,
     },
+    /// find_device.
+    Device {
+        /// A compatible string (`fsl,imx21-i2c`), or a pattern with one `*`.
+        compatible: String,
+    },
     /// change_impact.
     Impact {
         /// The function.
@@ -121,6 +126,7 @@ impl Ask {
             Ask::Files { .. } => query::files::TOOL,
             Ask::Grep(_) => query::grep::TOOL,
             Ask::Docs { .. } => query::docs::TOOL,
+            Ask::Device { .. } => query::device::TOOL,
             Ask::Impact { .. } => query::impact::TOOL,
             Ask::Review { .. } => query::review::TOOL,
             Ask::Code { .. } => query::code::TOOL,
@@ -168,6 +174,7 @@ impl Ask {
                 (Names::None, query_len(query), true)
             }
             Ask::Docs { query } => (Names::None, query_len(query), false),
+            Ask::Device { compatible } => (Names::None, query_len(compatible), false),
             Ask::Review { diff } => (
                 Names::None,
                 crate::diff::check_bytes(diff.len()).map_err(|e| e.to_string()),
@@ -586,6 +593,7 @@ fn match_ask(q: &Query<'_>, ask: &Ask) -> Envelope {
         Ask::Files { query } => query::search_files(q, query),
         Ask::Grep(g) => query::search_text(q, g),
         Ask::Docs { query } => query::search_docs(q, query),
+        Ask::Device { compatible } => query::find_device(q, compatible),
         Ask::Impact {
             symbol,
             depth,

@@ -406,8 +406,9 @@ mod tests {
         let e = select(Some(&["cores".into()])).unwrap_err();
         assert_eq!(
             e,
-            "unknown tool group 'cores'; the groups are core, search, edit, review"
+            "unknown tool group 'cores'; the groups are core, search, edit, review, hardware"
         );
+        assert_eq!(select(Some(&["hardware".into()])).unwrap(), ["find_device"]);
     }
 
     #[test]

@@ -662,6 +662,28 @@ impl McpArgs for DocsArgs {
 }
 impl CliArgs for DocsArgs {}
 
+/// find_device (`knav device`).
+#[derive(clap::Args, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub(super) struct DeviceArgs {
+    /// A compatible string (fsl,imx21-i2c), or a pattern with one * (fsl,imx*-i2c).
+    #[schemars(description = "")]
+    compatible: String,
+    #[serde(flatten)]
+    #[arg(skip)]
+    shared: Shared,
+}
+
+impl McpArgs for DeviceArgs {
+    fn order(self) -> Result<(Order, Shared), String> {
+        let ask = Ask::Device {
+            compatible: self.compatible,
+        };
+        Ok((Order::Ask(ask), self.shared))
+    }
+}
+impl CliArgs for DeviceArgs {}
+
 /// change_impact (`knav impact`).
 #[derive(clap::Args, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]

@@ -187,6 +187,8 @@ const SEARCH: &[&str] = &["root", "format", "limit", "offset", "path_prefix", "r
 /// compare_versions': no paging (it answers one symbol) and no `rev` (it names its two
 /// revisions).
 const COMPARE: &[&str] = &["root", "format", "path_prefix", "active_config"];
+/// find_device's: paged, no path filter or revision (the catalog's budget is tight).
+const DEVICE: &[&str] = &["root", "format", "limit", "offset"];
 /// Only the tree (update_index and the edits answer for it, in text).
 const ROOT: &[&str] = &["root"];
 /// The tree and the format (index_status).
@@ -362,7 +364,7 @@ pub const AGENT_BODY_BYTES: usize = 6_000;
 
 /// The tool groups `knav serve --tools` and `.knav.toml`'s `serve.tools` choose from (default:
 /// all); every tool is in one.
-pub const GROUPS: &[&str] = &["core", "search", "edit", "review"];
+pub const GROUPS: &[&str] = &["core", "search", "edit", "review", "hardware"];
 
 /// The tools of group `group`, in catalog order.
 pub fn group_tools(group: &str) -> Vec<&'static str> {
@@ -406,8 +408,7 @@ pub const TOOLS: &[Tool] = &[
         name: "find_references",
         command: Some("refs"),
         about: "Every reference to SYMBOL (find_references)",
-        description: "Every use of a symbol in code (not comments), with its role (call, ref, \
-                      decl, ...) and #if guard. Use instead of grep -rw.",
+        description: "Every use of a symbol in code (not comments), with its role and #if guard. Use instead of grep -rw.",
         group: "core",
         effect: Effect::Reads,
         always_load: false,
@@ -474,8 +475,7 @@ pub const TOOLS: &[Tool] = &[
         name: "reachability",
         command: Some("reach"),
         about: "Whether FROM can reach TO through calls (reachability)",
-        description: "Whether one function can reach another through calls, with the shortest \
-                      call chain. Use instead of tracing callers by hand.",
+        description: "Whether one function can reach another through calls, with the shortest call chain. Use instead of tracing callers.",
         group: "core",
         effect: Effect::Reads,
         always_load: false,
@@ -491,8 +491,7 @@ pub const TOOLS: &[Tool] = &[
         name: "list_file_symbols",
         command: Some("symbols"),
         about: "The definitions in FILE (list_file_symbols)",
-        description: "A file's definitions in line order, with kind and #if guard (a \
-                      directory: its files). Use instead of reading the file.",
+        description: "A file's definitions in line order, with kind and #if guard. Use instead of reading the file.",
         group: "core",
         effect: Effect::Reads,
         always_load: false,
@@ -544,8 +543,7 @@ pub const TOOLS: &[Tool] = &[
         command: Some("grep"),
         about: "The lines of any text file matching PATTERN, as `rg -n` finds them (search_text). \
                 Exit 0 with hits, 1 without, 2 on an error",
-        description: "rg -n over every text file (code, Kconfig, Makefiles, docs), each hit \
-                      with its enclosing definition and #if guard. Use instead of Grep or rg.",
+        description: "rg -n over every text file, each hit with its enclosing definition and #if guard. Use instead of Grep or rg.",
         group: "search",
         effect: Effect::Reads,
         always_load: false,
@@ -570,8 +568,7 @@ pub const TOOLS: &[Tool] = &[
         command: Some("search"),
         about: "Definitions ranked for what they do, in words (search_code): \
                 `knav search choose a process to kill when memory runs out`",
-        description: "Definitions ranked for what they do, in words (oom kill process). Use \
-                      instead of grepping guessed names.",
+        description: "Definitions ranked for what they do, in words. Use instead of grepping guessed names.",
         group: "search",
         effect: Effect::Reads,
         always_load: false,
@@ -602,13 +599,28 @@ pub const TOOLS: &[Tool] = &[
         parts: both::<DocsArgs>(),
     },
     Tool {
+        name: "find_device",
+        command: Some("device"),
+        about: "The bindings documenting COMPATIBLE and the boards whose device trees use it, \
+                through their .dtsi includes (find_device): `knav device fsl,imx21-i2c`",
+        description: "Bindings and boards of a devicetree compatible. Use instead of grep -r dts.",
+        group: "hardware",
+        effect: Effect::Reads,
+        always_load: false,
+        cli_only: &[],
+        mcp_only: &[],
+        hint: Hint::Bare,
+        agent_limit: 10,
+        shared: DEVICE,
+        help_at: 21,
+        parts: both::<DeviceArgs>(),
+    },
+    Tool {
         name: "change_impact",
         command: Some("impact"),
         about: "Who a change to SYMBOL affects: its callers to --depth levels, by MAINTAINERS \
                 subsystem and top directory, with export status (change_impact)",
-        description: "Who a change to a function affects: its callers to a depth by \
-                      MAINTAINERS subsystem and directory, with export status. Use instead of \
-                      repeated find_callers.",
+        description: "Who a change to a function affects: its callers to a depth by subsystem and directory, with export status. Use instead of repeated find_callers.",
         group: "review",
         effect: Effect::Reads,
         always_load: false,
@@ -626,9 +638,7 @@ pub const TOOLS: &[Tool] = &[
         about: "SYMBOL at git revision REV_A and at REV_B (default: the files as they are): each \
                 definition same, changed, moved, added or removed, with the body's diff, and \
                 the callers added and removed (compare_versions)",
-        description: "A symbol at two git revisions: each definition same, changed, moved, \
-                      added or removed, with its diff and the callers gained and lost. Use for \
-                      backports instead of diffing checkouts.",
+        description: "A symbol at two git revisions: each definition same, changed, moved, added or removed, with its diff and the callers gained and lost. Use instead of diffing checkouts.",
         group: "review",
         effect: Effect::Reads,
         always_load: false,
@@ -646,9 +656,7 @@ pub const TOOLS: &[Tool] = &[
         about: "The commits that changed SYMBOL's definition, newest first (--file PATH for one \
                 file's, moves followed; --rev RANGE to bound them), from the history index \
                 (`knav index --history`, or built on first use) (symbol_history)",
-        description: "The commits that changed a definition, newest first (moves followed, the \
-                      introducing one marked); rev bounds them (A..B). Use instead of git log \
-                      -L.",
+        description: "The commits that changed a definition, newest first; rev bounds them (A..B). Use instead of git log -L.",
         group: "review",
         effect: Effect::Reads,
         always_load: false,
@@ -666,9 +674,7 @@ pub const TOOLS: &[Tool] = &[
         about: "The definitions a unified diff touches, with guards, callers and subsystems \
                 (review_diff). `--limit`/`--offset` page its hunks and definitions together, in diff \
                 order; a diff of more than 16 MiB, 10,000 files or 50,000 hunks is refused",
-        description: "The definitions a unified diff or git range touches, with #if guard, \
-                      callers and subsystems; limit/offset page hunks and definitions \
-                      together. Use instead of reading each hunk's file.",
+        description: "The definitions a unified diff or git range touches, with #if guard, callers and subsystems. Use instead of reading each hunk's file.",
         group: "review",
         effect: Effect::Reads,
         always_load: false,
@@ -701,8 +707,7 @@ pub const TOOLS: &[Tool] = &[
         name: "index_status",
         command: Some("status"),
         about: "Whether the index is ready and what it holds (index_status); builds nothing",
-        description: "Whether the index is ready: files indexed and left out, age, size, a \
-                      build's progress. Use instead of retrying a call until indexing is done.",
+        description: "Whether the index is ready: files indexed and left out, age, size, a build's progress. Use instead of retrying until indexing is done.",
         group: "review",
         effect: Effect::Reads,
         always_load: false,
@@ -718,9 +723,7 @@ pub const TOOLS: &[Tool] = &[
         name: "replace_symbol",
         command: None,
         about: "",
-        description: "Rewrite one definition in place; refused, file unchanged, unless \
-                      brackets and #if balance and ctags finds the symbol. Use instead of Edit \
-                      on a whole file.",
+        description: "Rewrite one definition in place; refused unless brackets and #if balance and ctags finds the symbol. Use instead of Edit on a whole file.",
         group: "edit",
         effect: Effect::Writes,
         always_load: false,
@@ -736,8 +739,7 @@ pub const TOOLS: &[Tool] = &[
         name: "insert_symbol",
         command: None,
         about: "",
-        description: "Add a definition before or after an anchor definition, checked as \
-                      replace_symbol. Use instead of Edit on a whole file.",
+        description: "Add a definition before or after another, checked as replace_symbol. Use instead of Edit on a whole file.",
         group: "edit",
         effect: Effect::Writes,
         always_load: false,
@@ -839,6 +841,11 @@ mod tests {
                 &["docs", "oom", "killer"],
                 "search_docs",
                 json!({"query": "oom killer"}),
+            ),
+            (
+                &["device", "fsl,imx21-i2c"],
+                "find_device",
+                json!({"compatible": "fsl,imx21-i2c"}),
             ),
             (&["impact", "f"], "change_impact", json!({"symbol": "f"})),
             (&["index", "--full"], "update_index", json!({"full": true})),

@@ -29,12 +29,14 @@ use crate::{build, codec, definers_read, format, scratch, segment, store};
 
 mod build_files;
 mod changes;
+mod hw;
 mod text;
 mod trace;
 
 use self::build_files::{build_files_part, BuildFilesPart, BuildFilesState};
 pub use self::changes::{changes, Changes};
 use self::changes::{compare, indexed_files, walk_tree, Diff, Indexed, Walked};
+use self::hw::HwState;
 use self::text::TextUpdate;
 pub use self::trace::Trace;
 
@@ -81,6 +83,9 @@ pub struct UpdateReport {
     /// When the documentation files changed: what reading them found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub docs: Option<String>,
+    /// When the device trees or binding schemas changed: what reading them found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hw: Option<String>,
     /// Full builds: definitions each kernel macro family made (`SYSCALL_DEFINE`: 1,900…).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub macro_definitions: std::collections::BTreeMap<String, u64>,
@@ -213,6 +218,7 @@ fn index_bytes(index_dir: &Path, manifest: &Manifest) -> u64 {
         .chain(manifest.build_files.iter().map(|b| b.dir.as_str()))
         .chain(manifest.text.iter().map(|t| t.dir.as_str()))
         .chain(manifest.docs.iter().map(|d| d.dir.as_str()))
+        .chain(manifest.hw.iter().map(|h| h.dir.as_str()))
         .map(|d| dir_size(&index_dir.join(d)))
         .sum()
 }
@@ -284,6 +290,7 @@ fn update_locked(
         snap: mut old,
         rebuilt_because,
         docs_damaged,
+        hw_damaged,
     } = open_previous(root, index_dir, full, options_hash);
     let up = Update {
         root,
@@ -321,7 +328,9 @@ fn update_locked(
     if let Some(c) = up.cache.as_ref().filter(|_| !same_walk) {
         walked.materialize(c, DEFAULT_MAX_FILE_BYTES);
     }
-    // A damaged documentation part is built again from the text walk's list of files.
+    // A damaged documentation or hardware part (or a hardware part an older knav did not
+    // build) is built again from the text walk's list of files.
+    let hw_damaged = hw_damaged || old.as_ref().is_some_and(|s| s.manifest.hw.is_none());
     let mut text = TextUpdate::walk(
         root,
         index_dir,
@@ -329,11 +338,11 @@ fn update_locked(
         &walked,
         same_walk,
         opts,
-        docs_damaged,
+        docs_damaged || hw_damaged,
     );
     trace.mark("text walk");
     if let Some(snap) = &old {
-        if same_walk && text.same && !docs_damaged {
+        if same_walk && text.same && !docs_damaged && !hw_damaged {
             progress.finish();
             return Ok(UpdateReport {
                 mode: UpdateMode::Unchanged,
@@ -355,18 +364,18 @@ fn update_locked(
         .map(|snap| compare(root, index_dir, snap, indexed, &walked, &mut text));
     trace.mark("diff");
     let builds = BuildFilesState::of(root, old.as_ref(), &walked.builds);
-    let docs = crate::docs::DocsState::of(
-        root,
-        old.as_ref().and_then(|s| s.manifest.docs.as_ref()),
-        text.listed(),
-    );
-    trace.mark("docs state");
+    let (docs, hw) = listed_parts(root, index_dir, old.as_ref(), &text);
+    trace.mark("docs and hardware state");
+    let beside = Beside {
+        docs: &docs,
+        hw: &hw,
+    };
     if let (Some(snap), Some(d)) = (&old, &changes) {
         if d.changed.is_empty() && d.deleted.is_empty() {
-            let report = if builds.same && docs.same {
+            let report = if builds.same && docs.same && hw.same {
                 up.keep_segments(snap, &walked, &text)?
             } else {
-                up.replace_parts(snap, &walked, &builds, &text, &docs)?
+                up.replace_parts(snap, &walked, &builds, &text, beside)?
             };
             progress.finish();
             return Ok(seeded_report(report, seeded));
@@ -374,9 +383,29 @@ fn update_locked(
     }
     trace.mark("inputs");
     let report = up.build(
-        old, changes, walked, &builds, &text, &docs, opts, progress, &mut trace,
+        old, changes, walked, &builds, &text, beside, opts, progress, &mut trace,
     )?;
     Ok(seeded_report(report, seeded))
+}
+
+/// The documentation and hardware files among those the text walk listed against the index
+/// `old`'s parts.
+fn listed_parts(
+    root: &Path,
+    index_dir: &Path,
+    old: Option<&Snapshot>,
+    text: &TextUpdate,
+) -> (crate::docs::DocsState, HwState) {
+    let manifest = old.map(|s| &s.manifest);
+    let docs =
+        crate::docs::DocsState::of(root, manifest.and_then(|m| m.docs.as_ref()), text.listed());
+    let hw = HwState::of(
+        root,
+        index_dir,
+        manifest.and_then(|m| m.hw.as_ref()),
+        text.listed(),
+    );
+    (docs, hw)
 }
 
 /// `report`, of an update that started from another tree's index when `seeded` says where:
@@ -418,6 +447,8 @@ struct Previous {
     rebuilt_because: Option<String>,
     /// The documentation part is damaged: it is built again.
     docs_damaged: bool,
+    /// The hardware part is damaged: it is built again.
+    hw_damaged: bool,
 }
 
 /// Opens the index in `index_dir` to refresh it (none with `full`). An unreadable or
@@ -427,6 +458,7 @@ struct Previous {
 fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -> Previous {
     let mut rebuilt_because = None;
     let mut docs_damaged = false;
+    let mut hw_damaged = false;
     let old = if full {
         None
     } else {
@@ -446,12 +478,17 @@ fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -
                         snap: None,
                         rebuilt_because,
                         docs_damaged,
+                        hw_damaged,
                     }
                 }
                 Kind::Text => s.manifest.text = None,
                 Kind::Docs => {
                     s.manifest.docs = None;
                     docs_damaged = true;
+                }
+                Kind::Hw => {
+                    s.manifest.hw = None;
+                    hw_damaged = true;
                 }
                 Kind::BuildFiles => {
                     s.build = None;
@@ -474,6 +511,7 @@ fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -
         snap,
         rebuilt_because,
         docs_damaged,
+        hw_damaged,
     }
 }
 
@@ -552,17 +590,19 @@ impl Update<'_> {
         walked: &crate::tree::walk::Walk,
         builds: &BuildFilesState,
         text: &TextUpdate,
-        docs: &crate::docs::DocsState,
+        beside: Beside<'_>,
     ) -> Result<UpdateReport, IndexError> {
         let proofs = text.proofs.as_deref();
         let part = build_files_part(self.root, self.index_dir, &walked.builds, builds, proofs)?;
-        let (docs_part, docs_summary) = docs.part(self.root, self.index_dir, proofs)?;
+        let (docs_part, docs_summary) = beside.docs.part(self.root, self.index_dir, proofs)?;
+        let (hw_part, hw_summary) = beside.hw.part(self.root, self.index_dir)?;
         let mut manifest = snap.manifest.clone();
         manifest.generation += 1;
         manifest.retired = Vec::new();
         manifest.build_files = part.part;
         manifest.text = text.part(self.root, self.index_dir, false, &|| ())?;
         manifest.docs = docs_part;
+        manifest.hw = hw_part;
         manifest.published_unix = now_unix();
         store::publish(self.index_dir, &manifest)?;
         text.write_cache(self.index_dir, &manifest.text)?;
@@ -571,6 +611,7 @@ impl Update<'_> {
             mode: UpdateMode::Incremental,
             build_files: part.summary,
             docs: docs_summary,
+            hw: hw_summary,
             rebuilt_because: self.rebuilt_because.clone(),
             index_bytes: index_bytes(self.index_dir, &manifest),
             ..same_segments(snap, walked, self.started, self.index_dir)
@@ -597,7 +638,7 @@ impl Update<'_> {
         walked: crate::tree::walk::Walk,
         builds: &BuildFilesState,
         text: &TextUpdate,
-        docs: &crate::docs::DocsState,
+        beside: Beside<'_>,
         opts: &BuildOptions,
         progress: &mut Progress,
         trace: &mut Trace,
@@ -620,13 +661,14 @@ impl Update<'_> {
         let sides = Sides {
             builds,
             text,
-            docs,
+            beside,
             full: report.mode == UpdateMode::Full,
         };
         let built = self.build_all(&walked, &layout, &sides, opts, progress, trace)?;
         let Built {
             text: text_part,
             docs: (docs_part, docs_summary),
+            hw: (hw_part, hw_summary),
             build_files: part,
             ctags,
             segment:
@@ -638,6 +680,7 @@ impl Update<'_> {
         } = built;
         report.facts = facts;
         report.docs = docs_summary;
+        report.hw = hw_summary;
         report.build_files = part.summary;
         let new_segment = SegmentRef {
             dir: seg_dir
@@ -670,6 +713,7 @@ impl Update<'_> {
             build_files: part.part,
             text: text_part,
             docs: docs_part,
+            hw: hw_part,
             ..Default::default()
         };
         drop(old);
@@ -719,7 +763,7 @@ impl Update<'_> {
         let Sides {
             builds,
             text,
-            docs,
+            beside,
             full,
         } = *sides;
         // The text part first, while the process is small: its lists live in mappings it gives
@@ -743,9 +787,10 @@ impl Update<'_> {
             };
             let side = s.spawn(|| {
                 let (root, proofs) = (self.root, text.proofs.as_deref());
-                let docs = docs.part(root, self.index_dir, proofs);
+                let docs = beside.docs.part(root, self.index_dir, proofs);
+                let hw = beside.hw.part(root, self.index_dir);
                 let builds = build_files_part(root, self.index_dir, &walked.builds, builds, proofs);
-                (docs, builds)
+                (docs, hw, builds)
             });
             // Without the signal, the text part has ended (no new base, or an error): its
             // answer is known before the segment is built.
@@ -753,10 +798,11 @@ impl Update<'_> {
                 Ok(()) => (Some(text_part), None),
                 Err(_) => (None, Some(join_text(text_part)?)),
             };
-            let (docs, part) = side.join().map_err(|_| {
+            let (docs, hw, part) = side.join().map_err(|_| {
                 IndexError::Build("the documentation and build files thread panicked".into())
             })?;
             let docs = docs?;
+            let hw = hw?;
             let part = part?;
             // What these builds freed (their per-thread sets and buffers) goes back to the
             // system before the segment build grows.
@@ -777,6 +823,7 @@ impl Update<'_> {
             Ok(Built {
                 text: text_part,
                 docs,
+                hw,
                 build_files: part,
                 ctags,
                 segment,
@@ -925,10 +972,19 @@ struct Sides<'a> {
     builds: &'a BuildFilesState,
     /// The text part's walk.
     text: &'a TextUpdate,
-    /// The documentation files against the index's part.
-    docs: &'a crate::docs::DocsState,
+    /// The documentation and hardware files against the index's parts.
+    beside: Beside<'a>,
     /// A full build: the text part is built anew.
     full: bool,
+}
+
+/// The parts read from files the text walk lists, against the index's.
+#[derive(Clone, Copy)]
+struct Beside<'a> {
+    /// The documentation files against the index's part.
+    docs: &'a crate::docs::DocsState,
+    /// The device trees and binding schemas against the index's part.
+    hw: &'a HwState,
 }
 
 /// What [`Update::build_all`] made, not yet published.
@@ -937,6 +993,8 @@ struct Built {
     text: Option<crate::text::TextRef>,
     /// The documentation part and, when new, what reading the files found.
     docs: (Option<crate::docs::DocsRef>, Option<String>),
+    /// The hardware part and, when new, what reading the files found.
+    hw: (Option<crate::hw::HwRef>, Option<String>),
     /// The build-file part.
     build_files: BuildFilesPart,
     /// The ctags that indexed the segment.

@@ -300,6 +300,64 @@ fn docs(ds: &[crate::envelope::DocHit], out: &mut String) -> usize {
     ds.len()
 }
 
+/// Nodes of a board a find_device row shows at most.
+const DEVICE_NODES_SHOWN: usize = 3;
+
+/// find_device: the counts, the bindings, then a board a row with its nodes; for a pattern,
+/// the compatibles it matches.
+fn device(d: &crate::envelope::Device, out: &mut String) -> usize {
+    let plural = |n: u64, one: &str| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {one}s"),
+    };
+    if !d.matches.is_empty() {
+        for m in &d.matches {
+            let _ = writeln!(
+                out,
+                "{}  ({}, {})",
+                m.compatible,
+                plural(m.bindings, "binding"),
+                plural(m.nodes, "node")
+            );
+        }
+        return d.matches.len();
+    }
+    let _ = writeln!(
+        out,
+        "{}: {}, {} · nodes: {} in .dts, {} in .dtsi, {} in overlays",
+        d.compatible,
+        plural(d.bindings.len() as u64, "binding"),
+        plural(d.boards, "board"),
+        d.dts_nodes,
+        d.dtsi_nodes,
+        d.overlay_nodes
+    );
+    for b in &d.bindings {
+        let title = b.title.as_deref().unwrap_or("");
+        let _ = writeln!(out, "{}:{}: binding  {title}", b.path, b.line);
+    }
+    for b in &d.board_rows {
+        let model = b
+            .model
+            .as_deref()
+            .map(|m| format!("  \"{m}\""))
+            .unwrap_or_default();
+        let _ = writeln!(out, "{}{model}", b.path);
+        for n in b.nodes.iter().take(DEVICE_NODES_SHOWN) {
+            let status = n.status.as_deref().unwrap_or("okay");
+            let _ = writeln!(out, "    {}:{}: {}  [{status}]", n.path, n.line, n.node);
+        }
+        if b.nodes.len() > DEVICE_NODES_SHOWN {
+            let _ = writeln!(
+                out,
+                "    … {} more nodes",
+                b.nodes.len() - DEVICE_NODES_SHOWN
+            );
+        }
+    }
+    d.board_rows.len()
+}
+
 /// What a function calls, one row per callee.
 fn callees(env: &Envelope, c: &crate::envelope::Callees, out: &mut String) -> usize {
     let _ = writeln!(
@@ -436,6 +494,9 @@ fn index_report(r: &knav_index::UpdateReport, out: &mut String) -> usize {
     }
     if let Some(d) = &r.docs {
         let _ = writeln!(out, "  {d}");
+    }
+    if let Some(h) = &r.hw {
+        let _ = writeln!(out, "  {h}");
     }
     if let Some(s) = &r.seeded_from {
         let _ = writeln!(
@@ -579,6 +640,7 @@ fn unescaped(env: &Envelope) -> String {
         Some(Results::Review(r)) => super::change::review(env, r, &mut out),
         Some(Results::Compare(c)) => super::change::compare(c, &mut out),
         Some(Results::History(h)) => super::change::history(h, &mut out),
+        Some(Results::Device(d)) => device(d, &mut out),
         None => 0,
     };
     if let Some(m) = &env.message {

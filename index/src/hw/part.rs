@@ -1,0 +1,656 @@
+//! The hardware part on disk (`hw-…`), written and read. Four files:
+//! - `files.dat`: per file (path order) its path, kind, the board's `model` or the binding's
+//!   `title`, the files its includes lead to (ids, [`super::includes`]) and the `status` its
+//!   `&label { status = …; }` blocks give;
+//! - `compat.fst`: each compatible string to the offset of its rows in `compat.dat`;
+//! - `compat.dat`: per compatible, the bindings documenting it (file, line) and the device-tree
+//!   nodes naming it (file, line, path, labels, status);
+//! - `facts.dat`: every file's [`HwFacts`] with its size and mtime, which the next refresh
+//!   reuses for the files whose stat did not change (queries never read it).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use super::facts::{is_binding, is_dts, opt_string, string, HwFacts};
+use crate::codec::{checksum_bytes, put_opt_str, put_str, put_varint, Reader};
+use crate::disk::MapBytes;
+use crate::error::IndexError;
+use crate::format::{check_header, header, HEADER_LEN};
+use crate::part::{FromFacts, Merge};
+use crate::text::walk::TextFile;
+
+/// The part's files, in the order [`HwMerge::finish`] writes them.
+pub const FILES: [&str; 4] = ["files.dat", "compat.fst", "compat.dat", "facts.dat"];
+
+const FILES_KIND: &[u8; 4] = b"HWFL";
+const COMPAT_KIND: &[u8; 4] = b"HWCP";
+const FACTS_KIND: &[u8; 4] = b"HWFA";
+
+/// What kind of file of the part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A board's device tree (`.dts`).
+    Board,
+    /// An include (`.dtsi`).
+    Include,
+    /// An overlay (`.dtso`).
+    Overlay,
+    /// A binding schema.
+    Binding,
+}
+
+impl FileKind {
+    /// The kind of the file at `path`.
+    pub fn of(path: &str) -> FileKind {
+        if path.ends_with(".dts") {
+            FileKind::Board
+        } else if path.ends_with(".dtsi") {
+            FileKind::Include
+        } else if path.ends_with(".dtso") {
+            FileKind::Overlay
+        } else {
+            FileKind::Binding
+        }
+    }
+
+    fn byte(self) -> u8 {
+        self as u8
+    }
+
+    fn from_byte(b: u8) -> Option<FileKind> {
+        [
+            FileKind::Board,
+            FileKind::Include,
+            FileKind::Overlay,
+            FileKind::Binding,
+        ]
+        .get(b as usize)
+        .copied()
+    }
+}
+
+/// True for a root-relative path the hardware part reads.
+pub fn is_hw_path(path: &str) -> bool {
+    is_dts(path) || is_binding(path)
+}
+
+/// One file as `files.dat` keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HwFile {
+    /// Root-relative path.
+    pub path: String,
+    /// Its kind.
+    pub kind: FileKind,
+    /// A device tree's `model`, a binding's `title`.
+    pub about: Option<String>,
+    /// The files its includes lead to, by id.
+    pub includes: Vec<u32>,
+    /// The `status` its `&label { … }` blocks set: (label, status).
+    pub statuses: Vec<(String, String)>,
+}
+
+/// A binding documenting a compatible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Documented {
+    /// The binding's file id.
+    pub file: u32,
+    /// The line of the compatible in it.
+    pub line: u32,
+}
+
+/// A device-tree node naming a compatible.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeUse {
+    /// Its file's id.
+    pub file: u32,
+    /// The line of its name.
+    pub line: u32,
+    /// Its path as written.
+    pub path: String,
+    /// Its labels.
+    pub labels: Vec<String>,
+    /// Its `status` as written in the node.
+    pub status: Option<String>,
+}
+
+/// What the part knows of one compatible string.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Uses {
+    /// The bindings documenting it.
+    pub documented: Vec<Documented>,
+    /// The nodes naming it, in file order.
+    pub nodes: Vec<NodeUse>,
+}
+
+/// What a build read and wrote.
+pub struct Built {
+    /// Device-tree sources read.
+    pub sources: u64,
+    /// Binding schemas read.
+    pub bindings: u64,
+    /// Files whose facts were reused from the previous part.
+    pub reused: u64,
+    /// Distinct compatible strings.
+    pub compatibles: u64,
+    /// Each file of the part with its checksum.
+    pub checksums: Vec<(String, u64)>,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+/// Every file's content hash and facts, in path order.
+#[derive(Default)]
+pub struct HwMerge {
+    facts: Vec<(u64, HwFacts)>,
+}
+
+impl Merge<(u64, HwFacts)> for HwMerge {
+    fn add(&mut self, batch: Vec<(u64, HwFacts)>) -> Result<(), IndexError> {
+        self.facts.extend(batch);
+        Ok(())
+    }
+}
+
+impl FromFacts for Hw {
+    type Facts = HwFacts;
+
+    fn facts(path: &str, bytes: Option<&[u8]>) -> HwFacts {
+        HwFacts::of(path, bytes)
+    }
+}
+
+/// A file's facts kept from a previous part, with the stat and content hash they were made of.
+#[derive(Clone, Debug)]
+pub struct Kept {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in nanoseconds since the epoch.
+    pub mtime_ns: i64,
+    /// `hash64` of its bytes.
+    pub hash: u64,
+    /// Its facts.
+    pub facts: HwFacts,
+}
+
+impl Kept {
+    /// True when `f` has the stat the facts were made of.
+    pub fn same_stat(&self, f: &TextFile) -> bool {
+        (self.size, self.mtime_ns) == (f.size, f.mtime_ns)
+    }
+}
+
+/// Facts kept from a previous part, by path.
+pub type Reusable = HashMap<String, Kept>;
+
+/// Reads `files` (in path order) under `root`, but those `reuse` holds with the same stat, and
+/// writes the part into the new directory `dir` (a file read whose bytes `reuse` holds keeps
+/// its facts too); `prover` takes the digest of each file read.
+pub fn build(
+    root: &Path,
+    files: &[TextFile],
+    reuse: &Reusable,
+    dir: &Path,
+    prover: Option<&crate::factstore::Prover>,
+) -> Result<Built, IndexError> {
+    let beneath = crate::tree::beneath::Root::open(root).ok();
+    let mut merge = HwMerge::default();
+    let reused = std::sync::atomic::AtomicU64::new(0);
+    let kept = |k: &Kept| {
+        reused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (k.hash, k.facts.clone())
+    };
+    crate::part::build(
+        files,
+        |f| {
+            let old = reuse.get(&f.path);
+            if let Some(k) = old.filter(|k| k.same_stat(f)) {
+                return kept(k);
+            }
+            let bytes = beneath.as_ref().and_then(|r| r.read(&f.path).ok());
+            if let (Some(p), Some(b)) = (prover, bytes.as_deref()) {
+                p.saw(&f.path, b);
+            }
+            let hash = bytes.as_deref().map_or(0, crate::codec::hash64);
+            if let Some(k) = old.filter(|k| bytes.is_some() && k.hash == hash) {
+                return kept(k);
+            }
+            (hash, <Hw as FromFacts>::facts(&f.path, bytes.as_deref()))
+        },
+        &mut merge,
+    )?;
+    let mut built = merge.finish(files, dir)?;
+    built.reused = reused.into_inner();
+    Ok(built)
+}
+
+impl HwMerge {
+    /// Writes the part of `files` (whose facts were merged, in this order) into the new
+    /// directory `dir`.
+    pub fn finish(self, files: &[TextFile], dir: &Path) -> Result<Built, IndexError> {
+        let ids: HashMap<&str, u32> = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.as_str(), i as u32))
+            .collect();
+        let mut table = header(FILES_KIND).to_vec();
+        let mut facts = header(FACTS_KIND).to_vec();
+        put_varint(&mut table, files.len() as u64);
+        put_varint(&mut facts, files.len() as u64);
+        let mut compat: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
+        let (mut sources, mut bindings) = (0, 0);
+        for (id, (f, (hash, fa))) in files.iter().zip(&self.facts).enumerate() {
+            put_str(&mut facts, f.path.as_bytes());
+            put_varint(&mut facts, f.size);
+            put_varint(&mut facts, f.mtime_ns as u64);
+            facts.extend_from_slice(&hash.to_le_bytes());
+            fa.put(&mut facts);
+            put_file(&mut table, f, fa, &ids);
+            match fa {
+                HwFacts::Dts(d) => {
+                    sources += 1;
+                    for n in &d.nodes {
+                        for c in &n.compatible {
+                            let rows = compat.entry(c).or_default();
+                            rows.push(1);
+                            put_varint(rows, id as u64);
+                            put_varint(rows, n.line as u64);
+                            put_str(rows, n.path.as_bytes());
+                            put_varint(rows, n.labels.len() as u64);
+                            for l in &n.labels {
+                                put_str(rows, l.as_bytes());
+                            }
+                            put_opt_str(rows, n.status.as_deref());
+                        }
+                    }
+                }
+                HwFacts::Binding(b) => {
+                    bindings += 1;
+                    for (c, line) in &b.compatibles {
+                        let rows = compat.entry(c).or_default();
+                        rows.push(0);
+                        put_varint(rows, id as u64);
+                        put_varint(rows, *line as u64);
+                    }
+                }
+                HwFacts::Unread => {}
+            }
+        }
+        let mut rows = header(COMPAT_KIND).to_vec();
+        let mut fst = crate::fstbuild::MapWriter::new(Vec::new());
+        for (c, r) in &compat {
+            fst.insert(c.as_bytes(), rows.len() as u64)
+                .map_err(|e| IndexError::io("cannot write", dir)(e))?;
+            put_varint(&mut rows, r.len() as u64);
+            rows.extend_from_slice(r);
+        }
+        let fst = fst
+            .finish()
+            .map_err(|e| IndexError::io("cannot write", dir)(e))?;
+        let mut checksums = Vec::new();
+        let mut bytes = 0;
+        for (name, data) in FILES.iter().zip([&table, &fst, &rows, &facts]) {
+            let path = dir.join(name);
+            std::fs::write(&path, data).map_err(IndexError::io("cannot write", &path))?;
+            checksums.push((name.to_string(), checksum_bytes(data)));
+            bytes += data.len() as u64;
+        }
+        Ok(Built {
+            sources,
+            bindings,
+            reused: 0,
+            compatibles: compat.len() as u64,
+            checksums,
+            bytes,
+        })
+    }
+}
+
+/// `f`'s record of `files.dat`.
+fn put_file(out: &mut Vec<u8>, f: &TextFile, facts: &HwFacts, ids: &HashMap<&str, u32>) {
+    put_str(out, f.path.as_bytes());
+    out.push(FileKind::of(&f.path).byte());
+    let (about, includes, statuses) = match facts {
+        HwFacts::Dts(d) => {
+            let includes: Vec<u32> = d
+                .includes
+                .iter()
+                .filter_map(|(p, _, kind)| super::includes::resolve(&f.path, p, *kind, ids))
+                .collect();
+            let statuses: Vec<(&str, &str)> = d
+                .nodes
+                .iter()
+                .filter_map(|n| Some((n.path.strip_prefix('&')?, n.status.as_deref()?)))
+                .filter(|(label, _)| !label.contains('/') && !label.starts_with('{'))
+                .collect();
+            (d.model.as_deref(), includes, statuses)
+        }
+        HwFacts::Binding(b) => (b.title.as_deref(), Vec::new(), Vec::new()),
+        HwFacts::Unread => (None, Vec::new(), Vec::new()),
+    };
+    put_opt_str(out, about);
+    put_varint(out, includes.len() as u64);
+    for i in includes {
+        put_varint(out, i as u64);
+    }
+    put_varint(out, statuses.len() as u64);
+    for (label, status) in statuses {
+        put_str(out, label.as_bytes());
+        put_str(out, status.as_bytes());
+    }
+}
+
+/// An open hardware part.
+pub struct Hw {
+    /// The part's directory.
+    pub dir: std::path::PathBuf,
+    /// Every file, by id.
+    pub files: Vec<HwFile>,
+    compat: fst::Map<MapBytes>,
+    rows: memmap2::Mmap,
+    bytes: u64,
+}
+
+impl Hw {
+    /// Opens the part in `dir` (`files.dat` read, the compatibles mapped); an error says
+    /// which file is unreadable or damaged.
+    pub fn open(dir: &Path) -> Result<Hw, IndexError> {
+        let path = dir.join(FILES[0]);
+        let bytes = std::fs::read(&path).map_err(IndexError::io("", &path))?;
+        check_header(&bytes, FILES_KIND, &path)?;
+        let files = read_files(&bytes[HEADER_LEN..])
+            .ok_or_else(|| IndexError::damaged(&path, "a file record does not decode"))?;
+        let compat = crate::damage::open_fst(dir, FILES[1], None)?;
+        let rows = crate::disk::map(dir, FILES[2], None)?;
+        check_header(&rows, COMPAT_KIND, &dir.join(FILES[2]))?;
+        Ok(Hw {
+            bytes: bytes.len() as u64 + compat.as_fst().as_bytes().len() as u64 + rows.len() as u64,
+            dir: dir.to_path_buf(),
+            files,
+            compat,
+            rows,
+        })
+    }
+
+    /// Bytes of the files a query reads.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// What the part knows of `compatible`; `None` when no file names it.
+    pub fn uses(&self, compatible: &str) -> Result<Option<Uses>, IndexError> {
+        let Some(at) = self.compat.get(compatible) else {
+            return Ok(None);
+        };
+        let damaged = || IndexError::damaged(self.dir.join(FILES[2]), "a row does not decode");
+        let body = self
+            .rows
+            .get(at as usize..)
+            .filter(|_| at >= HEADER_LEN as u64)
+            .ok_or_else(damaged)?;
+        let mut outer = Reader::new(body);
+        let len = outer.varint() as usize;
+        let rows = outer.bytes(len);
+        if outer.overrun {
+            return Err(damaged());
+        }
+        let mut r = Reader::new(rows);
+        let mut uses = Uses::default();
+        while !r.at_end() && !r.overrun {
+            let tag = r.u8();
+            let (file, line) = (r.varint() as u32, r.varint() as u32);
+            if file as usize >= self.files.len() {
+                return Err(damaged());
+            }
+            if tag == 0 {
+                uses.documented.push(Documented { file, line });
+                continue;
+            }
+            let path = string(&mut r).ok_or_else(damaged)?;
+            let n = r.varint();
+            let mut labels = Vec::with_capacity(r.room_for(n, 1));
+            for _ in 0..n {
+                labels.push(string(&mut r).ok_or_else(damaged)?);
+            }
+            let status = opt_string(&mut r);
+            uses.nodes.push(NodeUse {
+                file,
+                line,
+                path,
+                labels,
+                status,
+            });
+        }
+        if r.overrun {
+            return Err(damaged());
+        }
+        Ok(Some(uses))
+    }
+
+    /// The compatibles that start with `prefix` and end with `suffix` (a `*` between them),
+    /// at most `max`.
+    pub fn matching(&self, prefix: &str, suffix: &str, max: usize) -> Vec<String> {
+        use fst::{Automaton, IntoStreamer, Streamer};
+        let mut s = self
+            .compat
+            .search(fst::automaton::Str::new(prefix).starts_with())
+            .into_stream();
+        let mut out = Vec::new();
+        while let Some((k, _)) = s.next() {
+            let k = String::from_utf8_lossy(k);
+            if k.len() >= prefix.len() + suffix.len() && k.ends_with(suffix) {
+                out.push(k.into_owned());
+                if out.len() >= max {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// Compatibles within two edits of `compatible`, at most `max`.
+    pub fn near(&self, compatible: &str, max: usize) -> Vec<String> {
+        use fst::{IntoStreamer, Streamer};
+        let Ok(lev) = fst::automaton::Levenshtein::new(compatible, 2) else {
+            return Vec::new();
+        };
+        let mut s = self.compat.search(lev).into_stream();
+        let mut out = Vec::new();
+        while let Some((k, _)) = s.next() {
+            out.push(String::from_utf8_lossy(k).into_owned());
+            if out.len() >= max {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Per file id, the files whose includes lead to it.
+    pub fn includers(&self) -> Vec<Vec<u32>> {
+        let mut by = vec![Vec::new(); self.files.len()];
+        for (id, f) in self.files.iter().enumerate() {
+            for &i in &f.includes {
+                by[i as usize].push(id as u32);
+            }
+        }
+        by
+    }
+
+    /// The boards (`.dts` files) that include `file`, directly or through other includes
+    /// (`includers`: [`Hw::includers`]), in path order.
+    pub fn boards_including(&self, includers: &[Vec<u32>], file: u32) -> Vec<u32> {
+        let mut seen = vec![false; self.files.len()];
+        let mut stack = vec![file];
+        let mut boards = Vec::new();
+        while let Some(f) = stack.pop() {
+            for &by in includers.get(f as usize).into_iter().flatten() {
+                if std::mem::replace(&mut seen[by as usize], true) {
+                    continue;
+                }
+                if self.files[by as usize].kind == FileKind::Board {
+                    boards.push(by);
+                }
+                stack.push(by);
+            }
+        }
+        boards.sort_unstable();
+        boards
+    }
+
+    /// The `status` the board `board` gives a node of `labels`: the last `&label { status }`
+    /// in its own file or in the files it includes (depth first, in include order, the board
+    /// last, as dtc applies them).
+    pub fn status_in(&self, board: u32, labels: &[String]) -> Option<String> {
+        let mut order = Vec::new();
+        let mut seen = vec![false; self.files.len()];
+        self.post_order(board, &mut seen, &mut order, 0);
+        let mut found = None;
+        for f in order {
+            for (label, status) in &self.files[f as usize].statuses {
+                if labels.contains(label) {
+                    found = Some(status.clone());
+                }
+            }
+        }
+        found
+    }
+
+    fn post_order(&self, f: u32, seen: &mut [bool], out: &mut Vec<u32>, depth: usize) {
+        if depth > 64 || std::mem::replace(&mut seen[f as usize], true) {
+            return;
+        }
+        for &i in &self.files[f as usize].includes {
+            if (i as usize) < seen.len() {
+                self.post_order(i, seen, out, depth + 1);
+            }
+        }
+        out.push(f);
+    }
+}
+
+/// The records of `files.dat` after its header; `None` when they do not decode.
+fn read_files(bytes: &[u8]) -> Option<Vec<HwFile>> {
+    let mut r = Reader::new(bytes);
+    let n = r.varint();
+    let mut files = Vec::with_capacity(r.room_for(n, 4));
+    for _ in 0..n {
+        let path = string(&mut r)?;
+        let kind = FileKind::from_byte(r.u8())?;
+        let about = opt_string(&mut r);
+        let k = r.varint();
+        let mut includes = Vec::with_capacity(r.room_for(k, 1));
+        for _ in 0..k {
+            includes.push(u32::try_from(r.varint()).ok().filter(|&i| (i as u64) < n)?);
+        }
+        let k = r.varint();
+        let mut statuses = Vec::with_capacity(r.room_for(k, 2));
+        for _ in 0..k {
+            statuses.push((string(&mut r)?, string(&mut r)?));
+        }
+        if r.overrun {
+            return None;
+        }
+        files.push(HwFile {
+            path,
+            kind,
+            about,
+            includes,
+            statuses,
+        });
+    }
+    r.at_end().then_some(files)
+}
+
+/// The facts of the part in `dir` (`facts.dat`), for a refresh to reuse; empty when they
+/// cannot be read (every file is then read again).
+pub fn reusable(dir: &Path) -> Reusable {
+    let path = dir.join(FILES[3]);
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Reusable::new();
+    };
+    if check_header(&bytes, FACTS_KIND, &path).is_err() {
+        return Reusable::new();
+    }
+    let mut r = Reader::new(&bytes[HEADER_LEN..]);
+    let n = r.varint();
+    let mut out = Reusable::with_capacity(r.room_for(n, 4));
+    for _ in 0..n {
+        let Some(path) = string(&mut r) else {
+            return Reusable::new();
+        };
+        let (size, mtime_ns) = (r.varint(), r.varint() as i64);
+        let hash = u64::from_le_bytes(r.bytes(8).try_into().unwrap_or_default());
+        let Some(facts) = HwFacts::get(&mut r) else {
+            return Reusable::new();
+        };
+        out.insert(
+            path,
+            Kept {
+                size,
+                mtime_ns,
+                hash,
+                facts,
+            },
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The part of `files` (path, bytes), written into a fresh directory and opened.
+    fn part_of(name: &str, files: &[(&str, &str)]) -> Hw {
+        let dir = std::env::temp_dir().join(format!("knav-hw-part-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let listed: Vec<TextFile> = files
+            .iter()
+            .map(|(p, b)| TextFile {
+                path: p.to_string(),
+                size: b.len() as u64,
+                mtime_ns: 0,
+            })
+            .collect();
+        let mut merge = HwMerge::default();
+        let facts = files
+            .iter()
+            .map(|(p, b)| (0, HwFacts::of(p, Some(b.as_bytes()))))
+            .collect();
+        merge.add(facts).unwrap();
+        merge.finish(&listed, &dir).unwrap();
+        let hw = Hw::open(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        hw
+    }
+
+    #[test]
+    fn includes_in_a_cycle_end_and_the_last_status_written_wins() {
+        // a.dtsi and b.dtsi include each other; the board includes a.dtsi, then enables the
+        // node b.dtsi disabled after a.dtsi did.
+        let hw = part_of(
+            "cycle",
+            &[
+                ("x/a.dtsi", "#include \"b.dtsi\"\n/ { n: node { compatible = \"v,n\"; status = \"disabled\"; }; };\n"),
+                ("x/b.dtsi", "#include \"a.dtsi\"\n&n { status = \"fail\"; };\n"),
+                ("x/board.dts", "#include \"a.dtsi\"\n&n { status = \"okay\"; };\n"),
+                ("x/other.dts", "#include \"b.dtsi\"\n"),
+            ],
+        );
+        let includers = hw.includers();
+        assert_eq!(hw.boards_including(&includers, 0), [2, 3]);
+        assert_eq!(hw.boards_including(&includers, 1), [2, 3]);
+        let uses = hw.uses("v,n").unwrap().unwrap();
+        assert_eq!(
+            (uses.nodes.len(), uses.nodes[0].file, uses.nodes[0].line),
+            (1, 0, 2)
+        );
+        let labels = ["n".to_string()];
+        assert_eq!(hw.status_in(2, &labels).as_deref(), Some("okay"));
+        // other.dts: b.dtsi's a.dtsi first, then b.dtsi's own &n.
+        assert_eq!(hw.status_in(3, &labels).as_deref(), Some("fail"));
+        assert_eq!(hw.uses("v,m").unwrap(), None);
+        assert_eq!(hw.matching("v,", "", 10), ["v,n"]);
+        assert_eq!(hw.near("v,m", 10), ["v,n"]);
+    }
+}
