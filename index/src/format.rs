@@ -197,39 +197,55 @@ impl<'a> Def<'a> {
     /// enclosing function of every reference in a file needs, without [`Def::decode`]'s checks
     /// of strings it does not read.
     pub fn decode_extent(r: &mut Reader<'a>) -> (u32, &'a [u8], u32, Option<u32>, Kind) {
-        let file = r.varint() as u32;
-        let name = r.str();
-        let line = r.varint() as u32;
-        let end = r.varint();
-        let kind = Kind::from_u8(r.u8());
-        r.u8();
+        let head = Head::decode(r);
         for _ in 0..4 {
             let n = r.varint() as usize;
             r.bytes(n.saturating_sub(1));
         }
-        let end_line = if end == 0 { None } else { Some(end as u32 - 1) };
-        (file, name, line, end_line, kind)
+        (head.file, head.name, head.line, head.end_line, head.kind)
     }
 
     /// Decodes one record.
     pub fn decode(r: &mut Reader<'a>) -> Def<'a> {
-        let file = r.varint() as u32;
-        let name = std::str::from_utf8(r.str()).unwrap_or("");
-        let line = r.varint() as u32;
-        let end = r.varint();
-        let kind = Kind::from_u8(r.u8());
-        let file_local = r.u8() != 0;
+        let head = Head::decode(r);
         Def {
-            file,
-            name,
-            line,
-            end_line: if end == 0 { None } else { Some(end as u32 - 1) },
-            kind,
-            file_local,
+            file: head.file,
+            name: std::str::from_utf8(head.name).unwrap_or(""),
+            line: head.line,
+            end_line: head.end_line,
+            kind: head.kind,
+            file_local: head.file_local,
             typeref: r.opt_str(),
             scope: r.opt_str(),
             signature: r.opt_str(),
             via: r.opt_str(),
+        }
+    }
+}
+
+/// The fixed fields a definition record starts with, before its optional strings.
+struct Head<'a> {
+    file: u32,
+    name: &'a [u8],
+    line: u32,
+    end_line: Option<u32>,
+    kind: Kind,
+    file_local: bool,
+}
+
+impl<'a> Head<'a> {
+    fn decode(r: &mut Reader<'a>) -> Head<'a> {
+        let file = r.varint() as u32;
+        let name = r.str();
+        let line = r.varint() as u32;
+        let end = r.varint();
+        Head {
+            file,
+            name,
+            line,
+            end_line: if end == 0 { None } else { Some(end as u32 - 1) },
+            kind: Kind::from_u8(r.u8()),
+            file_local: r.u8() != 0,
         }
     }
 }

@@ -63,8 +63,9 @@ pub struct Record {
     /// body).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
-    /// The 0-based column in UTF-16 code units, where the answer read the line: what a language
-    /// server's client counts (`knav lsp` need not read the file again). Not serialized.
+    /// References asked for places only (`Page::places_only`): the 0-based column in UTF-16
+    /// code units, what a language server's client counts (`knav lsp` need not read the file
+    /// again). Not serialized.
     #[serde(skip)]
     pub utf16_col: Option<u32>,
 }

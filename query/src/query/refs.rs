@@ -260,7 +260,6 @@ fn record(
         .iter()
         .find(|f| f.seg == s && f.def.file == p.file && f.def.line == p.line);
     let col = q.column_at(s, p.file, p.line, symbol, nth);
-    let utf16_col = q.utf16_col(s, p.file, p.line, col);
     if q.page.places_only {
         return Record {
             symbol: symbol.to_string(),
@@ -270,7 +269,7 @@ fn record(
             kind: def.map(|f| f.def.kind.name().to_string()),
             role: Some(role.to_string()),
             active,
-            utf16_col,
+            utf16_col: q.utf16_col(s, p.file, p.line, col),
             ..Default::default()
         };
     }
@@ -288,7 +287,6 @@ fn record(
         role: Some(role.to_string()),
         caller: q.enclosing_function(s, p.file, p.line),
         active,
-        utf16_col,
         ..Default::default()
     }
 }
