@@ -1277,7 +1277,7 @@ fn find_device_answers_over_mcp_as_the_cli_does() {
     let mut c = Client::start(&["--root", &root, "--tools", "hardware"], &t.root, &[]);
     let (text, err) = c.call(
         "find_device",
-        json!({"compatible": "fsl,imx21-i2c", "limit": 1}),
+        json!({"device": "fsl,imx21-i2c", "limit": 1}),
     );
     assert!(!err, "{text}");
     let (code, cli) = common::knav(&t, &["device", "fsl,imx21-i2c", "--limit", "1"]);
@@ -1298,7 +1298,7 @@ fn find_device_answers_over_mcp_as_the_cli_does() {
     );
     let (text, err) = c.call(
         "find_device",
-        json!({"compatible": "fsl,imx21-i2c", "format": "json", "offset": 1}),
+        json!({"device": "fsl,imx21-i2c", "format": "json", "offset": 1}),
     );
     assert!(!err, "{text}");
     let v: Value = serde_json::from_str(&text).unwrap();
@@ -1307,12 +1307,9 @@ fn find_device_answers_over_mcp_as_the_cli_does() {
         v["results"]["board_rows"][0]["path"],
         "arch/arm/boot/dts/acme/acme-board-b.dts"
     );
-    let (text, err) = c.call("find_device", json!({"compatible": "acme,soc-i2d"}));
+    let (text, err) = c.call("find_device", json!({"device": "acme,soc-i2d"}));
     assert!(err, "{text}");
     assert!(text.contains("did you mean: acme,soc-i2c"), "{text}");
-    let (text, err) = c.call(
-        "find_device",
-        json!({"compatible": "x", "path_prefix": "arch"}),
-    );
+    let (text, err) = c.call("find_device", json!({"device": "x", "path_prefix": "arch"}));
     assert!(err, "{text}");
 }

@@ -884,6 +884,43 @@ impl BuildFiles {
         Decision::Unknown
     }
 
+    /// What Kbuild builds the C or assembly file `path` under: the alternatives (each a list
+    /// of atoms, all of which must hold) of its own object's Makefile lines, else of the
+    /// nearest directory Kbuild reaches; empty when Kbuild reaches neither.
+    pub fn file_conditions(&self, path: &str) -> Vec<Vec<knav_kconfig::makefile::Atom>> {
+        let Some(stem) = path.strip_suffix(".c").or_else(|| path.strip_suffix(".S")) else {
+            return Vec::new();
+        };
+        let mut keys = vec![format!("{stem}.o")];
+        let mut dir = path;
+        while let Some((parent, _)) = dir.rsplit_once('/') {
+            dir = parent;
+            keys.push(format!("{parent}/"));
+        }
+        for key in keys {
+            let Some(at) = self.find_path(&key) else {
+                continue;
+            };
+            let Some(bytes) = self.data.get(at..) else {
+                return Vec::new();
+            };
+            let mut r = Reader::new(bytes);
+            let n = r.varint() as usize;
+            let mut out = Vec::with_capacity(n.min(16));
+            for _ in 0..n.min(1 << 16) {
+                let k = r.varint() as usize;
+                let ids: Vec<u64> = (0..k.min(1 << 16)).map(|_| r.varint()).collect();
+                if r.overrun {
+                    self.damaged(&format!("the condition of {key} does not decode"));
+                    return Vec::new();
+                }
+                out.push(ids.into_iter().map(|id| self.atom(id)).collect());
+            }
+            return out;
+        }
+        Vec::new()
+    }
+
     fn symbol_reader(&self, symbol: &str) -> Option<Reader<'_>> {
         let off = self.symbols.get(symbol)? as usize;
         let bytes = self.data.get(off..).filter(|_| off >= HEADER_LEN);

@@ -485,6 +485,146 @@ pub struct Device {
     /// For a pattern: this page's compatibles that match it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub matches: Vec<DeviceMatch>,
+    /// The drivers that match it: their table entries (or `OF_DECLARE`-family declarations),
+    /// driver structures, probe functions and the configuration that builds them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drivers: Vec<DeviceDriver>,
+    /// Code that tests for it outside match tables (`of_device_is_compatible`, …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub code: Vec<DeviceCode>,
+    /// For `--driver`: what a driver file matches and reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_file: Option<DriverReport>,
+}
+
+/// A driver matching a device: where it says so and what builds it.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct DeviceDriver {
+    /// The C file.
+    pub path: String,
+    /// The line of the table entry (or declaration).
+    pub line: u32,
+    /// The match table (`of_device_id i2c_imx_dt_ids`) or declaring macro
+    /// (`IRQCHIP_DECLARE`).
+    pub how: String,
+    /// What the entry matches (`vendor=8086 device=*`), when not the key asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// The key it matched (`pci:8086:*`), when not the one asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The driver structure naming the table (`platform_driver i2c_imx_driver`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    /// Its line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_line: Option<u32>,
+    /// Its probe function.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<DeviceFunction>,
+    /// Its remove function.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remove: Option<DeviceFunction>,
+    /// What builds the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<DeviceConfig>,
+}
+
+/// A function of a driver and where it is defined.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct DeviceFunction {
+    /// Its name.
+    pub name: String,
+    /// Its definition's file, when the index has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Its definition's line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+/// The configuration symbol that builds a driver's file.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct DeviceConfig {
+    /// `CONFIG_I2C_IMX`.
+    pub symbol: String,
+    /// The Makefile line that names the file's object under it
+    /// (`drivers/i2c/busses/Makefile:60`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub makefile: Option<String>,
+    /// The Kconfig entry defining it: `path:line`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kconfig: Option<String>,
+    /// Its prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// Under `--active-config`: `y`, `m` or `n` (not built), absent when undecided or
+    /// without a config.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub built: Option<String>,
+    /// Why it is not built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+/// Code that declares or tests for a compatible outside a match table.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct DeviceCode {
+    /// The file.
+    pub path: String,
+    /// The line.
+    pub line: u32,
+    /// The function or macro (`of_device_is_compatible`).
+    pub via: String,
+    /// The compatible, in a driver file's report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compatible: Option<String>,
+}
+
+/// What one driver file matches and reads (`knav device --driver`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct DriverReport {
+    /// The C file.
+    pub path: String,
+    /// Its driver structures, each with its probe and remove functions.
+    pub drivers: Vec<DeviceDriver>,
+    /// Its match tables: kind, name, line, and the keys (compatibles or device IDs) of
+    /// their entries.
+    pub tables: Vec<DriverTable>,
+    /// Compatibles it declares or tests outside tables.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub code: Vec<DeviceCode>,
+    /// Properties it reads by name: (line, function, property).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub properties: Vec<DriverProperty>,
+}
+
+/// A match table of a driver file.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct DriverTable {
+    /// `of_device_id`, `pci_device_id`, …
+    pub kind: String,
+    /// The array's name.
+    pub name: String,
+    /// Its line.
+    pub line: u32,
+    /// The bus its `MODULE_DEVICE_TABLE` names (absent: none, the module does not load
+    /// for these devices by itself).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub module_device_table: Option<String>,
+    /// Its entries' keys, in order.
+    pub keys: Vec<String>,
+}
+
+/// A property a driver reads by name.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct DriverProperty {
+    /// The line of the call.
+    pub line: u32,
+    /// The function called.
+    pub function: String,
+    /// The property.
+    pub property: String,
 }
 
 /// A binding schema documenting a compatible.

@@ -666,9 +666,16 @@ impl CliArgs for DocsArgs {}
 #[derive(clap::Args, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct DeviceArgs {
-    /// A compatible string (fsl,imx21-i2c), or a pattern with one * (fsl,imx*-i2c).
+    /// A compatible (fsl,imx21-i2c; one * lists matches), a device ID (pci:8086:15b8,
+    /// usb:0b95:1790, acpi:ACPI0003, i2c:lm75, pci:class:0c0330) or driver:NAME|FILE.
     #[schemars(description = "")]
-    compatible: String,
+    #[arg(required_unless_present = "driver")]
+    device: Option<String>,
+    /// Everything a driver matches and the properties it reads: its structure's name,
+    /// its .name, or its file.
+    #[arg(long, value_name = "NAME|FILE")]
+    #[serde(skip)]
+    driver: Option<String>,
     #[serde(flatten)]
     #[arg(skip)]
     shared: Shared,
@@ -676,10 +683,14 @@ pub(super) struct DeviceArgs {
 
 impl McpArgs for DeviceArgs {
     fn order(self) -> Result<(Order, Shared), String> {
-        let ask = Ask::Device {
-            compatible: self.compatible,
+        let compatible = match (self.driver, self.device) {
+            (Some(d), _) => format!("driver:{d}"),
+            (None, Some(c)) => c,
+            (None, None) => {
+                return Err("give a device: fsl,imx21-i2c, pci:8086:15b8 or driver:NAME".into())
+            }
         };
-        Ok((Order::Ask(ask), self.shared))
+        Ok((Order::Ask(Ask::Device { compatible }), self.shared))
     }
 }
 impl CliArgs for DeviceArgs {}

@@ -601,13 +601,15 @@ pub const TOOLS: &[Tool] = &[
     Tool {
         name: "find_device",
         command: Some("device"),
-        about: "The bindings documenting COMPATIBLE and the boards whose device trees use it, \
-                through their .dtsi includes (find_device): `knav device fsl,imx21-i2c`",
-        description: "Bindings and boards of a devicetree compatible. Use instead of grep -r dts.",
+        about: "The drivers matching a compatible or device ID (table entry, driver, probe, \
+                CONFIG and y/m/n), its bindings and the boards using it (find_device): \
+                `knav device fsl,imx21-i2c`, `knav device pci:8086:15b8`, `--driver NAME|FILE`",
+        description: "Drivers, config, bindings and boards of a compatible or device ID. Use \
+                      instead of grep -r.",
         group: "hardware",
         effect: Effect::Reads,
         always_load: false,
-        cli_only: &[],
+        cli_only: &["driver"],
         mcp_only: &[],
         hint: Hint::Bare,
         agent_limit: 10,
@@ -845,7 +847,12 @@ mod tests {
             (
                 &["device", "fsl,imx21-i2c"],
                 "find_device",
-                json!({"compatible": "fsl,imx21-i2c"}),
+                json!({"device": "fsl,imx21-i2c"}),
+            ),
+            (
+                &["device", "--driver", "i2c_imx_driver"],
+                "find_device",
+                json!({"device": "driver:i2c_imx_driver"}),
             ),
             (&["impact", "f"], "change_impact", json!({"symbol": "f"})),
             (&["index", "--full"], "update_index", json!({"full": true})),

@@ -6,16 +6,18 @@
 
 use knav_hw::dts::IncludeKind;
 
+use super::drivers::DriverFacts;
 use crate::codec::{put_opt_str, put_str, put_varint, Reader};
 
-/// What one file gives the hardware part. C drivers' match tables (`knav_hw::idtable`, not
-/// merged yet) join as a variant of their own.
+/// What one file gives the hardware part.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HwFacts {
     /// A device-tree source (`.dts`, `.dtsi`, `.dtso`).
     Dts(DtsFacts),
     /// A binding schema.
     Binding(BindingFacts),
+    /// A C file ([`super::cread`] reads it: its facts depend on headers).
+    Driver(DriverFacts),
     /// A file that could not be read.
     Unread,
 }
@@ -57,6 +59,14 @@ pub struct BindingFacts {
     pub compatibles: Vec<(String, u32)>,
     /// The properties it lists, each at its first line.
     pub properties: Vec<(String, u32)>,
+    /// Its `patternProperties` (regular expressions).
+    pub patterns: Vec<String>,
+    /// The schemas it refers to (`$ref` at its top level and in its `allOf` entries), as
+    /// written.
+    pub refs: Vec<String>,
+    /// True when it admits no property it does not list (`additionalProperties: false` or
+    /// `unevaluatedProperties: false`).
+    pub closed: bool,
     /// Why it could not be read as a schema (`line: message`).
     pub error: Option<String>,
 }
@@ -72,7 +82,8 @@ pub fn is_binding(path: &str) -> bool {
 }
 
 impl HwFacts {
-    /// The facts of the file at `path` of `bytes` (`None`: unread).
+    /// The facts of the device-tree source or binding at `path` of `bytes` (`None`: unread;
+    /// a C file is read by [`super::cread::CReader`]).
     pub fn of(path: &str, bytes: Option<&[u8]>) -> HwFacts {
         let Some(bytes) = bytes else {
             return HwFacts::Unread;
@@ -114,7 +125,14 @@ impl HwFacts {
                 put_opt_str(out, b.title.as_deref());
                 put_lined(out, &b.compatibles);
                 put_lined(out, &b.properties);
+                put_strs(out, &b.patterns);
+                put_strs(out, &b.refs);
+                out.push(u8::from(b.closed));
                 put_opt_str(out, b.error.as_deref());
+            }
+            HwFacts::Driver(d) => {
+                out.push(3);
+                d.put(out);
             }
         }
     }
@@ -155,8 +173,12 @@ impl HwFacts {
                 title: opt_string(r),
                 compatibles: lined(r)?,
                 properties: lined(r)?,
+                patterns: strs(r)?,
+                refs: strs(r)?,
+                closed: r.u8() == 1,
                 error: opt_string(r),
             }),
+            3 => HwFacts::Driver(DriverFacts::get(r)?),
             _ => return None,
         };
         (!r.overrun).then_some(facts)
@@ -203,7 +225,10 @@ impl BindingFacts {
                     .into_iter()
                     .map(|n| (n.name, n.line))
                     .collect(),
+                refs: b.refs.into_iter().map(|n| n.name).collect(),
                 properties: b.properties.into_iter().map(|p| (p.name, p.line)).collect(),
+                patterns: b.pattern_properties.into_iter().map(|n| n.name).collect(),
+                closed: b.additional_properties_false || b.unevaluated_properties_false,
                 error: None,
             },
             Err(e) => BindingFacts {

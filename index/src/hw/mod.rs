@@ -10,7 +10,11 @@
 //! `facts.dat`). The part keeps no fact-store proof: an index started from another tree's
 //! builds it.
 
+pub mod cread;
+pub mod devkeys;
+pub mod drivers;
 pub mod facts;
+pub mod ids;
 pub mod includes;
 pub mod part;
 

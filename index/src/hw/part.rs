@@ -1,30 +1,44 @@
-//! The hardware part on disk (`hw-…`), written and read. Four files:
-//! - `files.dat`: per file (path order) its path, kind, the board's `model` or the binding's
-//!   `title`, the files its includes lead to (ids, [`super::includes`]) and the `status` its
-//!   `&label { status = …; }` blocks give;
+//! The hardware part on disk (`hw-…`), written and read. Seven files:
+//! - `files.dat`: per file that says something (path order) its path, kind, the board's
+//!   `model` or the binding's `title`, the files its includes lead to (ids,
+//!   [`super::includes`]), the `status` its `&label { status = …; }` blocks give, and for a C
+//!   file the offset of its record in `drivers.dat`;
 //! - `compat.fst`: each compatible string to the offset of its rows in `compat.dat`;
-//! - `compat.dat`: per compatible, the bindings documenting it (file, line) and the device-tree
-//!   nodes naming it (file, line, path, labels, status);
-//! - `facts.dat`: every file's [`HwFacts`] with its size and mtime, which the next refresh
-//!   reuses for the files whose stat did not change (queries never read it).
+//! - `compat.dat`: per compatible, the bindings documenting it (file, line), the device-tree
+//!   nodes naming it (file, line, path, labels, status), the `of_device_id` entries matching it
+//!   (file, table, line) and the code declaring or matching it (file, line, how);
+//! - `facts.dat`: every file's [`HwFacts`] with its size and mtime, and the salt of the C
+//!   files' context, which the next refresh reuses for the files whose stat did not change
+//!   (queries never read it);
+//! - `drivers.dat`, `ids.fst`, `ids.dat`: the C files' facts and device keys ([`super::ids`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use super::cread::{is_c_path, CReader};
 use super::facts::{is_binding, is_dts, opt_string, string, HwFacts};
+use super::ids::{Ids, IdsWriter};
 use crate::codec::{checksum_bytes, put_opt_str, put_str, put_varint, Reader};
 use crate::disk::MapBytes;
 use crate::error::IndexError;
 use crate::format::{check_header, header, HEADER_LEN};
-use crate::part::{FromFacts, Merge};
+use crate::part::Merge;
 use crate::text::walk::TextFile;
 
 /// The part's files, in the order [`HwMerge::finish`] writes them.
-pub const FILES: [&str; 4] = ["files.dat", "compat.fst", "compat.dat", "facts.dat"];
+pub const FILES: [&str; 7] = [
+    "files.dat",
+    "compat.fst",
+    "compat.dat",
+    "facts.dat",
+    super::ids::FILES[0],
+    super::ids::FILES[1],
+    super::ids::FILES[2],
+];
 
-const FILES_KIND: &[u8; 4] = b"HWFL";
-const COMPAT_KIND: &[u8; 4] = b"HWCP";
-const FACTS_KIND: &[u8; 4] = b"HWFA";
+const FILES_KIND: &[u8; 4] = b"HWF2";
+const COMPAT_KIND: &[u8; 4] = b"HWC2";
+const FACTS_KIND: &[u8; 4] = b"HWA2";
 
 /// What kind of file of the part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +51,8 @@ pub enum FileKind {
     Overlay,
     /// A binding schema.
     Binding,
+    /// A C file.
+    Code,
 }
 
 impl FileKind {
@@ -48,6 +64,8 @@ impl FileKind {
             FileKind::Include
         } else if path.ends_with(".dtso") {
             FileKind::Overlay
+        } else if is_c_path(path) {
+            FileKind::Code
         } else {
             FileKind::Binding
         }
@@ -63,6 +81,7 @@ impl FileKind {
             FileKind::Include,
             FileKind::Overlay,
             FileKind::Binding,
+            FileKind::Code,
         ]
         .get(b as usize)
         .copied()
@@ -71,7 +90,7 @@ impl FileKind {
 
 /// True for a root-relative path the hardware part reads.
 pub fn is_hw_path(path: &str) -> bool {
-    is_dts(path) || is_binding(path)
+    is_dts(path) || is_binding(path) || is_c_path(path)
 }
 
 /// One file as `files.dat` keeps it.
@@ -87,6 +106,8 @@ pub struct HwFile {
     pub includes: Vec<u32>,
     /// The `status` its `&label { … }` blocks set: (label, status).
     pub statuses: Vec<(String, String)>,
+    /// A C file's record in `drivers.dat` (0: none).
+    pub drivers_at: u64,
 }
 
 /// A binding documenting a compatible.
@@ -113,6 +134,31 @@ pub struct NodeUse {
     pub status: Option<String>,
 }
 
+/// An `of_device_id` entry matching a compatible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableUse {
+    /// Its file's id.
+    pub file: u32,
+    /// Its table's index among the file's tables.
+    pub table: u32,
+    /// The entry's line.
+    pub line: u32,
+}
+
+/// Code that declares or matches a compatible outside a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeUse {
+    /// Its file's id.
+    pub file: u32,
+    /// The line.
+    pub line: u32,
+    /// The macro or function (`IRQCHIP_DECLARE`, `of_device_is_compatible`).
+    pub via: String,
+    /// True for a declaration of the `OF_DECLARE` family (it binds a driver), false for a
+    /// test in code.
+    pub declared: bool,
+}
+
 /// What the part knows of one compatible string.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Uses {
@@ -120,6 +166,10 @@ pub struct Uses {
     pub documented: Vec<Documented>,
     /// The nodes naming it, in file order.
     pub nodes: Vec<NodeUse>,
+    /// The `of_device_id` entries matching it.
+    pub entries: Vec<TableUse>,
+    /// The code declaring or matching it.
+    pub code: Vec<CodeUse>,
 }
 
 /// What a build read and wrote.
@@ -128,6 +178,8 @@ pub struct Built {
     pub sources: u64,
     /// Binding schemas read.
     pub bindings: u64,
+    /// C files that say something about hardware.
+    pub drivers: u64,
     /// Files whose facts were reused from the previous part.
     pub reused: u64,
     /// Distinct compatible strings.
@@ -138,24 +190,17 @@ pub struct Built {
     pub bytes: u64,
 }
 
-/// Every file's content hash and facts, in path order.
+/// Every file's content hash and facts, in path order, and the salt of the C files' context.
 #[derive(Default)]
 pub struct HwMerge {
     facts: Vec<(u64, HwFacts)>,
+    salt: u64,
 }
 
 impl Merge<(u64, HwFacts)> for HwMerge {
     fn add(&mut self, batch: Vec<(u64, HwFacts)>) -> Result<(), IndexError> {
         self.facts.extend(batch);
         Ok(())
-    }
-}
-
-impl FromFacts for Hw {
-    type Facts = HwFacts;
-
-    fn facts(path: &str, bytes: Option<&[u8]>) -> HwFacts {
-        HwFacts::of(path, bytes)
     }
 }
 
@@ -179,12 +224,19 @@ impl Kept {
     }
 }
 
-/// Facts kept from a previous part, by path.
-pub type Reusable = HashMap<String, Kept>;
+/// Facts kept from a previous part.
+#[derive(Clone, Debug, Default)]
+pub struct Reusable {
+    /// The salt its C files were read with ([`CReader::salt`]).
+    pub salt: u64,
+    /// Each file's facts, by path.
+    pub files: HashMap<String, Kept>,
+}
 
 /// Reads `files` (in path order) under `root`, but those `reuse` holds with the same stat, and
 /// writes the part into the new directory `dir` (a file read whose bytes `reuse` holds keeps
-/// its facts too); `prover` takes the digest of each file read.
+/// its facts too); `prover` takes the digest of each file read. A C file's facts are kept only
+/// when the context's salt and the stats of the local headers it was read with are the same.
 pub fn build(
     root: &Path,
     files: &[TextFile],
@@ -192,8 +244,26 @@ pub fn build(
     dir: &Path,
     prover: Option<&crate::factstore::Prover>,
 ) -> Result<Built, IndexError> {
-    let beneath = crate::tree::beneath::Root::open(root).ok();
-    let mut merge = HwMerge::default();
+    let beneath = crate::tree::beneath::Root::open(root)
+        .map_err(IndexError::io("cannot open the tree", root))?;
+    let creader = CReader::new(&beneath, files);
+    let by_path: HashMap<&str, &TextFile> = files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let same_salt = reuse.salt == creader.salt();
+    let still = |k: &Kept| match &k.facts {
+        HwFacts::Driver(d) => {
+            same_salt
+                && d.locals.iter().all(|l| {
+                    let now = by_path.get(l.as_str());
+                    let then = reuse.files.get(l);
+                    matches!((now, then), (Some(n), Some(t)) if t.same_stat(n))
+                })
+        }
+        _ => true,
+    };
+    let mut merge = HwMerge {
+        facts: Vec::new(),
+        salt: creader.salt(),
+    };
     let reused = std::sync::atomic::AtomicU64::new(0);
     let kept = |k: &Kept| {
         reused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -202,11 +272,11 @@ pub fn build(
     crate::part::build(
         files,
         |f| {
-            let old = reuse.get(&f.path);
+            let old = reuse.files.get(&f.path).filter(|k| still(k));
             if let Some(k) = old.filter(|k| k.same_stat(f)) {
                 return kept(k);
             }
-            let bytes = beneath.as_ref().and_then(|r| r.read(&f.path).ok());
+            let bytes = beneath.read(&f.path).ok();
             if let (Some(p), Some(b)) = (prover, bytes.as_deref()) {
                 p.saw(&f.path, b);
             }
@@ -214,7 +284,11 @@ pub fn build(
             if let Some(k) = old.filter(|k| bytes.is_some() && k.hash == hash) {
                 return kept(k);
             }
-            (hash, <Hw as FromFacts>::facts(&f.path, bytes.as_deref()))
+            let facts = match bytes.as_deref() {
+                Some(b) if is_c_path(&f.path) => HwFacts::Driver(creader.read(&f.path, b)),
+                b => HwFacts::of(&f.path, b),
+            };
+            (hash, facts)
         },
         &mut merge,
     )?;
@@ -223,28 +297,41 @@ pub fn build(
     Ok(built)
 }
 
+/// True when the part lists the file of these facts in `files.dat` (a C file that says
+/// nothing about hardware is kept in `facts.dat` only).
+fn listed(facts: &HwFacts) -> bool {
+    !matches!(facts, HwFacts::Driver(d) if d.is_empty())
+}
+
 impl HwMerge {
     /// Writes the part of `files` (whose facts were merged, in this order) into the new
     /// directory `dir`.
     pub fn finish(self, files: &[TextFile], dir: &Path) -> Result<Built, IndexError> {
-        let ids: HashMap<&str, u32> = files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (f.path.as_str(), i as u32))
-            .collect();
+        let mut ids: HashMap<&str, u32> = HashMap::new();
+        for (f, (_, fa)) in files.iter().zip(&self.facts) {
+            if listed(fa) {
+                ids.insert(f.path.as_str(), ids.len() as u32);
+            }
+        }
         let mut table = header(FILES_KIND).to_vec();
         let mut facts = header(FACTS_KIND).to_vec();
-        put_varint(&mut table, files.len() as u64);
+        put_varint(&mut table, ids.len() as u64);
+        facts.extend_from_slice(&self.salt.to_le_bytes());
         put_varint(&mut facts, files.len() as u64);
         let mut compat: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
-        let (mut sources, mut bindings) = (0, 0);
-        for (id, (f, (hash, fa))) in files.iter().zip(&self.facts).enumerate() {
+        let mut c_side = IdsWriter::new();
+        let (mut sources, mut bindings, mut drivers) = (0, 0, 0);
+        let mut id = 0u32;
+        for (f, (hash, fa)) in files.iter().zip(&self.facts) {
             put_str(&mut facts, f.path.as_bytes());
             put_varint(&mut facts, f.size);
             put_varint(&mut facts, f.mtime_ns as u64);
             facts.extend_from_slice(&hash.to_le_bytes());
             fa.put(&mut facts);
-            put_file(&mut table, f, fa, &ids);
+            if !listed(fa) {
+                continue;
+            }
+            let mut drivers_at = 0;
             match fa {
                 HwFacts::Dts(d) => {
                     sources += 1;
@@ -272,8 +359,36 @@ impl HwMerge {
                         put_varint(rows, *line as u64);
                     }
                 }
+                HwFacts::Driver(d) => {
+                    drivers += 1;
+                    drivers_at = c_side.add(id, d);
+                    for (ti, t) in d.tables.iter().enumerate() {
+                        if t.kind != "of_device_id" {
+                            continue;
+                        }
+                        for e in &t.entries {
+                            for c in &e.keys {
+                                let rows = compat.entry(c).or_default();
+                                rows.push(2);
+                                put_varint(rows, id as u64);
+                                put_varint(rows, e.line as u64);
+                                put_varint(rows, ti as u64);
+                            }
+                        }
+                    }
+                    for (line, via, c, declared) in &d.compatibles {
+                        let rows = compat.entry(c).or_default();
+                        rows.push(3);
+                        put_varint(rows, id as u64);
+                        put_varint(rows, *line as u64);
+                        put_str(rows, via.as_bytes());
+                        rows.push(u8::from(*declared));
+                    }
+                }
                 HwFacts::Unread => {}
             }
+            put_file(&mut table, f, fa, &ids, drivers_at);
+            id += 1;
         }
         let mut rows = header(COMPAT_KIND).to_vec();
         let mut fst = crate::fstbuild::MapWriter::new(Vec::new());
@@ -288,7 +403,14 @@ impl HwMerge {
             .map_err(|e| IndexError::io("cannot write", dir)(e))?;
         let mut checksums = Vec::new();
         let mut bytes = 0;
-        for (name, data) in FILES.iter().zip([&table, &fst, &rows, &facts]) {
+        let mut all = vec![
+            (FILES[0], table),
+            (FILES[1], fst),
+            (FILES[2], rows),
+            (FILES[3], facts),
+        ];
+        all.extend(c_side.finish(dir)?);
+        for (name, data) in &all {
             let path = dir.join(name);
             std::fs::write(&path, data).map_err(IndexError::io("cannot write", &path))?;
             checksums.push((name.to_string(), checksum_bytes(data)));
@@ -297,6 +419,7 @@ impl HwMerge {
         Ok(Built {
             sources,
             bindings,
+            drivers,
             reused: 0,
             compatibles: compat.len() as u64,
             checksums,
@@ -306,7 +429,13 @@ impl HwMerge {
 }
 
 /// `f`'s record of `files.dat`.
-fn put_file(out: &mut Vec<u8>, f: &TextFile, facts: &HwFacts, ids: &HashMap<&str, u32>) {
+fn put_file(
+    out: &mut Vec<u8>,
+    f: &TextFile,
+    facts: &HwFacts,
+    ids: &HashMap<&str, u32>,
+    drivers_at: u64,
+) {
     put_str(out, f.path.as_bytes());
     out.push(FileKind::of(&f.path).byte());
     let (about, includes, statuses) = match facts {
@@ -325,7 +454,7 @@ fn put_file(out: &mut Vec<u8>, f: &TextFile, facts: &HwFacts, ids: &HashMap<&str
             (d.model.as_deref(), includes, statuses)
         }
         HwFacts::Binding(b) => (b.title.as_deref(), Vec::new(), Vec::new()),
-        HwFacts::Unread => (None, Vec::new(), Vec::new()),
+        HwFacts::Driver(_) | HwFacts::Unread => (None, Vec::new(), Vec::new()),
     };
     put_opt_str(out, about);
     put_varint(out, includes.len() as u64);
@@ -337,6 +466,7 @@ fn put_file(out: &mut Vec<u8>, f: &TextFile, facts: &HwFacts, ids: &HashMap<&str
         put_str(out, label.as_bytes());
         put_str(out, status.as_bytes());
     }
+    put_varint(out, drivers_at);
 }
 
 /// An open hardware part.
@@ -347,6 +477,8 @@ pub struct Hw {
     pub files: Vec<HwFile>,
     compat: fst::Map<MapBytes>,
     rows: memmap2::Mmap,
+    /// The C side.
+    pub ids: Ids,
     bytes: u64,
 }
 
@@ -362,12 +494,17 @@ impl Hw {
         let compat = crate::damage::open_fst(dir, FILES[1], None)?;
         let rows = crate::disk::map(dir, FILES[2], None)?;
         check_header(&rows, COMPAT_KIND, &dir.join(FILES[2]))?;
+        let ids = Ids::open(dir)?;
         Ok(Hw {
-            bytes: bytes.len() as u64 + compat.as_fst().as_bytes().len() as u64 + rows.len() as u64,
+            bytes: bytes.len() as u64
+                + compat.as_fst().as_bytes().len() as u64
+                + rows.len() as u64
+                + ids.bytes(),
             dir: dir.to_path_buf(),
             files,
             compat,
             rows,
+            ids,
         })
     }
 
@@ -401,9 +538,29 @@ impl Hw {
             if file as usize >= self.files.len() {
                 return Err(damaged());
             }
-            if tag == 0 {
-                uses.documented.push(Documented { file, line });
-                continue;
+            match tag {
+                0 => {
+                    uses.documented.push(Documented { file, line });
+                    continue;
+                }
+                2 => {
+                    let table = r.varint() as u32;
+                    uses.entries.push(TableUse { file, table, line });
+                    continue;
+                }
+                3 => {
+                    let via = string(&mut r).ok_or_else(damaged)?;
+                    let declared = r.u8() == 1;
+                    uses.code.push(CodeUse {
+                        file,
+                        line,
+                        via,
+                        declared,
+                    });
+                    continue;
+                }
+                1 => {}
+                _ => return Err(damaged()),
             }
             let path = string(&mut r).ok_or_else(damaged)?;
             let n = r.varint();
@@ -546,6 +703,7 @@ fn read_files(bytes: &[u8]) -> Option<Vec<HwFile>> {
         for _ in 0..k {
             statuses.push((string(&mut r)?, string(&mut r)?));
         }
+        let drivers_at = r.varint();
         if r.overrun {
             return None;
         }
@@ -555,6 +713,7 @@ fn read_files(bytes: &[u8]) -> Option<Vec<HwFile>> {
             about,
             includes,
             statuses,
+            drivers_at,
         });
     }
     r.at_end().then_some(files)
@@ -565,22 +724,23 @@ fn read_files(bytes: &[u8]) -> Option<Vec<HwFile>> {
 pub fn reusable(dir: &Path) -> Reusable {
     let path = dir.join(FILES[3]);
     let Ok(bytes) = std::fs::read(&path) else {
-        return Reusable::new();
+        return Reusable::default();
     };
     if check_header(&bytes, FACTS_KIND, &path).is_err() {
-        return Reusable::new();
+        return Reusable::default();
     }
     let mut r = Reader::new(&bytes[HEADER_LEN..]);
+    let salt = u64::from_le_bytes(r.bytes(8).try_into().unwrap_or_default());
     let n = r.varint();
-    let mut out = Reusable::with_capacity(r.room_for(n, 4));
+    let mut out = HashMap::with_capacity(r.room_for(n, 4));
     for _ in 0..n {
         let Some(path) = string(&mut r) else {
-            return Reusable::new();
+            return Reusable::default();
         };
         let (size, mtime_ns) = (r.varint(), r.varint() as i64);
         let hash = u64::from_le_bytes(r.bytes(8).try_into().unwrap_or_default());
         let Some(facts) = HwFacts::get(&mut r) else {
-            return Reusable::new();
+            return Reusable::default();
         };
         out.insert(
             path,
@@ -592,7 +752,7 @@ pub fn reusable(dir: &Path) -> Reusable {
             },
         );
     }
-    out
+    Reusable { salt, files: out }
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ impl HwState {
                 files: Vec::new(),
                 fingerprint: 0,
                 old: old.cloned(),
-                reuse: part::Reusable::new(),
+                reuse: part::Reusable::default(),
                 same: true,
             };
         };
@@ -50,7 +50,7 @@ impl HwState {
             .cloned()
             .collect();
         let fingerprint = fingerprint(&files);
-        let mut reuse = part::Reusable::new();
+        let mut reuse = part::Reusable::default();
         let same = match old {
             Some(h) if h.fingerprint == fingerprint => true,
             Some(h) => {
@@ -97,9 +97,10 @@ impl HwState {
             }
         };
         let summary = format!(
-            "hardware (knav device): {} device trees, {} bindings, {} compatibles ({} files read, {} kept), {:.1} MB, in {} ms",
+            "hardware (knav device): {} device trees, {} bindings, {} driver files, {} compatibles ({} files read, {} kept), {:.1} MB, in {} ms",
             built.sources,
             built.bindings,
+            built.drivers,
             built.compatibles,
             self.files.len() as u64 - built.reused,
             built.reused,
@@ -122,11 +123,11 @@ impl HwState {
 /// True when `files` are the files `kept` holds, each with the bytes it was read with (only
 /// those whose stat changed are read).
 fn same_bytes(root: &Path, files: &[TextFile], kept: &part::Reusable) -> bool {
-    if files.len() != kept.len() {
+    if files.len() != kept.files.len() {
         return false;
     }
     let beneath = crate::tree::beneath::Root::open(root).ok();
-    files.iter().all(|f| match kept.get(&f.path) {
+    files.iter().all(|f| match kept.files.get(&f.path) {
         Some(k) if k.same_stat(f) => true,
         Some(k) => beneath
             .as_ref()

@@ -1,14 +1,20 @@
-//! find_device: what the tree's hardware description says of one compatible string — the
-//! binding schemas that document it, and the boards whose device trees have a node of it,
-//! their own or through the `.dtsi` files they include (with the node's status in each board),
-//! from the index's hardware part (`knav_index::hw`). A pattern with one `*` lists the
-//! compatibles it matches. Order: boards by path.
+//! find_device: what the tree's hardware description says of one device — for a compatible
+//! string, the drivers that match it ([`super::device_drivers`]), the binding schemas that
+//! document it, and the boards whose device trees have a node of it, their own or through the
+//! `.dtsi` files they include (with the node's status in each board); for a device key
+//! (`pci:8086:15b8`, `usb:0b95:1790`, `acpi:ACPI0003`, `i2c:lm75`), the drivers whose tables
+//! match it; for `driver:NAME|FILE`, what that driver matches and reads. From the index's
+//! hardware part (`knav_index::hw`). A pattern with one `*` lists the compatibles it matches.
+//! Order: drivers by path, boards by path.
 
 use std::collections::{BTreeMap, HashMap};
 
-use knav_index::hw::part::{FileKind, Hw, NodeUse};
+use knav_index::hw::devkeys;
+use knav_index::hw::ids::DRIVER_KEY;
+use knav_index::hw::part::{FileKind, Hw, NodeUse, Uses};
 use knav_index::{IndexError, Part};
 
+use super::device_drivers::Drivers;
 use super::Query;
 use crate::envelope::{
     quote, Device, DeviceBinding, DeviceBoard, DeviceMatch, DeviceNode, Envelope, Results,
@@ -20,11 +26,86 @@ pub const TOOL: &str = "find_device";
 /// Compatibles a pattern lists at most.
 const MAX_MATCHES: usize = 10_000;
 
-/// Answers find_device for `compatible` (exact, or with one `*`).
+/// The buses whose device keys find_device answers.
+const BUSES: &[&str] = &[
+    "pci",
+    "usb",
+    "acpi",
+    "i2c",
+    "spi",
+    "platform",
+    "hid",
+    "sdio",
+    "virtio",
+    "mdio",
+    "serio",
+    "pnp",
+    "of",
+    "input",
+    "amba",
+    "auxiliary",
+    "i3c",
+    "ieee1394",
+    "ccw",
+    "ap",
+    "vio",
+    "hda",
+    "sdw",
+    "mhi",
+    "rpmsg",
+    "x86_cpu",
+    "dmi",
+    "wmi",
+    "zorro",
+    "eisa",
+    "mcb",
+    "hv_vmbus",
+    "ishtp",
+    "ssam",
+    "typec",
+    "tee_client",
+    "bcma",
+    "ssb",
+    "mei_cl",
+    "fsl_mc",
+    "cdx",
+    "dfl",
+    "ulpi",
+    "pcmcia",
+    "slim",
+    "apr",
+    "spmi",
+    "isapnp",
+    "ipack",
+    "rio",
+    "xenbus",
+    "parisc",
+    "mips_cdmm",
+    "tb_service",
+    "coreboot",
+    "vchiq",
+    "pci_epf",
+    "css",
+    "pnp_card",
+];
+
+/// True when `asked` is a device key (`pci:8086:15b8`), not a compatible.
+fn is_key(asked: &str) -> bool {
+    asked
+        .split_once(':')
+        .is_some_and(|(bus, _)| BUSES.contains(&bus.to_ascii_lowercase().as_str()))
+}
+
+/// Answers find_device for `compatible` (exact, or with one `*`), a device key or
+/// `driver:NAME|FILE`.
 pub fn find_device(q: &Query<'_>, compatible: &str) -> Envelope {
     let compatible = compatible.trim();
     if compatible.is_empty() {
-        return q.envelope_error(TOOL, "give a compatible string (fsl,imx21-i2c)".into());
+        return q.envelope_error(
+            TOOL,
+            "give a compatible string (fsl,imx21-i2c), a device ID (pci:8086:15b8) or driver:NAME"
+                .into(),
+        );
     }
     let Some(part) = &q.snap.manifest.hw else {
         return q.envelope_error(
@@ -36,6 +117,12 @@ pub fn find_device(q: &Query<'_>, compatible: &str) -> Envelope {
         Ok(hw) => hw,
         Err(e) => return q.envelope_error(TOOL, e.rebuild().to_string()),
     };
+    if let Some(name) = compatible.strip_prefix(DRIVER_KEY) {
+        return driver_report(q, &hw, name.trim());
+    }
+    if is_key(compatible) {
+        return by_key(q, &hw, &devkeys::canonical(compatible));
+    }
     if let Some((prefix, suffix)) = compatible.split_once('*') {
         if suffix.contains('*') {
             return q.envelope_error(
@@ -46,7 +133,7 @@ pub fn find_device(q: &Query<'_>, compatible: &str) -> Envelope {
         return pattern(q, &hw, compatible, prefix, suffix);
     }
     match hw.uses(compatible) {
-        Ok(Some(uses)) => answer(q, &hw, compatible, uses.documented, uses.nodes),
+        Ok(Some(uses)) => answer(q, &hw, compatible, uses),
         Ok(None) => not_found(q, &hw, compatible),
         Err(e) => q.envelope_error(TOOL, e.rebuild().to_string()),
     }
@@ -61,14 +148,103 @@ fn open(q: &Query<'_>, part: &knav_index::hw::HwRef) -> Result<Hw, IndexError> {
     Ok(hw)
 }
 
+/// The answer for a device key: the drivers whose tables match it.
+fn by_key(q: &Query<'_>, hw: &Hw, key: &str) -> Envelope {
+    let mut drivers = Drivers::new(q, hw);
+    let rows = match drivers.of_key(key) {
+        Ok(r) => r,
+        Err(e) => return q.envelope_error(TOOL, e.rebuild().to_string()),
+    };
+    let mut env = q.envelope(TOOL);
+    if rows.is_empty() {
+        env.error = Some(format!("no driver's table matches {}", quote(key)));
+        let mut near = hw.ids.near(key, 2, 8);
+        if near.is_empty() {
+            if let Some((bus_vendor, _)) = key.rsplit_once(':') {
+                near = hw
+                    .ids
+                    .prefixed(&format!("{bus_vendor}:"), 8)
+                    .map(|v| v.into_iter().map(|(k, _)| k).collect())
+                    .unwrap_or_default();
+            }
+        }
+        env.near_misses = near;
+        env.next_tools = vec![TOOL];
+        return env;
+    }
+    let rows: Vec<_> = rows
+        .into_iter()
+        .filter(|r| q.page.wanted(&r.path))
+        .collect();
+    let page = q.paginate(&mut env, rows);
+    env.next_tools = vec!["find_definition", "find_callers"];
+    env.results = Some(Results::Device(Box::new(Device {
+        compatible: key.to_string(),
+        drivers: page,
+        ..Device::default()
+    })));
+    env
+}
+
+/// The answer for `driver:NAME|FILE`: each file it names, what it matches and reads.
+fn driver_report(q: &Query<'_>, hw: &Hw, name: &str) -> Envelope {
+    let mut drivers = Drivers::new(q, hw);
+    let files = match drivers.named(name) {
+        Ok(f) => f,
+        Err(e) => return q.envelope_error(TOOL, e.rebuild().to_string()),
+    };
+    let Some(&file) = files.first() else {
+        let mut env = q.envelope(TOOL);
+        env.error = Some(format!(
+            "no driver structure or driver file is named {}",
+            quote(name)
+        ));
+        env.near_misses = hw
+            .ids
+            .near(&format!("{DRIVER_KEY}{name}"), 2, 8)
+            .into_iter()
+            .map(|k| k.strip_prefix(DRIVER_KEY).unwrap_or(&k).to_string())
+            .collect();
+        env.next_tools = vec![TOOL];
+        return env;
+    };
+    let report = match drivers.report(file) {
+        Ok(r) => r,
+        Err(e) => return q.envelope_error(TOOL, e.rebuild().to_string()),
+    };
+    let mut env = q.envelope(TOOL);
+    if files.len() > 1 {
+        env.warning = Some(format!(
+            "{} files have a driver named {}; showing {} (ask by path for another: {})",
+            files.len(),
+            quote(name),
+            report.path,
+            files[1..]
+                .iter()
+                .map(|&f| hw.files[f as usize].path.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    env.total = report.tables.iter().map(|t| t.keys.len() as u64).sum();
+    env.next_tools = vec!["find_definition", "find_callers"];
+    env.results = Some(Results::Device(Box::new(Device {
+        compatible: format!("{DRIVER_KEY}{name}"),
+        driver_file: Some(report),
+        ..Device::default()
+    })));
+    env
+}
+
 /// The answer for a compatible the part holds.
-fn answer(
-    q: &Query<'_>,
-    hw: &Hw,
-    compatible: &str,
-    documented: Vec<knav_index::hw::part::Documented>,
-    nodes: Vec<NodeUse>,
-) -> Envelope {
+fn answer(q: &Query<'_>, hw: &Hw, compatible: &str, uses: Uses) -> Envelope {
+    let (drivers, code) = match Drivers::new(q, hw).of_compatible(&uses) {
+        Ok(d) => d,
+        Err(e) => return q.envelope_error(TOOL, e.rebuild().to_string()),
+    };
+    let Uses {
+        documented, nodes, ..
+    } = uses;
     let bindings = documented
         .iter()
         .map(|d| {
@@ -83,6 +259,8 @@ fn answer(
     let mut device = Device {
         compatible: compatible.to_string(),
         bindings,
+        drivers,
+        code,
         ..Device::default()
     };
     let includers = hw.includers();
@@ -107,7 +285,7 @@ fn answer(
                 }
             }
             FileKind::Overlay => device.overlay_nodes += 1,
-            FileKind::Binding => {}
+            FileKind::Binding | FileKind::Code => {}
         }
     }
     let boards: Vec<(u32, Vec<&NodeUse>)> = boards

@@ -11,6 +11,7 @@ pub(crate) mod callers;
 pub(crate) mod code;
 pub(crate) mod def;
 pub(crate) mod device;
+mod device_drivers;
 pub(crate) mod docs;
 pub(crate) mod files;
 pub(crate) mod find;

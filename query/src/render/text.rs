@@ -310,6 +310,22 @@ fn device(d: &crate::envelope::Device, out: &mut String) -> usize {
         1 => format!("1 {one}"),
         n => format!("{n} {one}s"),
     };
+    if let Some(r) = &d.driver_file {
+        return driver_report(r, out);
+    }
+    if d.bindings.is_empty() && d.board_rows.is_empty() && d.boards == 0 && d.matches.is_empty() {
+        // A device key: its drivers alone.
+        let _ = writeln!(
+            out,
+            "{}: {}",
+            d.compatible,
+            plural(d.drivers.len() as u64, "driver")
+        );
+        for r in &d.drivers {
+            device_driver(r, out);
+        }
+        return d.drivers.len();
+    }
     if !d.matches.is_empty() {
         for m in &d.matches {
             let _ = writeln!(
@@ -332,6 +348,12 @@ fn device(d: &crate::envelope::Device, out: &mut String) -> usize {
         d.dtsi_nodes,
         d.overlay_nodes
     );
+    for r in &d.drivers {
+        device_driver(r, out);
+    }
+    for c in &d.code {
+        let _ = writeln!(out, "{}:{}: tested by {}", c.path, c.line, c.via);
+    }
     for b in &d.bindings {
         let title = b.title.as_deref().unwrap_or("");
         let _ = writeln!(out, "{}:{}: binding  {title}", b.path, b.line);
@@ -356,6 +378,94 @@ fn device(d: &crate::envelope::Device, out: &mut String) -> usize {
         }
     }
     d.board_rows.len()
+}
+
+/// One driver of a device: its table entry, driver structure, probe function and config,
+/// on one line (`path:line: how · entry · driver :line · probe f (path:line) · CONFIG_X=m
+/// "prompt"`), the reason it is not built on the next.
+fn device_driver(r: &crate::envelope::DeviceDriver, out: &mut String) {
+    let mut parts = vec![r.how.clone()];
+    if let Some(k) = &r.key {
+        parts.push(format!("as {k}"));
+    }
+    if let Some(e) = &r.entry {
+        parts.push(e.clone());
+    }
+    if let (Some(d), Some(l)) = (&r.driver, r.driver_line) {
+        parts.push(format!("{d} :{l}"));
+    }
+    for (what, f) in [("probe", &r.probe), ("remove", &r.remove)] {
+        if let Some(f) = f {
+            let at = match (&f.path, f.line) {
+                (Some(p), Some(l)) if *p == r.path => format!(" :{l}"),
+                (Some(p), Some(l)) => format!(" {p}:{l}"),
+                _ => String::new(),
+            };
+            parts.push(format!("{what} {}{at}", f.name));
+        }
+    }
+    if let Some(c) = &r.config {
+        let mut s = c.symbol.clone();
+        if let Some(b) = &c.built {
+            s.push_str(&format!("={b}"));
+        }
+        if let Some(p) = &c.prompt {
+            s.push_str(&format!(" \"{p}\""));
+        }
+        if let Some(k) = &c.kconfig {
+            s.push_str(&format!(" ({k})"));
+        }
+        parts.push(s);
+    }
+    let _ = writeln!(out, "{}:{}: {}", r.path, r.line, parts.join(" · "));
+    if let Some(why) = r.config.as_ref().and_then(|c| c.why.as_ref()) {
+        let _ = writeln!(out, "    not built: {why}");
+    }
+}
+
+/// What one driver file matches and reads (`knav device --driver`).
+fn driver_report(r: &crate::envelope::DriverReport, out: &mut String) -> usize {
+    let _ = writeln!(out, "{}:", r.path);
+    for d in &r.drivers {
+        device_driver(d, out);
+    }
+    let mut rows = 0;
+    for t in &r.tables {
+        let mdt = match &t.module_device_table {
+            Some(bus) => format!("MODULE_DEVICE_TABLE({bus})"),
+            None => "no MODULE_DEVICE_TABLE".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "{}:{}: {} {} ({} entries, {mdt})",
+            r.path,
+            t.line,
+            t.kind,
+            t.name,
+            t.keys.len()
+        );
+        for k in &t.keys {
+            let _ = writeln!(out, "    {k}");
+        }
+        rows += t.keys.len();
+    }
+    for c in &r.code {
+        let _ = writeln!(
+            out,
+            "{}:{}: {} {}",
+            c.path,
+            c.line,
+            c.via,
+            c.compatible.as_deref().unwrap_or("")
+        );
+    }
+    if !r.properties.is_empty() {
+        let _ = writeln!(out, "properties read:");
+        for p in &r.properties {
+            let _ = writeln!(out, "    :{} {} ({})", p.line, p.property, p.function);
+        }
+    }
+    rows.max(r.drivers.len())
 }
 
 /// What a function calls, one row per callee.

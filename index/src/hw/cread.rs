@@ -1,0 +1,219 @@
+//! C driver files read for the hardware part: the reading context built once from the tree's
+//! own headers (the ID macros of `pci.h`, `usb.h`, …, the field orders of
+//! `mod_devicetable.h`, the `OF_DECLARE` family of every header under `include/` that names
+//! it), and each file read with the local headers it includes (`#include "x.h"`, three levels,
+//! each header read once per build).
+//!
+//! A file's facts depend on those headers: [`CReader::salt`] hashes the context's headers, so
+//! a part built with other headers reads every C file again, and a file's facts name the local
+//! headers they were read with.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use knav_hw::driver_file::{read_with, Context};
+
+use super::drivers::DriverFacts;
+use crate::codec::hash64;
+use crate::text::walk::TextFile;
+use crate::tree::beneath::Root;
+
+/// The headers every context holds, when the tree has them.
+const CONTEXT_HEADERS: [&str; 17] = [
+    "include/linux/mod_devicetable.h",
+    "include/linux/pci_ids.h",
+    "include/linux/pci.h",
+    "include/linux/usb.h",
+    "include/linux/hid.h",
+    "include/linux/mmc/sdio_func.h",
+    "include/linux/mmc/sdio_ids.h",
+    "include/linux/usb/input.h",
+    "include/linux/of.h",
+    "include/media/dvb-usb-ids.h",
+    "include/linux/comedi/comedi_pci.h",
+    "include/uapi/linux/usb/ch9.h",
+    "include/uapi/linux/usb/cdc.h",
+    "include/sound/hda_codec.h",
+    "include/linux/soundwire/sdw.h",
+    "include/linux/i3c/device.h",
+    "include/pcmcia/device_id.h",
+];
+
+/// Headers larger than this are not read as context or local headers.
+const MAX_HEADER_BYTES: u64 = 4 << 20;
+
+/// How deep local includes are followed.
+const LOCAL_DEPTH: u32 = 3;
+
+/// True for a C file the hardware part reads.
+pub fn is_c_path(path: &str) -> bool {
+    path.ends_with(".c") || path.ends_with(".h")
+}
+
+/// A local header as read once: its bytes, or nothing when it is not in the tree.
+type Header = Option<Arc<Vec<u8>>>;
+
+/// Reads C files for the hardware part.
+pub struct CReader<'r> {
+    root: &'r Root,
+    cx: Context,
+    salt: u64,
+    /// The tree's C files, for resolving local includes.
+    listed: HashSet<&'r str>,
+    headers: Mutex<HashMap<String, Header>>,
+}
+
+impl<'r> CReader<'r> {
+    /// A reader of the C files among `files` (the text walk's list) under `root`, its
+    /// context built from the tree's headers.
+    pub fn new(root: &'r Root, files: &'r [TextFile]) -> CReader<'r> {
+        use rayon::prelude::*;
+        let mut paths: Vec<&str> = CONTEXT_HEADERS.to_vec();
+        let declaring: Vec<&str> = files
+            .par_iter()
+            .filter(|f| {
+                f.path.starts_with("include/")
+                    && f.path.ends_with(".h")
+                    && f.size <= MAX_HEADER_BYTES
+                    && !CONTEXT_HEADERS.contains(&f.path.as_str())
+            })
+            .filter(|f| {
+                root.read(&f.path)
+                    .is_ok_and(|b| memchr::memmem::find(&b, b"OF_DECLARE").is_some())
+            })
+            .map(|f| f.path.as_str())
+            .collect();
+        paths.extend(declaring);
+        let bytes: Vec<(&str, Vec<u8>)> = paths
+            .iter()
+            .filter_map(|p| Some((*p, root.read_capped(p, MAX_HEADER_BYTES).ok()?)))
+            .collect();
+        let mut salted = Vec::new();
+        for (p, b) in &bytes {
+            salted.extend_from_slice(p.as_bytes());
+            salted.extend_from_slice(&hash64(b).to_le_bytes());
+        }
+        CReader {
+            root,
+            cx: Context::from_headers(bytes.iter().map(|(_, b)| b.as_slice())),
+            salt: hash64(&salted),
+            listed: files
+                .iter()
+                .filter(|f| is_c_path(&f.path))
+                .map(|f| f.path.as_str())
+                .collect(),
+            headers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A hash of the context's headers: facts read under another salt are read again.
+    pub fn salt(&self) -> u64 {
+        self.salt
+    }
+
+    /// The facts of the C file at `path` of `bytes`.
+    pub fn read(&self, path: &str, bytes: &[u8]) -> DriverFacts {
+        let mut seen = HashSet::new();
+        let mut locals = Vec::new();
+        self.quoted(path, bytes, LOCAL_DEPTH, &mut seen, &mut locals);
+        let slices: Vec<&[u8]> = locals.iter().map(|(_, b)| b.as_slice()).collect();
+        let f = read_with(bytes, &self.cx, &slices);
+        DriverFacts::of(f, locals.into_iter().map(|(p, _)| p).collect())
+    }
+
+    /// Adds the local headers `src` (at `path`) includes to `out`, depth first (a header's
+    /// own includes before it), each once.
+    fn quoted(
+        &self,
+        path: &str,
+        src: &[u8],
+        depth: u32,
+        seen: &mut HashSet<String>,
+        out: &mut Vec<(String, Arc<Vec<u8>>)>,
+    ) {
+        if depth == 0 {
+            return;
+        }
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        for at in memchr::memmem::find_iter(src, b"#include \"") {
+            let rest = &src[at + 10..];
+            let Some(end) = memchr::memchr2(b'"', b'\n', rest) else {
+                continue;
+            };
+            if rest[end] != b'"' {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(&rest[..end]) else {
+                continue;
+            };
+            let Some(header) = join(dir, name) else {
+                continue;
+            };
+            if !self.listed.contains(header.as_str()) || !seen.insert(header.clone()) {
+                continue;
+            }
+            if let Some(b) = self.header(&header) {
+                self.quoted(&header, &b, depth - 1, seen, out);
+                out.push((header, b));
+            }
+        }
+    }
+
+    /// The bytes of the local header `path`, read once per build.
+    fn header(&self, path: &str) -> Header {
+        if let Some(h) = self.lock().get(path) {
+            return h.clone();
+        }
+        let h = self
+            .root
+            .read_capped(path, MAX_HEADER_BYTES)
+            .ok()
+            .map(Arc::new);
+        self.lock().insert(path.to_string(), h.clone());
+        h
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Header>> {
+        self.headers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// `name` relative to the directory `dir`, `..` and `.` resolved; `None` when it leaves the
+/// root or is absolute.
+fn join(dir: &str, name: &str) -> Option<String> {
+    if name.starts_with('/') {
+        return None;
+    }
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for p in name.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_includes_resolve_inside_the_root_only() {
+        assert_eq!(
+            join("drivers/net", "x.h").as_deref(),
+            Some("drivers/net/x.h")
+        );
+        assert_eq!(
+            join("drivers/net/a", "../b/./y.h").as_deref(),
+            Some("drivers/net/b/y.h")
+        );
+        assert_eq!(join("drivers", "../../etc/passwd"), None);
+        assert_eq!(join("drivers", "/etc/passwd"), None);
+    }
+}

@@ -1,0 +1,235 @@
+//! The C side of the hardware part: `drivers.dat`, each C file's [`DriverFacts`] that a query
+//! reads (at the offset `files.dat` gives), and `ids.fst` / `ids.dat`, each device key
+//! (`pci:8086:15b8`, [`super::devkeys`]) and each driver name (`driver:i2c_imx_driver`, also by
+//! its `.name`) to the table entries and driver structures that have it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::drivers::DriverFacts;
+use crate::codec::{put_varint, Reader};
+use crate::disk::MapBytes;
+use crate::error::IndexError;
+use crate::format::{check_header, header, HEADER_LEN};
+
+/// The files of this side, in the order [`IdsWriter::finish`] writes them.
+pub const FILES: [&str; 3] = ["drivers.dat", "ids.fst", "ids.dat"];
+
+const DRIVERS_KIND: &[u8; 4] = b"HWDR";
+const IDS_KIND: &[u8; 4] = b"HWID";
+
+/// The key prefix of a driver's names.
+pub const DRIVER_KEY: &str = "driver:";
+
+/// One row of a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdRow {
+    /// An entry of a match table.
+    Entry {
+        /// The file's id.
+        file: u32,
+        /// The table's index among the file's tables.
+        table: u32,
+        /// The entry's line.
+        line: u32,
+    },
+    /// A driver structure.
+    Driver {
+        /// The file's id.
+        file: u32,
+        /// Its index among the file's drivers.
+        driver: u32,
+    },
+}
+
+/// Collects the C files' facts and writes this side.
+#[derive(Default)]
+pub struct IdsWriter {
+    drivers: Vec<u8>,
+    keys: BTreeMap<String, Vec<u8>>,
+}
+
+impl IdsWriter {
+    /// A writer with nothing yet.
+    pub fn new() -> IdsWriter {
+        IdsWriter {
+            drivers: header(DRIVERS_KIND).to_vec(),
+            keys: BTreeMap::new(),
+        }
+    }
+
+    /// Adds the facts of the file `file`; returns the offset of its record in `drivers.dat`.
+    pub fn add(&mut self, file: u32, f: &DriverFacts) -> u64 {
+        let at = self.drivers.len() as u64;
+        f.put(&mut self.drivers);
+        for (ti, t) in f.tables.iter().enumerate() {
+            if t.kind == "of_device_id" {
+                continue; // its compatibles are in the compatibles' map
+            }
+            for e in &t.entries {
+                for k in &e.keys {
+                    let rows = self.keys.entry(k.clone()).or_default();
+                    rows.push(0);
+                    put_varint(rows, file as u64);
+                    put_varint(rows, ti as u64);
+                    put_varint(rows, e.line as u64);
+                }
+            }
+        }
+        for (di, d) in f.drivers.iter().enumerate() {
+            let mut names = vec![d.var.as_str()];
+            names.extend(d.name.as_deref().filter(|n| *n != d.var));
+            for n in names {
+                let rows = self.keys.entry(format!("{DRIVER_KEY}{n}")).or_default();
+                rows.push(1);
+                put_varint(rows, file as u64);
+                put_varint(rows, di as u64);
+            }
+        }
+        at
+    }
+
+    /// Writes this side's files into `dir`; returns each with its bytes.
+    pub fn finish(self, dir: &Path) -> Result<Vec<(&'static str, Vec<u8>)>, IndexError> {
+        let mut rows = header(IDS_KIND).to_vec();
+        let mut fst = crate::fstbuild::MapWriter::new(Vec::new());
+        for (k, r) in &self.keys {
+            fst.insert(k.as_bytes(), rows.len() as u64)
+                .map_err(|e| IndexError::io("cannot write", dir)(e))?;
+            put_varint(&mut rows, r.len() as u64);
+            rows.extend_from_slice(r);
+        }
+        let fst = fst
+            .finish()
+            .map_err(|e| IndexError::io("cannot write", dir)(e))?;
+        Ok(vec![
+            (FILES[0], self.drivers),
+            (FILES[1], fst),
+            (FILES[2], rows),
+        ])
+    }
+}
+
+/// This side of an open part.
+pub struct Ids {
+    dir: std::path::PathBuf,
+    drivers: memmap2::Mmap,
+    keys: fst::Map<MapBytes>,
+    rows: memmap2::Mmap,
+}
+
+impl Ids {
+    /// Opens this side in `dir`.
+    pub fn open(dir: &Path) -> Result<Ids, IndexError> {
+        let drivers = crate::disk::map(dir, FILES[0], None)?;
+        check_header(&drivers, DRIVERS_KIND, &dir.join(FILES[0]))?;
+        let keys = crate::damage::open_fst(dir, FILES[1], None)?;
+        let rows = crate::disk::map(dir, FILES[2], None)?;
+        check_header(&rows, IDS_KIND, &dir.join(FILES[2]))?;
+        Ok(Ids {
+            dir: dir.to_path_buf(),
+            drivers,
+            keys,
+            rows,
+        })
+    }
+
+    /// Bytes of the files a query may read.
+    pub fn bytes(&self) -> u64 {
+        (self.drivers.len() + self.keys.as_fst().as_bytes().len() + self.rows.len()) as u64
+    }
+
+    /// The facts of the C file whose record starts at `at` in `drivers.dat`.
+    pub fn facts(&self, at: u64) -> Result<DriverFacts, IndexError> {
+        let damaged = || IndexError::damaged(self.dir.join(FILES[0]), "a record does not decode");
+        let bytes = self
+            .drivers
+            .get(at as usize..)
+            .filter(|_| at >= HEADER_LEN as u64)
+            .ok_or_else(damaged)?;
+        DriverFacts::get(&mut Reader::new(bytes)).ok_or_else(damaged)
+    }
+
+    /// The rows of `key`; empty when no entry or driver has it.
+    pub fn rows(&self, key: &str) -> Result<Vec<IdRow>, IndexError> {
+        match self.keys.get(key) {
+            Some(at) => self.rows_at(at),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The keys that start with `prefix`, at most `max`, with their rows.
+    pub fn prefixed(
+        &self,
+        prefix: &str,
+        max: usize,
+    ) -> Result<Vec<(String, Vec<IdRow>)>, IndexError> {
+        use fst::{Automaton, IntoStreamer, Streamer};
+        let mut s = self
+            .keys
+            .search(fst::automaton::Str::new(prefix).starts_with())
+            .into_stream();
+        let mut out = Vec::new();
+        while let Some((k, at)) = s.next() {
+            out.push((String::from_utf8_lossy(k).into_owned(), self.rows_at(at)?));
+            if out.len() >= max {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Keys within `edits` edits of `key`, at most `max`.
+    pub fn near(&self, key: &str, edits: u32, max: usize) -> Vec<String> {
+        use fst::{IntoStreamer, Streamer};
+        let Ok(lev) = fst::automaton::Levenshtein::new(key, edits) else {
+            return Vec::new();
+        };
+        let mut s = self.keys.search(lev).into_stream();
+        let mut out = Vec::new();
+        while let Some((k, _)) = s.next() {
+            out.push(String::from_utf8_lossy(k).into_owned());
+            if out.len() >= max {
+                break;
+            }
+        }
+        out
+    }
+
+    fn rows_at(&self, at: u64) -> Result<Vec<IdRow>, IndexError> {
+        let damaged = || IndexError::damaged(self.dir.join(FILES[2]), "a row does not decode");
+        let body = self
+            .rows
+            .get(at as usize..)
+            .filter(|_| at >= HEADER_LEN as u64)
+            .ok_or_else(damaged)?;
+        let mut outer = Reader::new(body);
+        let len = outer.varint() as usize;
+        let bytes = outer.bytes(len);
+        if outer.overrun {
+            return Err(damaged());
+        }
+        let mut r = Reader::new(bytes);
+        let mut out = Vec::new();
+        while !r.at_end() && !r.overrun {
+            let tag = r.u8();
+            let file = r.varint() as u32;
+            out.push(match tag {
+                0 => IdRow::Entry {
+                    file,
+                    table: r.varint() as u32,
+                    line: r.varint() as u32,
+                },
+                1 => IdRow::Driver {
+                    file,
+                    driver: r.varint() as u32,
+                },
+                _ => return Err(damaged()),
+            });
+        }
+        if r.overrun {
+            return Err(damaged());
+        }
+        Ok(out)
+    }
+}
