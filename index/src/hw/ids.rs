@@ -1,7 +1,9 @@
-//! The C side of the hardware part: `drivers.dat`, each C file's [`DriverFacts`] that a query
-//! reads (at the offset `files.dat` gives), and `ids.fst` / `ids.dat`, each device key
+//! The C side of the hardware part: `cfiles.dat`, the C files that say something (path order,
+//! read one at a time through an offset table: a query opens the part without decoding
+//! them); `drivers.dat`, each one's [`DriverFacts`]; and `ids.fst` / `ids.dat`, each device key
 //! (`pci:8086:15b8`, [`super::devkeys`]) and each driver name (`driver:i2c_imx_driver`, also by
-//! its `.name`) to the table entries and driver structures that have it.
+//! its `.name`) to the table entries and driver structures that have it. A C file's id in the
+//! part is the number of device-tree and binding files plus its index here.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,8 +15,9 @@ use crate::error::IndexError;
 use crate::format::{check_header, header, HEADER_LEN};
 
 /// The files of this side, in the order [`IdsWriter::finish`] writes them.
-pub const FILES: [&str; 3] = ["drivers.dat", "ids.fst", "ids.dat"];
+pub const FILES: [&str; 4] = ["cfiles.dat", "drivers.dat", "ids.fst", "ids.dat"];
 
+const CFILES_KIND: &[u8; 4] = b"HWCF";
 const DRIVERS_KIND: &[u8; 4] = b"HWDR";
 const IDS_KIND: &[u8; 4] = b"HWID";
 
@@ -45,6 +48,10 @@ pub enum IdRow {
 /// Collects the C files' facts and writes this side.
 #[derive(Default)]
 pub struct IdsWriter {
+    /// Each C file's record: path and offset in `drivers.dat`.
+    cfiles: Vec<u8>,
+    /// Where each record starts in `cfiles`.
+    starts: Vec<u32>,
     drivers: Vec<u8>,
     keys: BTreeMap<String, Vec<u8>>,
 }
@@ -54,14 +61,17 @@ impl IdsWriter {
     pub fn new() -> IdsWriter {
         IdsWriter {
             drivers: header(DRIVERS_KIND).to_vec(),
-            keys: BTreeMap::new(),
+            ..IdsWriter::default()
         }
     }
 
-    /// Adds the facts of the file `file`; returns the offset of its record in `drivers.dat`.
-    pub fn add(&mut self, file: u32, f: &DriverFacts) -> u64 {
+    /// Adds the facts of the file `file` (the next C file, in path order) at `path`.
+    pub fn add(&mut self, file: u32, path: &str, f: &DriverFacts) {
         let at = self.drivers.len() as u64;
         f.put(&mut self.drivers);
+        self.starts.push(self.cfiles.len() as u32);
+        crate::codec::put_str(&mut self.cfiles, path.as_bytes());
+        put_varint(&mut self.cfiles, at);
         for (ti, t) in f.tables.iter().enumerate() {
             if t.kind == "of_device_id" {
                 continue; // its compatibles are in the compatibles' map
@@ -86,7 +96,6 @@ impl IdsWriter {
                 put_varint(rows, di as u64);
             }
         }
-        at
     }
 
     /// Writes this side's files into `dir`; returns each with its bytes.
@@ -102,10 +111,17 @@ impl IdsWriter {
         let fst = fst
             .finish()
             .map_err(|e| IndexError::io("cannot write", dir)(e))?;
+        let mut cfiles = header(CFILES_KIND).to_vec();
+        cfiles.extend_from_slice(&(self.starts.len() as u32).to_le_bytes());
+        for s in &self.starts {
+            cfiles.extend_from_slice(&s.to_le_bytes());
+        }
+        cfiles.extend_from_slice(&self.cfiles);
         Ok(vec![
-            (FILES[0], self.drivers),
-            (FILES[1], fst),
-            (FILES[2], rows),
+            (FILES[0], cfiles),
+            (FILES[1], self.drivers),
+            (FILES[2], fst),
+            (FILES[3], rows),
         ])
     }
 }
@@ -113,6 +129,9 @@ impl IdsWriter {
 /// This side of an open part.
 pub struct Ids {
     dir: std::path::PathBuf,
+    cfiles: memmap2::Mmap,
+    /// C files in `cfiles.dat`.
+    count: usize,
     drivers: memmap2::Mmap,
     keys: fst::Map<MapBytes>,
     rows: memmap2::Mmap,
@@ -121,13 +140,22 @@ pub struct Ids {
 impl Ids {
     /// Opens this side in `dir`.
     pub fn open(dir: &Path) -> Result<Ids, IndexError> {
-        let drivers = crate::disk::map(dir, FILES[0], None)?;
-        check_header(&drivers, DRIVERS_KIND, &dir.join(FILES[0]))?;
-        let keys = crate::damage::open_fst(dir, FILES[1], None)?;
-        let rows = crate::disk::map(dir, FILES[2], None)?;
-        check_header(&rows, IDS_KIND, &dir.join(FILES[2]))?;
+        let cfiles = crate::disk::map(dir, FILES[0], None)?;
+        check_header(&cfiles, CFILES_KIND, &dir.join(FILES[0]))?;
+        let count = cfiles
+            .get(HEADER_LEN..HEADER_LEN + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            .filter(|&n| HEADER_LEN + 4 + 4 * n <= cfiles.len())
+            .ok_or_else(|| IndexError::damaged(dir.join(FILES[0]), "its count does not fit"))?;
+        let drivers = crate::disk::map(dir, FILES[1], None)?;
+        check_header(&drivers, DRIVERS_KIND, &dir.join(FILES[1]))?;
+        let keys = crate::damage::open_fst(dir, FILES[2], None)?;
+        let rows = crate::disk::map(dir, FILES[3], None)?;
+        check_header(&rows, IDS_KIND, &dir.join(FILES[3]))?;
         Ok(Ids {
             dir: dir.to_path_buf(),
+            cfiles,
+            count,
             drivers,
             keys,
             rows,
@@ -136,12 +164,64 @@ impl Ids {
 
     /// Bytes of the files a query may read.
     pub fn bytes(&self) -> u64 {
-        (self.drivers.len() + self.keys.as_fst().as_bytes().len() + self.rows.len()) as u64
+        (self.cfiles.len()
+            + self.drivers.len()
+            + self.keys.as_fst().as_bytes().len()
+            + self.rows.len()) as u64
+    }
+
+    /// The number of C files.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when no C file says anything.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The path of the C file `i` (its index here) and the offset of its facts in
+    /// `drivers.dat`.
+    pub fn c_file(&self, i: usize) -> Result<(String, u64), IndexError> {
+        let damaged = || IndexError::damaged(self.dir.join(FILES[0]), "a record does not decode");
+        if i >= self.count {
+            return Err(damaged());
+        }
+        let at = HEADER_LEN + 4 + 4 * i;
+        let start = self
+            .cfiles
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            .ok_or_else(damaged)?;
+        let body = HEADER_LEN + 4 + 4 * self.count + start;
+        let mut r = Reader::new(self.cfiles.get(body..).ok_or_else(damaged)?);
+        let path = std::str::from_utf8(r.str())
+            .map_err(|_| damaged())?
+            .to_string();
+        let drivers_at = r.varint();
+        if r.overrun {
+            return Err(damaged());
+        }
+        Ok((path, drivers_at))
+    }
+
+    /// The index of the C file at `path`, found by bisection (paths are in order).
+    pub fn find(&self, path: &str) -> Result<Option<usize>, IndexError> {
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.c_file(mid)?.0.as_str().cmp(path) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(Some(mid)),
+            }
+        }
+        Ok(None)
     }
 
     /// The facts of the C file whose record starts at `at` in `drivers.dat`.
     pub fn facts(&self, at: u64) -> Result<DriverFacts, IndexError> {
-        let damaged = || IndexError::damaged(self.dir.join(FILES[0]), "a record does not decode");
+        let damaged = || IndexError::damaged(self.dir.join(FILES[1]), "a record does not decode");
         let bytes = self
             .drivers
             .get(at as usize..)
@@ -197,7 +277,7 @@ impl Ids {
     }
 
     fn rows_at(&self, at: u64) -> Result<Vec<IdRow>, IndexError> {
-        let damaged = || IndexError::damaged(self.dir.join(FILES[2]), "a row does not decode");
+        let damaged = || IndexError::damaged(self.dir.join(FILES[3]), "a row does not decode");
         let body = self
             .rows
             .get(at as usize..)

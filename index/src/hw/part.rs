@@ -1,8 +1,8 @@
 //! The hardware part on disk (`hw-…`), written and read. Seven files:
-//! - `files.dat`: per file that says something (path order) its path, kind, the board's
+//! - `files.dat`: per device-tree source or binding (path order) its path, kind, the board's
 //!   `model` or the binding's `title`, the files its includes lead to (ids,
-//!   [`super::includes`]), the `status` its `&label { status = …; }` blocks give, and for a C
-//!   file the offset of its record in `drivers.dat`;
+//!   [`super::includes`]) and the `status` its `&label { status = …; }` blocks give (the C
+//!   files that say something follow them in the id space, in `cfiles.dat`);
 //! - `compat.fst`: each compatible string to the offset of its rows in `compat.dat`;
 //! - `compat.dat`: per compatible, the bindings documenting it (file, line), the device-tree
 //!   nodes naming it (file, line, path, labels, status), the `of_device_id` entries matching it
@@ -10,7 +10,8 @@
 //! - `facts.dat`: every file's [`HwFacts`] with its size and mtime, and the salt of the C
 //!   files' context, which the next refresh reuses for the files whose stat did not change
 //!   (queries never read it);
-//! - `drivers.dat`, `ids.fst`, `ids.dat`: the C files' facts and device keys ([`super::ids`]).
+//! - `cfiles.dat`, `drivers.dat`, `ids.fst`, `ids.dat`: the C files, their facts and device
+//!   keys ([`super::ids`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -26,7 +27,7 @@ use crate::part::Merge;
 use crate::text::walk::TextFile;
 
 /// The part's files, in the order [`HwMerge::finish`] writes them.
-pub const FILES: [&str; 7] = [
+pub const FILES: [&str; 8] = [
     "files.dat",
     "compat.fst",
     "compat.dat",
@@ -34,6 +35,7 @@ pub const FILES: [&str; 7] = [
     super::ids::FILES[0],
     super::ids::FILES[1],
     super::ids::FILES[2],
+    super::ids::FILES[3],
 ];
 
 const FILES_KIND: &[u8; 4] = b"HWF2";
@@ -106,8 +108,6 @@ pub struct HwFile {
     pub includes: Vec<u32>,
     /// The `status` its `&label { … }` blocks set: (label, status).
     pub statuses: Vec<(String, String)>,
-    /// A C file's record in `drivers.dat` (0: none).
-    pub drivers_at: u64,
 }
 
 /// A binding documenting a compatible.
@@ -307,31 +307,37 @@ impl HwMerge {
     /// Writes the part of `files` (whose facts were merged, in this order) into the new
     /// directory `dir`.
     pub fn finish(self, files: &[TextFile], dir: &Path) -> Result<Built, IndexError> {
-        let mut ids: HashMap<&str, u32> = HashMap::new();
-        for (f, (_, fa)) in files.iter().zip(&self.facts) {
-            if listed(fa) {
-                ids.insert(f.path.as_str(), ids.len() as u32);
-            }
-        }
-        let mut table = header(FILES_KIND).to_vec();
+        let merged: Vec<(&TextFile, &HwFacts)> = files
+            .iter()
+            .zip(&self.facts)
+            .map(|(f, (_, fa))| (f, fa))
+            .collect();
+        let (code, described): (Vec<_>, Vec<_>) = merged
+            .iter()
+            .filter(|(_, fa)| listed(fa))
+            .partition(|(_, fa)| matches!(fa, HwFacts::Driver(_)));
+        let ids: HashMap<&str, u32> = described
+            .iter()
+            .chain(&code)
+            .enumerate()
+            .map(|(i, (f, _))| (f.path.as_str(), i as u32))
+            .collect();
         let mut facts = header(FACTS_KIND).to_vec();
-        put_varint(&mut table, ids.len() as u64);
         facts.extend_from_slice(&self.salt.to_le_bytes());
         put_varint(&mut facts, files.len() as u64);
-        let mut compat: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
-        let mut c_side = IdsWriter::new();
-        let (mut sources, mut bindings, mut drivers) = (0, 0, 0);
-        let mut id = 0u32;
         for (f, (hash, fa)) in files.iter().zip(&self.facts) {
             put_str(&mut facts, f.path.as_bytes());
             put_varint(&mut facts, f.size);
             put_varint(&mut facts, f.mtime_ns as u64);
             facts.extend_from_slice(&hash.to_le_bytes());
             fa.put(&mut facts);
-            if !listed(fa) {
-                continue;
-            }
-            let mut drivers_at = 0;
+        }
+        let mut table = header(FILES_KIND).to_vec();
+        put_varint(&mut table, described.len() as u64);
+        let mut compat: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
+        let (mut sources, mut bindings) = (0, 0);
+        for (id, (f, fa)) in described.iter().enumerate() {
+            put_file(&mut table, f, fa, &ids);
             match fa {
                 HwFacts::Dts(d) => {
                     sources += 1;
@@ -359,36 +365,36 @@ impl HwMerge {
                         put_varint(rows, *line as u64);
                     }
                 }
-                HwFacts::Driver(d) => {
-                    drivers += 1;
-                    drivers_at = c_side.add(id, d);
-                    for (ti, t) in d.tables.iter().enumerate() {
-                        if t.kind != "of_device_id" {
-                            continue;
-                        }
-                        for e in &t.entries {
-                            for c in &e.keys {
-                                let rows = compat.entry(c).or_default();
-                                rows.push(2);
-                                put_varint(rows, id as u64);
-                                put_varint(rows, e.line as u64);
-                                put_varint(rows, ti as u64);
-                            }
-                        }
-                    }
-                    for (line, via, c, declared) in &d.compatibles {
+                HwFacts::Driver(_) | HwFacts::Unread => {}
+            }
+        }
+        let mut c_side = IdsWriter::new();
+        for (i, (f, fa)) in code.iter().enumerate() {
+            let HwFacts::Driver(d) = fa else { continue };
+            let id = (described.len() + i) as u64;
+            c_side.add(id as u32, &f.path, d);
+            for (ti, t) in d.tables.iter().enumerate() {
+                if t.kind != "of_device_id" {
+                    continue;
+                }
+                for e in &t.entries {
+                    for c in &e.keys {
                         let rows = compat.entry(c).or_default();
-                        rows.push(3);
-                        put_varint(rows, id as u64);
-                        put_varint(rows, *line as u64);
-                        put_str(rows, via.as_bytes());
-                        rows.push(u8::from(*declared));
+                        rows.push(2);
+                        put_varint(rows, id);
+                        put_varint(rows, e.line as u64);
+                        put_varint(rows, ti as u64);
                     }
                 }
-                HwFacts::Unread => {}
             }
-            put_file(&mut table, f, fa, &ids, drivers_at);
-            id += 1;
+            for (line, via, c, declared) in &d.compatibles {
+                let rows = compat.entry(c).or_default();
+                rows.push(3);
+                put_varint(rows, id);
+                put_varint(rows, *line as u64);
+                put_str(rows, via.as_bytes());
+                rows.push(u8::from(*declared));
+            }
         }
         let mut rows = header(COMPAT_KIND).to_vec();
         let mut fst = crate::fstbuild::MapWriter::new(Vec::new());
@@ -419,7 +425,7 @@ impl HwMerge {
         Ok(Built {
             sources,
             bindings,
-            drivers,
+            drivers: code.len() as u64,
             reused: 0,
             compatibles: compat.len() as u64,
             checksums,
@@ -429,13 +435,7 @@ impl HwMerge {
 }
 
 /// `f`'s record of `files.dat`.
-fn put_file(
-    out: &mut Vec<u8>,
-    f: &TextFile,
-    facts: &HwFacts,
-    ids: &HashMap<&str, u32>,
-    drivers_at: u64,
-) {
+fn put_file(out: &mut Vec<u8>, f: &TextFile, facts: &HwFacts, ids: &HashMap<&str, u32>) {
     put_str(out, f.path.as_bytes());
     out.push(FileKind::of(&f.path).byte());
     let (about, includes, statuses) = match facts {
@@ -466,7 +466,6 @@ fn put_file(
         put_str(out, label.as_bytes());
         put_str(out, status.as_bytes());
     }
-    put_varint(out, drivers_at);
 }
 
 /// An open hardware part.
@@ -513,6 +512,25 @@ impl Hw {
         self.bytes
     }
 
+    /// The path of the file `id`, a device-tree source, a binding or a C file.
+    pub fn path(&self, id: u32) -> Result<String, IndexError> {
+        match self.files.get(id as usize) {
+            Some(f) => Ok(f.path.clone()),
+            None => Ok(self.c_file(id)?.0),
+        }
+    }
+
+    /// The C file `id`: its path and the offset of its facts ([`Ids::facts`]).
+    pub fn c_file(&self, id: u32) -> Result<(String, u64), IndexError> {
+        self.ids
+            .c_file((id as usize).wrapping_sub(self.files.len()))
+    }
+
+    /// The id of the C file at `path`, if it says something.
+    pub fn c_id(&self, path: &str) -> Result<Option<u32>, IndexError> {
+        Ok(self.ids.find(path)?.map(|i| (i + self.files.len()) as u32))
+    }
+
     /// What the part knows of `compatible`; `None` when no file names it.
     pub fn uses(&self, compatible: &str) -> Result<Option<Uses>, IndexError> {
         let Some(at) = self.compat.get(compatible) else {
@@ -535,7 +553,11 @@ impl Hw {
         while !r.at_end() && !r.overrun {
             let tag = r.u8();
             let (file, line) = (r.varint() as u32, r.varint() as u32);
-            if file as usize >= self.files.len() {
+            let known = match tag {
+                0 | 1 => self.files.len(),
+                _ => self.files.len() + self.ids.len(),
+            };
+            if file as usize >= known {
                 return Err(damaged());
             }
             match tag {
@@ -703,7 +725,6 @@ fn read_files(bytes: &[u8]) -> Option<Vec<HwFile>> {
         for _ in 0..k {
             statuses.push((string(&mut r)?, string(&mut r)?));
         }
-        let drivers_at = r.varint();
         if r.overrun {
             return None;
         }
@@ -713,7 +734,6 @@ fn read_files(bytes: &[u8]) -> Option<Vec<HwFile>> {
             about,
             includes,
             statuses,
-            drivers_at,
         });
     }
     r.at_end().then_some(files)

@@ -221,7 +221,7 @@ fn driver_report(q: &Query<'_>, hw: &Hw, name: &str) -> Envelope {
             report.path,
             files[1..]
                 .iter()
-                .map(|&f| hw.files[f as usize].path.as_str())
+                .filter_map(|&f| hw.path(f).ok())
                 .collect::<Vec<_>>()
                 .join(", ")
         ));

@@ -40,7 +40,7 @@ impl<'q, 's> Drivers<'q, 's> {
     /// The facts of the C file `file`.
     fn facts(&mut self, file: u32) -> Result<&DriverFacts, IndexError> {
         if !self.facts.contains_key(&file) {
-            let at = self.hw.files.get(file as usize).map_or(0, |f| f.drivers_at);
+            let (_, at) = self.hw.c_file(file)?;
             let f = self.hw.ids.facts(at)?;
             self.facts.insert(file, f);
         }
@@ -58,7 +58,7 @@ impl<'q, 's> Drivers<'q, 's> {
         }
         let mut code = Vec::new();
         for c in &uses.code {
-            let path = self.hw.files[c.file as usize].path.clone();
+            let path = self.hw.path(c.file)?;
             if c.declared {
                 let mut row = DeviceDriver {
                     path,
@@ -126,7 +126,7 @@ impl<'q, 's> Drivers<'q, 's> {
 
     /// The row of the entry at `line` of table `table` of file `file`.
     fn entry_row(&mut self, file: u32, table: u32, line: u32) -> Result<DeviceDriver, IndexError> {
-        let path = self.hw.files[file as usize].path.clone();
+        let path = self.hw.path(file)?;
         let facts = self.facts(file)?;
         let t = facts.tables.get(table as usize);
         let how = t.map_or_else(String::new, |t| format!("{} {}", t.kind, t.name));
@@ -219,8 +219,8 @@ impl<'q, 's> Drivers<'q, 's> {
     /// The files `--driver NAME|FILE` names: a path of the part's, or the files of the
     /// driver structures of that variable or `.name`.
     pub(super) fn named(&self, name: &str) -> Result<Vec<u32>, IndexError> {
-        if let Some(i) = self.hw.files.iter().position(|f| f.path == name) {
-            return Ok(vec![i as u32]);
+        if let Some(id) = self.hw.c_id(name)? {
+            return Ok(vec![id]);
         }
         let mut files: Vec<u32> = self
             .hw
@@ -238,7 +238,7 @@ impl<'q, 's> Drivers<'q, 's> {
 
     /// Everything the C file `file` matches and reads.
     pub(super) fn report(&mut self, file: u32) -> Result<DriverReport, IndexError> {
-        let path = self.hw.files[file as usize].path.clone();
+        let path = self.hw.path(file)?;
         let facts = self.facts(file)?.clone();
         let config = self.config(&path);
         let path_of_code = path.clone();
