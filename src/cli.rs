@@ -944,6 +944,15 @@ fn parse_debounce(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `knav dt check [KIND] …` is `knav device --check [KIND] …`.
+fn dt_check_as_device(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.collect();
+    if args.len() >= 3 && args[1] == "dt" && args[2] == "check" {
+        args.splice(1..3, [OsString::from("device"), OsString::from("--check")]);
+    }
+    args
+}
+
 /// Runs the CLI; returns the exit code.
 pub fn main() -> i32 {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
@@ -954,10 +963,10 @@ pub fn main() -> i32 {
     let mut trace = crate::index::Trace::new();
     // Ctrl-C or SIGTERM during a build removes its scratch and unpublished parts.
     crate::index::interrupt::install();
-    if let Some(only) = command_in(std::env::args_os().skip(1)) {
+    if let Some(only) = command_in(dt_check_as_device(std::env::args_os()).into_iter().skip(1)) {
         let _ = ONLY.set(only);
     }
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(dt_check_as_device(std::env::args_os())) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

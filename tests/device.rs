@@ -221,3 +221,20 @@ fn a_refresh_reads_only_the_hardware_files_that_changed() {
     let (_, v) = json(&t, &["device", "acme,uart"]);
     assert_eq!(v["results"]["boards"], 2, "{v}");
 }
+
+#[test]
+fn a_hardware_part_of_an_older_format_is_written_again_by_the_next_refresh() {
+    let t = fixture("device-old-format");
+    let (_, v) = json(&t, &["index"]);
+    assert!(!hw_report(&v).is_empty(), "{v}");
+    // An index an older knav wrote: its manifest names no format for the part.
+    let current = t.root.join(".knav/CURRENT");
+    let text = std::fs::read_to_string(&current).unwrap();
+    let mut m: Value = serde_json::from_str(&text).unwrap();
+    m["hw"].as_object_mut().unwrap().remove("format");
+    std::fs::write(&current, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert!(hw_report(&v).contains("(19 files read, 0 kept)"), "{v}");
+    let (code, v) = json(&t, &["device", "acme,soc-i2c"]);
+    assert_eq!((code, v["results"]["boards"].as_u64()), (0, Some(2)), "{v}");
+}

@@ -301,3 +301,62 @@ fn a_local_header_edited_reads_the_driver_that_includes_it_again() {
     assert!(hw.contains("(2 files read,"), "{hw}");
     assert_eq!(props(&t), "wakeup-source");
 }
+
+#[test]
+fn dt_check_reports_a_property_the_binding_does_not_name_and_nodes_no_driver_matches() {
+    let t = tree("device-drivers-check");
+    let (code, out) = knav(&t, &["dt", "check", "property"]);
+    assert_eq!(code, 0, "{out}");
+    // clock-frequency is dt-schema's core; acme,wakeup (through the local header) is not in
+    // the binding.
+    assert_eq!(
+        out,
+        format!(
+            "dt check: 0 undocumented, 3 unmatched, 1 property\n\
+             {I2C}:10: property acme,wakeup: read by device_property_read_bool; not in \
+             Documentation/devicetree/bindings/i2c/acme,soc-i2c.yaml\n\
+             next: knav device\n"
+        )
+    );
+    // The i2c nodes are matched now; the interrupt controller, the LEDs and the blob are not.
+    let (_, v) = json(&t, &["device", "--check", "unmatched"]);
+    let rows: Vec<(&str, u64, &str)> = v["results"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap(),
+                f["line"].as_u64().unwrap(),
+                f["subject"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("arch/arm/boot/dts/acme/acme-board-b.dts", 10, "gpio-leds"),
+            ("arch/arm/boot/dts/acme/acme-soc.dtsi", 9, "arm,cortex-a9-gic"),
+            ("arch/x86/boot/dts/board.dts", 5, "acme,misc-blob"),
+        ],
+        "{v}"
+    );
+    // Documented once the binding names it; an unknown kind is an error.
+    let b = t
+        .root
+        .join("Documentation/devicetree/bindings/i2c/acme,soc-i2c.yaml");
+    let text = std::fs::read_to_string(&b).unwrap();
+    std::fs::write(
+        &b,
+        text.replace("  reg:\n", "  acme,wakeup:\n    type: boolean\n\n  reg:\n"),
+    )
+    .unwrap();
+    let (_, out) = knav(&t, &["dt", "check", "property"]);
+    assert!(out.starts_with("dt check: 0 undocumented, 3 unmatched, 0 property\n"), "{out}");
+    let (code, v) = json(&t, &["dt", "check", "typo"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        v["error"],
+        "'typo' is no kind of finding: give undocumented, unmatched, property or none for all"
+    );
+}

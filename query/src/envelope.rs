@@ -495,6 +495,30 @@ pub struct Device {
     /// For `--driver`: what a driver file matches and reads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub driver_file: Option<DriverReport>,
+    /// For `dt check`: the findings of each kind (`undocumented`, `unmatched`, `property`)
+    /// under the path prefix, counted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counts: Vec<(String, u64)>,
+    /// For `dt check`: this page's findings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<DeviceFinding>,
+}
+
+/// One finding of `knav dt check`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct DeviceFinding {
+    /// `undocumented` (a compatible a driver matches, no binding documents), `unmatched` (a
+    /// device-tree node no driver matches) or `property` (a property a driver reads, its
+    /// bindings do not name).
+    pub kind: &'static str,
+    /// The file.
+    pub path: String,
+    /// The line.
+    pub line: u32,
+    /// The compatible(s) or property.
+    pub subject: String,
+    /// What is wrong.
+    pub detail: String,
 }
 
 /// A driver matching a device: where it says so and what builds it.

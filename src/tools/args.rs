@@ -667,15 +667,22 @@ impl CliArgs for DocsArgs {}
 #[schemars(crate = "rmcp::schemars")]
 pub(super) struct DeviceArgs {
     /// A compatible (fsl,imx21-i2c; one * lists matches), a device ID (pci:8086:15b8,
-    /// usb:0b95:1790, acpi:ACPI0003, i2c:lm75, pci:class:0c0330) or driver:NAME|FILE.
+    /// usb:0b95:1790, acpi:ACPI0003, i2c:lm75, pci:class:0c0330), driver:NAME|FILE, or
+    /// check:[KIND] for the devicetree check.
     #[schemars(description = "")]
-    #[arg(required_unless_present = "driver")]
+    #[arg(required_unless_present_any = ["driver", "check"])]
     device: Option<String>,
     /// Everything a driver matches and the properties it reads: its structure's name,
     /// its .name, or its file.
     #[arg(long, value_name = "NAME|FILE")]
     #[serde(skip)]
     driver: Option<String>,
+    /// The devicetree check (also `knav dt check [KIND]`): compatibles drivers match that
+    /// no binding documents (undocumented), nodes no driver matches (unmatched), properties
+    /// a driver reads that its bindings do not name (property).
+    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "")]
+    #[serde(skip)]
+    check: Option<String>,
     #[serde(flatten)]
     #[arg(skip)]
     shared: Shared,
@@ -683,10 +690,11 @@ pub(super) struct DeviceArgs {
 
 impl McpArgs for DeviceArgs {
     fn order(self) -> Result<(Order, Shared), String> {
-        let compatible = match (self.driver, self.device) {
-            (Some(d), _) => format!("driver:{d}"),
-            (None, Some(c)) => c,
-            (None, None) => {
+        let compatible = match (self.check, self.driver, self.device) {
+            (Some(kind), _, _) => format!("check:{kind}"),
+            (None, Some(d), _) => format!("driver:{d}"),
+            (None, None, Some(c)) => c,
+            (None, None, None) => {
                 return Err("give a device: fsl,imx21-i2c, pci:8086:15b8 or driver:NAME".into())
             }
         };

@@ -609,7 +609,7 @@ pub const TOOLS: &[Tool] = &[
         group: "hardware",
         effect: Effect::Reads,
         always_load: false,
-        cli_only: &["driver"],
+        cli_only: &["driver", "check"],
         mcp_only: &[],
         hint: Hint::Bare,
         agent_limit: 10,

@@ -182,7 +182,7 @@ impl<'r> CReader<'r> {
 
 /// `name` relative to the directory `dir`, `..` and `.` resolved; `None` when it leaves the
 /// root or is absolute.
-fn join(dir: &str, name: &str) -> Option<String> {
+pub(super) fn join(dir: &str, name: &str) -> Option<String> {
     if name.starts_with('/') {
         return None;
     }

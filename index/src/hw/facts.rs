@@ -67,6 +67,9 @@ pub struct BindingFacts {
     /// True when it admits no property it does not list (`additionalProperties: false` or
     /// `unevaluatedProperties: false`).
     pub closed: bool,
+    /// Every mapping key written in it, at any depth, sorted (a child node's properties
+    /// among them): the names `knav dt check` accepts as documented.
+    pub keys: Vec<String>,
     /// Why it could not be read as a schema (`line: message`).
     pub error: Option<String>,
 }
@@ -128,6 +131,7 @@ impl HwFacts {
                 put_strs(out, &b.patterns);
                 put_strs(out, &b.refs);
                 out.push(u8::from(b.closed));
+                put_strs(out, &b.keys);
                 put_opt_str(out, b.error.as_deref());
             }
             HwFacts::Driver(d) => {
@@ -176,6 +180,7 @@ impl HwFacts {
                 patterns: strs(r)?,
                 refs: strs(r)?,
                 closed: r.u8() == 1,
+                keys: strs(r)?,
                 error: opt_string(r),
             }),
             3 => HwFacts::Driver(DriverFacts::get(r)?),
@@ -229,6 +234,7 @@ impl BindingFacts {
                 properties: b.properties.into_iter().map(|p| (p.name, p.line)).collect(),
                 patterns: b.pattern_properties.into_iter().map(|n| n.name).collect(),
                 closed: b.additional_properties_false || b.unevaluated_properties_false,
+                keys: keys(bytes),
                 error: None,
             },
             Err(e) => BindingFacts {
@@ -237,6 +243,29 @@ impl BindingFacts {
             },
         }
     }
+}
+
+/// Every mapping key a YAML text writes (`  clock-frequency:`, `- "#address-cells":`), once
+/// each, sorted; comments and block scalars' lines that look like keys are included too,
+/// which only makes a name count as documented.
+fn keys(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start().trim_start_matches("- ");
+        let t = t.trim_start_matches(['"', '\'']);
+        let end = t
+            .find(|c: char| !(c.is_ascii_alphanumeric() || "#,._+-@".contains(c)))
+            .unwrap_or(t.len());
+        let (name, rest) = t.split_at(end);
+        let rest = rest.trim_start_matches(['"', '\'']);
+        if !name.is_empty() && (rest == ":" || rest.starts_with(": ")) {
+            out.push(name.to_string());
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn kind_byte(k: IncludeKind) -> u8 {

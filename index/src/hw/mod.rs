@@ -10,6 +10,7 @@
 //! `facts.dat`). The part keeps no fact-store proof: an index started from another tree's
 //! builds it.
 
+pub mod check;
 pub mod cread;
 pub mod devkeys;
 pub mod drivers;
@@ -43,7 +44,14 @@ pub struct HwRef {
     pub checksums: Vec<(String, u64)>,
     /// The previous generation's directory, kept for readers that opened it.
     pub previous: Option<String>,
+    /// The part's format ([`FORMAT`]); a part of another one is written again.
+    #[serde(default)]
+    pub format: u32,
 }
+
+/// The hardware part's format: a part written in another is written again by the next
+/// refresh (its files' kinds say so to a query first).
+pub const FORMAT: u32 = 3;
 
 /// Files larger than this are not read (the kernel's largest device tree is under 1 MB).
 pub const MAX_HW_BYTES: u64 = 8 << 20;

@@ -1,4 +1,4 @@
-//! The hardware part on disk (`hw-…`), written and read. Seven files:
+//! The hardware part on disk (`hw-…`), written and read. Nine files:
 //! - `files.dat`: per device-tree source or binding (path order) its path, kind, the board's
 //!   `model` or the binding's `title`, the files its includes lead to (ids,
 //!   [`super::includes`]) and the `status` its `&label { status = …; }` blocks give (the C
@@ -11,7 +11,8 @@
 //!   files' context, which the next refresh reuses for the files whose stat did not change
 //!   (queries never read it);
 //! - `cfiles.dat`, `drivers.dat`, `ids.fst`, `ids.dat`: the C files, their facts and device
-//!   keys ([`super::ids`]).
+//!   keys ([`super::ids`]);
+//! - `check.dat`: `knav dt check`'s findings ([`super::check`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -27,7 +28,7 @@ use crate::part::Merge;
 use crate::text::walk::TextFile;
 
 /// The part's files, in the order [`HwMerge::finish`] writes them.
-pub const FILES: [&str; 8] = [
+pub const FILES: [&str; 9] = [
     "files.dat",
     "compat.fst",
     "compat.dat",
@@ -36,11 +37,14 @@ pub const FILES: [&str; 8] = [
     super::ids::FILES[1],
     super::ids::FILES[2],
     super::ids::FILES[3],
+    "check.dat",
 ];
 
-const FILES_KIND: &[u8; 4] = b"HWF2";
+const CHECK_KIND: &[u8; 4] = b"HWCK";
+
+const FILES_KIND: &[u8; 4] = b"HWF3";
 const COMPAT_KIND: &[u8; 4] = b"HWC2";
-const FACTS_KIND: &[u8; 4] = b"HWA2";
+const FACTS_KIND: &[u8; 4] = b"HWA3";
 
 /// What kind of file of the part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -416,6 +420,9 @@ impl HwMerge {
             (FILES[3], facts),
         ];
         all.extend(c_side.finish(dir)?);
+        let mut check = header(CHECK_KIND).to_vec();
+        super::check::put(&super::check::findings(&described, &code), &mut check);
+        all.push((FILES[8], check));
         for (name, data) in &all {
             let path = dir.join(name);
             std::fs::write(&path, data).map_err(IndexError::io("cannot write", &path))?;
@@ -510,6 +517,15 @@ impl Hw {
     /// Bytes of the files a query reads.
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// `knav dt check`'s findings ([`super::check`]).
+    pub fn findings(&self) -> Result<Vec<super::check::Finding>, IndexError> {
+        let path = self.dir.join(FILES[8]);
+        let bytes = std::fs::read(&path).map_err(IndexError::io("", &path))?;
+        check_header(&bytes, CHECK_KIND, &path)?;
+        super::check::get(&mut Reader::new(&bytes[HEADER_LEN..]))
+            .ok_or_else(|| IndexError::damaged(&path, "a finding does not decode"))
     }
 
     /// The path of the file `id`, a device-tree source, a binding or a C file.

@@ -52,6 +52,7 @@ impl HwState {
         let fingerprint = fingerprint(&files);
         let mut reuse = part::Reusable::default();
         let same = match old {
+            Some(h) if h.format != crate::hw::FORMAT => false,
             Some(h) if h.fingerprint == fingerprint => true,
             Some(h) => {
                 reuse = part::reusable(&index_dir.join(&h.dir));
@@ -115,6 +116,7 @@ impl HwState {
             compatibles: built.compatibles,
             checksums: built.checksums,
             previous: self.old.as_ref().map(|h| h.dir.clone()),
+            format: crate::hw::FORMAT,
         };
         Ok((Some(part), Some(summary)))
     }

@@ -507,6 +507,18 @@ fn open_previous(root: &Path, index_dir: &Path, full: bool, options_hash: u64) -
         }
         None => None,
     };
+    // A hardware part of another format is written again, whole.
+    let mut snap = snap;
+    if let Some(s) = snap.as_mut() {
+        if s.manifest
+            .hw
+            .as_ref()
+            .is_some_and(|h| h.format != crate::hw::FORMAT)
+        {
+            s.manifest.hw = None;
+            hw_damaged = true;
+        }
+    }
     Previous {
         snap,
         rebuilt_because,

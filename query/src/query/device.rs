@@ -17,7 +17,8 @@ use knav_index::{IndexError, Part};
 use super::device_drivers::Drivers;
 use super::Query;
 use crate::envelope::{
-    quote, Device, DeviceBinding, DeviceBoard, DeviceMatch, DeviceNode, Envelope, Results,
+    quote, Device, DeviceBinding, DeviceBoard, DeviceFinding, DeviceMatch, DeviceNode, Envelope,
+    Results,
 };
 
 /// The tool's name.
@@ -117,6 +118,9 @@ pub fn find_device(q: &Query<'_>, compatible: &str) -> Envelope {
         Ok(hw) => hw,
         Err(e) => return q.envelope_error(TOOL, e.rebuild().to_string()),
     };
+    if let Some(kind) = compatible.strip_prefix(CHECK_KEY) {
+        return check(q, &hw, kind.trim());
+    }
     if let Some(name) = compatible.strip_prefix(DRIVER_KEY) {
         return driver_report(q, &hw, name.trim());
     }
@@ -146,6 +150,60 @@ fn open(q: &Query<'_>, part: &knav_index::hw::HwRef) -> Result<Hw, IndexError> {
         Hw::verify_files(&q.snap.index_dir, part, Some(&hw))?;
     }
     Ok(hw)
+}
+
+/// The device that asks for `knav dt check`'s findings (`check:` all of them, `check:KIND`
+/// one kind).
+pub const CHECK_KEY: &str = "check:";
+
+/// `knav dt check`: the findings of `kind` (all when empty) under the path prefix, counted by
+/// kind, paged in kind, path and line order.
+fn check(q: &Query<'_>, hw: &Hw, kind: &str) -> Envelope {
+    use knav_index::hw::check::KINDS;
+    if !kind.is_empty() && !KINDS.contains(&kind) {
+        return q.envelope_error(
+            TOOL,
+            format!(
+                "{} is no kind of finding: give {} or none for all",
+                quote(kind),
+                KINDS.join(", ")
+            ),
+        );
+    }
+    let all = match hw.findings() {
+        Ok(f) => f,
+        Err(e) => return q.envelope_error(TOOL, e.rebuild().to_string()),
+    };
+    let mut counts = vec![0u64; KINDS.len()];
+    let kept: Vec<_> = all
+        .into_iter()
+        .filter(|f| q.page.wanted(&f.path))
+        .inspect(|f| counts[f.kind as usize] += 1)
+        .filter(|f| kind.is_empty() || KINDS[f.kind as usize] == kind)
+        .collect();
+    let mut env = q.envelope(TOOL);
+    let page = q.paginate(&mut env, kept);
+    env.next_tools = vec![TOOL];
+    env.results = Some(Results::Device(Box::new(Device {
+        compatible: format!("{CHECK_KEY}{kind}"),
+        counts: KINDS
+            .iter()
+            .zip(counts)
+            .map(|(k, n)| (k.to_string(), n))
+            .collect(),
+        findings: page
+            .into_iter()
+            .map(|f| DeviceFinding {
+                kind: KINDS[f.kind as usize],
+                path: f.path,
+                line: f.line,
+                subject: f.subject,
+                detail: f.detail,
+            })
+            .collect(),
+        ..Device::default()
+    })));
+    env
 }
 
 /// The answer for a device key: the drivers whose tables match it.

@@ -313,6 +313,18 @@ fn device(d: &crate::envelope::Device, out: &mut String) -> usize {
     if let Some(r) = &d.driver_file {
         return driver_report(r, out);
     }
+    if !d.counts.is_empty() {
+        let counts: Vec<String> = d.counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let _ = writeln!(out, "dt check: {}", counts.join(", "));
+        for f in &d.findings {
+            let _ = writeln!(
+                out,
+                "{}:{}: {} {}: {}",
+                f.path, f.line, f.kind, f.subject, f.detail
+            );
+        }
+        return d.findings.len();
+    }
     if d.bindings.is_empty() && d.board_rows.is_empty() && d.boards == 0 && d.matches.is_empty() {
         // A device key: its drivers alone.
         let _ = writeln!(
