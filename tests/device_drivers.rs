@@ -336,7 +336,11 @@ fn dt_check_reports_a_property_the_binding_does_not_name_and_nodes_no_driver_mat
         rows,
         [
             ("arch/arm/boot/dts/acme/acme-board-b.dts", 10, "gpio-leds"),
-            ("arch/arm/boot/dts/acme/acme-soc.dtsi", 9, "arm,cortex-a9-gic"),
+            (
+                "arch/arm/boot/dts/acme/acme-soc.dtsi",
+                9,
+                "arm,cortex-a9-gic"
+            ),
             ("arch/x86/boot/dts/board.dts", 5, "acme,misc-blob"),
         ],
         "{v}"
@@ -352,11 +356,53 @@ fn dt_check_reports_a_property_the_binding_does_not_name_and_nodes_no_driver_mat
     )
     .unwrap();
     let (_, out) = knav(&t, &["dt", "check", "property"]);
-    assert!(out.starts_with("dt check: 0 undocumented, 3 unmatched, 0 property\n"), "{out}");
+    assert!(
+        out.starts_with("dt check: 0 undocumented, 3 unmatched, 0 property\n"),
+        "{out}"
+    );
     let (code, v) = json(&t, &["dt", "check", "typo"]);
     assert_eq!(code, 1);
     assert_eq!(
         v["error"],
         "'typo' is no kind of finding: give undocumented, unmatched, property or none for all"
     );
+}
+
+#[test]
+fn an_edit_to_a_c_file_that_says_nothing_about_hardware_keeps_the_part() {
+    let t = tree("device-drivers-quick");
+    let (_, v) = json(&t, &["index"]);
+    assert!(v["results"]["hw"].as_str().is_some(), "{v}");
+    // kernel/config.c holds no match table, driver or property read, and no driver reads it.
+    let fork = t.root.join("kernel/config.c");
+    let text = std::fs::read_to_string(&fork).unwrap();
+    std::fs::write(&fork, text + "\nstatic int forks_counted;\n").unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert_eq!(
+        (v["results"]["changed"].as_u64(), v["results"].get("hw")),
+        (Some(1), None),
+        "{v}"
+    );
+    // The driver gains a compatible: the part is written again and answers it (kernel/config.c
+    // is read again too: the part kept its old stat).
+    let i2c = t.root.join(I2C);
+    std::fs::write(
+        &i2c,
+        I2C_C.replace(
+            "\t{ /* sentinel */ }",
+            "\t{ .compatible = \"acme,soc-i2c-v2\" },\n\t{ /* sentinel */ }",
+        ),
+    )
+    .unwrap();
+    let (_, v) = json(&t, &["index"]);
+    assert!(
+        v["results"]["hw"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("(2 files read,"),
+        "{v}"
+    );
+    let (code, v) = json(&t, &["device", "acme,soc-i2c-v2"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["results"]["drivers"][0]["line"], 20, "{v}");
 }

@@ -50,6 +50,31 @@ pub fn is_c_path(path: &str) -> bool {
     path.ends_with(".c") || path.ends_with(".h")
 }
 
+/// Texts one of which a C file must hold to say anything about hardware, whatever the
+/// context: those of `knav_hw::driver_file`'s reader and the names its context's makers and
+/// declarers share (`IRQCHIP_PLATFORM_DRIVER_BEGIN`, `…_OF_DECLARE`). A file with none of
+/// them, whose facts were empty and that no file with facts reads as a header, still says
+/// nothing after an edit.
+pub const COARSE_NEEDLES: [&str; 10] = [
+    "_device_id",
+    "match_table",
+    "id_table",
+    "compatible",
+    "property",
+    "phandle",
+    "gpio",
+    "DECLARE",
+    "DEVICE_TABLE",
+    "PLATFORM_DRIVER",
+];
+
+/// True when `bytes` hold one of [`COARSE_NEEDLES`].
+pub fn may_say_something(bytes: &[u8]) -> bool {
+    COARSE_NEEDLES
+        .iter()
+        .any(|n| memchr::memmem::find(bytes, n.as_bytes()).is_some())
+}
+
 /// A local header as read once: its bytes, or nothing when it is not in the tree.
 type Header = Option<Arc<Vec<u8>>>;
 
@@ -58,6 +83,8 @@ pub struct CReader<'r> {
     root: &'r Root,
     cx: Context,
     salt: u64,
+    /// The context's headers.
+    context: Vec<String>,
     /// The tree's C files, for resolving local includes.
     listed: HashSet<&'r str>,
     headers: Mutex<HashMap<String, Header>>,
@@ -97,6 +124,7 @@ impl<'r> CReader<'r> {
             root,
             cx: Context::from_headers(bytes.iter().map(|(_, b)| b.as_slice())),
             salt: hash64(&salted),
+            context: bytes.iter().map(|(p, _)| p.to_string()).collect(),
             listed: files
                 .iter()
                 .filter(|f| is_c_path(&f.path))
@@ -109,6 +137,11 @@ impl<'r> CReader<'r> {
     /// A hash of the context's headers: facts read under another salt are read again.
     pub fn salt(&self) -> u64 {
         self.salt
+    }
+
+    /// The headers the context was built from.
+    pub fn context(&self) -> &[String] {
+        &self.context
     }
 
     /// The facts of the C file at `path` of `bytes`.

@@ -1,4 +1,4 @@
-//! The hardware part on disk (`hw-…`), written and read. Nine files:
+//! The hardware part on disk (`hw-…`), written and read. Eleven files:
 //! - `files.dat`: per device-tree source or binding (path order) its path, kind, the board's
 //!   `model` or the binding's `title`, the files its includes lead to (ids,
 //!   [`super::includes`]) and the `status` its `&label { status = …; }` blocks give (the C
@@ -12,7 +12,11 @@
 //!   (queries never read it);
 //! - `cfiles.dat`, `drivers.dat`, `ids.fst`, `ids.dat`: the C files, their facts and device
 //!   keys ([`super::ids`]);
-//! - `check.dat`: `knav dt check`'s findings ([`super::check`]).
+//! - `check.dat`: `knav dt check`'s findings ([`super::check`]);
+//! - `stats.dat`: every file's path hash, size and mtime, fixed-size records in path order,
+//!   and `deps.dat`, the headers C files with facts were read with (context and local): a
+//!   refresh compares the tree with them without decoding `facts.dat`
+//!   ([`quick_same`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -28,7 +32,7 @@ use crate::part::Merge;
 use crate::text::walk::TextFile;
 
 /// The part's files, in the order [`HwMerge::finish`] writes them.
-pub const FILES: [&str; 9] = [
+pub const FILES: [&str; 11] = [
     "files.dat",
     "compat.fst",
     "compat.dat",
@@ -38,9 +42,13 @@ pub const FILES: [&str; 9] = [
     super::ids::FILES[2],
     super::ids::FILES[3],
     "check.dat",
+    "stats.dat",
+    "deps.dat",
 ];
 
 const CHECK_KIND: &[u8; 4] = b"HWCK";
+const STATS_KIND: &[u8; 4] = b"HWST";
+const DEPS_KIND: &[u8; 4] = b"HWDP";
 
 const FILES_KIND: &[u8; 4] = b"HWF3";
 const COMPAT_KIND: &[u8; 4] = b"HWC2";
@@ -199,6 +207,8 @@ pub struct Built {
 pub struct HwMerge {
     facts: Vec<(u64, HwFacts)>,
     salt: u64,
+    /// The context's headers.
+    context: Vec<String>,
 }
 
 impl Merge<(u64, HwFacts)> for HwMerge {
@@ -267,6 +277,7 @@ pub fn build(
     let mut merge = HwMerge {
         facts: Vec::new(),
         salt: creader.salt(),
+        context: creader.context().to_vec(),
     };
     let reused = std::sync::atomic::AtomicU64::new(0);
     let kept = |k: &Kept| {
@@ -423,6 +434,27 @@ impl HwMerge {
         let mut check = header(CHECK_KIND).to_vec();
         super::check::put(&super::check::findings(&described, &code), &mut check);
         all.push((FILES[8], check));
+        let mut stats = header(STATS_KIND).to_vec();
+        for f in files {
+            stats.extend_from_slice(&crate::codec::hash64(f.path.as_bytes()).to_le_bytes());
+            stats.extend_from_slice(&f.size.to_le_bytes());
+            stats.extend_from_slice(&f.mtime_ns.to_le_bytes());
+        }
+        all.push((FILES[9], stats));
+        let mut deps: Vec<&str> = self.context.iter().map(String::as_str).collect();
+        for (_, fa) in &code {
+            if let HwFacts::Driver(d) = fa {
+                deps.extend(d.locals.iter().map(String::as_str));
+            }
+        }
+        deps.sort_unstable();
+        deps.dedup();
+        let mut dep_bytes = header(DEPS_KIND).to_vec();
+        put_varint(&mut dep_bytes, deps.len() as u64);
+        for d in deps {
+            put_str(&mut dep_bytes, d.as_bytes());
+        }
+        all.push((FILES[10], dep_bytes));
         for (name, data) in &all {
             let path = dir.join(name);
             std::fs::write(&path, data).map_err(IndexError::io("cannot write", &path))?;
@@ -753,6 +785,64 @@ fn read_files(bytes: &[u8]) -> Option<Vec<HwFile>> {
         });
     }
     r.at_end().then_some(files)
+}
+
+/// True when the part in `dir` still holds the facts of `files` (the tree's, in path order)
+/// although their stats moved: the same paths, and every file whose stat changed a C file
+/// that said nothing, that no file with facts reads as a header, and that holds none of
+/// [`super::cread::COARSE_NEEDLES`] (an edit to `kernel/sched/core.c` keeps the part). Reads
+/// `stats.dat`, `deps.dat`, the C files' list and the changed files only.
+pub fn quick_same(root: &Path, dir: &Path, hw: &Hw, files: &[TextFile]) -> bool {
+    let Ok(stats) = std::fs::read(dir.join(FILES[9])) else {
+        return false;
+    };
+    if check_header(&stats, STATS_KIND, &dir.join(FILES[9])).is_err()
+        || stats.len() != HEADER_LEN + 24 * files.len()
+    {
+        return false;
+    }
+    let word = |i: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&stats[i..i + 8]);
+        u64::from_le_bytes(b)
+    };
+    let mut changed = Vec::new();
+    for (k, f) in files.iter().enumerate() {
+        let at = HEADER_LEN + 24 * k;
+        if word(at) != crate::codec::hash64(f.path.as_bytes()) {
+            return false;
+        }
+        if word(at + 8) != f.size || word(at + 16) as i64 != f.mtime_ns {
+            changed.push(f);
+        }
+    }
+    if changed.len() > 64 {
+        return false;
+    }
+    let deps = match std::fs::read(dir.join(FILES[10])) {
+        Ok(b) if check_header(&b, DEPS_KIND, &dir.join(FILES[10])).is_ok() => b,
+        _ => return false,
+    };
+    let mut r = Reader::new(&deps[HEADER_LEN..]);
+    let n = r.varint();
+    let mut dep_paths = Vec::with_capacity(r.room_for(n, 1));
+    for _ in 0..n {
+        dep_paths.push(r.str());
+    }
+    if r.overrun {
+        return false;
+    }
+    let Ok(beneath) = crate::tree::beneath::Root::open(root) else {
+        return false;
+    };
+    changed.iter().all(|f| {
+        is_c_path(&f.path)
+            && dep_paths.binary_search(&f.path.as_bytes()).is_err()
+            && matches!(hw.c_id(&f.path), Ok(None))
+            && beneath
+                .read(&f.path)
+                .is_ok_and(|b| !super::cread::may_say_something(&b))
+    })
 }
 
 /// The facts of the part in `dir` (`facts.dat`), for a refresh to reuse; empty when they

@@ -54,6 +54,7 @@ impl HwState {
         let same = match old {
             Some(h) if h.format != crate::hw::FORMAT => false,
             Some(h) if h.fingerprint == fingerprint => true,
+            Some(h) if quick(root, index_dir, h, &files) => true,
             Some(h) => {
                 reuse = part::reusable(&index_dir.join(&h.dir));
                 same_bytes(root, &files, &reuse)
@@ -78,8 +79,12 @@ impl HwState {
         index_dir: &Path,
     ) -> Result<(Option<HwRef>, Option<String>), IndexError> {
         if self.same {
+            // Kept under the tree's fingerprint when the walk listed the files (their stats
+            // moved, their facts did not).
+            let fingerprint = (!self.files.is_empty()).then_some(self.fingerprint);
             let kept = self.old.clone().map(|h| HwRef {
                 previous: None,
+                fingerprint: fingerprint.unwrap_or(h.fingerprint),
                 ..h
             });
             return Ok((kept, None));
@@ -120,6 +125,12 @@ impl HwState {
         };
         Ok((Some(part), Some(summary)))
     }
+}
+
+/// [`part::quick_same`] on the index's part `h`.
+fn quick(root: &Path, index_dir: &Path, h: &HwRef, files: &[TextFile]) -> bool {
+    let dir = index_dir.join(&h.dir);
+    part::Hw::open(&dir).is_ok_and(|hw| part::quick_same(root, &dir, &hw, files))
 }
 
 /// True when `files` are the files `kept` holds, each with the bytes it was read with (only
