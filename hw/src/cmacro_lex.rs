@@ -84,7 +84,11 @@ pub fn text(src: &[u8]) -> Cow<'_, str> {
 /// `String::from_utf8_lossy`).
 pub fn lex(text: &str) -> Lexed<'_> {
     let src = text.as_bytes();
-    let mut out = Lexed::default();
+    // About one token in six bytes of kernel C: most files' tokens fit without growing.
+    let mut out = Lexed {
+        toks: Vec::with_capacity(src.len() / 6),
+        defines: Vec::new(),
+    };
     let mut line: u32 = 1;
     let mut i = 0;
     let mut line_start = true;
@@ -249,24 +253,27 @@ fn number_end(src: &[u8], i: usize) -> usize {
     e
 }
 
-/// The length of the punctuator at the start of `s` (never 0 for a non-empty `s`).
+/// The length of the punctuator at the start of `s` (never 0 for a non-empty `s`): `...`,
+/// `<<=`, `>>=`, `##`, `->`, the doubled and the compound assignment operators, else one
+/// character.
 fn punct_len(s: &[u8]) -> usize {
-    const THREE: [&[u8]; 3] = [b"...", b"<<=", b">>="];
-    const TWO: [&[u8]; 19] = [
-        b"##", b"->", b"<<", b">>", b"&&", b"||", b"==", b"!=", b"<=", b">=", b"++", b"--", b"+=",
-        b"-=", b"*=", b"/=", b"&=", b"|=", b"^=",
-    ];
-    if THREE.iter().any(|p| s.starts_with(p)) {
-        3
-    } else if TWO.iter().any(|p| s.starts_with(p)) {
-        2
-    } else {
-        // One byte, or one whole UTF-8 character so that a text slice stays on a boundary.
-        let mut n = 1;
-        while n < s.len() && (s[n] & 0xc0) == 0x80 {
-            n += 1;
+    let at = |k: usize| s.get(k).copied().unwrap_or(0);
+    match (at(0), at(1)) {
+        (b'.', b'.') if at(2) == b'.' => 3,
+        (b'<', b'<') | (b'>', b'>') if at(2) == b'=' => 3,
+        (b'#', b'#') | (b'-', b'>') | (b'<', b'<') | (b'>', b'>') | (b'&', b'&') | (b'|', b'|') => {
+            2
         }
-        n
+        (b'+', b'+') | (b'-', b'-') => 2,
+        (b'=' | b'!' | b'<' | b'>' | b'+' | b'-' | b'*' | b'/' | b'&' | b'|' | b'^', b'=') => 2,
+        _ => {
+            // One byte, or one whole UTF-8 character so that a text slice stays on a boundary.
+            let mut n = 1;
+            while n < s.len() && (s[n] & 0xc0) == 0x80 {
+                n += 1;
+            }
+            n
+        }
     }
 }
 
@@ -399,6 +406,25 @@ mod tests {
         assert_eq!(l.defines[1].params.as_deref(), Some(&["fmt", "args"][..]));
         assert_eq!(l.defines[2].params.as_deref(), Some(&["__VA_ARGS__"][..]));
         assert!(l.toks.is_empty());
+    }
+
+    #[test]
+    fn punctuators_longest_first() {
+        let l =
+            lex("a<<=b>>=c<<d>>e...f..g##h->i&&j||k==l!=m<=n>=o++p--q+=r-=s*=t/=u&=v|=w^=x%=y<z");
+        let puncts: Vec<&str> = l
+            .toks
+            .iter()
+            .filter(|t| t.kind == Kind::Punct)
+            .map(|t| t.text.as_ref())
+            .collect();
+        assert_eq!(
+            puncts,
+            [
+                "<<=", ">>=", "<<", ">>", "...", ".", ".", "##", "->", "&&", "||", "==", "!=",
+                "<=", ">=", "++", "--", "+=", "-=", "*=", "/=", "&=", "|=", "^=", "%", "=", "<"
+            ]
+        );
     }
 
     #[test]
