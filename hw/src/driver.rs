@@ -35,15 +35,19 @@ pub struct Driver {
 
 /// The driver structures among `toks`.
 pub fn drivers(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<Driver> {
+    drivers_in(toks, &closers(toks), scope)
+}
+
+/// [`drivers`] with the tokens' [`closers`] found once for every reader.
+pub(crate) fn drivers_in(toks: &[Tok<'_>], close: &[u32], scope: Scope<'_>) -> Vec<Driver> {
     let mut out = Vec::new();
-    let close = closers(toks);
     let mut k = 0;
     while k + 1 < toks.len() {
         if !(toks[k].is("=") && toks[k + 1].is("{")) {
             k += 1;
             continue;
         }
-        let Some(end) = closer(&close, k + 1) else {
+        let Some(end) = closer(close, k + 1) else {
             k += 1;
             continue;
         };
@@ -201,6 +205,7 @@ mod tests {
             &l.toks,
             Scope {
                 file: &file,
+                local: &[],
                 shared: &shared,
             },
         )

@@ -11,11 +11,14 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cmacro::{arguments, Macro, Macros, Scope};
-use crate::cmacro_lex::{defines, lex, Define, Kind, Tok};
-use crate::driver::{drivers, Driver};
-use crate::driver_compat::{compatibles, CodeCompatible, Declarers};
-use crate::driver_props::{properties, PropertyRead};
-use crate::idtable::{module_device_tables, tables, Table};
+use crate::cmacro_lex::{lex, Kind, Tok};
+use crate::driver::{drivers_in, Driver};
+use crate::driver_compat::{compatibles_in, CodeCompatible, Declarers};
+pub use crate::driver_local::LocalHeader;
+use crate::driver_needles::Needles;
+use crate::driver_props::{properties_in, PropertyRead};
+use crate::fxhash::FxHashSet;
+use crate::idtable::{closers, module_device_tables, tables_in, Table};
 use crate::idtable_layout::Layouts;
 
 /// What the reader knows before it reads a file, built from headers' bytes.
@@ -29,8 +32,10 @@ pub struct Context {
     pub declarers: Declarers,
     /// The shared macros that declare a table or a driver structure.
     pub makers: Vec<String>,
-    /// Texts one of which a file must hold to say anything: see `Context::needles`.
-    needles: Vec<memchr::memmem::Finder<'static>>,
+    /// Texts one of which a file must hold to say anything (none: every file is read).
+    pub(crate) needles: Needles,
+    /// The names of `makers`, searched for in a file's text.
+    maker_names: Needles,
 }
 
 impl Context {
@@ -49,52 +54,10 @@ impl Context {
             .filter(|(name, m)| makes_table_or_driver(m) && !cx.declarers.contains(name))
             .map(|(name, _)| name.to_string())
             .collect();
-        cx.needles = cx
-            .needles()
-            .iter()
-            .map(|n| memchr::memmem::Finder::new(n.as_bytes()).into_owned())
-            .collect();
+        cx.needles = Needles::for_readers(&cx.declarers, &cx.makers);
+        let makers: Vec<&str> = cx.makers.iter().map(String::as_str).collect();
+        cx.maker_names = Needles::new(&makers);
         cx
-    }
-}
-
-impl Context {
-    /// Texts one of which every file that says something holds: each reader matches tokens
-    /// that contain one of them (`_device_id`, a designator's `match_table`, the matchers'
-    /// `compatible`, the property families' `property`, `phandle` and `of_get_named_gpio`,
-    /// `MODULE_DEVICE_TABLE`),
-    /// or the name of a shared declarer or maker (`DECLARE` standing for those that hold it);
-    /// a file's own declarers and makers name these in their bodies.
-    fn needles(&self) -> Vec<String> {
-        let mut out: Vec<String> = [
-            "_device_id",
-            "match_table",
-            "id_table",
-            "compatible",
-            "property",
-            "phandle",
-            "of_get_named_gpio",
-            "DECLARE",
-            "MODULE_DEVICE_TABLE",
-        ]
-        .map(String::from)
-        .to_vec();
-        let declarers = self
-            .macros
-            .iter()
-            .map(|(n, _)| n)
-            .filter(|n| self.declarers.contains(n));
-        for name in declarers.chain(self.makers.iter().map(String::as_str)) {
-            if !out.iter().any(|n| name.contains(n.as_str())) {
-                out.push(name.to_string());
-            }
-        }
-        out
-    }
-
-    /// True when `src` holds one of the needles.
-    fn may_say_something(&self, src: &[u8]) -> bool {
-        self.needles.is_empty() || self.needles.iter().any(|f| f.find(src).is_some())
     }
 }
 
@@ -116,43 +79,84 @@ pub struct DriverFile {
 
 /// Reads one C file's bytes.
 pub fn read(src: &[u8], cx: &Context) -> DriverFile {
-    read_with(src, cx, &[])
+    read_with_headers(src, cx, &[])
 }
 
 /// Reads one C file's bytes with the `#define`s of the local headers it includes
-/// (`#include "hw.h"`: the caller finds and reads them), which its own `#define`s override. A
-/// file that holds no needle (see `Context::needles`) and names no macro of its local headers
-/// that holds one says nothing.
+/// (`#include "hw.h"`: the caller finds and reads them), given as bytes: each is lexed here;
+/// [`read_with_headers`] takes them lexed once.
 pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
-    let says = cx.may_say_something(src);
-    if !says && !local.iter().any(|h| cx.may_say_something(h)) {
-        return DriverFile::default();
-    }
-    let local: Vec<_> = local.iter().map(|h| crate::cmacro_lex::text(h)).collect();
-    let local_defines: Vec<_> = local.iter().flat_map(|h| defines(h)).collect();
-    if !says && !invokes_a_local_needle(src, &local_defines, cx) {
+    let local: Vec<LocalHeader> = local.iter().map(|h| LocalHeader::new(h, cx)).collect();
+    let refs: Vec<&LocalHeader> = local.iter().collect();
+    read_with_headers(src, cx, &refs)
+}
+
+/// Reads one C file's bytes with the `#define`s of the local headers it includes, innermost
+/// first, which its own `#define`s override (and a later header's an earlier one's). A file
+/// that holds no needle (a name or part of a name the readers match tokens by, such as
+/// `_device_id` or `of_device_is_compatible`) and names no macro of its local headers whose
+/// body holds one says nothing.
+pub fn read_with_headers(src: &[u8], cx: &Context, local: &[&LocalHeader]) -> DriverFile {
+    if !cx.needles.in_bytes(src) && !invokes_a_local_needle(src, local) {
         return DriverFile::default();
     }
     let text = crate::cmacro_lex::text(src);
     let lexed = lex(&text);
     let mut own = Macros::new();
-    for d in local_defines {
-        own.add(d);
-    }
     for d in &lexed.defines {
         own.add(d.clone());
     }
+    let layers: Vec<&Macros<'_>> = local.iter().map(|h| &h.macros).collect();
     let scope = Scope {
         file: &own,
+        local: &layers,
         shared: &cx.macros,
     };
-    let mut declarers = cx.declarers.clone();
-    if !own.is_empty() {
-        declarers.extend(&own);
-    }
-    let mut compats = compatibles(&lexed.toks, scope, &declarers);
-    let mut props = properties(&lexed.toks, scope);
-    for d in &lexed.defines {
+    // A declarer of the file's own needs a body that names one of the context's.
+    let declare = local.iter().any(|h| h.names_a_declarer)
+        || own.all().any(|(_, m)| cx.declarers.any_in(&m.body));
+    let extended;
+    let declarers = if declare {
+        let mut d = cx.declarers.clone();
+        let mut tables = vec![&own];
+        tables.extend(layers.iter().copied());
+        d.extend_all(&tables);
+        extended = d;
+        &extended
+    } else {
+        &cx.declarers
+    };
+    // A macro that wraps a matcher's, a declarer's or a property reader's call names it in its
+    // body, which then holds a needle; with declarers of the file's own, any macro may.
+    let own_needles: Vec<bool> = lexed
+        .defines
+        .iter()
+        .map(|d| d.body.iter().any(|t| cx.needles.in_token(&t.text)))
+        .collect();
+    let any_wraps = !cx.needles.filter() || declare;
+    let needle_macros: FxHashSet<&str> = (lexed.defines.iter().zip(&own_needles))
+        .filter(|(_, holds)| **holds)
+        .map(|(d, _)| d.name)
+        .chain(
+            local
+                .iter()
+                .flat_map(|h| h.needle_macros.iter().map(String::as_str)),
+        )
+        .collect();
+    let may_wrap =
+        |name: &str| any_wraps || (!needle_macros.is_empty() && needle_macros.contains(name));
+    let close = closers(&lexed.toks);
+    let mut compats = compatibles_in(&lexed.toks, &close, scope, declarers, &may_wrap);
+    let mut props = properties_in(&lexed.toks, &close, scope, &may_wrap);
+    for (d, holds) in lexed.defines.iter().zip(&own_needles) {
+        if !holds
+            && !d
+                .body
+                .iter()
+                .any(|t| t.kind == Kind::Ident && may_wrap(&t.text))
+        {
+            continue;
+        }
         let body: Vec<Tok<'_>> = d
             .body
             .iter()
@@ -161,27 +165,31 @@ pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
                 ..t.clone()
             })
             .collect();
-        compats.extend(compatibles(&body, scope, &declarers));
-        props.extend(properties(&body, scope));
+        let close = closers(&body);
+        compats.extend(compatibles_in(&body, &close, scope, declarers, &may_wrap));
+        props.extend(properties_in(&body, &close, scope, &may_wrap));
     }
     compats.sort_by_key(|c| c.line);
     props.sort_by_key(|p| p.line);
+    let made = cx.maker_names.in_bytes(text.as_bytes())
+        || own.iter().any(|(_, m)| makes_table_or_driver(m))
+        || local.iter().any(|h| {
+            h.makers
+                .iter()
+                .any(|n| scope.own(n).is_some_and(makes_table_or_driver))
+        });
     let spliced;
-    let made = cx
-        .makers
-        .iter()
-        .any(|m| memchr::memmem::find(text.as_bytes(), m.as_bytes()).is_some())
-        || own.iter().any(|(_, m)| makes_table_or_driver(m));
-    let toks = if made {
-        spliced = splice(&lexed.toks, scope, &declarers);
-        &spliced
+    let (toks, close) = if made {
+        spliced = splice(&lexed.toks, scope, declarers);
+        (&spliced, closers(&spliced))
     } else {
-        &lexed.toks
+        (&lexed.toks, close)
     };
+    let exported = module_device_tables(toks);
     DriverFile {
-        tables: tables(toks, scope, &cx.layouts),
-        drivers: drivers(toks, scope),
-        module_device_tables: module_device_tables(toks),
+        tables: tables_in(toks, &close, scope, &cx.layouts, &exported),
+        drivers: drivers_in(toks, &close, scope),
+        module_device_tables: exported,
         compatibles: compats,
         properties: props,
     }
@@ -189,13 +197,12 @@ pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
 
 /// True when `src` names a macro of its local headers whose body holds a needle (a header's
 /// macro that declares a table or a driver for the file).
-fn invokes_a_local_needle(src: &[u8], local: &[Define<'_>], cx: &Context) -> bool {
-    local.iter().any(|d| {
-        d.body.iter().any(|t| {
-            cx.needles
+fn invokes_a_local_needle(src: &[u8], local: &[&LocalHeader]) -> bool {
+    local.iter().any(|h| {
+        h.holds_needle
+            && h.needle_macros
                 .iter()
-                .any(|f| f.find(t.text.as_bytes()).is_some())
-        }) && memchr::memmem::find(src, d.name.as_bytes()).is_some()
+                .any(|n| memchr::memmem::find(src, n.as_bytes()).is_some())
     })
 }
 
@@ -230,7 +237,7 @@ fn splice<'a>(toks: &[Tok<'a>], scope: Scope<'a>, declarers: &Declarers) -> Vec<
 }
 
 /// True when a macro's body declares a `*_device_id` struct or names a table by designator.
-fn makes_table_or_driver(m: &Macro<'_>) -> bool {
+pub(crate) fn makes_table_or_driver(m: &Macro<'_>) -> bool {
     m.body.windows(2).any(|w| {
         (w[0].is_ident("struct") && w[1].text.ends_with("_device_id"))
             || (w[0].is(".")

@@ -64,18 +64,35 @@ impl Entry {
 
 /// The match tables of a file's tokens (after [`crate::driver_file`]'s splicing).
 pub fn tables(toks: &[Tok<'_>], scope: Scope<'_>, layouts: &Layouts) -> Vec<Table> {
+    tables_in(
+        toks,
+        &closers(toks),
+        scope,
+        layouts,
+        &module_device_tables(toks),
+    )
+}
+
+/// [`tables`] with the tokens' [`closers`] and [`module_device_tables`] found once for every
+/// reader.
+pub(crate) fn tables_in(
+    toks: &[Tok<'_>],
+    close: &[u32],
+    scope: Scope<'_>,
+    layouts: &Layouts,
+    exported: &[(String, String, u32)],
+) -> Vec<Table> {
     let mut out = Vec::new();
-    let close = closers(toks);
     let mut i = 0;
     while i + 3 < toks.len() {
-        if let Some((table, end)) = table_at(toks, &close, i, scope, layouts) {
+        if let Some((table, end)) = table_at(toks, close, i, scope, layouts) {
             out.push(table);
             i = end;
         } else {
             i += 1;
         }
     }
-    for (bus, name, line) in module_device_tables(toks) {
+    for (bus, name, line) in exported.iter().cloned() {
         if let Some(t) = out.iter_mut().find(|t| t.name == name) {
             t.module_device_table = Some((bus, line));
         }
@@ -138,9 +155,9 @@ pub fn closers(toks: &[Tok<'_>]) -> Vec<u32> {
         if t.kind != Kind::Punct {
             continue;
         }
-        match t.text.as_ref() {
-            "{" | "(" | "[" => open.push(k),
-            "}" | ")" | "]" => {
+        match t.text.as_bytes() {
+            [b'{' | b'(' | b'['] => open.push(k),
+            [b'}' | b')' | b']'] => {
                 if let Some(o) = open.pop() {
                     out[o] = u32::try_from(k).unwrap_or(u32::MAX);
                 }
@@ -159,6 +176,16 @@ pub fn called<'t, 'a>(toks: &'t [Tok<'a>]) -> impl Iterator<Item = (usize, &'t T
     toks.iter()
         .enumerate()
         .filter(move |(k, t)| t.kind == Kind::Ident && closer(&close, k + 1).is_some())
+}
+
+/// [`called`] with the tokens' [`closers`] found once for every reader.
+pub(crate) fn called_in<'t, 'a>(
+    toks: &'t [Tok<'a>],
+    close: &'t [u32],
+) -> impl Iterator<Item = (usize, &'t Tok<'a>)> {
+    toks.iter()
+        .enumerate()
+        .filter(move |(k, t)| t.kind == Kind::Ident && closer(close, k + 1).is_some())
 }
 
 /// The index of the bracket that closes the one at `open`, from [`closers`].
