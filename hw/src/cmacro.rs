@@ -116,6 +116,19 @@ impl<'a> Macros<'a> {
     }
 }
 
+/// Macros looked up by name: a [`Macros`] table, or a local header's whose `#define`s are
+/// read on the first lookup that may find one (`driver_local::LocalHeader`).
+pub trait Lookup: std::fmt::Debug {
+    /// The macro named `name`.
+    fn lookup(&self, name: &str) -> Option<&Macro<'_>>;
+}
+
+impl Lookup for Macros<'_> {
+    fn lookup(&self, name: &str) -> Option<&Macro<'_>> {
+        self.get(name)
+    }
+}
+
 /// The macros in force in one file: its own first, then its local headers' (the last included
 /// first), then the shared ones.
 #[derive(Clone, Copy, Debug)]
@@ -123,7 +136,7 @@ pub struct Scope<'m> {
     /// The file's own `#define`s.
     pub file: &'m Macros<'m>,
     /// The `#define`s of the local headers it includes (`#include "hw.h"`), in include order.
-    pub local: &'m [&'m Macros<'m>],
+    pub local: &'m [&'m dyn Lookup],
     /// The table the caller built from headers.
     pub shared: &'m Macros<'m>,
 }
@@ -138,7 +151,7 @@ impl<'m> Scope<'m> {
     pub fn own(&self, name: &str) -> Option<&'m Macro<'m>> {
         self.file
             .get(name)
-            .or_else(|| self.local.iter().rev().find_map(|m| m.get(name)))
+            .or_else(|| self.local.iter().rev().find_map(|m| m.lookup(name)))
     }
 
     /// `toks` with every macro expanded (each token a macro made takes the line of the

@@ -94,13 +94,27 @@ pub fn lex(text: &str) -> Lexed<'_> {
     let mut line_start = true;
     while i < src.len() {
         let b = src[i];
+        // Identifiers first: half of a file's tokens.
+        if IDENT_START[usize::from(b)] {
+            let e = word_end(src, i + 1);
+            push(&mut out.toks, text, Kind::Ident, i, e, line);
+            line_start = false;
+            i = e;
+            continue;
+        }
         match b {
             b'\n' => {
                 line += 1;
                 line_start = true;
                 i += 1;
             }
-            b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => i += 1,
+            b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => {
+                // Indentation comes in runs.
+                i += 1;
+                while i < src.len() && matches!(src[i], b' ' | b'\t') {
+                    i += 1;
+                }
+            }
             b'\\' if matches!(src.get(i + 1), Some(b'\n')) => {
                 line += 1;
                 i += 2;
@@ -130,38 +144,53 @@ pub fn lex(text: &str) -> Lexed<'_> {
 /// start with `*` is taken as one.
 pub fn defines(text: &str) -> Vec<Define<'_>> {
     let src = text.as_bytes();
-    let mut out = Vec::new();
     let mut line: u32 = 1;
     let mut counted = 0;
-    let mut from = 0;
+    define_directives(text)
+        .filter_map(|(start, d)| {
+            line += count_lines(&src[counted..start]);
+            counted = start;
+            define(d, line)
+        })
+        .collect()
+}
+
+/// The names [`defines`] would find (and perhaps a few more: a function-like macro's
+/// parameters are not read), without reading their bodies.
+pub fn define_names(text: &str) -> impl Iterator<Item = &str> {
+    define_directives(text).filter_map(|(_, d)| define_name(d).map(|(name, _)| name))
+}
+
+/// Each directive `#define` of `text`, found by its `#` that begins a line (after blanks):
+/// where its line starts, and its text after the `#`.
+fn define_directives(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let src = text.as_bytes();
     let finder = memchr::memmem::Finder::new(b"define");
-    while let Some(p) = finder.find(&src[from..]) {
-        let at = from + p;
-        from = at + 6;
-        let start = src[..at]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |n| n + 1);
-        let head = &src[start..at];
-        let Some(hash) = head.iter().position(|&b| b == b'#') else {
-            continue;
-        };
-        let blank = |s: &[u8]| s.iter().all(|b| matches!(b, b' ' | b'\t'));
-        if !blank(&head[..hash]) || !blank(&head[hash + 1..]) {
-            continue;
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(p) = finder.find(&src[from..]) {
+            let at = from + p;
+            from = at + 6;
+            let start = src[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |n| n + 1);
+            let head = &src[start..at];
+            let Some(hash) = head.iter().position(|&b| b == b'#') else {
+                continue;
+            };
+            let blank = |s: &[u8]| s.iter().all(|b| matches!(b, b' ' | b'\t'));
+            if !blank(&head[..hash]) || !blank(&head[hash + 1..]) {
+                continue;
+            }
+            let end = directive_end(src, start + hash);
+            from = from.max(end);
+            if let Some(d) = text.get(start + hash + 1..end) {
+                return Some((start, d));
+            }
         }
-        line += count_lines(&src[counted..start]);
-        counted = start;
-        let end = directive_end(src, start + hash);
-        if let Some(d) = text
-            .get(start + hash + 1..end)
-            .and_then(|d| define(d, line))
-        {
-            out.push(d);
-        }
-        from = from.max(end);
-    }
-    out
+        None
+    })
 }
 
 /// The tokens of `src` with no directive handling, all on line `line` (a `#define` body).
@@ -180,18 +209,11 @@ fn body_tokens(text: &str, line: u32) -> Vec<Tok<'_>> {
 
 /// Reads the token (or comment) at `i`, pushing it onto `toks`; returns where it ends and how
 /// many newlines it spans.
+#[inline]
 fn token<'a>(text: &'a str, i: usize, line: u32, toks: &mut Vec<Tok<'a>>) -> (usize, u32) {
     let src = text.as_bytes();
     let b = src[i];
-    let push = |toks: &mut Vec<Tok<'a>>, kind, s: usize, e: usize| {
-        // Tokens end on character boundaries; a slice that would not is taken as bytes.
-        let text = match text.get(s..e) {
-            Some(t) => Cow::Borrowed(t),
-            None => Cow::Owned(String::from_utf8_lossy(&src[s..e]).into_owned()),
-        };
-        toks.push(Tok { kind, text, line });
-    };
-    let end = match b {
+    let (kind, end) = match b {
         b'/' if src.get(i + 1) == Some(&b'*') => {
             let e = block_comment_end(src, i);
             return (e, count_lines(&src[i..e]));
@@ -202,37 +224,59 @@ fn token<'a>(text: &'a str, i: usize, line: u32, toks: &mut Vec<Tok<'a>>) -> (us
         }
         b'"' | b'\'' => {
             let (e, _) = literal_end(src, i);
-            push(toks, if b == b'"' { Kind::Str } else { Kind::Char }, i, e);
+            let kind = if b == b'"' { Kind::Str } else { Kind::Char };
+            push(toks, text, kind, i, e, line);
             return (e, count_lines(&src[i..e]));
         }
-        _ if b.is_ascii_alphabetic() || b == b'_' || b >= 0x80 => {
-            let e = word_end(src, i);
-            push(toks, Kind::Ident, i, e);
-            e
-        }
-        b'0'..=b'9' => {
-            let e = number_end(src, i);
-            push(toks, Kind::Number, i, e);
-            e
-        }
+        _ if IDENT_START[usize::from(b)] => (Kind::Ident, word_end(src, i + 1)),
+        b'0'..=b'9' => (Kind::Number, number_end(src, i)),
         b'.' if src.get(i + 1).is_some_and(u8::is_ascii_digit) => {
-            let e = number_end(src, i);
-            push(toks, Kind::Number, i, e);
-            e
+            (Kind::Number, number_end(src, i))
         }
-        _ => {
-            let e = i + punct_len(&src[i..]);
-            push(toks, Kind::Punct, i, e);
-            e
-        }
+        _ => (Kind::Punct, i + punct_len(&src[i..])),
     };
+    push(toks, text, kind, i, end, line);
     (end, 0)
+}
+
+/// Pushes the token `text[s..e]` onto `toks`.
+#[inline(always)]
+fn push<'a>(toks: &mut Vec<Tok<'a>>, text: &'a str, kind: Kind, s: usize, e: usize, line: u32) {
+    // Tokens end on character boundaries; a slice that would not is taken as bytes.
+    let text = match text.get(s..e) {
+        Some(t) => Cow::Borrowed(t),
+        None => Cow::Owned(lossy(&text.as_bytes()[s..e])),
+    };
+    toks.push(Tok { kind, text, line });
+}
+
+/// Bytes that are not a whole text, as text.
+#[cold]
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The bytes an identifier starts with: letters, `_` and those of characters beyond ASCII.
+static IDENT_START: [bool; 256] = byte_table(false);
+/// The bytes an identifier continues with: those it starts with, and digits.
+static IDENT_BYTE: [bool; 256] = byte_table(true);
+
+/// The identifier bytes, digits with them when `digits`.
+const fn byte_table(digits: bool) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_alphabetic() || b == b'_' || b >= 0x80 || (digits && b.is_ascii_digit());
+        i += 1;
+    }
+    t
 }
 
 /// Past the identifier that starts at `i`.
 fn word_end(src: &[u8], i: usize) -> usize {
     let mut e = i;
-    while e < src.len() && (src[e].is_ascii_alphanumeric() || src[e] == b'_' || src[e] >= 0x80) {
+    while e < src.len() && IDENT_BYTE[usize::from(src[e])] {
         e += 1;
     }
     e
@@ -303,21 +347,7 @@ fn directive_end(src: &[u8], i: usize) -> usize {
 /// The `#define` a directive's text (after its `#`) holds, if it is one.
 fn define(text: &str, line: u32) -> Option<Define<'_>> {
     let d = text.as_bytes();
-    let mut i = 0;
-    while i < d.len() && matches!(d[i], b' ' | b'\t') {
-        i += 1;
-    }
-    let rest = d[i..].strip_prefix(b"define")?;
-    let start = d.len() - rest.len();
-    let mut j = start;
-    while j < d.len() && matches!(d[j], b' ' | b'\t' | b'\\' | b'\r' | b'\n') {
-        j += 1;
-    }
-    if j == start || j >= d.len() || !(d[j].is_ascii_alphabetic() || d[j] == b'_') {
-        return None;
-    }
-    let e = word_end(d, j);
-    let name = text.get(j..e)?;
+    let (name, e) = define_name(text)?;
     let (params, variadic, body_at) = if d.get(e) == Some(&b'(') {
         let close = e + memchr::memchr(b')', &d[e..])?;
         let (p, v) = params(text.get(e + 1..close)?);
@@ -332,6 +362,26 @@ fn define(text: &str, line: u32) -> Option<Define<'_>> {
         body: body_tokens(text.get(body_at..)?, line),
         line,
     })
+}
+
+/// The name of the `#define` a directive's text (after its `#`) holds, and where it ends.
+fn define_name(text: &str) -> Option<(&str, usize)> {
+    let d = text.as_bytes();
+    let mut i = 0;
+    while i < d.len() && matches!(d[i], b' ' | b'\t') {
+        i += 1;
+    }
+    let rest = d[i..].strip_prefix(b"define")?;
+    let start = d.len() - rest.len();
+    let mut j = start;
+    while j < d.len() && matches!(d[j], b' ' | b'\t' | b'\\' | b'\r' | b'\n') {
+        j += 1;
+    }
+    if j == start || j >= d.len() || !(d[j].is_ascii_alphabetic() || d[j] == b'_') {
+        return None;
+    }
+    let e = word_end(d, j);
+    Some((text.get(j..e)?, e))
 }
 
 /// The parameter names of `a, b, ...` and whether the list is variadic (`...` is named
@@ -391,6 +441,7 @@ mod tests {
         let all = lex(src).defines;
         let alone = defines(src);
         assert_eq!(alone, all);
+        assert_eq!(define_names(src).collect::<Vec<_>>(), ["A", "F"]);
         assert_eq!(
             alone.iter().map(|d| (d.name, d.line)).collect::<Vec<_>>(),
             [("A", 4), ("F", 7)]

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cmacro::{arguments, Macro, Macros, Scope};
+use crate::cmacro::{arguments, Lookup, Macro, Macros, Scope};
 use crate::cmacro_lex::{lex, Kind, Tok};
 use crate::driver::{drivers_in, Driver};
 use crate::driver_compat::{compatibles_in, CodeCompatible, Declarers};
@@ -106,7 +106,7 @@ pub fn read_with_headers(src: &[u8], cx: &Context, local: &[&LocalHeader]) -> Dr
     for d in &lexed.defines {
         own.add(d.clone());
     }
-    let layers: Vec<&Macros<'_>> = local.iter().map(|h| &h.macros).collect();
+    let layers: Vec<&dyn Lookup> = local.iter().map(|h| *h as &dyn Lookup).collect();
     let scope = Scope {
         file: &own,
         local: &layers,
@@ -119,7 +119,7 @@ pub fn read_with_headers(src: &[u8], cx: &Context, local: &[&LocalHeader]) -> Dr
     let declarers = if declare {
         let mut d = cx.declarers.clone();
         let mut tables = vec![&own];
-        tables.extend(layers.iter().copied());
+        tables.extend(local.iter().map(|h| h.macros()));
         d.extend_all(&tables);
         extended = d;
         &extended
