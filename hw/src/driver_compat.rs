@@ -9,7 +9,7 @@ use crate::cmacro::{arguments, Macros, Scope};
 use crate::cmacro_eval::{value, Value};
 use crate::cmacro_lex::{Kind, Tok};
 use crate::fxhash::FxHashMap;
-use crate::idtable::{called_in, closers};
+use crate::landmarks::Landmarks;
 
 /// The functions (and function-like macros) that match a node against a compatible, and
 /// the index of the compatible among their arguments (`include/linux/of.h`, `of_fdt.h`,
@@ -137,21 +137,22 @@ pub fn compatibles(
     scope: Scope<'_>,
     declarers: &Declarers,
 ) -> Vec<CodeCompatible> {
-    compatibles_in(toks, &closers(toks), scope, declarers, &|_| true)
+    compatibles_in(toks, &Landmarks::of(toks), scope, declarers, &|_| true)
 }
 
-/// [`compatibles`] with the tokens' [`closers`] found once for every reader, looking into the
-/// file's own macros only where `may_wrap` says a macro of that name may wrap a call.
+/// [`compatibles`] at the calls [`Landmarks`] found, looking into the file's own macros only
+/// where `may_wrap` says a macro of that name may wrap a call.
 pub(crate) fn compatibles_in(
     toks: &[Tok<'_>],
-    close: &[u32],
+    marks: &Landmarks,
     scope: Scope<'_>,
     declarers: &Declarers,
     may_wrap: &dyn Fn(&str) -> bool,
 ) -> Vec<CodeCompatible> {
     let mut out = Vec::new();
     let mut wrappers: FxHashMap<&str, bool> = FxHashMap::default();
-    for (k, t) in called_in(toks, close) {
+    for &k in &marks.calls {
+        let t = &toks[k];
         if let Some(c) = call(toks, k, scope, declarers) {
             out.push(c);
             continue;

@@ -18,8 +18,9 @@ pub use crate::driver_local::LocalHeader;
 use crate::driver_needles::Needles;
 use crate::driver_props::{properties_in, PropertyRead};
 use crate::fxhash::FxHashSet;
-use crate::idtable::{closers, module_device_tables, tables_in, Table};
+use crate::idtable::{exported_in, tables_in, Table};
 use crate::idtable_layout::Layouts;
+use crate::landmarks::Landmarks;
 
 /// What the reader knows before it reads a file, built from headers' bytes.
 #[derive(Clone, Debug, Default)]
@@ -145,9 +146,9 @@ pub fn read_with_headers(src: &[u8], cx: &Context, local: &[&LocalHeader]) -> Dr
         .collect();
     let may_wrap =
         |name: &str| any_wraps || (!needle_macros.is_empty() && needle_macros.contains(name));
-    let close = closers(&lexed.toks);
-    let mut compats = compatibles_in(&lexed.toks, &close, scope, declarers, &may_wrap);
-    let mut props = properties_in(&lexed.toks, &close, scope, &may_wrap);
+    let marks = Landmarks::of(&lexed.toks);
+    let mut compats = compatibles_in(&lexed.toks, &marks, scope, declarers, &may_wrap);
+    let mut props = properties_in(&lexed.toks, &marks, scope, &may_wrap);
     for (d, holds) in lexed.defines.iter().zip(&own_needles) {
         if !holds
             && !d
@@ -165,9 +166,9 @@ pub fn read_with_headers(src: &[u8], cx: &Context, local: &[&LocalHeader]) -> Dr
                 ..t.clone()
             })
             .collect();
-        let close = closers(&body);
-        compats.extend(compatibles_in(&body, &close, scope, declarers, &may_wrap));
-        props.extend(properties_in(&body, &close, scope, &may_wrap));
+        let marks = Landmarks::of(&body);
+        compats.extend(compatibles_in(&body, &marks, scope, declarers, &may_wrap));
+        props.extend(properties_in(&body, &marks, scope, &may_wrap));
     }
     compats.sort_by_key(|c| c.line);
     props.sort_by_key(|p| p.line);
@@ -179,16 +180,17 @@ pub fn read_with_headers(src: &[u8], cx: &Context, local: &[&LocalHeader]) -> Dr
                 .any(|n| scope.own(n).is_some_and(makes_table_or_driver))
         });
     let spliced;
-    let (toks, close) = if made {
+    let (toks, marks) = if made {
         spliced = splice(&lexed.toks, scope, declarers);
-        (&spliced, closers(&spliced))
+        let marks = Landmarks::of(&spliced);
+        (&spliced, marks)
     } else {
-        (&lexed.toks, close)
+        (&lexed.toks, marks)
     };
-    let exported = module_device_tables(toks);
+    let exported = exported_in(toks, &marks);
     DriverFile {
-        tables: tables_in(toks, &close, scope, &cx.layouts, &exported),
-        drivers: drivers_in(toks, &close, scope),
+        tables: tables_in(toks, &marks, scope, &cx.layouts, &exported),
+        drivers: drivers_in(toks, &marks, scope),
         module_device_tables: exported,
         compatibles: compats,
         properties: props,

@@ -9,7 +9,7 @@ use crate::cmacro::{arguments, Scope};
 use crate::cmacro_eval::{value, Value};
 use crate::cmacro_lex::{Kind, Tok};
 use crate::fxhash::FxHashMap;
-use crate::idtable::{called_in, closers};
+use crate::landmarks::Landmarks;
 
 /// Function-name prefixes of the families that read a property.
 pub(crate) const PREFIXES: [&str; 5] = [
@@ -48,20 +48,21 @@ pub fn reads_property(name: &str) -> bool {
 /// of_property_read_u32(np, "vendor," name, v)`) is read in its substituted body, at the
 /// invocation's line.
 pub fn properties(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<PropertyRead> {
-    properties_in(toks, &closers(toks), scope, &|_| true)
+    properties_in(toks, &Landmarks::of(toks), scope, &|_| true)
 }
 
-/// [`properties`] with the tokens' [`closers`] found once for every reader, looking into the
-/// file's own macros only where `may_wrap` says a macro of that name may wrap a call.
+/// [`properties`] at the calls [`Landmarks`] found, looking into the file's own macros only
+/// where `may_wrap` says a macro of that name may wrap a call.
 pub(crate) fn properties_in(
     toks: &[Tok<'_>],
-    close: &[u32],
+    marks: &Landmarks,
     scope: Scope<'_>,
     may_wrap: &dyn Fn(&str) -> bool,
 ) -> Vec<PropertyRead> {
     let mut out = Vec::new();
     let mut wrappers: FxHashMap<&str, bool> = FxHashMap::default();
-    for (k, t) in called_in(toks, close) {
+    for &k in &marks.calls {
+        let t = &toks[k];
         if reads_property(&t.text) {
             out.extend(read_at(toks, k, scope));
             continue;

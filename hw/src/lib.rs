@@ -14,6 +14,7 @@
 //! - [`idtable_layout`]: the field order of each struct a header declares (positional entries).
 //! - [`idtable`]: the `*_device_id` match tables of one C file, their entries and
 //!   `MODULE_DEVICE_TABLE`.
+//! - `landmarks` (private): where the readers look in a file's tokens, found in one pass.
 //! - [`driver`]: the driver structures that name a table, with probe, remove and name.
 //! - [`driver_compat`]: compatibles outside tables (the `OF_DECLARE` family, matches in code).
 //! - [`driver_props`]: properties a driver reads by literal name.
@@ -36,4 +37,5 @@ pub mod dts;
 mod fxhash;
 pub mod idtable;
 pub mod idtable_layout;
+mod landmarks;
 pub mod strings;
