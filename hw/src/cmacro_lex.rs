@@ -94,44 +94,43 @@ pub fn lex(text: &str) -> Lexed<'_> {
     let mut line_start = true;
     while i < src.len() {
         let b = src[i];
-        // Identifiers first: half of a file's tokens.
+        // Tested most frequent first, by branches that predict better than one jump by table.
         if IDENT_START[usize::from(b)] {
             let e = word_end(src, i + 1);
             push(&mut out.toks, text, Kind::Ident, i, e, line);
             line_start = false;
             i = e;
-            continue;
-        }
-        match b {
-            b'\n' => {
-                line += 1;
-                line_start = true;
-                i += 1;
-            }
-            b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => {
-                // Indentation comes in runs.
-                i += 1;
-                while i < src.len() && matches!(src[i], b' ' | b'\t') {
-                    i += 1;
+        } else if b == b' ' || b == b'\t' {
+            i += 1;
+        } else if SINGLE[usize::from(b)] {
+            push(&mut out.toks, text, Kind::Punct, i, i + 1, line);
+            line_start = false;
+            i += 1;
+        } else if b == b'\n' {
+            line += 1;
+            line_start = true;
+            i += 1;
+        } else {
+            match b {
+                b'\r' | b'\x0c' | b'\x0b' => i += 1,
+                b'\\' if matches!(src.get(i + 1), Some(b'\n')) => {
+                    line += 1;
+                    i += 2;
                 }
-            }
-            b'\\' if matches!(src.get(i + 1), Some(b'\n')) => {
-                line += 1;
-                i += 2;
-            }
-            b'#' if line_start => {
-                let end = directive_end(src, i);
-                if let Some(d) = text.get(i + 1..end).and_then(|d| define(d, line)) {
-                    out.defines.push(d);
+                b'#' if line_start => {
+                    let end = directive_end(src, i);
+                    if let Some(d) = text.get(i + 1..end).and_then(|d| define(d, line)) {
+                        out.defines.push(d);
+                    }
+                    line += count_lines(&src[i..end]);
+                    i = end;
                 }
-                line += count_lines(&src[i..end]);
-                i = end;
-            }
-            _ => {
-                line_start = false;
-                let (next, lines) = token(text, i, line, &mut out.toks);
-                line += lines;
-                i = next;
+                _ => {
+                    line_start = false;
+                    let (next, lines) = token(text, i, line, &mut out.toks);
+                    line += lines;
+                    i = next;
+                }
             }
         }
     }
@@ -256,6 +255,18 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// The punctuators that never start a longer one: a third of a file's tokens.
+static SINGLE: [bool; 256] = {
+    let mut t = [false; 256];
+    let all = b"()[]{},;~?:";
+    let mut i = 0;
+    while i < all.len() {
+        t[all[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 /// The bytes an identifier starts with: letters, `_` and those of characters beyond ASCII.
 static IDENT_START: [bool; 256] = byte_table(false);
 /// The bytes an identifier continues with: those it starts with, and digits.
@@ -273,13 +284,40 @@ const fn byte_table(digits: bool) -> [bool; 256] {
     t
 }
 
-/// Past the identifier that starts at `i`.
+/// Past the identifier that starts at `i`: eight bytes at a time, then one at a time.
+#[inline]
 fn word_end(src: &[u8], i: usize) -> usize {
     let mut e = i;
+    while let Some(chunk) = src.get(e..e + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let others = not_ident(u64::from_le_bytes(w));
+        if others != 0 {
+            return e + (others.trailing_zeros() / 8) as usize;
+        }
+        e += 8;
+    }
     while e < src.len() && IDENT_BYTE[usize::from(src[e])] {
         e += 1;
     }
     e
+}
+
+/// The high bit of each byte of `w` (eight bytes of text) that is not an identifier's: a
+/// letter, a digit, `_` or a byte of a character beyond ASCII.
+#[inline]
+fn not_ident(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    // Each byte without its high bit is at most 0x7f, so that adding at most 0x80 to it
+    // carries into no other byte.
+    let low = w & !HIGH;
+    let at_least = |v: u64, n: u64| (v + ONES * (0x80 - n)) & HIGH;
+    let digit = at_least(low, b'0'.into()) & !at_least(low, u64::from(b'9') + 1);
+    let folded = low | (ONES * 0x20);
+    let letter = at_least(folded, b'a'.into()) & !at_least(folded, u64::from(b'z') + 1);
+    let underscore = !((low ^ (ONES * u64::from(b'_'))) + ONES * 0x7f) & HIGH;
+    !(w | digit | letter | underscore) & HIGH
 }
 
 /// Past the preprocessing number that starts at `i` (`1e+5`, `0x1fUL`).
@@ -457,6 +495,24 @@ mod tests {
         assert_eq!(l.defines[1].params.as_deref(), Some(&["fmt", "args"][..]));
         assert_eq!(l.defines[2].params.as_deref(), Some(&["__VA_ARGS__"][..]));
         assert!(l.toks.is_empty());
+    }
+
+    #[test]
+    fn identifier_bytes_eight_at_a_time() {
+        for b in 0..=255u8 {
+            let mut w = [b'a'; 8];
+            w[3] = b;
+            let stop = not_ident(u64::from_le_bytes(w));
+            let expected = if IDENT_BYTE[usize::from(b)] {
+                0
+            } else {
+                0x80 << 24
+            };
+            assert_eq!(stop, expected, "byte {b:#x}");
+        }
+        let src = b"a_very_long_identifier_9 x\xc3\xa9y+";
+        assert_eq!(word_end(src, 0), 24);
+        assert_eq!(word_end(src, 25), 29);
     }
 
     #[test]
