@@ -8,10 +8,12 @@
 //! (`IRQCHIP_PLATFORM_DRIVER_BEGIN(name)` opens `struct of_device_id name##_irqchip_match_table[]`)
 //! is expanded in place before the tables and drivers are read.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::cmacro::{arguments, Lookup, Macro, Macros, Scope};
-use crate::cmacro_lex::{lex, Kind, Tok};
+use crate::cmacro_lex::{lex, Define, Kind, Lexed, Tok};
 use crate::driver::{drivers_in, Driver};
 use crate::driver_compat::{compatibles_in, CodeCompatible, Declarers};
 pub use crate::driver_local::LocalHeader;
@@ -78,6 +80,15 @@ pub struct DriverFile {
     pub module_device_tables: Vec<(String, String, u32)>,
 }
 
+// The index reads files from rayon's threads, with one context and local headers shared by
+// all of them: a type that stopped being `Send` or `Sync` fails the build here.
+const _: () = {
+    const fn shared<T: Send + Sync>() {}
+    shared::<Context>();
+    shared::<LocalHeader>();
+    shared::<DriverFile>();
+};
+
 /// Reads one C file's bytes.
 pub fn read(src: &[u8], cx: &Context) -> DriverFile {
     read_with_headers(src, cx, &[])
@@ -113,49 +124,123 @@ pub fn read_with_headers(src: &[u8], cx: &Context, local: &[&LocalHeader]) -> Dr
         local: &layers,
         shared: &cx.macros,
     };
-    // A declarer of the file's own needs a body that names one of the context's.
-    let declare = local.iter().any(|h| h.names_a_declarer)
-        || own.all().any(|(_, m)| cx.declarers.any_in(&m.body));
-    let extended;
-    let declarers = if declare {
-        let mut d = cx.declarers.clone();
-        let mut tables = vec![&own];
-        tables.extend(local.iter().map(|h| h.macros()));
-        d.extend_all(&tables);
-        extended = d;
-        &extended
-    } else {
-        &cx.declarers
-    };
-    // A macro that wraps a matcher's, a declarer's or a property reader's call names it in its
-    // body, which then holds a needle; with declarers of the file's own, any macro may.
-    let own_needles: Vec<bool> = lexed
-        .defines
-        .iter()
-        .map(|d| d.body.iter().any(|t| cx.needles.in_token(&t.text)))
-        .collect();
-    let any_wraps = !cx.needles.filter() || declare;
-    let needle_macros: FxHashSet<&str> = (lexed.defines.iter().zip(&own_needles))
-        .filter(|(_, holds)| **holds)
-        .map(|(d, _)| d.name)
-        .chain(
-            local
-                .iter()
-                .flat_map(|h| h.needle_macros.iter().map(String::as_str)),
-        )
-        .collect();
-    let may_wrap =
-        |name: &str| any_wraps || (!needle_macros.is_empty() && needle_macros.contains(name));
+    let declarers = declarers(cx, &own, local);
+    let wrappers = Wrappers::new(
+        cx,
+        &lexed.defines,
+        local,
+        matches!(declarers, Cow::Owned(_)),
+    );
     let marks = Landmarks::of(&lexed.toks);
-    let mut compats = compatibles_in(&lexed.toks, &marks, scope, declarers, &may_wrap);
-    let mut props = properties_in(&lexed.toks, &marks, scope, &may_wrap);
-    for (d, holds) in lexed.defines.iter().zip(&own_needles) {
-        if !holds
-            && !d
-                .body
+    let (compatibles, properties) = calls(&lexed, &marks, scope, &declarers, &wrappers);
+    let made = cx.maker_names.in_bytes(text.as_bytes())
+        || own.iter().any(|(_, m)| makes_table_or_driver(m))
+        || local.iter().any(|h| {
+            h.makers
+                .iter()
+                .any(|n| scope.own(n).is_some_and(makes_table_or_driver))
+        });
+    let spliced;
+    let (toks, marks) = if made {
+        spliced = splice(&lexed.toks, scope, &declarers);
+        let marks = Landmarks::of(&spliced);
+        (&spliced, marks)
+    } else {
+        (&lexed.toks, marks)
+    };
+    let exported = exported_in(toks, &marks);
+    DriverFile {
+        tables: tables_in(toks, &marks, scope, &cx.layouts, &exported),
+        drivers: drivers_in(toks, &marks, scope),
+        module_device_tables: exported,
+        compatibles,
+        properties,
+    }
+}
+
+/// The declarers in force in a file: the context's, and those its own and its local headers'
+/// macros make (owned then), when one of their bodies names one of the context's (a chain
+/// starts there).
+fn declarers<'c>(cx: &'c Context, own: &Macros<'_>, local: &[&LocalHeader]) -> Cow<'c, Declarers> {
+    let names_one = local.iter().any(|h| h.names_a_declarer)
+        || own.all().any(|(_, m)| cx.declarers.any_in(&m.body));
+    if !names_one {
+        return Cow::Borrowed(&cx.declarers);
+    }
+    let mut d = cx.declarers.clone();
+    let mut tables = vec![own];
+    tables.extend(local.iter().map(|h| h.macros()));
+    d.extend_all(&tables);
+    Cow::Owned(d)
+}
+
+/// The macros of a file and of its local headers that may wrap a call of a matcher, a
+/// declarer or a property reader: such a macro names what it calls in its body, which then
+/// holds a needle; any macro may when the file has declarers of its own, or when the
+/// context filters nothing.
+struct Wrappers<'n> {
+    /// Any macro may.
+    any: bool,
+    /// The names of those that may.
+    names: FxHashSet<&'n str>,
+    /// For each of the file's `#define`s, whether its body holds a needle.
+    own: Vec<bool>,
+}
+
+impl<'n> Wrappers<'n> {
+    /// The wrappers among the file's `defines` and its `local` headers' macros.
+    fn new(
+        cx: &Context,
+        defines: &'n [Define<'_>],
+        local: &[&'n LocalHeader],
+        own_declarers: bool,
+    ) -> Self {
+        let own: Vec<bool> = defines
+            .iter()
+            .map(|d| d.body.iter().any(|t| cx.needles.in_token(&t.text)))
+            .collect();
+        let names = (defines.iter().zip(&own))
+            .filter(|(_, holds)| **holds)
+            .map(|(d, _)| d.name)
+            .chain(
+                local
+                    .iter()
+                    .flat_map(|h| h.needle_macros.iter().map(String::as_str)),
+            )
+            .collect();
+        Self {
+            any: !cx.needles.filter() || own_declarers,
+            names,
+            own,
+        }
+    }
+
+    /// True when the macro named `name`, if there is one, may wrap a call.
+    fn may_wrap(&self, name: &str) -> bool {
+        self.any || (!self.names.is_empty() && self.names.contains(name))
+    }
+}
+
+/// The compatibles and properties a file names in calls, in its code and in its own
+/// `#define` bodies (there at the `#define`'s line), ordered by line. A body is read only when
+/// it holds a needle or invokes a macro that may wrap a call.
+fn calls(
+    lexed: &Lexed<'_>,
+    marks: &Landmarks,
+    scope: Scope<'_>,
+    declarers: &Declarers,
+    wrappers: &Wrappers<'_>,
+) -> (Vec<CodeCompatible>, Vec<PropertyRead>) {
+    let may_wrap = |name: &str| wrappers.may_wrap(name);
+    let mut compats = compatibles_in(&lexed.toks, marks, scope, declarers, &may_wrap);
+    let mut props = properties_in(&lexed.toks, marks, scope, &may_wrap);
+    for (d, holds) in lexed.defines.iter().zip(&wrappers.own) {
+        let invokes = || {
+            d.body
                 .iter()
                 .any(|t| t.kind == Kind::Ident && may_wrap(&t.text))
-        {
+        };
+        if !holds && !invokes() {
             continue;
         }
         let body: Vec<Tok<'_>> = d
@@ -172,29 +257,7 @@ pub fn read_with_headers(src: &[u8], cx: &Context, local: &[&LocalHeader]) -> Dr
     }
     compats.sort_by_key(|c| c.line);
     props.sort_by_key(|p| p.line);
-    let made = cx.maker_names.in_bytes(text.as_bytes())
-        || own.iter().any(|(_, m)| makes_table_or_driver(m))
-        || local.iter().any(|h| {
-            h.makers
-                .iter()
-                .any(|n| scope.own(n).is_some_and(makes_table_or_driver))
-        });
-    let spliced;
-    let (toks, marks) = if made {
-        spliced = splice(&lexed.toks, scope, declarers);
-        let marks = Landmarks::of(&spliced);
-        (&spliced, marks)
-    } else {
-        (&lexed.toks, marks)
-    };
-    let exported = exported_in(toks, &marks);
-    DriverFile {
-        tables: tables_in(toks, &marks, scope, &cx.layouts, &exported),
-        drivers: drivers_in(toks, &marks, scope),
-        module_device_tables: exported,
-        compatibles: compats,
-        properties: props,
-    }
+    (compats, props)
 }
 
 /// True when `src` names a macro of its local headers whose body holds a needle (a header's
