@@ -84,9 +84,10 @@ pub fn text(src: &[u8]) -> Cow<'_, str> {
 /// `String::from_utf8_lossy`).
 pub fn lex(text: &str) -> Lexed<'_> {
     let src = text.as_bytes();
-    // About one token in six bytes of kernel C: most files' tokens fit without growing.
+    // About one token in six bytes of kernel C, one in four in dense code: few files' tokens
+    // outgrow this (a large reservation's pages are only mapped when written).
     let mut out = Lexed {
-        toks: Vec::with_capacity(src.len() / 6),
+        toks: Vec::with_capacity(src.len() / 4),
         defines: Vec::new(),
     };
     let mut line: u32 = 1;
@@ -207,26 +208,15 @@ fn body_tokens(text: &str, line: u32) -> Vec<Tok<'_>> {
 }
 
 /// Reads the token (or comment) at `i`, pushing it onto `toks`; returns where it ends and how
-/// many newlines it spans.
-#[inline]
+/// many newlines it spans. Inlined: a call per token showed; comments and literals, long,
+/// are read by functions of their own.
+#[inline(always)]
 fn token<'a>(text: &'a str, i: usize, line: u32, toks: &mut Vec<Tok<'a>>) -> (usize, u32) {
     let src = text.as_bytes();
     let b = src[i];
     let (kind, end) = match b {
-        b'/' if src.get(i + 1) == Some(&b'*') => {
-            let e = block_comment_end(src, i);
-            return (e, count_lines(&src[i..e]));
-        }
-        b'/' if src.get(i + 1) == Some(&b'/') => {
-            let e = line_comment_end(src, i);
-            return (e, count_lines(&src[i..e]));
-        }
-        b'"' | b'\'' => {
-            let (e, _) = literal_end(src, i);
-            let kind = if b == b'"' { Kind::Str } else { Kind::Char };
-            push(toks, text, kind, i, e, line);
-            return (e, count_lines(&src[i..e]));
-        }
+        b'/' if matches!(src.get(i + 1), Some(b'*' | b'/')) => return comment(src, i),
+        b'"' | b'\'' => return literal(text, i, line, toks),
         _ if IDENT_START[usize::from(b)] => (Kind::Ident, word_end(src, i + 1)),
         b'0'..=b'9' => (Kind::Number, number_end(src, i)),
         b'.' if src.get(i + 1).is_some_and(u8::is_ascii_digit) => {
@@ -236,6 +226,30 @@ fn token<'a>(text: &'a str, i: usize, line: u32, toks: &mut Vec<Tok<'a>>) -> (us
     };
     push(toks, text, kind, i, end, line);
     (end, 0)
+}
+
+/// Past the comment at `i` (`/*` or `//`), and the newlines it spans.
+fn comment(src: &[u8], i: usize) -> (usize, u32) {
+    let e = if src.get(i + 1) == Some(&b'*') {
+        block_comment_end(src, i)
+    } else {
+        line_comment_end(src, i)
+    };
+    (e, count_lines(&src[i..e]))
+}
+
+/// Pushes the string or character literal at `i`; returns where it ends and the newlines it
+/// spans (an unclosed one ends at its line's end).
+fn literal<'a>(text: &'a str, i: usize, line: u32, toks: &mut Vec<Tok<'a>>) -> (usize, u32) {
+    let src = text.as_bytes();
+    let (e, _) = literal_end(src, i);
+    let kind = if src[i] == b'"' {
+        Kind::Str
+    } else {
+        Kind::Char
+    };
+    push(toks, text, kind, i, e, line);
+    (e, count_lines(&src[i..e]))
 }
 
 /// Pushes the token `text[s..e]` onto `toks`.
