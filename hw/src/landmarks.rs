@@ -25,43 +25,67 @@ pub(crate) struct Landmarks {
 impl Landmarks {
     /// The landmarks of `toks`.
     pub(crate) fn of(toks: &[Tok<'_>]) -> Self {
+        /// What the previous token was, for the one a `(`, `{` or tag completes.
+        #[derive(Clone, Copy, PartialEq, Eq)]
+        enum Last {
+            Other,
+            Ident,
+            Struct,
+            Assign,
+        }
         let mut m = Self {
             close: vec![u32::MAX; toks.len()],
             ..Self::default()
         };
         let mut open = Vec::new();
         let mut parens = Vec::new();
+        let mut last = Last::Other;
         for (k, t) in toks.iter().enumerate() {
-            let next = toks.get(k + 1);
-            match t.kind {
-                Kind::Punct => match t.text.as_bytes() {
-                    [b'{' | b'(' | b'['] => open.push(k),
+            let text = t.text.as_bytes();
+            last = match t.kind {
+                Kind::Punct => match text {
+                    [b'('] => {
+                        if matches!(last, Last::Ident | Last::Struct) {
+                            parens.push(k - 1);
+                        }
+                        open.push(k);
+                        Last::Other
+                    }
+                    [b'{'] => {
+                        if last == Last::Assign {
+                            m.initializers.push(k - 1);
+                        }
+                        open.push(k);
+                        Last::Other
+                    }
+                    [b'['] => {
+                        open.push(k);
+                        Last::Other
+                    }
                     [b'}' | b')' | b']'] => {
                         if let Some(o) = open.pop() {
                             m.close[o] = u32::try_from(k).unwrap_or(u32::MAX);
                         }
+                        Last::Other
                     }
-                    [b'='] if next.is_some_and(|n| n.is("{")) => m.initializers.push(k),
-                    _ => {}
+                    [b'='] => Last::Assign,
+                    _ => Last::Other,
                 },
                 Kind::Ident => {
-                    if next.is_some_and(|n| n.is("(")) {
-                        parens.push(k);
+                    if last == Last::Struct && text.ends_with(b"_device_id") {
+                        m.tables.push(k - 1);
                     }
-                    match t.text.as_ref() {
-                        "struct"
-                            if next.is_some_and(|n| {
-                                n.kind == Kind::Ident && n.text.ends_with("_device_id")
-                            }) =>
-                        {
-                            m.tables.push(k);
+                    match text {
+                        b"struct" => Last::Struct,
+                        b"MODULE_DEVICE_TABLE" => {
+                            m.exports.push(k);
+                            Last::Ident
                         }
-                        "MODULE_DEVICE_TABLE" => m.exports.push(k),
-                        _ => {}
+                        _ => Last::Ident,
                     }
                 }
-                _ => {}
-            }
+                _ => Last::Other,
+            };
         }
         m.calls = parens
             .into_iter()
