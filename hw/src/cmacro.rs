@@ -4,10 +4,9 @@
 //! chooses (`include/linux/pci.h`, `usb.h`, `pci_ids.h`, …); a file's own `#define`s are a
 //! second table looked up first ([`Scope`]). Expansion is bounded in depth and in tokens.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
-
 use crate::cmacro_lex::{lex, Define, Kind, Tok};
+use crate::fxhash::FxHashMap;
+use std::borrow::Cow;
 
 /// How deep macros may nest in one expansion.
 const MAX_DEPTH: usize = 32;
@@ -31,7 +30,7 @@ pub struct Macro<'a> {
 /// [`Macros::all`]: the other branch of an `#ifdef` may be the one a build sees).
 #[derive(Clone, Debug, Default)]
 pub struct Macros<'a> {
-    defs: HashMap<Cow<'a, str>, Macro<'a>>,
+    defs: FxHashMap<Cow<'a, str>, Macro<'a>>,
     replaced: Vec<(Cow<'a, str>, Macro<'a>)>,
 }
 
@@ -40,21 +39,30 @@ impl Macros<'static> {
     pub fn learn(&mut self, src: &[u8]) {
         let text = crate::cmacro_lex::text(src);
         for d in lex(&text).defines {
-            let owned = |t: &Tok<'_>| Tok {
-                kind: t.kind,
-                text: Cow::Owned(t.text.to_string()),
-                line: 0,
-            };
-            let m = Macro {
-                params: d
-                    .params
-                    .as_ref()
-                    .map(|p| p.iter().map(|s| Cow::Owned(s.to_string())).collect()),
-                variadic: d.variadic,
-                body: d.body.iter().map(owned).collect(),
-            };
-            self.insert(Cow::Owned(d.name.to_string()), m);
+            self.add_owned(&d);
         }
+    }
+
+    /// Learns one `#define`, owning its text.
+    pub fn add_owned(&mut self, d: &Define<'_>) {
+        let owned = |t: &Tok<'_>| Tok {
+            kind: t.kind,
+            text: match t.kind {
+                Kind::Punct => punctuator(&t.text)
+                    .map_or_else(|| Cow::Owned(t.text.to_string()), Cow::Borrowed),
+                _ => Cow::Owned(t.text.to_string()),
+            },
+            line: t.line,
+        };
+        let m = Macro {
+            params: d
+                .params
+                .as_ref()
+                .map(|p| p.iter().map(|s| Cow::Owned(s.to_string())).collect()),
+            variadic: d.variadic,
+            body: d.body.iter().map(owned).collect(),
+        };
+        self.insert(Cow::Owned(d.name.to_string()), m);
     }
 }
 
@@ -108,11 +116,27 @@ impl<'a> Macros<'a> {
     }
 }
 
-/// The macros in force in one file: its own first, then the shared ones.
+/// Macros looked up by name: a [`Macros`] table, or a local header's whose `#define`s are
+/// read on the first lookup that may find one (`driver_local::LocalHeader`).
+pub trait Lookup: std::fmt::Debug {
+    /// The macro named `name`.
+    fn lookup(&self, name: &str) -> Option<&Macro<'_>>;
+}
+
+impl Lookup for Macros<'_> {
+    fn lookup(&self, name: &str) -> Option<&Macro<'_>> {
+        self.get(name)
+    }
+}
+
+/// The macros in force in one file: its own first, then its local headers' (the last included
+/// first), then the shared ones.
 #[derive(Clone, Copy, Debug)]
 pub struct Scope<'m> {
     /// The file's own `#define`s.
     pub file: &'m Macros<'m>,
+    /// The `#define`s of the local headers it includes (`#include "hw.h"`), in include order.
+    pub local: &'m [&'m dyn Lookup],
     /// The table the caller built from headers.
     pub shared: &'m Macros<'m>,
 }
@@ -120,7 +144,14 @@ pub struct Scope<'m> {
 impl<'m> Scope<'m> {
     /// The macro named `name`.
     pub fn get(&self, name: &str) -> Option<&'m Macro<'m>> {
-        self.file.get(name).or_else(|| self.shared.get(name))
+        self.own(name).or_else(|| self.shared.get(name))
+    }
+
+    /// The macro named `name` among the file's own and its local headers'.
+    pub fn own(&self, name: &str) -> Option<&'m Macro<'m>> {
+        self.file
+            .get(name)
+            .or_else(|| self.local.iter().rev().find_map(|m| m.lookup(name)))
     }
 
     /// `toks` with every macro expanded (each token a macro made takes the line of the
@@ -296,6 +327,60 @@ fn relined<'a>(t: &'a Tok<'_>, line: u32) -> Tok<'a> {
     }
 }
 
+/// The punctuator `p` as a static text: an owned token that needs no allocation of its own.
+fn punctuator(p: &str) -> Option<&'static str> {
+    Some(match p {
+        "(" => "(",
+        ")" => ")",
+        "," => ",",
+        ";" => ";",
+        "{" => "{",
+        "}" => "}",
+        "[" => "[",
+        "]" => "]",
+        "." => ".",
+        "#" => "#",
+        "##" => "##",
+        "=" => "=",
+        "+" => "+",
+        "-" => "-",
+        "*" => "*",
+        "/" => "/",
+        "%" => "%",
+        "&" => "&",
+        "|" => "|",
+        "^" => "^",
+        "~" => "~",
+        "!" => "!",
+        "<" => "<",
+        ">" => ">",
+        "?" => "?",
+        ":" => ":",
+        "->" => "->",
+        "<<" => "<<",
+        ">>" => ">>",
+        "&&" => "&&",
+        "||" => "||",
+        "==" => "==",
+        "!=" => "!=",
+        "<=" => "<=",
+        ">=" => ">=",
+        "++" => "++",
+        "--" => "--",
+        "+=" => "+=",
+        "-=" => "-=",
+        "*=" => "*=",
+        "/=" => "/=",
+        "&=" => "&=",
+        "|=" => "|=",
+        "^=" => "^=",
+        "..." => "...",
+        "<<=" => "<<=",
+        ">>=" => ">>=",
+        _ => return None,
+    })
+}
+
 /// A punctuator token.
 fn punct<'a>(p: &'static str, line: u32) -> Tok<'a> {
     Tok {
@@ -407,6 +492,7 @@ mod tests {
         let file = Macros::new();
         let scope = Scope {
             file: &file,
+            local: &[],
             shared,
         };
         let l = lex(src);
@@ -445,6 +531,7 @@ mod tests {
         let file = Macros::new();
         let scope = Scope {
             file: &file,
+            local: &[],
             shared: &m,
         };
         let l = lex("x\n\nE(\"a,b\")\n");

@@ -84,36 +84,54 @@ pub fn text(src: &[u8]) -> Cow<'_, str> {
 /// `String::from_utf8_lossy`).
 pub fn lex(text: &str) -> Lexed<'_> {
     let src = text.as_bytes();
-    let mut out = Lexed::default();
+    // About one token in six bytes of kernel C, one in four in dense code: few files' tokens
+    // outgrow this (a large reservation's pages are only mapped when written).
+    let mut out = Lexed {
+        toks: Vec::with_capacity(src.len() / 4),
+        defines: Vec::new(),
+    };
     let mut line: u32 = 1;
     let mut i = 0;
     let mut line_start = true;
     while i < src.len() {
         let b = src[i];
-        match b {
-            b'\n' => {
-                line += 1;
-                line_start = true;
-                i += 1;
-            }
-            b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => i += 1,
-            b'\\' if matches!(src.get(i + 1), Some(b'\n')) => {
-                line += 1;
-                i += 2;
-            }
-            b'#' if line_start => {
-                let end = directive_end(src, i);
-                if let Some(d) = text.get(i + 1..end).and_then(|d| define(d, line)) {
-                    out.defines.push(d);
+        // Tested most frequent first, by branches that predict better than one jump by table.
+        if IDENT_START[usize::from(b)] {
+            let e = word_end(src, i + 1);
+            push(&mut out.toks, text, Kind::Ident, i, e, line);
+            line_start = false;
+            i = e;
+        } else if b == b' ' || b == b'\t' {
+            i += 1;
+        } else if SINGLE[usize::from(b)] {
+            push(&mut out.toks, text, Kind::Punct, i, i + 1, line);
+            line_start = false;
+            i += 1;
+        } else if b == b'\n' {
+            line += 1;
+            line_start = true;
+            i += 1;
+        } else {
+            match b {
+                b'\r' | b'\x0c' | b'\x0b' => i += 1,
+                b'\\' if matches!(src.get(i + 1), Some(b'\n')) => {
+                    line += 1;
+                    i += 2;
                 }
-                line += count_lines(&src[i..end]);
-                i = end;
-            }
-            _ => {
-                line_start = false;
-                let (next, lines) = token(text, i, line, &mut out.toks);
-                line += lines;
-                i = next;
+                b'#' if line_start => {
+                    let end = directive_end(src, i);
+                    if let Some(d) = text.get(i + 1..end).and_then(|d| define(d, line)) {
+                        out.defines.push(d);
+                    }
+                    line += count_lines(&src[i..end]);
+                    i = end;
+                }
+                _ => {
+                    line_start = false;
+                    let (next, lines) = token(text, i, line, &mut out.toks);
+                    line += lines;
+                    i = next;
+                }
             }
         }
     }
@@ -126,38 +144,53 @@ pub fn lex(text: &str) -> Lexed<'_> {
 /// start with `*` is taken as one.
 pub fn defines(text: &str) -> Vec<Define<'_>> {
     let src = text.as_bytes();
-    let mut out = Vec::new();
     let mut line: u32 = 1;
     let mut counted = 0;
-    let mut from = 0;
+    define_directives(text)
+        .filter_map(|(start, d)| {
+            line += count_lines(&src[counted..start]);
+            counted = start;
+            define(d, line)
+        })
+        .collect()
+}
+
+/// The names [`defines`] would find (and perhaps a few more: a function-like macro's
+/// parameters are not read), without reading their bodies.
+pub fn define_names(text: &str) -> impl Iterator<Item = &str> {
+    define_directives(text).filter_map(|(_, d)| define_name(d).map(|(name, _)| name))
+}
+
+/// Each directive `#define` of `text`, found by its `#` that begins a line (after blanks):
+/// where its line starts, and its text after the `#`.
+fn define_directives(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let src = text.as_bytes();
     let finder = memchr::memmem::Finder::new(b"define");
-    while let Some(p) = finder.find(&src[from..]) {
-        let at = from + p;
-        from = at + 6;
-        let start = src[..at]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |n| n + 1);
-        let head = &src[start..at];
-        let Some(hash) = head.iter().position(|&b| b == b'#') else {
-            continue;
-        };
-        let blank = |s: &[u8]| s.iter().all(|b| matches!(b, b' ' | b'\t'));
-        if !blank(&head[..hash]) || !blank(&head[hash + 1..]) {
-            continue;
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(p) = finder.find(&src[from..]) {
+            let at = from + p;
+            from = at + 6;
+            let start = src[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |n| n + 1);
+            let head = &src[start..at];
+            let Some(hash) = head.iter().position(|&b| b == b'#') else {
+                continue;
+            };
+            let blank = |s: &[u8]| s.iter().all(|b| matches!(b, b' ' | b'\t'));
+            if !blank(&head[..hash]) || !blank(&head[hash + 1..]) {
+                continue;
+            }
+            let end = directive_end(src, start + hash);
+            from = from.max(end);
+            if let Some(d) = text.get(start + hash + 1..end) {
+                return Some((start, d));
+            }
         }
-        line += count_lines(&src[counted..start]);
-        counted = start;
-        let end = directive_end(src, start + hash);
-        if let Some(d) = text
-            .get(start + hash + 1..end)
-            .and_then(|d| define(d, line))
-        {
-            out.push(d);
-        }
-        from = from.max(end);
-    }
-    out
+        None
+    })
 }
 
 /// The tokens of `src` with no directive handling, all on line `line` (a `#define` body).
@@ -175,63 +208,130 @@ fn body_tokens(text: &str, line: u32) -> Vec<Tok<'_>> {
 }
 
 /// Reads the token (or comment) at `i`, pushing it onto `toks`; returns where it ends and how
-/// many newlines it spans.
+/// many newlines it spans. Inlined: a call per token showed; comments and literals, long,
+/// are read by functions of their own.
+#[inline(always)]
 fn token<'a>(text: &'a str, i: usize, line: u32, toks: &mut Vec<Tok<'a>>) -> (usize, u32) {
     let src = text.as_bytes();
     let b = src[i];
-    let push = |toks: &mut Vec<Tok<'a>>, kind, s: usize, e: usize| {
-        // Tokens end on character boundaries; a slice that would not is taken as bytes.
-        let text = match text.get(s..e) {
-            Some(t) => Cow::Borrowed(t),
-            None => Cow::Owned(String::from_utf8_lossy(&src[s..e]).into_owned()),
-        };
-        toks.push(Tok { kind, text, line });
-    };
-    let end = match b {
-        b'/' if src.get(i + 1) == Some(&b'*') => {
-            let e = block_comment_end(src, i);
-            return (e, count_lines(&src[i..e]));
-        }
-        b'/' if src.get(i + 1) == Some(&b'/') => {
-            let e = line_comment_end(src, i);
-            return (e, count_lines(&src[i..e]));
-        }
-        b'"' | b'\'' => {
-            let (e, _) = literal_end(src, i);
-            push(toks, if b == b'"' { Kind::Str } else { Kind::Char }, i, e);
-            return (e, count_lines(&src[i..e]));
-        }
-        _ if b.is_ascii_alphabetic() || b == b'_' || b >= 0x80 => {
-            let e = word_end(src, i);
-            push(toks, Kind::Ident, i, e);
-            e
-        }
-        b'0'..=b'9' => {
-            let e = number_end(src, i);
-            push(toks, Kind::Number, i, e);
-            e
-        }
+    let (kind, end) = match b {
+        b'/' if matches!(src.get(i + 1), Some(b'*' | b'/')) => return comment(src, i),
+        b'"' | b'\'' => return literal(text, i, line, toks),
+        _ if IDENT_START[usize::from(b)] => (Kind::Ident, word_end(src, i + 1)),
+        b'0'..=b'9' => (Kind::Number, number_end(src, i)),
         b'.' if src.get(i + 1).is_some_and(u8::is_ascii_digit) => {
-            let e = number_end(src, i);
-            push(toks, Kind::Number, i, e);
-            e
+            (Kind::Number, number_end(src, i))
         }
-        _ => {
-            let e = i + punct_len(&src[i..]);
-            push(toks, Kind::Punct, i, e);
-            e
-        }
+        _ => (Kind::Punct, i + punct_len(&src[i..])),
     };
+    push(toks, text, kind, i, end, line);
     (end, 0)
 }
 
-/// Past the identifier that starts at `i`.
+/// Past the comment at `i` (`/*` or `//`), and the newlines it spans.
+fn comment(src: &[u8], i: usize) -> (usize, u32) {
+    let e = if src.get(i + 1) == Some(&b'*') {
+        block_comment_end(src, i)
+    } else {
+        line_comment_end(src, i)
+    };
+    (e, count_lines(&src[i..e]))
+}
+
+/// Pushes the string or character literal at `i`; returns where it ends and the newlines it
+/// spans (an unclosed one ends at its line's end).
+fn literal<'a>(text: &'a str, i: usize, line: u32, toks: &mut Vec<Tok<'a>>) -> (usize, u32) {
+    let src = text.as_bytes();
+    let (e, _) = literal_end(src, i);
+    let kind = if src[i] == b'"' {
+        Kind::Str
+    } else {
+        Kind::Char
+    };
+    push(toks, text, kind, i, e, line);
+    (e, count_lines(&src[i..e]))
+}
+
+/// Pushes the token `text[s..e]` onto `toks`.
+#[inline(always)]
+fn push<'a>(toks: &mut Vec<Tok<'a>>, text: &'a str, kind: Kind, s: usize, e: usize, line: u32) {
+    // Tokens end on character boundaries; a slice that would not is taken as bytes.
+    let text = match text.get(s..e) {
+        Some(t) => Cow::Borrowed(t),
+        None => Cow::Owned(lossy(&text.as_bytes()[s..e])),
+    };
+    toks.push(Tok { kind, text, line });
+}
+
+/// Bytes that are not a whole text, as text.
+#[cold]
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The punctuators that never start a longer one: a third of a file's tokens.
+static SINGLE: [bool; 256] = {
+    let mut t = [false; 256];
+    let all = b"()[]{},;~?:";
+    let mut i = 0;
+    while i < all.len() {
+        t[all[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// The bytes an identifier starts with: letters, `_` and those of characters beyond ASCII.
+static IDENT_START: [bool; 256] = byte_table(false);
+/// The bytes an identifier continues with: those it starts with, and digits.
+static IDENT_BYTE: [bool; 256] = byte_table(true);
+
+/// The identifier bytes, digits with them when `digits`.
+const fn byte_table(digits: bool) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_alphabetic() || b == b'_' || b >= 0x80 || (digits && b.is_ascii_digit());
+        i += 1;
+    }
+    t
+}
+
+/// Past the identifier that starts at `i`: eight bytes at a time, then one at a time.
+#[inline]
 fn word_end(src: &[u8], i: usize) -> usize {
     let mut e = i;
-    while e < src.len() && (src[e].is_ascii_alphanumeric() || src[e] == b'_' || src[e] >= 0x80) {
+    while let Some(chunk) = src.get(e..e + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let others = not_ident(u64::from_le_bytes(w));
+        if others != 0 {
+            return e + (others.trailing_zeros() / 8) as usize;
+        }
+        e += 8;
+    }
+    while e < src.len() && IDENT_BYTE[usize::from(src[e])] {
         e += 1;
     }
     e
+}
+
+/// The high bit of each byte of `w` (eight bytes of text) that is not an identifier's: a
+/// letter, a digit, `_` or a byte of a character beyond ASCII.
+#[inline]
+fn not_ident(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    // Each byte without its high bit is at most 0x7f, so that adding at most 0x80 to it
+    // carries into no other byte.
+    let low = w & !HIGH;
+    let at_least = |v: u64, n: u64| (v + ONES * (0x80 - n)) & HIGH;
+    let digit = at_least(low, b'0'.into()) & !at_least(low, u64::from(b'9') + 1);
+    let folded = low | (ONES * 0x20);
+    let letter = at_least(folded, b'a'.into()) & !at_least(folded, u64::from(b'z') + 1);
+    let underscore = !((low ^ (ONES * u64::from(b'_'))) + ONES * 0x7f) & HIGH;
+    !(w | digit | letter | underscore) & HIGH
 }
 
 /// Past the preprocessing number that starts at `i` (`1e+5`, `0x1fUL`).
@@ -249,24 +349,27 @@ fn number_end(src: &[u8], i: usize) -> usize {
     e
 }
 
-/// The length of the punctuator at the start of `s` (never 0 for a non-empty `s`).
+/// The length of the punctuator at the start of `s` (never 0 for a non-empty `s`): `...`,
+/// `<<=`, `>>=`, `##`, `->`, the doubled and the compound assignment operators, else one
+/// character.
 fn punct_len(s: &[u8]) -> usize {
-    const THREE: [&[u8]; 3] = [b"...", b"<<=", b">>="];
-    const TWO: [&[u8]; 19] = [
-        b"##", b"->", b"<<", b">>", b"&&", b"||", b"==", b"!=", b"<=", b">=", b"++", b"--", b"+=",
-        b"-=", b"*=", b"/=", b"&=", b"|=", b"^=",
-    ];
-    if THREE.iter().any(|p| s.starts_with(p)) {
-        3
-    } else if TWO.iter().any(|p| s.starts_with(p)) {
-        2
-    } else {
-        // One byte, or one whole UTF-8 character so that a text slice stays on a boundary.
-        let mut n = 1;
-        while n < s.len() && (s[n] & 0xc0) == 0x80 {
-            n += 1;
+    let at = |k: usize| s.get(k).copied().unwrap_or(0);
+    match (at(0), at(1)) {
+        (b'.', b'.') if at(2) == b'.' => 3,
+        (b'<', b'<') | (b'>', b'>') if at(2) == b'=' => 3,
+        (b'#', b'#') | (b'-', b'>') | (b'<', b'<') | (b'>', b'>') | (b'&', b'&') | (b'|', b'|') => {
+            2
         }
-        n
+        (b'+', b'+') | (b'-', b'-') => 2,
+        (b'=' | b'!' | b'<' | b'>' | b'+' | b'-' | b'*' | b'/' | b'&' | b'|' | b'^', b'=') => 2,
+        _ => {
+            // One byte, or one whole UTF-8 character so that a text slice stays on a boundary.
+            let mut n = 1;
+            while n < s.len() && (s[n] & 0xc0) == 0x80 {
+                n += 1;
+            }
+            n
+        }
     }
 }
 
@@ -296,21 +399,7 @@ fn directive_end(src: &[u8], i: usize) -> usize {
 /// The `#define` a directive's text (after its `#`) holds, if it is one.
 fn define(text: &str, line: u32) -> Option<Define<'_>> {
     let d = text.as_bytes();
-    let mut i = 0;
-    while i < d.len() && matches!(d[i], b' ' | b'\t') {
-        i += 1;
-    }
-    let rest = d[i..].strip_prefix(b"define")?;
-    let start = d.len() - rest.len();
-    let mut j = start;
-    while j < d.len() && matches!(d[j], b' ' | b'\t' | b'\\' | b'\r' | b'\n') {
-        j += 1;
-    }
-    if j == start || j >= d.len() || !(d[j].is_ascii_alphabetic() || d[j] == b'_') {
-        return None;
-    }
-    let e = word_end(d, j);
-    let name = text.get(j..e)?;
+    let (name, e) = define_name(text)?;
     let (params, variadic, body_at) = if d.get(e) == Some(&b'(') {
         let close = e + memchr::memchr(b')', &d[e..])?;
         let (p, v) = params(text.get(e + 1..close)?);
@@ -325,6 +414,26 @@ fn define(text: &str, line: u32) -> Option<Define<'_>> {
         body: body_tokens(text.get(body_at..)?, line),
         line,
     })
+}
+
+/// The name of the `#define` a directive's text (after its `#`) holds, and where it ends.
+fn define_name(text: &str) -> Option<(&str, usize)> {
+    let d = text.as_bytes();
+    let mut i = 0;
+    while i < d.len() && matches!(d[i], b' ' | b'\t') {
+        i += 1;
+    }
+    let rest = d[i..].strip_prefix(b"define")?;
+    let start = d.len() - rest.len();
+    let mut j = start;
+    while j < d.len() && matches!(d[j], b' ' | b'\t' | b'\\' | b'\r' | b'\n') {
+        j += 1;
+    }
+    if j == start || j >= d.len() || !(d[j].is_ascii_alphabetic() || d[j] == b'_') {
+        return None;
+    }
+    let e = word_end(d, j);
+    Some((text.get(j..e)?, e))
 }
 
 /// The parameter names of `a, b, ...` and whether the list is variadic (`...` is named
@@ -384,6 +493,7 @@ mod tests {
         let all = lex(src).defines;
         let alone = defines(src);
         assert_eq!(alone, all);
+        assert_eq!(define_names(src).collect::<Vec<_>>(), ["A", "F"]);
         assert_eq!(
             alone.iter().map(|d| (d.name, d.line)).collect::<Vec<_>>(),
             [("A", 4), ("F", 7)]
@@ -399,6 +509,43 @@ mod tests {
         assert_eq!(l.defines[1].params.as_deref(), Some(&["fmt", "args"][..]));
         assert_eq!(l.defines[2].params.as_deref(), Some(&["__VA_ARGS__"][..]));
         assert!(l.toks.is_empty());
+    }
+
+    #[test]
+    fn identifier_bytes_eight_at_a_time() {
+        for b in 0..=255u8 {
+            let mut w = [b'a'; 8];
+            w[3] = b;
+            let stop = not_ident(u64::from_le_bytes(w));
+            let expected = if IDENT_BYTE[usize::from(b)] {
+                0
+            } else {
+                0x80 << 24
+            };
+            assert_eq!(stop, expected, "byte {b:#x}");
+        }
+        let src = b"a_very_long_identifier_9 x\xc3\xa9y+";
+        assert_eq!(word_end(src, 0), 24);
+        assert_eq!(word_end(src, 25), 29);
+    }
+
+    #[test]
+    fn punctuators_longest_first() {
+        let l =
+            lex("a<<=b>>=c<<d>>e...f..g##h->i&&j||k==l!=m<=n>=o++p--q+=r-=s*=t/=u&=v|=w^=x%=y<z");
+        let puncts: Vec<&str> = l
+            .toks
+            .iter()
+            .filter(|t| t.kind == Kind::Punct)
+            .map(|t| t.text.as_ref())
+            .collect();
+        assert_eq!(
+            puncts,
+            [
+                "<<=", ">>=", "<<", ">>", "...", ".", ".", "##", "->", "&&", "||", "==", "!=",
+                "<=", ">=", "++", "--", "+=", "-=", "*=", "/=", "&=", "|=", "^=", "%", "=", "<"
+            ]
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::cmacro::Scope;
 use crate::cmacro_eval::{value, Value};
 use crate::cmacro_lex::{Kind, Tok};
-use crate::idtable::{closer, closers};
+use crate::landmarks::Landmarks;
 
 /// How many tokens a designator's value may have (a table's name, a function's, a string).
 const MAX_VALUE_TOKENS: usize = 256;
@@ -35,16 +35,19 @@ pub struct Driver {
 
 /// The driver structures among `toks`.
 pub fn drivers(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<Driver> {
+    drivers_in(toks, &Landmarks::of(toks), scope)
+}
+
+/// [`drivers`] at the initializers [`Landmarks`] found.
+pub(crate) fn drivers_in(toks: &[Tok<'_>], marks: &Landmarks, scope: Scope<'_>) -> Vec<Driver> {
     let mut out = Vec::new();
-    let close = closers(toks);
-    let mut k = 0;
-    while k + 1 < toks.len() {
-        if !(toks[k].is("=") && toks[k + 1].is("{")) {
-            k += 1;
+    // Past the end of the last initializer read: one inside it is a member's.
+    let mut from = 0;
+    for &k in &marks.initializers {
+        if k < from {
             continue;
         }
-        let Some(end) = closer(&close, k + 1) else {
-            k += 1;
+        let Some(end) = marks.closer(k + 1) else {
             continue;
         };
         if let Some(mut d) = declared(toks, k) {
@@ -53,7 +56,7 @@ pub fn drivers(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<Driver> {
                 out.push(d);
             }
         }
-        k = end + 1;
+        from = end + 1;
     }
     out
 }
@@ -201,6 +204,7 @@ mod tests {
             &l.toks,
             Scope {
                 file: &file,
+                local: &[],
                 shared: &shared,
             },
         )

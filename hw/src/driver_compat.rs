@@ -3,19 +3,18 @@
 //! the `#define`s that reach `_OF_DECLARE` and where they pass its `compat`), and compatibles
 //! matched in code (`of_device_is_compatible(np, "x")`, `of_find_compatible_node`, …).
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::cmacro::{arguments, Macros, Scope};
 use crate::cmacro_eval::{value, Value};
 use crate::cmacro_lex::{Kind, Tok};
-use crate::idtable::called;
+use crate::fxhash::FxHashMap;
+use crate::landmarks::Landmarks;
 
 /// The functions (and function-like macros) that match a node against a compatible, and
 /// the index of the compatible among their arguments (`include/linux/of.h`, `of_fdt.h`,
 /// `property.h`, and the powerpc boot wrapper's `arch/powerpc/boot/ops.h`).
-const MATCHERS: [(&str, usize); 10] = [
+pub(crate) const MATCHERS: [(&str, usize); 10] = [
     ("dt_is_compatible", 1),
     ("of_device_is_compatible", 1),
     ("of_machine_is_compatible", 0),
@@ -47,14 +46,14 @@ pub struct CodeCompatible {
 /// The macros that declare an OF match outside tables, and the index of their compatible.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Declarers {
-    compat_arg: HashMap<String, usize>,
+    compat_arg: FxHashMap<String, usize>,
 }
 
 impl Default for Declarers {
     /// `_OF_DECLARE(table, name, compat, fn, fn_type)` alone (`include/linux/of.h`).
     fn default() -> Self {
         Self {
-            compat_arg: HashMap::from([("_OF_DECLARE".to_string(), 2)]),
+            compat_arg: FxHashMap::from_iter([("_OF_DECLARE".to_string(), 2)]),
         }
     }
 }
@@ -71,9 +70,15 @@ impl Declarers {
 
     /// Adds the declarers `macros` defines on top of these.
     pub fn extend(&mut self, macros: &Macros<'_>) {
+        self.extend_all(&[macros]);
+    }
+
+    /// Adds the declarers the tables define together on top of these (a chain may pass
+    /// through macros of several tables: a file's own and its local headers').
+    pub fn extend_all(&mut self, tables: &[&Macros<'_>]) {
         for _ in 0..MAX_ROUNDS {
             let mut found = Vec::new();
-            for (name, m) in macros.all() {
+            for (name, m) in tables.iter().flat_map(|t| t.all()) {
                 let Some(params) = &m.params else { continue };
                 if self.compat_arg.contains_key(name) {
                     continue;
@@ -105,6 +110,17 @@ impl Declarers {
             .flatten()
     }
 
+    /// True when one of `toks` names a declarer: a macro whose body holds none adds no
+    /// declarer to these by itself.
+    pub fn any_in(&self, toks: &[Tok<'_>]) -> bool {
+        toks.iter().any(|t| self.arg(t).is_some())
+    }
+
+    /// The declarers' names, in no order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.compat_arg.keys().map(String::as_str)
+    }
+
     /// True when `name` is a declarer.
     pub fn contains(&self, name: &str) -> bool {
         self.compat_arg.contains_key(name)
@@ -121,19 +137,36 @@ pub fn compatibles(
     scope: Scope<'_>,
     declarers: &Declarers,
 ) -> Vec<CodeCompatible> {
+    compatibles_in(toks, &Landmarks::of(toks), scope, declarers, &|_| true)
+}
+
+/// [`compatibles`] at the calls [`Landmarks`] found, looking into the file's own macros only
+/// where `may_wrap` says a macro of that name may wrap a call.
+pub(crate) fn compatibles_in(
+    toks: &[Tok<'_>],
+    marks: &Landmarks,
+    scope: Scope<'_>,
+    declarers: &Declarers,
+    may_wrap: &dyn Fn(&str) -> bool,
+) -> Vec<CodeCompatible> {
     let mut out = Vec::new();
-    let mut wrappers: HashMap<&str, bool> = HashMap::new();
-    for (k, t) in called(toks) {
+    let mut wrappers: FxHashMap<&str, bool> = FxHashMap::default();
+    for &k in &marks.calls {
+        let t = &toks[k];
         if let Some(c) = call(toks, k, scope, declarers) {
             out.push(c);
             continue;
         }
-        let Some(m) = scope.file.get(&t.text) else {
+        if !may_wrap(&t.text) {
             continue;
-        };
-        let wraps = *wrappers
-            .entry(t.text.as_ref())
-            .or_insert_with(|| wraps_a_call(&m.body, scope, declarers));
+        }
+        // Once per name: a file calls the same functions many times, and a name is looked up
+        // in each of its local headers.
+        let wraps = *wrappers.entry(t.text.as_ref()).or_insert_with(|| {
+            scope
+                .own(&t.text)
+                .is_some_and(|m| wraps_a_call(&m.body, scope, declarers))
+        });
         if let (true, Some((_, end))) = (wraps, arguments(toks, k + 1)) {
             let expanded = scope.substituted(&toks[k..end]).unwrap_or_default();
             out.extend((0..expanded.len()).filter_map(|j| call(&expanded, j, scope, declarers)));
@@ -229,6 +262,7 @@ mod tests {
         let file = file_macros(&l);
         let scope = Scope {
             file: &file,
+            local: &[],
             shared: &m,
         };
         let found: Vec<_> = compatibles(&l.toks, scope, &d)
@@ -263,6 +297,7 @@ mod tests {
         let file = file_macros(&l);
         let scope = Scope {
             file: &file,
+            local: &[],
             shared: &m,
         };
         let found: Vec<_> = compatibles(&l.toks, scope, &d)

@@ -8,15 +8,21 @@
 //! (`IRQCHIP_PLATFORM_DRIVER_BEGIN(name)` opens `struct of_device_id name##_irqchip_match_table[]`)
 //! is expanded in place before the tables and drivers are read.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
-use crate::cmacro::{arguments, Macro, Macros, Scope};
-use crate::cmacro_lex::{defines, lex, Define, Kind, Tok};
-use crate::driver::{drivers, Driver};
-use crate::driver_compat::{compatibles, CodeCompatible, Declarers};
-use crate::driver_props::{properties, PropertyRead};
-use crate::idtable::{module_device_tables, tables, Table};
+use crate::cmacro::{arguments, Lookup, Macro, Macros, Scope};
+use crate::cmacro_lex::{lex, Define, Kind, Lexed, Tok};
+use crate::driver::{drivers_in, Driver};
+use crate::driver_compat::{compatibles_in, CodeCompatible, Declarers};
+pub use crate::driver_local::LocalHeader;
+use crate::driver_needles::Needles;
+use crate::driver_props::{properties_in, PropertyRead};
+use crate::fxhash::FxHashSet;
+use crate::idtable::{exported_in, tables_in, Table};
 use crate::idtable_layout::Layouts;
+use crate::landmarks::Landmarks;
 
 /// What the reader knows before it reads a file, built from headers' bytes.
 #[derive(Clone, Debug, Default)]
@@ -29,8 +35,10 @@ pub struct Context {
     pub declarers: Declarers,
     /// The shared macros that declare a table or a driver structure.
     pub makers: Vec<String>,
-    /// Texts one of which a file must hold to say anything: see `Context::needles`.
-    needles: Vec<memchr::memmem::Finder<'static>>,
+    /// Texts one of which a file must hold to say anything (none: every file is read).
+    pub(crate) needles: Needles,
+    /// The names of `makers`, searched for in a file's text.
+    maker_names: Needles,
 }
 
 impl Context {
@@ -49,52 +57,10 @@ impl Context {
             .filter(|(name, m)| makes_table_or_driver(m) && !cx.declarers.contains(name))
             .map(|(name, _)| name.to_string())
             .collect();
-        cx.needles = cx
-            .needles()
-            .iter()
-            .map(|n| memchr::memmem::Finder::new(n.as_bytes()).into_owned())
-            .collect();
+        cx.needles = Needles::for_readers(&cx.declarers, &cx.makers);
+        let makers: Vec<&str> = cx.makers.iter().map(String::as_str).collect();
+        cx.maker_names = Needles::new(&makers);
         cx
-    }
-}
-
-impl Context {
-    /// Texts one of which every file that says something holds: each reader matches tokens
-    /// that contain one of them (`_device_id`, a designator's `match_table`, the matchers'
-    /// `compatible`, the property families' `property`, `phandle` and `of_get_named_gpio`,
-    /// `MODULE_DEVICE_TABLE`),
-    /// or the name of a shared declarer or maker (`DECLARE` standing for those that hold it);
-    /// a file's own declarers and makers name these in their bodies.
-    fn needles(&self) -> Vec<String> {
-        let mut out: Vec<String> = [
-            "_device_id",
-            "match_table",
-            "id_table",
-            "compatible",
-            "property",
-            "phandle",
-            "of_get_named_gpio",
-            "DECLARE",
-            "MODULE_DEVICE_TABLE",
-        ]
-        .map(String::from)
-        .to_vec();
-        let declarers = self
-            .macros
-            .iter()
-            .map(|(n, _)| n)
-            .filter(|n| self.declarers.contains(n));
-        for name in declarers.chain(self.makers.iter().map(String::as_str)) {
-            if !out.iter().any(|n| name.contains(n.as_str())) {
-                out.push(name.to_string());
-            }
-        }
-        out
-    }
-
-    /// True when `src` holds one of the needles.
-    fn may_say_something(&self, src: &[u8]) -> bool {
-        self.needles.is_empty() || self.needles.iter().any(|f| f.find(src).is_some())
     }
 }
 
@@ -114,45 +80,169 @@ pub struct DriverFile {
     pub module_device_tables: Vec<(String, String, u32)>,
 }
 
+// The index reads files from rayon's threads, with one context and local headers shared by
+// all of them: a type that stopped being `Send` or `Sync` fails the build here.
+const _: () = {
+    const fn shared<T: Send + Sync>() {}
+    shared::<Context>();
+    shared::<LocalHeader>();
+    shared::<DriverFile>();
+};
+
 /// Reads one C file's bytes.
 pub fn read(src: &[u8], cx: &Context) -> DriverFile {
-    read_with(src, cx, &[])
+    read_with_headers(src, cx, &[])
 }
 
 /// Reads one C file's bytes with the `#define`s of the local headers it includes
-/// (`#include "hw.h"`: the caller finds and reads them), which its own `#define`s override. A
-/// file that holds no needle (see `Context::needles`) and names no macro of its local headers
-/// that holds one says nothing.
+/// (`#include "hw.h"`: the caller finds and reads them), given as bytes: each is lexed here;
+/// [`read_with_headers`] takes them lexed once.
 pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
-    let says = cx.may_say_something(src);
-    if !says && !local.iter().any(|h| cx.may_say_something(h)) {
-        return DriverFile::default();
-    }
-    let local: Vec<_> = local.iter().map(|h| crate::cmacro_lex::text(h)).collect();
-    let local_defines: Vec<_> = local.iter().flat_map(|h| defines(h)).collect();
-    if !says && !invokes_a_local_needle(src, &local_defines, cx) {
+    let local: Vec<LocalHeader> = local.iter().map(|h| LocalHeader::new(h, cx)).collect();
+    let refs: Vec<&LocalHeader> = local.iter().collect();
+    read_with_headers(src, cx, &refs)
+}
+
+/// Reads one C file's bytes with the `#define`s of the local headers it includes, innermost
+/// first, which its own `#define`s override (and a later header's an earlier one's). A file
+/// that holds no needle (a name or part of a name the readers match tokens by, such as
+/// `_device_id` or `of_device_is_compatible`) and names no macro of its local headers whose
+/// body holds one says nothing.
+pub fn read_with_headers(src: &[u8], cx: &Context, local: &[&LocalHeader]) -> DriverFile {
+    if !cx.needles.in_bytes(src) && !invokes_a_local_needle(src, local) {
         return DriverFile::default();
     }
     let text = crate::cmacro_lex::text(src);
     let lexed = lex(&text);
     let mut own = Macros::new();
-    for d in local_defines {
-        own.add(d);
-    }
     for d in &lexed.defines {
         own.add(d.clone());
     }
+    let layers: Vec<&dyn Lookup> = local.iter().map(|h| *h as &dyn Lookup).collect();
     let scope = Scope {
         file: &own,
+        local: &layers,
         shared: &cx.macros,
     };
-    let mut declarers = cx.declarers.clone();
-    if !own.is_empty() {
-        declarers.extend(&own);
+    let declarers = declarers(cx, &own, local);
+    let wrappers = Wrappers::new(
+        cx,
+        &lexed.defines,
+        local,
+        matches!(declarers, Cow::Owned(_)),
+    );
+    let marks = Landmarks::of(&lexed.toks);
+    let (compatibles, properties) = calls(&lexed, &marks, scope, &declarers, &wrappers);
+    let made = cx.maker_names.in_bytes(text.as_bytes())
+        || own.iter().any(|(_, m)| makes_table_or_driver(m))
+        || local.iter().any(|h| {
+            h.makers
+                .iter()
+                .any(|n| scope.own(n).is_some_and(makes_table_or_driver))
+        });
+    let spliced;
+    let (toks, marks) = if made {
+        spliced = splice(&lexed.toks, scope, &declarers);
+        let marks = Landmarks::of(&spliced);
+        (&spliced, marks)
+    } else {
+        (&lexed.toks, marks)
+    };
+    let exported = exported_in(toks, &marks);
+    DriverFile {
+        tables: tables_in(toks, &marks, scope, &cx.layouts, &exported),
+        drivers: drivers_in(toks, &marks, scope),
+        module_device_tables: exported,
+        compatibles,
+        properties,
     }
-    let mut compats = compatibles(&lexed.toks, scope, &declarers);
-    let mut props = properties(&lexed.toks, scope);
-    for d in &lexed.defines {
+}
+
+/// The declarers in force in a file: the context's, and those its own and its local headers'
+/// macros make (owned then), when one of their bodies names one of the context's (a chain
+/// starts there).
+fn declarers<'c>(cx: &'c Context, own: &Macros<'_>, local: &[&LocalHeader]) -> Cow<'c, Declarers> {
+    let names_one = local.iter().any(|h| h.names_a_declarer)
+        || own.all().any(|(_, m)| cx.declarers.any_in(&m.body));
+    if !names_one {
+        return Cow::Borrowed(&cx.declarers);
+    }
+    let mut d = cx.declarers.clone();
+    let mut tables = vec![own];
+    tables.extend(local.iter().map(|h| h.macros()));
+    d.extend_all(&tables);
+    Cow::Owned(d)
+}
+
+/// The macros of a file and of its local headers that may wrap a call of a matcher, a
+/// declarer or a property reader: such a macro names what it calls in its body, which then
+/// holds a needle; any macro may when the file has declarers of its own, or when the
+/// context filters nothing.
+struct Wrappers<'n> {
+    /// Any macro may.
+    any: bool,
+    /// The names of those that may.
+    names: FxHashSet<&'n str>,
+    /// For each of the file's `#define`s, whether its body holds a needle.
+    own: Vec<bool>,
+}
+
+impl<'n> Wrappers<'n> {
+    /// The wrappers among the file's `defines` and its `local` headers' macros.
+    fn new(
+        cx: &Context,
+        defines: &'n [Define<'_>],
+        local: &[&'n LocalHeader],
+        own_declarers: bool,
+    ) -> Self {
+        let own: Vec<bool> = defines
+            .iter()
+            .map(|d| d.body.iter().any(|t| cx.needles.in_token(&t.text)))
+            .collect();
+        let names = (defines.iter().zip(&own))
+            .filter(|(_, holds)| **holds)
+            .map(|(d, _)| d.name)
+            .chain(
+                local
+                    .iter()
+                    .flat_map(|h| h.needle_macros.iter().map(String::as_str)),
+            )
+            .collect();
+        Self {
+            any: !cx.needles.filter() || own_declarers,
+            names,
+            own,
+        }
+    }
+
+    /// True when the macro named `name`, if there is one, may wrap a call.
+    fn may_wrap(&self, name: &str) -> bool {
+        self.any || (!self.names.is_empty() && self.names.contains(name))
+    }
+}
+
+/// The compatibles and properties a file names in calls, in its code and in its own
+/// `#define` bodies (there at the `#define`'s line), ordered by line. A body is read only when
+/// it holds a needle or invokes a macro that may wrap a call.
+fn calls(
+    lexed: &Lexed<'_>,
+    marks: &Landmarks,
+    scope: Scope<'_>,
+    declarers: &Declarers,
+    wrappers: &Wrappers<'_>,
+) -> (Vec<CodeCompatible>, Vec<PropertyRead>) {
+    let may_wrap = |name: &str| wrappers.may_wrap(name);
+    let mut compats = compatibles_in(&lexed.toks, marks, scope, declarers, &may_wrap);
+    let mut props = properties_in(&lexed.toks, marks, scope, &may_wrap);
+    for (d, holds) in lexed.defines.iter().zip(&wrappers.own) {
+        let invokes = || {
+            d.body
+                .iter()
+                .any(|t| t.kind == Kind::Ident && may_wrap(&t.text))
+        };
+        if !holds && !invokes() {
+            continue;
+        }
         let body: Vec<Tok<'_>> = d
             .body
             .iter()
@@ -161,41 +251,23 @@ pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
                 ..t.clone()
             })
             .collect();
-        compats.extend(compatibles(&body, scope, &declarers));
-        props.extend(properties(&body, scope));
+        let marks = Landmarks::of(&body);
+        compats.extend(compatibles_in(&body, &marks, scope, declarers, &may_wrap));
+        props.extend(properties_in(&body, &marks, scope, &may_wrap));
     }
     compats.sort_by_key(|c| c.line);
     props.sort_by_key(|p| p.line);
-    let spliced;
-    let made = cx
-        .makers
-        .iter()
-        .any(|m| memchr::memmem::find(text.as_bytes(), m.as_bytes()).is_some())
-        || own.iter().any(|(_, m)| makes_table_or_driver(m));
-    let toks = if made {
-        spliced = splice(&lexed.toks, scope, &declarers);
-        &spliced
-    } else {
-        &lexed.toks
-    };
-    DriverFile {
-        tables: tables(toks, scope, &cx.layouts),
-        drivers: drivers(toks, scope),
-        module_device_tables: module_device_tables(toks),
-        compatibles: compats,
-        properties: props,
-    }
+    (compats, props)
 }
 
 /// True when `src` names a macro of its local headers whose body holds a needle (a header's
 /// macro that declares a table or a driver for the file).
-fn invokes_a_local_needle(src: &[u8], local: &[Define<'_>], cx: &Context) -> bool {
-    local.iter().any(|d| {
-        d.body.iter().any(|t| {
-            cx.needles
+fn invokes_a_local_needle(src: &[u8], local: &[&LocalHeader]) -> bool {
+    local.iter().any(|h| {
+        h.holds_needle
+            && h.needle_macros
                 .iter()
-                .any(|f| f.find(t.text.as_bytes()).is_some())
-        }) && memchr::memmem::find(src, d.name.as_bytes()).is_some()
+                .any(|n| memchr::memmem::find(src, n.as_bytes()).is_some())
     })
 }
 
@@ -230,7 +302,7 @@ fn splice<'a>(toks: &[Tok<'a>], scope: Scope<'a>, declarers: &Declarers) -> Vec<
 }
 
 /// True when a macro's body declares a `*_device_id` struct or names a table by designator.
-fn makes_table_or_driver(m: &Macro<'_>) -> bool {
+pub(crate) fn makes_table_or_driver(m: &Macro<'_>) -> bool {
     m.body.windows(2).any(|w| {
         (w[0].is_ident("struct") && w[1].text.ends_with("_device_id"))
             || (w[0].is(".")

@@ -3,17 +3,16 @@
 //! family the kernel's property API has takes the property's name as its second argument
 //! (`include/linux/of.h`, `property.h`, `of_gpio.h`); a name given by a macro is expanded.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::cmacro::{arguments, Scope};
 use crate::cmacro_eval::{value, Value};
 use crate::cmacro_lex::{Kind, Tok};
-use crate::idtable::called;
+use crate::fxhash::FxHashMap;
+use crate::landmarks::Landmarks;
 
 /// Function-name prefixes of the families that read a property.
-const PREFIXES: [&str; 5] = [
+pub(crate) const PREFIXES: [&str; 5] = [
     "of_property_",
     "device_property_",
     "fwnode_property_",
@@ -22,7 +21,7 @@ const PREFIXES: [&str; 5] = [
 ];
 
 /// Functions of their own that read a property.
-const FUNCTIONS: [&str; 3] = [
+pub(crate) const FUNCTIONS: [&str; 3] = [
     "of_get_property",
     "of_find_property",
     "of_count_phandle_with_args",
@@ -49,22 +48,37 @@ pub fn reads_property(name: &str) -> bool {
 /// of_property_read_u32(np, "vendor," name, v)`) is read in its substituted body, at the
 /// invocation's line.
 pub fn properties(toks: &[Tok<'_>], scope: Scope<'_>) -> Vec<PropertyRead> {
+    properties_in(toks, &Landmarks::of(toks), scope, &|_| true)
+}
+
+/// [`properties`] at the calls [`Landmarks`] found, looking into the file's own macros only
+/// where `may_wrap` says a macro of that name may wrap a call.
+pub(crate) fn properties_in(
+    toks: &[Tok<'_>],
+    marks: &Landmarks,
+    scope: Scope<'_>,
+    may_wrap: &dyn Fn(&str) -> bool,
+) -> Vec<PropertyRead> {
     let mut out = Vec::new();
-    let mut wrappers: HashMap<&str, bool> = HashMap::new();
-    for (k, t) in called(toks) {
+    let mut wrappers: FxHashMap<&str, bool> = FxHashMap::default();
+    for &k in &marks.calls {
+        let t = &toks[k];
         if reads_property(&t.text) {
             out.extend(read_at(toks, k, scope));
             continue;
         }
-        let Some(m) = scope.file.get(&t.text) else {
+        if !may_wrap(&t.text) {
             continue;
-        };
+        }
+        // Once per name, as `driver_compat::compatibles` does.
         let wraps = *wrappers.entry(t.text.as_ref()).or_insert_with(|| {
-            m.body.iter().enumerate().any(|(j, b)| {
-                b.kind == Kind::Ident
-                    && reads_property(&b.text)
-                    && m.body.get(j + 1).is_some_and(|n| n.is("("))
-                    && read_at(&m.body, j, scope).is_none()
+            scope.own(&t.text).is_some_and(|m| {
+                m.body.iter().enumerate().any(|(j, b)| {
+                    b.kind == Kind::Ident
+                        && reads_property(&b.text)
+                        && m.body.get(j + 1).is_some_and(|n| n.is("("))
+                        && read_at(&m.body, j, scope).is_none()
+                })
             })
         });
         if wraps {
@@ -114,6 +128,7 @@ mod tests {
             &l.toks,
             Scope {
                 file: &file,
+                local: &[],
                 shared: &shared,
             },
         )

@@ -9,6 +9,7 @@ use crate::cmacro::{arguments, text_of, Scope};
 use crate::cmacro_eval::{value, Value};
 use crate::cmacro_lex::{Kind, Tok};
 use crate::idtable_layout::Layouts;
+use crate::landmarks::Landmarks;
 
 /// One match table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,18 +65,35 @@ impl Entry {
 
 /// The match tables of a file's tokens (after [`crate::driver_file`]'s splicing).
 pub fn tables(toks: &[Tok<'_>], scope: Scope<'_>, layouts: &Layouts) -> Vec<Table> {
+    let marks = Landmarks::of(toks);
+    let exported = exported_in(toks, &marks);
+    tables_in(toks, &marks, scope, layouts, &exported)
+}
+
+/// [`tables`] at the places [`Landmarks`] found, with the file's `MODULE_DEVICE_TABLE`s.
+pub(crate) fn tables_in(
+    toks: &[Tok<'_>],
+    marks: &Landmarks,
+    scope: Scope<'_>,
+    layouts: &Layouts,
+    exported: &[(String, String, u32)],
+) -> Vec<Table> {
     let mut out = Vec::new();
-    let close = closers(toks);
-    let mut i = 0;
-    while i + 3 < toks.len() {
-        if let Some((table, end)) = table_at(toks, &close, i, scope, layouts) {
+    // Past the end of the last table found: a table inside one is not another.
+    let mut from = 0;
+    for &i in &marks.tables {
+        if i + 3 >= toks.len() {
+            break;
+        }
+        if i < from {
+            continue;
+        }
+        if let Some((table, end)) = table_at(toks, &marks.close, i, scope, layouts) {
             out.push(table);
-            i = end;
-        } else {
-            i += 1;
+            from = end;
         }
     }
-    for (bus, name, line) in module_device_tables(toks) {
+    for (bus, name, line) in exported.iter().cloned() {
         if let Some(t) = out.iter_mut().find(|t| t.name == name) {
             t.module_device_table = Some((bus, line));
         }
@@ -138,9 +156,9 @@ pub fn closers(toks: &[Tok<'_>]) -> Vec<u32> {
         if t.kind != Kind::Punct {
             continue;
         }
-        match t.text.as_ref() {
-            "{" | "(" | "[" => open.push(k),
-            "}" | ")" | "]" => {
+        match t.text.as_bytes() {
+            [b'{' | b'(' | b'['] => open.push(k),
+            [b'}' | b')' | b']'] => {
                 if let Some(o) = open.pop() {
                     out[o] = u32::try_from(k).unwrap_or(u32::MAX);
                 }
@@ -310,11 +328,14 @@ pub fn split_commas<'t, 'a>(toks: &'t [Tok<'a>]) -> Vec<&'t [Tok<'a>]> {
 /// Each `MODULE_DEVICE_TABLE(bus, name)`: its bus, table name and line (the table may be of
 /// a type that is no `*_device_id`: `dmi_system_id`, `x86_cpu_id`, `amba_id`).
 pub fn module_device_tables(toks: &[Tok<'_>]) -> Vec<(String, String, u32)> {
+    exported_in(toks, &Landmarks::of(toks))
+}
+
+/// [`module_device_tables`] at the places [`Landmarks`] found.
+pub(crate) fn exported_in(toks: &[Tok<'_>], marks: &Landmarks) -> Vec<(String, String, u32)> {
     let mut out = Vec::new();
-    for (k, t) in toks.iter().enumerate() {
-        if !t.is_ident("MODULE_DEVICE_TABLE") {
-            continue;
-        }
+    for &k in &marks.exports {
+        let t = &toks[k];
         if let Some((args, _)) = arguments(toks, k + 1) {
             if let [bus, name] = &args[..] {
                 if let ([b], [n]) = (&bus[..], &name[..]) {

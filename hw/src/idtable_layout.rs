@@ -2,14 +2,13 @@
 //! entry of a match table (`{ "ACPI0003", 0 }`) initializes, by the order
 //! `include/linux/mod_devicetable.h` gives each `*_device_id`.
 
-use std::collections::HashMap;
-
 use crate::cmacro_lex::{lex, Kind, Tok};
+use crate::fxhash::FxHashMap;
 
 /// Struct tags and their fields' names in declaration order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Layouts {
-    structs: HashMap<String, Vec<String>>,
+    structs: FxHashMap<String, Vec<String>>,
 }
 
 impl Layouts {

@@ -14,9 +14,13 @@
 //! - [`idtable_layout`]: the field order of each struct a header declares (positional entries).
 //! - [`idtable`]: the `*_device_id` match tables of one C file, their entries and
 //!   `MODULE_DEVICE_TABLE`.
+//! - `landmarks` (private): where the readers look in a file's tokens, found in one pass.
 //! - [`driver`]: the driver structures that name a table, with probe, remove and name.
 //! - [`driver_compat`]: compatibles outside tables (the `OF_DECLARE` family, matches in code).
 //! - [`driver_props`]: properties a driver reads by literal name.
+//! - `fxhash` (private): the fast hasher of the maps keyed by names.
+//! - [`driver_local`]: a local header's `#define`s, lexed once for every file including it.
+//! - `driver_needles` (private): the texts a file must hold to say anything.
 //! - [`driver_file`]: all of the above for one C file, from a context built from headers.
 
 pub mod binding;
@@ -26,8 +30,12 @@ pub mod cmacro_lex;
 pub mod driver;
 pub mod driver_compat;
 pub mod driver_file;
+pub mod driver_local;
+mod driver_needles;
 pub mod driver_props;
 pub mod dts;
+mod fxhash;
 pub mod idtable;
 pub mod idtable_layout;
+mod landmarks;
 pub mod strings;

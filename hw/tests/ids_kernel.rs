@@ -5,12 +5,13 @@
 //! on the same tree (run here when `python3` is present; its output goes to a scratch file).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use knav_hw::cmacro_eval::Value;
-use knav_hw::driver_file::{read_with, Context, DriverFile};
+use knav_hw::driver_file::{read_with_headers, Context, DriverFile, LocalHeader};
 
 /// The tree, or `None` (the test then says so and fails: it runs only when asked).
 fn tree() -> PathBuf {
@@ -82,44 +83,112 @@ fn walk(dir: &Path, f: &mut dyn FnMut(&Path)) {
     }
 }
 
-/// The headers a file includes with quotes, from its own directory, and those they include
-/// (three levels, each once), innermost first.
-fn local_headers(path: &Path, src: &[u8]) -> Vec<Vec<u8>> {
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
-    quoted(path, src, 3, &mut seen, &mut out);
-    out
+/// A local header read once: its `#define`s for the reader and the headers it includes with
+/// quotes.
+struct Header {
+    local: LocalHeader,
+    includes: Vec<PathBuf>,
 }
 
-/// Adds the headers `src` (at `path`) includes with quotes to `out`, depth first.
-fn quoted(
-    path: &Path,
-    src: &[u8],
-    depth: u32,
-    seen: &mut BTreeSet<PathBuf>,
-    out: &mut Vec<Vec<u8>>,
-) {
-    if depth == 0 {
-        return;
+/// Reads files of the tree with the local headers each includes, each header read and lexed
+/// once (as the index does), timing the reader's own work.
+struct Reader<'c> {
+    root: PathBuf,
+    cx: &'c Context,
+    /// Every header met, `None` when it could not be read.
+    headers: HashMap<PathBuf, Option<Header>>,
+    /// Time spent in `read_with_headers`.
+    reading: Duration,
+    /// Time spent in `LocalHeader::new`.
+    lexing_headers: Duration,
+}
+
+impl<'c> Reader<'c> {
+    fn new(root: &Path, cx: &'c Context) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            cx,
+            headers: HashMap::new(),
+            reading: Duration::ZERO,
+            lexing_headers: Duration::ZERO,
+        }
     }
+
+    /// Reads one file of the tree.
+    fn read(&mut self, rel: &str) -> DriverFile {
+        let path = self.root.join(rel);
+        let src = std::fs::read(&path).unwrap_or_else(|e| panic!("reading {rel}: {e}"));
+        let mut seen = BTreeSet::new();
+        let mut local = Vec::new();
+        self.quoted(&includes(&path, &src), 3, &mut seen, &mut local);
+        let refs: Vec<&LocalHeader> = local
+            .iter()
+            .filter_map(|p| self.headers.get(p)?.as_ref())
+            .map(|h| &h.local)
+            .collect();
+        let started = Instant::now();
+        let f = read_with_headers(&src, self.cx, &refs);
+        self.reading += started.elapsed();
+        f
+    }
+
+    /// Adds the headers of `includes` to `out` with those they include (`depth` levels, each
+    /// once), innermost first.
+    fn quoted(
+        &mut self,
+        includes: &[PathBuf],
+        depth: u32,
+        seen: &mut BTreeSet<PathBuf>,
+        out: &mut Vec<PathBuf>,
+    ) {
+        if depth == 0 {
+            return;
+        }
+        for header in includes {
+            if !seen.insert(header.clone()) {
+                continue;
+            }
+            let inner = match self.header(header) {
+                Some(h) => h.includes.clone(),
+                None => continue,
+            };
+            self.quoted(&inner, depth - 1, seen, out);
+            out.push(header.clone());
+        }
+    }
+
+    /// The header at `path`, read and lexed on first use.
+    fn header(&mut self, path: &Path) -> Option<&Header> {
+        if !self.headers.contains_key(path) {
+            let header = std::fs::read(path).ok().map(|b| {
+                let started = Instant::now();
+                let local = LocalHeader::new(&b, self.cx);
+                self.lexing_headers += started.elapsed();
+                Header {
+                    local,
+                    includes: includes(path, &b),
+                }
+            });
+            self.headers.insert(path.to_path_buf(), header);
+        }
+        self.headers.get(path)?.as_ref()
+    }
+}
+
+/// The headers `src` (at `path`) includes with quotes, from its own directory.
+fn includes(path: &Path, src: &[u8]) -> Vec<PathBuf> {
     let dir = path.parent().unwrap_or(Path::new("."));
+    let mut out = Vec::new();
     for at in memchr::memmem::find_iter(src, b"#include \"") {
         let rest = &src[at + 10..];
         let Some(end) = memchr::memchr2(b'"', b'\n', rest) else {
             continue;
         };
-        if rest[end] != b'"' {
-            continue;
-        }
-        let header = dir.join(String::from_utf8_lossy(&rest[..end]).as_ref());
-        if !seen.insert(header.clone()) {
-            continue;
-        }
-        if let Ok(b) = std::fs::read(&header) {
-            quoted(&header, &b, depth - 1, seen, out);
-            out.push(b);
+        if rest[end] == b'"' {
+            out.push(dir.join(String::from_utf8_lossy(&rest[..end]).as_ref()));
         }
     }
+    out
 }
 
 /// This thread's user CPU time so far (`/proc/thread-self/stat`, in clock ticks of 10 ms):
@@ -138,21 +207,9 @@ fn thread_user_time() -> Duration {
 
 /// Reads one file of the tree.
 fn read_file(root: &Path, rel: &str, cx: &Context) -> DriverFile {
-    read_timed(root, rel, cx).0
+    Reader::new(root, cx).read(rel)
 }
 
-/// Reads one file of the tree, and the time `read_with` took (the reader's own, without I/O).
-fn read_timed(root: &Path, rel: &str, cx: &Context) -> (DriverFile, Duration) {
-    let path = root.join(rel);
-    let src = std::fs::read(&path).unwrap_or_else(|e| panic!("reading {rel}: {e}"));
-    let local = local_headers(&path, &src);
-    let refs: Vec<&[u8]> = local.iter().map(Vec::as_slice).collect();
-    let started = Instant::now();
-    let f = read_with(&src, cx, &refs);
-    (f, started.elapsed())
-}
-
-/// Every compatible a file's tables (of `of_device_id`), declarations and code name.
 /// Every compatible a file's tables (of `of_device_id`), declarations and code name, with
 /// how: `table NAME:LINE` or `FUNCTION:LINE`.
 fn compatibles(f: &DriverFile) -> Vec<(String, String)> {
@@ -187,11 +244,15 @@ fn every_c_and_h_file() {
             files.push(p.to_path_buf());
         }
     });
+    // KNAV_HW_DUMP=path writes every file's findings there, to diff two builds' outputs.
+    let mut dump = std::env::var_os("KNAV_HW_DUMP").map(|p| {
+        std::io::BufWriter::new(std::fs::File::create(&p).expect("creating KNAV_HW_DUMP"))
+    });
+    let mut reader = Reader::new(&root, &cx);
     let started = Instant::now();
     let cpu_started = thread_user_time();
     let mut ours: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut how: HashMap<(String, String), String> = HashMap::new();
-    let mut reading = Duration::ZERO;
     let mut unexpanded = 0;
     let mut ours_d: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut declared_anywhere: BTreeSet<String> = BTreeSet::new();
@@ -208,8 +269,12 @@ fn every_c_and_h_file() {
             .unwrap_or(p)
             .to_string_lossy()
             .into_owned();
-        let (f, took) = read_timed(&root, &rel, &cx);
-        reading += took;
+        let f = reader.read(&rel);
+        if let Some(dump) = dump.as_mut() {
+            if f != DriverFile::default() {
+                writeln!(dump, "{rel}: {f:?}").expect("writing KNAV_HW_DUMP");
+            }
+        }
         for t in &f.tables {
             let id_fields: &[&str] = match t.kind.as_str() {
                 "pci_device_id" => &["vendor", "device"],
@@ -283,11 +348,13 @@ fn every_c_and_h_file() {
     let elapsed = started.elapsed();
     let cpu = thread_user_time().saturating_sub(cpu_started);
     println!(
-        "{} files read in {:.2?}, {:.2?} of it in the reader; user CPU time {:.2?} (context from \
-         headers: {:.2?})",
+        "{} files read in {:.2?}, {:.2?} of it in the reader and {:.2?} lexing {} local headers \
+         once each; user CPU time {:.2?} (context from headers: {:.2?})",
         files.len(),
         elapsed,
-        reading,
+        reader.reading,
+        reader.lexing_headers,
+        reader.headers.values().flatten().count(),
         cpu,
         context_time
     );
