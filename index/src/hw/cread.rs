@@ -11,7 +11,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use knav_hw::driver_file::{read_with, Context};
+use knav_hw::driver_file::{read_with_headers, Context};
+use knav_hw::driver_local::LocalHeader;
 
 use super::drivers::DriverFacts;
 use crate::codec::hash64;
@@ -75,8 +76,9 @@ pub fn may_say_something(bytes: &[u8]) -> bool {
         .any(|n| memchr::memmem::find(bytes, n.as_bytes()).is_some())
 }
 
-/// A local header as read once: its bytes, or nothing when it is not in the tree.
-type Header = Option<Arc<Vec<u8>>>;
+/// A local header as read once: its bytes (to follow its own includes) and its reading, or
+/// nothing when it is not in the tree.
+type Header = Option<Arc<(Vec<u8>, LocalHeader)>>;
 
 /// Reads C files for the hardware part.
 pub struct CReader<'r> {
@@ -149,8 +151,8 @@ impl<'r> CReader<'r> {
         let mut seen = HashSet::new();
         let mut locals = Vec::new();
         self.quoted(path, bytes, LOCAL_DEPTH, &mut seen, &mut locals);
-        let slices: Vec<&[u8]> = locals.iter().map(|(_, b)| b.as_slice()).collect();
-        let f = read_with(bytes, &self.cx, &slices);
+        let headers: Vec<&LocalHeader> = locals.iter().map(|(_, h)| &h.1).collect();
+        let f = read_with_headers(bytes, &self.cx, &headers);
         DriverFacts::of(f, locals.into_iter().map(|(p, _)| p).collect())
     }
 
@@ -162,7 +164,7 @@ impl<'r> CReader<'r> {
         src: &[u8],
         depth: u32,
         seen: &mut HashSet<String>,
-        out: &mut Vec<(String, Arc<Vec<u8>>)>,
+        out: &mut Vec<(String, Arc<(Vec<u8>, LocalHeader)>)>,
     ) {
         if depth == 0 {
             return;
@@ -185,9 +187,9 @@ impl<'r> CReader<'r> {
             if !self.listed.contains(header.as_str()) || !seen.insert(header.clone()) {
                 continue;
             }
-            if let Some(b) = self.header(&header) {
-                self.quoted(&header, &b, depth - 1, seen, out);
-                out.push((header, b));
+            if let Some(h) = self.header(&header) {
+                self.quoted(&header, &h.0, depth - 1, seen, out);
+                out.push((header, h));
             }
         }
     }
@@ -197,11 +199,10 @@ impl<'r> CReader<'r> {
         if let Some(h) = self.lock().get(path) {
             return h.clone();
         }
-        let h = self
-            .root
-            .read_capped(path, MAX_HEADER_BYTES)
-            .ok()
-            .map(Arc::new);
+        let h = self.root.read_capped(path, MAX_HEADER_BYTES).ok().map(|b| {
+            let local = LocalHeader::new(&b, &self.cx);
+            Arc::new((b, local))
+        });
         self.lock().insert(path.to_string(), h.clone());
         h
     }
