@@ -78,7 +78,10 @@ pub fn may_say_something(bytes: &[u8]) -> bool {
 
 /// A local header as read once: its bytes (to follow its own includes) and its reading, or
 /// nothing when it is not in the tree.
-type Header = Option<Arc<(Vec<u8>, LocalHeader)>>;
+type Header = Option<Read>;
+
+/// A local header's bytes and reading, shared by the files that include it.
+type Read = Arc<(Vec<u8>, LocalHeader)>;
 
 /// Reads C files for the hardware part.
 pub struct CReader<'r> {
@@ -164,7 +167,7 @@ impl<'r> CReader<'r> {
         src: &[u8],
         depth: u32,
         seen: &mut HashSet<String>,
-        out: &mut Vec<(String, Arc<(Vec<u8>, LocalHeader)>)>,
+        out: &mut Vec<(String, Read)>,
     ) {
         if depth == 0 {
             return;
