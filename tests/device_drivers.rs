@@ -406,3 +406,28 @@ fn an_edit_to_a_c_file_that_says_nothing_about_hardware_keeps_the_part() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["results"]["drivers"][0]["line"], 20, "{v}");
 }
+
+#[test]
+fn callers_of_a_probe_function_name_the_devices_that_reach_it() {
+    let t = tree("device-drivers-callers");
+    let (_, out) = knav(&t, &["callers", "acme_i2c_probe"]);
+    assert!(
+        out.contains(&format!(
+            "probe of platform_driver acme_i2c_driver ({I2C}:{}), matching 2 devices: \
+             fsl,imx21-i2c, acme,soc-i2c\n",
+            line_of(I2C_C, "struct platform_driver")
+        )),
+        "{out}"
+    );
+    let (_, v) = json(&t, &["callers", "acme_pci_probe"]);
+    assert_eq!(
+        v["devices"],
+        j!([{"driver": "pci_driver acme_pci_driver", "path": PCI,
+             "line": line_of(PCI_C, "struct pci_driver"), "devices": 2,
+             "first": ["pci:1de5:0001", "pci:1de5:*"]}]),
+        "{v}"
+    );
+    // A function no driver names as its probe: no such line.
+    let (_, v) = json(&t, &["callers", "acme_i2c_remove"]);
+    assert_eq!(v.get("devices"), None, "{v}");
+}

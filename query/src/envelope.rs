@@ -921,6 +921,25 @@ pub struct Envelope {
     /// asked: the CLI exits 1, as for a name not found.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub near_match: bool,
+    /// find_callers of a driver's probe function: the driver structures naming it and the
+    /// devices their match tables list (the hardware that reaches it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<ProbeDevices>,
+}
+
+/// A driver structure whose `.probe` is a function, and the devices it matches.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ProbeDevices {
+    /// `platform_driver i2c_imx_driver`.
+    pub driver: String,
+    /// Its file.
+    pub path: String,
+    /// Its line.
+    pub line: u32,
+    /// The devices (compatibles and device IDs) of the tables it names.
+    pub devices: u64,
+    /// The first of them.
+    pub first: Vec<String>,
 }
 
 /// The git revision an answer is for.
@@ -992,6 +1011,7 @@ impl Envelope {
             search: None,
             subject: None,
             near_match: false,
+            devices: Vec::new(),
         }
     }
 

@@ -1,8 +1,9 @@
 //! The C side of the hardware part: `cfiles.dat`, the C files that say something (path order,
 //! read one at a time through an offset table: a query opens the part without decoding
 //! them); `drivers.dat`, each one's [`DriverFacts`]; and `ids.fst` / `ids.dat`, each device key
-//! (`pci:8086:15b8`, [`super::devkeys`]) and each driver name (`driver:i2c_imx_driver`, also by
-//! its `.name`) to the table entries and driver structures that have it. A C file's id in the
+//! (`pci:8086:15b8`, [`super::devkeys`]), each driver name (`driver:i2c_imx_driver`, also by
+//! its `.name`) and probe function (`probe:i2c_imx_probe`) to the table entries and driver
+//! structures that have it. A C file's id in the
 //! part is the number of device-tree and binding files plus its index here.
 
 use std::collections::BTreeMap;
@@ -23,6 +24,9 @@ const IDS_KIND: &[u8; 4] = b"HWID";
 
 /// The key prefix of a driver's names.
 pub const DRIVER_KEY: &str = "driver:";
+
+/// The key prefix of a driver's probe function (`probe:i2c_imx_probe`).
+pub const PROBE_KEY: &str = "probe:";
 
 /// One row of a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,10 +91,16 @@ impl IdsWriter {
             }
         }
         for (di, d) in f.drivers.iter().enumerate() {
-            let mut names = vec![d.var.as_str()];
-            names.extend(d.name.as_deref().filter(|n| *n != d.var));
+            let mut names = vec![format!("{DRIVER_KEY}{}", d.var)];
+            names.extend(
+                d.name
+                    .as_deref()
+                    .filter(|n| *n != d.var)
+                    .map(|n| format!("{DRIVER_KEY}{n}")),
+            );
+            names.extend(d.probe.as_deref().map(|p| format!("{PROBE_KEY}{p}")));
             for n in names {
-                let rows = self.keys.entry(format!("{DRIVER_KEY}{n}")).or_default();
+                let rows = self.keys.entry(n).or_default();
                 rows.push(1);
                 put_varint(rows, file as u64);
                 put_varint(rows, di as u64);

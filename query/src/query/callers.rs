@@ -146,6 +146,8 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
         });
         env.results = Some(Results::Calls(Vec::new()));
         env.next_tools = vec!["find_references"];
+        // A driver's probe no code calls by name: the hardware that reaches it.
+        env.devices = super::device::probe_devices(q, symbol);
         return env;
     }
     if !indirect.is_empty() || guesses > 0 {
@@ -210,6 +212,13 @@ pub fn find_callers(q: &Query<'_>, symbol: &str, include_uncertain: bool) -> Env
             }
         }));
         q.forget_windows();
+    }
+    // A driver's probe: the hardware that reaches it, when the pointer calls say so.
+    if sites
+        .iter()
+        .any(|s| s.via.as_deref().is_some_and(|v| v.ends_with(".probe")))
+    {
+        env.devices = super::device::probe_devices(q, symbol);
     }
     env.results = Some(Results::Calls(sites));
     env

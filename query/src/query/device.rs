@@ -244,6 +244,30 @@ fn by_key(q: &Query<'_>, hw: &Hw, key: &str) -> Envelope {
     env
 }
 
+/// The driver structures whose `.probe` is `function`, each with the devices it matches;
+/// empty without a hardware part or when none is.
+pub(crate) fn probe_devices(q: &Query<'_>, function: &str) -> Vec<crate::envelope::ProbeDevices> {
+    let Some(part) = &q.snap.manifest.hw else {
+        return Vec::new();
+    };
+    let Ok(hw) = open(q, part) else {
+        return Vec::new();
+    };
+    let rows = hw
+        .ids
+        .rows(&format!("{}{function}", knav_index::hw::ids::PROBE_KEY))
+        .unwrap_or_default();
+    let mut drivers = Drivers::new(q, &hw);
+    rows.into_iter()
+        .filter_map(|r| match r {
+            knav_index::hw::ids::IdRow::Driver { file, driver } => {
+                drivers.probe_devices(file, driver).ok().flatten()
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// The answer for `driver:NAME|FILE`: each file it names, what it matches and reads.
 fn driver_report(q: &Query<'_>, hw: &Hw, name: &str) -> Envelope {
     let mut drivers = Drivers::new(q, hw);

@@ -20,6 +20,9 @@ use crate::envelope::{
     DriverTable,
 };
 
+/// Devices named per driver in a callers answer.
+const PROBE_DEVICES_SHOWN: usize = 5;
+
 /// Reads the part's C side for one question, each file's facts decoded once.
 pub(super) struct Drivers<'q, 's> {
     q: &'q Query<'s>,
@@ -214,6 +217,36 @@ impl<'q, 's> Drivers<'q, 's> {
             }
         }
         Some(c)
+    }
+
+    /// The driver structure `driver` of the C file `file` and the devices its tables list.
+    pub(super) fn probe_devices(
+        &mut self,
+        file: u32,
+        driver: u32,
+    ) -> Result<Option<crate::envelope::ProbeDevices>, IndexError> {
+        let path = self.hw.path(file)?;
+        let facts = self.facts(file)?;
+        let Some(d) = facts.drivers.get(driver as usize) else {
+            return Ok(None);
+        };
+        let keys: Vec<&String> = facts
+            .tables
+            .iter()
+            .filter(|t| d.tables.iter().any(|(_, name)| *name == t.name))
+            .flat_map(|t| t.entries.iter().flat_map(|e| e.keys.iter()))
+            .collect();
+        Ok(Some(crate::envelope::ProbeDevices {
+            driver: format!("{} {}", d.kind, d.var),
+            path,
+            line: d.line,
+            devices: keys.len() as u64,
+            first: keys
+                .iter()
+                .take(PROBE_DEVICES_SHOWN)
+                .map(|k| k.to_string())
+                .collect(),
+        }))
     }
 
     /// The files `--driver NAME|FILE` names: a path of the part's, or the files of the

@@ -768,6 +768,21 @@ fn unescaped(env: &Envelope) -> String {
     if let Some(m) = &env.message {
         let _ = writeln!(out, "{m}");
     }
+    for d in &env.devices {
+        let more = match d.devices as usize > d.first.len() {
+            true => ", …",
+            false => "",
+        };
+        let _ = writeln!(
+            out,
+            "probe of {} ({}:{}), matching {} devices: {}{more}",
+            d.driver,
+            d.path,
+            d.line,
+            d.devices,
+            d.first.join(", ")
+        );
+    }
     if !env.hidden.is_empty() {
         let shown: Vec<String> = env
             .hidden
