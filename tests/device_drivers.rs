@@ -431,3 +431,41 @@ fn callers_of_a_probe_function_name_the_devices_that_reach_it() {
     let (_, v) = json(&t, &["callers", "acme_i2c_remove"]);
     assert_eq!(v.get("devices"), None, "{v}");
 }
+
+#[test]
+fn a_table_a_header_defines_finds_the_driver_of_the_file_that_includes_it() {
+    // Modelled on drivers/net/ethernet/dlink/dl2k.h's rio_pci_tbl and dl2k.c's rio_driver.
+    let t = tree("device-drivers-header-table");
+    std::fs::write(
+        t.root.join("drivers/net/acme-hdr.h"),
+        "#include <linux/pci.h>\n#include <linux/pci_ids.h>\n\
+         static const struct pci_device_id acme_hdr_tbl[] = {\n\
+         \t{ PCI_VDEVICE(ACME, 0x0010), 0 },\n\t{ }\n};\n",
+    )
+    .unwrap();
+    std::fs::write(
+        t.root.join("drivers/net/acme-hdr.c"),
+        "#include \"acme-hdr.h\"\n\nstatic int acme_hdr_probe(struct pci_dev *pdev)\n{\n\treturn 0;\n}\n\n\
+         static struct pci_driver acme_hdr_driver = {\n\t.id_table = acme_hdr_tbl,\n\
+         \t.probe = acme_hdr_probe,\n};\n",
+    )
+    .unwrap();
+    let (code, v) = json(&t, &["device", "pci:1de5:0010"]);
+    assert_eq!(code, 0, "{v}");
+    let row = &v["results"]["drivers"][0];
+    assert_eq!(
+        (
+            row["path"].as_str(),
+            row["line"].as_u64(),
+            row["driver"].as_str(),
+            row["probe"]["line"].as_u64()
+        ),
+        (
+            Some("drivers/net/acme-hdr.h"),
+            Some(4),
+            Some("pci_driver acme_hdr_driver (drivers/net/acme-hdr.c:8)"),
+            Some(3)
+        ),
+        "{v}"
+    );
+}

@@ -117,7 +117,7 @@ impl<'a> Macros<'a> {
 }
 
 /// Macros looked up by name: a [`Macros`] table, or a local header's whose `#define`s are
-/// read on the first lookup that may find one (`driver_local::LocalHeader`).
+/// read on the first lookup that may find one (`driver_file::LocalHeader`).
 pub trait Lookup: std::fmt::Debug {
     /// The macro named `name`.
     fn lookup(&self, name: &str) -> Option<&Macro<'_>>;

@@ -16,13 +16,14 @@ use crate::cmacro::{arguments, Lookup, Macro, Macros, Scope};
 use crate::cmacro_lex::{lex, Define, Kind, Lexed, Tok};
 use crate::driver::{drivers_in, Driver};
 use crate::driver_compat::{compatibles_in, CodeCompatible, Declarers};
-pub use crate::driver_local::LocalHeader;
+pub mod local;
 use crate::driver_needles::Needles;
 use crate::driver_props::{properties_in, PropertyRead};
 use crate::fxhash::FxHashSet;
 use crate::idtable::{exported_in, tables_in, Table};
 use crate::idtable_layout::Layouts;
 use crate::landmarks::Landmarks;
+pub use local::LocalHeader;
 
 /// What the reader knows before it reads a file, built from headers' bytes.
 #[derive(Clone, Debug, Default)]

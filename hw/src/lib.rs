@@ -19,7 +19,7 @@
 //! - [`driver_compat`]: compatibles outside tables (the `OF_DECLARE` family, matches in code).
 //! - [`driver_props`]: properties a driver reads by literal name.
 //! - `fxhash` (private): the fast hasher of the maps keyed by names.
-//! - [`driver_local`]: a local header's `#define`s, lexed once for every file including it.
+//!   Its `local` module: a local header's `#define`s, lexed once for every file including it.
 //! - `driver_needles` (private): the texts a file must hold to say anything.
 //! - [`driver_file`]: all of the above for one C file, from a context built from headers.
 
@@ -30,7 +30,6 @@ pub mod cmacro_lex;
 pub mod driver;
 pub mod driver_compat;
 pub mod driver_file;
-pub mod driver_local;
 mod driver_needles;
 pub mod driver_props;
 pub mod dts;

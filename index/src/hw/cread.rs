@@ -11,8 +11,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use knav_hw::driver_file::LocalHeader;
 use knav_hw::driver_file::{read_with_headers, Context};
-use knav_hw::driver_local::LocalHeader;
 
 use super::drivers::DriverFacts;
 use crate::codec::hash64;

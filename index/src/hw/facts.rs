@@ -61,8 +61,8 @@ pub struct BindingFacts {
     pub properties: Vec<(String, u32)>,
     /// Its `patternProperties` (regular expressions).
     pub patterns: Vec<String>,
-    /// The schemas it refers to (`$ref` at its top level and in its `allOf` entries), as
-    /// written.
+    /// The schemas it refers to (every `$ref` it writes: a child node's and a property's
+    /// too), as written, once each.
     pub refs: Vec<String>,
     /// True when it admits no property it does not list (`additionalProperties: false` or
     /// `unevaluatedProperties: false`).
@@ -70,6 +70,10 @@ pub struct BindingFacts {
     /// Every mapping key written in it, at any depth, sorted (a child node's properties
     /// among them): the names `knav dt check` accepts as documented.
     pub keys: Vec<String>,
+    /// Every value it writes that looks like a compatible (`vendor,name`), at any depth,
+    /// sorted: a child node's or a conditional branch's compatibles, which `knav dt check`
+    /// counts as documented.
+    pub strings: Vec<String>,
     /// Why it could not be read as a schema (`line: message`).
     pub error: Option<String>,
 }
@@ -132,6 +136,7 @@ impl HwFacts {
                 put_strs(out, &b.refs);
                 out.push(u8::from(b.closed));
                 put_strs(out, &b.keys);
+                put_strs(out, &b.strings);
                 put_opt_str(out, b.error.as_deref());
             }
             HwFacts::Driver(d) => {
@@ -181,6 +186,7 @@ impl HwFacts {
                 refs: strs(r)?,
                 closed: r.u8() == 1,
                 keys: strs(r)?,
+                strings: strs(r)?,
                 error: opt_string(r),
             }),
             3 => HwFacts::Driver(DriverFacts::get(r)?),
@@ -230,11 +236,12 @@ impl BindingFacts {
                     .into_iter()
                     .map(|n| (n.name, n.line))
                     .collect(),
-                refs: b.refs.into_iter().map(|n| n.name).collect(),
+                refs: refs(bytes),
                 properties: b.properties.into_iter().map(|p| (p.name, p.line)).collect(),
                 patterns: b.pattern_properties.into_iter().map(|n| n.name).collect(),
                 closed: b.additional_properties_false || b.unevaluated_properties_false,
                 keys: keys(bytes),
+                strings: compatible_like(bytes),
                 error: None,
             },
             Err(e) => BindingFacts {
@@ -263,6 +270,43 @@ fn keys(bytes: &[u8]) -> Vec<String> {
             out.push(name.to_string());
         }
     }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Every `$ref` a YAML text writes, once each, in order.
+fn refs(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let Some(at) = line.find("$ref:") else {
+            continue;
+        };
+        let r = line[at + 5..].trim().trim_matches(['"', '\'']);
+        if !r.is_empty() && !out.iter().any(|o| o == r) {
+            out.push(r.to_string());
+        }
+    }
+    out
+}
+
+/// Every scalar of a YAML text that looks like a compatible (`fsl,imx21-i2c`: a comma, no
+/// blank), once each, sorted.
+fn compatible_like(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out: Vec<String> = text
+        .split(|c: char| c.is_whitespace() || "'\"[]{}".contains(c))
+        .map(|w| w.trim_end_matches(':'))
+        .filter(|w| {
+            w.contains(',')
+                && !w.starts_with(',')
+                && !w.ends_with(',')
+                && w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_,.+".contains(&b))
+        })
+        .map(str::to_string)
+        .collect();
     out.sort();
     out.dedup();
     out

@@ -28,6 +28,10 @@ pub const DRIVER_KEY: &str = "driver:";
 /// The key prefix of a driver's probe function (`probe:i2c_imx_probe`).
 pub const PROBE_KEY: &str = "probe:";
 
+/// The key prefix of a table a driver names that its own file does not define (a header it
+/// includes does: `table:rio_pci_tbl`).
+pub const TABLE_KEY: &str = "table:";
+
 /// One row of a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IdRow {
@@ -99,6 +103,12 @@ impl IdsWriter {
                     .map(|n| format!("{DRIVER_KEY}{n}")),
             );
             names.extend(d.probe.as_deref().map(|p| format!("{PROBE_KEY}{p}")));
+            names.extend(
+                d.tables
+                    .iter()
+                    .filter(|(_, t)| !f.tables.iter().any(|own| own.name == *t))
+                    .map(|(_, t)| format!("{TABLE_KEY}{t}")),
+            );
             for n in names {
                 let rows = self.keys.entry(n).or_default();
                 rows.push(1);

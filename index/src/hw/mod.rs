@@ -51,7 +51,7 @@ pub struct HwRef {
 
 /// The hardware part's format: a part written in another is written again by the next
 /// refresh (its files' kinds say so to a query first).
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 6;
 
 /// Files larger than this are not read (the kernel's largest device tree is under 1 MB).
 pub const MAX_HW_BYTES: u64 = 8 << 20;

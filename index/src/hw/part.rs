@@ -52,7 +52,7 @@ const DEPS_KIND: &[u8; 4] = b"HWDP";
 
 const FILES_KIND: &[u8; 4] = b"HWF3";
 const COMPAT_KIND: &[u8; 4] = b"HWC2";
-const FACTS_KIND: &[u8; 4] = b"HWA3";
+const FACTS_KIND: &[u8; 4] = b"HWA4";
 
 /// What kind of file of the part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -383,34 +383,7 @@ impl HwMerge {
                 HwFacts::Driver(_) | HwFacts::Unread => {}
             }
         }
-        let mut c_side = IdsWriter::new();
-        for (i, (f, fa)) in code.iter().enumerate() {
-            let HwFacts::Driver(d) = fa else { continue };
-            let id = (described.len() + i) as u64;
-            c_side.add(id as u32, &f.path, d);
-            for (ti, t) in d.tables.iter().enumerate() {
-                if t.kind != "of_device_id" {
-                    continue;
-                }
-                for e in &t.entries {
-                    for c in &e.keys {
-                        let rows = compat.entry(c).or_default();
-                        rows.push(2);
-                        put_varint(rows, id);
-                        put_varint(rows, e.line as u64);
-                        put_varint(rows, ti as u64);
-                    }
-                }
-            }
-            for (line, via, c, declared) in &d.compatibles {
-                let rows = compat.entry(c).or_default();
-                rows.push(3);
-                put_varint(rows, id);
-                put_varint(rows, *line as u64);
-                put_str(rows, via.as_bytes());
-                rows.push(u8::from(*declared));
-            }
-        }
+        let c_side = add_code(&code, described.len(), &mut compat);
         let mut rows = header(COMPAT_KIND).to_vec();
         let mut fst = crate::fstbuild::MapWriter::new(Vec::new());
         for (c, r) in &compat {
@@ -434,27 +407,7 @@ impl HwMerge {
         let mut check = header(CHECK_KIND).to_vec();
         super::check::put(&super::check::findings(&described, &code), &mut check);
         all.push((FILES[8], check));
-        let mut stats = header(STATS_KIND).to_vec();
-        for f in files {
-            stats.extend_from_slice(&crate::codec::hash64(f.path.as_bytes()).to_le_bytes());
-            stats.extend_from_slice(&f.size.to_le_bytes());
-            stats.extend_from_slice(&f.mtime_ns.to_le_bytes());
-        }
-        all.push((FILES[9], stats));
-        let mut deps: Vec<&str> = self.context.iter().map(String::as_str).collect();
-        for (_, fa) in &code {
-            if let HwFacts::Driver(d) = fa {
-                deps.extend(d.locals.iter().map(String::as_str));
-            }
-        }
-        deps.sort_unstable();
-        deps.dedup();
-        let mut dep_bytes = header(DEPS_KIND).to_vec();
-        put_varint(&mut dep_bytes, deps.len() as u64);
-        for d in deps {
-            put_str(&mut dep_bytes, d.as_bytes());
-        }
-        all.push((FILES[10], dep_bytes));
+        all.extend(stats_and_deps(files, &self.context, &code));
         for (name, data) in &all {
             let path = dir.join(name);
             std::fs::write(&path, data).map_err(IndexError::io("cannot write", &path))?;
@@ -471,6 +424,72 @@ impl HwMerge {
             bytes,
         })
     }
+}
+
+/// `stats.dat` and `deps.dat` of `files`, the context's headers and the C files `code`.
+fn stats_and_deps(
+    files: &[TextFile],
+    context: &[String],
+    code: &[(&TextFile, &HwFacts)],
+) -> [(&'static str, Vec<u8>); 2] {
+    let mut stats = header(STATS_KIND).to_vec();
+    for f in files {
+        stats.extend_from_slice(&crate::codec::hash64(f.path.as_bytes()).to_le_bytes());
+        stats.extend_from_slice(&f.size.to_le_bytes());
+        stats.extend_from_slice(&f.mtime_ns.to_le_bytes());
+    }
+    let mut deps: Vec<&str> = context.iter().map(String::as_str).collect();
+    for (_, fa) in code {
+        if let HwFacts::Driver(d) = fa {
+            deps.extend(d.locals.iter().map(String::as_str));
+        }
+    }
+    deps.sort_unstable();
+    deps.dedup();
+    let mut dep_bytes = header(DEPS_KIND).to_vec();
+    put_varint(&mut dep_bytes, deps.len() as u64);
+    for d in deps {
+        put_str(&mut dep_bytes, d.as_bytes());
+    }
+    [(FILES[9], stats), (FILES[10], dep_bytes)]
+}
+
+/// The C files `code` (ids from `first`) into a new C side, and their compatibles into
+/// `compat`'s rows.
+fn add_code<'a>(
+    code: &[(&'a TextFile, &'a HwFacts)],
+    first: usize,
+    compat: &mut BTreeMap<&'a str, Vec<u8>>,
+) -> IdsWriter {
+    let mut c_side = IdsWriter::new();
+    for (i, (f, fa)) in code.iter().enumerate() {
+        let HwFacts::Driver(d) = fa else { continue };
+        let id = (first + i) as u64;
+        c_side.add(id as u32, &f.path, d);
+        for (ti, t) in d.tables.iter().enumerate() {
+            if t.kind != "of_device_id" {
+                continue;
+            }
+            for e in &t.entries {
+                for c in &e.keys {
+                    let rows = compat.entry(c).or_default();
+                    rows.push(2);
+                    put_varint(rows, id);
+                    put_varint(rows, e.line as u64);
+                    put_varint(rows, ti as u64);
+                }
+            }
+        }
+        for (line, via, c, declared) in &d.compatibles {
+            let rows = compat.entry(c).or_default();
+            rows.push(3);
+            put_varint(rows, id);
+            put_varint(rows, *line as u64);
+            put_str(rows, via.as_bytes());
+            rows.push(u8::from(*declared));
+        }
+    }
+    c_side
 }
 
 /// `f`'s record of `files.dat`.

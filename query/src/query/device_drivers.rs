@@ -138,6 +138,7 @@ impl<'q, 's> Drivers<'q, 's> {
             .filter(|_| t.is_some_and(|t| t.kind != "of_device_id"))
             .map(|e| e.about.clone());
         let driver = t.and_then(|t| facts.driver_of(&t.name)).cloned();
+        let table_name = t.map(|t| t.name.clone());
         let mut row = DeviceDriver {
             path,
             line,
@@ -145,11 +146,65 @@ impl<'q, 's> Drivers<'q, 's> {
             entry,
             ..DeviceDriver::default()
         };
-        if let Some(d) = driver {
-            self.fill_driver(&mut row, &d);
+        match driver {
+            Some(d) => {
+                self.fill_driver(&mut row, &d);
+                row.config = self.config(&row.path);
+            }
+            // A table a header defines: the driver of a file that includes it names it.
+            None => {
+                if let Some((file, d)) = self.driver_elsewhere(table_name.as_deref(), &row.path)? {
+                    let at = self.hw.path(file)?;
+                    row.config = self.config(&at);
+                    let mut named = DeviceDriver {
+                        path: at,
+                        ..DeviceDriver::default()
+                    };
+                    self.fill_driver(&mut named, &d);
+                    row.driver = named
+                        .driver
+                        .map(|n| format!("{n} ({}:{})", named.path, d.line));
+                    row.driver_line = None;
+                    row.probe = named.probe;
+                    row.remove = named.remove;
+                }
+            }
         }
-        row.config = self.config(&row.path);
+        if row.config.is_none() {
+            row.config = self.config(&row.path);
+        }
         Ok(row)
+    }
+
+    /// The driver structure of another file that names `table`, defined by the header
+    /// `header`: one of a file that reads that header, else the first.
+    fn driver_elsewhere(
+        &mut self,
+        table: Option<&str>,
+        header: &str,
+    ) -> Result<Option<(u32, DriverStruct)>, IndexError> {
+        let Some(table) = table else {
+            return Ok(None);
+        };
+        let rows = self
+            .hw
+            .ids
+            .rows(&format!("{}{table}", knav_index::hw::ids::TABLE_KEY))?;
+        let mut first = None;
+        for r in rows {
+            let IdRow::Driver { file, driver } = r else {
+                continue;
+            };
+            let facts = self.facts(file)?;
+            let Some(d) = facts.drivers.get(driver as usize).cloned() else {
+                continue;
+            };
+            if facts.locals.iter().any(|l| l == header) {
+                return Ok(Some((file, d)));
+            }
+            first.get_or_insert((file, d));
+        }
+        Ok(first)
     }
 
     /// Fills `row`'s driver structure and functions from `d`.

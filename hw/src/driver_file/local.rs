@@ -10,9 +10,9 @@
 use std::hash::{BuildHasher, BuildHasherDefault};
 use std::sync::OnceLock;
 
+use super::{makes_table_or_driver, Context};
 use crate::cmacro::{Lookup, Macro, Macros};
 use crate::cmacro_lex::{define_names, defines, text};
-use crate::driver_file::{makes_table_or_driver, Context};
 use crate::fxhash::FxHasher;
 
 /// One local header's `#define`s, owned (`Send` and `Sync`: read once, then by every file
