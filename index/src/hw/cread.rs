@@ -76,12 +76,12 @@ pub fn may_say_something(bytes: &[u8]) -> bool {
         .any(|n| memchr::memmem::find(bytes, n.as_bytes()).is_some())
 }
 
-/// A local header as read once: its bytes (to follow its own includes) and its reading, or
-/// nothing when it is not in the tree.
+/// A local header as read once: the local headers it includes (resolved) and its reading, or
+/// nothing when it is not in the tree. Its bytes are not kept.
 type Header = Option<Read>;
 
-/// A local header's bytes and reading, shared by the files that include it.
-type Read = Arc<(Vec<u8>, LocalHeader)>;
+/// A local header's includes and reading, shared by the files that include it.
+type Read = Arc<(Vec<String>, LocalHeader)>;
 
 /// Reads C files for the hardware part.
 pub struct CReader<'r> {
@@ -153,26 +153,17 @@ impl<'r> CReader<'r> {
     pub fn read(&self, path: &str, bytes: &[u8]) -> DriverFacts {
         let mut seen = HashSet::new();
         let mut locals = Vec::new();
-        self.quoted(path, bytes, LOCAL_DEPTH, &mut seen, &mut locals);
+        let includes = self.includes(path, bytes);
+        self.quoted(&includes, LOCAL_DEPTH, &mut seen, &mut locals);
         let headers: Vec<&LocalHeader> = locals.iter().map(|(_, h)| &h.1).collect();
         let f = read_with_headers(bytes, &self.cx, &headers);
         DriverFacts::of(f, locals.into_iter().map(|(p, _)| p).collect())
     }
 
-    /// Adds the local headers `src` (at `path`) includes to `out`, depth first (a header's
-    /// own includes before it), each once.
-    fn quoted(
-        &self,
-        path: &str,
-        src: &[u8],
-        depth: u32,
-        seen: &mut HashSet<String>,
-        out: &mut Vec<(String, Read)>,
-    ) {
-        if depth == 0 {
-            return;
-        }
+    /// The local headers of the tree `src` (at `path`) includes with quotes, resolved.
+    fn includes(&self, path: &str, src: &[u8]) -> Vec<String> {
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        let mut out = Vec::new();
         for at in memchr::memmem::find_iter(src, b"#include \"") {
             let rest = &src[at + 10..];
             let Some(end) = memchr::memchr2(b'"', b'\n', rest) else {
@@ -184,27 +175,44 @@ impl<'r> CReader<'r> {
             let Ok(name) = std::str::from_utf8(&rest[..end]) else {
                 continue;
             };
-            let Some(header) = join(dir, name) else {
-                continue;
-            };
-            if !self.listed.contains(header.as_str()) || !seen.insert(header.clone()) {
+            if let Some(header) = join(dir, name).filter(|h| self.listed.contains(h.as_str())) {
+                out.push(header);
+            }
+        }
+        out
+    }
+
+    /// Adds the local headers `includes` to `out`, depth first (a header's own includes
+    /// before it), each once.
+    fn quoted(
+        &self,
+        includes: &[String],
+        depth: u32,
+        seen: &mut HashSet<String>,
+        out: &mut Vec<(String, Read)>,
+    ) {
+        if depth == 0 {
+            return;
+        }
+        for header in includes {
+            if !seen.insert(header.clone()) {
                 continue;
             }
-            if let Some(h) = self.header(&header) {
-                self.quoted(&header, &h.0, depth - 1, seen, out);
-                out.push((header, h));
+            if let Some(h) = self.header(header) {
+                self.quoted(&h.0, depth - 1, seen, out);
+                out.push((header.clone(), h));
             }
         }
     }
 
-    /// The bytes of the local header `path`, read once per build.
+    /// The local header `path`, read once per build.
     fn header(&self, path: &str) -> Header {
         if let Some(h) = self.lock().get(path) {
             return h.clone();
         }
         let h = self.root.read_capped(path, MAX_HEADER_BYTES).ok().map(|b| {
             let local = LocalHeader::new(&b, &self.cx);
-            Arc::new((b, local))
+            Arc::new((self.includes(path, &b), local))
         });
         self.lock().insert(path.to_string(), h.clone());
         h
