@@ -2,7 +2,10 @@
 //! them, compatibles outside tables and properties read by name. The caller builds a
 //! [`Context`] once from the headers it chooses (macros such as `PCI_DEVICE` from
 //! `include/linux/pci.h`, IDs from `pci_ids.h`, the field orders of `mod_devicetable.h`, the
-//! `OF_DECLARE` family from `of.h` and the headers that wrap it), then reads each file's bytes.
+//! `OF_DECLARE` family from `of.h` and the headers that wrap it), and a [`LocalHeader`] once
+//! for each local header (`#include "hw.h"`), then reads each file's bytes with its local
+//! headers. Most files hold none of the names the readers look for and are passed over
+//! without being lexed (`driver_needles`).
 //!
 //! A macro whose `#define` declares a table or a driver structure
 //! (`IRQCHIP_PLATFORM_DRIVER_BEGIN(name)` opens `struct of_device_id name##_irqchip_match_table[]`)
