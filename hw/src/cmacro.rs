@@ -1,12 +1,14 @@
 //! Macros learned from `#define`s and expanded as the C preprocessor does, far enough to read
 //! match tables: object-like and function-like macros, `#` and `##`, variadic arguments, a
 //! macro never expanded inside itself. The caller builds the shared table from the headers it
-//! chooses (`include/linux/pci.h`, `usb.h`, `pci_ids.h`, …); a file's own `#define`s are a
-//! second table looked up first ([`Scope`]). Expansion is bounded in depth and in tokens.
+//! chooses (`include/linux/pci.h`, `usb.h`, `pci_ids.h`, …); a file's own `#define`s, then
+//! those of the local headers it includes, are looked up first ([`Scope`]). Expansion is
+//! bounded in depth and in tokens.
+
+use std::borrow::Cow;
 
 use crate::cmacro_lex::{lex, Define, Kind, Tok};
 use crate::fxhash::FxHashMap;
-use std::borrow::Cow;
 
 /// How deep macros may nest in one expansion.
 const MAX_DEPTH: usize = 32;

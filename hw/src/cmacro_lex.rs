@@ -146,7 +146,7 @@ pub fn defines(text: &str) -> Vec<Define<'_>> {
     let src = text.as_bytes();
     let mut line: u32 = 1;
     let mut counted = 0;
-    define_directives(text)
+    define_directives(text, true)
         .filter_map(|(start, d)| {
             line += count_lines(&src[counted..start]);
             counted = start;
@@ -155,15 +155,17 @@ pub fn defines(text: &str) -> Vec<Define<'_>> {
         .collect()
 }
 
-/// The names [`defines`] would find (and perhaps a few more: a function-like macro's
-/// parameters are not read), without reading their bodies.
+/// The names [`defines`] would find, and perhaps a few more, without reading their bodies:
+/// what a `#define` looks like inside another's continued lines, or one whose `(` never
+/// closes.
 pub fn define_names(text: &str) -> impl Iterator<Item = &str> {
-    define_directives(text).filter_map(|(_, d)| define_name(d).map(|(name, _)| name))
+    define_directives(text, false).filter_map(|(_, d)| define_name(d).map(|(name, _)| name))
 }
 
 /// Each directive `#define` of `text`, found by its `#` that begins a line (after blanks):
-/// where its line starts, and its text after the `#`.
-fn define_directives(text: &str) -> impl Iterator<Item = (usize, &str)> {
+/// where its line starts, and its text after the `#` (to the directive's end when `whole`,
+/// else to the end of `text`, not looking for the end nor skipping to it).
+fn define_directives(text: &str, whole: bool) -> impl Iterator<Item = (usize, &str)> {
     let src = text.as_bytes();
     let finder = memchr::memmem::Finder::new(b"define");
     let mut from = 0;
@@ -183,8 +185,14 @@ fn define_directives(text: &str) -> impl Iterator<Item = (usize, &str)> {
             if !blank(&head[..hash]) || !blank(&head[hash + 1..]) {
                 continue;
             }
-            let end = directive_end(src, start + hash);
-            from = from.max(end);
+            let end = if whole {
+                directive_end(src, start + hash)
+            } else {
+                src.len()
+            };
+            if whole {
+                from = from.max(end);
+            }
             if let Some(d) = text.get(start + hash + 1..end) {
                 return Some((start, d));
             }

@@ -2,7 +2,10 @@
 //! them, compatibles outside tables and properties read by name. The caller builds a
 //! [`Context`] once from the headers it chooses (macros such as `PCI_DEVICE` from
 //! `include/linux/pci.h`, IDs from `pci_ids.h`, the field orders of `mod_devicetable.h`, the
-//! `OF_DECLARE` family from `of.h` and the headers that wrap it), then reads each file's bytes.
+//! `OF_DECLARE` family from `of.h` and the headers that wrap it), and a [`LocalHeader`] once
+//! for each local header (`#include "hw.h"`), then reads each file's bytes with its local
+//! headers. Most files hold none of the names the readers look for and are passed over
+//! without being lexed (`driver_needles`).
 //!
 //! A macro whose `#define` declares a table or a driver structure
 //! (`IRQCHIP_PLATFORM_DRIVER_BEGIN(name)` opens `struct of_device_id name##_irqchip_match_table[]`)
@@ -96,8 +99,8 @@ pub fn read(src: &[u8], cx: &Context) -> DriverFile {
 }
 
 /// Reads one C file's bytes with the `#define`s of the local headers it includes
-/// (`#include "hw.h"`: the caller finds and reads them), given as bytes: each is lexed here;
-/// [`read_with_headers`] takes them lexed once.
+/// (`#include "hw.h"`: the caller finds and reads them), given as bytes: each is read here
+/// for this file alone; [`read_with_headers`] takes them read once for every file.
 pub fn read_with(src: &[u8], cx: &Context, local: &[&[u8]]) -> DriverFile {
     let local: Vec<LocalHeader> = local.iter().map(|h| LocalHeader::new(h, cx)).collect();
     let refs: Vec<&LocalHeader> = local.iter().collect();
@@ -465,6 +468,59 @@ static const struct usb_device_id\tproducts [] = {\n{\n\tUSB_DEVICE (0x0b95, 0x1
         assert_eq!((d.var.as_str(), d.line), ("meson_gpio_intc_driver", 3));
         assert_eq!(d.probe.as_deref(), Some("platform_irqchip_probe"));
         assert_eq!(d.name.as_deref(), Some("meson_gpio_intc"));
+    }
+
+    #[test]
+    fn a_file_without_needles_reads_through_its_headers_macros() {
+        // Modelled on a driver whose header wraps the matcher with a vendor prefix.
+        let cx = cx();
+        let hw = LocalHeader::new(
+            b"#define VENDOR_IS(np, chip) of_device_is_compatible(np, \"vendor,\" chip)\n",
+            &cx,
+        );
+        assert!(hw.holds_needle);
+        assert_eq!(hw.needle_macros, ["VENDOR_IS"]);
+        let src =
+            b"static int probe(struct device_node *np)\n{\n\treturn VENDOR_IS(np, \"chip\");\n}\n";
+        let f = read_with_headers(src, &cx, &[&hw]);
+        assert_eq!(
+            f.compatibles
+                .iter()
+                .map(|c| (c.line, c.via.as_str(), c.compatible.as_str()))
+                .collect::<Vec<_>>(),
+            [(3, "of_device_is_compatible", "vendor,chip")]
+        );
+        let silent = b"static int probe(void)\n{\n\treturn 0;\n}\n";
+        assert_eq!(
+            read_with_headers(silent, &cx, &[&hw]),
+            DriverFile::default()
+        );
+        assert_eq!(
+            read_with(src, &cx, &[&b"#define VENDOR_IS(np, chip) 0\n"[..]]),
+            DriverFile::default()
+        );
+    }
+
+    #[test]
+    fn one_local_header_serves_files_on_several_threads() {
+        // A header without needles is lexed on the first lookup, from whichever thread.
+        let cx = cx();
+        let hw = LocalHeader::new(b"#define E1000_DEV_ID_82571EB_COPPER\t\t0x105E\n", &cx);
+        let src: &[u8] = b"static const struct pci_device_id t[] = {\n\t{ PCI_VDEVICE(INTEL, E1000_DEV_ID_82571EB_COPPER), 0 },\n\t{ }\n};\n";
+        let devices: Vec<Option<Value>> = std::thread::scope(|s| {
+            let readers: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| read_with_headers(src, &cx, &[&hw])))
+                .collect();
+            readers
+                .into_iter()
+                .map(|r| {
+                    r.join()
+                        .ok()
+                        .and_then(|f| f.tables.first()?.entries.first()?.get("device").cloned())
+                })
+                .collect()
+        });
+        assert_eq!(devices, vec![Some(Value::Int(0x105E)); 4]);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! reads the files and joins what this crate finds.
 //!
 //! - [`strings`]: the string literals of a C or device-tree value (`"a", "b"`), unescaped.
+//! - `fxhash` (private): the fast hasher of the maps keyed by names.
 //! - [`binding`]: a binding schema's compatibles, properties, patterns and `$ref`s.
 //! - [`dts`]: a device-tree source's includes, nodes, labels, compatibles and `&label` uses.
 //! - [`cmacro_lex`]: the tokens of one C file with their lines, and its `#define`s.
@@ -19,9 +20,9 @@
 //! - [`driver_compat`]: compatibles outside tables (the `OF_DECLARE` family, matches in code).
 //! - [`driver_props`]: properties a driver reads by literal name.
 //! - `fxhash` (private): the fast hasher of the maps keyed by names.
-//!   Its `local` module: a local header's `#define`s, lexed once for every file including it.
 //! - `driver_needles` (private): the texts a file must hold to say anything.
-//! - [`driver_file`]: all of the above for one C file, from a context built from headers.
+//! - [`driver_file`]: all of the above for one C file, from a context built from headers;
+//!   its `local` module: a local header's `#define`s, read once for every file including it.
 
 pub mod binding;
 pub mod cmacro;
