@@ -28,6 +28,28 @@ use crate::idtable_layout::Layouts;
 use crate::landmarks::Landmarks;
 pub use local::LocalHeader;
 
+/// The headers of a Linux tree a context is built from, when the tree has them (with every
+/// header under `include/` that names `OF_DECLARE`): the ID macros' and tables' own.
+pub const CONTEXT_HEADERS: [&str; 17] = [
+    "include/linux/mod_devicetable.h",
+    "include/linux/pci_ids.h",
+    "include/linux/pci.h",
+    "include/linux/usb.h",
+    "include/linux/hid.h",
+    "include/linux/mmc/sdio_func.h",
+    "include/linux/mmc/sdio_ids.h",
+    "include/linux/usb/input.h",
+    "include/linux/of.h",
+    "include/media/dvb-usb-ids.h",
+    "include/linux/comedi/comedi_pci.h",
+    "include/uapi/linux/usb/ch9.h",
+    "include/uapi/linux/usb/cdc.h",
+    "include/sound/hda_codec.h",
+    "include/linux/soundwire/sdw.h",
+    "include/linux/i3c/device.h",
+    "include/pcmcia/device_id.h",
+];
+
 /// What the reader knows before it reads a file, built from headers' bytes.
 #[derive(Clone, Debug, Default)]
 pub struct Context {

@@ -24,28 +24,10 @@ fn tree() -> PathBuf {
 /// The headers the context is built from: the ID macros' and tables' own, and every header
 /// under `include/` that mentions `OF_DECLARE` (the family's wrappers).
 fn context(root: &Path) -> Context {
-    let mut paths: Vec<PathBuf> = [
-        "include/linux/mod_devicetable.h",
-        "include/linux/pci_ids.h",
-        "include/linux/pci.h",
-        "include/linux/usb.h",
-        "include/linux/hid.h",
-        "include/linux/mmc/sdio_func.h",
-        "include/linux/mmc/sdio_ids.h",
-        "include/linux/usb/input.h",
-        "include/linux/of.h",
-        "include/media/dvb-usb-ids.h",
-        "include/linux/comedi/comedi_pci.h",
-        "include/uapi/linux/usb/ch9.h",
-        "include/uapi/linux/usb/cdc.h",
-        "include/sound/hda_codec.h",
-        "include/linux/soundwire/sdw.h",
-        "include/linux/i3c/device.h",
-        "include/pcmcia/device_id.h",
-    ]
-    .iter()
-    .map(|p| root.join(p))
-    .collect();
+    let mut paths: Vec<PathBuf> = knav_hw::driver_file::CONTEXT_HEADERS
+        .iter()
+        .map(|p| root.join(p))
+        .collect();
     let mut headers = Vec::new();
     walk(&root.join("include"), &mut |p| {
         if p.extension().is_some_and(|e| e == "h") {

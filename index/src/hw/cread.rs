@@ -19,26 +19,7 @@ use crate::codec::hash64;
 use crate::text::walk::TextFile;
 use crate::tree::beneath::Root;
 
-/// The headers every context holds, when the tree has them.
-const CONTEXT_HEADERS: [&str; 17] = [
-    "include/linux/mod_devicetable.h",
-    "include/linux/pci_ids.h",
-    "include/linux/pci.h",
-    "include/linux/usb.h",
-    "include/linux/hid.h",
-    "include/linux/mmc/sdio_func.h",
-    "include/linux/mmc/sdio_ids.h",
-    "include/linux/usb/input.h",
-    "include/linux/of.h",
-    "include/media/dvb-usb-ids.h",
-    "include/linux/comedi/comedi_pci.h",
-    "include/uapi/linux/usb/ch9.h",
-    "include/uapi/linux/usb/cdc.h",
-    "include/sound/hda_codec.h",
-    "include/linux/soundwire/sdw.h",
-    "include/linux/i3c/device.h",
-    "include/pcmcia/device_id.h",
-];
+use knav_hw::driver_file::CONTEXT_HEADERS;
 
 /// Headers larger than this are not read as context or local headers.
 const MAX_HEADER_BYTES: u64 = 4 << 20;
@@ -231,17 +212,7 @@ pub(super) fn join(dir: &str, name: &str) -> Option<String> {
     if name.starts_with('/') {
         return None;
     }
-    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
-    for p in name.split('/') {
-        match p {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            p => parts.push(p),
-        }
-    }
-    Some(parts.join("/"))
+    super::includes::normalized(dir, name)
 }
 
 #[cfg(test)]

@@ -53,24 +53,8 @@ pub struct EntryFacts {
     pub about: String,
 }
 
-/// A driver structure that names a table.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DriverStruct {
-    /// Its struct tag (`platform_driver`).
-    pub kind: String,
-    /// The variable's name.
-    pub var: String,
-    /// The line of the variable's name.
-    pub line: u32,
-    /// The tables it names: (designator, table name).
-    pub tables: Vec<(String, String)>,
-    /// Its probe function.
-    pub probe: Option<String>,
-    /// Its remove function.
-    pub remove: Option<String>,
-    /// Its `.name`.
-    pub name: Option<String>,
-}
+/// A driver structure that names a table, as `knav_hw::driver` reads it.
+pub type DriverStruct = knav_hw::driver::Driver;
 
 impl DriverFacts {
     /// The facts of `f`, read with the local headers `locals`.
@@ -107,19 +91,7 @@ impl DriverFacts {
         DriverFacts {
             locals,
             tables,
-            drivers: f
-                .drivers
-                .into_iter()
-                .map(|d| DriverStruct {
-                    kind: d.kind,
-                    var: d.var,
-                    line: d.line,
-                    tables: d.tables,
-                    probe: d.probe,
-                    remove: d.remove,
-                    name: d.name,
-                })
-                .collect(),
+            drivers: f.drivers,
             compatibles: f
                 .compatibles
                 .into_iter()

@@ -298,17 +298,7 @@ impl Ids {
 
     fn rows_at(&self, at: u64) -> Result<Vec<IdRow>, IndexError> {
         let damaged = || IndexError::damaged(self.dir.join(FILES[3]), "a row does not decode");
-        let body = self
-            .rows
-            .get(at as usize..)
-            .filter(|_| at >= HEADER_LEN as u64)
-            .ok_or_else(damaged)?;
-        let mut outer = Reader::new(body);
-        let len = outer.varint() as usize;
-        let bytes = outer.bytes(len);
-        if outer.overrun {
-            return Err(damaged());
-        }
+        let bytes = super::rows_at(&self.rows, at).ok_or_else(damaged)?;
         let mut r = Reader::new(bytes);
         let mut out = Vec::new();
         while !r.at_end() && !r.overrun {

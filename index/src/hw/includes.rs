@@ -40,7 +40,7 @@ pub fn resolve(
 }
 
 /// `dir/written` with `.` and `..` taken away; `None` when it climbs above the root.
-fn normalized(dir: &str, written: &str) -> Option<String> {
+pub(super) fn normalized(dir: &str, written: &str) -> Option<String> {
     let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
     for p in written.split('/') {
         match p {

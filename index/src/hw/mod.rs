@@ -53,6 +53,18 @@ pub struct HwRef {
 /// refresh (its files' kinds say so to a query first).
 pub const FORMAT: u32 = 6;
 
+/// The rows a map's value `at` points to in `data` (a file with a header): their length, then
+/// their bytes; `None` when they lie outside it.
+pub(crate) fn rows_at(data: &[u8], at: u64) -> Option<&[u8]> {
+    let body = data
+        .get(at as usize..)
+        .filter(|_| at >= crate::format::HEADER_LEN as u64)?;
+    let mut outer = crate::codec::Reader::new(body);
+    let len = outer.varint() as usize;
+    let rows = outer.bytes(len);
+    (!outer.overrun).then_some(rows)
+}
+
 /// Files larger than this are not read (the kernel's largest device tree is under 1 MB).
 pub const MAX_HW_BYTES: u64 = 8 << 20;
 

@@ -604,17 +604,7 @@ impl Hw {
             return Ok(None);
         };
         let damaged = || IndexError::damaged(self.dir.join(FILES[2]), "a row does not decode");
-        let body = self
-            .rows
-            .get(at as usize..)
-            .filter(|_| at >= HEADER_LEN as u64)
-            .ok_or_else(damaged)?;
-        let mut outer = Reader::new(body);
-        let len = outer.varint() as usize;
-        let rows = outer.bytes(len);
-        if outer.overrun {
-            return Err(damaged());
-        }
+        let rows = super::rows_at(&self.rows, at).ok_or_else(damaged)?;
         let mut r = Reader::new(rows);
         let mut uses = Uses::default();
         while !r.at_end() && !r.overrun {
