@@ -188,3 +188,56 @@ fn a_misspelt_compatible_is_not_found_with_the_right_one_near() {
         .collect();
     assert!(near.contains(&"fsl,imx21-i2c"), "{near:?}");
 }
+
+#[test]
+#[ignore = "needs KNAV_KERNEL_TREE=<Linux 6.12 tree>; run with --ignored"]
+fn drivers_of_an_imx_compatible_an_intel_nic_and_a_table_in_a_header() {
+    // drivers/i2c/busses/i2c-imx.c:279 `{ .compatible = "fsl,imx21-i2c", … }`, named by
+    // i2c_imx_driver (:1630) whose probe is i2c_imx_probe (:1446); Makefile:75
+    // `obj-$(CONFIG_I2C_IMX) += i2c-imx.o`.
+    let v = device("fsl,imx21-i2c");
+    let d = &v["results"]["drivers"][0];
+    assert_eq!(
+        (
+            d["path"].as_str(),
+            d["line"].as_u64(),
+            d["driver_line"].as_u64(),
+            d["probe"]["line"].as_u64(),
+            d["config"]["symbol"].as_str()
+        ),
+        (
+            Some("drivers/i2c/busses/i2c-imx.c"),
+            Some(279),
+            Some(1630),
+            Some(1446),
+            Some("CONFIG_I2C_IMX")
+        ),
+        "{v}"
+    );
+    // e1000e's entry (netdev.c:7875, PCI_VDEVICE(INTEL, E1000_DEV_ID_PCH_SPT_I219_V2)) first,
+    // then Intel's vendor-wide class entries.
+    let v = device("pci:8086:15b8");
+    let rows = v["results"]["drivers"].as_array().unwrap();
+    assert_eq!(
+        (rows[0]["path"].as_str(), rows[0]["line"].as_u64()),
+        (
+            Some("drivers/net/ethernet/intel/e1000e/netdev.c"),
+            Some(7875)
+        ),
+        "{v}"
+    );
+    assert_eq!(rows[0]["config"]["symbol"], "CONFIG_E1000E", "{v}");
+    assert!(rows[1..].iter().all(|r| r["key"] == "pci:8086:*"), "{v}");
+    // dl2k.h:422 defines the table; dl2k.c:1878's rio_driver names it.
+    let v = device("pci:13f0:2021");
+    let d = &v["results"]["drivers"][0];
+    assert_eq!(
+        (d["path"].as_str(), d["line"].as_u64(), d["driver"].as_str()),
+        (
+            Some("drivers/net/ethernet/dlink/dl2k.h"),
+            Some(422),
+            Some("pci_driver rio_driver (drivers/net/ethernet/dlink/dl2k.c:1878)")
+        ),
+        "{v}"
+    );
+}
