@@ -281,19 +281,7 @@ impl Ids {
 
     /// Keys within `edits` edits of `key`, at most `max`.
     pub fn near(&self, key: &str, edits: u32, max: usize) -> Vec<String> {
-        use fst::{IntoStreamer, Streamer};
-        let Ok(lev) = fst::automaton::Levenshtein::new(key, edits) else {
-            return Vec::new();
-        };
-        let mut s = self.keys.search(lev).into_stream();
-        let mut out = Vec::new();
-        while let Some((k, _)) = s.next() {
-            out.push(String::from_utf8_lossy(k).into_owned());
-            if out.len() >= max {
-                break;
-            }
-        }
-        out
+        super::near_keys(&self.keys, key, edits, max)
     }
 
     fn rows_at(&self, at: u64) -> Result<Vec<IdRow>, IndexError> {

@@ -65,6 +65,28 @@ pub(crate) fn rows_at(data: &[u8], at: u64) -> Option<&[u8]> {
     (!outer.overrun).then_some(rows)
 }
 
+/// The keys of `map` within `edits` edits of `key`, at most `max`, in order.
+pub(crate) fn near_keys(
+    map: &fst::Map<crate::disk::MapBytes>,
+    key: &str,
+    edits: u32,
+    max: usize,
+) -> Vec<String> {
+    use fst::{IntoStreamer, Streamer};
+    let Ok(lev) = fst::automaton::Levenshtein::new(key, edits) else {
+        return Vec::new();
+    };
+    let mut s = map.search(lev).into_stream();
+    let mut out = Vec::new();
+    while let Some((k, _)) = s.next() {
+        out.push(String::from_utf8_lossy(k).into_owned());
+        if out.len() >= max {
+            break;
+        }
+    }
+    out
+}
+
 /// Files larger than this are not read (the kernel's largest device tree is under 1 MB).
 pub const MAX_HW_BYTES: u64 = 8 << 20;
 

@@ -685,19 +685,7 @@ impl Hw {
 
     /// Compatibles within two edits of `compatible`, at most `max`.
     pub fn near(&self, compatible: &str, max: usize) -> Vec<String> {
-        use fst::{IntoStreamer, Streamer};
-        let Ok(lev) = fst::automaton::Levenshtein::new(compatible, 2) else {
-            return Vec::new();
-        };
-        let mut s = self.compat.search(lev).into_stream();
-        let mut out = Vec::new();
-        while let Some((k, _)) = s.next() {
-            out.push(String::from_utf8_lossy(k).into_owned());
-            if out.len() >= max {
-                break;
-            }
-        }
-        out
+        super::near_keys(&self.compat, compatible, 2, max)
     }
 
     /// Per file id, the files whose includes lead to it.
@@ -801,7 +789,7 @@ fn read_files(bytes: &[u8]) -> Option<Vec<HwFile>> {
 /// that said nothing, that no file with facts reads as a header, and that holds none of
 /// [`super::cread::COARSE_NEEDLES`] (an edit to `kernel/sched/core.c` keeps the part). Reads
 /// `stats.dat`, `deps.dat`, the C files' list and the changed files only.
-pub fn quick_same(root: &Path, dir: &Path, hw: &Hw, files: &[TextFile]) -> bool {
+pub fn quick_same(root: &Path, dir: &Path, ids: &Ids, files: &[TextFile]) -> bool {
     let Ok(stats) = std::fs::read(dir.join(FILES[9])) else {
         return false;
     };
@@ -847,7 +835,7 @@ pub fn quick_same(root: &Path, dir: &Path, hw: &Hw, files: &[TextFile]) -> bool 
     changed.iter().all(|f| {
         is_c_path(&f.path)
             && dep_paths.binary_search(&f.path.as_bytes()).is_err()
-            && matches!(hw.c_id(&f.path), Ok(None))
+            && matches!(ids.find(&f.path), Ok(None))
             && beneath
                 .read(&f.path)
                 .is_ok_and(|b| !super::cread::may_say_something(&b))

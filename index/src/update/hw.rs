@@ -130,7 +130,7 @@ impl HwState {
 /// [`part::quick_same`] on the index's part `h`.
 fn quick(root: &Path, index_dir: &Path, h: &HwRef, files: &[TextFile]) -> bool {
     let dir = index_dir.join(&h.dir);
-    part::Hw::open(&dir).is_ok_and(|hw| part::quick_same(root, &dir, &hw, files))
+    crate::hw::ids::Ids::open(&dir).is_ok_and(|ids| part::quick_same(root, &dir, &ids, files))
 }
 
 /// True when `files` are the files `kept` holds, each with the bytes it was read with (only

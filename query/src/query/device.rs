@@ -27,74 +27,15 @@ pub const TOOL: &str = "find_device";
 /// Compatibles a pattern lists at most.
 const MAX_MATCHES: usize = 10_000;
 
-/// The buses whose device keys find_device answers.
-const BUSES: &[&str] = &[
-    "pci",
-    "usb",
-    "acpi",
-    "i2c",
-    "spi",
-    "platform",
-    "hid",
-    "sdio",
-    "virtio",
-    "mdio",
-    "serio",
-    "pnp",
-    "of",
-    "input",
-    "amba",
-    "auxiliary",
-    "i3c",
-    "ieee1394",
-    "ccw",
-    "ap",
-    "vio",
-    "hda",
-    "sdw",
-    "mhi",
-    "rpmsg",
-    "x86_cpu",
-    "dmi",
-    "wmi",
-    "zorro",
-    "eisa",
-    "mcb",
-    "hv_vmbus",
-    "ishtp",
-    "ssam",
-    "typec",
-    "tee_client",
-    "bcma",
-    "ssb",
-    "mei_cl",
-    "fsl_mc",
-    "cdx",
-    "dfl",
-    "ulpi",
-    "pcmcia",
-    "slim",
-    "apr",
-    "spmi",
-    "isapnp",
-    "ipack",
-    "rio",
-    "xenbus",
-    "parisc",
-    "mips_cdmm",
-    "tb_service",
-    "coreboot",
-    "vchiq",
-    "pci_epf",
-    "css",
-    "pnp_card",
-];
-
-/// True when `asked` is a device key (`pci:8086:15b8`), not a compatible.
-fn is_key(asked: &str) -> bool {
-    asked
-        .split_once(':')
-        .is_some_and(|(bus, _)| BUSES.contains(&bus.to_ascii_lowercase().as_str()))
+/// True when `asked` is a device key (`pci:8086:15b8`), not a compatible: its bus is one
+/// whose keys the part holds (`PCI:…` too).
+fn is_key(hw: &Hw, asked: &str) -> bool {
+    asked.split_once(':').is_some_and(|(bus, _)| {
+        let bus = format!("{}:", bus.to_ascii_lowercase());
+        bus != DRIVER_KEY
+            && bus != CHECK_KEY
+            && hw.ids.prefixed(&bus, 1).is_ok_and(|k| !k.is_empty())
+    })
 }
 
 /// Answers find_device for `compatible` (exact, or with one `*`), a device key or
@@ -124,7 +65,7 @@ pub fn find_device(q: &Query<'_>, compatible: &str) -> Envelope {
     if let Some(name) = compatible.strip_prefix(DRIVER_KEY) {
         return driver_report(q, &hw, name.trim());
     }
-    if is_key(compatible) {
+    if is_key(&hw, compatible) {
         return by_key(q, &hw, &devkeys::canonical(compatible));
     }
     if let Some((prefix, suffix)) = compatible.split_once('*') {
